@@ -1,0 +1,233 @@
+//! `cavity`: the command-line tool of the cavity GPU mesh library.
+//!
+//! Commands: `info` (counts, topology defects, patch statistics),
+//! `normals` (area-weighted vertex normals), `bench queries` (first-order
+//! query benchmark). With no mesh argument a real mesh bundled in `assets/`
+//! is used and named.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cavity::backend::{Backend, DeviceChoice, positions_by_handle};
+use cavity::io::{Format, read_mesh, read_mesh_from, write_mesh};
+use cavity::patcher::DEFAULT_PATCH_SIZE;
+use cavity::reference::ReferenceMesh;
+use cavity::{Kind, PatchedMesh, TriMesh};
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// The mesh used when no MESH argument is given.
+const BUNDLED_NAME: &str = "assets/dragon.obj";
+const BUNDLED: &[u8] = include_bytes!("../../../assets/dragon.obj");
+
+#[derive(Parser)]
+#[command(name = "cavity", version, about = "GPU mesh processing on patches in shared memory")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Device {
+    /// The GPU when a driver and a device exist, else the CPU backend.
+    Auto,
+    /// The GPU (error when there is none).
+    Cuda,
+    /// The CPU backend (the same kernels on all cores).
+    Cpu,
+}
+
+#[derive(clap::Args)]
+struct Common {
+    /// Backend to run on.
+    #[arg(long, value_enum, default_value = "auto")]
+    device: Device,
+    /// Maximum faces per patch.
+    #[arg(long, default_value_t = DEFAULT_PATCH_SIZE)]
+    patch_size: u32,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Counts, components, boundary loops, non-manifold elements and patch statistics.
+    Info {
+        /// Input mesh (.ply, .obj, .off); the bundled mesh when omitted.
+        mesh: Option<PathBuf>,
+        /// Maximum faces per patch.
+        #[arg(long, default_value_t = DEFAULT_PATCH_SIZE)]
+        patch_size: u32,
+    },
+    /// Area-weighted vertex normals (RXMesh listing 1), written with the mesh.
+    Normals {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj or .off); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
+    Queries {
+        /// Input mesh; the bundled mesh when omitted.
+        mesh: Option<PathBuf>,
+        /// Subdivide the mesh (midpoint, ×4 faces a step) until it has this many faces.
+        #[arg(long, default_value_t = 5_000_000)]
+        min_faces: usize,
+        /// Timed repetitions (medians are reported).
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+/// Reads the mesh at `path`, or the bundled one (saying so).
+fn load(path: Option<&Path>) -> Result<TriMesh> {
+    let read = match path {
+        Some(p) => read_mesh(p)?,
+        None => {
+            eprintln!("no mesh given: using the bundled {BUNDLED_NAME}");
+            read_mesh_from(BUNDLED, Format::Obj, BUNDLED_NAME)?
+        }
+    };
+    for w in &read.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(read.mesh)
+}
+
+fn backend(device: Device) -> Result<Backend> {
+    let choice = match device {
+        Device::Auto => DeviceChoice::Auto,
+        Device::Cuda => DeviceChoice::Cuda,
+        Device::Cpu => DeviceChoice::Cpu,
+    };
+    let (b, note) = Backend::select(choice)?;
+    eprintln!("{note}");
+    Ok(b)
+}
+
+/// A spinner on a terminal; hidden when stderr is not one.
+fn spinner() -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Info { mesh, patch_size } => info(mesh.as_deref(), patch_size),
+        Command::Normals {
+            input,
+            output,
+            common,
+        } => normals(input.as_deref(), &output, &common),
+        Command::Bench {
+            what:
+                BenchWhat::Queries {
+                    mesh,
+                    min_faces,
+                    reps,
+                    common,
+                },
+        } => bench_queries(mesh.as_deref(), min_faces, reps.max(1), &common),
+    }
+}
+
+fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
+    let mesh = load(path)?;
+    let s = ReferenceMesh::new(&mesh)?.stats();
+    println!("vertices: {}", s.vertices);
+    println!("edges: {}", s.edges);
+    println!("faces: {}", s.faces);
+    println!("euler characteristic: {}", s.euler_characteristic);
+    println!("components: {}", s.components);
+    println!("isolated vertices: {}", s.isolated_vertices);
+    println!("boundary edges: {}", s.boundary_edges);
+    println!("boundary loops: {}", s.boundary_loops);
+    println!("non-manifold edges: {}", s.non_manifold_edges);
+    println!("non-manifold vertices: {}", s.non_manifold_vertices);
+    let pb = spinner();
+    pb.set_message("patching");
+    let t = Instant::now();
+    let patched = PatchedMesh::new(&mesh, patch_size)?;
+    pb.finish_and_clear();
+    let p = patched.stats();
+    println!("patch size limit: {patch_size}");
+    println!("patches: {} (Lloyd iterations: {}, {:.3} s)", p.patches, patched.lloyd_iterations, t.elapsed().as_secs_f64());
+    println!("faces per patch: min {} mean {:.1} max {}", p.min_faces, p.mean_faces, p.max_faces);
+    println!("ribbon ratio: {:.3}", p.ribbon_ratio);
+    println!("patch data: {} bytes, {:.2} bytes/face", patched.patch_bytes(), p.bytes_per_face);
+    Ok(())
+}
+
+fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
+    if let Some(input) = input
+        && output.exists()
+        && std::fs::canonicalize(input)? == std::fs::canonicalize(output)?
+    {
+        return Err(format!("refusing to overwrite the input {}: choose another -o", input.display()).into());
+    }
+    let format = Format::from_path(output)?;
+    let mesh = load(input)?;
+    let backend = backend(common.device)?;
+    let patched = PatchedMesh::new(&mesh, common.patch_size)?;
+    let positions = positions_by_handle(&patched, &mesh.positions);
+    let t = Instant::now();
+    let by_handle = backend.vertex_normals(&patched, &positions)?;
+    let seconds = t.elapsed().as_secs_f64();
+    let mut normals = vec![[0f32; 3]; mesh.num_vertices()];
+    for (h, &v) in patched.to_input(Kind::Vertex).iter().enumerate() {
+        normals[v as usize] = [by_handle[3 * h], by_handle[3 * h + 1], by_handle[3 * h + 2]];
+    }
+    write_mesh(output, &mesh, Some(&normals), format)?;
+    println!(
+        "normals of {} vertices on {} in {:.3} ms (with transfers); wrote {}",
+        mesh.num_vertices(),
+        backend.name(),
+        seconds * 1e3,
+        output.display()
+    );
+    Ok(())
+}
+
+fn bench_queries(path: Option<&Path>, min_faces: usize, reps: usize, common: &Common) -> Result<()> {
+    let mesh = load(path)?;
+    let mesh = if mesh.num_faces() < min_faces {
+        let big = mesh.subdivide_to(min_faces);
+        eprintln!("subdivided to {} faces (--min-faces {min_faces})", big.num_faces());
+        big
+    } else {
+        mesh
+    };
+    let backend = backend(common.device)?;
+    let pb = spinner();
+    let bench = cavity::bench::queries(&mesh, common.patch_size, &backend, reps, |m| pb.set_message(m.to_string()))?;
+    pb.finish_and_clear();
+    print!("{}", bench.table());
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! The block abstraction every patch kernel is written against: thread index,
+//! block size, barrier, shared memory and block-wide primitives (strided
+//! for-each, exclusive scan, atomics).
+//!
+//! Kernels keep every value that crosses a barrier in shared memory, so the
+//! host implementation ([`HostBlock`]) can run a block as one thread that
+//! executes each phase's strided loop serially: a valid interleaving of the
+//! GPU execution.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// One cooperative thread block working on one patch.
+pub trait Block {
+    /// Index of the calling thread in the block, `0..block_dim()`.
+    fn thread_idx(&self) -> u32;
+    /// Number of threads in the block.
+    fn block_dim(&self) -> u32;
+    /// Barrier: every thread of the block waits here and shared-memory writes
+    /// before it are visible after it.
+    fn sync(&self);
+    /// Atomically adds `v` to a shared-memory counter and returns the old
+    /// value (block scope).
+    fn shared_fetch_add(&self, target: &AtomicU32, v: u32) -> u32;
+    /// Atomically adds `v` to an `f32` stored as bits in global memory.
+    fn global_add_f32(&self, target: &AtomicU32, v: f32);
+
+    /// Calls `f(i)` for every `i` in `0..n`, the indices spread over the
+    /// block's threads (thread `t` takes `t, t + block_dim, ...`).
+    #[inline(always)]
+    fn for_each(&self, n: u32, mut f: impl FnMut(u32)) {
+        let mut i = self.thread_idx();
+        let step = self.block_dim();
+        while i < n {
+            f(i);
+            i += step;
+        }
+    }
+
+    /// Block-wide prefix sum of `data[..n]` in place, exclusive or
+    /// inclusive; returns the total. `scratch` must hold at least
+    /// `block_dim()` entries. Contains barriers: every thread must call it.
+    #[inline(always)]
+    fn scan(&self, data: Shared<u32>, n: u32, scratch: Shared<u32>, inclusive: bool) -> u32 {
+        let t = self.thread_idx();
+        let threads = self.block_dim();
+        let chunk = n.div_ceil(threads);
+        let begin = (t * chunk).min(n);
+        let end = (begin + chunk).min(n);
+        let mut sum = 0u32;
+        for i in begin..end {
+            let x = data.get(i);
+            if inclusive {
+                sum += x;
+                data.set(i, sum);
+            } else {
+                data.set(i, sum);
+                sum += x;
+            }
+        }
+        scratch.set(t, sum);
+        self.sync();
+        // Hillis-Steele inclusive scan of the per-thread chunk sums.
+        let mut offset = 1;
+        while offset < threads {
+            let add = if t >= offset {
+                scratch.get(t - offset)
+            } else {
+                0
+            };
+            self.sync();
+            scratch.set(t, scratch.get(t) + add);
+            self.sync();
+            offset <<= 1;
+        }
+        let before = if t == 0 { 0 } else { scratch.get(t - 1) };
+        for i in begin..end {
+            data.set(i, data.get(i) + before);
+        }
+        let total = scratch.get(threads - 1);
+        self.sync();
+        total
+    }
+}
+
+/// A typed window into shared memory (or, on the host, a worker's scratch
+/// buffer). Copyable so every thread can hold one; accesses are bounds
+/// checked (an out-of-range access traps on the GPU and panics on the host).
+pub struct Shared<T> {
+    ptr: *mut T,
+    len: u32,
+}
+
+impl<T> Clone for Shared<T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Shared<T> {}
+
+impl<T: Copy> Shared<T> {
+    /// Number of entries.
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the window is empty.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Reads entry `i`.
+    #[inline(always)]
+    pub fn get(&self, i: u32) -> T {
+        assert!(i < self.len);
+        // SAFETY: `i` is in bounds of the window handed out by `SharedArena`,
+        // which lies inside one live allocation; barriers order the accesses.
+        unsafe { self.ptr.add(i as usize).read() }
+    }
+
+    /// Writes entry `i`.
+    #[inline(always)]
+    pub fn set(&self, i: u32, v: T) {
+        assert!(i < self.len);
+        // SAFETY: as in `get`.
+        unsafe { self.ptr.add(i as usize).write(v) }
+    }
+}
+
+impl Shared<u32> {
+    /// Entry `i` as an atomic, for [`Block::shared_fetch_add`].
+    #[inline(always)]
+    pub fn atomic(&self, i: u32) -> &AtomicU32 {
+        assert!(i < self.len);
+        // SAFETY: in bounds, 4-byte aligned (the arena aligns every window to
+        // 16 bytes) and only accessed atomically while used as a counter.
+        unsafe { AtomicU32::from_ptr(self.ptr.add(i as usize)) }
+    }
+}
+
+/// Bump allocator over one block's shared memory. Every thread runs the same
+/// sequence of `alloc` calls and so gets the same windows.
+pub struct SharedArena {
+    base: *mut u8,
+    size: usize,
+    used: usize,
+}
+
+impl SharedArena {
+    /// An arena over `size` bytes at `base`.
+    ///
+    /// # Safety
+    /// `base` must be valid for reads and writes of `size` bytes, 16-byte
+    /// aligned, and not used otherwise while the arena's windows are in use.
+    #[inline(always)]
+    pub unsafe fn new(base: *mut u8, size: usize) -> Self {
+        SharedArena {
+            base,
+            size,
+            used: 0,
+        }
+    }
+
+    /// A window of `len` entries of `T`, aligned to 16 bytes. Traps/panics
+    /// when the arena is exhausted: callers size it with [`crate::query::shared_bytes`].
+    #[inline(always)]
+    pub fn alloc<T: Copy>(&mut self, len: u32) -> Shared<T> {
+        let bytes = (len as usize * core::mem::size_of::<T>()).next_multiple_of(16);
+        assert!(bytes <= self.size - self.used);
+        // `wrapping_add` keeps the measuring arena (null base) well defined;
+        // for a real arena `used + bytes <= size` keeps the window inside it.
+        let ptr = self.base.wrapping_add(self.used) as *mut T;
+        self.used += bytes;
+        Shared { ptr, len }
+    }
+
+    /// An arena that only measures: its windows must never be accessed.
+    /// Used to size shared memory on the host with the kernels' own
+    /// allocation sequence.
+    pub fn measuring() -> Self {
+        SharedArena {
+            base: core::ptr::null_mut(),
+            size: usize::MAX,
+            used: 0,
+        }
+    }
+
+    /// Bytes handed out so far.
+    #[inline(always)]
+    pub fn used(&self) -> usize {
+        self.used
+    }
+}
+
+/// The host implementation of [`Block`]: the whole block is one thread that
+/// runs each phase serially (block size 1, barriers are no-ops).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostBlock;
+
+impl Block for HostBlock {
+    #[inline(always)]
+    fn thread_idx(&self) -> u32 {
+        0
+    }
+    #[inline(always)]
+    fn block_dim(&self) -> u32 {
+        1
+    }
+    #[inline(always)]
+    fn sync(&self) {}
+    #[inline(always)]
+    fn shared_fetch_add(&self, target: &AtomicU32, v: u32) -> u32 {
+        let old = target.load(Ordering::Relaxed);
+        target.store(old.wrapping_add(v), Ordering::Relaxed);
+        old
+    }
+    #[inline(always)]
+    fn global_add_f32(&self, target: &AtomicU32, v: f32) {
+        let mut old = target.load(Ordering::Relaxed);
+        loop {
+            let new = (f32::from_bits(old) + v).to_bits();
+            match target.compare_exchange_weak(old, new, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(cur) => old = cur,
+            }
+        }
+    }
+}
+
+/// An output array in global memory written by many blocks at disjoint
+/// indices (each element is written by the block of the patch that owns it).
+pub struct Scatter<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+// SAFETY: writers use disjoint indices (see `write`), so sharing the pointer
+// between worker threads cannot race.
+unsafe impl<T: Send> Sync for Scatter<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Send for Scatter<T> {}
+
+impl<T: Copy> Scatter<T> {
+    /// An output over `slice`; the caller keeps it borrowed while in use.
+    #[inline(always)]
+    pub fn new(slice: &mut [T]) -> Self {
+        Scatter {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+        }
+    }
+
+    /// An output over `len` entries at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for writes of `len` entries while the output is used.
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        Scatter { ptr, len }
+    }
+
+    /// Writes entry `i`. Every index must be written by at most one thread
+    /// per launch.
+    #[inline(always)]
+    pub fn write(&self, i: usize, v: T) {
+        assert!(i < self.len);
+        // SAFETY: in bounds; index ownership (one writer) is the launch's contract.
+        unsafe { self.ptr.add(i).write(v) }
+    }
+}

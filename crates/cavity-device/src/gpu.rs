@@ -1,0 +1,295 @@
+//! The GPU side: the [`Block`] implementation over CUDA threads and shared
+//! memory, and the kernel entry points (one thread block per patch).
+
+use core::arch::asm;
+use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
+use core::sync::atomic::AtomicU32;
+
+use crate::block::{Block, Scatter, Shared, SharedArena};
+use crate::layout::RawPatchMesh;
+use crate::query::Query;
+use crate::{baseline, normals, workload};
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` aborts the kernel; nothing runs after it.
+    unsafe { core::arch::nvptx::trap() }
+}
+
+core::arch::global_asm!(".extern .shared .align 16 .b8 DYN_SMEM[];");
+
+/// CUDA threads of one block.
+struct GpuBlock;
+
+impl Block for GpuBlock {
+    #[inline(always)]
+    fn thread_idx(&self) -> u32 {
+        // SAFETY: reads a special register.
+        unsafe { _thread_idx_x() as u32 }
+    }
+    #[inline(always)]
+    fn block_dim(&self) -> u32 {
+        // SAFETY: reads a special register.
+        unsafe { _block_dim_x() as u32 }
+    }
+    #[inline(always)]
+    fn sync(&self) {
+        // SAFETY: every thread of the block reaches each barrier (kernels
+        // call block-wide operations uniformly).
+        unsafe { _syncthreads() }
+    }
+    #[inline(always)]
+    fn shared_fetch_add(&self, target: &AtomicU32, v: u32) -> u32 {
+        let old: u32;
+        // SAFETY: `target` is a valid, aligned u32 (a shared-memory window).
+        unsafe {
+            asm!("atom.relaxed.cta.add.u32 {o}, [{p}], {v};",
+                 o = out(reg32) old, p = in(reg64) target.as_ptr(), v = in(reg32) v);
+        }
+        old
+    }
+    /// Warp-shuffle scan: per-thread chunks, an inclusive scan of the chunk
+    /// sums inside each warp, then of the warp totals by warp 0 (two
+    /// barriers). Needs `block_dim` a multiple of 32 and at most 1024.
+    #[inline(always)]
+    fn scan(&self, data: Shared<u32>, n: u32, scratch: Shared<u32>, inclusive: bool) -> u32 {
+        let t = self.thread_idx();
+        let threads = self.block_dim();
+        let chunk = n.div_ceil(threads);
+        let begin = (t * chunk).min(n);
+        let end = (begin + chunk).min(n);
+        let mut sum = 0u32;
+        for i in begin..end {
+            let x = data.get(i);
+            if inclusive {
+                sum += x;
+                data.set(i, sum);
+            } else {
+                data.set(i, sum);
+                sum += x;
+            }
+        }
+        let (lane, warp, warps) = (t % 32, t / 32, threads / 32);
+        let x = warp_inclusive_scan(sum, lane);
+        if lane == 31 {
+            scratch.set(warp, x);
+        }
+        self.sync();
+        if warp == 0 {
+            let w = if lane < warps { scratch.get(lane) } else { 0 };
+            let w = warp_inclusive_scan(w, lane);
+            if lane < warps {
+                scratch.set(lane, w);
+            }
+        }
+        self.sync();
+        let before = x - sum + if warp > 0 { scratch.get(warp - 1) } else { 0 };
+        for i in begin..end {
+            data.set(i, data.get(i) + before);
+        }
+        let total = scratch.get(warps - 1);
+        self.sync();
+        total
+    }
+    #[inline(always)]
+    fn global_add_f32(&self, target: &AtomicU32, v: f32) {
+        // SAFETY: `target` is a valid, aligned f32 in global memory.
+        unsafe {
+            asm!("red.relaxed.gpu.global.add.f32 [{p}], {v};",
+                 p = in(reg64) target.as_ptr(), v = in(reg32) v.to_bits());
+        }
+    }
+}
+
+/// Inclusive sum of `x` over lanes `0..=lane` of the (full) warp.
+#[inline(always)]
+fn warp_inclusive_scan(mut x: u32, lane: u32) -> u32 {
+    let mut d = 1;
+    while d < 32 {
+        let y: u32;
+        // SAFETY: all 32 lanes execute this shuffle (full mask).
+        unsafe {
+            asm!("shfl.sync.up.b32 {y}, {x}, {d}, 0, 0xffffffff;",
+                 y = out(reg32) y, x = in(reg32) x, d = in(reg32) d);
+        }
+        if lane >= d {
+            x += y;
+        }
+        d <<= 1;
+    }
+    x
+}
+
+/// The block's dynamic shared memory as an arena.
+#[inline(always)]
+fn arena() -> SharedArena {
+    let (p, size): (u64, u32);
+    // SAFETY: reads the address of the dynamic shared-memory symbol and its
+    // launch size.
+    unsafe {
+        asm!("cvta.shared.u64 {p}, DYN_SMEM;", p = out(reg64) p);
+        asm!("mov.u32 {s}, %dynamic_smem_size;", s = out(reg32) size);
+    }
+    // SAFETY: the window is this block's dynamic shared memory of `size` bytes.
+    unsafe { SharedArena::new(p as *mut u8, size as usize) }
+}
+
+/// Global thread index and grid stride for element-wise kernels.
+#[inline(always)]
+fn grid() -> (u32, u32) {
+    // SAFETY: reads special registers.
+    unsafe {
+        let dim = _block_dim_x() as u32;
+        (
+            (_block_idx_x() as u32) * dim + _thread_idx_x() as u32,
+            dim * _grid_dim_x() as u32,
+        )
+    }
+}
+
+/// Reads an array argument.
+///
+/// # Safety
+/// `p` valid for `n` reads (or `n == 0`).
+#[inline(always)]
+unsafe fn arg<'a, T>(p: *const T, n: u32) -> &'a [T] {
+    if n == 0 {
+        &[]
+    } else {
+        // SAFETY: forwarded.
+        unsafe { core::slice::from_raw_parts(p, n as usize) }
+    }
+}
+
+/// Defines, for each query, the export and neighbour-sum kernels with the
+/// query fixed at compile time (each gets its own register allocation).
+macro_rules! query_kernels {
+    ($($query:ident => $export:ident, $sum:ident;)*) => {$(
+        /// Query export (see `workload::export`); one block per patch.
+        ///
+        /// # Safety
+        /// Launched by the host runtime with valid device arrays of the given lengths.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $export(
+            mesh: *const RawPatchMesh,
+            offsets: *const u32,
+            n_offsets: u32,
+            counts: *mut u32,
+            n_counts: u32,
+            out: *mut u32,
+            n_out: u32,
+        ) {
+            // SAFETY: the launch contract above.
+            unsafe {
+                let mesh = (*mesh).view();
+                let offsets = if offsets.is_null() { None } else { Some(arg(offsets, n_offsets)) };
+                let counts = Scatter::from_raw(counts, n_counts as usize);
+                let out = Scatter::from_raw(out, n_out as usize);
+                let patch = _block_idx_x() as u32;
+                workload::export(&GpuBlock, &mut arena(), &mesh, patch, Query::$query, offsets, &counts, &out);
+            }
+        }
+
+        /// Neighbour sum through a query (see `workload::neighbor_sum`).
+        ///
+        /// # Safety
+        /// As for the export kernel.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $sum(
+            mesh: *const RawPatchMesh,
+            attr: *const f32,
+            n_attr: u32,
+            out: *mut f32,
+            n_out: u32,
+        ) {
+            // SAFETY: the launch contract.
+            unsafe {
+                let mesh = (*mesh).view();
+                let out = Scatter::from_raw(out, n_out as usize);
+                let patch = _block_idx_x() as u32;
+                workload::neighbor_sum(&GpuBlock, &mut arena(), &mesh, patch, Query::$query, arg(attr, n_attr), &out);
+            }
+        }
+    )*};
+}
+
+query_kernels! {
+    VV => query_export_vv, query_neighbor_sum_vv;
+    VE => query_export_ve, query_neighbor_sum_ve;
+    VF => query_export_vf, query_neighbor_sum_vf;
+    EV => query_export_ev, query_neighbor_sum_ev;
+    EF => query_export_ef, query_neighbor_sum_ef;
+    FV => query_export_fv, query_neighbor_sum_fv;
+    FE => query_export_fe, query_neighbor_sum_fe;
+    FF => query_export_ff, query_neighbor_sum_ff;
+}
+
+/// Area-weighted normal accumulation (see `normals::accumulate`).
+///
+/// # Safety
+/// As for `query_export`; `normals` zeroed, `3 * vertices` entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn vertex_normals(
+    mesh: *const RawPatchMesh,
+    positions: *const f32,
+    n_positions: u32,
+    normals: *const AtomicU32,
+    n_normals: u32,
+) {
+    // SAFETY: the launch contract.
+    unsafe {
+        let mesh = (*mesh).view();
+        let patch = _block_idx_x() as u32;
+        normals::accumulate(
+            &GpuBlock,
+            &mut arena(),
+            &mesh,
+            patch,
+            arg(positions, n_positions),
+            arg(normals, n_normals),
+        );
+    }
+}
+
+/// Normalizes `vertices` normals (element-wise, grid-stride).
+///
+/// # Safety
+/// `normals` holds `3 * vertices` entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn normalize_normals(normals: *const AtomicU32, vertices: u32) {
+    // SAFETY: the launch contract.
+    let normals = unsafe { arg(normals, 3 * vertices) };
+    let (mut i, stride) = grid();
+    while i < vertices {
+        normals::normalize(i, normals);
+        i += stride;
+    }
+}
+
+/// The naive baseline: one thread per element over a CSR adjacency.
+///
+/// # Safety
+/// `offsets` has `n + 1` entries, `adj` `n_adj`, `attr` `n_attr`, `out` `n`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn baseline_csr_sum(
+    n: u32,
+    offsets: *const u32,
+    adj: *const u32,
+    n_adj: u32,
+    attr: *const f32,
+    n_attr: u32,
+    out: *mut f32,
+) {
+    // SAFETY: the launch contract.
+    unsafe {
+        let offsets = arg(offsets, n + 1);
+        let adj = arg(adj, n_adj);
+        let attr = arg(attr, n_attr);
+        let out = Scatter::from_raw(out, n as usize);
+        let (mut i, stride) = grid();
+        while i < n {
+            baseline::csr_sum(i, offsets, adj, attr, &out);
+            i += stride;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! Area-weighted vertex normals through the query model (RXMesh listing 1):
+//! each face adds its unnormalized normal (length twice its area) to its
+//! three vertices with atomics, then every vertex normal is normalized.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::block::{Block, SharedArena};
+use crate::layout::PatchMesh;
+use crate::query::{self, Query};
+
+/// Adds the area-weighted normals of `patch`'s owned faces to
+/// `normals[3 * v .. 3 * v + 3]` (f32 bits) of their vertices.
+/// `positions[3 * v + c]` is coordinate `c` of vertex handle `v`.
+#[inline(always)]
+pub fn accumulate<B: Block>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &PatchMesh,
+    patch: u32,
+    positions: &[f32],
+    normals: &[AtomicU32],
+) {
+    query::for_each(
+        block,
+        arena,
+        mesh,
+        patch,
+        Query::FV,
+        |_| true,
+        |_, fv| {
+            let p = |k: u32| {
+                let v = 3 * fv.get(k) as usize;
+                [positions[v], positions[v + 1], positions[v + 2]]
+            };
+            let (a, b, c) = (p(0), p(1), p(2));
+            let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+            let w = [c[0] - a[0], c[1] - a[1], c[2] - a[2]];
+            let n = [
+                u[1] * w[2] - u[2] * w[1],
+                u[2] * w[0] - u[0] * w[2],
+                u[0] * w[1] - u[1] * w[0],
+            ];
+            for k in 0..3 {
+                let v = 3 * fv.get(k) as usize;
+                for (c, nc) in n.iter().enumerate() {
+                    block.global_add_f32(&normals[v + c], *nc);
+                }
+            }
+        },
+    );
+}
+
+/// Normalizes vertex normal `v` in place; a zero normal (isolated vertex,
+/// degenerate fan) stays zero.
+#[inline(always)]
+pub fn normalize(v: u32, normals: &[AtomicU32]) {
+    let n = &normals[3 * v as usize..3 * v as usize + 3];
+    let x = [0, 1, 2].map(|c| f32::from_bits(n[c].load(Ordering::Relaxed)));
+    let len = core::f32::math::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    if len > 0.0 {
+        for c in 0..3 {
+            n[c].store((x[c] / len).to_bits(), Ordering::Relaxed);
+        }
+    }
+}

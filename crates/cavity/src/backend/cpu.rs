@@ -1,0 +1,114 @@
+//! The CPU backend: the device crate's patch kernels run on the host, one
+//! patch per rayon worker, each worker with its own shared-memory buffer
+//! ([`cavity_device::block::HostBlock`]).
+
+use std::sync::atomic::AtomicU32;
+
+use rayon::prelude::*;
+
+use cavity_device::block::{HostBlock, Scatter, SharedArena};
+use cavity_device::query::{self, Neighbors, Query};
+use cavity_device::{normals, workload};
+
+use super::{QueryResult, max_shared_bytes, sources};
+use crate::patched::PatchedMesh;
+
+/// The CPU backend over rayon's global thread pool.
+#[derive(Clone, Debug, Default)]
+pub struct CpuBackend;
+
+impl CpuBackend {
+    /// A CPU backend.
+    pub fn new() -> Self {
+        CpuBackend
+    }
+
+    /// "CPU backend (N threads)".
+    pub fn name(&self) -> String {
+        format!("CPU backend ({} threads)", rayon::current_num_threads())
+    }
+
+    /// Runs `kernel(block, arena, patch)` for every patch in parallel with
+    /// `smem` bytes of per-worker shared memory.
+    pub fn run_patches(
+        &self,
+        mesh: &PatchedMesh,
+        smem: usize,
+        kernel: impl Fn(&HostBlock, &mut SharedArena, u32) + Sync,
+    ) {
+        (0..mesh.num_patches()).into_par_iter().for_each_init(
+            || vec![0u128; smem.div_ceil(16)],
+            |buf, p| {
+                // SAFETY: `buf` is this worker's own 16-byte-aligned buffer
+                // of at least `smem` bytes, unused elsewhere during the call.
+                let mut arena = unsafe { SharedArena::new(buf.as_mut_ptr() as *mut u8, smem) };
+                kernel(&HostBlock, &mut arena, p);
+            },
+        );
+    }
+
+    /// The programming model on the CPU backend: calls `f(source, neighbors)`
+    /// for every owned source element of `query` whose handle passes
+    /// `active`, from many threads.
+    pub fn for_each(
+        &self,
+        mesh: &PatchedMesh,
+        query: Query,
+        active: impl Fn(u32) -> bool + Sync,
+        f: impl Fn(u32, Neighbors) + Sync,
+    ) {
+        let view = mesh.view();
+        self.run_patches(mesh, max_shared_bytes(mesh, query, 1), |block, arena, p| {
+            query::for_each(block, arena, &view, p, query, &active, &f);
+        });
+    }
+
+    /// All results of `query` in global handles.
+    pub fn query(&self, mesh: &PatchedMesh, query: Query) -> QueryResult {
+        let view = mesh.view();
+        let smem = max_shared_bytes(mesh, query, 1);
+        let mut counts = vec![0u32; sources(mesh, query)];
+        let mut none: [u32; 0] = [];
+        {
+            let c = Scatter::new(&mut counts);
+            let o = Scatter::new(&mut none);
+            self.run_patches(mesh, smem, |b, a, p| {
+                workload::export(b, a, &view, p, query, None, &c, &o)
+            });
+        }
+        let offsets = QueryResult::offsets_of(&counts);
+        let mut values = vec![0u32; *offsets.last().unwrap_or(&0) as usize];
+        {
+            let c = Scatter::new(&mut counts);
+            let o = Scatter::new(&mut values);
+            self.run_patches(mesh, smem, |b, a, p| {
+                workload::export(b, a, &view, p, query, Some(&offsets), &c, &o)
+            });
+        }
+        QueryResult { offsets, values }
+    }
+
+    /// `out[src] = Σ attr[n]` over `query`'s results (the benchmark workload).
+    pub fn neighbor_sum(&self, mesh: &PatchedMesh, query: Query, attr: &[f32], out: &mut [f32]) {
+        let view = mesh.view();
+        let smem = max_shared_bytes(mesh, query, 1);
+        let o = Scatter::new(out);
+        self.run_patches(mesh, smem, |b, a, p| {
+            workload::neighbor_sum(b, a, &view, p, query, attr, &o)
+        });
+    }
+
+    /// Area-weighted unit vertex normals, `3 * vertices` floats by handle.
+    pub fn vertex_normals(&self, mesh: &PatchedMesh, positions: &[f32]) -> Vec<f32> {
+        let view = mesh.view();
+        let acc: Vec<AtomicU32> = (0..positions.len()).map(|_| AtomicU32::new(0)).collect();
+        let smem = max_shared_bytes(mesh, Query::FV, 1);
+        self.run_patches(mesh, smem, |b, a, p| {
+            normals::accumulate(b, a, &view, p, positions, &acc)
+        });
+        (0..(positions.len() / 3) as u32)
+            .into_par_iter()
+            .for_each(|v| normals::normalize(v, &acc));
+        acc.into_iter().map(|a| f32::from_bits(a.into_inner())).collect()
+    }
+}

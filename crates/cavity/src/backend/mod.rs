@@ -1,0 +1,194 @@
+//! Backends that run the patch kernels: the GPU (embedded PTX through
+//! cudarc) and the CPU backend (the same kernels, one patch per rayon worker).
+//! `--device auto|cuda|cpu`: auto takes the GPU when a driver and a device
+//! exist and says which it chose.
+
+pub mod cpu;
+pub mod cuda;
+
+use std::fmt;
+use std::str::FromStr;
+
+use cavity_device::layout::Kind;
+use cavity_device::query::Query;
+
+use crate::patched::PatchedMesh;
+
+/// Which backend to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// The GPU when one is usable, else the CPU backend.
+    #[default]
+    Auto,
+    /// The GPU; an error when none is usable.
+    Cuda,
+    /// The CPU backend.
+    Cpu,
+}
+
+impl FromStr for DeviceChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(DeviceChoice::Auto),
+            "cuda" | "gpu" => Ok(DeviceChoice::Cuda),
+            "cpu" => Ok(DeviceChoice::Cpu),
+            _ => Err(format!("unknown device '{s}': use auto, cuda or cpu")),
+        }
+    }
+}
+
+/// Errors of the backends.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// No usable CUDA driver or device.
+    #[error("no CUDA device available: {0}")]
+    NoCuda(String),
+    /// A CUDA driver call failed.
+    #[error("CUDA error while {what}: {source}")]
+    Driver {
+        /// What was being done.
+        what: &'static str,
+        /// The driver's error.
+        source: cudarc::driver::DriverError,
+    },
+    /// A patch needs more shared memory than the device gives a block.
+    #[error(
+        "a patch needs {needed} bytes of shared memory for {query}, the device allows {limit}; lower --patch-size"
+    )]
+    SharedMemory {
+        /// Bytes needed by the largest patch.
+        needed: usize,
+        /// The device's per-block limit.
+        limit: usize,
+        /// The query.
+        query: &'static str,
+    },
+}
+
+/// A backend ready to run kernels.
+pub enum Backend {
+    /// The CPU backend.
+    Cpu(cpu::CpuBackend),
+    /// The GPU backend.
+    Cuda(Box<cuda::CudaBackend>),
+}
+
+impl fmt::Debug for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Backend({})", self.name())
+    }
+}
+
+/// A query's result over all owned source elements, by source handle:
+/// row `h` is `values[offsets[h]..offsets[h + 1]]`, in global handles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueryResult {
+    /// `n + 1` row offsets.
+    pub offsets: Vec<u32>,
+    /// Concatenated rows.
+    pub values: Vec<u32>,
+}
+
+impl QueryResult {
+    /// Row of source handle `h`.
+    pub fn row(&self, h: u32) -> &[u32] {
+        &self.values[self.offsets[h as usize] as usize..self.offsets[h as usize + 1] as usize]
+    }
+
+    /// Builds offsets from per-source counts.
+    fn offsets_of(counts: &[u32]) -> Vec<u32> {
+        let mut offsets = Vec::with_capacity(counts.len() + 1);
+        let mut sum = 0u32;
+        offsets.push(0);
+        for &c in counts {
+            sum += c;
+            offsets.push(sum);
+        }
+        offsets
+    }
+}
+
+impl Backend {
+    /// Picks a backend. Returns it and a sentence saying what was chosen and
+    /// why (for auto without a GPU: the reason and the fallback).
+    pub fn select(choice: DeviceChoice) -> Result<(Backend, String), BackendError> {
+        match choice {
+            DeviceChoice::Cpu => {
+                let b = Backend::Cpu(cpu::CpuBackend::new());
+                let note = format!("using {} (--device cpu)", b.name());
+                Ok((b, note))
+            }
+            DeviceChoice::Cuda => {
+                let b = Backend::Cuda(Box::new(cuda::CudaBackend::new()?));
+                let note = format!("using {} (--device cuda)", b.name());
+                Ok((b, note))
+            }
+            DeviceChoice::Auto => match cuda::CudaBackend::new() {
+                Ok(c) => {
+                    let b = Backend::Cuda(Box::new(c));
+                    let note = format!("using {} (auto: GPU found)", b.name());
+                    Ok((b, note))
+                }
+                Err(e) => {
+                    let b = Backend::Cpu(cpu::CpuBackend::new());
+                    let note = format!("using {} (auto: {e})", b.name());
+                    Ok((b, note))
+                }
+            },
+        }
+    }
+
+    /// Human-readable device name.
+    pub fn name(&self) -> String {
+        match self {
+            Backend::Cpu(c) => c.name(),
+            Backend::Cuda(c) => c.name(),
+        }
+    }
+
+    /// Runs `query` on every owned element and returns all results in
+    /// global handles.
+    pub fn query(&self, mesh: &PatchedMesh, query: Query) -> Result<QueryResult, BackendError> {
+        match self {
+            Backend::Cpu(c) => Ok(c.query(mesh, query)),
+            Backend::Cuda(c) => c.query(mesh, query),
+        }
+    }
+
+    /// Area-weighted unit vertex normals (RXMesh listing 1). `positions` and
+    /// the result are `3 * vertices` floats in vertex-handle order.
+    pub fn vertex_normals(
+        &self,
+        mesh: &PatchedMesh,
+        positions: &[f32],
+    ) -> Result<Vec<f32>, BackendError> {
+        match self {
+            Backend::Cpu(c) => Ok(c.vertex_normals(mesh, positions)),
+            Backend::Cuda(c) => c.vertex_normals(mesh, positions),
+        }
+    }
+}
+
+/// Largest shared-memory size `query` needs over the patches with
+/// `block_dim` threads.
+pub fn max_shared_bytes(mesh: &PatchedMesh, query: Query, block_dim: u32) -> usize {
+    mesh.patches
+        .iter()
+        .map(|p| cavity_device::query::shared_bytes(p, query, block_dim))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Element count of the query's source kind.
+fn sources(mesh: &PatchedMesh, query: Query) -> usize {
+    mesh.count(query.source())
+}
+
+/// Vertex positions of `mesh` in vertex-handle order (3 floats each).
+pub fn positions_by_handle(mesh: &PatchedMesh, positions: &[[f32; 3]]) -> Vec<f32> {
+    mesh.to_input(Kind::Vertex)
+        .iter()
+        .flat_map(|&v| positions[v as usize])
+        .collect()
+}

@@ -1,0 +1,60 @@
+//! Indexed triangle meshes as read from and written to files.
+
+/// A triangle mesh as indexed faces: the input and output form of every
+/// algorithm in this crate.
+///
+/// `positions[v]` is vertex `v` in model units; `faces[f]` lists the three
+/// vertex indices of face `f` in counter-clockwise (outward) order.
+/// Vertices referenced by no face (isolated vertices) are allowed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TriMesh {
+    /// Vertex positions, `[x, y, z]`.
+    pub positions: Vec<[f32; 3]>,
+    /// Triangles as three vertex indices into `positions`.
+    pub faces: Vec<[u32; 3]>,
+}
+
+impl TriMesh {
+    /// Number of vertices.
+    pub fn num_vertices(&self) -> usize {
+        self.positions.len()
+    }
+
+    /// Number of faces.
+    pub fn num_faces(&self) -> usize {
+        self.faces.len()
+    }
+}
+
+impl TriMesh {
+    /// One step of midpoint subdivision: every edge gets its midpoint and
+    /// every triangle becomes four (faces ×4, orientation kept). Used to
+    /// grow the bundled real meshes to benchmark sizes.
+    pub fn subdivide(&self) -> TriMesh {
+        let topo = crate::topology::Topology::new(self);
+        let nv = self.positions.len() as u32;
+        let mut positions = self.positions.clone();
+        positions.extend(topo.ev.iter().map(|&[a, b]| {
+            let (p, q) = (self.positions[a as usize], self.positions[b as usize]);
+            [0, 1, 2].map(|c| 0.5 * (p[c] + q[c]))
+        }));
+        let mut faces = Vec::with_capacity(4 * self.faces.len());
+        for (f, t) in self.faces.iter().enumerate() {
+            let m = topo.fe[f].map(|e| nv + e);
+            faces.push([t[0], m[0], m[2]]);
+            faces.push([t[1], m[1], m[0]]);
+            faces.push([t[2], m[2], m[1]]);
+            faces.push(m);
+        }
+        TriMesh { positions, faces }
+    }
+
+    /// Subdivides until the mesh has at least `faces` faces.
+    pub fn subdivide_to(&self, faces: usize) -> TriMesh {
+        let mut mesh = self.clone();
+        while mesh.num_faces() < faces && mesh.num_faces() > 0 {
+            mesh = mesh.subdivide();
+        }
+        mesh
+    }
+}

@@ -1,0 +1,227 @@
+//! Partitioning the faces into small, connected patches: Lloyd's k-means
+//! over the face graph with seed addition on oversized patches (RXMesh
+//! section 6.3 and appendix C).
+//!
+//! Faces are graph nodes, faces sharing an edge are neighbours, all weights
+//! are 1 (so non-manifold inputs need no special case). Each iteration
+//! assigns every face to its nearest seed by a multi-source breadth-first
+//! search (so every patch is one connected component), then moves each seed
+//! to the patch face farthest from the patch boundary. Every fifth
+//! iteration, patches over the size limit get extra seeds on their boundary.
+//! It stops when no patch has more than `max_patch_size` faces.
+
+use std::collections::VecDeque;
+
+use crate::topology::Topology;
+
+/// Default maximum faces per patch (the dynamic paper's static setting).
+pub const DEFAULT_PATCH_SIZE: u32 = 512;
+/// Largest accepted maximum patch size: beyond it a patch's local edges
+/// overflow the 15-bit FE index.
+pub const MAX_PATCH_SIZE: u32 = 8192;
+
+/// Errors of the patcher.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchError {
+    /// The requested patch size is outside `1..=MAX_PATCH_SIZE`.
+    #[error("patch size {0} is out of range: use --patch-size between 1 and {MAX_PATCH_SIZE}")]
+    PatchSize(u32),
+    /// A patch with its ribbon holds more local elements than 16-bit local
+    /// indices allow.
+    #[error(
+        "patch {patch} needs {count} local {what}, more than {limit}; lower --patch-size (now {patch_size})"
+    )]
+    LocalOverflow {
+        /// Patch id.
+        patch: u32,
+        /// Element count needed.
+        count: usize,
+        /// "vertices", "edges" or "faces".
+        what: &'static str,
+        /// The limit.
+        limit: u32,
+        /// The patch size in use.
+        patch_size: u32,
+    },
+}
+
+/// A face → patch assignment.
+#[derive(Clone, Debug)]
+pub struct Partition {
+    /// Patch of each face.
+    pub face_patch: Vec<u32>,
+    /// Number of patches (at least 1).
+    pub num_patches: u32,
+    /// Lloyd iterations run.
+    pub iterations: u32,
+}
+
+/// Partitions the faces of `topo` into connected patches of at most
+/// `max_patch_size` faces. `seed` makes the initial seed choice reproducible.
+pub fn partition(
+    topo: &Topology,
+    num_faces: usize,
+    max_patch_size: u32,
+    seed: u64,
+) -> Result<Partition, PatchError> {
+    if max_patch_size == 0 || max_patch_size > MAX_PATCH_SIZE {
+        return Err(PatchError::PatchSize(max_patch_size));
+    }
+    if num_faces == 0 {
+        return Ok(Partition {
+            face_patch: Vec::new(),
+            num_patches: 1,
+            iterations: 0,
+        });
+    }
+    let graph = FaceGraph::new(topo);
+    let mut rng = seed ^ 0x9e37_79b9_7f4a_7c15;
+    let k = num_faces.div_ceil(max_patch_size as usize);
+    let mut seeds: Vec<u32> = (0..k)
+        .map(|i| {
+            let span = num_faces / k;
+            (i * span + (next(&mut rng) as usize % span.max(1))) as u32
+        })
+        .collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let mut face_patch = vec![u32::MAX; num_faces];
+    let mut iterations = 0;
+    loop {
+        iterations += 1;
+        graph.assign(&mut seeds, &mut face_patch);
+        let mut sizes = vec![0u32; seeds.len()];
+        for &p in &face_patch {
+            sizes[p as usize] += 1;
+        }
+        let oversized = sizes.iter().any(|&s| s > max_patch_size);
+        if !oversized {
+            return Ok(Partition {
+                face_patch,
+                num_patches: seeds.len() as u32,
+                iterations,
+            });
+        }
+        let (centers, boundary) = graph.centers(&face_patch, seeds.len());
+        for (s, c) in seeds.iter_mut().zip(&centers) {
+            if *c != u32::MAX {
+                *s = *c;
+            }
+        }
+        if iterations % 5 == 0 || iterations > 25 {
+            for (p, &size) in sizes.iter().enumerate() {
+                if size > max_patch_size {
+                    let extra = (size / max_patch_size).max(1) as usize;
+                    // A patch without boundary is a whole component: seed
+                    // it anywhere but at its current seed.
+                    let inner: Vec<u32>;
+                    let faces = if boundary[p].is_empty() {
+                        inner = (0..num_faces as u32)
+                            .filter(|&f| face_patch[f as usize] == p as u32 && f != seeds[p])
+                            .collect();
+                        &inner
+                    } else {
+                        &boundary[p]
+                    };
+                    for j in 0..extra.min(faces.len()) {
+                        seeds.push(faces[j * faces.len() / extra]);
+                    }
+                }
+            }
+            seeds.sort_unstable();
+            seeds.dedup();
+        }
+    }
+}
+
+/// xorshift64*.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// Faces sharing an edge, as CSR.
+struct FaceGraph {
+    offsets: Vec<u32>,
+    adj: Vec<u32>,
+}
+
+impl FaceGraph {
+    fn new(topo: &Topology) -> FaceGraph {
+        let mut offsets = vec![0u32; topo.fe.len() + 1];
+        let mut adj = Vec::with_capacity(3 * topo.fe.len());
+        for (f, edges) in topo.fe.iter().enumerate() {
+            for &e in edges {
+                adj.extend(topo.edge_faces(e).iter().filter(|&&g| g as usize != f));
+            }
+            offsets[f + 1] = adj.len() as u32;
+        }
+        FaceGraph { offsets, adj }
+    }
+
+    fn neighbors(&self, f: u32) -> &[u32] {
+        &self.adj[self.offsets[f as usize] as usize..self.offsets[f as usize + 1] as usize]
+    }
+
+    /// Multi-source BFS from the seeds; faces no seed reaches (components
+    /// without a seed) become seeds of their own.
+    fn assign(&self, seeds: &mut Vec<u32>, face_patch: &mut [u32]) {
+        face_patch.fill(u32::MAX);
+        let mut queue = VecDeque::new();
+        for (p, &s) in seeds.iter().enumerate() {
+            face_patch[s as usize] = p as u32;
+            queue.push_back(s);
+        }
+        let mut unassigned = 0usize;
+        loop {
+            while let Some(f) = queue.pop_front() {
+                let p = face_patch[f as usize];
+                for &g in self.neighbors(f) {
+                    if face_patch[g as usize] == u32::MAX {
+                        face_patch[g as usize] = p;
+                        queue.push_back(g);
+                    }
+                }
+            }
+            while unassigned < face_patch.len() && face_patch[unassigned] != u32::MAX {
+                unassigned += 1;
+            }
+            if unassigned == face_patch.len() {
+                return;
+            }
+            face_patch[unassigned] = seeds.len() as u32;
+            seeds.push(unassigned as u32);
+            queue.push_back(unassigned as u32);
+        }
+    }
+
+    /// For each patch, the face reached last by a BFS inward from the patch
+    /// boundary (its "center", `u32::MAX` for a patch without boundary), and
+    /// the patch's boundary faces.
+    fn centers(&self, face_patch: &[u32], patches: usize) -> (Vec<u32>, Vec<Vec<u32>>) {
+        let mut centers = vec![u32::MAX; patches];
+        let mut boundary = vec![Vec::new(); patches];
+        let mut visited = vec![false; face_patch.len()];
+        let mut queue = VecDeque::new();
+        for (f, &p) in face_patch.iter().enumerate() {
+            if self.neighbors(f as u32).iter().any(|&g| face_patch[g as usize] != p) {
+                visited[f] = true;
+                queue.push_back(f as u32);
+                boundary[p as usize].push(f as u32);
+            }
+        }
+        while let Some(f) = queue.pop_front() {
+            let p = face_patch[f as usize];
+            centers[p as usize] = f;
+            for &g in self.neighbors(f) {
+                if !visited[g as usize] && face_patch[g as usize] == p {
+                    visited[g as usize] = true;
+                    queue.push_back(g);
+                }
+            }
+        }
+        (centers, boundary)
+    }
+}

@@ -1,0 +1,314 @@
+//! Shared mesh generators and the query checker used by the workspace tests:
+//! every query of a backend against the CPU reference mesh.
+//!
+//! The backend comes from `CAVITY_TEST_DEVICE` (`cpu` by default, `cuda` on
+//! the GPU machine): the same test binaries run on both.
+
+use std::collections::BTreeSet;
+
+use cavity::backend::{Backend, DeviceChoice};
+use cavity::reference::ReferenceMesh;
+use cavity::{Kind, PatchedMesh, Query, TriMesh};
+use proptest::prelude::*;
+
+/// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`). Panics when
+/// `cuda` is asked for and no GPU is usable, so a GPU run cannot pass on the CPU.
+pub fn test_backend() -> Backend {
+    let choice: DeviceChoice = std::env::var("CAVITY_TEST_DEVICE")
+        .unwrap_or_else(|_| "cpu".into())
+        .parse()
+        .expect("CAVITY_TEST_DEVICE");
+    Backend::select(choice).expect("backend").0
+}
+
+/// An `n × m` grid of quads split into triangles (diagonal direction from
+/// `flip`), `wrap` joining opposite sides into a torus (closed, every vertex
+/// manifold interior), faces listed in `holes` removed.
+pub fn grid(n: u32, m: u32, flip: &[bool], wrap: bool, holes: &[usize]) -> TriMesh {
+    let (cols, rows) = if wrap { (n, m) } else { (n + 1, m + 1) };
+    let id = |i: u32, j: u32| (j % rows) * cols + (i % cols);
+    let mut positions = Vec::new();
+    for j in 0..rows {
+        for i in 0..cols {
+            let (x, y) = (i as f32, j as f32);
+            if wrap {
+                let (a, b) = (
+                    x / n as f32 * std::f32::consts::TAU,
+                    y / m as f32 * std::f32::consts::TAU,
+                );
+                let r = 3.0 + b.cos();
+                positions.push([r * a.cos(), r * a.sin(), b.sin()]);
+            } else {
+                positions.push([x, y, 0.0]);
+            }
+        }
+    }
+    let mut faces = Vec::new();
+    for j in 0..m {
+        for i in 0..n {
+            let (a, b, c, d) = (id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1));
+            if flip.get((j * n + i) as usize % flip.len().max(1)).copied().unwrap_or(false) {
+                faces.push([a, b, d]);
+                faces.push([b, c, d]);
+            } else {
+                faces.push([a, b, c]);
+                faces.push([a, c, d]);
+            }
+        }
+    }
+    let holes: BTreeSet<usize> = holes.iter().map(|h| h % faces.len().max(1)).collect();
+    let faces = faces
+        .into_iter()
+        .enumerate()
+        .filter(|(k, _)| !holes.contains(k))
+        .map(|(_, f)| f)
+        .collect();
+    TriMesh { positions, faces }
+}
+
+/// A fan of `k` triangles around a center vertex, closed when `closed`.
+pub fn fan(k: u32, closed: bool) -> TriMesh {
+    let mut positions = vec![[0.0, 0.0, 0.0]];
+    let rim = if closed { k } else { k + 1 };
+    for i in 0..rim {
+        let a = i as f32 / rim as f32 * std::f32::consts::TAU;
+        positions.push([a.cos(), a.sin(), 0.0]);
+    }
+    let faces = (0..k).map(|i| [0, 1 + i, 1 + (i + 1) % rim]).collect();
+    TriMesh { positions, faces }
+}
+
+/// Concatenates meshes (several components).
+pub fn concat(parts: &[TriMesh]) -> TriMesh {
+    let mut out = TriMesh::default();
+    for p in parts {
+        let base = out.positions.len() as u32;
+        out.positions.extend(&p.positions);
+        out.faces
+            .extend(p.faces.iter().map(|f| [f[0] + base, f[1] + base, f[2] + base]));
+    }
+    out
+}
+
+/// Adds `k` triangles hinged on the edge of face 0's first two corners
+/// (non-manifold edge), and `isolated` vertices referenced by no face.
+pub fn add_defects(mut mesh: TriMesh, k: u32, isolated: u32) -> TriMesh {
+    if let Some(&[a, b, _]) = mesh.faces.first() {
+        for i in 0..k {
+            let v = mesh.positions.len() as u32;
+            mesh.positions.push([0.5, 0.5, 1.0 + i as f32]);
+            mesh.faces.push([b, a, v]);
+        }
+    }
+    for i in 0..isolated {
+        mesh.positions.push([-1.0 - i as f32, 0.0, 0.0]);
+    }
+    mesh
+}
+
+/// Renumbers vertices and reorders faces by the permutations from `seed`,
+/// rotating each face's corners too.
+pub fn shuffle(mesh: &TriMesh, seed: u64) -> TriMesh {
+    let mut s = seed | 1;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let nv = mesh.positions.len();
+    let mut perm: Vec<u32> = (0..nv as u32).collect();
+    for i in (1..nv).rev() {
+        perm.swap(i, rnd() as usize % (i + 1));
+    }
+    let mut positions = vec![[0.0; 3]; nv];
+    for (v, &p) in perm.iter().enumerate() {
+        positions[p as usize] = mesh.positions[v];
+    }
+    let mut faces: Vec<[u32; 3]> = mesh
+        .faces
+        .iter()
+        .map(|f| {
+            let r = (rnd() % 3) as usize;
+            [0, 1, 2].map(|k| perm[f[(k + r) % 3] as usize])
+        })
+        .collect();
+    let nf = faces.len();
+    for i in (1..nf).rev() {
+        faces.swap(i, rnd() as usize % (i + 1));
+    }
+    TriMesh { positions, faces }
+}
+
+/// A mix of generated meshes: grids with holes (open or torus), fans,
+/// non-manifold edges, isolated vertices, several components, shuffled.
+pub fn any_mesh() -> impl Strategy<Value = TriMesh> {
+    (
+        1u32..14,
+        1u32..14,
+        proptest::collection::vec(any::<bool>(), 1..16),
+        any::<bool>(),
+        proptest::collection::vec(any::<usize>(), 0..12),
+        0u32..4,
+        0u32..3,
+        0u32..9,
+        any::<u64>(),
+    )
+        .prop_map(|(n, m, flip, wrap, holes, nm, iso, fan_k, seed)| {
+            let wrap = wrap && n >= 3 && m >= 3;
+            let mut parts = vec![add_defects(grid(n, m, &flip, wrap, &holes), nm, iso)];
+            if fan_k >= 3 {
+                parts.push(fan(fan_k, fan_k % 2 == 0));
+            }
+            shuffle(&concat(&parts), seed)
+        })
+}
+
+fn set(v: impl IntoIterator<Item = u32>) -> Vec<u32> {
+    let mut v: Vec<u32> = v.into_iter().collect();
+    v.sort_unstable();
+    v
+}
+
+/// Runs every query of `backend` on `mesh` patched with `patch_size` and
+/// compares it with the reference mesh: as sets, and in rotational order
+/// around manifold interior vertices (VV; VE and VF consistent with VV).
+/// Returns a description of the first mismatch.
+pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Result<(), String> {
+    let reference = ReferenceMesh::new(mesh).map_err(|e| e.to_string())?;
+    let patched = PatchedMesh::new(mesh, patch_size).map_err(|e| e.to_string())?;
+    check_patching(mesh, &patched)?;
+    let to_in = |k: Kind, h: u32| patched.to_input(k)[h as usize];
+    // Patched edge ids are input edges as vertex pairs; map to the reference's.
+    let ref_edge = |h: u32| {
+        let [a, b] = patched.input_edges[to_in(Kind::Edge, h) as usize];
+        reference.edge_index(a, b).expect("edge exists in reference")
+    };
+    let map = |k: Kind, h: u32| match k {
+        Kind::Edge => ref_edge(h),
+        _ => to_in(k, h),
+    };
+    for query in Query::ALL {
+        let result = backend.query(&patched, query).map_err(|e| e.to_string())?;
+        let n = patched.count(query.source());
+        if result.offsets.len() != n + 1 {
+            return Err(format!("{}: {} rows for {n} sources", query.name(), result.offsets.len() - 1));
+        }
+        for h in 0..n as u32 {
+            let row: Vec<u32> = result.row(h).iter().map(|&x| map(query.target(), x)).collect();
+            let src = map(query.source(), h);
+            let expected = match query {
+                Query::VV => reference.vv(src),
+                Query::VE => reference.ve(src),
+                Query::VF => reference.vf(src),
+                Query::EV => reference.ev(src),
+                Query::EF => reference.ef(src),
+                Query::FV => reference.fv(src).to_vec(),
+                Query::FE => reference.fe(src).to_vec(),
+                Query::FF => reference.ff(src),
+            };
+            let ordered = matches!(query, Query::FV | Query::FE);
+            let same = if ordered { row == expected } else { set(row.clone()) == set(expected.clone()) };
+            if !same {
+                return Err(format!(
+                    "{} of {:?} {src}: got {row:?}, expected {expected:?}",
+                    query.name(),
+                    query.source()
+                ));
+            }
+            if query == Query::VV && reference.is_manifold_interior_vertex(src) && !reference.is_rotational_order(src, &row) {
+                return Err(format!("VV of vertex {src} not in rotational order: {row:?}"));
+            }
+        }
+    }
+    check_ring_consistency(&patched, backend, &reference)
+}
+
+/// VE[i] joins v and VV[i]; VF[i] holds v, VV[i] and VV[i+1] around
+/// manifold interior vertices.
+fn check_ring_consistency(
+    patched: &PatchedMesh,
+    backend: &Backend,
+    reference: &ReferenceMesh,
+) -> Result<(), String> {
+    let vv = backend.query(patched, Query::VV).map_err(|e| e.to_string())?;
+    let ve = backend.query(patched, Query::VE).map_err(|e| e.to_string())?;
+    let vf = backend.query(patched, Query::VF).map_err(|e| e.to_string())?;
+    let fv = backend.query(patched, Query::FV).map_err(|e| e.to_string())?;
+    let ev = backend.query(patched, Query::EV).map_err(|e| e.to_string())?;
+    for v in 0..patched.count(Kind::Vertex) as u32 {
+        let input = patched.to_input(Kind::Vertex)[v as usize];
+        if !reference.is_manifold_interior_vertex(input) {
+            continue;
+        }
+        let ring = vv.row(v);
+        let k = ring.len();
+        for i in 0..k {
+            let e = ev.row(ve.row(v)[i]);
+            if !(e.contains(&v) && e.contains(&ring[i])) {
+                return Err(format!("VE[{i}] of vertex {input} does not join it to VV[{i}]"));
+            }
+            let f = fv.row(vf.row(v)[i]);
+            if !(f.contains(&v) && f.contains(&ring[i]) && f.contains(&ring[(i + 1) % k])) {
+                return Err(format!("VF[{i}] of vertex {input} is not between VV[{i}] and VV[{}]", (i + 1) % k));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Patching invariants: handles are bijections; every patch's owned faces
+/// are one connected component; masks agree with the owned counts.
+pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), String> {
+    for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+        let mut seen = vec![false; patched.count(kind)];
+        for &h in patched.to_handle(kind) {
+            if std::mem::replace(&mut seen[h as usize], true) {
+                return Err(format!("{kind:?} handle {h} owned twice"));
+            }
+        }
+        if seen.iter().any(|s| !s) {
+            return Err(format!("a {kind:?} handle is owned by no element"));
+        }
+    }
+    if patched.count(Kind::Vertex) != mesh.positions.len() || patched.count(Kind::Face) != mesh.faces.len() {
+        return Err("element counts differ from the input".into());
+    }
+    let view = patched.view();
+    for (p, info) in patched.patches.iter().enumerate() {
+        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+            for l in 0..info.count(kind) {
+                if view.mask_bit(info, kind, false, l) != (l < info.owned(kind)) {
+                    return Err(format!("patch {p}: owned mask of {kind:?} {l} is wrong"));
+                }
+                if !view.mask_bit(info, kind, true, l) {
+                    return Err(format!("patch {p}: {kind:?} {l} inactive"));
+                }
+            }
+        }
+        if info.owned_faces > patched.patch_size {
+            return Err(format!("patch {p} has {} faces > {}", info.owned_faces, patched.patch_size));
+        }
+        // Connectivity of owned faces through shared local edges.
+        let fe = &patched.fe[info.fe_offset as usize..][..3 * info.num_faces as usize];
+        let nf = info.owned_faces as usize;
+        if nf == 0 {
+            continue;
+        }
+        let mut reached = vec![false; nf];
+        reached[0] = true;
+        let mut stack = vec![0usize];
+        while let Some(f) = stack.pop() {
+            for g in 0..nf {
+                if !reached[g] && (0..3).any(|a| (0..3).any(|b| fe[3 * f + a] >> 1 == fe[3 * g + b] >> 1)) {
+                    reached[g] = true;
+                    stack.push(g);
+                }
+            }
+        }
+        if reached.iter().any(|r| !r) {
+            return Err(format!("patch {p} is not connected"));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! Every first-order query on generated meshes equals the reference mesh,
+//! on the backend named by `CAVITY_TEST_DEVICE` (CPU by default).
+
+use cavity_tests::{add_defects, any_mesh, check_queries, concat, fan, grid, test_backend};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn queries_match_reference(mesh in any_mesh(), patch_size in prop_oneof![1u32..8, 8u32..64, 64u32..1024]) {
+        let backend = test_backend();
+        if let Err(e) = check_queries(&mesh, patch_size, &backend) {
+            prop_assert!(false, "{e}");
+        }
+    }
+}
+
+#[test]
+fn torus_rotational_order_at_every_patch_size() {
+    let backend = test_backend();
+    let torus = grid(12, 9, &[true, false, false], true, &[]);
+    for patch_size in [1, 2, 5, 17, 64, 512] {
+        check_queries(&torus, patch_size, &backend).unwrap();
+    }
+}
+
+#[test]
+fn special_cases() {
+    let backend = test_backend();
+    let cases = [
+        fan(7, true),
+        fan(5, false),
+        add_defects(grid(3, 3, &[false], false, &[4]), 3, 2),
+        concat(&[fan(4, true), grid(2, 2, &[true], false, &[]), fan(3, false)]),
+        add_defects(cavity::TriMesh::default(), 0, 3),
+    ];
+    for mesh in &cases {
+        for patch_size in [1, 3, 512] {
+            check_queries(mesh, patch_size, &backend).unwrap();
+        }
+    }
+}
+
+#[test]
+fn real_mesh_queries() {
+    let backend = test_backend();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
+    let mesh = cavity::io::read_mesh(std::path::Path::new(path)).unwrap().mesh;
+    check_queries(&mesh, 512, &backend).unwrap();
+    check_queries(&mesh, 64, &backend).unwrap();
+}
