@@ -47,7 +47,11 @@ pub fn grid(n: u32, m: u32, flip: &[bool], wrap: bool, holes: &[usize]) -> TriMe
     for j in 0..m {
         for i in 0..n {
             let (a, b, c, d) = (id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1));
-            if flip.get((j * n + i) as usize % flip.len().max(1)).copied().unwrap_or(false) {
+            if flip
+                .get((j * n + i) as usize % flip.len().max(1))
+                .copied()
+                .unwrap_or(false)
+            {
                 faces.push([a, b, d]);
                 faces.push([b, c, d]);
             } else {
@@ -84,8 +88,11 @@ pub fn concat(parts: &[TriMesh]) -> TriMesh {
     for p in parts {
         let base = out.positions.len() as u32;
         out.positions.extend(&p.positions);
-        out.faces
-            .extend(p.faces.iter().map(|f| [f[0] + base, f[1] + base, f[2] + base]));
+        out.faces.extend(
+            p.faces
+                .iter()
+                .map(|f| [f[0] + base, f[1] + base, f[2] + base]),
+        );
     }
     out
 }
@@ -182,7 +189,9 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
     // Patched edge ids are input edges as vertex pairs; map to the reference's.
     let ref_edge = |h: u32| {
         let [a, b] = patched.input_edges[to_in(Kind::Edge, h) as usize];
-        reference.edge_index(a, b).expect("edge exists in reference")
+        reference
+            .edge_index(a, b)
+            .expect("edge exists in reference")
     };
     let map = |k: Kind, h: u32| match k {
         Kind::Edge => ref_edge(h),
@@ -192,10 +201,18 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
         let result = backend.query(&patched, query).map_err(|e| e.to_string())?;
         let n = patched.count(query.source());
         if result.offsets.len() != n + 1 {
-            return Err(format!("{}: {} rows for {n} sources", query.name(), result.offsets.len() - 1));
+            return Err(format!(
+                "{}: {} rows for {n} sources",
+                query.name(),
+                result.offsets.len() - 1
+            ));
         }
         for h in 0..n as u32 {
-            let row: Vec<u32> = result.row(h).iter().map(|&x| map(query.target(), x)).collect();
+            let row: Vec<u32> = result
+                .row(h)
+                .iter()
+                .map(|&x| map(query.target(), x))
+                .collect();
             let src = map(query.source(), h);
             let expected = match query {
                 Query::VV => reference.vv(src),
@@ -208,7 +225,11 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
                 Query::FF => reference.ff(src),
             };
             let ordered = matches!(query, Query::FV | Query::FE);
-            let same = if ordered { row == expected } else { set(row.clone()) == set(expected.clone()) };
+            let same = if ordered {
+                row == expected
+            } else {
+                set(row.clone()) == set(expected.clone())
+            };
             if !same {
                 return Err(format!(
                     "{} of {:?} {src}: got {row:?}, expected {expected:?}",
@@ -216,8 +237,13 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
                     query.source()
                 ));
             }
-            if query == Query::VV && reference.is_manifold_interior_vertex(src) && !reference.is_rotational_order(src, &row) {
-                return Err(format!("VV of vertex {src} not in rotational order: {row:?}"));
+            if query == Query::VV
+                && reference.is_manifold_interior_vertex(src)
+                && !reference.is_rotational_order(src, &row)
+            {
+                return Err(format!(
+                    "VV of vertex {src} not in rotational order: {row:?}"
+                ));
             }
         }
     }
@@ -231,11 +257,21 @@ fn check_ring_consistency(
     backend: &Backend,
     reference: &ReferenceMesh,
 ) -> Result<(), String> {
-    let vv = backend.query(patched, Query::VV).map_err(|e| e.to_string())?;
-    let ve = backend.query(patched, Query::VE).map_err(|e| e.to_string())?;
-    let vf = backend.query(patched, Query::VF).map_err(|e| e.to_string())?;
-    let fv = backend.query(patched, Query::FV).map_err(|e| e.to_string())?;
-    let ev = backend.query(patched, Query::EV).map_err(|e| e.to_string())?;
+    let vv = backend
+        .query(patched, Query::VV)
+        .map_err(|e| e.to_string())?;
+    let ve = backend
+        .query(patched, Query::VE)
+        .map_err(|e| e.to_string())?;
+    let vf = backend
+        .query(patched, Query::VF)
+        .map_err(|e| e.to_string())?;
+    let fv = backend
+        .query(patched, Query::FV)
+        .map_err(|e| e.to_string())?;
+    let ev = backend
+        .query(patched, Query::EV)
+        .map_err(|e| e.to_string())?;
     for v in 0..patched.count(Kind::Vertex) as u32 {
         let input = patched.to_input(Kind::Vertex)[v as usize];
         if !reference.is_manifold_interior_vertex(input) {
@@ -246,11 +282,16 @@ fn check_ring_consistency(
         for i in 0..k {
             let e = ev.row(ve.row(v)[i]);
             if !(e.contains(&v) && e.contains(&ring[i])) {
-                return Err(format!("VE[{i}] of vertex {input} does not join it to VV[{i}]"));
+                return Err(format!(
+                    "VE[{i}] of vertex {input} does not join it to VV[{i}]"
+                ));
             }
             let f = fv.row(vf.row(v)[i]);
             if !(f.contains(&v) && f.contains(&ring[i]) && f.contains(&ring[(i + 1) % k])) {
-                return Err(format!("VF[{i}] of vertex {input} is not between VV[{i}] and VV[{}]", (i + 1) % k));
+                return Err(format!(
+                    "VF[{i}] of vertex {input} is not between VV[{i}] and VV[{}]",
+                    (i + 1) % k
+                ));
             }
         }
     }
@@ -271,7 +312,9 @@ pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), Strin
             return Err(format!("a {kind:?} handle is owned by no element"));
         }
     }
-    if patched.count(Kind::Vertex) != mesh.positions.len() || patched.count(Kind::Face) != mesh.faces.len() {
+    if patched.count(Kind::Vertex) != mesh.positions.len()
+        || patched.count(Kind::Face) != mesh.faces.len()
+    {
         return Err("element counts differ from the input".into());
     }
     let view = patched.view();
@@ -287,7 +330,10 @@ pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), Strin
             }
         }
         if info.owned_faces > patched.patch_size {
-            return Err(format!("patch {p} has {} faces > {}", info.owned_faces, patched.patch_size));
+            return Err(format!(
+                "patch {p} has {} faces > {}",
+                info.owned_faces, patched.patch_size
+            ));
         }
         // Connectivity of owned faces through shared local edges.
         let fe = &patched.fe[info.fe_offset as usize..][..3 * info.num_faces as usize];
@@ -300,7 +346,9 @@ pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), Strin
         let mut stack = vec![0usize];
         while let Some(f) = stack.pop() {
             for g in 0..nf {
-                if !reached[g] && (0..3).any(|a| (0..3).any(|b| fe[3 * f + a] >> 1 == fe[3 * g + b] >> 1)) {
+                if !reached[g]
+                    && (0..3).any(|a| (0..3).any(|b| fe[3 * f + a] >> 1 == fe[3 * g + b] >> 1))
+                {
                     reached[g] = true;
                     stack.push(g);
                 }

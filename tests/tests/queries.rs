@@ -46,7 +46,9 @@ fn special_cases() {
 fn real_mesh_queries() {
     let backend = test_backend();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
-    let mesh = cavity::io::read_mesh(std::path::Path::new(path)).unwrap().mesh;
+    let mesh = cavity::io::read_mesh(std::path::Path::new(path))
+        .unwrap()
+        .mesh;
     check_queries(&mesh, 512, &backend).unwrap();
     check_queries(&mesh, 64, &backend).unwrap();
 }

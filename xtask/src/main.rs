@@ -63,7 +63,8 @@ fn run(cli: Cli) -> Result<(), String> {
         Task::BuildPtx { arch } => {
             let dir = root.join("target").join(format!("ptx-{arch}"));
             let ptx: PathBuf = build_ptx(&root, &dir, &arch)?;
-            let text = std::fs::read_to_string(&ptx).map_err(|e| format!("{}: {e}", ptx.display()))?;
+            let text =
+                std::fs::read_to_string(&ptx).map_err(|e| format!("{}: {e}", ptx.display()))?;
             println!("{} ({} bytes, {arch})", ptx.display(), text.len());
             println!("| kernel | PTX lines | PTX bytes |\n|---|---|---|");
             for (name, lines, bytes) in kernels(&text) {
@@ -75,7 +76,15 @@ fn run(cli: Cli) -> Result<(), String> {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let status = std::process::Command::new(cargo)
                 .current_dir(&root)
-                .args(["run", "--quiet", "--release", "-p", "cavity-cli", "--", "bench"])
+                .args([
+                    "run",
+                    "--quiet",
+                    "--release",
+                    "-p",
+                    "cavity-cli",
+                    "--",
+                    "bench",
+                ])
                 .args(&args)
                 .status()
                 .map_err(|e| format!("cannot run cargo: {e}"))?;

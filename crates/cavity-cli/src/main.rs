@@ -22,7 +22,11 @@ const BUNDLED_NAME: &str = "assets/dragon.obj";
 const BUNDLED: &[u8] = include_bytes!("../../../assets/dragon.obj");
 
 #[derive(Parser)]
-#[command(name = "cavity", version, about = "GPU mesh processing on patches in shared memory")]
+#[command(
+    name = "cavity",
+    version,
+    about = "GPU mesh processing on patches in shared memory"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -178,10 +182,22 @@ fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     pb.finish_and_clear();
     let p = patched.stats();
     println!("patch size limit: {patch_size}");
-    println!("patches: {} (Lloyd iterations: {}, {:.3} s)", p.patches, patched.lloyd_iterations, t.elapsed().as_secs_f64());
-    println!("faces per patch: min {} mean {:.1} max {}", p.min_faces, p.mean_faces, p.max_faces);
+    println!(
+        "patches: {} (Lloyd iterations: {}, {:.3} s)",
+        p.patches,
+        patched.lloyd_iterations,
+        t.elapsed().as_secs_f64()
+    );
+    println!(
+        "faces per patch: min {} mean {:.1} max {}",
+        p.min_faces, p.mean_faces, p.max_faces
+    );
     println!("ribbon ratio: {:.3}", p.ribbon_ratio);
-    println!("patch data: {} bytes, {:.2} bytes/face", patched.patch_bytes(), p.bytes_per_face);
+    println!(
+        "patch data: {} bytes, {:.2} bytes/face",
+        patched.patch_bytes(),
+        p.bytes_per_face
+    );
     Ok(())
 }
 
@@ -190,7 +206,11 @@ fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
         && output.exists()
         && std::fs::canonicalize(input)? == std::fs::canonicalize(output)?
     {
-        return Err(format!("refusing to overwrite the input {}: choose another -o", input.display()).into());
+        return Err(format!(
+            "refusing to overwrite the input {}: choose another -o",
+            input.display()
+        )
+        .into());
     }
     let format = Format::from_path(output)?;
     let mesh = load(input)?;
@@ -215,18 +235,28 @@ fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     Ok(())
 }
 
-fn bench_queries(path: Option<&Path>, min_faces: usize, reps: usize, common: &Common) -> Result<()> {
+fn bench_queries(
+    path: Option<&Path>,
+    min_faces: usize,
+    reps: usize,
+    common: &Common,
+) -> Result<()> {
     let mesh = load(path)?;
     let mesh = if mesh.num_faces() < min_faces {
         let big = mesh.subdivide_to(min_faces);
-        eprintln!("subdivided to {} faces (--min-faces {min_faces})", big.num_faces());
+        eprintln!(
+            "subdivided to {} faces (--min-faces {min_faces})",
+            big.num_faces()
+        );
         big
     } else {
         mesh
     };
     let backend = backend(common.device)?;
     let pb = spinner();
-    let bench = cavity::bench::queries(&mesh, common.patch_size, &backend, reps, |m| pb.set_message(m.to_string()))?;
+    let bench = cavity::bench::queries(&mesh, common.patch_size, &backend, reps, |m| {
+        pb.set_message(m.to_string())
+    })?;
     pb.finish_and_clear();
     print!("{}", bench.table());
     Ok(())

@@ -130,6 +130,10 @@ struct Buffers {
     vf: Csr,
     /// VF entries as FV entry indices `3 * face + corner` (before ordering).
     corners: Shared<u32>,
+    /// Per directed local edge (`2 * edge + reversed`): how many FE entries
+    /// traverse it, and one of them (the half-edge table of the fan walk).
+    half_count: Shared<u32>,
+    half: Shared<u32>,
     ef: Csr,
     ff: Csr,
 }
@@ -151,15 +155,24 @@ impl Buffers {
         let fv = arena.alloc(if needs_fv { 3 * nf } else { 0 });
         let scratch = arena.alloc(block_dim);
         let flag = arena.alloc(1);
-        let (ve, vv, vf, corners) = if vertex {
+        let (ve, vv, vf, corners, half_count, half) = if vertex {
             (
                 Csr::alloc(arena, nv, 2 * ne),
                 arena.alloc(2 * ne),
                 Csr::alloc(arena, nv, 3 * nf),
                 arena.alloc(3 * nf),
+                arena.alloc(2 * ne),
+                arena.alloc(2 * ne),
             )
         } else {
-            (empty(arena), arena.alloc(0), empty(arena), arena.alloc(0))
+            (
+                empty(arena),
+                arena.alloc(0),
+                empty(arena),
+                arena.alloc(0),
+                arena.alloc(0),
+                arena.alloc(0),
+            )
         };
         let ef = if needs_ef {
             Csr::alloc(arena, ne, 3 * nf)
@@ -181,6 +194,8 @@ impl Buffers {
             vv,
             vf,
             corners,
+            half_count,
+            half,
             ef,
             ff,
         }
@@ -284,7 +299,7 @@ pub fn for_each<B: Block>(
         return;
     }
 
-    load(block, mesh, info, &buf);
+    load(block, mesh, info, &buf, query);
     match query {
         Query::VV | Query::VE | Query::VF => vertex_relations(block, info, &buf),
         Query::EV | Query::FE => {}
@@ -337,13 +352,18 @@ pub fn for_each<B: Block>(
     block.sync();
 }
 
-/// Coalesced copy of the patch's FE and EV from global to shared memory.
+/// Coalesced copy of the patch's FE and EV (those `query` reads) from
+/// global to shared memory.
 #[inline(always)]
-fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers) {
+fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, query: Query) {
     let fe = &mesh.fe[info.fe_offset as usize..(info.fe_offset + 3 * info.num_faces) as usize];
     let ev = &mesh.ev[info.ev_offset as usize..(info.ev_offset + 2 * info.num_edges) as usize];
-    block.for_each(fe.len() as u32, |i| buf.fe.set(i, fe[i as usize]));
-    block.for_each(ev.len() as u32, |i| buf.ev.set(i, ev[i as usize]));
+    if query != Query::EV {
+        block.for_each(fe.len() as u32, |i| buf.fe.set(i, fe[i as usize]));
+    }
+    if matches!(query.source(), Kind::Vertex) || matches!(query, Query::EV | Query::FV) {
+        block.for_each(ev.len() as u32, |i| buf.ev.set(i, ev[i as usize]));
+    }
     block.sync();
 }
 
@@ -413,9 +433,15 @@ fn insertion_sort(values: Shared<u16>, begin: u32, end: u32) {
 #[inline(always)]
 fn edge_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     let ef = buf.ef;
-    transpose(block, buf.fe, 1, info.num_edges, ef.offsets, buf.scratch, |pos, k| {
-        ef.values.set(pos, (k / 3) as u16)
-    });
+    transpose(
+        block,
+        buf.fe,
+        1,
+        info.num_edges,
+        ef.offsets,
+        buf.scratch,
+        |pos, k| ef.values.set(pos, (k / 3) as u16),
+    );
     block.for_each(info.num_edges, |e| {
         insertion_sort(ef.values, ef.offsets.get(e), ef.offsets.get(e + 1))
     });
@@ -477,13 +503,34 @@ fn adjacent_faces(buf: &Buffers, f: u32, mut emit: impl FnMut(u32, u16)) -> u32 
 fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     face_vertices(block, info, buf);
     let corners = buf.corners;
-    transpose(block, buf.fv, 0, info.num_vertices, buf.vf.offsets, buf.scratch, |pos, k| {
-        corners.set(pos, k)
-    });
+    transpose(
+        block,
+        buf.fv,
+        0,
+        info.num_vertices,
+        buf.vf.offsets,
+        buf.scratch,
+        |pos, k| corners.set(pos, k),
+    );
     let ve = buf.ve;
-    transpose(block, buf.ev, 0, info.num_vertices, ve.offsets, buf.scratch, |pos, k| {
-        ve.values.set(pos, (k / 2) as u16)
+    transpose(
+        block,
+        buf.ev,
+        0,
+        info.num_vertices,
+        ve.offsets,
+        buf.scratch,
+        |pos, k| ve.values.set(pos, (k / 2) as u16),
+    );
+    // Half-edge table: directed edge -> the FE entry traversing it.
+    block.for_each(2 * info.num_edges, |h| buf.half_count.set(h, 0));
+    block.sync();
+    block.for_each(3 * info.num_faces, |k| {
+        let h = buf.fe.get(k) as u32;
+        block.shared_fetch_add(buf.half_count.atomic(h), 1);
+        buf.half.set(h, k);
     });
+    block.sync();
     block.for_each(info.owned_vertices, |v| {
         if !rotational_order(buf, v) {
             let (eb, ee) = (ve.offsets.get(v), ve.offsets.get(v + 1));
@@ -512,9 +559,9 @@ fn other_end(buf: &Buffers, e: u16, v: u32) -> u16 {
     }
 }
 
-/// For the FV entry `k` (corner `k % 3` of face `k / 3`): the next corner's
-/// vertex, the one after, and the edges from corner `k` to the next and
-/// from the one after back to `k`.
+/// For the FV entry `k` (corner `k % 3` of face `k / 3`, at vertex `v`):
+/// the next corner's vertex `a`, the one after `b`, the edge `v→a` and the
+/// edge `b→v` (local edge indices).
 #[inline(always)]
 fn fan_step(buf: &Buffers, k: u32) -> (u16, u16, u16, u16) {
     let f = 3 * (k / 3);
@@ -528,65 +575,95 @@ fn fan_step(buf: &Buffers, k: u32) -> (u16, u16, u16, u16) {
     )
 }
 
-/// Orders vertex `v`'s incident corners into one fan and writes VV, VE and
-/// VF in that (counter-clockwise) order, starting at the fan's first face
-/// (open fan) or at the lowest corner (closed fan). Returns false when `v`
-/// is not manifold; rows are then untouched but for the corner permutation.
+/// The FE entry traversing directed edge `h` (`2 * edge + reversed`) when
+/// exactly one does; `None` when none does (a boundary) or several do
+/// (non-manifold or inconsistently oriented: `Err`).
+#[inline(always)]
+fn half_edge(buf: &Buffers, h: u32) -> Result<Option<u32>, ()> {
+    match buf.half_count.get(h) {
+        0 => Ok(None),
+        1 => Ok(Some(buf.half.get(h))),
+        _ => Err(()),
+    }
+}
+
+/// The corner following corner `k` counter-clockwise around its vertex:
+/// the corner whose outgoing edge is the reverse of `k`'s incoming one.
+#[inline(always)]
+fn next_corner(buf: &Buffers, k: u32) -> Result<Option<u32>, ()> {
+    let f = 3 * (k / 3);
+    let incoming = buf.fe.get(f + (k - f + 2) % 3) as u32;
+    half_edge(buf, incoming ^ 1)
+}
+
+/// The corner preceding corner `k` around its vertex: the entry traversing
+/// the reverse of `k`'s outgoing edge belongs to the previous face, whose
+/// corner at this vertex follows it.
+#[inline(always)]
+fn prev_corner(buf: &Buffers, k: u32) -> Result<Option<u32>, ()> {
+    let outgoing = buf.fe.get(k) as u32;
+    Ok(half_edge(buf, outgoing ^ 1)?.map(|m| {
+        let f = 3 * (m / 3);
+        f + (m - f + 1) % 3
+    }))
+}
+
+/// Walks vertex `v`'s fan with the half-edge table and writes VV, VE and VF
+/// in counter-clockwise order, from the fan's first face (open fan) or the
+/// lowest corner (closed fan), in O(valence). Returns false when `v` is not
+/// manifold (several fans, a non-manifold or inconsistently oriented edge);
+/// the rows are then left as they are.
 #[inline(always)]
 fn rotational_order(buf: &Buffers, v: u32) -> bool {
     let (fb, fe) = (buf.vf.offsets.get(v), buf.vf.offsets.get(v + 1));
     let (eb, ee) = (buf.ve.offsets.get(v), buf.ve.offsets.get(v + 1));
     let c = buf.corners;
-    if fb == fe {
+    let n = fe - fb;
+    if n == 0 {
         return eb == ee;
     }
-    // A fan's first corner is the one whose next vertex follows no corner.
-    let mut starts = 0;
-    let mut start = fb;
-    for i in fb..fe {
-        let a = fan_step(buf, c.get(i)).0;
-        if !(fb..fe).any(|j| fan_step(buf, c.get(j)).1 == a) {
-            starts += 1;
-            start = i;
+    let lowest = (fb..fe).map(|i| c.get(i)).min().unwrap_or(0);
+    // Walk back to the first corner of an open fan (at most n steps).
+    let mut start = lowest;
+    let mut closed = false;
+    for _ in 0..n {
+        match prev_corner(buf, start) {
+            Err(()) => return false,
+            Ok(None) => break,
+            Ok(Some(p)) if p == lowest => {
+                closed = true;
+                break;
+            }
+            Ok(Some(p)) => start = p,
         }
     }
-    if starts > 1 {
+    if closed {
+        start = lowest;
+    }
+    let ring = n + if closed { 0 } else { 1 };
+    if ring != ee - eb {
         return false;
     }
-    if starts == 0 {
-        start = (fb..fe).min_by_key(|&i| c.get(i)).unwrap_or(fb);
-    }
-    swap(c, fb, start);
-    for p in fb + 1..fe {
-        let prev = fan_step(buf, c.get(p - 1)).1;
-        match (p..fe).find(|&j| fan_step(buf, c.get(j)).0 == prev) {
-            Some(j) => swap(c, p, j),
-            None => return false,
-        }
-    }
-    let n = fe - fb;
-    let closed = starts == 0;
-    if n + if closed { 0 } else { 1 } != ee - eb {
-        return false;
-    }
+    // Walk forward: exactly n corners, ending at the start (closed) or at
+    // the boundary (open).
+    let mut k = start;
     for p in 0..n {
-        let k = c.get(fb + p);
         let (a, _, out, _) = fan_step(buf, k);
         buf.vv.set(eb + p, a);
         buf.ve.values.set(eb + p, out);
         buf.vf.values.set(fb + p, (k / 3) as u16);
-    }
-    if !closed {
-        let (_, b, _, back) = fan_step(buf, c.get(fe - 1));
-        buf.vv.set(eb + n, b);
-        buf.ve.values.set(eb + n, back);
+        let next = next_corner(buf, k);
+        let last = p + 1 == n;
+        match next {
+            Ok(Some(m)) if !last && m != start => k = m,
+            Ok(Some(m)) if last && closed && m == start => {}
+            Ok(None) if last && !closed => {
+                let (_, b, _, back) = fan_step(buf, k);
+                buf.vv.set(eb + n, b);
+                buf.ve.values.set(eb + n, back);
+            }
+            _ => return false,
+        }
     }
     true
-}
-
-#[inline(always)]
-fn swap<T: Copy>(values: Shared<T>, i: u32, j: u32) {
-    let t = values.get(i);
-    values.set(i, values.get(j));
-    values.set(j, t);
 }

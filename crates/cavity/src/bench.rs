@@ -64,7 +64,8 @@ fn attribute(n: usize) -> Vec<f32> {
 
 /// The query's CSR in input numbering: what the naive baseline walks.
 fn input_csr(mesh: &TriMesh, topo: &Topology, query: Query) -> (Vec<u32>, Vec<u32>) {
-    let fixed = |rows: Vec<u32>, k: u32| ((0..=(rows.len() as u32 / k)).map(|i| k * i).collect(), rows);
+    let fixed =
+        |rows: Vec<u32>, k: u32| ((0..=(rows.len() as u32 / k)).map(|i| k * i).collect(), rows);
     match query {
         Query::EV => fixed(topo.ev.iter().flatten().copied().collect(), 2),
         Query::FV => fixed(mesh.faces.iter().flatten().copied().collect(), 3),
@@ -84,7 +85,13 @@ fn input_csr(mesh: &TriMesh, topo: &Topology, query: Query) -> (Vec<u32>, Vec<u3
                     let [a, b] = topo.ev[e as usize];
                     adj.push(match query {
                         Query::VE => e,
-                        _ => if a as usize == v { b } else { a },
+                        _ => {
+                            if a as usize == v {
+                                b
+                            } else {
+                                a
+                            }
+                        }
                     });
                 }
                 offsets.push(adj.len() as u32);
@@ -152,7 +159,8 @@ pub fn queries(
         );
         let (gpu_ms, baseline_ms, max_rel_diff) = match (gpu, &resident) {
             (Some(g), Some(dm)) => {
-                let (ours, base, diff) = gpu_pair(g, &patched, dm, mesh, &topo, query, &attr, reps)?;
+                let (ours, base, diff) =
+                    gpu_pair(g, &patched, dm, mesh, &topo, query, &attr, reps)?;
                 (Some(ours), Some(base), Some(diff))
             }
             _ => (None, None, None),
@@ -166,7 +174,9 @@ pub fn queries(
         });
     }
     Ok(QueryBench {
-        device: gpu.map(|g| g.name()).unwrap_or_else(|| "no GPU used".into()),
+        device: gpu
+            .map(|g| g.name())
+            .unwrap_or_else(|| "no GPU used".into()),
         cpu: cpu.name(),
         faces: mesh.num_faces(),
         vertices: mesh.num_vertices(),
@@ -193,7 +203,9 @@ fn gpu_pair(
     let n = patched.count(src);
     let d_attr = g.upload(attr)?;
     let mut d_out = g.upload(&vec![0f32; n])?;
-    let ours = median(g.time(3, reps, || g.neighbor_sum(patched, dm, query, &d_attr, &mut d_out))?);
+    let ours = median(g.time(3, reps, || {
+        g.neighbor_sum(patched, dm, query, &d_attr, &mut d_out)
+    })?);
     let ours_out = g.download(&d_out, n)?;
 
     let (offsets, adj) = input_csr(mesh, topo, query);
@@ -201,7 +213,9 @@ fn gpu_pair(
     let attr_input: Vec<f32> = (0..attr.len()).map(|i| attr[handle[i] as usize]).collect();
     let (d_off, d_adj, d_ai) = (g.upload(&offsets)?, g.upload(&adj)?, g.upload(&attr_input)?);
     let mut d_bout = g.upload(&vec![0f32; n])?;
-    let base = median(g.time(3, reps, || g.baseline_sum(n as u32, &d_off, &d_adj, &d_ai, &mut d_bout))?);
+    let base = median(g.time(3, reps, || {
+        g.baseline_sum(n as u32, &d_off, &d_adj, &d_ai, &mut d_bout)
+    })?);
     let base_out = g.download(&d_bout, n)?;
     let to_in = patched.to_input(src);
     let diff = (0..n)
@@ -221,9 +235,17 @@ impl QueryBench {
              GPU: {}; CPU: {}\n\n\
              | query | ours GPU (ms) | naive GPU (ms) | CPU backend (ms) | naive/ours | CPU/ours | max rel. diff |\n\
              |---|---|---|---|---|---|---|\n",
-            self.faces, self.vertices, self.stats.patches, self.stats.min_faces, self.stats.mean_faces,
-            self.stats.max_faces, self.stats.ribbon_ratio, self.stats.bytes_per_face, self.patch_seconds,
-            self.device, self.cpu
+            self.faces,
+            self.vertices,
+            self.stats.patches,
+            self.stats.min_faces,
+            self.stats.mean_faces,
+            self.stats.max_faces,
+            self.stats.ribbon_ratio,
+            self.stats.bytes_per_face,
+            self.patch_seconds,
+            self.device,
+            self.cpu
         );
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into());
         for r in &self.rows {
@@ -239,10 +261,11 @@ impl QueryBench {
                 r.cpu_ms,
                 ratio(r.baseline_ms),
                 ratio(Some(r.cpu_ms)),
-                r.max_rel_diff.map(|d| format!("{d:.1e}")).unwrap_or_else(|| "-".into())
+                r.max_rel_diff
+                    .map(|d| format!("{d:.1e}"))
+                    .unwrap_or_else(|| "-".into())
             );
         }
         s
     }
 }
-

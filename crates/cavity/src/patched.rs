@@ -17,7 +17,7 @@ use cavity_device::layout::{
 };
 
 use crate::TriMesh;
-use crate::patcher::{self, PatchError, Partition};
+use crate::patcher::{self, Partition, PatchError};
 use crate::topology::Topology;
 
 /// A mesh split into patches, ready for the query kernels.
@@ -130,7 +130,10 @@ fn majority(faces: &[u32], face_patch: &[u32]) -> u32 {
     let mut best = (0usize, u32::MAX);
     for &f in faces {
         let p = face_patch[f as usize];
-        let n = faces.iter().filter(|&&g| face_patch[g as usize] == p).count();
+        let n = faces
+            .iter()
+            .filter(|&&g| face_patch[g as usize] == p)
+            .count();
         if n > best.0 || (n == best.0 && p < best.1) {
             best = (n, p);
         }
@@ -201,7 +204,10 @@ impl PatchedMesh {
             info.vertex_base = bases[0];
             info.edge_base = bases[1];
             info.face_base = bases[2];
-            for (k, kind) in [Kind::Vertex, Kind::Edge, Kind::Face].into_iter().enumerate() {
+            for (k, kind) in [Kind::Vertex, Kind::Edge, Kind::Face]
+                .into_iter()
+                .enumerate()
+            {
                 base_of[k].push(bases[k]);
                 bases[k] += info.owned(kind);
             }
@@ -376,7 +382,11 @@ fn build_patch(
         for k in 0..3 {
             let e = topo.fe[f as usize][k];
             let local = local_of(e, own_e, &rib_e) as u16;
-            let reversed = if topo.ev[e as usize][0] == t[k] { 0 } else { FE_REVERSED };
+            let reversed = if topo.ev[e as usize][0] == t[k] {
+                0
+            } else {
+                FE_REVERSED
+            };
             fe.push((local << 1) | reversed);
         }
     }

@@ -206,7 +206,11 @@ impl FaceGraph {
         let mut visited = vec![false; face_patch.len()];
         let mut queue = VecDeque::new();
         for (f, &p) in face_patch.iter().enumerate() {
-            if self.neighbors(f as u32).iter().any(|&g| face_patch[g as usize] != p) {
+            if self
+                .neighbors(f as u32)
+                .iter()
+                .any(|&g| face_patch[g as usize] != p)
+            {
                 visited[f] = true;
                 queue.push_back(f as u32);
                 boundary[p as usize].push(f as u32);

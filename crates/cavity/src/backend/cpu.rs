@@ -109,6 +109,8 @@ impl CpuBackend {
         (0..(positions.len() / 3) as u32)
             .into_par_iter()
             .for_each(|v| normals::normalize(v, &acc));
-        acc.into_iter().map(|a| f32::from_bits(a.into_inner())).collect()
+        acc.into_iter()
+            .map(|a| f32::from_bits(a.into_inner()))
+            .collect()
     }
 }

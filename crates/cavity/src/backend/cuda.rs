@@ -302,7 +302,10 @@ impl CudaBackend {
         attr: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>,
     ) -> Result<(), BackendError> {
-        let f = self.function(&format!("query_neighbor_sum_{}", query.name().to_lowercase()))?;
+        let f = self.function(&format!(
+            "query_neighbor_sum_{}",
+            query.name().to_lowercase()
+        ))?;
         let cfg = self.patch_config(&f, mesh, query)?;
         let (na, no) = (attr.len() as u32, out.len() as u32);
         let mut b = self.stream.launch_builder(&f);
@@ -324,7 +327,13 @@ impl CudaBackend {
         let f = self.function("baseline_csr_sum")?;
         let (nadj, nattr) = (adj.len() as u32, attr.len() as u32);
         let mut b = self.stream.launch_builder(&f);
-        b.arg(&n).arg(offsets).arg(adj).arg(&nadj).arg(attr).arg(&nattr).arg(out);
+        b.arg(&n)
+            .arg(offsets)
+            .arg(adj)
+            .arg(&nadj)
+            .arg(attr)
+            .arg(&nattr)
+            .arg(out);
         // SAFETY: matches `baseline_csr_sum`'s contract.
         unsafe { b.launch(element_config(n)) }.map_err(driver("launching baseline_csr_sum"))?;
         Ok(())
