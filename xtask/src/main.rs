@@ -43,10 +43,10 @@ fn kernels(ptx: &str) -> Vec<(String, usize, usize)> {
             }
             let name = rest.split('(').next().unwrap_or(rest).trim().to_string();
             current = Some((name, 0, 0));
-        } else if line.starts_with(".visible .func") || line.starts_with(".func") {
-            if let Some(k) = current.take() {
-                out.push(k);
-            }
+        } else if (line.starts_with(".visible .func") || line.starts_with(".func"))
+            && let Some(k) = current.take()
+        {
+            out.push(k);
         }
         if let Some(k) = current.as_mut() {
             k.1 += 1;

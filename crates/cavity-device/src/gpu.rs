@@ -186,7 +186,8 @@ macro_rules! query_kernels {
                 let counts = Scatter::from_raw(counts, n_counts as usize);
                 let out = Scatter::from_raw(out, n_out as usize);
                 let patch = _block_idx_x() as u32;
-                workload::export(&GpuBlock, &mut arena(), &mesh, patch, Query::$query, offsets, &counts, &out);
+                let target = workload::ExportTarget { offsets, counts: &counts, out: &out };
+                workload::export(&GpuBlock, &mut arena(), &mesh, patch, Query::$query, &target);
             }
         }
 

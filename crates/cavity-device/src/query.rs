@@ -622,6 +622,17 @@ fn rotational_order(buf: &Buffers, v: u32) -> bool {
     if n == 0 {
         return eb == ee;
     }
+    // Every half-edge out of and into v must be traversed once: then the
+    // fan steps are injective and a walk cannot revisit a corner.
+    let single = |h: u16| buf.half_count.get(h as u32) == 1;
+    let unique = (fb..fe).all(|i| {
+        let k = c.get(i);
+        let f = 3 * (k / 3);
+        single(buf.fe.get(k)) && single(buf.fe.get(f + (k - f + 2) % 3))
+    });
+    if !unique {
+        return false;
+    }
     let lowest = (fb..fe).map(|i| c.get(i)).min().unwrap_or(0);
     // Walk back to the first corner of an open fan (at most n steps).
     let mut start = lowest;

@@ -6,9 +6,19 @@ use crate::block::{Block, Scatter, SharedArena};
 use crate::layout::PatchMesh;
 use crate::query::{self, Query};
 
+/// Where a query export writes: pass 1 (`offsets == None`) writes
+/// `counts[src] = len`; pass 2 writes the results of `src` to
+/// `out[offsets[src]..]` (offsets: exclusive prefix sum of the counts).
+pub struct ExportTarget<'a> {
+    /// Row starts by source handle (pass 2) or `None` (pass 1).
+    pub offsets: Option<&'a [u32]>,
+    /// Result counts by source handle.
+    pub counts: &'a Scatter<u32>,
+    /// Concatenated results.
+    pub out: &'a Scatter<u32>,
+}
+
 /// Exports `query` for the owned elements of `patch` in global handles.
-/// Pass 1 (`offsets == None`): `counts[src] = len`. Pass 2: the results of
-/// `src` go to `out[offsets[src]..]` (offsets: exclusive prefix sum of counts).
 #[inline(always)]
 pub fn export<B: Block>(
     block: &B,
@@ -16,10 +26,9 @@ pub fn export<B: Block>(
     mesh: &PatchMesh,
     patch: u32,
     query: Query,
-    offsets: Option<&[u32]>,
-    counts: &Scatter<u32>,
-    out: &Scatter<u32>,
+    target: &ExportTarget,
 ) {
+    let (offsets, counts, out) = (target.offsets, target.counts, target.out);
     query::for_each(
         block,
         arena,

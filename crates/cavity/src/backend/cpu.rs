@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use cavity_device::block::{HostBlock, Scatter, SharedArena};
 use cavity_device::query::{self, Neighbors, Query};
+use cavity_device::workload::ExportTarget;
 use cavity_device::{normals, workload};
 
 use super::{QueryResult, max_shared_bytes, sources};
@@ -72,8 +73,13 @@ impl CpuBackend {
         {
             let c = Scatter::new(&mut counts);
             let o = Scatter::new(&mut none);
+            let target = ExportTarget {
+                offsets: None,
+                counts: &c,
+                out: &o,
+            };
             self.run_patches(mesh, smem, |b, a, p| {
-                workload::export(b, a, &view, p, query, None, &c, &o)
+                workload::export(b, a, &view, p, query, &target)
             });
         }
         let offsets = QueryResult::offsets_of(&counts);
@@ -81,8 +87,13 @@ impl CpuBackend {
         {
             let c = Scatter::new(&mut counts);
             let o = Scatter::new(&mut values);
+            let target = ExportTarget {
+                offsets: Some(&offsets),
+                counts: &c,
+                out: &o,
+            };
             self.run_patches(mesh, smem, |b, a, p| {
-                workload::export(b, a, &view, p, query, Some(&offsets), &c, &o)
+                workload::export(b, a, &view, p, query, &target)
             });
         }
         QueryResult { offsets, values }
