@@ -4,6 +4,8 @@
 
 include!("build/ptx.rs");
 
+use cavity_device::query::Query;
+
 fn main() {
     let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let workspace = manifest.join("../..");
@@ -23,22 +25,35 @@ fn main() {
 }
 
 /// Adds PTX performance directives to the patch kernels (the equivalent of
-/// CUDA's `__launch_bounds__(256, 4)`, which Rust cannot express): at most
-/// 256 threads per block and at least 4 resident blocks per SM, so ptxas
-/// keeps registers at or under 64 per thread. The block size must match
-/// `cavity_device::query::QUERY_BLOCK_DIM`.
+/// CUDA's `__launch_bounds__`, which Rust cannot express): each kernel of
+/// query `q` (named `..._vv`, `..._ef`, ...; `vertex_normals` runs FV) gets
+/// at most `q.launch_bounds().0` threads per block and at least `.1`
+/// resident blocks per SM, which caps ptxas's register allocation.
 fn launch_bounds(ptx: &str) -> String {
     let mut out = String::with_capacity(ptx.len() + 4096);
-    let mut in_patch_entry = false;
+    let mut bounds = None;
     for line in ptx.lines() {
-        if line.contains(".entry query_") || line.contains(".entry vertex_normals") {
-            in_patch_entry = true;
+        if let Some(rest) = line.split(".entry ").nth(1) {
+            let name = rest.split('(').next().unwrap_or("");
+            bounds = if name == "vertex_normals" {
+                Some(Query::FV.launch_bounds())
+            } else if name.starts_with("query_") {
+                Query::ALL
+                    .into_iter()
+                    .find(|q| name.ends_with(&format!("_{}", q.name().to_lowercase())))
+                    .map(|q| q.launch_bounds())
+            } else {
+                None
+            };
         }
         out.push_str(line);
         out.push('\n');
-        if in_patch_entry && line.trim_start().starts_with(')') {
-            out.push_str(".maxntid 256, 1, 1\n.minnctapersm 4\n");
-            in_patch_entry = false;
+        if line.trim_start().starts_with(')')
+            && let Some((threads, blocks)) = bounds.take()
+        {
+            out.push_str(&format!(
+                ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
+            ));
         }
     }
     out

@@ -74,6 +74,17 @@ impl Query {
         }
     }
 
+    /// Launch bounds of the query's patch kernels: threads per block, and
+    /// the blocks that must fit on one SM (which caps registers at
+    /// 65536 / (threads × blocks)). Vertex queries walk fans one thread per
+    /// vertex and use more shared memory: 256 × 4; the others 128 × 8.
+    pub fn launch_bounds(self) -> (u32, u32) {
+        match self.source() {
+            Kind::Vertex => (256, 4),
+            _ => (128, 8),
+        }
+    }
+
     /// Short upper-case name ("VV", ...).
     pub fn name(self) -> &'static str {
         ["VV", "VE", "VF", "EV", "EF", "FV", "FE", "FF"][self as usize]
@@ -96,9 +107,6 @@ pub fn specialize<R>(query: Query, mut f: impl FnMut(Query) -> R) -> R {
         Query::FF => f(Query::FF),
     }
 }
-
-/// Threads per block used by both backends' launch code for query kernels.
-pub const QUERY_BLOCK_DIM: u32 = 256;
 
 /// A CSR relation in shared memory: row `i` is `values[offsets[i]..offsets[i+1]]`.
 #[derive(Clone, Copy)]
@@ -124,6 +132,8 @@ struct Buffers {
     fv: Shared<u16>,
     scratch: Shared<u32>,
     flag: Shared<u32>,
+    /// Global handles of the target kind's local elements.
+    handles: Shared<u32>,
     /// VE (rows in rotational order where manifold) and VV in the same order.
     ve: Csr,
     vv: Shared<u16>,
@@ -155,6 +165,7 @@ impl Buffers {
         let fv = arena.alloc(if needs_fv { 3 * nf } else { 0 });
         let scratch = arena.alloc(block_dim);
         let flag = arena.alloc(1);
+        let handles = arena.alloc(info.count(query.target()));
         let (ve, vv, vf, corners, half_count, half) = if vertex {
             (
                 Csr::alloc(arena, nv, 2 * ne),
@@ -190,6 +201,7 @@ impl Buffers {
             fv,
             scratch,
             flag,
+            handles,
             ve,
             vv,
             vf,
@@ -215,9 +227,8 @@ pub fn shared_bytes(info: &PatchInfo, query: Query, block_dim: u32) -> usize {
 /// handles read from shared memory, mapped from local indices on access.
 #[derive(Clone, Copy)]
 pub struct Neighbors<'a> {
-    mesh: &'a PatchMesh<'a>,
-    info: &'a PatchInfo,
-    kind: Kind,
+    handles: Shared<u32>,
+    marker: core::marker::PhantomData<&'a ()>,
     values: Shared<u16>,
     begin: u32,
     len: u32,
@@ -241,7 +252,7 @@ impl Neighbors<'_> {
     #[inline(always)]
     pub fn get(&self, i: u32) -> u32 {
         let local = (self.values.get(self.begin + i) >> self.shift) as u32;
-        self.mesh.global(self.info, self.kind, local)
+        self.handles.get(local)
     }
 
     /// For FE results: whether the face traverses edge `i` against the edge's
@@ -312,10 +323,17 @@ pub fn for_each<B: Block>(
     }
 
     let tgt = query.target();
+    // Local → global handles of the target kind, once per block (RXMesh
+    // section 6.2: the mapping is read in bulk, not per result).
+    block.for_each(info.count(tgt), |l| {
+        buf.handles.set(l, mesh.global(info, tgt, l))
+    });
+    block.sync();
+    let handles = buf.handles;
+    let marker = core::marker::PhantomData;
     let fixed = |values: Shared<u16>, arity: u32, shift: u32, i: u32| Neighbors {
-        mesh,
-        info,
-        kind: tgt,
+        handles,
+        marker,
         values,
         begin: arity * i,
         len: arity,
@@ -324,9 +342,8 @@ pub fn for_each<B: Block>(
     let row = |csr: Csr, values: Shared<u16>, i: u32| {
         let begin = csr.offsets.get(i);
         Neighbors {
-            mesh,
-            info,
-            kind: tgt,
+            handles,
+            marker,
             values,
             begin,
             len: csr.offsets.get(i + 1) - begin,

@@ -12,7 +12,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use cavity_device::layout::RawPatchMesh;
-use cavity_device::query::{QUERY_BLOCK_DIM, Query};
+use cavity_device::query::Query;
 
 use super::{BackendError, QueryResult, max_shared_bytes, sources};
 use crate::patched::PatchedMesh;
@@ -186,7 +186,8 @@ impl CudaBackend {
         mesh: &PatchedMesh,
         query: Query,
     ) -> Result<LaunchConfig, BackendError> {
-        let smem = max_shared_bytes(mesh, query, QUERY_BLOCK_DIM);
+        let (threads, _) = query.launch_bounds();
+        let smem = max_shared_bytes(mesh, query, threads);
         if smem > self.smem_limit {
             return Err(BackendError::SharedMemory {
                 needed: smem,
@@ -201,7 +202,7 @@ impl CudaBackend {
         .map_err(driver("raising the kernel's shared-memory limit"))?;
         Ok(LaunchConfig {
             grid_dim: (mesh.num_patches().max(1), 1, 1),
-            block_dim: (QUERY_BLOCK_DIM, 1, 1),
+            block_dim: (threads, 1, 1),
             shared_mem_bytes: smem as u32,
         })
     }
