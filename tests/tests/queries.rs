@@ -52,3 +52,27 @@ fn real_mesh_queries() {
     check_queries(&mesh, 512, &backend).unwrap();
     check_queries(&mesh, 64, &backend).unwrap();
 }
+
+#[test]
+fn active_set_limits_the_computation() {
+    use cavity::backend::cpu::CpuBackend;
+    use std::sync::Mutex;
+    let mesh = grid(9, 7, &[false, true], false, &[5, 17]);
+    let patched = cavity::PatchedMesh::new(&mesh, 16).unwrap();
+    let seen = Mutex::new(Vec::new());
+    CpuBackend::new().for_each(
+        &patched,
+        cavity::Query::VV,
+        |v| v % 3 == 0,
+        |v, ring| {
+            assert!(!ring.is_empty());
+            seen.lock().unwrap().push(v);
+        },
+    );
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort_unstable();
+    let expected: Vec<u32> = (0..mesh.positions.len() as u32)
+        .filter(|v| v % 3 == 0)
+        .collect();
+    assert_eq!(seen, expected);
+}

@@ -43,20 +43,8 @@ pub trait Block {
     fn scan(&self, data: Shared<u32>, n: u32, scratch: Shared<u32>, inclusive: bool) -> u32 {
         let t = self.thread_idx();
         let threads = self.block_dim();
-        let chunk = n.div_ceil(threads);
-        let begin = (t * chunk).min(n);
-        let end = (begin + chunk).min(n);
-        let mut sum = 0u32;
-        for i in begin..end {
-            let x = data.get(i);
-            if inclusive {
-                sum += x;
-                data.set(i, sum);
-            } else {
-                data.set(i, sum);
-                sum += x;
-            }
-        }
+        let chunk = ScanChunk::new(t, threads, n);
+        let sum = chunk.scan(data, inclusive);
         scratch.set(t, sum);
         self.sync();
         // Hillis-Steele inclusive scan of the per-thread chunk sums.
@@ -72,13 +60,55 @@ pub trait Block {
             self.sync();
             offset <<= 1;
         }
-        let before = if t == 0 { 0 } else { scratch.get(t - 1) };
-        for i in begin..end {
-            data.set(i, data.get(i) + before);
-        }
+        chunk.add(data, if t == 0 { 0 } else { scratch.get(t - 1) });
         let total = scratch.get(threads - 1);
         self.sync();
         total
+    }
+}
+
+/// The contiguous part of a block-wide scan one thread handles.
+#[derive(Clone, Copy)]
+pub struct ScanChunk {
+    begin: u32,
+    end: u32,
+}
+
+impl ScanChunk {
+    /// Thread `t` of `threads` over `n` entries.
+    #[inline(always)]
+    pub fn new(t: u32, threads: u32, n: u32) -> Self {
+        let chunk = n.div_ceil(threads);
+        let begin = (t * chunk).min(n);
+        ScanChunk {
+            begin,
+            end: (begin + chunk).min(n),
+        }
+    }
+
+    /// Serial prefix sum of the chunk in place; returns its total.
+    #[inline(always)]
+    pub fn scan(&self, data: Shared<u32>, inclusive: bool) -> u32 {
+        let mut sum = 0u32;
+        for i in self.begin..self.end {
+            let x = data.get(i);
+            if inclusive {
+                sum += x;
+                data.set(i, sum);
+            } else {
+                data.set(i, sum);
+                sum += x;
+            }
+        }
+        sum
+    }
+
+    /// Adds the sum of all earlier chunks.
+    #[inline(always)]
+    pub fn add(&self, data: Shared<u32>, before: u32) {
+        for i in self.begin..self.end {
+            data.set(i, data.get(i) + before);
+        }
     }
 }
 

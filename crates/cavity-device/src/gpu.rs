@@ -5,7 +5,7 @@ use core::arch::asm;
 use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
 use core::sync::atomic::AtomicU32;
 
-use crate::block::{Block, Scatter, Shared, SharedArena};
+use crate::block::{Block, ScanChunk, Scatter, Shared, SharedArena};
 use crate::layout::RawPatchMesh;
 use crate::query::Query;
 use crate::{baseline, normals, workload};
@@ -55,20 +55,8 @@ impl Block for GpuBlock {
     fn scan(&self, data: Shared<u32>, n: u32, scratch: Shared<u32>, inclusive: bool) -> u32 {
         let t = self.thread_idx();
         let threads = self.block_dim();
-        let chunk = n.div_ceil(threads);
-        let begin = (t * chunk).min(n);
-        let end = (begin + chunk).min(n);
-        let mut sum = 0u32;
-        for i in begin..end {
-            let x = data.get(i);
-            if inclusive {
-                sum += x;
-                data.set(i, sum);
-            } else {
-                data.set(i, sum);
-                sum += x;
-            }
-        }
+        let chunk = ScanChunk::new(t, threads, n);
+        let sum = chunk.scan(data, inclusive);
         let (lane, warp, warps) = (t % 32, t / 32, threads / 32);
         let x = warp_inclusive_scan(sum, lane);
         if lane == 31 {
@@ -83,10 +71,10 @@ impl Block for GpuBlock {
             }
         }
         self.sync();
-        let before = x - sum + if warp > 0 { scratch.get(warp - 1) } else { 0 };
-        for i in begin..end {
-            data.set(i, data.get(i) + before);
-        }
+        chunk.add(
+            data,
+            x - sum + if warp > 0 { scratch.get(warp - 1) } else { 0 },
+        );
         let total = scratch.get(warps - 1);
         self.sync();
         total
