@@ -518,51 +518,72 @@ fn adjacent_faces(buf: &Buffers, f: u32, mut emit: impl FnMut(u32, u16)) -> u32 
 /// oriented); otherwise VE and VF sorted by local index and VV following VE.
 #[inline(always)]
 fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
-    face_vertices(block, info, buf);
-    let corners = buf.corners;
-    transpose(
-        block,
-        buf.fv,
-        0,
-        info.num_vertices,
-        buf.vf.offsets,
-        buf.scratch,
-        |pos, k| corners.set(pos, k),
-    );
-    let ve = buf.ve;
-    transpose(
-        block,
-        buf.ev,
-        0,
-        info.num_vertices,
-        ve.offsets,
-        buf.scratch,
-        |pos, k| ve.values.set(pos, (k / 2) as u16),
-    );
-    // Half-edge table: directed edge -> the FE entry traversing it.
-    block.for_each(2 * info.num_edges, |h| buf.half_count.set(h, 0));
+    let (nv, ne, nf) = (info.num_vertices, info.num_edges, info.num_faces);
+    let (vf, ve, corners) = (buf.vf, buf.ve, buf.corners);
+    block.for_each(nv + 1, |v| {
+        vf.offsets.set(v, 0);
+        ve.offsets.set(v, 0);
+    });
+    block.for_each(2 * ne, |h| buf.half_count.set(h, 0));
     block.sync();
-    block.for_each(3 * info.num_faces, |k| {
-        let h = buf.fe.get(k) as u32;
-        block.shared_fetch_add(buf.half_count.atomic(h), 1);
-        buf.half.set(h, k);
+    // One pass over the corners: FV = FE·EV, the VF counts, and the
+    // half-edge table (directed edge -> the FE entry traversing it); one
+    // over the edges: the VE counts (VE = EVᵀ is never scattered: fans
+    // give its rows directly).
+    block.for_each(3 * nf, |k| {
+        let e = buf.fe.get(k);
+        let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
+        buf.fv.set(k, tail);
+        block.shared_fetch_add(vf.offsets.atomic(tail as u32), 1);
+        block.shared_fetch_add(buf.half_count.atomic(e as u32), 1);
+        buf.half.set(e as u32, k);
+    });
+    block.for_each(2 * ne, |i| {
+        block.shared_fetch_add(ve.offsets.atomic(buf.ev.get(i) as u32), 1);
+    });
+    block.sync();
+    block.scan(vf.offsets, nv + 1, buf.scratch, true);
+    block.scan(ve.offsets, nv + 1, buf.scratch, false);
+    // Scatter the corners from the VF row ends downwards.
+    block.for_each(3 * nf, |k| {
+        let v = buf.fv.get(k) as u32;
+        let pos = block.shared_fetch_add(vf.offsets.atomic(v), u32::MAX) - 1;
+        corners.set(pos, k);
     });
     block.sync();
     block.for_each(info.owned_vertices, |v| {
         if !rotational_order(buf, v) {
-            let (eb, ee) = (ve.offsets.get(v), ve.offsets.get(v + 1));
-            insertion_sort(ve.values, eb, ee);
-            for i in eb..ee {
-                buf.vv.set(i, other_end(buf, ve.values.get(i), v));
-            }
-            let (fb, fe) = (buf.vf.offsets.get(v), buf.vf.offsets.get(v + 1));
-            for i in fb..fe {
-                buf.vf.values.set(i, (corners.get(i) / 3) as u16);
-            }
-            insertion_sort(buf.vf.values, fb, fe);
+            unordered_vertex_rows(buf, v);
         }
     });
     block.sync();
+}
+
+/// VE, VV and VF of a non-manifold vertex `v`, sorted by local index: VE
+/// collects the distinct edges out of and into `v` over its corners.
+#[inline(always)]
+fn unordered_vertex_rows(buf: &Buffers, v: u32) {
+    let (ve, vf, c) = (buf.ve, buf.vf, buf.corners);
+    let (eb, ee) = (ve.offsets.get(v), ve.offsets.get(v + 1));
+    let (fb, fe) = (vf.offsets.get(v), vf.offsets.get(v + 1));
+    let mut n = eb;
+    for i in fb..fe {
+        let k = c.get(i);
+        let f = 3 * (k / 3);
+        for h in [buf.fe.get(k), buf.fe.get(f + (k - f + 2) % 3)] {
+            let e = h >> 1;
+            if n < ee && !(eb..n).any(|j| ve.values.get(j) == e) {
+                ve.values.set(n, e);
+                n += 1;
+            }
+        }
+        vf.values.set(i, (k / 3) as u16);
+    }
+    insertion_sort(ve.values, eb, ee);
+    for i in eb..ee {
+        buf.vv.set(i, other_end(buf, ve.values.get(i), v));
+    }
+    insertion_sort(vf.values, fb, fe);
 }
 
 /// The endpoint of local edge `e` that is not `v`.
