@@ -18,9 +18,9 @@ pub trait Block {
     /// Barrier: every thread of the block waits here and shared-memory writes
     /// before it are visible after it.
     fn sync(&self);
-    /// Atomically adds `v` to a shared-memory counter and returns the old
-    /// value (block scope).
-    fn shared_fetch_add(&self, target: &AtomicU32, v: u32) -> u32;
+    /// Atomically adds `v` (wrapping) to entry `i` of a shared-memory
+    /// window and returns the old value (block scope).
+    fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
     /// Atomically adds `v` to an `f32` stored as bits in global memory.
     fn global_add_f32(&self, target: &AtomicU32, v: f32);
 
@@ -129,7 +129,75 @@ impl<T> Clone for Shared<T> {
 }
 impl<T> Copy for Shared<T> {}
 
-impl<T: Copy> Shared<T> {
+/// Element types of shared-memory windows: on the GPU they are loaded and
+/// stored with `ld.shared` / `st.shared` at shared-window addresses (no
+/// generic-address conversion); on the host through plain pointers.
+pub trait SharedScalar: Copy {
+    /// Reads `*p`.
+    ///
+    /// # Safety
+    /// `p` is a valid window entry (a shared-window address on the GPU).
+    unsafe fn load(p: *mut Self) -> Self;
+    /// Writes `*p = v`.
+    ///
+    /// # Safety
+    /// As for `load`.
+    unsafe fn store(p: *mut Self, v: Self);
+}
+
+macro_rules! shared_scalar {
+    ($t:ty, $ld:literal, $st:literal, $reg:ident) => {
+        impl SharedScalar for $t {
+            #[inline(always)]
+            unsafe fn load(p: *mut Self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let v: $t;
+                    // SAFETY: forwarded from the caller; `p` is a shared-window address.
+                    unsafe {
+                        core::arch::asm!($ld, v = out($reg) v, a = in(reg64) p as u64,
+                            options(pure, readonly, nostack))
+                    };
+                    v
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                // SAFETY: forwarded from the caller.
+                unsafe {
+                    p.read()
+                }
+            }
+            #[inline(always)]
+            unsafe fn store(p: *mut Self, v: Self) {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: forwarded from the caller; `p` is a shared-window address.
+                unsafe {
+                    core::arch::asm!($st, a = in(reg64) p as u64, v = in($reg) v,
+                        options(nostack))
+                };
+                #[cfg(not(target_arch = "nvptx64"))]
+                // SAFETY: forwarded from the caller.
+                unsafe {
+                    p.write(v)
+                }
+            }
+        }
+    };
+}
+
+shared_scalar!(
+    u16,
+    "ld.shared.u16 {v}, [{a}];",
+    "st.shared.u16 [{a}], {v};",
+    reg16
+);
+shared_scalar!(
+    u32,
+    "ld.shared.u32 {v}, [{a}];",
+    "st.shared.u32 [{a}], {v};",
+    reg32
+);
+
+impl<T: SharedScalar> Shared<T> {
     /// Number of entries.
     #[inline(always)]
     pub fn len(&self) -> u32 {
@@ -149,7 +217,7 @@ impl<T: Copy> Shared<T> {
         // SAFETY: kernels index windows in bounds (checked in debug builds,
         // which the CPU-backend tests run); the window lies inside one live
         // allocation handed out by `SharedArena`; barriers order the accesses.
-        unsafe { self.ptr.add(i as usize).read() }
+        unsafe { T::load(self.ptr.wrapping_add(i as usize)) }
     }
 
     /// Writes entry `i`.
@@ -157,18 +225,14 @@ impl<T: Copy> Shared<T> {
     pub fn set(&self, i: u32, v: T) {
         debug_assert!(i < self.len);
         // SAFETY: as in `get`.
-        unsafe { self.ptr.add(i as usize).write(v) }
+        unsafe { T::store(self.ptr.wrapping_add(i as usize), v) }
     }
-}
 
-impl Shared<u32> {
-    /// Entry `i` as an atomic, for [`Block::shared_fetch_add`].
+    /// Address of entry `i` (a shared-window address on the GPU).
     #[inline(always)]
-    pub fn atomic(&self, i: u32) -> &AtomicU32 {
+    pub fn addr(&self, i: u32) -> *mut T {
         debug_assert!(i < self.len);
-        // SAFETY: in bounds, 4-byte aligned (the arena aligns every window to
-        // 16 bytes) and only accessed atomically while used as a counter.
-        unsafe { AtomicU32::from_ptr(self.ptr.add(i as usize)) }
+        self.ptr.wrapping_add(i as usize)
     }
 }
 
@@ -198,7 +262,7 @@ impl SharedArena {
     /// A window of `len` entries of `T`, aligned to 16 bytes. Traps/panics
     /// when the arena is exhausted: callers size it with [`crate::query::shared_bytes`].
     #[inline(always)]
-    pub fn alloc<T: Copy>(&mut self, len: u32) -> Shared<T> {
+    pub fn alloc<T: SharedScalar>(&mut self, len: u32) -> Shared<T> {
         let bytes = (len as usize * core::mem::size_of::<T>()).next_multiple_of(16);
         assert!(bytes <= self.size - self.used);
         // `wrapping_add` keeps the measuring arena (null base) well defined;
@@ -243,9 +307,9 @@ impl Block for HostBlock {
     #[inline(always)]
     fn sync(&self) {}
     #[inline(always)]
-    fn shared_fetch_add(&self, target: &AtomicU32, v: u32) -> u32 {
-        let old = target.load(Ordering::Relaxed);
-        target.store(old.wrapping_add(v), Ordering::Relaxed);
+    fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        let old = target.get(i);
+        target.set(i, old.wrapping_add(v));
         old
     }
     #[inline(always)]

@@ -39,12 +39,12 @@ impl Block for GpuBlock {
         unsafe { _syncthreads() }
     }
     #[inline(always)]
-    fn shared_fetch_add(&self, target: &AtomicU32, v: u32) -> u32 {
+    fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
         let old: u32;
-        // SAFETY: `target` is a valid, aligned u32 (a shared-memory window).
+        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
         unsafe {
-            asm!("atom.relaxed.cta.add.u32 {o}, [{p}], {v};",
-                 o = out(reg32) old, p = in(reg64) target.as_ptr(), v = in(reg32) v);
+            asm!("atom.relaxed.cta.shared.add.u32 {o}, [{p}], {v};",
+                 o = out(reg32) old, p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
         }
         old
     }
@@ -112,10 +112,10 @@ fn warp_inclusive_scan(mut x: u32, lane: u32) -> u32 {
 #[inline(always)]
 fn arena() -> SharedArena {
     let (p, size): (u64, u32);
-    // SAFETY: reads the address of the dynamic shared-memory symbol and its
-    // launch size.
+    // SAFETY: reads the shared-window address of the dynamic shared-memory
+    // symbol (windows are accessed with ld/st.shared only) and its launch size.
     unsafe {
-        asm!("cvta.shared.u64 {p}, DYN_SMEM;", p = out(reg64) p);
+        asm!("mov.u64 {p}, DYN_SMEM;", p = out(reg64) p);
         asm!("mov.u32 {s}, %dynamic_smem_size;", s = out(reg32) size);
     }
     // SAFETY: the window is this block's dynamic shared memory of `size` bytes.
@@ -280,5 +280,52 @@ pub unsafe extern "ptx-kernel" fn baseline_csr_sum(
             baseline::csr_sum(i, offsets, adj, attr, &out);
             i += stride;
         }
+    }
+}
+
+/// The PDE baseline (see `baseline::pde_sum`): one thread per element of
+/// `query`'s source kind over the Directed Edges arrays.
+///
+/// # Safety
+/// `fv`, `twin`, `edge` have `n_half` entries, `outgoing` `n_vertices`,
+/// `edge_half` `n_edges`, `attr` `n_attr`, `out` `n`; `query` is a valid code.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn baseline_pde_sum(
+    query: u32,
+    n: u32,
+    fv: *const u32,
+    twin: *const u32,
+    edge: *const u32,
+    n_half: u32,
+    outgoing: *const u32,
+    n_vertices: u32,
+    edge_half: *const u32,
+    n_edges: u32,
+    max_valence: u32,
+    attr: *const f32,
+    n_attr: u32,
+    out: *mut f32,
+) {
+    // SAFETY: the launch contract.
+    unsafe {
+        let de = baseline::DirectedEdges {
+            fv: arg(fv, n_half),
+            twin: arg(twin, n_half),
+            edge: arg(edge, n_half),
+            outgoing: arg(outgoing, n_vertices),
+            edge_half: arg(edge_half, n_edges),
+        };
+        let attr = arg(attr, n_attr);
+        let out = Scatter::from_raw(out, n as usize);
+        let Some(query) = Query::from_u32(query) else {
+            return;
+        };
+        let (mut i, stride) = grid();
+        crate::query::specialize(query, |q| {
+            while i < n {
+                baseline::pde_sum(q, i, &de, max_valence, attr, &out);
+                i += stride;
+            }
+        });
     }
 }

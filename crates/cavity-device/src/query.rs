@@ -416,7 +416,7 @@ fn transpose<B: Block>(
     block.sync();
     block.for_each(n, |k| {
         let t = (entries.get(k) >> shift) as u32;
-        block.shared_fetch_add(offsets.atomic(t), 1);
+        block.shared_fetch_add(offsets, t, 1);
     });
     block.sync();
     // Inclusive scan: offsets[t] is the end of row t (offsets[targets] = n).
@@ -424,7 +424,7 @@ fn transpose<B: Block>(
     // Scatter from the row ends downwards; afterwards offsets[t] is the start.
     block.for_each(n, |k| {
         let t = (entries.get(k) >> shift) as u32;
-        let pos = block.shared_fetch_add(offsets.atomic(t), u32::MAX) - 1;
+        let pos = block.shared_fetch_add(offsets, t, u32::MAX) - 1;
         emit(pos, k);
     });
     block.sync();
@@ -534,12 +534,12 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
         let e = buf.fe.get(k);
         let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
         buf.fv.set(k, tail);
-        block.shared_fetch_add(vf.offsets.atomic(tail as u32), 1);
-        block.shared_fetch_add(buf.half_count.atomic(e as u32), 1);
+        block.shared_fetch_add(vf.offsets, tail as u32, 1);
+        block.shared_fetch_add(buf.half_count, e as u32, 1);
         buf.half.set(e as u32, k);
     });
     block.for_each(2 * ne, |i| {
-        block.shared_fetch_add(ve.offsets.atomic(buf.ev.get(i) as u32), 1);
+        block.shared_fetch_add(ve.offsets, buf.ev.get(i) as u32, 1);
     });
     block.sync();
     block.scan(vf.offsets, nv + 1, buf.scratch, true);
@@ -547,7 +547,7 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     // Scatter the corners from the VF row ends downwards.
     block.for_each(3 * nf, |k| {
         let v = buf.fv.get(k) as u32;
-        let pos = block.shared_fetch_add(vf.offsets.atomic(v), u32::MAX) - 1;
+        let pos = block.shared_fetch_add(vf.offsets, v, u32::MAX) - 1;
         corners.set(pos, k);
     });
     block.sync();

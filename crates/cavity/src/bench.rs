@@ -1,9 +1,10 @@
 //! The query benchmark (`cavity bench queries`, `cargo xtask bench queries`):
 //! for each first-order query, the neighbour-sum workload through our patch
-//! kernels on the GPU, the naive global-memory baseline (one thread per
-//! element over a CSR adjacency in input order) on the same GPU, and the CPU
-//! backend, all in one run. GPU times are CUDA-event medians after warm-up;
-//! CPU times are wall-clock medians.
+//! kernels on the GPU, two global-memory baselines on the same GPU (PDE, the
+//! Directed Edges baseline of RXMesh section 7, and the query's answer
+//! stored as a CSR in input order), and the CPU backend, all in one run.
+//! GPU times are CUDA-event medians after warm-up; CPU times are wall-clock
+//! medians.
 
 use std::time::Instant;
 
@@ -11,8 +12,9 @@ use cavity_device::query::Query;
 
 use crate::TriMesh;
 use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::CudaBackend;
+use crate::backend::cuda::{CudaBackend, DeviceDirectedEdges, DeviceMesh};
 use crate::backend::{Backend, BackendError};
+use crate::directed_edges::DirectedEdgesMesh;
 use crate::patched::{PatchStats, PatchedMesh};
 use crate::topology::{Topology, transpose3};
 
@@ -23,11 +25,14 @@ pub struct QueryRow {
     pub query: Query,
     /// Our patch kernel on the GPU (None without a GPU).
     pub gpu_ms: Option<f64>,
-    /// The naive CSR baseline on the GPU.
+    /// The stored-CSR baseline on the GPU.
     pub baseline_ms: Option<f64>,
+    /// The PDE (Directed Edges) baseline on the GPU; None without a GPU or
+    /// when the mesh is not manifold.
+    pub pde_ms: Option<f64>,
     /// The CPU backend on all cores.
     pub cpu_ms: f64,
-    /// Largest relative difference between our sums and the baseline's.
+    /// Largest relative difference between our sums and the baselines'.
     pub max_rel_diff: Option<f64>,
 }
 
@@ -44,6 +49,8 @@ pub struct QueryBench {
     pub vertices: usize,
     /// Patch statistics.
     pub stats: PatchStats,
+    /// Why the PDE baseline did not run, if it did not.
+    pub pde_note: Option<String>,
     /// Seconds spent patching.
     pub patch_seconds: f64,
     /// One row per query.
@@ -62,7 +69,7 @@ fn attribute(n: usize) -> Vec<f32> {
         .collect()
 }
 
-/// The query's CSR in input numbering: what the naive baseline walks.
+/// The query's CSR in input numbering: what the stored-CSR baseline walks.
 fn input_csr(mesh: &TriMesh, topo: &Topology, query: Query) -> (Vec<u32>, Vec<u32>) {
     let fixed =
         |rows: Vec<u32>, k: u32| ((0..=(rows.len() as u32 / k)).map(|i| k * i).collect(), rows);
@@ -131,6 +138,10 @@ pub fn queries(
     let patched = PatchedMesh::new(mesh, patch_size)?;
     let patch_seconds = t.elapsed().as_secs_f64();
     let topo = Topology::new(mesh);
+    let (directed, pde_note) = match DirectedEdgesMesh::new(mesh, &topo) {
+        Ok(d) => (Some(d), None),
+        Err(e) => (None, Some(format!("PDE baseline skipped: {e}"))),
+    };
     let cpu = CpuBackend::new();
     let gpu = match backend {
         Backend::Cuda(c) => Some(c.as_ref()),
@@ -139,6 +150,10 @@ pub fn queries(
     let resident = match gpu {
         Some(g) => Some(g.upload_mesh(&patched)?),
         None => None,
+    };
+    let resident_de = match (gpu, &directed) {
+        (Some(g), Some(d)) => Some(g.upload_directed_edges(d)?),
+        _ => None,
     };
     let mut rows = Vec::new();
     for query in Query::ALL {
@@ -157,18 +172,25 @@ pub fn queries(
                 })
                 .collect(),
         );
-        let (gpu_ms, baseline_ms, max_rel_diff) = match (gpu, &resident) {
+        let (gpu_ms, baseline_ms, pde_ms, max_rel_diff) = match (gpu, &resident) {
             (Some(g), Some(dm)) => {
-                let (ours, base, diff) =
-                    gpu_pair(g, &patched, dm, mesh, &topo, query, &attr, reps)?;
-                (Some(ours), Some(base), Some(diff))
+                let inputs = GpuInputs {
+                    patched: &patched,
+                    dm,
+                    de: resident_de.as_ref(),
+                    mesh,
+                    topo: &topo,
+                };
+                let t = gpu_times(g, &inputs, query, &attr, reps)?;
+                (Some(t.ours), Some(t.csr), t.pde, Some(t.max_rel_diff))
             }
-            _ => (None, None, None),
+            _ => (None, None, None, None),
         };
         rows.push(QueryRow {
             query,
             gpu_ms,
             baseline_ms,
+            pde_ms,
             cpu_ms,
             max_rel_diff,
         });
@@ -181,50 +203,83 @@ pub fn queries(
         faces: mesh.num_faces(),
         vertices: mesh.num_vertices(),
         stats: patched.stats(),
+        pde_note,
         patch_seconds,
         rows,
     })
 }
 
-/// Times our kernel and the baseline on the GPU for one query and compares
+/// What the GPU side of one benchmark row reads.
+struct GpuInputs<'a> {
+    patched: &'a PatchedMesh,
+    dm: &'a DeviceMesh,
+    de: Option<&'a DeviceDirectedEdges>,
+    mesh: &'a TriMesh,
+    topo: &'a Topology,
+}
+
+/// GPU medians of one query (ms) and the largest relative difference of
+/// the baselines' sums from ours.
+struct GpuTimes {
+    ours: f64,
+    csr: f64,
+    pde: Option<f64>,
+    max_rel_diff: f64,
+}
+
+/// Times our kernel and the baselines on the GPU for one query and compares
 /// their outputs.
-#[allow(clippy::too_many_arguments)]
-fn gpu_pair(
+fn gpu_times(
     g: &CudaBackend,
-    patched: &PatchedMesh,
-    dm: &crate::backend::cuda::DeviceMesh,
-    mesh: &TriMesh,
-    topo: &Topology,
+    inp: &GpuInputs,
     query: Query,
     attr: &[f32],
     reps: usize,
-) -> Result<(f64, f64, f64), BackendError> {
+) -> Result<GpuTimes, BackendError> {
     let (src, tgt) = (query.source(), query.target());
-    let n = patched.count(src);
+    let n = inp.patched.count(src);
     let d_attr = g.upload(attr)?;
     let mut d_out = g.upload(&vec![0f32; n])?;
     let ours = median(g.time(3, reps, || {
-        g.neighbor_sum(patched, dm, query, &d_attr, &mut d_out)
+        g.neighbor_sum(inp.patched, inp.dm, query, &d_attr, &mut d_out)
     })?);
     let ours_out = g.download(&d_out, n)?;
 
-    let (offsets, adj) = input_csr(mesh, topo, query);
-    let handle = patched.to_handle(tgt);
+    let (offsets, adj) = input_csr(inp.mesh, inp.topo, query);
+    let handle = inp.patched.to_handle(tgt);
     let attr_input: Vec<f32> = (0..attr.len()).map(|i| attr[handle[i] as usize]).collect();
     let (d_off, d_adj, d_ai) = (g.upload(&offsets)?, g.upload(&adj)?, g.upload(&attr_input)?);
     let mut d_bout = g.upload(&vec![0f32; n])?;
-    let base = median(g.time(3, reps, || {
+    let csr = median(g.time(3, reps, || {
         g.baseline_sum(n as u32, &d_off, &d_adj, &d_ai, &mut d_bout)
     })?);
-    let base_out = g.download(&d_bout, n)?;
-    let to_in = patched.to_input(src);
-    let diff = (0..n)
-        .map(|h| {
-            let (a, b) = (ours_out[h] as f64, base_out[to_in[h] as usize] as f64);
-            (a - b).abs() / b.abs().max(1.0)
-        })
-        .fold(0.0, f64::max);
-    Ok((ours, base, diff))
+    let to_in = inp.patched.to_input(src);
+    let diff = |base_out: &[f32]| {
+        (0..n)
+            .map(|h| {
+                let (a, b) = (ours_out[h] as f64, base_out[to_in[h] as usize] as f64);
+                (a - b).abs() / b.abs().max(1.0)
+            })
+            .fold(0.0, f64::max)
+    };
+    let mut max_rel_diff = diff(&g.download(&d_bout, n)?);
+    let pde = match inp.de {
+        Some(de) => {
+            let mut d_pout = g.upload(&vec![0f32; n])?;
+            let t = median(g.time(3, reps, || {
+                g.baseline_pde(query, n as u32, de, &d_ai, &mut d_pout)
+            })?);
+            max_rel_diff = max_rel_diff.max(diff(&g.download(&d_pout, n)?));
+            Some(t)
+        }
+        None => None,
+    };
+    Ok(GpuTimes {
+        ours,
+        csr,
+        pde,
+        max_rel_diff,
+    })
 }
 
 impl QueryBench {
@@ -232,9 +287,9 @@ impl QueryBench {
     pub fn table(&self) -> String {
         let mut s = format!(
             "mesh: {} faces, {} vertices; {} patches (faces/patch min {} mean {:.1} max {}), ribbon ratio {:.3}, {:.2} bytes/face, patching {:.2} s\n\
-             GPU: {}; CPU: {}\n\n\
-             | query | ours GPU (ms) | naive GPU (ms) | CPU backend (ms) | naive/ours | CPU/ours | max rel. diff |\n\
-             |---|---|---|---|---|---|---|\n",
+             GPU: {}; CPU: {}{}\n\n\
+             | query | ours GPU (ms) | PDE GPU (ms) | stored-CSR GPU (ms) | CPU backend (ms) | PDE/ours | CSR/ours | CPU/ours | max rel. diff |\n\
+             |---|---|---|---|---|---|---|---|---|\n",
             self.faces,
             self.vertices,
             self.stats.patches,
@@ -245,7 +300,11 @@ impl QueryBench {
             self.stats.bytes_per_face,
             self.patch_seconds,
             self.device,
-            self.cpu
+            self.cpu,
+            self.pde_note
+                .as_ref()
+                .map(|n| format!("; {n}"))
+                .unwrap_or_default()
         );
         let opt = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into());
         for r in &self.rows {
@@ -254,11 +313,13 @@ impl QueryBench {
                 _ => "-".into(),
             };
             s += &format!(
-                "| {} | {} | {} | {:.3} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {:.3} | {} | {} | {} | {} |\n",
                 r.query.name(),
                 opt(r.gpu_ms),
+                opt(r.pde_ms),
                 opt(r.baseline_ms),
                 r.cpu_ms,
+                ratio(r.pde_ms),
                 ratio(r.baseline_ms),
                 ratio(Some(r.cpu_ms)),
                 r.max_rel_diff

@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod directed_edges;
 pub mod io;
 pub mod mesh;
 pub mod patched;

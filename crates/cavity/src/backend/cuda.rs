@@ -15,6 +15,7 @@ use cavity_device::layout::RawPatchMesh;
 use cavity_device::query::Query;
 
 use super::{BackendError, QueryResult, max_shared_bytes, sources};
+use crate::directed_edges::DirectedEdgesMesh;
 use crate::patched::PatchedMesh;
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
@@ -46,6 +47,16 @@ pub struct DeviceMesh {
     stash: CudaSlice<u32>,
     masks: CudaSlice<u32>,
     raw: CudaSlice<u8>,
+}
+
+/// Directed Edges arrays resident in GPU memory (the PDE baseline's input).
+pub struct DeviceDirectedEdges {
+    fv: CudaSlice<u32>,
+    twin: CudaSlice<u32>,
+    edge: CudaSlice<u32>,
+    outgoing: CudaSlice<u32>,
+    edge_half: CudaSlice<u32>,
+    max_valence: u32,
 }
 
 impl DeviceMesh {
@@ -338,6 +349,50 @@ impl CudaBackend {
         // SAFETY: matches `baseline_csr_sum`'s contract.
         unsafe { b.launch(element_config(n)) }.map_err(driver("launching baseline_csr_sum"))?;
         Ok(())
+    }
+
+    /// Launches the PDE baseline of `query` over `n` source elements on
+    /// uploaded Directed Edges arrays.
+    pub fn baseline_pde(
+        &self,
+        query: Query,
+        n: u32,
+        de: &DeviceDirectedEdges,
+        attr: &CudaSlice<f32>,
+        out: &mut CudaSlice<f32>,
+    ) -> Result<(), BackendError> {
+        let f = self.function("baseline_pde_sum")?;
+        let code = query as u32;
+        let lens = [
+            de.fv.len() as u32,
+            de.outgoing.len() as u32,
+            de.edge_half.len() as u32,
+            attr.len() as u32,
+        ];
+        let mut b = self.stream.launch_builder(&f);
+        b.arg(&code).arg(&n).arg(&de.fv).arg(&de.twin).arg(&de.edge);
+        b.arg(&lens[0]).arg(&de.outgoing).arg(&lens[1]);
+        b.arg(&de.edge_half).arg(&lens[2]).arg(&de.max_valence);
+        b.arg(attr).arg(&lens[3]).arg(out);
+        // SAFETY: matches `baseline_pde_sum`'s contract (the three half-edge
+        // arrays have one length).
+        unsafe { b.launch(element_config(n)) }.map_err(driver("launching baseline_pde_sum"))?;
+        Ok(())
+    }
+
+    /// Uploads Directed Edges arrays for [`CudaBackend::baseline_pde`].
+    pub fn upload_directed_edges(
+        &self,
+        de: &DirectedEdgesMesh,
+    ) -> Result<DeviceDirectedEdges, BackendError> {
+        Ok(DeviceDirectedEdges {
+            fv: self.upload(&de.fv)?,
+            twin: self.upload(&de.twin)?,
+            edge: self.upload(&de.edge)?,
+            outgoing: self.upload(&de.outgoing)?,
+            edge_half: self.upload(&de.edge_half)?,
+            max_valence: de.max_valence,
+        })
     }
 
     /// Waits for all queued work.
