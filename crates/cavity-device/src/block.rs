@@ -23,6 +23,20 @@ pub trait Block {
     fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
     /// Atomically adds `v` to an `f32` stored as bits in global memory.
     fn global_add_f32(&self, target: &AtomicU32, v: f32);
+    /// Barrier that also returns whether `pred` was true in any thread.
+    fn sync_any(&self, pred: bool) -> bool;
+    /// Starts copying `src` (global memory) into `dst[..src.len()]`,
+    /// spread over the block's threads; the copy is complete after the
+    /// calling thread's next [`Block::wait_copies`] and a barrier. On the
+    /// GPU the copies are asynchronous (`cp.async`, sm_80+: all of a
+    /// block's pieces are in flight at once, with no register staging), in
+    /// 16-byte pieces when both sides are 16-byte aligned. `dst` may be
+    /// overwritten up to its window's 16-byte-rounded end.
+    fn copy_async<T: SharedScalar>(&self, src: &[T], dst: Shared<T>) {
+        self.for_each(src.len() as u32, |i| dst.set(i, src[i as usize]));
+    }
+    /// Waits for the calling thread's [`Block::copy_async`] pieces.
+    fn wait_copies(&self) {}
 
     /// Calls `f(i)` for every `i` in `0..n`, the indices spread over the
     /// block's threads (thread `t` takes `t, t + block_dim, ...`).
@@ -228,6 +242,16 @@ impl<T: SharedScalar> Shared<T> {
         unsafe { T::store(self.ptr.wrapping_add(i as usize), v) }
     }
 
+    /// The window from entry `start` on (`start <= len()`).
+    #[inline(always)]
+    pub fn tail(&self, start: u32) -> Shared<T> {
+        debug_assert!(start <= self.len);
+        Shared {
+            ptr: self.ptr.wrapping_add(start as usize),
+            len: self.len - start,
+        }
+    }
+
     /// Address of entry `i` (a shared-window address on the GPU).
     #[inline(always)]
     pub fn addr(&self, i: u32) -> *mut T {
@@ -237,11 +261,14 @@ impl<T: SharedScalar> Shared<T> {
 }
 
 /// Bump allocator over one block's shared memory. Every thread runs the same
-/// sequence of `alloc` calls and so gets the same windows.
+/// sequence of `alloc` calls and so gets the same windows. Allocation only
+/// bumps an offset (no per-window check, so that the kernels' set-up stays
+/// a few instructions); [`SharedArena::check`] verifies the total once,
+/// before any window is touched.
 pub struct SharedArena {
     base: *mut u8,
-    size: usize,
-    used: usize,
+    size: u32,
+    used: u32,
 }
 
 impl SharedArena {
@@ -254,22 +281,30 @@ impl SharedArena {
     pub unsafe fn new(base: *mut u8, size: usize) -> Self {
         SharedArena {
             base,
-            size,
+            size: size.min(u32::MAX as usize) as u32,
             used: 0,
         }
     }
 
-    /// A window of `len` entries of `T`, aligned to 16 bytes. Traps/panics
-    /// when the arena is exhausted: callers size it with [`crate::query::shared_bytes`].
+    /// A window of `len` entries of `T`, aligned to 16 bytes. Windows may
+    /// only be accessed after [`SharedArena::check`] passed.
     #[inline(always)]
     pub fn alloc<T: SharedScalar>(&mut self, len: u32) -> Shared<T> {
-        let bytes = (len as usize * core::mem::size_of::<T>()).next_multiple_of(16);
-        assert!(bytes <= self.size - self.used);
-        // `wrapping_add` keeps the measuring arena (null base) well defined;
-        // for a real arena `used + bytes <= size` keeps the window inside it.
-        let ptr = self.base.wrapping_add(self.used) as *mut T;
-        self.used += bytes;
+        let bytes = (len.wrapping_mul(size_of::<T>() as u32)).wrapping_add(15) & !15;
+        // `wrapping_add` keeps windows past the end (caught by `check`) and
+        // the measuring arena (null base) well defined.
+        let ptr = self.base.wrapping_add(self.used as usize) as *mut T;
+        self.used = self.used.saturating_add(bytes);
         Shared { ptr, len }
+    }
+
+    /// Traps (GPU) or panics (host) when the windows handed out exceed the
+    /// arena: the launch's shared memory was sized by
+    /// [`crate::query::shared_bytes`] for every patch, so this never fires
+    /// unless the host and the kernel disagree.
+    #[inline(always)]
+    pub fn check(&self) {
+        assert!(self.used <= self.size);
     }
 
     /// An arena that only measures: its windows must never be accessed.
@@ -278,7 +313,7 @@ impl SharedArena {
     pub fn measuring() -> Self {
         SharedArena {
             base: core::ptr::null_mut(),
-            size: usize::MAX,
+            size: u32::MAX,
             used: 0,
         }
     }
@@ -286,7 +321,7 @@ impl SharedArena {
     /// Bytes handed out so far.
     #[inline(always)]
     pub fn used(&self) -> usize {
-        self.used
+        self.used as usize
     }
 }
 
@@ -311,6 +346,10 @@ impl Block for HostBlock {
         let old = target.get(i);
         target.set(i, old.wrapping_add(v));
         old
+    }
+    #[inline(always)]
+    fn sync_any(&self, pred: bool) -> bool {
+        pred
     }
     #[inline(always)]
     fn global_add_f32(&self, target: &AtomicU32, v: f32) {

@@ -5,7 +5,7 @@ use core::arch::asm;
 use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
 use core::sync::atomic::AtomicU32;
 
-use crate::block::{Block, ScanChunk, Scatter, Shared, SharedArena};
+use crate::block::{Block, ScanChunk, Scatter, Shared, SharedArena, SharedScalar};
 use crate::layout::RawPatchMesh;
 use crate::query::Query;
 use crate::{baseline, normals, workload};
@@ -78,6 +78,50 @@ impl Block for GpuBlock {
         let total = scratch.get(warps - 1);
         self.sync();
         total
+    }
+    #[inline(always)]
+    fn sync_any(&self, pred: bool) -> bool {
+        let any: u32;
+        // SAFETY: every thread of the block reaches the barrier (as for `sync`).
+        unsafe {
+            asm!("{{ .reg .pred p, q; setp.ne.u32 q, {x}, 0; bar.red.or.pred p, 0, q; selp.u32 {y}, 1, 0, p; }}",
+                 x = in(reg32) pred as u32, y = out(reg32) any);
+        }
+        any != 0
+    }
+    #[inline(always)]
+    fn copy_async<T: SharedScalar>(&self, src: &[T], dst: Shared<T>) {
+        if src.is_empty() {
+            return;
+        }
+        let bytes = core::mem::size_of_val(src) as u32;
+        let (s, d) = (src.as_ptr() as u64, dst.addr(0) as u64);
+        if (s | d) % 16 == 0 {
+            self.for_each(bytes.div_ceil(16), |c| {
+                let size = (bytes - 16 * c).min(16);
+                // SAFETY: reads `size` bytes inside `src` and writes 16 bytes
+                // (zero-filled past `size`) inside `dst`'s 16-byte-rounded window.
+                unsafe {
+                    asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {s}; cp.async.cg.shared.global [{d}], [g], 16, {n}; }}",
+                         s = in(reg64) s + 16 * c as u64, d = in(reg64) d + 16 * c as u64, n = in(reg32) size);
+                }
+            });
+        } else if size_of::<T>() == 4 {
+            self.for_each(src.len() as u32, |i| {
+                // SAFETY: entry `i` of `src` and of `dst`, both 4-byte aligned.
+                unsafe {
+                    asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {s}; cp.async.ca.shared.global [{d}], [g], 4; }}",
+                         s = in(reg64) s + 4 * i as u64, d = in(reg64) dst.addr(i) as u64);
+                }
+            });
+        } else {
+            self.for_each(src.len() as u32, |i| dst.set(i, src[i as usize]));
+        }
+    }
+    #[inline(always)]
+    fn wait_copies(&self) {
+        // SAFETY: waits for this thread's own asynchronous copies.
+        unsafe { asm!("cp.async.wait_all;") }
     }
     #[inline(always)]
     fn global_add_f32(&self, target: &AtomicU32, v: f32) {

@@ -131,19 +131,24 @@ struct Buffers {
     ev: Shared<u16>,
     fv: Shared<u16>,
     scratch: Shared<u32>,
-    flag: Shared<u32>,
     /// Global handles of the target kind's local elements.
     handles: Shared<u32>,
+    /// First global handle (target kind) of each patch in the stash.
+    stash_base: Shared<u32>,
     /// VE (rows in rotational order where manifold) and VV in the same order.
     ve: Csr,
     vv: Shared<u16>,
     vf: Csr,
     /// VF entries as FV entry indices `3 * face + corner` (before ordering).
-    corners: Shared<u32>,
+    corners: Shared<u16>,
     /// Per directed local edge (`2 * edge + reversed`): how many FE entries
-    /// traverse it, and one of them (the half-edge table of the fan walk).
+    /// traverse it, and one of them (the half-edge table).
     half_count: Shared<u32>,
-    half: Shared<u32>,
+    half: Shared<u16>,
+    /// Per corner: the next corner counter-clockwise around its vertex (or
+    /// [`NO_CORNER`] / [`BAD_CORNER`]), with [`FAN_START`] set when no
+    /// corner precedes it.
+    succ: Shared<u16>,
     ef: Csr,
     ff: Csr,
 }
@@ -164,9 +169,9 @@ impl Buffers {
         let ev = arena.alloc(2 * ne);
         let fv = arena.alloc(if needs_fv { 3 * nf } else { 0 });
         let scratch = arena.alloc(block_dim);
-        let flag = arena.alloc(1);
         let handles = arena.alloc(info.count(query.target()));
-        let (ve, vv, vf, corners, half_count, half) = if vertex {
+        let stash_base = arena.alloc(info.stash_len);
+        let (ve, vv, vf, corners, half_count, half, succ) = if vertex {
             (
                 Csr::alloc(arena, nv, 2 * ne),
                 arena.alloc(2 * ne),
@@ -174,12 +179,14 @@ impl Buffers {
                 arena.alloc(3 * nf),
                 arena.alloc(2 * ne),
                 arena.alloc(2 * ne),
+                arena.alloc(3 * nf),
             )
         } else {
             (
                 empty(arena),
                 arena.alloc(0),
                 empty(arena),
+                arena.alloc(0),
                 arena.alloc(0),
                 arena.alloc(0),
                 arena.alloc(0),
@@ -195,19 +202,21 @@ impl Buffers {
         } else {
             empty(arena)
         };
+        arena.check();
         Buffers {
             fe,
             ev,
             fv,
             scratch,
-            flag,
             handles,
+            stash_base,
             ve,
             vv,
             vf,
             corners,
             half_count,
             half,
+            succ,
             ef,
             ff,
         }
@@ -296,24 +305,16 @@ pub fn for_each<B: Block>(
     let is_active =
         |local: u32| mesh.mask_bit(info, src, true, local) && active(info.base(src) + local);
 
-    if block.thread_idx() == 0 {
-        buf.flag.set(0, 0);
-    }
-    block.sync();
-    block.for_each(owned, |i| {
-        if is_active(i) {
-            buf.flag.set(0, 1);
-        }
-    });
-    block.sync();
-    if buf.flag.get(0) == 0 {
+    let mut any = false;
+    block.for_each(owned, |i| any = any || is_active(i));
+    if !block.sync_any(any) {
         return;
     }
 
     load(block, mesh, info, &buf, query);
     match query {
-        Query::VV | Query::VE | Query::VF => vertex_relations(block, info, &buf),
-        Query::EV | Query::FE => {}
+        Query::VV | Query::VE | Query::VF => vertex_relations(block, info, &buf, query),
+        Query::EV | Query::FE => block.sync(),
         Query::FV => face_vertices(block, info, &buf),
         Query::EF => edge_faces(block, info, &buf),
         Query::FF => {
@@ -322,13 +323,6 @@ pub fn for_each<B: Block>(
         }
     }
 
-    let tgt = query.target();
-    // Local → global handles of the target kind, once per block (RXMesh
-    // section 6.2: the mapping is read in bulk, not per result).
-    block.for_each(info.count(tgt), |l| {
-        buf.handles.set(l, mesh.global(info, tgt, l))
-    });
-    block.sync();
     let handles = buf.handles;
     let marker = core::marker::PhantomData;
     let fixed = |values: Shared<u16>, arity: u32, shift: u32, i: u32| Neighbors {
@@ -369,19 +363,45 @@ pub fn for_each<B: Block>(
     block.sync();
 }
 
-/// Coalesced copy of the patch's FE and EV (those `query` reads) from
-/// global to shared memory.
+/// Brings the patch into shared memory with all global reads in flight at
+/// once: FE and EV (those `query` reads) and the ribbon entries of the
+/// target kind by asynchronous copies, the stash patches' first handles by
+/// the first threads meanwhile. Then maps local indices of the target kind
+/// to global handles once per block (RXMesh section 6.2: the mapping is
+/// read in bulk, not per result). Ends without a barrier after the
+/// mapping: the caller's next phase must sync before reading `handles`.
 #[inline(always)]
 fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, query: Query) {
     let fe = &mesh.fe[info.fe_offset as usize..(info.fe_offset + 3 * info.num_faces) as usize];
     let ev = &mesh.ev[info.ev_offset as usize..(info.ev_offset + 2 * info.num_edges) as usize];
     if query != Query::EV {
-        block.for_each(fe.len() as u32, |i| buf.fe.set(i, fe[i as usize]));
+        block.copy_async(fe, buf.fe);
     }
     if matches!(query.source(), Kind::Vertex) || matches!(query, Query::EV | Query::FV) {
-        block.for_each(ev.len() as u32, |i| buf.ev.set(i, ev[i as usize]));
+        block.copy_async(ev, buf.ev);
     }
+    let tgt = query.target();
+    let owned = info.owned(tgt);
+    let start = info.ribbon_start(tgt) as usize;
+    let ribbon = &mesh.ribbon[start..start + (info.count(tgt) - owned) as usize];
+    block.copy_async(ribbon, buf.handles.tail(owned));
+    block.for_each(info.stash_len, |s| {
+        let owner = mesh.stash[(info.stash_offset + s) as usize];
+        buf.stash_base
+            .set(s, mesh.patches[owner as usize].base(tgt));
+    });
+    block.wait_copies();
     block.sync();
+    let base = info.base(tgt);
+    block.for_each(info.count(tgt), |l| {
+        let h = if l < owned {
+            base + l
+        } else {
+            let r = buf.handles.get(l);
+            buf.stash_base.get(r >> 16) + (r & 0xffff)
+        };
+        buf.handles.set(l, h);
+    });
 }
 
 /// `FV = FE·EV`: corner `k` of a face is the tail of its directed edge `k`.
@@ -513,11 +533,24 @@ fn adjacent_faces(buf: &Buffers, f: u32, mut emit: impl FnMut(u32, u16)) -> u32 
     count
 }
 
+/// [`Buffers::succ`]: the fan ends at this corner (a boundary edge follows).
+const NO_CORNER: u16 = 0x7fff;
+/// [`Buffers::succ`]: the corner's vertex is not manifold (a half-edge at it
+/// is traversed twice: a non-manifold or inconsistently oriented edge).
+const BAD_CORNER: u16 = 0x7ffe;
+/// [`Buffers::succ`] flag: no corner precedes this one (an open fan's first).
+const FAN_START: u16 = 0x8000;
+
 /// VE, VF and VV of the owned vertices, in rotational order where the
 /// vertex is manifold (its faces form one fan, open or closed, consistently
 /// oriented); otherwise VE and VF sorted by local index and VV following VE.
+///
+/// Corner-parallel passes build FV, the VF and VE counts and the half-edge
+/// table, then each corner's successor around its vertex; a thread per
+/// vertex then only follows successors. Corner indices fit the 15 bits of
+/// [`Buffers::succ`] because patches hold at most 8192 faces.
 #[inline(always)]
-fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
+fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query: Query) {
     let (nv, ne, nf) = (info.num_vertices, info.num_edges, info.num_faces);
     let (vf, ve, corners) = (buf.vf, buf.ve, buf.corners);
     block.for_each(nv + 1, |v| {
@@ -526,33 +559,50 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     });
     block.for_each(2 * ne, |h| buf.half_count.set(h, 0));
     block.sync();
-    // One pass over the corners: FV = FE·EV, the VF counts, and the
-    // half-edge table (directed edge -> the FE entry traversing it); one
-    // over the edges: the VE counts (VE = EVᵀ is never scattered: fans
-    // give its rows directly).
+    // FV = FE·EV, the VF counts and the half-edge table (directed edge ->
+    // the FE entry traversing it); the VE counts (VE = EVᵀ is never
+    // scattered: fans give its rows directly).
     block.for_each(3 * nf, |k| {
         let e = buf.fe.get(k);
         let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
         buf.fv.set(k, tail);
         block.shared_fetch_add(vf.offsets, tail as u32, 1);
         block.shared_fetch_add(buf.half_count, e as u32, 1);
-        buf.half.set(e as u32, k);
+        buf.half.set(e as u32, k as u16);
     });
     block.for_each(2 * ne, |i| {
         block.shared_fetch_add(ve.offsets, buf.ev.get(i) as u32, 1);
     });
     block.sync();
+    // Successors: the corner after `k` counter-clockwise is the one whose
+    // outgoing edge is the reverse of `k`'s incoming edge.
+    block.for_each(3 * nf, |k| {
+        let f = 3 * (k / 3);
+        let incoming = buf.fe.get(f + (k - f + 2) % 3) as u32;
+        let outgoing = buf.fe.get(k) as u32;
+        let count = |h: u32| buf.half_count.get(h);
+        let (before, after) = (count(outgoing ^ 1), count(incoming ^ 1));
+        let unique = count(outgoing) == 1 && count(incoming) == 1 && before <= 1 && after <= 1;
+        let succ = match (unique, after) {
+            (false, _) => BAD_CORNER,
+            (true, 0) => NO_CORNER,
+            (true, _) => buf.half.get(incoming ^ 1),
+        };
+        buf.succ
+            .set(k, succ | if before == 0 { FAN_START } else { 0 });
+    });
     block.scan(vf.offsets, nv + 1, buf.scratch, true);
     block.scan(ve.offsets, nv + 1, buf.scratch, false);
     // Scatter the corners from the VF row ends downwards.
     block.for_each(3 * nf, |k| {
         let v = buf.fv.get(k) as u32;
         let pos = block.shared_fetch_add(vf.offsets, v, u32::MAX) - 1;
-        corners.set(pos, k);
+        corners.set(pos, k as u16);
     });
     block.sync();
+    let with_faces = query == Query::VF;
     block.for_each(info.owned_vertices, |v| {
-        if !rotational_order(buf, v) {
+        if !rotational_order(buf, v, with_faces) {
             unordered_vertex_rows(buf, v);
         }
     });
@@ -568,7 +618,7 @@ fn unordered_vertex_rows(buf: &Buffers, v: u32) {
     let (fb, fe) = (vf.offsets.get(v), vf.offsets.get(v + 1));
     let mut n = eb;
     for i in fb..fe {
-        let k = c.get(i);
+        let k = c.get(i) as u32;
         let f = 3 * (k / 3);
         for h in [buf.fe.get(k), buf.fe.get(f + (k - f + 2) % 3)] {
             let e = h >> 1;
@@ -597,121 +647,66 @@ fn other_end(buf: &Buffers, e: u16, v: u32) -> u16 {
     }
 }
 
-/// For the FV entry `k` (corner `k % 3` of face `k / 3`, at vertex `v`):
-/// the next corner's vertex `a`, the one after `b`, the edge `v→a` and the
-/// edge `b→v` (local edge indices).
+/// Writes VV, VE (and VF when `with_faces`) of vertex `v` in
+/// counter-clockwise order by following corner successors, from the fan's
+/// first corner (open fan) or the lowest corner (closed fan), in
+/// O(valence). Returns false when `v` is not manifold (several fans, a
+/// non-manifold or inconsistently oriented edge); the rows are then left
+/// as they are.
 #[inline(always)]
-fn fan_step(buf: &Buffers, k: u32) -> (u16, u16, u16, u16) {
-    let f = 3 * (k / 3);
-    let c = k - f;
-    let (n1, n2) = (f + (c + 1) % 3, f + (c + 2) % 3);
-    (
-        buf.fv.get(n1),
-        buf.fv.get(n2),
-        buf.fe.get(k) >> 1,
-        buf.fe.get(n2) >> 1,
-    )
-}
-
-/// The FE entry traversing directed edge `h` (`2 * edge + reversed`) when
-/// exactly one does; `None` when none does (a boundary) or several do
-/// (non-manifold or inconsistently oriented: `Err`).
-#[inline(always)]
-fn half_edge(buf: &Buffers, h: u32) -> Result<Option<u32>, ()> {
-    match buf.half_count.get(h) {
-        0 => Ok(None),
-        1 => Ok(Some(buf.half.get(h))),
-        _ => Err(()),
-    }
-}
-
-/// The corner following corner `k` counter-clockwise around its vertex:
-/// the corner whose outgoing edge is the reverse of `k`'s incoming one.
-#[inline(always)]
-fn next_corner(buf: &Buffers, k: u32) -> Result<Option<u32>, ()> {
-    let f = 3 * (k / 3);
-    let incoming = buf.fe.get(f + (k - f + 2) % 3) as u32;
-    half_edge(buf, incoming ^ 1)
-}
-
-/// The corner preceding corner `k` around its vertex: the entry traversing
-/// the reverse of `k`'s outgoing edge belongs to the previous face, whose
-/// corner at this vertex follows it.
-#[inline(always)]
-fn prev_corner(buf: &Buffers, k: u32) -> Result<Option<u32>, ()> {
-    let outgoing = buf.fe.get(k) as u32;
-    Ok(half_edge(buf, outgoing ^ 1)?.map(|m| {
-        let f = 3 * (m / 3);
-        f + (m - f + 1) % 3
-    }))
-}
-
-/// Walks vertex `v`'s fan with the half-edge table and writes VV, VE and VF
-/// in counter-clockwise order, from the fan's first face (open fan) or the
-/// lowest corner (closed fan), in O(valence). Returns false when `v` is not
-/// manifold (several fans, a non-manifold or inconsistently oriented edge);
-/// the rows are then left as they are.
-#[inline(always)]
-fn rotational_order(buf: &Buffers, v: u32) -> bool {
+fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
     let (fb, fe) = (buf.vf.offsets.get(v), buf.vf.offsets.get(v + 1));
     let (eb, ee) = (buf.ve.offsets.get(v), buf.ve.offsets.get(v + 1));
-    let c = buf.corners;
     let n = fe - fb;
     if n == 0 {
         return eb == ee;
     }
-    // Every half-edge out of and into v must be traversed once: then the
-    // fan steps are injective and a walk cannot revisit a corner.
-    let single = |h: u16| buf.half_count.get(h as u32) == 1;
-    let unique = (fb..fe).all(|i| {
-        let k = c.get(i);
-        let f = 3 * (k / 3);
-        single(buf.fe.get(k)) && single(buf.fe.get(f + (k - f + 2) % 3))
-    });
-    if !unique {
-        return false;
-    }
-    let lowest = (fb..fe).map(|i| c.get(i)).min().unwrap_or(0);
-    // Walk back to the first corner of an open fan (at most n steps).
-    let mut start = lowest;
-    let mut closed = false;
-    for _ in 0..n {
-        match prev_corner(buf, start) {
-            Err(()) => return false,
-            Ok(None) => break,
-            Ok(Some(p)) if p == lowest => {
-                closed = true;
-                break;
-            }
-            Ok(Some(p)) => start = p,
+    // One look at every corner (independent loads): a non-manifold mark,
+    // the lowest corner, the open fan's first corner.
+    let (mut lowest, mut first, mut starts, mut bad) = (u32::MAX, 0, 0, false);
+    for i in fb..fe {
+        let k = buf.corners.get(i) as u32;
+        let s = buf.succ.get(k);
+        bad |= s & !FAN_START == BAD_CORNER;
+        lowest = lowest.min(k);
+        if s & FAN_START != 0 {
+            starts += 1;
+            first = k;
         }
     }
-    if closed {
-        start = lowest;
-    }
-    let ring = n + if closed { 0 } else { 1 };
-    if ring != ee - eb {
+    let closed = starts == 0;
+    if bad || starts > 1 || ee - eb != n + if closed { 0 } else { 1 } {
         return false;
     }
-    // Walk forward: exactly n corners, ending at the start (closed) or at
-    // the boundary (open).
-    let mut k = start;
+    if closed {
+        first = lowest;
+    }
+    // Follow exactly n successors, ending at the first corner (closed) or
+    // at the boundary (open).
+    let mut k = first;
     for p in 0..n {
-        let (a, _, out, _) = fan_step(buf, k);
-        buf.vv.set(eb + p, a);
-        buf.ve.values.set(eb + p, out);
-        buf.vf.values.set(fb + p, (k / 3) as u16);
-        let next = next_corner(buf, k);
-        let last = p + 1 == n;
-        match next {
-            Ok(Some(m)) if !last && m != start => k = m,
-            Ok(Some(m)) if last && closed && m == start => {}
-            Ok(None) if last && !closed => {
-                let (_, b, _, back) = fan_step(buf, k);
-                buf.vv.set(eb + n, b);
-                buf.ve.values.set(eb + n, back);
+        let f = 3 * (k / 3);
+        let c = k - f;
+        buf.vv.set(eb + p, buf.fv.get(f + (c + 1) % 3));
+        buf.ve.values.set(eb + p, buf.fe.get(k) >> 1);
+        if with_faces {
+            buf.vf.values.set(fb + p, (k / 3) as u16);
+        }
+        let next = (buf.succ.get(k) & !FAN_START) as u32;
+        if p + 1 < n {
+            if next == NO_CORNER as u32 || next == first {
+                return false;
             }
-            _ => return false,
+            k = next;
+        } else if closed {
+            return next == first;
+        } else {
+            if next != NO_CORNER as u32 {
+                return false;
+            }
+            let back = f + (c + 2) % 3;
+            buf.vv.set(eb + n, buf.fv.get(back));
+            buf.ve.values.set(eb + n, buf.fe.get(back) >> 1);
         }
     }
     true

@@ -211,8 +211,12 @@ impl PatchedMesh {
                 base_of[k].push(bases[k]);
                 bases[k] += info.owned(kind);
             }
+            // Each patch's FE and EV start 16-byte aligned (multiples of 8
+            // entries) so blocks copy them in 16-byte pieces.
             out.fe.extend(piece.fe);
+            out.fe.resize(out.fe.len().next_multiple_of(8), 0);
             out.ev.extend(piece.ev);
+            out.ev.resize(out.ev.len().next_multiple_of(8), 0);
             out.ribbon.extend(piece.ribbon);
             out.stash.extend(piece.stash);
             out.masks.extend(piece.masks);
