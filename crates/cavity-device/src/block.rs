@@ -21,6 +21,9 @@ pub trait Block {
     /// Atomically adds `v` (wrapping) to entry `i` of a shared-memory
     /// window and returns the old value (block scope).
     fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
+    /// Atomically ORs `v` into entry `i` of a shared-memory window and
+    /// returns the old value (block scope).
+    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
     /// Atomically adds `v` to an `f32` stored as bits in global memory.
     fn global_add_f32(&self, target: &AtomicU32, v: f32);
     /// Barrier that also returns whether `pred` was true in any thread.
@@ -52,33 +55,16 @@ pub trait Block {
 
     /// Block-wide prefix sum of `data[..n]` in place, exclusive or
     /// inclusive; returns the total. `scratch` must hold at least
-    /// `block_dim()` entries. Contains barriers: every thread must call it.
-    #[inline(always)]
-    fn scan(&self, data: Shared<u32>, n: u32, scratch: Shared<u32>, inclusive: bool) -> u32 {
-        let t = self.thread_idx();
-        let threads = self.block_dim();
-        let chunk = ScanChunk::new(t, threads, n);
-        let sum = chunk.scan(data, inclusive);
-        scratch.set(t, sum);
-        self.sync();
-        // Hillis-Steele inclusive scan of the per-thread chunk sums.
-        let mut offset = 1;
-        while offset < threads {
-            let add = if t >= offset {
-                scratch.get(t - offset)
-            } else {
-                0
-            };
-            self.sync();
-            scratch.set(t, scratch.get(t) + add);
-            self.sync();
-            offset <<= 1;
-        }
-        chunk.add(data, if t == 0 { 0 } else { scratch.get(t - 1) });
-        let total = scratch.get(threads - 1);
-        self.sync();
-        total
-    }
+    /// [`scan_scratch_len`]`(block_dim())` entries. Contains barriers: every
+    /// thread must call it.
+    fn scan(&self, data: Shared<u32>, n: u32, scratch: Shared<u32>, inclusive: bool) -> u32;
+}
+
+/// Entries of the `scratch` window of [`Block::scan`]: one per warp of 32
+/// threads.
+#[inline(always)]
+pub fn scan_scratch_len(block_dim: u32) -> u32 {
+    block_dim.div_ceil(32)
 }
 
 /// The contiguous part of a block-wide scan one thread handles.
@@ -346,6 +332,16 @@ impl Block for HostBlock {
         let old = target.get(i);
         target.set(i, old.wrapping_add(v));
         old
+    }
+    #[inline(always)]
+    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        let old = target.get(i);
+        target.set(i, old | v);
+        old
+    }
+    #[inline(always)]
+    fn scan(&self, data: Shared<u32>, n: u32, _scratch: Shared<u32>, inclusive: bool) -> u32 {
+        ScanChunk::new(0, 1, n).scan(data, inclusive)
     }
     #[inline(always)]
     fn sync_any(&self, pred: bool) -> bool {

@@ -11,7 +11,7 @@
 //! global handles on access, so the caller never sees patches, threads or
 //! local indices.
 
-use crate::block::{Block, Shared, SharedArena};
+use crate::block::{Block, Shared, SharedArena, scan_scratch_len};
 use crate::layout::{FE_REVERSED, Kind, PatchInfo, PatchMesh};
 
 /// The eight first-order queries (RXMesh table 1).
@@ -77,10 +77,11 @@ impl Query {
     /// Launch bounds of the query's patch kernels: threads per block, and
     /// the blocks that must fit on one SM (which caps registers at
     /// 65536 / (threads × blocks)). Vertex queries walk fans one thread per
-    /// vertex and use more shared memory: 256 × 4; the others 128 × 8.
+    /// vertex and use more shared memory (about 38 KB for a 512-face
+    /// patch, so five blocks fit an H100 SM): 256 × 5; the others 128 × 8.
     pub fn launch_bounds(self) -> (u32, u32) {
         match self.source() {
-            Kind::Vertex => (256, 4),
+            Kind::Vertex => (256, 5),
             _ => (128, 8),
         }
     }
@@ -142,7 +143,8 @@ struct Buffers {
     /// VF entries as FV entry indices `3 * face + corner` (before ordering).
     corners: Shared<u16>,
     /// Per directed local edge (`2 * edge + reversed`): how many FE entries
-    /// traverse it, and one of them (the half-edge table).
+    /// traverse it (2 bits each, see [`half_edge_count`]), and one of them
+    /// (the half-edge table).
     half_count: Shared<u32>,
     half: Shared<u16>,
     /// Per corner: the next corner counter-clockwise around its vertex (or
@@ -168,7 +170,7 @@ impl Buffers {
         let fe = arena.alloc(3 * nf);
         let ev = arena.alloc(2 * ne);
         let fv = arena.alloc(if needs_fv { 3 * nf } else { 0 });
-        let scratch = arena.alloc(block_dim);
+        let scratch = arena.alloc(scan_scratch_len(block_dim));
         let handles = arena.alloc(info.count(query.target()));
         let stash_base = arena.alloc(info.stash_len);
         let (ve, vv, vf, corners, half_count, half, succ) = if vertex {
@@ -177,7 +179,7 @@ impl Buffers {
                 arena.alloc(2 * ne),
                 Csr::alloc(arena, nv, 3 * nf),
                 arena.alloc(3 * nf),
-                arena.alloc(2 * ne),
+                arena.alloc((2 * ne).div_ceil(16)),
                 arena.alloc(2 * ne),
                 arena.alloc(3 * nf),
             )
@@ -541,6 +543,30 @@ const BAD_CORNER: u16 = 0x7ffe;
 /// [`Buffers::succ`] flag: no corner precedes this one (an open fan's first).
 const FAN_START: u16 = 0x8000;
 
+/// Records one traversal of directed edge `h` in the 2-bit counters of
+/// `counts` (16 per word): bit 0 on the first traversal, bit 1 on any later
+/// one. Shared memory has no 16- or 8-bit atomics; this keeps the table at
+/// an eighth of a 32-bit counter per half-edge.
+#[inline(always)]
+fn count_half_edge<B: Block>(block: &B, counts: Shared<u32>, h: u32) {
+    let shift = 2 * (h % 16);
+    let old = block.shared_fetch_or(counts, h / 16, 1 << shift);
+    if old >> shift & 1 != 0 {
+        block.shared_fetch_or(counts, h / 16, 2 << shift);
+    }
+}
+
+/// Traversals of directed edge `h` recorded by [`count_half_edge`]: 0, 1,
+/// or 2 for two or more.
+#[inline(always)]
+fn half_edge_count(counts: Shared<u32>, h: u32) -> u32 {
+    match counts.get(h / 16) >> (2 * (h % 16)) & 3 {
+        0 => 0,
+        1 => 1,
+        _ => 2,
+    }
+}
+
 /// VE, VF and VV of the owned vertices, in rotational order where the
 /// vertex is manifold (its faces form one fan, open or closed, consistently
 /// oriented); otherwise VE and VF sorted by local index and VV following VE.
@@ -557,39 +583,44 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
         vf.offsets.set(v, 0);
         ve.offsets.set(v, 0);
     });
-    block.for_each(2 * ne, |h| buf.half_count.set(h, 0));
+    block.for_each((2 * ne).div_ceil(16), |w| buf.half_count.set(w, 0));
     block.sync();
-    // FV = FE·EV, the VF counts and the half-edge table (directed edge ->
-    // the FE entry traversing it); the VE counts (VE = EVᵀ is never
-    // scattered: fans give its rows directly).
-    block.for_each(3 * nf, |k| {
-        let e = buf.fe.get(k);
-        let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
-        buf.fv.set(k, tail);
-        block.shared_fetch_add(vf.offsets, tail as u32, 1);
-        block.shared_fetch_add(buf.half_count, e as u32, 1);
-        buf.half.set(e as u32, k as u16);
+    // One thread per face: FV = FE·EV, the VF counts and the half-edge
+    // table (directed edge -> the FE entry traversing it); the VE counts
+    // (VE = EVᵀ is never scattered: fans give its rows directly).
+    block.for_each(nf, |f| {
+        for k in 3 * f..3 * f + 3 {
+            let e = buf.fe.get(k);
+            let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
+            buf.fv.set(k, tail);
+            block.shared_fetch_add(vf.offsets, tail as u32, 1);
+            count_half_edge(block, buf.half_count, e as u32);
+            buf.half.set(e as u32, k as u16);
+        }
     });
     block.for_each(2 * ne, |i| {
         block.shared_fetch_add(ve.offsets, buf.ev.get(i) as u32, 1);
     });
     block.sync();
-    // Successors: the corner after `k` counter-clockwise is the one whose
-    // outgoing edge is the reverse of `k`'s incoming edge.
-    block.for_each(3 * nf, |k| {
-        let f = 3 * (k / 3);
-        let incoming = buf.fe.get(f + (k - f + 2) % 3) as u32;
-        let outgoing = buf.fe.get(k) as u32;
-        let count = |h: u32| buf.half_count.get(h);
-        let (before, after) = (count(outgoing ^ 1), count(incoming ^ 1));
-        let unique = count(outgoing) == 1 && count(incoming) == 1 && before <= 1 && after <= 1;
-        let succ = match (unique, after) {
-            (false, _) => BAD_CORNER,
-            (true, 0) => NO_CORNER,
-            (true, _) => buf.half.get(incoming ^ 1),
-        };
-        buf.succ
-            .set(k, succ | if before == 0 { FAN_START } else { 0 });
+    // Successors, one thread per face: the corner after corner `c` of the
+    // face counter-clockwise around its vertex is the one whose outgoing
+    // edge is the reverse of `c`'s incoming edge (the face's edge `c - 1`).
+    block.for_each(nf, |f| {
+        let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c) as u32);
+        let count = |h: u32| half_edge_count(buf.half_count, h);
+        let own = h.map(count);
+        let twin = h.map(|h| count(h ^ 1));
+        for c in 0..3 {
+            let (out, inc) = (c, (c + 2) % 3);
+            let unique = own[out] == 1 && own[inc] == 1 && twin[out] <= 1 && twin[inc] <= 1;
+            let succ = match (unique, twin[inc]) {
+                (false, _) => BAD_CORNER,
+                (true, 0) => NO_CORNER,
+                (true, _) => buf.half.get(h[inc] ^ 1),
+            };
+            let start = if twin[out] == 0 { FAN_START } else { 0 };
+            buf.succ.set(3 * f + c as u32, succ | start);
+        }
     });
     block.scan(vf.offsets, nv + 1, buf.scratch, true);
     block.scan(ve.offsets, nv + 1, buf.scratch, false);
@@ -685,9 +716,14 @@ fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
     // at the boundary (open).
     let mut k = first;
     for p in 0..n {
-        let f = 3 * (k / 3);
-        let c = k - f;
-        buf.vv.set(eb + p, buf.fv.get(f + (c + 1) % 3));
+        let (succ, pred) = if k % 3 == 2 {
+            (k - 2, k - 1)
+        } else if k % 3 == 1 {
+            (k + 1, k - 1)
+        } else {
+            (k + 1, k + 2)
+        };
+        buf.vv.set(eb + p, buf.fv.get(succ));
         buf.ve.values.set(eb + p, buf.fe.get(k) >> 1);
         if with_faces {
             buf.vf.values.set(fb + p, (k / 3) as u16);
@@ -704,9 +740,8 @@ fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
             if next != NO_CORNER as u32 {
                 return false;
             }
-            let back = f + (c + 2) % 3;
-            buf.vv.set(eb + n, buf.fv.get(back));
-            buf.ve.values.set(eb + n, buf.fe.get(back) >> 1);
+            buf.vv.set(eb + n, buf.fv.get(pred));
+            buf.ve.values.set(eb + n, buf.fe.get(pred) >> 1);
         }
     }
     true
