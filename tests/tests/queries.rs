@@ -50,7 +50,21 @@ fn real_mesh_queries() {
         .unwrap()
         .mesh;
     check_queries(&mesh, 512, &backend).unwrap();
+    check_queries(&mesh, 2048, &backend).unwrap();
     check_queries(&mesh, 64, &backend).unwrap();
+}
+
+/// The largest patches the patcher allows (whose per-patch totals bound the
+/// kernels' 15- and 16-bit packings) on the CPU backend, which has no
+/// shared-memory limit.
+#[test]
+fn largest_patches_on_the_cpu_backend() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
+    let mesh = cavity::io::read_mesh(std::path::Path::new(path))
+        .unwrap()
+        .mesh;
+    let backend = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
+    check_queries(&mesh, cavity::patcher::MAX_PATCH_SIZE, &backend).unwrap();
 }
 
 #[test]

@@ -136,7 +136,11 @@ struct Buffers {
     handles: Shared<u32>,
     /// First global handle (target kind) of each patch in the stash.
     stash_base: Shared<u32>,
-    /// VE (rows in rotational order where manifold) and VV in the same order.
+    /// Packed VF and VE row bounds per vertex (see [`Buffers::vf_row`],
+    /// [`Buffers::ve_row`]): one scan serves both.
+    rows: Shared<u32>,
+    /// VE (rows in rotational order where manifold; bounds in `rows`) and
+    /// VV in the same order.
     ve: Csr,
     vv: Shared<u16>,
     vf: Csr,
@@ -156,6 +160,25 @@ struct Buffers {
 }
 
 impl Buffers {
+    /// VF entries of vertex `v`: `vf.values[begin..end]`. `rows[v]` holds
+    /// the VF row start in its low 16 bits after the scatter.
+    #[inline(always)]
+    fn vf_row(&self, v: u32) -> (u32, u32) {
+        (self.rows.get(v) & 0xffff, self.rows.get(v + 1) & 0xffff)
+    }
+
+    /// VE entries of vertex `v`: `ve.values[begin..end]`. The high 16 bits
+    /// of `rows` hold the inclusive prefix sum of the VE counts.
+    #[inline(always)]
+    fn ve_row(&self, v: u32) -> (u32, u32) {
+        let begin = if v == 0 {
+            0
+        } else {
+            self.rows.get(v - 1) >> 16
+        };
+        (begin, self.rows.get(v) >> 16)
+    }
+
     /// Allocates what `query` needs on a patch of shape `info`. Unused
     /// relations get empty windows.
     #[inline(always)]
@@ -173,11 +196,12 @@ impl Buffers {
         let scratch = arena.alloc(scan_scratch_len(block_dim));
         let handles = arena.alloc(info.count(query.target()));
         let stash_base = arena.alloc(info.stash_len);
-        let (ve, vv, vf, corners, half_count, half, succ) = if vertex {
+        let (rows, ve, vv, vf, corners, half_count, half, succ) = if vertex {
             (
-                Csr::alloc(arena, nv, 2 * ne),
+                arena.alloc(nv + 1),
+                Csr::alloc(arena, 0, 2 * ne),
                 arena.alloc(2 * ne),
-                Csr::alloc(arena, nv, 3 * nf),
+                Csr::alloc(arena, 0, 3 * nf),
                 arena.alloc(3 * nf),
                 arena.alloc((2 * ne).div_ceil(16)),
                 arena.alloc(2 * ne),
@@ -185,6 +209,7 @@ impl Buffers {
             )
         } else {
             (
+                arena.alloc(0),
                 empty(arena),
                 arena.alloc(0),
                 empty(arena),
@@ -212,6 +237,7 @@ impl Buffers {
             scratch,
             handles,
             stash_base,
+            rows,
             ve,
             vv,
             vf,
@@ -335,25 +361,25 @@ pub fn for_each<B: Block>(
         len: arity,
         shift,
     };
+    let span = |values: Shared<u16>, (begin, end): (u32, u32)| Neighbors {
+        handles,
+        marker,
+        values,
+        begin,
+        len: end - begin,
+        shift: 0,
+    };
     let row = |csr: Csr, values: Shared<u16>, i: u32| {
-        let begin = csr.offsets.get(i);
-        Neighbors {
-            handles,
-            marker,
-            values,
-            begin,
-            len: csr.offsets.get(i + 1) - begin,
-            shift: 0,
-        }
+        span(values, (csr.offsets.get(i), csr.offsets.get(i + 1)))
     };
     block.for_each(owned, |i| {
         if !is_active(i) {
             return;
         }
         let n = match query {
-            Query::VV => row(buf.ve, buf.vv, i),
-            Query::VE => row(buf.ve, buf.ve.values, i),
-            Query::VF => row(buf.vf, buf.vf.values, i),
+            Query::VV => span(buf.vv, buf.ve_row(i)),
+            Query::VE => span(buf.ve.values, buf.ve_row(i)),
+            Query::VF => span(buf.vf.values, buf.vf_row(i)),
             Query::EV => fixed(buf.ev, 2, 0, i),
             Query::EF => row(buf.ef, buf.ef.values, i),
             Query::FV => fixed(buf.fv, 3, 0, i),
@@ -578,11 +604,9 @@ fn half_edge_count(counts: Shared<u32>, h: u32) -> u32 {
 #[inline(always)]
 fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query: Query) {
     let (nv, ne, nf) = (info.num_vertices, info.num_edges, info.num_faces);
-    let (vf, ve, corners) = (buf.vf, buf.ve, buf.corners);
-    block.for_each(nv + 1, |v| {
-        vf.offsets.set(v, 0);
-        ve.offsets.set(v, 0);
-    });
+    debug_assert!(3 * nf < BAD_CORNER as u32 && 2 * ne < 1 << 16);
+    let (rows, corners) = (buf.rows, buf.corners);
+    block.for_each(nv + 1, |v| rows.set(v, 0));
     block.for_each((2 * ne).div_ceil(16), |w| buf.half_count.set(w, 0));
     block.sync();
     // One thread per face: FV = FE·EV, the VF counts and the half-edge
@@ -593,13 +617,13 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
             let e = buf.fe.get(k);
             let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
             buf.fv.set(k, tail);
-            block.shared_fetch_add(vf.offsets, tail as u32, 1);
+            block.shared_fetch_add(rows, tail as u32, 1);
             count_half_edge(block, buf.half_count, e as u32);
             buf.half.set(e as u32, k as u16);
         }
     });
     block.for_each(2 * ne, |i| {
-        block.shared_fetch_add(ve.offsets, buf.ev.get(i) as u32, 1);
+        block.shared_fetch_add(rows, buf.ev.get(i) as u32, 1 << 16);
     });
     block.sync();
     // Successors, one thread per face: the corner after corner `c` of the
@@ -622,12 +646,14 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
             buf.succ.set(3 * f + c as u32, succ | start);
         }
     });
-    block.scan(vf.offsets, nv + 1, buf.scratch, true);
-    block.scan(ve.offsets, nv + 1, buf.scratch, false);
-    // Scatter the corners from the VF row ends downwards.
+    // One inclusive scan of the packed counts (VF low, VE high 16 bits;
+    // neither total reaches 2^16 since patches hold at most 8192 faces).
+    block.scan(rows, nv + 1, buf.scratch, true);
+    // Scatter the corners from the VF row ends downwards (the low half of
+    // a row's end is at least its count, so the decrements never borrow).
     block.for_each(3 * nf, |k| {
         let v = buf.fv.get(k) as u32;
-        let pos = block.shared_fetch_add(vf.offsets, v, u32::MAX) - 1;
+        let pos = (block.shared_fetch_add(rows, v, u32::MAX) & 0xffff) - 1;
         corners.set(pos, k as u16);
     });
     block.sync();
@@ -645,8 +671,8 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
 #[inline(always)]
 fn unordered_vertex_rows(buf: &Buffers, v: u32) {
     let (ve, vf, c) = (buf.ve, buf.vf, buf.corners);
-    let (eb, ee) = (ve.offsets.get(v), ve.offsets.get(v + 1));
-    let (fb, fe) = (vf.offsets.get(v), vf.offsets.get(v + 1));
+    let (eb, ee) = buf.ve_row(v);
+    let (fb, fe) = buf.vf_row(v);
     let mut n = eb;
     for i in fb..fe {
         let k = c.get(i) as u32;
@@ -686,8 +712,8 @@ fn other_end(buf: &Buffers, e: u16, v: u32) -> u16 {
 /// as they are.
 #[inline(always)]
 fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
-    let (fb, fe) = (buf.vf.offsets.get(v), buf.vf.offsets.get(v + 1));
-    let (eb, ee) = (buf.ve.offsets.get(v), buf.ve.offsets.get(v + 1));
+    let (fb, fe) = buf.vf_row(v);
+    let (eb, ee) = buf.ve_row(v);
     let n = fe - fb;
     if n == 0 {
         return eb == ee;
