@@ -742,13 +742,10 @@ fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
     // at the boundary (open).
     let mut k = first;
     for p in 0..n {
-        let (succ, pred) = if k % 3 == 2 {
-            (k - 2, k - 1)
-        } else if k % 3 == 1 {
-            (k + 1, k - 1)
-        } else {
-            (k + 1, k + 2)
-        };
+        // The face's next and previous corners, without branches.
+        let c = k % 3;
+        let succ = k + 1 - if c == 2 { 3 } else { 0 };
+        let pred = k + 2 - if c == 0 { 0 } else { 3 };
         buf.vv.set(eb + p, buf.fv.get(succ));
         buf.ve.values.set(eb + p, buf.fe.get(k) >> 1);
         if with_faces {
