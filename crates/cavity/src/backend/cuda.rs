@@ -47,6 +47,10 @@ pub struct DeviceMesh {
     stash: CudaSlice<u32>,
     masks: CudaSlice<u32>,
     raw: CudaSlice<u8>,
+    /// Per query (by discriminant): the neighbour-sum kernel and its launch
+    /// configuration, prepared once so that launches do no host work;
+    /// `None` where the query's shared memory exceeds the device's limit.
+    neighbor_sum: Vec<Option<(CudaFunction, LaunchConfig)>>,
 }
 
 /// Directed Edges arrays resident in GPU memory (the PDE baseline's input).
@@ -177,6 +181,10 @@ impl CudaBackend {
             ],
         };
         let raw = self.upload(bytemuck::bytes_of(&raw))?;
+        let neighbor_sum = Query::ALL
+            .iter()
+            .map(|&query| self.neighbor_sum_kernel(mesh, query).ok())
+            .collect();
         Ok(DeviceMesh {
             patches,
             fe,
@@ -185,6 +193,7 @@ impl CudaBackend {
             stash,
             masks,
             raw,
+            neighbor_sum,
         })
     }
 
@@ -305,7 +314,24 @@ impl CudaBackend {
         Ok(times)
     }
 
-    /// Launches the neighbour-sum workload of `query` on a resident mesh.
+    /// The neighbour-sum kernel of `query` and its launch configuration.
+    fn neighbor_sum_kernel(
+        &self,
+        mesh: &PatchedMesh,
+        query: Query,
+    ) -> Result<(CudaFunction, LaunchConfig), BackendError> {
+        let f = self.function(&format!(
+            "query_neighbor_sum_{}",
+            query.name().to_lowercase()
+        ))?;
+        let cfg = self.patch_config(&f, mesh, query)?;
+        Ok((f, cfg))
+    }
+
+    /// Launches the neighbour-sum workload of `query` on `mesh`, resident
+    /// as `dm` (kernel and launch configuration prepared by `upload_mesh`,
+    /// so the launch does no host-side work). Errors when the query's
+    /// shared memory exceeds the device's limit.
     pub fn neighbor_sum(
         &self,
         mesh: &PatchedMesh,
@@ -314,16 +340,19 @@ impl CudaBackend {
         attr: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>,
     ) -> Result<(), BackendError> {
-        let f = self.function(&format!(
-            "query_neighbor_sum_{}",
-            query.name().to_lowercase()
-        ))?;
-        let cfg = self.patch_config(&f, mesh, query)?;
+        let prepared;
+        let (f, cfg) = match &dm.neighbor_sum[query as usize] {
+            Some((f, cfg)) => (f, cfg),
+            None => {
+                prepared = self.neighbor_sum_kernel(mesh, query)?;
+                (&prepared.0, &prepared.1)
+            }
+        };
         let (na, no) = (attr.len() as u32, out.len() as u32);
-        let mut b = self.stream.launch_builder(&f);
+        let mut b = self.stream.launch_builder(f);
         b.arg(&dm.raw).arg(attr).arg(&na).arg(out).arg(&no);
         // SAFETY: matches `query_neighbor_sum`'s contract.
-        unsafe { b.launch(cfg) }.map_err(driver("launching a neighbour-sum kernel"))?;
+        unsafe { b.launch(*cfg) }.map_err(driver("launching a neighbour-sum kernel"))?;
         Ok(())
     }
 
