@@ -622,9 +622,11 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
             buf.half.set(e as u32, k as u16);
         }
     });
-    block.for_each(2 * ne, |i| {
-        block.shared_fetch_add(rows, buf.ev.get(i) as u32, 1 << 16);
-    });
+    if query != Query::VF {
+        block.for_each(2 * ne, |i| {
+            block.shared_fetch_add(rows, buf.ev.get(i) as u32, 1 << 16);
+        });
+    }
     block.sync();
     // Successors, one thread per face: the corner after corner `c` of the
     // face counter-clockwise around its vertex is the one whose outgoing
@@ -657,9 +659,8 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
         corners.set(pos, k as u16);
     });
     block.sync();
-    let with_faces = query == Query::VF;
     block.for_each(info.owned_vertices, |v| {
-        if !rotational_order(buf, v, with_faces) {
+        if !rotational_order(buf, v, query) {
             unordered_vertex_rows(buf, v);
         }
     });
@@ -704,14 +705,14 @@ fn other_end(buf: &Buffers, e: u16, v: u32) -> u16 {
     }
 }
 
-/// Writes VV, VE (and VF when `with_faces`) of vertex `v` in
+/// Writes the row of vertex `v` that `query` (VV, VE or VF) reads in
 /// counter-clockwise order by following corner successors, from the fan's
 /// first corner (open fan) or the lowest corner (closed fan), in
 /// O(valence). Returns false when `v` is not manifold (several fans, a
 /// non-manifold or inconsistently oriented edge); the rows are then left
 /// as they are.
 #[inline(always)]
-fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
+fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
     let (fb, fe) = buf.vf_row(v);
     let (eb, ee) = buf.ve_row(v);
     let n = fe - fb;
@@ -732,7 +733,10 @@ fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
         }
     }
     let closed = starts == 0;
-    if bad || starts > 1 || ee - eb != n + if closed { 0 } else { 1 } {
+    // VF skips the VE counts (its rows are empty): the walk below alone
+    // proves the fan; for VV and VE the ring must also match the VE count.
+    let ring = n + if closed { 0 } else { 1 };
+    if bad || starts > 1 || (query != Query::VF && ee - eb != ring) {
         return false;
     }
     if closed {
@@ -746,10 +750,10 @@ fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
         let c = k % 3;
         let succ = k + 1 - if c == 2 { 3 } else { 0 };
         let pred = k + 2 - if c == 0 { 0 } else { 3 };
-        buf.vv.set(eb + p, buf.fv.get(succ));
-        buf.ve.values.set(eb + p, buf.fe.get(k) >> 1);
-        if with_faces {
-            buf.vf.values.set(fb + p, (k / 3) as u16);
+        match query {
+            Query::VV => buf.vv.set(eb + p, buf.fv.get(succ)),
+            Query::VE => buf.ve.values.set(eb + p, buf.fe.get(k) >> 1),
+            _ => buf.vf.values.set(fb + p, (k / 3) as u16),
         }
         let next = (buf.succ.get(k) & !FAN_START) as u32;
         if p + 1 < n {
@@ -763,8 +767,11 @@ fn rotational_order(buf: &Buffers, v: u32, with_faces: bool) -> bool {
             if next != NO_CORNER as u32 {
                 return false;
             }
-            buf.vv.set(eb + n, buf.fv.get(pred));
-            buf.ve.values.set(eb + n, buf.fe.get(pred) >> 1);
+            match query {
+                Query::VV => buf.vv.set(eb + n, buf.fv.get(pred)),
+                Query::VE => buf.ve.values.set(eb + n, buf.fe.get(pred) >> 1),
+                _ => {}
+            }
         }
     }
     true
