@@ -171,6 +171,28 @@ pub fn any_mesh() -> impl Strategy<Value = TriMesh> {
         })
 }
 
+/// The bundled real mesh, `assets/dragon.obj`.
+pub fn bundled_mesh() -> TriMesh {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
+    cavity::io::read_mesh(std::path::Path::new(path))
+        .expect("the bundled mesh reads")
+        .mesh
+}
+
+/// The reference mesh's result of `query` for element `src` (input numbering).
+pub fn reference_row(reference: &ReferenceMesh, query: Query, src: u32) -> Vec<u32> {
+    match query {
+        Query::VV => reference.vv(src),
+        Query::VE => reference.ve(src),
+        Query::VF => reference.vf(src),
+        Query::EV => reference.ev(src),
+        Query::EF => reference.ef(src),
+        Query::FV => reference.fv(src).to_vec(),
+        Query::FE => reference.fe(src).to_vec(),
+        Query::FF => reference.ff(src),
+    }
+}
+
 fn set(v: impl IntoIterator<Item = u32>) -> Vec<u32> {
     let mut v: Vec<u32> = v.into_iter().collect();
     v.sort_unstable();
@@ -214,16 +236,7 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
                 .map(|&x| map(query.target(), x))
                 .collect();
             let src = map(query.source(), h);
-            let expected = match query {
-                Query::VV => reference.vv(src),
-                Query::VE => reference.ve(src),
-                Query::VF => reference.vf(src),
-                Query::EV => reference.ev(src),
-                Query::EF => reference.ef(src),
-                Query::FV => reference.fv(src).to_vec(),
-                Query::FE => reference.fe(src).to_vec(),
-                Query::FF => reference.ff(src),
-            };
+            let expected = reference_row(&reference, query, src);
             let ordered = matches!(query, Query::FV | Query::FE);
             let same = if ordered {
                 row == expected

@@ -9,7 +9,7 @@ use cavity::topology::Topology;
 use cavity::{Query, TriMesh};
 use cavity_device::baseline::pde_sum;
 use cavity_device::block::Scatter;
-use cavity_tests::{any_mesh, fan, grid};
+use cavity_tests::{any_mesh, fan, grid, reference_row};
 use proptest::prelude::*;
 
 /// Small integers, so that sums are exact in any order.
@@ -48,16 +48,7 @@ fn check(mesh: &TriMesh) -> Result<(), String> {
             pde_sum(query, i, &de.view(), de.max_valence, &attr, &scatter);
         }
         for i in 0..sources as u32 {
-            let expected: Vec<u32> = match query {
-                Query::VV => reference.vv(i),
-                Query::VE => reference.ve(i),
-                Query::VF => reference.vf(i),
-                Query::EV => reference.ev(i),
-                Query::EF => reference.ef(i),
-                Query::FV => reference.fv(i).to_vec(),
-                Query::FE => reference.fe(i).to_vec(),
-                Query::FF => reference.ff(i),
-            };
+            let expected = reference_row(&reference, query, i);
             let want: f32 = expected.iter().map(|&t| attr[t as usize]).sum();
             if out[i as usize] != want {
                 return Err(format!(

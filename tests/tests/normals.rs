@@ -48,9 +48,6 @@ proptest! {
 
 #[test]
 fn normals_on_the_bundled_mesh() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
-    let mesh = cavity::io::read_mesh(std::path::Path::new(path))
-        .unwrap()
-        .mesh;
+    let mesh = cavity_tests::bundled_mesh();
     check(&mesh, 512).unwrap();
 }

@@ -45,10 +45,7 @@ fn special_cases() {
 #[test]
 fn real_mesh_queries() {
     let backend = test_backend();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
-    let mesh = cavity::io::read_mesh(std::path::Path::new(path))
-        .unwrap()
-        .mesh;
+    let mesh = cavity_tests::bundled_mesh();
     check_queries(&mesh, 512, &backend).unwrap();
     check_queries(&mesh, 2048, &backend).unwrap();
     check_queries(&mesh, 64, &backend).unwrap();
@@ -59,10 +56,7 @@ fn real_mesh_queries() {
 /// shared-memory limit.
 #[test]
 fn largest_patches_on_the_cpu_backend() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
-    let mesh = cavity::io::read_mesh(std::path::Path::new(path))
-        .unwrap()
-        .mesh;
+    let mesh = cavity_tests::bundled_mesh();
     let backend = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
     check_queries(&mesh, cavity::patcher::MAX_PATCH_SIZE, &backend).unwrap();
 }

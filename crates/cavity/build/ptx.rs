@@ -4,12 +4,25 @@
 // crate's build script and `cargo xtask build-ptx` through `include!`.
 
 /// Builds `cavity-device` for `arch` (e.g. "sm_90") into `target_dir` and
-/// returns the path of the PTX file.
+/// returns the path of the PTX file. The kernels use `cp.async`, so `arch`
+/// must be `sm_80` or newer.
 fn build_ptx(
     workspace: &std::path::Path,
     target_dir: &std::path::Path,
     arch: &str,
 ) -> Result<std::path::PathBuf, String> {
+    let version = arch
+        .strip_prefix("sm_")
+        .and_then(|v| v.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<u32>().ok());
+    match version {
+        Some(v) if v >= 80 => {}
+        _ => {
+            return Err(format!(
+                "unsupported CUDA architecture {arch:?}: use sm_80 or newer (e.g. sm_90); \
+                 the kernels copy patches with cp.async"
+            ));
+        }
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = std::process::Command::new(cargo)
         .current_dir(workspace)
