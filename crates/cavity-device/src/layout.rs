@@ -149,6 +149,13 @@ pub fn ribbon_entry(stash_index: u32, owner_local: u32) -> u32 {
     (stash_index << 16) | owner_local
 }
 
+/// The owner's index in the patch stash and the local index in the owner
+/// of a ribbon entry (the inverse of [`ribbon_entry`]).
+#[inline(always)]
+pub fn ribbon_owner(entry: u32) -> (u32, u32) {
+    (entry >> 16, entry & 0xffff)
+}
+
 /// Borrowed view of a patched mesh (global memory on the GPU, host memory on
 /// the CPU backend). Shapes: `patches[P]`; `fe[3 * local faces]`;
 /// `ev[2 * local edges]`; `ribbon[not-owned elements]`; `stash[..]`;
@@ -170,18 +177,6 @@ pub struct PatchMesh<'a> {
 }
 
 impl PatchMesh<'_> {
-    /// Global handle of local element `local` of `kind` in patch `p`.
-    #[inline(always)]
-    pub fn global(&self, info: &PatchInfo, kind: Kind, local: u32) -> u32 {
-        if local < info.owned(kind) {
-            info.base(kind) + local
-        } else {
-            let r = self.ribbon[(info.ribbon_start(kind) + local - info.owned(kind)) as usize];
-            let owner = self.stash[(info.stash_offset + (r >> 16)) as usize];
-            self.patches[owner as usize].base(kind) + (r & 0xffff)
-        }
-    }
-
     /// Whether bit `local` of the owned (`active == false`) or active mask of
     /// `kind` in the patch is set.
     #[inline(always)]

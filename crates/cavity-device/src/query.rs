@@ -12,7 +12,7 @@
 //! local indices.
 
 use crate::block::{Block, Shared, SharedArena, scan_scratch_len};
-use crate::layout::{FE_REVERSED, Kind, PatchInfo, PatchMesh};
+use crate::layout::{FE_REVERSED, Kind, PatchInfo, PatchMesh, ribbon_owner};
 
 /// The eight first-order queries (RXMesh table 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,9 +141,10 @@ struct Buffers {
     rows: Shared<u32>,
     /// VE (rows in rotational order where manifold; bounds in `rows`) and
     /// VV in the same order.
-    ve: Csr,
+    ve: Shared<u16>,
     vv: Shared<u16>,
-    vf: Csr,
+    /// VF (bounds in `rows`).
+    vf: Shared<u16>,
     /// VF entries as FV entry indices `3 * face + corner` (before ordering).
     corners: Shared<u16>,
     /// Per directed local edge (`2 * edge + reversed`): how many FE entries
@@ -160,14 +161,14 @@ struct Buffers {
 }
 
 impl Buffers {
-    /// VF entries of vertex `v`: `vf.values[begin..end]`. `rows[v]` holds
+    /// VF entries of vertex `v`: `vf[begin..end]`. `rows[v]` holds
     /// the VF row start in its low 16 bits after the scatter.
     #[inline(always)]
     fn vf_row(&self, v: u32) -> (u32, u32) {
         (self.rows.get(v) & 0xffff, self.rows.get(v + 1) & 0xffff)
     }
 
-    /// VE entries of vertex `v`: `ve.values[begin..end]`. The high 16 bits
+    /// VE entries of vertex `v`: `ve[begin..end]`. The high 16 bits
     /// of `rows` hold the inclusive prefix sum of the VE counts.
     #[inline(always)]
     fn ve_row(&self, v: u32) -> (u32, u32) {
@@ -199,9 +200,9 @@ impl Buffers {
         let (rows, ve, vv, vf, corners, half_count, half, succ) = if vertex {
             (
                 arena.alloc(nv + 1),
-                Csr::alloc(arena, 0, 2 * ne),
                 arena.alloc(2 * ne),
-                Csr::alloc(arena, 0, 3 * nf),
+                arena.alloc(2 * ne),
+                arena.alloc(3 * nf),
                 arena.alloc(3 * nf),
                 arena.alloc((2 * ne).div_ceil(16)),
                 arena.alloc(2 * ne),
@@ -210,9 +211,9 @@ impl Buffers {
         } else {
             (
                 arena.alloc(0),
-                empty(arena),
                 arena.alloc(0),
-                empty(arena),
+                arena.alloc(0),
+                arena.alloc(0),
                 arena.alloc(0),
                 arena.alloc(0),
                 arena.alloc(0),
@@ -378,8 +379,8 @@ pub fn for_each<B: Block>(
         }
         let n = match query {
             Query::VV => span(buf.vv, buf.ve_row(i)),
-            Query::VE => span(buf.ve.values, buf.ve_row(i)),
-            Query::VF => span(buf.vf.values, buf.vf_row(i)),
+            Query::VE => span(buf.ve, buf.ve_row(i)),
+            Query::VF => span(buf.vf, buf.vf_row(i)),
             Query::EV => fixed(buf.ev, 2, 0, i),
             Query::EF => row(buf.ef, buf.ef.values, i),
             Query::FV => fixed(buf.fv, 3, 0, i),
@@ -425,8 +426,8 @@ fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, 
         let h = if l < owned {
             base + l
         } else {
-            let r = buf.handles.get(l);
-            buf.stash_base.get(r >> 16) + (r & 0xffff)
+            let (stash_index, owner_local) = ribbon_owner(buf.handles.get(l));
+            buf.stash_base.get(stash_index) + owner_local
         };
         buf.handles.set(l, h);
     });
@@ -680,18 +681,18 @@ fn unordered_vertex_rows(buf: &Buffers, v: u32) {
         let f = 3 * (k / 3);
         for h in [buf.fe.get(k), buf.fe.get(f + (k - f + 2) % 3)] {
             let e = h >> 1;
-            if n < ee && !(eb..n).any(|j| ve.values.get(j) == e) {
-                ve.values.set(n, e);
+            if n < ee && !(eb..n).any(|j| ve.get(j) == e) {
+                ve.set(n, e);
                 n += 1;
             }
         }
-        vf.values.set(i, (k / 3) as u16);
+        vf.set(i, (k / 3) as u16);
     }
-    insertion_sort(ve.values, eb, ee);
+    insertion_sort(ve, eb, ee);
     for i in eb..ee {
-        buf.vv.set(i, other_end(buf, ve.values.get(i), v));
+        buf.vv.set(i, other_end(buf, ve.get(i), v));
     }
-    insertion_sort(vf.values, fb, fe);
+    insertion_sort(vf, fb, fe);
 }
 
 /// The endpoint of local edge `e` that is not `v`.
@@ -752,8 +753,8 @@ fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
         let pred = k + 2 - if c == 0 { 0 } else { 3 };
         match query {
             Query::VV => buf.vv.set(eb + p, buf.fv.get(succ)),
-            Query::VE => buf.ve.values.set(eb + p, buf.fe.get(k) >> 1),
-            _ => buf.vf.values.set(fb + p, (k / 3) as u16),
+            Query::VE => buf.ve.set(eb + p, buf.fe.get(k) >> 1),
+            _ => buf.vf.set(fb + p, (k / 3) as u16),
         }
         let next = (buf.succ.get(k) & !FAN_START) as u32;
         if p + 1 < n {
@@ -769,7 +770,7 @@ fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
             }
             match query {
                 Query::VV => buf.vv.set(eb + n, buf.fv.get(pred)),
-                Query::VE => buf.ve.values.set(eb + n, buf.fe.get(pred) >> 1),
+                Query::VE => buf.ve.set(eb + n, buf.fe.get(pred) >> 1),
                 _ => {}
             }
         }
