@@ -373,3 +373,12 @@ pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), Strin
     }
     Ok(())
 }
+
+/// Proptest cases: `PROPTEST_CASES` when set (longer runs on the device
+/// machine), else `default` (what CI runs).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}

@@ -37,7 +37,7 @@ fn check(mesh: &TriMesh, patch_size: u32) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(32), ..ProptestConfig::default() })]
     #[test]
     fn normals_match_direct(mesh in any_mesh(), patch_size in 1u32..600) {
         if let Err(e) = check(&mesh, patch_size) {

@@ -5,7 +5,7 @@ use cavity_tests::{add_defects, any_mesh, check_queries, concat, fan, grid, test
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(64), ..ProptestConfig::default() })]
 
     #[test]
     fn queries_match_reference(mesh in any_mesh(), patch_size in prop_oneof![1u32..8, 8u32..64, 64u32..1024]) {

@@ -24,6 +24,9 @@ pub trait Block {
     /// Atomically ORs `v` into entry `i` of a shared-memory window and
     /// returns the old value (block scope).
     fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
+    /// Atomically lowers entry `i` of a shared-memory window to `v` if `v`
+    /// is smaller (block scope).
+    fn shared_min(&self, target: Shared<u32>, i: u32, v: u32);
     /// Atomically adds `v` to an `f32` stored as bits in global memory.
     fn global_add_f32(&self, target: &AtomicU32, v: f32);
     /// Barrier that also returns whether `pred` was true in any thread.
@@ -280,7 +283,9 @@ impl SharedArena {
         // `wrapping_add` keeps windows past the end (caught by `check`) and
         // the measuring arena (null base) well defined.
         let ptr = self.base.wrapping_add(self.used as usize) as *mut T;
-        self.used = self.used.saturating_add(bytes);
+        // Window sizes come from 16-bit local counts: the sum of a
+        // kernel's windows stays far below 2^32.
+        self.used = self.used.wrapping_add(bytes);
         Shared { ptr, len }
     }
 
@@ -338,6 +343,10 @@ impl Block for HostBlock {
         let old = target.get(i);
         target.set(i, old | v);
         old
+    }
+    #[inline(always)]
+    fn shared_min(&self, target: Shared<u32>, i: u32, v: u32) {
+        target.set(i, target.get(i).min(v));
     }
     #[inline(always)]
     fn scan(&self, data: Shared<u32>, n: u32, _scratch: Shared<u32>, inclusive: bool) -> u32 {

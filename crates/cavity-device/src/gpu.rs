@@ -58,6 +58,14 @@ impl Block for GpuBlock {
         }
         old
     }
+    #[inline(always)]
+    fn shared_min(&self, target: Shared<u32>, i: u32, v: u32) {
+        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
+        unsafe {
+            asm!("red.relaxed.cta.shared.min.u32 [{p}], {v};",
+                 p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
+        }
+    }
     /// Warp-shuffle scan: per-thread chunks, an inclusive scan of the chunk
     /// sums inside each warp, then of the warp totals by warp 0 (two
     /// barriers). Needs `block_dim` a multiple of 32 and at most 1024.

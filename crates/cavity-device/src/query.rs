@@ -76,12 +76,15 @@ impl Query {
 
     /// Launch bounds of the query's patch kernels: threads per block, and
     /// the blocks that must fit on one SM (which caps registers at
-    /// 65536 / (threads × blocks)). Vertex queries walk fans one thread per
-    /// vertex and use more shared memory (about 38 KB for a 512-face
-    /// patch, so five blocks fit an H100 SM): 256 × 5; the others 128 × 8.
+    /// 65536 / (threads × blocks)). The vertex queries walk fans one thread
+    /// per vertex, are latency bound and gain from every resident block
+    /// their shared memory (about 24 KB for a 512-face patch) allows, as
+    /// far as registers do not spill: VF 256 × 7, VV and VE 256 × 6
+    /// (measured on an H100, docs/benchmarks.md); the others 128 × 8.
     pub fn launch_bounds(self) -> (u32, u32) {
-        match self.source() {
-            Kind::Vertex => (256, 5),
+        match self {
+            Query::VF => (256, 7),
+            Query::VV | Query::VE => (256, 6),
             _ => (128, 8),
         }
     }
@@ -126,50 +129,53 @@ impl Csr {
     }
 }
 
-/// The shared-memory buffers of one query on one patch.
+/// The shared-memory buffers of one query on one patch. Each query gets
+/// only the windows it uses (the vertex queries one output window each),
+/// so that more blocks fit an SM.
 struct Buffers {
     fe: Shared<u16>,
     ev: Shared<u16>,
     fv: Shared<u16>,
     scratch: Shared<u32>,
-    /// Global handles of the target kind's local elements.
-    handles: Shared<u32>,
+    /// Global handles of the target kind's ribbon (not-owned) elements;
+    /// owned element `l` is `base + l` and is never stored.
+    ribbon: Shared<u32>,
     /// First global handle (target kind) of each patch in the stash.
     stash_base: Shared<u32>,
-    /// Packed VF and VE row bounds per vertex (see [`Buffers::vf_row`],
+    /// Packed inclusive prefix sums per vertex: VF counts in the low 16
+    /// bits, VE counts in the high 16 (see [`Buffers::vf_row`],
     /// [`Buffers::ve_row`]): one scan serves both.
     rows: Shared<u32>,
-    /// VE (rows in rotational order where manifold; bounds in `rows`) and
-    /// VV in the same order.
-    ve: Shared<u16>,
-    vv: Shared<u16>,
-    /// VF (bounds in `rows`).
-    vf: Shared<u16>,
-    /// VF entries as FV entry indices `3 * face + corner` (before ordering).
-    corners: Shared<u16>,
-    /// Per directed local edge (`2 * edge + reversed`): how many FE entries
-    /// traverse it (2 bits each, see [`half_edge_count`]), and one of them
-    /// (the half-edge table).
-    half_count: Shared<u32>,
+    /// Per vertex: the corner its fan walk starts from (the least
+    /// [`start_key`] of its corners), or [`UNORDERED`] with a cursor.
+    first: Shared<u32>,
+    /// Per directed local edge (`2 * edge + reversed`): one FE entry that
+    /// traverses it (the half-edge table; stale where none does).
     half: Shared<u16>,
     /// Per corner: the next corner counter-clockwise around its vertex (or
     /// [`NO_CORNER`] / [`BAD_CORNER`]), with [`FAN_START`] set when no
-    /// corner precedes it.
+    /// corner precedes it. Reused for the corner lists of unordered rows.
     succ: Shared<u16>,
+    /// The vertex query's rows: VF (bounds [`Buffers::vf_row`]), or VV or
+    /// VE (bounds [`Buffers::ve_row`]).
+    out: Shared<u16>,
     ef: Csr,
     ff: Csr,
 }
 
 impl Buffers {
-    /// VF entries of vertex `v`: `vf[begin..end]`. `rows[v]` holds
-    /// the VF row start in its low 16 bits after the scatter.
+    /// VF entries of vertex `v`: `out[begin..end]`.
     #[inline(always)]
     fn vf_row(&self, v: u32) -> (u32, u32) {
-        (self.rows.get(v) & 0xffff, self.rows.get(v + 1) & 0xffff)
+        let begin = if v == 0 {
+            0
+        } else {
+            self.rows.get(v - 1) & 0xffff
+        };
+        (begin, self.rows.get(v) & 0xffff)
     }
 
-    /// VE entries of vertex `v`: `ve[begin..end]`. The high 16 bits
-    /// of `rows` hold the inclusive prefix sum of the VE counts.
+    /// VE (and VV) entries of vertex `v`: `out[begin..end]`.
     #[inline(always)]
     fn ve_row(&self, v: u32) -> (u32, u32) {
         let begin = if v == 0 {
@@ -190,65 +196,32 @@ impl Buffers {
         let vertex = query.source() == Kind::Vertex;
         let needs_ef = matches!(query, Query::EF | Query::FF);
         let needs_fv = vertex || query == Query::FV;
-        let empty = |arena: &mut SharedArena| Csr::alloc(arena, 0, 0);
-        let fe = arena.alloc(3 * nf);
-        let ev = arena.alloc(2 * ne);
-        let fv = arena.alloc(if needs_fv { 3 * nf } else { 0 });
-        let scratch = arena.alloc(scan_scratch_len(block_dim));
-        let handles = arena.alloc(info.count(query.target()));
-        let stash_base = arena.alloc(info.stash_len);
-        let (rows, ve, vv, vf, corners, half_count, half, succ) = if vertex {
-            (
-                arena.alloc(nv + 1),
-                arena.alloc(2 * ne),
-                arena.alloc(2 * ne),
-                arena.alloc(3 * nf),
-                arena.alloc(3 * nf),
-                arena.alloc((2 * ne).div_ceil(16)),
-                arena.alloc(2 * ne),
-                arena.alloc(3 * nf),
-            )
-        } else {
-            (
-                arena.alloc(0),
-                arena.alloc(0),
-                arena.alloc(0),
-                arena.alloc(0),
-                arena.alloc(0),
-                arena.alloc(0),
-                arena.alloc(0),
-                arena.alloc(0),
-            )
+        let tgt = query.target();
+        let per_vertex = |n: u32| if vertex { n } else { 0 };
+        let out_len = match query {
+            Query::VF => 3 * nf,
+            Query::VV | Query::VE => 2 * ne,
+            _ => 0,
         };
-        let ef = if needs_ef {
-            Csr::alloc(arena, ne, 3 * nf)
-        } else {
-            empty(arena)
-        };
-        let ff = if query == Query::FF {
-            Csr::alloc(arena, nf, info.ff_entries)
-        } else {
-            empty(arena)
+        let ef_rows = if needs_ef { ne } else { 0 };
+        let ff_rows = if query == Query::FF { nf } else { 0 };
+        let buf = Buffers {
+            fe: arena.alloc(3 * nf),
+            ev: arena.alloc(2 * ne),
+            fv: arena.alloc(if needs_fv { 3 * nf } else { 0 }),
+            scratch: arena.alloc(scan_scratch_len(block_dim)),
+            ribbon: arena.alloc(info.count(tgt) - info.owned(tgt)),
+            stash_base: arena.alloc(info.stash_len),
+            rows: arena.alloc(per_vertex(nv)),
+            first: arena.alloc(per_vertex(nv)),
+            half: arena.alloc(per_vertex(2 * ne)),
+            succ: arena.alloc(per_vertex(3 * nf)),
+            out: arena.alloc(out_len),
+            ef: Csr::alloc(arena, ef_rows, if needs_ef { 3 * nf } else { 0 }),
+            ff: Csr::alloc(arena, ff_rows, if ff_rows > 0 { info.ff_entries } else { 0 }),
         };
         arena.check();
-        Buffers {
-            fe,
-            ev,
-            fv,
-            scratch,
-            handles,
-            stash_base,
-            rows,
-            ve,
-            vv,
-            vf,
-            corners,
-            half_count,
-            half,
-            succ,
-            ef,
-            ff,
-        }
+        buf
     }
 }
 
@@ -265,7 +238,10 @@ pub fn shared_bytes(info: &PatchInfo, query: Query, block_dim: u32) -> usize {
 /// handles read from shared memory, mapped from local indices on access.
 #[derive(Clone, Copy)]
 pub struct Neighbors<'a> {
-    handles: Shared<u32>,
+    /// Target kind: owned count, first handle, ribbon handles.
+    owned: u32,
+    base: u32,
+    ribbon: Shared<u32>,
     marker: core::marker::PhantomData<&'a ()>,
     values: Shared<u16>,
     begin: u32,
@@ -290,7 +266,11 @@ impl Neighbors<'_> {
     #[inline(always)]
     pub fn get(&self, i: u32) -> u32 {
         let local = (self.values.get(self.begin + i) >> self.shift) as u32;
-        self.handles.get(local)
+        if local < self.owned {
+            self.base + local
+        } else {
+            self.ribbon.get(local - self.owned)
+        }
     }
 
     /// For FE results: whether the face traverses edge `i` against the edge's
@@ -330,12 +310,21 @@ pub fn for_each<B: Block>(
     let info = &header;
     let buf = Buffers::alloc(arena, info, query, block.block_dim());
     let src = query.source();
-    let owned = info.owned(src);
-    let is_active =
-        |local: u32| mesh.mask_bit(info, src, true, local) && active(info.base(src) + local);
+    let (owned, src_base) = (info.owned(src), info.base(src));
+    let is_active = |local: u32| mesh.mask_bit(info, src, true, local) && active(src_base + local);
 
+    // Whether any owned source element is active, a mask word per step
+    // (with an always-true `active` this is a test of the word).
+    let mask_start = info.mask_start(src, true);
     let mut any = false;
-    block.for_each(owned, |i| any = any || is_active(i));
+    block.for_each(owned.div_ceil(32), |w| {
+        let valid = (owned - 32 * w).min(32);
+        let mut bits = mesh.masks[(mask_start + w) as usize] & (u32::MAX >> (32 - valid));
+        while bits != 0 && !any {
+            any = active(src_base + 32 * w + bits.trailing_zeros());
+            bits &= bits - 1;
+        }
+    });
     if !block.sync_any(any) {
         return;
     }
@@ -352,42 +341,37 @@ pub fn for_each<B: Block>(
         }
     }
 
-    let handles = buf.handles;
+    let tgt = query.target();
+    let (tgt_owned, tgt_base, ribbon) = (info.owned(tgt), info.base(tgt), buf.ribbon);
     let marker = core::marker::PhantomData;
-    let fixed = |values: Shared<u16>, arity: u32, shift: u32, i: u32| Neighbors {
-        handles,
-        marker,
-        values,
-        begin: arity * i,
-        len: arity,
-        shift,
-    };
-    let span = |values: Shared<u16>, (begin, end): (u32, u32)| Neighbors {
-        handles,
+    let span = |values: Shared<u16>, (begin, end): (u32, u32), shift: u32| Neighbors {
+        owned: tgt_owned,
+        base: tgt_base,
+        ribbon,
         marker,
         values,
         begin,
         len: end - begin,
-        shift: 0,
+        shift,
     };
-    let row = |csr: Csr, values: Shared<u16>, i: u32| {
-        span(values, (csr.offsets.get(i), csr.offsets.get(i + 1)))
+    let fixed = |values: Shared<u16>, arity: u32, shift: u32, i: u32| {
+        span(values, (arity * i, arity * i + arity), shift)
     };
+    let row = |csr: Csr, i: u32| span(csr.values, (csr.offsets.get(i), csr.offsets.get(i + 1)), 0);
     block.for_each(owned, |i| {
         if !is_active(i) {
             return;
         }
         let n = match query {
-            Query::VV => span(buf.vv, buf.ve_row(i)),
-            Query::VE => span(buf.ve, buf.ve_row(i)),
-            Query::VF => span(buf.vf, buf.vf_row(i)),
+            Query::VV | Query::VE => span(buf.out, buf.ve_row(i), 0),
+            Query::VF => span(buf.out, buf.vf_row(i), 0),
             Query::EV => fixed(buf.ev, 2, 0, i),
-            Query::EF => row(buf.ef, buf.ef.values, i),
+            Query::EF => row(buf.ef, i),
             Query::FV => fixed(buf.fv, 3, 0, i),
             Query::FE => fixed(buf.fe, 3, 1, i),
-            Query::FF => row(buf.ff, buf.ff.values, i),
+            Query::FF => row(buf.ff, i),
         };
-        f(info.base(src) + i, n);
+        f(src_base + i, n);
     });
     block.sync();
 }
@@ -395,10 +379,11 @@ pub fn for_each<B: Block>(
 /// Brings the patch into shared memory with all global reads in flight at
 /// once: FE and EV (those `query` reads) and the ribbon entries of the
 /// target kind by asynchronous copies, the stash patches' first handles by
-/// the first threads meanwhile. Then maps local indices of the target kind
-/// to global handles once per block (RXMesh section 6.2: the mapping is
-/// read in bulk, not per result). Ends without a barrier after the
-/// mapping: the caller's next phase must sync before reading `handles`.
+/// the first threads meanwhile (and, for vertex queries, the tables that
+/// start cleared). Then maps the ribbon entries to global handles once per
+/// block (RXMesh section 6.2: the mapping is read in bulk, not per result).
+/// Ends without a barrier after the mapping: the caller's next phase must
+/// sync before reading `ribbon`.
 #[inline(always)]
 fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, query: Query) {
     let fe = &mesh.fe[info.fe_offset as usize..(info.fe_offset + 3 * info.num_faces) as usize];
@@ -410,26 +395,26 @@ fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, 
         block.copy_async(ev, buf.ev);
     }
     let tgt = query.target();
-    let owned = info.owned(tgt);
     let start = info.ribbon_start(tgt) as usize;
-    let ribbon = &mesh.ribbon[start..start + (info.count(tgt) - owned) as usize];
-    block.copy_async(ribbon, buf.handles.tail(owned));
+    let ribbon = &mesh.ribbon[start..start + buf.ribbon.len() as usize];
+    block.copy_async(ribbon, buf.ribbon);
     block.for_each(info.stash_len, |s| {
         let owner = mesh.stash[(info.stash_offset + s) as usize];
         buf.stash_base
             .set(s, mesh.patches[owner as usize].base(tgt));
     });
+    if query.source() == Kind::Vertex {
+        block.for_each(info.num_vertices, |v| {
+            buf.rows.set(v, 0);
+            buf.first.set(v, u32::MAX);
+        });
+    }
     block.wait_copies();
     block.sync();
-    let base = info.base(tgt);
-    block.for_each(info.count(tgt), |l| {
-        let h = if l < owned {
-            base + l
-        } else {
-            let (stash_index, owner_local) = ribbon_owner(buf.handles.get(l));
-            buf.stash_base.get(stash_index) + owner_local
-        };
-        buf.handles.set(l, h);
+    block.for_each(buf.ribbon.len(), |l| {
+        let (stash_index, owner_local) = ribbon_owner(buf.ribbon.get(l));
+        buf.ribbon
+            .set(l, buf.stash_base.get(stash_index) + owner_local);
     });
 }
 
@@ -569,49 +554,36 @@ const NO_CORNER: u16 = 0x7fff;
 const BAD_CORNER: u16 = 0x7ffe;
 /// [`Buffers::succ`] flag: no corner precedes this one (an open fan's first).
 const FAN_START: u16 = 0x8000;
+/// [`Buffers::first`] flag: the vertex's rows are built unordered; the low
+/// 16 bits are then a cursor into its VF row.
+const UNORDERED: u32 = 1 << 31;
 
-/// Records one traversal of directed edge `h` in the 2-bit counters of
-/// `counts` (16 per word): bit 0 on the first traversal, bit 1 on any later
-/// one. Shared memory has no 16- or 8-bit atomics; this keeps the table at
-/// an eighth of a 32-bit counter per half-edge.
+/// The key whose minimum over a vertex's corners picks its walk's first
+/// corner: an open fan's first corner if there is one, else the lowest
+/// corner (deterministic despite the atomics).
 #[inline(always)]
-fn count_half_edge<B: Block>(block: &B, counts: Shared<u32>, h: u32) {
-    let shift = 2 * (h % 16);
-    let old = block.shared_fetch_or(counts, h / 16, 1 << shift);
-    if old >> shift & 1 != 0 {
-        block.shared_fetch_or(counts, h / 16, 2 << shift);
-    }
+fn start_key(corner: u32, succ: u16) -> u32 {
+    corner | if succ & FAN_START != 0 { 0 } else { 1 << 15 }
 }
 
-/// Traversals of directed edge `h` recorded by [`count_half_edge`]: 0, 1,
-/// or 2 for two or more.
-#[inline(always)]
-fn half_edge_count(counts: Shared<u32>, h: u32) -> u32 {
-    match counts.get(h / 16) >> (2 * (h % 16)) & 3 {
-        0 => 0,
-        1 => 1,
-        _ => 2,
-    }
-}
-
-/// VE, VF and VV of the owned vertices, in rotational order where the
-/// vertex is manifold (its faces form one fan, open or closed, consistently
-/// oriented); otherwise VE and VF sorted by local index and VV following VE.
+/// VE, VF or VV (the one `query` names) of the owned vertices, in
+/// rotational order where the vertex is manifold (its faces form one fan,
+/// open or closed, consistently oriented); otherwise sorted by local index.
 ///
-/// Corner-parallel passes build FV, the VF and VE counts and the half-edge
-/// table, then each corner's successor around its vertex; a thread per
-/// vertex then only follows successors. Corner indices fit the 15 bits of
-/// [`Buffers::succ`] because patches hold at most 8192 faces.
+/// Face-parallel passes build FV, the VF and VE counts and the half-edge
+/// table, then each corner's successor around its vertex and each vertex's
+/// first corner; a thread per vertex then follows successors from the
+/// first corner and writes the row. Only when some vertex of the patch is
+/// not manifold are corners gathered per vertex (a scatter) for unordered
+/// rows. Corner indices fit the 15 bits of [`Buffers::succ`] because
+/// patches hold at most 8192 faces.
 #[inline(always)]
 fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query: Query) {
     let (nv, ne, nf) = (info.num_vertices, info.num_edges, info.num_faces);
     debug_assert!(3 * nf < BAD_CORNER as u32 && 2 * ne < 1 << 16);
-    let (rows, corners) = (buf.rows, buf.corners);
-    block.for_each(nv + 1, |v| rows.set(v, 0));
-    block.for_each((2 * ne).div_ceil(16), |w| buf.half_count.set(w, 0));
-    block.sync();
+    let rows = buf.rows;
     // One thread per face: FV = FE·EV, the VF counts and the half-edge
-    // table (directed edge -> the FE entry traversing it); the VE counts
+    // table (directed edge -> an FE entry traversing it); the VE counts
     // (VE = EVᵀ is never scattered: fans give its rows directly).
     block.for_each(nf, |f| {
         for k in 3 * f..3 * f + 3 {
@@ -619,7 +591,6 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
             let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
             buf.fv.set(k, tail);
             block.shared_fetch_add(rows, tail as u32, 1);
-            count_half_edge(block, buf.half_count, e as u32);
             buf.half.set(e as u32, k as u16);
         }
     });
@@ -632,86 +603,107 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
     // Successors, one thread per face: the corner after corner `c` of the
     // face counter-clockwise around its vertex is the one whose outgoing
     // edge is the reverse of `c`'s incoming edge (the face's edge `c - 1`).
+    // The half-edge table is never cleared: an entry is valid when the
+    // corner it names traverses that directed edge. A directed edge
+    // traversed twice keeps one writer; the other (and the corner after it
+    // in its face) sees another corner there and marks its vertex: so both
+    // ends of every non-manifold or inconsistently oriented edge are marked.
+    let corners = 3 * nf;
+    let traversing = |h: u32| {
+        let t = buf.half.get(h) as u32;
+        (t < corners && buf.fe.get(t) as u32 == h).then_some(t)
+    };
     block.for_each(nf, |f| {
         let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c) as u32);
-        let count = |h: u32| half_edge_count(buf.half_count, h);
-        let own = h.map(count);
-        let twin = h.map(|h| count(h ^ 1));
+        let own = [0u32, 1, 2].map(|c| buf.half.get(h[c as usize]) as u32 == 3 * f + c);
+        let twin = h.map(|h| traversing(h ^ 1));
         for c in 0..3 {
             let (out, inc) = (c, (c + 2) % 3);
-            let unique = own[out] == 1 && own[inc] == 1 && twin[out] <= 1 && twin[inc] <= 1;
-            let succ = match (unique, twin[inc]) {
+            let succ = match (own[out] && own[inc], twin[inc]) {
                 (false, _) => BAD_CORNER,
-                (true, 0) => NO_CORNER,
-                (true, _) => buf.half.get(h[inc] ^ 1),
-            };
-            let start = if twin[out] == 0 { FAN_START } else { 0 };
-            buf.succ.set(3 * f + c as u32, succ | start);
+                (true, None) => NO_CORNER,
+                (true, Some(t)) => t as u16,
+            } | if twin[out].is_none() { FAN_START } else { 0 };
+            let k = 3 * f + c as u32;
+            buf.succ.set(k, succ);
+            block.shared_min(buf.first, buf.fv.get(k) as u32, start_key(k, succ));
         }
     });
     // One inclusive scan of the packed counts (VF low, VE high 16 bits;
     // neither total reaches 2^16 since patches hold at most 8192 faces).
-    block.scan(rows, nv + 1, buf.scratch, true);
-    // Scatter the corners from the VF row ends downwards (the low half of
-    // a row's end is at least its count, so the decrements never borrow).
-    block.for_each(3 * nf, |k| {
+    // Its barriers also publish the successors.
+    block.scan(rows, nv, buf.scratch, true);
+    let mut unordered = false;
+    block.for_each(info.owned_vertices, |v| {
+        if !rotational_order(buf, v, query) {
+            buf.first.set(v, UNORDERED | buf.vf_row(v).1);
+            unordered = true;
+        }
+    });
+    if !block.sync_any(unordered) {
+        return;
+    }
+    // Gather the corners of the unordered vertices into their VF row
+    // slots of `succ` (no longer needed), from the row ends downwards.
+    block.for_each(corners, |k| {
         let v = buf.fv.get(k) as u32;
-        let pos = (block.shared_fetch_add(rows, v, u32::MAX) & 0xffff) - 1;
-        corners.set(pos, k as u16);
+        if buf.first.get(v) & UNORDERED != 0 {
+            let pos = (block.shared_fetch_add(buf.first, v, u32::MAX) & 0xffff) - 1;
+            buf.succ.set(pos, k as u16);
+        }
     });
     block.sync();
     block.for_each(info.owned_vertices, |v| {
-        if !rotational_order(buf, v, query) {
-            unordered_vertex_rows(buf, v);
+        if buf.first.get(v) & UNORDERED != 0 {
+            unordered_vertex_row(buf, v, query);
         }
     });
     block.sync();
 }
 
-/// VE, VV and VF of a non-manifold vertex `v`, sorted by local index: VE
-/// collects the distinct edges out of and into `v` over its corners.
+/// The row of non-manifold vertex `v` for `query`, sorted by local index,
+/// from its corners (gathered in `succ` at its VF row): VF its faces, VE
+/// the distinct edges out of and into `v`, VV their other ends.
 #[inline(always)]
-fn unordered_vertex_rows(buf: &Buffers, v: u32) {
-    let (ve, vf, c) = (buf.ve, buf.vf, buf.corners);
-    let (eb, ee) = buf.ve_row(v);
+fn unordered_vertex_row(buf: &Buffers, v: u32, query: Query) {
+    let (out, corners) = (buf.out, buf.succ);
     let (fb, fe) = buf.vf_row(v);
-    let mut n = eb;
+    let (begin, end) = if query == Query::VF {
+        (fb, fe)
+    } else {
+        buf.ve_row(v)
+    };
+    let mut n = begin;
     for i in fb..fe {
-        let k = c.get(i) as u32;
+        let k = corners.get(i) as u32;
         let f = 3 * (k / 3);
-        for h in [buf.fe.get(k), buf.fe.get(f + (k - f + 2) % 3)] {
-            let e = h >> 1;
-            if n < ee && !(eb..n).any(|j| ve.get(j) == e) {
-                ve.set(n, e);
+        let (next, prev) = (f + (k - f + 1) % 3, f + (k - f + 2) % 3);
+        let found = match query {
+            Query::VF => [(k / 3) as u16, (k / 3) as u16],
+            Query::VE => [buf.fe.get(k) >> 1, buf.fe.get(prev) >> 1],
+            _ => [buf.fv.get(next), buf.fv.get(prev)],
+        };
+        for x in found {
+            if n < end && (query == Query::VF || !(begin..n).any(|j| out.get(j) == x)) {
+                out.set(n, x);
                 n += 1;
             }
+            if query == Query::VF {
+                break;
+            }
         }
-        vf.set(i, (k / 3) as u16);
     }
-    insertion_sort(ve, eb, ee);
-    for i in eb..ee {
-        buf.vv.set(i, other_end(buf, ve.get(i), v));
-    }
-    insertion_sort(vf, fb, fe);
-}
-
-/// The endpoint of local edge `e` that is not `v`.
-#[inline(always)]
-fn other_end(buf: &Buffers, e: u16, v: u32) -> u16 {
-    let a = buf.ev.get(2 * e as u32);
-    if a as u32 == v {
-        buf.ev.get(2 * e as u32 + 1)
-    } else {
-        a
-    }
+    insertion_sort(out, begin, end);
 }
 
 /// Writes the row of vertex `v` that `query` (VV, VE or VF) reads in
-/// counter-clockwise order by following corner successors, from the fan's
-/// first corner (open fan) or the lowest corner (closed fan), in
-/// O(valence). Returns false when `v` is not manifold (several fans, a
-/// non-manifold or inconsistently oriented edge); the rows are then left
-/// as they are.
+/// counter-clockwise order by following corner successors from the
+/// vertex's first corner (an open fan's first, or a closed fan's lowest),
+/// in O(valence). Returns false when `v` is not manifold (several fans, a
+/// non-manifold or inconsistently oriented edge); the row is then left
+/// partly written. The walk proves the fan: successors are injective on
+/// corners that are not [`BAD_CORNER`], so `n` steps that neither return
+/// to the first corner early nor stop early visit all `n` corners of `v`.
 #[inline(always)]
 fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
     let (fb, fe) = buf.vf_row(v);
@@ -720,31 +712,15 @@ fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
     if n == 0 {
         return eb == ee;
     }
-    // One look at every corner (independent loads): a non-manifold mark,
-    // the lowest corner, the open fan's first corner.
-    let (mut lowest, mut first, mut starts, mut bad) = (u32::MAX, 0, 0, false);
-    for i in fb..fe {
-        let k = buf.corners.get(i) as u32;
-        let s = buf.succ.get(k);
-        bad |= s & !FAN_START == BAD_CORNER;
-        lowest = lowest.min(k);
-        if s & FAN_START != 0 {
-            starts += 1;
-            first = k;
-        }
-    }
-    let closed = starts == 0;
-    // VF skips the VE counts (its rows are empty): the walk below alone
-    // proves the fan; for VV and VE the ring must also match the VE count.
+    let key = buf.first.get(v);
+    let closed = key & (1 << 15) != 0;
+    let first = key & 0x7fff;
+    // VF skips the VE counts (its rows are empty): the walk alone proves
+    // the fan; for VV and VE the ring must also match the VE count.
     let ring = n + if closed { 0 } else { 1 };
-    if bad || starts > 1 || (query != Query::VF && ee - eb != ring) {
+    if query != Query::VF && ee - eb != ring {
         return false;
     }
-    if closed {
-        first = lowest;
-    }
-    // Follow exactly n successors, ending at the first corner (closed) or
-    // at the boundary (open).
     let mut k = first;
     for p in 0..n {
         // The face's next and previous corners, without branches.
@@ -752,11 +728,14 @@ fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
         let succ = k + 1 - if c == 2 { 3 } else { 0 };
         let pred = k + 2 - if c == 0 { 0 } else { 3 };
         match query {
-            Query::VV => buf.vv.set(eb + p, buf.fv.get(succ)),
-            Query::VE => buf.ve.set(eb + p, buf.fe.get(k) >> 1),
-            _ => buf.vf.set(fb + p, (k / 3) as u16),
+            Query::VV => buf.out.set(eb + p, buf.fv.get(succ)),
+            Query::VE => buf.out.set(eb + p, buf.fe.get(k) >> 1),
+            _ => buf.out.set(fb + p, (k / 3) as u16),
         }
         let next = (buf.succ.get(k) & !FAN_START) as u32;
+        if next == BAD_CORNER as u32 {
+            return false;
+        }
         if p + 1 < n {
             if next == NO_CORNER as u32 || next == first {
                 return false;
@@ -769,8 +748,8 @@ fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
                 return false;
             }
             match query {
-                Query::VV => buf.vv.set(eb + n, buf.fv.get(pred)),
-                Query::VE => buf.ve.set(eb + n, buf.fe.get(pred) >> 1),
+                Query::VV => buf.out.set(eb + n, buf.fv.get(pred)),
+                Query::VE => buf.out.set(eb + n, buf.fe.get(pred) >> 1),
                 _ => {}
             }
         }
