@@ -218,7 +218,11 @@ impl Buffers {
             succ: arena.alloc(per_vertex(3 * nf)),
             out: arena.alloc(out_len),
             ef: Csr::alloc(arena, ef_rows, if needs_ef { 3 * nf } else { 0 }),
-            ff: Csr::alloc(arena, ff_rows, if ff_rows > 0 { info.ff_entries } else { 0 }),
+            ff: Csr::alloc(
+                arena,
+                ff_rows,
+                if ff_rows > 0 { info.ff_entries } else { 0 },
+            ),
         };
         arena.check();
         buf

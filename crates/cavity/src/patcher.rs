@@ -9,8 +9,14 @@
 //! to the patch face farthest from the patch boundary. Every fifth
 //! iteration, patches over the size limit get extra seeds on their boundary.
 //! It stops when no patch has more than `max_patch_size` faces.
+//!
+//! Both searches run level by level in parallel (rayon). A face reached by
+//! several patches in the same level joins the lowest patch id, so the
+//! result does not depend on the thread count.
 
-use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use rayon::prelude::*;
 
 use crate::topology::Topology;
 
@@ -112,16 +118,17 @@ pub fn partition(
             for (p, &size) in sizes.iter().enumerate() {
                 if size > max_patch_size {
                     let extra = (size / max_patch_size).max(1) as usize;
-                    // A patch without boundary is a whole component: seed
-                    // it anywhere but at its current seed.
-                    let inner: Vec<u32>;
-                    let faces = if boundary[p].is_empty() {
-                        inner = (0..num_faces as u32)
-                            .filter(|&f| face_patch[f as usize] == p as u32 && f != seeds[p])
-                            .collect();
-                        &inner
+                    // Candidates exclude the patch's own seed, so every
+                    // oversized patch gains a seed and the loop ends (at
+                    // worst with one face per patch). A patch without
+                    // boundary is a whole component: seed it anywhere.
+                    let own = seeds[p];
+                    let faces: Vec<u32> = if boundary[p].is_empty() {
+                        (0..num_faces as u32)
+                            .filter(|&f| face_patch[f as usize] == p as u32 && f != own)
+                            .collect()
                     } else {
-                        &boundary[p]
+                        boundary[p].iter().copied().filter(|&f| f != own).collect()
                     };
                     for j in 0..extra.min(faces.len()) {
                         seeds.push(faces[j * faces.len() / extra]);
@@ -168,62 +175,109 @@ impl FaceGraph {
     /// Multi-source BFS from the seeds; faces no seed reaches (components
     /// without a seed) become seeds of their own.
     fn assign(&self, seeds: &mut Vec<u32>, face_patch: &mut [u32]) {
-        face_patch.fill(u32::MAX);
-        let mut queue = VecDeque::new();
+        let label: Vec<AtomicU32> = (0..face_patch.len())
+            .into_par_iter()
+            .map(|_| AtomicU32::new(u32::MAX))
+            .collect();
         for (p, &s) in seeds.iter().enumerate() {
-            face_patch[s as usize] = p as u32;
-            queue.push_back(s);
+            label[s as usize].store(p as u32, Ordering::Relaxed);
         }
+        let mut frontier = seeds.clone();
         let mut unassigned = 0usize;
         loop {
-            while let Some(f) = queue.pop_front() {
-                let p = face_patch[f as usize];
-                for &g in self.neighbors(f) {
-                    if face_patch[g as usize] == u32::MAX {
-                        face_patch[g as usize] = p;
-                        queue.push_back(g);
-                    }
-                }
-            }
-            while unassigned < face_patch.len() && face_patch[unassigned] != u32::MAX {
+            self.grow(&label, frontier);
+            while unassigned < label.len() && label[unassigned].load(Ordering::Relaxed) != u32::MAX
+            {
                 unassigned += 1;
             }
-            if unassigned == face_patch.len() {
-                return;
+            if unassigned == label.len() {
+                break;
             }
-            face_patch[unassigned] = seeds.len() as u32;
+            label[unassigned].store(seeds.len() as u32, Ordering::Relaxed);
             seeds.push(unassigned as u32);
-            queue.push_back(unassigned as u32);
+            frontier = vec![unassigned as u32];
+        }
+        face_patch
+            .par_iter_mut()
+            .zip(label.par_iter())
+            .for_each(|(f, l)| *f = l.load(Ordering::Relaxed));
+    }
+
+    /// Level-synchronous BFS from `frontier` (labelled faces) into the
+    /// unlabelled faces, each taking the lowest label among its
+    /// neighbours in the previous level.
+    fn grow(&self, label: &[AtomicU32], mut frontier: Vec<u32>) {
+        // A face claimed in this level holds `CLAIMED | patch` until the
+        // level ends, so that it is not expanded from in the same level.
+        const CLAIMED: u32 = 1 << 31;
+        while !frontier.is_empty() {
+            let next: Vec<u32> = frontier
+                .par_iter()
+                .flat_map_iter(|&f| {
+                    let p = label[f as usize].load(Ordering::Relaxed) & !CLAIMED;
+                    self.neighbors(f).iter().filter_map(move |&g| {
+                        let old = label[g as usize].fetch_min(CLAIMED | p, Ordering::Relaxed);
+                        (old == u32::MAX).then_some(g)
+                    })
+                })
+                .collect();
+            next.par_iter().for_each(|&g| {
+                label[g as usize].fetch_and(!CLAIMED, Ordering::Relaxed);
+            });
+            frontier = next;
         }
     }
 
     /// For each patch, the face reached last by a BFS inward from the patch
-    /// boundary (its "center", `u32::MAX` for a patch without boundary), and
-    /// the patch's boundary faces.
+    /// boundary (its "center": deepest, highest id among the deepest;
+    /// `u32::MAX` for a patch without boundary), and the patch's boundary
+    /// faces in face order.
     fn centers(&self, face_patch: &[u32], patches: usize) -> (Vec<u32>, Vec<Vec<u32>>) {
-        let mut centers = vec![u32::MAX; patches];
+        let on_boundary: Vec<bool> = (0..face_patch.len() as u32)
+            .into_par_iter()
+            .map(|f| {
+                let p = face_patch[f as usize];
+                self.neighbors(f)
+                    .iter()
+                    .any(|&g| face_patch[g as usize] != p)
+            })
+            .collect();
         let mut boundary = vec![Vec::new(); patches];
-        let mut visited = vec![false; face_patch.len()];
-        let mut queue = VecDeque::new();
-        for (f, &p) in face_patch.iter().enumerate() {
-            if self
-                .neighbors(f as u32)
-                .iter()
-                .any(|&g| face_patch[g as usize] != p)
-            {
-                visited[f] = true;
-                queue.push_back(f as u32);
-                boundary[p as usize].push(f as u32);
-            }
+        for (f, _) in on_boundary.iter().enumerate().filter(|(_, b)| **b) {
+            boundary[face_patch[f] as usize].push(f as u32);
         }
-        while let Some(f) = queue.pop_front() {
-            let p = face_patch[f as usize];
-            centers[p as usize] = f;
-            for &g in self.neighbors(f) {
-                if !visited[g as usize] && face_patch[g as usize] == p {
-                    visited[g as usize] = true;
-                    queue.push_back(g);
-                }
+        // Depth from the boundary: the label is the level a face is reached in.
+        let depth: Vec<AtomicU32> = on_boundary
+            .par_iter()
+            .map(|&b| AtomicU32::new(if b { 0 } else { u32::MAX }))
+            .collect();
+        let mut frontier: Vec<u32> = (0..face_patch.len() as u32)
+            .filter(|&f| on_boundary[f as usize])
+            .collect();
+        let mut level = 0;
+        while !frontier.is_empty() {
+            level += 1;
+            let next: Vec<u32> = frontier
+                .par_iter()
+                .flat_map_iter(|&f| {
+                    let p = face_patch[f as usize];
+                    let depth = &depth;
+                    self.neighbors(f).iter().filter_map(move |&g| {
+                        (face_patch[g as usize] == p
+                            && depth[g as usize].fetch_min(level, Ordering::Relaxed) == u32::MAX)
+                            .then_some(g)
+                    })
+                })
+                .collect();
+            frontier = next;
+        }
+        let mut centers = vec![u32::MAX; patches];
+        let mut deepest = vec![0u32; patches];
+        for (f, d) in depth.iter().enumerate() {
+            let (p, d) = (face_patch[f] as usize, d.load(Ordering::Relaxed));
+            if d != u32::MAX && (centers[p] == u32::MAX || d >= deepest[p]) {
+                centers[p] = f as u32;
+                deepest[p] = d;
             }
         }
         (centers, boundary)
