@@ -78,7 +78,7 @@ impl Query {
     /// the blocks that must fit on one SM (which caps registers at
     /// 65536 / (threads × blocks)). The vertex queries walk fans one thread
     /// per vertex, are latency bound and gain from every resident block
-    /// their shared memory (about 24 KB for a 512-face patch) allows, as
+    /// their shared memory (about 25 KB for a 512-face patch) allows, as
     /// far as registers do not spill: VF 256 × 7, VV and VE 256 × 6
     /// (measured on an H100, docs/benchmarks.md); the others 128 × 8.
     pub fn launch_bounds(self) -> (u32, u32) {
@@ -196,6 +196,7 @@ impl Buffers {
         let vertex = query.source() == Kind::Vertex;
         let needs_ef = matches!(query, Query::EF | Query::FF);
         let needs_fv = vertex || query == Query::FV;
+        let needs_ev = needs_fv || query == Query::EV;
         let tgt = query.target();
         let per_vertex = |n: u32| if vertex { n } else { 0 };
         let out_len = match query {
@@ -206,8 +207,8 @@ impl Buffers {
         let ef_rows = if needs_ef { ne } else { 0 };
         let ff_rows = if query == Query::FF { nf } else { 0 };
         let buf = Buffers {
-            fe: arena.alloc(3 * nf),
-            ev: arena.alloc(2 * ne),
+            fe: arena.alloc(if query == Query::EV { 0 } else { 3 * nf }),
+            ev: arena.alloc(if needs_ev { 2 * ne } else { 0 }),
             fv: arena.alloc(if needs_fv { 3 * nf } else { 0 }),
             scratch: arena.alloc(scan_scratch_len(block_dim)),
             ribbon: arena.alloc(info.count(tgt) - info.owned(tgt)),
@@ -390,14 +391,10 @@ pub fn for_each<B: Block>(
 /// sync before reading `ribbon`.
 #[inline(always)]
 fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, query: Query) {
-    let fe = &mesh.fe[info.fe_offset as usize..(info.fe_offset + 3 * info.num_faces) as usize];
-    let ev = &mesh.ev[info.ev_offset as usize..(info.ev_offset + 2 * info.num_edges) as usize];
-    if query != Query::EV {
-        block.copy_async(fe, buf.fe);
-    }
-    if matches!(query.source(), Kind::Vertex) || matches!(query, Query::EV | Query::FV) {
-        block.copy_async(ev, buf.ev);
-    }
+    // FE and EV as far as `query` reads them (empty windows otherwise).
+    let (fe, ev) = (info.fe_offset as usize, info.ev_offset as usize);
+    block.copy_async(&mesh.fe[fe..fe + buf.fe.len() as usize], buf.fe);
+    block.copy_async(&mesh.ev[ev..ev + buf.ev.len() as usize], buf.ev);
     let tgt = query.target();
     let start = info.ribbon_start(tgt) as usize;
     let ribbon = &mesh.ribbon[start..start + buf.ribbon.len() as usize];
