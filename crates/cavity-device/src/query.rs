@@ -152,6 +152,8 @@ struct Buffers {
     /// Per directed local edge (`2 * edge + reversed`): one FE entry that
     /// traverses it (the half-edge table; stale where none does).
     half: Shared<u16>,
+    /// FF: how many FE entries use each local edge.
+    edge_uses: Shared<u32>,
     /// Per corner: the next corner counter-clockwise around its vertex (or
     /// [`NO_CORNER`] / [`BAD_CORNER`]), with [`FAN_START`] set when no
     /// corner precedes it. Reused for the corner lists of unordered rows.
@@ -173,6 +175,15 @@ impl Buffers {
             self.rows.get(v - 1) & 0xffff
         };
         (begin, self.rows.get(v) & 0xffff)
+    }
+
+    /// The corner (FE entry) that traverses directed edge `h`, if any: the
+    /// half-edge table is never cleared, so an entry counts only when the
+    /// corner it names traverses `h`. `corners` is `3 * num_faces`.
+    #[inline(always)]
+    fn traversing(&self, h: u32, corners: u32) -> Option<u32> {
+        let t = self.half.get(h) as u32;
+        (t < corners && self.fe.get(t) as u32 == h).then_some(t)
     }
 
     /// VE (and VV) entries of vertex `v`: `out[begin..end]`.
@@ -215,7 +226,8 @@ impl Buffers {
             stash_base: arena.alloc(info.stash_len),
             rows: arena.alloc(per_vertex(nv)),
             first: arena.alloc(per_vertex(nv)),
-            half: arena.alloc(per_vertex(2 * ne)),
+            half: arena.alloc(if vertex || ff_rows > 0 { 2 * ne } else { 0 }),
+            edge_uses: arena.alloc(if ff_rows > 0 { ne } else { 0 }),
             succ: arena.alloc(per_vertex(3 * nf)),
             out: arena.alloc(out_len),
             ef: Csr::alloc(arena, ef_rows, if needs_ef { 3 * nf } else { 0 }),
@@ -340,10 +352,7 @@ pub fn for_each<B: Block>(
         Query::EV | Query::FE => block.sync(),
         Query::FV => face_vertices(block, info, &buf),
         Query::EF => edge_faces(block, info, &buf),
-        Query::FF => {
-            edge_faces(block, info, &buf);
-            face_faces(block, info, &buf);
-        }
+        Query::FF => face_faces(block, info, &buf),
     }
 
     let tgt = query.target();
@@ -410,6 +419,7 @@ fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, 
             buf.first.set(v, u32::MAX);
         });
     }
+    block.for_each(buf.edge_uses.len(), |e| buf.edge_uses.set(e, 0));
     block.wait_copies();
     block.sync();
     block.for_each(buf.ribbon.len(), |l| {
@@ -500,25 +510,89 @@ fn edge_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     block.sync();
 }
 
+/// [`Buffers::ff`] offset of a face whose FF needs EF (a non-manifold edge).
+const NEEDS_EF: u32 = u32::MAX;
+
 /// `FF = FE·FEᵀ` minus the diagonal, for owned faces: count, scan, fill.
+/// A face whose three edges are manifold (used once, or twice in opposite
+/// directions) finds its neighbours in O(1) through the half-edge table,
+/// as the vertex queries do; EF is built only in patches where some face
+/// has a non-manifold edge, for those faces.
 #[inline(always)]
 fn face_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     let nf = info.num_faces;
+    let corners = 3 * nf;
+    block.for_each(corners, |k| {
+        let h = buf.fe.get(k) as u32;
+        buf.half.set(h, k as u16);
+        block.shared_fetch_add(buf.edge_uses, h >> 1, 1);
+    });
+    block.sync();
+    let offsets = buf.ff.offsets;
+    let mut needs_ef = false;
     block.for_each(nf + 1, |f| {
-        let n = if f < info.owned_faces {
-            adjacent_faces(buf, f, |_, _| {})
-        } else {
+        let n = if f >= info.owned_faces {
             0
+        } else if let Some(faces) = manifold_face_faces(buf, f, corners) {
+            faces.iter().flatten().count() as u32
+        } else {
+            needs_ef = true;
+            NEEDS_EF
         };
-        buf.ff.offsets.set(f, n);
+        offsets.set(f, n);
     });
-    block.sync();
-    block.scan(buf.ff.offsets, nf + 1, buf.scratch, false);
+    if block.sync_any(needs_ef) {
+        edge_faces(block, info, buf);
+        block.for_each(info.owned_faces, |f| {
+            if offsets.get(f) == NEEDS_EF {
+                offsets.set(f, adjacent_faces(buf, f, |_, _| {}));
+            }
+        });
+        block.sync();
+    }
+    block.scan(offsets, nf + 1, buf.scratch, false);
     block.for_each(info.owned_faces, |f| {
-        let start = buf.ff.offsets.get(f);
-        adjacent_faces(buf, f, |k, g| buf.ff.values.set(start + k, g));
+        let start = offsets.get(f);
+        match manifold_face_faces(buf, f, corners) {
+            Some(faces) => {
+                for (k, &g) in faces.iter().flatten().enumerate() {
+                    buf.ff.values.set(start + k as u32, g);
+                }
+            }
+            None => {
+                adjacent_faces(buf, f, |k, g| buf.ff.values.set(start + k, g));
+            }
+        }
     });
     block.sync();
+}
+
+/// The distinct faces across the edges of face `f`, per edge (`None` for
+/// a boundary edge or a face seen across an earlier edge), when every edge
+/// of `f` is manifold: used by `f` alone, or by `f` and one face
+/// traversing it the other way. `None` when an edge has more uses, or two
+/// in the same direction.
+#[inline(always)]
+fn manifold_face_faces(buf: &Buffers, f: u32, corners: u32) -> Option<[Option<u16>; 3]> {
+    let mut faces = [None; 3];
+    for c in 0..3 {
+        let k = 3 * f + c as u32;
+        let h = buf.fe.get(k) as u32;
+        let twin = buf.traversing(h ^ 1, corners);
+        let clean = buf.half.get(h) as u32 == k
+            && match buf.edge_uses.get(h >> 1) {
+                1 => twin.is_none(),
+                2 => twin.is_some(),
+                _ => false,
+            };
+        if !clean {
+            return None;
+        }
+        faces[c] = twin
+            .map(|t| (t / 3) as u16)
+            .filter(|&g| g as u32 != f && !faces[..c].contains(&Some(g)));
+    }
+    Some(faces)
 }
 
 /// Calls `emit(k, g)` for the `k`-th distinct face `g != f` sharing an edge
@@ -610,10 +684,7 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
     // in its face) sees another corner there and marks its vertex: so both
     // ends of every non-manifold or inconsistently oriented edge are marked.
     let corners = 3 * nf;
-    let traversing = |h: u32| {
-        let t = buf.half.get(h) as u32;
-        (t < corners && buf.fe.get(t) as u32 == h).then_some(t)
-    };
+    let traversing = |h: u32| buf.traversing(h, corners);
     block.for_each(nf, |f| {
         let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c) as u32);
         let own = [0u32, 1, 2].map(|c| buf.half.get(h[c as usize]) as u32 == 3 * f + c);
