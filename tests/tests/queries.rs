@@ -51,9 +51,8 @@ fn real_mesh_queries() {
     check_queries(&mesh, 64, &backend).unwrap();
 }
 
-/// The largest patches the patcher allows (whose per-patch totals bound the
-/// kernels' 15- and 16-bit packings) on the CPU backend, which has no
-/// shared-memory limit.
+/// The largest patch size the patcher allows on the CPU backend, which has
+/// no shared-memory limit.
 #[test]
 fn largest_patches_on_the_cpu_backend() {
     let mesh = cavity_tests::bundled_mesh();
@@ -83,4 +82,18 @@ fn active_set_limits_the_computation() {
         .filter(|v| v % 3 == 0)
         .collect();
     assert_eq!(seen, expected);
+}
+
+/// A vertex whose one-ring alone exceeds the local-face limit cannot be
+/// patched: a clear error naming the patch and the limit, not wrong rows.
+#[test]
+fn oversized_one_ring_is_an_error() {
+    let mesh = fan(11_000, true);
+    let err =
+        cavity::PatchedMesh::new(&mesh, 512).expect_err("one-ring above the local-face limit");
+    let text = err.to_string();
+    assert!(
+        text.contains("local faces") && text.contains("10921"),
+        "{text}"
+    );
 }

@@ -283,8 +283,9 @@ impl SharedArena {
         // `wrapping_add` keeps windows past the end (caught by `check`) and
         // the measuring arena (null base) well defined.
         let ptr = self.base.wrapping_add(self.used as usize) as *mut T;
-        // Window sizes come from 16-bit local counts: the sum of a
-        // kernel's windows stays far below 2^32.
+        // Window sizes come from local counts bounded by the layout's
+        // MAX_LOCAL_* limits: the sum of a kernel's windows stays far
+        // below 2^32.
         self.used = self.used.wrapping_add(bytes);
         Shared { ptr, len }
     }

@@ -14,9 +14,14 @@
 /// EV vertex to its first. The local edge index is the entry shifted right by 1.
 pub const FE_REVERSED: u16 = 1;
 
-/// Largest number of local edges a patch may hold (FE keeps 15 bits of index).
-pub const MAX_LOCAL_EDGES: u32 = 1 << 15;
-/// Largest number of local vertices or faces a patch may hold (16-bit indices).
+/// Largest number of local edges a patch may hold: FE keeps 15 bits of
+/// index, and the vertex queries count the `2 × edges` half-edges in 16 bits.
+pub const MAX_LOCAL_EDGES: u32 = (1 << 15) - 1;
+/// Largest number of local faces a patch may hold: the vertex queries index
+/// corners (`3 × face + i`) in 15 bits, below two marker values
+/// (`0x7ffe`, `0x7fff`).
+pub const MAX_LOCAL_FACES: u32 = (0x7ffe - 1) / 3;
+/// Largest number of local vertices a patch may hold (16-bit indices).
 pub const MAX_LOCAL_ELEMENTS: u32 = 1 << 16;
 
 /// Element kinds of a triangle mesh.

@@ -2,17 +2,21 @@
 //! (RXMesh section 6.2 and appendix A/B).
 //!
 //! A block loads its patch's FE and EV into shared memory and derives every
-//! other relation by the semiring products of RXMesh section 3.1:
-//! `FV = FE·EV`, `VE = EVᵀ`, `VF = FVᵀ`, `EF = FEᵀ`, `FF = FE·FEᵀ`; each
-//! transpose is a cooperative count / block-wide scan / scatter. Vertex
-//! one-rings are then put in rotational order (counter-clockwise with the
-//! faces' orientation) around every manifold vertex, one thread per vertex.
+//! other relation (RXMesh section 3.1): `FV = FE·EV`; `EF = FEᵀ` by a
+//! cooperative count / block-wide scan / scatter. The vertex queries (VV,
+//! VE, VF) and FF go through a half-edge table built from FE: each
+//! vertex's one-ring is walked in rotational order (counter-clockwise with
+//! the faces' orientation) by one thread, and each face finds the faces
+//! across its manifold edges directly; non-manifold elements fall back to
+//! scattered, sorted rows (`VF = FVᵀ`, `FF = FE·FEᵀ` through EF).
 //! Results reach the caller through [`Neighbors`], which maps local indices to
 //! global handles on access, so the caller never sees patches, threads or
 //! local indices.
 
 use crate::block::{Block, Shared, SharedArena, scan_scratch_len};
-use crate::layout::{FE_REVERSED, Kind, PatchInfo, PatchMesh, ribbon_owner};
+use crate::layout::{
+    FE_REVERSED, Kind, MAX_LOCAL_EDGES, MAX_LOCAL_FACES, PatchInfo, PatchMesh, ribbon_owner,
+};
 
 /// The eight first-order queries (RXMesh table 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,8 +150,9 @@ struct Buffers {
     /// bits, VE counts in the high 16 (see [`Buffers::vf_row`],
     /// [`Buffers::ve_row`]): one scan serves both.
     rows: Shared<u32>,
-    /// Per vertex: the corner its fan walk starts from (the least
-    /// [`start_key`] of its corners), or [`UNORDERED`] with a cursor.
+    /// Per vertex: the least [`start_key`] of its corners (the corner its
+    /// fan walk starts from, and whether the fan is closed), or
+    /// [`UNORDERED`] with a cursor.
     first: Shared<u32>,
     /// Per directed local edge (`2 * edge + reversed`): one FE entry that
     /// traverses it (the half-edge table; stale where none does).
@@ -393,8 +398,8 @@ pub fn for_each<B: Block>(
 /// Brings the patch into shared memory with all global reads in flight at
 /// once: FE and EV (those `query` reads) and the ribbon entries of the
 /// target kind by asynchronous copies, the stash patches' first handles by
-/// the first threads meanwhile (and, for vertex queries, the tables that
-/// start cleared). Then maps the ribbon entries to global handles once per
+/// the first threads meanwhile (and clears the tables that start cleared:
+/// the vertex queries' counts and first corners, FF's edge uses). Then maps the ribbon entries to global handles once per
 /// block (RXMesh section 6.2: the mapping is read in bulk, not per result).
 /// Ends without a barrier after the mapping: the caller's next phase must
 /// sync before reading `ribbon`.
@@ -629,6 +634,9 @@ const NO_CORNER: u16 = 0x7fff;
 const BAD_CORNER: u16 = 0x7ffe;
 /// [`Buffers::succ`] flag: no corner precedes this one (an open fan's first).
 const FAN_START: u16 = 0x8000;
+// The packings above hold for every patch the patcher accepts.
+const _: () = assert!(3 * MAX_LOCAL_FACES < BAD_CORNER as u32 && 2 * MAX_LOCAL_EDGES < 1 << 16);
+
 /// [`Buffers::first`] flag: the vertex's rows are built unordered; the low
 /// 16 bits are then a cursor into its VF row.
 const UNORDERED: u32 = 1 << 31;
@@ -651,15 +659,17 @@ fn start_key(corner: u32, succ: u16) -> u32 {
 /// first corner and writes the row. Only when some vertex of the patch is
 /// not manifold are corners gathered per vertex (a scatter) for unordered
 /// rows. Corner indices fit the 15 bits of [`Buffers::succ`] because
-/// patches hold at most 8192 faces.
+/// patches hold at most [`MAX_LOCAL_FACES`] local faces (the patcher
+/// refuses more).
 #[inline(always)]
 fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query: Query) {
     let (nv, ne, nf) = (info.num_vertices, info.num_edges, info.num_faces);
-    debug_assert!(3 * nf < BAD_CORNER as u32 && 2 * ne < 1 << 16);
+    debug_assert!(nf <= MAX_LOCAL_FACES && ne <= MAX_LOCAL_EDGES);
     let rows = buf.rows;
     // One thread per face: FV = FE·EV, the VF counts and the half-edge
-    // table (directed edge -> an FE entry traversing it); the VE counts
-    // (VE = EVᵀ is never scattered: fans give its rows directly).
+    // table (directed edge -> an FE entry traversing it); then one thread
+    // per EV entry: the VE counts (VE = EVᵀ is never scattered: fans give
+    // its rows directly).
     block.for_each(nf, |f| {
         for k in 3 * f..3 * f + 3 {
             let e = buf.fe.get(k);
@@ -702,7 +712,7 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
         }
     });
     // One inclusive scan of the packed counts (VF low, VE high 16 bits;
-    // neither total reaches 2^16 since patches hold at most 8192 faces).
+    // the totals 3·nf and 2·ne stay below 2^16 by the local limits).
     // Its barriers also publish the successors.
     block.scan(rows, nv, buf.scratch, true);
     let mut unordered = false;

@@ -13,7 +13,8 @@
 use rayon::prelude::*;
 
 use cavity_device::layout::{
-    FE_REVERSED, Kind, MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, PatchInfo, PatchMesh, ribbon_entry,
+    FE_REVERSED, Kind, MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, MAX_LOCAL_FACES, PatchInfo, PatchMesh,
+    ribbon_entry,
 };
 
 use crate::TriMesh;
@@ -376,8 +377,8 @@ fn build_patch(
     if ne > MAX_LOCAL_EDGES as usize {
         return Err(overflow(ne, "edges", MAX_LOCAL_EDGES));
     }
-    if nf > MAX_LOCAL_ELEMENTS as usize {
-        return Err(overflow(nf, "faces", MAX_LOCAL_ELEMENTS));
+    if nf > MAX_LOCAL_FACES as usize {
+        return Err(overflow(nf, "faces", MAX_LOCAL_FACES));
     }
 
     let mut fe = Vec::with_capacity(3 * nf);

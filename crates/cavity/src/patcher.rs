@@ -7,7 +7,8 @@
 //! assigns every face to its nearest seed by a multi-source breadth-first
 //! search (so every patch is one connected component), then moves each seed
 //! to the patch face farthest from the patch boundary. Every fifth
-//! iteration, patches over the size limit get extra seeds on their boundary.
+//! iteration (every iteration after the 25th), patches over the size limit
+//! get extra seeds on their boundary (anywhere in a patch without one).
 //! It stops when no patch has more than `max_patch_size` faces.
 //!
 //! Both searches run level by level in parallel (rayon). A face reached by
@@ -32,10 +33,10 @@ pub enum PatchError {
     /// The requested patch size is outside `1..=MAX_PATCH_SIZE`.
     #[error("patch size {0} is out of range: use --patch-size between 1 and {MAX_PATCH_SIZE}")]
     PatchSize(u32),
-    /// A patch with its ribbon holds more local elements than 16-bit local
-    /// indices allow.
+    /// A patch with its ribbon holds more local elements than the patch
+    /// layout's local indices allow (`cavity_device::layout::MAX_LOCAL_*`).
     #[error(
-        "patch {patch} needs {count} local {what}, more than {limit}; lower --patch-size (now {patch_size})"
+        "patch {patch} needs {count} local {what} (its own and its ribbon's), more than {limit}; lower --patch-size (now {patch_size}); if that does not help, a vertex's one-ring alone is too large"
     )]
     LocalOverflow {
         /// Patch id.
@@ -208,13 +209,14 @@ impl FaceGraph {
     /// neighbours in the previous level.
     fn grow(&self, label: &[AtomicU32], mut frontier: Vec<u32>) {
         // A face claimed in this level holds `CLAIMED | patch` until the
-        // level ends, so that it is not expanded from in the same level.
+        // level ends: above every final label, so `fetch_min` settles the
+        // claims of one level without lowering labels of earlier levels.
         const CLAIMED: u32 = 1 << 31;
         while !frontier.is_empty() {
             let next: Vec<u32> = frontier
                 .par_iter()
                 .flat_map_iter(|&f| {
-                    let p = label[f as usize].load(Ordering::Relaxed) & !CLAIMED;
+                    let p = label[f as usize].load(Ordering::Relaxed);
                     self.neighbors(f).iter().filter_map(move |&g| {
                         let old = label[g as usize].fetch_min(CLAIMED | p, Ordering::Relaxed);
                         (old == u32::MAX).then_some(g)
