@@ -21,9 +21,6 @@ pub trait Block {
     /// Atomically adds `v` (wrapping) to entry `i` of a shared-memory
     /// window and returns the old value (block scope).
     fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
-    /// Atomically ORs `v` into entry `i` of a shared-memory window and
-    /// returns the old value (block scope).
-    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
     /// Atomically lowers entry `i` of a shared-memory window to `v` if `v`
     /// is smaller (block scope).
     fn shared_min(&self, target: Shared<u32>, i: u32, v: u32);
@@ -231,16 +228,6 @@ impl<T: SharedScalar> Shared<T> {
         unsafe { T::store(self.ptr.wrapping_add(i as usize), v) }
     }
 
-    /// The window from entry `start` on (`start <= len()`).
-    #[inline(always)]
-    pub fn tail(&self, start: u32) -> Shared<T> {
-        debug_assert!(start <= self.len);
-        Shared {
-            ptr: self.ptr.wrapping_add(start as usize),
-            len: self.len - start,
-        }
-    }
-
     /// Address of entry `i` (a shared-window address on the GPU).
     #[inline(always)]
     pub fn addr(&self, i: u32) -> *mut T {
@@ -337,12 +324,6 @@ impl Block for HostBlock {
     fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
         let old = target.get(i);
         target.set(i, old.wrapping_add(v));
-        old
-    }
-    #[inline(always)]
-    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
-        let old = target.get(i);
-        target.set(i, old | v);
         old
     }
     #[inline(always)]

@@ -49,16 +49,6 @@ impl Block for GpuBlock {
         old
     }
     #[inline(always)]
-    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
-        let old: u32;
-        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
-        unsafe {
-            asm!("atom.relaxed.cta.shared.or.b32 {o}, [{p}], {v};",
-                 o = out(reg32) old, p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
-        }
-        old
-    }
-    #[inline(always)]
     fn shared_min(&self, target: Shared<u32>, i: u32, v: u32) {
         // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
         unsafe {

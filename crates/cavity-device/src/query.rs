@@ -191,6 +191,15 @@ impl Buffers {
         (t < corners && self.fe.get(t) as u32 == h).then_some(t)
     }
 
+    /// Whether corner `k` holds the half-edge table's entry for directed
+    /// edge `h` (the corner's own edge): false for every traversal of `h`
+    /// but the one whose write won, so a half-edge traversed twice is seen
+    /// by its other traversals.
+    #[inline(always)]
+    fn owns(&self, h: u32, k: u32) -> bool {
+        self.half.get(h) as u32 == k
+    }
+
     /// VE (and VV) entries of vertex `v`: `out[begin..end]`.
     #[inline(always)]
     fn ve_row(&self, v: u32) -> (u32, u32) {
@@ -399,8 +408,9 @@ pub fn for_each<B: Block>(
 /// once: FE and EV (those `query` reads) and the ribbon entries of the
 /// target kind by asynchronous copies, the stash patches' first handles by
 /// the first threads meanwhile (and clears the tables that start cleared:
-/// the vertex queries' counts and first corners, FF's edge uses). Then maps the ribbon entries to global handles once per
-/// block (RXMesh section 6.2: the mapping is read in bulk, not per result).
+/// the vertex queries' counts and first corners, FF's edge uses). Then
+/// maps the ribbon entries to global handles once per block (RXMesh
+/// section 6.2: the mapping is read in bulk, not per result).
 /// Ends without a barrier after the mapping: the caller's next phase must
 /// sync before reading `ribbon`.
 #[inline(always)]
@@ -584,7 +594,7 @@ fn manifold_face_faces(buf: &Buffers, f: u32, corners: u32) -> Option<[Option<u1
         let k = 3 * f + c as u32;
         let h = buf.fe.get(k) as u32;
         let twin = buf.traversing(h ^ 1, corners);
-        let clean = buf.half.get(h) as u32 == k
+        let clean = buf.owns(h, k)
             && match buf.edge_uses.get(h >> 1) {
                 1 => twin.is_none(),
                 2 => twin.is_some(),
@@ -697,7 +707,7 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
     let traversing = |h: u32| buf.traversing(h, corners);
     block.for_each(nf, |f| {
         let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c) as u32);
-        let own = [0u32, 1, 2].map(|c| buf.half.get(h[c as usize]) as u32 == 3 * f + c);
+        let own = [0u32, 1, 2].map(|c| buf.owns(h[c as usize], 3 * f + c));
         let twin = h.map(|h| traversing(h ^ 1));
         for c in 0..3 {
             let (out, inc) = (c, (c + 2) % 3);

@@ -207,25 +207,49 @@ impl FaceGraph {
     /// Level-synchronous BFS from `frontier` (labelled faces) into the
     /// unlabelled faces, each taking the lowest label among its
     /// neighbours in the previous level.
-    fn grow(&self, label: &[AtomicU32], mut frontier: Vec<u32>) {
+    fn grow(&self, label: &[AtomicU32], frontier: Vec<u32>) {
         // A face claimed in this level holds `CLAIMED | patch` until the
         // level ends: above every final label, so `fetch_min` settles the
         // claims of one level without lowering labels of earlier levels.
         const CLAIMED: u32 = 1 << 31;
+        self.levels(
+            frontier,
+            |_, f, g| {
+                let p = label[f as usize].load(Ordering::Relaxed);
+                label[g as usize].fetch_min(CLAIMED | p, Ordering::Relaxed) == u32::MAX
+            },
+            |claimed| {
+                claimed.par_iter().for_each(|&g| {
+                    label[g as usize].fetch_and(!CLAIMED, Ordering::Relaxed);
+                })
+            },
+        );
+    }
+
+    /// Breadth-first search level by level, each level in parallel: every
+    /// face of the frontier offers itself to each neighbour `g` through
+    /// `claim(level, f, g)`, which returns true for the one claim that
+    /// takes `g` (levels count from 1); `settle(next)` then runs on the
+    /// faces claimed in the level, which form the next frontier.
+    fn levels(
+        &self,
+        mut frontier: Vec<u32>,
+        claim: impl Fn(u32, u32, u32) -> bool + Sync,
+        settle: impl Fn(&[u32]),
+    ) {
+        let claim = &claim;
+        let mut level = 0;
         while !frontier.is_empty() {
+            level += 1;
             let next: Vec<u32> = frontier
                 .par_iter()
                 .flat_map_iter(|&f| {
-                    let p = label[f as usize].load(Ordering::Relaxed);
-                    self.neighbors(f).iter().filter_map(move |&g| {
-                        let old = label[g as usize].fetch_min(CLAIMED | p, Ordering::Relaxed);
-                        (old == u32::MAX).then_some(g)
-                    })
+                    self.neighbors(f)
+                        .iter()
+                        .filter_map(move |&g| claim(level, f, g).then_some(g))
                 })
                 .collect();
-            next.par_iter().for_each(|&g| {
-                label[g as usize].fetch_and(!CLAIMED, Ordering::Relaxed);
-            });
+            settle(&next);
             frontier = next;
         }
     }
@@ -253,26 +277,17 @@ impl FaceGraph {
             .par_iter()
             .map(|&b| AtomicU32::new(if b { 0 } else { u32::MAX }))
             .collect();
-        let mut frontier: Vec<u32> = (0..face_patch.len() as u32)
+        let frontier: Vec<u32> = (0..face_patch.len() as u32)
             .filter(|&f| on_boundary[f as usize])
             .collect();
-        let mut level = 0;
-        while !frontier.is_empty() {
-            level += 1;
-            let next: Vec<u32> = frontier
-                .par_iter()
-                .flat_map_iter(|&f| {
-                    let p = face_patch[f as usize];
-                    let depth = &depth;
-                    self.neighbors(f).iter().filter_map(move |&g| {
-                        (face_patch[g as usize] == p
-                            && depth[g as usize].fetch_min(level, Ordering::Relaxed) == u32::MAX)
-                            .then_some(g)
-                    })
-                })
-                .collect();
-            frontier = next;
-        }
+        self.levels(
+            frontier,
+            |level, f, g| {
+                face_patch[g as usize] == face_patch[f as usize]
+                    && depth[g as usize].fetch_min(level, Ordering::Relaxed) == u32::MAX
+            },
+            |_| {},
+        );
         let mut centers = vec![u32::MAX; patches];
         let mut deepest = vec![0u32; patches];
         for (f, d) in depth.iter().enumerate() {
