@@ -84,16 +84,24 @@ fn active_set_limits_the_computation() {
     assert_eq!(seen, expected);
 }
 
-/// A vertex whose one-ring alone exceeds the local-face limit cannot be
+/// A one-ring of 11 000 faces (a patch far beyond the patch size, since
+/// an owned vertex brings its whole ring) still gives rotational rows.
+#[test]
+fn large_one_ring_matches_reference() {
+    let backend = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
+    check_queries(&fan(11_000, true), 512, &backend).unwrap();
+}
+
+/// A vertex whose one-ring alone exceeds the local-edge limit cannot be
 /// patched: a clear error naming the patch and the limit, not wrong rows.
 #[test]
 fn oversized_one_ring_is_an_error() {
-    let mesh = fan(11_000, true);
+    let mesh = fan(17_000, true);
     let err =
-        cavity::PatchedMesh::new(&mesh, 512).expect_err("one-ring above the local-face limit");
+        cavity::PatchedMesh::new(&mesh, 512).expect_err("one-ring above the local-edge limit");
     let text = err.to_string();
     assert!(
-        text.contains("local faces") && text.contains("10921"),
+        text.contains("local edges") && text.contains("32767"),
         "{text}"
     );
 }

@@ -24,6 +24,9 @@ pub trait Block {
     /// Atomically lowers entry `i` of a shared-memory window to `v` if `v`
     /// is smaller (block scope).
     fn shared_min(&self, target: Shared<u32>, i: u32, v: u32);
+    /// Atomically replaces entry `i` of a shared-memory window by `v` and
+    /// returns the old value (block scope).
+    fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
     /// Atomically adds `v` to an `f32` stored as bits in global memory.
     fn global_add_f32(&self, target: &AtomicU32, v: f32);
     /// Barrier that also returns whether `pred` was true in any thread.
@@ -329,6 +332,12 @@ impl Block for HostBlock {
     #[inline(always)]
     fn shared_min(&self, target: Shared<u32>, i: u32, v: u32) {
         target.set(i, target.get(i).min(v));
+    }
+    #[inline(always)]
+    fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        let old = target.get(i);
+        target.set(i, v);
+        old
     }
     #[inline(always)]
     fn scan(&self, data: Shared<u32>, n: u32, _scratch: Shared<u32>, inclusive: bool) -> u32 {

@@ -56,6 +56,16 @@ impl Block for GpuBlock {
                  p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
         }
     }
+    #[inline(always)]
+    fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        let old: u32;
+        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
+        unsafe {
+            asm!("atom.relaxed.cta.shared.exch.b32 {o}, [{p}], {v};",
+                 o = out(reg32) old, p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
+        }
+        old
+    }
     /// Warp-shuffle scan: per-thread chunks, an inclusive scan of the chunk
     /// sums inside each warp, then of the warp totals by warp 0 (two
     /// barriers). Needs `block_dim` a multiple of 32 and at most 1024.

@@ -18,9 +18,8 @@ pub const FE_REVERSED: u16 = 1;
 /// index, and the vertex queries count the `2 × edges` half-edges in 16 bits.
 pub const MAX_LOCAL_EDGES: u32 = (1 << 15) - 1;
 /// Largest number of local faces a patch may hold: the vertex queries index
-/// corners (`3 × face + i`) in 15 bits, below two marker values
-/// (`0x7ffe`, `0x7fff`).
-pub const MAX_LOCAL_FACES: u32 = (0x7ffe - 1) / 3;
+/// corners (`3 × face + i`) in 16 bits.
+pub const MAX_LOCAL_FACES: u32 = 0xffff / 3;
 /// Largest number of local vertices a patch may hold (16-bit indices).
 pub const MAX_LOCAL_ELEMENTS: u32 = 1 << 16;
 

@@ -150,19 +150,21 @@ struct Buffers {
     /// bits, VE counts in the high 16 (see [`Buffers::vf_row`],
     /// [`Buffers::ve_row`]): one scan serves both.
     rows: Shared<u32>,
-    /// Per vertex: the least [`start_key`] of its corners (the corner its
-    /// fan walk starts from, and whether the fan is closed), or
-    /// [`UNORDERED`] with a cursor.
+    /// Per vertex: its lowest corner plus one (where its fan walk starts),
+    /// [`NOT_MANIFOLD`], or [`UNORDERED`] with a cursor.
     first: Shared<u32>,
-    /// Per directed local edge (`2 * edge + reversed`): one FE entry that
-    /// traverses it (the half-edge table; stale where none does).
-    half: Shared<u16>,
-    /// FF: how many FE entries use each local edge.
-    edge_uses: Shared<u32>,
-    /// Per corner: the next corner counter-clockwise around its vertex (or
-    /// [`NO_CORNER`] / [`BAD_CORNER`]), with [`FAN_START`] set when no
-    /// corner precedes it. Reused for the corner lists of unordered rows.
-    succ: Shared<u16>,
+    /// The half-edge table: per directed local edge (`2 * edge +
+    /// reversed`, an FE entry) the corner (FE index) that traverses it, or
+    /// [`NO_TRAVERSAL`]. Exact for every directed edge traversed at most
+    /// once; a second traversal is detected when it is recorded (see
+    /// [`Buffers::record`]).
+    half: Shared<u32>,
+    /// FF: per local edge, non-zero when one of its directions is
+    /// traversed twice (a non-manifold or inconsistently oriented edge).
+    collided: Shared<u32>,
+    /// The corners of the vertices whose rows are built unordered,
+    /// gathered at their VF row slots.
+    corners: Shared<u16>,
     /// The vertex query's rows: VF (bounds [`Buffers::vf_row`]), or VV or
     /// VE (bounds [`Buffers::ve_row`]).
     out: Shared<u16>,
@@ -182,22 +184,20 @@ impl Buffers {
         (begin, self.rows.get(v) & 0xffff)
     }
 
-    /// The corner (FE entry) that traverses directed edge `h`, if any: the
-    /// half-edge table is never cleared, so an entry counts only when the
-    /// corner it names traverses `h`. `corners` is `3 * num_faces`.
+    /// The corner that traverses directed edge `h`, if any (one of them
+    /// when `h` is traversed twice).
     #[inline(always)]
-    fn traversing(&self, h: u32, corners: u32) -> Option<u32> {
-        let t = self.half.get(h) as u32;
-        (t < corners && self.fe.get(t) as u32 == h).then_some(t)
+    fn traversal(&self, h: u32) -> Option<u32> {
+        let t = self.half.get(h);
+        (t != NO_TRAVERSAL).then_some(t)
     }
 
-    /// Whether corner `k` holds the half-edge table's entry for directed
-    /// edge `h` (the corner's own edge): false for every traversal of `h`
-    /// but the one whose write won, so a half-edge traversed twice is seen
-    /// by its other traversals.
+    /// Records corner `k` as the traversal of its directed edge `h` in the
+    /// half-edge table; false when another corner recorded `h` before (a
+    /// non-manifold or inconsistently oriented edge).
     #[inline(always)]
-    fn owns(&self, h: u32, k: u32) -> bool {
-        self.half.get(h) as u32 == k
+    fn record<B: Block>(&self, block: &B, h: u32, k: u32) -> bool {
+        block.shared_exchange(self.half, h, k) == NO_TRAVERSAL
     }
 
     /// VE (and VV) entries of vertex `v`: `out[begin..end]`.
@@ -241,8 +241,8 @@ impl Buffers {
             rows: arena.alloc(per_vertex(nv)),
             first: arena.alloc(per_vertex(nv)),
             half: arena.alloc(if vertex || ff_rows > 0 { 2 * ne } else { 0 }),
-            edge_uses: arena.alloc(if ff_rows > 0 { ne } else { 0 }),
-            succ: arena.alloc(per_vertex(3 * nf)),
+            collided: arena.alloc(if ff_rows > 0 { ne } else { 0 }),
+            corners: arena.alloc(per_vertex(3 * nf)),
             out: arena.alloc(out_len),
             ef: Csr::alloc(arena, ef_rows, if needs_ef { 3 * nf } else { 0 }),
             ff: Csr::alloc(
@@ -408,7 +408,8 @@ pub fn for_each<B: Block>(
 /// once: FE and EV (those `query` reads) and the ribbon entries of the
 /// target kind by asynchronous copies, the stash patches' first handles by
 /// the first threads meanwhile (and clears the tables that start cleared:
-/// the vertex queries' counts and first corners, FF's edge uses). Then
+/// the vertex queries' counts and first corners, the half-edge table,
+/// FF's collision flags). Then
 /// maps the ribbon entries to global handles once per block (RXMesh
 /// section 6.2: the mapping is read in bulk, not per result).
 /// Ends without a barrier after the mapping: the caller's next phase must
@@ -434,7 +435,8 @@ fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, 
             buf.first.set(v, u32::MAX);
         });
     }
-    block.for_each(buf.edge_uses.len(), |e| buf.edge_uses.set(e, 0));
+    block.for_each(buf.half.len(), |h| buf.half.set(h, NO_TRAVERSAL));
+    block.for_each(buf.collided.len(), |e| buf.collided.set(e, 0));
     block.wait_copies();
     block.sync();
     block.for_each(buf.ribbon.len(), |l| {
@@ -529,18 +531,18 @@ fn edge_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
 const NEEDS_EF: u32 = u32::MAX;
 
 /// `FF = FE·FEᵀ` minus the diagonal, for owned faces: count, scan, fill.
-/// A face whose three edges are manifold (used once, or twice in opposite
-/// directions) finds its neighbours in O(1) through the half-edge table,
-/// as the vertex queries do; EF is built only in patches where some face
-/// has a non-manifold edge, for those faces.
+/// A face whose three edges are manifold (neither direction traversed
+/// twice) finds its neighbours in O(1) through the half-edge table, as the
+/// vertex queries do; EF is built only in patches where some face has a
+/// non-manifold edge, for those faces.
 #[inline(always)]
 fn face_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     let nf = info.num_faces;
-    let corners = 3 * nf;
-    block.for_each(corners, |k| {
+    block.for_each(3 * nf, |k| {
         let h = buf.fe.get(k) as u32;
-        buf.half.set(h, k as u16);
-        block.shared_fetch_add(buf.edge_uses, h >> 1, 1);
+        if !buf.record(block, h, k) {
+            buf.collided.set(h >> 1, 1);
+        }
     });
     block.sync();
     let offsets = buf.ff.offsets;
@@ -548,7 +550,7 @@ fn face_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     block.for_each(nf + 1, |f| {
         let n = if f >= info.owned_faces {
             0
-        } else if let Some(faces) = manifold_face_faces(buf, f, corners) {
+        } else if let Some(faces) = manifold_face_faces(buf, f) {
             faces.iter().flatten().count() as u32
         } else {
             needs_ef = true;
@@ -568,7 +570,7 @@ fn face_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     block.scan(offsets, nf + 1, buf.scratch, false);
     block.for_each(info.owned_faces, |f| {
         let start = offsets.get(f);
-        match manifold_face_faces(buf, f, corners) {
+        match manifold_face_faces(buf, f) {
             Some(faces) => {
                 for (k, &g) in faces.iter().flatten().enumerate() {
                     buf.ff.values.set(start + k as u32, g);
@@ -585,25 +587,18 @@ fn face_faces<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
 /// The distinct faces across the edges of face `f`, per edge (`None` for
 /// a boundary edge or a face seen across an earlier edge), when every edge
 /// of `f` is manifold: used by `f` alone, or by `f` and one face
-/// traversing it the other way. `None` when an edge has more uses, or two
-/// in the same direction.
+/// traversing it the other way. `None` when an edge has a direction
+/// traversed twice (so more uses, or two in the same direction).
 #[inline(always)]
-fn manifold_face_faces(buf: &Buffers, f: u32, corners: u32) -> Option<[Option<u16>; 3]> {
+fn manifold_face_faces(buf: &Buffers, f: u32) -> Option<[Option<u16>; 3]> {
     let mut faces = [None; 3];
     for c in 0..3 {
-        let k = 3 * f + c as u32;
-        let h = buf.fe.get(k) as u32;
-        let twin = buf.traversing(h ^ 1, corners);
-        let clean = buf.owns(h, k)
-            && match buf.edge_uses.get(h >> 1) {
-                1 => twin.is_none(),
-                2 => twin.is_some(),
-                _ => false,
-            };
-        if !clean {
+        let h = buf.fe.get(3 * f + c as u32) as u32;
+        if buf.collided.get(h >> 1) != 0 {
             return None;
         }
-        faces[c] = twin
+        faces[c] = buf
+            .traversal(h ^ 1)
             .map(|t| (t / 3) as u16)
             .filter(|&g| g as u32 != f && !faces[..c].contains(&Some(g)));
     }
@@ -637,56 +632,64 @@ fn adjacent_faces(buf: &Buffers, f: u32, mut emit: impl FnMut(u32, u16)) -> u32 
     count
 }
 
-/// [`Buffers::succ`]: the fan ends at this corner (a boundary edge follows).
-const NO_CORNER: u16 = 0x7fff;
-/// [`Buffers::succ`]: the corner's vertex is not manifold (a half-edge at it
-/// is traversed twice: a non-manifold or inconsistently oriented edge).
-const BAD_CORNER: u16 = 0x7ffe;
-/// [`Buffers::succ`] flag: no corner precedes this one (an open fan's first).
-const FAN_START: u16 = 0x8000;
-// The packings above hold for every patch the patcher accepts.
-const _: () = assert!(3 * MAX_LOCAL_FACES < BAD_CORNER as u32 && 2 * MAX_LOCAL_EDGES < 1 << 16);
-
+/// [`Buffers::half`]: no corner traverses this directed edge.
+const NO_TRAVERSAL: u32 = u32::MAX;
+/// [`Buffers::first`]: the vertex is an end of a directed edge traversed
+/// twice (a non-manifold or inconsistently oriented edge). Below every
+/// corner key (`corner + 1`), so the minimum keeps it.
+const NOT_MANIFOLD: u32 = 0;
 /// [`Buffers::first`] flag: the vertex's rows are built unordered; the low
 /// 16 bits are then a cursor into its VF row.
 const UNORDERED: u32 = 1 << 31;
+// Corner indices and VF row positions fit 16 bits (the gathered corners,
+// the cursor, the packed VF counts), and so do the VE counts (`2 * edges`).
+const _: () = assert!(3 * MAX_LOCAL_FACES < 1 << 16 && 2 * MAX_LOCAL_EDGES < 1 << 16);
 
-/// The key whose minimum over a vertex's corners picks its walk's first
-/// corner: an open fan's first corner if there is one, else the lowest
-/// corner (deterministic despite the atomics).
+/// The corner after corner `k` in its face.
 #[inline(always)]
-fn start_key(corner: u32, succ: u16) -> u32 {
-    corner | if succ & FAN_START != 0 { 0 } else { 1 << 15 }
+fn face_next(k: u32) -> u32 {
+    if k % 3 == 2 { k - 2 } else { k + 1 }
+}
+
+/// The corner before corner `k` in its face.
+#[inline(always)]
+fn face_prev(k: u32) -> u32 {
+    if k % 3 == 0 { k + 2 } else { k - 1 }
 }
 
 /// VE, VF or VV (the one `query` names) of the owned vertices, in
 /// rotational order where the vertex is manifold (its faces form one fan,
 /// open or closed, consistently oriented); otherwise sorted by local index.
 ///
-/// Face-parallel passes build FV, the VF and VE counts and the half-edge
-/// table, then each corner's successor around its vertex and each vertex's
-/// first corner; a thread per vertex then follows successors from the
-/// first corner and writes the row. Only when some vertex of the patch is
-/// not manifold are corners gathered per vertex (a scatter) for unordered
-/// rows. Corner indices fit the 15 bits of [`Buffers::succ`] because
-/// patches hold at most [`MAX_LOCAL_FACES`] local faces (the patcher
-/// refuses more).
+/// One face-parallel pass builds FV, the VF and VE counts, each vertex's
+/// lowest corner and the half-edge table, and marks both ends of every
+/// directed edge traversed twice; a thread per vertex then walks its fan
+/// through the table from the lowest corner and writes the row. Only when
+/// some vertex of the patch is not manifold are corners gathered per
+/// vertex (a scatter) for unordered rows. Corner indices fit 16 bits
+/// because patches hold at most [`MAX_LOCAL_FACES`] local faces (the
+/// patcher refuses more).
 #[inline(always)]
 fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query: Query) {
     let (nv, ne, nf) = (info.num_vertices, info.num_edges, info.num_faces);
     debug_assert!(nf <= MAX_LOCAL_FACES && ne <= MAX_LOCAL_EDGES);
     let rows = buf.rows;
-    // One thread per face: FV = FE·EV, the VF counts and the half-edge
-    // table (directed edge -> an FE entry traversing it); then one thread
-    // per EV entry: the VE counts (VE = EVᵀ is never scattered: fans give
-    // its rows directly).
+    // One thread per face: FV = FE·EV, the VF counts, the lowest corner
+    // of each vertex and the half-edge table (directed edge -> the corner
+    // traversing it); then one thread per EV entry: the VE counts (VE =
+    // EVᵀ is never scattered: fans give its rows directly).
     block.for_each(nf, |f| {
-        for k in 3 * f..3 * f + 3 {
-            let e = buf.fe.get(k);
-            let tail = buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32);
-            buf.fv.set(k, tail);
-            block.shared_fetch_add(rows, tail as u32, 1);
-            buf.half.set(e as u32, k as u16);
+        let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c));
+        let tail = h.map(|e| buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32) as u32);
+        for c in 0..3 {
+            let k = 3 * f + c as u32;
+            buf.fv.set(k, tail[c] as u16);
+            block.shared_fetch_add(rows, tail[c], 1);
+            block.shared_min(buf.first, tail[c], k + 1);
+            if !buf.record(block, h[c] as u32, k) {
+                block.shared_min(buf.first, tail[c], NOT_MANIFOLD);
+                block.shared_min(buf.first, tail[(c + 1) % 3], NOT_MANIFOLD);
+            }
         }
     });
     if query != Query::VF {
@@ -695,35 +698,9 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
         });
     }
     block.sync();
-    // Successors, one thread per face: the corner after corner `c` of the
-    // face counter-clockwise around its vertex is the one whose outgoing
-    // edge is the reverse of `c`'s incoming edge (the face's edge `c - 1`).
-    // The half-edge table is never cleared: an entry is valid when the
-    // corner it names traverses that directed edge. A directed edge
-    // traversed twice keeps one writer; the other (and the corner after it
-    // in its face) sees another corner there and marks its vertex: so both
-    // ends of every non-manifold or inconsistently oriented edge are marked.
-    let corners = 3 * nf;
-    let traversing = |h: u32| buf.traversing(h, corners);
-    block.for_each(nf, |f| {
-        let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c) as u32);
-        let own = [0u32, 1, 2].map(|c| buf.owns(h[c as usize], 3 * f + c));
-        let twin = h.map(|h| traversing(h ^ 1));
-        for c in 0..3 {
-            let (out, inc) = (c, (c + 2) % 3);
-            let succ = match (own[out] && own[inc], twin[inc]) {
-                (false, _) => BAD_CORNER,
-                (true, None) => NO_CORNER,
-                (true, Some(t)) => t as u16,
-            } | if twin[out].is_none() { FAN_START } else { 0 };
-            let k = 3 * f + c as u32;
-            buf.succ.set(k, succ);
-            block.shared_min(buf.first, buf.fv.get(k) as u32, start_key(k, succ));
-        }
-    });
     // One inclusive scan of the packed counts (VF low, VE high 16 bits;
     // the totals 3·nf and 2·ne stay below 2^16 by the local limits).
-    // Its barriers also publish the successors.
+    // Its barriers also publish the half-edge table and the first corners.
     block.scan(rows, nv, buf.scratch, true);
     let mut unordered = false;
     block.for_each(info.owned_vertices, |v| {
@@ -736,12 +713,12 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
         return;
     }
     // Gather the corners of the unordered vertices into their VF row
-    // slots of `succ` (no longer needed), from the row ends downwards.
-    block.for_each(corners, |k| {
+    // slots of `corners`, from the row ends downwards.
+    block.for_each(3 * nf, |k| {
         let v = buf.fv.get(k) as u32;
         if buf.first.get(v) & UNORDERED != 0 {
             let pos = (block.shared_fetch_add(buf.first, v, u32::MAX) & 0xffff) - 1;
-            buf.succ.set(pos, k as u16);
+            buf.corners.set(pos, k as u16);
         }
     });
     block.sync();
@@ -754,11 +731,11 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
 }
 
 /// The row of non-manifold vertex `v` for `query`, sorted by local index,
-/// from its corners (gathered in `succ` at its VF row): VF its faces, VE
-/// the distinct edges out of and into `v`, VV their other ends.
+/// from its corners (gathered in `corners` at its VF row): VF its faces,
+/// VE the distinct edges out of and into `v`, VV their other ends.
 #[inline(always)]
 fn unordered_vertex_row(buf: &Buffers, v: u32, query: Query) {
-    let (out, corners) = (buf.out, buf.succ);
+    let out = buf.out;
     let (fb, fe) = buf.vf_row(v);
     let (begin, end) = if query == Query::VF {
         (fb, fe)
@@ -767,9 +744,8 @@ fn unordered_vertex_row(buf: &Buffers, v: u32, query: Query) {
     };
     let mut n = begin;
     for i in fb..fe {
-        let k = corners.get(i) as u32;
-        let f = 3 * (k / 3);
-        let (next, prev) = (f + (k - f + 1) % 3, f + (k - f + 2) % 3);
+        let k = buf.corners.get(i) as u32;
+        let (next, prev) = (face_next(k), face_prev(k));
         let found = match query {
             Query::VF => [(k / 3) as u16, (k / 3) as u16],
             Query::VE => [buf.fe.get(k) >> 1, buf.fe.get(prev) >> 1],
@@ -789,62 +765,77 @@ fn unordered_vertex_row(buf: &Buffers, v: u32, query: Query) {
 }
 
 /// Writes the row of vertex `v` that `query` (VV, VE or VF) reads in
-/// counter-clockwise order by following corner successors from the
-/// vertex's first corner (an open fan's first, or a closed fan's lowest),
-/// in O(valence). Returns false when `v` is not manifold (several fans, a
-/// non-manifold or inconsistently oriented edge); the row is then left
-/// partly written. The walk proves the fan: successors are injective on
-/// corners that are not [`BAD_CORNER`], so `n` steps that neither return
-/// to the first corner early nor stop early visit all `n` corners of `v`.
+/// counter-clockwise order, walking the fan through the half-edge table
+/// in O(valence): forwards from the vertex's lowest corner (the corner
+/// after `k` around `v` traverses the reverse of `k`'s incoming edge) and,
+/// when that reaches an open end, backwards for the corners before it; an
+/// open fan's row starts at its first corner, a closed fan's at its lowest.
+/// Returns false when `v` is not manifold (marked, several fans, or a
+/// count that disagrees); the row is then left partly written.
+///
+/// Where `v` is not marked, no directed edge at it is traversed twice, so
+/// the table is exact there and the step is injective: a walk that covers
+/// as many corners as `v` has covers its one fan.
 #[inline(always)]
 fn rotational_order(buf: &Buffers, v: u32, query: Query) -> bool {
     let (fb, fe) = buf.vf_row(v);
     let (eb, ee) = buf.ve_row(v);
     let n = fe - fb;
-    if n == 0 {
-        return eb == ee;
-    }
     let key = buf.first.get(v);
-    let closed = key & (1 << 15) != 0;
-    let first = key & 0x7fff;
-    // VF skips the VE counts (its rows are empty): the walk alone proves
-    // the fan; for VV and VE the ring must also match the VE count.
-    let ring = n + if closed { 0 } else { 1 };
-    if query != Query::VF && ee - eb != ring {
+    if n == 0 || key == NOT_MANIFOLD {
+        return n == 0 && eb == ee;
+    }
+    let start = key - 1;
+    // The row: one entry per corner, and for VV / VE one more at the end
+    // of an open fan (its last edge / vertex). VF skips the VE counts.
+    let (begin, len) = match query {
+        Query::VF => (fb, n),
+        _ => (eb, ee - eb),
+    };
+    if len != n && len != n + 1 {
         return false;
     }
-    let mut k = first;
-    for p in 0..n {
-        // The face's next and previous corners, without branches.
-        let c = k % 3;
-        let succ = k + 1 - if c == 2 { 3 } else { 0 };
-        let pred = k + 2 - if c == 0 { 0 } else { 3 };
-        match query {
-            Query::VV => buf.out.set(eb + p, buf.fv.get(succ)),
-            Query::VE => buf.out.set(eb + p, buf.fe.get(k) >> 1),
-            _ => buf.out.set(fb + p, (k / 3) as u16),
-        }
-        let next = (buf.succ.get(k) & !FAN_START) as u32;
-        if next == BAD_CORNER as u32 {
-            return false;
-        }
-        if p + 1 < n {
-            if next == NO_CORNER as u32 || next == first {
-                return false;
-            }
-            k = next;
-        } else if closed {
-            return next == first;
-        } else {
-            if next != NO_CORNER as u32 {
-                return false;
-            }
-            match query {
-                Query::VV => buf.out.set(eb + n, buf.fv.get(pred)),
-                Query::VE => buf.out.set(eb + n, buf.fe.get(pred) >> 1),
-                _ => {}
-            }
+    let entry = |k: u32| match query {
+        Query::VV => buf.fv.get(face_next(k)),
+        Query::VE => buf.fe.get(k) >> 1,
+        _ => (k / 3) as u16,
+    };
+    // Forwards from the lowest corner.
+    let mut k = start;
+    let mut p = 0;
+    loop {
+        buf.out.set(begin + p, entry(k));
+        p += 1;
+        match buf.traversal(buf.fe.get(face_prev(k)) as u32 ^ 1) {
+            Some(t) if t == start => return p == n && len == n,
+            Some(_) if p == n => return false,
+            Some(t) => k = t,
+            None => break,
         }
     }
-    true
+    // An open fan whose last corner is `k`: VV / VE end with its last
+    // vertex / edge; the `n - p` corners before `start` go first.
+    if query != Query::VF && len != n + 1 {
+        return false;
+    }
+    match query {
+        Query::VV => buf.out.set(begin + p, buf.fv.get(face_prev(k))),
+        Query::VE => buf.out.set(begin + p, buf.fe.get(face_prev(k)) >> 1),
+        _ => {}
+    }
+    let before = n - p;
+    for i in (0..p + len - n).rev() {
+        buf.out.set(begin + before + i, buf.out.get(begin + i));
+    }
+    let mut k = start;
+    for i in (0..before).rev() {
+        // The corner before `k` around `v` follows, in its face, the
+        // traversal of `k`'s outgoing edge reversed.
+        match buf.traversal(buf.fe.get(k) as u32 ^ 1) {
+            Some(t) => k = face_next(t),
+            None => return false,
+        }
+        buf.out.set(begin + i, entry(k));
+    }
+    buf.traversal(buf.fe.get(k) as u32 ^ 1).is_none()
 }
