@@ -221,7 +221,7 @@ macro_rules! query_kernels {
         /// Launched by the host runtime with valid device arrays of the given lengths.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $export(
-            mesh: *const RawPatchMesh,
+            mesh: RawPatchMesh,
             offsets: *const u32,
             n_offsets: u32,
             counts: *mut u32,
@@ -231,7 +231,7 @@ macro_rules! query_kernels {
         ) {
             // SAFETY: the launch contract above.
             unsafe {
-                let mesh = (*mesh).view();
+                let mesh = mesh.view();
                 let offsets = if offsets.is_null() { None } else { Some(arg(offsets, n_offsets)) };
                 let counts = Scatter::from_raw(counts, n_counts as usize);
                 let out = Scatter::from_raw(out, n_out as usize);
@@ -247,7 +247,7 @@ macro_rules! query_kernels {
         /// As for the export kernel.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $sum(
-            mesh: *const RawPatchMesh,
+            mesh: RawPatchMesh,
             attr: *const f32,
             n_attr: u32,
             out: *mut f32,
@@ -255,7 +255,7 @@ macro_rules! query_kernels {
         ) {
             // SAFETY: the launch contract.
             unsafe {
-                let mesh = (*mesh).view();
+                let mesh = mesh.view();
                 let out = Scatter::from_raw(out, n_out as usize);
                 let patch = _block_idx_x() as u32;
                 workload::neighbor_sum(&GpuBlock, &mut arena(), &mesh, patch, Query::$query, arg(attr, n_attr), &out);
@@ -281,7 +281,7 @@ query_kernels! {
 /// As for `query_export`; `normals` zeroed, `3 * vertices` entries.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn vertex_normals(
-    mesh: *const RawPatchMesh,
+    mesh: RawPatchMesh,
     positions: *const f32,
     n_positions: u32,
     normals: *const AtomicU32,
@@ -289,7 +289,7 @@ pub unsafe extern "ptx-kernel" fn vertex_normals(
 ) {
     // SAFETY: the launch contract.
     unsafe {
-        let mesh = (*mesh).view();
+        let mesh = mesh.view();
         let patch = _block_idx_x() as u32;
         normals::accumulate(
             &GpuBlock,

@@ -191,7 +191,8 @@ impl PatchMesh<'_> {
 }
 
 /// The arrays of a [`PatchMesh`] as raw device addresses and lengths, the
-/// one struct a kernel receives (by pointer) to see the patched mesh.
+/// one struct a kernel receives (by value, in parameter space: no global
+/// read before the patch header) to see the patched mesh.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 #[cfg_attr(

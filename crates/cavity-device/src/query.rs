@@ -173,6 +173,13 @@ struct Buffers {
 }
 
 impl Buffers {
+    /// The tail vertex of directed edge `h` (an FE entry): the vertex of
+    /// the corner that traverses it.
+    #[inline(always)]
+    fn tail(&self, h: u16) -> u16 {
+        self.ev.get(2 * (h >> 1) as u32 + (h & FE_REVERSED) as u32)
+    }
+
     /// VF entries of vertex `v`: `out[begin..end]`.
     #[inline(always)]
     fn vf_row(&self, v: u32) -> (u32, u32) {
@@ -220,8 +227,8 @@ impl Buffers {
         let nf = info.num_faces;
         let vertex = query.source() == Kind::Vertex;
         let needs_ef = matches!(query, Query::EF | Query::FF);
-        let needs_fv = vertex || query == Query::FV;
-        let needs_ev = needs_fv || query == Query::EV;
+        let needs_fv = matches!(query, Query::VV | Query::FV);
+        let needs_ev = vertex || needs_fv || query == Query::EV;
         let tgt = query.target();
         let per_vertex = |n: u32| if vertex { n } else { 0 };
         let out_len = match query {
@@ -450,10 +457,7 @@ fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, 
 #[inline(always)]
 fn face_vertices<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers) {
     block.for_each(3 * info.num_faces, |i| {
-        let e = buf.fe.get(i);
-        let edge = (e >> 1) as u32;
-        let tail = if e & FE_REVERSED != 0 { 1 } else { 0 };
-        buf.fv.set(i, buf.ev.get(2 * edge + tail));
+        buf.fv.set(i, buf.tail(buf.fe.get(i)))
     });
     block.sync();
 }
@@ -674,16 +678,19 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
     let (nv, ne, nf) = (info.num_vertices, info.num_edges, info.num_faces);
     debug_assert!(nf <= MAX_LOCAL_FACES && ne <= MAX_LOCAL_EDGES);
     let rows = buf.rows;
-    // One thread per face: FV = FE·EV, the VF counts, the lowest corner
-    // of each vertex and the half-edge table (directed edge -> the corner
-    // traversing it); then one thread per EV entry: the VE counts (VE =
-    // EVᵀ is never scattered: fans give its rows directly).
+    // One thread per face: the VF counts, the lowest corner of each
+    // vertex and the half-edge table (directed edge -> the corner
+    // traversing it), and for VV FV = FE·EV; then one thread per EV entry:
+    // the VE counts (VE = EVᵀ is never scattered: fans give its rows
+    // directly).
     block.for_each(nf, |f| {
         let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c));
-        let tail = h.map(|e| buf.ev.get(2 * (e >> 1) as u32 + (e & FE_REVERSED) as u32) as u32);
+        let tail = h.map(|e| buf.tail(e) as u32);
         for c in 0..3 {
             let k = 3 * f + c as u32;
-            buf.fv.set(k, tail[c] as u16);
+            if query == Query::VV {
+                buf.fv.set(k, tail[c] as u16);
+            }
             block.shared_fetch_add(rows, tail[c], 1);
             block.shared_min(buf.first, tail[c], k + 1);
             if !buf.record(block, h[c] as u32, k) {
@@ -715,7 +722,7 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
     // Gather the corners of the unordered vertices into their VF row
     // slots of `corners`, from the row ends downwards.
     block.for_each(3 * nf, |k| {
-        let v = buf.fv.get(k) as u32;
+        let v = buf.tail(buf.fe.get(k)) as u32;
         if buf.first.get(v) & UNORDERED != 0 {
             let pos = (block.shared_fetch_add(buf.first, v, u32::MAX) & 0xffff) - 1;
             buf.corners.set(pos, k as u16);

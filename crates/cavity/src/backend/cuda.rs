@@ -46,12 +46,21 @@ pub struct DeviceMesh {
     ribbon: CudaSlice<u32>,
     stash: CudaSlice<u32>,
     masks: CudaSlice<u32>,
-    raw: CudaSlice<u8>,
+    raw: KernelMesh,
     /// Per query (by discriminant): the neighbour-sum kernel and its launch
     /// configuration, prepared once so that launches do no host work;
     /// `None` where the query's shared memory exceeds the device's limit.
     neighbor_sum: Vec<Option<(CudaFunction, LaunchConfig)>>,
 }
+
+/// The patched mesh's addresses as the kernels' by-value parameter.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct KernelMesh(RawPatchMesh);
+
+// SAFETY: `RawPatchMesh` is `repr(C)` plain data (addresses and lengths),
+// the layout of the kernels' `RawPatchMesh` parameter.
+unsafe impl cudarc::driver::DeviceRepr for KernelMesh {}
 
 /// Directed Edges arrays resident in GPU memory (the PDE baseline's input).
 pub struct DeviceDirectedEdges {
@@ -164,7 +173,7 @@ impl CudaBackend {
         let ribbon = self.upload(&mesh.ribbon)?;
         let stash = self.upload(&mesh.stash)?;
         let masks = self.upload(&mesh.masks)?;
-        let raw = RawPatchMesh {
+        let raw = KernelMesh(RawPatchMesh {
             patches: patches.device_ptr(&self.stream).0,
             fe: fe.device_ptr(&self.stream).0,
             ev: ev.device_ptr(&self.stream).0,
@@ -179,8 +188,7 @@ impl CudaBackend {
                 mesh.stash.len() as u32,
                 mesh.masks.len() as u32,
             ],
-        };
-        let raw = self.upload(bytemuck::bytes_of(&raw))?;
+        });
         let neighbor_sum = Query::ALL
             .iter()
             .map(|&query| self.neighbor_sum_kernel(mesh, query).ok())
