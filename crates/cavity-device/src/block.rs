@@ -41,8 +41,21 @@ pub trait Block {
     fn copy_async<T: SharedScalar>(&self, src: &[T], dst: Shared<T>) {
         self.for_each(src.len() as u32, |i| dst.set(i, src[i as usize]));
     }
+    /// [`Block::copy_async`] of a `src` that starts 16-byte aligned and
+    /// may be read up to its 16-byte-rounded end (the patch layout pads
+    /// each patch's FE and EV so): on the GPU whole 16-byte pieces, with no
+    /// alignment test or partial piece.
+    fn copy_async_padded<T: SharedScalar>(&self, src: &[T], dst: Shared<T>) {
+        self.copy_async(src, dst);
+    }
     /// Waits for the calling thread's [`Block::copy_async`] pieces.
     fn wait_copies(&self) {}
+    /// Sets every entry of `dst` to `v`, spread over the block's threads
+    /// (visible to the others after a barrier). On the GPU in 16-byte
+    /// stores: `dst` is written up to its window's 16-byte-rounded end.
+    fn fill(&self, dst: Shared<u32>, v: u32) {
+        self.for_each(dst.len(), |i| dst.set(i, v));
+    }
 
     /// Calls `f(i)` for every `i` in `0..n`, the indices spread over the
     /// block's threads (thread `t` takes `t, t + block_dim, ...`).
@@ -81,7 +94,8 @@ impl ScanChunk {
     /// Thread `t` of `threads` over `n` entries.
     #[inline(always)]
     pub fn new(t: u32, threads: u32, n: u32) -> Self {
-        let chunk = n.div_ceil(threads);
+        // One entry per thread needs no division (patch rows usually fit).
+        let chunk = if n <= threads { 1 } else { n.div_ceil(threads) };
         let begin = (t * chunk).min(n);
         ScanChunk {
             begin,

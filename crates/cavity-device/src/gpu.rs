@@ -137,6 +137,39 @@ impl Block for GpuBlock {
         }
     }
     #[inline(always)]
+    fn copy_async_padded<T: SharedScalar>(&self, src: &[T], dst: Shared<T>) {
+        if src.is_empty() {
+            return;
+        }
+        let (s, d) = (src.as_ptr() as u64, dst.addr(0) as u64);
+        debug_assert!((s | d) % 16 == 0);
+        let pieces = (core::mem::size_of_val(src) as u32).div_ceil(16);
+        self.for_each(pieces, |c| {
+            // SAFETY: reads 16 bytes inside `src`'s 16-byte-rounded end (the
+            // caller's padding) and writes them inside `dst`'s window, which
+            // the arena rounds up to 16 bytes.
+            unsafe {
+                asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {s}; cp.async.cg.shared.global [{d}], [g], 16; }}",
+                     s = in(reg64) s + 16 * c as u64, d = in(reg64) d + 16 * c as u64);
+            }
+        });
+    }
+    #[inline(always)]
+    fn fill(&self, dst: Shared<u32>, v: u32) {
+        if dst.is_empty() {
+            return;
+        }
+        let base = dst.addr(0) as u64;
+        self.for_each(dst.len().div_ceil(4), |c| {
+            // SAFETY: 16 bytes inside `dst`'s window, which the arena
+            // aligns to 16 bytes and rounds up to a multiple of 16 bytes.
+            unsafe {
+                asm!("st.shared.v4.u32 [{p}], {{{v}, {v}, {v}, {v}}};",
+                     p = in(reg64) base + 16 * c as u64, v = in(reg32) v);
+            }
+        });
+    }
+    #[inline(always)]
     fn wait_copies(&self) {
         // SAFETY: waits for this thread's own asynchronous copies.
         unsafe { asm!("cp.async.wait_all;") }

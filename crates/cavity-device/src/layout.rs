@@ -57,9 +57,10 @@ pub struct PatchInfo {
     pub owned_edges: u32,
     /// Owned faces.
     pub owned_faces: u32,
-    /// First FE entry (three per local face).
+    /// First FE entry (three per local face); a multiple of 8, and the
+    /// patch's FE is padded to a multiple of 8 entries (16 bytes).
     pub fe_offset: u32,
-    /// First EV entry (two per local edge).
+    /// First EV entry (two per local edge); aligned and padded as FE.
     pub ev_offset: u32,
     /// First ribbon entry: not-owned vertices, then edges, then faces.
     pub ribbon_offset: u32,

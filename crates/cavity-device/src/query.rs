@@ -83,12 +83,12 @@ impl Query {
     /// 65536 / (threads × blocks)). The vertex queries walk fans one thread
     /// per vertex, are latency bound and gain from every resident block
     /// their shared memory (about 25 KB for a 512-face patch) allows, as
-    /// far as registers do not spill: VF 256 × 7, VV and VE 256 × 6
+    /// far as registers do not spill: VF 256 × 7, VV and VE 192 × 8
     /// (measured on an H100, docs/benchmarks.md); the others 128 × 8.
     pub fn launch_bounds(self) -> (u32, u32) {
         match self {
             Query::VF => (256, 7),
-            Query::VV | Query::VE => (256, 6),
+            Query::VV | Query::VE => (192, 8),
             _ => (128, 8),
         }
     }
@@ -425,8 +425,8 @@ pub fn for_each<B: Block>(
 fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, query: Query) {
     // FE and EV as far as `query` reads them (empty windows otherwise).
     let (fe, ev) = (info.fe_offset as usize, info.ev_offset as usize);
-    block.copy_async(&mesh.fe[fe..fe + buf.fe.len() as usize], buf.fe);
-    block.copy_async(&mesh.ev[ev..ev + buf.ev.len() as usize], buf.ev);
+    block.copy_async_padded(&mesh.fe[fe..fe + buf.fe.len() as usize], buf.fe);
+    block.copy_async_padded(&mesh.ev[ev..ev + buf.ev.len() as usize], buf.ev);
     let tgt = query.target();
     let start = info.ribbon_start(tgt) as usize;
     let ribbon = &mesh.ribbon[start..start + buf.ribbon.len() as usize];
@@ -436,14 +436,10 @@ fn load<B: Block>(block: &B, mesh: &PatchMesh, info: &PatchInfo, buf: &Buffers, 
         buf.stash_base
             .set(s, mesh.patches[owner as usize].base(tgt));
     });
-    if query.source() == Kind::Vertex {
-        block.for_each(info.num_vertices, |v| {
-            buf.rows.set(v, 0);
-            buf.first.set(v, u32::MAX);
-        });
-    }
-    block.for_each(buf.half.len(), |h| buf.half.set(h, NO_TRAVERSAL));
-    block.for_each(buf.collided.len(), |e| buf.collided.set(e, 0));
+    block.fill(buf.rows, 0);
+    block.fill(buf.first, u32::MAX);
+    block.fill(buf.half, NO_TRAVERSAL);
+    block.fill(buf.collided, 0);
     block.wait_copies();
     block.sync();
     block.for_each(buf.ribbon.len(), |l| {
