@@ -682,6 +682,8 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
     block.for_each(nf, |f| {
         let h = [0, 1, 2].map(|c| buf.fe.get(3 * f + c));
         let tail = h.map(|e| buf.tail(e) as u32);
+        // All three records first: their results are awaited together.
+        let recorded = [0u32, 1, 2].map(|c| buf.record(block, h[c as usize] as u32, 3 * f + c));
         for c in 0..3 {
             let k = 3 * f + c as u32;
             if query == Query::VV {
@@ -689,7 +691,7 @@ fn vertex_relations<B: Block>(block: &B, info: &PatchInfo, buf: &Buffers, query:
             }
             block.shared_fetch_add(rows, tail[c], 1);
             block.shared_min(buf.first, tail[c], k + 1);
-            if !buf.record(block, h[c] as u32, k) {
+            if !recorded[c] {
                 block.shared_min(buf.first, tail[c], NOT_MANIFOLD);
                 block.shared_min(buf.first, tail[(c + 1) % 3], NOT_MANIFOLD);
             }
