@@ -18,6 +18,20 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 
 core::arch::global_asm!(".extern .shared .align 16 .b8 DYN_SMEM[];");
 
+/// A returning atomic `$op` (a PTX `atom` instruction) on entry `$i` of a
+/// `Shared<u32>` window with operand `$v`; evaluates to the old value.
+macro_rules! shared_atomic {
+    ($op:literal, $target:expr, $i:expr, $v:expr) => {{
+        let old: u32;
+        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
+        unsafe {
+            asm!(concat!($op, " {o}, [{p}], {v};"),
+                 o = out(reg32) old, p = in(reg64) $target.addr($i) as u64, v = in(reg32) $v);
+        }
+        old
+    }};
+}
+
 /// CUDA threads of one block.
 struct GpuBlock;
 
@@ -40,13 +54,7 @@ impl Block for GpuBlock {
     }
     #[inline(always)]
     fn shared_fetch_add(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
-        let old: u32;
-        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
-        unsafe {
-            asm!("atom.relaxed.cta.shared.add.u32 {o}, [{p}], {v};",
-                 o = out(reg32) old, p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
-        }
-        old
+        shared_atomic!("atom.relaxed.cta.shared.add.u32", target, i, v)
     }
     #[inline(always)]
     fn shared_min(&self, target: Shared<u32>, i: u32, v: u32) {
@@ -58,13 +66,7 @@ impl Block for GpuBlock {
     }
     #[inline(always)]
     fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
-        let old: u32;
-        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
-        unsafe {
-            asm!("atom.relaxed.cta.shared.exch.b32 {o}, [{p}], {v};",
-                 o = out(reg32) old, p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
-        }
-        old
+        shared_atomic!("atom.relaxed.cta.shared.exch.b32", target, i, v)
     }
     /// Warp-shuffle scan: per-thread chunks, an inclusive scan of the chunk
     /// sums inside each warp, then of the warp totals by warp 0 (two
