@@ -171,6 +171,23 @@ pub fn any_mesh() -> impl Strategy<Value = TriMesh> {
         })
 }
 
+/// Small random triangle soups: 4 to 9 vertices, up to 12 distinct-corner
+/// faces in any orientation, so edges shared by three or more faces,
+/// repeated faces, faces meeting at a vertex only and inconsistent
+/// orientations are common.
+pub fn soup() -> impl Strategy<Value = TriMesh> {
+    (4u32..10).prop_flat_map(|nv| {
+        let corner = 0..nv;
+        let face = (corner.clone(), corner.clone(), corner)
+            .prop_filter("distinct corners", |(a, b, c)| a != b && b != c && a != c)
+            .prop_map(|(a, b, c)| [a, b, c]);
+        proptest::collection::vec(face, 1..13).prop_map(move |faces| TriMesh {
+            positions: (0..nv).map(|i| [i as f32, (i * i) as f32, 0.0]).collect(),
+            faces,
+        })
+    })
+}
+
 /// The bundled real mesh, `assets/dragon.obj`.
 pub fn bundled_mesh() -> TriMesh {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");

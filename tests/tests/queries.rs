@@ -1,7 +1,7 @@
 //! Every first-order query on generated meshes equals the reference mesh,
 //! on the backend named by `CAVITY_TEST_DEVICE` (CPU by default).
 
-use cavity_tests::{add_defects, any_mesh, check_queries, concat, fan, grid, test_backend};
+use cavity_tests::{add_defects, any_mesh, check_queries, concat, fan, grid, soup, test_backend};
 use proptest::prelude::*;
 
 proptest! {
@@ -9,6 +9,21 @@ proptest! {
 
     #[test]
     fn queries_match_reference(mesh in any_mesh(), patch_size in prop_oneof![1u32..8, 8u32..64, 64u32..1024]) {
+        let backend = test_backend();
+        if let Err(e) = check_queries(&mesh, patch_size, &backend) {
+            prop_assert!(false, "{e}");
+        }
+    }
+}
+
+proptest! {
+    // Tiny meshes: many cases are cheap, and the bad configurations are rare.
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(512), ..ProptestConfig::default() })]
+
+    /// Non-manifold soups: every vertex touched by a directed edge that two
+    /// faces traverse must fall back to its unordered row.
+    #[test]
+    fn soups_match_reference(mesh in soup(), patch_size in prop_oneof![1u32..4, 512u32..513]) {
         let backend = test_backend();
         if let Err(e) = check_queries(&mesh, patch_size, &backend) {
             prop_assert!(false, "{e}");
