@@ -82,7 +82,7 @@ impl Query {
     /// the blocks that must fit on one SM (which caps registers at
     /// 65536 / (threads × blocks)). The vertex queries walk fans one thread
     /// per vertex, are latency bound and gain from every resident block
-    /// their shared memory (about 25 KB for a 512-face patch) allows, as
+    /// their shared memory (20-30 KB for a 512-face patch) allows, as
     /// far as registers do not spill: VF 256 × 7, VV and VE 192 × 8
     /// (measured on an H100, docs/benchmarks.md); the others 128 × 8.
     pub fn launch_bounds(self) -> (u32, u32) {
@@ -151,7 +151,8 @@ struct Buffers {
     /// [`Buffers::ve_row`]): one scan serves both.
     rows: Shared<u32>,
     /// Per vertex: its lowest corner plus one (where its fan walk starts),
-    /// [`NOT_MANIFOLD`], or [`UNORDERED`] with a cursor.
+    /// [`NOT_MANIFOLD`], or [`UNORDERED`] with a cursor; `u32::MAX` (which
+    /// reads as unordered, with empty rows) for a vertex without corners.
     first: Shared<u32>,
     /// The half-edge table: per directed local edge (`2 * edge +
     /// reversed`, an FE entry) the corner (FE index) that traverses it, or
@@ -661,9 +662,10 @@ fn face_prev(k: u32) -> u32 {
 /// rotational order where the vertex is manifold (its faces form one fan,
 /// open or closed, consistently oriented); otherwise sorted by local index.
 ///
-/// One face-parallel pass builds FV, the VF and VE counts, each vertex's
-/// lowest corner and the half-edge table, and marks both ends of every
-/// directed edge traversed twice; a thread per vertex then walks its fan
+/// One face-parallel pass builds the VF counts, each vertex's lowest
+/// corner and the half-edge table (and FV for VV), and marks both ends of
+/// every directed edge traversed twice; an EV pass counts VE (for VV and
+/// VE). A thread per vertex then walks its fan
 /// through the table from the lowest corner and writes the row. Only when
 /// some vertex of the patch is not manifold are corners gathered per
 /// vertex (a scatter) for unordered rows. Corner indices fit 16 bits
