@@ -27,6 +27,15 @@ pub trait Block {
     /// Atomically replaces entry `i` of a shared-memory window by `v` and
     /// returns the old value (block scope).
     fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
+    /// Atomically ors `v` into entry `i` of a shared-memory window and
+    /// returns the old value (block scope).
+    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
+    /// Atomically ands `v` into entry `i` of a shared-memory window and
+    /// returns the old value (block scope).
+    fn shared_fetch_and(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
+    /// Atomically replaces entry `i` of a shared-memory window by `new` if
+    /// it holds `current`; returns the value found (block scope).
+    fn shared_compare_exchange(&self, target: Shared<u32>, i: u32, current: u32, new: u32) -> u32;
     /// Atomically adds `v` to an `f32` stored as bits in global memory.
     fn global_add_f32(&self, target: &AtomicU32, v: f32);
     /// Barrier that also returns whether `pred` was true in any thread.
@@ -229,6 +238,7 @@ impl<T: SharedScalar> Shared<T> {
 
     /// Reads entry `i`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get(&self, i: u32) -> T {
         debug_assert!(i < self.len);
         // SAFETY: kernels index windows in bounds (checked in debug builds,
@@ -239,6 +249,7 @@ impl<T: SharedScalar> Shared<T> {
 
     /// Writes entry `i`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn set(&self, i: u32, v: T) {
         debug_assert!(i < self.len);
         // SAFETY: as in `get`.
@@ -247,6 +258,7 @@ impl<T: SharedScalar> Shared<T> {
 
     /// Address of entry `i` (a shared-window address on the GPU).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn addr(&self, i: u32) -> *mut T {
         debug_assert!(i < self.len);
         self.ptr.wrapping_add(i as usize)
@@ -351,6 +363,26 @@ impl Block for HostBlock {
     fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
         let old = target.get(i);
         target.set(i, v);
+        old
+    }
+    #[inline(always)]
+    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        let old = target.get(i);
+        target.set(i, old | v);
+        old
+    }
+    #[inline(always)]
+    fn shared_fetch_and(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        let old = target.get(i);
+        target.set(i, old & v);
+        old
+    }
+    #[inline(always)]
+    fn shared_compare_exchange(&self, target: Shared<u32>, i: u32, current: u32, new: u32) -> u32 {
+        let old = target.get(i);
+        if old == current {
+            target.set(i, new);
+        }
         old
     }
     #[inline(always)]

@@ -68,6 +68,25 @@ impl Block for GpuBlock {
     fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
         shared_atomic!("atom.relaxed.cta.shared.exch.b32", target, i, v)
     }
+    #[inline(always)]
+    fn shared_fetch_or(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        shared_atomic!("atom.relaxed.cta.shared.or.b32", target, i, v)
+    }
+    #[inline(always)]
+    fn shared_fetch_and(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
+        shared_atomic!("atom.relaxed.cta.shared.and.b32", target, i, v)
+    }
+    #[inline(always)]
+    fn shared_compare_exchange(&self, target: Shared<u32>, i: u32, current: u32, new: u32) -> u32 {
+        let old: u32;
+        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
+        unsafe {
+            asm!("atom.relaxed.cta.shared.cas.b32 {o}, [{p}], {c}, {v};",
+                 o = out(reg32) old, p = in(reg64) target.addr(i) as u64,
+                 c = in(reg32) current, v = in(reg32) new);
+        }
+        old
+    }
     /// Warp-shuffle scan: per-thread chunks, an inclusive scan of the chunk
     /// sums inside each warp, then of the warp totals by warp 0 (two
     /// barriers). Needs `block_dim` a multiple of 32 and at most 1024.

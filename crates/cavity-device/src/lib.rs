@@ -15,6 +15,8 @@
 
 pub mod baseline;
 pub mod block;
+pub mod delaunay;
+pub mod dynamic;
 pub mod layout;
 pub mod normals;
 pub mod query;

@@ -4,7 +4,9 @@
 
 pub mod backend;
 pub mod bench;
+pub mod delaunay;
 pub mod directed_edges;
+pub mod dynamic;
 pub mod io;
 pub mod mesh;
 pub mod patched;

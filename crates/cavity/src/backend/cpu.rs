@@ -7,6 +7,10 @@ use std::sync::atomic::AtomicU32;
 use rayon::prelude::*;
 
 use cavity_device::block::{HostBlock, Scatter, SharedArena};
+use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::layout::RawDynamicMesh;
+use cavity_device::dynamic::patch::DynMesh;
+use cavity_device::dynamic::{cleanup, update};
 use cavity_device::query::{self, Neighbors, Query};
 use cavity_device::workload::ExportTarget;
 use cavity_device::{normals, workload};
@@ -123,5 +127,65 @@ impl CpuBackend {
         acc.into_iter()
             .map(|a| f32::from_bits(a.into_inner()))
             .collect()
+    }
+
+    /// Runs `kernel(block, arena, i)` for `i` in `0..n` on the workers, each
+    /// with `smem` bytes of its own shared memory.
+    fn run_blocks(
+        &self,
+        n: u32,
+        smem: usize,
+        kernel: impl Fn(&HostBlock, &mut SharedArena, u32) + Sync,
+    ) {
+        (0..n).into_par_iter().for_each_init(
+            || vec![0u128; smem.div_ceil(16)],
+            |buf, i| {
+                // SAFETY: `buf` is this worker's own 16-byte-aligned buffer
+                // of at least `smem` bytes, unused elsewhere during the call.
+                let mut arena = unsafe { SharedArena::new(buf.as_mut_ptr() as *mut u8, smem) };
+                kernel(&HostBlock, &mut arena, i);
+            },
+        );
+    }
+
+    /// One update round of `app` over the dynamic mesh at `raw`: `blocks`
+    /// blocks (one per queued patch), running concurrently on the workers,
+    /// so that patch locks, the queue and expansions race as on the GPU.
+    ///
+    /// # Safety
+    /// `raw` must describe live host arrays of a dynamic mesh (see
+    /// [`RawDynamicMesh`]) that nothing else accesses during the call.
+    pub unsafe fn update_round<A: CavityApp + Sync>(
+        &self,
+        raw: &RawDynamicMesh,
+        app: &A,
+        blocks: u32,
+        salt: u32,
+    ) {
+        let smem = update::shared_bytes::<A>(&raw.cap, 1);
+        self.run_blocks(blocks, smem, |b, arena, _| {
+            // SAFETY: the caller's contract; blocks only share the mesh
+            // through its atomic words and patch locks.
+            let mesh = unsafe { DynMesh::new(raw) };
+            update::update(b, arena, &mesh, app, salt);
+        });
+    }
+
+    /// The cleanup kernels over every patch: calibration, then compaction.
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn cleanup(&self, raw: &RawDynamicMesh) {
+        self.run_blocks(raw.num_patches, 0, |b, _, p| {
+            // SAFETY: the caller's contract.
+            let mesh = unsafe { DynMesh::new(raw) };
+            cleanup::calibrate(b, &mesh, p);
+        });
+        let smem = cleanup::compact_shared_bytes(&raw.cap, 1);
+        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
+            // SAFETY: the caller's contract.
+            let mesh = unsafe { DynMesh::new(raw) };
+            cleanup::compact(b, arena, &mesh, p);
+        });
     }
 }

@@ -1,0 +1,920 @@
+//! The cavity operator (dynamic paper, sections 3 and 5.2): cavities are
+//! declared from seeds with a template, the template's deleted
+//! neighbourhood is marked by propagating cavity ids, conflicting cavities
+//! are resolved with Blelloch et al.'s greedy maximal independent set, and
+//! the surviving cavities are filled in by the user through [`FillIn`].
+//!
+//! Two cavities conflict when their closures (deleted elements with their
+//! vertices, which include the cavity's boundary vertices) share a vertex.
+//! This is stricter than sharing a deleted element: fill-ins then never
+//! meet, and two fill-ins cannot both create the same edge between boundary
+//! vertices. The conflict graph is kept implicit: each vertex connects the
+//! cavities whose closure holds it.
+
+use crate::block::{Block, Shared, SharedArena};
+use crate::layout::Kind;
+
+use super::layout::Capacity;
+use super::patch::{DynMesh, PatchCopy};
+
+/// No cavity.
+pub const NONE: u32 = u32::MAX;
+
+/// Cavity states.
+pub mod state {
+    /// Still competing for the independent set.
+    pub const UNDECIDED: u32 = 0;
+    /// In the independent set.
+    pub const WON: u32 = 1;
+    /// Lost to a conflicting cavity, or could not own its closure.
+    pub const LOST: u32 = 2;
+    /// Filled in.
+    pub const FILLED: u32 = 3;
+    /// The fill-in declined (its own validity check failed).
+    pub const DECLINED: u32 = 4;
+    /// No free slots left in the patch for its new elements.
+    pub const NO_ROOM: u32 = 5;
+}
+
+/// The deleted neighbourhood of a seed (fig. 4). Deleting an element also
+/// deletes every element incident to it from above (edges and faces of a
+/// deleted vertex, faces of a deleted edge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Template {
+    /// Seed edge; deletes the edge and its faces (edge flip, edge split,
+    /// edge delete).
+    EdgeFaces,
+    /// Seed edge; deletes the edge, both its vertices and their stars (edge
+    /// collapse).
+    EdgeStar,
+    /// Seed vertex; deletes the vertex and its star (vertex delete, vertex
+    /// split).
+    VertexStar,
+    /// Seed face; deletes the face (face split 1 to 3, face delete).
+    Face,
+}
+
+impl Template {
+    /// Kind of the seed elements.
+    #[inline(always)]
+    pub fn seed_kind(self) -> Kind {
+        match self {
+            Template::EdgeFaces | Template::EdgeStar => Kind::Edge,
+            Template::VertexStar => Kind::Vertex,
+            Template::Face => Kind::Face,
+        }
+    }
+
+    /// Whether the template deletes vertices.
+    #[inline(always)]
+    pub fn deletes_vertices(self) -> bool {
+        matches!(self, Template::EdgeStar | Template::VertexStar)
+    }
+}
+
+/// A dynamic application: which seeds get a cavity and how a cavity is
+/// filled in. Both are called by one thread per seed / cavity.
+pub trait CavityApp {
+    /// The template of every cavity.
+    const TEMPLATE: Template;
+    /// Most vertices, edges and faces one fill-in adds.
+    const MAX_NEW: [u32; 3];
+    /// Whether owned, active seed `seed` (a local index of the template's
+    /// seed kind) gets a cavity. Reads the patch through `ctx`.
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32) -> bool;
+    /// Fills in a cavity; returning false leaves the cavity's elements
+    /// untouched (the elements added so far are discarded).
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool;
+}
+
+/// Shared-memory windows of the cavity stage.
+#[derive(Clone, Copy)]
+pub struct Work {
+    /// Per element kind: key of the cavity that claims it, or [`NONE`].
+    pub cav: [Shared<u32>; 3],
+    /// Seed of each cavity.
+    pub seeds: Shared<u32>,
+    /// Key of each cavity ([`key`]).
+    pub keys: Shared<u32>,
+    /// State of each cavity ([`state`]).
+    pub state: Shared<u32>,
+    /// Per cavity: lost a vertex in this round of the independent set; then
+    /// reused for the number and offset of its faces.
+    pub scratch: Shared<u32>,
+    /// Per vertex: smallest key of an undecided cavity holding it.
+    pub vmark: Shared<u32>,
+    /// Per vertex bitmask: held by a cavity in the independent set.
+    pub taken: Shared<u32>,
+    /// Per edge: number of incident faces.
+    pub ef_count: Shared<u32>,
+    /// Per edge: its first two faces.
+    pub ef: Shared<u16>,
+    /// Faces of the filled cavities, grouped by cavity.
+    pub faces: Shared<u16>,
+    /// Boundary half-edges of the filled cavities, three slots per face.
+    pub boundary: Shared<u32>,
+    /// Vertex → incident edges: after [`build_vertex_edges`], entry `v` is the
+    /// end of row `v` (which starts at entry `v - 1`, or 0).
+    pub ve_offsets: Shared<u32>,
+    /// Vertex → incident edges: the edges.
+    pub ve: Shared<u16>,
+    /// Small counters (see the `CTL_*` constants).
+    pub ctl: Shared<u32>,
+    /// Block-scan scratch.
+    pub scan: Shared<u32>,
+    /// Per slot of the largest kind: scan input of the free lists.
+    pub flags: Shared<u32>,
+    /// Per kind: free slots (inactive when the patch was loaded), ascending.
+    pub free: [Shared<u16>; 3],
+}
+
+/// `ctl` entry: number of cavities.
+pub const CTL_CAVITIES: u32 = 0;
+/// `ctl` entry: a flag raised by any thread.
+pub const CTL_FLAG: u32 = 1;
+/// `ctl` entries 2..5: next free-list position per kind.
+pub const CTL_CURSOR: u32 = 2;
+/// `ctl` entries 5..8: free-list length per kind.
+pub const CTL_FREE: u32 = 5;
+/// `ctl` entry: the patch id, or [`NONE`] when the block has no patch.
+pub const CTL_PATCH: u32 = 8;
+/// `ctl` entry: the outcome of the lock attempts (1 = go on).
+pub const CTL_OK: u32 = 9;
+/// `ctl` entry: something was changed (commit needed).
+pub const CTL_CHANGED: u32 = 10;
+/// `ctl` entry: cavities filled.
+pub const CTL_FILLED: u32 = 11;
+/// `ctl` entry: capacity ran out.
+pub const CTL_NO_ROOM: u32 = 12;
+/// `ctl` entry: a fatal capacity (stash, hash table) was exceeded.
+pub const CTL_FATAL: u32 = 13;
+/// `ctl` entries 14..16: patch-stash bits of neighbours to migrate from.
+pub const CTL_NEED: u32 = 14;
+/// `ctl` entries 16..18: patch-stash bits of neighbours locked.
+pub const CTL_LOCKED: u32 = 16;
+/// Entries of `ctl`.
+pub const CTL_LEN: u32 = 20;
+
+impl Work {
+    /// Windows for capacity `cap` and block size `threads`.
+    #[inline(always)]
+    pub fn alloc(arena: &mut SharedArena, cap: &Capacity, seed: Kind, threads: u32) -> Self {
+        let max_cavities = cap.of(seed);
+        Work {
+            cav: [
+                arena.alloc(cap.vertices),
+                arena.alloc(cap.edges),
+                arena.alloc(cap.faces),
+            ],
+            seeds: arena.alloc(max_cavities),
+            keys: arena.alloc(max_cavities),
+            state: arena.alloc(max_cavities),
+            scratch: arena.alloc(max_cavities + 1),
+            vmark: arena.alloc(cap.vertices),
+            taken: arena.alloc(cap.vertices / 32),
+            ef_count: arena.alloc(cap.edges),
+            ef: arena.alloc(2 * cap.edges),
+            faces: arena.alloc(cap.faces),
+            boundary: arena.alloc(3 * cap.faces),
+            ve_offsets: arena.alloc(cap.vertices + 1),
+            ve: arena.alloc(2 * cap.edges),
+            ctl: arena.alloc(CTL_LEN),
+            scan: arena.alloc(crate::block::scan_scratch_len(threads)),
+            flags: arena.alloc(cap.vertices.max(cap.edges).max(cap.faces) + 1),
+            free: [
+                arena.alloc(cap.vertices),
+                arena.alloc(cap.edges),
+                arena.alloc(cap.faces),
+            ],
+        }
+    }
+
+    /// Number of cavities.
+    #[inline(always)]
+    pub fn cavities(&self) -> u32 {
+        self.ctl.get(CTL_CAVITIES)
+    }
+}
+
+/// Key of cavity `c` (the low 16 bits) with priority `prio` (the high 16
+/// bits; smaller keys win).
+#[inline(always)]
+pub fn key(prio: u32, c: u32) -> u32 {
+    (prio << 16) | c
+}
+
+/// Random 16-bit priority of a seed, from its patch, local index and the
+/// round's salt.
+#[inline(always)]
+pub fn priority(p: u32, seed: u32, salt: u32) -> u32 {
+    let mut x = p.wrapping_mul(0x9e37_79b9) ^ seed.wrapping_mul(0x85eb_ca6b) ^ salt;
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    x & 0xffff
+}
+
+/// Read access to the patch for predicates and fill-ins: the working copy,
+/// its edge-face relation and vertex attributes.
+pub struct Ctx<'a, B: Block> {
+    /// The block.
+    pub block: &'a B,
+    /// The global mesh.
+    pub mesh: &'a DynMesh,
+    /// The working copy.
+    pub copy: &'a PatchCopy,
+    /// Cavity windows.
+    pub work: &'a Work,
+}
+
+impl<B: Block> Ctx<'_, B> {
+    /// The two vertices of edge `e`.
+    #[inline(always)]
+    pub fn edge_vertices(&self, e: u32) -> [u32; 2] {
+        self.copy.edge_vertices(e)
+    }
+
+    /// The faces of edge `e`: their number and the first two (EF, complete
+    /// for owned edges).
+    #[inline(always)]
+    pub fn edge_faces(&self, e: u32) -> (u32, [u32; 2]) {
+        (
+            self.work.ef_count.get(e),
+            [
+                self.work.ef.get(2 * e) as u32,
+                self.work.ef.get(2 * e + 1) as u32,
+            ],
+        )
+    }
+
+    /// The three vertices of face `f` in its orientation.
+    #[inline(always)]
+    pub fn face_vertices(&self, f: u32) -> [u32; 3] {
+        self.copy.face_vertices(f)
+    }
+
+    /// The vertex of face `f` not on edge `e` (an edge of `f`).
+    #[inline(always)]
+    pub fn opposite_vertex(&self, f: u32, e: u32) -> u32 {
+        let [a, b] = self.edge_vertices(e);
+        let v = self.face_vertices(f);
+        if v[0] != a && v[0] != b {
+            v[0]
+        } else if v[1] != a && v[1] != b {
+            v[1]
+        } else {
+            v[2]
+        }
+    }
+
+    /// Whether local `l` of `kind` is owned by the patch.
+    #[inline(always)]
+    pub fn is_owned(&self, kind: Kind, l: u32) -> bool {
+        self.copy.is_owned(kind, l)
+    }
+
+    /// Attribute `i` of local vertex `v` (`i < cap.vertex_attrs`; 0..3 are
+    /// the position): read from the owner's slot, or for a not-owned vertex
+    /// from the slot its ribbon entry names (attributes a dynamic kernel
+    /// changes are only changed by the owner, and moved on migration).
+    #[inline(always)]
+    pub fn vertex_attr(&self, v: u32, i: u32) -> f32 {
+        let (q, l) = self
+            .copy
+            .owner(self.block, Kind::Vertex, v)
+            .unwrap_or((self.copy.p, v));
+        let a = self.copy.cap.vertex_attrs;
+        f32::from_bits(
+            self.mesh
+                .vertex_attrs
+                .load((q * self.copy.cap.vertices + l) * a + i),
+        )
+    }
+
+    /// The position of local vertex `v`.
+    #[inline(always)]
+    pub fn position(&self, v: u32) -> [f32; 3] {
+        [
+            self.vertex_attr(v, 0),
+            self.vertex_attr(v, 1),
+            self.vertex_attr(v, 2),
+        ]
+    }
+
+    /// Whether an active edge joins `a` and `b` (complete when `a` is owned).
+    #[inline(always)]
+    pub fn has_edge(&self, a: u32, b: u32) -> bool {
+        let w = &self.work;
+        let start = if a == 0 { 0 } else { w.ve_offsets.get(a - 1) };
+        (start..w.ve_offsets.get(a)).any(|i| {
+            let e = w.ve.get(i) as u32;
+            let [x, y] = self.edge_vertices(e);
+            self.copy.is_active(Kind::Edge, e) && (x == b || y == b)
+        })
+    }
+}
+
+/// Builds EF (count and first two faces per edge) of the active faces.
+#[inline(always)]
+pub fn build_edge_faces<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
+    let ne = copy.count(Kind::Edge);
+    let nf = copy.count(Kind::Face);
+    block.for_each(ne, |e| work.ef_count.set(e, 0));
+    block.sync();
+    block.for_each(nf, |f| {
+        if copy.is_active(Kind::Face, f) {
+            for i in 0..3 {
+                let (e, _) = copy.face_edge(f, i);
+                let k = block.shared_fetch_add(work.ef_count, e, 1);
+                if k < 2 {
+                    work.ef.set(2 * e + k, f as u16);
+                }
+            }
+        }
+    });
+    block.sync();
+}
+
+/// Builds vertex → incident active edges (a block-cooperative transpose of
+/// EV: count, scan, scatter).
+#[inline(always)]
+pub fn build_vertex_edges<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
+    let nv = copy.count(Kind::Vertex);
+    let ne = copy.count(Kind::Edge);
+    block.for_each(nv + 1, |v| work.ve_offsets.set(v, 0));
+    block.sync();
+    block.for_each(ne, |e| {
+        if copy.is_active(Kind::Edge, e) {
+            for v in copy.edge_vertices(e) {
+                block.shared_fetch_add(work.ve_offsets, v, 1);
+            }
+        }
+    });
+    block.sync();
+    block.scan(work.ve_offsets, nv + 1, work.scan, false);
+    block.sync();
+    block.for_each(ne, |e| {
+        if copy.is_active(Kind::Edge, e) {
+            for v in copy.edge_vertices(e) {
+                // Each placement advances the row's start: afterwards
+                // `ve_offsets[v]` is the end of row `v` (the start of
+                // `v + 1`), and row `v` begins at `ve_offsets[v - 1]`.
+                let at = block.shared_fetch_add(work.ve_offsets, v, 1);
+                work.ve.set(at, e as u16);
+            }
+        }
+    });
+    block.sync();
+}
+
+/// Builds the free lists (slots inactive now, ascending) and resets their
+/// cursors. Slots freed later in the round are not reused before the
+/// cleanup: other patches may still name them.
+#[inline(always)]
+pub fn build_free_lists<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
+    for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+        let cap = copy.cap.of(kind);
+        block.for_each(cap + 1, |i| {
+            work.flags
+                .set(i, (i < cap && !copy.is_active(kind, i)) as u32)
+        });
+        block.sync();
+        let total = block.scan(work.flags, cap + 1, work.scan, false);
+        block.sync();
+        block.for_each(cap, |i| {
+            if !copy.is_active(kind, i) {
+                work.free[kind as usize].set(work.flags.get(i), i as u16);
+            }
+        });
+        if block.thread_idx() == 0 {
+            work.ctl.set(CTL_CURSOR + kind as u32, 0);
+            work.ctl.set(CTL_FREE + kind as u32, total);
+        }
+        block.sync();
+    }
+}
+
+/// Takes a free slot of `kind` for a copied or new element; `None` when the
+/// patch is full.
+#[inline(always)]
+pub fn take_slot<B: Block>(block: &B, work: &Work, kind: Kind, n: u32) -> Option<u32> {
+    let at = block.shared_fetch_add(work.ctl, CTL_CURSOR + kind as u32, n);
+    if at + n <= work.ctl.get(CTL_FREE + kind as u32) {
+        Some(at)
+    } else {
+        block.shared_fetch_or(work.ctl, CTL_NO_ROOM, 1);
+        None
+    }
+}
+
+/// Raises the high-water marks over the slots taken from the free lists
+/// (one thread, after a barrier).
+#[inline(always)]
+pub fn commit_counts(copy: &PatchCopy, work: &Work) {
+    for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+        let k = kind as u32;
+        let used = work.ctl.get(CTL_CURSOR + k).min(work.ctl.get(CTL_FREE + k));
+        if used > 0 {
+            let top = work.free[k as usize].get(used - 1) as u32 + 1;
+            if top > copy.counts.get(k) {
+                copy.counts.set(k, top);
+            }
+        }
+    }
+}
+
+/// Registers the cavities: `app.create` on every owned, active seed.
+#[inline(always)]
+pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt: u32) {
+    let copy = ctx.copy;
+    let work = ctx.work;
+    let kind = A::TEMPLATE.seed_kind();
+    if block.thread_idx() == 0 {
+        work.ctl.set(CTL_CAVITIES, 0);
+    }
+    block.sync();
+    block.for_each(copy.count(kind), |s| {
+        if copy.is_owned(kind, s) && copy.is_active(kind, s) && app.create(ctx, s) {
+            let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
+            work.seeds.set(c, s);
+            work.keys.set(c, key(priority(copy.p, s, salt), c));
+        }
+    });
+    block.sync();
+}
+
+/// Marks each cavity's deleted elements with its key (the smallest key
+/// wins an element) and drops the cavities that lost one of their elements
+/// to another. Resets every cavity to undecided first.
+#[inline(always)]
+pub fn propagate<B: Block>(block: &B, copy: &PatchCopy, work: &Work, template: Template) {
+    let n = work.cavities();
+    let nv = copy.count(Kind::Vertex);
+    let ne = copy.count(Kind::Edge);
+    let nf = copy.count(Kind::Face);
+    block.for_each(nv, |v| work.cav[0].set(v, NONE));
+    block.for_each(ne, |e| work.cav[1].set(e, NONE));
+    block.for_each(nf, |f| work.cav[2].set(f, NONE));
+    block.for_each(n, |c| work.state.set(c, state::UNDECIDED));
+    block.sync();
+    let kind = template.seed_kind();
+    block.for_each(n, |c| {
+        let (s, k) = (work.seeds.get(c), work.keys.get(c));
+        block.shared_min(work.cav[kind as usize], s, k);
+        if template == Template::EdgeStar {
+            for v in copy.edge_vertices(s) {
+                block.shared_min(work.cav[0], v, k);
+            }
+        }
+    });
+    block.sync();
+    let del_v = template.deletes_vertices();
+    if del_v {
+        block.for_each(ne, |e| {
+            if copy.is_active(Kind::Edge, e) {
+                for v in copy.edge_vertices(e) {
+                    let k = work.cav[0].get(v);
+                    if k != NONE {
+                        block.shared_min(work.cav[1], e, k);
+                    }
+                }
+            }
+        });
+        block.sync();
+    }
+    block.for_each(nf, |f| {
+        if copy.is_active(Kind::Face, f) {
+            let mut m = work.cav[2].get(f);
+            for i in 0..3 {
+                m = m.min(work.cav[1].get(copy.face_edge(f, i).0));
+            }
+            if del_v {
+                for v in copy.face_vertices(f) {
+                    m = m.min(work.cav[0].get(v));
+                }
+            }
+            work.cav[2].set(f, m);
+        }
+    });
+    block.sync();
+    // Verification: a cavity that does not hold all of its elements loses.
+    let lose = |k: u32| work.state.set(k & 0xffff, state::LOST);
+    block.for_each(n, |c| {
+        let (s, k) = (work.seeds.get(c), work.keys.get(c));
+        let mut ok = work.cav[kind as usize].get(s) == k;
+        if template == Template::EdgeStar {
+            for v in copy.edge_vertices(s) {
+                ok &= work.cav[0].get(v) == k;
+            }
+        }
+        if !ok {
+            lose(k);
+        }
+    });
+    if del_v {
+        block.for_each(ne, |e| {
+            if copy.is_active(Kind::Edge, e) {
+                for v in copy.edge_vertices(e) {
+                    let k = work.cav[0].get(v);
+                    if k != NONE && work.cav[1].get(e) != k {
+                        lose(k);
+                    }
+                }
+            }
+        });
+    }
+    block.for_each(nf, |f| {
+        if copy.is_active(Kind::Face, f) {
+            let kf = work.cav[2].get(f);
+            for i in 0..3 {
+                let k = work.cav[1].get(copy.face_edge(f, i).0);
+                if k != NONE && k != kf {
+                    lose(k);
+                }
+            }
+            if del_v {
+                for v in copy.face_vertices(f) {
+                    let k = work.cav[0].get(v);
+                    if k != NONE && k != kf {
+                        lose(k);
+                    }
+                }
+            }
+        }
+    });
+    block.sync();
+}
+
+/// Calls `f(v, c)` for every vertex `v` of the closure of every cavity `c`
+/// with `pick(c)` (a vertex may come more than once).
+#[inline(always)]
+pub fn for_each_closure_vertex<B: Block>(
+    block: &B,
+    copy: &PatchCopy,
+    work: &Work,
+    template: Template,
+    pick: impl Fn(u32) -> bool,
+    mut f: impl FnMut(u32, u32),
+) {
+    block.for_each(copy.count(Kind::Face), |x| {
+        let k = work.cav[2].get(x);
+        if k != NONE && copy.is_active(Kind::Face, x) && pick(k & 0xffff) {
+            for v in copy.face_vertices(x) {
+                f(v, k & 0xffff);
+            }
+        }
+    });
+    block.for_each(copy.count(Kind::Edge), |x| {
+        let k = work.cav[1].get(x);
+        if k != NONE && copy.is_active(Kind::Edge, x) && pick(k & 0xffff) {
+            for v in copy.edge_vertices(x) {
+                f(v, k & 0xffff);
+            }
+        }
+    });
+    if template.deletes_vertices() {
+        block.for_each(copy.count(Kind::Vertex), |x| {
+            let k = work.cav[0].get(x);
+            if k != NONE && pick(k & 0xffff) {
+                f(x, k & 0xffff);
+            }
+        });
+    }
+}
+
+/// Blelloch, Fineman and Shun's greedy maximal independent set (2012) over
+/// the cavities' conflict graph, in parallel rounds: an undecided cavity
+/// whose key is the smallest on every vertex of its closure joins the set,
+/// and the undecided cavities sharing a vertex with it drop out. With random
+/// priorities this returns the set the sequential greedy algorithm would.
+#[inline(always)]
+pub fn independent_set<B: Block>(block: &B, copy: &PatchCopy, work: &Work, template: Template) {
+    let n = work.cavities();
+    let st = work.state;
+    let undecided = |c: u32| st.get(c) == state::UNDECIDED;
+    let taken = |v: u32| (work.taken.get(v / 32) >> (v % 32)) & 1 == 1;
+    block.for_each(copy.cap.vertices / 32, |w| work.taken.set(w, 0));
+    block.sync();
+    loop {
+        block.for_each(n, |c| work.scratch.set(c, 0));
+        for_each_closure_vertex(block, copy, work, template, undecided, |v, _| {
+            work.vmark.set(v, NONE)
+        });
+        block.sync();
+        for_each_closure_vertex(block, copy, work, template, undecided, |v, c| {
+            block.shared_min(work.vmark, v, work.keys.get(c))
+        });
+        block.sync();
+        for_each_closure_vertex(block, copy, work, template, undecided, |v, c| {
+            if work.vmark.get(v) != work.keys.get(c) || taken(v) {
+                work.scratch.set(c, 1);
+            }
+        });
+        block.sync();
+        block.for_each(n, |c| {
+            if undecided(c) && work.scratch.get(c) == 0 {
+                st.set(c, state::WON);
+            }
+        });
+        block.sync();
+        for_each_closure_vertex(
+            block,
+            copy,
+            work,
+            template,
+            |c| st.get(c) == state::WON,
+            |v, _| {
+                block.shared_fetch_or(work.taken, v / 32, 1 << (v % 32));
+            },
+        );
+        block.sync();
+        for_each_closure_vertex(block, copy, work, template, undecided, |v, c| {
+            if taken(v) {
+                st.set(c, state::LOST);
+            }
+        });
+        block.sync();
+        let mut left = false;
+        block.for_each(n, |c| left |= undecided(c));
+        if !block.sync_any(left) {
+            break;
+        }
+    }
+}
+
+/// A half-edge of the cavity boundary: local edge and direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HalfEdge {
+    /// Local edge.
+    pub edge: u32,
+    /// Whether it runs against the edge's EV order.
+    pub reversed: bool,
+}
+
+/// The fill-in of one cavity (section 5.2, "Cavity Fill-in"): the boundary
+/// in order, the deleted (old) faces, and element creation. New elements
+/// are owned by the patch; at most [`CavityApp::MAX_NEW`] of each kind.
+pub struct FillIn<'a, B: Block> {
+    /// The patch, its relations and attributes (old topology included:
+    /// deleted elements stay readable during the fill-in).
+    pub ctx: &'a Ctx<'a, B>,
+    cavity: u32,
+    faces: (u32, u32),
+    boundary: (u32, u32),
+    closed: bool,
+    base: [u32; 3],
+    used: [u32; 3],
+    limit: [u32; 3],
+}
+
+impl<'a, B: Block> FillIn<'a, B> {
+    /// The cavity's index in the patch.
+    pub fn cavity(&self) -> u32 {
+        self.cavity
+    }
+
+    /// The cavity's seed (local index of the template's seed kind).
+    pub fn seed(&self) -> u32 {
+        self.ctx.work.seeds.get(self.cavity)
+    }
+
+    /// Number of boundary half-edges.
+    pub fn boundary_len(&self) -> u32 {
+        self.boundary.1 - self.boundary.0
+    }
+
+    /// Boundary half-edge `i`, in the order of the loop (counter-clockwise
+    /// around the hole for consistently oriented input: the direction the
+    /// deleted faces traversed it).
+    pub fn boundary_edge(&self, i: u32) -> HalfEdge {
+        let h = self.ctx.work.boundary.get(self.boundary.0 + i);
+        HalfEdge {
+            edge: h >> 1,
+            reversed: h & 1 == 1,
+        }
+    }
+
+    /// The vertex where boundary half-edge `i` starts.
+    pub fn boundary_vertex(&self, i: u32) -> u32 {
+        let h = self.boundary_edge(i);
+        self.ctx.copy.edge_vertices(h.edge)[h.reversed as usize]
+    }
+
+    /// Whether the boundary is one closed loop (the cavity is a disk away
+    /// from the mesh boundary).
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// The cavity's deleted faces.
+    pub fn deleted_faces(&self) -> impl Iterator<Item = u32> + '_ {
+        (self.faces.0..self.faces.1).map(|i| self.ctx.work.faces.get(i) as u32)
+    }
+
+    fn slot(&mut self, kind: Kind) -> Option<u32> {
+        let k = kind as usize;
+        if self.used[k] >= self.limit[k] {
+            return None;
+        }
+        let l = self.ctx.work.free[k].get(self.base[k] + self.used[k]) as u32;
+        self.used[k] += 1;
+        let copy = self.ctx.copy;
+        copy.set_bit(self.ctx.block, kind, true, l, true);
+        copy.set_bit(self.ctx.block, kind, false, l, true);
+        Some(l)
+    }
+
+    /// Adds a vertex with attribute values `attrs` (position first);
+    /// returns its local index, or `None` past `MAX_NEW`.
+    pub fn add_vertex(&mut self, attrs: &[f32]) -> Option<u32> {
+        let v = self.slot(Kind::Vertex)?;
+        let copy = self.ctx.copy;
+        let a = copy.cap.vertex_attrs;
+        for (i, &x) in attrs.iter().enumerate().take(a as usize) {
+            self.ctx
+                .mesh
+                .vertex_attrs
+                .store((copy.p * copy.cap.vertices + v) * a + i as u32, x.to_bits());
+        }
+        Some(v)
+    }
+
+    /// Adds the edge `a`–`b`; returns its local index.
+    pub fn add_edge(&mut self, a: u32, b: u32) -> Option<u32> {
+        let e = self.slot(Kind::Edge)?;
+        self.ctx.copy.ev.set(2 * e, a as u16);
+        self.ctx.copy.ev.set(2 * e + 1, b as u16);
+        Some(e)
+    }
+
+    /// Adds the face bounded by three half-edges in order (each ends where
+    /// the next starts); returns its local index.
+    pub fn add_face(&mut self, h: [HalfEdge; 3]) -> Option<u32> {
+        let f = self.slot(Kind::Face)?;
+        for (i, x) in h.iter().enumerate() {
+            self.ctx
+                .copy
+                .fe
+                .set(3 * f + i as u32, ((x.edge << 1) | x.reversed as u32) as u16);
+        }
+        Some(f)
+    }
+
+    /// The half-edge from `a` to `b` along edge `e`.
+    pub fn half_edge(&self, e: u32, a: u32) -> HalfEdge {
+        HalfEdge {
+            edge: e,
+            reversed: self.ctx.copy.edge_vertices(e)[0] != a,
+        }
+    }
+
+    fn discard(&self) {
+        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+            let k = kind as usize;
+            for i in 0..self.used[k] {
+                let l = self.ctx.work.free[k].get(self.base[k] + i) as u32;
+                self.ctx.copy.set_bit(self.ctx.block, kind, true, l, false);
+                self.ctx.copy.set_bit(self.ctx.block, kind, false, l, false);
+            }
+        }
+    }
+}
+
+/// Fills in every cavity in the independent set: groups the faces by
+/// cavity, orders each boundary into a loop, reserves the new elements'
+/// slots, calls `app.fill` and, when it accepts, deletes the cavity's
+/// elements. Returns after a barrier.
+#[inline(always)]
+pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
+    let copy = ctx.copy;
+    let work = ctx.work;
+    let n = work.cavities();
+    let won = |c: u32| work.state.get(c) == state::WON;
+    // Faces per cavity: count, scan, place (afterwards scratch[c] is the end
+    // of cavity c's faces, which start at scratch[c - 1]).
+    block.for_each(n + 1, |c| work.scratch.set(c, 0));
+    block.sync();
+    let nf = copy.count(Kind::Face);
+    block.for_each(nf, |f| {
+        let k = work.cav[2].get(f);
+        if k != NONE && copy.is_active(Kind::Face, f) && won(k & 0xffff) {
+            block.shared_fetch_add(work.scratch, k & 0xffff, 1);
+        }
+    });
+    block.sync();
+    block.scan(work.scratch, n + 1, work.scan, false);
+    block.sync();
+    block.for_each(nf, |f| {
+        let k = work.cav[2].get(f);
+        if k != NONE && copy.is_active(Kind::Face, f) && won(k & 0xffff) {
+            let at = block.shared_fetch_add(work.scratch, k & 0xffff, 1);
+            work.faces.set(at, f as u16);
+        }
+    });
+    block.sync();
+    block.for_each(n, |c| {
+        if !won(c) {
+            return;
+        }
+        let key = work.keys.get(c);
+        let start = if c == 0 { 0 } else { work.scratch.get(c - 1) };
+        let end = work.scratch.get(c);
+        // Boundary half-edges: the deleted faces' edges that stay.
+        let b0 = 3 * start;
+        let mut nb = 0;
+        for i in start..end {
+            let f = work.faces.get(i) as u32;
+            for j in 0..3 {
+                let (e, r) = copy.face_edge(f, j);
+                if work.cav[1].get(e) != key {
+                    work.boundary.set(b0 + nb, (e << 1) | r as u32);
+                    nb += 1;
+                }
+            }
+        }
+        let closed = order_loop(copy, work.boundary, b0, nb);
+        let mut base = [0u32; 3];
+        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+            let k = kind as usize;
+            match take_slot(block, work, kind, A::MAX_NEW[k]) {
+                Some(at) => base[k] = at,
+                None => {
+                    work.state.set(c, state::NO_ROOM);
+                    return;
+                }
+            }
+        }
+        let mut fill = FillIn {
+            ctx,
+            cavity: c,
+            faces: (start, end),
+            boundary: (b0, b0 + nb),
+            closed,
+            base,
+            used: [0; 3],
+            limit: A::MAX_NEW,
+        };
+        if app.fill(&mut fill) {
+            for i in start..end {
+                let f = work.faces.get(i) as u32;
+                copy.set_bit(block, Kind::Face, true, f, false);
+                copy.set_bit(block, Kind::Face, false, f, false);
+                for j in 0..3 {
+                    let (e, _) = copy.face_edge(f, j);
+                    if work.cav[1].get(e) == key {
+                        copy.set_bit(block, Kind::Edge, true, e, false);
+                        copy.set_bit(block, Kind::Edge, false, e, false);
+                    }
+                }
+                for v in copy.face_vertices(f) {
+                    if work.cav[0].get(v) == key {
+                        copy.set_bit(block, Kind::Vertex, true, v, false);
+                        copy.set_bit(block, Kind::Vertex, false, v, false);
+                    }
+                }
+            }
+            work.state.set(c, state::FILLED);
+            block.shared_fetch_add(work.ctl, CTL_FILLED, 1);
+        } else {
+            fill.discard();
+            work.state.set(c, state::DECLINED);
+        }
+    });
+    block.sync();
+}
+
+/// Orders the `n` boundary half-edges at `b[start..]` so that each ends
+/// where the next starts, beginning an open chain at its free end. Returns
+/// whether they form one closed loop.
+#[inline(always)]
+fn order_loop(copy: &PatchCopy, b: Shared<u32>, start: u32, n: u32) -> bool {
+    let from = |h: u32| copy.edge_vertices(h >> 1)[(h & 1) as usize];
+    let to = |h: u32| copy.edge_vertices(h >> 1)[1 - (h & 1) as usize];
+    if n == 0 {
+        return false;
+    }
+    // An open chain starts at the half-edge nothing ends at.
+    for i in 0..n {
+        let fi = from(b.get(start + i));
+        if !(0..n).any(|j| to(b.get(start + j)) == fi) {
+            let t = b.get(start);
+            b.set(start, b.get(start + i));
+            b.set(start + i, t);
+            break;
+        }
+    }
+    for i in 0..n - 1 {
+        let end = to(b.get(start + i));
+        match (i + 1..n).find(|&j| from(b.get(start + j)) == end) {
+            Some(j) => {
+                let t = b.get(start + i + 1);
+                b.set(start + i + 1, b.get(start + j));
+                b.set(start + j, t);
+            }
+            None => return false,
+        }
+    }
+    to(b.get(start + n - 1)) == from(b.get(start))
+}

@@ -1,0 +1,254 @@
+//! The cleanup kernels run between update rounds, when no block is changing
+//! patches (dynamic paper, section 5.1; RXMesh's dynamic cleanup):
+//!
+//! 1. [`calibrate`]: every ribbon entry is pointed straight at the element's
+//!    current owner (a migration leaves a forwarding entry in the old
+//!    owner), and ribbon copies of elements deleted by their owner are
+//!    deactivated.
+//! 2. [`compact`]: ribbon copies a patch no longer needs (not incident to
+//!    what it owns) are dropped, the ribbon tables rebuilt, the patch stash
+//!    compacted, the high-water marks lowered and the round's `DIRTY` flag
+//!    cleared. Slots freed here are reused from the next round on: nothing
+//!    names them any more.
+
+use crate::block::{Block, Shared, SharedArena};
+use crate::layout::Kind;
+
+use super::hash::{self, RIBBON};
+use super::layout::{COUNT_STASH, Capacity, NO_PATCH, STASH_SIZE, flag, stat};
+use super::patch::{DynMesh, PatchCopy};
+
+/// Longest ownership chain the cleanup follows (a round moves an element at
+/// most once, so one forwarding hop is the most a round leaves).
+const MAX_HOPS: u32 = 4;
+
+const KINDS: [Kind; 3] = [Kind::Vertex, Kind::Edge, Kind::Face];
+
+/// Points patch `p`'s ribbon entries at the current owners and deactivates
+/// copies of deleted elements (global memory; one block per patch, all
+/// patches at once: each block writes only its own patch).
+#[inline(always)]
+pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
+    let cap = mesh.cap;
+    for kind in KINDS {
+        let table = mesh.table(p, kind);
+        block.for_each(mesh.count(p, kind), |l| {
+            if !mesh.bit(p, kind, true, l) || mesh.bit(p, kind, false, l) {
+                return;
+            }
+            let Some((q0, l0)) = mesh.owner(p, kind, l) else {
+                mesh.stats.store(stat::FATAL, 3);
+                return;
+            };
+            let (mut q, mut lq) = (q0, l0);
+            let mut hops = 0;
+            let live = loop {
+                if !mesh.bit(q, kind, true, lq) {
+                    break false;
+                }
+                if mesh.bit(q, kind, false, lq) {
+                    break true;
+                }
+                hops += 1;
+                match mesh.owner(q, kind, lq) {
+                    Some(next) if hops < MAX_HOPS => (q, lq) = next,
+                    _ => {
+                        mesh.stats.store(stat::FATAL, 3);
+                        return;
+                    }
+                }
+            };
+            if !live {
+                mesh.set_bit(p, kind, true, l, false);
+            } else if (q, lq) != (q0, l0) {
+                if q == p {
+                    mesh.stats.store(stat::FATAL, 3);
+                    return;
+                }
+                match mesh.stash_index_or_add(p, q) {
+                    Some(s) => {
+                        hash::upsert(&table, cap.hash, hash::entry(l, s, lq));
+                    }
+                    None => mesh.stats.store(stat::FATAL, 1),
+                }
+            }
+        });
+    }
+}
+
+/// Shared memory of [`compact`] in bytes.
+pub fn compact_shared_bytes(cap: &Capacity, threads: u32) -> usize {
+    let mut arena = SharedArena::measuring();
+    compact_windows(&mut arena, cap, threads);
+    arena.used()
+}
+
+struct CompactWindows {
+    copy: PatchCopy,
+    need: [Shared<u32>; 3],
+    entries: Shared<u32>,
+    remap: Shared<u32>,
+    top: Shared<u32>,
+}
+
+fn compact_windows(arena: &mut SharedArena, cap: &Capacity, _threads: u32) -> CompactWindows {
+    CompactWindows {
+        copy: PatchCopy::alloc(arena, *cap, 0),
+        need: [
+            arena.alloc(cap.vertices / 32),
+            arena.alloc(cap.edges / 32),
+            arena.alloc(cap.faces / 32),
+        ],
+        entries: arena.alloc(cap.hash_stride()),
+        remap: arena.alloc(STASH_SIZE),
+        top: arena.alloc(4),
+    }
+}
+
+#[inline(always)]
+fn mark<B: Block>(block: &B, w: Shared<u32>, i: u32) {
+    block.shared_fetch_or(w, i / 32, 1 << (i % 32));
+}
+
+#[inline(always)]
+fn marked(w: Shared<u32>, i: u32) -> bool {
+    (w.get(i / 32) >> (i % 32)) & 1 == 1
+}
+
+/// Drops the ribbon copies patch `p` does not need, rebuilds its ribbon
+/// tables and stash, lowers its high-water marks and clears `DIRTY`.
+#[inline(always)]
+pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
+    let cap = mesh.cap;
+    let w = compact_windows(arena, &cap, block.block_dim());
+    arena.check();
+    let mut copy = w.copy;
+    copy.p = p;
+    copy.load(block, mesh);
+    for (k, kind) in KINDS.into_iter().enumerate() {
+        block.for_each(cap.of(kind) / 32, |i| w.need[k].set(i, 0));
+    }
+    block.for_each(STASH_SIZE, |s| w.remap.set(s, 0));
+    block.for_each(4, |i| w.top.set(i, 0));
+    block.sync();
+    // Needed: what the patch owns and every face incident to it, with the
+    // faces' edges and vertices.
+    let nf = copy.count(Kind::Face);
+    block.for_each(nf, |f| {
+        if !copy.is_active(Kind::Face, f) {
+            return;
+        }
+        let mut need = copy.is_owned(Kind::Face, f);
+        for i in 0..3 {
+            need |= copy.is_owned(Kind::Edge, copy.face_edge(f, i).0);
+        }
+        for v in copy.face_vertices(f) {
+            need |= copy.is_owned(Kind::Vertex, v);
+        }
+        if need {
+            mark(block, w.need[2], f);
+            for i in 0..3 {
+                mark(block, w.need[1], copy.face_edge(f, i).0);
+            }
+            for v in copy.face_vertices(f) {
+                mark(block, w.need[0], v);
+            }
+        }
+    });
+    block.for_each(copy.count(Kind::Edge), |e| {
+        if copy.is_owned(Kind::Edge, e) {
+            mark(block, w.need[1], e);
+            for v in copy.edge_vertices(e) {
+                mark(block, w.need[0], v);
+            }
+        }
+    });
+    block.for_each(copy.count(Kind::Vertex), |v| {
+        if copy.is_owned(Kind::Vertex, v) {
+            mark(block, w.need[0], v);
+        }
+    });
+    block.sync();
+    // Keep the entries of needed copies (by slot), then clear the tables.
+    block.for_each(cap.hash_stride(), |i| {
+        let e = copy.hash.get(i);
+        let kind = KINDS[(i / cap.table_words()) as usize];
+        let keep = e != hash::EMPTY
+            && copy.is_active(kind, hash::key_of(e))
+            && marked(w.need[kind as usize], hash::key_of(e));
+        w.entries.set(i, if keep { e } else { hash::EMPTY });
+        if keep {
+            w.remap.set(hash::value_of(e).0, 1);
+        }
+    });
+    block.sync();
+    for (k, kind) in KINDS.into_iter().enumerate() {
+        block.for_each(copy.count(kind), |l| {
+            if copy.is_active(kind, l) && !copy.is_owned(kind, l) && !marked(w.need[k], l) {
+                copy.set_bit(block, kind, true, l, false);
+            }
+        });
+    }
+    block.for_each(cap.hash_stride(), |i| copy.hash.set(i, hash::EMPTY));
+    block.sync();
+    // Stash: used entries keep their order, compacted to the front.
+    if block.thread_idx() == 0 {
+        let mut n = 0;
+        for s in 0..STASH_SIZE {
+            let q = copy.stash.get(s);
+            if w.remap.get(s) == 1 && q != NO_PATCH {
+                w.remap.set(s, n);
+                copy.stash.set(n, q);
+                n += 1;
+            } else {
+                w.remap.set(s, NO_PATCH);
+            }
+        }
+        for s in n..STASH_SIZE {
+            copy.stash.set(s, NO_PATCH);
+        }
+        copy.counts.set(COUNT_STASH, n);
+    }
+    block.sync();
+    block.for_each(cap.hash_stride(), |i| {
+        let e = w.entries.get(i);
+        if e != hash::EMPTY {
+            let kind = KINDS[(i / cap.table_words()) as usize];
+            let (s, ol) = hash::value_of(e);
+            let ok = hash::insert::<RIBBON, _>(
+                &copy.table(block, kind),
+                cap.hash,
+                hash::entry(hash::key_of(e), w.remap.get(s), ol),
+            );
+            if !ok {
+                mesh.stats.store(stat::FATAL, 2);
+            }
+        }
+    });
+    // High-water marks: one past the last active element.
+    for (k, kind) in KINDS.into_iter().enumerate() {
+        block.for_each(copy.count(kind), |l| {
+            if copy.is_active(kind, l) {
+                let mut cur = w.top.get(k as u32);
+                while cur < l + 1 {
+                    let seen = block.shared_compare_exchange(w.top, k as u32, cur, l + 1);
+                    if seen == cur {
+                        break;
+                    }
+                    cur = seen;
+                }
+            }
+        });
+    }
+    block.sync();
+    if block.thread_idx() == 0 {
+        for k in 0..3 {
+            copy.counts.set(k, w.top.get(k));
+        }
+    }
+    block.sync();
+    copy.store(block, mesh);
+    if block.thread_idx() == 0 {
+        mesh.flags.fetch_and(p, !flag::DIRTY);
+    }
+}

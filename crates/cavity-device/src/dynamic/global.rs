@@ -1,0 +1,156 @@
+//! Typed views of the dynamic mesh's global-memory arrays.
+//!
+//! Words that other blocks may read while their patch is not locked by the
+//! reader (bitmasks, ribbon hash tables, patch stashes, attributes, locks,
+//! flags, queue, counters) are accessed atomically ([`GlobalU32`]); FE and EV
+//! ([`GlobalU16`]) are only read and written by the holder of the patch's
+//! lock, whose acquire and release order them.
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// A `u32` array in global memory accessed with relaxed atomics.
+#[derive(Clone, Copy)]
+pub struct GlobalU32 {
+    ptr: *mut u32,
+}
+
+impl GlobalU32 {
+    /// A view of the array at `addr`.
+    ///
+    /// # Safety
+    /// `addr` must be a 4-byte-aligned address valid for atomic reads and
+    /// writes of every index the caller uses, for as long as the view is used.
+    #[inline(always)]
+    pub unsafe fn new(addr: u64) -> Self {
+        GlobalU32 {
+            ptr: addr as *mut u32,
+        }
+    }
+
+    #[inline(always)]
+    fn at(&self, i: u32) -> &AtomicU32 {
+        // SAFETY: `new`'s contract: entry `i` is valid for atomic access.
+        unsafe { AtomicU32::from_ptr(self.ptr.add(i as usize)) }
+    }
+
+    /// Reads entry `i`.
+    #[inline(always)]
+    pub fn load(&self, i: u32) -> u32 {
+        self.at(i).load(Ordering::Relaxed)
+    }
+
+    /// Writes entry `i`.
+    #[inline(always)]
+    pub fn store(&self, i: u32, v: u32) {
+        self.at(i).store(v, Ordering::Relaxed)
+    }
+
+    /// Atomically adds `v` (wrapping); returns the old value.
+    #[inline(always)]
+    pub fn fetch_add(&self, i: u32, v: u32) -> u32 {
+        self.at(i).fetch_add(v, Ordering::Relaxed)
+    }
+
+    /// Atomically ands `v`; returns the old value.
+    #[inline(always)]
+    pub fn fetch_and(&self, i: u32, v: u32) -> u32 {
+        self.at(i).fetch_and(v, Ordering::Relaxed)
+    }
+
+    /// Atomically ors `v`; returns the old value.
+    #[inline(always)]
+    pub fn fetch_or(&self, i: u32, v: u32) -> u32 {
+        self.at(i).fetch_or(v, Ordering::Relaxed)
+    }
+
+    /// Atomically raises entry `i` to `v` if `v` is larger; returns the old
+    /// value.
+    #[inline(always)]
+    pub fn fetch_max(&self, i: u32, v: u32) -> u32 {
+        self.at(i).fetch_max(v, Ordering::Relaxed)
+    }
+
+    /// Atomically replaces `v`; returns the old value.
+    #[inline(always)]
+    pub fn swap(&self, i: u32, v: u32) -> u32 {
+        self.at(i).swap(v, Ordering::Relaxed)
+    }
+
+    /// Replaces `current` by `new` with acquire ordering on success;
+    /// returns the value found.
+    #[inline(always)]
+    pub fn compare_exchange_acquire(&self, i: u32, current: u32, new: u32) -> u32 {
+        match self
+            .at(i)
+            .compare_exchange(current, new, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(v) | Err(v) => v,
+        }
+    }
+
+    /// Relaxed compare-and-swap; returns the value found.
+    #[inline(always)]
+    pub fn compare_exchange(&self, i: u32, current: u32, new: u32) -> u32 {
+        match self
+            .at(i)
+            .compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(v) | Err(v) => v,
+        }
+    }
+
+    /// Writes `v` with release ordering.
+    #[inline(always)]
+    pub fn store_release(&self, i: u32, v: u32) {
+        self.at(i).store(v, Ordering::Release)
+    }
+
+    /// Whether bit `b` of the bitmask starting at word `start` is set.
+    #[inline(always)]
+    pub fn bit(&self, start: u32, b: u32) -> bool {
+        (self.load(start + b / 32) >> (b % 32)) & 1 == 1
+    }
+}
+
+/// A `u16` array in global memory read and written only under the lock of
+/// the patch it belongs to.
+#[derive(Clone, Copy)]
+pub struct GlobalU16 {
+    ptr: *mut u16,
+}
+
+impl GlobalU16 {
+    /// A view of the array at `addr`.
+    ///
+    /// # Safety
+    /// `addr` must be a 2-byte-aligned address valid for reads and writes of
+    /// every index the caller uses; the caller only touches a patch's
+    /// entries while the block holds that patch's lock.
+    #[inline(always)]
+    pub unsafe fn new(addr: u64) -> Self {
+        GlobalU16 {
+            ptr: addr as *mut u16,
+        }
+    }
+
+    /// Reads entry `i`.
+    #[inline(always)]
+    pub fn load(&self, i: u32) -> u16 {
+        // SAFETY: `new`'s contract; the patch lock orders this access.
+        unsafe { self.ptr.add(i as usize).read() }
+    }
+
+    /// Writes entry `i`.
+    #[inline(always)]
+    pub fn store(&self, i: u32, v: u16) {
+        // SAFETY: as in `load`.
+        unsafe { self.ptr.add(i as usize).write(v) }
+    }
+}
+
+/// A memory fence ordering the calling thread's global accesses before and
+/// after it for every other thread of the device (`fence.sc.sys` on the GPU).
+#[inline(always)]
+pub fn fence() {
+    core::sync::atomic::fence(Ordering::SeqCst);
+}

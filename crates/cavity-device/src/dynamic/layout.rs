@@ -1,0 +1,208 @@
+//! Global-memory layout of the dynamic patched mesh (dynamic paper,
+//! section 5.1): every patch slot has the same capacity per element kind,
+//! so patch `p`'s FE, EV, bitmasks, ribbon hash tables, patch stash and
+//! attributes lie at `p × stride` in their arrays. Capacities come from two
+//! run-time factors (elements per patch, extra patch slots) chosen on the
+//! host; nothing is allocated while kernels run.
+//!
+//! Local indices have 13 bits (at most [`MAX_CAPACITY`] elements of a kind
+//! per patch) so that a ribbon hash entry packs key, patch-stash index and
+//! owner-local index into one 32-bit word (section 5.1, "the key-value of
+//! our hash table").
+
+use crate::layout::Kind;
+
+/// Bits of a local index in the dynamic layout.
+pub const LOCAL_BITS: u32 = 13;
+/// Mask of a local index.
+pub const LOCAL_MASK: u32 = (1 << LOCAL_BITS) - 1;
+/// Largest capacity of one element kind per patch (a multiple of 32 below
+/// `2^13`, so that every local index differs from [`LOCAL_MASK`]).
+pub const MAX_CAPACITY: u32 = 8160;
+/// Entries of a patch stash (6-bit stash indices).
+pub const STASH_SIZE: u32 = 64;
+/// An empty patch-stash entry.
+pub const NO_PATCH: u32 = u32::MAX;
+/// Overflow slots after each ribbon hash table, used when a cuckoo
+/// eviction chain gets too long.
+pub const HASH_OVERFLOW: u32 = 16;
+
+/// Entries of the per-patch counter record in [`RawDynamicMesh::counts`].
+pub const COUNT_WORDS: u32 = 4;
+/// `counts[4p + COUNT_STASH]`: entries used in the patch stash (the other
+/// three are the vertex, edge and face high-water marks, by [`Kind`]).
+pub const COUNT_STASH: u32 = 3;
+
+/// Per-patch status flags in [`RawDynamicMesh::flags`].
+pub mod flag {
+    /// The patch was changed in this round (it committed, or a neighbour
+    /// took elements from it): it may not be processed or read again until
+    /// the cleanup kernels have run.
+    pub const DIRTY: u32 = 1;
+    /// The patch ran out of capacity in this round and should be sliced.
+    pub const SLICE: u32 = 2;
+}
+
+/// Global counters in [`RawDynamicMesh::stats`].
+pub mod stat {
+    /// Patches dequeued by blocks.
+    pub const SCHEDULED: u32 = 0;
+    /// Dequeued patches given back without a commit (lock not obtained,
+    /// dirty neighbour): the rolled-back work of fig. 6.
+    pub const ROLLED_BACK: u32 = 1;
+    /// Cavities filled in (operations done).
+    pub const FILLED: u32 = 2;
+    /// Cavities that lost the independent set or could not own their
+    /// closure (retried in a later round).
+    pub const LOST: u32 = 3;
+    /// Cavities dropped because the patch was out of capacity.
+    pub const CAPACITY: u32 = 4;
+    /// Set when a capacity that no round can fix was exceeded: 1 = patch
+    /// stash (more than 64 neighbour patches), 2 = ribbon hash table,
+    /// 3 = ownership chain longer than the cleanup allows.
+    pub const FATAL: u32 = 5;
+    /// Number of counters.
+    pub const COUNT: u32 = 8;
+}
+
+/// Capacities shared by all patch slots (a kernel parameter).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Capacity {
+    /// Vertices per patch (a multiple of 32, at most [`MAX_CAPACITY`]).
+    pub vertices: u32,
+    /// Edges per patch.
+    pub edges: u32,
+    /// Faces per patch.
+    pub faces: u32,
+    /// Slots of each ribbon hash table (a power of two), followed by
+    /// [`HASH_OVERFLOW`] overflow slots.
+    pub hash: u32,
+    /// Patch slots (used ones plus room for slicing).
+    pub patches: u32,
+    /// `f32` attribute values per vertex (3 for positions, more for user
+    /// data stored alongside).
+    pub vertex_attrs: u32,
+    /// Padding to 8 words.
+    pub reserved: [u32; 2],
+}
+
+impl Capacity {
+    /// Capacity of `kind`.
+    #[inline(always)]
+    pub fn of(&self, kind: Kind) -> u32 {
+        match kind {
+            Kind::Vertex => self.vertices,
+            Kind::Edge => self.edges,
+            Kind::Face => self.faces,
+        }
+    }
+
+    /// FE entries per patch slot.
+    #[inline(always)]
+    pub fn fe_stride(&self) -> u32 {
+        3 * self.faces
+    }
+
+    /// EV entries per patch slot.
+    #[inline(always)]
+    pub fn ev_stride(&self) -> u32 {
+        2 * self.edges
+    }
+
+    /// Words of one bitmask of `kind`.
+    #[inline(always)]
+    pub fn mask_words(&self, kind: Kind) -> u32 {
+        self.of(kind) / 32
+    }
+
+    /// Bitmask words per patch slot: owned then active mask of vertices,
+    /// edges and faces.
+    #[inline(always)]
+    pub fn mask_stride(&self) -> u32 {
+        2 * (self.vertices + self.edges + self.faces) / 32
+    }
+
+    /// Offset of the owned (`active == false`) or active mask of `kind`
+    /// inside a patch's bitmask words.
+    #[inline(always)]
+    pub fn mask_offset(&self, kind: Kind, active: bool) -> u32 {
+        let base = match kind {
+            Kind::Vertex => 0,
+            Kind::Edge => 2 * self.vertices / 32,
+            Kind::Face => 2 * (self.vertices + self.edges) / 32,
+        };
+        base + if active { self.mask_words(kind) } else { 0 }
+    }
+
+    /// Words of one ribbon hash table with its overflow slots.
+    #[inline(always)]
+    pub fn table_words(&self) -> u32 {
+        self.hash + HASH_OVERFLOW
+    }
+
+    /// Hash words per patch slot: the tables of vertices, edges and faces.
+    #[inline(always)]
+    pub fn hash_stride(&self) -> u32 {
+        3 * self.table_words()
+    }
+}
+
+/// The dynamic patched mesh as raw device (or host) addresses: the one
+/// struct the dynamic kernels receive, by value. Shapes, per patch slot `p`
+/// of [`Capacity::patches`]:
+/// - `counts[4p..4p + 4]`: high-water marks of vertices, edges, faces
+///   (local indices in use are below them) and the patch-stash length;
+/// - `fe[p × 3F..]`: `(local edge << 1) | reversed` per face corner;
+/// - `ev[p × 2E..]`: two local vertices per edge;
+/// - `masks[p × mask_stride..]`: owned and active bitmasks;
+/// - `hash[p × hash_stride..]`: ribbon hash tables (see [`super::hash`]);
+/// - `stash[p × 64..]`: neighbour patch ids, [`NO_PATCH`] when unused;
+/// - `locks[p]`, `flags[p]`: the patch lock word and [`flag`] bits;
+/// - `vertex_attrs[(p × V + v) × A..]`: `A` attribute values of local vertex
+///   `v`, stored as `f32` bits;
+/// - `queue[..patches]`, `queue_state[0..3]`: the scheduler's ring buffer and
+///   its counters (see [`super::scheduler`]);
+/// - `stats[..stat::COUNT]`: global counters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct RawDynamicMesh {
+    /// Capacities.
+    pub cap: Capacity,
+    /// Patch slots in use (patches `0..num_patches`).
+    pub num_patches: u32,
+    /// Padding.
+    pub reserved: u32,
+    /// Address of `counts` (u32).
+    pub counts: u64,
+    /// Address of `fe` (u16).
+    pub fe: u64,
+    /// Address of `ev` (u16).
+    pub ev: u64,
+    /// Address of `masks` (u32).
+    pub masks: u64,
+    /// Address of `hash` (u32).
+    pub hash: u64,
+    /// Address of `stash` (u32).
+    pub stash: u64,
+    /// Address of `locks` (u32).
+    pub locks: u64,
+    /// Address of `flags` (u32).
+    pub flags: u64,
+    /// Address of `vertex_attrs` (u32, `f32` bits).
+    pub vertex_attrs: u64,
+    /// Address of `queue` (u32).
+    pub queue: u64,
+    /// Address of `queue_state` (u32).
+    pub queue_state: u64,
+    /// Address of `stats` (u32).
+    pub stats: u64,
+}

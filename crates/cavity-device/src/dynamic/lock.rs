@@ -1,0 +1,64 @@
+//! Patch locks (dynamic paper, section 5.3, "Locking Algorithm"): one word
+//! per patch, taken by one elected thread of a block with a compare-and-swap
+//! and a bounded number of tries with exponential backoff. A failed attempt
+//! makes the block give its patch back (rolling back costs nothing: its
+//! changes live in shared memory), so locks never deadlock. The word holds
+//! the holder's patch id + 1; a block keeps trying longer against holders
+//! with a larger id, so that of two blocks that want each other's patch the
+//! one with the smaller id usually wins instead of both giving up.
+
+use super::global::GlobalU32;
+
+/// The lock word of a free patch.
+pub const FREE: u32 = 0;
+/// Tries against a holder with a larger patch id.
+const PATIENT_TRIES: u32 = 24;
+/// Tries against a holder with a smaller patch id.
+const IMPATIENT_TRIES: u32 = 4;
+
+/// Waits about `ns` nanoseconds.
+#[inline(always)]
+fn backoff(ns: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: `nanosleep` only suspends the calling thread (sm_70+).
+    unsafe {
+        core::arch::asm!("nanosleep.u32 {t};", t = in(reg32) ns);
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    for _ in 0..ns / 8 {
+        core::hint::spin_loop();
+    }
+}
+
+/// Tries to lock `patch` for the block working on patch `me`; returns
+/// whether it holds the lock. Call from one thread of the block.
+#[inline(always)]
+pub fn try_lock(locks: GlobalU32, patch: u32, me: u32) -> bool {
+    let mut wait = 64;
+    let mut tries = 0;
+    loop {
+        let found = locks.compare_exchange_acquire(patch, FREE, me + 1);
+        if found == FREE {
+            return true;
+        }
+        tries += 1;
+        let limit = if found - 1 > me {
+            PATIENT_TRIES
+        } else {
+            IMPATIENT_TRIES
+        };
+        if tries >= limit {
+            return false;
+        }
+        backoff(wait);
+        wait = (wait * 2).min(8192);
+    }
+}
+
+/// Releases `patch` (release ordering: everything the block wrote before is
+/// visible to the next holder). Call from one thread of the block after a
+/// barrier and a fence.
+#[inline(always)]
+pub fn unlock(locks: GlobalU32, patch: u32) {
+    locks.store_release(patch, FREE);
+}

@@ -1,0 +1,572 @@
+//! Patch expansion (dynamic paper, sections 4.1 and 5.2, fig. 5): before a
+//! cavity is filled in, its patch must own every element of the cavity's
+//! closure. For closure elements owned by a neighbour patch `q`, one thread
+//! locks `q` (spin lock with backoff, bounded tries); the block copies into
+//! its working copy every face of `q` incident to the wanted elements (with
+//! their edges and vertices: the one-rings the new owner must see), then
+//! takes ownership: clears `q`'s owned bits, leaves a forwarding entry in
+//! `q`'s ribbon table, moves the attributes, marks `q` changed in this round
+//! and unlocks it. Cavities whose neighbour cannot be locked drop out and
+//! are retried later; nothing global changes before every copy succeeded.
+//!
+//! Invariant kept (checked by the host's `validate`): a patch holds every
+//! face incident to an element it owns, so the owner of a vertex or edge
+//! sees its whole star, and only the owner changes it.
+
+use crate::block::{Block, Shared, SharedArena};
+use crate::layout::Kind;
+
+use super::cavity::{self, CTL_FATAL, CTL_LOCKED, CTL_NEED, CTL_NO_ROOM, NONE, Template, Work};
+use super::global::fence;
+use super::hash::{self, INVERSE, RIBBON};
+use super::layout::{Capacity, LOCAL_BITS, LOCAL_MASK, STASH_SIZE, flag, stat};
+use super::lock;
+use super::patch::{DynMesh, PatchCopy, SharedTable};
+
+/// Shared-memory windows of the migration.
+#[derive(Clone, Copy)]
+pub struct Migration {
+    /// Per kind, bitmask of local elements the cavities need to own.
+    pub need: [Shared<u32>; 3],
+    /// Per kind, bitmask over the neighbour's local elements wanted.
+    pub want: [Shared<u32>; 3],
+    /// Bitmasks over the neighbour's vertices and edges already mapped.
+    pub claimed: [Shared<u32>; 2],
+    /// Neighbour-local vertex / edge → local index here.
+    pub map: [Shared<u16>; 2],
+    /// Neighbour faces to copy.
+    pub list: Shared<u16>,
+    /// Inverse ribbon tables: (stash index, owner-local) → local, by kind.
+    pub inverse: Shared<u32>,
+    /// Length of `list`, and of the pending list of a copy phase.
+    pub len: Shared<u32>,
+}
+
+impl Migration {
+    /// Windows for capacity `cap`.
+    #[inline(always)]
+    pub fn alloc(arena: &mut SharedArena, cap: &Capacity) -> Self {
+        Migration {
+            need: [
+                arena.alloc(cap.vertices / 32),
+                arena.alloc(cap.edges / 32),
+                arena.alloc(cap.faces / 32),
+            ],
+            want: [
+                arena.alloc(cap.vertices / 32),
+                arena.alloc(cap.edges / 32),
+                arena.alloc(cap.faces / 32),
+            ],
+            claimed: [arena.alloc(cap.vertices / 32), arena.alloc(cap.edges / 32)],
+            map: [arena.alloc(cap.vertices), arena.alloc(cap.edges)],
+            list: arena.alloc(cap.faces),
+            inverse: arena.alloc(cap.hash_stride()),
+            len: arena.alloc(2),
+        }
+    }
+
+    fn inverse_table<'b, B: Block>(
+        &self,
+        block: &'b B,
+        cap: &Capacity,
+        kind: Kind,
+    ) -> SharedTable<'b, B> {
+        SharedTable {
+            block,
+            words: self.inverse,
+            base: kind as u32 * cap.table_words(),
+        }
+    }
+}
+
+#[inline(always)]
+fn bit(w: Shared<u32>, i: u32) -> bool {
+    (w.get(i / 32) >> (i % 32)) & 1 == 1
+}
+
+#[inline(always)]
+fn set<B: Block>(block: &B, w: Shared<u32>, i: u32) -> bool {
+    block.shared_fetch_or(w, i / 32, 1 << (i % 32)) & (1 << (i % 32)) != 0
+}
+
+/// What [`visit_closures`] does with a not-owned closure element.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Mark it needed and its owner's stash bit.
+    Collect,
+    /// Drop the cavity when its owner was not locked.
+    DropUnlocked,
+    /// Drop the cavity (no further migration in this round).
+    DropAll,
+}
+
+/// Visits every element of the closure of every cavity in the independent
+/// set that the patch does not own, and acts as `what` says.
+#[inline(always)]
+pub fn visit_closures<B: Block>(
+    block: &B,
+    copy: &PatchCopy,
+    work: &Work,
+    mig: &Migration,
+    template: Template,
+    what: Needs,
+) {
+    let visit = |kind: Kind, l: u32, c: u32| {
+        if copy.is_owned(kind, l) {
+            return;
+        }
+        let s = hash::lookup(&copy.table(block, kind), copy.cap.hash, l).map(|x| x.0);
+        let locked = |s: u32| bit(work.ctl, CTL_LOCKED * 32 + s);
+        match (what, s) {
+            (Needs::Collect, Some(s)) => {
+                set(block, mig.need[kind as usize], l);
+                set(block, work.ctl, CTL_NEED * 32 + s);
+            }
+            (Needs::DropUnlocked, Some(s)) if locked(s) => {}
+            _ => work.state.set(c, cavity::state::LOST),
+        }
+    };
+    let won = |k: u32| k != NONE && work.state.get(k & 0xffff) == cavity::state::WON;
+    block.for_each(copy.count(Kind::Face), |f| {
+        let k = work.cav[2].get(f);
+        if won(k) && copy.is_active(Kind::Face, f) {
+            visit(Kind::Face, f, k & 0xffff);
+            for i in 0..3 {
+                visit(Kind::Edge, copy.face_edge(f, i).0, k & 0xffff);
+            }
+            for v in copy.face_vertices(f) {
+                visit(Kind::Vertex, v, k & 0xffff);
+            }
+        }
+    });
+    block.for_each(copy.count(Kind::Edge), |e| {
+        let k = work.cav[1].get(e);
+        if won(k) && copy.is_active(Kind::Edge, e) {
+            visit(Kind::Edge, e, k & 0xffff);
+            for v in copy.edge_vertices(e) {
+                visit(Kind::Vertex, v, k & 0xffff);
+            }
+        }
+    });
+    if template.deletes_vertices() {
+        block.for_each(copy.count(Kind::Vertex), |v| {
+            let k = work.cav[0].get(v);
+            if won(k) {
+                visit(Kind::Vertex, v, k & 0xffff);
+            }
+        });
+    }
+    block.sync();
+}
+
+/// What a migration did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expansion {
+    /// Nothing was needed, or no neighbour could be locked.
+    Unchanged,
+    /// Elements changed owner: the patch must commit.
+    Changed,
+    /// Out of room (or a fatal capacity): nothing global changed, the
+    /// working copy must be discarded.
+    Failed,
+}
+
+/// Expands the patch so that it owns the closures of the cavities in the
+/// independent set (see the module documentation). Cavities it could not
+/// serve are marked lost. Every thread calls it.
+#[inline(always)]
+pub fn migrate<B: Block>(
+    block: &B,
+    mesh: &DynMesh,
+    copy: &PatchCopy,
+    work: &Work,
+    mig: &Migration,
+    template: Template,
+) -> Expansion {
+    let cap = copy.cap;
+    let p = copy.p;
+    let t0 = block.thread_idx() == 0;
+    for k in 0..3 {
+        block.for_each(
+            cap.of([Kind::Vertex, Kind::Edge, Kind::Face][k]) / 32,
+            |w| mig.need[k].set(w, 0),
+        );
+    }
+    block.for_each(2, |i| {
+        work.ctl.set(CTL_NEED + i, 0);
+        work.ctl.set(CTL_LOCKED + i, 0);
+    });
+    block.sync();
+    visit_closures(block, copy, work, mig, template, Needs::Collect);
+    let any = work.ctl.get(CTL_NEED) | work.ctl.get(CTL_NEED + 1) != 0;
+    if !any {
+        return Expansion::Unchanged;
+    }
+    // One thread locks the neighbours; a neighbour already changed in this
+    // round is given back (its ribbon copies here may be stale).
+    if t0 {
+        for s in 0..STASH_SIZE {
+            if bit(work.ctl, CTL_NEED * 32 + s) {
+                let q = copy.stash.get(s);
+                if lock::try_lock(mesh.locks, q, p) {
+                    if mesh.flags.load(q) & flag::DIRTY == 0 {
+                        set(block, work.ctl, CTL_LOCKED * 32 + s);
+                    } else {
+                        lock::unlock(mesh.locks, q);
+                    }
+                }
+            }
+        }
+    }
+    block.sync();
+    fence();
+    // Keep only the cavities whose neighbours are all locked, and recollect
+    // what they need.
+    visit_closures(block, copy, work, mig, template, Needs::DropUnlocked);
+    for k in 0..3 {
+        block.for_each(
+            cap.of([Kind::Vertex, Kind::Edge, Kind::Face][k]) / 32,
+            |w| mig.need[k].set(w, 0),
+        );
+    }
+    block.sync();
+    visit_closures(block, copy, work, mig, template, Needs::Collect);
+    build_inverse(block, copy, mig);
+    // Copy the wanted stars of every locked neighbour.
+    for s in 0..STASH_SIZE {
+        if bit(work.ctl, CTL_LOCKED * 32 + s) {
+            copy_from(block, mesh, copy, work, mig, s);
+        }
+    }
+    // Room for a forwarding entry: this patch in each neighbour's stash.
+    if t0 {
+        for s in 0..STASH_SIZE {
+            if bit(work.ctl, CTL_LOCKED * 32 + s)
+                && mesh.stash_index_or_add(copy.stash.get(s), p).is_none()
+            {
+                work.ctl.set(CTL_FATAL, 1);
+            }
+        }
+    }
+    let failed = block.sync_any(t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0);
+    if !failed {
+        for s in 0..STASH_SIZE {
+            if bit(work.ctl, CTL_LOCKED * 32 + s) {
+                take_ownership(block, mesh, copy, mig, s);
+            }
+        }
+    }
+    block.sync();
+    fence();
+    block.sync();
+    if t0 {
+        for s in 0..STASH_SIZE {
+            if bit(work.ctl, CTL_LOCKED * 32 + s) {
+                let q = copy.stash.get(s);
+                if !failed {
+                    mesh.flags.fetch_or(q, flag::DIRTY);
+                }
+                lock::unlock(mesh.locks, q);
+            }
+        }
+        if failed {
+            mesh.add_stat(stat::CAPACITY, 1);
+        }
+    }
+    let locked = work.ctl.get(CTL_LOCKED) | work.ctl.get(CTL_LOCKED + 1) != 0;
+    block.sync();
+    if failed {
+        Expansion::Failed
+    } else if locked {
+        Expansion::Changed
+    } else {
+        Expansion::Unchanged
+    }
+}
+
+/// Fills the inverse ribbon tables from the patch's ribbon tables.
+#[inline(always)]
+fn build_inverse<B: Block>(block: &B, copy: &PatchCopy, mig: &Migration) {
+    let cap = copy.cap;
+    block.for_each(cap.hash_stride(), |i| mig.inverse.set(i, hash::EMPTY));
+    block.sync();
+    block.for_each(cap.hash_stride(), |i| {
+        let e = copy.hash.get(i);
+        if e != hash::EMPTY {
+            let kind = [Kind::Vertex, Kind::Edge, Kind::Face][(i / cap.table_words()) as usize];
+            let (s, ol) = hash::value_of(e);
+            let inv = ((s << LOCAL_BITS | ol) << INVERSE) | hash::key_of(e);
+            hash::insert::<INVERSE, _>(&mig.inverse_table(block, &cap, kind), cap.hash, inv);
+        }
+    });
+    block.sync();
+}
+
+/// The neighbour being copied from, with everything a copy touches.
+struct Source<'a, B: Block> {
+    block: &'a B,
+    mesh: &'a DynMesh,
+    copy: &'a PatchCopy,
+    work: &'a Work,
+    mig: &'a Migration,
+    q: u32,
+}
+
+impl<B: Block> Clone for Source<'_, B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<B: Block> Copy for Source<'_, B> {}
+
+/// The owner identity of neighbour `q`'s local `lq` of `kind` as this
+/// patch names it: the stash index (or `None` for this patch itself) and
+/// the owner-local index. Flags a fatal error and returns `None` when the
+/// element cannot be resolved or the stash is full.
+#[inline(always)]
+fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Option<u32>, u32)> {
+    let Source {
+        block,
+        mesh,
+        copy,
+        work,
+        q,
+        ..
+    } = *src;
+    let Some((r, lr)) = mesh.owner(q, kind, lq) else {
+        work.ctl.set(CTL_FATAL, 3);
+        return None;
+    };
+    if r == copy.p {
+        return Some((None, lr));
+    }
+    match copy.stash_index_or_add(block, r) {
+        Some(sr) => Some((Some(sr), lr)),
+        None => {
+            work.ctl.set(CTL_FATAL, 1);
+            None
+        }
+    }
+}
+
+/// Local index here of neighbour `q`'s local `lq` of `kind` if the patch
+/// holds it (owned, or a ribbon copy), else `None`; `Some(LOCAL_MASK)` on a
+/// fatal error. Lookups only: no insertion may run meanwhile.
+#[inline(always)]
+fn existing<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<u32> {
+    let Source {
+        block, copy, mig, ..
+    } = *src;
+    match identity(src, kind, lq) {
+        None => Some(LOCAL_MASK),
+        Some((None, l)) => Some(l),
+        Some((Some(sr), lr)) => {
+            let inv = mig.inverse_table(block, &copy.cap, kind);
+            hash::get::<INVERSE, _>(&inv, copy.cap.hash, sr << LOCAL_BITS | lr)
+        }
+    }
+}
+
+/// Adds a not-owned copy of neighbour `q`'s local `lq` of `kind` (known
+/// to be absent); returns its local index, or [`LOCAL_MASK`] when out of
+/// room or on a fatal error (flagged).
+#[inline(always)]
+fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> u32 {
+    let Source {
+        block,
+        copy,
+        work,
+        mig,
+        ..
+    } = *src;
+    let cap = copy.cap;
+    let Some((Some(sr), lr)) = identity(src, kind, lq) else {
+        return LOCAL_MASK;
+    };
+    let Some(at) = cavity::take_slot(block, work, kind, 1) else {
+        return LOCAL_MASK;
+    };
+    let l = work.free[kind as usize].get(at) as u32;
+    copy.set_bit(block, kind, true, l, true);
+    let inv = mig.inverse_table(block, &cap, kind);
+    let ok = hash::insert::<RIBBON, _>(&copy.table(block, kind), cap.hash, hash::entry(l, sr, lr))
+        && hash::insert::<INVERSE, _>(&inv, cap.hash, ((sr << LOCAL_BITS | lr) << INVERSE) | l);
+    if !ok {
+        work.ctl.set(CTL_FATAL, 2);
+    }
+    l
+}
+
+/// Copies into the working copy every face of neighbour `copy.stash[s]`
+/// incident to an element the cavities need from it, with the faces' edges
+/// and vertices (deduplicated against what the patch already holds).
+#[inline(always)]
+fn copy_from<B: Block>(
+    block: &B,
+    mesh: &DynMesh,
+    copy: &PatchCopy,
+    work: &Work,
+    mig: &Migration,
+    s: u32,
+) {
+    let cap = copy.cap;
+    let q = copy.stash.get(s);
+    let kinds = [Kind::Vertex, Kind::Edge, Kind::Face];
+    for k in 0..3 {
+        block.for_each(cap.of(kinds[k]) / 32, |w| mig.want[k].set(w, 0));
+    }
+    for k in 0..2 {
+        block.for_each(cap.of(kinds[k]) / 32, |w| mig.claimed[k].set(w, 0));
+    }
+    block.for_each(2, |i| mig.len.set(i, 0));
+    block.sync();
+    for (k, kind) in kinds.into_iter().enumerate() {
+        block.for_each(copy.count(kind), |l| {
+            if bit(mig.need[k], l)
+                && let Some((ss, lq)) = hash::lookup(&copy.table(block, kind), cap.hash, l)
+                && ss == s
+            {
+                set(block, mig.want[k], lq);
+            }
+        });
+    }
+    block.sync();
+    let fe = q * cap.fe_stride();
+    let ev = q * cap.ev_stride();
+    block.for_each(mesh.count(q, Kind::Face), |f| {
+        if !mesh.bit(q, Kind::Face, true, f) {
+            return;
+        }
+        let mut hit = bit(mig.want[2], f);
+        for i in 0..3 {
+            hit |= bit(mig.want[1], (mesh.fe.load(fe + 3 * f + i) >> 1) as u32);
+        }
+        for v in mesh.face_vertices(q, f) {
+            hit |= bit(mig.want[0], v);
+        }
+        if hit {
+            let at = block.shared_fetch_add(mig.len, 0, 1);
+            mig.list.set(at, f as u16);
+        }
+    });
+    block.sync();
+    let n = mig.len.get(0);
+    // Each kind in two phases, lookups then insertions (cuckoo insertions
+    // move entries, so lookups may not overlap them); vertices first, then
+    // edges (their EV names the vertices), then faces.
+    let pending = work.boundary;
+    let src = Source {
+        block,
+        mesh,
+        copy,
+        work,
+        mig,
+        q,
+    };
+    let elements = |kind: Kind, f: u32| -> [u32; 3] {
+        match kind {
+            Kind::Vertex => mesh.face_vertices(q, f),
+            Kind::Edge => [0, 1, 2].map(|i| (mesh.fe.load(fe + 3 * f + i) >> 1) as u32),
+            Kind::Face => [f, f, f],
+        }
+    };
+    for (k, kind) in kinds.into_iter().enumerate() {
+        block.for_each(n, |i| {
+            let f = mig.list.get(i) as u32;
+            let xs = elements(kind, f);
+            let m = if kind == Kind::Face { 1 } else { 3 };
+            for &xq in xs.iter().take(m) {
+                if kind != Kind::Face && set(block, mig.claimed[k], xq) {
+                    continue;
+                }
+                match existing(&src, kind, xq) {
+                    Some(l) if kind != Kind::Face => mig.map[k].set(xq, l as u16),
+                    Some(_) => {}
+                    None => {
+                        let at = block.shared_fetch_add(mig.len, 1, 1);
+                        pending.set(at, xq);
+                    }
+                }
+            }
+        });
+        block.sync();
+        block.for_each(mig.len.get(1), |i| {
+            let xq = pending.get(i);
+            let l = add_copy(&src, kind, xq);
+            if kind != Kind::Face {
+                mig.map[k].set(xq, l as u16);
+            }
+            if l == LOCAL_MASK {
+                return;
+            }
+            match kind {
+                Kind::Vertex => {
+                    let va = cap.vertex_attrs;
+                    for a in 0..va {
+                        let x = mesh.vertex_attrs.load((q * cap.vertices + xq) * va + a);
+                        mesh.vertex_attrs
+                            .store((copy.p * cap.vertices + l) * va + a, x);
+                    }
+                }
+                Kind::Edge => {
+                    for x in 0..2 {
+                        let vq = mesh.ev.load(ev + 2 * xq + x) as u32;
+                        copy.ev.set(2 * l + x, mig.map[0].get(vq));
+                    }
+                }
+                Kind::Face => {
+                    for j in 0..3 {
+                        let h = mesh.fe.load(fe + 3 * xq + j);
+                        let e = mig.map[1].get((h >> 1) as u32);
+                        copy.fe.set(3 * l + j, (e << 1) | (h & 1));
+                    }
+                }
+            }
+        });
+        block.sync();
+        if block.thread_idx() == 0 {
+            mig.len.set(1, 0);
+        }
+        block.sync();
+    }
+}
+
+/// Takes ownership of the needed elements owned by `copy.stash[s]`.
+#[inline(always)]
+fn take_ownership<B: Block>(block: &B, mesh: &DynMesh, copy: &PatchCopy, mig: &Migration, s: u32) {
+    let cap = copy.cap;
+    let q = copy.stash.get(s);
+    let sq = (0..STASH_SIZE)
+        .find(|&i| mesh.stash.load(q * STASH_SIZE + i) == copy.p)
+        .unwrap_or(0);
+    for (k, kind) in [Kind::Vertex, Kind::Edge, Kind::Face]
+        .into_iter()
+        .enumerate()
+    {
+        block.for_each(copy.count(kind), |l| {
+            if !bit(mig.need[k], l) {
+                return;
+            }
+            let table = copy.table(block, kind);
+            let Some((ss, lq)) = hash::lookup(&table, cap.hash, l) else {
+                return;
+            };
+            if ss != s {
+                return;
+            }
+            hash::remove(&table, cap.hash, l);
+            copy.set_bit(block, kind, false, l, true);
+            mesh.set_bit(q, kind, false, lq, false);
+            hash::upsert(&mesh.table(q, kind), cap.hash, hash::entry(lq, sq, l));
+            if kind == Kind::Vertex {
+                let va = cap.vertex_attrs;
+                for a in 0..va {
+                    let x = mesh.vertex_attrs.load((q * cap.vertices + lq) * va + a);
+                    mesh.vertex_attrs
+                        .store((copy.p * cap.vertices + l) * va + a, x);
+                }
+            }
+        });
+    }
+    block.sync();
+}

@@ -1,0 +1,14 @@
+//! The dynamic core (Mahmoud et al. 2024, "Dynamic Mesh Processing on the
+//! GPU", sections 3-5): patches with capacity, ribbons in per-patch cuckoo
+//! hash tables, patch locks, the queue scheduler and the cavity operator.
+
+pub mod cavity;
+pub mod cleanup;
+pub mod global;
+pub mod hash;
+pub mod layout;
+pub mod lock;
+pub mod migrate;
+pub mod patch;
+pub mod scheduler;
+pub mod update;

@@ -1,0 +1,434 @@
+//! A patch's working copy in shared memory (dynamic paper, section 4.1,
+//! "Optimistic Parallelism"): a block loads FE, EV, bitmasks, ribbon hash
+//! tables and patch stash once, changes only this copy, and writes it back
+//! in one piece on commit, so rolling back is discarding it.
+
+use crate::block::{Block, Shared, SharedArena};
+use crate::layout::{FE_REVERSED, Kind};
+
+use super::global::{GlobalU16, GlobalU32};
+use super::hash::{self, Slots};
+use super::layout::{COUNT_STASH, COUNT_WORDS, Capacity, NO_PATCH, RawDynamicMesh, STASH_SIZE};
+
+/// The global arrays of the dynamic mesh, typed (see [`RawDynamicMesh`]).
+#[derive(Clone, Copy)]
+pub struct DynMesh {
+    /// Capacities.
+    pub cap: Capacity,
+    /// Patch slots in use.
+    pub num_patches: u32,
+    /// Per-patch counters.
+    pub counts: GlobalU32,
+    /// FE.
+    pub fe: GlobalU16,
+    /// EV.
+    pub ev: GlobalU16,
+    /// Bitmasks.
+    pub masks: GlobalU32,
+    /// Ribbon hash tables.
+    pub hash: GlobalU32,
+    /// Patch stashes.
+    pub stash: GlobalU32,
+    /// Lock words.
+    pub locks: GlobalU32,
+    /// Status flags.
+    pub flags: GlobalU32,
+    /// Vertex attributes (`f32` bits).
+    pub vertex_attrs: GlobalU32,
+    /// Scheduler queue.
+    pub queue: GlobalU32,
+    /// Scheduler counters.
+    pub queue_state: GlobalU32,
+    /// Global counters.
+    pub stats: GlobalU32,
+}
+
+impl DynMesh {
+    /// The typed view of `raw`.
+    ///
+    /// # Safety
+    /// Every address of `raw` must point to an array of the shape
+    /// [`RawDynamicMesh`] documents for `raw.cap`, valid while the view is
+    /// used, accessed by other threads only through the same protocol
+    /// (atomics, FE/EV under patch locks).
+    #[inline(always)]
+    pub unsafe fn new(raw: &RawDynamicMesh) -> Self {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            DynMesh {
+                cap: raw.cap,
+                num_patches: raw.num_patches,
+                counts: GlobalU32::new(raw.counts),
+                fe: GlobalU16::new(raw.fe),
+                ev: GlobalU16::new(raw.ev),
+                masks: GlobalU32::new(raw.masks),
+                hash: GlobalU32::new(raw.hash),
+                stash: GlobalU32::new(raw.stash),
+                locks: GlobalU32::new(raw.locks),
+                flags: GlobalU32::new(raw.flags),
+                vertex_attrs: GlobalU32::new(raw.vertex_attrs),
+                queue: GlobalU32::new(raw.queue),
+                queue_state: GlobalU32::new(raw.queue_state),
+                stats: GlobalU32::new(raw.stats),
+            }
+        }
+    }
+
+    /// High-water mark of `kind` in patch `p`.
+    #[inline(always)]
+    pub fn count(&self, p: u32, kind: Kind) -> u32 {
+        self.counts.load(COUNT_WORDS * p + kind as u32)
+    }
+
+    /// Whether local `l` of `kind` is owned (`active == false`) or active in
+    /// patch `p`, read from global memory.
+    #[inline(always)]
+    pub fn bit(&self, p: u32, kind: Kind, active: bool, l: u32) -> bool {
+        self.masks.bit(
+            p * self.cap.mask_stride() + self.cap.mask_offset(kind, active),
+            l,
+        )
+    }
+
+    /// Changes bit `l` of a global mask of patch `p`.
+    #[inline(always)]
+    pub fn set_bit(&self, p: u32, kind: Kind, active: bool, l: u32, on: bool) {
+        let w = p * self.cap.mask_stride() + self.cap.mask_offset(kind, active) + l / 32;
+        if on {
+            self.masks.fetch_or(w, 1 << (l % 32));
+        } else {
+            self.masks.fetch_and(w, !(1 << (l % 32)));
+        }
+    }
+
+    /// The ribbon hash table of `kind` of patch `p` in global memory.
+    #[inline(always)]
+    pub fn table(&self, p: u32, kind: Kind) -> GlobalTable {
+        GlobalTable {
+            words: self.hash,
+            base: p * self.cap.hash_stride() + kind as u32 * self.cap.table_words(),
+        }
+    }
+
+    /// Owner (patch, local) of local `l` of `kind` in patch `p` by one hop
+    /// (the patch itself when it owns the element); `None` for an element
+    /// that is neither owned nor in the ribbon table.
+    #[inline(always)]
+    pub fn owner(&self, p: u32, kind: Kind, l: u32) -> Option<(u32, u32)> {
+        if self.bit(p, kind, false, l) {
+            return Some((p, l));
+        }
+        let (s, ol) = hash::lookup(&self.table(p, kind), self.cap.hash, l)?;
+        Some((self.stash.load(p * STASH_SIZE + s), ol))
+    }
+
+    /// The three local vertices of face `f` of patch `p` (global FE/EV; the
+    /// caller holds `p`'s lock).
+    #[inline(always)]
+    pub fn face_vertices(&self, p: u32, f: u32) -> [u32; 3] {
+        let fe = p * self.cap.fe_stride() + 3 * f;
+        let ev = p * self.cap.ev_stride();
+        let mut v = [0u32; 3];
+        for (i, vi) in v.iter_mut().enumerate() {
+            let h = self.fe.load(fe + i as u32);
+            let e = (h >> 1) as u32;
+            let r = (h & FE_REVERSED) as u32;
+            *vi = self.ev.load(ev + 2 * e + r) as u32;
+        }
+        v
+    }
+
+    /// Index in patch `p`'s global stash of `q`, adding it when absent;
+    /// `None` when the stash is full.
+    #[inline(always)]
+    pub fn stash_index_or_add(&self, p: u32, q: u32) -> Option<u32> {
+        let base = p * STASH_SIZE;
+        for s in 0..STASH_SIZE {
+            let found = self.stash.compare_exchange(base + s, NO_PATCH, q);
+            if found == NO_PATCH {
+                self.counts.fetch_max(COUNT_WORDS * p + COUNT_STASH, s + 1);
+                return Some(s);
+            }
+            if found == q {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    /// Adds `v` to global counter `i` of [`super::layout::stat`].
+    #[inline(always)]
+    pub fn add_stat(&self, i: u32, v: u32) {
+        if v != 0 {
+            self.stats.fetch_add(i, v);
+        }
+    }
+}
+
+/// A ribbon hash table in global memory.
+#[derive(Clone, Copy)]
+pub struct GlobalTable {
+    words: GlobalU32,
+    base: u32,
+}
+
+impl Slots for GlobalTable {
+    #[inline(always)]
+    fn get(&self, i: u32) -> u32 {
+        self.words.load(self.base + i)
+    }
+    #[inline(always)]
+    fn set(&self, i: u32, v: u32) {
+        self.words.store(self.base + i, v)
+    }
+    #[inline(always)]
+    fn exchange(&self, i: u32, v: u32) -> u32 {
+        self.words.swap(self.base + i, v)
+    }
+    #[inline(always)]
+    fn compare_exchange(&self, i: u32, current: u32, new: u32) -> bool {
+        self.words.compare_exchange(self.base + i, current, new) == current
+    }
+}
+
+/// A hash table in a shared-memory window, changed with block-scope atomics.
+#[derive(Clone, Copy)]
+pub struct SharedTable<'b, B: Block> {
+    /// The block.
+    pub block: &'b B,
+    /// The window holding the table.
+    pub words: Shared<u32>,
+    /// First word of the table in the window.
+    pub base: u32,
+}
+
+impl<B: Block> Slots for SharedTable<'_, B> {
+    #[inline(always)]
+    fn get(&self, i: u32) -> u32 {
+        self.words.get(self.base + i)
+    }
+    #[inline(always)]
+    fn set(&self, i: u32, v: u32) {
+        self.words.set(self.base + i, v)
+    }
+    #[inline(always)]
+    fn exchange(&self, i: u32, v: u32) -> u32 {
+        self.block.shared_exchange(self.words, self.base + i, v)
+    }
+    #[inline(always)]
+    fn compare_exchange(&self, i: u32, current: u32, new: u32) -> bool {
+        self.block
+            .shared_compare_exchange(self.words, self.base + i, current, new)
+            == current
+    }
+}
+
+/// The shared-memory working copy of one patch.
+#[derive(Clone, Copy)]
+pub struct PatchCopy {
+    /// The patch.
+    pub p: u32,
+    /// Capacities.
+    pub cap: Capacity,
+    /// FE, `3 × cap.faces`.
+    pub fe: Shared<u16>,
+    /// EV, `2 × cap.edges`.
+    pub ev: Shared<u16>,
+    /// Owned and active bitmasks, [`Capacity::mask_stride`] words.
+    pub masks: Shared<u32>,
+    /// Ribbon hash tables, [`Capacity::hash_stride`] words.
+    pub hash: Shared<u32>,
+    /// Patch stash, 64 entries.
+    pub stash: Shared<u32>,
+    /// High-water marks of vertices, edges, faces and the stash length.
+    pub counts: Shared<u32>,
+}
+
+impl PatchCopy {
+    /// Windows for a patch of capacity `cap`.
+    #[inline(always)]
+    pub fn alloc(arena: &mut SharedArena, cap: Capacity, p: u32) -> Self {
+        PatchCopy {
+            p,
+            cap,
+            fe: arena.alloc(cap.fe_stride()),
+            ev: arena.alloc(cap.ev_stride()),
+            masks: arena.alloc(cap.mask_stride()),
+            hash: arena.alloc(cap.hash_stride()),
+            stash: arena.alloc(STASH_SIZE),
+            counts: arena.alloc(COUNT_WORDS),
+        }
+    }
+
+    /// Copies patch `p` from global memory (every thread; visible after a
+    /// barrier). The block must hold `p`'s lock, or be the only one touching
+    /// `p` (cleanup kernels).
+    #[inline(always)]
+    pub fn load<B: Block>(&self, block: &B, mesh: &DynMesh) {
+        let p = self.p;
+        let cap = &self.cap;
+        let nf = mesh.count(p, Kind::Face);
+        let ne = mesh.count(p, Kind::Edge);
+        block.for_each(COUNT_WORDS, |i| {
+            self.counts.set(i, mesh.counts.load(COUNT_WORDS * p + i))
+        });
+        block.for_each(3 * nf, |i| {
+            self.fe.set(i, mesh.fe.load(p * cap.fe_stride() + i))
+        });
+        block.for_each(2 * ne, |i| {
+            self.ev.set(i, mesh.ev.load(p * cap.ev_stride() + i))
+        });
+        block.for_each(cap.mask_stride(), |i| {
+            self.masks
+                .set(i, mesh.masks.load(p * cap.mask_stride() + i))
+        });
+        block.for_each(cap.hash_stride(), |i| {
+            self.hash.set(i, mesh.hash.load(p * cap.hash_stride() + i))
+        });
+        block.for_each(STASH_SIZE, |i| {
+            self.stash.set(i, mesh.stash.load(p * STASH_SIZE + i))
+        });
+    }
+
+    /// Writes the copy back to global memory (every thread, after a
+    /// barrier; the block holds `p`'s lock).
+    #[inline(always)]
+    pub fn store<B: Block>(&self, block: &B, mesh: &DynMesh) {
+        let p = self.p;
+        let cap = &self.cap;
+        let nf = self.count(Kind::Face);
+        let ne = self.count(Kind::Edge);
+        block.for_each(COUNT_WORDS, |i| {
+            mesh.counts.store(COUNT_WORDS * p + i, self.counts.get(i))
+        });
+        block.for_each(3 * nf, |i| {
+            mesh.fe.store(p * cap.fe_stride() + i, self.fe.get(i))
+        });
+        block.for_each(2 * ne, |i| {
+            mesh.ev.store(p * cap.ev_stride() + i, self.ev.get(i))
+        });
+        block.for_each(cap.mask_stride(), |i| {
+            mesh.masks
+                .store(p * cap.mask_stride() + i, self.masks.get(i))
+        });
+        block.for_each(cap.hash_stride(), |i| {
+            mesh.hash.store(p * cap.hash_stride() + i, self.hash.get(i))
+        });
+        block.for_each(STASH_SIZE, |i| {
+            mesh.stash.store(p * STASH_SIZE + i, self.stash.get(i))
+        });
+    }
+
+    /// High-water mark of `kind`.
+    #[inline(always)]
+    pub fn count(&self, kind: Kind) -> u32 {
+        self.counts.get(kind as u32)
+    }
+
+    #[inline(always)]
+    fn mask_word(&self, kind: Kind, active: bool, l: u32) -> u32 {
+        self.cap.mask_offset(kind, active) + l / 32
+    }
+
+    /// Whether local `l` of `kind` is owned.
+    #[inline(always)]
+    pub fn is_owned(&self, kind: Kind, l: u32) -> bool {
+        (self.masks.get(self.mask_word(kind, false, l)) >> (l % 32)) & 1 == 1
+    }
+
+    /// Whether local `l` of `kind` is active (exists).
+    #[inline(always)]
+    pub fn is_active(&self, kind: Kind, l: u32) -> bool {
+        (self.masks.get(self.mask_word(kind, true, l)) >> (l % 32)) & 1 == 1
+    }
+
+    /// Sets or clears the owned (`active == false`) or active bit of local
+    /// `l` of `kind` (atomic: other threads may change the same word).
+    #[inline(always)]
+    pub fn set_bit<B: Block>(&self, block: &B, kind: Kind, active: bool, l: u32, on: bool) {
+        let w = self.mask_word(kind, active, l);
+        if on {
+            block.shared_fetch_or(self.masks, w, 1 << (l % 32));
+        } else {
+            block.shared_fetch_and(self.masks, w, !(1 << (l % 32)));
+        }
+    }
+
+    /// The two local vertices of edge `e`.
+    #[inline(always)]
+    pub fn edge_vertices(&self, e: u32) -> [u32; 2] {
+        [self.ev.get(2 * e) as u32, self.ev.get(2 * e + 1) as u32]
+    }
+
+    /// Corner `i`'s half-edge of face `f`: the local edge and whether the
+    /// face traverses it against its EV order.
+    #[inline(always)]
+    pub fn face_edge(&self, f: u32, i: u32) -> (u32, bool) {
+        let h = self.fe.get(3 * f + i);
+        ((h >> 1) as u32, h & FE_REVERSED != 0)
+    }
+
+    /// The three local vertices of face `f` in its orientation (corner `i`
+    /// starts half-edge `i`).
+    #[inline(always)]
+    pub fn face_vertices(&self, f: u32) -> [u32; 3] {
+        let mut v = [0u32; 3];
+        for (i, vi) in v.iter_mut().enumerate() {
+            let (e, r) = self.face_edge(f, i as u32);
+            *vi = self.ev.get(2 * e + r as u32) as u32;
+        }
+        v
+    }
+
+    /// The ribbon hash table of `kind`.
+    #[inline(always)]
+    pub fn table<'b, B: Block>(&self, block: &'b B, kind: Kind) -> SharedTable<'b, B> {
+        SharedTable {
+            block,
+            words: self.hash,
+            base: kind as u32 * self.cap.table_words(),
+        }
+    }
+
+    /// Owner (patch, local) of local `l` of `kind` (the patch itself when it
+    /// owns it); `None` for an inactive or unresolvable element.
+    #[inline(always)]
+    pub fn owner<B: Block>(&self, block: &B, kind: Kind, l: u32) -> Option<(u32, u32)> {
+        if self.is_owned(kind, l) {
+            return Some((self.p, l));
+        }
+        let (s, ol) = hash::lookup(&self.table(block, kind), self.cap.hash, l)?;
+        Some((self.stash.get(s), ol))
+    }
+
+    /// Index of patch `q` in the stash, adding it when absent (atomic);
+    /// `None` when the stash is full.
+    #[inline(always)]
+    pub fn stash_index_or_add<B: Block>(&self, block: &B, q: u32) -> Option<u32> {
+        for s in 0..STASH_SIZE {
+            let found = block.shared_compare_exchange(self.stash, s, NO_PATCH, q);
+            if found == NO_PATCH || found == q {
+                if found == NO_PATCH {
+                    // The stash length is the highest used entry + 1.
+                    let mut cur = self.counts.get(COUNT_STASH);
+                    while cur < s + 1 {
+                        let seen =
+                            block.shared_compare_exchange(self.counts, COUNT_STASH, cur, s + 1);
+                        if seen == cur {
+                            break;
+                        }
+                        cur = seen;
+                    }
+                }
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    /// Index of patch `q` in the stash, if present.
+    #[inline(always)]
+    pub fn stash_index(&self, q: u32) -> Option<u32> {
+        (0..STASH_SIZE).find(|&s| self.stash.get(s) == q)
+    }
+}

@@ -1,0 +1,49 @@
+//! The queue scheduler (dynamic paper, section 5.3): an array-based queue in
+//! global memory (Gottlieb et al. 1983). A block's leader thread dequeues a
+//! patch; a patch that cannot be processed (its lock or a neighbour's is
+//! taken, or a neighbour changed in this round) is enqueued again; the host
+//! relaunches until the queue is empty.
+//!
+//! `state[0]` counts queued patches, `state[1]` and `state[2]` are the
+//! front and back positions (modulo the queue's length); a slot holds
+//! [`NO_PATCH`] while empty.
+
+use super::global::GlobalU32;
+use super::layout::NO_PATCH;
+
+/// Index of the queued-patch count in the queue state.
+pub const COUNT: u32 = 0;
+const FRONT: u32 = 1;
+const BACK: u32 = 2;
+
+/// Enqueues `patch`. The queue's length must exceed the number of patches
+/// queued at once (one slot per patch slot suffices).
+#[inline(always)]
+pub fn push(queue: GlobalU32, state: GlobalU32, len: u32, patch: u32) {
+    state.fetch_add(COUNT, 1);
+    let pos = state.fetch_add(BACK, 1) % len;
+    // The slot is empty unless a slow dequeue of the previous lap still
+    // holds it; wait for it.
+    while queue.compare_exchange(pos, NO_PATCH, patch) != NO_PATCH {
+        core::hint::spin_loop();
+    }
+}
+
+/// Dequeues a patch, or `None` when the queue is empty.
+#[inline(always)]
+pub fn pop(queue: GlobalU32, state: GlobalU32, len: u32) -> Option<u32> {
+    let before = state.fetch_add(COUNT, u32::MAX);
+    if before == 0 || before > i32::MAX as u32 {
+        state.fetch_add(COUNT, 1);
+        return None;
+    }
+    let pos = state.fetch_add(FRONT, 1) % len;
+    loop {
+        let p = queue.swap(pos, NO_PATCH);
+        if p != NO_PATCH {
+            return Some(p);
+        }
+        // The matching enqueue has counted itself but not written yet.
+        core::hint::spin_loop();
+    }
+}

@@ -1,0 +1,155 @@
+//! One update round of a dynamic application (dynamic paper, sections 4.3
+//! and 5): each block dequeues a patch, locks it, loads it into shared
+//! memory, registers the cavities, resolves intra-patch conflicts (maximal
+//! independent set), expands the patch over inter-patch ones, fills the
+//! surviving cavities in and commits. A patch whose cavities lost is
+//! enqueued again for the next round; the host runs the cleanup kernels
+//! between rounds and relaunches until the queue is empty.
+
+use crate::block::{Block, SharedArena};
+
+use super::cavity::{
+    self, CTL_CHANGED, CTL_FATAL, CTL_FILLED, CTL_NO_ROOM, CTL_OK, CTL_PATCH, CavityApp, Ctx, NONE,
+    Work,
+};
+use super::global::fence;
+use super::layout::{Capacity, flag, stat};
+use super::lock;
+use super::migrate::{self, Expansion, Migration, Needs};
+use super::patch::{DynMesh, PatchCopy};
+use super::scheduler;
+
+/// Shared memory of [`update`] for capacity `cap`, template seed kind of
+/// `A` and `threads` threads per block, in bytes.
+pub fn shared_bytes<A: CavityApp>(cap: &Capacity, threads: u32) -> usize {
+    let mut arena = SharedArena::measuring();
+    windows::<A>(&mut arena, cap, threads);
+    arena.used()
+}
+
+fn windows<A: CavityApp>(
+    arena: &mut SharedArena,
+    cap: &Capacity,
+    threads: u32,
+) -> (Work, PatchCopy, Migration) {
+    let work = Work::alloc(arena, cap, A::TEMPLATE.seed_kind(), threads);
+    let copy = PatchCopy::alloc(arena, *cap, 0);
+    let mig = Migration::alloc(arena, cap);
+    (work, copy, mig)
+}
+
+/// The update kernel: one block processes at most one patch from the queue.
+/// `salt` varies the cavities' random priorities between rounds.
+#[inline(always)]
+pub fn update<B: Block, A: CavityApp>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &DynMesh,
+    app: &A,
+    salt: u32,
+) {
+    let (work, mut copy, mig) = windows::<A>(arena, &mesh.cap, block.block_dim());
+    arena.check();
+    let t0 = block.thread_idx() == 0;
+    let qlen = mesh.cap.patches;
+    if t0 {
+        let p = scheduler::pop(mesh.queue, mesh.queue_state, qlen).unwrap_or(NONE);
+        work.ctl.set(CTL_PATCH, p);
+        let mut ok = false;
+        if p != NONE {
+            mesh.add_stat(stat::SCHEDULED, 1);
+            if lock::try_lock(mesh.locks, p, p) {
+                ok = mesh.flags.load(p) & flag::DIRTY == 0;
+                if !ok {
+                    lock::unlock(mesh.locks, p);
+                }
+            }
+            if !ok {
+                scheduler::push(mesh.queue, mesh.queue_state, qlen, p);
+                mesh.add_stat(stat::ROLLED_BACK, 1);
+            }
+        }
+        work.ctl.set(CTL_OK, ok as u32);
+        for i in [CTL_CHANGED, CTL_FILLED, CTL_NO_ROOM, CTL_FATAL] {
+            work.ctl.set(i, 0);
+        }
+    }
+    block.sync();
+    if work.ctl.get(CTL_OK) == 0 {
+        return;
+    }
+    fence();
+    copy.p = work.ctl.get(CTL_PATCH);
+    copy.load(block, mesh);
+    block.sync();
+    cavity::build_free_lists(block, &copy, &work);
+    cavity::build_edge_faces(block, &copy, &work);
+    cavity::build_vertex_edges(block, &copy, &work);
+    let ctx = Ctx {
+        block,
+        mesh,
+        copy: &copy,
+        work: &work,
+    };
+    cavity::create(block, &ctx, app, salt);
+    let template = A::TEMPLATE;
+    let mut expansion = Expansion::Unchanged;
+    if work.cavities() > 0 {
+        cavity::propagate(block, &copy, &work, template);
+        cavity::independent_set(block, &copy, &work, template);
+        expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
+        if expansion == Expansion::Changed {
+            // The patch grew: derive the relations and cavities again; what
+            // still needs a neighbour waits for a later round.
+            cavity::build_edge_faces(block, &copy, &work);
+            cavity::build_vertex_edges(block, &copy, &work);
+            cavity::propagate(block, &copy, &work, template);
+            cavity::independent_set(block, &copy, &work, template);
+            migrate::visit_closures(block, &copy, &work, &mig, template, Needs::DropAll);
+        }
+        if expansion != Expansion::Failed {
+            cavity::fill(block, &ctx, app);
+        }
+    }
+    let n = work.cavities();
+    let mut lost = 0;
+    block.for_each(n, |c| {
+        lost += (work.state.get(c) == cavity::state::LOST) as u32;
+    });
+    let any_lost = block.sync_any(lost > 0);
+    let filled = work.ctl.get(CTL_FILLED);
+    let commit = expansion == Expansion::Changed || filled > 0;
+    if t0 {
+        cavity::commit_counts(&copy, &work);
+    }
+    block.sync();
+    if commit {
+        copy.store(block, mesh);
+    }
+    fence();
+    block.sync();
+    if lost > 0 {
+        mesh.add_stat(stat::LOST, lost);
+    }
+    if t0 {
+        let p = copy.p;
+        if commit {
+            mesh.flags.fetch_or(p, flag::DIRTY);
+        }
+        if work.ctl.get(CTL_NO_ROOM) != 0 || expansion == Expansion::Failed {
+            mesh.flags.fetch_or(p, flag::SLICE);
+        }
+        let fatal = work.ctl.get(CTL_FATAL);
+        if fatal != 0 {
+            mesh.stats.store(stat::FATAL, fatal);
+        }
+        mesh.add_stat(stat::FILLED, filled);
+        if !commit {
+            mesh.add_stat(stat::ROLLED_BACK, (n > 0) as u32);
+        }
+        if any_lost || expansion == Expansion::Failed {
+            scheduler::push(mesh.queue, mesh.queue_state, qlen, p);
+        }
+        lock::unlock(mesh.locks, p);
+    }
+}

@@ -1,0 +1,108 @@
+//! Delaunay edge flips on the dynamic core, CPU backend with all workers
+//! racing: after every round the mesh validates; at the end every interior
+//! edge is Delaunay, positions, face count and Euler characteristic are
+//! unchanged and every input vertex is kept.
+
+use cavity::TriMesh;
+use cavity::backend::cpu::CpuBackend;
+use cavity::delaunay::flip_edges;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::reference::ReferenceMesh;
+use cavity_device::delaunay::cotangent;
+use cavity_tests::grid;
+
+/// Moves every vertex by a pseudo-random offset of up to `amount`.
+fn jitter(mut mesh: TriMesh, amount: f32, seed: u32) -> TriMesh {
+    let mut s = seed.wrapping_mul(2_654_435_761) | 1;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        (s as f32 / u32::MAX as f32) * 2.0 - 1.0
+    };
+    for p in &mut mesh.positions {
+        p[0] += amount * next();
+        p[1] += amount * next();
+        p[2] += 0.1 * amount * next();
+    }
+    mesh
+}
+
+/// The smallest `cot α + cot β` over interior edges.
+fn worst_edge(mesh: &TriMesh) -> f32 {
+    let r = ReferenceMesh::new(mesh).expect("valid mesh");
+    let mut worst = f32::INFINITY;
+    for e in 0..r.num_edges() as u32 {
+        let faces = r.ef(e);
+        if faces.len() != 2 {
+            continue;
+        }
+        let [a, b] = r.edge_vertices(e);
+        let opp = |f: u32| {
+            *r.fv(f)
+                .iter()
+                .find(|&&v| v != a && v != b)
+                .expect("opposite vertex")
+        };
+        let p = |v: u32| mesh.positions[v as usize];
+        let s = cotangent(p(opp(faces[0])), p(a), p(b)).unwrap_or(0.0)
+            + cotangent(p(opp(faces[1])), p(a), p(b)).unwrap_or(0.0);
+        worst = worst.min(s);
+    }
+    worst
+}
+
+fn sorted_positions(mesh: &TriMesh) -> Vec<[u32; 3]> {
+    let mut v: Vec<[u32; 3]> = mesh.positions.iter().map(|p| p.map(f32::to_bits)).collect();
+    v.sort_unstable();
+    v
+}
+
+fn check_flips(input: &TriMesh, patch_size: u32) {
+    let reference = ReferenceMesh::new(input).expect("valid input");
+    let mut dynamic =
+        DynamicMesh::new(input, patch_size, CapacityFactors::default()).expect("dynamic mesh");
+    // Manifoldness is checked after every round when the input has it.
+    let manifold = dynamic.validate(true).is_ok();
+    dynamic.validate(false).expect("valid before");
+    let mut rounds = 0;
+    let report = flip_edges(&mut dynamic, &CpuBackend::new(), |m| {
+        rounds += 1;
+        if let Err(e) = m.validate(manifold) {
+            panic!("invalid after round {rounds}: {e}");
+        }
+    })
+    .expect("flips");
+    let (out, _) = dynamic.export();
+    let after = ReferenceMesh::new(&out).expect("valid output");
+    assert_eq!(out.faces.len(), input.faces.len());
+    assert_eq!(sorted_positions(&out), sorted_positions(input));
+    assert_eq!(
+        after.euler_characteristic(),
+        reference.euler_characteristic()
+    );
+    assert!(
+        worst_edge(&out) >= -1e-3,
+        "not Delaunay: {} ({report:?})",
+        worst_edge(&out)
+    );
+    assert!(worst_edge(input) < -1e-3, "the input needs flips");
+    assert!(report.flips > 0);
+    eprintln!("{patch_size}: {report:?}");
+}
+
+#[test]
+fn jittered_grid_becomes_delaunay() {
+    check_flips(
+        &jitter(grid(24, 24, &[false, true, true], false, &[]), 0.3, 7),
+        64,
+    );
+}
+
+#[test]
+fn tiny_patches_cross_boundaries() {
+    check_flips(
+        &jitter(grid(16, 16, &[true, false], false, &[5, 40]), 0.35, 11),
+        8,
+    );
+}
