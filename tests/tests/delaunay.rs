@@ -9,7 +9,8 @@ use cavity::delaunay::flip_edges;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity_device::delaunay::cotangent;
-use cavity_tests::grid;
+use cavity_tests::{any_mesh, cases, grid};
+use proptest::prelude::*;
 
 /// Moves every vertex by a pseudo-random offset of up to `amount`.
 fn jitter(mut mesh: TriMesh, amount: f32, seed: u32) -> TriMesh {
@@ -28,7 +29,8 @@ fn jitter(mut mesh: TriMesh, amount: f32, seed: u32) -> TriMesh {
     mesh
 }
 
-/// The smallest `cot α + cot β` over interior edges.
+/// The smallest `cot α + cot β` over interior edges whose flip is possible
+/// (distinct opposite vertices not already joined by an edge).
 fn worst_edge(mesh: &TriMesh) -> f32 {
     let r = ReferenceMesh::new(mesh).expect("valid mesh");
     let mut worst = f32::INFINITY;
@@ -44,6 +46,10 @@ fn worst_edge(mesh: &TriMesh) -> f32 {
                 .find(|&&v| v != a && v != b)
                 .expect("opposite vertex")
         };
+        let (c, d) = (opp(faces[0]), opp(faces[1]));
+        if c == d || r.edge_index(c, d).is_some() {
+            continue;
+        }
         let p = |v: u32| mesh.positions[v as usize];
         let s = cotangent(p(opp(faces[0])), p(a), p(b)).unwrap_or(0.0)
             + cotangent(p(opp(faces[1])), p(a), p(b)).unwrap_or(0.0);
@@ -59,6 +65,12 @@ fn sorted_positions(mesh: &TriMesh) -> Vec<[u32; 3]> {
 }
 
 fn check_flips(input: &TriMesh, patch_size: u32) {
+    check_flips_with(input, patch_size, true);
+}
+
+/// Runs the flips with `validate` after every round and checks the result;
+/// `needs_flips`: the input must have a non-Delaunay edge.
+fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
     let reference = ReferenceMesh::new(input).expect("valid input");
     let mut dynamic =
         DynamicMesh::new(input, patch_size, CapacityFactors::default()).expect("dynamic mesh");
@@ -86,9 +98,10 @@ fn check_flips(input: &TriMesh, patch_size: u32) {
         "not Delaunay: {} ({report:?})",
         worst_edge(&out)
     );
-    assert!(worst_edge(input) < -1e-3, "the input needs flips");
-    assert!(report.flips > 0);
-    eprintln!("{patch_size}: {report:?}");
+    if needs_flips {
+        assert!(worst_edge(input) < -1e-3, "the input needs flips");
+        assert!(report.flips > 0);
+    }
 }
 
 #[test]
@@ -105,4 +118,22 @@ fn tiny_patches_cross_boundaries() {
         &jitter(grid(16, 16, &[true, false], false, &[5, 40]), 0.35, 11),
         8,
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(48)))]
+
+    /// Random meshes (grids with holes, tori, fans, non-manifold edges,
+    /// isolated vertices, shuffled), jittered, at patch sizes down to 2, on
+    /// four workers racing for patches.
+    #[test]
+    fn random_meshes_become_delaunay(
+        mesh in any_mesh(),
+        seed in any::<u32>(),
+        patch_size in prop::sample::select(vec![2u32, 4, 8, 16, 64]),
+    ) {
+        let input = jitter(mesh, 0.35, seed);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().expect("pool");
+        pool.install(|| check_flips_with(&input, patch_size, false));
+    }
 }

@@ -44,7 +44,13 @@ impl CavityApp for Delaunay {
         let [a, b] = ctx.edge_vertices(e);
         let c = ctx.opposite_vertex(f0, e);
         let d = ctx.opposite_vertex(f1, e);
-        if c == d {
+        // Cheap rejections of flips the fill-in would decline (its check of
+        // the new edge is exact once the patch owns `c` and `d`; a ribbon
+        // copy seen here is current as of the last cleanup).
+        if c == d
+            || ctx.traverses_forward(f0, e) == ctx.traverses_forward(f1, e)
+            || ctx.has_edge(c, d)
+        {
             return false;
         }
         let (pa, pb) = (ctx.position(a), ctx.position(b));

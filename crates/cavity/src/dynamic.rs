@@ -30,7 +30,11 @@ const KINDS: [Kind; 3] = [Kind::Vertex, Kind::Edge, Kind::Face];
 /// Attribute values per vertex: the position `x, y, z`.
 const POSITION_ATTRS: u32 = 3;
 /// Smallest ribbon hash table (slots before the overflow slots).
-const MIN_HASH_SLOTS: u32 = 64;
+const MIN_HASH_SLOTS: u32 = 256;
+/// Fewest slots per kind: room for the one-rings a small patch takes in
+/// when it expands over its neighbours (patches of a few faces would
+/// otherwise have no room to grow).
+const MIN_SLOTS: u64 = 256;
 
 /// The singular name of `kind`, for messages.
 fn kind_name(kind: Kind) -> &'static str {
@@ -345,7 +349,7 @@ type Id = (u32, u32);
 /// precision, so that e.g. 10 × 1.1 is 11, not 12.
 fn slots(count: u32, factor: f32) -> u64 {
     ((count as f32 * factor).ceil() as u64)
-        .max(1)
+        .max(MIN_SLOTS)
         .next_multiple_of(32)
 }
 

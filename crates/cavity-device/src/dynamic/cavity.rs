@@ -126,6 +126,9 @@ pub struct Work {
     pub flags: Shared<u32>,
     /// Per kind: free slots (inactive when the patch was loaded), ascending.
     pub free: [Shared<u16>; 3],
+    /// Bitmask over seeds whose fill-in declined in this processing (not
+    /// registered again until the patch is loaded anew).
+    pub declined: Shared<u32>,
 }
 
 /// `ctl` entry: number of cavities.
@@ -186,6 +189,7 @@ impl Work {
                 arena.alloc(cap.edges),
                 arena.alloc(cap.faces),
             ],
+            declined: arena.alloc(max_cavities / 32),
         }
     }
 
@@ -267,6 +271,12 @@ impl<B: Block> Ctx<'_, B> {
         } else {
             v[2]
         }
+    }
+
+    /// Whether face `f` traverses its edge `e` in `e`'s EV order.
+    #[inline(always)]
+    pub fn traverses_forward(&self, f: u32, e: u32) -> bool {
+        (0..3).any(|i| self.copy.face_edge(f, i) == (e, false))
     }
 
     /// Whether local `l` of `kind` is owned by the patch.
@@ -436,7 +446,8 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
     }
     block.sync();
     block.for_each(copy.count(kind), |s| {
-        if copy.is_owned(kind, s) && copy.is_active(kind, s) && app.create(ctx, s) {
+        let declined = (work.declined.get(s / 32) >> (s % 32)) & 1 == 1;
+        if copy.is_owned(kind, s) && copy.is_active(kind, s) && !declined && app.create(ctx, s) {
             let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
             work.seeds.set(c, s);
             work.keys.set(c, key(priority(copy.p, s, salt), c));
@@ -880,6 +891,8 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
         } else {
             fill.discard();
             work.state.set(c, state::DECLINED);
+            let s = work.seeds.get(c);
+            block.shared_fetch_or(work.declined, s / 32, 1 << (s % 32));
         }
     });
     block.sync();

@@ -12,7 +12,10 @@ use super::global::GlobalU32;
 /// The lock word of a free patch.
 pub const FREE: u32 = 0;
 /// Tries against a holder with a larger patch id.
-const PATIENT_TRIES: u32 = 24;
+const PATIENT_TRIES: u32 = 64;
+/// Longest single wait, in nanoseconds (the patient tries then wait a few
+/// milliseconds in all: long enough for the holder to finish its patch).
+const MAX_WAIT: u32 = 1 << 16;
 /// Tries against a holder with a smaller patch id.
 const IMPATIENT_TRIES: u32 = 4;
 
@@ -51,7 +54,7 @@ pub fn try_lock(locks: GlobalU32, patch: u32, me: u32) -> bool {
             return false;
         }
         backoff(wait);
-        wait = (wait * 2).min(8192);
+        wait = (wait * 2).min(MAX_WAIT);
     }
 }
 

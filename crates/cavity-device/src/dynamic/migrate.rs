@@ -166,8 +166,9 @@ pub enum Expansion {
     Unchanged,
     /// Elements changed owner: the patch must commit.
     Changed,
-    /// Out of room (or a fatal capacity): nothing global changed, the
-    /// working copy must be discarded.
+    /// Out of room (or a fatal capacity): nothing global changed; the
+    /// working copy may hold extra ribbon copies (consistent ones), and the
+    /// cavities that needed the expansion must be dropped.
     Failed,
 }
 
@@ -321,8 +322,11 @@ impl<B: Block> Copy for Source<'_, B> {}
 
 /// The owner identity of neighbour `q`'s local `lq` of `kind` as this
 /// patch names it: the stash index (or `None` for this patch itself) and
-/// the owner-local index. Flags a fatal error and returns `None` when the
-/// element cannot be resolved or the stash is full.
+/// the owner-local index. Entries name owners as of the last cleanup, in
+/// `q` as here, so identities compare; the one exception is an element
+/// this patch took over in an earlier pass of this processing, found
+/// through the forwarding entry it left in the old owner. Returns `None`
+/// (a fatal error) when the element cannot be resolved or the stash is full.
 #[inline(always)]
 fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Option<u32>, u32)> {
     let Source {
@@ -333,10 +337,17 @@ fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Optio
         q,
         ..
     } = *src;
-    let Some((r, lr)) = mesh.owner(q, kind, lq) else {
+    let Some((mut r, mut lr)) = mesh.owner(q, kind, lq) else {
         work.ctl.set(CTL_FATAL, 3);
         return None;
     };
+    if r != copy.p
+        && !mesh.bit(r, kind, false, lr)
+        && let Some((t, lt)) = mesh.owner(r, kind, lr)
+        && t == copy.p
+    {
+        (r, lr) = (t, lt);
+    }
     if r == copy.p {
         return Some((None, lr));
     }
@@ -492,7 +503,22 @@ fn copy_from<B: Block>(
         block.sync();
         block.for_each(mig.len.get(1), |i| {
             let xq = pending.get(i);
-            let l = add_copy(&src, kind, xq);
+            // A copy whose vertices (edges) found no room is not added, so
+            // the working copy stays consistent when room runs out.
+            let ready = match kind {
+                Kind::Vertex => true,
+                Kind::Edge => (0..2).all(|x| {
+                    mig.map[0].get(mesh.ev.load(ev + 2 * xq + x) as u32) as u32 != LOCAL_MASK
+                }),
+                Kind::Face => (0..3).all(|j| {
+                    mig.map[1].get((mesh.fe.load(fe + 3 * xq + j) >> 1) as u32) as u32 != LOCAL_MASK
+                }),
+            };
+            let l = if ready {
+                add_copy(&src, kind, xq)
+            } else {
+                LOCAL_MASK
+            };
             if kind != Kind::Face {
                 mig.map[k].set(xq, l as u16);
             }

@@ -38,6 +38,20 @@ fn windows<A: CavityApp>(
     (work, copy, mig)
 }
 
+/// Raises the working copy's high-water marks over the slots taken so far,
+/// so that the next steps see the new elements.
+#[inline(always)]
+fn raise_counts<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
+    if block.thread_idx() == 0 {
+        cavity::commit_counts(copy, work);
+    }
+    block.sync();
+}
+
+/// Most passes of cavity registration, conflict resolution and fill-in per
+/// processing of a patch.
+pub const MAX_PASSES: u32 = 16;
+
 /// The update kernel: one block processes at most one patch from the queue.
 /// `salt` varies the cavities' random priorities between rounds.
 #[inline(always)]
@@ -83,60 +97,88 @@ pub fn update<B: Block, A: CavityApp>(
     copy.load(block, mesh);
     block.sync();
     cavity::build_free_lists(block, &copy, &work);
-    cavity::build_edge_faces(block, &copy, &work);
-    cavity::build_vertex_edges(block, &copy, &work);
+    block.for_each(mesh.cap.of(A::TEMPLATE.seed_kind()) / 32, |w| {
+        work.declined.set(w, 0)
+    });
     let ctx = Ctx {
         block,
         mesh,
         copy: &copy,
         work: &work,
     };
-    cavity::create(block, &ctx, app, salt);
     let template = A::TEMPLATE;
-    let mut expansion = Expansion::Unchanged;
-    if work.cavities() > 0 {
+    // Passes over the patch: cavities that lost only to a cavity whose
+    // fill-in then declined get their turn in the next pass, and each pass
+    // registers cavities on the topology the previous one left.
+    let mut changed = false;
+    let mut failed = false;
+    let mut lost = 0;
+    for _ in 0..MAX_PASSES {
+        cavity::build_edge_faces(block, &copy, &work);
+        cavity::build_vertex_edges(block, &copy, &work);
+        cavity::create(block, &ctx, app, salt);
+        if work.cavities() == 0 {
+            lost = 0;
+            break;
+        }
         cavity::propagate(block, &copy, &work, template);
         cavity::independent_set(block, &copy, &work, template);
-        expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
-        if expansion == Expansion::Changed {
-            // The patch grew: derive the relations and cavities again; what
-            // still needs a neighbour waits for a later round.
+        let expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
+        raise_counts(block, &copy, &work);
+        if expansion != Expansion::Unchanged {
+            // The patch grew (or copies came in): derive the relations and
+            // cavities again; what still needs a neighbour waits.
+            changed |= expansion == Expansion::Changed;
+            failed |= expansion == Expansion::Failed;
             cavity::build_edge_faces(block, &copy, &work);
             cavity::build_vertex_edges(block, &copy, &work);
             cavity::propagate(block, &copy, &work, template);
             cavity::independent_set(block, &copy, &work, template);
             migrate::visit_closures(block, &copy, &work, &mig, template, Needs::DropAll);
         }
-        if expansion != Expansion::Failed {
-            cavity::fill(block, &ctx, app);
+        let before = work.ctl.get(CTL_FILLED);
+        cavity::fill(block, &ctx, app);
+        raise_counts(block, &copy, &work);
+        let n = work.cavities();
+        let mut mine = [0u32; 2];
+        block.for_each(n, |c| {
+            let st = work.state.get(c);
+            mine[0] += (st == cavity::state::LOST) as u32;
+            mine[1] += (st == cavity::state::DECLINED) as u32;
+        });
+        // Totals through the cavity scratch (free after the fill).
+        block.for_each(2, |i| work.scratch.set(i, 0));
+        block.sync();
+        for (i, &m) in mine.iter().enumerate() {
+            if m > 0 {
+                block.shared_fetch_add(work.scratch, i as u32, m);
+            }
+        }
+        block.sync();
+        lost = work.scratch.get(0);
+        let declined = work.scratch.get(1);
+        let progress = work.ctl.get(CTL_FILLED) > before || declined > 0;
+        block.sync();
+        if lost == 0 || !progress || failed || work.ctl.get(CTL_NO_ROOM) != 0 {
+            break;
         }
     }
-    let n = work.cavities();
-    let mut lost = 0;
-    block.for_each(n, |c| {
-        lost += (work.state.get(c) == cavity::state::LOST) as u32;
-    });
-    let any_lost = block.sync_any(lost > 0);
     let filled = work.ctl.get(CTL_FILLED);
-    let commit = expansion == Expansion::Changed || filled > 0;
-    if t0 {
-        cavity::commit_counts(&copy, &work);
-    }
-    block.sync();
+    let commit = changed || filled > 0;
     if commit {
         copy.store(block, mesh);
     }
     fence();
     block.sync();
-    if lost > 0 {
-        mesh.add_stat(stat::LOST, lost);
-    }
     if t0 {
+        mesh.add_stat(stat::LOST, lost);
         let p = copy.p;
         if commit {
             mesh.flags.fetch_or(p, flag::DIRTY);
         }
-        if work.ctl.get(CTL_NO_ROOM) != 0 || expansion == Expansion::Failed {
+        // Out of room with nothing done: the cleanup will not help, the
+        // patch must be sliced (or the capacity raised).
+        if work.ctl.get(CTL_NO_ROOM) != 0 && !commit {
             mesh.flags.fetch_or(p, flag::SLICE);
         }
         let fatal = work.ctl.get(CTL_FATAL);
@@ -144,10 +186,10 @@ pub fn update<B: Block, A: CavityApp>(
             mesh.stats.store(stat::FATAL, fatal);
         }
         mesh.add_stat(stat::FILLED, filled);
-        if !commit {
-            mesh.add_stat(stat::ROLLED_BACK, (n > 0) as u32);
+        if !commit && lost > 0 {
+            mesh.add_stat(stat::ROLLED_BACK, 1);
         }
-        if any_lost || expansion == Expansion::Failed {
+        if lost > 0 && (commit || work.ctl.get(CTL_NO_ROOM) == 0) {
             scheduler::push(mesh.queue, mesh.queue_state, qlen, p);
         }
         lock::unlock(mesh.locks, p);
