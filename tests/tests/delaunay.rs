@@ -4,12 +4,15 @@
 //! unchanged and every input vertex is kept.
 
 use cavity::TriMesh;
-use cavity::backend::cpu::CpuBackend;
+use cavity::backend::Backend;
+use cavity::backend::cuda::CudaRounds;
 use cavity::delaunay::flip_edges;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
+use cavity::rounds::{CpuRounds, Rounds};
+use cavity_device::delaunay::Delaunay;
 use cavity_device::delaunay::cotangent;
-use cavity_tests::{any_mesh, cases, grid};
+use cavity_tests::{any_mesh, cases, grid, test_backend};
 use proptest::prelude::*;
 
 /// Moves every vertex by a pseudo-random offset of up to `amount`.
@@ -78,13 +81,24 @@ fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
     let manifold = dynamic.validate(true).is_ok();
     dynamic.validate(false).expect("valid before");
     let mut rounds = 0;
-    let report = flip_edges(&mut dynamic, &CpuBackend::new(), |m| {
+    let mut check = |m: &DynamicMesh| {
         rounds += 1;
         if let Err(e) = m.validate(manifold) {
             panic!("invalid after round {rounds}: {e}");
         }
-    })
-    .expect("flips");
+    };
+    let report = match test_backend() {
+        Backend::Cpu(_) => {
+            let mut r = CpuRounds::new(&mut dynamic, Delaunay);
+            flip_edges(&mut r, Some(&mut check)).expect("flips")
+        }
+        Backend::Cuda(gpu) => {
+            let mut r = CudaRounds::new(&gpu, &mut dynamic).expect("GPU rounds");
+            let rep = flip_edges(&mut r, Some(&mut check)).expect("flips");
+            Rounds::<Delaunay>::mesh(&mut r).expect("copy back");
+            rep
+        }
+    };
     let (out, _) = dynamic.export();
     let after = ReferenceMesh::new(&out).expect("valid output");
     assert_eq!(out.faces.len(), input.faces.len());

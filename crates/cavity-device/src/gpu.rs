@@ -6,6 +6,10 @@ use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _
 use core::sync::atomic::AtomicU32;
 
 use crate::block::{Block, ScanChunk, Scatter, Shared, SharedArena, SharedScalar};
+use crate::delaunay::Delaunay;
+use crate::dynamic::layout::RawDynamicMesh;
+use crate::dynamic::patch::DynMesh;
+use crate::dynamic::{cleanup, update};
 use crate::layout::RawPatchMesh;
 use crate::query::Query;
 use crate::{baseline, normals, workload};
@@ -444,4 +448,47 @@ pub unsafe extern "ptx-kernel" fn baseline_pde_sum(
             }
         });
     }
+}
+
+/// One update round of the Delaunay edge flips: one block per queued patch
+/// (`dynamic::update`), `salt` varying the cavities' priorities.
+///
+/// # Safety
+/// `mesh` describes live device arrays of a dynamic mesh; dynamic shared
+/// memory is `dynamic::update::shared_bytes::<Delaunay>(&mesh.cap, threads)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_delaunay(mesh: RawDynamicMesh, salt: u32) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    update::update(&GpuBlock, &mut arena(), &m, &Delaunay, salt);
+}
+
+/// Cleanup, first kernel: one block per patch points the ribbon entries at
+/// the current owners (`dynamic::cleanup::calibrate`).
+///
+/// # Safety
+/// `mesh` describes live device arrays of a dynamic mesh; no update kernel
+/// runs meanwhile.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_calibrate(mesh: RawDynamicMesh) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    cleanup::calibrate(&GpuBlock, &m, p);
+}
+
+/// Cleanup, second kernel: one block per patch drops surplus ribbon
+/// elements and clears the round's flags (`dynamic::cleanup::compact`).
+///
+/// # Safety
+/// As for [`dynamic_calibrate`]; dynamic shared memory is
+/// `dynamic::cleanup::compact_shared_bytes(&mesh.cap, threads)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_compact(mesh: RawDynamicMesh) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    cleanup::compact(&GpuBlock, &mut arena(), &m, p);
 }

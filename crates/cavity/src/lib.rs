@@ -12,6 +12,7 @@ pub mod mesh;
 pub mod patched;
 pub mod patcher;
 pub mod reference;
+pub mod rounds;
 pub mod topology;
 
 pub use cavity_device::layout::Kind;

@@ -458,9 +458,18 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
 
 /// Marks each cavity's deleted elements with its key (the smallest key
 /// wins an element) and drops the cavities that lost one of their elements
-/// to another. Resets every cavity to undecided first.
+/// to another. Resets every cavity to undecided first; with `survivors`,
+/// only the cavities in the independent set so far stay in the game (after
+/// an expansion, so that cavities left out for want of a neighbour cannot
+/// take the place of those the patch expanded for).
 #[inline(always)]
-pub fn propagate<B: Block>(block: &B, copy: &PatchCopy, work: &Work, template: Template) {
+pub fn propagate<B: Block>(
+    block: &B,
+    copy: &PatchCopy,
+    work: &Work,
+    template: Template,
+    survivors: bool,
+) {
     let n = work.cavities();
     let nv = copy.count(Kind::Vertex);
     let ne = copy.count(Kind::Edge);
@@ -468,10 +477,17 @@ pub fn propagate<B: Block>(block: &B, copy: &PatchCopy, work: &Work, template: T
     block.for_each(nv, |v| work.cav[0].set(v, NONE));
     block.for_each(ne, |e| work.cav[1].set(e, NONE));
     block.for_each(nf, |f| work.cav[2].set(f, NONE));
-    block.for_each(n, |c| work.state.set(c, state::UNDECIDED));
+    block.for_each(n, |c| {
+        let keep = !survivors || work.state.get(c) == state::WON;
+        work.state
+            .set(c, if keep { state::UNDECIDED } else { state::LOST });
+    });
     block.sync();
     let kind = template.seed_kind();
     block.for_each(n, |c| {
+        if work.state.get(c) == state::LOST {
+            return;
+        }
         let (s, k) = (work.seeds.get(c), work.keys.get(c));
         block.shared_min(work.cav[kind as usize], s, k);
         if template == Template::EdgeStar {
@@ -513,6 +529,9 @@ pub fn propagate<B: Block>(block: &B, copy: &PatchCopy, work: &Work, template: T
     // Verification: a cavity that does not hold all of its elements loses.
     let lose = |k: u32| work.state.set(k & 0xffff, state::LOST);
     block.for_each(n, |c| {
+        if work.state.get(c) == state::LOST {
+            return;
+        }
         let (s, k) = (work.seeds.get(c), work.keys.get(c));
         let mut ok = work.cav[kind as usize].get(s) == k;
         if template == Template::EdgeStar {

@@ -221,8 +221,9 @@ pub fn migrate<B: Block>(
     }
     block.sync();
     fence();
-    // Keep only the cavities whose neighbours are all locked, and recollect
-    // what they need.
+    // Keep only the cavities whose neighbours are all locked, recollect
+    // what they need, and give back the neighbours no cavity needs now (a
+    // neighbour is marked changed only when elements leave it).
     visit_closures(block, copy, work, mig, template, Needs::DropUnlocked);
     for k in 0..3 {
         block.for_each(
@@ -230,8 +231,18 @@ pub fn migrate<B: Block>(
             |w| mig.need[k].set(w, 0),
         );
     }
+    block.for_each(2, |i| work.ctl.set(CTL_NEED + i, 0));
     block.sync();
     visit_closures(block, copy, work, mig, template, Needs::Collect);
+    if t0 {
+        for s in 0..STASH_SIZE {
+            if bit(work.ctl, CTL_LOCKED * 32 + s) && !bit(work.ctl, CTL_NEED * 32 + s) {
+                block.shared_fetch_and(work.ctl, CTL_LOCKED + s / 32, !(1 << (s % 32)));
+                lock::unlock(mesh.locks, copy.stash.get(s));
+            }
+        }
+    }
+    block.sync();
     build_inverse(block, copy, mig);
     // Copy the wanted stars of every locked neighbour.
     for s in 0..STASH_SIZE {

@@ -11,12 +11,17 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 
+use cavity_device::delaunay::Delaunay;
+use cavity_device::dynamic::layout::RawDynamicMesh;
+use cavity_device::dynamic::{cleanup, update};
 use cavity_device::layout::RawPatchMesh;
 use cavity_device::query::Query;
 
 use super::{BackendError, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
+use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
+use crate::rounds::{Rounds, RunError, Status, refill_host, status_of};
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
 /// `CAVITY_CUDA_ARCH` said otherwise at build time).
@@ -25,7 +30,7 @@ pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/cavity_device.ptx"
 /// Threads per block of the element-wise kernels.
 const ELEMENT_BLOCK_DIM: u32 = 256;
 
-fn driver(what: &'static str) -> impl FnOnce(DriverError) -> BackendError {
+fn driver(what: &'static str) -> impl Fn(DriverError) -> BackendError + Copy {
     move |source| BackendError::Driver { what, source }
 }
 
@@ -444,5 +449,214 @@ fn element_config(n: u32) -> LaunchConfig {
         grid_dim: (n.div_ceil(ELEMENT_BLOCK_DIM).clamp(1, 65535 * 4), 1, 1),
         block_dim: (ELEMENT_BLOCK_DIM, 1, 1),
         shared_mem_bytes: 0,
+    }
+}
+
+/// The dynamic mesh's addresses as the dynamic kernels' by-value parameter.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct KernelDynMesh(RawDynamicMesh);
+
+// SAFETY: `RawDynamicMesh` is `repr(C)` plain data (capacities and
+// addresses), the layout of the kernels' `RawDynamicMesh` parameter.
+unsafe impl cudarc::driver::DeviceRepr for KernelDynMesh {}
+
+/// Threads per block of the dynamic kernels.
+const DYNAMIC_BLOCK_DIM: u32 = 256;
+
+/// Device copies of a [`DynamicMesh`]'s arrays.
+struct DynamicBuffers {
+    counts: CudaSlice<u32>,
+    fe: CudaSlice<u16>,
+    ev: CudaSlice<u16>,
+    masks: CudaSlice<u32>,
+    hash: CudaSlice<u32>,
+    stash: CudaSlice<u32>,
+    locks: CudaSlice<u32>,
+    flags: CudaSlice<u32>,
+    vertex_attrs: CudaSlice<u32>,
+    queue: CudaSlice<u32>,
+    queue_state: CudaSlice<u32>,
+    stats: CudaSlice<u32>,
+}
+
+/// Update rounds of the Delaunay flips on the GPU (see
+/// [`crate::rounds`]): the mesh lives on the device from [`CudaRounds::new`]
+/// on; [`Rounds::mesh`] copies it back.
+pub struct CudaRounds<'a> {
+    gpu: &'a CudaBackend,
+    mesh: &'a mut DynamicMesh,
+    bufs: DynamicBuffers,
+    raw: KernelDynMesh,
+    update: (CudaFunction, u32),
+    calibrate: CudaFunction,
+    compact: (CudaFunction, u32),
+}
+
+impl<'a> CudaRounds<'a> {
+    /// Uploads `mesh` and prepares the kernels. Errors when a kernel's
+    /// shared memory exceeds the device's limit (lower --capacity-factor or
+    /// --patch-size).
+    pub fn new(gpu: &'a CudaBackend, mesh: &'a mut DynamicMesh) -> Result<Self, BackendError> {
+        let bufs = DynamicBuffers {
+            counts: gpu.upload(&mesh.counts)?,
+            fe: gpu.upload(&mesh.fe)?,
+            ev: gpu.upload(&mesh.ev)?,
+            masks: gpu.upload(&mesh.masks)?,
+            hash: gpu.upload(&mesh.hash)?,
+            stash: gpu.upload(&mesh.stash)?,
+            locks: gpu.upload(&mesh.locks)?,
+            flags: gpu.upload(&mesh.flags)?,
+            vertex_attrs: gpu.upload(&mesh.vertex_attrs)?,
+            queue: gpu.upload(&mesh.queue)?,
+            queue_state: gpu.upload(&mesh.queue_state)?,
+            stats: gpu.upload(&mesh.stats)?,
+        };
+        let s = &gpu.stream;
+        let raw = KernelDynMesh(RawDynamicMesh {
+            cap: mesh.cap,
+            num_patches: mesh.num_patches,
+            reserved: 0,
+            counts: bufs.counts.device_ptr(s).0,
+            fe: bufs.fe.device_ptr(s).0,
+            ev: bufs.ev.device_ptr(s).0,
+            masks: bufs.masks.device_ptr(s).0,
+            hash: bufs.hash.device_ptr(s).0,
+            stash: bufs.stash.device_ptr(s).0,
+            locks: bufs.locks.device_ptr(s).0,
+            flags: bufs.flags.device_ptr(s).0,
+            vertex_attrs: bufs.vertex_attrs.device_ptr(s).0,
+            queue: bufs.queue.device_ptr(s).0,
+            queue_state: bufs.queue_state.device_ptr(s).0,
+            stats: bufs.stats.device_ptr(s).0,
+        });
+        let with_smem = |name: &str, smem: usize| -> Result<(CudaFunction, u32), BackendError> {
+            if smem > gpu.smem_limit {
+                return Err(BackendError::SharedMemory {
+                    needed: smem,
+                    limit: gpu.smem_limit,
+                    query: "the dynamic update",
+                });
+            }
+            let f = gpu.function(name)?;
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+            .map_err(driver("raising the kernel's shared-memory limit"))?;
+            Ok((f, smem as u32))
+        };
+        let update = with_smem(
+            "dynamic_delaunay",
+            update::shared_bytes::<Delaunay>(&mesh.cap, DYNAMIC_BLOCK_DIM),
+        )?;
+        let compact = with_smem(
+            "dynamic_compact",
+            cleanup::compact_shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
+        )?;
+        let calibrate = gpu.function("dynamic_calibrate")?;
+        Ok(CudaRounds {
+            gpu,
+            mesh,
+            bufs,
+            raw,
+            update,
+            calibrate,
+            compact,
+        })
+    }
+
+    fn launch(
+        &self,
+        f: &CudaFunction,
+        grid: u32,
+        smem: u32,
+        salt: Option<u32>,
+    ) -> Result<(), BackendError> {
+        let cfg = LaunchConfig {
+            grid_dim: (grid.max(1), 1, 1),
+            block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
+            shared_mem_bytes: smem,
+        };
+        let mut b = self.gpu.stream.launch_builder(f);
+        b.arg(&self.raw);
+        if let Some(s) = salt.as_ref() {
+            b.arg(s);
+        }
+        // SAFETY: the argument list matches the dynamic kernels' contracts;
+        // the buffers behind `raw` live as long as `self`.
+        unsafe { b.launch(cfg) }.map_err(driver("launching a dynamic kernel"))?;
+        Ok(())
+    }
+
+    fn copy_back(&mut self) -> Result<(), BackendError> {
+        let s = &self.gpu.stream;
+        let b = &self.bufs;
+        let m = &mut *self.mesh;
+        let e = driver("copying the dynamic mesh back");
+        s.memcpy_dtoh(&b.counts, &mut m.counts[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.fe, &mut m.fe[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.ev, &mut m.ev[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.masks, &mut m.masks[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.hash, &mut m.hash[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.stash, &mut m.stash[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.locks, &mut m.locks[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.flags, &mut m.flags[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.vertex_attrs, &mut m.vertex_attrs[..])
+            .map_err(e)?;
+        s.memcpy_dtoh(&b.queue, &mut m.queue[..]).map_err(e)?;
+        s.memcpy_dtoh(&b.queue_state, &mut m.queue_state[..])
+            .map_err(e)?;
+        s.memcpy_dtoh(&b.stats, &mut m.stats[..]).map_err(e)?;
+        s.synchronize().map_err(e)?;
+        Ok(())
+    }
+}
+
+impl Rounds<Delaunay> for CudaRounds<'_> {
+    fn refill(&mut self) -> Result<(), RunError> {
+        refill_host(self.mesh);
+        let s = &self.gpu.stream;
+        let e = driver("filling the queue");
+        s.memcpy_htod(&self.mesh.queue[..], &mut self.bufs.queue)
+            .map_err(e)?;
+        s.memcpy_htod(&self.mesh.queue_state[..], &mut self.bufs.queue_state)
+            .map_err(e)?;
+        s.memcpy_htod(&self.mesh.stats[..], &mut self.bufs.stats)
+            .map_err(e)?;
+        Ok(())
+    }
+
+    fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError> {
+        let n = self.mesh.num_patches;
+        self.launch(&self.update.0, blocks, self.update.1, Some(salt))?;
+        self.launch(&self.calibrate, n, 0, None)?;
+        self.launch(&self.compact.0, n, self.compact.1, None)?;
+        Ok(())
+    }
+
+    fn status(&mut self) -> Result<Status, RunError> {
+        let s = &self.gpu.stream;
+        let e = driver("reading the scheduler's state");
+        let n = self.mesh.num_patches as usize;
+        let mut queue_state = [0u32; 3];
+        let mut stats = vec![0u32; self.mesh.stats.len()];
+        let mut flags = vec![0u32; self.mesh.flags.len()];
+        s.memcpy_dtoh(&self.bufs.queue_state, &mut queue_state[..])
+            .map_err(e)?;
+        s.memcpy_dtoh(&self.bufs.stats, &mut stats[..]).map_err(e)?;
+        s.memcpy_dtoh(&self.bufs.flags.slice(0..n), &mut flags[..n])
+            .map_err(e)?;
+        s.synchronize().map_err(e)?;
+        Ok(status_of(self.mesh, &queue_state, &stats, &flags))
+    }
+
+    fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {
+        self.copy_back()?;
+        Ok(self.mesh)
+    }
+
+    fn device(&self) -> String {
+        self.gpu.name()
     }
 }

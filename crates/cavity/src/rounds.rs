@@ -1,0 +1,162 @@
+//! The host side of the queue scheduler (dynamic paper, sections 4.3 and
+//! 5.3): a dynamic application runs in *sweeps*; a sweep enqueues every
+//! patch and launches update rounds (one block per queued patch, then the
+//! cleanup kernels) until the queue is empty. [`Rounds`] is one backend's
+//! way of doing that on a [`DynamicMesh`]: [`CpuRounds`] runs the kernels on
+//! the host arrays, `backend::cuda::CudaRounds` on device copies.
+
+use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::layout::{NO_PATCH, flag, stat};
+use cavity_device::dynamic::scheduler;
+
+use crate::backend::BackendError;
+use crate::backend::cpu::CpuBackend;
+use crate::dynamic::DynamicMesh;
+
+/// Most update rounds per sweep before the run is declared stuck.
+pub const MAX_ROUNDS: u32 = 10_000;
+
+/// Errors of the dynamic runs.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A patch ran out of element slots with nothing done.
+    #[error(
+        "patch {patch} ran out of element slots: raise --capacity-factor (patch slicing is not available yet)"
+    )]
+    Capacity {
+        /// The patch.
+        patch: u32,
+    },
+    /// A capacity no round can fix was exceeded.
+    #[error("{0}")]
+    Fatal(&'static str),
+    /// The rounds stopped making progress.
+    #[error("no progress after {0} rounds")]
+    Stuck(u32),
+    /// The GPU failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// The scheduler's state after a round.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// Patches still queued.
+    pub queued: u32,
+    /// The global counters (`stat`).
+    pub stats: Vec<u32>,
+    /// A patch flagged for slicing, if any.
+    pub slice: Option<u32>,
+}
+
+impl Status {
+    /// The error the status reports, if any.
+    pub fn error(&self) -> Option<RunError> {
+        match self.stats[stat::FATAL as usize] {
+            0 => {}
+            1 => {
+                return Some(RunError::Fatal(
+                    "a patch has more than 64 neighbour patches: raise --patch-size",
+                ));
+            }
+            2 => {
+                return Some(RunError::Fatal(
+                    "a ribbon hash table is full: raise --capacity-factor",
+                ));
+            }
+            _ => {
+                return Some(RunError::Fatal("an ownership chain could not be resolved"));
+            }
+        }
+        self.slice.map(|patch| RunError::Capacity { patch })
+    }
+}
+
+/// A backend running update rounds of application `A` on a dynamic mesh.
+pub trait Rounds<A: CavityApp> {
+    /// Enqueues every patch and clears the counters.
+    fn refill(&mut self) -> Result<(), RunError>;
+    /// One update round with `blocks` blocks, then the cleanup kernels.
+    fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError>;
+    /// The scheduler's state.
+    fn status(&mut self) -> Result<Status, RunError>;
+    /// The mesh as it is now (copied back from the device if needed).
+    fn mesh(&mut self) -> Result<&DynamicMesh, RunError>;
+    /// The device, in words.
+    fn device(&self) -> String;
+}
+
+/// Enqueues patches `0..num_patches` in the host arrays and clears the
+/// counters.
+pub fn refill_host(mesh: &mut DynamicMesh) {
+    let n = mesh.num_patches;
+    for (i, q) in mesh.queue.iter_mut().enumerate() {
+        *q = if (i as u32) < n { i as u32 } else { NO_PATCH };
+    }
+    mesh.queue_state[scheduler::COUNT as usize] = n;
+    mesh.queue_state[1] = 0;
+    mesh.queue_state[2] = n;
+    mesh.stats.fill(0);
+}
+
+/// Status read from host arrays.
+pub fn status_of(mesh: &DynamicMesh, queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
+    Status {
+        queued: queue_state[scheduler::COUNT as usize],
+        stats: stats.to_vec(),
+        slice: flags[..mesh.num_patches as usize]
+            .iter()
+            .position(|f| f & flag::SLICE != 0)
+            .map(|p| p as u32),
+    }
+}
+
+/// The CPU backend's rounds: the kernels run on the mesh's host arrays,
+/// one block per rayon task, all workers racing.
+pub struct CpuRounds<'a, A> {
+    mesh: &'a mut DynamicMesh,
+    cpu: CpuBackend,
+    app: A,
+}
+
+impl<'a, A> CpuRounds<'a, A> {
+    /// Rounds of `app` on `mesh`.
+    pub fn new(mesh: &'a mut DynamicMesh, app: A) -> Self {
+        CpuRounds {
+            mesh,
+            cpu: CpuBackend::new(),
+            app,
+        }
+    }
+}
+
+impl<A: CavityApp + Sync> Rounds<A> for CpuRounds<'_, A> {
+    fn refill(&mut self) -> Result<(), RunError> {
+        refill_host(self.mesh);
+        Ok(())
+    }
+
+    fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError> {
+        let raw = self.mesh.raw();
+        // SAFETY: `raw` names the mesh's arrays, which nothing else touches
+        // until the calls return (`self.mesh` is borrowed mutably).
+        unsafe {
+            self.cpu.update_round(&raw, &self.app, blocks, salt);
+            self.cpu.cleanup(&raw);
+        }
+        Ok(())
+    }
+
+    fn status(&mut self) -> Result<Status, RunError> {
+        let m = &*self.mesh;
+        Ok(status_of(m, &m.queue_state, &m.stats, &m.flags))
+    }
+
+    fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {
+        Ok(self.mesh)
+    }
+
+    fn device(&self) -> String {
+        self.cpu.name()
+    }
+}
