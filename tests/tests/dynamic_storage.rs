@@ -48,7 +48,23 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
     }
     assert!(cap.hash.is_power_of_two() && cap.hash >= 64, "{what}");
     assert_eq!(cap.patches, 2 * d.num_patches, "{what}");
-    assert_eq!(cap.vertex_attrs, 3);
+    assert_eq!(cap.vertex_attrs, 4);
+    // `to_mesh` keeps the input's vertex numbering.
+    let back = d.to_mesh();
+    assert_eq!(back.positions, mesh.positions, "{what}");
+    let sorted = |m: &TriMesh| {
+        let mut f: Vec<[u32; 3]> = m
+            .faces
+            .iter()
+            .map(|f| {
+                let r = (0..3).min_by_key(|&r| f[r]).expect("three corners");
+                [f[r], f[(r + 1) % 3], f[(r + 2) % 3]]
+            })
+            .collect();
+        f.sort_unstable();
+        f
+    };
+    assert_eq!(sorted(&back), sorted(mesh), "{what}");
     for p in 0..d.num_patches {
         let [v, e, f] = d.counts(p);
         assert!(2 * v <= cap.vertices && 2 * e <= cap.edges && 2 * f <= cap.faces);

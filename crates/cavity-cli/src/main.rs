@@ -1,18 +1,23 @@
 //! `cavity`: the command-line tool of the cavity GPU mesh library.
 //!
 //! Commands: `info` (counts, topology defects, patch statistics),
-//! `normals` (area-weighted vertex normals), `bench queries` (first-order
-//! query benchmark). With no mesh argument a real mesh bundled in `assets/`
+//! `normals` (area-weighted vertex normals), `delaunay` (Delaunay edge
+//! flips on the dynamic core), `bench queries` (first-order query
+//! benchmark). With no mesh argument a real mesh bundled in `assets/`
 //! is used and named.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use cavity::backend::cuda::CudaRounds;
 use cavity::backend::{Backend, DeviceChoice, positions_by_handle};
+use cavity::delaunay::{Delaunay, FlipReport, flip_edges};
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::io::{Format, read_mesh, read_mesh_from, write_mesh};
 use cavity::patcher::DEFAULT_PATCH_SIZE;
 use cavity::reference::ReferenceMesh;
+use cavity::rounds::{CpuRounds, Rounds};
 use cavity::{Kind, PatchedMesh, TriMesh};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -52,6 +57,33 @@ struct Common {
     patch_size: u32,
 }
 
+/// Settings of the dynamic commands.
+#[derive(clap::Args)]
+struct DynamicArgs {
+    /// Backend to run on.
+    #[arg(long, value_enum, default_value = "auto")]
+    device: Device,
+    /// Maximum faces per patch when the mesh is patched (smaller than for
+    /// static queries, so that patches have room to grow).
+    #[arg(long, default_value_t = 256)]
+    patch_size: u32,
+    /// Element slots per patch over the largest initial patch (at least 1).
+    #[arg(long, default_value_t = 2.0)]
+    capacity_factor: f32,
+    /// Patch slots over the initial number of patches (at least 1).
+    #[arg(long, default_value_t = 2.0)]
+    patch_factor: f32,
+}
+
+impl DynamicArgs {
+    fn factors(&self) -> CapacityFactors {
+        CapacityFactors {
+            elements: self.capacity_factor,
+            patches: self.patch_factor,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Counts, components, boundary loops, non-manifold elements and patch statistics.
@@ -72,6 +104,17 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Delaunay edge flips (dynamic paper section 6.2): flips every interior
+    /// edge whose opposite angles sum above pi until none is left.
+    Delaunay {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj or .off); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
     /// Benchmarks.
     Bench {
         #[command(subcommand)]
@@ -81,6 +124,22 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchWhat {
+    /// Delaunay edge flips: our GPU vs the CPU backend vs a serial flipper, rollback fraction, VV before/after.
+    Delaunay {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "2,3,4")]
+        subdivisions: Vec<u32>,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.
@@ -150,6 +209,11 @@ fn run(cli: Cli) -> Result<()> {
             output,
             common,
         } => normals(input.as_deref(), &output, &common),
+        Command::Delaunay {
+            input,
+            output,
+            dynamic,
+        } => delaunay(input.as_deref(), &output, &dynamic),
         Command::Bench {
             what:
                 BenchWhat::Queries {
@@ -159,6 +223,16 @@ fn run(cli: Cli) -> Result<()> {
                     common,
                 },
         } => bench_queries(mesh.as_deref(), min_faces, reps.max(1), &common),
+        Command::Bench {
+            what:
+                BenchWhat::Delaunay {
+                    meshes,
+                    subdivisions,
+                    reps,
+                    cpu_max_faces,
+                    dynamic,
+                },
+        } => bench_delaunay(&meshes, &subdivisions, reps, cpu_max_faces, &dynamic),
     }
 }
 
@@ -201,7 +275,8 @@ fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     Ok(())
 }
 
-fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
+/// Errors when `output` is the input file.
+fn refuse_overwrite(input: Option<&Path>, output: &Path) -> Result<()> {
     if let Some(input) = input
         && output.exists()
         && std::fs::canonicalize(input)? == std::fs::canonicalize(output)?
@@ -212,6 +287,11 @@ fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
         )
         .into());
     }
+    Ok(())
+}
+
+fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
+    refuse_overwrite(input, output)?;
     let format = Format::from_path(output)?;
     let mesh = load(input)?;
     let backend = backend(common.device)?;
@@ -255,6 +335,94 @@ fn bench_queries(
     let backend = backend(common.device)?;
     let pb = spinner();
     let bench = cavity::bench::queries(&mesh, common.patch_size, &backend, reps, |m| {
+        pb.set_message(m.to_string())
+    })?;
+    pb.finish_and_clear();
+    print!("{}", bench.table());
+    Ok(())
+}
+
+/// Runs the Delaunay flips of `mesh` on `backend`; returns the report and
+/// the device's name.
+fn run_flips(mesh: &mut DynamicMesh, backend: &Backend) -> Result<(FlipReport, String)> {
+    Ok(match backend {
+        Backend::Cpu(_) => {
+            let mut r = CpuRounds::new(mesh, Delaunay);
+            let device = Rounds::<Delaunay>::device(&r);
+            (flip_edges(&mut r, None)?, device)
+        }
+        Backend::Cuda(gpu) => {
+            let mut r = CudaRounds::new(gpu, mesh)?;
+            let report = flip_edges(&mut r, None)?;
+            Rounds::<Delaunay>::mesh(&mut r)?;
+            (report, r.device())
+        }
+    })
+}
+
+fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
+    refuse_overwrite(input, output)?;
+    let format = Format::from_path(output)?;
+    let mesh = load(input)?;
+    let backend = backend(args.device)?;
+    let pb = spinner();
+    pb.set_message("patching");
+    let mut dynamic = DynamicMesh::new(&mesh, args.patch_size, args.factors())?;
+    pb.set_message("flipping edges");
+    let (report, device) = run_flips(&mut dynamic, &backend)?;
+    pb.finish_and_clear();
+    let out = dynamic.to_mesh();
+    write_mesh(output, &out, None, format)?;
+    println!(
+        "{} flips in {} sweeps ({} rounds) on {device} in {:.3} s; rolled back {} of {} scheduled patches ({:.1} %); wrote {}",
+        report.flips,
+        report.sweeps,
+        report.rounds,
+        report.seconds,
+        report.rolled_back,
+        report.scheduled,
+        100.0 * report.rollback_fraction(),
+        output.display()
+    );
+    Ok(())
+}
+
+fn bench_delaunay(
+    paths: &[PathBuf],
+    subdivisions: &[u32],
+    reps: usize,
+    cpu_max_faces: usize,
+    args: &DynamicArgs,
+) -> Result<()> {
+    let inputs: Vec<(String, TriMesh)> = if paths.is_empty() {
+        vec![(BUNDLED_NAME.to_string(), load(None)?)]
+    } else {
+        paths
+            .iter()
+            .map(|p| Ok((p.display().to_string(), load(Some(p))?)))
+            .collect::<Result<_>>()?
+    };
+    let mut meshes = Vec::new();
+    for (name, mesh) in inputs {
+        let mut m = mesh;
+        let mut level = 0;
+        for &k in subdivisions {
+            while level < k {
+                m = m.subdivide();
+                level += 1;
+            }
+            meshes.push((format!("{name} /{level}"), m.clone()));
+        }
+    }
+    let backend = backend(args.device)?;
+    let pb = spinner();
+    let settings = cavity::bench::delaunay::DelaunaySettings {
+        patch_size: args.patch_size,
+        factors: args.factors(),
+        reps,
+        cpu_max_faces,
+    };
+    let bench = cavity::bench::delaunay::delaunay(&meshes, settings, &backend, |m| {
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();

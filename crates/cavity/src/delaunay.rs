@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use cavity_device::delaunay::Delaunay;
+pub use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::layout::stat;
 
 use crate::dynamic::DynamicMesh;

@@ -27,7 +27,14 @@ use crate::{PatchedMesh, TriMesh};
 
 /// The three element kinds in table order.
 const KINDS: [Kind; 3] = [Kind::Vertex, Kind::Edge, Kind::Face];
-/// Attribute values per vertex: the position `x, y, z`.
+/// Attribute values per vertex: the position `x, y, z`, then the input
+/// vertex index (a `u32`; [`NEW_VERTEX`] for vertices added by fill-ins).
+const VERTEX_ATTRS: u32 = 4;
+/// Attribute holding the input vertex index.
+pub const INPUT_INDEX_ATTR: u32 = 3;
+/// The input index of a vertex that was not in the input.
+pub const NEW_VERTEX: u32 = u32::MAX;
+/// Position values per vertex.
 const POSITION_ATTRS: u32 = 3;
 /// Smallest ribbon hash table (slots before the overflow slots).
 const MIN_HASH_SLOTS: u32 = 256;
@@ -442,7 +449,7 @@ impl DynamicMesh {
         factors.check()?;
         let infos = &patched.patches;
         let mut cap = Capacity {
-            vertex_attrs: POSITION_ATTRS,
+            vertex_attrs: VERTEX_ATTRS,
             ..Capacity::default()
         };
         let mut max_ribbon = 0;
@@ -610,6 +617,7 @@ impl DynamicMesh {
             {
                 *slot = x.to_bits();
             }
+            self.vertex_attrs[at + INPUT_INDEX_ATTR as usize] = input;
         }
         Ok(())
     }
@@ -796,6 +804,37 @@ impl DynamicMesh {
     pub fn export(&self) -> (TriMesh, Vec<u32>) {
         let ex = self.collect(&Tables::new(self));
         (ex.mesh, ex.face_patch)
+    }
+
+    /// The mesh with the input's vertex numbering: input vertex `i` is
+    /// vertex `i` (vertices a fill-in added follow, in patch order); faces
+    /// in patch order.
+    pub fn to_mesh(&self) -> TriMesh {
+        let ex = self.collect(&Tables::new(self));
+        let n = self.input_vertices as usize;
+        let mut order = vec![u32::MAX; ex.vertex_ids.len()];
+        let mut positions = vec![[0.0f32; 3]; n];
+        for (i, &(p, v)) in ex.vertex_ids.iter().enumerate() {
+            let at = (p * self.cap.vertices + v) * self.cap.vertex_attrs + INPUT_INDEX_ATTR;
+            let input = self.vertex_attrs[at as usize];
+            if (input as usize) < n {
+                order[i] = input;
+                positions[input as usize] = ex.mesh.positions[i];
+            }
+        }
+        for (i, o) in order.iter_mut().enumerate() {
+            if *o == u32::MAX {
+                *o = positions.len() as u32;
+                positions.push(ex.mesh.positions[i]);
+            }
+        }
+        let faces = ex
+            .mesh
+            .faces
+            .iter()
+            .map(|f| f.map(|v| order[v as usize]))
+            .collect();
+        TriMesh { positions, faces }
     }
 
     /// The export with the identities of its vertices and faces.

@@ -13,6 +13,7 @@ pub mod patched;
 pub mod patcher;
 pub mod reference;
 pub mod rounds;
+pub mod serial_delaunay;
 pub mod topology;
 
 pub use cavity_device::layout::Kind;

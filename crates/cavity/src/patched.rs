@@ -151,6 +151,35 @@ impl PatchedMesh {
         Self::from_partition(mesh, &topo, &part, patch_size)
     }
 
+    /// Patches `mesh` along a given face partition (`face_patch[f]`, any
+    /// patch numbers; empty ones are dropped): the static layout of the
+    /// patches a dynamic run left, to time static queries on them (dynamic
+    /// paper, table 3).
+    ///
+    /// # Errors
+    /// As [`PatchedMesh::new`] when a patch exceeds the local limits.
+    pub fn with_partition(
+        mesh: &TriMesh,
+        face_patch: &[u32],
+        patch_size: u32,
+    ) -> Result<PatchedMesh, PatchError> {
+        let topo = Topology::new(mesh);
+        let mut renumber = std::collections::HashMap::new();
+        let face_patch: Vec<u32> = face_patch
+            .iter()
+            .map(|&p| {
+                let n = renumber.len() as u32;
+                *renumber.entry(p).or_insert(n)
+            })
+            .collect();
+        let part = Partition {
+            num_patches: (renumber.len() as u32).max(1),
+            face_patch,
+            iterations: 0,
+        };
+        Self::from_partition(mesh, &topo, &part, patch_size)
+    }
+
     fn from_partition(
         mesh: &TriMesh,
         topo: &Topology,

@@ -756,17 +756,19 @@ impl<'a, B: Block> FillIn<'a, B> {
         Some(l)
     }
 
-    /// Adds a vertex with attribute values `attrs` (position first);
-    /// returns its local index, or `None` past `MAX_NEW`.
+    /// Adds a vertex with attribute values `attrs` (position first; the
+    /// attributes not given are set to all-ones bits); returns its local
+    /// index, or `None` past `MAX_NEW`.
     pub fn add_vertex(&mut self, attrs: &[f32]) -> Option<u32> {
         let v = self.slot(Kind::Vertex)?;
         let copy = self.ctx.copy;
         let a = copy.cap.vertex_attrs;
-        for (i, &x) in attrs.iter().enumerate().take(a as usize) {
+        for i in 0..a {
+            let x = attrs.get(i as usize).map_or(u32::MAX, |x| x.to_bits());
             self.ctx
                 .mesh
                 .vertex_attrs
-                .store((copy.p * copy.cap.vertices + v) * a + i as u32, x.to_bits());
+                .store((copy.p * copy.cap.vertices + v) * a + i, x);
         }
         Some(v)
     }

@@ -1,0 +1,206 @@
+//! The Delaunay benchmark (`cavity bench delaunay`, dynamic paper section
+//! 6.2 and table 3): per mesh, edge flips until none is left on the GPU
+//! (wall-clock median of fresh runs after a warm-up run, the mesh already
+//! resident), on the CPU backend (all cores) and by a serial flipper over
+//! indexed faces ([`crate::serial_delaunay`]), all in one run; the rolled
+//! back fraction of scheduled patches (fig. 6); and a static query (VV)
+//! timed on the patches before and after the flips (the patch-quality
+//! cost of table 3).
+
+use crate::TriMesh;
+use crate::backend::Backend;
+use crate::backend::cuda::{CudaBackend, CudaRounds};
+use crate::delaunay::{FlipReport, flip_edges};
+use crate::dynamic::{CapacityFactors, DynamicMesh};
+use crate::patched::PatchedMesh;
+use crate::rounds::{CpuRounds, Rounds};
+use crate::serial_delaunay::flip_serial;
+use cavity_device::delaunay::Delaunay;
+use cavity_device::query::Query;
+
+use super::{attribute, median};
+
+/// One mesh of the benchmark.
+#[derive(Clone, Debug)]
+pub struct DelaunayRow {
+    /// Name of the mesh (and subdivision).
+    pub mesh: String,
+    /// Faces.
+    pub faces: usize,
+    /// Initial patches.
+    pub patches: u32,
+    /// Bytes of the dynamic layout per face (capacity included).
+    pub bytes_per_face: f64,
+    /// The GPU run (the last timed one) and the median seconds.
+    pub gpu: Option<(FlipReport, f64)>,
+    /// The CPU backend's run.
+    pub cpu: Option<FlipReport>,
+    /// Serial flips and seconds.
+    pub serial: (u64, f64),
+    /// VV neighbour-sum median on the patches before and after the flips
+    /// (GPU, ms).
+    pub vv_ms: Option<(f64, f64)>,
+}
+
+/// The benchmark's rows and devices.
+#[derive(Clone, Debug)]
+pub struct DelaunayBench {
+    /// GPU name, or a note that none was used.
+    pub device: String,
+    /// CPU backend description.
+    pub cpu: String,
+    /// One row per mesh.
+    pub rows: Vec<DelaunayRow>,
+}
+
+/// Settings of [`delaunay`].
+#[derive(Clone, Copy, Debug)]
+pub struct DelaunaySettings {
+    /// Faces per patch when patching.
+    pub patch_size: u32,
+    /// Capacity factors.
+    pub factors: CapacityFactors,
+    /// Timed GPU runs (median reported).
+    pub reps: usize,
+    /// Largest mesh the CPU backend runs (it takes minutes beyond).
+    pub cpu_max_faces: usize,
+}
+
+fn gpu_run(
+    gpu: &CudaBackend,
+    mesh: &DynamicMesh,
+) -> Result<(FlipReport, DynamicMesh), Box<dyn std::error::Error>> {
+    let mut copy = mesh.clone();
+    let report = {
+        let mut r = CudaRounds::new(gpu, &mut copy)?;
+        let report = flip_edges(&mut r, None)?;
+        Rounds::<Delaunay>::mesh(&mut r)?;
+        report
+    };
+    Ok((report, copy))
+}
+
+/// VV neighbour-sum median (ms) on `mesh` patched along `face_patch`.
+fn vv_ms(
+    gpu: &CudaBackend,
+    mesh: &TriMesh,
+    face_patch: &[u32],
+    patch_size: u32,
+    reps: usize,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let patched = PatchedMesh::with_partition(mesh, face_patch, patch_size)?;
+    let dm = gpu.upload_mesh(&patched)?;
+    let attr = gpu.upload(&attribute(patched.count(Query::VV.target())))?;
+    let mut out = gpu.upload(&vec![0f32; patched.count(Query::VV.source())])?;
+    Ok(median(gpu.time(3, reps, || {
+        gpu.neighbor_sum(&patched, &dm, Query::VV, &attr, &mut out)
+    })?))
+}
+
+/// Runs the benchmark on each `(name, mesh)`.
+pub fn delaunay(
+    meshes: &[(String, TriMesh)],
+    settings: DelaunaySettings,
+    backend: &Backend,
+    mut progress: impl FnMut(&str),
+) -> Result<DelaunayBench, Box<dyn std::error::Error>> {
+    let gpu = match backend {
+        Backend::Cuda(g) => Some(g.as_ref()),
+        Backend::Cpu(_) => None,
+    };
+    let mut rows = Vec::new();
+    for (name, mesh) in meshes {
+        progress(&format!("{name}: patching"));
+        let dynamic = DynamicMesh::new(mesh, settings.patch_size, settings.factors)?;
+        let (_, before_patches) = dynamic.export();
+        let mut row = DelaunayRow {
+            mesh: name.clone(),
+            faces: mesh.num_faces(),
+            patches: dynamic.num_patches,
+            bytes_per_face: dynamic.bytes_per_face(),
+            gpu: None,
+            cpu: None,
+            serial: (0, 0.0),
+            vv_ms: None,
+        };
+        if let Some(g) = gpu {
+            progress(&format!("{name}: GPU"));
+            gpu_run(g, &dynamic)?;
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..settings.reps.max(1) {
+                let (report, out) = gpu_run(g, &dynamic)?;
+                times.push(report.seconds);
+                last = Some((report, out));
+            }
+            let (report, out) = last.expect("one run");
+            let (flipped, after_patches) = out.export();
+            progress(&format!("{name}: VV before/after"));
+            let before = vv_ms(g, mesh, &before_patches, settings.patch_size, 20)?;
+            let after = vv_ms(g, &flipped, &after_patches, settings.patch_size, 20)?;
+            row.vv_ms = Some((before, after));
+            row.gpu = Some((report, median(times)));
+        }
+        if mesh.num_faces() <= settings.cpu_max_faces {
+            progress(&format!("{name}: CPU backend"));
+            let mut copy = dynamic.clone();
+            let mut r = CpuRounds::new(&mut copy, Delaunay);
+            row.cpu = Some(flip_edges(&mut r, None)?);
+        }
+        progress(&format!("{name}: serial"));
+        let mut serial = mesh.clone();
+        row.serial = flip_serial(&mut serial);
+        rows.push(row);
+    }
+    Ok(DelaunayBench {
+        device: gpu
+            .map(|g| g.name())
+            .unwrap_or_else(|| "no GPU used".into()),
+        cpu: crate::backend::cpu::CpuBackend::new().name(),
+        rows,
+    })
+}
+
+impl DelaunayBench {
+    /// The benchmark as a Markdown table with a header naming the devices.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "GPU: {}; CPU backend: {}\n\n\
+             | mesh | faces | patches | B/face | flips GPU | GPU s | flips CPU | CPU backend s | GPU vs CPU | flips serial | serial s | GPU vs serial | rolled back | rounds | VV before ms | VV after ms |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            self.device, self.cpu
+        );
+        let opt = |x: Option<f64>, prec: usize| x.map_or("-".into(), |v| format!("{v:.prec$}"));
+        for r in &self.rows {
+            let gpu_s = r.gpu.as_ref().map(|g| g.1);
+            let cpu_s = r.cpu.as_ref().map(|c| c.seconds);
+            s += &format!(
+                "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} |\n",
+                r.mesh,
+                r.faces,
+                r.patches,
+                r.bytes_per_face,
+                r.gpu.as_ref().map_or("-".into(), |g| g.0.flips.to_string()),
+                opt(gpu_s, 3),
+                r.cpu.as_ref().map_or("-".into(), |c| c.flips.to_string()),
+                opt(cpu_s, 3),
+                gpu_s
+                    .zip(cpu_s)
+                    .map_or("-".into(), |(g, c)| format!("{:.1}x", c / g)),
+                r.serial.0,
+                r.serial.1,
+                gpu_s.map_or("-".into(), |g| format!("{:.1}x", r.serial.1 / g)),
+                r.gpu.as_ref().map_or("-".into(), |g| format!(
+                    "{:.1} %",
+                    100.0 * g.0.rollback_fraction()
+                )),
+                r.gpu
+                    .as_ref()
+                    .map_or("-".into(), |g| g.0.rounds.to_string()),
+                opt(r.vv_ms.map(|v| v.0), 3),
+                opt(r.vv_ms.map(|v| v.1), 3),
+            );
+        }
+        s
+    }
+}
