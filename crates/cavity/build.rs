@@ -28,7 +28,8 @@ fn main() {
 /// CUDA's `__launch_bounds__`, which Rust cannot express): each kernel of
 /// query `q` (named `..._vv`, `..._ef`, ...; `vertex_normals` runs FV) gets
 /// at most `q.launch_bounds().0` threads per block and at least `.1`
-/// resident blocks per SM, which caps ptxas's register allocation.
+/// resident blocks per SM, which caps ptxas's register allocation; the
+/// dynamic kernels (`dynamic_*`) get 256 threads and two blocks.
 fn launch_bounds(ptx: &str) -> String {
     let mut out = String::with_capacity(ptx.len() + 4096);
     let mut bounds = None;
@@ -37,6 +38,11 @@ fn launch_bounds(ptx: &str) -> String {
             let name = rest.split('(').next().unwrap_or("");
             bounds = if name == "vertex_normals" {
                 Some(Query::FV.launch_bounds())
+            } else if name.starts_with("dynamic_") {
+                // 256 threads, two blocks per SM: caps registers at 128 so
+                // that two blocks of the update kernel (about 100 KB of
+                // shared memory each) share an SM.
+                Some((256, 2))
             } else if name.starts_with("query_") {
                 Query::ALL
                     .into_iter()

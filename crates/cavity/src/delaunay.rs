@@ -1,5 +1,7 @@
 //! Delaunay edge flips on the dynamic mesh (dynamic paper, section 6.2):
-//! sweeps of update rounds ([`crate::rounds`]) until a sweep flips nothing.
+//! sweeps of update rounds ([`crate::rounds`]) until a sweep flips nothing;
+//! a sweep after the first visits only the patches that changed in the
+//! previous one.
 
 use std::time::Instant;
 
@@ -50,7 +52,11 @@ pub fn flip_edges<R: Rounds<Delaunay>>(
     let start = Instant::now();
     let mut report = FlipReport::default();
     for sweep in 0..MAX_SWEEPS {
-        runner.refill()?;
+        // Only a patch's own commits change its edges' criterion (a flip's
+        // closure, with the four edges around it, is owned by the patch
+        // that flips): after the first sweep, only patches that committed
+        // or declined a flip are visited again.
+        runner.refill(sweep > 0)?;
         let mut rounds = 0;
         let mut queued = runner.status()?.queued;
         let status = loop {

@@ -74,8 +74,9 @@ impl Status {
 
 /// A backend running update rounds of application `A` on a dynamic mesh.
 pub trait Rounds<A: CavityApp> {
-    /// Enqueues every patch and clears the counters.
-    fn refill(&mut self) -> Result<(), RunError>;
+    /// Enqueues every patch (`changed_only`: every patch flagged
+    /// `CHANGED` in the last sweep), clears those flags and the counters.
+    fn refill(&mut self, changed_only: bool) -> Result<(), RunError>;
     /// One update round with `blocks` blocks, then the cleanup kernels.
     fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError>;
     /// The scheduler's state.
@@ -86,16 +87,23 @@ pub trait Rounds<A: CavityApp> {
     fn device(&self) -> String;
 }
 
-/// Enqueues patches `0..num_patches` in the host arrays and clears the
-/// counters.
-pub fn refill_host(mesh: &mut DynamicMesh) {
-    let n = mesh.num_patches;
-    for (i, q) in mesh.queue.iter_mut().enumerate() {
-        *q = if (i as u32) < n { i as u32 } else { NO_PATCH };
+/// Enqueues patches in the host arrays: all of them, or with
+/// `changed_only` those flagged `CHANGED` (the flags are cleared); clears
+/// the counters.
+pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
+    let n = mesh.num_patches as usize;
+    let mut queued = 0;
+    mesh.queue.fill(NO_PATCH);
+    for p in 0..n {
+        if !changed_only || mesh.flags[p] & flag::CHANGED != 0 {
+            mesh.queue[queued] = p as u32;
+            queued += 1;
+        }
+        mesh.flags[p] &= !flag::CHANGED;
     }
-    mesh.queue_state[scheduler::COUNT as usize] = n;
+    mesh.queue_state[scheduler::COUNT as usize] = queued as u32;
     mesh.queue_state[1] = 0;
-    mesh.queue_state[2] = n;
+    mesh.queue_state[2] = queued as u32;
     mesh.stats.fill(0);
 }
 
@@ -131,8 +139,8 @@ impl<'a, A> CpuRounds<'a, A> {
 }
 
 impl<A: CavityApp + Sync> Rounds<A> for CpuRounds<'_, A> {
-    fn refill(&mut self) -> Result<(), RunError> {
-        refill_host(self.mesh);
+    fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
+        refill_host(self.mesh, changed_only);
         Ok(())
     }
 

@@ -8,7 +8,8 @@
 //! 2. [`compact`]: ribbon copies a patch no longer needs (not incident to
 //!    what it owns) are dropped, the ribbon tables rebuilt, the patch stash
 //!    compacted, the high-water marks lowered and the round's `DIRTY` flag
-//!    cleared. Slots freed here are reused from the next round on: nothing
+//!    cleared; patches that did not change and whose ribbon the calibration
+//!    left alone are skipped. Slots freed here are reused from the next round on: nothing
 //!    names them any more.
 
 use crate::block::{Block, Shared, SharedArena};
@@ -58,6 +59,9 @@ pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
                     }
                 }
             };
+            if !live || (q, lq) != (q0, l0) {
+                mesh.flags.fetch_or(p, flag::TOUCHED);
+            }
             if !live {
                 mesh.set_bit(p, kind, true, l, false);
             } else if (q, lq) != (q0, l0) {
@@ -120,6 +124,11 @@ fn marked(w: Shared<u32>, i: u32) -> bool {
 #[inline(always)]
 pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
     let cap = mesh.cap;
+    // Patches that neither changed nor had their ribbon touched are as the
+    // last compaction left them.
+    if mesh.flags.load(p) & (flag::DIRTY | flag::TOUCHED) == 0 {
+        return;
+    }
     let w = compact_windows(arena, &cap, block.block_dim());
     arena.check();
     let mut copy = w.copy;
@@ -249,6 +258,6 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
     block.sync();
     copy.store(block, mesh);
     if block.thread_idx() == 0 {
-        mesh.flags.fetch_and(p, !flag::DIRTY);
+        mesh.flags.fetch_and(p, !(flag::DIRTY | flag::TOUCHED));
     }
 }

@@ -41,6 +41,13 @@ pub mod flag {
     pub const DIRTY: u32 = 1;
     /// The patch ran out of capacity in this round and should be sliced.
     pub const SLICE: u32 = 2;
+    /// The calibration changed the patch's ribbon (an entry re-pointed or
+    /// a copy of a deleted element dropped): the compaction must visit it.
+    pub const TOUCHED: u32 = 4;
+    /// The patch committed, or a fill-in declined, in this sweep: its
+    /// owned elements may have new candidates (kept across rounds; the
+    /// host clears it when it enqueues the next sweep).
+    pub const CHANGED: u32 = 8;
 }
 
 /// Global counters in [`RawDynamicMesh::stats`].

@@ -113,6 +113,7 @@ pub fn update<B: Block, A: CavityApp>(
     let mut changed = false;
     let mut failed = false;
     let mut lost = 0;
+    let mut any_declined = false;
     for _ in 0..MAX_PASSES {
         cavity::build_edge_faces(block, &copy, &work);
         cavity::build_vertex_edges(block, &copy, &work);
@@ -157,6 +158,7 @@ pub fn update<B: Block, A: CavityApp>(
         block.sync();
         lost = work.scratch.get(0);
         let declined = work.scratch.get(1);
+        any_declined |= declined > 0;
         let progress = work.ctl.get(CTL_FILLED) > before || declined > 0;
         block.sync();
         if lost == 0 || !progress || failed || work.ctl.get(CTL_NO_ROOM) != 0 {
@@ -174,7 +176,9 @@ pub fn update<B: Block, A: CavityApp>(
         mesh.add_stat(stat::LOST, lost);
         let p = copy.p;
         if commit {
-            mesh.flags.fetch_or(p, flag::DIRTY);
+            mesh.flags.fetch_or(p, flag::DIRTY | flag::CHANGED);
+        } else if any_declined {
+            mesh.flags.fetch_or(p, flag::CHANGED);
         }
         // Out of room with nothing done: the cleanup will not help, the
         // patch must be sliced (or the capacity raised).

@@ -491,6 +491,7 @@ pub struct CudaRounds<'a> {
     update: (CudaFunction, u32),
     calibrate: CudaFunction,
     compact: (CudaFunction, u32),
+    kernel_ms: [f64; 3],
 }
 
 impl<'a> CudaRounds<'a> {
@@ -544,6 +545,13 @@ impl<'a> CudaRounds<'a> {
                 smem as i32,
             )
             .map_err(driver("raising the kernel's shared-memory limit"))?;
+            // All of the SM's unified memory as shared memory, so that two
+            // blocks of ~100 KB fit (the launch bounds ask for two).
+            f.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                100,
+            )
+            .map_err(driver("setting the kernel's shared-memory carveout"))?;
             Ok((f, smem as u32))
         };
         let update = with_smem(
@@ -563,7 +571,14 @@ impl<'a> CudaRounds<'a> {
             update,
             calibrate,
             compact,
+            kernel_ms: [0.0; 3],
         })
+    }
+
+    /// GPU milliseconds spent so far in the update kernel, the calibration
+    /// and the compaction (CUDA events around each launch).
+    pub fn kernel_ms(&self) -> [f64; 3] {
+        self.kernel_ms
     }
 
     fn launch(
@@ -614,10 +629,15 @@ impl<'a> CudaRounds<'a> {
 }
 
 impl Rounds<Delaunay> for CudaRounds<'_> {
-    fn refill(&mut self) -> Result<(), RunError> {
-        refill_host(self.mesh);
+    fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
         let s = &self.gpu.stream;
         let e = driver("filling the queue");
+        s.memcpy_dtoh(&self.bufs.flags, &mut self.mesh.flags[..])
+            .map_err(e)?;
+        s.synchronize().map_err(e)?;
+        refill_host(self.mesh, changed_only);
+        s.memcpy_htod(&self.mesh.flags[..], &mut self.bufs.flags)
+            .map_err(e)?;
         s.memcpy_htod(&self.mesh.queue[..], &mut self.bufs.queue)
             .map_err(e)?;
         s.memcpy_htod(&self.mesh.queue_state[..], &mut self.bufs.queue_state)
@@ -629,9 +649,19 @@ impl Rounds<Delaunay> for CudaRounds<'_> {
 
     fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError> {
         let n = self.mesh.num_patches;
+        let s = &self.gpu.stream;
+        let e = driver("timing a dynamic kernel");
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let t0 = s.record_event(flags).map_err(e)?;
         self.launch(&self.update.0, blocks, self.update.1, Some(salt))?;
+        let t1 = s.record_event(flags).map_err(e)?;
         self.launch(&self.calibrate, n, 0, None)?;
+        let t2 = s.record_event(flags).map_err(e)?;
         self.launch(&self.compact.0, n, self.compact.1, None)?;
+        let t3 = s.record_event(flags).map_err(e)?;
+        for (i, (a, b)) in [(&t0, &t1), (&t1, &t2), (&t2, &t3)].into_iter().enumerate() {
+            self.kernel_ms[i] += a.elapsed_ms(b).map_err(e)? as f64;
+        }
         Ok(())
     }
 

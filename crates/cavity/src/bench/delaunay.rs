@@ -33,6 +33,9 @@ pub struct DelaunayRow {
     pub bytes_per_face: f64,
     /// The GPU run (the last timed one) and the median seconds.
     pub gpu: Option<(FlipReport, f64)>,
+    /// GPU milliseconds of the last run in the update kernel, the
+    /// calibration and the compaction.
+    pub kernel_ms: Option<[f64; 3]>,
     /// The CPU backend's run.
     pub cpu: Option<FlipReport>,
     /// Serial flips and seconds.
@@ -66,18 +69,19 @@ pub struct DelaunaySettings {
     pub cpu_max_faces: usize,
 }
 
-fn gpu_run(
-    gpu: &CudaBackend,
-    mesh: &DynamicMesh,
-) -> Result<(FlipReport, DynamicMesh), Box<dyn std::error::Error>> {
+/// A GPU run on a copy of `mesh`: the report, the kernel split and the
+/// flipped mesh.
+type GpuRun = (FlipReport, [f64; 3], DynamicMesh);
+
+fn gpu_run(gpu: &CudaBackend, mesh: &DynamicMesh) -> Result<GpuRun, Box<dyn std::error::Error>> {
     let mut copy = mesh.clone();
-    let report = {
+    let (report, ms) = {
         let mut r = CudaRounds::new(gpu, &mut copy)?;
         let report = flip_edges(&mut r, None)?;
         Rounds::<Delaunay>::mesh(&mut r)?;
-        report
+        (report, r.kernel_ms())
     };
-    Ok((report, copy))
+    Ok((report, ms, copy))
 }
 
 /// VV neighbour-sum median (ms) on `mesh` patched along `face_patch`.
@@ -119,6 +123,7 @@ pub fn delaunay(
             patches: dynamic.num_patches,
             bytes_per_face: dynamic.bytes_per_face(),
             gpu: None,
+            kernel_ms: None,
             cpu: None,
             serial: (0, 0.0),
             vv_ms: None,
@@ -129,11 +134,12 @@ pub fn delaunay(
             let mut times = Vec::new();
             let mut last = None;
             for _ in 0..settings.reps.max(1) {
-                let (report, out) = gpu_run(g, &dynamic)?;
+                let (report, ms, out) = gpu_run(g, &dynamic)?;
                 times.push(report.seconds);
-                last = Some((report, out));
+                last = Some((report, ms, out));
             }
-            let (report, out) = last.expect("one run");
+            let (report, ms, out) = last.expect("one run");
+            row.kernel_ms = Some(ms);
             let (flipped, after_patches) = out.export();
             progress(&format!("{name}: VV before/after"));
             let before = vv_ms(g, mesh, &before_patches, settings.patch_size, 20)?;
@@ -166,8 +172,8 @@ impl DelaunayBench {
     pub fn table(&self) -> String {
         let mut s = format!(
             "GPU: {}; CPU backend: {}\n\n\
-             | mesh | faces | patches | B/face | flips GPU | GPU s | flips CPU | CPU backend s | GPU vs CPU | flips serial | serial s | GPU vs serial | rolled back | rounds | VV before ms | VV after ms |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+             | mesh | faces | patches | B/face | flips GPU | GPU s | flips CPU | CPU backend s | GPU vs CPU | flips serial | serial s | GPU vs serial | rolled back | rounds | update / calibrate / compact ms | VV before ms | VV after ms |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
             self.device, self.cpu
         );
         let opt = |x: Option<f64>, prec: usize| x.map_or("-".into(), |v| format!("{v:.prec$}"));
@@ -175,7 +181,7 @@ impl DelaunayBench {
             let gpu_s = r.gpu.as_ref().map(|g| g.1);
             let cpu_s = r.cpu.as_ref().map(|c| c.seconds);
             s += &format!(
-                "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {} |\n",
                 r.mesh,
                 r.faces,
                 r.patches,
@@ -197,6 +203,10 @@ impl DelaunayBench {
                 r.gpu
                     .as_ref()
                     .map_or("-".into(), |g| g.0.rounds.to_string()),
+                r.kernel_ms.map_or("-".into(), |k| format!(
+                    "{:.0} / {:.0} / {:.0}",
+                    k[0], k[1], k[2]
+                )),
                 opt(r.vv_ms.map(|v| v.0), 3),
                 opt(r.vv_ms.map(|v| v.1), 3),
             );
