@@ -806,28 +806,37 @@ impl DynamicMesh {
         (ex.mesh, ex.face_patch)
     }
 
-    /// The mesh with the input's vertex numbering: input vertex `i` is
-    /// vertex `i` (vertices a fill-in added follow, in patch order); faces
-    /// in patch order.
+    /// The mesh in the input's vertex order: the input vertices that remain,
+    /// in input order (all of them, with their indices, when nothing was
+    /// deleted), then the vertices fill-ins added, in patch order; faces in
+    /// patch order.
     pub fn to_mesh(&self) -> TriMesh {
         let ex = self.collect(&Tables::new(self));
-        let n = self.input_vertices as usize;
-        let mut order = vec![u32::MAX; ex.vertex_ids.len()];
-        let mut positions = vec![[0.0f32; 3]; n];
-        for (i, &(p, v)) in ex.vertex_ids.iter().enumerate() {
+        let input_of = |i: usize| {
+            let (p, v) = ex.vertex_ids[i];
             let at = (p * self.cap.vertices + v) * self.cap.vertex_attrs + INPUT_INDEX_ATTR;
-            let input = self.vertex_attrs[at as usize];
-            if (input as usize) < n {
-                order[i] = input;
-                positions[input as usize] = ex.mesh.positions[i];
+            self.vertex_attrs[at as usize]
+        };
+        let mut kept: Vec<(u32, u32)> = (0..ex.vertex_ids.len())
+            .map(|i| (input_of(i), i as u32))
+            .collect();
+        // Input vertices first by input index; added ones (NEW_VERTEX) after,
+        // in export order.
+        kept.sort_by_key(|&(input, i)| {
+            if input < self.input_vertices {
+                (0, input)
+            } else {
+                (1, i)
             }
+        });
+        let mut order = vec![0u32; kept.len()];
+        for (new, &(_, i)) in kept.iter().enumerate() {
+            order[i as usize] = new as u32;
         }
-        for (i, o) in order.iter_mut().enumerate() {
-            if *o == u32::MAX {
-                *o = positions.len() as u32;
-                positions.push(ex.mesh.positions[i]);
-            }
-        }
+        let positions = kept
+            .iter()
+            .map(|&(_, i)| ex.mesh.positions[i as usize])
+            .collect();
         let faces = ex
             .mesh
             .faces

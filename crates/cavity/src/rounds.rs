@@ -5,6 +5,8 @@
 //! way of doing that on a [`DynamicMesh`]: [`CpuRounds`] runs the kernels on
 //! the host arrays, `backend::cuda::CudaRounds` on device copies.
 
+use std::time::Instant;
+
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{NO_PATCH, flag, stat};
 use cavity_device::dynamic::scheduler;
@@ -15,6 +17,86 @@ use crate::dynamic::DynamicMesh;
 
 /// Most update rounds per sweep before the run is declared stuck.
 pub const MAX_ROUNDS: u32 = 10_000;
+/// Most sweeps.
+pub const MAX_SWEEPS: u32 = 1_000;
+
+/// What a run of sweeps did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunReport {
+    /// Cavities filled in (operations done).
+    pub flips: u64,
+    /// Sweeps (the last one filled nothing).
+    pub sweeps: u32,
+    /// Update rounds (launches of the update kernel).
+    pub rounds: u32,
+    /// Patches dequeued by blocks.
+    pub scheduled: u64,
+    /// Dequeued patches given back without a commit (fig. 6's rolled-back
+    /// work).
+    pub rolled_back: u64,
+    /// Cavities that lost a conflict or could not own their closure
+    /// (retried).
+    pub lost: u64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+}
+
+impl RunReport {
+    /// Rolled-back patches over scheduled patches.
+    pub fn rollback_fraction(&self) -> f64 {
+        self.rolled_back as f64 / self.scheduled.max(1) as f64
+    }
+}
+
+/// Runs sweeps of `runner`'s application until a sweep fills no cavity.
+/// With `changed_only`, a sweep after the first visits only the patches
+/// that changed in the previous one (right when an application's
+/// candidates change only through their patch's own commits, as the
+/// Delaunay flips'). `after_round` sees the mesh after every round's
+/// cleanup when given (on the GPU that copies the mesh back every round).
+pub fn sweeps<A: CavityApp, R: Rounds<A>>(
+    runner: &mut R,
+    changed_only: bool,
+    mut after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
+) -> Result<RunReport, RunError> {
+    let start = Instant::now();
+    let mut report = RunReport::default();
+    for sweep in 0..MAX_SWEEPS {
+        runner.refill(changed_only && sweep > 0)?;
+        let mut rounds = 0;
+        let mut queued = runner.status()?.queued;
+        let status = loop {
+            if rounds == MAX_ROUNDS {
+                return Err(RunError::Stuck(rounds));
+            }
+            runner.round(queued, (sweep << 16) ^ rounds)?;
+            rounds += 1;
+            let status = runner.status()?;
+            if let Some(e) = status.error() {
+                return Err(e);
+            }
+            if let Some(f) = after_round.as_mut() {
+                f(runner.mesh()?);
+            }
+            queued = status.queued;
+            if queued == 0 {
+                break status;
+            }
+        };
+        let filled = status.stats[stat::FILLED as usize] as u64;
+        report.flips += filled;
+        report.sweeps += 1;
+        report.rounds += rounds;
+        report.scheduled += status.stats[stat::SCHEDULED as usize] as u64;
+        report.rolled_back += status.stats[stat::ROLLED_BACK as usize] as u64;
+        report.lost += status.stats[stat::LOST as usize] as u64;
+        if filled == 0 {
+            break;
+        }
+    }
+    report.seconds = start.elapsed().as_secs_f64();
+    Ok(report)
+}
 
 /// Errors of the dynamic runs.
 #[derive(Debug, thiserror::Error)]

@@ -77,7 +77,8 @@ impl Template {
 pub trait CavityApp {
     /// The template of every cavity.
     const TEMPLATE: Template;
-    /// Most vertices, edges and faces one fill-in adds.
+    /// Most vertices, edges and faces one fill-in adds (at most
+    /// [`MAX_TAKEN`] in all).
     const MAX_NEW: [u32; 3];
     /// Whether owned, active seed `seed` (a local index of the template's
     /// seed kind) gets a cavity. Reads the patch through `ctx`.
@@ -694,10 +695,16 @@ pub struct FillIn<'a, B: Block> {
     faces: (u32, u32),
     boundary: (u32, u32),
     closed: bool,
-    base: [u32; 3],
     used: [u32; 3],
     limit: [u32; 3],
+    taken: [u32; MAX_TAKEN],
+    n_taken: usize,
+    no_room: bool,
 }
+
+/// Most elements one fill-in may add in all (the sum of
+/// [`CavityApp::MAX_NEW`]).
+pub const MAX_TAKEN: usize = 96;
 
 impl<'a, B: Block> FillIn<'a, B> {
     /// The cavity's index in the patch.
@@ -743,13 +750,23 @@ impl<'a, B: Block> FillIn<'a, B> {
         (self.faces.0..self.faces.1).map(|i| self.ctx.work.faces.get(i) as u32)
     }
 
+    /// Takes a free slot of `kind` for a new element (on demand, so that a
+    /// fill-in uses only the room it needs); `None` past `MAX_NEW` or when
+    /// the patch is full.
     fn slot(&mut self, kind: Kind) -> Option<u32> {
         let k = kind as usize;
-        if self.used[k] >= self.limit[k] {
+        if self.used[k] >= self.limit[k] || self.n_taken == MAX_TAKEN {
             return None;
         }
-        let l = self.ctx.work.free[k].get(self.base[k] + self.used[k]) as u32;
+        let work = self.ctx.work;
+        let Some(at) = take_slot(self.ctx.block, work, kind, 1) else {
+            self.no_room = true;
+            return None;
+        };
+        let l = work.free[k].get(at) as u32;
         self.used[k] += 1;
+        self.taken[self.n_taken] = (k as u32) << 16 | l;
+        self.n_taken += 1;
         let copy = self.ctx.copy;
         copy.set_bit(self.ctx.block, kind, true, l, true);
         copy.set_bit(self.ctx.block, kind, false, l, true);
@@ -803,21 +820,19 @@ impl<'a, B: Block> FillIn<'a, B> {
     }
 
     fn discard(&self) {
-        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
-            let k = kind as usize;
-            for i in 0..self.used[k] {
-                let l = self.ctx.work.free[k].get(self.base[k] + i) as u32;
-                self.ctx.copy.set_bit(self.ctx.block, kind, true, l, false);
-                self.ctx.copy.set_bit(self.ctx.block, kind, false, l, false);
-            }
+        for &t in &self.taken[..self.n_taken] {
+            let kind = [Kind::Vertex, Kind::Edge, Kind::Face][(t >> 16) as usize];
+            let l = t & 0xffff;
+            self.ctx.copy.set_bit(self.ctx.block, kind, true, l, false);
+            self.ctx.copy.set_bit(self.ctx.block, kind, false, l, false);
         }
     }
 }
 
 /// Fills in every cavity in the independent set: groups the faces by
-/// cavity, orders each boundary into a loop, reserves the new elements'
-/// slots, calls `app.fill` and, when it accepts, deletes the cavity's
-/// elements. Returns after a barrier.
+/// cavity, orders each boundary into a loop, calls `app.fill` (new
+/// elements take free slots on demand) and, when it accepts, deletes the
+/// cavity's elements. Returns after a barrier.
 #[inline(always)]
 pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
     let copy = ctx.copy;
@@ -867,26 +882,17 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
             }
         }
         let closed = order_loop(copy, work.boundary, b0, nb);
-        let mut base = [0u32; 3];
-        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
-            let k = kind as usize;
-            match take_slot(block, work, kind, A::MAX_NEW[k]) {
-                Some(at) => base[k] = at,
-                None => {
-                    work.state.set(c, state::NO_ROOM);
-                    return;
-                }
-            }
-        }
         let mut fill = FillIn {
             ctx,
             cavity: c,
             faces: (start, end),
             boundary: (b0, b0 + nb),
             closed,
-            base,
             used: [0; 3],
             limit: A::MAX_NEW,
+            taken: [0; MAX_TAKEN],
+            n_taken: 0,
+            no_room: false,
         };
         if app.fill(&mut fill) {
             for i in start..end {
@@ -909,6 +915,9 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
             }
             work.state.set(c, state::FILLED);
             block.shared_fetch_add(work.ctl, CTL_FILLED, 1);
+        } else if fill.no_room {
+            fill.discard();
+            work.state.set(c, state::NO_ROOM);
         } else {
             fill.discard();
             work.state.set(c, state::DECLINED);
