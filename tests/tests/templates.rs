@@ -125,6 +125,9 @@ struct CollapseShort {
 impl CavityApp for CollapseShort {
     const TEMPLATE: Template = Template::EdgeStar;
     const MAX_NEW: [u32; 3] = [1, 32, 32];
+    fn max_new(&self, boundary: u32) -> [u32; 3] {
+        [1, boundary, boundary]
+    }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         ctx.edge_faces(e).0 == 2 && length(ctx, e) < self.min
     }
@@ -146,6 +149,9 @@ struct DeleteVertices;
 impl CavityApp for DeleteVertices {
     const TEMPLATE: Template = Template::VertexStar;
     const MAX_NEW: [u32; 3] = [0, 16, 16];
+    fn max_new(&self, boundary: u32) -> [u32; 3] {
+        [0, boundary.saturating_sub(3), boundary.saturating_sub(2)]
+    }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, v: u32) -> bool {
         let p = ctx.position(v);
         (p[0].round() as i32).rem_euclid(3) == 0 && (p[1].round() as i32).rem_euclid(3) == 0

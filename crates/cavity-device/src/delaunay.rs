@@ -47,10 +47,13 @@ impl CavityApp for Delaunay {
         // Cheap rejections of flips the fill-in would decline (its check of
         // the new edge is exact once the patch owns `c` and `d`; a ribbon
         // copy seen here is current as of the last cleanup).
-        if c == d
-            || ctx.traverses_forward(f0, e) == ctx.traverses_forward(f1, e)
-            || ctx.has_edge(c, d)
-        {
+        if c == d || ctx.traverses_forward(f0, e) == ctx.traverses_forward(f1, e) {
+            return false;
+        }
+        if ctx.has_edge(c, d) {
+            // The edge seen may be a ribbon copy that its owner has flipped
+            // away since the last cleanup: look again next sweep.
+            ctx.defer();
             return false;
         }
         let (pa, pb) = (ctx.position(a), ctx.position(b));

@@ -77,9 +77,15 @@ impl Template {
 pub trait CavityApp {
     /// The template of every cavity.
     const TEMPLATE: Template;
-    /// Most vertices, edges and faces one fill-in adds (at most
-    /// [`MAX_TAKEN`] in all).
+    /// Most vertices, edges and faces one fill-in adds.
     const MAX_NEW: [u32; 3];
+    /// Most vertices, edges and faces the fill-in of a cavity with
+    /// `boundary` boundary half-edges adds (reserved before the fill-in;
+    /// at most [`CavityApp::MAX_NEW`]). Defaults to `MAX_NEW`.
+    fn max_new(&self, boundary: u32) -> [u32; 3] {
+        let _ = boundary;
+        Self::MAX_NEW
+    }
     /// Whether owned, active seed `seed` (a local index of the template's
     /// seed kind) gets a cavity. Reads the patch through `ctx`.
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32) -> bool;
@@ -156,6 +162,9 @@ pub const CTL_FATAL: u32 = 13;
 pub const CTL_NEED: u32 = 14;
 /// `ctl` entries 16..18: patch-stash bits of neighbours locked.
 pub const CTL_LOCKED: u32 = 16;
+/// `ctl` entry: a predicate deferred a seed on a view that may be stale
+/// (see [`Ctx::defer`]).
+pub const CTL_DEFERRED: u32 = 18;
 /// Entries of `ctl`.
 pub const CTL_LEN: u32 = 20;
 
@@ -272,6 +281,14 @@ impl<B: Block> Ctx<'_, B> {
         } else {
             v[2]
         }
+    }
+
+    /// Records that a predicate turned a seed down on information that
+    /// another patch may change (a ribbon copy): the patch is visited again
+    /// in the next sweep even when it changes nothing now.
+    #[inline(always)]
+    pub fn defer(&self) {
+        self.block.shared_fetch_or(self.work.ctl, CTL_DEFERRED, 1);
     }
 
     /// Whether face `f` traverses its edge `e` in `e`'s EV order.
@@ -695,16 +712,10 @@ pub struct FillIn<'a, B: Block> {
     faces: (u32, u32),
     boundary: (u32, u32),
     closed: bool,
+    base: [u32; 3],
     used: [u32; 3],
     limit: [u32; 3],
-    taken: [u32; MAX_TAKEN],
-    n_taken: usize,
-    no_room: bool,
 }
-
-/// Most elements one fill-in may add in all (the sum of
-/// [`CavityApp::MAX_NEW`]).
-pub const MAX_TAKEN: usize = 96;
 
 impl<'a, B: Block> FillIn<'a, B> {
     /// The cavity's index in the patch.
@@ -750,23 +761,14 @@ impl<'a, B: Block> FillIn<'a, B> {
         (self.faces.0..self.faces.1).map(|i| self.ctx.work.faces.get(i) as u32)
     }
 
-    /// Takes a free slot of `kind` for a new element (on demand, so that a
-    /// fill-in uses only the room it needs); `None` past `MAX_NEW` or when
-    /// the patch is full.
+    /// The next reserved slot of `kind`; `None` past the reservation.
     fn slot(&mut self, kind: Kind) -> Option<u32> {
         let k = kind as usize;
-        if self.used[k] >= self.limit[k] || self.n_taken == MAX_TAKEN {
+        if self.used[k] >= self.limit[k] {
             return None;
         }
-        let work = self.ctx.work;
-        let Some(at) = take_slot(self.ctx.block, work, kind, 1) else {
-            self.no_room = true;
-            return None;
-        };
-        let l = work.free[k].get(at) as u32;
+        let l = self.ctx.work.free[k].get(self.base[k] + self.used[k]) as u32;
         self.used[k] += 1;
-        self.taken[self.n_taken] = (k as u32) << 16 | l;
-        self.n_taken += 1;
         let copy = self.ctx.copy;
         copy.set_bit(self.ctx.block, kind, true, l, true);
         copy.set_bit(self.ctx.block, kind, false, l, true);
@@ -820,19 +822,21 @@ impl<'a, B: Block> FillIn<'a, B> {
     }
 
     fn discard(&self) {
-        for &t in &self.taken[..self.n_taken] {
-            let kind = [Kind::Vertex, Kind::Edge, Kind::Face][(t >> 16) as usize];
-            let l = t & 0xffff;
-            self.ctx.copy.set_bit(self.ctx.block, kind, true, l, false);
-            self.ctx.copy.set_bit(self.ctx.block, kind, false, l, false);
+        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+            let k = kind as usize;
+            for i in 0..self.used[k] {
+                let l = self.ctx.work.free[k].get(self.base[k] + i) as u32;
+                self.ctx.copy.set_bit(self.ctx.block, kind, true, l, false);
+                self.ctx.copy.set_bit(self.ctx.block, kind, false, l, false);
+            }
         }
     }
 }
 
 /// Fills in every cavity in the independent set: groups the faces by
-/// cavity, orders each boundary into a loop, calls `app.fill` (new
-/// elements take free slots on demand) and, when it accepts, deletes the
-/// cavity's elements. Returns after a barrier.
+/// cavity, orders each boundary into a loop, reserves the new elements'
+/// slots ([`CavityApp::max_new`]), calls `app.fill` and, when it accepts,
+/// deletes the cavity's elements. Returns after a barrier.
 #[inline(always)]
 pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
     let copy = ctx.copy;
@@ -882,17 +886,27 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
             }
         }
         let closed = order_loop(copy, work.boundary, b0, nb);
+        let want = app.max_new(nb);
+        let mut base = [0u32; 3];
+        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+            let k = kind as usize;
+            match take_slot(block, work, kind, want[k].min(A::MAX_NEW[k])) {
+                Some(at) => base[k] = at,
+                None => {
+                    work.state.set(c, state::NO_ROOM);
+                    return;
+                }
+            }
+        }
         let mut fill = FillIn {
             ctx,
             cavity: c,
             faces: (start, end),
             boundary: (b0, b0 + nb),
             closed,
+            base,
             used: [0; 3],
-            limit: A::MAX_NEW,
-            taken: [0; MAX_TAKEN],
-            n_taken: 0,
-            no_room: false,
+            limit: [0, 1, 2].map(|k| want[k].min(A::MAX_NEW[k])),
         };
         if app.fill(&mut fill) {
             for i in start..end {
@@ -915,9 +929,6 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
             }
             work.state.set(c, state::FILLED);
             block.shared_fetch_add(work.ctl, CTL_FILLED, 1);
-        } else if fill.no_room {
-            fill.discard();
-            work.state.set(c, state::NO_ROOM);
         } else {
             fill.discard();
             work.state.set(c, state::DECLINED);

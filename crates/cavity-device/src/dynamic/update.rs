@@ -9,8 +9,8 @@
 use crate::block::{Block, SharedArena};
 
 use super::cavity::{
-    self, CTL_CHANGED, CTL_FATAL, CTL_FILLED, CTL_NO_ROOM, CTL_OK, CTL_PATCH, CavityApp, Ctx, NONE,
-    Work,
+    self, CTL_CHANGED, CTL_DEFERRED, CTL_FATAL, CTL_FILLED, CTL_NO_ROOM, CTL_OK, CTL_PATCH,
+    CavityApp, Ctx, NONE, Work,
 };
 use super::global::fence;
 use super::layout::{Capacity, flag, stat};
@@ -84,7 +84,13 @@ pub fn update<B: Block, A: CavityApp>(
             }
         }
         work.ctl.set(CTL_OK, ok as u32);
-        for i in [CTL_CHANGED, CTL_FILLED, CTL_NO_ROOM, CTL_FATAL] {
+        for i in [
+            CTL_CHANGED,
+            CTL_FILLED,
+            CTL_NO_ROOM,
+            CTL_FATAL,
+            CTL_DEFERRED,
+        ] {
             work.ctl.set(i, 0);
         }
     }
@@ -177,7 +183,7 @@ pub fn update<B: Block, A: CavityApp>(
         let p = copy.p;
         if commit {
             mesh.flags.fetch_or(p, flag::DIRTY | flag::CHANGED);
-        } else if any_declined {
+        } else if any_declined || work.ctl.get(CTL_DEFERRED) != 0 {
             mesh.flags.fetch_or(p, flag::CHANGED);
         }
         // Out of room with nothing done: the cleanup will not help, the
