@@ -23,6 +23,7 @@ use cavity_device::dynamic::layout::{
 use cavity_device::layout::{FE_REVERSED, Kind, ribbon_owner};
 
 use crate::patcher::PatchError;
+use crate::reference::UnionFind;
 use crate::{PatchedMesh, TriMesh};
 
 /// The three element kinds in table order.
@@ -1296,33 +1297,5 @@ impl Slots for CellTable<'_> {
     }
     fn compare_exchange(&self, i: u32, current: u32, new: u32) -> bool {
         Slots::compare_exchange(self.0, i, current, new)
-    }
-}
-
-/// Disjoint sets over `0..n` (union by index, path halving).
-struct UnionFind {
-    parent: Vec<usize>,
-}
-
-impl UnionFind {
-    fn new(n: usize) -> UnionFind {
-        UnionFind {
-            parent: (0..n).collect(),
-        }
-    }
-
-    fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
-        }
-        x
-    }
-
-    fn union(&mut self, a: usize, b: usize) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent[ra.max(rb)] = ra.min(rb);
-        }
     }
 }
