@@ -428,12 +428,24 @@ pub fn build_free_lists<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
 /// patch is full.
 #[inline(always)]
 pub fn take_slot<B: Block>(block: &B, work: &Work, kind: Kind, n: u32) -> Option<u32> {
-    let at = block.shared_fetch_add(work.ctl, CTL_CURSOR + kind as u32, n);
-    if at + n <= work.ctl.get(CTL_FREE + kind as u32) {
-        Some(at)
-    } else {
-        block.shared_fetch_or(work.ctl, CTL_NO_ROOM, 1);
-        None
+    let cursor = CTL_CURSOR + kind as u32;
+    let free = work.ctl.get(CTL_FREE + kind as u32);
+    // A request that does not fit leaves the cursor where it was, so that
+    // smaller requests after it still succeed.
+    let mut at = work.ctl.get(cursor);
+    loop {
+        if at + n > free {
+            block.shared_fetch_or(work.ctl, CTL_NO_ROOM, 1);
+            return None;
+        }
+        if n == 0 {
+            return Some(at);
+        }
+        let seen = block.shared_compare_exchange(work.ctl, cursor, at, at + n);
+        if seen == at {
+            return Some(at);
+        }
+        at = seen;
     }
 }
 

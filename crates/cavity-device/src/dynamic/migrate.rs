@@ -243,7 +243,7 @@ pub fn migrate<B: Block>(
         }
     }
     block.sync();
-    build_inverse(block, copy, mig);
+    build_inverse(block, copy, work, mig);
     // Copy the wanted stars of every locked neighbour.
     for s in 0..STASH_SIZE {
         if bit(work.ctl, CTL_LOCKED * 32 + s) {
@@ -264,7 +264,7 @@ pub fn migrate<B: Block>(
     if !failed {
         for s in 0..STASH_SIZE {
             if bit(work.ctl, CTL_LOCKED * 32 + s) {
-                take_ownership(block, mesh, copy, mig, s);
+                take_ownership(block, mesh, copy, work, mig, s);
             }
         }
     }
@@ -298,7 +298,7 @@ pub fn migrate<B: Block>(
 
 /// Fills the inverse ribbon tables from the patch's ribbon tables.
 #[inline(always)]
-fn build_inverse<B: Block>(block: &B, copy: &PatchCopy, mig: &Migration) {
+fn build_inverse<B: Block>(block: &B, copy: &PatchCopy, work: &Work, mig: &Migration) {
     let cap = copy.cap;
     block.for_each(cap.hash_stride(), |i| mig.inverse.set(i, hash::EMPTY));
     block.sync();
@@ -308,7 +308,9 @@ fn build_inverse<B: Block>(block: &B, copy: &PatchCopy, mig: &Migration) {
             let kind = [Kind::Vertex, Kind::Edge, Kind::Face][(i / cap.table_words()) as usize];
             let (s, ol) = hash::value_of(e);
             let inv = ((s << LOCAL_BITS | ol) << INVERSE) | hash::key_of(e);
-            hash::insert::<INVERSE, _>(&mig.inverse_table(block, &cap, kind), cap.hash, inv);
+            if !hash::insert::<INVERSE, _>(&mig.inverse_table(block, &cap, kind), cap.hash, inv) {
+                work.ctl.set(CTL_FATAL, 2);
+            }
         }
     });
     block.sync();
@@ -570,7 +572,14 @@ fn copy_from<B: Block>(
 
 /// Takes ownership of the needed elements owned by `copy.stash[s]`.
 #[inline(always)]
-fn take_ownership<B: Block>(block: &B, mesh: &DynMesh, copy: &PatchCopy, mig: &Migration, s: u32) {
+fn take_ownership<B: Block>(
+    block: &B,
+    mesh: &DynMesh,
+    copy: &PatchCopy,
+    work: &Work,
+    mig: &Migration,
+    s: u32,
+) {
     let cap = copy.cap;
     let q = copy.stash.get(s);
     let sq = (0..STASH_SIZE)
@@ -591,10 +600,15 @@ fn take_ownership<B: Block>(block: &B, mesh: &DynMesh, copy: &PatchCopy, mig: &M
             if ss != s {
                 return;
             }
+            // The forwarding entry goes in before the old owner lets go, so
+            // the element is never without a way to its owner.
+            if !hash::upsert(&mesh.table(q, kind), cap.hash, hash::entry(lq, sq, l)) {
+                work.ctl.set(CTL_FATAL, 2);
+                return;
+            }
             hash::remove(&table, cap.hash, l);
             copy.set_bit(block, kind, false, l, true);
             mesh.set_bit(q, kind, false, lq, false);
-            hash::upsert(&mesh.table(q, kind), cap.hash, hash::entry(lq, sq, l));
             if kind == Kind::Vertex {
                 let va = cap.vertex_attrs;
                 for a in 0..va {

@@ -119,7 +119,8 @@ impl DynMesh {
             return Some((p, l));
         }
         let (s, ol) = hash::lookup(&self.table(p, kind), self.cap.hash, l)?;
-        Some((self.stash.load(p * STASH_SIZE + s), ol))
+        let q = self.stash.load(p * STASH_SIZE + s);
+        (q != NO_PATCH).then_some((q, ol))
     }
 
     /// The three local vertices of face `f` of patch `p` (global FE/EV; the
