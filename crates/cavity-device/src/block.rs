@@ -24,6 +24,9 @@ pub trait Block {
     /// Atomically lowers entry `i` of a shared-memory window to `v` if `v`
     /// is smaller (block scope).
     fn shared_min(&self, target: Shared<u32>, i: u32, v: u32);
+    /// Atomically raises entry `i` of a shared-memory window to `v` if `v`
+    /// is larger (block scope).
+    fn shared_max(&self, target: Shared<u32>, i: u32, v: u32);
     /// Atomically replaces entry `i` of a shared-memory window by `v` and
     /// returns the old value (block scope).
     fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32;
@@ -56,6 +59,13 @@ pub trait Block {
     /// alignment test or partial piece.
     fn copy_async_padded<T: SharedScalar>(&self, src: &[T], dst: Shared<T>) {
         self.copy_async(src, dst);
+    }
+    /// Atomically sets bit `i` of the bitmask in `target` (32 bits a word);
+    /// returns whether it was set before.
+    #[inline(always)]
+    fn shared_set_bit(&self, target: Shared<u32>, i: u32) -> bool {
+        let m = 1 << (i % 32);
+        self.shared_fetch_or(target, i / 32, m) & m != 0
     }
     /// Waits for the calling thread's [`Block::copy_async`] pieces.
     fn wait_copies(&self) {}
@@ -256,6 +266,16 @@ impl<T: SharedScalar> Shared<T> {
         unsafe { T::store(self.ptr.wrapping_add(i as usize), v) }
     }
 
+    /// Bit `i` of the bitmask in the window (32 bits a word).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn bit(&self, i: u32) -> bool
+    where
+        T: Into<u32>,
+    {
+        (self.get(i / 32).into() >> (i % 32)) & 1 == 1
+    }
+
     /// Address of entry `i` (a shared-window address on the GPU).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -358,6 +378,10 @@ impl Block for HostBlock {
     #[inline(always)]
     fn shared_min(&self, target: Shared<u32>, i: u32, v: u32) {
         target.set(i, target.get(i).min(v));
+    }
+    #[inline(always)]
+    fn shared_max(&self, target: Shared<u32>, i: u32, v: u32) {
+        target.set(i, target.get(i).max(v));
     }
     #[inline(always)]
     fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {

@@ -69,6 +69,14 @@ impl Block for GpuBlock {
         }
     }
     #[inline(always)]
+    fn shared_max(&self, target: Shared<u32>, i: u32, v: u32) {
+        // SAFETY: `addr` is an aligned u32 entry of a shared-memory window.
+        unsafe {
+            asm!("red.relaxed.cta.shared.max.u32 [{p}], {v};",
+                 p = in(reg64) target.addr(i) as u64, v = in(reg32) v);
+        }
+    }
+    #[inline(always)]
     fn shared_exchange(&self, target: Shared<u32>, i: u32, v: u32) -> u32 {
         shared_atomic!("atom.relaxed.cta.shared.exch.b32", target, i, v)
     }

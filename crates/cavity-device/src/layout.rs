@@ -35,6 +35,11 @@ pub enum Kind {
     Face = 2,
 }
 
+impl Kind {
+    /// The three kinds, in discriminant order.
+    pub const ALL: [Kind; 3] = [Kind::Vertex, Kind::Edge, Kind::Face];
+}
+
 /// Header of one patch: counts, offsets into the shared arrays of
 /// [`PatchMesh`], and the first global handle of each owned element kind.
 /// 64 bytes per patch.

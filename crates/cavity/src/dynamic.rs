@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
-use cavity_device::dynamic::hash::{self, EMPTY, RIBBON, Slots};
+use cavity_device::dynamic::hash::{self, EMPTY, RIBBON};
 use cavity_device::dynamic::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, HASH_OVERFLOW, MAX_CAPACITY, NO_PATCH, RawDynamicMesh,
     STASH_SIZE, stat,
@@ -26,8 +26,6 @@ use crate::patcher::PatchError;
 use crate::reference::UnionFind;
 use crate::{PatchedMesh, TriMesh};
 
-/// The three element kinds in table order.
-const KINDS: [Kind; 3] = [Kind::Vertex, Kind::Edge, Kind::Face];
 /// Attribute values per vertex: the position `x, y, z`, then the input
 /// vertex index (a `u32`; [`NEW_VERTEX`] for vertices added by fill-ins).
 const VERTEX_ATTRS: u32 = 4;
@@ -454,7 +452,7 @@ impl DynamicMesh {
             ..Capacity::default()
         };
         let mut max_ribbon = 0;
-        for kind in KINDS {
+        for kind in Kind::ALL {
             let (patch, count) = infos
                 .iter()
                 .enumerate()
@@ -562,7 +560,7 @@ impl DynamicMesh {
 
         let masks =
             &mut self.masks[cap.mask_stride() as usize * pu..][..cap.mask_stride() as usize];
-        for kind in KINDS {
+        for kind in Kind::ALL {
             for (active, set) in [(false, info.owned(kind)), (true, info.count(kind))] {
                 let start = cap.mask_offset(kind, active) as usize;
                 for l in 0..set as usize {
@@ -573,17 +571,17 @@ impl DynamicMesh {
 
         let tables =
             &mut self.hash[cap.hash_stride() as usize * pu..][..cap.hash_stride() as usize];
-        for kind in KINDS {
+        for kind in Kind::ALL {
             let table = &mut tables[(kind as u32 * cap.table_words()) as usize..]
                 [..cap.table_words() as usize];
-            let cells = CellTable(Cell::from_mut(table).as_slice_of_cells());
+            let cells = Cell::from_mut(table).as_slice_of_cells();
             let owned = info.owned(kind);
             let ribbon = &patched.ribbon[info.ribbon_start(kind) as usize..]
                 [..(info.count(kind) - owned) as usize];
             for (i, &r) in ribbon.iter().enumerate() {
                 let (s, owner_local) = ribbon_owner(r);
                 if !hash::insert::<RIBBON, _>(
-                    &cells,
+                    cells,
                     cap.hash,
                     hash::entry(owned + i as u32, s, owner_local),
                 ) {
@@ -650,7 +648,7 @@ impl DynamicMesh {
     /// High-water marks of vertices, edges and faces of patch `p` (below
     /// `cap.patches`).
     pub fn counts(&self, p: u32) -> [u32; 3] {
-        KINDS.map(|kind| self.count(p, kind))
+        Kind::ALL.map(|kind| self.count(p, kind))
     }
 
     /// The high-water mark of `kind` in patch `p`.
@@ -707,19 +705,19 @@ impl DynamicMesh {
             .iter()
             .map(|&w| Cell::new(w))
             .collect();
-        self.owner_in(CellTable(&table), p, kind, local)
+        self.owner_in(&table, p, kind, local)
     }
 
     /// [`DynamicMesh::owner`] with the ribbon table of `kind` in `p` given
     /// as cells.
-    fn owner_in(&self, table: CellTable, p: u32, kind: Kind, local: u32) -> Option<Id> {
+    fn owner_in(&self, table: &[Cell<u32>], p: u32, kind: Kind, local: u32) -> Option<Id> {
         if !self.is_active(p, kind, local) {
             return None;
         }
         if self.is_owned(p, kind, local) {
             return Some((p, local));
         }
-        let (s, owner_local) = hash::lookup(&table, self.cap.hash, local)?;
+        let (s, owner_local) = hash::lookup(table, self.cap.hash, local)?;
         (s < self.stash_len(p)).then(|| (self.stash_entry(p, s), owner_local))
     }
 
@@ -762,7 +760,7 @@ impl DynamicMesh {
     /// Active owned elements of each kind (vertices, edges, faces) over the
     /// patches in use.
     pub fn num_elements(&self) -> [usize; 3] {
-        KINDS.map(|kind| {
+        Kind::ALL.map(|kind| {
             (0..self.num_patches)
                 .map(|p| {
                     (0..self.count(p, kind))
@@ -932,7 +930,7 @@ impl DynamicMesh {
     /// Counts, stash, masks and ribbon hash entries of patch `p`.
     fn check_storage(&self, p: u32, tables: &Tables) -> Result<(), ValidationError> {
         use ValidationProblem as V;
-        for kind in KINDS {
+        for kind in Kind::ALL {
             let (count, capacity) = (self.count(p, kind), self.cap.of(kind));
             if count > capacity {
                 return fail(p, None, V::OverCapacity { count, capacity });
@@ -949,7 +947,7 @@ impl DynamicMesh {
                 return fail(p, None, V::StashEntry { index, value });
             }
         }
-        for kind in KINDS {
+        for kind in Kind::ALL {
             for l in 0..self.cap.of(kind) {
                 let (owned, active) = (self.is_owned(p, kind, l), self.is_active(p, kind, l));
                 if l >= self.count(p, kind) && (owned || active) {
@@ -960,7 +958,7 @@ impl DynamicMesh {
                 }
             }
         }
-        for kind in KINDS {
+        for kind in Kind::ALL {
             let count = self.count(p, kind);
             let start = self.table_start(p, kind);
             let mut keys = vec![0u32; count as usize];
@@ -982,7 +980,7 @@ impl DynamicMesh {
                     entries => return fail(p, at, V::DuplicateEntry { entries }),
                 }
                 let table = tables.of(p, kind);
-                let Some((index, owner_local)) = hash::lookup(&table, self.cap.hash, l) else {
+                let Some((index, owner_local)) = hash::lookup(table, self.cap.hash, l) else {
                     return fail(p, at, V::UnreachableEntry);
                 };
                 if index >= len {
@@ -1079,7 +1077,7 @@ impl DynamicMesh {
     fn check_copies(&self, p: u32, tables: &Tables) -> Result<HashSet<Id>, ValidationError> {
         use ValidationProblem as V;
         let mut faces = HashSet::new();
-        for kind in KINDS {
+        for kind in Kind::ALL {
             let mut held: HashMap<Id, u32> = HashMap::new();
             for l in self.active(p, kind) {
                 let id = self.id(tables, p, kind, l);
@@ -1271,31 +1269,8 @@ impl Tables {
     }
 
     /// The table of `kind` in patch `p`.
-    fn of(&self, p: u32, kind: Kind) -> CellTable<'_> {
-        CellTable(
-            &self.cells[self.hash_stride * p as usize + self.table_words * kind as usize..]
-                [..self.table_words],
-        )
-    }
-}
-
-/// One ribbon table as cells. The device crate's cuckoo functions take a
-/// sized [`Slots`] implementor, so this forwards to its implementation for
-/// `[Cell<u32>]`.
-#[derive(Clone, Copy)]
-struct CellTable<'a>(&'a [Cell<u32>]);
-
-impl Slots for CellTable<'_> {
-    fn get(&self, i: u32) -> u32 {
-        Slots::get(self.0, i)
-    }
-    fn set(&self, i: u32, v: u32) {
-        Slots::set(self.0, i, v)
-    }
-    fn exchange(&self, i: u32, v: u32) -> u32 {
-        Slots::exchange(self.0, i, v)
-    }
-    fn compare_exchange(&self, i: u32, current: u32, new: u32) -> bool {
-        Slots::compare_exchange(self.0, i, current, new)
+    fn of(&self, p: u32, kind: Kind) -> &[Cell<u32>] {
+        &self.cells[self.hash_stride * p as usize + self.table_words * kind as usize..]
+            [..self.table_words]
     }
 }

@@ -402,7 +402,7 @@ pub fn build_vertex_edges<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
 /// cleanup: other patches may still name them.
 #[inline(always)]
 pub fn build_free_lists<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
-    for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+    for kind in Kind::ALL {
         let cap = copy.cap.of(kind);
         block.for_each(cap + 1, |i| {
             work.flags
@@ -453,7 +453,7 @@ pub fn take_slot<B: Block>(block: &B, work: &Work, kind: Kind, n: u32) -> Option
 /// (one thread, after a barrier).
 #[inline(always)]
 pub fn commit_counts(copy: &PatchCopy, work: &Work) {
-    for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+    for kind in Kind::ALL {
         let k = kind as u32;
         let used = work.ctl.get(CTL_CURSOR + k).min(work.ctl.get(CTL_FREE + k));
         if used > 0 {
@@ -476,7 +476,7 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
     }
     block.sync();
     block.for_each(copy.count(kind), |s| {
-        let declined = (work.declined.get(s / 32) >> (s % 32)) & 1 == 1;
+        let declined = work.declined.bit(s);
         if copy.is_owned(kind, s) && copy.is_active(kind, s) && !declined && app.create(ctx, s) {
             let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
             work.seeds.set(c, s);
@@ -654,8 +654,8 @@ pub fn independent_set<B: Block>(block: &B, copy: &PatchCopy, work: &Work, templ
     let n = work.cavities();
     let st = work.state;
     let undecided = |c: u32| st.get(c) == state::UNDECIDED;
-    let taken = |v: u32| (work.taken.get(v / 32) >> (v % 32)) & 1 == 1;
-    block.for_each(copy.cap.vertices / 32, |w| work.taken.set(w, 0));
+    let taken = |v: u32| work.taken.bit(v);
+    block.fill(work.taken, 0);
     block.sync();
     loop {
         block.for_each(n, |c| work.scratch.set(c, 0));
@@ -686,7 +686,7 @@ pub fn independent_set<B: Block>(block: &B, copy: &PatchCopy, work: &Work, templ
             template,
             |c| st.get(c) == state::WON,
             |v, _| {
-                block.shared_fetch_or(work.taken, v / 32, 1 << (v % 32));
+                block.shared_set_bit(work.taken, v);
             },
         );
         block.sync();
@@ -834,7 +834,7 @@ impl<'a, B: Block> FillIn<'a, B> {
     }
 
     fn discard(&self) {
-        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+        for kind in Kind::ALL {
             let k = kind as usize;
             for i in 0..self.used[k] {
                 let l = self.ctx.work.free[k].get(self.base[k] + i) as u32;
@@ -900,7 +900,7 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
         let closed = order_loop(copy, work.boundary, b0, nb);
         let want = app.max_new(nb);
         let mut base = [0u32; 3];
-        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+        for kind in Kind::ALL {
             let k = kind as usize;
             match take_slot(block, work, kind, want[k].min(A::MAX_NEW[k])) {
                 Some(at) => base[k] = at,
@@ -945,7 +945,7 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
             fill.discard();
             work.state.set(c, state::DECLINED);
             let s = work.seeds.get(c);
-            block.shared_fetch_or(work.declined, s / 32, 1 << (s % 32));
+            block.shared_set_bit(work.declined, s);
         }
     });
     block.sync();

@@ -23,15 +23,13 @@ use super::patch::{DynMesh, PatchCopy};
 /// most once, so one forwarding hop is the most a round leaves).
 const MAX_HOPS: u32 = 4;
 
-const KINDS: [Kind; 3] = [Kind::Vertex, Kind::Edge, Kind::Face];
-
 /// Points patch `p`'s ribbon entries at the current owners and deactivates
 /// copies of deleted elements (global memory; one block per patch, all
 /// patches at once: each block writes only its own patch).
 #[inline(always)]
 pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
     let cap = mesh.cap;
-    for kind in KINDS {
+    for kind in Kind::ALL {
         let table = mesh.table(p, kind);
         block.for_each(mesh.count(p, kind), |l| {
             if !mesh.bit(p, kind, true, l) || mesh.bit(p, kind, false, l) {
@@ -109,16 +107,6 @@ fn compact_windows(arena: &mut SharedArena, cap: &Capacity, _threads: u32) -> Co
     }
 }
 
-#[inline(always)]
-fn mark<B: Block>(block: &B, w: Shared<u32>, i: u32) {
-    block.shared_fetch_or(w, i / 32, 1 << (i % 32));
-}
-
-#[inline(always)]
-fn marked(w: Shared<u32>, i: u32) -> bool {
-    (w.get(i / 32) >> (i % 32)) & 1 == 1
-}
-
 /// Drops the ribbon copies patch `p` does not need, rebuilds its ribbon
 /// tables and stash, lowers its high-water marks and clears `DIRTY`.
 #[inline(always)]
@@ -134,7 +122,7 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
     let mut copy = w.copy;
     copy.p = p;
     copy.load(block, mesh);
-    for (k, kind) in KINDS.into_iter().enumerate() {
+    for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(cap.of(kind) / 32, |i| w.need[k].set(i, 0));
     }
     block.for_each(STASH_SIZE, |s| w.remap.set(s, 0));
@@ -155,45 +143,45 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
             need |= copy.is_owned(Kind::Vertex, v);
         }
         if need {
-            mark(block, w.need[2], f);
+            block.shared_set_bit(w.need[2], f);
             for i in 0..3 {
-                mark(block, w.need[1], copy.face_edge(f, i).0);
+                block.shared_set_bit(w.need[1], copy.face_edge(f, i).0);
             }
             for v in copy.face_vertices(f) {
-                mark(block, w.need[0], v);
+                block.shared_set_bit(w.need[0], v);
             }
         }
     });
     block.for_each(copy.count(Kind::Edge), |e| {
         if copy.is_owned(Kind::Edge, e) {
-            mark(block, w.need[1], e);
+            block.shared_set_bit(w.need[1], e);
             for v in copy.edge_vertices(e) {
-                mark(block, w.need[0], v);
+                block.shared_set_bit(w.need[0], v);
             }
         }
     });
     block.for_each(copy.count(Kind::Vertex), |v| {
         if copy.is_owned(Kind::Vertex, v) {
-            mark(block, w.need[0], v);
+            block.shared_set_bit(w.need[0], v);
         }
     });
     block.sync();
     // Keep the entries of needed copies (by slot), then clear the tables.
     block.for_each(cap.hash_stride(), |i| {
         let e = copy.hash.get(i);
-        let kind = KINDS[(i / cap.table_words()) as usize];
+        let kind = Kind::ALL[(i / cap.table_words()) as usize];
         let keep = e != hash::EMPTY
             && copy.is_active(kind, hash::key_of(e))
-            && marked(w.need[kind as usize], hash::key_of(e));
+            && w.need[kind as usize].bit(hash::key_of(e));
         w.entries.set(i, if keep { e } else { hash::EMPTY });
         if keep {
             w.remap.set(hash::value_of(e).0, 1);
         }
     });
     block.sync();
-    for (k, kind) in KINDS.into_iter().enumerate() {
+    for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
-            if copy.is_active(kind, l) && !copy.is_owned(kind, l) && !marked(w.need[k], l) {
+            if copy.is_active(kind, l) && !copy.is_owned(kind, l) && !w.need[k].bit(l) {
                 copy.set_bit(block, kind, true, l, false);
             }
         });
@@ -222,7 +210,7 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
     block.for_each(cap.hash_stride(), |i| {
         let e = w.entries.get(i);
         if e != hash::EMPTY {
-            let kind = KINDS[(i / cap.table_words()) as usize];
+            let kind = Kind::ALL[(i / cap.table_words()) as usize];
             let (s, ol) = hash::value_of(e);
             let ok = hash::insert::<RIBBON, _>(
                 &copy.table(block, kind),
@@ -235,17 +223,10 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
         }
     });
     // High-water marks: one past the last active element.
-    for (k, kind) in KINDS.into_iter().enumerate() {
+    for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
             if copy.is_active(kind, l) {
-                let mut cur = w.top.get(k as u32);
-                while cur < l + 1 {
-                    let seen = block.shared_compare_exchange(w.top, k as u32, cur, l + 1);
-                    if seen == cur {
-                        break;
-                    }
-                    cur = seen;
-                }
+                block.shared_max(w.top, k as u32, l + 1);
             }
         });
     }

@@ -70,7 +70,7 @@ fn slot(key: u32, h: u32, slots: u32) -> u32 {
 /// Inserts entry `e` (whose key, the bits from `SHIFT` up, must not be in
 /// the table). Returns false when the table and its overflow slots are full.
 #[inline(always)]
-pub fn insert<const SHIFT: u32, S: Slots>(t: &S, slots: u32, e: u32) -> bool {
+pub fn insert<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, e: u32) -> bool {
     let mut cur = e;
     let mut h = 0;
     for _ in 0..MAX_CHAIN {
@@ -98,7 +98,7 @@ pub fn insert<const SHIFT: u32, S: Slots>(t: &S, slots: u32, e: u32) -> bool {
 
 /// The slot holding `key` (keys at bit `SHIFT`), if any.
 #[inline(always)]
-pub fn find<const SHIFT: u32, S: Slots>(t: &S, slots: u32, key: u32) -> Option<u32> {
+pub fn find<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> Option<u32> {
     for h in 0..4 {
         let s = slot(key, h, slots);
         let e = t.get(s);
@@ -115,19 +115,19 @@ pub fn find<const SHIFT: u32, S: Slots>(t: &S, slots: u32, key: u32) -> Option<u
 /// The owner's stash index and owner-local index of ribbon key `key`, if
 /// present.
 #[inline(always)]
-pub fn lookup<S: Slots>(t: &S, slots: u32, key: u32) -> Option<(u32, u32)> {
+pub fn lookup<S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> Option<(u32, u32)> {
     find::<RIBBON, S>(t, slots, key).map(|s| value_of(t.get(s)))
 }
 
 /// The value (low `SHIFT` bits) stored under `key`, if present.
 #[inline(always)]
-pub fn get<const SHIFT: u32, S: Slots>(t: &S, slots: u32, key: u32) -> Option<u32> {
+pub fn get<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> Option<u32> {
     find::<SHIFT, S>(t, slots, key).map(|s| t.get(s) & ((1 << SHIFT) - 1))
 }
 
 /// Removes ribbon key `key`; returns whether it was present.
 #[inline(always)]
-pub fn remove<S: Slots>(t: &S, slots: u32, key: u32) -> bool {
+pub fn remove<S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> bool {
     match find::<RIBBON, S>(t, slots, key) {
         Some(s) => {
             t.set(s, EMPTY);
@@ -140,7 +140,7 @@ pub fn remove<S: Slots>(t: &S, slots: u32, key: u32) -> bool {
 /// Inserts ribbon entry `e` or replaces the entry with the same key;
 /// returns false when the table is full.
 #[inline(always)]
-pub fn upsert<S: Slots>(t: &S, slots: u32, e: u32) -> bool {
+pub fn upsert<S: Slots + ?Sized>(t: &S, slots: u32, e: u32) -> bool {
     match find::<RIBBON, S>(t, slots, key_of(e)) {
         Some(s) => {
             t.set(s, e);

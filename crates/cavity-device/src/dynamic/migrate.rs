@@ -79,16 +79,6 @@ impl Migration {
     }
 }
 
-#[inline(always)]
-fn bit(w: Shared<u32>, i: u32) -> bool {
-    (w.get(i / 32) >> (i % 32)) & 1 == 1
-}
-
-#[inline(always)]
-fn set<B: Block>(block: &B, w: Shared<u32>, i: u32) -> bool {
-    block.shared_fetch_or(w, i / 32, 1 << (i % 32)) & (1 << (i % 32)) != 0
-}
-
 /// What [`visit_closures`] does with a not-owned closure element.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Needs {
@@ -116,11 +106,11 @@ pub fn visit_closures<B: Block>(
             return;
         }
         let s = hash::lookup(&copy.table(block, kind), copy.cap.hash, l).map(|x| x.0);
-        let locked = |s: u32| bit(work.ctl, CTL_LOCKED * 32 + s);
+        let locked = |s: u32| work.ctl.bit(CTL_LOCKED * 32 + s);
         match (what, s) {
             (Needs::Collect, Some(s)) => {
-                set(block, mig.need[kind as usize], l);
-                set(block, work.ctl, CTL_NEED * 32 + s);
+                block.shared_set_bit(mig.need[kind as usize], l);
+                block.shared_set_bit(work.ctl, CTL_NEED * 32 + s);
             }
             (Needs::DropUnlocked, Some(s)) if locked(s) => {}
             _ => work.state.set(c, cavity::state::LOST),
@@ -184,14 +174,10 @@ pub fn migrate<B: Block>(
     mig: &Migration,
     template: Template,
 ) -> Expansion {
-    let cap = copy.cap;
     let p = copy.p;
     let t0 = block.thread_idx() == 0;
-    for k in 0..3 {
-        block.for_each(
-            cap.of([Kind::Vertex, Kind::Edge, Kind::Face][k]) / 32,
-            |w| mig.need[k].set(w, 0),
-        );
+    for w in mig.need {
+        block.fill(w, 0);
     }
     block.for_each(2, |i| {
         work.ctl.set(CTL_NEED + i, 0);
@@ -207,11 +193,11 @@ pub fn migrate<B: Block>(
     // round is given back (its ribbon copies here may be stale).
     if t0 {
         for s in 0..STASH_SIZE {
-            if bit(work.ctl, CTL_NEED * 32 + s) {
+            if work.ctl.bit(CTL_NEED * 32 + s) {
                 let q = copy.stash.get(s);
                 if lock::try_lock(mesh.locks, q, p) {
                     if mesh.flags.load(q) & flag::DIRTY == 0 {
-                        set(block, work.ctl, CTL_LOCKED * 32 + s);
+                        block.shared_set_bit(work.ctl, CTL_LOCKED * 32 + s);
                     } else {
                         lock::unlock(mesh.locks, q);
                     }
@@ -225,18 +211,15 @@ pub fn migrate<B: Block>(
     // what they need, and give back the neighbours no cavity needs now (a
     // neighbour is marked changed only when elements leave it).
     visit_closures(block, copy, work, mig, template, Needs::DropUnlocked);
-    for k in 0..3 {
-        block.for_each(
-            cap.of([Kind::Vertex, Kind::Edge, Kind::Face][k]) / 32,
-            |w| mig.need[k].set(w, 0),
-        );
+    for w in mig.need {
+        block.fill(w, 0);
     }
     block.for_each(2, |i| work.ctl.set(CTL_NEED + i, 0));
     block.sync();
     visit_closures(block, copy, work, mig, template, Needs::Collect);
     if t0 {
         for s in 0..STASH_SIZE {
-            if bit(work.ctl, CTL_LOCKED * 32 + s) && !bit(work.ctl, CTL_NEED * 32 + s) {
+            if work.ctl.bit(CTL_LOCKED * 32 + s) && !work.ctl.bit(CTL_NEED * 32 + s) {
                 block.shared_fetch_and(work.ctl, CTL_LOCKED + s / 32, !(1 << (s % 32)));
                 lock::unlock(mesh.locks, copy.stash.get(s));
             }
@@ -246,14 +229,14 @@ pub fn migrate<B: Block>(
     build_inverse(block, copy, work, mig);
     // Copy the wanted stars of every locked neighbour.
     for s in 0..STASH_SIZE {
-        if bit(work.ctl, CTL_LOCKED * 32 + s) {
+        if work.ctl.bit(CTL_LOCKED * 32 + s) {
             copy_from(block, mesh, copy, work, mig, s);
         }
     }
     // Room for a forwarding entry: this patch in each neighbour's stash.
     if t0 {
         for s in 0..STASH_SIZE {
-            if bit(work.ctl, CTL_LOCKED * 32 + s)
+            if work.ctl.bit(CTL_LOCKED * 32 + s)
                 && mesh.stash_index_or_add(copy.stash.get(s), p).is_none()
             {
                 work.ctl.set(CTL_FATAL, 1);
@@ -263,7 +246,7 @@ pub fn migrate<B: Block>(
     let failed = block.sync_any(t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0);
     if !failed {
         for s in 0..STASH_SIZE {
-            if bit(work.ctl, CTL_LOCKED * 32 + s) {
+            if work.ctl.bit(CTL_LOCKED * 32 + s) {
                 take_ownership(block, mesh, copy, work, mig, s);
             }
         }
@@ -273,7 +256,7 @@ pub fn migrate<B: Block>(
     block.sync();
     if t0 {
         for s in 0..STASH_SIZE {
-            if bit(work.ctl, CTL_LOCKED * 32 + s) {
+            if work.ctl.bit(CTL_LOCKED * 32 + s) {
                 let q = copy.stash.get(s);
                 if !failed {
                     mesh.flags.fetch_or(q, flag::DIRTY);
@@ -305,7 +288,7 @@ fn build_inverse<B: Block>(block: &B, copy: &PatchCopy, work: &Work, mig: &Migra
     block.for_each(cap.hash_stride(), |i| {
         let e = copy.hash.get(i);
         if e != hash::EMPTY {
-            let kind = [Kind::Vertex, Kind::Edge, Kind::Face][(i / cap.table_words()) as usize];
+            let kind = Kind::ALL[(i / cap.table_words()) as usize];
             let (s, ol) = hash::value_of(e);
             let inv = ((s << LOCAL_BITS | ol) << INVERSE) | hash::key_of(e);
             if !hash::insert::<INVERSE, _>(&mig.inverse_table(block, &cap, kind), cap.hash, inv) {
@@ -435,22 +418,18 @@ fn copy_from<B: Block>(
 ) {
     let cap = copy.cap;
     let q = copy.stash.get(s);
-    let kinds = [Kind::Vertex, Kind::Edge, Kind::Face];
-    for k in 0..3 {
-        block.for_each(cap.of(kinds[k]) / 32, |w| mig.want[k].set(w, 0));
-    }
-    for k in 0..2 {
-        block.for_each(cap.of(kinds[k]) / 32, |w| mig.claimed[k].set(w, 0));
+    for w in mig.want.into_iter().chain(mig.claimed) {
+        block.fill(w, 0);
     }
     block.for_each(2, |i| mig.len.set(i, 0));
     block.sync();
-    for (k, kind) in kinds.into_iter().enumerate() {
+    for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
-            if bit(mig.need[k], l)
+            if mig.need[k].bit(l)
                 && let Some((ss, lq)) = hash::lookup(&copy.table(block, kind), cap.hash, l)
                 && ss == s
             {
-                set(block, mig.want[k], lq);
+                block.shared_set_bit(mig.want[k], lq);
             }
         });
     }
@@ -461,12 +440,12 @@ fn copy_from<B: Block>(
         if !mesh.bit(q, Kind::Face, true, f) {
             return;
         }
-        let mut hit = bit(mig.want[2], f);
+        let mut hit = mig.want[2].bit(f);
         for i in 0..3 {
-            hit |= bit(mig.want[1], (mesh.fe.load(fe + 3 * f + i) >> 1) as u32);
+            hit |= mig.want[1].bit((mesh.fe.load(fe + 3 * f + i) >> 1) as u32);
         }
         for v in mesh.face_vertices(q, f) {
-            hit |= bit(mig.want[0], v);
+            hit |= mig.want[0].bit(v);
         }
         if hit {
             let at = block.shared_fetch_add(mig.len, 0, 1);
@@ -494,13 +473,13 @@ fn copy_from<B: Block>(
             Kind::Face => [f, f, f],
         }
     };
-    for (k, kind) in kinds.into_iter().enumerate() {
+    for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(n, |i| {
             let f = mig.list.get(i) as u32;
             let xs = elements(kind, f);
             let m = if kind == Kind::Face { 1 } else { 3 };
             for &xq in xs.iter().take(m) {
-                if kind != Kind::Face && set(block, mig.claimed[k], xq) {
+                if kind != Kind::Face && block.shared_set_bit(mig.claimed[k], xq) {
                     continue;
                 }
                 match existing(&src, kind, xq) {
@@ -540,12 +519,7 @@ fn copy_from<B: Block>(
             }
             match kind {
                 Kind::Vertex => {
-                    let va = cap.vertex_attrs;
-                    for a in 0..va {
-                        let x = mesh.vertex_attrs.load((q * cap.vertices + xq) * va + a);
-                        mesh.vertex_attrs
-                            .store((copy.p * cap.vertices + l) * va + a, x);
-                    }
+                    mesh.copy_vertex_attrs((q, xq), (copy.p, l));
                 }
                 Kind::Edge => {
                     for x in 0..2 {
@@ -585,12 +559,9 @@ fn take_ownership<B: Block>(
     let sq = (0..STASH_SIZE)
         .find(|&i| mesh.stash.load(q * STASH_SIZE + i) == copy.p)
         .unwrap_or(0);
-    for (k, kind) in [Kind::Vertex, Kind::Edge, Kind::Face]
-        .into_iter()
-        .enumerate()
-    {
+    for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
-            if !bit(mig.need[k], l) {
+            if !mig.need[k].bit(l) {
                 return;
             }
             let table = copy.table(block, kind);
@@ -610,12 +581,7 @@ fn take_ownership<B: Block>(
             copy.set_bit(block, kind, false, l, true);
             mesh.set_bit(q, kind, false, lq, false);
             if kind == Kind::Vertex {
-                let va = cap.vertex_attrs;
-                for a in 0..va {
-                    let x = mesh.vertex_attrs.load((q * cap.vertices + lq) * va + a);
-                    mesh.vertex_attrs
-                        .store((copy.p * cap.vertices + l) * va + a, x);
-                }
+                mesh.copy_vertex_attrs((q, lq), (copy.p, l));
             }
         });
     }

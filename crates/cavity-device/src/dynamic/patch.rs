@@ -139,6 +139,18 @@ impl DynMesh {
         v
     }
 
+    /// Copies the attributes of local vertex `from.1` of patch `from.0` to
+    /// local vertex `to.1` of patch `to.0` (migration: attributes follow
+    /// their element).
+    #[inline(always)]
+    pub fn copy_vertex_attrs(&self, from: (u32, u32), to: (u32, u32)) {
+        let (v, a) = (self.cap.vertices, self.cap.vertex_attrs);
+        for i in 0..a {
+            let x = self.vertex_attrs.load((from.0 * v + from.1) * a + i);
+            self.vertex_attrs.store((to.0 * v + to.1) * a + i, x);
+        }
+    }
+
     /// Index in patch `p`'s global stash of `q`, adding it when absent;
     /// `None` when the stash is full.
     #[inline(always)]
@@ -411,15 +423,7 @@ impl PatchCopy {
             if found == NO_PATCH || found == q {
                 if found == NO_PATCH {
                     // The stash length is the highest used entry + 1.
-                    let mut cur = self.counts.get(COUNT_STASH);
-                    while cur < s + 1 {
-                        let seen =
-                            block.shared_compare_exchange(self.counts, COUNT_STASH, cur, s + 1);
-                        if seen == cur {
-                            break;
-                        }
-                        cur = seen;
-                    }
+                    block.shared_max(self.counts, COUNT_STASH, s + 1);
                 }
                 return Some(s);
             }

@@ -103,9 +103,7 @@ pub fn update<B: Block, A: CavityApp>(
     copy.load(block, mesh);
     block.sync();
     cavity::build_free_lists(block, &copy, &work);
-    block.for_each(mesh.cap.of(A::TEMPLATE.seed_kind()) / 32, |w| {
-        work.declined.set(w, 0)
-    });
+    block.fill(work.declined, 0);
     let ctx = Ctx {
         block,
         mesh,

@@ -41,15 +41,7 @@ impl CpuBackend {
         smem: usize,
         kernel: impl Fn(&HostBlock, &mut SharedArena, u32) + Sync,
     ) {
-        (0..mesh.num_patches()).into_par_iter().for_each_init(
-            || vec![0u128; smem.div_ceil(16)],
-            |buf, p| {
-                // SAFETY: `buf` is this worker's own 16-byte-aligned buffer
-                // of at least `smem` bytes, unused elsewhere during the call.
-                let mut arena = unsafe { SharedArena::new(buf.as_mut_ptr() as *mut u8, smem) };
-                kernel(&HostBlock, &mut arena, p);
-            },
-        );
+        self.run_blocks(mesh.num_patches(), smem, kernel);
     }
 
     /// The programming model on the CPU backend: calls `f(source, neighbors)`
