@@ -212,6 +212,12 @@ impl CavityApp for DeleteFaces {
     }
 }
 
+/// Room for meshes that grow several times over without slicing.
+const ROOMY: CapacityFactors = CapacityFactors {
+    elements: 8.0,
+    patches: 2.0,
+};
+
 /// Runs `app` to completion on four racing workers, validating after every
 /// round; returns the report and the result.
 fn run<A: CavityApp + Sync + Send>(
@@ -220,12 +226,16 @@ fn run<A: CavityApp + Sync + Send>(
     app: A,
     manifold: bool,
 ) -> (RunReport, TriMesh) {
-    // Room for meshes that grow several times over (patch slicing, which
-    // would make room instead, is not there yet).
-    let factors = CapacityFactors {
-        elements: 8.0,
-        patches: 2.0,
-    };
+    run_with(input, patch_size, ROOMY, app, manifold)
+}
+
+fn run_with<A: CavityApp + Sync + Send>(
+    input: &TriMesh,
+    patch_size: u32,
+    factors: CapacityFactors,
+    app: A,
+    manifold: bool,
+) -> (RunReport, TriMesh) {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(4)
@@ -330,4 +340,35 @@ fn face_delete_opens_holes() {
     let (report, out) = run(&input, 16, DeleteFaces, false);
     assert!(report.flips > 0);
     assert_eq!(out.faces.len(), input.faces.len() - report.flips as usize);
+}
+
+#[test]
+fn growth_slices_patches() {
+    // Tight patches (capacity factor 1) and a mesh that grows about 20
+    // times: patches run out of room and are sliced again and again.
+    let input = grid(16, 16, &[false, true], true, &[]);
+    let factors = CapacityFactors {
+        elements: 1.0,
+        patches: 64.0,
+    };
+    for patch_size in [16, 64] {
+        let (report, out) = run_with(&input, patch_size, factors, SplitLong { max: 0.8 }, true);
+        eprintln!("patch size {patch_size}: {report:?}");
+        assert!(report.slices > 0, "{report:?}");
+        assert!(
+            report.patches > input.faces.len() as u32 / patch_size,
+            "{report:?}"
+        );
+        assert_eq!(
+            out.faces.len(),
+            input.faces.len() + 2 * report.flips as usize
+        );
+        assert!(out.faces.len() > 4 * input.faces.len(), "{report:?}");
+        assert_eq!(euler(&out), euler(&input));
+        assert!(longest(&out) <= 0.8, "{report:?}");
+        assert_eq!(
+            &out.positions[..input.positions.len()],
+            &input.positions[..]
+        );
+    }
 }

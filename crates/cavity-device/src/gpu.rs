@@ -9,7 +9,7 @@ use crate::block::{Block, ScanChunk, Scatter, Shared, SharedArena, SharedScalar}
 use crate::delaunay::Delaunay;
 use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::patch::DynMesh;
-use crate::dynamic::{cleanup, update};
+use crate::dynamic::{cleanup, slice, update};
 use crate::layout::RawPatchMesh;
 use crate::query::Query;
 use crate::{baseline, normals, workload};
@@ -499,4 +499,19 @@ pub unsafe extern "ptx-kernel" fn dynamic_compact(mesh: RawDynamicMesh) {
     // SAFETY: reads a special register.
     let p = unsafe { _block_idx_x() } as u32;
     cleanup::compact(&GpuBlock, &mut arena(), &m, p);
+}
+
+/// Patch slicing: one block per patch slot in use splits the patches
+/// flagged `SLICE` (`dynamic::slice::slice`).
+///
+/// # Safety
+/// As for [`dynamic_calibrate`]; dynamic shared memory is
+/// `dynamic::slice::shared_bytes(&mesh.cap, threads)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_slice(mesh: RawDynamicMesh) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    slice::slice(&GpuBlock, &mut arena(), &m, p);
 }

@@ -20,6 +20,7 @@ use cavity_device::dynamic::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, HASH_OVERFLOW, MAX_CAPACITY, NO_PATCH, RawDynamicMesh,
     STASH_SIZE, stat,
 };
+use cavity_device::dynamic::scheduler;
 use cavity_device::layout::{FE_REVERSED, Kind, ribbon_owner};
 
 use crate::patcher::PatchError;
@@ -399,7 +400,8 @@ pub struct DynamicMesh {
     /// The scheduler's queue, one slot per patch slot, [`NO_PATCH`] when
     /// empty.
     pub queue: Vec<u32>,
-    /// The scheduler's count, front and back.
+    /// The scheduler's count, front and back, and the patch slots in use
+    /// (see [`scheduler`]).
     pub queue_state: Vec<u32>,
     /// Global counters (`stat::COUNT` words).
     pub stats: Vec<u32>,
@@ -522,9 +524,10 @@ impl DynamicMesh {
             flags: vec![0; n],
             vertex_attrs: vec![0; (cap.vertices * cap.vertex_attrs) as usize * n],
             queue: vec![NO_PATCH; n],
-            queue_state: vec![0; 3],
+            queue_state: vec![0; scheduler::STATE_WORDS as usize],
             stats: vec![0; stat::COUNT as usize],
         };
+        out.queue_state[scheduler::PATCHES as usize] = num_patches;
         for p in 0..num_patches {
             out.convert_patch(mesh, patched, p, factors.elements)?;
         }

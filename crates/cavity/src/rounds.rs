@@ -37,6 +37,11 @@ pub struct RunReport {
     /// Cavities that lost a conflict or could not own their closure
     /// (retried).
     pub lost: u64,
+    /// Slicing launches (rounds after which patches out of room were
+    /// split).
+    pub slices: u32,
+    /// Patch slots in use at the end.
+    pub patches: u32,
     /// Wall time in seconds.
     pub seconds: f64,
 }
@@ -71,9 +76,17 @@ pub fn sweeps<A: CavityApp, R: Rounds<A>>(
             }
             runner.round(queued, (sweep << 16) ^ rounds)?;
             rounds += 1;
-            let status = runner.status()?;
+            let mut status = runner.status()?;
             if let Some(e) = status.error() {
                 return Err(e);
+            }
+            if status.slice.is_some() {
+                runner.slice()?;
+                report.slices += 1;
+                status = runner.status()?;
+                if let Some(e) = status.error() {
+                    return Err(e);
+                }
             }
             if let Some(f) = after_round.as_mut() {
                 f(runner.mesh()?);
@@ -94,6 +107,7 @@ pub fn sweeps<A: CavityApp, R: Rounds<A>>(
             break;
         }
     }
+    report.patches = runner.status()?.patches;
     report.seconds = start.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -101,15 +115,7 @@ pub fn sweeps<A: CavityApp, R: Rounds<A>>(
 /// Errors of the dynamic runs.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// A patch ran out of element slots with nothing done.
-    #[error(
-        "patch {patch} ran out of element slots: raise --capacity-factor (patch slicing is not available yet)"
-    )]
-    Capacity {
-        /// The patch.
-        patch: u32,
-    },
-    /// A capacity no round can fix was exceeded.
+    /// A capacity no round or slicing can fix was exceeded.
     #[error("{0}")]
     Fatal(&'static str),
     /// The rounds stopped making progress.
@@ -129,28 +135,26 @@ pub struct Status {
     pub stats: Vec<u32>,
     /// A patch flagged for slicing, if any.
     pub slice: Option<u32>,
+    /// Patch slots in use.
+    pub patches: u32,
 }
 
 impl Status {
     /// The error the status reports, if any.
     pub fn error(&self) -> Option<RunError> {
-        match self.stats[stat::FATAL as usize] {
-            0 => {}
-            1 => {
-                return Some(RunError::Fatal(
-                    "a patch has more than 64 neighbour patches: raise --patch-size",
-                ));
+        let message = match self.stats[stat::FATAL as usize] {
+            0 => return None,
+            stat::FATAL_STASH => "a patch has more than 64 neighbour patches: raise --patch-size",
+            stat::FATAL_HASH => "a ribbon hash table is full: raise --capacity-factor",
+            stat::FATAL_PATCH_SLOTS => {
+                "a patch out of element slots must be sliced, but every patch slot is in use: raise --patch-factor"
             }
-            2 => {
-                return Some(RunError::Fatal(
-                    "a ribbon hash table is full: raise --capacity-factor",
-                ));
+            stat::FATAL_TOO_SMALL => {
+                "a patch owning fewer than two faces ran out of element slots: raise --capacity-factor"
             }
-            _ => {
-                return Some(RunError::Fatal("an ownership chain could not be resolved"));
-            }
-        }
-        self.slice.map(|patch| RunError::Capacity { patch })
+            _ => "an ownership chain could not be resolved",
+        };
+        Some(RunError::Fatal(message))
     }
 }
 
@@ -161,6 +165,9 @@ pub trait Rounds<A: CavityApp> {
     fn refill(&mut self, changed_only: bool) -> Result<(), RunError>;
     /// One update round with `blocks` blocks, then the cleanup kernels.
     fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError>;
+    /// Slices the patches flagged `SLICE` (`dynamic::slice`), then runs the
+    /// cleanup kernels over all patch slots in use.
+    fn slice(&mut self) -> Result<(), RunError>;
     /// The scheduler's state.
     fn status(&mut self) -> Result<Status, RunError>;
     /// The mesh as it is now (copied back from the device if needed).
@@ -190,14 +197,16 @@ pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
 }
 
 /// Status read from host arrays.
-pub fn status_of(mesh: &DynamicMesh, queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
+pub fn status_of(queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
+    let patches = queue_state[scheduler::PATCHES as usize];
     Status {
         queued: queue_state[scheduler::COUNT as usize],
         stats: stats.to_vec(),
-        slice: flags[..mesh.num_patches as usize]
+        slice: flags[..patches as usize]
             .iter()
             .position(|f| f & flag::SLICE != 0)
             .map(|p| p as u32),
+        patches,
     }
 }
 
@@ -237,9 +246,20 @@ impl<A: CavityApp + Sync> Rounds<A> for CpuRounds<'_, A> {
         Ok(())
     }
 
+    fn slice(&mut self) -> Result<(), RunError> {
+        let raw = self.mesh.raw();
+        // SAFETY: as in `round`.
+        unsafe { self.cpu.slice(&raw) };
+        self.mesh.num_patches = self.mesh.queue_state[scheduler::PATCHES as usize];
+        let raw = self.mesh.raw();
+        // SAFETY: as in `round`.
+        unsafe { self.cpu.cleanup(&raw) };
+        Ok(())
+    }
+
     fn status(&mut self) -> Result<Status, RunError> {
         let m = &*self.mesh;
-        Ok(status_of(m, &m.queue_state, &m.stats, &m.flags))
+        Ok(status_of(&m.queue_state, &m.stats, &m.flags))
     }
 
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {

@@ -344,20 +344,26 @@ impl<B: Block> Ctx<'_, B> {
     }
 }
 
-/// Builds EF (count and first two faces per edge) of the active faces.
+/// Builds EF of the active faces: `ef_count[e]` faces per edge, the first
+/// two of them at `ef[2e..2e + 2]`.
 #[inline(always)]
-pub fn build_edge_faces<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
+pub fn build_edge_faces<B: Block>(
+    block: &B,
+    copy: &PatchCopy,
+    ef_count: Shared<u32>,
+    ef: Shared<u16>,
+) {
     let ne = copy.count(Kind::Edge);
     let nf = copy.count(Kind::Face);
-    block.for_each(ne, |e| work.ef_count.set(e, 0));
+    block.for_each(ne, |e| ef_count.set(e, 0));
     block.sync();
     block.for_each(nf, |f| {
         if copy.is_active(Kind::Face, f) {
             for i in 0..3 {
                 let (e, _) = copy.face_edge(f, i);
-                let k = block.shared_fetch_add(work.ef_count, e, 1);
+                let k = block.shared_fetch_add(ef_count, e, 1);
                 if k < 2 {
-                    work.ef.set(2 * e + k, f as u16);
+                    ef.set(2 * e + k, f as u16);
                 }
             }
         }

@@ -36,7 +36,7 @@ pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
                 return;
             }
             let Some((q0, l0)) = mesh.owner(p, kind, l) else {
-                mesh.stats.store(stat::FATAL, 3);
+                mesh.stats.store(stat::FATAL, stat::FATAL_CHAIN);
                 return;
             };
             let (mut q, mut lq) = (q0, l0);
@@ -52,7 +52,7 @@ pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
                 match mesh.owner(q, kind, lq) {
                     Some(next) if hops < MAX_HOPS => (q, lq) = next,
                     _ => {
-                        mesh.stats.store(stat::FATAL, 3);
+                        mesh.stats.store(stat::FATAL, stat::FATAL_CHAIN);
                         return;
                     }
                 }
@@ -64,14 +64,14 @@ pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
                 mesh.set_bit(p, kind, true, l, false);
             } else if (q, lq) != (q0, l0) {
                 if q == p {
-                    mesh.stats.store(stat::FATAL, 3);
+                    mesh.stats.store(stat::FATAL, stat::FATAL_CHAIN);
                     return;
                 }
                 match mesh.stash_index_or_add(p, q) {
                     Some(s) => {
                         hash::upsert(&table, cap.hash, hash::entry(l, s, lq));
                     }
-                    None => mesh.stats.store(stat::FATAL, 1),
+                    None => mesh.stats.store(stat::FATAL, stat::FATAL_STASH),
                 }
             }
         });
@@ -128,43 +128,7 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
     block.for_each(STASH_SIZE, |s| w.remap.set(s, 0));
     block.for_each(4, |i| w.top.set(i, 0));
     block.sync();
-    // Needed: what the patch owns and every face incident to it, with the
-    // faces' edges and vertices.
-    let nf = copy.count(Kind::Face);
-    block.for_each(nf, |f| {
-        if !copy.is_active(Kind::Face, f) {
-            return;
-        }
-        let mut need = copy.is_owned(Kind::Face, f);
-        for i in 0..3 {
-            need |= copy.is_owned(Kind::Edge, copy.face_edge(f, i).0);
-        }
-        for v in copy.face_vertices(f) {
-            need |= copy.is_owned(Kind::Vertex, v);
-        }
-        if need {
-            block.shared_set_bit(w.need[2], f);
-            for i in 0..3 {
-                block.shared_set_bit(w.need[1], copy.face_edge(f, i).0);
-            }
-            for v in copy.face_vertices(f) {
-                block.shared_set_bit(w.need[0], v);
-            }
-        }
-    });
-    block.for_each(copy.count(Kind::Edge), |e| {
-        if copy.is_owned(Kind::Edge, e) {
-            block.shared_set_bit(w.need[1], e);
-            for v in copy.edge_vertices(e) {
-                block.shared_set_bit(w.need[0], v);
-            }
-        }
-    });
-    block.for_each(copy.count(Kind::Vertex), |v| {
-        if copy.is_owned(Kind::Vertex, v) {
-            block.shared_set_bit(w.need[0], v);
-        }
-    });
+    mark_needed(block, &copy, w.need, |kind, l| copy.is_owned(kind, l));
     block.sync();
     // Keep the entries of needed copies (by slot), then clear the tables.
     block.for_each(cap.hash_stride(), |i| {
@@ -218,7 +182,7 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
                 hash::entry(hash::key_of(e), w.remap.get(s), ol),
             );
             if !ok {
-                mesh.stats.store(stat::FATAL, 2);
+                mesh.stats.store(stat::FATAL, stat::FATAL_HASH);
             }
         }
     });
@@ -241,4 +205,52 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
     if block.thread_idx() == 0 {
         mesh.flags.fetch_and(p, !(flag::DIRTY | flag::TOUCHED));
     }
+}
+
+/// Sets `need[kind]` bits (cleared by the caller) of what a patch holding
+/// `copy`'s elements needs when it owns the elements `owned` accepts: those
+/// elements and every active face incident to them, with the faces' edges
+/// and vertices and the owned edges' vertices (the ribbon rule of the
+/// dynamic paper, section 5.1). Visible after a barrier.
+#[inline(always)]
+pub fn mark_needed<B: Block>(
+    block: &B,
+    copy: &PatchCopy,
+    need: [Shared<u32>; 3],
+    owned: impl Fn(Kind, u32) -> bool,
+) {
+    block.for_each(copy.count(Kind::Face), |f| {
+        if !copy.is_active(Kind::Face, f) {
+            return;
+        }
+        let mut needed = owned(Kind::Face, f);
+        for i in 0..3 {
+            needed |= owned(Kind::Edge, copy.face_edge(f, i).0);
+        }
+        for v in copy.face_vertices(f) {
+            needed |= owned(Kind::Vertex, v);
+        }
+        if needed {
+            block.shared_set_bit(need[2], f);
+            for i in 0..3 {
+                block.shared_set_bit(need[1], copy.face_edge(f, i).0);
+            }
+            for v in copy.face_vertices(f) {
+                block.shared_set_bit(need[0], v);
+            }
+        }
+    });
+    block.for_each(copy.count(Kind::Edge), |e| {
+        if copy.is_active(Kind::Edge, e) && owned(Kind::Edge, e) {
+            block.shared_set_bit(need[1], e);
+            for v in copy.edge_vertices(e) {
+                block.shared_set_bit(need[0], v);
+            }
+        }
+    });
+    block.for_each(copy.count(Kind::Vertex), |v| {
+        if copy.is_active(Kind::Vertex, v) && owned(Kind::Vertex, v) {
+            block.shared_set_bit(need[0], v);
+        }
+    });
 }

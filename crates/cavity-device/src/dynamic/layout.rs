@@ -64,10 +64,20 @@ pub mod stat {
     pub const LOST: u32 = 3;
     /// Cavities dropped because the patch was out of capacity.
     pub const CAPACITY: u32 = 4;
-    /// Set when a capacity that no round can fix was exceeded: 1 = patch
-    /// stash (more than 64 neighbour patches), 2 = ribbon hash table,
-    /// 3 = ownership chain longer than the cleanup allows.
+    /// Set to one of the `FATAL_*` codes when a capacity that no round can
+    /// fix was exceeded.
     pub const FATAL: u32 = 5;
+    /// [`FATAL`]: a patch stash would hold more than 64 neighbour patches.
+    pub const FATAL_STASH: u32 = 1;
+    /// [`FATAL`]: a ribbon hash table is full.
+    pub const FATAL_HASH: u32 = 2;
+    /// [`FATAL`]: an ownership chain is longer than the cleanup follows.
+    pub const FATAL_CHAIN: u32 = 3;
+    /// [`FATAL`]: a patch must be sliced but every patch slot is in use.
+    pub const FATAL_PATCH_SLOTS: u32 = 4;
+    /// [`FATAL`]: a patch out of element slots owns fewer than two faces,
+    /// so slicing cannot help.
+    pub const FATAL_TOO_SMALL: u32 = 5;
     /// Number of counters.
     pub const COUNT: u32 = 8;
 }
@@ -172,8 +182,8 @@ impl Capacity {
 /// - `locks[p]`, `flags[p]`: the patch lock word and [`flag`] bits;
 /// - `vertex_attrs[(p × V + v) × A..]`: `A` attribute values of local vertex
 ///   `v`, stored as `f32` bits;
-/// - `queue[..patches]`, `queue_state[0..3]`: the scheduler's ring buffer and
-///   its counters (see [`super::scheduler`]);
+/// - `queue[..patches]`, `queue_state[0..4]`: the scheduler's ring buffer, its
+///   counters and the patch slots in use (see [`super::scheduler`]);
 /// - `stats[..stat::COUNT]`: global counters.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

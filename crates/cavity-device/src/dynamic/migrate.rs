@@ -239,7 +239,7 @@ pub fn migrate<B: Block>(
             if work.ctl.bit(CTL_LOCKED * 32 + s)
                 && mesh.stash_index_or_add(copy.stash.get(s), p).is_none()
             {
-                work.ctl.set(CTL_FATAL, 1);
+                work.ctl.set(CTL_FATAL, stat::FATAL_STASH);
             }
         }
     }
@@ -292,7 +292,7 @@ fn build_inverse<B: Block>(block: &B, copy: &PatchCopy, work: &Work, mig: &Migra
             let (s, ol) = hash::value_of(e);
             let inv = ((s << LOCAL_BITS | ol) << INVERSE) | hash::key_of(e);
             if !hash::insert::<INVERSE, _>(&mig.inverse_table(block, &cap, kind), cap.hash, inv) {
-                work.ctl.set(CTL_FATAL, 2);
+                work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
             }
         }
     });
@@ -334,7 +334,7 @@ fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Optio
         ..
     } = *src;
     let Some((mut r, mut lr)) = mesh.owner(q, kind, lq) else {
-        work.ctl.set(CTL_FATAL, 3);
+        work.ctl.set(CTL_FATAL, stat::FATAL_CHAIN);
         return None;
     };
     if r != copy.p
@@ -350,7 +350,7 @@ fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Optio
     match copy.stash_index_or_add(block, r) {
         Some(sr) => Some((Some(sr), lr)),
         None => {
-            work.ctl.set(CTL_FATAL, 1);
+            work.ctl.set(CTL_FATAL, stat::FATAL_STASH);
             None
         }
     }
@@ -399,7 +399,7 @@ fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> u32 {
     let ok = hash::insert::<RIBBON, _>(&copy.table(block, kind), cap.hash, hash::entry(l, sr, lr))
         && hash::insert::<INVERSE, _>(&inv, cap.hash, ((sr << LOCAL_BITS | lr) << INVERSE) | l);
     if !ok {
-        work.ctl.set(CTL_FATAL, 2);
+        work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
     }
     l
 }
@@ -574,7 +574,7 @@ fn take_ownership<B: Block>(
             // The forwarding entry goes in before the old owner lets go, so
             // the element is never without a way to its owner.
             if !hash::upsert(&mesh.table(q, kind), cap.hash, hash::entry(lq, sq, l)) {
-                work.ctl.set(CTL_FATAL, 2);
+                work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
                 return;
             }
             hash::remove(&table, cap.hash, l);

@@ -1,6 +1,7 @@
 //! The dynamic core (Mahmoud et al. 2024, "Dynamic Mesh Processing on the
 //! GPU", sections 3-5): patches with capacity, ribbons in per-patch cuckoo
-//! hash tables, patch locks, the queue scheduler and the cavity operator.
+//! hash tables, patch locks, the queue scheduler, the cavity operator and
+//! patch slicing.
 
 pub mod cavity;
 pub mod cleanup;
@@ -11,4 +12,5 @@ pub mod lock;
 pub mod migrate;
 pub mod patch;
 pub mod scheduler;
+pub mod slice;
 pub mod update;

@@ -6,13 +6,18 @@
 //!
 //! `state[0]` counts queued patches, `state[1]` and `state[2]` are the
 //! front and back positions (modulo the queue's length); a slot holds
-//! [`NO_PATCH`] while empty.
+//! [`NO_PATCH`] while empty. `state[3]` is the number of patch slots in use
+//! (patch slicing takes the next one).
 
 use super::global::GlobalU32;
 use super::layout::NO_PATCH;
 
 /// Index of the queued-patch count in the queue state.
 pub const COUNT: u32 = 0;
+/// Index of the number of patch slots in use in the queue state.
+pub const PATCHES: u32 = 3;
+/// Words of the queue state.
+pub const STATE_WORDS: u32 = 4;
 const FRONT: u32 = 1;
 const BACK: u32 = 2;
 

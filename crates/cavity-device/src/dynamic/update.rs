@@ -119,7 +119,7 @@ pub fn update<B: Block, A: CavityApp>(
     let mut lost = 0;
     let mut any_declined = false;
     for _ in 0..MAX_PASSES {
-        cavity::build_edge_faces(block, &copy, &work);
+        cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
         cavity::build_vertex_edges(block, &copy, &work);
         cavity::create(block, &ctx, app, salt);
         if work.cavities() == 0 {
@@ -135,7 +135,7 @@ pub fn update<B: Block, A: CavityApp>(
             // cavities again; what still needs a neighbour waits.
             changed |= expansion == Expansion::Changed;
             failed |= expansion == Expansion::Failed;
-            cavity::build_edge_faces(block, &copy, &work);
+            cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
             cavity::build_vertex_edges(block, &copy, &work);
             cavity::propagate(block, &copy, &work, template, true);
             cavity::independent_set(block, &copy, &work, template);

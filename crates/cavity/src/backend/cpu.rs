@@ -10,7 +10,7 @@ use cavity_device::block::{HostBlock, Scatter, SharedArena};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::patch::DynMesh;
-use cavity_device::dynamic::{cleanup, update};
+use cavity_device::dynamic::{cleanup, slice, update};
 use cavity_device::query::{self, Neighbors, Query};
 use cavity_device::workload::ExportTarget;
 use cavity_device::{normals, workload};
@@ -160,6 +160,21 @@ impl CpuBackend {
             // through its atomic words and patch locks.
             let mesh = unsafe { DynMesh::new(raw) };
             update::update(b, arena, &mesh, app, salt);
+        });
+    }
+
+    /// Slices every patch flagged `SLICE` (`dynamic::slice`, one block per
+    /// patch slot in use).
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn slice(&self, raw: &RawDynamicMesh) {
+        let smem = slice::shared_bytes(&raw.cap, 1);
+        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
+            // SAFETY: the caller's contract; each block writes only its own
+            // patch and the slot it claims.
+            let mesh = unsafe { DynMesh::new(raw) };
+            slice::slice(b, arena, &mesh, p);
         });
     }
 

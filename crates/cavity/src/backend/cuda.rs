@@ -13,7 +13,7 @@ use cudarc::nvrtc::Ptx;
 
 use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::layout::RawDynamicMesh;
-use cavity_device::dynamic::{cleanup, update};
+use cavity_device::dynamic::{cleanup, scheduler, slice, update};
 use cavity_device::layout::RawPatchMesh;
 use cavity_device::query::Query;
 
@@ -491,6 +491,7 @@ pub struct CudaRounds<'a> {
     update: (CudaFunction, u32),
     calibrate: CudaFunction,
     compact: (CudaFunction, u32),
+    slice: (CudaFunction, u32),
     kernel_ms: [f64; 3],
 }
 
@@ -562,6 +563,10 @@ impl<'a> CudaRounds<'a> {
             "dynamic_compact",
             cleanup::compact_shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
         )?;
+        let slice = with_smem(
+            "dynamic_slice",
+            slice::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
+        )?;
         let calibrate = gpu.function("dynamic_calibrate")?;
         Ok(CudaRounds {
             gpu,
@@ -571,6 +576,7 @@ impl<'a> CudaRounds<'a> {
             update,
             calibrate,
             compact,
+            slice,
             kernel_ms: [0.0; 3],
         })
     }
@@ -665,11 +671,27 @@ impl Rounds<Delaunay> for CudaRounds<'_> {
         Ok(())
     }
 
+    fn slice(&mut self) -> Result<(), RunError> {
+        self.launch(&self.slice.0, self.mesh.num_patches, self.slice.1, None)?;
+        let s = &self.gpu.stream;
+        let e = driver("reading the patch count");
+        let mut queue_state = [0u32; scheduler::STATE_WORDS as usize];
+        s.memcpy_dtoh(&self.bufs.queue_state, &mut queue_state[..])
+            .map_err(e)?;
+        s.synchronize().map_err(e)?;
+        let n = queue_state[scheduler::PATCHES as usize];
+        self.mesh.num_patches = n;
+        self.raw.0.num_patches = n;
+        self.launch(&self.calibrate, n, 0, None)?;
+        self.launch(&self.compact.0, n, self.compact.1, None)?;
+        Ok(())
+    }
+
     fn status(&mut self) -> Result<Status, RunError> {
         let s = &self.gpu.stream;
         let e = driver("reading the scheduler's state");
         let n = self.mesh.num_patches as usize;
-        let mut queue_state = [0u32; 3];
+        let mut queue_state = [0u32; scheduler::STATE_WORDS as usize];
         let mut stats = vec![0u32; self.mesh.stats.len()];
         let mut flags = vec![0u32; self.mesh.flags.len()];
         s.memcpy_dtoh(&self.bufs.queue_state, &mut queue_state[..])
@@ -678,7 +700,7 @@ impl Rounds<Delaunay> for CudaRounds<'_> {
         s.memcpy_dtoh(&self.bufs.flags.slice(0..n), &mut flags[..n])
             .map_err(e)?;
         s.synchronize().map_err(e)?;
-        Ok(status_of(self.mesh, &queue_state, &stats, &flags))
+        Ok(status_of(&queue_state, &stats, &flags))
     }
 
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {
