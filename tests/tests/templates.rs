@@ -11,6 +11,7 @@ use cavity::reference::ReferenceMesh;
 use cavity::rounds::{CpuRounds, RunReport, sweeps};
 use cavity_device::block::Block;
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
+use cavity_device::layout::Kind;
 use cavity_tests::grid;
 
 fn length<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> f32 {
@@ -218,6 +219,34 @@ const ROOMY: CapacityFactors = CapacityFactors {
     patches: 2.0,
 };
 
+/// A user-defined cavity: a seed face and its three edges, so the three
+/// faces across them go too; the hexagonal hole gets a vertex at its
+/// centroid (faces larger than `min_area` with three interior edges).
+struct FaceAndNeighbours {
+    min_area: f32,
+}
+
+impl CavityApp for FaceAndNeighbours {
+    const TEMPLATE: Template = Template::Custom(Kind::Face);
+    const MAX_NEW: [u32; 3] = [1, 6, 6];
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
+        let interior = (0..3).all(|i| ctx.edge_faces(ctx.copy.face_edge(f, i).0).0 == 2);
+        interior && area(ctx.face_vertices(f).map(|v| ctx.position(v))) > self.min_area
+    }
+    fn deleted<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32, mut delete: impl FnMut(Kind, u32)) {
+        for i in 0..3 {
+            delete(Kind::Edge, ctx.copy.face_edge(f, i).0);
+        }
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        if !simple_loop(fill) || fill.boundary_len() != 6 || fill.deleted_faces().count() != 4 {
+            return false;
+        }
+        let c = centroid(fill);
+        star_fill(fill, c)
+    }
+}
+
 /// Runs `app` to completion on four racing workers, validating after every
 /// round; returns the report and the result.
 fn run<A: CavityApp + Sync + Send>(
@@ -370,5 +399,25 @@ fn growth_slices_patches() {
             &out.positions[..input.positions.len()],
             &input.positions[..]
         );
+    }
+}
+
+#[test]
+fn user_defined_cavity() {
+    let input = grid(12, 12, &[false, true], false, &[]);
+    for patch_size in [8, 64] {
+        // Input faces have area 0.5; a filled cavity's six faces share the
+        // four deleted ones' area 2 (each op: four faces out, six in).
+        let (report, out) = run(&input, patch_size, FaceAndNeighbours { min_area: 0.45 }, true);
+        assert!(report.flips > 0, "{report:?}");
+        assert_eq!(
+            out.faces.len(),
+            input.faces.len() + 2 * report.flips as usize
+        );
+        assert_eq!(
+            out.positions.len(),
+            input.positions.len() + report.flips as usize
+        );
+        assert_eq!(euler(&out), euler(&input));
     }
 }

@@ -52,6 +52,9 @@ pub enum Template {
     VertexStar,
     /// Seed face; deletes the face (face split 1 to 3, face delete).
     Face,
+    /// User-defined: seeds of the given kind, and the elements
+    /// [`CavityApp::deleted`] names (with what lies on them from above).
+    Custom(Kind),
 }
 
 impl Template {
@@ -62,13 +65,31 @@ impl Template {
             Template::EdgeFaces | Template::EdgeStar => Kind::Edge,
             Template::VertexStar => Kind::Vertex,
             Template::Face => Kind::Face,
+            Template::Custom(kind) => kind,
         }
     }
 
-    /// Whether the template deletes vertices.
+    /// Whether the template may delete vertices.
     #[inline(always)]
     pub fn deletes_vertices(self) -> bool {
-        matches!(self, Template::EdgeStar | Template::VertexStar)
+        matches!(
+            self,
+            Template::EdgeStar | Template::VertexStar | Template::Custom(_)
+        )
+    }
+
+    /// Calls `delete(kind, local)` for the elements the cavity of `seed`
+    /// deletes directly (what lies on them is deleted with them): the seed
+    /// edge, the seed edge and its vertices, the seed vertex or the seed
+    /// face; for [`Template::Custom`] the seed itself.
+    #[inline(always)]
+    pub fn deleted(self, copy: &PatchCopy, seed: u32, mut delete: impl FnMut(Kind, u32)) {
+        delete(self.seed_kind(), seed);
+        if self == Template::EdgeStar {
+            for v in copy.edge_vertices(seed) {
+                delete(Kind::Vertex, v);
+            }
+        }
     }
 }
 
@@ -89,6 +110,18 @@ pub trait CavityApp {
     /// Whether owned, active seed `seed` (a local index of the template's
     /// seed kind) gets a cavity. Reads the patch through `ctx`.
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32) -> bool;
+    /// Calls `delete(kind, local)` for every element the cavity of `seed`
+    /// deletes directly; deleting an element also deletes what lies on it
+    /// (the edges and faces of a vertex, the faces of an edge). Any active
+    /// element of the patch's working copy may be named, owned or in the
+    /// ribbon; the deleted faces must leave a hole the fill-in can close.
+    /// Called twice per cavity and pass (marking and verification), so it
+    /// must name the same elements each time. Defaults to the template's
+    /// neighbourhood ([`Template::deleted`]); override it for
+    /// [`Template::Custom`] (user-defined cavities, section 3).
+    fn deleted<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32, delete: impl FnMut(Kind, u32)) {
+        Self::TEMPLATE.deleted(ctx.copy, seed, delete);
+    }
     /// Fills in a cavity; returning false leaves the cavity's elements
     /// untouched (the elements added so far are discarded).
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool;
@@ -492,20 +525,17 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
     block.sync();
 }
 
-/// Marks each cavity's deleted elements with its key (the smallest key
-/// wins an element) and drops the cavities that lost one of their elements
-/// to another. Resets every cavity to undecided first; with `survivors`,
-/// only the cavities in the independent set so far stay in the game (after
-/// an expansion, so that cavities left out for want of a neighbour cannot
-/// take the place of those the patch expanded for).
+/// Marks each cavity's deleted elements ([`CavityApp::deleted`] and what
+/// lies on them) with its key (the smallest key wins an element) and drops
+/// the cavities that lost one of their elements to another. Resets every
+/// cavity to undecided first; with `survivors`, only the cavities in the
+/// independent set so far stay in the game (after an expansion, so that
+/// cavities left out for want of a neighbour cannot take the place of
+/// those the patch expanded for).
 #[inline(always)]
-pub fn propagate<B: Block>(
-    block: &B,
-    copy: &PatchCopy,
-    work: &Work,
-    template: Template,
-    survivors: bool,
-) {
+pub fn propagate<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A, survivors: bool) {
+    let (block, copy, work) = (ctx.block, ctx.copy, ctx.work);
+    let template = A::TEMPLATE;
     let n = work.cavities();
     let nv = copy.count(Kind::Vertex);
     let ne = copy.count(Kind::Edge);
@@ -519,18 +549,14 @@ pub fn propagate<B: Block>(
             .set(c, if keep { state::UNDECIDED } else { state::LOST });
     });
     block.sync();
-    let kind = template.seed_kind();
     block.for_each(n, |c| {
         if work.state.get(c) == state::LOST {
             return;
         }
         let (s, k) = (work.seeds.get(c), work.keys.get(c));
-        block.shared_min(work.cav[kind as usize], s, k);
-        if template == Template::EdgeStar {
-            for v in copy.edge_vertices(s) {
-                block.shared_min(work.cav[0], v, k);
-            }
-        }
+        app.deleted(ctx, s, |kind, l| {
+            block.shared_min(work.cav[kind as usize], l, k)
+        });
     });
     block.sync();
     let del_v = template.deletes_vertices();
@@ -569,12 +595,8 @@ pub fn propagate<B: Block>(
             return;
         }
         let (s, k) = (work.seeds.get(c), work.keys.get(c));
-        let mut ok = work.cav[kind as usize].get(s) == k;
-        if template == Template::EdgeStar {
-            for v in copy.edge_vertices(s) {
-                ok &= work.cav[0].get(v) == k;
-            }
-        }
+        let mut ok = true;
+        app.deleted(ctx, s, |kind, l| ok &= work.cav[kind as usize].get(l) == k);
         if !ok {
             lose(k);
         }

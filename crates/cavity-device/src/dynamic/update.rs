@@ -126,7 +126,7 @@ pub fn update<B: Block, A: CavityApp>(
             lost = 0;
             break;
         }
-        cavity::propagate(block, &copy, &work, template, false);
+        cavity::propagate(&ctx, app, false);
         cavity::independent_set(block, &copy, &work, template);
         let expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
         raise_counts(block, &copy, &work);
@@ -137,7 +137,7 @@ pub fn update<B: Block, A: CavityApp>(
             failed |= expansion == Expansion::Failed;
             cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
             cavity::build_vertex_edges(block, &copy, &work);
-            cavity::propagate(block, &copy, &work, template, true);
+            cavity::propagate(&ctx, app, true);
             cavity::independent_set(block, &copy, &work, template);
             migrate::visit_closures(block, &copy, &work, &mig, template, Needs::DropAll);
         }
