@@ -87,7 +87,7 @@ fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
             flip_edges(&mut r, Some(&mut check)).expect("flips")
         }
         Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(&gpu, &mut dynamic).expect("GPU rounds");
+            let mut r = CudaRounds::new(&gpu, &mut dynamic, Delaunay).expect("GPU rounds");
             let rep = flip_edges(&mut r, Some(&mut check)).expect("flips");
             Rounds::<Delaunay>::mesh(&mut r).expect("copy back");
             rep

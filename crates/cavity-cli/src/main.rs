@@ -352,7 +352,7 @@ fn run_flips(mesh: &mut DynamicMesh, backend: &Backend) -> Result<(FlipReport, S
             (flip_edges(&mut r, None)?, device)
         }
         Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(gpu, mesh)?;
+            let mut r = CudaRounds::new(gpu, mesh, Delaunay)?;
             let report = flip_edges(&mut r, None)?;
             Rounds::<Delaunay>::mesh(&mut r)?;
             (report, r.device())

@@ -11,6 +11,10 @@ use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::patch::DynMesh;
 use crate::dynamic::{cleanup, slice, update};
 use crate::layout::RawPatchMesh;
+use crate::operations::{
+    CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, RefineFaceNeighbourhood,
+    SplitLargeFaces, SplitLongEdges,
+};
 use crate::query::Query;
 use crate::{baseline, normals, workload};
 
@@ -514,4 +518,31 @@ pub unsafe extern "ptx-kernel" fn dynamic_slice(mesh: RawDynamicMesh) {
     // SAFETY: reads a special register.
     let p = unsafe { _block_idx_x() } as u32;
     slice::slice(&GpuBlock, &mut arena(), &m, p);
+}
+
+/// Update-round kernels of the mesh operations: one block per queued
+/// patch, the application's parameters by value.
+macro_rules! operation_kernels {
+    ($($name:ident: $app:ident),* $(,)?) => {$(
+        #[doc = concat!("One update round of [`", stringify!($app), "`] (`dynamic::update`).")]
+        ///
+        /// # Safety
+        /// As for [`dynamic_delaunay`], with the shared memory of this
+        /// application.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(mesh: RawDynamicMesh, salt: u32, app: $app) {
+            // SAFETY: the launch contract.
+            let m = unsafe { DynMesh::new(&mesh) };
+            update::update(&GpuBlock, &mut arena(), &m, &app, salt);
+        }
+    )*};
+}
+
+operation_kernels! {
+    dynamic_split_long_edges: SplitLongEdges,
+    dynamic_split_large_faces: SplitLargeFaces,
+    dynamic_collapse_short_edges: CollapseShortEdges,
+    dynamic_delete_vertices_in_ball: DeleteVerticesInBall,
+    dynamic_delete_faces_in_ball: DeleteFacesInBall,
+    dynamic_refine_face_neighbourhood: RefineFaceNeighbourhood,
 }

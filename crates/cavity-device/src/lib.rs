@@ -19,6 +19,7 @@ pub mod delaunay;
 pub mod dynamic;
 pub mod layout;
 pub mod normals;
+pub mod operations;
 pub mod query;
 pub mod workload;
 

@@ -172,6 +172,13 @@ pub enum ValidationProblem {
         /// Patch slots of the capacity.
         slots: u32,
     },
+    /// The scheduler's patch count (which slicing advances) differs from
+    /// `num_patches` (reported at the last patch in use).
+    #[error("counted in use by num_patches, but the scheduler counts {counted} patches")]
+    PatchCount {
+        /// The scheduler's count.
+        counted: u32,
+    },
     /// A high-water mark exceeds the capacity of its kind.
     #[error("high-water mark {count} exceeds the capacity {capacity}")]
     OverCapacity {
@@ -891,7 +898,8 @@ impl DynamicMesh {
     /// Checks every invariant of the layout over patches `0..num_patches`
     /// (the patches themselves within the patch slots): counts within
     /// capacity; stashes of at most [`STASH_SIZE`] distinct other patches in
-    /// use; no mask bit at or above a high-water mark; owned elements
+    /// use; the scheduler's patch count equal to `num_patches`; no mask bit
+    /// at or above a high-water mark; owned elements
     /// active; exactly one reachable ribbon hash entry per active not-owned
     /// element and none for anything else, naming an active owned element
     /// of the stash patch (one hop); no dangling references, FE forming
@@ -913,6 +921,14 @@ impl DynamicMesh {
                 ValidationProblem::PatchSlots {
                     slots: self.cap.patches,
                 },
+            );
+        }
+        let counted = self.queue_state[scheduler::PATCHES as usize];
+        if counted != self.num_patches {
+            return fail(
+                self.num_patches.saturating_sub(1),
+                None,
+                ValidationProblem::PatchCount { counted },
             );
         }
         let tables = Tables::new(self);

@@ -193,6 +193,9 @@ pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
     mesh.queue_state[scheduler::COUNT as usize] = queued as u32;
     mesh.queue_state[1] = 0;
     mesh.queue_state[2] = queued as u32;
+    // The device copy of the state is replaced by this one: keep the patch
+    // count slicing left.
+    mesh.queue_state[scheduler::PATCHES as usize] = mesh.num_patches;
     mesh.stats.fill(0);
 }
 

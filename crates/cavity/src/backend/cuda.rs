@@ -12,9 +12,14 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 
 use cavity_device::delaunay::Delaunay;
+use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::{cleanup, scheduler, slice, update};
 use cavity_device::layout::RawPatchMesh;
+use cavity_device::operations::{
+    CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, RefineFaceNeighbourhood,
+    SplitLargeFaces, SplitLongEdges,
+};
 use cavity_device::query::Query;
 
 use super::{BackendError, QueryResult, max_shared_bytes, sources};
@@ -480,12 +485,59 @@ struct DynamicBuffers {
     stats: CudaSlice<u32>,
 }
 
-/// Update rounds of the Delaunay flips on the GPU (see
+/// A dynamic application with an update kernel in the PTX module.
+///
+/// # Safety
+/// The implementor must be `repr(C)` plain data (or zero-sized), laid out
+/// as the `app` parameter of kernel [`CudaApp::KERNEL`], which takes
+/// `(RawDynamicMesh, u32)` and, unless the type is zero-sized, the
+/// application by value.
+pub unsafe trait CudaApp: CavityApp + Copy {
+    /// Name of the update kernel.
+    const KERNEL: &'static str;
+}
+
+// SAFETY: zero-sized; `dynamic_delaunay` takes no application argument.
+unsafe impl CudaApp for Delaunay {
+    const KERNEL: &'static str = "dynamic_delaunay";
+}
+
+/// Implements [`CudaApp`] for the mesh operations of
+/// `cavity_device::operations`.
+macro_rules! operation_apps {
+    ($($app:ident: $kernel:literal),* $(,)?) => {$(
+        // SAFETY: `repr(C)` plain data, the kernel's `app` parameter.
+        unsafe impl CudaApp for $app {
+            const KERNEL: &'static str = $kernel;
+        }
+    )*};
+}
+
+operation_apps! {
+    SplitLongEdges: "dynamic_split_long_edges",
+    SplitLargeFaces: "dynamic_split_large_faces",
+    CollapseShortEdges: "dynamic_collapse_short_edges",
+    DeleteVerticesInBall: "dynamic_delete_vertices_in_ball",
+    DeleteFacesInBall: "dynamic_delete_faces_in_ball",
+    RefineFaceNeighbourhood: "dynamic_refine_face_neighbourhood",
+}
+
+/// An application as a kernel argument.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct KernelApp<A>(A);
+
+// SAFETY: `CudaApp` implementors are `repr(C)` plain data laid out as the
+// kernel's parameter.
+unsafe impl<A: CudaApp> cudarc::driver::DeviceRepr for KernelApp<A> {}
+
+/// Update rounds of a dynamic application on the GPU (see
 /// [`crate::rounds`]): the mesh lives on the device from [`CudaRounds::new`]
 /// on; [`Rounds::mesh`] copies it back.
-pub struct CudaRounds<'a> {
+pub struct CudaRounds<'a, A> {
     gpu: &'a CudaBackend,
     mesh: &'a mut DynamicMesh,
+    app: A,
     bufs: DynamicBuffers,
     raw: KernelDynMesh,
     update: (CudaFunction, u32),
@@ -495,11 +547,15 @@ pub struct CudaRounds<'a> {
     kernel_ms: [f64; 3],
 }
 
-impl<'a> CudaRounds<'a> {
-    /// Uploads `mesh` and prepares the kernels. Errors when a kernel's
-    /// shared memory exceeds the device's limit (lower --capacity-factor or
-    /// --patch-size).
-    pub fn new(gpu: &'a CudaBackend, mesh: &'a mut DynamicMesh) -> Result<Self, BackendError> {
+impl<'a, A: CudaApp> CudaRounds<'a, A> {
+    /// Uploads `mesh` and prepares the kernels of `app`. Errors when a
+    /// kernel's shared memory exceeds the device's limit (lower
+    /// --capacity-factor or --patch-size).
+    pub fn new(
+        gpu: &'a CudaBackend,
+        mesh: &'a mut DynamicMesh,
+        app: A,
+    ) -> Result<Self, BackendError> {
         let bufs = DynamicBuffers {
             counts: gpu.upload(&mesh.counts)?,
             fe: gpu.upload(&mesh.fe)?,
@@ -556,8 +612,8 @@ impl<'a> CudaRounds<'a> {
             Ok((f, smem as u32))
         };
         let update = with_smem(
-            "dynamic_delaunay",
-            update::shared_bytes::<Delaunay>(&mesh.cap, DYNAMIC_BLOCK_DIM),
+            A::KERNEL,
+            update::shared_bytes::<A>(&mesh.cap, DYNAMIC_BLOCK_DIM),
         )?;
         let compact = with_smem(
             "dynamic_compact",
@@ -571,6 +627,7 @@ impl<'a> CudaRounds<'a> {
         Ok(CudaRounds {
             gpu,
             mesh,
+            app,
             bufs,
             raw,
             update,
@@ -599,10 +656,14 @@ impl<'a> CudaRounds<'a> {
             block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
             shared_mem_bytes: smem,
         };
+        let app = KernelApp(self.app);
         let mut b = self.gpu.stream.launch_builder(f);
         b.arg(&self.raw);
         if let Some(s) = salt.as_ref() {
             b.arg(s);
+            if size_of::<A>() > 0 {
+                b.arg(&app);
+            }
         }
         // SAFETY: the argument list matches the dynamic kernels' contracts;
         // the buffers behind `raw` live as long as `self`.
@@ -634,7 +695,7 @@ impl<'a> CudaRounds<'a> {
     }
 }
 
-impl Rounds<Delaunay> for CudaRounds<'_> {
+impl<A: CudaApp> Rounds<A> for CudaRounds<'_, A> {
     fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
         let s = &self.gpu.stream;
         let e = driver("filling the queue");

@@ -76,7 +76,7 @@ type GpuRun = (FlipReport, [f64; 3], DynamicMesh);
 fn gpu_run(gpu: &CudaBackend, mesh: &DynamicMesh) -> Result<GpuRun, Box<dyn std::error::Error>> {
     let mut copy = mesh.clone();
     let (report, ms) = {
-        let mut r = CudaRounds::new(gpu, &mut copy)?;
+        let mut r = CudaRounds::new(gpu, &mut copy, Delaunay)?;
         let report = flip_edges(&mut r, None)?;
         Rounds::<Delaunay>::mesh(&mut r)?;
         (report, r.kernel_ms())

@@ -1,0 +1,322 @@
+//! Mesh operations on the cavity operator (dynamic paper, section 3 and
+//! fig. 4), one [`CavityApp`] per template: edge split, face split 1 to 3,
+//! edge collapse, vertex delete, face delete, and a user-defined cavity
+//! (a face with its three neighbours). Each takes its criterion's
+//! parameters by value, so the same struct is the GPU kernel's argument
+//! and the CPU backend's application. Positions are vertex attributes
+//! 0..3, in the mesh's units.
+
+use crate::block::Block;
+use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
+use crate::layout::Kind;
+
+/// Most boundary half-edges a fan or star fill-in takes (edge collapse,
+/// vertex delete).
+pub const MAX_LOOP: u32 = 32;
+
+fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn norm(a: [f32; 3]) -> f32 {
+    core::f32::math::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+}
+
+fn midpoint(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [
+        0.5 * (a[0] + b[0]),
+        0.5 * (a[1] + b[1]),
+        0.5 * (a[2] + b[2]),
+    ]
+}
+
+/// Area of the triangle `p`.
+pub fn area(p: [[f32; 3]; 3]) -> f32 {
+    let (u, v) = (sub(p[1], p[0]), sub(p[2], p[0]));
+    0.5 * norm([
+        u[1] * v[2] - u[2] * v[1],
+        u[2] * v[0] - u[0] * v[2],
+        u[0] * v[1] - u[1] * v[0],
+    ])
+}
+
+/// Length of local edge `e`.
+pub fn length<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> f32 {
+    let [a, b] = ctx.edge_vertices(e);
+    norm(sub(ctx.position(a), ctx.position(b)))
+}
+
+fn interior<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> bool {
+    ctx.edge_faces(e).0 == 2
+}
+
+/// Whether the cavity's boundary is one closed loop through distinct
+/// vertices (the cavity is a disk; for an edge collapse this is the link
+/// condition).
+pub fn simple_loop<B: Block>(fill: &FillIn<'_, B>) -> bool {
+    let n = fill.boundary_len();
+    fill.is_closed()
+        && (0..n).all(|i| (i + 1..n).all(|j| fill.boundary_vertex(i) != fill.boundary_vertex(j)))
+}
+
+/// Fills a closed boundary loop of at most [`MAX_LOOP`] half-edges with a
+/// new vertex at `at` joined to every boundary vertex (a star of
+/// triangles). Returns false when slots run out.
+pub fn star_fill<B: Block>(fill: &mut FillIn<'_, B>, at: [f32; 3]) -> bool {
+    let n = fill.boundary_len();
+    if n > MAX_LOOP {
+        return false;
+    }
+    let Some(m) = fill.add_vertex(&at) else {
+        return false;
+    };
+    let mut spokes = [0u32; MAX_LOOP as usize];
+    for i in 0..n {
+        let Some(e) = fill.add_edge(m, fill.boundary_vertex(i)) else {
+            return false;
+        };
+        spokes[i as usize] = e;
+    }
+    (0..n).all(|i| {
+        let next = fill.boundary_vertex((i + 1) % n);
+        let h = fill.boundary_edge(i);
+        let to_m = fill.half_edge(spokes[((i + 1) % n) as usize], next);
+        let from_m = fill.half_edge(spokes[i as usize], m);
+        fill.add_face([h, to_m, from_m]).is_some()
+    })
+}
+
+/// Mean position of the boundary vertices.
+pub fn centroid<B: Block>(fill: &FillIn<'_, B>) -> [f32; 3] {
+    let n = fill.boundary_len();
+    let mut c = [0.0f32; 3];
+    for i in 0..n {
+        let p = fill.ctx.position(fill.boundary_vertex(i));
+        for k in 0..3 {
+            c[k] += p[k] / n as f32;
+        }
+    }
+    c
+}
+
+/// Edge split (template `EdgeFaces`): every interior edge longer than
+/// `max_length` gets a vertex at its midpoint joined to the two opposite
+/// vertices (two faces become four).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct SplitLongEdges {
+    /// Longest edge left alone.
+    pub max_length: f32,
+}
+
+impl CavityApp for SplitLongEdges {
+    const TEMPLATE: Template = Template::EdgeFaces;
+    const MAX_NEW: [u32; 3] = [1, 4, 4];
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        interior(ctx, e) && length(ctx, e) > self.max_length
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        if !simple_loop(fill) || fill.boundary_len() != 4 {
+            return false;
+        }
+        let [a, b] = fill.ctx.edge_vertices(fill.seed());
+        let at = midpoint(fill.ctx.position(a), fill.ctx.position(b));
+        star_fill(fill, at)
+    }
+}
+
+/// Face split 1 to 3 (template `Face`): every face larger than `max_area`
+/// gets a vertex at its centroid.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct SplitLargeFaces {
+    /// Largest face area left alone.
+    pub max_area: f32,
+}
+
+impl CavityApp for SplitLargeFaces {
+    const TEMPLATE: Template = Template::Face;
+    const MAX_NEW: [u32; 3] = [1, 3, 3];
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
+        area(ctx.face_vertices(f).map(|v| ctx.position(v))) > self.max_area
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        if !simple_loop(fill) || fill.boundary_len() != 3 {
+            return false;
+        }
+        let c = centroid(fill);
+        star_fill(fill, c)
+    }
+}
+
+/// Edge collapse (template `EdgeStar`): every interior edge shorter than
+/// `min_length` becomes a vertex at its midpoint, when the link condition
+/// holds (the loop around the two stars visits distinct vertices).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CollapseShortEdges {
+    /// Shortest edge left alone.
+    pub min_length: f32,
+}
+
+impl CavityApp for CollapseShortEdges {
+    const TEMPLATE: Template = Template::EdgeStar;
+    const MAX_NEW: [u32; 3] = [1, MAX_LOOP, MAX_LOOP];
+    fn max_new(&self, boundary: u32) -> [u32; 3] {
+        [1, boundary, boundary]
+    }
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        interior(ctx, e) && length(ctx, e) < self.min_length
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        if !simple_loop(fill) || fill.boundary_len() < 3 {
+            return false;
+        }
+        let [a, b] = fill.ctx.edge_vertices(fill.seed());
+        let at = midpoint(fill.ctx.position(a), fill.ctx.position(b));
+        star_fill(fill, at)
+    }
+}
+
+/// Whether `p` lies inside the ball around `centre` of radius `radius`.
+fn in_ball(p: [f32; 3], centre: [f32; 3], radius: f32) -> bool {
+    norm(sub(p, centre)) < radius
+}
+
+/// Vertex delete (template `VertexStar`): every vertex inside a ball is
+/// removed and its hole re-triangulated as a fan from the loop's first
+/// vertex (declined when a diagonal already exists or the loop is not a
+/// simple one of at most [`MAX_LOOP`] vertices).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DeleteVerticesInBall {
+    /// Centre of the ball.
+    pub centre: [f32; 3],
+    /// Radius of the ball.
+    pub radius: f32,
+}
+
+impl CavityApp for DeleteVerticesInBall {
+    const TEMPLATE: Template = Template::VertexStar;
+    const MAX_NEW: [u32; 3] = [0, MAX_LOOP - 3, MAX_LOOP - 2];
+    fn max_new(&self, boundary: u32) -> [u32; 3] {
+        [0, boundary.saturating_sub(3), boundary.saturating_sub(2)]
+    }
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, v: u32) -> bool {
+        in_ball(ctx.position(v), self.centre, self.radius)
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        let n = fill.boundary_len();
+        if !simple_loop(fill) || !(3..=MAX_LOOP).contains(&n) {
+            return false;
+        }
+        let x0 = fill.boundary_vertex(0);
+        if (2..n - 1).any(|i| fill.ctx.has_edge(x0, fill.boundary_vertex(i))) {
+            return false;
+        }
+        // Diagonals x0–x_i, i = 2..n-2; triangles (x0, x_i, x_{i+1}).
+        let mut prev: HalfEdge = fill.boundary_edge(0);
+        for i in 1..n - 1 {
+            let xi1 = fill.boundary_vertex(i + 1);
+            let closing = if i == n - 2 {
+                fill.boundary_edge(n - 1)
+            } else {
+                let Some(d) = fill.add_edge(x0, xi1) else {
+                    return false;
+                };
+                fill.half_edge(d, xi1)
+            };
+            if fill
+                .add_face([prev, fill.boundary_edge(i), closing])
+                .is_none()
+            {
+                return false;
+            }
+            prev = HalfEdge {
+                edge: closing.edge,
+                reversed: !closing.reversed,
+            };
+        }
+        true
+    }
+}
+
+/// Face delete (template `Face`, no fill-in): every face whose centroid
+/// lies inside a ball is removed, leaving a hole.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DeleteFacesInBall {
+    /// Centre of the ball.
+    pub centre: [f32; 3],
+    /// Radius of the ball.
+    pub radius: f32,
+}
+
+impl CavityApp for DeleteFacesInBall {
+    const TEMPLATE: Template = Template::Face;
+    const MAX_NEW: [u32; 3] = [0, 0, 0];
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
+        let p = ctx.face_vertices(f).map(|v| ctx.position(v));
+        let c = [0, 1, 2].map(|k| (p[0][k] + p[1][k] + p[2][k]) / 3.0);
+        in_ball(c, self.centre, self.radius)
+    }
+    fn fill<B: Block>(&self, _fill: &mut FillIn<'_, B>) -> bool {
+        true
+    }
+}
+
+/// A user-defined cavity (template `Custom(Face)`, section 3): a seed face
+/// larger than `min_area` with three interior edges deletes its edges, so
+/// the three faces across them go too; the hexagonal hole gets a vertex at
+/// its centroid (four faces become six).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct RefineFaceNeighbourhood {
+    /// Largest seed-face area left alone.
+    pub min_area: f32,
+}
+
+impl CavityApp for RefineFaceNeighbourhood {
+    const TEMPLATE: Template = Template::Custom(Kind::Face);
+    const MAX_NEW: [u32; 3] = [1, 6, 6];
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
+        (0..3).all(|i| interior(ctx, ctx.copy.face_edge(f, i).0))
+            && area(ctx.face_vertices(f).map(|v| ctx.position(v))) > self.min_area
+    }
+    fn deleted<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32, mut delete: impl FnMut(Kind, u32)) {
+        for i in 0..3 {
+            delete(Kind::Edge, ctx.copy.face_edge(f, i).0);
+        }
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        if !simple_loop(fill) || fill.boundary_len() != 6 || fill.deleted_faces().count() != 4 {
+            return false;
+        }
+        let c = centroid(fill);
+        star_fill(fill, c)
+    }
+}
