@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 
 use cavity::backend::{Backend, DeviceChoice};
+use cavity::dynamic::DynamicMesh;
 use cavity::reference::ReferenceMesh;
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use proptest::prelude::*;
@@ -398,4 +399,17 @@ pub fn cases(default: u32) -> u32 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
+}
+
+/// A round hook for `cavity::rounds::sweeps` that runs
+/// `DynamicMesh::validate(manifold)` and panics with the round number on
+/// the first problem.
+pub fn validate_each_round(manifold: bool) -> impl FnMut(&DynamicMesh) {
+    let mut rounds = 0;
+    move |m: &DynamicMesh| {
+        rounds += 1;
+        if let Err(e) = m.validate(manifold) {
+            panic!("invalid after round {rounds}: {e}");
+        }
+    }
 }

@@ -12,7 +12,7 @@ use cavity::reference::ReferenceMesh;
 use cavity::rounds::{CpuRounds, Rounds};
 use cavity_device::delaunay::Delaunay;
 use cavity_device::delaunay::cotangent;
-use cavity_tests::{any_mesh, cases, grid, test_backend};
+use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
 use proptest::prelude::*;
 
 /// Moves every vertex by a pseudo-random offset of up to `amount`.
@@ -74,13 +74,7 @@ fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
     // Manifoldness is checked after every round when the input has it.
     let manifold = dynamic.validate(true).is_ok();
     dynamic.validate(false).expect("valid before");
-    let mut rounds = 0;
-    let mut check = |m: &DynamicMesh| {
-        rounds += 1;
-        if let Err(e) = m.validate(manifold) {
-            panic!("invalid after round {rounds}: {e}");
-        }
-    };
+    let mut check = validate_each_round(manifold);
     let report = match test_backend() {
         Backend::Cpu(_) => {
             let mut r = CpuRounds::new(&mut dynamic, Delaunay);

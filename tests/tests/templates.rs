@@ -17,7 +17,7 @@ use cavity_device::operations::{
     CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, RefineFaceNeighbourhood,
     SplitLargeFaces, SplitLongEdges,
 };
-use cavity_tests::{grid, test_backend};
+use cavity_tests::{grid, test_backend, validate_each_round};
 
 /// Room for meshes that grow several times over without slicing.
 const ROOMY: CapacityFactors = CapacityFactors {
@@ -54,13 +54,7 @@ fn run_with<A: CudaApp + Sync + Send>(
         )
         .build()
         .expect("pool");
-    let mut rounds = 0;
-    let mut check = |m: &DynamicMesh| {
-        rounds += 1;
-        if let Err(e) = m.validate(manifold) {
-            panic!("invalid after round {rounds}: {e}");
-        }
-    };
+    let mut check = validate_each_round(manifold);
     let report = match test_backend() {
         Backend::Cpu(_) => pool.install(|| {
             let mut r = CpuRounds::new(&mut dynamic, app);
