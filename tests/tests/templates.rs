@@ -6,6 +6,7 @@
 //! condition checked on the boundary loop), vertex delete (VertexStar, the
 //! hole re-triangulated as a fan), face delete (Face, no fill-in), a
 //! user-defined cavity (Custom), and patch slicing under growth.
+//! `TEST_WORKERS` sets the CPU backend's workers (default 4).
 
 use cavity::TriMesh;
 use cavity::backend::Backend;

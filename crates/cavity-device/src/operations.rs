@@ -10,6 +10,21 @@ use crate::block::Block;
 use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
 use crate::layout::Kind;
 
+/// Declares an operation's parameter struct: `repr(C)` plain data, so that
+/// it is the GPU kernel's by-value argument as it is on the host.
+macro_rules! parameters {
+    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[cfg_attr(
+            not(target_arch = "nvptx64"),
+            derive(bytemuck::Pod, bytemuck::Zeroable)
+        )]
+        pub struct $name { $($body)* }
+    };
+}
+
 /// Most boundary half-edges a fan or star fill-in takes (edge collapse,
 /// vertex delete).
 pub const MAX_LOOP: u32 = 32;
@@ -99,18 +114,14 @@ pub fn centroid<B: Block>(fill: &FillIn<'_, B>) -> [f32; 3] {
     c
 }
 
-/// Edge split (template `EdgeFaces`): every interior edge longer than
-/// `max_length` gets a vertex at its midpoint joined to the two opposite
-/// vertices (two faces become four).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct SplitLongEdges {
-    /// Longest edge left alone.
-    pub max_length: f32,
+parameters! {
+    /// Edge split (template `EdgeFaces`): every interior edge longer than
+    /// `max_length` gets a vertex at its midpoint joined to the two opposite
+    /// vertices (two faces become four).
+    pub struct SplitLongEdges {
+        /// Longest edge left alone.
+        pub max_length: f32,
+    }
 }
 
 impl CavityApp for SplitLongEdges {
@@ -129,17 +140,13 @@ impl CavityApp for SplitLongEdges {
     }
 }
 
-/// Face split 1 to 3 (template `Face`): every face larger than `max_area`
-/// gets a vertex at its centroid.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct SplitLargeFaces {
-    /// Largest face area left alone.
-    pub max_area: f32,
+parameters! {
+    /// Face split 1 to 3 (template `Face`): every face larger than `max_area`
+    /// gets a vertex at its centroid.
+    pub struct SplitLargeFaces {
+        /// Largest face area left alone.
+        pub max_area: f32,
+    }
 }
 
 impl CavityApp for SplitLargeFaces {
@@ -157,18 +164,14 @@ impl CavityApp for SplitLargeFaces {
     }
 }
 
-/// Edge collapse (template `EdgeStar`): every interior edge shorter than
-/// `min_length` becomes a vertex at its midpoint, when the link condition
-/// holds (the loop around the two stars visits distinct vertices).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct CollapseShortEdges {
-    /// Shortest edge left alone.
-    pub min_length: f32,
+parameters! {
+    /// Edge collapse (template `EdgeStar`): every interior edge shorter than
+    /// `min_length` becomes a vertex at its midpoint, when the link condition
+    /// holds (the loop around the two stars visits distinct vertices).
+    pub struct CollapseShortEdges {
+        /// Shortest edge left alone.
+        pub min_length: f32,
+    }
 }
 
 impl CavityApp for CollapseShortEdges {
@@ -195,21 +198,17 @@ fn in_ball(p: [f32; 3], centre: [f32; 3], radius: f32) -> bool {
     norm(sub(p, centre)) < radius
 }
 
-/// Vertex delete (template `VertexStar`): every vertex inside a ball is
-/// removed and its hole re-triangulated as a fan from the loop's first
-/// vertex (declined when a diagonal already exists or the loop is not a
-/// simple one of at most [`MAX_LOOP`] vertices).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct DeleteVerticesInBall {
-    /// Centre of the ball.
-    pub centre: [f32; 3],
-    /// Radius of the ball.
-    pub radius: f32,
+parameters! {
+    /// Vertex delete (template `VertexStar`): every vertex inside a ball is
+    /// removed and its hole re-triangulated as a fan from the loop's first
+    /// vertex (declined when a diagonal already exists or the loop is not a
+    /// simple one of at most [`MAX_LOOP`] vertices).
+    pub struct DeleteVerticesInBall {
+        /// Centre of the ball.
+        pub centre: [f32; 3],
+        /// Radius of the ball.
+        pub radius: f32,
+    }
 }
 
 impl CavityApp for DeleteVerticesInBall {
@@ -257,19 +256,15 @@ impl CavityApp for DeleteVerticesInBall {
     }
 }
 
-/// Face delete (template `Face`, no fill-in): every face whose centroid
-/// lies inside a ball is removed, leaving a hole.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct DeleteFacesInBall {
-    /// Centre of the ball.
-    pub centre: [f32; 3],
-    /// Radius of the ball.
-    pub radius: f32,
+parameters! {
+    /// Face delete (template `Face`, no fill-in): every face whose centroid
+    /// lies inside a ball is removed, leaving a hole.
+    pub struct DeleteFacesInBall {
+        /// Centre of the ball.
+        pub centre: [f32; 3],
+        /// Radius of the ball.
+        pub radius: f32,
+    }
 }
 
 impl CavityApp for DeleteFacesInBall {
@@ -285,19 +280,15 @@ impl CavityApp for DeleteFacesInBall {
     }
 }
 
-/// A user-defined cavity (template `Custom(Face)`, section 3): a seed face
-/// larger than `min_area` with three interior edges deletes its edges, so
-/// the three faces across them go too; the hexagonal hole gets a vertex at
-/// its centroid (four faces become six).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct RefineFaceNeighbourhood {
-    /// Largest seed-face area left alone.
-    pub min_area: f32,
+parameters! {
+    /// A user-defined cavity (template `Custom(Face)`, section 3): a seed face
+    /// larger than `min_area` with three interior edges deletes its edges, so
+    /// the three faces across them go too; the hexagonal hole gets a vertex at
+    /// its centroid (four faces become six).
+    pub struct RefineFaceNeighbourhood {
+        /// Largest seed-face area left alone.
+        pub min_area: f32,
+    }
 }
 
 impl CavityApp for RefineFaceNeighbourhood {
