@@ -65,40 +65,81 @@ fn interior<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> bool {
     ctx.edge_faces(e).0 == 2
 }
 
+/// Number of boundary vertices: as many as half-edges on a closed loop, one
+/// more on an open chain (a cavity at the mesh boundary).
+fn chain_vertices<B: Block>(fill: &FillIn<'_, B>) -> u32 {
+    fill.boundary_len() + !fill.is_closed() as u32
+}
+
+/// Boundary vertex `i` of the loop or chain (`i < chain_vertices`).
+fn chain_vertex<B: Block>(fill: &FillIn<'_, B>, i: u32) -> u32 {
+    let n = fill.boundary_len();
+    if i < n {
+        fill.boundary_vertex(i)
+    } else {
+        fill.boundary_end(n - 1)
+    }
+}
+
+/// Whether the boundary vertices are distinct.
+fn distinct_vertices<B: Block>(fill: &FillIn<'_, B>) -> bool {
+    let n = chain_vertices(fill);
+    (0..n).all(|i| (i + 1..n).all(|j| chain_vertex(fill, i) != chain_vertex(fill, j)))
+}
+
 /// Whether the cavity's boundary is one closed loop through distinct
 /// vertices (the cavity is a disk; for an edge collapse this is the link
 /// condition).
 pub fn simple_loop<B: Block>(fill: &FillIn<'_, B>) -> bool {
-    let n = fill.boundary_len();
-    fill.is_closed()
-        && (0..n).all(|i| (i + 1..n).all(|j| fill.boundary_vertex(i) != fill.boundary_vertex(j)))
+    fill.is_closed() && distinct_vertices(fill)
 }
 
-/// Fills a closed boundary loop of at most [`MAX_LOOP`] half-edges with a
-/// new vertex at `at` joined to every boundary vertex (a star of
-/// triangles). Returns false when slots run out.
+/// Whether the cavity's boundary is one open chain through distinct
+/// vertices (the cavity is a half-disk at the mesh boundary).
+pub fn simple_chain<B: Block>(fill: &FillIn<'_, B>) -> bool {
+    fill.boundary_len() > 0 && !fill.is_closed() && distinct_vertices(fill)
+}
+
+/// Fills a closed boundary loop, or an open chain, of at most
+/// [`MAX_LOOP`] vertices with a new vertex at `at` joined to every boundary
+/// vertex (a star of triangles, one per boundary half-edge). Returns false
+/// when slots run out.
 pub fn star_fill<B: Block>(fill: &mut FillIn<'_, B>, at: [f32; 3]) -> bool {
     let n = fill.boundary_len();
-    if n > MAX_LOOP {
+    let nv = chain_vertices(fill);
+    if nv > MAX_LOOP {
         return false;
     }
     let Some(m) = fill.add_vertex(&at) else {
         return false;
     };
     let mut spokes = [0u32; MAX_LOOP as usize];
-    for i in 0..n {
-        let Some(e) = fill.add_edge(m, fill.boundary_vertex(i)) else {
+    for i in 0..nv {
+        let Some(e) = fill.add_edge(m, chain_vertex(fill, i)) else {
             return false;
         };
         spokes[i as usize] = e;
     }
     (0..n).all(|i| {
-        let next = fill.boundary_vertex((i + 1) % n);
+        let j = (i + 1) % nv;
         let h = fill.boundary_edge(i);
-        let to_m = fill.half_edge(spokes[((i + 1) % n) as usize], next);
+        let to_m = fill.half_edge(spokes[j as usize], chain_vertex(fill, j));
         let from_m = fill.half_edge(spokes[i as usize], m);
         fill.add_face([h, to_m, from_m]).is_some()
     })
+}
+
+/// A 16-bit priority that puts shorter lengths first: the top bits of the
+/// length's IEEE bits, which order like the values for non-negative floats
+/// (a relative resolution of 1/128).
+pub fn shortest_first(len: f32) -> u32 {
+    len.max(0.0).to_bits() >> 16
+}
+
+/// A 16-bit priority that puts longer lengths first (see
+/// [`shortest_first`]).
+pub fn longest_first(len: f32) -> u32 {
+    0xffff - shortest_first(len)
 }
 
 /// Mean position of the boundary vertices.
@@ -115,9 +156,11 @@ pub fn centroid<B: Block>(fill: &FillIn<'_, B>) -> [f32; 3] {
 }
 
 parameters! {
-    /// Edge split (template `EdgeFaces`): every interior edge longer than
-    /// `max_length` gets a vertex at its midpoint joined to the two opposite
-    /// vertices (two faces become four).
+    /// Edge split (template `EdgeFaces`): every edge with one or two faces
+    /// longer than `max_length` gets a vertex at its midpoint joined to the
+    /// opposite vertices (two faces become four; at the mesh boundary one
+    /// becomes two, and the boundary keeps its shape). Longer edges go
+    /// first.
     pub struct SplitLongEdges {
         /// Longest edge left alone.
         pub max_length: f32,
@@ -127,11 +170,17 @@ parameters! {
 impl CavityApp for SplitLongEdges {
     const TEMPLATE: Template = Template::EdgeFaces;
     const MAX_NEW: [u32; 3] = [1, 4, 4];
+    const JOINS_BOUNDARY: bool = false;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        interior(ctx, e) && length(ctx, e) > self.max_length
+        matches!(ctx.edge_faces(e).0, 1 | 2) && length(ctx, e) > self.max_length
+    }
+    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
+        longest_first(length(ctx, e))
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
-        if !simple_loop(fill) || fill.boundary_len() != 4 {
+        let interior = simple_loop(fill) && fill.boundary_len() == 4;
+        let boundary = simple_chain(fill) && fill.boundary_len() == 2;
+        if !interior && !boundary {
             return false;
         }
         let [a, b] = fill.ctx.edge_vertices(fill.seed());
@@ -152,6 +201,7 @@ parameters! {
 impl CavityApp for SplitLargeFaces {
     const TEMPLATE: Template = Template::Face;
     const MAX_NEW: [u32; 3] = [1, 3, 3];
+    const JOINS_BOUNDARY: bool = false;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
         area(ctx.face_vertices(f).map(|v| ctx.position(v))) > self.max_area
     }
@@ -177,11 +227,15 @@ parameters! {
 impl CavityApp for CollapseShortEdges {
     const TEMPLATE: Template = Template::EdgeStar;
     const MAX_NEW: [u32; 3] = [1, MAX_LOOP, MAX_LOOP];
+    const JOINS_BOUNDARY: bool = false;
     fn max_new(&self, boundary: u32) -> [u32; 3] {
         [1, boundary, boundary]
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         interior(ctx, e) && length(ctx, e) < self.min_length
+    }
+    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
+        shortest_first(length(ctx, e))
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         if !simple_loop(fill) || fill.boundary_len() < 3 {
@@ -270,6 +324,7 @@ parameters! {
 impl CavityApp for DeleteFacesInBall {
     const TEMPLATE: Template = Template::Face;
     const MAX_NEW: [u32; 3] = [0, 0, 0];
+    const JOINS_BOUNDARY: bool = false;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
         let p = ctx.face_vertices(f).map(|v| ctx.position(v));
         let c = [0, 1, 2].map(|k| (p[0][k] + p[1][k] + p[2][k]) / 3.0);
@@ -294,6 +349,7 @@ parameters! {
 impl CavityApp for RefineFaceNeighbourhood {
     const TEMPLATE: Template = Template::Custom(Kind::Face);
     const MAX_NEW: [u32; 3] = [1, 6, 6];
+    const JOINS_BOUNDARY: bool = false;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
         (0..3).all(|i| interior(ctx, ctx.copy.face_edge(f, i).0))
             && area(ctx.face_vertices(f).map(|v| ctx.position(v))) > self.min_area

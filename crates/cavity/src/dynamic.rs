@@ -438,7 +438,7 @@ impl DynamicMesh {
     /// from `mesh`.
     ///
     /// Capacities: per kind, the largest local count of any patch times
-    /// `factors.elements`, rounded up to a multiple of 32 (at least 32);
+    /// `factors.elements`, rounded up to a multiple of 32 (at least 256);
     /// hash tables of the next power of two of at least 64 and twice the
     /// largest not-owned count of any kind times `factors.elements`;
     /// `factors.patches` times as many patch slots as patches, rounded up.

@@ -37,6 +37,9 @@ pub struct RunReport {
     /// Cavities that lost a conflict or could not own their closure
     /// (retried).
     pub lost: u64,
+    /// Cavities whose fill-in declined (the application's own check failed
+    /// on the cavity it was given).
+    pub declined: u64,
     /// Slicing launches (rounds after which patches out of room were
     /// split).
     pub slices: u32,
@@ -103,6 +106,7 @@ pub fn sweeps<A: CavityApp, R: Rounds<A>>(
         report.scheduled += status.stats[stat::SCHEDULED as usize] as u64;
         report.rolled_back += status.stats[stat::ROLLED_BACK as usize] as u64;
         report.lost += status.stats[stat::LOST as usize] as u64;
+        report.declined += status.stats[stat::DECLINED as usize] as u64;
         if filled == 0 {
             break;
         }
@@ -150,7 +154,7 @@ impl Status {
                 "a patch out of element slots must be sliced, but every patch slot is in use: raise --patch-factor"
             }
             stat::FATAL_TOO_SMALL => {
-                "a patch owning fewer than two faces ran out of element slots: raise --capacity-factor"
+                "a patch owning too few faces to be sliced ran out of element slots (the neighbourhoods of its cavities do not fit): raise --capacity-factor"
             }
             _ => "an ownership chain could not be resolved",
         };

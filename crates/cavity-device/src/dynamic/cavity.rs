@@ -100,6 +100,15 @@ pub trait CavityApp {
     const TEMPLATE: Template;
     /// Most vertices, edges and faces one fill-in adds.
     const MAX_NEW: [u32; 3];
+    /// Whether a fill-in may join two vertices of the cavity's boundary by
+    /// a new edge (an edge flip, a fan re-triangulation). Two such
+    /// cavities touching at two boundary vertices could create the same
+    /// edge, so cavities conflict when their closures share a vertex. An
+    /// application whose fill-ins only join boundary vertices to new
+    /// vertices (edge split, face split, edge collapse) sets it to false:
+    /// its cavities conflict only when they delete a common element.
+    /// Defaults to true.
+    const JOINS_BOUNDARY: bool = true;
     /// Most vertices, edges and faces the fill-in of a cavity with
     /// `boundary` boundary half-edges adds (reserved before the fill-in;
     /// at most [`CavityApp::MAX_NEW`]). Defaults to `MAX_NEW`.
@@ -121,6 +130,18 @@ pub trait CavityApp {
     /// [`Template::Custom`] (user-defined cavities, section 3).
     fn deleted<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32, delete: impl FnMut(Kind, u32)) {
         Self::TEMPLATE.deleted(ctx.copy, seed, delete);
+    }
+    /// The 16-bit priority of the cavity of `seed` in the conflict
+    /// resolution: of two conflicting cavities the smaller priority goes
+    /// first. Defaults to `random`, a random 16-bit value drawn anew every
+    /// pass (the dynamic paper's random priorities); an application may
+    /// order its cavities by cost instead (as the cost-prioritized conflict
+    /// detection of the parallel tet edge collapse paper does), e.g. the
+    /// longest edge first for edge splits, which keeps a long edge from
+    /// losing again and again while its neighbours split around it.
+    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32, random: u32) -> u32 {
+        let _ = (ctx, seed);
+        random
     }
     /// Fills in a cavity; returning false leaves the cavity's elements
     /// untouched (the elements added so far are discarded).
@@ -198,6 +219,8 @@ pub const CTL_LOCKED: u32 = 16;
 /// `ctl` entry: a predicate deferred a seed on a view that may be stale
 /// (see [`Ctx::defer`]).
 pub const CTL_DEFERRED: u32 = 18;
+/// `ctl` entry: the smallest key of the independent set ([`keep_first`]).
+pub const CTL_FIRST: u32 = 19;
 /// Entries of `ctl`.
 pub const CTL_LEN: u32 = 20;
 
@@ -519,7 +542,9 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
         if copy.is_owned(kind, s) && copy.is_active(kind, s) && !declined && app.create(ctx, s) {
             let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
             work.seeds.set(c, s);
-            work.keys.set(c, key(priority(copy.p, s, salt), c));
+            let random = priority(copy.p, s, salt);
+            work.keys
+                .set(c, key(app.priority(ctx, s, random) & 0xffff, c));
         }
     });
     block.sync();
@@ -677,11 +702,33 @@ pub fn for_each_closure_vertex<B: Block>(
 /// whose key is the smallest on every vertex of its closure joins the set,
 /// and the undecided cavities sharing a vertex with it drop out. With random
 /// priorities this returns the set the sequential greedy algorithm would.
+///
+/// With `joins_boundary` false ([`CavityApp::JOINS_BOUNDARY`]) cavities
+/// conflict only when they delete a common element (dynamic paper, section
+/// 6.3: edge splits proceed concurrently as long as their faces lie in
+/// separate cavities). [`propagate`] has already dropped every cavity that
+/// lost an element, so the undecided cavities all join; the ones that lost
+/// get another chance in the next pass.
 #[inline(always)]
-pub fn independent_set<B: Block>(block: &B, copy: &PatchCopy, work: &Work, template: Template) {
+pub fn independent_set<B: Block>(
+    block: &B,
+    copy: &PatchCopy,
+    work: &Work,
+    template: Template,
+    joins_boundary: bool,
+) {
     let n = work.cavities();
     let st = work.state;
     let undecided = |c: u32| st.get(c) == state::UNDECIDED;
+    if !joins_boundary {
+        block.for_each(n, |c| {
+            if undecided(c) {
+                st.set(c, state::WON);
+            }
+        });
+        block.sync();
+        return;
+    }
     let taken = |v: u32| work.taken.bit(v);
     block.fill(work.taken, 0);
     block.sync();
@@ -730,6 +777,32 @@ pub fn independent_set<B: Block>(block: &B, copy: &PatchCopy, work: &Work, templ
             break;
         }
     }
+}
+
+/// Keeps only the cavity with the smallest key in the independent set (the
+/// others lose and are retried): after an expansion ran out of room serving
+/// the whole set, the patch expands for one cavity at a time.
+#[inline(always)]
+pub fn keep_first<B: Block>(block: &B, work: &Work) {
+    if block.thread_idx() == 0 {
+        work.ctl.set(CTL_FIRST, NONE);
+    }
+    block.sync();
+    let n = work.cavities();
+    let won = |c: u32| work.state.get(c) == state::WON;
+    block.for_each(n, |c| {
+        if won(c) {
+            block.shared_min(work.ctl, CTL_FIRST, work.keys.get(c));
+        }
+    });
+    block.sync();
+    let first = work.ctl.get(CTL_FIRST);
+    block.for_each(n, |c| {
+        if won(c) && work.keys.get(c) != first {
+            work.state.set(c, state::LOST);
+        }
+    });
+    block.sync();
 }
 
 /// A half-edge of the cavity boundary: local edge and direction.
@@ -788,6 +861,13 @@ impl<'a, B: Block> FillIn<'a, B> {
     pub fn boundary_vertex(&self, i: u32) -> u32 {
         let h = self.boundary_edge(i);
         self.ctx.copy.edge_vertices(h.edge)[h.reversed as usize]
+    }
+
+    /// The vertex where boundary half-edge `i` ends (for an open chain,
+    /// `boundary_end(boundary_len() - 1)` is the chain's last vertex).
+    pub fn boundary_end(&self, i: u32) -> u32 {
+        let h = self.boundary_edge(i);
+        self.ctx.copy.edge_vertices(h.edge)[1 - h.reversed as usize]
     }
 
     /// Whether the boundary is one closed loop (the cavity is a disk away

@@ -67,6 +67,9 @@ pub mod stat {
     /// Set to one of the `FATAL_*` codes when a capacity that no round can
     /// fix was exceeded.
     pub const FATAL: u32 = 5;
+    /// Cavities whose fill-in declined (the application's own check
+    /// failed); they are not retried until their patch changes.
+    pub const DECLINED: u32 = 6;
     /// [`FATAL`]: a patch stash would hold more than 64 neighbour patches.
     pub const FATAL_STASH: u32 = 1;
     /// [`FATAL`]: a ribbon hash table is full.
@@ -75,8 +78,9 @@ pub mod stat {
     pub const FATAL_CHAIN: u32 = 3;
     /// [`FATAL`]: a patch must be sliced but every patch slot is in use.
     pub const FATAL_PATCH_SLOTS: u32 = 4;
-    /// [`FATAL`]: a patch out of element slots owns fewer than two faces,
-    /// so slicing cannot help.
+    /// [`FATAL`]: a patch out of element slots owns too few faces for
+    /// slicing to help (`slice::min_owned_faces`): its cavities'
+    /// neighbourhoods do not fit in a patch.
     pub const FATAL_TOO_SMALL: u32 = 5;
     /// Number of counters.
     pub const COUNT: u32 = 8;

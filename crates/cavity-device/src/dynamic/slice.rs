@@ -27,6 +27,15 @@ use super::scheduler;
 /// Lloyd iterations (seed placement, then this many assignments).
 pub const LLOYD_ITERATIONS: u32 = 3;
 
+/// Fewest owned faces of a patch worth slicing: an eighth of the face
+/// capacity (at least 2). A patch out of room that owns fewer is full of
+/// ribbon (the neighbourhoods of its cavities' closures, e.g. the stars of
+/// high-valence vertices): halving what it owns would not make room, and
+/// slicing it again and again would only use up patch slots.
+pub fn min_owned_faces(cap: &Capacity) -> u32 {
+    (cap.faces / 8).max(2)
+}
+
 /// `ctl` entries.
 const C_PART: u32 = 0;
 const C_SEEDS: u32 = 1;
@@ -174,7 +183,8 @@ fn search<B: Block>(
 /// patch slot (`queue_state[scheduler::PATCHES]`); both patches are
 /// flagged `DIRTY | CHANGED` and enqueued. Sets `stat::FATAL` to
 /// [`stat::FATAL_PATCH_SLOTS`] when no patch slot is left and to
-/// [`stat::FATAL_TOO_SMALL`] when the patch owns fewer than two faces.
+/// [`stat::FATAL_TOO_SMALL`] when the patch owns fewer than
+/// [`min_owned_faces`].
 #[inline(always)]
 pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
     if mesh.flags.load(p) & flag::SLICE == 0 {
@@ -203,7 +213,7 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
         }
     });
     block.sync();
-    if ctl.get(C_OWNED) < 2 {
+    if ctl.get(C_OWNED) < min_owned_faces(&cap) {
         if t0 {
             mesh.stats.store(stat::FATAL, stat::FATAL_TOO_SMALL);
         }

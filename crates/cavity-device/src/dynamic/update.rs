@@ -117,28 +117,39 @@ pub fn update<B: Block, A: CavityApp>(
     let mut changed = false;
     let mut failed = false;
     let mut lost = 0;
-    let mut any_declined = false;
-    for _ in 0..MAX_PASSES {
+    let mut declined_total = 0;
+    // After an expansion ran out of room: one cavity per pass.
+    let mut single = false;
+    for pass in 0..MAX_PASSES {
         cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
         cavity::build_vertex_edges(block, &copy, &work);
-        cavity::create(block, &ctx, app, salt);
+        cavity::create(block, &ctx, app, salt ^ pass.wrapping_mul(0x9e37_79b9));
         if work.cavities() == 0 {
             lost = 0;
             break;
         }
         cavity::propagate(&ctx, app, false);
-        cavity::independent_set(block, &copy, &work, template);
+        cavity::independent_set(block, &copy, &work, template, A::JOINS_BOUNDARY);
+        if single {
+            cavity::keep_first(block, &work);
+        }
         let expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
         raise_counts(block, &copy, &work);
+        // Out of room expanding for several cavities at once (nothing
+        // global changed): the next passes expand for one at a time.
+        let serve_one = expansion == Expansion::Failed
+            && !single
+            && work.ctl.get(CTL_FATAL) == 0
+            && work.ctl.get(CTL_NO_ROOM) != 0;
         if expansion != Expansion::Unchanged {
             // The patch grew (or copies came in): derive the relations and
             // cavities again; what still needs a neighbour waits.
             changed |= expansion == Expansion::Changed;
-            failed |= expansion == Expansion::Failed;
+            failed |= expansion == Expansion::Failed && !serve_one;
             cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
             cavity::build_vertex_edges(block, &copy, &work);
             cavity::propagate(&ctx, app, true);
-            cavity::independent_set(block, &copy, &work, template);
+            cavity::independent_set(block, &copy, &work, template, A::JOINS_BOUNDARY);
             migrate::visit_closures(block, &copy, &work, &mig, template, Needs::DropAll);
         }
         let before = work.ctl.get(CTL_FILLED);
@@ -162,9 +173,17 @@ pub fn update<B: Block, A: CavityApp>(
         block.sync();
         lost = work.scratch.get(0);
         let declined = work.scratch.get(1);
-        any_declined |= declined > 0;
+        declined_total += declined;
         let progress = work.ctl.get(CTL_FILLED) > before || declined > 0;
         block.sync();
+        if serve_one {
+            single = true;
+            if t0 {
+                work.ctl.set(CTL_NO_ROOM, 0);
+            }
+            block.sync();
+            continue;
+        }
         if lost == 0 || !progress || failed || work.ctl.get(CTL_NO_ROOM) != 0 {
             break;
         }
@@ -178,15 +197,22 @@ pub fn update<B: Block, A: CavityApp>(
     block.sync();
     if t0 {
         mesh.add_stat(stat::LOST, lost);
+        mesh.add_stat(stat::DECLINED, declined_total);
         let p = copy.p;
         if commit {
             mesh.flags.fetch_or(p, flag::DIRTY | flag::CHANGED);
-        } else if any_declined || work.ctl.get(CTL_DEFERRED) != 0 {
+        } else if declined_total > 0 || work.ctl.get(CTL_DEFERRED) != 0 {
             mesh.flags.fetch_or(p, flag::CHANGED);
         }
-        // Out of room with nothing done: the cleanup will not help, the
-        // patch must be sliced (or the capacity raised).
-        if work.ctl.get(CTL_NO_ROOM) != 0 && !commit {
+        // A cavity out of room. After fill-ins the cleanup frees the slots
+        // this processing deleted (and drops surplus ribbon copies), so the
+        // patch tries again; with nothing filled (at most an expansion
+        // committed, which the neighbour may take back) it is sliced
+        // (slicing enqueues both halves), so that no cavity is dropped and
+        // no patch retries for ever.
+        let no_room = work.ctl.get(CTL_NO_ROOM) != 0;
+        let slice = no_room && filled == 0;
+        if slice {
             mesh.flags.fetch_or(p, flag::SLICE);
         }
         let fatal = work.ctl.get(CTL_FATAL);
@@ -197,7 +223,7 @@ pub fn update<B: Block, A: CavityApp>(
         if !commit && lost > 0 {
             mesh.add_stat(stat::ROLLED_BACK, 1);
         }
-        if lost > 0 && (commit || work.ctl.get(CTL_NO_ROOM) == 0) {
+        if (lost > 0 || no_room) && !slice {
             scheduler::push(mesh.queue, mesh.queue_state, qlen, p);
         }
         lock::unlock(mesh.locks, p);
