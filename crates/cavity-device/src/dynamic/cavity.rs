@@ -219,8 +219,6 @@ pub const CTL_LOCKED: u32 = 16;
 /// `ctl` entry: a predicate deferred a seed on a view that may be stale
 /// (see [`Ctx::defer`]).
 pub const CTL_DEFERRED: u32 = 18;
-/// `ctl` entry: the smallest key of the independent set ([`keep_first`]).
-pub const CTL_FIRST: u32 = 19;
 /// Entries of `ctl`.
 pub const CTL_LEN: u32 = 20;
 
@@ -777,32 +775,6 @@ pub fn independent_set<B: Block>(
             break;
         }
     }
-}
-
-/// Keeps only the cavity with the smallest key in the independent set (the
-/// others lose and are retried): after an expansion ran out of room serving
-/// the whole set, the patch expands for one cavity at a time.
-#[inline(always)]
-pub fn keep_first<B: Block>(block: &B, work: &Work) {
-    if block.thread_idx() == 0 {
-        work.ctl.set(CTL_FIRST, NONE);
-    }
-    block.sync();
-    let n = work.cavities();
-    let won = |c: u32| work.state.get(c) == state::WON;
-    block.for_each(n, |c| {
-        if won(c) {
-            block.shared_min(work.ctl, CTL_FIRST, work.keys.get(c));
-        }
-    });
-    block.sync();
-    let first = work.ctl.get(CTL_FIRST);
-    block.for_each(n, |c| {
-        if won(c) && work.keys.get(c) != first {
-            work.state.set(c, state::LOST);
-        }
-    });
-    block.sync();
 }
 
 /// A half-edge of the cavity boundary: local edge and direction.

@@ -27,13 +27,13 @@ use super::scheduler;
 /// Lloyd iterations (seed placement, then this many assignments).
 pub const LLOYD_ITERATIONS: u32 = 3;
 
-/// Fewest owned faces of a patch worth slicing: an eighth of the face
-/// capacity (at least 2). A patch out of room that owns fewer is full of
-/// ribbon (the neighbourhoods of its cavities' closures, e.g. the stars of
-/// high-valence vertices): halving what it owns would not make room, and
-/// slicing it again and again would only use up patch slots.
+/// Fewest owned faces of a patch worth slicing: a sixty-fourth of the
+/// face capacity (at least 2). A patch out of room that owns fewer is full
+/// of ribbon (the neighbourhoods of its cavities' closures, e.g. the stars
+/// of high-valence vertices): halving what it owns would not make room,
+/// and slicing it again and again would only use up patch slots.
 pub fn min_owned_faces(cap: &Capacity) -> u32 {
-    (cap.faces / 8).max(2)
+    (cap.faces / 64).max(2)
 }
 
 /// `ctl` entries.

@@ -118,8 +118,6 @@ pub fn update<B: Block, A: CavityApp>(
     let mut failed = false;
     let mut lost = 0;
     let mut declined_total = 0;
-    // After an expansion ran out of room: one cavity per pass.
-    let mut single = false;
     for pass in 0..MAX_PASSES {
         cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
         cavity::build_vertex_edges(block, &copy, &work);
@@ -130,22 +128,13 @@ pub fn update<B: Block, A: CavityApp>(
         }
         cavity::propagate(&ctx, app, false);
         cavity::independent_set(block, &copy, &work, template, A::JOINS_BOUNDARY);
-        if single {
-            cavity::keep_first(block, &work);
-        }
         let expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
         raise_counts(block, &copy, &work);
-        // Out of room expanding for several cavities at once (nothing
-        // global changed): the next passes expand for one at a time.
-        let serve_one = expansion == Expansion::Failed
-            && !single
-            && work.ctl.get(CTL_FATAL) == 0
-            && work.ctl.get(CTL_NO_ROOM) != 0;
         if expansion != Expansion::Unchanged {
             // The patch grew (or copies came in): derive the relations and
             // cavities again; what still needs a neighbour waits.
             changed |= expansion == Expansion::Changed;
-            failed |= expansion == Expansion::Failed && !serve_one;
+            failed |= expansion == Expansion::Failed;
             cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
             cavity::build_vertex_edges(block, &copy, &work);
             cavity::propagate(&ctx, app, true);
@@ -176,14 +165,6 @@ pub fn update<B: Block, A: CavityApp>(
         declined_total += declined;
         let progress = work.ctl.get(CTL_FILLED) > before || declined > 0;
         block.sync();
-        if serve_one {
-            single = true;
-            if t0 {
-                work.ctl.set(CTL_NO_ROOM, 0);
-            }
-            block.sync();
-            continue;
-        }
         if lost == 0 || !progress || failed || work.ctl.get(CTL_NO_ROOM) != 0 {
             break;
         }
