@@ -16,7 +16,7 @@ use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{CpuRounds, Rounds, RunError, RunReport, sweeps};
 use cavity_device::operations::{
-    CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, RefineFaceNeighbourhood,
+    CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP, RefineFaceNeighbourhood,
     SplitLargeFaces, SplitLongEdges, area,
 };
 use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
@@ -104,12 +104,14 @@ fn longest_where(m: &TriMesh, faces: impl Fn(usize) -> bool) -> f32 {
     let r = ReferenceMesh::new(m).expect("valid");
     (0..r.num_edges() as u32)
         .filter(|&e| faces(r.ef(e).len()))
-        .map(|e| {
-            let [a, b] = r.edge_vertices(e);
-            let (p, q) = (m.positions[a as usize], m.positions[b as usize]);
-            ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
-        })
+        .map(|e| edge_length(m, r.edge_vertices(e)))
         .fold(0.0, f32::max)
+}
+
+/// Length of the edge from `a` to `b`.
+fn edge_length(m: &TriMesh, [a, b]: [u32; 2]) -> f32 {
+    let (p, q) = (m.positions[a as usize], m.positions[b as usize]);
+    ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
 }
 
 /// Longest edge.
@@ -121,11 +123,6 @@ fn longest(m: &TriMesh) -> f32 {
 /// split takes).
 fn longest_splittable(m: &TriMesh) -> f32 {
     longest_where(m, |k| matches!(k, 1 | 2))
-}
-
-/// Longest edge with three faces or more (no split takes it).
-fn longest_unsplittable(m: &TriMesh) -> f32 {
-    longest_where(m, |k| k > 2)
 }
 
 #[test]
@@ -225,8 +222,8 @@ fn growth_slices_patches() {
         patches: 64.0,
     };
     for (input, max_length) in [
-        (grid(16, 16, &[false, true], true, &[]), 0.8),
-        (grid(12, 12, &[false, true], false, &[]), 0.8),
+        (grid(16, 16, &[false, true], true, &[]), 0.5),
+        (grid(12, 12, &[false, true], false, &[]), 0.6),
     ] {
         for patch_size in [16, 64] {
             let app = SplitLongEdges { max_length };
@@ -249,6 +246,12 @@ fn growth_slices_patches() {
             // Every edge meets the criterion: a cavity out of room retries
             // after the cleanup or slices its patch, never drops out.
             assert!(longest(&out) <= max_length, "{report:?}");
+            // Longest-edge bisection keeps every angle at least half the
+            // input's smallest (Rivara): no needles, bounded valences.
+            assert!(
+                smallest_angle(&out) >= 0.5 * smallest_angle(&input),
+                "{report:?}"
+            );
             assert_eq!(report.declined, 0, "{report:?}");
             assert_eq!(
                 &out.positions[..input.positions.len()],
@@ -256,6 +259,20 @@ fn growth_slices_patches() {
             );
         }
     }
+}
+
+/// The smallest corner angle, in radians.
+fn smallest_angle(m: &TriMesh) -> f32 {
+    let p = |v: u32| glam::Vec3::from(m.positions[v as usize]);
+    m.faces
+        .iter()
+        .flat_map(|f| {
+            (0..3).map(move |i| {
+                let [a, b, c] = [f[i], f[(i + 1) % 3], f[(i + 2) % 3]].map(p);
+                (b - a).angle_between(c - a)
+            })
+        })
+        .fold(f32::INFINITY, f32::min)
 }
 
 /// Edges with one face.
@@ -310,28 +327,28 @@ proptest! {
 
     /// Random meshes (grids with holes, tori, fans, non-manifold edges,
     /// isolated vertices, shuffled) at patch sizes down to 4, on four racing
-    /// workers: edge splits and face splits keep the mesh valid (every
-    /// round) and its Euler characteristic; they meet their criterion
-    /// everywhere on manifold inputs (elsewhere a fill-in may decline a
-    /// degenerate cavity), keep the input positions and add the faces they
-    /// should. A run that stops with a capacity error (the stars of vertices
-    /// whose valence the splits raised do not fit in a patch) must leave a
-    /// valid mesh. The split length is half the longest edge, and at least
-    /// the longest edge no split takes (one on three faces): the faces on
-    /// such an edge split towards the points a third of the way along it,
-    /// so under two thirds of its length the splits would never end.
+    /// workers: edge splits, face splits and edge collapses keep the mesh
+    /// valid (every round) and its Euler characteristic; they meet their
+    /// criterion everywhere on manifold inputs (elsewhere a fill-in may
+    /// decline a degenerate cavity) and change the counts they should. A run
+    /// that stops with a capacity error (the stars of vertices whose valence
+    /// the operations raised do not fit in a patch) must leave a valid mesh.
     #[test]
     fn operations_on_random_meshes(
         input in any_mesh(),
-        split_faces in any::<bool>(),
+        operation in 0u8..3,
         patch_size in prop::sample::select(vec![4u32, 8, 16, 64]),
     ) {
         let manifold = DynamicMesh::new(&input, patch_size, GROWTH)
             .expect("dynamic mesh")
             .validate(true)
             .is_ok();
-        if !split_faces {
-                let max_length = (longest_splittable(&input) / 2.0).max(longest_unsplittable(&input));
+        match operation {
+            0 => {
+                // Half the longest edge a split takes (one on three faces or
+                // more blocks the splits of its faces' shorter edges:
+                // longest-edge bisection).
+                let max_length = longest_splittable(&input) / 2.0;
                 let Ok((report, out)) =
                     try_run(&input, patch_size, GROWTH, SplitLongEdges { max_length }, manifold)
                 else {
@@ -346,9 +363,14 @@ proptest! {
                 prop_assert_eq!(&out.positions[..input.positions.len()], &input.positions[..]);
                 if manifold {
                     prop_assert!(longest_splittable(&out) <= max_length, "{:?}", report);
+                    // Within rounding: halving an equilateral face meets the
+                    // bound exactly.
+                    let (before, after) = (smallest_angle(&input), smallest_angle(&out));
+                    prop_assert!(after >= 0.5 * before - 1e-4, "{} -> {}", before, after);
                 }
                 prop_assert_eq!(euler(&out), euler(&input));
-        } else {
+            }
+            1 => {
                 // One level of 1-to-3 splits of the largest faces (each
                 // level doubles the valence of the vertices it touches).
                 let max_area = largest_face(&input) / 2.9;
@@ -363,6 +385,53 @@ proptest! {
                     prop_assert!(largest_face(&out) <= max_area, "{:?}", report);
                 }
                 prop_assert_eq!(euler(&out), euler(&input));
+            }
+            _ => {
+                // Collapse the shorter half of the interior edges.
+                let min_length = median_interior(&input);
+                let Ok((report, out)) =
+                    try_run(&input, patch_size, GROWTH, CollapseShortEdges { min_length }, manifold)
+                else {
+                    return Ok(());
+                };
+                prop_assert_eq!(out.faces.len(), input.faces.len() - 2 * report.flips as usize);
+                if manifold {
+                    // Lengths within rounding of the threshold may go
+                    // either way on the device.
+                    let left = collapsible_shorter(&out, min_length * (1.0 - 1e-5));
+                    prop_assert_eq!(left, None, "{:?}", report);
+                }
+                prop_assert_eq!(euler(&out), euler(&input));
+            }
         }
     }
+}
+
+/// Median length of the edges with two faces (0 without any).
+fn median_interior(m: &TriMesh) -> f32 {
+    let r = ReferenceMesh::new(m).expect("valid");
+    let mut lengths: Vec<f32> = (0..r.num_edges() as u32)
+        .filter(|&e| r.ef(e).len() == 2)
+        .map(|e| edge_length(m, r.edge_vertices(e)))
+        .collect();
+    lengths.sort_by(f32::total_cmp);
+    lengths.get(lengths.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// An edge shorter than `min_length` that [`CollapseShortEdges`] would
+/// take: its endpoints are interior manifold vertices whose rings share
+/// exactly the edge's two opposite vertices (the link condition), and the
+/// loop around the two stars fits a fill-in.
+fn collapsible_shorter(m: &TriMesh, min_length: f32) -> Option<[u32; 2]> {
+    let r = ReferenceMesh::new(m).expect("valid");
+    let interior =
+        |v: u32| r.is_manifold_interior_vertex(v) && r.ve(v).iter().all(|&e| r.ef(e).len() == 2);
+    (0..r.num_edges() as u32)
+        .map(|e| r.edge_vertices(e))
+        .filter(|&[a, b]| edge_length(m, [a, b]) < min_length && interior(a) && interior(b))
+        .find(|&[a, b]| {
+            let (ra, rb) = (r.vv(a), r.vv(b));
+            let common = ra.iter().filter(|v| rb.contains(v)).count();
+            common == 2 && ra.len() + rb.len() - 4 <= MAX_LOOP as usize
+        })
 }

@@ -159,8 +159,13 @@ parameters! {
     /// Edge split (template `EdgeFaces`): every edge with one or two faces
     /// longer than `max_length` gets a vertex at its midpoint joined to the
     /// opposite vertices (two faces become four; at the mesh boundary one
-    /// becomes two, and the boundary keeps its shape). Longer edges go
-    /// first.
+    /// becomes two, and the boundary keeps its shape). An edge is split
+    /// only when no edge of its faces is longer, and longer edges win
+    /// conflicts: longest-edge bisection (Rivara 1984), which keeps the
+    /// smallest angle and the valences bounded however many times the mesh
+    /// is refined, where splitting in any order can bisect one side of a
+    /// long edge again and again and build needle faces around a vertex of
+    /// high valence.
     pub struct SplitLongEdges {
         /// Longest edge left alone.
         pub max_length: f32,
@@ -172,7 +177,22 @@ impl CavityApp for SplitLongEdges {
     const MAX_NEW: [u32; 3] = [1, 4, 4];
     const JOINS_BOUNDARY: bool = false;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        matches!(ctx.edge_faces(e).0, 1 | 2) && length(ctx, e) > self.max_length
+        let (n, faces) = ctx.edge_faces(e);
+        let len = length(ctx, e);
+        if !matches!(n, 1 | 2) || len <= self.max_length {
+            return false;
+        }
+        for &f in &faces[..n as usize] {
+            if (0..3).any(|i| length(ctx, ctx.copy.face_edge(f, i).0) > len) {
+                if !ctx.is_owned(Kind::Face, f) {
+                    // A ribbon face's longer edge is its owner's to split,
+                    // which the cleanup shows here: look again next sweep.
+                    ctx.defer();
+                }
+                return false;
+            }
+        }
+        true
     }
     fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
         longest_first(length(ctx, e))
@@ -216,8 +236,11 @@ impl CavityApp for SplitLargeFaces {
 
 parameters! {
     /// Edge collapse (template `EdgeStar`): every interior edge shorter than
-    /// `min_length` becomes a vertex at its midpoint, when the link condition
-    /// holds (the loop around the two stars visits distinct vertices).
+    /// `min_length` becomes a vertex at its midpoint, when the two stars form
+    /// a disk (every edge on the two vertices has two faces, and the faces
+    /// number the boundary's length plus two) and the link condition holds
+    /// (the loop around the disk visits distinct vertices): the mesh keeps
+    /// its topology.
     pub struct CollapseShortEdges {
         /// Shortest edge left alone.
         pub min_length: f32,
@@ -238,10 +261,19 @@ impl CavityApp for CollapseShortEdges {
         shortest_first(length(ctx, e))
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
-        if !simple_loop(fill) || fill.boundary_len() < 3 {
+        let [a, b] = fill.ctx.edge_vertices(fill.seed());
+        let ctx = fill.ctx;
+        let manifold_stars = fill.deleted_faces().all(|f| {
+            (0..3).all(|i| {
+                let e = ctx.copy.face_edge(f, i).0;
+                let on_seed = ctx.edge_vertices(e).iter().any(|&v| v == a || v == b);
+                !on_seed || ctx.edge_faces(e).0 == 2
+            })
+        });
+        let disk = manifold_stars && fill.deleted_faces().count() as u32 == fill.boundary_len() + 2;
+        if !disk || !simple_loop(fill) || fill.boundary_len() < 3 {
             return false;
         }
-        let [a, b] = fill.ctx.edge_vertices(fill.seed());
         let at = midpoint(fill.ctx.position(a), fill.ctx.position(b));
         star_fill(fill, at)
     }

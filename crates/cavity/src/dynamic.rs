@@ -401,6 +401,9 @@ pub struct DynamicMesh {
     pub locks: Vec<u32>,
     /// Patch flags (`cavity_device::dynamic::layout::flag`).
     pub flags: Vec<u32>,
+    /// Seeds whose fill-in declined in this sweep,
+    /// `cap.declined_words()` words per slot (bit per local seed).
+    pub declined: Vec<u32>,
     /// `cap.vertex_attrs` values per vertex slot as `f32` bits: the position
     /// `x, y, z` of every local vertex, owned or not.
     pub vertex_attrs: Vec<u32>,
@@ -506,6 +509,7 @@ impl DynamicMesh {
             ("masks", cap.mask_stride() as u64),
             ("hash", cap.hash_stride() as u64),
             ("stash", STASH_SIZE as u64),
+            ("declined", cap.declined_words() as u64),
             ("vertex_attrs", (cap.vertices * cap.vertex_attrs) as u64),
         ] {
             let len = patch_slots.saturating_mul(per_patch);
@@ -529,6 +533,7 @@ impl DynamicMesh {
             stash: vec![NO_PATCH; STASH_SIZE as usize * n],
             locks: vec![0; n],
             flags: vec![0; n],
+            declined: vec![0; cap.declined_words() as usize * n],
             vertex_attrs: vec![0; (cap.vertices * cap.vertex_attrs) as usize * n],
             queue: vec![NO_PATCH; n],
             queue_state: vec![0; scheduler::STATE_WORDS as usize],
@@ -648,6 +653,7 @@ impl DynamicMesh {
             stash: self.stash.as_mut_ptr() as u64,
             locks: self.locks.as_mut_ptr() as u64,
             flags: self.flags.as_mut_ptr() as u64,
+            declined: self.declined.as_mut_ptr() as u64,
             vertex_attrs: self.vertex_attrs.as_mut_ptr() as u64,
             queue: self.queue.as_mut_ptr() as u64,
             queue_state: self.queue_state.as_mut_ptr() as u64,
@@ -790,6 +796,7 @@ impl DynamicMesh {
                 + self.stash.len()
                 + self.locks.len()
                 + self.flags.len()
+                + self.declined.len()
                 + self.vertex_attrs.len()
                 + self.queue.len()
                 + self.queue_state.len()

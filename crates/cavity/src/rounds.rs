@@ -181,8 +181,9 @@ pub trait Rounds<A: CavityApp> {
 }
 
 /// Enqueues patches in the host arrays: all of them, or with
-/// `changed_only` those flagged `CHANGED` (the flags are cleared); clears
-/// the counters.
+/// `changed_only` those flagged `CHANGED` (the flags are cleared); marks
+/// every patch's declined seeds stale (`NEW_SWEEP`: a sweep looks at every
+/// candidate afresh); clears the counters.
 pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
     let n = mesh.num_patches as usize;
     let mut queued = 0;
@@ -193,6 +194,7 @@ pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
             queued += 1;
         }
         mesh.flags[p] &= !flag::CHANGED;
+        mesh.flags[p] |= flag::NEW_SWEEP;
     }
     mesh.queue_state[scheduler::COUNT as usize] = queued as u32;
     mesh.queue_state[1] = 0;

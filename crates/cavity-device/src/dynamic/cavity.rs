@@ -110,8 +110,9 @@ pub trait CavityApp {
     /// Defaults to true.
     const JOINS_BOUNDARY: bool = true;
     /// Most vertices, edges and faces the fill-in of a cavity with
-    /// `boundary` boundary half-edges adds (reserved before the fill-in;
-    /// at most [`CavityApp::MAX_NEW`]). Defaults to `MAX_NEW`.
+    /// `boundary` boundary half-edges adds (reserved when the fill-in adds
+    /// its first element; at most [`CavityApp::MAX_NEW`]). Defaults to
+    /// `MAX_NEW`.
     fn max_new(&self, boundary: u32) -> [u32; 3] {
         let _ = boundary;
         Self::MAX_NEW
@@ -187,8 +188,9 @@ pub struct Work {
     pub flags: Shared<u32>,
     /// Per kind: free slots (inactive when the patch was loaded), ascending.
     pub free: [Shared<u16>; 3],
-    /// Bitmask over seeds whose fill-in declined in this processing (not
-    /// registered again until the patch is loaded anew).
+    /// Bitmask over seeds whose fill-in declined in this sweep (not
+    /// registered again before the next sweep; see
+    /// [`super::update::load_declined`]).
     pub declined: Shared<u32>,
 }
 
@@ -219,8 +221,12 @@ pub const CTL_LOCKED: u32 = 16;
 /// `ctl` entry: a predicate deferred a seed on a view that may be stale
 /// (see [`Ctx::defer`]).
 pub const CTL_DEFERRED: u32 = 18;
+/// `ctl` entries 20..22: patch-stash bits of the neighbours this processing
+/// took elements from (their `DIRTY` flag is this block's doing, so it may
+/// lock them again for a further expansion step).
+pub const CTL_TAKEN: u32 = 20;
 /// Entries of `ctl`.
-pub const CTL_LEN: u32 = 20;
+pub const CTL_LEN: u32 = 22;
 
 impl Work {
     /// Windows for capacity `cap` and block size `threads`.
@@ -797,9 +803,10 @@ pub struct FillIn<'a, B: Block> {
     faces: (u32, u32),
     boundary: (u32, u32),
     closed: bool,
-    base: [u32; 3],
+    base: Option<[u32; 3]>,
     used: [u32; 3],
     limit: [u32; 3],
+    no_room: bool,
 }
 
 impl<'a, B: Block> FillIn<'a, B> {
@@ -853,13 +860,36 @@ impl<'a, B: Block> FillIn<'a, B> {
         (self.faces.0..self.faces.1).map(|i| self.ctx.work.faces.get(i) as u32)
     }
 
+    /// Reserves the slots of every kind the fill-in may take
+    /// ([`CavityApp::max_new`]), at its first new element: a fill-in that
+    /// declines before adding anything leaves the free slots to the
+    /// others. `None` (and `no_room`) when the patch is full.
+    fn reserve(&mut self) -> Option<[u32; 3]> {
+        if self.base.is_none() && !self.no_room {
+            let mut base = [0u32; 3];
+            for kind in Kind::ALL {
+                let k = kind as usize;
+                match take_slot(self.ctx.block, self.ctx.work, kind, self.limit[k]) {
+                    Some(at) => base[k] = at,
+                    None => {
+                        self.no_room = true;
+                        return None;
+                    }
+                }
+            }
+            self.base = Some(base);
+        }
+        self.base
+    }
+
     /// The next reserved slot of `kind`; `None` past the reservation.
     fn slot(&mut self, kind: Kind) -> Option<u32> {
         let k = kind as usize;
         if self.used[k] >= self.limit[k] {
             return None;
         }
-        let l = self.ctx.work.free[k].get(self.base[k] + self.used[k]) as u32;
+        let base = self.reserve()?;
+        let l = self.ctx.work.free[k].get(base[k] + self.used[k]) as u32;
         self.used[k] += 1;
         let copy = self.ctx.copy;
         copy.set_bit(self.ctx.block, kind, true, l, true);
@@ -914,10 +944,13 @@ impl<'a, B: Block> FillIn<'a, B> {
     }
 
     fn discard(&self) {
+        let Some(base) = self.base else {
+            return;
+        };
         for kind in Kind::ALL {
             let k = kind as usize;
             for i in 0..self.used[k] {
-                let l = self.ctx.work.free[k].get(self.base[k] + i) as u32;
+                let l = self.ctx.work.free[k].get(base[k] + i) as u32;
                 self.ctx.copy.set_bit(self.ctx.block, kind, true, l, false);
                 self.ctx.copy.set_bit(self.ctx.block, kind, false, l, false);
             }
@@ -926,9 +959,11 @@ impl<'a, B: Block> FillIn<'a, B> {
 }
 
 /// Fills in every cavity in the independent set: groups the faces by
-/// cavity, orders each boundary into a loop, reserves the new elements'
-/// slots ([`CavityApp::max_new`]), calls `app.fill` and, when it accepts,
-/// deletes the cavity's elements. Returns after a barrier.
+/// cavity, orders each boundary into a loop, calls `app.fill` (which
+/// reserves the new elements' slots, [`CavityApp::max_new`], at its first
+/// new element) and, when it accepts, deletes the cavity's elements. A
+/// cavity whose reservation did not fit is left `NO_ROOM`. Returns after a
+/// barrier.
 #[inline(always)]
 pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
     let copy = ctx.copy;
@@ -979,28 +1014,22 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
         }
         let closed = order_loop(copy, work.boundary, b0, nb);
         let want = app.max_new(nb);
-        let mut base = [0u32; 3];
-        for kind in Kind::ALL {
-            let k = kind as usize;
-            match take_slot(block, work, kind, want[k].min(A::MAX_NEW[k])) {
-                Some(at) => base[k] = at,
-                None => {
-                    work.state.set(c, state::NO_ROOM);
-                    return;
-                }
-            }
-        }
         let mut fill = FillIn {
             ctx,
             cavity: c,
             faces: (start, end),
             boundary: (b0, b0 + nb),
             closed,
-            base,
+            base: None,
             used: [0; 3],
             limit: [0, 1, 2].map(|k| want[k].min(A::MAX_NEW[k])),
+            no_room: false,
         };
-        if app.fill(&mut fill) {
+        let accepted = app.fill(&mut fill);
+        if fill.no_room {
+            fill.discard();
+            work.state.set(c, state::NO_ROOM);
+        } else if accepted {
             for i in start..end {
                 let f = work.faces.get(i) as u32;
                 copy.set_bit(block, Kind::Face, true, f, false);

@@ -25,10 +25,51 @@ const MAX_HOPS: u32 = 4;
 
 /// Points patch `p`'s ribbon entries at the current owners and deactivates
 /// copies of deleted elements (global memory; one block per patch, all
-/// patches at once: each block writes only its own patch).
+/// patches at once: each block writes only its own patch). When the patch
+/// stash has no room for a new owner, the entries no ribbon entry uses any
+/// more are freed and the rest is pointed again; `stat::FATAL_STASH` only
+/// when that does not make room either.
 #[inline(always)]
 pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
+    if block.sync_any(repoint(block, mesh, p)) {
+        reclaim_stash(block, mesh, p);
+        block.sync();
+        if block.sync_any(repoint(block, mesh, p)) && block.thread_idx() == 0 {
+            mesh.stats.store(stat::FATAL, stat::FATAL_STASH);
+        }
+    }
+}
+
+/// Frees the entries of patch `p`'s stash that no ribbon entry of an
+/// active, not-owned element names (only `p`'s own tables hold its stash
+/// indices).
+#[inline(always)]
+fn reclaim_stash<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
     let cap = mesh.cap;
+    block.for_each(STASH_SIZE, |s| {
+        let named = Kind::ALL.into_iter().any(|kind| {
+            let base = p * cap.hash_stride() + kind as u32 * cap.table_words();
+            (0..cap.table_words()).any(|i| {
+                let e = mesh.hash.load(base + i);
+                let l = hash::key_of(e);
+                e != hash::EMPTY
+                    && hash::value_of(e).0 == s
+                    && mesh.bit(p, kind, true, l)
+                    && !mesh.bit(p, kind, false, l)
+            })
+        });
+        if !named {
+            mesh.stash.store(p * STASH_SIZE + s, NO_PATCH);
+        }
+    });
+}
+
+/// The pointing pass of [`calibrate`]; returns (in this thread) whether an
+/// entry found the stash full and was left as it was.
+#[inline(always)]
+fn repoint<B: Block>(block: &B, mesh: &DynMesh, p: u32) -> bool {
+    let cap = mesh.cap;
+    let mut full = false;
     for kind in Kind::ALL {
         let table = mesh.table(p, kind);
         block.for_each(mesh.count(p, kind), |l| {
@@ -71,11 +112,12 @@ pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
                     Some(s) => {
                         hash::upsert(&table, cap.hash, hash::entry(l, s, lq));
                     }
-                    None => mesh.stats.store(stat::FATAL, stat::FATAL_STASH),
+                    None => full = true,
                 }
             }
         });
     }
+    full
 }
 
 /// Shared memory of [`compact`] in bytes.

@@ -48,6 +48,10 @@ pub mod flag {
     /// owned elements may have new candidates (kept across rounds; the
     /// host clears it when it enqueues the next sweep).
     pub const CHANGED: u32 = 8;
+    /// A sweep began since the patch last stored its declined seeds: they
+    /// are stale (set for every patch by the host when it enqueues a sweep,
+    /// and on both halves of a slicing).
+    pub const NEW_SWEEP: u32 = 16;
 }
 
 /// Global counters in [`RawDynamicMesh::stats`].
@@ -171,6 +175,13 @@ impl Capacity {
     pub fn hash_stride(&self) -> u32 {
         3 * self.table_words()
     }
+
+    /// Words per patch slot of the declined-seed bitmask (one bit per slot
+    /// of the largest kind, so that any template's seeds fit).
+    #[inline(always)]
+    pub fn declined_words(&self) -> u32 {
+        self.vertices.max(self.edges).max(self.faces) / 32
+    }
 }
 
 /// The dynamic patched mesh as raw device (or host) addresses: the one
@@ -184,6 +195,8 @@ impl Capacity {
 /// - `hash[p × hash_stride..]`: ribbon hash tables (see [`super::hash`]);
 /// - `stash[p × 64..]`: neighbour patch ids, [`NO_PATCH`] when unused;
 /// - `locks[p]`, `flags[p]`: the patch lock word and [`flag`] bits;
+/// - `declined[p × declined_words..]`: seeds whose fill-in declined in this
+///   sweep (bit per local seed; stale while `flag::NEW_SWEEP` is set);
 /// - `vertex_attrs[(p × V + v) × A..]`: `A` attribute values of local vertex
 ///   `v`, stored as `f32` bits;
 /// - `queue[..patches]`, `queue_state[0..4]`: the scheduler's ring buffer, its
@@ -218,6 +231,8 @@ pub struct RawDynamicMesh {
     pub locks: u64,
     /// Address of `flags` (u32).
     pub flags: u64,
+    /// Address of `declined` (u32).
+    pub declined: u64,
     /// Address of `vertex_attrs` (u32, `f32` bits).
     pub vertex_attrs: u64,
     /// Address of `queue` (u32).

@@ -16,7 +16,9 @@
 use crate::block::{Block, Shared, SharedArena};
 use crate::layout::Kind;
 
-use super::cavity::{self, CTL_FATAL, CTL_LOCKED, CTL_NEED, CTL_NO_ROOM, NONE, Template, Work};
+use super::cavity::{
+    self, CTL_FATAL, CTL_LOCKED, CTL_NEED, CTL_NO_ROOM, CTL_TAKEN, NONE, Template, Work,
+};
 use super::global::fence;
 use super::hash::{self, INVERSE, RIBBON};
 use super::layout::{Capacity, LOCAL_BITS, LOCAL_MASK, STASH_SIZE, flag, stat};
@@ -190,13 +192,16 @@ pub fn migrate<B: Block>(
         return Expansion::Unchanged;
     }
     // One thread locks the neighbours; a neighbour already changed in this
-    // round is given back (its ribbon copies here may be stale).
+    // round is given back (its ribbon copies here may be stale), unless
+    // this block changed it (then nobody else has since: a DIRTY patch is
+    // neither processed nor expanded into).
     if t0 {
         for s in 0..STASH_SIZE {
             if work.ctl.bit(CTL_NEED * 32 + s) {
                 let q = copy.stash.get(s);
                 if lock::try_lock(mesh.locks, q, p) {
-                    if mesh.flags.load(q) & flag::DIRTY == 0 {
+                    let ours = work.ctl.bit(CTL_TAKEN * 32 + s);
+                    if ours || mesh.flags.load(q) & flag::DIRTY == 0 {
                         block.shared_set_bit(work.ctl, CTL_LOCKED * 32 + s);
                     } else {
                         lock::unlock(mesh.locks, q);
@@ -260,6 +265,7 @@ pub fn migrate<B: Block>(
                 let q = copy.stash.get(s);
                 if !failed {
                     mesh.flags.fetch_or(q, flag::DIRTY);
+                    block.shared_set_bit(work.ctl, CTL_TAKEN * 32 + s);
                 }
                 lock::unlock(mesh.locks, q);
             }

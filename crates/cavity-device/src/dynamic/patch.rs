@@ -33,6 +33,8 @@ pub struct DynMesh {
     pub locks: GlobalU32,
     /// Status flags.
     pub flags: GlobalU32,
+    /// Declined seeds.
+    pub declined: GlobalU32,
     /// Vertex attributes (`f32` bits).
     pub vertex_attrs: GlobalU32,
     /// Scheduler queue.
@@ -66,6 +68,7 @@ impl DynMesh {
                 stash: GlobalU32::new(raw.stash),
                 locks: GlobalU32::new(raw.locks),
                 flags: GlobalU32::new(raw.flags),
+                declined: GlobalU32::new(raw.declined),
                 vertex_attrs: GlobalU32::new(raw.vertex_attrs),
                 queue: GlobalU32::new(raw.queue),
                 queue_state: GlobalU32::new(raw.queue_state),
@@ -151,11 +154,14 @@ impl DynMesh {
         }
     }
 
-    /// Index in patch `p`'s global stash of `q`, adding it when absent;
-    /// `None` when the stash is full.
+    /// Index in patch `p`'s global stash of `q`, adding it in the first
+    /// free entry when absent; `None` when the stash is full.
     #[inline(always)]
     pub fn stash_index_or_add(&self, p: u32, q: u32) -> Option<u32> {
         let base = p * STASH_SIZE;
+        if let Some(s) = (0..STASH_SIZE).find(|&s| self.stash.load(base + s) == q) {
+            return Some(s);
+        }
         for s in 0..STASH_SIZE {
             let found = self.stash.compare_exchange(base + s, NO_PATCH, q);
             if found == NO_PATCH {
@@ -343,6 +349,12 @@ impl PatchCopy {
         self.cap.mask_offset(kind, active) + l / 32
     }
 
+    /// Word `i` of the active mask of `kind` (bits `32i..32i + 32`).
+    #[inline(always)]
+    pub fn active_word(&self, kind: Kind, i: u32) -> u32 {
+        self.masks.get(self.cap.mask_offset(kind, true) + i)
+    }
+
     /// Whether local `l` of `kind` is owned.
     #[inline(always)]
     pub fn is_owned(&self, kind: Kind, l: u32) -> bool {
@@ -418,6 +430,9 @@ impl PatchCopy {
     /// `None` when the stash is full.
     #[inline(always)]
     pub fn stash_index_or_add<B: Block>(&self, block: &B, q: u32) -> Option<u32> {
+        if let Some(s) = self.stash_index(q) {
+            return Some(s);
+        }
         for s in 0..STASH_SIZE {
             let found = block.shared_compare_exchange(self.stash, s, NO_PATCH, q);
             if found == NO_PATCH || found == q {

@@ -270,8 +270,10 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
     block.sync();
     if t0 {
         mesh.flags.fetch_and(p, !flag::SLICE);
-        mesh.flags.fetch_or(p, flag::DIRTY | flag::CHANGED);
-        mesh.flags.store(q, flag::DIRTY | flag::CHANGED);
+        mesh.flags
+            .fetch_or(p, flag::DIRTY | flag::CHANGED | flag::NEW_SWEEP);
+        mesh.flags
+            .store(q, flag::DIRTY | flag::CHANGED | flag::NEW_SWEEP);
         mesh.locks.store(q, 0);
         for x in [p, q] {
             scheduler::push(mesh.queue, mesh.queue_state, cap.patches, x);

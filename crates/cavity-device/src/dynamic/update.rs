@@ -10,7 +10,7 @@ use crate::block::{Block, SharedArena};
 
 use super::cavity::{
     self, CTL_CHANGED, CTL_DEFERRED, CTL_FATAL, CTL_FILLED, CTL_NO_ROOM, CTL_OK, CTL_PATCH,
-    CavityApp, Ctx, NONE, Work,
+    CTL_TAKEN, CavityApp, Ctx, NONE, Work,
 };
 use super::global::fence;
 use super::layout::{Capacity, flag, stat};
@@ -48,8 +48,62 @@ fn raise_counts<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
     block.sync();
 }
 
-/// Most passes of cavity registration, conflict resolution and fill-in per
-/// processing of a patch.
+/// Most expansion steps per pass.
+pub const MAX_EXPANSION_STEPS: u32 = 4;
+
+/// Loads the patch's declined seeds of this sweep into `work.declined`:
+/// none when a sweep began since they were stored (`flag::NEW_SWEEP`),
+/// and only those whose slot is still active (a slot freed since may hold
+/// a new element now). A seed whose fill-in declined is not registered
+/// again in the sweep, even after a rollback: otherwise a patch could take
+/// a neighbour's elements for a cavity that then declines, the neighbour
+/// take them back for one of its own, and so on for ever.
+#[inline(always)]
+pub fn load_declined<B: Block>(
+    block: &B,
+    mesh: &DynMesh,
+    copy: &PatchCopy,
+    work: &Work,
+    seed: crate::layout::Kind,
+) {
+    let fresh = mesh.flags.load(copy.p) & flag::NEW_SWEEP != 0;
+    let base = copy.p * mesh.cap.declined_words();
+    block.for_each(mesh.cap.mask_words(seed), |i| {
+        let stored = if fresh {
+            0
+        } else {
+            mesh.declined.load(base + i)
+        };
+        work.declined.set(i, stored & copy.active_word(seed, i));
+    });
+    block.sync();
+}
+
+/// Stores `work.declined` as the patch's declined seeds of this sweep and
+/// clears `flag::NEW_SWEEP` (the block holds the patch's lock).
+#[inline(always)]
+fn store_declined<B: Block>(
+    block: &B,
+    mesh: &DynMesh,
+    copy: &PatchCopy,
+    work: &Work,
+    seed: crate::layout::Kind,
+) {
+    let base = copy.p * mesh.cap.declined_words();
+    block.for_each(mesh.cap.mask_words(seed), |i| {
+        mesh.declined.store(base + i, work.declined.get(i))
+    });
+    if block.thread_idx() == 0 {
+        mesh.flags.fetch_and(copy.p, !flag::NEW_SWEEP);
+    }
+}
+
+/// Most passes of cavity registration, conflict resolution and fill-in
+/// that fill something in, per processing of a patch. Passes whose only
+/// progress is declined fill-ins do not count: each declines a seed for
+/// the rest of the processing, so they end by themselves, and a patch
+/// whose cavities lose to a long run of declining ones would otherwise
+/// replay the same passes every round.
 pub const MAX_PASSES: u32 = 16;
 
 /// The update kernel: one block processes at most one patch from the queue.
@@ -90,6 +144,8 @@ pub fn update<B: Block, A: CavityApp>(
             CTL_NO_ROOM,
             CTL_FATAL,
             CTL_DEFERRED,
+            CTL_TAKEN,
+            CTL_TAKEN + 1,
         ] {
             work.ctl.set(i, 0);
         }
@@ -103,7 +159,7 @@ pub fn update<B: Block, A: CavityApp>(
     copy.load(block, mesh);
     block.sync();
     cavity::build_free_lists(block, &copy, &work);
-    block.fill(work.declined, 0);
+    load_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
     let ctx = Ctx {
         block,
         mesh,
@@ -118,7 +174,8 @@ pub fn update<B: Block, A: CavityApp>(
     let mut failed = false;
     let mut lost = 0;
     let mut declined_total = 0;
-    for pass in 0..MAX_PASSES {
+    let mut filling_passes = 0;
+    for pass in 0u32.. {
         cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
         cavity::build_vertex_edges(block, &copy, &work);
         cavity::create(block, &ctx, app, salt ^ pass.wrapping_mul(0x9e37_79b9));
@@ -128,18 +185,31 @@ pub fn update<B: Block, A: CavityApp>(
         }
         cavity::propagate(&ctx, app, false);
         cavity::independent_set(block, &copy, &work, template, A::JOINS_BOUNDARY);
-        let expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
-        raise_counts(block, &copy, &work);
-        if expansion != Expansion::Unchanged {
+        // Expansion steps: the stars copied in may show a cavity more of
+        // itself (the whole star of a vertex it deletes), which the next
+        // step takes, before another patch can take the first step's
+        // elements back for a cavity of its own.
+        let mut steps = 0;
+        loop {
+            let expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
+            raise_counts(block, &copy, &work);
+            if expansion == Expansion::Unchanged {
+                break;
+            }
             // The patch grew (or copies came in): derive the relations and
-            // cavities again; what still needs a neighbour waits.
+            // cavities again.
             changed |= expansion == Expansion::Changed;
             failed |= expansion == Expansion::Failed;
             cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
             cavity::build_vertex_edges(block, &copy, &work);
             cavity::propagate(&ctx, app, true);
             cavity::independent_set(block, &copy, &work, template, A::JOINS_BOUNDARY);
-            migrate::visit_closures(block, &copy, &work, &mig, template, Needs::DropAll);
+            steps += 1;
+            if expansion == Expansion::Failed || steps == MAX_EXPANSION_STEPS {
+                // What still needs a neighbour waits.
+                migrate::visit_closures(block, &copy, &work, &mig, template, Needs::DropAll);
+                break;
+            }
         }
         let before = work.ctl.get(CTL_FILLED);
         cavity::fill(block, &ctx, app);
@@ -163,9 +233,16 @@ pub fn update<B: Block, A: CavityApp>(
         lost = work.scratch.get(0);
         let declined = work.scratch.get(1);
         declined_total += declined;
-        let progress = work.ctl.get(CTL_FILLED) > before || declined > 0;
+        let filled_now = work.ctl.get(CTL_FILLED) > before;
+        filling_passes += filled_now as u32;
+        let progress = filled_now || declined > 0;
         block.sync();
-        if lost == 0 || !progress || failed || work.ctl.get(CTL_NO_ROOM) != 0 {
+        if lost == 0
+            || !progress
+            || failed
+            || work.ctl.get(CTL_NO_ROOM) != 0
+            || filling_passes == MAX_PASSES
+        {
             break;
         }
     }
@@ -174,6 +251,7 @@ pub fn update<B: Block, A: CavityApp>(
     if commit {
         copy.store(block, mesh);
     }
+    store_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
     fence();
     block.sync();
     if t0 {
