@@ -4,7 +4,8 @@
 //! or the GPU), `validate()` after every round: edge split (EdgeFaces),
 //! face split 1 to 3 (Face), edge collapse (EdgeStar, with the link
 //! condition checked on the boundary loop), vertex delete (VertexStar, the
-//! hole re-triangulated as a fan), face delete (Face, no fill-in), a
+//! hole re-triangulated as a fan), edge delete (EdgeFaces, no fill-in),
+//! face delete (Face, no fill-in), a
 //! user-defined cavity (Custom), patch slicing under growth, and the
 //! growth operations and the collapse on proptest meshes.
 //! `TEST_WORKERS` sets the CPU backend's workers (default 4).
@@ -16,8 +17,8 @@ use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{CpuRounds, Rounds, RunError, RunReport, sweeps};
 use cavity_device::operations::{
-    CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP, RefineFaceNeighbourhood,
-    SplitLargeFaces, SplitLongEdges, area,
+    CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
+    RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges, area,
 };
 use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
 use proptest::prelude::*;
@@ -210,6 +211,30 @@ fn face_delete_opens_holes() {
     let (report, out) = run(&input, 16, app, false);
     assert!(report.flips > 0);
     assert_eq!(out.faces.len(), input.faces.len() - report.flips as usize);
+}
+
+#[test]
+fn edge_delete_removes_edges_and_their_faces() {
+    let input = grid(16, 16, &[false, true], false, &[]);
+    let app = DeleteEdgesInBall {
+        centre: [8.0, 8.0, 0.0],
+        radius: 3.0,
+    };
+    let in_ball = |m: &TriMesh, a: u32, b: u32| {
+        let (p, q) = (m.positions[a as usize], m.positions[b as usize]);
+        let mid = [0, 1, 2].map(|k| 0.5 * (p[k] + q[k]));
+        (mid[0] - 8.0).powi(2) + (mid[1] - 8.0).powi(2) + mid[2].powi(2) < 9.0
+    };
+    let touches = |m: &TriMesh, f: &[u32; 3]| (0..3).any(|i| in_ball(m, f[i], f[(i + 1) % 3]));
+    for patch_size in [8, 64] {
+        let (report, out) = run(&input, patch_size, app, false);
+        assert!(report.flips > 0);
+        // Every face with an edge in the ball goes (with the first of its
+        // edges deleted), every other face stays.
+        let kept = input.faces.iter().filter(|f| !touches(&input, f)).count();
+        assert_eq!(out.faces.len(), kept);
+        assert!(!out.faces.iter().any(|f| touches(&out, f)));
+    }
 }
 
 #[test]

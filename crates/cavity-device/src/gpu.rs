@@ -12,8 +12,8 @@ use crate::dynamic::patch::DynMesh;
 use crate::dynamic::{cleanup, slice, update};
 use crate::layout::RawPatchMesh;
 use crate::operations::{
-    CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, RefineFaceNeighbourhood,
-    SplitLargeFaces, SplitLongEdges,
+    CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
+    RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
 };
 use crate::query::Query;
 use crate::{baseline, normals, workload};
@@ -543,6 +543,7 @@ operation_kernels! {
     dynamic_split_large_faces: SplitLargeFaces,
     dynamic_collapse_short_edges: CollapseShortEdges,
     dynamic_delete_vertices_in_ball: DeleteVerticesInBall,
+    dynamic_delete_edges_in_ball: DeleteEdgesInBall,
     dynamic_delete_faces_in_ball: DeleteFacesInBall,
     dynamic_refine_face_neighbourhood: RefineFaceNeighbourhood,
 }

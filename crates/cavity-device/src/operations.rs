@@ -1,6 +1,7 @@
 //! Mesh operations on the cavity operator (dynamic paper, section 3 and
 //! fig. 4), one [`CavityApp`] per template: edge split, face split 1 to 3,
-//! edge collapse, vertex delete, face delete, and a user-defined cavity
+//! edge collapse, vertex delete, edge delete, face delete, and a
+//! user-defined cavity
 //! (a face with its three neighbours). Each takes its criterion's
 //! parameters by value, so the same struct is the GPU kernel's argument
 //! and the CPU backend's application. Positions are vertex attributes
@@ -361,6 +362,35 @@ impl CavityApp for DeleteFacesInBall {
         let p = ctx.face_vertices(f).map(|v| ctx.position(v));
         let c = [0, 1, 2].map(|k| (p[0][k] + p[1][k] + p[2][k]) / 3.0);
         in_ball(c, self.centre, self.radius)
+    }
+    fn fill<B: Block>(&self, _fill: &mut FillIn<'_, B>) -> bool {
+        true
+    }
+}
+
+parameters! {
+    /// Edge delete (template `EdgeFaces`, no fill-in): every edge whose
+    /// midpoint lies inside a ball is removed with its faces, opening
+    /// holes; its vertices and other edges stay.
+    pub struct DeleteEdgesInBall {
+        /// Centre of the ball.
+        pub centre: [f32; 3],
+        /// Radius of the ball.
+        pub radius: f32,
+    }
+}
+
+impl CavityApp for DeleteEdgesInBall {
+    const TEMPLATE: Template = Template::EdgeFaces;
+    const MAX_NEW: [u32; 3] = [0, 0, 0];
+    const JOINS_BOUNDARY: bool = false;
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        let [a, b] = ctx.edge_vertices(e);
+        in_ball(
+            midpoint(ctx.position(a), ctx.position(b)),
+            self.centre,
+            self.radius,
+        )
     }
     fn fill<B: Block>(&self, _fill: &mut FillIn<'_, B>) -> bool {
         true

@@ -110,6 +110,9 @@ pub fn sweeps<A: CavityApp, R: Rounds<A>>(
         if filled == 0 {
             break;
         }
+        if sweep + 1 == MAX_SWEEPS {
+            return Err(RunError::Endless(MAX_SWEEPS));
+        }
     }
     report.patches = runner.status()?.patches;
     report.seconds = start.elapsed().as_secs_f64();
@@ -125,6 +128,10 @@ pub enum RunError {
     /// The rounds stopped making progress.
     #[error("no progress after {0} rounds")]
     Stuck(u32),
+    /// Every sweep filled cavities, up to [`MAX_SWEEPS`]: the application
+    /// never runs out of candidates (its fill-ins recreate them).
+    #[error("cavities still filled after {0} sweeps: the operation does not converge")]
+    Endless(u32),
     /// The GPU failed.
     #[error(transparent)]
     Backend(#[from] BackendError),

@@ -1030,24 +1030,6 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
             fill.discard();
             work.state.set(c, state::NO_ROOM);
         } else if accepted {
-            for i in start..end {
-                let f = work.faces.get(i) as u32;
-                copy.set_bit(block, Kind::Face, true, f, false);
-                copy.set_bit(block, Kind::Face, false, f, false);
-                for j in 0..3 {
-                    let (e, _) = copy.face_edge(f, j);
-                    if work.cav[1].get(e) == key {
-                        copy.set_bit(block, Kind::Edge, true, e, false);
-                        copy.set_bit(block, Kind::Edge, false, e, false);
-                    }
-                }
-                for v in copy.face_vertices(f) {
-                    if work.cav[0].get(v) == key {
-                        copy.set_bit(block, Kind::Vertex, true, v, false);
-                        copy.set_bit(block, Kind::Vertex, false, v, false);
-                    }
-                }
-            }
             work.state.set(c, state::FILLED);
             block.shared_fetch_add(work.ctl, CTL_FILLED, 1);
         } else {
@@ -1057,6 +1039,20 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
             block.shared_set_bit(work.declined, s);
         }
     });
+    block.sync();
+    // Delete what the filled cavities claimed (every element whose key is
+    // a filled cavity's, faces or not: a bare edge or vertex goes too). The
+    // new elements sit in slots that were free at the last propagation, or
+    // above the high-water marks, which are raised only after this.
+    for kind in Kind::ALL {
+        block.for_each(copy.count(kind), |x| {
+            let k = work.cav[kind as usize].get(x);
+            if k != NONE && work.state.get(k & 0xffff) == state::FILLED && copy.is_active(kind, x) {
+                copy.set_bit(block, kind, true, x, false);
+                copy.set_bit(block, kind, false, x, false);
+            }
+        });
+    }
     block.sync();
 }
 

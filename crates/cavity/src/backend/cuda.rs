@@ -17,8 +17,8 @@ use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::{cleanup, scheduler, slice, update};
 use cavity_device::layout::RawPatchMesh;
 use cavity_device::operations::{
-    CollapseShortEdges, DeleteFacesInBall, DeleteVerticesInBall, RefineFaceNeighbourhood,
-    SplitLargeFaces, SplitLongEdges,
+    CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
+    RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
 };
 use cavity_device::query::Query;
 
@@ -519,6 +519,7 @@ operation_apps! {
     SplitLargeFaces: "dynamic_split_large_faces",
     CollapseShortEdges: "dynamic_collapse_short_edges",
     DeleteVerticesInBall: "dynamic_delete_vertices_in_ball",
+    DeleteEdgesInBall: "dynamic_delete_edges_in_ball",
     DeleteFacesInBall: "dynamic_delete_faces_in_ball",
     RefineFaceNeighbourhood: "dynamic_refine_face_neighbourhood",
 }
