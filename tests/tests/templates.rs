@@ -6,8 +6,10 @@
 //! condition checked on the boundary loop), vertex delete (VertexStar, the
 //! hole re-triangulated as a fan), edge delete (EdgeFaces, no fill-in),
 //! face delete (Face, no fill-in), a
-//! user-defined cavity (Custom), patch slicing under growth, and the
-//! growth operations and the collapse on proptest meshes.
+//! user-defined cavity (Custom), patch slicing under growth, the growth
+//! operations and the collapse on proptest meshes, and the remeshing
+//! operations (valence flips, collapses that keep edges short and faces
+//! unfolded).
 //! `TEST_WORKERS` sets the CPU backend's workers (default 4).
 
 use cavity::TriMesh;
@@ -20,6 +22,7 @@ use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
     RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges, area,
 };
+use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
 use proptest::prelude::*;
 
@@ -234,6 +237,103 @@ fn edge_delete_removes_edges_and_their_faces() {
         let kept = input.faces.iter().filter(|f| !touches(&input, f)).count();
         assert_eq!(out.faces.len(), kept);
         assert!(!out.faces.iter().any(|f| touches(&out, f)));
+    }
+}
+
+/// `Σ |valence - target|` over the vertices with faces (target 6, 4 on the
+/// boundary).
+fn valence_deviation(m: &TriMesh) -> i64 {
+    let r = ReferenceMesh::new(m).expect("valid");
+    (0..r.num_vertices() as u32)
+        .filter(|&v| !r.vf(v).is_empty())
+        .map(|v| (r.vv(v).len() as i64 - valence_target(&r, v)).abs())
+        .sum()
+}
+
+fn valence_target(r: &ReferenceMesh, v: u32) -> i64 {
+    if r.ve(v).iter().any(|&e| r.ef(e).len() == 1) {
+        4
+    } else {
+        6
+    }
+}
+
+fn tri_normal(m: &TriMesh, [a, b, c]: [u32; 3]) -> glam::Vec3 {
+    let p = |v: u32| glam::Vec3::from(m.positions[v as usize]);
+    (p(b) - p(a)).cross(p(c) - p(a))
+}
+
+/// Whether every face of a mesh in the plane z = 0 faces up.
+fn faces_up(m: &TriMesh) -> bool {
+    m.faces.iter().all(|&f| tri_normal(m, f).z > 0.0)
+}
+
+/// An interior edge whose flip would lower the valence deviation of its
+/// four vertices and fold nothing over (the oracle of `ImproveValence`).
+fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
+    let r = ReferenceMesh::new(m).expect("valid");
+    (0..r.num_edges() as u32).find_map(|e| {
+        let faces = r.ef(e);
+        if faces.len() != 2 {
+            return None;
+        }
+        let [a, b] = r.edge_vertices(e);
+        let opposite = |f: u32| r.fv(f).into_iter().find(|&v| v != a && v != b);
+        let (c, d) = (opposite(faces[0])?, opposite(faces[1])?);
+        if c == d || r.edge_index(c, d).is_some() {
+            return None;
+        }
+        let off =
+            |v: u32, change: i64| (r.vv(v).len() as i64 + change - valence_target(&r, v)).abs();
+        let before = off(a, 0) + off(b, 0) + off(c, 0) + off(d, 0);
+        let after = off(a, -1) + off(b, -1) + off(c, 1) + off(d, 1);
+        let unfolded = tri_normal(m, [c, d, a]).dot(tri_normal(m, [d, c, b])) > 0.0;
+        (after < before && unfolded).then_some([a, b])
+    })
+}
+
+#[test]
+fn valence_flips_until_none_improves() {
+    // Longest-edge bisection of a planar grid leaves vertices of valence 4
+    // and 8; the flips bring them towards 6 until no flip helps.
+    let input = grid(12, 12, &[false, true], false, &[]);
+    let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.6 }, true);
+    for patch_size in [16, 64] {
+        let app = ImproveValence { feature_cos: -2.0 };
+        let (report, out) = run(&split, patch_size, app, true);
+        assert!(report.flips > 0, "{report:?}");
+        assert!(valence_deviation(&out) < valence_deviation(&split));
+        assert_eq!(out.faces.len(), split.faces.len());
+        assert_eq!(euler(&out), euler(&split));
+        assert_eq!(out.positions, split.positions);
+        assert!(faces_up(&out));
+        assert_eq!(improving_flip(&out), None);
+    }
+}
+
+#[test]
+fn safe_collapses_keep_edges_short_and_faces_up() {
+    let input = grid(12, 12, &[false, true], false, &[]);
+    let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.5 }, true);
+    let app = CollapseShortEdgesSafely {
+        min_length: 0.45,
+        max_length: 0.8,
+        feature_cos: -2.0,
+    };
+    for patch_size in [16, 64] {
+        let (report, out) = run(&split, patch_size, app, true);
+        assert!(report.flips > 0, "{report:?}");
+        assert_eq!(
+            out.faces.len(),
+            split.faces.len() - 2 * report.flips as usize
+        );
+        assert_eq!(euler(&out), euler(&split));
+        assert!(faces_up(&out));
+        assert!(
+            longest(&out) <= 0.8f32.max(longest(&split)),
+            "{}",
+            longest(&out)
+        );
     }
 }
 

@@ -4,7 +4,8 @@
 //! the edge with its two faces; the fill-in joins the two opposite vertices.
 
 use crate::block::Block;
-use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
+use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use crate::flip;
 
 /// Flips of edges with `cot α + cot β < -TOLERANCE` (opposite angles `α`,
 /// `β`; the sum exceeds π exactly when the cotangents sum below zero).
@@ -37,25 +38,9 @@ impl CavityApp for Delaunay {
     const MAX_NEW: [u32; 3] = [0, 1, 2];
 
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        let (n, [f0, f1]) = ctx.edge_faces(e);
-        if n != 2 {
+        let Some([a, b, c, d]) = flip::candidate(ctx, e) else {
             return false;
-        }
-        let [a, b] = ctx.edge_vertices(e);
-        let c = ctx.opposite_vertex(f0, e);
-        let d = ctx.opposite_vertex(f1, e);
-        // Cheap rejections of flips the fill-in would decline (its check of
-        // the new edge is exact once the patch owns `c` and `d`; a ribbon
-        // copy seen here is current as of the last cleanup).
-        if c == d || ctx.traverses_forward(f0, e) == ctx.traverses_forward(f1, e) {
-            return false;
-        }
-        if ctx.has_edge(c, d) {
-            // The edge seen may be a ribbon copy that its owner has flipped
-            // away since the last cleanup: look again next sweep.
-            ctx.defer();
-            return false;
-        }
+        };
         let (pa, pb) = (ctx.position(a), ctx.position(b));
         match (
             cotangent(ctx.position(c), pa, pb),
@@ -67,26 +52,8 @@ impl CavityApp for Delaunay {
     }
 
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
-        if !fill.is_closed() || fill.boundary_len() != 4 {
-            return false;
-        }
-        let [a, b] = fill.ctx.edge_vertices(fill.seed());
-        let x: [u32; 4] = [0, 1, 2, 3].map(|i| fill.boundary_vertex(i));
-        let h: [HalfEdge; 4] = [0, 1, 2, 3].map(|i| fill.boundary_edge(i));
-        // The opposite vertices sit at alternate loop positions.
-        let i = if x[0] != a && x[0] != b { 0 } else { 1 };
-        let (c, d) = (x[i], x[i + 2]);
-        if c == d || fill.ctx.has_edge(c, d) {
-            return false;
-        }
-        let Some(e) = fill.add_edge(c, d) else {
-            return false;
-        };
-        let dc = fill.half_edge(e, d);
-        let cd = fill.half_edge(e, c);
-        fill.add_face([h[i], h[i + 1], dc]).is_some()
-            && fill
-                .add_face([h[(i + 2) % 4], h[(i + 3) % 4], cd])
-                .is_some()
+        // Positions do not change in the run: the criterion checked at
+        // registration still holds.
+        flip::fill(fill, |_| true)
     }
 }

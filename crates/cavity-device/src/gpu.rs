@@ -16,6 +16,7 @@ use crate::operations::{
     RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
 };
 use crate::query::Query;
+use crate::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use crate::{baseline, normals, workload};
 
 #[panic_handler]
@@ -546,4 +547,6 @@ operation_kernels! {
     dynamic_delete_edges_in_ball: DeleteEdgesInBall,
     dynamic_delete_faces_in_ball: DeleteFacesInBall,
     dynamic_refine_face_neighbourhood: RefineFaceNeighbourhood,
+    dynamic_improve_valence: ImproveValence,
+    dynamic_collapse_short_edges_safely: CollapseShortEdgesSafely,
 }

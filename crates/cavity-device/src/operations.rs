@@ -30,15 +30,34 @@ macro_rules! parameters {
 /// vertex delete).
 pub const MAX_LOOP: u32 = 32;
 
-fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+pub(crate) use parameters;
+
+pub(crate) fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
-fn norm(a: [f32; 3]) -> f32 {
+pub(crate) fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+pub(crate) fn cross(u: [f32; 3], v: [f32; 3]) -> [f32; 3] {
+    [
+        u[1] * v[2] - u[2] * v[1],
+        u[2] * v[0] - u[0] * v[2],
+        u[0] * v[1] - u[1] * v[0],
+    ]
+}
+
+/// Twice the area vector of the triangle `a, b, c` (its normal, scaled).
+pub(crate) fn normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
+    cross(sub(b, a), sub(c, a))
+}
+
+pub(crate) fn norm(a: [f32; 3]) -> f32 {
     core::f32::math::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 }
 
-fn midpoint(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+pub(crate) fn midpoint(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [
         0.5 * (a[0] + b[0]),
         0.5 * (a[1] + b[1]),
@@ -48,12 +67,7 @@ fn midpoint(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 
 /// Area of the triangle `p`.
 pub fn area(p: [[f32; 3]; 3]) -> f32 {
-    let (u, v) = (sub(p[1], p[0]), sub(p[2], p[0]));
-    0.5 * norm([
-        u[1] * v[2] - u[2] * v[1],
-        u[2] * v[0] - u[0] * v[2],
-        u[0] * v[1] - u[1] * v[0],
-    ])
+    0.5 * norm(normal(p[0], p[1], p[2]))
 }
 
 /// Length of local edge `e`.
@@ -62,7 +76,7 @@ pub fn length<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> f32 {
     norm(sub(ctx.position(a), ctx.position(b)))
 }
 
-fn interior<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> bool {
+pub(crate) fn interior<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> bool {
     ctx.edge_faces(e).0 == 2
 }
 
@@ -262,22 +276,34 @@ impl CavityApp for CollapseShortEdges {
         shortest_first(length(ctx, e))
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
-        let [a, b] = fill.ctx.edge_vertices(fill.seed());
-        let ctx = fill.ctx;
-        let manifold_stars = fill.deleted_faces().all(|f| {
-            (0..3).all(|i| {
-                let e = ctx.copy.face_edge(f, i).0;
-                let on_seed = ctx.edge_vertices(e).iter().any(|&v| v == a || v == b);
-                !on_seed || ctx.edge_faces(e).0 == 2
-            })
-        });
-        let disk = manifold_stars && fill.deleted_faces().count() as u32 == fill.boundary_len() + 2;
-        if !disk || !simple_loop(fill) || fill.boundary_len() < 3 {
+        if !collapsible(fill) {
             return false;
         }
+        let [a, b] = fill.ctx.edge_vertices(fill.seed());
         let at = midpoint(fill.ctx.position(a), fill.ctx.position(b));
         star_fill(fill, at)
     }
+}
+
+/// Whether an edge collapse's cavity (template `EdgeStar`) may become one
+/// vertex without changing the topology: the two stars form a disk (every
+/// edge on the seed's vertices has two faces, and the faces number the
+/// boundary's length plus two) whose boundary loop visits at least three
+/// distinct vertices (the link condition).
+pub fn collapsible<B: Block>(fill: &FillIn<'_, B>) -> bool {
+    let [a, b] = fill.ctx.edge_vertices(fill.seed());
+    let ctx = fill.ctx;
+    let manifold_stars = fill.deleted_faces().all(|f| {
+        (0..3).all(|i| {
+            let e = ctx.copy.face_edge(f, i).0;
+            let on_seed = ctx.edge_vertices(e).iter().any(|&v| v == a || v == b);
+            !on_seed || ctx.edge_faces(e).0 == 2
+        })
+    });
+    manifold_stars
+        && fill.deleted_faces().count() as u32 == fill.boundary_len() + 2
+        && simple_loop(fill)
+        && fill.boundary_len() >= 3
 }
 
 /// Whether `p` lies inside the ball around `centre` of radius `radius`.

@@ -391,15 +391,23 @@ impl<B: Block> Ctx<'_, B> {
         ]
     }
 
+    /// The active edges at vertex `v` as of the pass's relations (VE row;
+    /// complete when `v` is owned).
+    #[inline(always)]
+    pub fn vertex_edges(&self, v: u32) -> impl Iterator<Item = u32> + '_ {
+        let w = &self.work;
+        let start = if v == 0 { 0 } else { w.ve_offsets.get(v - 1) };
+        (start..w.ve_offsets.get(v))
+            .map(move |i| w.ve.get(i) as u32)
+            .filter(move |&e| self.copy.is_active(Kind::Edge, e))
+    }
+
     /// Whether an active edge joins `a` and `b` (complete when `a` is owned).
     #[inline(always)]
     pub fn has_edge(&self, a: u32, b: u32) -> bool {
-        let w = &self.work;
-        let start = if a == 0 { 0 } else { w.ve_offsets.get(a - 1) };
-        (start..w.ve_offsets.get(a)).any(|i| {
-            let e = w.ve.get(i) as u32;
+        self.vertex_edges(a).any(|e| {
             let [x, y] = self.edge_vertices(e);
-            self.copy.is_active(Kind::Edge, e) && (x == b || y == b)
+            x == b || y == b
         })
     }
 }

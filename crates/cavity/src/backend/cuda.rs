@@ -21,6 +21,7 @@ use cavity_device::operations::{
     RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
 };
 use cavity_device::query::Query;
+use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 
 use super::{BackendError, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
@@ -522,6 +523,8 @@ operation_apps! {
     DeleteEdgesInBall: "dynamic_delete_edges_in_ball",
     DeleteFacesInBall: "dynamic_delete_faces_in_ball",
     RefineFaceNeighbourhood: "dynamic_refine_face_neighbourhood",
+    ImproveValence: "dynamic_improve_valence",
+    CollapseShortEdgesSafely: "dynamic_collapse_short_edges_safely",
 }
 
 /// An application as a kernel argument.
