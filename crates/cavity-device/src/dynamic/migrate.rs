@@ -8,6 +8,9 @@
 //! `q`'s ribbon table, moves the attributes, marks `q` changed in this round
 //! and unlocks it. Cavities whose neighbour cannot be locked drop out and
 //! are retried later; nothing global changes before every copy succeeded.
+//! A neighbour this processing already took elements from is `DIRTY` but
+//! may be locked again for a further step (no other block touches a
+//! `DIRTY` patch, so this block's view of it is current).
 //!
 //! Invariant kept (checked by the host's `validate`): a patch holds every
 //! face incident to an element it owns, so the owner of a vertex or edge

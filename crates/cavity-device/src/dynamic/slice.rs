@@ -98,7 +98,7 @@ fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> Windows {
     }
 }
 
-/// Shared memory of [`slice`] for capacity `cap` and `threads` threads per
+/// Shared memory of [`slice()`] for capacity `cap` and `threads` threads per
 /// block, in bytes.
 pub fn shared_bytes(cap: &Capacity, threads: u32) -> usize {
     let mut arena = SharedArena::measuring();

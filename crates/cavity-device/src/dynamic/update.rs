@@ -1,10 +1,12 @@
 //! One update round of a dynamic application (dynamic paper, sections 4.3
 //! and 5): each block dequeues a patch, locks it, loads it into shared
 //! memory, registers the cavities, resolves intra-patch conflicts (maximal
-//! independent set), expands the patch over inter-patch ones, fills the
-//! surviving cavities in and commits. A patch whose cavities lost is
-//! enqueued again for the next round; the host runs the cleanup kernels
-//! between rounds and relaunches until the queue is empty.
+//! independent set), expands the patch over inter-patch ones (in up to
+//! [`MAX_EXPANSION_STEPS`] steps, as the stars copied in show more of a
+//! cavity), fills the surviving cavities in and commits. Seeds whose
+//! fill-in declined are remembered for the sweep. A patch whose cavities
+//! lost is enqueued again for the next round; the host runs the cleanup
+//! kernels between rounds and relaunches until the queue is empty.
 
 use crate::block::{Block, SharedArena};
 
