@@ -18,6 +18,7 @@ use cavity::backend::cuda::{CudaApp, CudaRounds};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{CpuRounds, Rounds, RunError, RunReport, sweeps};
+use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
     RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges, area,
@@ -64,6 +65,23 @@ fn try_run<A: CudaApp + Sync + Send>(
     app: A,
     manifold: bool,
 ) -> Result<(RunReport, TriMesh), RunError> {
+    let mut check = validate_each_round(manifold);
+    with_rounds(input, patch_size, factors, app, manifold, |r| {
+        sweeps(r, false, Some(&mut check))
+    })
+}
+
+/// Runs `work` on rounds of `app` over `input` on the test backend (four
+/// racing workers on the CPU); returns the report and the result, or a
+/// capacity error after checking that the mesh is still valid.
+fn with_rounds<A: CudaApp + Sync + Send>(
+    input: &TriMesh,
+    patch_size: u32,
+    factors: CapacityFactors,
+    app: A,
+    manifold: bool,
+    work: impl FnOnce(&mut dyn Rounds<A>) -> Result<RunReport, RunError> + Send,
+) -> Result<(RunReport, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(
@@ -74,15 +92,11 @@ fn try_run<A: CudaApp + Sync + Send>(
         )
         .build()
         .expect("pool");
-    let mut check = validate_each_round(manifold);
     let result = match test_backend() {
-        Backend::Cpu(_) => pool.install(|| {
-            let mut r = CpuRounds::new(&mut dynamic, app);
-            sweeps(&mut r, false, Some(&mut check))
-        }),
+        Backend::Cpu(_) => pool.install(|| work(&mut CpuRounds::new(&mut dynamic, app))),
         Backend::Cuda(gpu) => {
             let mut r = CudaRounds::new(&gpu, &mut dynamic, app).expect("GPU rounds");
-            let result = sweeps(&mut r, false, Some(&mut check));
+            let result = work(&mut r);
             Rounds::<A>::mesh(&mut r).expect("copy back");
             result
         }
@@ -334,6 +348,61 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
             "{}",
             longest(&out)
         );
+    }
+}
+
+/// Standard deviation of the edge lengths over their mean.
+fn length_spread(m: &TriMesh) -> f32 {
+    let r = ReferenceMesh::new(m).expect("valid");
+    let l: Vec<f32> = (0..r.num_edges() as u32)
+        .map(|e| edge_length(m, r.edge_vertices(e)))
+        .collect();
+    let mean = l.iter().sum::<f32>() / l.len() as f32;
+    (l.iter().map(|x| (x - mean).powi(2)).sum::<f32>() / l.len() as f32).sqrt() / mean
+}
+
+#[test]
+fn tangential_smoothing_evens_a_jittered_grid() {
+    // Interior vertices of a planar grid pushed off their places; the
+    // boundary is fixed and everything stays in the plane, faces up.
+    let mut input = grid(12, 12, &[false, true], false, &[]);
+    for (i, p) in input.positions.iter_mut().enumerate() {
+        if (1.0..12.0).contains(&p[0]) && (1.0..12.0).contains(&p[1]) {
+            let h = (i as u32).wrapping_mul(2_654_435_761);
+            p[0] += ((h & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+            p[1] += ((h >> 8 & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+        }
+    }
+    let params = Smoothing {
+        step: 0.5,
+        feature_cos: -2.0,
+    };
+    for patch_size in [8, 64] {
+        // Any application: only its rounds' smoothing runs.
+        let app = SplitLongEdges { max_length: 1e9 };
+        let (_, out) = with_rounds(&input, patch_size, ROOMY, app, true, |r| {
+            for _ in 0..10 {
+                r.smooth(&params)?;
+            }
+            Ok(RunReport::default())
+        })
+        .expect("smoothing");
+        let sorted = |m: &TriMesh| {
+            let mut f = m.faces.clone();
+            f.sort();
+            f
+        };
+        assert_eq!(sorted(&out), sorted(&input));
+        assert!(faces_up(&out));
+        for (p, q) in input.positions.iter().zip(&out.positions) {
+            assert_eq!(q[2], 0.0);
+            let boundary = p[0] == 0.0 || p[0] == 12.0 || p[1] == 0.0 || p[1] == 12.0;
+            if boundary {
+                assert_eq!(p, q);
+            }
+        }
+        let (before, after) = (length_spread(&input), length_spread(&out));
+        assert!(after < 0.7 * before, "{before} -> {after}");
     }
 }
 

@@ -7,8 +7,10 @@ use core::sync::atomic::AtomicU32;
 
 use crate::block::{Block, ScanChunk, Scatter, Shared, SharedArena, SharedScalar};
 use crate::delaunay::Delaunay;
+use crate::dynamic::global::GlobalU32;
 use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::patch::DynMesh;
+use crate::dynamic::smooth::{self, Smoothing};
 use crate::dynamic::{cleanup, slice, update};
 use crate::layout::RawPatchMesh;
 use crate::operations::{
@@ -474,6 +476,40 @@ pub unsafe extern "ptx-kernel" fn dynamic_delaunay(mesh: RawDynamicMesh, salt: u
     // SAFETY: the launch contract.
     let m = unsafe { DynMesh::new(&mesh) };
     update::update(&GpuBlock, &mut arena(), &m, &Delaunay, salt);
+}
+
+/// Tangential smoothing, first kernel: one block per patch writes its owned
+/// vertices' smoothed positions to `scratch` (`dynamic::smooth::relax`).
+///
+/// # Safety
+/// `mesh` describes live device arrays of a dynamic mesh; `scratch` holds
+/// `3 × cap.patches × cap.vertices` words; dynamic shared memory is
+/// `dynamic::smooth::shared_bytes(&mesh.cap, threads)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_smooth_relax(
+    mesh: RawDynamicMesh,
+    scratch: u64,
+    params: Smoothing,
+) {
+    // SAFETY: the launch contract.
+    let (m, s) = unsafe { (DynMesh::new(&mesh), GlobalU32::new(scratch)) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    smooth::relax(&GpuBlock, &mut arena(), &m, p, s, &params);
+}
+
+/// Tangential smoothing, second kernel: one block per patch copies the
+/// scratch positions over its owned vertices' (`dynamic::smooth::apply`).
+///
+/// # Safety
+/// As for [`dynamic_smooth_relax`], after it.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_smooth_apply(mesh: RawDynamicMesh, scratch: u64) {
+    // SAFETY: the launch contract.
+    let (m, s) = unsafe { (DynMesh::new(&mesh), GlobalU32::new(scratch)) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    smooth::apply(&GpuBlock, &m, p, s);
 }
 
 /// Cleanup, first kernel: one block per patch points the ribbon entries at

@@ -10,6 +10,7 @@ use std::time::Instant;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{NO_PATCH, flag, stat};
 use cavity_device::dynamic::scheduler;
+use cavity_device::dynamic::smooth::Smoothing;
 
 use crate::backend::BackendError;
 use crate::backend::cpu::CpuBackend;
@@ -62,7 +63,7 @@ impl RunReport {
 /// candidates change only through their patch's own commits, as the
 /// Delaunay flips'). `after_round` sees the mesh after every round's
 /// cleanup when given (on the GPU that copies the mesh back every round).
-pub fn sweeps<A: CavityApp, R: Rounds<A>>(
+pub fn sweeps<A: CavityApp, R: Rounds<A> + ?Sized>(
     runner: &mut R,
     changed_only: bool,
     mut after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
@@ -179,6 +180,9 @@ pub trait Rounds<A: CavityApp> {
     /// Slices the patches flagged `SLICE` (`dynamic::slice`), then runs the
     /// cleanup kernels over all patch slots in use.
     fn slice(&mut self) -> Result<(), RunError>;
+    /// One tangential smoothing step of every owned vertex
+    /// (`cavity_device::dynamic::smooth`), between rounds.
+    fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError>;
     /// The scheduler's state.
     fn status(&mut self) -> Result<Status, RunError>;
     /// The mesh as it is now (copied back from the device if needed).
@@ -270,6 +274,15 @@ impl<A: CavityApp + Sync> Rounds<A> for CpuRounds<'_, A> {
         let raw = self.mesh.raw();
         // SAFETY: as in `round`.
         unsafe { self.cpu.cleanup(&raw) };
+        Ok(())
+    }
+
+    fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError> {
+        let cap = self.mesh.cap;
+        let mut scratch = vec![0u32; 3 * (cap.patches * cap.vertices) as usize];
+        let raw = self.mesh.raw();
+        // SAFETY: as in `round`; `scratch` has the documented length.
+        unsafe { self.cpu.smooth(&raw, &mut scratch, params) };
         Ok(())
     }
 

@@ -13,4 +13,5 @@ pub mod migrate;
 pub mod patch;
 pub mod scheduler;
 pub mod slice;
+pub mod smooth;
 pub mod update;

@@ -8,8 +8,10 @@ use rayon::prelude::*;
 
 use cavity_device::block::{HostBlock, Scatter, SharedArena};
 use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::global::GlobalU32;
 use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::patch::DynMesh;
+use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::dynamic::{cleanup, slice, update};
 use cavity_device::query::{self, Neighbors, Query};
 use cavity_device::workload::ExportTarget;
@@ -175,6 +177,29 @@ impl CpuBackend {
             // patch and the slot it claims.
             let mesh = unsafe { DynMesh::new(raw) };
             slice::slice(b, arena, &mesh, p);
+        });
+    }
+
+    /// One tangential smoothing step (`dynamic::smooth`): the relaxation
+    /// into `scratch` (`3 × cap.patches × cap.vertices` words), then the
+    /// copy over the positions, one block per patch.
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn smooth(&self, raw: &RawDynamicMesh, scratch: &mut [u32], params: &Smoothing) {
+        assert!(scratch.len() >= 3 * (raw.cap.patches * raw.cap.vertices) as usize);
+        let at = scratch.as_mut_ptr() as u64;
+        let smem = smooth::shared_bytes(&raw.cap, 1);
+        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
+            // SAFETY: the caller's contract; `scratch` outlives the call and
+            // each block writes only its own patch's entries.
+            let (mesh, s) = unsafe { (DynMesh::new(raw), GlobalU32::new(at)) };
+            smooth::relax(b, arena, &mesh, p, s, params);
+        });
+        self.run_blocks(raw.num_patches, 0, |b, _, p| {
+            // SAFETY: as above; each block writes only its own vertices.
+            let (mesh, s) = unsafe { (DynMesh::new(raw), GlobalU32::new(at)) };
+            smooth::apply(b, &mesh, p, s);
         });
     }
 

@@ -14,6 +14,7 @@ use cudarc::nvrtc::Ptx;
 use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::RawDynamicMesh;
+use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::dynamic::{cleanup, scheduler, slice, update};
 use cavity_device::layout::RawPatchMesh;
 use cavity_device::operations::{
@@ -467,6 +468,15 @@ struct KernelDynMesh(RawDynamicMesh);
 // addresses), the layout of the kernels' `RawDynamicMesh` parameter.
 unsafe impl cudarc::driver::DeviceRepr for KernelDynMesh {}
 
+/// Smoothing parameters as a kernel argument.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct KernelSmoothing(Smoothing);
+
+// SAFETY: `Smoothing` is `repr(C)` plain data, the layout of the smoothing
+// kernel's `params` parameter.
+unsafe impl cudarc::driver::DeviceRepr for KernelSmoothing {}
+
 /// Threads per block of the dynamic kernels.
 const DYNAMIC_BLOCK_DIM: u32 = 256;
 
@@ -549,6 +559,8 @@ pub struct CudaRounds<'a, A> {
     calibrate: CudaFunction,
     compact: (CudaFunction, u32),
     slice: (CudaFunction, u32),
+    smooth: ((CudaFunction, u32), CudaFunction),
+    scratch: Option<CudaSlice<u32>>,
     kernel_ms: [f64; 3],
 }
 
@@ -631,6 +643,13 @@ impl<'a, A: CudaApp> CudaRounds<'a, A> {
             slice::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
         )?;
         let calibrate = gpu.function("dynamic_calibrate")?;
+        let smooth = (
+            with_smem(
+                "dynamic_smooth_relax",
+                smooth::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
+            )?,
+            gpu.function("dynamic_smooth_apply")?,
+        );
         Ok(CudaRounds {
             gpu,
             mesh,
@@ -641,6 +660,8 @@ impl<'a, A: CudaApp> CudaRounds<'a, A> {
             calibrate,
             compact,
             slice,
+            smooth,
+            scratch: None,
             kernel_ms: [0.0; 3],
         })
     }
@@ -752,6 +773,38 @@ impl<A: CudaApp> Rounds<A> for CudaRounds<'_, A> {
         self.raw.0.num_patches = n;
         self.launch(&self.calibrate, n, 0, None)?;
         self.launch(&self.compact.0, n, self.compact.1, None)?;
+        Ok(())
+    }
+
+    fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError> {
+        let cap = self.mesh.cap;
+        let s = &self.gpu.stream;
+        let scratch = match self.scratch.take() {
+            Some(buf) => buf,
+            None => s
+                .alloc_zeros::<u32>(3 * (cap.patches * cap.vertices) as usize)
+                .map_err(driver("allocating the smoothing scratch"))?,
+        };
+        let at = scratch.device_ptr(s).0;
+        self.scratch = Some(scratch);
+        let grid = self.mesh.num_patches;
+        let ((relax, smem), apply) = &self.smooth;
+        let cfg = |smem: u32| LaunchConfig {
+            grid_dim: (grid.max(1), 1, 1),
+            block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
+            shared_mem_bytes: smem,
+        };
+        let params = KernelSmoothing(*params);
+        let e = driver("launching a smoothing kernel");
+        let mut b = s.launch_builder(relax);
+        b.arg(&self.raw).arg(&at).arg(&params);
+        // SAFETY: the arguments match `dynamic_smooth_relax`; the scratch
+        // holds 3 × patches × vertices words and lives in `self`.
+        unsafe { b.launch(cfg(*smem)) }.map_err(e)?;
+        let mut b = s.launch_builder(apply);
+        b.arg(&self.raw).arg(&at);
+        // SAFETY: the arguments match `dynamic_smooth_apply`.
+        unsafe { b.launch(cfg(0)) }.map_err(e)?;
         Ok(())
     }
 
