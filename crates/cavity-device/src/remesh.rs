@@ -46,13 +46,15 @@ pub fn valence<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> (i32, i32) {
 
 /// Whether flipping `ab` to `cd` lowers the summed distance of the four
 /// valences from their targets.
-fn improves<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
-    let off = |v: u32, change: i32| {
+fn improves<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
+    // The flip takes an edge from a and b and gives one to c and d.
+    let change = [-1, -1, 1, 1];
+    let (mut before, mut after) = (0, 0);
+    for (&v, dv) in q.iter().zip(change) {
         let (n, target) = valence(ctx, v);
-        (n + change - target).abs()
-    };
-    let before = off(a, 0) + off(b, 0) + off(c, 0) + off(d, 0);
-    let after = off(a, -1) + off(b, -1) + off(c, 1) + off(d, 1);
+        before += (n - target).abs();
+        after += (n + dv - target).abs();
+    }
     after < before
 }
 

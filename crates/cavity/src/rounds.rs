@@ -236,6 +236,8 @@ pub struct CpuRounds<'a, A> {
     mesh: &'a mut DynamicMesh,
     cpu: CpuBackend,
     app: A,
+    /// Smoothing positions, allocated at the first step and reused.
+    scratch: Vec<u32>,
 }
 
 impl<'a, A> CpuRounds<'a, A> {
@@ -245,6 +247,7 @@ impl<'a, A> CpuRounds<'a, A> {
             mesh,
             cpu: CpuBackend::new(),
             app,
+            scratch: Vec::new(),
         }
     }
 }
@@ -279,10 +282,11 @@ impl<A: CavityApp + Sync> Rounds<A> for CpuRounds<'_, A> {
 
     fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError> {
         let cap = self.mesh.cap;
-        let mut scratch = vec![0u32; 3 * (cap.patches * cap.vertices) as usize];
+        self.scratch
+            .resize(3 * (cap.patches * cap.vertices) as usize, 0);
         let raw = self.mesh.raw();
-        // SAFETY: as in `round`; `scratch` has the documented length.
-        unsafe { self.cpu.smooth(&raw, &mut scratch, params) };
+        // SAFETY: as in `round`; the scratch has the documented length.
+        unsafe { self.cpu.smooth(&raw, &mut self.scratch, params) };
         Ok(())
     }
 

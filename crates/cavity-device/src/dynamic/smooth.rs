@@ -14,6 +14,7 @@ use crate::operations::{dot, norm, normal, parameters};
 
 use super::cavity::{self, Ctx, Work};
 use super::global::GlobalU32;
+use super::layout::Capacity;
 use super::patch::{DynMesh, PatchCopy};
 
 parameters! {
@@ -28,11 +29,7 @@ parameters! {
     }
 }
 
-fn windows(
-    arena: &mut SharedArena,
-    cap: &super::layout::Capacity,
-    threads: u32,
-) -> (Work, PatchCopy) {
+fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, PatchCopy) {
     let work = Work::alloc(arena, cap, Kind::Vertex, threads);
     let copy = PatchCopy::alloc(arena, *cap, 0);
     (work, copy)
@@ -40,7 +37,7 @@ fn windows(
 
 /// Shared memory of [`relax`] for capacity `cap` and `threads` threads per
 /// block, in bytes.
-pub fn shared_bytes(cap: &super::layout::Capacity, threads: u32) -> usize {
+pub fn shared_bytes(cap: &Capacity, threads: u32) -> usize {
     let mut arena = SharedArena::measuring();
     windows(&mut arena, cap, threads);
     arena.used()

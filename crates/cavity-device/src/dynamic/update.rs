@@ -59,7 +59,8 @@ pub const MAX_EXPANSION_STEPS: u32 = 4;
 /// a new element now). A seed whose fill-in declined is not registered
 /// again in the sweep, even after a rollback: otherwise a patch could take
 /// a neighbour's elements for a cavity that then declines, the neighbour
-/// take them back for one of its own, and so on for ever.
+/// take them back for one of its own, and so on for ever. Returns whether
+/// the stored seeds were stale.
 #[inline(always)]
 pub fn load_declined<B: Block>(
     block: &B,
@@ -67,7 +68,7 @@ pub fn load_declined<B: Block>(
     copy: &PatchCopy,
     work: &Work,
     seed: crate::layout::Kind,
-) {
+) -> bool {
     let fresh = mesh.flags.load(copy.p) & flag::NEW_SWEEP != 0;
     let base = copy.p * mesh.cap.declined_words();
     block.for_each(mesh.cap.mask_words(seed), |i| {
@@ -79,6 +80,7 @@ pub fn load_declined<B: Block>(
         work.declined.set(i, stored & copy.active_word(seed, i));
     });
     block.sync();
+    fresh
 }
 
 /// Stores `work.declined` as the patch's declined seeds of this sweep and
@@ -161,7 +163,7 @@ pub fn update<B: Block, A: CavityApp>(
     copy.load(block, mesh);
     block.sync();
     cavity::build_free_lists(block, &copy, &work);
-    load_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
+    let stale = load_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
     let ctx = Ctx {
         block,
         mesh,
@@ -253,7 +255,11 @@ pub fn update<B: Block, A: CavityApp>(
     if commit {
         copy.store(block, mesh);
     }
-    store_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
+    // Unchanged unless this processing declined or the stored seeds were
+    // stale.
+    if stale || declined_total > 0 {
+        store_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
+    }
     fence();
     block.sync();
     if t0 {
