@@ -10,7 +10,6 @@ use cavity::delaunay::flip_edges;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{CpuRounds, Rounds};
-use cavity_device::delaunay::Delaunay;
 use cavity_device::delaunay::cotangent;
 use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
 use proptest::prelude::*;
@@ -77,13 +76,13 @@ fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
     let mut check = validate_each_round(manifold);
     let report = match test_backend() {
         Backend::Cpu(_) => {
-            let mut r = CpuRounds::new(&mut dynamic, Delaunay);
+            let mut r = CpuRounds::new(&mut dynamic);
             flip_edges(&mut r, Some(&mut check)).expect("flips")
         }
         Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(&gpu, &mut dynamic, Delaunay).expect("GPU rounds");
+            let mut r = CudaRounds::new(&gpu, &mut dynamic).expect("GPU rounds");
             let rep = flip_edges(&mut r, Some(&mut check)).expect("flips");
-            Rounds::<Delaunay>::mesh(&mut r).expect("copy back");
+            r.mesh().expect("copy back");
             rep
         }
     };

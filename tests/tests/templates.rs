@@ -17,7 +17,8 @@ use cavity::backend::Backend;
 use cavity::backend::cuda::{CudaApp, CudaRounds};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::rounds::{CpuRounds, Rounds, RunError, RunReport, sweeps};
+use cavity::remesh::RemeshRounds;
+use cavity::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
@@ -41,7 +42,10 @@ fn run<A: CudaApp + Sync + Send>(
     patch_size: u32,
     app: A,
     manifold: bool,
-) -> (RunReport, TriMesh) {
+) -> (RunReport, TriMesh)
+where
+    for<'x> dyn TestRounds + 'x: Update<A>,
+{
     run_with(input, patch_size, ROOMY, app, manifold)
 }
 
@@ -51,7 +55,10 @@ fn run_with<A: CudaApp + Sync + Send>(
     factors: CapacityFactors,
     app: A,
     manifold: bool,
-) -> (RunReport, TriMesh) {
+) -> (RunReport, TriMesh)
+where
+    for<'x> dyn TestRounds + 'x: Update<A>,
+{
     try_run(input, patch_size, factors, app, manifold).expect("run")
 }
 
@@ -64,23 +71,50 @@ fn try_run<A: CudaApp + Sync + Send>(
     factors: CapacityFactors,
     app: A,
     manifold: bool,
-) -> Result<(RunReport, TriMesh), RunError> {
+) -> Result<(RunReport, TriMesh), RunError>
+where
+    for<'x> dyn TestRounds + 'x: Update<A>,
+{
     let mut check = validate_each_round(manifold);
-    with_rounds(input, patch_size, factors, app, manifold, |r| {
-        sweeps(r, false, Some(&mut check))
+    with_rounds(input, patch_size, factors, manifold, |r| {
+        sweeps(r, &app, false, Some(&mut check))
     })
 }
 
-/// Runs `work` on rounds of `app` over `input` on the test backend (four
-/// racing workers on the CPU); returns the report and the result, or a
-/// capacity error after checking that the mesh is still valid.
-fn with_rounds<A: CudaApp + Sync + Send>(
+/// Rounds running every application of these tests (both backends'
+/// rounds do).
+trait TestRounds:
+    RemeshRounds
+    + Update<SplitLargeFaces>
+    + Update<CollapseShortEdges>
+    + Update<DeleteVerticesInBall>
+    + Update<DeleteEdgesInBall>
+    + Update<DeleteFacesInBall>
+    + Update<RefineFaceNeighbourhood>
+{
+}
+
+impl<R> TestRounds for R where
+    R: RemeshRounds
+        + Update<SplitLargeFaces>
+        + Update<CollapseShortEdges>
+        + Update<DeleteVerticesInBall>
+        + Update<DeleteEdgesInBall>
+        + Update<DeleteFacesInBall>
+        + Update<RefineFaceNeighbourhood>
+        + ?Sized
+{
+}
+
+/// Runs `work` on rounds over `input` on the test backend (four racing
+/// workers on the CPU); returns the report and the result, or a capacity
+/// error after checking that the mesh is still valid.
+fn with_rounds(
     input: &TriMesh,
     patch_size: u32,
     factors: CapacityFactors,
-    app: A,
     manifold: bool,
-    work: impl FnOnce(&mut dyn Rounds<A>) -> Result<RunReport, RunError> + Send,
+    work: impl FnOnce(&mut dyn TestRounds) -> Result<RunReport, RunError> + Send,
 ) -> Result<(RunReport, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let pool = rayon::ThreadPoolBuilder::new()
@@ -93,11 +127,11 @@ fn with_rounds<A: CudaApp + Sync + Send>(
         .build()
         .expect("pool");
     let result = match test_backend() {
-        Backend::Cpu(_) => pool.install(|| work(&mut CpuRounds::new(&mut dynamic, app))),
+        Backend::Cpu(_) => pool.install(|| work(&mut CpuRounds::new(&mut dynamic))),
         Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(&gpu, &mut dynamic, app).expect("GPU rounds");
+            let mut r = CudaRounds::new(&gpu, &mut dynamic).expect("GPU rounds");
             let result = work(&mut r);
-            Rounds::<A>::mesh(&mut r).expect("copy back");
+            r.mesh().expect("copy back");
             result
         }
     };
@@ -378,9 +412,7 @@ fn tangential_smoothing_evens_a_jittered_grid() {
         feature_cos: -2.0,
     };
     for patch_size in [8, 64] {
-        // Any application: only its rounds' smoothing runs.
-        let app = SplitLongEdges { max_length: 1e9 };
-        let (_, out) = with_rounds(&input, patch_size, ROOMY, app, true, |r| {
+        let (_, out) = with_rounds(&input, patch_size, ROOMY, true, |r| {
             for _ in 0..10 {
                 r.smooth(&params)?;
             }

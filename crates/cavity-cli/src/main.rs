@@ -1,7 +1,7 @@
 //! `cavity`: the command-line tool of the cavity GPU mesh library.
 //!
-//! Commands: `info` (counts, topology defects, patch statistics),
-//! `normals` (area-weighted vertex normals), `delaunay` (Delaunay edge
+//! Commands: `remesh` (isotropic remeshing on the dynamic core), `info`
+//! (counts, topology defects, patch statistics), `normals` (area-weighted vertex normals), `delaunay` (Delaunay edge
 //! flips on the dynamic core), `bench queries` (first-order query
 //! benchmark). With no mesh argument a real mesh bundled in `assets/`
 //! is used and named.
@@ -12,11 +12,12 @@ use std::time::Instant;
 
 use cavity::backend::cuda::CudaRounds;
 use cavity::backend::{Backend, DeviceChoice, positions_by_handle};
-use cavity::delaunay::{Delaunay, FlipReport, flip_edges};
+use cavity::delaunay::{FlipReport, flip_edges};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::io::{Format, read_mesh, read_mesh_from, write_mesh};
 use cavity::patcher::DEFAULT_PATCH_SIZE;
 use cavity::reference::ReferenceMesh;
+use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
 use cavity::rounds::{CpuRounds, Rounds};
 use cavity::{Kind, PatchedMesh, TriMesh};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -86,6 +87,34 @@ impl DynamicArgs {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Isotropic remeshing (dynamic paper section 6.3, Botsch and Kobbelt
+    /// 2004): per iteration split edges longer than 4/3 L, collapse edges
+    /// shorter than 4/5 L, flip edges to even valences, smooth
+    /// tangentially. Boundaries (and features, with --feature-angle) stay.
+    Remesh {
+        /// Input mesh (.ply, .obj, .off); the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj or .off); never the input. Default: the
+        /// input's name with "-remeshed" in the current directory.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Target edge length L: model units ("0.01"), or a multiple of the
+        /// input's mean edge length with an x ("0.5x").
+        #[arg(long, default_value = "1x", value_parser = parse_length)]
+        length: TargetLength,
+        /// Iterations of the four phases.
+        #[arg(long, default_value_t = 3)]
+        iterations: u32,
+        /// Keep edges whose dihedral angle exceeds this many degrees
+        /// (features); no features when omitted.
+        #[arg(long)]
+        feature_angle: Option<f64>,
+        /// Tangential smoothing steps per iteration.
+        #[arg(long, default_value_t = 5)]
+        smoothing_steps: u32,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
     /// Counts, components, boundary loops, non-manifold elements and patch statistics.
     Info {
         /// Input mesh (.ply, .obj, .off); the bundled mesh when omitted.
@@ -203,6 +232,23 @@ fn spinner() -> ProgressBar {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Remesh {
+            input,
+            output,
+            length,
+            iterations,
+            feature_angle,
+            smoothing_steps,
+            dynamic,
+        } => {
+            let settings = RemeshSettings {
+                length,
+                iterations,
+                feature_angle,
+                smoothing_steps,
+            };
+            remesh(input.as_deref(), output.as_deref(), &settings, &dynamic)
+        }
         Command::Info { mesh, patch_size } => info(mesh.as_deref(), patch_size),
         Command::Normals {
             input,
@@ -347,17 +393,92 @@ fn bench_queries(
 fn run_flips(mesh: &mut DynamicMesh, backend: &Backend) -> Result<(FlipReport, String)> {
     Ok(match backend {
         Backend::Cpu(_) => {
-            let mut r = CpuRounds::new(mesh, Delaunay);
-            let device = Rounds::<Delaunay>::device(&r);
+            let mut r = CpuRounds::new(mesh);
+            let device = r.device();
             (flip_edges(&mut r, None)?, device)
         }
         Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(gpu, mesh, Delaunay)?;
+            let mut r = CudaRounds::new(gpu, mesh)?;
             let report = flip_edges(&mut r, None)?;
-            Rounds::<Delaunay>::mesh(&mut r)?;
+            r.mesh()?;
             (report, r.device())
         }
     })
+}
+
+/// Parses `--length`: a number, or a number followed by `x` (relative).
+fn parse_length(s: &str) -> std::result::Result<TargetLength, String> {
+    let (number, relative) = match s.strip_suffix('x') {
+        Some(n) => (n, true),
+        None => (s, false),
+    };
+    let l: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a length: write a number (\"0.01\") or a multiple of the mean edge length (\"0.5x\")"))?;
+    Ok(if relative {
+        TargetLength::Relative(l)
+    } else {
+        TargetLength::Absolute(l)
+    })
+}
+
+/// The default output of `remesh`: the input's file name (the bundled
+/// mesh's without a path) with "-remeshed" before the extension.
+fn remeshed_name(input: Option<&Path>) -> PathBuf {
+    let path = input.unwrap_or(Path::new(BUNDLED_NAME));
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = path.extension().unwrap_or_default().to_string_lossy();
+    PathBuf::from(format!("{stem}-remeshed.{ext}"))
+}
+
+fn remesh(
+    input: Option<&Path>,
+    output: Option<&Path>,
+    settings: &RemeshSettings,
+    args: &DynamicArgs,
+) -> Result<()> {
+    settings.check()?;
+    let output = output.map_or_else(|| remeshed_name(input), Path::to_path_buf);
+    refuse_overwrite(input, &output)?;
+    let format = Format::from_path(&output)?;
+    let mesh = load(input)?;
+    let backend = backend(args.device)?;
+    let layout = Layout {
+        patch_size: args.patch_size,
+        factors: args.factors(),
+    };
+    let mut bar: Option<ProgressBar> = None;
+    let mut progress = |iteration: u32, phase: Phase| {
+        if phase == Phase::Split {
+            if let Some(b) = bar.take() {
+                b.finish();
+            }
+            let b = ProgressBar::new(Phase::ALL.len() as u64).with_style(
+                ProgressStyle::with_template("{prefix} {bar:20} {pos}/{len} {msg} {elapsed}")
+                    .expect("template"),
+            );
+            b.set_prefix(format!("iteration {iteration}/{}", settings.iterations));
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position(Phase::ALL.iter().position(|&p| p == phase).unwrap_or(0) as u64);
+            b.set_message(phase.name());
+        }
+    };
+    let mut hooks = Hooks {
+        progress: Some(&mut progress),
+        after_phase: None,
+    };
+    let (out, report) = cavity::remesh::remesh(&mesh, settings, &backend, layout, &mut hooks)?;
+    if let Some(b) = bar.take() {
+        b.set_position(Phase::ALL.len() as u64);
+        b.finish();
+    }
+    write_mesh(&output, &out, None, format)?;
+    print!("{}", report.table());
+    println!("wrote {}", output.display());
+    Ok(())
 }
 
 fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {

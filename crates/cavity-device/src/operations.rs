@@ -65,6 +65,26 @@ pub(crate) fn midpoint(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     ]
 }
 
+/// Sine of the smallest interior angle of triangle `a, b, c` (0 when
+/// degenerate): twice its area over the product of its two longest edges.
+/// It orders triangles as their smallest angles do (at most 60°).
+pub fn smallest_angle_sin(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> f32 {
+    let [x, y, z] = [norm(sub(b, a)), norm(sub(c, b)), norm(sub(a, c))];
+    let shortest = x.min(y).min(z);
+    let longest = x.max(y).max(z);
+    let middle = x + y + z - shortest - longest;
+    let d = middle * longest;
+    if d > 0.0 {
+        norm(normal(a, b, c)) / d
+    } else {
+        0.0
+    }
+}
+
+/// Sine of 10°: remeshing operations create no face whose smallest angle
+/// is below both this and the smallest angle of the faces they replace.
+pub const SLIVER_SIN: f32 = 0.173_648_18;
+
 /// Area of the triangle `p`.
 pub fn area(p: [[f32; 3]; 3]) -> f32 {
     0.5 * norm(normal(p[0], p[1], p[2]))

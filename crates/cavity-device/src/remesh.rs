@@ -11,8 +11,8 @@ use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use crate::flip;
 use crate::layout::Kind;
 use crate::operations::{
-    MAX_LOOP, collapsible, dot, interior, length, midpoint, norm, normal, parameters,
-    shortest_first, star_fill, sub,
+    MAX_LOOP, SLIVER_SIN, collapsible, dot, interior, length, midpoint, norm, normal, parameters,
+    shortest_first, smallest_angle_sin, star_fill, sub,
 };
 
 /// Cosine of the dihedral angle at interior edge `e` (1 when flat), from
@@ -30,6 +30,20 @@ pub fn dihedral_cos<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> Option<f32> {
 /// Whether interior edge `e` is smooth enough to change (not a feature).
 fn smooth<B: Block>(ctx: &Ctx<'_, B>, e: u32, feature_cos: f32) -> bool {
     dihedral_cos(ctx, e).is_some_and(|c| c >= feature_cos)
+}
+
+/// Whether edge `g` has two faces here and is a feature (never when
+/// `feature_cos` is -1 or less: no features).
+fn is_feature<B: Block>(ctx: &Ctx<'_, B>, g: u32, feature_cos: f32) -> bool {
+    feature_cos > -1.0 && ctx.edge_faces(g).0 == 2 && !smooth(ctx, g, feature_cos)
+}
+
+/// The feature edges at vertex `v` (exact when the patch owns `v`; a
+/// lower bound at a ribbon vertex).
+fn feature_edges<B: Block>(ctx: &Ctx<'_, B>, v: u32, feature_cos: f32) -> u32 {
+    ctx.vertex_edges(v)
+        .filter(|&g| is_feature(ctx, g, feature_cos))
+        .count() as u32
 }
 
 /// Valence of `v` and its target: 4 on the mesh boundary (an edge with one
@@ -58,11 +72,41 @@ fn improves<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
     after < before
 }
 
+/// Whether flipping `ab` to `cd` may lower the valence deviation, judged
+/// on what the patch holds: exact when it owns all four vertices. The
+/// valence of a vertex the patch does not own may be short here (and its
+/// target unknown), so its change counts as known only when the visible
+/// valence settles it (above 6 for a vertex that loses an edge: -1; 6 or
+/// more for one that gains: +1) and as -1 otherwise. Turns down only flips
+/// that cannot improve, before the patch expands for them.
+fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
+    if q.iter().all(|&v| ctx.is_owned(Kind::Vertex, v)) {
+        return improves(ctx, q);
+    }
+    let change = [-1, -1, 1, 1];
+    let mut best = 0;
+    for (&v, dv) in q.iter().zip(change) {
+        let (n, target) = valence(ctx, v);
+        best += if ctx.is_owned(Kind::Vertex, v) {
+            (n + dv - target).abs() - (n - target).abs()
+        } else if (dv < 0 && n > 6) || (dv > 0 && n >= 6) {
+            1
+        } else {
+            -1
+        };
+    }
+    best < 0
+}
+
 /// Whether the faces `cda` and `dcb` of the flipped edge face the same way
-/// (the quadrilateral is convex enough: the flip folds nothing over).
+/// (the quadrilateral is convex enough: the flip folds nothing over) and
+/// their smallest angle is at least 10° or the smallest of `abc` and `bad`
+/// (the flip makes no sliver).
 fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
     let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
-    dot(normal(pc, pd, pa), normal(pd, pc, pb)) > 0.0
+    let old = smallest_angle_sin(pa, pb, pc).min(smallest_angle_sin(pb, pa, pd));
+    let new = smallest_angle_sin(pc, pd, pa).min(smallest_angle_sin(pd, pc, pb));
+    dot(normal(pc, pd, pa), normal(pd, pc, pb)) > 0.0 && new >= old.min(SLIVER_SIN)
 }
 
 parameters! {
@@ -81,11 +125,8 @@ impl CavityApp for ImproveValence {
     const TEMPLATE: Template = Template::EdgeFaces;
     const MAX_NEW: [u32; 3] = [0, 1, 2];
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        // The valence of a vertex this patch does not own may be short
-        // here: then only the fill-in (which owns all four) decides.
         flip::candidate(ctx, e).is_some_and(|q| {
-            let exact = q.iter().all(|&v| ctx.is_owned(Kind::Vertex, v));
-            smooth(ctx, e, self.feature_cos) && unfolded(ctx, q) && (!exact || improves(ctx, q))
+            smooth(ctx, e, self.feature_cos) && unfolded(ctx, q) && may_improve(ctx, q)
         })
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
@@ -95,11 +136,14 @@ impl CavityApp for ImproveValence {
 }
 
 parameters! {
-    /// Edge collapse for remeshing (template `EdgeStar`): an interior,
-    /// non-feature edge shorter than `min_length` becomes a vertex at its
-    /// midpoint when the topology stays ([`collapsible`]), no new edge is
-    /// longer than `max_length`, and no new face turns against the face it
-    /// replaces. Shorter edges go first.
+    /// Edge collapse for remeshing (template `EdgeStar`): an interior edge
+    /// shorter than `min_length` becomes a vertex at its midpoint (at its
+    /// vertex on a feature edge when one is; not collapsed when both are)
+    /// when the topology
+    /// stays ([`collapsible`]), no new edge is longer than `max_length`,
+    /// and every new face replaces the old face on the same loop edge
+    /// well (same side, smallest angle at least 10° or the old face's).
+    /// Shorter edges go first.
     pub struct CollapseShortEdgesSafely {
         /// Shortest edge left alone.
         pub min_length: f32,
@@ -110,6 +154,68 @@ parameters! {
     }
 }
 
+/// Whether triangle `new` may replace `old`: it faces the same way and its
+/// smallest angle is at least 10° or `old`'s (no fold, no new sliver).
+fn replaces_well([p, q, r]: [[f32; 3]; 3], [x, y, z]: [[f32; 3]; 3]) -> bool {
+    dot(normal(x, y, z), normal(p, q, r)) > 0.0
+        && smallest_angle_sin(x, y, z) >= smallest_angle_sin(p, q, r).min(SLIVER_SIN)
+}
+
+/// Where edge `e` collapses to, so that features stay: its midpoint when
+/// neither vertex is on a feature edge; the feature vertex when one is;
+/// along a feature edge between two feature vertices, the one that is a
+/// corner (not two feature edges), or the midpoint when neither is (it
+/// lies on the feature line). `None` otherwise: both vertices are on
+/// features but `e` is not one, or both are corners.
+fn collapse_target<B: Block>(ctx: &Ctx<'_, B>, e: u32, feature_cos: f32) -> Option<[f32; 3]> {
+    let [a, b] = ctx.edge_vertices(e);
+    let [pa, pb] = [a, b].map(|v| ctx.position(v));
+    let [fa, fb] = [a, b].map(|v| feature_edges(ctx, v, feature_cos));
+    match (fa, fb) {
+        (0, 0) => Some(midpoint(pa, pb)),
+        (_, 0) => Some(pa),
+        (0, _) => Some(pb),
+        _ if !is_feature(ctx, e, feature_cos) => None,
+        (2, 2) => Some(midpoint(pa, pb)),
+        (_, 2) => Some(pa),
+        (2, _) => Some(pb),
+        _ => None,
+    }
+}
+
+/// Whether the collapse of `e` to `m` visibly makes an edge
+/// longer than `max_length` or a face that does not replace its old one
+/// well ([`replaces_well`]), judged on the edges and
+/// faces at its two vertices that the patch holds (all of them for an
+/// owned vertex, some for a ribbon one). Every edge and face seen is one of
+/// the mesh, so a violation seen is real: the collapse is turned down
+/// before the patch expands for it (the fill-in checks the whole stars).
+fn visibly_bad<B: Block>(ctx: &Ctx<'_, B>, e: u32, m: [f32; 3], max_length: f32) -> bool {
+    let [a, b] = ctx.edge_vertices(e);
+    [a, b].into_iter().any(|v| {
+        ctx.vertex_edges(v).any(|g| {
+            let [x, y] = ctx.edge_vertices(g);
+            let w = if x == v { y } else { x };
+            if w == a || w == b {
+                return false;
+            }
+            if norm(sub(m, ctx.position(w))) > max_length {
+                return true;
+            }
+            let (n, faces) = ctx.edge_faces(g);
+            faces[..n.min(2) as usize].iter().any(|&f| {
+                let corners = ctx.face_vertices(f);
+                if corners.contains(&a) && corners.contains(&b) {
+                    return false;
+                }
+                let old = corners.map(|u| ctx.position(u));
+                let new = corners.map(|u| if u == v { m } else { ctx.position(u) });
+                !replaces_well(old, new)
+            })
+        })
+    })
+}
+
 impl CavityApp for CollapseShortEdgesSafely {
     const TEMPLATE: Template = Template::EdgeStar;
     const MAX_NEW: [u32; 3] = [1, MAX_LOOP, MAX_LOOP];
@@ -118,18 +224,20 @@ impl CavityApp for CollapseShortEdgesSafely {
         [1, boundary, boundary]
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        interior(ctx, e) && length(ctx, e) < self.min_length && smooth(ctx, e, self.feature_cos)
+        interior(ctx, e)
+            && length(ctx, e) < self.min_length
+            && collapse_target(ctx, e, self.feature_cos)
+                .is_some_and(|m| !visibly_bad(ctx, e, m, self.max_length))
     }
     fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
         shortest_first(length(ctx, e))
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
-        if !collapsible(fill) {
-            return false;
-        }
         let ctx = fill.ctx;
-        let [a, b] = ctx.edge_vertices(fill.seed());
-        let m = midpoint(ctx.position(a), ctx.position(b));
+        let target = collapse_target(ctx, fill.seed(), self.feature_cos);
+        let Some(m) = target.filter(|_| collapsible(fill)) else {
+            return false;
+        };
         let n = fill.boundary_len();
         let keeps_shape = (0..n).all(|i| {
             let h = fill.boundary_edge(i);
@@ -142,8 +250,8 @@ impl CavityApp for CollapseShortEdgesSafely {
             let Some(f) = old else {
                 return false;
             };
-            let [p, q, r] = ctx.face_vertices(f).map(|v| ctx.position(v));
-            norm(sub(m, x)) <= self.max_length && dot(normal(x, y, m), normal(p, q, r)) > 0.0
+            let old = ctx.face_vertices(f).map(|v| ctx.position(v));
+            norm(sub(m, x)) <= self.max_length && replaces_well(old, [x, y, m])
         });
         keeps_shape && star_fill(fill, m)
     }

@@ -8,7 +8,7 @@
 pub use cavity_device::delaunay::Delaunay;
 
 use crate::dynamic::DynamicMesh;
-use crate::rounds::{Rounds, RunError, RunReport, sweeps};
+use crate::rounds::{RunError, RunReport, Update, sweeps};
 
 /// What a Delaunay run did (`flips`: edges flipped).
 pub type FlipReport = RunReport;
@@ -16,9 +16,9 @@ pub type FlipReport = RunReport;
 /// Flips every non-Delaunay interior edge until none is left. `after_round`
 /// sees the mesh after every round's cleanup when given (the tests validate
 /// it there; on the GPU that copies the mesh back every round).
-pub fn flip_edges<R: Rounds<Delaunay>>(
+pub fn flip_edges<R: Update<Delaunay> + ?Sized>(
     runner: &mut R,
     after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
 ) -> Result<FlipReport, RunError> {
-    sweeps(runner, true, after_round)
+    sweeps(runner, &Delaunay, true, after_round)
 }

@@ -62,9 +62,13 @@ pub struct CapacityFactors {
     /// the ribbon hash tables.
     pub elements: f32,
     /// Patch slots over the number of static patches (`--patch-factor`, at
-    /// least 1): room for patches created by slicing.
+    /// least 1): room for patches created by slicing. Above 1, at least
+    /// [`MIN_SPARE_PATCH_SLOTS`] slots are spare (small meshes).
     pub patches: f32,
 }
+
+/// Fewest spare patch slots when the patch factor is above 1.
+pub const MIN_SPARE_PATCH_SLOTS: u64 = 16;
 
 impl Default for CapacityFactors {
     /// Twice the elements and twice the patches.
@@ -502,7 +506,10 @@ impl DynamicMesh {
             });
         }
         let num_patches = patched.num_patches();
-        let patch_slots = (num_patches as f32 * factors.patches).ceil() as u64;
+        let mut patch_slots = (num_patches as f32 * factors.patches).ceil() as u64;
+        if factors.patches > 1.0 {
+            patch_slots = patch_slots.max(num_patches as u64 + MIN_SPARE_PATCH_SLOTS);
+        }
         for (array, per_patch) in [
             ("fe", cap.fe_stride() as u64),
             ("ev", cap.ev_stride() as u64),

@@ -12,6 +12,7 @@ pub mod mesh;
 pub mod patched;
 pub mod patcher;
 pub mod reference;
+pub mod remesh;
 pub mod rounds;
 pub mod serial_delaunay;
 pub mod topology;

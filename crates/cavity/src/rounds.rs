@@ -2,8 +2,11 @@
 //! 5.3): a dynamic application runs in *sweeps*; a sweep enqueues every
 //! patch and launches update rounds (one block per queued patch, then the
 //! cleanup kernels) until the queue is empty. [`Rounds`] is one backend's
-//! way of doing that on a [`DynamicMesh`]: [`CpuRounds`] runs the kernels on
-//! the host arrays, `backend::cuda::CudaRounds` on device copies.
+//! way of doing that on a [`DynamicMesh`], and [`Update`] its update round
+//! of one application (a backend runs any number of applications on the
+//! same mesh, one after another, without copying it): [`CpuRounds`] runs
+//! the kernels on the host arrays, `backend::cuda::CudaRounds` on device
+//! copies.
 
 use std::time::Instant;
 
@@ -57,14 +60,15 @@ impl RunReport {
     }
 }
 
-/// Runs sweeps of `runner`'s application until a sweep fills no cavity.
+/// Runs sweeps of `app` on `runner` until a sweep fills no cavity.
 /// With `changed_only`, a sweep after the first visits only the patches
 /// that changed in the previous one (right when an application's
 /// candidates change only through their patch's own commits, as the
 /// Delaunay flips'). `after_round` sees the mesh after every round's
 /// cleanup when given (on the GPU that copies the mesh back every round).
-pub fn sweeps<A: CavityApp, R: Rounds<A> + ?Sized>(
+pub fn sweeps<A: CavityApp, R: Update<A> + ?Sized>(
     runner: &mut R,
+    app: &A,
     changed_only: bool,
     mut after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
 ) -> Result<RunReport, RunError> {
@@ -78,7 +82,7 @@ pub fn sweeps<A: CavityApp, R: Rounds<A> + ?Sized>(
             if rounds == MAX_ROUNDS {
                 return Err(RunError::Stuck(rounds));
             }
-            runner.round(queued, (sweep << 16) ^ rounds)?;
+            runner.round(app, queued, (sweep << 16) ^ rounds)?;
             rounds += 1;
             let mut status = runner.status()?;
             if let Some(e) = status.error() {
@@ -170,13 +174,11 @@ impl Status {
     }
 }
 
-/// A backend running update rounds of application `A` on a dynamic mesh.
-pub trait Rounds<A: CavityApp> {
+/// A backend running update rounds on a dynamic mesh it holds.
+pub trait Rounds {
     /// Enqueues every patch (`changed_only`: every patch flagged
     /// `CHANGED` in the last sweep), clears those flags and the counters.
     fn refill(&mut self, changed_only: bool) -> Result<(), RunError>;
-    /// One update round with `blocks` blocks, then the cleanup kernels.
-    fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError>;
     /// Slices the patches flagged `SLICE` (`dynamic::slice`), then runs the
     /// cleanup kernels over all patch slots in use.
     fn slice(&mut self) -> Result<(), RunError>;
@@ -189,6 +191,13 @@ pub trait Rounds<A: CavityApp> {
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError>;
     /// The device, in words.
     fn device(&self) -> String;
+}
+
+/// A backend's update round of application `A`.
+pub trait Update<A: CavityApp>: Rounds {
+    /// One update round of `app` with `blocks` blocks, then the cleanup
+    /// kernels.
+    fn round(&mut self, app: &A, blocks: u32, salt: u32) -> Result<(), RunError>;
 }
 
 /// Enqueues patches in the host arrays: all of them, or with
@@ -232,40 +241,40 @@ pub fn status_of(queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
 
 /// The CPU backend's rounds: the kernels run on the mesh's host arrays,
 /// one block per rayon task, all workers racing.
-pub struct CpuRounds<'a, A> {
+pub struct CpuRounds<'a> {
     mesh: &'a mut DynamicMesh,
     cpu: CpuBackend,
-    app: A,
     /// Smoothing positions, allocated at the first step and reused.
     scratch: Vec<u32>,
 }
 
-impl<'a, A> CpuRounds<'a, A> {
-    /// Rounds of `app` on `mesh`.
-    pub fn new(mesh: &'a mut DynamicMesh, app: A) -> Self {
+impl<'a> CpuRounds<'a> {
+    /// Rounds on `mesh`.
+    pub fn new(mesh: &'a mut DynamicMesh) -> Self {
         CpuRounds {
             mesh,
             cpu: CpuBackend::new(),
-            app,
             scratch: Vec::new(),
         }
     }
 }
 
-impl<A: CavityApp + Sync> Rounds<A> for CpuRounds<'_, A> {
-    fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
-        refill_host(self.mesh, changed_only);
-        Ok(())
-    }
-
-    fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError> {
+impl<A: CavityApp + Sync> Update<A> for CpuRounds<'_> {
+    fn round(&mut self, app: &A, blocks: u32, salt: u32) -> Result<(), RunError> {
         let raw = self.mesh.raw();
         // SAFETY: `raw` names the mesh's arrays, which nothing else touches
         // until the calls return (`self.mesh` is borrowed mutably).
         unsafe {
-            self.cpu.update_round(&raw, &self.app, blocks, salt);
+            self.cpu.update_round(&raw, app, blocks, salt);
             self.cpu.cleanup(&raw);
         }
+        Ok(())
+    }
+}
+
+impl Rounds for CpuRounds<'_> {
+    fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
+        refill_host(self.mesh, changed_only);
         Ok(())
     }
 

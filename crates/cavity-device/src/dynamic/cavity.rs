@@ -192,6 +192,12 @@ pub struct Work {
     /// registered again before the next sweep; see
     /// [`super::update::load_declined`]).
     pub declined: Shared<u32>,
+    /// Bitmask over seeds whose cavity was dropped in this processing for
+    /// want of a neighbour (not locked, or no room to expand): not
+    /// registered again in this processing, so that the cavities they
+    /// overlapped get their turn in the next pass; retried in a later
+    /// round.
+    pub waiting: Shared<u32>,
 }
 
 /// `ctl` entry: number of cavities.
@@ -221,6 +227,9 @@ pub const CTL_LOCKED: u32 = 16;
 /// `ctl` entry: a predicate deferred a seed on a view that may be stale
 /// (see [`Ctx::defer`]).
 pub const CTL_DEFERRED: u32 = 18;
+/// `ctl` entry: a cavity of this processing waits for a neighbour (the
+/// patch must be processed again).
+pub const CTL_WAITING: u32 = 19;
 /// `ctl` entries 20..22: patch-stash bits of the neighbours this processing
 /// took elements from (their `DIRTY` flag is this block's doing, so it may
 /// lock them again for a further expansion step).
@@ -260,6 +269,7 @@ impl Work {
                 arena.alloc(cap.faces),
             ],
             declined: arena.alloc(max_cavities / 32),
+            waiting: arena.alloc(max_cavities / 32),
         }
     }
 
@@ -539,7 +549,8 @@ pub fn commit_counts(copy: &PatchCopy, work: &Work) {
     }
 }
 
-/// Registers the cavities: `app.create` on every owned, active seed.
+/// Registers the cavities: `app.create` on every owned, active seed that
+/// neither declined in this sweep nor waits for a neighbour.
 #[inline(always)]
 pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt: u32) {
     let copy = ctx.copy;
@@ -550,8 +561,8 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
     }
     block.sync();
     block.for_each(copy.count(kind), |s| {
-        let declined = work.declined.bit(s);
-        if copy.is_owned(kind, s) && copy.is_active(kind, s) && !declined && app.create(ctx, s) {
+        let skip = work.declined.bit(s) || work.waiting.bit(s);
+        if copy.is_owned(kind, s) && copy.is_active(kind, s) && !skip && app.create(ctx, s) {
             let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
             work.seeds.set(c, s);
             let random = priority(copy.p, s, salt);

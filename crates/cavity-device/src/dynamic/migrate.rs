@@ -20,7 +20,8 @@ use crate::block::{Block, Shared, SharedArena};
 use crate::layout::Kind;
 
 use super::cavity::{
-    self, CTL_FATAL, CTL_LOCKED, CTL_NEED, CTL_NO_ROOM, CTL_TAKEN, NONE, Template, Work,
+    self, CTL_FATAL, CTL_LOCKED, CTL_NEED, CTL_NO_ROOM, CTL_TAKEN, CTL_WAITING, NONE, Template,
+    Work,
 };
 use super::global::fence;
 use super::hash::{self, INVERSE, RIBBON};
@@ -96,7 +97,8 @@ pub enum Needs {
 }
 
 /// Visits every element of the closure of every cavity in the independent
-/// set that the patch does not own, and acts as `what` says.
+/// set that the patch does not own, and acts as `what` says. A dropped
+/// cavity is lost and its seed waits (`Work::waiting`).
 #[inline(always)]
 pub fn visit_closures<B: Block>(
     block: &B,
@@ -118,7 +120,11 @@ pub fn visit_closures<B: Block>(
                 block.shared_set_bit(work.ctl, CTL_NEED * 32 + s);
             }
             (Needs::DropUnlocked, Some(s)) if locked(s) => {}
-            _ => work.state.set(c, cavity::state::LOST),
+            _ => {
+                work.state.set(c, cavity::state::LOST);
+                block.shared_set_bit(work.waiting, work.seeds.get(c));
+                work.ctl.set(CTL_WAITING, 1);
+            }
         }
     };
     let won = |k: u32| k != NONE && work.state.get(k & 0xffff) == cavity::state::WON;

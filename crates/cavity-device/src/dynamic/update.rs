@@ -12,7 +12,7 @@ use crate::block::{Block, SharedArena};
 
 use super::cavity::{
     self, CTL_CHANGED, CTL_DEFERRED, CTL_FATAL, CTL_FILLED, CTL_NO_ROOM, CTL_OK, CTL_PATCH,
-    CTL_TAKEN, CavityApp, Ctx, NONE, Work,
+    CTL_TAKEN, CTL_WAITING, CavityApp, Ctx, NONE, Work,
 };
 use super::global::fence;
 use super::layout::{Capacity, flag, stat};
@@ -110,6 +110,10 @@ fn store_declined<B: Block>(
 /// replay the same passes every round.
 pub const MAX_PASSES: u32 = 16;
 
+/// Most passes in a row that neither fill nor decline anything (each
+/// leaves the cavities that waited for a neighbour out of the next one).
+pub const MAX_IDLE_PASSES: u32 = 2;
+
 /// The update kernel: one block processes at most one patch from the queue.
 /// `salt` varies the cavities' random priorities between rounds.
 #[inline(always)]
@@ -150,6 +154,7 @@ pub fn update<B: Block, A: CavityApp>(
             CTL_DEFERRED,
             CTL_TAKEN,
             CTL_TAKEN + 1,
+            CTL_WAITING,
         ] {
             work.ctl.set(i, 0);
         }
@@ -164,6 +169,8 @@ pub fn update<B: Block, A: CavityApp>(
     block.sync();
     cavity::build_free_lists(block, &copy, &work);
     let stale = load_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
+    block.fill(work.waiting, 0);
+    block.sync();
     let ctx = Ctx {
         block,
         mesh,
@@ -179,6 +186,7 @@ pub fn update<B: Block, A: CavityApp>(
     let mut lost = 0;
     let mut declined_total = 0;
     let mut filling_passes = 0;
+    let mut idle_passes = 0;
     for pass in 0u32.. {
         cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
         cavity::build_vertex_edges(block, &copy, &work);
@@ -239,10 +247,16 @@ pub fn update<B: Block, A: CavityApp>(
         declined_total += declined;
         let filled_now = work.ctl.get(CTL_FILLED) > before;
         filling_passes += filled_now as u32;
-        let progress = filled_now || declined > 0;
+        // A pass that only dropped cavities for want of a neighbour makes
+        // way for the cavities they overlapped, a few times in a row.
+        idle_passes = if filled_now || declined > 0 {
+            0
+        } else {
+            idle_passes + 1
+        };
         block.sync();
         if lost == 0
-            || !progress
+            || idle_passes > MAX_IDLE_PASSES
             || failed
             || work.ctl.get(CTL_NO_ROOM) != 0
             || filling_passes == MAX_PASSES
@@ -287,10 +301,12 @@ pub fn update<B: Block, A: CavityApp>(
             mesh.stats.store(stat::FATAL, fatal);
         }
         mesh.add_stat(stat::FILLED, filled);
-        if !commit && lost > 0 {
+        // Cavities left waiting (or lost in the last pass) are retried.
+        let retry = lost > 0 || work.ctl.get(CTL_WAITING) != 0;
+        if !commit && retry {
             mesh.add_stat(stat::ROLLED_BACK, 1);
         }
-        if (lost > 0 || no_room) && !slice {
+        if (retry || no_room) && !slice {
             scheduler::push(mesh.queue, mesh.queue_state, qlen, p);
         }
         lock::unlock(mesh.locks, p);

@@ -2,6 +2,7 @@
 //! time, loaded and launched through cudarc (one thread block per patch,
 //! dynamic shared memory sized to the largest patch).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
@@ -28,7 +29,7 @@ use super::{BackendError, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
-use crate::rounds::{Rounds, RunError, Status, refill_host, status_of};
+use crate::rounds::{Rounds, RunError, Status, Update, refill_host, status_of};
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
 /// `CAVITY_CUDA_ARCH` said otherwise at build time).
@@ -546,16 +547,17 @@ struct KernelApp<A>(A);
 // kernel's parameter.
 unsafe impl<A: CudaApp> cudarc::driver::DeviceRepr for KernelApp<A> {}
 
-/// Update rounds of a dynamic application on the GPU (see
+/// Update rounds of dynamic applications on the GPU (see
 /// [`crate::rounds`]): the mesh lives on the device from [`CudaRounds::new`]
 /// on; [`Rounds::mesh`] copies it back.
-pub struct CudaRounds<'a, A> {
+pub struct CudaRounds<'a> {
     gpu: &'a CudaBackend,
     mesh: &'a mut DynamicMesh,
-    app: A,
     bufs: DynamicBuffers,
     raw: KernelDynMesh,
-    update: (CudaFunction, u32),
+    /// Each application's update kernel and its shared bytes, prepared at
+    /// its first round.
+    updates: HashMap<&'static str, (CudaFunction, u32)>,
     calibrate: CudaFunction,
     compact: (CudaFunction, u32),
     slice: (CudaFunction, u32),
@@ -564,15 +566,12 @@ pub struct CudaRounds<'a, A> {
     kernel_ms: [f64; 3],
 }
 
-impl<'a, A: CudaApp> CudaRounds<'a, A> {
-    /// Uploads `mesh` and prepares the kernels of `app`. Errors when a
-    /// kernel's shared memory exceeds the device's limit (lower
-    /// --capacity-factor or --patch-size).
-    pub fn new(
-        gpu: &'a CudaBackend,
-        mesh: &'a mut DynamicMesh,
-        app: A,
-    ) -> Result<Self, BackendError> {
+impl<'a> CudaRounds<'a> {
+    /// Uploads `mesh` and prepares the cleanup, slicing and smoothing
+    /// kernels. Errors when a kernel's shared memory exceeds the device's
+    /// limit (lower --capacity-factor or --patch-size); an application's
+    /// update kernel is checked at its first round.
+    pub fn new(gpu: &'a CudaBackend, mesh: &'a mut DynamicMesh) -> Result<Self, BackendError> {
         let bufs = DynamicBuffers {
             counts: gpu.upload(&mesh.counts)?,
             fe: gpu.upload(&mesh.fe)?,
@@ -607,33 +606,7 @@ impl<'a, A: CudaApp> CudaRounds<'a, A> {
             queue_state: bufs.queue_state.device_ptr(s).0,
             stats: bufs.stats.device_ptr(s).0,
         });
-        let with_smem = |name: &str, smem: usize| -> Result<(CudaFunction, u32), BackendError> {
-            if smem > gpu.smem_limit {
-                return Err(BackendError::SharedMemory {
-                    needed: smem,
-                    limit: gpu.smem_limit,
-                    query: "the dynamic update",
-                });
-            }
-            let f = gpu.function(name)?;
-            f.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem as i32,
-            )
-            .map_err(driver("raising the kernel's shared-memory limit"))?;
-            // All of the SM's unified memory as shared memory, so that two
-            // blocks of ~100 KB fit (the launch bounds ask for two).
-            f.set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-                100,
-            )
-            .map_err(driver("setting the kernel's shared-memory carveout"))?;
-            Ok((f, smem as u32))
-        };
-        let update = with_smem(
-            A::KERNEL,
-            update::shared_bytes::<A>(&mesh.cap, DYNAMIC_BLOCK_DIM),
-        )?;
+        let with_smem = |name: &str, smem: usize| dynamic_kernel(gpu, name, smem);
         let compact = with_smem(
             "dynamic_compact",
             cleanup::compact_shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
@@ -653,10 +626,9 @@ impl<'a, A: CudaApp> CudaRounds<'a, A> {
         Ok(CudaRounds {
             gpu,
             mesh,
-            app,
             bufs,
             raw,
-            update,
+            updates: HashMap::new(),
             calibrate,
             compact,
             slice,
@@ -672,31 +644,39 @@ impl<'a, A: CudaApp> CudaRounds<'a, A> {
         self.kernel_ms
     }
 
-    fn launch(
+    /// Launches `f` on `grid` blocks; `update` holds an update kernel's
+    /// salt and application.
+    fn launch<A: CudaApp>(
         &self,
         f: &CudaFunction,
         grid: u32,
         smem: u32,
-        salt: Option<u32>,
+        update: Option<(u32, &A)>,
     ) -> Result<(), BackendError> {
         let cfg = LaunchConfig {
             grid_dim: (grid.max(1), 1, 1),
             block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
             shared_mem_bytes: smem,
         };
-        let app = KernelApp(self.app);
         let mut b = self.gpu.stream.launch_builder(f);
         b.arg(&self.raw);
-        if let Some(s) = salt.as_ref() {
-            b.arg(s);
+        let salt_app = update.map(|(salt, app)| (salt, KernelApp(*app)));
+        if let Some((salt, app)) = salt_app.as_ref() {
+            b.arg(salt);
             if size_of::<A>() > 0 {
-                b.arg(&app);
+                b.arg(app);
             }
         }
         // SAFETY: the argument list matches the dynamic kernels' contracts;
         // the buffers behind `raw` live as long as `self`.
         unsafe { b.launch(cfg) }.map_err(driver("launching a dynamic kernel"))?;
         Ok(())
+    }
+
+    /// A launch of a kernel without an application argument (the type
+    /// argument is unused then).
+    fn launch_plain(&self, f: &CudaFunction, grid: u32, smem: u32) -> Result<(), BackendError> {
+        self.launch::<Delaunay>(f, grid, smem, None)
     }
 
     fn copy_back(&mut self) -> Result<(), BackendError> {
@@ -723,7 +703,64 @@ impl<'a, A: CudaApp> CudaRounds<'a, A> {
     }
 }
 
-impl<A: CudaApp> Rounds<A> for CudaRounds<'_, A> {
+/// A dynamic kernel `name` with `smem` bytes of dynamic shared memory, the
+/// carveout set to all shared memory. Errors when `smem` exceeds the
+/// device's limit.
+fn dynamic_kernel(
+    gpu: &CudaBackend,
+    name: &str,
+    smem: usize,
+) -> Result<(CudaFunction, u32), BackendError> {
+    if smem > gpu.smem_limit {
+        return Err(BackendError::SharedMemory {
+            needed: smem,
+            limit: gpu.smem_limit,
+            query: "the dynamic update",
+        });
+    }
+    let f = gpu.function(name)?;
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        smem as i32,
+    )
+    .map_err(driver("raising the kernel's shared-memory limit"))?;
+    // All of the SM's unified memory as shared memory, so that two blocks
+    // of ~100 KB fit (the launch bounds ask for two).
+    f.set_attribute(
+        CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+        100,
+    )
+    .map_err(driver("setting the kernel's shared-memory carveout"))?;
+    Ok((f, smem as u32))
+}
+
+impl<A: CudaApp> Update<A> for CudaRounds<'_> {
+    fn round(&mut self, app: &A, blocks: u32, salt: u32) -> Result<(), RunError> {
+        if !self.updates.contains_key(A::KERNEL) {
+            let smem = update::shared_bytes::<A>(&self.mesh.cap, DYNAMIC_BLOCK_DIM);
+            let kernel = dynamic_kernel(self.gpu, A::KERNEL, smem)?;
+            self.updates.insert(A::KERNEL, kernel);
+        }
+        let (update, smem) = &self.updates[A::KERNEL];
+        let n = self.mesh.num_patches;
+        let s = &self.gpu.stream;
+        let e = driver("timing a dynamic kernel");
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let t0 = s.record_event(flags).map_err(e)?;
+        self.launch(update, blocks, *smem, Some((salt, app)))?;
+        let t1 = s.record_event(flags).map_err(e)?;
+        self.launch_plain(&self.calibrate, n, 0)?;
+        let t2 = s.record_event(flags).map_err(e)?;
+        self.launch_plain(&self.compact.0, n, self.compact.1)?;
+        let t3 = s.record_event(flags).map_err(e)?;
+        for (i, (a, b)) in [(&t0, &t1), (&t1, &t2), (&t2, &t3)].into_iter().enumerate() {
+            self.kernel_ms[i] += a.elapsed_ms(b).map_err(e)? as f64;
+        }
+        Ok(())
+    }
+}
+
+impl Rounds for CudaRounds<'_> {
     fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
         let s = &self.gpu.stream;
         let e = driver("filling the queue");
@@ -742,26 +779,8 @@ impl<A: CudaApp> Rounds<A> for CudaRounds<'_, A> {
         Ok(())
     }
 
-    fn round(&mut self, blocks: u32, salt: u32) -> Result<(), RunError> {
-        let n = self.mesh.num_patches;
-        let s = &self.gpu.stream;
-        let e = driver("timing a dynamic kernel");
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let t0 = s.record_event(flags).map_err(e)?;
-        self.launch(&self.update.0, blocks, self.update.1, Some(salt))?;
-        let t1 = s.record_event(flags).map_err(e)?;
-        self.launch(&self.calibrate, n, 0, None)?;
-        let t2 = s.record_event(flags).map_err(e)?;
-        self.launch(&self.compact.0, n, self.compact.1, None)?;
-        let t3 = s.record_event(flags).map_err(e)?;
-        for (i, (a, b)) in [(&t0, &t1), (&t1, &t2), (&t2, &t3)].into_iter().enumerate() {
-            self.kernel_ms[i] += a.elapsed_ms(b).map_err(e)? as f64;
-        }
-        Ok(())
-    }
-
     fn slice(&mut self) -> Result<(), RunError> {
-        self.launch(&self.slice.0, self.mesh.num_patches, self.slice.1, None)?;
+        self.launch_plain(&self.slice.0, self.mesh.num_patches, self.slice.1)?;
         let s = &self.gpu.stream;
         let e = driver("reading the patch count");
         let mut queue_state = [0u32; scheduler::STATE_WORDS as usize];
@@ -771,8 +790,8 @@ impl<A: CudaApp> Rounds<A> for CudaRounds<'_, A> {
         let n = queue_state[scheduler::PATCHES as usize];
         self.mesh.num_patches = n;
         self.raw.0.num_patches = n;
-        self.launch(&self.calibrate, n, 0, None)?;
-        self.launch(&self.compact.0, n, self.compact.1, None)?;
+        self.launch_plain(&self.calibrate, n, 0)?;
+        self.launch_plain(&self.compact.0, n, self.compact.1)?;
         Ok(())
     }
 

@@ -15,7 +15,6 @@ use crate::dynamic::{CapacityFactors, DynamicMesh};
 use crate::patched::PatchedMesh;
 use crate::rounds::{CpuRounds, Rounds};
 use crate::serial_delaunay::flip_serial;
-use cavity_device::delaunay::Delaunay;
 use cavity_device::query::Query;
 
 use super::{attribute, median};
@@ -76,9 +75,9 @@ type GpuRun = (FlipReport, [f64; 3], DynamicMesh);
 fn gpu_run(gpu: &CudaBackend, mesh: &DynamicMesh) -> Result<GpuRun, Box<dyn std::error::Error>> {
     let mut copy = mesh.clone();
     let (report, ms) = {
-        let mut r = CudaRounds::new(gpu, &mut copy, Delaunay)?;
+        let mut r = CudaRounds::new(gpu, &mut copy)?;
         let report = flip_edges(&mut r, None)?;
-        Rounds::<Delaunay>::mesh(&mut r)?;
+        r.mesh()?;
         (report, r.kernel_ms())
     };
     Ok((report, ms, copy))
@@ -150,7 +149,7 @@ pub fn delaunay(
         if mesh.num_faces() <= settings.cpu_max_faces {
             progress(&format!("{name}: CPU backend"));
             let mut copy = dynamic.clone();
-            let mut r = CpuRounds::new(&mut copy, Delaunay);
+            let mut r = CpuRounds::new(&mut copy);
             row.cpu = Some(flip_edges(&mut r, None)?);
         }
         progress(&format!("{name}: serial"));

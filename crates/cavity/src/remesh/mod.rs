@@ -1,0 +1,454 @@
+//! Uniform isotropic remeshing (Botsch and Kobbelt 2004) on the dynamic
+//! mesh, as in the dynamic paper, section 6.3: every iteration runs four
+//! phases, each a full pass over the mesh before the next starts:
+//!
+//! 1. split every edge longer than 4/3 L (longest-edge bisection,
+//!    `SplitLongEdges`);
+//! 2. collapse every edge shorter than 4/5 L unless that makes an edge
+//!    longer than 4/3 L, breaks the link condition, folds a face over or
+//!    makes the mesh non-manifold (`CollapseShortEdgesSafely`);
+//! 3. flip edges that bring the valences of their four vertices closer to
+//!    6 (4 on the boundary) (`ImproveValence`);
+//! 4. tangential smoothing: area-weighted relaxation projected on the
+//!    tangent plane (`cavity_device::dynamic::smooth`).
+//!
+//! Boundary edges and vertices stay where they are (no collapse, flip or
+//! smoothing moves them; splits keep the boundary's shape); with a feature
+//! angle, edges whose dihedral angle exceeds it are kept the same way.
+
+pub mod quality;
+
+use std::time::Instant;
+
+use cavity_device::dynamic::smooth::Smoothing;
+use cavity_device::operations::SplitLongEdges;
+pub use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
+pub use quality::{Quality, mean_edge_length};
+
+use crate::TriMesh;
+use crate::backend::cuda::CudaRounds;
+use crate::backend::{Backend, BackendError};
+use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use crate::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
+
+/// The target edge length L.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TargetLength {
+    /// L in model units.
+    Absolute(f64),
+    /// L as a multiple of the input's mean edge length.
+    Relative(f64),
+}
+
+/// What to remesh to and how long.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RemeshSettings {
+    /// Target edge length (default: the input's mean edge length).
+    pub length: TargetLength,
+    /// Iterations of the four phases (default 3, as in the paper's
+    /// table 4).
+    pub iterations: u32,
+    /// Edges whose dihedral angle (between the two face normals) exceeds
+    /// this many degrees are features and kept; `None`: no features.
+    pub feature_angle: Option<f64>,
+    /// Smoothing steps per iteration, each moving a vertex half way to the
+    /// tangential projection of its one-ring's area-weighted centroid
+    /// (default 5).
+    pub smoothing_steps: u32,
+}
+
+impl Default for RemeshSettings {
+    fn default() -> Self {
+        RemeshSettings {
+            length: TargetLength::Relative(1.0),
+            iterations: 3,
+            feature_angle: None,
+            smoothing_steps: 5,
+        }
+    }
+}
+
+/// Most iterations accepted.
+pub const MAX_ITERATIONS: u32 = 1000;
+/// Most smoothing steps per iteration accepted.
+pub const MAX_SMOOTHING_STEPS: u32 = 100;
+/// Fraction of the tangential move one smoothing step takes.
+pub const SMOOTHING_STEP: f32 = 0.5;
+
+impl RemeshSettings {
+    /// Checks every setting; the error names the command-line flag.
+    pub fn check(&self) -> Result<(), RemeshError> {
+        let (TargetLength::Absolute(l) | TargetLength::Relative(l)) = self.length;
+        if !l.is_finite() || l <= 0.0 {
+            return Err(RemeshError::Length(l));
+        }
+        if !(1..=MAX_ITERATIONS).contains(&self.iterations) {
+            return Err(RemeshError::Iterations(self.iterations));
+        }
+        if let Some(a) = self.feature_angle
+            && !(a > 0.0 && a < 180.0)
+        {
+            return Err(RemeshError::FeatureAngle(a));
+        }
+        if self.smoothing_steps > MAX_SMOOTHING_STEPS {
+            return Err(RemeshError::SmoothingSteps(self.smoothing_steps));
+        }
+        Ok(())
+    }
+
+    /// L in model units for an input whose mean edge length is `mean`.
+    pub fn target(&self, mean: f64) -> f64 {
+        match self.length {
+            TargetLength::Absolute(l) => l,
+            TargetLength::Relative(r) => r * mean,
+        }
+    }
+
+    /// The dihedral-angle cosine below which an edge is a feature (-2: no
+    /// features).
+    pub fn feature_cos(&self) -> f32 {
+        self.feature_angle
+            .map_or(-2.0, |a| a.to_radians().cos() as f32)
+    }
+}
+
+/// Errors of a remeshing run.
+#[derive(Debug, thiserror::Error)]
+pub enum RemeshError {
+    /// The target length is not a positive number.
+    #[error("--length {0}: the target edge length must be a positive finite number")]
+    Length(f64),
+    /// The iteration count is out of range.
+    #[error("--iterations {0}: must be between 1 and {MAX_ITERATIONS}")]
+    Iterations(u32),
+    /// The feature angle is not a dihedral angle.
+    #[error("--feature-angle {0}: must be an angle in degrees above 0 and below 180")]
+    FeatureAngle(f64),
+    /// Too many smoothing steps.
+    #[error("--smoothing-steps {0}: must be at most {MAX_SMOOTHING_STEPS}")]
+    SmoothingSteps(u32),
+    /// Nothing to remesh.
+    #[error("the input has no faces to remesh")]
+    Empty,
+    /// Building the dynamic mesh failed.
+    #[error(transparent)]
+    Dynamic(#[from] DynamicError),
+    /// A phase failed (out of capacity, or no progress).
+    #[error("{phase} phase of iteration {iteration}: {source}")]
+    Run {
+        /// The phase.
+        phase: Phase,
+        /// The iteration (1-based).
+        iteration: u32,
+        /// What went wrong.
+        source: RunError,
+    },
+    /// The GPU failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// The four phases of an iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Split long edges.
+    Split,
+    /// Collapse short edges.
+    Collapse,
+    /// Flip edges to even valences.
+    Flip,
+    /// Tangential smoothing.
+    Smooth,
+}
+
+impl Phase {
+    /// All phases, in order.
+    pub const ALL: [Phase; 4] = [Phase::Split, Phase::Collapse, Phase::Flip, Phase::Smooth];
+
+    /// The phase in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Split => "split",
+            Phase::Collapse => "collapse",
+            Phase::Flip => "flip",
+            Phase::Smooth => "smooth",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rounds that run every remeshing operation (the CPU backend's and the
+/// GPU's do).
+pub trait RemeshRounds:
+    Update<SplitLongEdges> + Update<CollapseShortEdgesSafely> + Update<ImproveValence>
+{
+}
+
+impl<R> RemeshRounds for R where
+    R: Update<SplitLongEdges> + Update<CollapseShortEdgesSafely> + Update<ImproveValence> + ?Sized
+{
+}
+
+/// What each phase did over all iterations.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhaseTotals {
+    /// Seconds per phase, in [`Phase::ALL`] order (the GPU's included: the
+    /// rounds wait for it).
+    pub seconds: [f64; 4],
+    /// The split, collapse and flip runs, summed over iterations.
+    pub runs: [RunReport; 3],
+}
+
+/// A callback with the iteration (1-based) and the phase.
+pub type PhaseHook<'a> = &'a mut dyn FnMut(u32, Phase);
+
+/// A callback with the iteration, the phase and the mesh.
+pub type MeshHook<'a> = &'a mut dyn FnMut(u32, Phase, &DynamicMesh);
+
+/// Callbacks of a remeshing run.
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Called as each phase starts.
+    pub progress: Option<PhaseHook<'a>>,
+    /// Called with the mesh after each phase (on the GPU that copies the
+    /// mesh back).
+    pub after_phase: Option<MeshHook<'a>>,
+}
+
+/// Runs `settings.iterations` iterations of the four phases with target
+/// length `length` (model units) on `runner`.
+///
+/// # Errors
+/// The failing phase's [`RunError`] (out of capacity: the message names the
+/// setting to raise).
+pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
+    runner: &mut R,
+    length: f64,
+    settings: &RemeshSettings,
+    hooks: &mut Hooks<'_>,
+) -> Result<PhaseTotals, RemeshError> {
+    let feature_cos = settings.feature_cos();
+    let l = length as f32;
+    let split = SplitLongEdges {
+        max_length: 4.0 / 3.0 * l,
+    };
+    let collapse = CollapseShortEdgesSafely {
+        min_length: 0.8 * l,
+        max_length: 4.0 / 3.0 * l,
+        feature_cos,
+    };
+    let flip = ImproveValence { feature_cos };
+    let smoothing = Smoothing {
+        step: SMOOTHING_STEP,
+        feature_cos,
+    };
+    let mut totals = PhaseTotals::default();
+    for iteration in 1..=settings.iterations {
+        for (i, phase) in Phase::ALL.into_iter().enumerate() {
+            if let Some(p) = hooks.progress.as_mut() {
+                p(iteration, phase);
+            }
+            let start = Instant::now();
+            let run = match phase {
+                Phase::Split => sweeps(runner, &split, false, None).map(Some),
+                Phase::Collapse => sweeps(runner, &collapse, false, None).map(Some),
+                Phase::Flip => sweeps(runner, &flip, false, None).map(Some),
+                Phase::Smooth => (0..settings.smoothing_steps)
+                    .try_for_each(|_| runner.smooth(&smoothing))
+                    .and_then(|()| runner.status().map(|_| None)),
+            }
+            .map_err(|source| RemeshError::Run {
+                phase,
+                iteration,
+                source,
+            })?;
+            totals.seconds[i] += start.elapsed().as_secs_f64();
+            if let Some(r) = run {
+                add(&mut totals.runs[i], &r);
+            }
+            if let Some(f) = hooks.after_phase.as_mut() {
+                let mesh = runner.mesh().map_err(|source| RemeshError::Run {
+                    phase,
+                    iteration,
+                    source,
+                })?;
+                f(iteration, phase, mesh);
+            }
+        }
+    }
+    Ok(totals)
+}
+
+/// Adds `r`'s counts to `total`.
+fn add(total: &mut RunReport, r: &RunReport) {
+    total.flips += r.flips;
+    total.sweeps += r.sweeps;
+    total.rounds += r.rounds;
+    total.scheduled += r.scheduled;
+    total.rolled_back += r.rolled_back;
+    total.lost += r.lost;
+    total.declined += r.declined;
+    total.slices += r.slices;
+    total.patches = r.patches;
+    total.seconds += r.seconds;
+}
+
+/// How the dynamic mesh is laid out for a run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layout {
+    /// Faces per patch when patching.
+    pub patch_size: u32,
+    /// Growth room; the patch factor is raised when the target length
+    /// makes the mesh grow (see [`remesh`]).
+    pub factors: CapacityFactors,
+}
+
+/// What a remeshing run did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemeshReport {
+    /// L in model units.
+    pub length: f64,
+    /// The input's statistics against L.
+    pub input: Quality,
+    /// The output's statistics against L.
+    pub output: Quality,
+    /// Per-phase times and counts.
+    pub phases: PhaseTotals,
+    /// The device that ran it.
+    pub device: String,
+    /// Seconds of the iterations (without building the dynamic mesh and
+    /// exporting the result).
+    pub seconds: f64,
+    /// The patch factor used.
+    pub patch_factor: f32,
+}
+
+/// Remeshes `input` on `backend` and returns the result with its report.
+///
+/// The patch factor is raised to 1.5 times the expected growth when L is
+/// short enough for the mesh to grow (expected faces: the input's area over
+/// an equilateral triangle of side L).
+///
+/// # Errors
+/// A setting out of range, an input without faces, an input the dynamic
+/// mesh rejects, or a failed phase.
+pub fn remesh(
+    input: &TriMesh,
+    settings: &RemeshSettings,
+    backend: &Backend,
+    layout: Layout,
+    hooks: &mut Hooks<'_>,
+) -> Result<(TriMesh, RemeshReport), RemeshError> {
+    settings.check()?;
+    if input.faces.is_empty() {
+        return Err(RemeshError::Empty);
+    }
+    let length = settings.target(mean_edge_length(input));
+    if !(length.is_finite() && length > 0.0) {
+        return Err(RemeshError::Length(length));
+    }
+    let growth = area(input) / (3f64.sqrt() / 4.0 * length * length) / input.num_faces() as f64;
+    let mut factors = layout.factors;
+    factors.patches = factors.patches.max((1.5 * growth) as f32);
+    let mut dynamic = DynamicMesh::new(input, layout.patch_size, factors)?;
+    let start = Instant::now();
+    let (phases, device) = match backend {
+        Backend::Cpu(_) => {
+            let mut r = CpuRounds::new(&mut dynamic);
+            (remesh_rounds(&mut r, length, settings, hooks)?, r.device())
+        }
+        Backend::Cuda(gpu) => {
+            let mut r = CudaRounds::new(gpu, &mut dynamic)?;
+            let phases = remesh_rounds(&mut r, length, settings, hooks)?;
+            r.mesh().map_err(|source| RemeshError::Run {
+                phase: Phase::Smooth,
+                iteration: settings.iterations,
+                source,
+            })?;
+            (phases, r.device())
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let output = dynamic.to_mesh();
+    let report = RemeshReport {
+        length,
+        input: Quality::of(input, length),
+        output: Quality::of(&output, length),
+        phases,
+        device,
+        seconds,
+        patch_factor: factors.patches,
+    };
+    Ok((output, report))
+}
+
+/// Total face area of `mesh` (model units squared).
+fn area(mesh: &TriMesh) -> f64 {
+    mesh.faces
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|v| quality::point(mesh, v));
+            0.5 * (b - a).cross(c - a).length()
+        })
+        .sum()
+}
+
+impl Quality {
+    /// One table-4 row: faces, min/max edge over L, valence min/max/mean,
+    /// smallest angle, share of edges in [4/5 L, 4/3 L].
+    pub fn row(&self, name: &str) -> String {
+        format!(
+            "{name:<8} {:>10} {:>7.3} {:>7.3} {:>4} {:>4} {:>6.2} {:>8.2} {:>7.1} %\n",
+            self.faces,
+            self.min_edge,
+            self.max_edge,
+            self.min_valence,
+            self.max_valence,
+            self.mean_valence,
+            self.min_angle,
+            100.0 * self.in_band
+        )
+    }
+
+    /// The header of [`Quality::row`].
+    pub fn header() -> String {
+        format!(
+            "{:<8} {:>10} {:>7} {:>7} {:>4} {:>4} {:>6} {:>8} {:>9}\n",
+            "", "faces", "min e/L", "max e/L", "minV", "maxV", "meanV", "min ang", "in band"
+        )
+    }
+}
+
+impl RemeshReport {
+    /// The report as text: the table-4 statistics of input and output, then
+    /// per-phase times and operation counts.
+    pub fn table(&self) -> String {
+        let mut s = format!("target length L = {:.6}\n", self.length);
+        s += &Quality::header();
+        s += &self.input.row("input");
+        s += &self.output.row("output");
+        for (i, phase) in Phase::ALL.into_iter().enumerate() {
+            s += &format!("{:<9} {:>9.3} s", phase.name(), self.phases.seconds[i]);
+            if let Some(r) = self.phases.runs.get(i) {
+                s += &format!(
+                    "  {:>9} done in {:>3} sweeps, {:>5} rounds; rolled back {:.1} %",
+                    r.flips,
+                    r.sweeps,
+                    r.rounds,
+                    100.0 * r.rollback_fraction()
+                );
+            }
+            s.push('\n');
+        }
+        s += &format!(
+            "total     {:>9.3} s on {} (patch factor {:.1})\n",
+            self.seconds, self.device, self.patch_factor
+        );
+        s
+    }
+}

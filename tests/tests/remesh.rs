@@ -1,0 +1,264 @@
+//! Isotropic remeshing (`cavity::remesh`) on the backend `CAVITY_TEST_DEVICE`
+//! names: after every phase of every iteration the dynamic mesh validates
+//! and the mesh keeps its topology (Euler characteristic, components,
+//! boundary loops, hence genus), manifoldness and orientation, and no face
+//! is near-degenerate; after three iterations on closed inputs at least 95 %
+//! of the edges lie in [4/5 L, 4/3 L]. Proptest meshes, the bundled real
+//! mesh and a cube with sharp edges (features kept); nonsense settings are
+//! errors.
+
+use std::collections::HashSet;
+
+use cavity::TriMesh;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::reference::{MeshStats, ReferenceMesh};
+use cavity::remesh::{
+    Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength, remesh,
+};
+use cavity_tests::{any_mesh, bundled_mesh, cases, grid, shuffle, test_backend};
+use proptest::prelude::*;
+
+/// Topology that remeshing keeps.
+fn topology(s: &MeshStats) -> [i64; 4] {
+    [
+        s.euler_characteristic,
+        s.components as i64,
+        s.boundary_loops as i64,
+        (s.non_manifold_edges + s.non_manifold_vertices) as i64,
+    ]
+}
+
+/// Whether no directed edge is used twice (consistently oriented).
+fn oriented(m: &TriMesh) -> bool {
+    let mut seen = HashSet::new();
+    m.faces
+        .iter()
+        .all(|f| (0..3).all(|k| seen.insert((f[k], f[(k + 1) % 3]))))
+}
+
+/// Smallest face area of `m`.
+fn smallest_area(m: &TriMesh) -> f64 {
+    m.faces
+        .iter()
+        .map(|t| {
+            let p = t.map(|v| glam::DVec3::from(m.positions[v as usize].map(f64::from)));
+            0.5 * (p[1] - p[0]).cross(p[2] - p[0]).length()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Remeshes `input` on the test backend at patch size `patch_size`,
+/// checking after every phase: `validate`, topology, orientation and (when
+/// `min_area` is given, as a multiple of L²) no face smaller than that.
+fn remesh_checked(
+    input: &TriMesh,
+    settings: &RemeshSettings,
+    patch_size: u32,
+    min_area: Option<f64>,
+) -> (TriMesh, RemeshReport) {
+    let before = ReferenceMesh::new(input).expect("valid input").stats();
+    let manifold = before.non_manifold_edges + before.non_manifold_vertices == 0;
+    let consistent = oriented(input);
+    let length = settings.target(cavity::remesh::mean_edge_length(input));
+    let mut after_phase = |iteration: u32, phase: Phase, m: &DynamicMesh| {
+        let at = format!("after the {phase} phase of iteration {iteration}");
+        if let Err(e) = m.validate(manifold) {
+            panic!("invalid {at}: {e}");
+        }
+        let out = m.to_mesh();
+        let stats = ReferenceMesh::new(&out).expect("valid output").stats();
+        assert_eq!(topology(&stats), topology(&before), "topology {at}");
+        assert!(!consistent || oriented(&out), "orientation {at}");
+        if let Some(k) = min_area {
+            let a = smallest_area(&out);
+            assert!(a >= k * length * length, "a face of area {a} {at}");
+        }
+    };
+    let mut hooks = Hooks {
+        progress: None,
+        after_phase: Some(&mut after_phase),
+    };
+    let layout = Layout {
+        patch_size,
+        factors: CapacityFactors::default(),
+    };
+    remesh(input, settings, &test_backend(), layout, &mut hooks).expect("remesh")
+}
+
+/// A torus of `n × m` quads with every vertex moved by up to `jitter` (a
+/// fraction of the spacing) by a hash of `seed`.
+fn jittered_torus(n: u32, m: u32, jitter: f32, seed: u64) -> TriMesh {
+    let mut t = grid(n, m, &[false], true, &[]);
+    let h = 0.5 * std::f32::consts::TAU * 3.0 / n as f32;
+    for (i, p) in t.positions.iter_mut().enumerate() {
+        let mut s = (i as u64 + 1)
+            .wrapping_mul(seed | 1)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        for c in p.iter_mut() {
+            s ^= s >> 29;
+            s = s.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            *c += ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * jitter * h;
+        }
+    }
+    t
+}
+
+#[test]
+fn nonsense_settings_are_errors() {
+    let ok = RemeshSettings::default();
+    assert!(ok.check().is_ok());
+    let bad = [
+        RemeshSettings {
+            length: TargetLength::Absolute(0.0),
+            ..ok
+        },
+        RemeshSettings {
+            length: TargetLength::Relative(-1.0),
+            ..ok
+        },
+        RemeshSettings {
+            length: TargetLength::Absolute(f64::NAN),
+            ..ok
+        },
+        RemeshSettings {
+            length: TargetLength::Relative(f64::INFINITY),
+            ..ok
+        },
+        RemeshSettings {
+            iterations: 0,
+            ..ok
+        },
+        RemeshSettings {
+            iterations: 1_000_000,
+            ..ok
+        },
+        RemeshSettings {
+            feature_angle: Some(0.0),
+            ..ok
+        },
+        RemeshSettings {
+            feature_angle: Some(180.0),
+            ..ok
+        },
+        RemeshSettings {
+            feature_angle: Some(f64::NAN),
+            ..ok
+        },
+        RemeshSettings {
+            smoothing_steps: 10_000,
+            ..ok
+        },
+    ];
+    let layout = Layout {
+        patch_size: 64,
+        factors: CapacityFactors::default(),
+    };
+    let mesh = grid(2, 2, &[false], false, &[]);
+    for s in bad {
+        let e = s.check().expect_err("nonsense accepted");
+        assert!(e.to_string().starts_with("--"), "names the flag: {e}");
+        let run = remesh(&mesh, &s, &test_backend(), layout, &mut Hooks::default());
+        assert!(run.is_err(), "{s:?} ran");
+    }
+    let empty = TriMesh::default();
+    let run = remesh(&empty, &ok, &test_backend(), layout, &mut Hooks::default());
+    assert!(matches!(run, Err(RemeshError::Empty)));
+}
+
+#[test]
+fn bundled_mesh_reaches_the_band() {
+    let input = bundled_mesh();
+    let (out, report) = remesh_checked(&input, &RemeshSettings::default(), 256, Some(1e-3));
+    let q = Quality::of(&out, report.length);
+    assert_eq!(q, report.output);
+    eprintln!("{}", report.table());
+    assert!(q.in_band >= 0.95, "{:.3} of the edges in band", q.in_band);
+    assert!(q.min_angle > report.input.min_angle);
+    assert!(q.max_edge < 1.5 && q.min_edge > 0.3, "{q:?}");
+}
+
+#[test]
+fn closed_proptest_meshes_reach_the_band() {
+    let config = ProptestConfig::with_cases(cases(6));
+    proptest!(config, |(
+        n in 12u32..40,
+        m in 8u32..24,
+        jitter in 0.0f32..0.6,
+        seed in any::<u64>(),
+        relative in 0.6f64..1.6,
+        patch_size in prop::sample::select(vec![32u32, 64, 256]),
+    )| {
+        let input = shuffle(&jittered_torus(n, m, jitter, seed), seed);
+        let settings = RemeshSettings {
+            length: TargetLength::Relative(relative),
+            ..RemeshSettings::default()
+        };
+        let (_, report) = remesh_checked(&input, &settings, patch_size, Some(1e-3));
+        prop_assert!(report.output.in_band >= 0.95, "{}", report.table());
+    });
+}
+
+#[test]
+fn any_proptest_mesh_keeps_its_topology() {
+    let config = ProptestConfig::with_cases(cases(24));
+    proptest!(config, |(
+        input in any_mesh(),
+        relative in 0.5f64..2.0,
+        iterations in 1u32..3,
+        patch_size in prop::sample::select(vec![16u32, 64]),
+    )| {
+        let settings = RemeshSettings {
+            length: TargetLength::Relative(relative),
+            iterations,
+            ..RemeshSettings::default()
+        };
+        remesh_checked(&input, &settings, patch_size, None);
+    });
+}
+
+/// The cube [-1, 1]³, each face split into `4^k` pairs of triangles.
+fn cube(k: u32) -> TriMesh {
+    let positions = (0..8)
+        .map(|i| [0, 1, 2].map(|c| if i >> c & 1 == 1 { 1.0 } else { -1.0 }))
+        .collect();
+    let faces = vec![
+        [0, 2, 1],
+        [1, 2, 3],
+        [4, 5, 6],
+        [5, 7, 6],
+        [0, 1, 4],
+        [1, 5, 4],
+        [2, 6, 3],
+        [3, 6, 7],
+        [0, 4, 2],
+        [2, 4, 6],
+        [1, 3, 5],
+        [3, 7, 5],
+    ];
+    let mut m = TriMesh { positions, faces };
+    for _ in 0..k {
+        m = m.subdivide();
+    }
+    m
+}
+
+#[test]
+fn feature_edges_of_a_cube_stay_sharp() {
+    let input = cube(4);
+    let settings = RemeshSettings {
+        length: TargetLength::Relative(1.3),
+        feature_angle: Some(45.0),
+        ..RemeshSettings::default()
+    };
+    let (out, report) = remesh_checked(&input, &settings, 256, Some(1e-3));
+    // Every vertex on the surface of the cube, the corners kept.
+    for p in &out.positions {
+        let on_face = p.iter().any(|c| (c.abs() - 1.0).abs() < 1e-5);
+        let inside = p.iter().all(|c| c.abs() <= 1.0 + 1e-5);
+        assert!(on_face && inside, "{p:?} left the cube");
+    }
+    for corner in &input.positions[..8] {
+        assert!(out.positions.contains(corner), "corner {corner:?} moved");
+    }
+    assert!(report.output.in_band >= 0.9, "{}", report.table());
+}
