@@ -50,7 +50,7 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
     assert!(cap.hash.is_power_of_two() && cap.hash >= 64, "{what}");
     let spare = d.num_patches + MIN_SPARE_PATCH_SLOTS as u32;
     assert_eq!(cap.patches, (2 * d.num_patches).max(spare), "{what}");
-    assert_eq!(cap.vertex_attrs, 4);
+    assert_eq!(cap.vertex_attrs, 5);
     // `to_mesh` keeps the input's vertex numbering.
     let back = d.to_mesh();
     assert_eq!(back.positions, mesh.positions, "{what}");

@@ -153,6 +153,35 @@ enum Command {
 
 #[derive(Subcommand)]
 enum BenchWhat {
+    /// Isotropic remeshing per mesh and subdivision level: our GPU, the CPU backend and the CPU remeshers of xtask/peers/remesh_peers.py in one run, with the table-4 statistics of every output.
+    Remesh {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "2,3,4")]
+        subdivisions: Vec<u32>,
+        /// Target edge length, as for `remesh`.
+        #[arg(long, default_value = "1x", value_parser = parse_length)]
+        length: TargetLength,
+        /// Iterations.
+        #[arg(long, default_value_t = 3)]
+        iterations: u32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 3_000_000)]
+        cpu_max_faces: usize,
+        /// Python interpreter with the peer remeshers installed; runs
+        /// xtask/peers/remesh_peers.py (or --peer-script) when given.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// The peer script.
+        #[arg(long, default_value = "xtask/peers/remesh_peers.py")]
+        peer_script: PathBuf,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
     /// Delaunay edge flips: our GPU vs the CPU backend vs a serial flipper, rollback fraction, VV before/after.
     Delaunay {
         /// Input meshes; the bundled mesh when omitted.
@@ -269,6 +298,36 @@ fn run(cli: Cli) -> Result<()> {
                     common,
                 },
         } => bench_queries(mesh.as_deref(), min_faces, reps.max(1), &common),
+        Command::Bench {
+            what:
+                BenchWhat::Remesh {
+                    meshes,
+                    subdivisions,
+                    length,
+                    iterations,
+                    reps,
+                    cpu_max_faces,
+                    python,
+                    peer_script,
+                    dynamic,
+                },
+        } => {
+            let settings = cavity::bench::remesh::RemeshBenchSettings {
+                settings: RemeshSettings {
+                    length,
+                    iterations,
+                    ..RemeshSettings::default()
+                },
+                layout: Layout {
+                    patch_size: dynamic.patch_size,
+                    factors: dynamic.factors(),
+                },
+                reps,
+                cpu_max_faces,
+                peers: python.map(|p| (p, peer_script)),
+            };
+            bench_remesh(&meshes, &subdivisions, &settings, &dynamic)
+        }
         Command::Bench {
             what:
                 BenchWhat::Delaunay {
@@ -508,13 +567,9 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
     Ok(())
 }
 
-fn bench_delaunay(
-    paths: &[PathBuf],
-    subdivisions: &[u32],
-    reps: usize,
-    cpu_max_faces: usize,
-    args: &DynamicArgs,
-) -> Result<()> {
+/// The bench inputs: each mesh (the bundled one when none is given) at
+/// each subdivision level, named "NAME /LEVEL".
+fn subdivided_inputs(paths: &[PathBuf], subdivisions: &[u32]) -> Result<Vec<(String, TriMesh)>> {
     let inputs: Vec<(String, TriMesh)> = if paths.is_empty() {
         vec![(BUNDLED_NAME.to_string(), load(None)?)]
     } else {
@@ -535,6 +590,35 @@ fn bench_delaunay(
             meshes.push((format!("{name} /{level}"), m.clone()));
         }
     }
+    Ok(meshes)
+}
+
+fn bench_remesh(
+    paths: &[PathBuf],
+    subdivisions: &[u32],
+    settings: &cavity::bench::remesh::RemeshBenchSettings,
+    args: &DynamicArgs,
+) -> Result<()> {
+    settings.settings.check()?;
+    let meshes = subdivided_inputs(paths, subdivisions)?;
+    let backend = backend(args.device)?;
+    let pb = spinner();
+    let bench = cavity::bench::remesh::remesh_bench(&meshes, settings, &backend, |m| {
+        pb.set_message(m.to_string())
+    })?;
+    pb.finish_and_clear();
+    print!("{}", bench.table());
+    Ok(())
+}
+
+fn bench_delaunay(
+    paths: &[PathBuf],
+    subdivisions: &[u32],
+    reps: usize,
+    cpu_max_faces: usize,
+    args: &DynamicArgs,
+) -> Result<()> {
+    let meshes = subdivided_inputs(paths, subdivisions)?;
     let backend = backend(args.device)?;
     let pb = spinner();
     let settings = cavity::bench::delaunay::DelaunaySettings {

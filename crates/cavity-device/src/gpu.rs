@@ -586,3 +586,18 @@ operation_kernels! {
     dynamic_improve_valence: ImproveValence,
     dynamic_collapse_short_edges_safely: CollapseShortEdgesSafely,
 }
+
+/// Before a remeshing flip phase: one block per patch stores its owned
+/// vertices' valences (`remesh::store_valences`).
+///
+/// # Safety
+/// `mesh` describes live device arrays of a dynamic mesh; dynamic shared
+/// memory is `dynamic::smooth::shared_bytes(&mesh.cap, threads)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_store_valences(mesh: RawDynamicMesh) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    crate::remesh::store_valences(&GpuBlock, &mut arena(), &m, p);
+}

@@ -6,8 +6,13 @@
 //! [`crate::operations::SplitLongEdges`]. Feature edges (a dihedral angle
 //! whose cosine is below `feature_cos`) are neither flipped nor collapsed.
 
-use crate::block::Block;
-use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use core::cell::Cell;
+
+use crate::block::{Block, SharedArena};
+use crate::dynamic::cavity::{self, CavityApp, Ctx, FillIn, Template};
+use crate::dynamic::layout::VALENCE_ATTR;
+use crate::dynamic::patch::DynMesh;
+use crate::dynamic::smooth;
 use crate::flip;
 use crate::layout::Kind;
 use crate::operations::{
@@ -58,6 +63,56 @@ pub fn valence<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> (i32, i32) {
     (n, if boundary { 4 } else { 6 })
 }
 
+/// The stored form of a valence (see `VALENCE_ATTR`).
+fn encode((n, target): (i32, i32)) -> u32 {
+    n as u32 | ((target == 4) as u32) << 16
+}
+
+/// The valence and target of vertex `v`: counted when the patch owns it,
+/// else the stored value of its owner (`None` when not stored).
+fn known_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> Option<(i32, i32)> {
+    if ctx.is_owned(Kind::Vertex, v) {
+        return Some(valence(ctx, v));
+    }
+    let x = ctx.vertex_attr(v, VALENCE_ATTR).to_bits();
+    (x != u32::MAX).then(|| ((x & 0xffff) as i32, if x >> 16 != 0 { 4 } else { 6 }))
+}
+
+/// Stores `(n, target)` as owned vertex `v`'s valence attribute.
+fn store_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32, valence: (i32, i32)) {
+    let cap = ctx.copy.cap;
+    let at = (ctx.copy.p * cap.vertices + v) * cap.vertex_attrs + VALENCE_ATTR;
+    ctx.mesh.vertex_attrs.store(at, encode(valence));
+}
+
+/// Kernel, one block per patch `p`: stores the valence of every owned
+/// vertex of `p` in its `VALENCE_ATTR` attribute, so that the flips of
+/// patches holding it as a ribbon copy read it (run at the start of every
+/// sweep of an application that reads them; [`ImproveValence`]'s fill-ins
+/// keep it nearly current within the sweep). Shared memory as for
+/// `dynamic::smooth::shared_bytes`.
+#[inline(always)]
+pub fn store_valences<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
+    let (work, mut copy) = smooth::windows(arena, &mesh.cap, block.block_dim());
+    arena.check();
+    copy.p = p;
+    copy.load(block, mesh);
+    block.sync();
+    cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
+    cavity::build_vertex_edges(block, &copy, &work);
+    let ctx = Ctx {
+        block,
+        mesh,
+        copy: &copy,
+        work: &work,
+    };
+    block.for_each(copy.count(Kind::Vertex), |v| {
+        if copy.is_owned(Kind::Vertex, v) && copy.is_active(Kind::Vertex, v) {
+            store_valence(&ctx, v, valence(&ctx, v));
+        }
+    });
+}
+
 /// Whether flipping `ab` to `cd` lowers the summed distance of the four
 /// valences from their targets.
 fn improves<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
@@ -73,26 +128,27 @@ fn improves<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
 }
 
 /// Whether flipping `ab` to `cd` may lower the valence deviation, judged
-/// on what the patch holds: exact when it owns all four vertices. The
-/// valence of a vertex the patch does not own may be short here (and its
-/// target unknown), so its change counts as known only when the visible
-/// valence settles it (above 6 for a vertex that loses an edge: -1; 6 or
-/// more for one that gains: +1) and as -1 otherwise. Turns down only flips
-/// that cannot improve, before the patch expands for them.
+/// before the patch expands for it: exact when the patch owns all four
+/// vertices; with the stored valence of a vertex it does not own (exact
+/// unless its owner flipped since: the fill-in decides on the real ones).
+/// Without a stored valence, the valence seen here may be short (and the
+/// target unknown), so the vertex's change counts as known only when the
+/// visible valence settles it (above 6 for a vertex that loses an edge:
+/// -1; 6 or more for one that gains: +1) and as -1 otherwise.
 fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
-    if q.iter().all(|&v| ctx.is_owned(Kind::Vertex, v)) {
-        return improves(ctx, q);
-    }
     let change = [-1, -1, 1, 1];
     let mut best = 0;
     for (&v, dv) in q.iter().zip(change) {
-        let (n, target) = valence(ctx, v);
-        best += if ctx.is_owned(Kind::Vertex, v) {
-            (n + dv - target).abs() - (n - target).abs()
-        } else if (dv < 0 && n > 6) || (dv > 0 && n >= 6) {
-            1
-        } else {
-            -1
+        best += match known_valence(ctx, v) {
+            Some((n, target)) => (n + dv - target).abs() - (n - target).abs(),
+            None => {
+                let n = valence(ctx, v).0;
+                if (dv < 0 && n > 6) || (dv > 0 && n >= 6) {
+                    1
+                } else {
+                    -1
+                }
+            }
         };
     }
     best < 0
@@ -124,6 +180,7 @@ parameters! {
 impl CavityApp for ImproveValence {
     const TEMPLATE: Template = Template::EdgeFaces;
     const MAX_NEW: [u32; 3] = [0, 1, 2];
+    const READS_VALENCES: bool = true;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         flip::candidate(ctx, e).is_some_and(|q| {
             smooth(ctx, e, self.feature_cos) && unfolded(ctx, q) && may_improve(ctx, q)
@@ -131,7 +188,20 @@ impl CavityApp for ImproveValence {
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;
-        flip::fill(fill, |q| improves(ctx, q) && unfolded(ctx, q))
+        let flipped = Cell::new(None);
+        let done = flip::fill(fill, |q| {
+            flipped.set(Some(q));
+            improves(ctx, q) && unfolded(ctx, q)
+        });
+        if let Some(q) = flipped.get().filter(|_| done) {
+            // The relations are as before the flip: a and b lose an edge,
+            // c and d gain one.
+            for (v, dv) in q.into_iter().zip([-1, -1, 1, 1]) {
+                let (n, target) = valence(ctx, v);
+                store_valence(ctx, v, (n + dv, target));
+            }
+        }
+        done
     }
 }
 

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use cavity_device::dynamic::hash::{self, EMPTY, RIBBON};
 use cavity_device::dynamic::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, HASH_OVERFLOW, MAX_CAPACITY, NO_PATCH, RawDynamicMesh,
-    STASH_SIZE, stat,
+    STASH_SIZE, VALENCE_ATTR, stat,
 };
 use cavity_device::dynamic::scheduler;
 use cavity_device::layout::{FE_REVERSED, Kind, ribbon_owner};
@@ -27,9 +27,11 @@ use crate::patcher::PatchError;
 use crate::reference::UnionFind;
 use crate::{PatchedMesh, TriMesh};
 
-/// Attribute values per vertex: the position `x, y, z`, then the input
-/// vertex index (a `u32`; [`NEW_VERTEX`] for vertices added by fill-ins).
-const VERTEX_ATTRS: u32 = 4;
+/// Attribute values per vertex: the position `x, y, z`, the input vertex
+/// index (a `u32`; [`NEW_VERTEX`] for vertices added by fill-ins), and the
+/// valence the remeshing flips read (`VALENCE_ATTR`, all ones until
+/// stored).
+const VERTEX_ATTRS: u32 = 5;
 /// Attribute holding the input vertex index.
 pub const INPUT_INDEX_ATTR: u32 = 3;
 /// The input index of a vertex that was not in the input.
@@ -446,8 +448,9 @@ impl DynamicMesh {
     ///
     /// Capacities: per kind, the largest local count of any patch times
     /// `factors.elements`, rounded up to a multiple of 32 (at least 256);
-    /// hash tables of the next power of two of at least 64 and twice the
-    /// largest not-owned count of any kind times `factors.elements`;
+    /// hash tables of the next power of two of at least 256, the largest
+    /// capacity of a kind, and twice the largest not-owned count of any
+    /// kind times `factors.elements`;
     /// `factors.patches` times as many patch slots as patches, rounded up.
     ///
     /// # Errors
@@ -493,8 +496,15 @@ impl DynamicMesh {
                 .map(|info| info.count(kind) - info.owned(kind))
                 .fold(max_ribbon, u32::max);
         }
+        // A patch may come to hold ribbon copies (and forwarding entries)
+        // in all its slots of a kind: the tables grow with the capacities.
+        let largest = cap.vertices.max(cap.edges).max(cap.faces);
         cap.hash = ((2 * max_ribbon) as f32 * factors.elements).ceil() as u32;
-        cap.hash = cap.hash.max(MIN_HASH_SLOTS).next_power_of_two();
+        cap.hash = cap
+            .hash
+            .max(largest)
+            .max(MIN_HASH_SLOTS)
+            .next_power_of_two();
         if let Some((p, info)) = infos
             .iter()
             .enumerate()
@@ -639,6 +649,7 @@ impl DynamicMesh {
                 *slot = x.to_bits();
             }
             self.vertex_attrs[at + INPUT_INDEX_ATTR as usize] = input;
+            self.vertex_attrs[at + VALENCE_ATTR as usize] = u32::MAX;
         }
         Ok(())
     }

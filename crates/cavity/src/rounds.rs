@@ -76,6 +76,9 @@ pub fn sweeps<A: CavityApp, R: Update<A> + ?Sized>(
     let mut report = RunReport::default();
     for sweep in 0..MAX_SWEEPS {
         runner.refill(changed_only && sweep > 0)?;
+        if A::READS_VALENCES {
+            runner.store_valences()?;
+        }
         let mut rounds = 0;
         let mut queued = runner.status()?.queued;
         let status = loop {
@@ -185,6 +188,9 @@ pub trait Rounds {
     /// One tangential smoothing step of every owned vertex
     /// (`cavity_device::dynamic::smooth`), between rounds.
     fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError>;
+    /// Stores every owned vertex's valence for the remeshing flips
+    /// (`cavity_device::remesh::store_valences`), between rounds.
+    fn store_valences(&mut self) -> Result<(), RunError>;
     /// The scheduler's state.
     fn status(&mut self) -> Result<Status, RunError>;
     /// The mesh as it is now (copied back from the device if needed).
@@ -296,6 +302,13 @@ impl Rounds for CpuRounds<'_> {
         let raw = self.mesh.raw();
         // SAFETY: as in `round`; the scratch has the documented length.
         unsafe { self.cpu.smooth(&raw, &mut self.scratch, params) };
+        Ok(())
+    }
+
+    fn store_valences(&mut self) -> Result<(), RunError> {
+        let raw = self.mesh.raw();
+        // SAFETY: as in `round`.
+        unsafe { self.cpu.store_valences(&raw) };
         Ok(())
     }
 

@@ -109,6 +109,11 @@ pub trait CavityApp {
     /// its cavities conflict only when they delete a common element.
     /// Defaults to true.
     const JOINS_BOUNDARY: bool = true;
+    /// Whether the application reads stored valences of vertices its patch
+    /// does not own (`layout::VALENCE_ATTR`): the host stores them at the
+    /// start of every sweep, so that a sweep that fills nothing decided
+    /// on current ones. Defaults to false.
+    const READS_VALENCES: bool = false;
     /// Most vertices, edges and faces the fill-in of a cavity with
     /// `boundary` boundary half-edges adds (reserved when the fill-in adds
     /// its first element; at most [`CavityApp::MAX_NEW`]). Defaults to

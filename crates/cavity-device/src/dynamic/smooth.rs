@@ -29,7 +29,9 @@ parameters! {
     }
 }
 
-fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, PatchCopy) {
+/// The windows of a kernel that reads a patch's relations: the cavity
+/// work area and the patch copy.
+pub(crate) fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, PatchCopy) {
     let work = Work::alloc(arena, cap, Kind::Vertex, threads);
     let copy = PatchCopy::alloc(arena, *cap, 0);
     (work, copy)

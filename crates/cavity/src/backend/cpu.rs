@@ -203,6 +203,21 @@ impl CpuBackend {
         });
     }
 
+    /// Stores every owned vertex's valence in its `VALENCE_ATTR` attribute
+    /// (`cavity_device::remesh::store_valences`), one block per patch.
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn store_valences(&self, raw: &RawDynamicMesh) {
+        let smem = smooth::shared_bytes(&raw.cap, 1);
+        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
+            // SAFETY: the caller's contract; each block writes only its own
+            // vertices' attributes.
+            let mesh = unsafe { DynMesh::new(raw) };
+            cavity_device::remesh::store_valences(b, arena, &mesh, p);
+        });
+    }
+
     /// The cleanup kernels over every patch: calibration, then compaction.
     ///
     /// # Safety

@@ -562,6 +562,7 @@ pub struct CudaRounds<'a> {
     compact: (CudaFunction, u32),
     slice: (CudaFunction, u32),
     smooth: ((CudaFunction, u32), CudaFunction),
+    valences: (CudaFunction, u32),
     scratch: Option<CudaSlice<u32>>,
     kernel_ms: [f64; 3],
 }
@@ -623,6 +624,10 @@ impl<'a> CudaRounds<'a> {
             )?,
             gpu.function("dynamic_smooth_apply")?,
         );
+        let valences = with_smem(
+            "dynamic_store_valences",
+            smooth::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
+        )?;
         Ok(CudaRounds {
             gpu,
             mesh,
@@ -633,6 +638,7 @@ impl<'a> CudaRounds<'a> {
             compact,
             slice,
             smooth,
+            valences,
             scratch: None,
             kernel_ms: [0.0; 3],
         })
@@ -824,6 +830,12 @@ impl Rounds for CudaRounds<'_> {
         b.arg(&self.raw).arg(&at);
         // SAFETY: the arguments match `dynamic_smooth_apply`.
         unsafe { b.launch(cfg(0)) }.map_err(e)?;
+        Ok(())
+    }
+
+    fn store_valences(&mut self) -> Result<(), RunError> {
+        let (f, smem) = &self.valences;
+        self.launch_plain(f, self.mesh.num_patches, *smem)?;
         Ok(())
     }
 

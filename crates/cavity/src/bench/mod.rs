@@ -1,8 +1,9 @@
-//! Benchmarks: first-order queries ([`queries`]) and Delaunay edge flips
-//! ([`delaunay`]), each printing a table of our times, the comparisons
+//! Benchmarks: first-order queries ([`queries`]), Delaunay edge flips
+//! ([`delaunay`]) and isotropic remeshing ([`remesh`]), each printing a table of our times, the comparisons
 //! measured in the same run, their ratios, the device and bytes per face.
 
 pub mod delaunay;
 mod queries;
+pub mod remesh;
 
 pub use queries::*;

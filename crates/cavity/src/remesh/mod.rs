@@ -326,6 +326,8 @@ pub struct RemeshReport {
     pub seconds: f64,
     /// The patch factor used.
     pub patch_factor: f32,
+    /// Bytes of the dynamic layout (capacity included) per input face.
+    pub bytes_per_face: f64,
 }
 
 /// Remeshes `input` on `backend` and returns the result with its report.
@@ -356,6 +358,7 @@ pub fn remesh(
     let mut factors = layout.factors;
     factors.patches = factors.patches.max((1.5 * growth) as f32);
     let mut dynamic = DynamicMesh::new(input, layout.patch_size, factors)?;
+    let bytes_per_face = dynamic.bytes_per_face();
     let start = Instant::now();
     let (phases, device) = match backend {
         Backend::Cpu(_) => {
@@ -383,6 +386,7 @@ pub fn remesh(
         device,
         seconds,
         patch_factor: factors.patches,
+        bytes_per_face,
     };
     Ok((output, report))
 }

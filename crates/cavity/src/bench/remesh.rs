@@ -1,0 +1,269 @@
+//! The isotropic remeshing benchmark (`cavity bench remesh`, dynamic paper
+//! section 6.3 and table 4): per mesh, the same remeshing (target length,
+//! iterations) on our GPU (wall-clock median of fresh runs after a warm-up
+//! run, upload and copy-back included), on the CPU backend (all cores) and
+//! by the CPU remeshers a user would pick instead, run by
+//! `xtask/peers/remesh_peers.py` (gpytoolbox's `remesh_botsch`, PyMeshLab's
+//! isotropic explicit remeshing) when a Python with them is given; with
+//! the table-4 statistics of every output.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::TriMesh;
+use crate::backend::Backend;
+use crate::backend::cpu::CpuBackend;
+use crate::io::{Format, write_mesh};
+use crate::remesh::{
+    Hooks, Layout, Quality, RemeshReport, RemeshSettings, mean_edge_length, remesh,
+};
+
+use super::median;
+
+/// A peer remesher's run: its time and output statistics, or why it did
+/// not run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeerRun {
+    /// The peer (and its version).
+    pub peer: String,
+    /// Seconds and the output's statistics, or the error.
+    pub result: Result<(f64, Quality), String>,
+}
+
+/// One mesh of the benchmark.
+#[derive(Clone, Debug)]
+pub struct RemeshRow {
+    /// Name of the mesh (and subdivision).
+    pub mesh: String,
+    /// The GPU run (the last timed one) and the median seconds.
+    pub gpu: Option<(RemeshReport, f64)>,
+    /// The CPU backend's run.
+    pub cpu: Option<RemeshReport>,
+    /// The peers' runs.
+    pub peers: Vec<PeerRun>,
+    /// The input's statistics against L.
+    pub input: Quality,
+    /// L in model units.
+    pub length: f64,
+}
+
+/// Settings of [`remesh_bench`].
+#[derive(Clone, Debug)]
+pub struct RemeshBenchSettings {
+    /// What to remesh to.
+    pub settings: RemeshSettings,
+    /// Patch size and capacity factors.
+    pub layout: Layout,
+    /// Timed GPU runs (median reported).
+    pub reps: usize,
+    /// Largest mesh the CPU backend runs.
+    pub cpu_max_faces: usize,
+    /// Python interpreter and peer script (`xtask/peers/remesh_peers.py`)
+    /// when peers are to run.
+    pub peers: Option<(PathBuf, PathBuf)>,
+}
+
+/// The benchmark's rows and devices.
+#[derive(Clone, Debug)]
+pub struct RemeshBench {
+    /// GPU name, or a note that none was used.
+    pub device: String,
+    /// CPU backend description.
+    pub cpu: String,
+    /// The settings in words.
+    pub settings: String,
+    /// One row per mesh.
+    pub rows: Vec<RemeshRow>,
+}
+
+/// Runs the benchmark on `meshes` (name, mesh). `progress` receives a line
+/// per step.
+///
+/// # Errors
+/// A failed remeshing run (settings, capacity, GPU) or a mesh that cannot
+/// be written for the peers.
+pub fn remesh_bench(
+    meshes: &[(String, TriMesh)],
+    s: &RemeshBenchSettings,
+    backend: &Backend,
+    mut progress: impl FnMut(&str),
+) -> Result<RemeshBench, Box<dyn std::error::Error>> {
+    let cpu = Backend::Cpu(CpuBackend::new());
+    let mut rows = Vec::new();
+    for (name, mesh) in meshes {
+        let length = s.settings.target(mean_edge_length(mesh));
+        let mut row = RemeshRow {
+            mesh: name.clone(),
+            gpu: None,
+            cpu: None,
+            peers: Vec::new(),
+            input: Quality::of(mesh, length),
+            length,
+        };
+        if let Backend::Cuda(_) = backend {
+            progress(&format!("{name}: GPU warm-up"));
+            remesh(mesh, &s.settings, backend, s.layout, &mut Hooks::default())?;
+            let mut times = Vec::new();
+            let mut last = None;
+            for rep in 0..s.reps.max(1) {
+                progress(&format!("{name}: GPU run {}", rep + 1));
+                let (_, report) =
+                    remesh(mesh, &s.settings, backend, s.layout, &mut Hooks::default())?;
+                times.push(report.seconds);
+                last = Some(report);
+            }
+            row.gpu = last.map(|r| (r, median(times)));
+        }
+        if mesh.num_faces() <= s.cpu_max_faces {
+            progress(&format!("{name}: CPU backend"));
+            let (_, report) = remesh(mesh, &s.settings, &cpu, s.layout, &mut Hooks::default())?;
+            row.cpu = Some(report);
+        }
+        if let Some((python, script)) = &s.peers {
+            progress(&format!("{name}: peers"));
+            row.peers = run_peers(python, script, mesh, length, s.settings.iterations)?;
+        }
+        rows.push(row);
+    }
+    Ok(RemeshBench {
+        device: match backend {
+            Backend::Cuda(g) => g.name(),
+            Backend::Cpu(_) => "no GPU used".into(),
+        },
+        cpu: cpu.name(),
+        settings: format!("{:?}", s.settings),
+        rows,
+    })
+}
+
+/// Runs the peer script on `mesh` (written to a temporary OBJ) and parses
+/// its JSON lines.
+fn run_peers(
+    python: &Path,
+    script: &Path,
+    mesh: &TriMesh,
+    length: f64,
+    iterations: u32,
+) -> Result<Vec<PeerRun>, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("input.obj");
+    write_mesh(&path, mesh, None, Format::Obj)?;
+    let out = Command::new(python)
+        .arg(script)
+        .arg("--mesh")
+        .arg(&path)
+        .arg("--length")
+        .arg(length.to_string())
+        .arg("--iterations")
+        .arg(iterations.to_string())
+        .output()
+        .map_err(|e| format!("running {} {}: {e}", python.display(), script.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let runs: Vec<PeerRun> = text.lines().filter_map(parse_peer).collect();
+    if runs.is_empty() {
+        return Ok(vec![PeerRun {
+            peer: "peers".into(),
+            result: Err(format!(
+                "{} printed no result: {}",
+                script.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+        }]);
+    }
+    Ok(runs)
+}
+
+/// One JSON line of the peer script.
+fn parse_peer(line: &str) -> Option<PeerRun> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let name = v["peer"].as_str()?;
+    let peer = match v["version"].as_str() {
+        Some(version) => format!("{name} {version}"),
+        None => name.to_string(),
+    };
+    if let Some(e) = v["error"].as_str() {
+        return Some(PeerRun {
+            peer,
+            result: Err(e.to_string()),
+        });
+    }
+    let f = |k: &str| v[k].as_f64();
+    let u = |k: &str| v[k].as_u64();
+    let quality = Quality {
+        faces: u("faces")? as usize,
+        vertices: 0,
+        edges: 0,
+        min_edge: f("min_edge")?,
+        max_edge: f("max_edge")?,
+        mean_edge: 0.0,
+        min_valence: u("min_valence")? as u32,
+        max_valence: u("max_valence")? as u32,
+        mean_valence: f("mean_valence")?,
+        min_angle: f("min_angle")?,
+        in_band: f("in_band")?,
+    };
+    Some(PeerRun {
+        peer,
+        result: Ok((f("seconds")?, quality)),
+    })
+}
+
+impl RemeshBench {
+    /// The benchmark as Markdown: per mesh, a row per run (input, GPU, CPU
+    /// backend, each peer) with time, the GPU's speedup over it, and the
+    /// table-4 statistics.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "GPU: {}; CPU backend: {}; {}\n\n\
+             | mesh | run | s | GPU speedup | faces | min e/L | max e/L | min V | max V | mean V | min angle | in band | B/face |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+            self.device, self.cpu, self.settings
+        );
+        for r in &self.rows {
+            let gpu_s = r.gpu.as_ref().map(|g| g.1);
+            let line = |run: &str, secs: Option<f64>, q: &Quality, bpf: Option<f64>| {
+                let speedup = gpu_s
+                    .zip(secs)
+                    .map_or("-".into(), |(g, t)| format!("{:.1}x", t / g));
+                format!(
+                    "| {} | {run} | {} | {speedup} | {} | {:.3} | {:.3} | {} | {} | {:.2} | {:.2} | {:.1} % | {} |\n",
+                    r.mesh,
+                    secs.map_or("-".into(), |t| format!("{t:.3}")),
+                    q.faces,
+                    q.min_edge,
+                    q.max_edge,
+                    q.min_valence,
+                    q.max_valence,
+                    q.mean_valence,
+                    q.min_angle,
+                    100.0 * q.in_band,
+                    bpf.map_or("-".into(), |b| format!("{b:.0}")),
+                )
+            };
+            s += &line(
+                &format!("input (L = {:.5})", r.length),
+                None,
+                &r.input,
+                None,
+            );
+            if let Some((g, t)) = &r.gpu {
+                s += &line("our GPU", Some(*t), &g.output, Some(g.bytes_per_face));
+            }
+            if let Some(c) = &r.cpu {
+                s += &line(
+                    "our CPU backend",
+                    Some(c.seconds),
+                    &c.output,
+                    Some(c.bytes_per_face),
+                );
+            }
+            for p in &r.peers {
+                match &p.result {
+                    Ok((t, q)) => s += &line(&p.peer, Some(*t), q, None),
+                    Err(e) => s += &format!("| {} | {} | - | - | {e} |||||||||\n", r.mesh, p.peer),
+                }
+            }
+        }
+        s
+    }
+}
