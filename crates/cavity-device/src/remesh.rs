@@ -75,7 +75,7 @@ fn known_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> Option<(i32, i32)> {
         return Some(valence(ctx, v));
     }
     let x = ctx.vertex_attr(v, VALENCE_ATTR).to_bits();
-    (x != u32::MAX).then(|| ((x & 0xffff) as i32, if x >> 16 != 0 { 4 } else { 6 }))
+    (x != u32::MAX).then_some(((x & 0xffff) as i32, if x >> 16 != 0 { 4 } else { 6 }))
 }
 
 /// Stores `(n, target)` as owned vertex `v`'s valence attribute.
