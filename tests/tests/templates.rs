@@ -22,7 +22,7 @@ use cavity::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
-    RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges, area,
+    RefineFaceNeighbourhood, SLIVER_SIN, SplitLargeFaces, SplitLongEdges, area, smallest_angle_sin,
 };
 use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
@@ -317,7 +317,8 @@ fn faces_up(m: &TriMesh) -> bool {
 }
 
 /// An interior edge whose flip would lower the valence deviation of its
-/// four vertices and fold nothing over (the oracle of `ImproveValence`).
+/// four vertices, fold nothing over and make no sliver (the oracle of
+/// `ImproveValence` without a length limit).
 fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
     let r = ReferenceMesh::new(m).expect("valid");
     (0..r.num_edges() as u32).find_map(|e| {
@@ -336,7 +337,15 @@ fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
         let before = off(a, 0) + off(b, 0) + off(c, 0) + off(d, 0);
         let after = off(a, -1) + off(b, -1) + off(c, 1) + off(d, 1);
         let unfolded = tri_normal(m, [c, d, a]).dot(tri_normal(m, [d, c, b])) > 0.0;
-        (after < before && unfolded).then_some([a, b])
+        // No sliver: the new faces' smallest angle is at least 10° or the
+        // old faces'.
+        let sin = |t: [u32; 3]| {
+            let [p, q, s] = t.map(|v| m.positions[v as usize]);
+            smallest_angle_sin(p, q, s)
+        };
+        let old = sin([a, b, c]).min(sin([b, a, d]));
+        let no_sliver = sin([c, d, a]).min(sin([d, c, b])) >= old.min(SLIVER_SIN);
+        (after < before && unfolded && no_sliver).then_some([a, b])
     })
 }
 
@@ -347,7 +356,10 @@ fn valence_flips_until_none_improves() {
     let input = grid(12, 12, &[false, true], false, &[]);
     let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.6 }, true);
     for patch_size in [16, 64] {
-        let app = ImproveValence { feature_cos: -2.0 };
+        let app = ImproveValence {
+            feature_cos: -2.0,
+            max_length: f32::INFINITY,
+        };
         let (report, out) = run(&split, patch_size, app, true);
         assert!(report.flips > 0, "{report:?}");
         assert!(valence_deviation(&out) < valence_deviation(&split));

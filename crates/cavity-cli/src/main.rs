@@ -110,7 +110,7 @@ enum Command {
         #[arg(long)]
         feature_angle: Option<f64>,
         /// Tangential smoothing steps per iteration.
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 10)]
         smoothing_steps: u32,
         #[command(flatten)]
         dynamic: DynamicArgs,

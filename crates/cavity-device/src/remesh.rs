@@ -169,11 +169,23 @@ parameters! {
     /// Valence-improving edge flip (template `EdgeFaces`): an interior edge
     /// is flipped when that lowers `Σ |valence - target|` over its two
     /// vertices and the two opposite ones (target 6, 4 on the boundary),
-    /// folds no face over, and the edge is not a feature.
+    /// folds no face over, makes no sliver, the new edge is at most
+    /// `max_length`, and the edge is not a feature.
     pub struct ImproveValence {
         /// Edges whose dihedral-angle cosine is below this are features and
         /// stay (-1 or less: no features).
         pub feature_cos: f32,
+        /// Longest edge a flip may create (`f32::INFINITY`: any).
+        pub max_length: f32,
+    }
+}
+
+impl ImproveValence {
+    /// Whether the flip of `ab` to `cd` folds nothing, makes no sliver
+    /// ([`unfolded`]) and `cd` is at most `max_length`.
+    fn shape_ok<B: Block>(&self, ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
+        let [c, d] = [q[2], q[3]].map(|v| ctx.position(v));
+        norm(sub(c, d)) <= self.max_length && unfolded(ctx, q)
     }
 }
 
@@ -183,7 +195,7 @@ impl CavityApp for ImproveValence {
     const READS_VALENCES: bool = true;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         flip::candidate(ctx, e).is_some_and(|q| {
-            smooth(ctx, e, self.feature_cos) && unfolded(ctx, q) && may_improve(ctx, q)
+            smooth(ctx, e, self.feature_cos) && self.shape_ok(ctx, q) && may_improve(ctx, q)
         })
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
@@ -191,7 +203,7 @@ impl CavityApp for ImproveValence {
         let flipped = Cell::new(None);
         let done = flip::fill(fill, |q| {
             flipped.set(Some(q));
-            improves(ctx, q) && unfolded(ctx, q)
+            improves(ctx, q) && self.shape_ok(ctx, q)
         });
         if let Some(q) = flipped.get().filter(|_| done) {
             // The relations are as before the flip: a and b lose an edge,

@@ -70,7 +70,7 @@ pub struct CapacityFactors {
 }
 
 /// Fewest spare patch slots when the patch factor is above 1.
-pub const MIN_SPARE_PATCH_SLOTS: u64 = 16;
+pub const MIN_SPARE_PATCH_SLOTS: u64 = 64;
 
 impl Default for CapacityFactors {
     /// Twice the elements and twice the patches.

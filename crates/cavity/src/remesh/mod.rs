@@ -8,7 +8,8 @@
 //!    longer than 4/3 L, breaks the link condition, folds a face over or
 //!    makes the mesh non-manifold (`CollapseShortEdgesSafely`);
 //! 3. flip edges that bring the valences of their four vertices closer to
-//!    6 (4 on the boundary) (`ImproveValence`);
+//!    6 (4 on the boundary), unless the new edge is longer than 4/3 L
+//!    (`ImproveValence`);
 //! 4. tangential smoothing: area-weighted relaxation projected on the
 //!    tangent plane (`cavity_device::dynamic::smooth`).
 //!
@@ -53,7 +54,7 @@ pub struct RemeshSettings {
     pub feature_angle: Option<f64>,
     /// Smoothing steps per iteration, each moving a vertex half way to the
     /// tangential projection of its one-ring's area-weighted centroid
-    /// (default 5).
+    /// (default 10).
     pub smoothing_steps: u32,
 }
 
@@ -63,7 +64,7 @@ impl Default for RemeshSettings {
             length: TargetLength::Relative(1.0),
             iterations: 3,
             feature_angle: None,
-            smoothing_steps: 5,
+            smoothing_steps: 10,
         }
     }
 }
@@ -242,7 +243,10 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
         max_length: 4.0 / 3.0 * l,
         feature_cos,
     };
-    let flip = ImproveValence { feature_cos };
+    let flip = ImproveValence {
+        feature_cos,
+        max_length: 4.0 / 3.0 * l,
+    };
     let smoothing = Smoothing {
         step: SMOOTHING_STEP,
         feature_cos,
@@ -332,7 +336,7 @@ pub struct RemeshReport {
 
 /// Remeshes `input` on `backend` and returns the result with its report.
 ///
-/// The patch factor is raised to 1.5 times the expected growth when L is
+/// The patch factor is raised to twice the expected growth when L is
 /// short enough for the mesh to grow (expected faces: the input's area over
 /// an equilateral triangle of side L).
 ///
@@ -356,7 +360,7 @@ pub fn remesh(
     }
     let growth = area(input) / (3f64.sqrt() / 4.0 * length * length) / input.num_faces() as f64;
     let mut factors = layout.factors;
-    factors.patches = factors.patches.max((1.5 * growth) as f32);
+    factors.patches = factors.patches.max((2.0 * growth) as f32);
     let mut dynamic = DynamicMesh::new(input, layout.patch_size, factors)?;
     let bytes_per_face = dynamic.bytes_per_face();
     let start = Instant::now();
