@@ -9,7 +9,7 @@
 use core::cell::Cell;
 
 use crate::block::{Block, SharedArena};
-use crate::dynamic::cavity::{self, CavityApp, Ctx, FillIn, Template};
+use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use crate::dynamic::layout::VALENCE_ATTR;
 use crate::dynamic::patch::DynMesh;
 use crate::dynamic::smooth;
@@ -93,23 +93,8 @@ fn store_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32, valence: (i32, i32)) {
 /// `dynamic::smooth::shared_bytes`.
 #[inline(always)]
 pub fn store_valences<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
-    let (work, mut copy) = smooth::windows(arena, &mesh.cap, block.block_dim());
-    arena.check();
-    copy.p = p;
-    copy.load(block, mesh);
-    block.sync();
-    cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
-    cavity::build_vertex_edges(block, &copy, &work);
-    let ctx = Ctx {
-        block,
-        mesh,
-        copy: &copy,
-        work: &work,
-    };
-    block.for_each(copy.count(Kind::Vertex), |v| {
-        if copy.is_owned(Kind::Vertex, v) && copy.is_active(Kind::Vertex, v) {
-            store_valence(&ctx, v, valence(&ctx, v));
-        }
+    smooth::for_each_owned_vertex(block, arena, mesh, p, |ctx, v| {
+        store_valence(ctx, v, valence(ctx, v));
     });
 }
 

@@ -29,9 +29,7 @@ parameters! {
     }
 }
 
-/// The windows of a kernel that reads a patch's relations: the cavity
-/// work area and the patch copy.
-pub(crate) fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, PatchCopy) {
+fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, PatchCopy) {
     let work = Work::alloc(arena, cap, Kind::Vertex, threads);
     let copy = PatchCopy::alloc(arena, *cap, 0);
     (work, copy)
@@ -57,6 +55,27 @@ pub fn relax<B: Block>(
     scratch: GlobalU32,
     params: &Smoothing,
 ) {
+    for_each_owned_vertex(block, arena, mesh, p, |ctx, v| {
+        let at = ctx.position(v);
+        let moved = relaxed(ctx, v, at, params).unwrap_or(at);
+        for (k, x) in moved.iter().enumerate() {
+            scratch.store(3 * (p * mesh.cap.vertices + v) + k as u32, x.to_bits());
+        }
+    });
+}
+
+/// Loads patch `p` into shared memory with its edge-face and vertex-edge
+/// relations and calls `f` with the context for every active vertex the
+/// patch owns (one thread per vertex). Shared memory as for
+/// [`shared_bytes`].
+#[inline(always)]
+pub fn for_each_owned_vertex<B: Block>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &DynMesh,
+    p: u32,
+    f: impl Fn(&Ctx<'_, B>, u32),
+) {
     let (work, mut copy) = windows(arena, &mesh.cap, block.block_dim());
     arena.check();
     copy.p = p;
@@ -71,13 +90,8 @@ pub fn relax<B: Block>(
         work: &work,
     };
     block.for_each(copy.count(Kind::Vertex), |v| {
-        if !copy.is_owned(Kind::Vertex, v) || !copy.is_active(Kind::Vertex, v) {
-            return;
-        }
-        let at = ctx.position(v);
-        let moved = relaxed(&ctx, v, at, params).unwrap_or(at);
-        for (k, x) in moved.iter().enumerate() {
-            scratch.store(3 * (p * mesh.cap.vertices + v) + k as u32, x.to_bits());
+        if copy.is_owned(Kind::Vertex, v) && copy.is_active(Kind::Vertex, v) {
+            f(&ctx, v);
         }
     });
 }
