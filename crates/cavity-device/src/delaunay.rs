@@ -6,6 +6,7 @@
 use crate::block::Block;
 use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use crate::flip;
+use crate::operations::{cross, dot, norm, sub};
 
 /// Flips of edges with `cot α + cot β < -TOLERANCE` (opposite angles `α`,
 /// `β`; the sum exceeds π exactly when the cotangents sum below zero).
@@ -15,22 +16,12 @@ pub const TOLERANCE: f32 = 1e-5;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Delaunay;
 
-fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
 /// Cotangent of the angle at `o` between `a` and `b`; `None` when the
 /// triangle is degenerate.
 pub fn cotangent(o: [f32; 3], a: [f32; 3], b: [f32; 3]) -> Option<f32> {
     let (u, v) = (sub(a, o), sub(b, o));
-    let dot = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
-    let c = [
-        u[1] * v[2] - u[2] * v[1],
-        u[2] * v[0] - u[0] * v[2],
-        u[0] * v[1] - u[1] * v[0],
-    ];
-    let cross = core::f32::math::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
-    (cross > 0.0).then(|| dot / cross)
+    let sin = norm(cross(u, v));
+    (sin > 0.0).then(|| dot(u, v) / sin)
 }
 
 impl CavityApp for Delaunay {

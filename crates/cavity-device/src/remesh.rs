@@ -98,23 +98,11 @@ pub fn store_valences<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMe
     });
 }
 
-/// Whether flipping `ab` to `cd` lowers the summed distance of the four
-/// valences from their targets.
-fn improves<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
-    // The flip takes an edge from a and b and gives one to c and d.
-    let change = [-1, -1, 1, 1];
-    let (mut before, mut after) = (0, 0);
-    for (&v, dv) in q.iter().zip(change) {
-        let (n, target) = valence(ctx, v);
-        before += (n - target).abs();
-        after += (n + dv - target).abs();
-    }
-    after < before
-}
-
-/// Whether flipping `ab` to `cd` may lower the valence deviation, judged
-/// before the patch expands for it: exact when the patch owns all four
-/// vertices; with the stored valence of a vertex it does not own (exact
+/// Whether flipping `ab` to `cd` may lower the summed distance of the four
+/// valences from their targets (the flip takes an edge from `a` and `b`
+/// and gives one to `c` and `d`): exact when the patch owns all four
+/// vertices (so in the fill-in); before the patch expands for the flip,
+/// with the stored valence of a vertex it does not own (exact
 /// unless its owner flipped since: the fill-in decides on the real ones).
 /// Without a stored valence, the valence seen here may be short (and the
 /// target unknown), so the vertex's change counts as known only when the
@@ -188,7 +176,7 @@ impl CavityApp for ImproveValence {
         let flipped = Cell::new(None);
         let done = flip::fill(fill, |q| {
             flipped.set(Some(q));
-            improves(ctx, q) && self.shape_ok(ctx, q)
+            may_improve(ctx, q) && self.shape_ok(ctx, q)
         });
         if let Some(q) = flipped.get().filter(|_| done) {
             // The relations are as before the flip: a and b lose an edge,
@@ -269,10 +257,12 @@ fn visibly_bad<B: Block>(ctx: &Ctx<'_, B>, e: u32, m: [f32; 3], max_length: f32)
             if norm(sub(m, ctx.position(w))) > max_length {
                 return true;
             }
+            // Each face at `v` once: through its edge leaving `v`.
             let (n, faces) = ctx.edge_faces(g);
             faces[..n.min(2) as usize].iter().any(|&f| {
                 let corners = ctx.face_vertices(f);
-                if corners.contains(&a) && corners.contains(&b) {
+                let i = corners.iter().position(|&u| u == v).unwrap_or(0);
+                if corners[(i + 1) % 3] != w || corners.contains(&a) && corners.contains(&b) {
                     return false;
                 }
                 let old = corners.map(|u| ctx.position(u));

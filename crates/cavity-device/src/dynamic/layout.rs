@@ -33,13 +33,13 @@ pub const COUNT_WORDS: u32 = 4;
 /// three are the vertex, edge and face high-water marks, by [`Kind`]).
 pub const COUNT_STASH: u32 = 3;
 
-/// Per-patch status flags in [`RawDynamicMesh::flags`].
 /// Vertex attribute holding the valence the remeshing flips read for a
 /// vertex their patch does not own (`crate::remesh::store_valences`): the
 /// edge count, plus `1 << 16` on the mesh boundary; all ones when unknown.
 /// The host lays out at least this many plus one attributes per vertex.
 pub const VALENCE_ATTR: u32 = 4;
 
+/// Per-patch status flags in [`RawDynamicMesh::flags`].
 pub mod flag {
     /// The patch was changed in this round (it committed, or a neighbour
     /// took elements from it): it may not be processed or read again until

@@ -650,39 +650,39 @@ impl<'a> CudaRounds<'a> {
         self.kernel_ms
     }
 
-    /// Launches `f` on `grid` blocks; `update` holds an update kernel's
-    /// salt and application.
-    fn launch<A: CudaApp>(
+    /// Launches update kernel `f` of `app` on `blocks` blocks.
+    fn launch_update<A: CudaApp>(
         &self,
         f: &CudaFunction,
-        grid: u32,
+        blocks: u32,
         smem: u32,
-        update: Option<(u32, &A)>,
+        salt: u32,
+        app: &A,
     ) -> Result<(), BackendError> {
-        let cfg = LaunchConfig {
-            grid_dim: (grid.max(1), 1, 1),
-            block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
-            shared_mem_bytes: smem,
-        };
+        let app = KernelApp(*app);
         let mut b = self.gpu.stream.launch_builder(f);
-        b.arg(&self.raw);
-        let salt_app = update.map(|(salt, app)| (salt, KernelApp(*app)));
-        if let Some((salt, app)) = salt_app.as_ref() {
-            b.arg(salt);
-            if size_of::<A>() > 0 {
-                b.arg(app);
-            }
+        b.arg(&self.raw).arg(&salt);
+        if size_of::<A>() > 0 {
+            b.arg(&app);
         }
-        // SAFETY: the argument list matches the dynamic kernels' contracts;
-        // the buffers behind `raw` live as long as `self`.
-        unsafe { b.launch(cfg) }.map_err(driver("launching a dynamic kernel"))?;
+        // SAFETY: `(RawDynamicMesh, u32[, app])` is an update kernel's
+        // parameter list (`CudaApp`); the buffers behind `raw` live as long
+        // as `self`.
+        unsafe { b.launch(dynamic_config(blocks, smem)) }
+            .map_err(driver("launching a dynamic kernel"))?;
         Ok(())
     }
 
-    /// A launch of a kernel without an application argument (the type
-    /// argument is unused then).
+    /// Launches `f`, a dynamic kernel taking the mesh only, on `grid`
+    /// blocks.
     fn launch_plain(&self, f: &CudaFunction, grid: u32, smem: u32) -> Result<(), BackendError> {
-        self.launch::<Delaunay>(f, grid, smem, None)
+        let mut b = self.gpu.stream.launch_builder(f);
+        b.arg(&self.raw);
+        // SAFETY: the kernel takes `(RawDynamicMesh)`; the buffers behind
+        // `raw` live as long as `self`.
+        unsafe { b.launch(dynamic_config(grid, smem)) }
+            .map_err(driver("launching a dynamic kernel"))?;
+        Ok(())
     }
 
     fn copy_back(&mut self) -> Result<(), BackendError> {
@@ -706,6 +706,16 @@ impl<'a> CudaRounds<'a> {
         s.memcpy_dtoh(&b.stats, &mut m.stats[..]).map_err(e)?;
         s.synchronize().map_err(e)?;
         Ok(())
+    }
+}
+
+/// The launch shape of the dynamic kernels: `grid` blocks (at least one)
+/// of [`DYNAMIC_BLOCK_DIM`] threads with `smem` bytes of shared memory.
+fn dynamic_config(grid: u32, smem: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid.max(1), 1, 1),
+        block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
+        shared_mem_bytes: smem,
     }
 }
 
@@ -753,7 +763,7 @@ impl<A: CudaApp> Update<A> for CudaRounds<'_> {
         let e = driver("timing a dynamic kernel");
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         let t0 = s.record_event(flags).map_err(e)?;
-        self.launch(update, blocks, *smem, Some((salt, app)))?;
+        self.launch_update(update, blocks, *smem, salt, app)?;
         let t1 = s.record_event(flags).map_err(e)?;
         self.launch_plain(&self.calibrate, n, 0)?;
         let t2 = s.record_event(flags).map_err(e)?;
@@ -814,22 +824,17 @@ impl Rounds for CudaRounds<'_> {
         self.scratch = Some(scratch);
         let grid = self.mesh.num_patches;
         let ((relax, smem), apply) = &self.smooth;
-        let cfg = |smem: u32| LaunchConfig {
-            grid_dim: (grid.max(1), 1, 1),
-            block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
-            shared_mem_bytes: smem,
-        };
         let params = KernelSmoothing(*params);
         let e = driver("launching a smoothing kernel");
         let mut b = s.launch_builder(relax);
         b.arg(&self.raw).arg(&at).arg(&params);
         // SAFETY: the arguments match `dynamic_smooth_relax`; the scratch
         // holds 3 × patches × vertices words and lives in `self`.
-        unsafe { b.launch(cfg(*smem)) }.map_err(e)?;
+        unsafe { b.launch(dynamic_config(grid, *smem)) }.map_err(e)?;
         let mut b = s.launch_builder(apply);
         b.arg(&self.raw).arg(&at);
         // SAFETY: the arguments match `dynamic_smooth_apply`.
-        unsafe { b.launch(cfg(0)) }.map_err(e)?;
+        unsafe { b.launch(dynamic_config(grid, 0)) }.map_err(e)?;
         Ok(())
     }
 
