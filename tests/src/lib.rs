@@ -4,11 +4,11 @@
 //! The backend comes from `CAVITY_TEST_DEVICE` (`cpu` by default, `cuda` on
 //! the GPU machine): the same test binaries run on both.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::dynamic::DynamicMesh;
-use cavity::reference::ReferenceMesh;
+use cavity::reference::{MeshStats, ReferenceMesh};
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use proptest::prelude::*;
 
@@ -412,4 +412,34 @@ pub fn validate_each_round(manifold: bool) -> impl FnMut(&DynamicMesh) {
             panic!("invalid after round {rounds}: {e}");
         }
     }
+}
+
+/// Topology that remeshing and tracking keep: Euler characteristic,
+/// components, boundary loops and non-manifold elements.
+pub fn topology(s: &MeshStats) -> [i64; 4] {
+    [
+        s.euler_characteristic,
+        s.components as i64,
+        s.boundary_loops as i64,
+        (s.non_manifold_edges + s.non_manifold_vertices) as i64,
+    ]
+}
+
+/// Whether no directed edge is used twice (consistently oriented).
+pub fn oriented(m: &TriMesh) -> bool {
+    let mut seen = HashSet::new();
+    m.faces
+        .iter()
+        .all(|f| (0..3).all(|k| seen.insert((f[k], f[(k + 1) % 3]))))
+}
+
+/// Smallest face area of `m`.
+pub fn smallest_area(m: &TriMesh) -> f64 {
+    m.faces
+        .iter()
+        .map(|t| {
+            let p = t.map(|v| glam::DVec3::from(m.positions[v as usize].map(f64::from)));
+            0.5 * (p[1] - p[0]).cross(p[2] - p[0]).length()
+        })
+        .fold(f64::INFINITY, f64::min)
 }

@@ -7,46 +7,17 @@
 //! mesh and a cube with sharp edges (features kept); nonsense settings are
 //! errors.
 
-use std::collections::HashSet;
-
 use cavity::TriMesh;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::reference::{MeshStats, ReferenceMesh};
+use cavity::reference::ReferenceMesh;
 use cavity::remesh::{
     Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength, remesh,
 };
 use cavity::rounds::RunError;
-use cavity_tests::{any_mesh, bundled_mesh, cases, grid, shuffle, test_backend};
+use cavity_tests::{
+    any_mesh, bundled_mesh, cases, grid, oriented, shuffle, smallest_area, test_backend, topology,
+};
 use proptest::prelude::*;
-
-/// Topology that remeshing keeps.
-fn topology(s: &MeshStats) -> [i64; 4] {
-    [
-        s.euler_characteristic,
-        s.components as i64,
-        s.boundary_loops as i64,
-        (s.non_manifold_edges + s.non_manifold_vertices) as i64,
-    ]
-}
-
-/// Whether no directed edge is used twice (consistently oriented).
-fn oriented(m: &TriMesh) -> bool {
-    let mut seen = HashSet::new();
-    m.faces
-        .iter()
-        .all(|f| (0..3).all(|k| seen.insert((f[k], f[(k + 1) % 3]))))
-}
-
-/// Smallest face area of `m`.
-fn smallest_area(m: &TriMesh) -> f64 {
-    m.faces
-        .iter()
-        .map(|t| {
-            let p = t.map(|v| glam::DVec3::from(m.positions[v as usize].map(f64::from)));
-            0.5 * (p[1] - p[0]).cross(p[2] - p[0]).length()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 /// Remeshes `input` on the test backend at patch size `patch_size`,
 /// checking after every phase: `validate`, topology, orientation and (when

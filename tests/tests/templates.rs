@@ -9,7 +9,8 @@
 //! user-defined cavity (Custom), patch slicing under growth, the growth
 //! operations and the collapse on proptest meshes, and the remeshing
 //! operations (valence flips, collapses that keep edges short and faces
-//! unfolded).
+//! unfolded, smoothing) and surface tracking's (shorter-diagonal flips,
+//! null-space smoothing).
 //! `TEST_WORKERS` sets the CPU backend's workers (default 4).
 
 use cavity::TriMesh;
@@ -25,6 +26,7 @@ use cavity_device::operations::{
     RefineFaceNeighbourhood, SLIVER_SIN, SplitLargeFaces, SplitLongEdges, area, smallest_angle_sin,
 };
 use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
+use cavity_device::track::ShorterDiagonal;
 use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
 use proptest::prelude::*;
 
@@ -85,6 +87,7 @@ where
 /// rounds do).
 trait TestRounds:
     RemeshRounds
+    + Update<ShorterDiagonal>
     + Update<SplitLargeFaces>
     + Update<CollapseShortEdges>
     + Update<DeleteVerticesInBall>
@@ -96,6 +99,7 @@ trait TestRounds:
 
 impl<R> TestRounds for R where
     R: RemeshRounds
+        + Update<ShorterDiagonal>
         + Update<SplitLargeFaces>
         + Update<CollapseShortEdges>
         + Update<DeleteVerticesInBall>
@@ -316,10 +320,13 @@ fn faces_up(m: &TriMesh) -> bool {
     m.faces.iter().all(|&f| tri_normal(m, f).z > 0.0)
 }
 
-/// An interior edge whose flip would lower the valence deviation of its
-/// four vertices, fold nothing over and make no sliver (the oracle of
-/// `ImproveValence` without a length limit).
-fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
+/// An interior edge `ab` whose flip to `cd` passes `accept([a, b, c, d])`,
+/// folds nothing over and makes no sliver (the oracle of the flips that
+/// find no such edge left).
+fn acceptable_flip(
+    m: &TriMesh,
+    accept: impl Fn(&ReferenceMesh, [u32; 4]) -> bool,
+) -> Option<[u32; 2]> {
     let r = ReferenceMesh::new(m).expect("valid");
     (0..r.num_edges() as u32).find_map(|e| {
         let faces = r.ef(e);
@@ -332,10 +339,6 @@ fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
         if c == d || r.edge_index(c, d).is_some() {
             return None;
         }
-        let off =
-            |v: u32, change: i64| (r.vv(v).len() as i64 + change - valence_target(&r, v)).abs();
-        let before = off(a, 0) + off(b, 0) + off(c, 0) + off(d, 0);
-        let after = off(a, -1) + off(b, -1) + off(c, 1) + off(d, 1);
         let unfolded = tri_normal(m, [c, d, a]).dot(tri_normal(m, [d, c, b])) > 0.0;
         // No sliver: the new faces' smallest angle is at least 10° or the
         // old faces'.
@@ -345,7 +348,19 @@ fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
         };
         let old = sin([a, b, c]).min(sin([b, a, d]));
         let no_sliver = sin([c, d, a]).min(sin([d, c, b])) >= old.min(SLIVER_SIN);
-        (after < before && unfolded && no_sliver).then_some([a, b])
+        (unfolded && no_sliver && accept(&r, [a, b, c, d])).then_some([a, b])
+    })
+}
+
+/// An interior edge whose flip would lower the valence deviation of its
+/// four vertices (the oracle of `ImproveValence` without a length limit).
+fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
+    acceptable_flip(m, |r, [a, b, c, d]| {
+        let off =
+            |v: u32, change: i64| (r.vv(v).len() as i64 + change - valence_target(r, v)).abs();
+        let before = off(a, 0) + off(b, 0) + off(c, 0) + off(d, 0);
+        let after = off(a, -1) + off(b, -1) + off(c, 1) + off(d, 1);
+        after < before
     })
 }
 
@@ -369,6 +384,51 @@ fn valence_flips_until_none_improves() {
         assert!(faces_up(&out));
         assert_eq!(improving_flip(&out), None);
     }
+}
+
+#[test]
+fn shorter_diagonal_flips_until_none_is_shorter() {
+    // A jittered, bumpy grid: many edges have a shorter other diagonal;
+    // the volume limit keeps some of them.
+    let mut input = grid(12, 12, &[false, true], false, &[]);
+    for (i, p) in input.positions.iter_mut().enumerate() {
+        let h = (i as u32).wrapping_mul(2_654_435_761);
+        if (1.0..12.0).contains(&p[0]) && (1.0..12.0).contains(&p[1]) {
+            p[0] += ((h & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+            p[1] += ((h >> 8 & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+        }
+        p[2] = 0.4 * (0.7 * p[0]).sin() * (0.5 * p[1]).cos();
+    }
+    let max_volume_change = 0.05;
+    for patch_size in [16, 64] {
+        let app = ShorterDiagonal {
+            max_volume_change,
+            feature_cos: -2.0,
+        };
+        let (report, out) = run(&input, patch_size, app, true);
+        assert!(report.flips > 0, "{report:?}");
+        assert_eq!(out.faces.len(), input.faces.len());
+        assert_eq!(euler(&out), euler(&input));
+        assert_eq!(out.positions, input.positions);
+        assert!(cavity_tests::oriented(&out));
+        // With margins, so that rounding does not decide.
+        let left = acceptable_flip(&out, |_, [a, b, c, d]| {
+            let p = |v: u32| glam::Vec3::from(out.positions[v as usize]);
+            let volume = (p(b) - p(a)).dot((p(c) - p(a)).cross(p(d) - p(a))).abs();
+            p(c).distance(p(d)) < 0.999 * p(a).distance(p(b)) && volume < 0.999 * max_volume_change
+        });
+        assert_eq!(left, None);
+    }
+    // Without the volume limit more edges flip.
+    let free = ShorterDiagonal {
+        max_volume_change: f32::INFINITY,
+        feature_cos: -2.0,
+    };
+    let limited = ShorterDiagonal {
+        max_volume_change,
+        feature_cos: -2.0,
+    };
+    assert!(run(&input, 64, free, true).0.flips > run(&input, 64, limited, true).0.flips);
 }
 
 #[test]
@@ -407,6 +467,13 @@ fn length_spread(m: &TriMesh) -> f32 {
     (l.iter().map(|x| (x - mean).powi(2)).sum::<f32>() / l.len() as f32).sqrt() / mean
 }
 
+/// The faces of `m`, sorted (the dynamic mesh lists them by patch).
+fn sorted_faces(m: &TriMesh) -> Vec<[u32; 3]> {
+    let mut f = m.faces.clone();
+    f.sort();
+    f
+}
+
 #[test]
 fn tangential_smoothing_evens_a_jittered_grid() {
     // Interior vertices of a planar grid pushed off their places; the
@@ -422,6 +489,7 @@ fn tangential_smoothing_evens_a_jittered_grid() {
     let params = Smoothing {
         step: 0.5,
         feature_cos: -2.0,
+        rank_ratio: 0.0,
     };
     for patch_size in [8, 64] {
         let (_, out) = with_rounds(&input, patch_size, ROOMY, true, |r| {
@@ -431,12 +499,7 @@ fn tangential_smoothing_evens_a_jittered_grid() {
             Ok(RunReport::default())
         })
         .expect("smoothing");
-        let sorted = |m: &TriMesh| {
-            let mut f = m.faces.clone();
-            f.sort();
-            f
-        };
-        assert_eq!(sorted(&out), sorted(&input));
+        assert_eq!(sorted_faces(&out), sorted_faces(&input));
         assert!(faces_up(&out));
         for (p, q) in input.positions.iter().zip(&out.positions) {
             assert_eq!(q[2], 0.0);
@@ -447,6 +510,63 @@ fn tangential_smoothing_evens_a_jittered_grid() {
         }
         let (before, after) = (length_spread(&input), length_spread(&out));
         assert!(after < 0.7 * before, "{before} -> {after}");
+    }
+}
+
+#[test]
+fn null_space_smoothing_keeps_a_crease() {
+    // A roof: two planes meeting at a right angle along x = 6, interior
+    // vertices pushed along their plane. Null-space smoothing keeps every
+    // vertex on the roof and the crease vertices on the crease; tangential
+    // smoothing rounds the crease off.
+    let roof = |x: f32| (x - 6.0).abs();
+    let mut input = grid(12, 12, &[false, true], false, &[]);
+    for (i, p) in input.positions.iter_mut().enumerate() {
+        if (1.0..12.0).contains(&p[0]) && (1.0..12.0).contains(&p[1]) {
+            let h = (i as u32).wrapping_mul(2_654_435_761);
+            if p[0] != 6.0 {
+                p[0] += ((h & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+            }
+            p[1] += ((h >> 8 & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+        }
+        p[2] = roof(p[0]);
+    }
+    let smoothing = |rank_ratio: f32, patch_size: u32| {
+        let params = Smoothing {
+            step: 1.0,
+            feature_cos: -2.0,
+            rank_ratio,
+        };
+        with_rounds(&input, patch_size, ROOMY, true, |r| {
+            for _ in 0..10 {
+                r.smooth(&params)?;
+            }
+            Ok(RunReport::default())
+        })
+        .expect("smoothing")
+        .1
+    };
+    for patch_size in [8, 64] {
+        let out = smoothing(0.03, patch_size);
+        assert_eq!(sorted_faces(&out), sorted_faces(&input));
+        for (p, q) in input.positions.iter().zip(&out.positions) {
+            assert!(
+                (q[2] - roof(q[0])).abs() < 1e-4,
+                "{p:?} left the roof: {q:?}"
+            );
+            if p[0] == 6.0 {
+                assert!((q[0] - 6.0).abs() < 1e-4, "{p:?} left the crease: {q:?}");
+            }
+        }
+        assert!(length_spread(&out) < 0.8 * length_spread(&input));
+        let rounded = smoothing(0.0, patch_size);
+        let off = |m: &TriMesh| {
+            m.positions
+                .iter()
+                .map(|q| (q[2] - roof(q[0])).abs())
+                .fold(0.0, f32::max)
+        };
+        assert!(off(&rounded) > 1e-2, "{}", off(&rounded));
     }
 }
 

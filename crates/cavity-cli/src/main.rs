@@ -1,6 +1,7 @@
 //! `cavity`: the command-line tool of the cavity GPU mesh library.
 //!
-//! Commands: `remesh` (isotropic remeshing on the dynamic core), `info`
+//! Commands: `remesh` (isotropic remeshing on the dynamic core), `track`
+//! (surface tracking of a curl-noise-advected sheet), `info`
 //! (counts, topology defects, patch statistics), `normals` (area-weighted vertex normals), `delaunay` (Delaunay edge
 //! flips on the dynamic core), `bench queries` (first-order query
 //! benchmark). With no mesh argument a real mesh bundled in `assets/`
@@ -19,6 +20,7 @@ use cavity::patcher::DEFAULT_PATCH_SIZE;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
 use cavity::rounds::{CpuRounds, Rounds};
+use cavity::track::{TrackHooks, TrackSettings};
 use cavity::{Kind, PatchedMesh, TriMesh};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -112,6 +114,32 @@ enum Command {
         /// Tangential smoothing steps per iteration.
         #[arg(long, default_value_t = 10)]
         smoothing_steps: u32,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
+    /// Explicit surface tracking (dynamic paper section 6.4, El Topo's
+    /// mesh improvement without collisions): a square sheet of GRID × GRID
+    /// vertices in [-3, 3]² is advected by a curl-noise field; every frame
+    /// is one advection step, then splits above 1.5 L0, flips to shorter
+    /// diagonals, collapses below 0.5 L0 and null-space smoothing (L0: the
+    /// initial mean edge length).
+    Track {
+        /// Vertices along each side of the sheet.
+        #[arg(long, default_value_t = 100)]
+        grid: u32,
+        /// Frames (one advection and one improvement step each).
+        #[arg(long, default_value_t = 100)]
+        frames: u32,
+        /// Time per frame.
+        #[arg(long, default_value_t = 0.05)]
+        dt: f32,
+        /// Final mesh (.ply, .obj or .off).
+        #[arg(short, long, default_value = "sheet-tracked.obj")]
+        output: PathBuf,
+        /// Also write every K-th frame, as OUTPUT's name with "-frameNNNN"
+        /// before the extension.
+        #[arg(long, value_name = "K")]
+        every: Option<u32>,
         #[command(flatten)]
         dynamic: DynamicArgs,
     },
@@ -277,6 +305,17 @@ fn run(cli: Cli) -> Result<()> {
                 smoothing_steps,
             };
             remesh(input.as_deref(), output.as_deref(), &settings, &dynamic)
+        }
+        Command::Track {
+            grid,
+            frames,
+            dt,
+            output,
+            every,
+            dynamic,
+        } => {
+            let settings = TrackSettings { grid, frames, dt };
+            track(&settings, &output, every, &dynamic)
         }
         Command::Info { mesh, patch_size } => info(mesh.as_deref(), patch_size),
         Command::Normals {
@@ -536,6 +575,59 @@ fn remesh(
     }
     write_mesh(&output, &out, None, format)?;
     print!("{}", report.table());
+    println!("wrote {}", output.display());
+    Ok(())
+}
+
+/// `output` with "-frameNNNN" before the extension.
+fn frame_name(output: &Path, frame: u32) -> PathBuf {
+    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = output.extension().unwrap_or_default().to_string_lossy();
+    output.with_file_name(format!("{stem}-frame{frame:04}.{ext}"))
+}
+
+fn track(
+    settings: &TrackSettings,
+    output: &Path,
+    every: Option<u32>,
+    args: &DynamicArgs,
+) -> Result<()> {
+    settings.check()?;
+    if every == Some(0) {
+        return Err("--every 0: write every K-th frame with K at least 1".into());
+    }
+    let format = Format::from_path(output)?;
+    let backend = backend(args.device)?;
+    let layout = Layout {
+        patch_size: args.patch_size,
+        factors: args.factors(),
+    };
+    let bar = ProgressBar::new(settings.frames as u64).with_style(
+        ProgressStyle::with_template("frame {pos}/{len} {bar:30} {elapsed} (eta {eta})")
+            .expect("template"),
+    );
+    let mut progress = |frame: u32| bar.set_position(frame as u64 - 1);
+    let mut write_frame = |frame: u32, m: &DynamicMesh| {
+        let path = frame_name(output, frame);
+        write_mesh(&path, &m.to_mesh(), None, format)?;
+        Ok(())
+    };
+    let wants = |frame: u32| every.is_some_and(|k| frame.is_multiple_of(k));
+    let mut hooks = TrackHooks {
+        progress: Some(&mut progress),
+        after_frame: every.is_some().then_some(&mut write_frame as _),
+        wants: Some(&wants),
+    };
+    let (out, report) = cavity::track::track(settings, &backend, layout, &mut hooks)?;
+    bar.finish();
+    write_mesh(output, &out, None, format)?;
+    print!("{}", report.table());
+    if let Some(k) = every {
+        println!(
+            "wrote every {k}th frame as {}",
+            frame_name(output, k).display()
+        );
+    }
     println!("wrote {}", output.display());
     Ok(())
 }

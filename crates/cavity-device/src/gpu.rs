@@ -19,6 +19,7 @@ use crate::operations::{
 };
 use crate::query::Query;
 use crate::remesh::{CollapseShortEdgesSafely, ImproveValence};
+use crate::track::{self, Advection, ShorterDiagonal};
 use crate::{baseline, normals, workload};
 
 #[panic_handler]
@@ -478,7 +479,7 @@ pub unsafe extern "ptx-kernel" fn dynamic_delaunay(mesh: RawDynamicMesh, salt: u
     update::update(&GpuBlock, &mut arena(), &m, &Delaunay, salt);
 }
 
-/// Tangential smoothing, first kernel: one block per patch writes its owned
+/// Smoothing (tangential or null-space), first kernel: one block per patch writes its owned
 /// vertices' smoothed positions to `scratch` (`dynamic::smooth::relax`).
 ///
 /// # Safety
@@ -498,7 +499,7 @@ pub unsafe extern "ptx-kernel" fn dynamic_smooth_relax(
     smooth::relax(&GpuBlock, &mut arena(), &m, p, s, &params);
 }
 
-/// Tangential smoothing, second kernel: one block per patch copies the
+/// Smoothing, second kernel: one block per patch copies the
 /// scratch positions over its owned vertices' (`dynamic::smooth::apply`).
 ///
 /// # Safety
@@ -585,6 +586,21 @@ operation_kernels! {
     dynamic_refine_face_neighbourhood: RefineFaceNeighbourhood,
     dynamic_improve_valence: ImproveValence,
     dynamic_collapse_short_edges_safely: CollapseShortEdgesSafely,
+    dynamic_shorter_diagonal: ShorterDiagonal,
+}
+
+/// Surface tracking's advection: one block per patch moves its owned
+/// vertices one step through the curl-noise field (`track::advect`).
+///
+/// # Safety
+/// `mesh` describes live device arrays of a dynamic mesh.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_advect(mesh: RawDynamicMesh, field: Advection) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    track::advect(&GpuBlock, &m, p, &field);
 }
 
 /// Before a remeshing flip phase: one block per patch stores its owned

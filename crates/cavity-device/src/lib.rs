@@ -17,12 +17,14 @@ pub mod baseline;
 pub mod block;
 pub mod delaunay;
 pub mod dynamic;
+pub mod eigen;
 pub mod flip;
 pub mod layout;
 pub mod normals;
 pub mod operations;
 pub mod query;
 pub mod remesh;
+pub mod track;
 pub mod workload;
 
 #[cfg(target_arch = "nvptx64")]

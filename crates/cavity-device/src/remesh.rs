@@ -33,7 +33,7 @@ pub fn dihedral_cos<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> Option<f32> {
 }
 
 /// Whether interior edge `e` is smooth enough to change (not a feature).
-fn smooth<B: Block>(ctx: &Ctx<'_, B>, e: u32, feature_cos: f32) -> bool {
+pub(crate) fn smooth<B: Block>(ctx: &Ctx<'_, B>, e: u32, feature_cos: f32) -> bool {
     dihedral_cos(ctx, e).is_some_and(|c| c >= feature_cos)
 }
 
@@ -131,7 +131,7 @@ fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
 /// (the quadrilateral is convex enough: the flip folds nothing over) and
 /// their smallest angle is at least 10° or the smallest of `abc` and `bad`
 /// (the flip makes no sliver).
-fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
+pub(crate) fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
     let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
     let old = smallest_angle_sin(pa, pb, pc).min(smallest_angle_sin(pb, pa, pd));
     let new = smallest_angle_sin(pc, pd, pa).min(smallest_angle_sin(pd, pc, pb));

@@ -16,6 +16,7 @@ pub mod remesh;
 pub mod rounds;
 pub mod serial_delaunay;
 pub mod topology;
+pub mod track;
 
 pub use cavity_device::layout::Kind;
 pub use cavity_device::query::Query;

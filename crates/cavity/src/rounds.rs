@@ -14,6 +14,7 @@ use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{NO_PATCH, flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::Smoothing;
+use cavity_device::track::Advection;
 
 use crate::backend::BackendError;
 use crate::backend::cpu::CpuBackend;
@@ -57,6 +58,21 @@ impl RunReport {
     /// Rolled-back patches over scheduled patches.
     pub fn rollback_fraction(&self) -> f64 {
         self.rolled_back as f64 / self.scheduled.max(1) as f64
+    }
+
+    /// Adds the counts and time of the later run `r` (the patch count is
+    /// `r`'s).
+    pub fn add(&mut self, r: &RunReport) {
+        self.flips += r.flips;
+        self.sweeps += r.sweeps;
+        self.rounds += r.rounds;
+        self.scheduled += r.scheduled;
+        self.rolled_back += r.rolled_back;
+        self.lost += r.lost;
+        self.declined += r.declined;
+        self.slices += r.slices;
+        self.patches = r.patches;
+        self.seconds += r.seconds;
     }
 }
 
@@ -185,9 +201,12 @@ pub trait Rounds {
     /// Slices the patches flagged `SLICE` (`dynamic::slice`), then runs the
     /// cleanup kernels over all patch slots in use.
     fn slice(&mut self) -> Result<(), RunError>;
-    /// One tangential smoothing step of every owned vertex
+    /// One smoothing step of every owned vertex
     /// (`cavity_device::dynamic::smooth`), between rounds.
     fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError>;
+    /// One advection step of every owned vertex through `field`
+    /// (`cavity_device::track::advect`), between rounds.
+    fn advect(&mut self, field: &Advection) -> Result<(), RunError>;
     /// Stores every owned vertex's valence for the remeshing flips
     /// (`cavity_device::remesh::store_valences`), between rounds.
     fn store_valences(&mut self) -> Result<(), RunError>;
@@ -302,6 +321,13 @@ impl Rounds for CpuRounds<'_> {
         let raw = self.mesh.raw();
         // SAFETY: as in `round`; the scratch has the documented length.
         unsafe { self.cpu.smooth(&raw, &mut self.scratch, params) };
+        Ok(())
+    }
+
+    fn advect(&mut self, field: &Advection) -> Result<(), RunError> {
+        let raw = self.mesh.raw();
+        // SAFETY: as in `round`.
+        unsafe { self.cpu.advect(&raw, field) };
         Ok(())
     }
 

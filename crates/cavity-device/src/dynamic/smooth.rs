@@ -1,14 +1,24 @@
-//! Tangential smoothing of the dynamic mesh (Botsch and Kobbelt 2004,
-//! section 4; the dynamic paper's remeshing, section 6.3): every owned
-//! vertex moves towards the area-weighted centroid of its one-ring, along
-//! the tangent plane (the move's component along the vertex normal is
-//! dropped). Jacobi-style in two kernels: [`relax`] writes the new
-//! positions to a scratch array, [`apply`] copies them over the positions,
-//! so every vertex sees its neighbours' old positions. Boundary vertices
-//! (an edge with one face, or more than two) and vertices on a feature
-//! edge stay.
+//! Smoothing of the dynamic mesh: every owned vertex moves towards the
+//! area-weighted centroid of its one-ring, keeping only part of the move:
+//!
+//! - tangential smoothing (Botsch and Kobbelt 2004, section 4; the dynamic
+//!   paper's remeshing, section 6.3): the move's component along the
+//!   vertex normal is dropped;
+//! - null-space smoothing (Jiao 2007; Brochu and Bridson 2009, section 4,
+//!   as El Topo; the dynamic paper's surface tracking, section 6.4): the
+//!   move is projected on the null space of the vertex's normal quadric
+//!   `Σ area · n nᵀ` over its faces (the eigenvectors whose eigenvalues are
+//!   below `rank_ratio` times the largest), so a vertex on a smooth patch
+//!   moves in its tangent plane, one on a crease along the crease, and a
+//!   corner stays.
+//!
+//! Jacobi-style in two kernels: [`relax`] writes the new positions to a
+//! scratch array, [`apply`] copies them over the positions, so every vertex
+//! sees its neighbours' old positions. Boundary vertices (an edge with one
+//! face, or more than two) and vertices on a feature edge stay.
 
 use crate::block::{Block, SharedArena};
+use crate::eigen::symmetric_eigen;
 use crate::layout::Kind;
 use crate::operations::{dot, norm, normal, parameters};
 
@@ -26,6 +36,11 @@ parameters! {
         /// Vertices on an edge whose dihedral-angle cosine is below this
         /// stay (-1 or less: no features).
         pub feature_cos: f32,
+        /// 0: tangential smoothing; above 0: null-space smoothing, the
+        /// null space being spanned by the quadric's eigenvectors whose
+        /// eigenvalues are below this fraction of the largest (El Topo:
+        /// 0.03).
+        pub rank_ratio: f32,
     }
 }
 
@@ -108,6 +123,7 @@ fn relaxed<B: Block>(
     let mut centre = [0.0f32; 3];
     let mut weight = 0.0f32;
     let mut n = [0.0f32; 3];
+    let mut quadric = [[0.0f32; 3]; 3];
     for e in ctx.vertex_edges(v) {
         let (count, faces) = ctx.edge_faces(e);
         if count != 2 {
@@ -127,6 +143,10 @@ fn relaxed<B: Block>(
             for k in 0..3 {
                 centre[k] += area * (a[k] + b[k] + c[k]) / 3.0;
                 n[k] += fnormal[k];
+                for j in 0..3 {
+                    // area · n̂ n̂ᵀ = n nᵀ / |n| (up to the common factor 2).
+                    quadric[k][j] += fnormal[k] * fnormal[j] / area;
+                }
             }
             weight += area;
         }
@@ -136,9 +156,31 @@ fn relaxed<B: Block>(
         return None;
     }
     let d = [0, 1, 2].map(|k| centre[k] / weight - at[k]);
-    let u = [0, 1, 2].map(|k| n[k] / ln);
-    let along = dot(d, u);
-    Some([0, 1, 2].map(|k| at[k] + params.step * (d[k] - along * u[k])))
+    let kept = if params.rank_ratio > 0.0 {
+        null_space_part(&quadric, d, params.rank_ratio)
+    } else {
+        let u = [0, 1, 2].map(|k| n[k] / ln);
+        let along = dot(d, u);
+        [0, 1, 2].map(|k| d[k] - along * u[k])
+    };
+    Some([0, 1, 2].map(|k| at[k] + params.step * kept[k]))
+}
+
+/// The part of `d` in the null space of `quadric`: its projection on the
+/// eigenvectors whose eigenvalues are below `ratio` times the largest.
+fn null_space_part(quadric: &[[f32; 3]; 3], d: [f32; 3], ratio: f32) -> [f32; 3] {
+    let (values, vectors) = symmetric_eigen(*quadric);
+    let largest = values[0].max(values[1]).max(values[2]);
+    let mut kept = [0.0f32; 3];
+    for (value, u) in values.into_iter().zip(vectors) {
+        if value < ratio * largest {
+            let along = dot(d, u);
+            for k in 0..3 {
+                kept[k] += along * u[k];
+            }
+        }
+    }
+    kept
 }
 
 /// Second kernel, one block per patch `p`: copies the scratch positions of

@@ -14,6 +14,7 @@ use cavity_device::dynamic::patch::DynMesh;
 use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::dynamic::{cleanup, slice, update};
 use cavity_device::query::{self, Neighbors, Query};
+use cavity_device::track::{self, Advection};
 use cavity_device::workload::ExportTarget;
 use cavity_device::{normals, workload};
 
@@ -180,7 +181,7 @@ impl CpuBackend {
         });
     }
 
-    /// One tangential smoothing step (`dynamic::smooth`): the relaxation
+    /// One smoothing step (`dynamic::smooth`): the relaxation
     /// into `scratch` (`3 × cap.patches × cap.vertices` words), then the
     /// copy over the positions, one block per patch.
     ///
@@ -200,6 +201,20 @@ impl CpuBackend {
             // SAFETY: as above; each block writes only its own vertices.
             let (mesh, s) = unsafe { (DynMesh::new(raw), GlobalU32::new(at)) };
             smooth::apply(b, &mesh, p, s);
+        });
+    }
+
+    /// One advection step of every owned vertex through `field`
+    /// (`cavity_device::track::advect`), one block per patch.
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn advect(&self, raw: &RawDynamicMesh, field: &Advection) {
+        self.run_blocks(raw.num_patches, 0, |b, _, p| {
+            // SAFETY: the caller's contract; each block writes only its own
+            // vertices' positions.
+            let mesh = unsafe { DynMesh::new(raw) };
+            track::advect(b, &mesh, p, field);
         });
     }
 

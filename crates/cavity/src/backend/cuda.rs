@@ -24,6 +24,7 @@ use cavity_device::operations::{
 };
 use cavity_device::query::Query;
 use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
+use cavity_device::track::{Advection, ShorterDiagonal};
 
 use super::{BackendError, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
@@ -478,6 +479,15 @@ struct KernelSmoothing(Smoothing);
 // kernel's `params` parameter.
 unsafe impl cudarc::driver::DeviceRepr for KernelSmoothing {}
 
+/// The advection field as a kernel argument.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+struct KernelAdvection(Advection);
+
+// SAFETY: `Advection` is `repr(C)` plain data, the layout of
+// `dynamic_advect`'s `field` parameter.
+unsafe impl cudarc::driver::DeviceRepr for KernelAdvection {}
+
 /// Threads per block of the dynamic kernels.
 const DYNAMIC_BLOCK_DIM: u32 = 256;
 
@@ -536,6 +546,7 @@ operation_apps! {
     RefineFaceNeighbourhood: "dynamic_refine_face_neighbourhood",
     ImproveValence: "dynamic_improve_valence",
     CollapseShortEdgesSafely: "dynamic_collapse_short_edges_safely",
+    ShorterDiagonal: "dynamic_shorter_diagonal",
 }
 
 /// An application as a kernel argument.
@@ -563,12 +574,13 @@ pub struct CudaRounds<'a> {
     slice: (CudaFunction, u32),
     smooth: ((CudaFunction, u32), CudaFunction),
     valences: (CudaFunction, u32),
+    advect: CudaFunction,
     scratch: Option<CudaSlice<u32>>,
     kernel_ms: [f64; 3],
 }
 
 impl<'a> CudaRounds<'a> {
-    /// Uploads `mesh` and prepares the cleanup, slicing and smoothing
+    /// Uploads `mesh` and prepares the cleanup, slicing, smoothing and advection
     /// kernels. Errors when a kernel's shared memory exceeds the device's
     /// limit (lower --capacity-factor or --patch-size); an application's
     /// update kernel is checked at its first round.
@@ -639,6 +651,7 @@ impl<'a> CudaRounds<'a> {
             slice,
             smooth,
             valences,
+            advect: gpu.function("dynamic_advect")?,
             scratch: None,
             kernel_ms: [0.0; 3],
         })
@@ -835,6 +848,17 @@ impl Rounds for CudaRounds<'_> {
         b.arg(&self.raw).arg(&at);
         // SAFETY: the arguments match `dynamic_smooth_apply`.
         unsafe { b.launch(dynamic_config(grid, 0)) }.map_err(e)?;
+        Ok(())
+    }
+
+    fn advect(&mut self, field: &Advection) -> Result<(), RunError> {
+        let field = KernelAdvection(*field);
+        let mut b = self.gpu.stream.launch_builder(&self.advect);
+        b.arg(&self.raw).arg(&field);
+        // SAFETY: the arguments match `dynamic_advect`; the buffers behind
+        // `raw` live as long as `self`.
+        unsafe { b.launch(dynamic_config(self.mesh.num_patches, 0)) }
+            .map_err(driver("launching the advection kernel"))?;
         Ok(())
     }
 

@@ -250,6 +250,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     let smoothing = Smoothing {
         step: SMOOTHING_STEP,
         feature_cos,
+        rank_ratio: 0.0,
     };
     let mut totals = PhaseTotals::default();
     for iteration in 1..=settings.iterations {
@@ -273,7 +274,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
             })?;
             totals.seconds[i] += start.elapsed().as_secs_f64();
             if let Some(r) = run {
-                add(&mut totals.runs[i], &r);
+                totals.runs[i].add(&r);
             }
             if let Some(f) = hooks.after_phase.as_mut() {
                 let mesh = runner.mesh().map_err(|source| RemeshError::Run {
@@ -286,20 +287,6 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
         }
     }
     Ok(totals)
-}
-
-/// Adds `r`'s counts to `total`.
-fn add(total: &mut RunReport, r: &RunReport) {
-    total.flips += r.flips;
-    total.sweeps += r.sweeps;
-    total.rounds += r.rounds;
-    total.scheduled += r.scheduled;
-    total.rolled_back += r.rolled_back;
-    total.lost += r.lost;
-    total.declined += r.declined;
-    total.slices += r.slices;
-    total.patches = r.patches;
-    total.seconds += r.seconds;
 }
 
 /// How the dynamic mesh is laid out for a run.

@@ -1,0 +1,414 @@
+//! Explicit surface tracking without collision detection, as in the
+//! dynamic paper, section 6.4 and fig. 13: a square sheet is advected by a
+//! curl-noise velocity field for a number of frames, each frame one
+//! advection step followed by one mesh-improvement step that mirrors El
+//! Topo's (Brochu and Bridson 2009, section 4; El Topo's `improve_mesh`
+//! with collisions and topology changes off), in its order:
+//!
+//! 1. split edges longer than 3/2 L₀ (`SplitLongEdges`, longest first);
+//! 2. flip edges to the shorter diagonal when the enclosed volume changes
+//!    by at most 5·10⁻⁴ L₀³ (`track::ShorterDiagonal`);
+//! 3. collapse edges shorter than 1/2 L₀ to their midpoint, unless that
+//!    breaks the link condition, folds or slivers a face or makes an edge
+//!    longer than 3/2 L₀ (`CollapseShortEdgesSafely`);
+//! 4. one step of null-space smoothing (`dynamic::smooth` with
+//!    `rank_ratio` 0.03, El Topo's).
+//!
+//! L₀ is the initial mean edge length. Each of 1-3 runs to convergence.
+//! Boundary vertices are advected, but never collapsed or smoothed; the
+//! boundary's edges are split.
+
+use std::time::Instant;
+
+use cavity_device::dynamic::smooth::Smoothing;
+use cavity_device::operations::SplitLongEdges;
+use cavity_device::remesh::CollapseShortEdgesSafely;
+pub use cavity_device::track::{Advection, ShorterDiagonal};
+
+use crate::TriMesh;
+use crate::backend::cuda::CudaRounds;
+use crate::backend::{Backend, BackendError};
+use crate::dynamic::{DynamicError, DynamicMesh};
+use crate::remesh::{Layout, Quality, mean_edge_length};
+use crate::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
+
+/// What to track and how long.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrackSettings {
+    /// Vertices along each side of the square sheet (the paper's grid
+    /// dimension): `grid²` vertices, `2 (grid - 1)²` faces.
+    pub grid: u32,
+    /// Frames, each one advection step and one improvement step.
+    pub frames: u32,
+    /// Time per frame (El Topo's curl-noise scene: 0.05, 100 frames).
+    pub dt: f32,
+}
+
+impl Default for TrackSettings {
+    fn default() -> Self {
+        TrackSettings {
+            grid: 100,
+            frames: 100,
+            dt: 0.05,
+        }
+    }
+}
+
+/// Largest grid accepted (10⁸ vertices).
+pub const MAX_GRID: u32 = 10_000;
+/// Most frames accepted.
+pub const MAX_FRAMES: u32 = 100_000;
+/// Smallest patch factor a run uses: the sheet's area about doubles over
+/// El Topo's 100 frames, and its faces with it.
+pub const MIN_PATCH_FACTOR: f32 = 4.0;
+
+/// Largest time step accepted: the field changes over about one length
+/// unit and moves at most about one unit per time unit, so longer steps
+/// tangle the sheet.
+pub const MAX_DT: f32 = 1.0;
+
+impl TrackSettings {
+    /// Checks every setting; the error names the command-line flag.
+    pub fn check(&self) -> Result<(), TrackError> {
+        if !(2..=MAX_GRID).contains(&self.grid) {
+            return Err(TrackError::Grid(self.grid));
+        }
+        if !(1..=MAX_FRAMES).contains(&self.frames) {
+            return Err(TrackError::Frames(self.frames));
+        }
+        if !(self.dt > 0.0 && self.dt <= MAX_DT) {
+            return Err(TrackError::Dt(self.dt));
+        }
+        Ok(())
+    }
+
+    /// The curl-noise field of El Topo's open-sheet scene, stepped by
+    /// `dt`: noise length scale 1.5, potential gain 0.65, acting in the
+    /// ball of radius 4 around (0, 1, 0), which holds the sheet but its
+    /// corners.
+    pub fn field(&self) -> Advection {
+        Advection {
+            dt: self.dt,
+            length_scale: 1.5,
+            gain: 0.65,
+            radius: 4.0,
+            centre: [0.0, 1.0, 0.0],
+        }
+    }
+}
+
+/// The square sheet `[-3, 3]²` in the plane y = 0 with `n × n` vertices
+/// (row-major along x, then z) and every cell split along the same
+/// diagonal; faces face +y.
+pub fn sheet(n: u32) -> TriMesh {
+    let h = 6.0 / (n.max(2) - 1) as f32;
+    let positions = (0..n * n)
+        .map(|i| [-3.0 + (i % n) as f32 * h, 0.0, -3.0 + (i / n) as f32 * h])
+        .collect();
+    let faces = (0..n.saturating_sub(1))
+        .flat_map(|r| (0..n - 1).map(move |c| r * n + c))
+        .flat_map(|v| [[v, v + n, v + 1], [v + 1, v + n, v + n + 1]])
+        .collect();
+    TriMesh { positions, faces }
+}
+
+/// Errors of a tracking run.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackError {
+    /// The grid is too small or too large.
+    #[error("--grid {0}: must be between 2 and {MAX_GRID} vertices per side")]
+    Grid(u32),
+    /// The frame count is out of range.
+    #[error("--frames {0}: must be between 1 and {MAX_FRAMES}")]
+    Frames(u32),
+    /// The time step is not a positive number up to [`MAX_DT`].
+    #[error("--dt {0}: must be above 0 and at most {MAX_DT}")]
+    Dt(f32),
+    /// Building the dynamic mesh failed.
+    #[error(transparent)]
+    Dynamic(#[from] DynamicError),
+    /// A step failed (out of capacity, or no progress).
+    #[error("{step} step of frame {frame}: {source}")]
+    Run {
+        /// The step.
+        step: Step,
+        /// The frame (1-based).
+        frame: u32,
+        /// What went wrong.
+        source: RunError,
+    },
+    /// The per-frame callback failed (writing a frame).
+    #[error("after frame {frame}: {source}")]
+    Hook {
+        /// The frame (1-based).
+        frame: u32,
+        /// What went wrong.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The GPU failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// The steps of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Move the vertices through the velocity field.
+    Advect,
+    /// Split long edges.
+    Split,
+    /// Flip edges to shorter diagonals.
+    Flip,
+    /// Collapse short edges.
+    Collapse,
+    /// Null-space smoothing.
+    Smooth,
+}
+
+impl Step {
+    /// All steps, in order.
+    pub const ALL: [Step; 5] = [
+        Step::Advect,
+        Step::Split,
+        Step::Flip,
+        Step::Collapse,
+        Step::Smooth,
+    ];
+
+    /// The step in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Advect => "advect",
+            Step::Split => "split",
+            Step::Flip => "flip",
+            Step::Collapse => "collapse",
+            Step::Smooth => "smooth",
+        }
+    }
+}
+
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rounds that run every tracking operation (the CPU backend's and the
+/// GPU's do).
+pub trait TrackRounds:
+    Update<SplitLongEdges> + Update<ShorterDiagonal> + Update<CollapseShortEdgesSafely>
+{
+}
+
+impl<R> TrackRounds for R where
+    R: Update<SplitLongEdges> + Update<ShorterDiagonal> + Update<CollapseShortEdgesSafely> + ?Sized
+{
+}
+
+/// What each step did over all frames.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepTotals {
+    /// Seconds per step, in [`Step::ALL`] order (the GPU's included).
+    pub seconds: [f64; 5],
+    /// The split, flip and collapse runs, summed over frames.
+    pub runs: [RunReport; 3],
+}
+
+/// A callback with the frame (1-based) and the mesh after it.
+pub type FrameHook<'a> =
+    &'a mut dyn FnMut(u32, &DynamicMesh) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// Callbacks of a tracking run.
+#[derive(Default)]
+pub struct TrackHooks<'a> {
+    /// Called as each frame starts, with the frame.
+    pub progress: Option<&'a mut dyn FnMut(u32)>,
+    /// Called with the mesh after each frame for which `wants` is true (on
+    /// the GPU that copies the mesh back); its error ends the run.
+    pub after_frame: Option<FrameHook<'a>>,
+    /// Which frames `after_frame` sees (all when `None`).
+    pub wants: Option<&'a dyn Fn(u32) -> bool>,
+}
+
+/// Runs `settings.frames` frames on `runner` with initial mean edge length
+/// `length` (model units).
+///
+/// # Errors
+/// The failing step's [`RunError`] (out of capacity: the message names the
+/// setting to raise), or the hook's error.
+pub fn track_rounds<R: TrackRounds + ?Sized>(
+    runner: &mut R,
+    length: f64,
+    settings: &TrackSettings,
+    hooks: &mut TrackHooks<'_>,
+) -> Result<StepTotals, TrackError> {
+    let l = length as f32;
+    let field = settings.field();
+    let split = SplitLongEdges {
+        max_length: 1.5 * l,
+    };
+    let flip = ShorterDiagonal {
+        max_volume_change: 5e-4 * l * l * l,
+        feature_cos: -2.0,
+    };
+    let collapse = CollapseShortEdgesSafely {
+        min_length: 0.5 * l,
+        max_length: 1.5 * l,
+        feature_cos: -2.0,
+    };
+    let smoothing = Smoothing {
+        step: 1.0,
+        feature_cos: -2.0,
+        rank_ratio: 0.03,
+    };
+    let mut totals = StepTotals::default();
+    for frame in 1..=settings.frames {
+        if let Some(p) = hooks.progress.as_mut() {
+            p(frame);
+        }
+        for (i, step) in Step::ALL.into_iter().enumerate() {
+            let start = Instant::now();
+            let run = match step {
+                Step::Advect => runner.advect(&field).map(|()| None),
+                Step::Split => sweeps(runner, &split, false, None).map(Some),
+                Step::Flip => sweeps(runner, &flip, false, None).map(Some),
+                Step::Collapse => sweeps(runner, &collapse, false, None).map(Some),
+                Step::Smooth => runner.smooth(&smoothing).map(|()| None),
+            }
+            .and_then(|run| runner.status().map(|_| run))
+            .map_err(|source| TrackError::Run {
+                step,
+                frame,
+                source,
+            })?;
+            totals.seconds[i] += start.elapsed().as_secs_f64();
+            if let Some(r) = run {
+                totals.runs[i - 1].add(&r);
+            }
+        }
+        if let Some(f) = hooks.after_frame.as_mut()
+            && hooks.wants.is_none_or(|w| w(frame))
+        {
+            let mesh = runner.mesh().map_err(|source| TrackError::Run {
+                step: Step::Smooth,
+                frame,
+                source,
+            })?;
+            f(frame, mesh).map_err(|source| TrackError::Hook { frame, source })?;
+        }
+    }
+    Ok(totals)
+}
+
+/// What a tracking run did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrackReport {
+    /// The settings run.
+    pub settings: TrackSettings,
+    /// L₀, the initial mean edge length (model units).
+    pub length: f64,
+    /// The initial sheet's statistics against L₀.
+    pub input: Quality,
+    /// The final mesh's statistics against L₀.
+    pub output: Quality,
+    /// Per-step times and counts.
+    pub steps: StepTotals,
+    /// The device that ran it.
+    pub device: String,
+    /// Seconds of the frames (without building the dynamic mesh and
+    /// exporting the result).
+    pub seconds: f64,
+    /// The patch factor used.
+    pub patch_factor: f32,
+    /// Bytes of the dynamic layout (capacity included) per initial face.
+    pub bytes_per_face: f64,
+}
+
+/// Tracks the sheet of `settings.grid` on `backend` and returns the final
+/// mesh with the report. The patch factor is raised to at least
+/// [`MIN_PATCH_FACTOR`].
+///
+/// # Errors
+/// A setting out of range, or a failed step (out of capacity: the message
+/// names the setting to raise).
+pub fn track(
+    settings: &TrackSettings,
+    backend: &Backend,
+    layout: Layout,
+    hooks: &mut TrackHooks<'_>,
+) -> Result<(TriMesh, TrackReport), TrackError> {
+    settings.check()?;
+    let input = sheet(settings.grid);
+    let length = mean_edge_length(&input);
+    let mut factors = layout.factors;
+    factors.patches = factors.patches.max(MIN_PATCH_FACTOR);
+    let mut dynamic = DynamicMesh::new(&input, layout.patch_size, factors)?;
+    let bytes_per_face = dynamic.bytes_per_face();
+    let start = Instant::now();
+    let (steps, device) = match backend {
+        Backend::Cpu(_) => {
+            let mut r = CpuRounds::new(&mut dynamic);
+            (track_rounds(&mut r, length, settings, hooks)?, r.device())
+        }
+        Backend::Cuda(gpu) => {
+            let mut r = CudaRounds::new(gpu, &mut dynamic)?;
+            let steps = track_rounds(&mut r, length, settings, hooks)?;
+            r.mesh().map_err(|source| TrackError::Run {
+                step: Step::Smooth,
+                frame: settings.frames,
+                source,
+            })?;
+            (steps, r.device())
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let output = dynamic.to_mesh();
+    let report = TrackReport {
+        settings: *settings,
+        length,
+        input: Quality::of(&input, length),
+        output: Quality::of(&output, length),
+        steps,
+        device,
+        seconds,
+        patch_factor: factors.patches,
+        bytes_per_face,
+    };
+    Ok((output, report))
+}
+
+impl TrackReport {
+    /// The report as text: the statistics of the initial and final mesh
+    /// against L₀, then per-step times and operation counts.
+    pub fn table(&self) -> String {
+        let s = &self.settings;
+        let mut t = format!(
+            "{}x{} sheet, {} frames of dt {}; L0 = {:.6}; split above 1.5 L0, collapse below 0.5 L0\n",
+            s.grid, s.grid, s.frames, s.dt, self.length
+        );
+        t += &Quality::header();
+        t += &self.input.row("initial");
+        t += &self.output.row("final");
+        for (i, step) in Step::ALL.into_iter().enumerate() {
+            t += &format!("{:<9} {:>9.3} s", step.name(), self.steps.seconds[i]);
+            if let Some(r) = i.checked_sub(1).and_then(|i| self.steps.runs.get(i)) {
+                t += &format!(
+                    "  {:>9} done in {:>5} sweeps, {:>6} rounds; rolled back {:.1} %",
+                    r.flips,
+                    r.sweeps,
+                    r.rounds,
+                    100.0 * r.rollback_fraction()
+                );
+            }
+            t.push('\n');
+        }
+        t += &format!(
+            "total     {:>9.3} s on {} ({:.1} ms per frame, patch factor {:.1})\n",
+            self.seconds,
+            self.device,
+            1e3 * self.seconds / s.frames.max(1) as f64,
+            self.patch_factor
+        );
+        t
+    }
+}
