@@ -210,6 +210,26 @@ enum BenchWhat {
         #[command(flatten)]
         dynamic: DynamicArgs,
     },
+    /// Surface tracking of the curl-noise sheet per grid size: our GPU vs the CPU backend, same frames, with the final mesh's statistics.
+    Track {
+        /// Grid sides (vertices per side) to run.
+        #[arg(long, value_delimiter = ',', default_value = "100,200,500,1000")]
+        grids: Vec<u32>,
+        /// Frames per run.
+        #[arg(long, default_value_t = 100)]
+        frames: u32,
+        /// Time per frame.
+        #[arg(long, default_value_t = 0.05)]
+        dt: f32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Largest initial sheet (faces) the CPU backend runs.
+        #[arg(long, default_value_t = 2_000_000)]
+        cpu_max_faces: usize,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
     /// Delaunay edge flips: our GPU vs the CPU backend vs a serial flipper, rollback fraction, VV before/after.
     Delaunay {
         /// Input meshes; the bundled mesh when omitted.
@@ -377,6 +397,44 @@ fn run(cli: Cli) -> Result<()> {
                     dynamic,
                 },
         } => bench_delaunay(&meshes, &subdivisions, reps, cpu_max_faces, &dynamic),
+        Command::Bench {
+            what:
+                BenchWhat::Track {
+                    grids,
+                    frames,
+                    dt,
+                    reps,
+                    cpu_max_faces,
+                    dynamic,
+                },
+        } => {
+            let settings = TrackSettings {
+                frames,
+                dt,
+                ..TrackSettings::default()
+            };
+            for &grid in &grids {
+                TrackSettings { grid, ..settings }.check()?;
+            }
+            let backend = backend(dynamic.device)?;
+            let layout = Layout {
+                patch_size: dynamic.patch_size,
+                factors: dynamic.factors(),
+            };
+            let pb = spinner();
+            let bench = cavity::bench::track::track_bench(
+                &grids,
+                &settings,
+                layout,
+                reps,
+                cpu_max_faces,
+                &backend,
+                |m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            print!("{}", bench.table());
+            Ok(())
+        }
     }
 }
 

@@ -18,9 +18,13 @@ parameters! {
     /// One advection step through the curl-noise field `v = ∇ × (0, 0, ψ)`
     /// with potential `ψ(p) = gain · s(p) · N(p / length_scale + offset)`:
     /// `N` is a gradient noise (Perlin 2002, quintic fade, the twelve
-    /// cube-edge gradients) and `s` falls off linearly from 1 at `centre`
-    /// to 0 at distance `radius`, so the field vanishes outside that ball.
-    /// `v` has no z component. Units: model units and time units.
+    /// cube-edge gradients) and `s` falls off from 1 at `centre` to 0 at
+    /// distance `radius` as a smoothstep, so the field vanishes outside
+    /// that ball and is continuous at its rim (El Topo's linear falloff
+    /// makes it jump there: vertices crossing the rim stop dead, and the
+    /// sheet's boundary, which no collapse shortens, piles up into
+    /// zero-length edges). `v` has no z component. Units: model units and
+    /// time units.
     pub struct Advection {
         /// Time step of the step (one fourth-order Runge-Kutta step).
         pub dt: f32,
@@ -119,8 +123,15 @@ pub fn potential(p: [f32; 3], field: &Advection) -> f32 {
     if distance >= field.radius {
         return 0.0;
     }
-    let falloff = (field.radius - distance) / field.radius;
-    field.gain * falloff * noise(noise_point(p, field)).0
+    field.gain * falloff(distance, field).0 * noise(noise_point(p, field)).0
+}
+
+/// The falloff `s` at `distance` from the centre (inside the ball) and its
+/// derivative along the distance: the smoothstep `u² (3 - 2u)` of `u =
+/// (radius - distance) / radius`.
+fn falloff(distance: f32, field: &Advection) -> (f32, f32) {
+    let u = (field.radius - distance) / field.radius;
+    (u * u * (3.0 - 2.0 * u), -6.0 * u * (1.0 - u) / field.radius)
 }
 
 /// The velocity at `p`: `(∂ψ/∂y, -∂ψ/∂x, 0)`, with the derivatives of
@@ -131,17 +142,17 @@ pub fn velocity(p: [f32; 3], field: &Advection) -> [f32; 3] {
     if distance >= field.radius {
         return [0.0; 3];
     }
-    let falloff = (field.radius - distance) / field.radius;
+    let (s, slope) = falloff(distance, field);
     let (n, dn) = noise(noise_point(p, field));
-    // ∇ψ = gain (∇s · N + s ∇N / length_scale), ∇s = -r / (radius |r|).
+    // ∇ψ = gain (∇s · N + s ∇N / length_scale), ∇s = s' r / |r|.
     let ds = |k: usize| {
         if distance > 0.0 {
-            -r[k] / (field.radius * distance)
+            slope * r[k] / distance
         } else {
             0.0
         }
     };
-    let dpsi = |k: usize| field.gain * (ds(k) * n + falloff * dn[k] / field.length_scale);
+    let dpsi = |k: usize| field.gain * (ds(k) * n + s * dn[k] / field.length_scale);
     [dpsi(1), -dpsi(0), 0.0]
 }
 
