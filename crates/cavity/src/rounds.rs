@@ -78,9 +78,11 @@ impl RunReport {
 
 /// Runs sweeps of `app` on `runner` until a sweep fills no cavity.
 /// With `changed_only`, a sweep after the first visits only the patches
-/// that changed in the previous one (right when an application's
-/// candidates change only through their patch's own commits, as the
-/// Delaunay flips'). `after_round` sees the mesh after every round's
+/// flagged `CHANGED` in the previous one (right when whether an element is
+/// a candidate depends only on the positions, which no sweep moves, and on
+/// the elements its patch holds, as for the Delaunay flips, the splits and
+/// the collapses; not for the valence flips, which read the valences of
+/// vertices another patch owns). `after_round` sees the mesh after every round's
 /// cleanup when given (on the GPU that copies the mesh back every round).
 pub fn sweeps<A: CavityApp, R: Update<A> + ?Sized>(
     runner: &mut R,

@@ -270,9 +270,9 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
             let start = Instant::now();
             let run = match step {
                 Step::Advect => runner.advect(&field).map(|()| None),
-                Step::Split => sweeps(runner, &split, false, None).map(Some),
-                Step::Flip => sweeps(runner, &flip, false, None).map(Some),
-                Step::Collapse => sweeps(runner, &collapse, false, None).map(Some),
+                Step::Split => sweeps(runner, &split, true, None).map(Some),
+                Step::Flip => sweeps(runner, &flip, true, None).map(Some),
+                Step::Collapse => sweeps(runner, &collapse, true, None).map(Some),
                 Step::Smooth => runner.smooth(&smoothing).map(|()| None),
             }
             .and_then(|run| runner.status().map(|_| run))

@@ -99,7 +99,7 @@ fn repoint<B: Block>(block: &B, mesh: &DynMesh, p: u32) -> bool {
                 }
             };
             if !live || (q, lq) != (q0, l0) {
-                mesh.flags.fetch_or(p, flag::TOUCHED);
+                mesh.flags.fetch_or(p, flag::TOUCHED | flag::CHANGED);
             }
             if !live {
                 mesh.set_bit(p, kind, true, l, false);

@@ -50,9 +50,11 @@ pub mod flag {
     /// The calibration changed the patch's ribbon (an entry re-pointed or
     /// a copy of a deleted element dropped): the compaction must visit it.
     pub const TOUCHED: u32 = 4;
-    /// The patch committed, or a fill-in declined, in this sweep: its
-    /// owned elements may have new candidates (kept across rounds; the
-    /// host clears it when it enqueues the next sweep).
+    /// In this sweep the patch committed, a fill-in or a predicate of it
+    /// declined or deferred, a neighbour took elements from it, or its
+    /// ribbon changed (an entry re-pointed or dropped): whatever its
+    /// candidates depend on within its view may have changed (kept across
+    /// rounds; the host clears it when it enqueues the next sweep).
     pub const CHANGED: u32 = 8;
     /// A sweep began since the patch last stored its declined seeds: they
     /// are stale (set for every patch by the host when it enqueues a sweep,

@@ -273,7 +273,7 @@ pub fn migrate<B: Block>(
             if work.ctl.bit(CTL_LOCKED * 32 + s) {
                 let q = copy.stash.get(s);
                 if !failed {
-                    mesh.flags.fetch_or(q, flag::DIRTY);
+                    mesh.flags.fetch_or(q, flag::DIRTY | flag::CHANGED);
                     block.shared_set_bit(work.ctl, CTL_TAKEN * 32 + s);
                 }
                 lock::unlock(mesh.locks, q);

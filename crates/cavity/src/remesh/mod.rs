@@ -260,8 +260,8 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
             }
             let start = Instant::now();
             let run = match phase {
-                Phase::Split => sweeps(runner, &split, false, None).map(Some),
-                Phase::Collapse => sweeps(runner, &collapse, false, None).map(Some),
+                Phase::Split => sweeps(runner, &split, true, None).map(Some),
+                Phase::Collapse => sweeps(runner, &collapse, true, None).map(Some),
                 Phase::Flip => sweeps(runner, &flip, false, None).map(Some),
                 Phase::Smooth => (0..settings.smoothing_steps)
                     .try_for_each(|_| runner.smooth(&smoothing))
