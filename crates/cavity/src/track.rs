@@ -29,7 +29,7 @@ use crate::TriMesh;
 use crate::backend::cuda::CudaRounds;
 use crate::backend::{Backend, BackendError};
 use crate::dynamic::{DynamicError, DynamicMesh};
-use crate::remesh::{Layout, Quality, mean_edge_length};
+use crate::remesh::{Layout, Quality, kernel_line, mean_edge_length};
 use crate::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
 
 /// What to track and how long.
@@ -322,6 +322,9 @@ pub struct TrackReport {
     pub patch_factor: f32,
     /// Bytes of the dynamic layout (capacity included) per initial face.
     pub bytes_per_face: f64,
+    /// On the GPU, seconds in the update, calibration and compaction
+    /// kernels of all rounds (CUDA events around each launch).
+    pub kernel_seconds: Option<[f64; 3]>,
 }
 
 /// Tracks the sheet of `settings.grid` on `backend` and returns the final
@@ -345,10 +348,14 @@ pub fn track(
     let mut dynamic = DynamicMesh::new(&input, layout.patch_size, factors)?;
     let bytes_per_face = dynamic.bytes_per_face();
     let start = Instant::now();
-    let (steps, device) = match backend {
+    let (steps, device, kernel_seconds) = match backend {
         Backend::Cpu(_) => {
             let mut r = CpuRounds::new(&mut dynamic);
-            (track_rounds(&mut r, length, settings, hooks)?, r.device())
+            (
+                track_rounds(&mut r, length, settings, hooks)?,
+                r.device(),
+                None,
+            )
         }
         Backend::Cuda(gpu) => {
             let mut r = CudaRounds::new(gpu, &mut dynamic)?;
@@ -358,7 +365,7 @@ pub fn track(
                 frame: settings.frames,
                 source,
             })?;
-            (steps, r.device())
+            (steps, r.device(), Some(r.kernel_ms().map(|ms| ms / 1e3)))
         }
     };
     let seconds = start.elapsed().as_secs_f64();
@@ -373,6 +380,7 @@ pub fn track(
         seconds,
         patch_factor: factors.patches,
         bytes_per_face,
+        kernel_seconds,
     };
     Ok((output, report))
 }
@@ -409,6 +417,7 @@ impl TrackReport {
             1e3 * self.seconds / s.frames.max(1) as f64,
             self.patch_factor
         );
+        t += &kernel_line(self.kernel_seconds);
         t
     }
 }

@@ -319,6 +319,9 @@ pub struct RemeshReport {
     pub patch_factor: f32,
     /// Bytes of the dynamic layout (capacity included) per input face.
     pub bytes_per_face: f64,
+    /// On the GPU, seconds in the update, calibration and compaction
+    /// kernels of all rounds (CUDA events around each launch).
+    pub kernel_seconds: Option<[f64; 3]>,
 }
 
 /// Remeshes `input` on `backend` and returns the result with its report.
@@ -351,10 +354,14 @@ pub fn remesh(
     let mut dynamic = DynamicMesh::new(input, layout.patch_size, factors)?;
     let bytes_per_face = dynamic.bytes_per_face();
     let start = Instant::now();
-    let (phases, device) = match backend {
+    let (phases, device, kernel_seconds) = match backend {
         Backend::Cpu(_) => {
             let mut r = CpuRounds::new(&mut dynamic);
-            (remesh_rounds(&mut r, length, settings, hooks)?, r.device())
+            (
+                remesh_rounds(&mut r, length, settings, hooks)?,
+                r.device(),
+                None,
+            )
         }
         Backend::Cuda(gpu) => {
             let mut r = CudaRounds::new(gpu, &mut dynamic)?;
@@ -364,7 +371,7 @@ pub fn remesh(
                 iteration: settings.iterations,
                 source,
             })?;
-            (phases, r.device())
+            (phases, r.device(), Some(r.kernel_ms().map(|ms| ms / 1e3)))
         }
     };
     let seconds = start.elapsed().as_secs_f64();
@@ -378,8 +385,16 @@ pub fn remesh(
         seconds,
         patch_factor: factors.patches,
         bytes_per_face,
+        kernel_seconds,
     };
     Ok((output, report))
+}
+
+/// The GPU kernel times of a run as a report line (empty off the GPU).
+pub(crate) fn kernel_line(seconds: Option<[f64; 3]>) -> String {
+    seconds.map_or(String::new(), |[u, c, k]| {
+        format!("GPU kernels: update {u:.3} s, calibration {c:.3} s, compaction {k:.3} s\n")
+    })
 }
 
 /// Total face area of `mesh` (model units squared).
@@ -444,6 +459,7 @@ impl RemeshReport {
             "total     {:>9.3} s on {} (patch factor {:.1})\n",
             self.seconds, self.device, self.patch_factor
         );
+        s += &kernel_line(self.kernel_seconds);
         s
     }
 }
