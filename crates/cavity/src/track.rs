@@ -54,8 +54,9 @@ impl Default for TrackSettings {
     }
 }
 
-/// Largest grid accepted (10⁸ vertices).
-pub const MAX_GRID: u32 = 10_000;
+/// Largest grid accepted: 5·10⁷ faces, whose dynamic layout (about 660
+/// bytes per face with the room to grow) takes about 33 GB.
+pub const MAX_GRID: u32 = 5_000;
 /// Most frames accepted.
 pub const MAX_FRAMES: u32 = 100_000;
 /// Smallest patch factor a run uses: the sheet's area about doubles over
