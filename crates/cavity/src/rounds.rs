@@ -20,6 +20,38 @@ use crate::backend::BackendError;
 use crate::backend::cpu::CpuBackend;
 use crate::dynamic::DynamicMesh;
 
+/// Declares the steps of an application's loop (remeshing's phases,
+/// tracking's steps): a plain enum with `ALL` (in order), `name()` and
+/// `Display`.
+macro_rules! steps {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name { $($(#[$vmeta])* $variant),+ }
+
+        impl $name {
+            /// All of them, in order.
+            pub const ALL: [$name; [$($text),+].len()] = [$($name::$variant),+];
+
+            /// In words.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+pub(crate) use steps;
+
 /// Most update rounds per sweep before the run is declared stuck.
 pub const MAX_ROUNDS: u32 = 10_000;
 /// Most sweeps.

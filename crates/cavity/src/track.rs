@@ -151,46 +151,19 @@ pub enum TrackError {
     Backend(#[from] BackendError),
 }
 
-/// The steps of a frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    /// Move the vertices through the velocity field.
-    Advect,
-    /// Split long edges.
-    Split,
-    /// Flip edges to shorter diagonals.
-    Flip,
-    /// Collapse short edges.
-    Collapse,
-    /// Null-space smoothing.
-    Smooth,
-}
-
-impl Step {
-    /// All steps, in order.
-    pub const ALL: [Step; 5] = [
-        Step::Advect,
-        Step::Split,
-        Step::Flip,
-        Step::Collapse,
-        Step::Smooth,
-    ];
-
-    /// The step in words.
-    pub fn name(self) -> &'static str {
-        match self {
-            Step::Advect => "advect",
-            Step::Split => "split",
-            Step::Flip => "flip",
-            Step::Collapse => "collapse",
-            Step::Smooth => "smooth",
-        }
-    }
-}
-
-impl std::fmt::Display for Step {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+crate::rounds::steps! {
+    /// The steps of a frame.
+    pub enum Step {
+        /// Move the vertices through the velocity field.
+        Advect => "advect",
+        /// Split long edges.
+        Split => "split",
+        /// Flip edges to shorter diagonals.
+        Flip => "flip",
+        /// Collapse short edges.
+        Collapse => "collapse",
+        /// Null-space smoothing.
+        Smooth => "smooth",
     }
 }
 

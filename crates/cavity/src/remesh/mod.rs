@@ -149,37 +149,17 @@ pub enum RemeshError {
     Backend(#[from] BackendError),
 }
 
-/// The four phases of an iteration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    /// Split long edges.
-    Split,
-    /// Collapse short edges.
-    Collapse,
-    /// Flip edges to even valences.
-    Flip,
-    /// Tangential smoothing.
-    Smooth,
-}
-
-impl Phase {
-    /// All phases, in order.
-    pub const ALL: [Phase; 4] = [Phase::Split, Phase::Collapse, Phase::Flip, Phase::Smooth];
-
-    /// The phase in words.
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Split => "split",
-            Phase::Collapse => "collapse",
-            Phase::Flip => "flip",
-            Phase::Smooth => "smooth",
-        }
-    }
-}
-
-impl std::fmt::Display for Phase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+crate::rounds::steps! {
+    /// The four phases of an iteration.
+    pub enum Phase {
+        /// Split long edges.
+        Split => "split",
+        /// Collapse short edges.
+        Collapse => "collapse",
+        /// Flip edges to even valences.
+        Flip => "flip",
+        /// Tangential smoothing.
+        Smooth => "smooth",
     }
 }
 
