@@ -4,12 +4,9 @@
 //! unchanged and every input vertex is kept.
 
 use cavity::TriMesh;
-use cavity::backend::Backend;
-use cavity::backend::cuda::CudaRounds;
 use cavity::delaunay::flip_edges;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::rounds::{CpuRounds, Rounds};
 use cavity_device::delaunay::cotangent;
 use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
 use proptest::prelude::*;
@@ -74,18 +71,10 @@ fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
     let manifold = dynamic.validate(true).is_ok();
     dynamic.validate(false).expect("valid before");
     let mut check = validate_each_round(manifold);
-    let report = match test_backend() {
-        Backend::Cpu(_) => {
-            let mut r = CpuRounds::new(&mut dynamic);
-            flip_edges(&mut r, Some(&mut check)).expect("flips")
-        }
-        Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(&gpu, &mut dynamic).expect("GPU rounds");
-            let rep = flip_edges(&mut r, Some(&mut check)).expect("flips");
-            r.mesh().expect("copy back");
-            rep
-        }
-    };
+    let report = test_backend()
+        .run_rounds(&mut dynamic, |r| flip_edges(r, Some(&mut check)), |e| e)
+        .expect("flips")
+        .value;
     let out = dynamic.to_mesh();
     let after = ReferenceMesh::new(&out).expect("valid output");
     assert_eq!(out.faces.len(), input.faces.len());

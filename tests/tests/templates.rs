@@ -14,12 +14,10 @@
 //! `TEST_WORKERS` sets the CPU backend's workers (default 4).
 
 use cavity::TriMesh;
-use cavity::backend::Backend;
-use cavity::backend::cuda::{CudaApp, CudaRounds};
+use cavity::backend::cuda::CudaApp;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::remesh::RemeshRounds;
-use cavity::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
+use cavity::rounds::{AnyRounds, RunError, RunReport, Update, sweeps};
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
@@ -46,7 +44,7 @@ fn run<A: CudaApp + Sync + Send>(
     manifold: bool,
 ) -> (RunReport, TriMesh)
 where
-    for<'x> dyn TestRounds + 'x: Update<A>,
+    for<'x> dyn AnyRounds + 'x: Update<A>,
 {
     run_with(input, patch_size, ROOMY, app, manifold)
 }
@@ -59,7 +57,7 @@ fn run_with<A: CudaApp + Sync + Send>(
     manifold: bool,
 ) -> (RunReport, TriMesh)
 where
-    for<'x> dyn TestRounds + 'x: Update<A>,
+    for<'x> dyn AnyRounds + 'x: Update<A>,
 {
     try_run(input, patch_size, factors, app, manifold).expect("run")
 }
@@ -75,39 +73,12 @@ fn try_run<A: CudaApp + Sync + Send>(
     manifold: bool,
 ) -> Result<(RunReport, TriMesh), RunError>
 where
-    for<'x> dyn TestRounds + 'x: Update<A>,
+    for<'x> dyn AnyRounds + 'x: Update<A>,
 {
     let mut check = validate_each_round(manifold);
     with_rounds(input, patch_size, factors, manifold, |r| {
         sweeps(r, &app, false, Some(&mut check))
     })
-}
-
-/// Rounds running every application of these tests (both backends'
-/// rounds do).
-trait TestRounds:
-    RemeshRounds
-    + Update<ShorterDiagonal>
-    + Update<SplitLargeFaces>
-    + Update<CollapseShortEdges>
-    + Update<DeleteVerticesInBall>
-    + Update<DeleteEdgesInBall>
-    + Update<DeleteFacesInBall>
-    + Update<RefineFaceNeighbourhood>
-{
-}
-
-impl<R> TestRounds for R where
-    R: RemeshRounds
-        + Update<ShorterDiagonal>
-        + Update<SplitLargeFaces>
-        + Update<CollapseShortEdges>
-        + Update<DeleteVerticesInBall>
-        + Update<DeleteEdgesInBall>
-        + Update<DeleteFacesInBall>
-        + Update<RefineFaceNeighbourhood>
-        + ?Sized
-{
 }
 
 /// Runs `work` on rounds over `input` on the test backend (four racing
@@ -118,7 +89,7 @@ fn with_rounds(
     patch_size: u32,
     factors: CapacityFactors,
     manifold: bool,
-    work: impl FnOnce(&mut dyn TestRounds) -> Result<RunReport, RunError> + Send,
+    work: impl FnOnce(&mut dyn AnyRounds) -> Result<RunReport, RunError> + Send,
 ) -> Result<(RunReport, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let pool = rayon::ThreadPoolBuilder::new()
@@ -130,15 +101,10 @@ fn with_rounds(
         )
         .build()
         .expect("pool");
-    let result = match test_backend() {
-        Backend::Cpu(_) => pool.install(|| work(&mut CpuRounds::new(&mut dynamic))),
-        Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(&gpu, &mut dynamic).expect("GPU rounds");
-            let result = work(&mut r);
-            r.mesh().expect("copy back");
-            result
-        }
-    };
+    let backend = test_backend();
+    let result = pool
+        .install(|| backend.run_rounds(&mut dynamic, work, |e| e))
+        .map(|ran| ran.value);
     match result {
         Ok(report) => Ok((report, dynamic.to_mesh())),
         Err(e @ RunError::Fatal(_)) => {

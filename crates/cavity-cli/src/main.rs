@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use cavity::backend::cuda::CudaRounds;
 use cavity::backend::{Backend, DeviceChoice, positions_by_handle};
 use cavity::delaunay::{FlipReport, flip_edges};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
@@ -19,7 +18,6 @@ use cavity::io::{Format, read_mesh, read_mesh_from, write_mesh};
 use cavity::patcher::DEFAULT_PATCH_SIZE;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
-use cavity::rounds::{CpuRounds, Rounds};
 use cavity::track::{TrackHooks, TrackSettings};
 use cavity::{Kind, PatchedMesh, TriMesh};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -547,19 +545,12 @@ fn bench_queries(
 /// Runs the Delaunay flips of `mesh` on `backend`; returns the report and
 /// the device's name.
 fn run_flips(mesh: &mut DynamicMesh, backend: &Backend) -> Result<(FlipReport, String)> {
-    Ok(match backend {
-        Backend::Cpu(_) => {
-            let mut r = CpuRounds::new(mesh);
-            let device = r.device();
-            (flip_edges(&mut r, None)?, device)
-        }
-        Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(gpu, mesh)?;
-            let report = flip_edges(&mut r, None)?;
-            r.mesh()?;
-            (report, r.device())
-        }
-    })
+    let ran = backend.run_rounds::<_, Box<dyn std::error::Error>>(
+        mesh,
+        |r| Ok(flip_edges(r, None)?),
+        Into::into,
+    )?;
+    Ok((ran.value, ran.device))
 }
 
 /// Parses `--length`: a number, or a number followed by `x` (relative).

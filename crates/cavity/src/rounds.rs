@@ -10,11 +10,17 @@
 
 use std::time::Instant;
 
+use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{NO_PATCH, flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::Smoothing;
-use cavity_device::track::Advection;
+use cavity_device::operations::{
+    CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
+    RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
+};
+use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
+use cavity_device::track::{Advection, ShorterDiagonal};
 
 use crate::backend::BackendError;
 use crate::backend::cpu::CpuBackend;
@@ -106,6 +112,33 @@ impl RunReport {
         self.patches = r.patches;
         self.seconds += r.seconds;
     }
+}
+
+/// Declares [`AnyRounds`] over the given applications.
+macro_rules! any_rounds {
+    ($($app:ty),+ $(,)?) => {
+        /// Rounds of every application with a GPU update kernel: what both
+        /// backends implement, so one driver body (remeshing, tracking, the
+        /// Delaunay flips, the tests) serves both as `&mut dyn AnyRounds`
+        /// (see `Backend::run_rounds`).
+        pub trait AnyRounds: $(Update<$app> +)+ {}
+
+        impl<R> AnyRounds for R where R: $(Update<$app> +)+ ?Sized {}
+    };
+}
+
+any_rounds! {
+    Delaunay,
+    SplitLongEdges,
+    SplitLargeFaces,
+    CollapseShortEdges,
+    DeleteVerticesInBall,
+    DeleteEdgesInBall,
+    DeleteFacesInBall,
+    RefineFaceNeighbourhood,
+    ImproveValence,
+    CollapseShortEdgesSafely,
+    ShorterDiagonal,
 }
 
 /// Runs sweeps of `app` on `runner` until a sweep fills no cavity.

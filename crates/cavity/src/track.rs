@@ -26,11 +26,10 @@ use cavity_device::remesh::CollapseShortEdgesSafely;
 pub use cavity_device::track::{Advection, ShorterDiagonal};
 
 use crate::TriMesh;
-use crate::backend::cuda::CudaRounds;
 use crate::backend::{Backend, BackendError};
 use crate::dynamic::{DynamicError, DynamicMesh};
 use crate::remesh::{Layout, Quality, kernel_line, mean_edge_length};
-use crate::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
+use crate::rounds::{RunError, RunReport, Update, sweeps};
 
 /// What to track and how long.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -322,26 +321,15 @@ pub fn track(
     let mut dynamic = DynamicMesh::new(&input, layout.patch_size, factors)?;
     let bytes_per_face = dynamic.bytes_per_face();
     let start = Instant::now();
-    let (steps, device, kernel_seconds) = match backend {
-        Backend::Cpu(_) => {
-            let mut r = CpuRounds::new(&mut dynamic);
-            (
-                track_rounds(&mut r, length, settings, hooks)?,
-                r.device(),
-                None,
-            )
-        }
-        Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(gpu, &mut dynamic)?;
-            let steps = track_rounds(&mut r, length, settings, hooks)?;
-            r.mesh().map_err(|source| TrackError::Run {
-                step: Step::Smooth,
-                frame: settings.frames,
-                source,
-            })?;
-            (steps, r.device(), Some(r.kernel_ms().map(|ms| ms / 1e3)))
-        }
-    };
+    let ran = backend.run_rounds(
+        &mut dynamic,
+        |r| track_rounds(r, length, settings, hooks),
+        |source| TrackError::Run {
+            step: Step::Smooth,
+            frame: settings.frames,
+            source,
+        },
+    )?;
     let seconds = start.elapsed().as_secs_f64();
     let output = dynamic.to_mesh();
     let report = TrackReport {
@@ -349,12 +337,12 @@ pub fn track(
         length,
         input: Quality::of(&input, length),
         output: Quality::of(&output, length),
-        steps,
-        device,
+        steps: ran.value,
+        device: ran.device,
         seconds,
         patch_factor: factors.patches,
         bytes_per_face,
-        kernel_seconds,
+        kernel_seconds: ran.kernel_seconds,
     };
     Ok((output, report))
 }

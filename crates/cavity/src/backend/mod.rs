@@ -12,7 +12,9 @@ use std::str::FromStr;
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
 
+use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
+use crate::rounds::{AnyRounds, CpuRounds, RunError};
 
 /// Which backend to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,6 +82,19 @@ impl fmt::Debug for Backend {
     }
 }
 
+/// What a driver run on a backend's rounds gave (see
+/// [`Backend::run_rounds`]).
+#[derive(Clone, Debug)]
+pub struct OnRounds<T> {
+    /// The driver's result.
+    pub value: T,
+    /// The device that ran it.
+    pub device: String,
+    /// On the GPU, seconds in the update, calibration and compaction
+    /// kernels (CUDA events around each launch).
+    pub kernel_seconds: Option<[f64; 3]>,
+}
+
 /// A query's result over all owned source elements, by source handle:
 /// row `h` is `values[offsets[h]..offsets[h + 1]]`, in global handles.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +125,41 @@ impl QueryResult {
 }
 
 impl Backend {
+    /// Runs `driver` on this backend's rounds over `mesh` and leaves the
+    /// result in `mesh` (the GPU copies it back; `copy_back` turns a failed
+    /// copy into the driver's error).
+    ///
+    /// # Errors
+    /// The driver's error, a failed upload, or the failed copy back.
+    pub fn run_rounds<T, E: From<BackendError>>(
+        &self,
+        mesh: &mut DynamicMesh,
+        driver: impl FnOnce(&mut dyn AnyRounds) -> Result<T, E>,
+        copy_back: impl FnOnce(RunError) -> E,
+    ) -> Result<OnRounds<T>, E> {
+        match self {
+            Backend::Cpu(_) => {
+                let mut r = CpuRounds::new(mesh);
+                let value = driver(&mut r)?;
+                Ok(OnRounds {
+                    value,
+                    device: crate::rounds::Rounds::device(&r),
+                    kernel_seconds: None,
+                })
+            }
+            Backend::Cuda(gpu) => {
+                let mut r = cuda::CudaRounds::new(gpu, mesh)?;
+                let value = driver(&mut r)?;
+                crate::rounds::Rounds::mesh(&mut r).map_err(copy_back)?;
+                Ok(OnRounds {
+                    value,
+                    device: crate::rounds::Rounds::device(&r),
+                    kernel_seconds: Some(r.kernel_ms().map(|ms| ms / 1e3)),
+                })
+            }
+        }
+    }
+
     /// Picks a backend. Returns it and a sentence saying what was chosen and
     /// why (for auto without a GPU: the reason and the fallback).
     pub fn select(choice: DeviceChoice) -> Result<(Backend, String), BackendError> {

@@ -27,10 +27,9 @@ pub use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 pub use quality::{Quality, mean_edge_length};
 
 use crate::TriMesh;
-use crate::backend::cuda::CudaRounds;
 use crate::backend::{Backend, BackendError};
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
-use crate::rounds::{CpuRounds, Rounds, RunError, RunReport, Update, sweeps};
+use crate::rounds::{RunError, RunReport, Update, sweeps};
 
 /// The target edge length L.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -334,38 +333,27 @@ pub fn remesh(
     let mut dynamic = DynamicMesh::new(input, layout.patch_size, factors)?;
     let bytes_per_face = dynamic.bytes_per_face();
     let start = Instant::now();
-    let (phases, device, kernel_seconds) = match backend {
-        Backend::Cpu(_) => {
-            let mut r = CpuRounds::new(&mut dynamic);
-            (
-                remesh_rounds(&mut r, length, settings, hooks)?,
-                r.device(),
-                None,
-            )
-        }
-        Backend::Cuda(gpu) => {
-            let mut r = CudaRounds::new(gpu, &mut dynamic)?;
-            let phases = remesh_rounds(&mut r, length, settings, hooks)?;
-            r.mesh().map_err(|source| RemeshError::Run {
-                phase: Phase::Smooth,
-                iteration: settings.iterations,
-                source,
-            })?;
-            (phases, r.device(), Some(r.kernel_ms().map(|ms| ms / 1e3)))
-        }
-    };
+    let ran = backend.run_rounds(
+        &mut dynamic,
+        |r| remesh_rounds(r, length, settings, hooks),
+        |source| RemeshError::Run {
+            phase: Phase::Smooth,
+            iteration: settings.iterations,
+            source,
+        },
+    )?;
     let seconds = start.elapsed().as_secs_f64();
     let output = dynamic.to_mesh();
     let report = RemeshReport {
         length,
         input: Quality::of(input, length),
         output: Quality::of(&output, length),
-        phases,
-        device,
+        phases: ran.value,
+        device: ran.device,
         seconds,
         patch_factor: factors.patches,
         bytes_per_face,
-        kernel_seconds,
+        kernel_seconds: ran.kernel_seconds,
     };
     Ok((output, report))
 }
