@@ -501,3 +501,30 @@ fn stash_entries_are_checked() {
         )
     );
 }
+
+proptest::proptest! {
+    /// The scheduler's patch ranks are a strict total order in every round
+    /// (so of any queued neighbours exactly one outranks the rest), and the
+    /// order changes between rounds.
+    #[test]
+    fn patch_ranks_are_a_strict_order_per_round(
+        p in 0u32..100_000, q in 0u32..100_000, r in 0u32..100_000, salt: u32,
+    ) {
+        use cavity_device::dynamic::scheduler::outranks;
+        proptest::prop_assert!(!outranks(p, p, salt));
+        if p != q {
+            proptest::prop_assert!(outranks(p, q, salt) != outranks(q, p, salt));
+        }
+        if outranks(p, q, salt) && outranks(q, r, salt) {
+            proptest::prop_assert!(outranks(p, r, salt));
+        }
+    }
+}
+
+/// Over many rounds, each of two neighbours goes first about half the time.
+#[test]
+fn patch_ranks_vary_between_rounds() {
+    use cavity_device::dynamic::scheduler::outranks;
+    let first = (0..1000).filter(|&salt| outranks(7, 8, salt)).count();
+    assert!((350..650).contains(&first), "patch 7 outranks 8 in {first} of 1000 rounds");
+}

@@ -301,8 +301,10 @@ pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
     let mut queued = 0;
     mesh.queue.fill(NO_PATCH);
     for p in 0..n {
+        mesh.flags[p] &= !flag::QUEUED;
         if !changed_only || mesh.flags[p] & flag::CHANGED != 0 {
             mesh.queue[queued] = p as u32;
+            mesh.flags[p] |= flag::QUEUED;
             queued += 1;
         }
         mesh.flags[p] &= !flag::CHANGED;

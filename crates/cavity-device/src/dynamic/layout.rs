@@ -60,6 +60,11 @@ pub mod flag {
     /// are stale (set for every patch by the host when it enqueues a sweep,
     /// and on both halves of a slicing).
     pub const NEW_SWEEP: u32 = 16;
+    /// The patch is queued and no block has begun on it (set when it is
+    /// enqueued, cleared once a block holds its lock and starts): with its
+    /// lock word, this tells a neighbour that the patch competes in the
+    /// round (see `scheduler::outranks`).
+    pub const QUEUED: u32 = 32;
 }
 
 /// Global counters in [`RawDynamicMesh::stats`].

@@ -12,10 +12,11 @@ use super::global::GlobalU32;
 /// The lock word of a free patch.
 pub const FREE: u32 = 0;
 /// Tries against a holder with a larger patch id.
-const PATIENT_TRIES: u32 = 64;
-/// Longest single wait, in nanoseconds (the patient tries then wait a few
-/// milliseconds in all: long enough for the holder to finish its patch).
-const MAX_WAIT: u32 = 1 << 16;
+const PATIENT_TRIES: u32 = 16;
+/// Longest single wait, in nanoseconds (the patient tries wait about 45 µs
+/// in all: long enough for a neighbour's expansion, not for a neighbour's
+/// whole processing, which the scheduler keeps out of the round).
+const MAX_WAIT: u32 = 1 << 12;
 /// Tries against a holder with a smaller patch id.
 const IMPATIENT_TRIES: u32 = 4;
 

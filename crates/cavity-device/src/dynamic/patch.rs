@@ -8,7 +8,10 @@ use crate::layout::{FE_REVERSED, Kind};
 
 use super::global::{GlobalU16, GlobalU32};
 use super::hash::{self, Slots};
-use super::layout::{COUNT_STASH, COUNT_WORDS, Capacity, NO_PATCH, RawDynamicMesh, STASH_SIZE};
+use super::layout::{
+    COUNT_STASH, COUNT_WORDS, Capacity, NO_PATCH, RawDynamicMesh, STASH_SIZE, flag,
+};
+use super::{lock, scheduler};
 
 /// The global arrays of the dynamic mesh, typed (see [`RawDynamicMesh`]).
 #[derive(Clone, Copy)]
@@ -111,6 +114,20 @@ impl DynMesh {
             words: self.hash,
             base: p * self.cap.hash_stride() + kind as u32 * self.cap.table_words(),
         }
+    }
+
+    /// Enqueues patch `p` for a later round and flags it queued.
+    #[inline(always)]
+    pub fn enqueue(&self, p: u32) {
+        self.flags.fetch_or(p, flag::QUEUED);
+        scheduler::push(self.queue, self.queue_state, self.cap.patches, p);
+    }
+
+    /// Whether patch `q` competes in this round: queued, or locked (being
+    /// processed, or expanded into).
+    #[inline(always)]
+    pub fn competes(&self, q: u32) -> bool {
+        self.flags.load(q) & flag::QUEUED != 0 || self.locks.load(q) != lock::FREE
     }
 
     /// Owner (patch, local) of local `l` of `kind` in patch `p` by one hop

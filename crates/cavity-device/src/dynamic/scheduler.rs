@@ -4,6 +4,11 @@
 //! taken, or a neighbour changed in this round) is enqueued again; the host
 //! relaunches until the queue is empty.
 //!
+//! The scheduler avoids processing neighbouring patches in the same round
+//! (section 4.3): a dequeued patch that a competing neighbour outranks in
+//! the round is enqueued again untouched ([`outranks`]), so blocks seldom
+//! wait for a lock and the locks can be impatient.
+//!
 //! `state[0]` counts queued patches, `state[1]` and `state[2]` are the
 //! front and back positions (modulo the queue's length); a slot holds
 //! [`NO_PATCH`] while empty. `state[3]` is the number of patch slots in use
@@ -51,4 +56,25 @@ pub fn pop(queue: GlobalU32, state: GlobalU32, len: u32) -> Option<u32> {
         // The matching enqueue has counted itself but not written yet.
         core::hint::spin_loop();
     }
+}
+
+/// Whether patch `q` outranks patch `p` in the round of `salt`: a random
+/// order per round (a hash of the patch and the salt, ties broken by the
+/// id), so that the queued patches that no queued neighbour outranks, a
+/// maximal independent set of them, are processed first (Luby's rule on
+/// the patch graph).
+#[inline(always)]
+pub fn outranks(q: u32, p: u32, salt: u32) -> bool {
+    (rank(q, salt), q) > (rank(p, salt), p)
+}
+
+/// Random rank of patch `p` in the round of `salt`.
+#[inline(always)]
+fn rank(p: u32, salt: u32) -> u32 {
+    let mut x = p.wrapping_mul(0x9e37_79b9) ^ salt.wrapping_mul(0x85eb_ca6b);
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
 }

@@ -276,7 +276,7 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
             .store(q, flag::DIRTY | flag::CHANGED | flag::NEW_SWEEP);
         mesh.locks.store(q, 0);
         for x in [p, q] {
-            scheduler::push(mesh.queue, mesh.queue_state, cap.patches, x);
+            mesh.enqueue(x);
         }
     }
 }

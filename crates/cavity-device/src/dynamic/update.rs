@@ -15,7 +15,7 @@ use super::cavity::{
     CTL_TAKEN, CTL_WAITING, CavityApp, Ctx, NONE, Work,
 };
 use super::global::fence;
-use super::layout::{Capacity, flag, stat};
+use super::layout::{Capacity, NO_PATCH, STASH_SIZE, flag, stat};
 use super::lock;
 use super::migrate::{self, Expansion, Migration, Needs};
 use super::patch::{DynMesh, PatchCopy};
@@ -131,22 +131,8 @@ pub fn update<B: Block, A: CavityApp>(
     if t0 {
         let p = scheduler::pop(mesh.queue, mesh.queue_state, qlen).unwrap_or(NONE);
         work.ctl.set(CTL_PATCH, p);
-        let mut ok = false;
-        if p != NONE {
-            mesh.add_stat(stat::SCHEDULED, 1);
-            if lock::try_lock(mesh.locks, p, p) {
-                ok = mesh.flags.load(p) & flag::DIRTY == 0;
-                if !ok {
-                    lock::unlock(mesh.locks, p);
-                }
-            }
-            if !ok {
-                scheduler::push(mesh.queue, mesh.queue_state, qlen, p);
-                mesh.add_stat(stat::ROLLED_BACK, 1);
-            }
-        }
-        work.ctl.set(CTL_OK, ok as u32);
         for i in [
+            CTL_OK,
             CTL_CHANGED,
             CTL_FILLED,
             CTL_NO_ROOM,
@@ -158,6 +144,40 @@ pub fn update<B: Block, A: CavityApp>(
         ] {
             work.ctl.set(i, 0);
         }
+    }
+    block.sync();
+    let p = work.ctl.get(CTL_PATCH);
+    if p == NONE {
+        return;
+    }
+    // A neighbour that outranks the patch in this round and competes in it
+    // goes first: the patch is enqueued again untouched.
+    let mut outranked = false;
+    block.for_each(STASH_SIZE, |s| {
+        let q = mesh.stash.load(p * STASH_SIZE + s);
+        outranked |= q != NO_PATCH && q != p && scheduler::outranks(q, p, salt) && mesh.competes(q);
+    });
+    let outranked = block.sync_any(outranked);
+    if t0 {
+        let mut ok = false;
+        if outranked {
+            mesh.enqueue(p);
+        } else {
+            mesh.add_stat(stat::SCHEDULED, 1);
+            if lock::try_lock(mesh.locks, p, p) {
+                ok = mesh.flags.load(p) & flag::DIRTY == 0;
+                if ok {
+                    mesh.flags.fetch_and(p, !flag::QUEUED);
+                } else {
+                    lock::unlock(mesh.locks, p);
+                }
+            }
+            if !ok {
+                mesh.enqueue(p);
+                mesh.add_stat(stat::ROLLED_BACK, 1);
+            }
+        }
+        work.ctl.set(CTL_OK, ok as u32);
     }
     block.sync();
     if work.ctl.get(CTL_OK) == 0 {
@@ -307,7 +327,7 @@ pub fn update<B: Block, A: CavityApp>(
             mesh.add_stat(stat::ROLLED_BACK, 1);
         }
         if (retry || no_room) && !slice {
-            scheduler::push(mesh.queue, mesh.queue_state, qlen, p);
+            mesh.enqueue(p);
         }
         lock::unlock(mesh.locks, p);
     }
