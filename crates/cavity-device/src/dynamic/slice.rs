@@ -484,11 +484,23 @@ fn build_part<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, part: &PatchCopy
     block.sync();
 }
 
-/// Gives the moved elements up in the old patch: they become not-owned
-/// with forwarding entries naming their place in the new patch `q`.
+/// Gives the moved elements up in the old patch. Those that the half it
+/// keeps or another patch may hold a copy of (what owning everything but
+/// the moved elements needs by the ribbon rule: other patches hold copies
+/// only of elements next to what they own, which this patch holds as its
+/// ribbon) become not-owned with forwarding entries naming their place in
+/// the new patch `q`; the rest leave the patch. Forwarding entries for every
+/// moved element would fill the ribbon tables: a full patch moves half of
+/// what it owns.
 #[inline(always)]
 fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
     let copy = &w.copy;
+    for mask in w.need {
+        block.fill(mask, 0);
+    }
+    block.sync();
+    mark_needed(block, copy, w.need, |kind, l| !w.moves[kind as usize].bit(l));
+    block.sync();
     if block.thread_idx() == 0 {
         match copy.stash_index_or_add(block, q) {
             Some(s) => w.ctl.set(C_STASH, s),
@@ -507,6 +519,10 @@ fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
                 return;
             }
             copy.set_bit(block, kind, false, l, false);
+            if !w.need[k].bit(l) {
+                copy.set_bit(block, kind, true, l, false);
+                return;
+            }
             let e = hash::entry(l, s, w.local[k].get(l) as u32);
             if !hash::insert::<RIBBON, _>(&copy.table(block, kind), copy.cap.hash, e) {
                 block.shared_max(w.ctl, C_FATAL, stat::FATAL_HASH);
