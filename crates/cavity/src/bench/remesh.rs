@@ -264,6 +264,29 @@ impl RemeshBench {
                 }
             }
         }
-        s
+        s + &self.phase_table()
+    }
+
+    /// Where the GPU's time went, per mesh (its last timed run): seconds
+    /// and update rounds of each phase, and seconds in the update,
+    /// calibration and compaction kernels. Empty without GPU runs.
+    fn phase_table(&self) -> String {
+        let mut s = String::from(
+            "\n| mesh | split s (rounds) | collapse s (rounds) | flip s (rounds) | smooth s | update kernel s | calibration s | compaction s |\n\
+             |---|---|---|---|---|---|---|---|\n",
+        );
+        let mut any = false;
+        for r in &self.rows {
+            let Some((g, _)) = &r.gpu else { continue };
+            any = true;
+            let p = &g.phases;
+            let [u, c, k] = g.kernel_seconds.unwrap_or([f64::NAN; 3]);
+            s += &format!("| {} |", r.mesh);
+            for (secs, run) in p.seconds.iter().zip(&p.runs) {
+                s += &format!(" {secs:.3} ({}) |", run.rounds);
+            }
+            s += &format!(" {:.3} | {u:.3} | {c:.3} | {k:.3} |\n", p.seconds[3]);
+        }
+        if any { s } else { String::new() }
     }
 }
