@@ -526,5 +526,8 @@ proptest::proptest! {
 fn patch_ranks_vary_between_rounds() {
     use cavity_device::dynamic::scheduler::outranks;
     let first = (0..1000).filter(|&salt| outranks(7, 8, salt)).count();
-    assert!((350..650).contains(&first), "patch 7 outranks 8 in {first} of 1000 rounds");
+    assert!(
+        (350..650).contains(&first),
+        "patch 7 outranks 8 in {first} of 1000 rounds"
+    );
 }

@@ -499,7 +499,9 @@ fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
         block.fill(mask, 0);
     }
     block.sync();
-    mark_needed(block, copy, w.need, |kind, l| !w.moves[kind as usize].bit(l));
+    mark_needed(block, copy, w.need, |kind, l| {
+        !w.moves[kind as usize].bit(l)
+    });
     block.sync();
     if block.thread_idx() == 0 {
         match copy.stash_index_or_add(block, q) {
