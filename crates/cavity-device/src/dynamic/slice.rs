@@ -6,9 +6,13 @@
 //! breadth-first search assigns every face to its nearer seed, each seed
 //! moves to its half's centre: the face farthest from the half's border).
 //! The second half moves to a fresh patch slot with its ribbon and
-//! attributes; the first patch keeps forwarding entries for what moved, so
-//! the next calibration re-points every other patch's ribbon, and the next
-//! compaction drops what the first patch no longer needs.
+//! attributes; the first patch keeps forwarding entries for the moved
+//! elements that the kept half or another patch may hold a copy of (those
+//! on a face that keeps an element that did not move), so the next
+//! calibration re-points every other patch's ribbon; the other moved
+//! elements leave the first patch at once, and the next compaction drops
+//! what it no longer needs. This relies on a patch holding every face
+//! around what it owns (checked by the host's `validate`).
 //!
 //! One block per patch; blocks slice different patches and read nothing
 //! but their own patch and the attributes of its ribbon's owners, so the
@@ -56,7 +60,8 @@ struct Windows {
     inner: Shared<u32>,
     /// Bitmasks per kind: owned elements that move to the new patch.
     moves: [Shared<u32>; 3],
-    /// Bitmasks per kind: elements the new patch holds.
+    /// Bitmasks per kind: first the elements the new patch holds; in
+    /// `hand_over`, the moved elements that keep a forwarding entry.
     need: [Shared<u32>; 3],
     /// Per vertex or edge: the smallest owned face incident to it.
     first: Shared<u32>,

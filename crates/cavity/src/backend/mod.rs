@@ -127,10 +127,13 @@ impl QueryResult {
 impl Backend {
     /// Runs `driver` on this backend's rounds over `mesh` and leaves the
     /// result in `mesh` (the GPU copies it back; `copy_back` turns a failed
-    /// copy into the driver's error).
+    /// copy into the driver's error). When the driver fails, `mesh` still
+    /// holds what the rounds left (the GPU copies it back then too, so that
+    /// the caller can validate it).
     ///
     /// # Errors
-    /// The driver's error, a failed upload, or the failed copy back.
+    /// The driver's error (before a failed copy back after it), a failed
+    /// upload, or the failed copy back.
     pub fn run_rounds<T, E: From<BackendError>>(
         &self,
         mesh: &mut DynamicMesh,
@@ -149,8 +152,10 @@ impl Backend {
             }
             Backend::Cuda(gpu) => {
                 let mut r = cuda::CudaRounds::new(gpu, mesh)?;
-                let value = driver(&mut r)?;
-                crate::rounds::Rounds::mesh(&mut r).map_err(copy_back)?;
+                let ran = driver(&mut r);
+                let copied = crate::rounds::Rounds::mesh(&mut r).map(|_| ());
+                let value = ran?;
+                copied.map_err(copy_back)?;
                 Ok(OnRounds {
                     value,
                     device: crate::rounds::Rounds::device(&r),
