@@ -172,6 +172,10 @@ pub struct Work {
     pub vmark: Shared<u32>,
     /// Per vertex bitmask: held by a cavity in the independent set.
     pub taken: Shared<u32>,
+    /// Per vertex: its position, three `f32` bits (read once per
+    /// processing by [`cache_positions`], kept up to date by
+    /// [`FillIn::add_vertex`]).
+    pub positions: Shared<u32>,
     /// Per edge: number of incident faces.
     pub ef_count: Shared<u32>,
     /// Per edge: its first two faces.
@@ -259,6 +263,7 @@ impl Work {
             scratch: arena.alloc(max_cavities + 1),
             vmark: arena.alloc(cap.vertices),
             taken: arena.alloc(cap.vertices / 32),
+            positions: arena.alloc(3 * cap.vertices),
             ef_count: arena.alloc(cap.edges),
             ef: arena.alloc(2 * cap.edges),
             faces: arena.alloc(cap.faces),
@@ -396,14 +401,11 @@ impl<B: Block> Ctx<'_, B> {
         )
     }
 
-    /// The position of local vertex `v`.
+    /// The position of local vertex `v` (from [`Work::positions`]).
     #[inline(always)]
     pub fn position(&self, v: u32) -> [f32; 3] {
-        [
-            self.vertex_attr(v, 0),
-            self.vertex_attr(v, 1),
-            self.vertex_attr(v, 2),
-        ]
+        let p = self.work.positions;
+        [0, 1, 2].map(|i| f32::from_bits(p.get(3 * v + i)))
     }
 
     /// The active edges at vertex `v` as of the pass's relations (VE row;
@@ -425,6 +427,30 @@ impl<B: Block> Ctx<'_, B> {
             x == b || y == b
         })
     }
+}
+
+/// Reads the positions of the working copy's active vertices into
+/// [`Work::positions`] (a ribbon vertex's from its owner), so that
+/// predicates and fill-ins read shared memory instead of resolving the
+/// owner and loading global memory at every use. Call after loading the
+/// patch and after every expansion (which adds local vertices); the
+/// positions a processing sees do not change under it (another block
+/// moves only the vertices it deletes, and deleting one of ours needs our
+/// lock).
+#[inline(always)]
+pub fn cache_positions<B: Block>(block: &B, mesh: &DynMesh, copy: &PatchCopy, work: &Work) {
+    let cap = copy.cap;
+    block.for_each(copy.count(Kind::Vertex), |v| {
+        if copy.is_active(Kind::Vertex, v) {
+            let (q, l) = copy.owner(block, Kind::Vertex, v).unwrap_or((copy.p, v));
+            let at = (q * cap.vertices + l) * cap.vertex_attrs;
+            for i in 0..3 {
+                work.positions
+                    .set(3 * v + i, mesh.vertex_attrs.load(at + i));
+            }
+        }
+    });
+    block.sync();
 }
 
 /// Builds EF of the active faces: `ef_count[e]` faces per edge, the first
@@ -934,6 +960,9 @@ impl<'a, B: Block> FillIn<'a, B> {
                 .mesh
                 .vertex_attrs
                 .store((copy.p * copy.cap.vertices + v) * a + i, x);
+            if i < 3 {
+                self.ctx.work.positions.set(3 * v + i, x);
+            }
         }
         Some(v)
     }

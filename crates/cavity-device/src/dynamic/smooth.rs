@@ -98,6 +98,7 @@ pub fn for_each_owned_vertex<B: Block>(
     block.sync();
     cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
     cavity::build_vertex_edges(block, &copy, &work);
+    cavity::cache_positions(block, mesh, &copy, &work);
     let ctx = Ctx {
         block,
         mesh,

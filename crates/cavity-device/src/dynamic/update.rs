@@ -190,7 +190,7 @@ pub fn update<B: Block, A: CavityApp>(
     cavity::build_free_lists(block, &copy, &work);
     let stale = load_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
     block.fill(work.waiting, 0);
-    block.sync();
+    cavity::cache_positions(block, mesh, &copy, &work);
     let ctx = Ctx {
         block,
         mesh,
@@ -232,6 +232,7 @@ pub fn update<B: Block, A: CavityApp>(
             // cavities again.
             changed |= expansion == Expansion::Changed;
             failed |= expansion == Expansion::Failed;
+            cavity::cache_positions(block, mesh, &copy, &work);
             cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
             cavity::build_vertex_edges(block, &copy, &work);
             cavity::propagate(&ctx, app, true);
