@@ -17,7 +17,7 @@ use cavity::TriMesh;
 use cavity::backend::cuda::CudaApp;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::rounds::{AnyRounds, RunError, RunReport, Update, sweeps};
+use cavity::rounds::{AnyRounds, RunError, RunReport, Update, sweeps, sweeps_at_most};
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
@@ -84,13 +84,13 @@ where
 /// Runs `work` on rounds over `input` on the test backend (four racing
 /// workers on the CPU); returns the report and the result, or a capacity
 /// error after checking that the mesh is still valid.
-fn with_rounds(
+fn with_rounds<T: Send>(
     input: &TriMesh,
     patch_size: u32,
     factors: CapacityFactors,
     manifold: bool,
-    work: impl FnOnce(&mut dyn AnyRounds) -> Result<RunReport, RunError> + Send,
-) -> Result<(RunReport, TriMesh), RunError> {
+    work: impl FnOnce(&mut dyn AnyRounds) -> Result<T, RunError> + Send,
+) -> Result<(T, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(
@@ -421,6 +421,35 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
             longest(&out)
         );
     }
+}
+
+#[test]
+fn collapse_sweeps_stop_at_the_limit() {
+    let input = grid(12, 12, &[false, true], false, &[]);
+    let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.5 }, true);
+    let app = CollapseShortEdgesSafely {
+        min_length: 0.45,
+        max_length: 0.8,
+        feature_cos: -2.0,
+    };
+    let ([one, rest, after], out) = with_rounds(&split, 16, ROOMY, true, |r| {
+        Ok([
+            sweeps_at_most(r, &app, 1)?,
+            sweeps_at_most(r, &app, 1000)?,
+            sweeps_at_most(r, &app, 1000)?,
+        ])
+    })
+    .expect("run");
+    assert_eq!(one.sweeps, 1, "{one:?}");
+    assert!(one.flips > 0, "{one:?}");
+    // Run to the end, a further full sweep finds nothing.
+    assert_eq!(
+        rest.flips + one.flips,
+        (split.faces.len() - out.faces.len()) as u64 / 2
+    );
+    assert_eq!((after.sweeps, after.flips), (1, 0), "{after:?}");
+    assert_eq!(euler(&out), euler(&split));
+    assert!(faces_up(&out));
 }
 
 /// Standard deviation of the edge lengths over their mean.

@@ -72,8 +72,11 @@ pub struct RunReport {
     pub sweeps: u32,
     /// Update rounds (launches of the update kernel).
     pub rounds: u32,
-    /// Patches dequeued by blocks.
+    /// Patches dequeued by blocks (not counting the outranked ones).
     pub scheduled: u64,
+    /// Dequeued patches given back untouched because a competing
+    /// neighbour outranked them in the round.
+    pub outranked: u64,
     /// Dequeued patches given back without a commit (fig. 6's rolled-back
     /// work).
     pub rolled_back: u64,
@@ -105,6 +108,7 @@ impl RunReport {
         self.sweeps += r.sweeps;
         self.rounds += r.rounds;
         self.scheduled += r.scheduled;
+        self.outranked += r.outranked;
         self.rolled_back += r.rolled_back;
         self.lost += r.lost;
         self.declined += r.declined;
@@ -149,15 +153,54 @@ any_rounds! {
 /// the collapses; not for the valence flips, which read the valences of
 /// vertices another patch owns). `after_round` sees the mesh after every round's
 /// cleanup when given (on the GPU that copies the mesh back every round).
+///
+/// # Errors
+/// A failed round, no progress after [`MAX_ROUNDS`] rounds of a sweep, or
+/// cavities still filled after [`MAX_SWEEPS`] sweeps.
 pub fn sweeps<A: CavityApp, R: Update<A> + ?Sized>(
     runner: &mut R,
     app: &A,
     changed_only: bool,
+    after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
+) -> Result<RunReport, RunError> {
+    run_sweeps(runner, app, changed_only, None, after_round)
+}
+
+/// Runs at most `max` sweeps of `app` on `runner` (fewer when one fills
+/// no cavity), each after the first visiting only the patches flagged
+/// `CHANGED` (see [`sweeps`]): for operations where one pass over the mesh
+/// is the algorithm and later sweeps only mop up, as the collapses of
+/// isotropic remeshing (Botsch and Kobbelt 2004 collapse in one pass over
+/// the edges). The first sweep is such a pass, and more: every patch
+/// processes its own candidates until none is left. What a sweep leaves
+/// is the candidates a neighbour's fill-in made (a collapse moves a vertex,
+/// so edges around it may turn short) after their patch was done. On the
+/// bumpy cube at 2.56 M faces the second sweep of an iteration collapsed
+/// 4 % of what the first did, each later one under 3 %, at about 23 update
+/// rounds a sweep.
+///
+/// # Errors
+/// A failed round or no progress after [`MAX_ROUNDS`] rounds of a sweep.
+pub fn sweeps_at_most<A: CavityApp, R: Update<A> + ?Sized>(
+    runner: &mut R,
+    app: &A,
+    max: u32,
+) -> Result<RunReport, RunError> {
+    run_sweeps(runner, app, true, Some(max), None)
+}
+
+/// [`sweeps`] and [`sweeps_at_most`]: at most `max` sweeps when given,
+/// else until one fills nothing.
+fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
+    runner: &mut R,
+    app: &A,
+    changed_only: bool,
+    max: Option<u32>,
     mut after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
 ) -> Result<RunReport, RunError> {
     let start = Instant::now();
     let mut report = RunReport::default();
-    for sweep in 0..MAX_SWEEPS {
+    for sweep in 0..max.unwrap_or(MAX_SWEEPS) {
         runner.refill(changed_only && sweep > 0)?;
         if A::READS_VALENCES {
             runner.store_valences()?;
@@ -195,13 +238,14 @@ pub fn sweeps<A: CavityApp, R: Update<A> + ?Sized>(
         report.sweeps += 1;
         report.rounds += rounds;
         report.scheduled += status.stats[stat::SCHEDULED as usize] as u64;
+        report.outranked += status.stats[stat::OUTRANKED as usize] as u64;
         report.rolled_back += status.stats[stat::ROLLED_BACK as usize] as u64;
         report.lost += status.stats[stat::LOST as usize] as u64;
         report.declined += status.stats[stat::DECLINED as usize] as u64;
         if filled == 0 {
             break;
         }
-        if sweep + 1 == MAX_SWEEPS {
+        if max.is_none() && sweep + 1 == MAX_SWEEPS {
             return Err(RunError::Endless(MAX_SWEEPS));
         }
     }

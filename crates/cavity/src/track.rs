@@ -29,7 +29,7 @@ use crate::TriMesh;
 use crate::backend::{Backend, BackendError};
 use crate::dynamic::{DynamicError, DynamicMesh};
 use crate::remesh::{Layout, Quality, kernel_line, mean_edge_length};
-use crate::rounds::{RunError, RunReport, Update, sweeps};
+use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
 
 /// What to track and how long.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,6 +66,11 @@ pub const MIN_PATCH_FACTOR: f32 = 4.0;
 /// unit and moves at most about one unit per time unit, so longer steps
 /// tangle the sheet.
 pub const MAX_DT: f32 = 1.0;
+/// Sweeps of the collapse step per frame (`sweeps_at_most`): El Topo
+/// collapses in one pass per improvement step; an edge that a neighbouring
+/// collapse turned short after its patch was done waits for the next
+/// frame.
+pub const COLLAPSE_SWEEPS: u32 = 3;
 
 impl TrackSettings {
     /// Checks every setting; the error names the command-line flag.
@@ -245,7 +250,7 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
                 Step::Advect => runner.advect(&field).map(|()| None),
                 Step::Split => sweeps(runner, &split, true, None).map(Some),
                 Step::Flip => sweeps(runner, &flip, true, None).map(Some),
-                Step::Collapse => sweeps(runner, &collapse, true, None).map(Some),
+                Step::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
                 Step::Smooth => runner.smooth(&smoothing).map(|()| None),
             }
             .and_then(|run| runner.status().map(|_| run))

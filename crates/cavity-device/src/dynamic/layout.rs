@@ -69,7 +69,7 @@ pub mod flag {
 
 /// Global counters in [`RawDynamicMesh::stats`].
 pub mod stat {
-    /// Patches dequeued by blocks.
+    /// Patches dequeued by blocks and not outranked ([`OUTRANKED`]).
     pub const SCHEDULED: u32 = 0;
     /// Dequeued patches given back without a commit (lock not obtained,
     /// dirty neighbour): the rolled-back work of fig. 6.
@@ -99,6 +99,9 @@ pub mod stat {
     /// slicing to help (`slice::min_owned_faces`): its cavities'
     /// neighbourhoods do not fit in a patch.
     pub const FATAL_TOO_SMALL: u32 = 5;
+    /// Dequeued patches given back untouched because a competing neighbour
+    /// outranks them in the round (`scheduler::outranks`).
+    pub const OUTRANKED: u32 = 7;
     /// Number of counters.
     pub const COUNT: u32 = 8;
 }

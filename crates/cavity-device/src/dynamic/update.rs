@@ -162,6 +162,7 @@ pub fn update<B: Block, A: CavityApp>(
         let mut ok = false;
         if outranked {
             mesh.enqueue(p);
+            mesh.add_stat(stat::OUTRANKED, 1);
         } else {
             mesh.add_stat(stat::SCHEDULED, 1);
             if lock::try_lock(mesh.locks, p, p) {

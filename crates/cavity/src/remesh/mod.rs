@@ -6,7 +6,9 @@
 //!    `SplitLongEdges`);
 //! 2. collapse every edge shorter than 4/5 L unless that makes an edge
 //!    longer than 4/3 L, breaks the link condition, folds a face over or
-//!    makes the mesh non-manifold (`CollapseShortEdgesSafely`);
+//!    makes the mesh non-manifold (`CollapseShortEdgesSafely`; at most
+//!    [`COLLAPSE_SWEEPS`] sweeps, so an edge that a neighbouring collapse
+//!    turned short late may wait for the next iteration);
 //! 3. flip edges that bring the valences of their four vertices closer to
 //!    6 (4 on the boundary), unless the new edge is longer than 4/3 L
 //!    (`ImproveValence`);
@@ -29,7 +31,7 @@ pub use quality::{Quality, mean_edge_length};
 use crate::TriMesh;
 use crate::backend::{Backend, BackendError};
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
-use crate::rounds::{RunError, RunReport, Update, sweeps};
+use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
 
 /// The target edge length L.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,6 +76,14 @@ pub const MAX_ITERATIONS: u32 = 1000;
 pub const MAX_SMOOTHING_STEPS: u32 = 100;
 /// Fraction of the tangential move one smoothing step takes.
 pub const SMOOTHING_STEP: f32 = 0.5;
+/// Sweeps of the collapse phase per iteration (`sweeps_at_most`): the
+/// first is the pass over the mesh, the others take the edges that
+/// neighbouring collapses made short after their patch was done; what is
+/// left goes to the next iteration. Measured on the bumpy cube at 2.56 M
+/// faces (H100): 1.54 s instead of 2.62 s for 3 iterations with 3 sweeps
+/// instead of running them to the end (up to 16), the same share of
+/// edges in the band (98.7 %).
+pub const COLLAPSE_SWEEPS: u32 = 3;
 
 impl RemeshSettings {
     /// Checks every setting; the error names the command-line flag.
@@ -240,7 +250,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
             let start = Instant::now();
             let run = match phase {
                 Phase::Split => sweeps(runner, &split, true, None).map(Some),
-                Phase::Collapse => sweeps(runner, &collapse, true, None).map(Some),
+                Phase::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
                 Phase::Flip => sweeps(runner, &flip, false, None).map(Some),
                 Phase::Smooth => (0..settings.smoothing_steps)
                     .try_for_each(|_| runner.smooth(&smoothing))
