@@ -110,7 +110,7 @@ enum Command {
         #[arg(long)]
         feature_angle: Option<f64>,
         /// Tangential smoothing steps per iteration.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = cavity::remesh::DEFAULT_SMOOTHING_STEPS)]
         smoothing_steps: u32,
         #[command(flatten)]
         dynamic: DynamicArgs,
@@ -192,6 +192,9 @@ enum BenchWhat {
         /// Iterations.
         #[arg(long, default_value_t = 3)]
         iterations: u32,
+        /// Tangential smoothing steps per iteration, as for `remesh`.
+        #[arg(long, default_value_t = cavity::remesh::DEFAULT_SMOOTHING_STEPS)]
+        smoothing_steps: u32,
         /// Timed GPU runs (the median is reported).
         #[arg(long, default_value_t = 3)]
         reps: usize,
@@ -362,6 +365,7 @@ fn run(cli: Cli) -> Result<()> {
                     subdivisions,
                     length,
                     iterations,
+                    smoothing_steps,
                     reps,
                     cpu_max_faces,
                     python,
@@ -373,6 +377,7 @@ fn run(cli: Cli) -> Result<()> {
                 settings: RemeshSettings {
                     length,
                     iterations,
+                    smoothing_steps,
                     ..RemeshSettings::default()
                 },
                 layout: Layout {

@@ -26,9 +26,9 @@ use cavity_device::remesh::CollapseShortEdgesSafely;
 pub use cavity_device::track::{Advection, ShorterDiagonal};
 
 use crate::TriMesh;
-use crate::backend::{Backend, BackendError};
+use crate::backend::{Backend, BackendError, GpuSeconds};
 use crate::dynamic::{DynamicError, DynamicMesh};
-use crate::remesh::{Layout, Quality, kernel_line, mean_edge_length};
+use crate::remesh::{Layout, Quality, gpu_line, mean_edge_length};
 use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
 
 /// What to track and how long.
@@ -300,9 +300,8 @@ pub struct TrackReport {
     pub patch_factor: f32,
     /// Bytes of the dynamic layout (capacity included) per initial face.
     pub bytes_per_face: f64,
-    /// On the GPU, seconds in the update, calibration and compaction
-    /// kernels of all rounds (CUDA events around each launch).
-    pub kernel_seconds: Option<[f64; 3]>,
+    /// On the GPU, where the time went.
+    pub gpu_seconds: Option<GpuSeconds>,
 }
 
 /// Tracks the sheet of `settings.grid` on `backend` and returns the final
@@ -347,7 +346,7 @@ pub fn track(
         seconds,
         patch_factor: factors.patches,
         bytes_per_face,
-        kernel_seconds: ran.kernel_seconds,
+        gpu_seconds: ran.gpu_seconds,
     };
     Ok((output, report))
 }
@@ -384,7 +383,7 @@ impl TrackReport {
             1e3 * self.seconds / s.frames.max(1) as f64,
             self.patch_factor
         );
-        t += &kernel_line(self.kernel_seconds);
+        t += &gpu_line(self.gpu_seconds);
         t
     }
 }

@@ -4,11 +4,12 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError,
-    LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 
@@ -26,7 +27,7 @@ use cavity_device::query::Query;
 use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use cavity_device::track::{Advection, ShorterDiagonal};
 
-use super::{BackendError, QueryResult, max_shared_bytes, sources};
+use super::{BackendError, GpuSeconds, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
@@ -576,7 +577,7 @@ pub struct CudaRounds<'a> {
     valences: (CudaFunction, u32),
     advect: CudaFunction,
     scratch: Option<CudaSlice<u32>>,
-    kernel_ms: [f64; 3],
+    seconds: GpuSeconds,
 }
 
 impl<'a> CudaRounds<'a> {
@@ -585,21 +586,27 @@ impl<'a> CudaRounds<'a> {
     /// limit (lower --capacity-factor or --patch-size); an application's
     /// update kernel is checked at its first round.
     pub fn new(gpu: &'a CudaBackend, mesh: &'a mut DynamicMesh) -> Result<Self, BackendError> {
+        let start = Instant::now();
+        let used = PatchPrefix::of(mesh);
         let bufs = DynamicBuffers {
-            counts: gpu.upload(&mesh.counts)?,
-            fe: gpu.upload(&mesh.fe)?,
-            ev: gpu.upload(&mesh.ev)?,
-            masks: gpu.upload(&mesh.masks)?,
-            hash: gpu.upload(&mesh.hash)?,
-            stash: gpu.upload(&mesh.stash)?,
+            counts: used.upload(gpu, &mesh.counts, 0)?,
+            fe: used.upload(gpu, &mesh.fe, 0)?,
+            ev: used.upload(gpu, &mesh.ev, 0)?,
+            masks: used.upload(gpu, &mesh.masks, 0)?,
+            hash: used.upload(gpu, &mesh.hash, 0xff)?,
+            stash: used.upload(gpu, &mesh.stash, 0xff)?,
             locks: gpu.upload(&mesh.locks)?,
             flags: gpu.upload(&mesh.flags)?,
-            declined: gpu.upload(&mesh.declined)?,
-            vertex_attrs: gpu.upload(&mesh.vertex_attrs)?,
+            declined: used.upload(gpu, &mesh.declined, 0)?,
+            vertex_attrs: used.upload(gpu, &mesh.vertex_attrs, 0)?,
             queue: gpu.upload(&mesh.queue)?,
             queue_state: gpu.upload(&mesh.queue_state)?,
             stats: gpu.upload(&mesh.stats)?,
         };
+        gpu.stream
+            .synchronize()
+            .map_err(driver("copying to the GPU"))?;
+        let upload = start.elapsed().as_secs_f64();
         let s = &gpu.stream;
         let raw = KernelDynMesh(RawDynamicMesh {
             cap: mesh.cap,
@@ -653,14 +660,16 @@ impl<'a> CudaRounds<'a> {
             valences,
             advect: gpu.function("dynamic_advect")?,
             scratch: None,
-            kernel_ms: [0.0; 3],
+            seconds: GpuSeconds {
+                upload,
+                ..GpuSeconds::default()
+            },
         })
     }
 
-    /// GPU milliseconds spent so far in the update kernel, the calibration
-    /// and the compaction (CUDA events around each launch).
-    pub fn kernel_ms(&self) -> [f64; 3] {
-        self.kernel_ms
+    /// Where the time went so far.
+    pub fn seconds(&self) -> GpuSeconds {
+        self.seconds
     }
 
     /// Launches update kernel `f` of `app` on `blocks` blocks.
@@ -698,27 +707,99 @@ impl<'a> CudaRounds<'a> {
         Ok(())
     }
 
+    /// Copies the mesh back: the used patch slots of the per-patch arrays,
+    /// the whole of the others.
     fn copy_back(&mut self) -> Result<(), BackendError> {
+        let start = Instant::now();
         let s = &self.gpu.stream;
         let b = &self.bufs;
+        let used = PatchPrefix::of(self.mesh);
         let m = &mut *self.mesh;
         let e = driver("copying the dynamic mesh back");
-        s.memcpy_dtoh(&b.counts, &mut m.counts[..]).map_err(e)?;
-        s.memcpy_dtoh(&b.fe, &mut m.fe[..]).map_err(e)?;
-        s.memcpy_dtoh(&b.ev, &mut m.ev[..]).map_err(e)?;
-        s.memcpy_dtoh(&b.masks, &mut m.masks[..]).map_err(e)?;
-        s.memcpy_dtoh(&b.hash, &mut m.hash[..]).map_err(e)?;
-        s.memcpy_dtoh(&b.stash, &mut m.stash[..]).map_err(e)?;
+        used.download(s, &b.counts, &mut m.counts).map_err(e)?;
+        used.download(s, &b.fe, &mut m.fe).map_err(e)?;
+        used.download(s, &b.ev, &mut m.ev).map_err(e)?;
+        used.download(s, &b.masks, &mut m.masks).map_err(e)?;
+        used.download(s, &b.hash, &mut m.hash).map_err(e)?;
+        used.download(s, &b.stash, &mut m.stash).map_err(e)?;
         s.memcpy_dtoh(&b.locks, &mut m.locks[..]).map_err(e)?;
         s.memcpy_dtoh(&b.flags, &mut m.flags[..]).map_err(e)?;
-        s.memcpy_dtoh(&b.vertex_attrs, &mut m.vertex_attrs[..])
+        used.download(s, &b.vertex_attrs, &mut m.vertex_attrs)
             .map_err(e)?;
         s.memcpy_dtoh(&b.queue, &mut m.queue[..]).map_err(e)?;
         s.memcpy_dtoh(&b.queue_state, &mut m.queue_state[..])
             .map_err(e)?;
         s.memcpy_dtoh(&b.stats, &mut m.stats[..]).map_err(e)?;
         s.synchronize().map_err(e)?;
+        self.seconds.copy_back += start.elapsed().as_secs_f64();
         Ok(())
+    }
+}
+
+/// The used part of a per-patch array of the dynamic layout (every patch
+/// slot has the same stride): the slots of the first `num_patches` patches.
+/// The other slots hold the array's empty value, so only the used part
+/// travels.
+#[derive(Clone, Copy)]
+struct PatchPrefix {
+    num_patches: usize,
+    slots: usize,
+}
+
+impl PatchPrefix {
+    fn of(mesh: &DynamicMesh) -> Self {
+        PatchPrefix {
+            num_patches: mesh.num_patches as usize,
+            slots: mesh.cap.patches as usize,
+        }
+    }
+
+    /// Elements of the used part of an array of `len` elements.
+    fn len(&self, len: usize) -> usize {
+        len / self.slots.max(1) * self.num_patches.min(self.slots)
+    }
+
+    /// A device copy of `data` of which only the used part is copied; the
+    /// rest is set to bytes `fill`, the array's empty value (0 or 0xff:
+    /// `EMPTY` and `NO_PATCH` are `u32::MAX`).
+    fn upload<T: DeviceRepr + Default + bytemuck::Pod>(
+        &self,
+        gpu: &CudaBackend,
+        data: &[T],
+        fill: u8,
+    ) -> Result<CudaSlice<T>, BackendError> {
+        let used = self.len(data.len());
+        if data.is_empty() || used == data.len() {
+            return gpu.upload(data);
+        }
+        let s = &gpu.stream;
+        let e = driver("copying to the GPU");
+        // SAFETY: every element is written below, the used part by the copy
+        // and the rest by the memset, before any kernel reads it.
+        let mut buf = unsafe { s.alloc::<T>(data.len()) }.map_err(e)?;
+        s.memcpy_htod(&data[..used], &mut buf.slice_mut(..used))
+            .map_err(e)?;
+        {
+            let mut rest = buf.slice_mut(used..);
+            let bytes = (data.len() - used) * size_of::<T>();
+            let (ptr, _record) = rest.device_ptr_mut(s);
+            // SAFETY: `ptr` points at `bytes` bytes of `buf`, allocated on
+            // stream `s`; every byte pattern is a valid `T` (`Pod`).
+            unsafe { cudarc::driver::result::memset_d8_async(ptr, fill, bytes, s.cu_stream()) }
+                .map_err(e)?;
+        }
+        Ok(buf)
+    }
+
+    /// Copies the used part of `src` into `dst` (same length).
+    fn download<T: DeviceRepr>(
+        &self,
+        s: &Arc<CudaStream>,
+        src: &CudaSlice<T>,
+        dst: &mut [T],
+    ) -> Result<(), DriverError> {
+        let used = self.len(dst.len());
+        s.memcpy_dtoh(&src.slice(..used), &mut dst[..used])
     }
 }
 
@@ -783,7 +864,7 @@ impl<A: CudaApp> Update<A> for CudaRounds<'_> {
         self.launch_plain(&self.compact.0, n, self.compact.1)?;
         let t3 = s.record_event(flags).map_err(e)?;
         for (i, (a, b)) in [(&t0, &t1), (&t1, &t2), (&t2, &t3)].into_iter().enumerate() {
-            self.kernel_ms[i] += a.elapsed_ms(b).map_err(e)? as f64;
+            self.seconds.kernels[i] += a.elapsed_ms(b).map_err(e)? as f64 / 1e3;
         }
         Ok(())
     }

@@ -90,9 +90,21 @@ pub struct OnRounds<T> {
     pub value: T,
     /// The device that ran it.
     pub device: String,
-    /// On the GPU, seconds in the update, calibration and compaction
-    /// kernels (CUDA events around each launch).
-    pub kernel_seconds: Option<[f64; 3]>,
+    /// On the GPU, where the time went.
+    pub gpu_seconds: Option<GpuSeconds>,
+}
+
+/// Where the time of a GPU run of rounds went, in seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GpuSeconds {
+    /// In the update, calibration and compaction kernels of all rounds
+    /// (CUDA events around each launch).
+    pub kernels: [f64; 3],
+    /// Allocating the dynamic mesh on the device and uploading it (wall
+    /// clock).
+    pub upload: f64,
+    /// Copying the mesh back, summed over every copy (wall clock).
+    pub copy_back: f64,
 }
 
 /// A query's result over all owned source elements, by source handle:
@@ -147,7 +159,7 @@ impl Backend {
                 Ok(OnRounds {
                     value,
                     device: crate::rounds::Rounds::device(&r),
-                    kernel_seconds: None,
+                    gpu_seconds: None,
                 })
             }
             Backend::Cuda(gpu) => {
@@ -159,7 +171,7 @@ impl Backend {
                 Ok(OnRounds {
                     value,
                     device: crate::rounds::Rounds::device(&r),
-                    kernel_seconds: Some(r.kernel_ms().map(|ms| ms / 1e3)),
+                    gpu_seconds: Some(r.seconds()),
                 })
             }
         }

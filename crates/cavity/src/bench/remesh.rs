@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::TriMesh;
-use crate::backend::Backend;
 use crate::backend::cpu::CpuBackend;
+use crate::backend::{Backend, GpuSeconds};
 use crate::io::{Format, write_mesh};
 use crate::remesh::{
     Hooks, Layout, Quality, RemeshReport, RemeshSettings, mean_edge_length, remesh,
@@ -268,24 +268,33 @@ impl RemeshBench {
     }
 
     /// Where the GPU's time went, per mesh (its last timed run): seconds
-    /// and update rounds of each phase, and seconds in the update,
-    /// calibration and compaction kernels. Empty without GPU runs.
+    /// and update rounds of each phase, seconds in the update,
+    /// calibration and compaction kernels, and seconds of the upload and
+    /// the copy back. Empty without GPU runs.
     fn phase_table(&self) -> String {
         let mut s = String::from(
-            "\n| mesh | split s (rounds) | collapse s (rounds) | flip s (rounds) | smooth s | update kernel s | calibration s | compaction s |\n\
-             |---|---|---|---|---|---|---|---|\n",
+            "\n| mesh | split s (rounds) | collapse s (rounds) | flip s (rounds) | smooth s | update kernel s | calibration s | compaction s | upload s | copy back s |\n\
+             |---|---|---|---|---|---|---|---|---|---|\n",
         );
         let mut any = false;
         for r in &self.rows {
             let Some((g, _)) = &r.gpu else { continue };
             any = true;
             let p = &g.phases;
-            let [u, c, k] = g.kernel_seconds.unwrap_or([f64::NAN; 3]);
+            let t = g.gpu_seconds.unwrap_or(GpuSeconds {
+                kernels: [f64::NAN; 3],
+                upload: f64::NAN,
+                copy_back: f64::NAN,
+            });
+            let [u, c, k] = t.kernels;
             s += &format!("| {} |", r.mesh);
             for (secs, run) in p.seconds.iter().zip(&p.runs) {
                 s += &format!(" {secs:.3} ({}) |", run.rounds);
             }
-            s += &format!(" {:.3} | {u:.3} | {c:.3} | {k:.3} |\n", p.seconds[3]);
+            s += &format!(
+                " {:.3} | {u:.3} | {c:.3} | {k:.3} | {:.3} | {:.3} |\n",
+                p.seconds[3], t.upload, t.copy_back
+            );
         }
         if any { s } else { String::new() }
     }
