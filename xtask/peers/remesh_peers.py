@@ -7,12 +7,18 @@ CPU remeshers a user would pick:
   gpytoolbox  gpytoolbox.remesh_botsch (Botsch and Kobbelt), reprojecting to
               the input, default feature and boundary handling;
   pymeshlab   MeshLab's "Isotropic Explicit Remeshing" filter, defaults other
-              than the iteration count and the absolute target length.
+              than the iteration count and the absolute target length;
+  cgal        CGAL's Polygon_mesh_processing::isotropic_remeshing through the
+              CGAL SWIG bindings (PyPI package cgal), all faces of a
+              Polyhedron_3, CGAL's defaults other than the iteration count.
 
 Usage:
 
   python3 xtask/peers/remesh_peers.py --mesh PATH.obj --length L \\
-      --iterations N [--peers gpytoolbox,pymeshlab] [--timeout SECONDS]
+      --iterations N [--peers gpytoolbox,pymeshlab,cgal] [--timeout SECONDS]
+
+--peers defaults to the environment variable CAVITY_PEERS, else all peers
+(`cavity bench remesh` passes no --peers: set CAVITY_PEERS to pick).
 
 Each peer runs once, in its own process (so that --timeout, default 600 s,
 can stop it); only the remeshing call is timed. For each peer one JSON object
@@ -24,14 +30,14 @@ when it cannot run. Diagnostics go to stderr.
 
 Requires numpy. Install the peers with
 
-  pip install gpytoolbox pymeshlab
+  pip install gpytoolbox pymeshlab cgal
 
 or, for an offline machine, download the wheels where PyPI is reachable
 (matching the target's Python version and platform), carry the folder over
 and install from it:
 
-  pip download -d DIR gpytoolbox pymeshlab
-  pip install --no-index --find-links DIR gpytoolbox pymeshlab
+  pip download -d DIR gpytoolbox pymeshlab cgal
+  pip install --no-index --find-links DIR gpytoolbox pymeshlab cgal
 """
 
 import argparse
@@ -89,7 +95,60 @@ def run_pymeshlab(V, F, length, iterations):
     return mesh.vertex_matrix(), mesh.face_matrix(), seconds, importlib.metadata.version("pymeshlab")
 
 
-PEERS = {"gpytoolbox": run_gpytoolbox, "pymeshlab": run_pymeshlab}
+def run_cgal(V, F, length, iterations):
+    """Remeshed (V, F), seconds, version of the CGAL SWIG bindings (PyPI cgal).
+
+    Timed: the bindings' 4-argument overload
+
+      CGAL_Polygon_mesh_processing.isotropic_remeshing(faces, length, P, iterations)
+
+    which calls CGAL::Polygon_mesh_processing::isotropic_remeshing(faces,
+    length, P, parameters::number_of_iterations(iterations)), faces being all
+    facet handles of P: no constrained edges, so protect_constraints off and
+    every other parameter at CGAL's default (one relaxation step per
+    iteration, reprojection onto the input; border edges, if any, stay on
+    the border). Before that call it numbers P's items
+    (set_halfedgeds_items_id) and copies the facet handles into a
+    std::vector, both linear and cheap.
+
+    Not timed: P is built from an OFF file written here with full precision
+    (the Polyhedron_3(filename) constructor, which keeps the vertex order and
+    the orientation of the triangles), and read back from P.write_to_file with
+    17 significant digits.
+    """
+    import tempfile
+
+    from CGAL import CGAL_Polygon_mesh_processing, CGAL_Polyhedron_3
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "mesh.off")
+        with open(path, "w") as f:
+            f.write(f"OFF\n{len(V)} {len(F)} 0\n")
+            np.savetxt(f, V, fmt="%.17g")
+            np.savetxt(f, np.column_stack([np.full(len(F), 3), F]), fmt="%d")
+        P = CGAL_Polyhedron_3.Polyhedron_3(path)
+        if P.size_of_facets() != len(F):
+            raise RuntimeError(f"CGAL read {P.size_of_facets()} of {len(F)} triangles (not an oriented 2-manifold?)")
+        faces = list(P.facets())
+        start = time.perf_counter()
+        CGAL_Polygon_mesh_processing.isotropic_remeshing(faces, length, P, iterations)
+        seconds = time.perf_counter() - start
+        del faces
+        if not P.is_pure_triangle():
+            raise RuntimeError("CGAL's output has non-triangle faces")
+        P.write_to_file(path, 17)
+        with open(path) as f:
+            # OFF header, nv nf ne, nv lines x y z, nf lines 3 a b c.
+            tokens = " ".join(line.split("#")[0] for line in f).split()
+    if tokens[0] != "OFF":
+        raise RuntimeError(f"unexpected OFF header from CGAL: {tokens[0]!r}")
+    nv, nf = int(tokens[1]), int(tokens[2])
+    U = np.array(tokens[4 : 4 + 3 * nv], dtype=np.float64).reshape(nv, 3)
+    G = np.array(tokens[4 + 3 * nv :], dtype=np.int64).reshape(nf, 4)
+    return U, G[:, 1:], seconds, importlib.metadata.version("cgal")
+
+
+PEERS = {"gpytoolbox": run_gpytoolbox, "pymeshlab": run_pymeshlab, "cgal": run_cgal}
 
 
 def worker(conn, peer, V, F, length, iterations):
@@ -154,7 +213,11 @@ def main():
     parser.add_argument("--mesh", required=True, help="triangle mesh, OBJ")
     parser.add_argument("--length", type=float, required=True, help="target edge length L (model units)")
     parser.add_argument("--iterations", type=int, required=True)
-    parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated, from: " + ", ".join(PEERS))
+    parser.add_argument(
+        "--peers",
+        default=os.environ.get("CAVITY_PEERS", ",".join(PEERS)),
+        help="comma-separated, from: " + ", ".join(PEERS) + " (default: $CAVITY_PEERS, else all)",
+    )
     parser.add_argument("--timeout", type=float, default=600, help="seconds per peer, its import and data transfer included (default 600)")
     args = parser.parse_args()
 

@@ -4,7 +4,7 @@
 //! 1. [`calibrate`]: every ribbon entry is pointed straight at the element's
 //!    current owner (a migration leaves a forwarding entry in the old
 //!    owner), and ribbon copies of elements deleted by their owner are
-//!    deactivated.
+//!    deactivated; patches with no `DIRTY` patch around them are skipped.
 //! 2. [`compact`]: ribbon copies a patch no longer needs (not incident to
 //!    what it owns) are dropped, the ribbon tables rebuilt, the patch stash
 //!    compacted, the high-water marks lowered and the round's `DIRTY` flag
@@ -28,9 +28,13 @@ const MAX_HOPS: u32 = 4;
 /// patches at once: each block writes only its own patch). When the patch
 /// stash has no room for a new owner, the entries no ribbon entry uses any
 /// more are freed and the rest is pointed again; `stat::FATAL_STASH` only
-/// when that does not make room either.
+/// when that does not make room either. Does nothing unless `p` or a patch
+/// in its stash is `DIRTY` ([`near_change`]).
 #[inline(always)]
 pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
+    if !near_change(block, mesh, p) {
+        return;
+    }
     if block.sync_any(repoint(block, mesh, p)) {
         reclaim_stash(block, mesh, p);
         block.sync();
@@ -38,6 +42,26 @@ pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
             mesh.stats.store(stat::FATAL, stat::FATAL_STASH);
         }
     }
+}
+
+/// Whether patch `p` or a patch in its stash changed since the last
+/// cleanup (`DIRTY`), the only case in which an entry of `p` can be stale:
+/// entries name owners through `p`'s stash, and an element changes owner
+/// or dies only in a `DIRTY` patch (a commit marks the committing patch, a
+/// migration the patch it took from, a slicing both halves). The same in
+/// every thread.
+#[inline(always)]
+fn near_change<B: Block>(block: &B, mesh: &DynMesh, p: u32) -> bool {
+    let mut dirty = false;
+    block.for_each(STASH_SIZE + 1, |i| {
+        let q = if i == STASH_SIZE {
+            p
+        } else {
+            mesh.stash.load(p * STASH_SIZE + i)
+        };
+        dirty |= q != NO_PATCH && mesh.flags.load(q) & flag::DIRTY != 0;
+    });
+    block.sync_any(dirty)
 }
 
 /// Frees the entries of patch `p`'s stash that no ribbon entry of an

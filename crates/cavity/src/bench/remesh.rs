@@ -4,8 +4,9 @@
 //! run, upload and copy-back included), on the CPU backend (all cores) and
 //! by the CPU remeshers a user would pick instead, run by
 //! `xtask/peers/remesh_peers.py` (gpytoolbox's `remesh_botsch`, PyMeshLab's
-//! isotropic explicit remeshing) when a Python with them is given; with
-//! the table-4 statistics of every output.
+//! isotropic explicit remeshing, CGAL's `isotropic_remeshing`; the
+//! environment variable `CAVITY_PEERS` picks some) when a Python with them
+//! is given; with the table-4 statistics of every output.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
