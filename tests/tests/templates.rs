@@ -566,6 +566,47 @@ fn null_space_smoothing_keeps_a_crease() {
 }
 
 #[test]
+fn slicing_keeps_the_vertices_of_faceless_edges() {
+    // Face and edge deletions leave faceless edges, whose owner holds their
+    // vertices while the vertices' owner need not hold the edges; then the
+    // grid grows until patches are sliced. A vertex that moves in a slicing
+    // must stay reachable through a forwarding entry, or the owner of such
+    // an edge loses its vertex (the review of 18e006d found it: "refers to
+    // vertex 45, which is not active"). Every round is validated.
+    let factors = CapacityFactors {
+        elements: 1.0,
+        patches: 64.0,
+    };
+    let mut slices = 0;
+    for seed in 0..12u32 {
+        let input = grid(16, 16, &[false, true], seed % 2 == 0, &[]);
+        let c = 2.0 + seed as f32 * 1.1;
+        let faces = DeleteFacesInBall {
+            centre: [c, 16.0 - c, 0.0],
+            radius: 2.5 + (seed % 3) as f32,
+        };
+        let edges = DeleteEdgesInBall {
+            centre: [16.0 - c, c, 0.0],
+            radius: 2.0,
+        };
+        let grow = SplitLongEdges { max_length: 0.5 };
+        for patch_size in [16, 32, 64] {
+            let mut check = validate_each_round(false);
+            let run = with_rounds(&input, patch_size, factors, false, |r| {
+                sweeps(r, &faces, false, Some(&mut check))?;
+                sweeps(r, &edges, false, Some(&mut check))?;
+                sweeps(r, &grow, false, Some(&mut check))
+            });
+            // A capacity error is allowed (with_rounds validated the mesh).
+            if let Ok((report, _)) = run {
+                slices += report.slices;
+            }
+        }
+    }
+    assert!(slices > 100, "{slices} slicings");
+}
+
+#[test]
 fn growth_slices_patches() {
     // Tight patches (capacity factor 1) and meshes that grow several times
     // over: patches run out of room and are sliced again and again. The

@@ -489,14 +489,17 @@ fn build_part<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, part: &PatchCopy
     block.sync();
 }
 
-/// Gives the moved elements up in the old patch. Those that the half it
-/// keeps or another patch may hold a copy of (what owning everything but
-/// the moved elements needs by the ribbon rule: other patches hold copies
-/// only of elements next to what they own, which this patch holds as its
-/// ribbon) become not-owned with forwarding entries naming their place in
-/// the new patch `q`; the rest leave the patch. Forwarding entries for every
-/// moved element would fill the ribbon tables: a full patch moves half of
-/// what it owns.
+/// Gives the moved elements up in the old patch. Every moved vertex, and
+/// the moved edges and faces that the half it keeps or another patch may
+/// hold a copy of (what owning everything but the moved elements needs by
+/// the ribbon rule: other patches hold copies of the faces next to what
+/// they own, which this patch holds as its ribbon), become not-owned with
+/// forwarding entries naming their place in the new patch `q`; the rest
+/// leave the patch. Vertices always keep one: a patch owning a faceless
+/// edge (left by a face deletion) holds the edge's vertices, and this patch
+/// need not hold that edge, so it cannot tell whether someone names the
+/// vertex. Forwarding entries for every moved edge and face would fill the
+/// ribbon tables: a full patch moves half of what it owns.
 #[inline(always)]
 fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
     let copy = &w.copy;
@@ -526,7 +529,7 @@ fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
                 return;
             }
             copy.set_bit(block, kind, false, l, false);
-            if !w.need[k].bit(l) {
+            if kind != Kind::Vertex && !w.need[k].bit(l) {
                 copy.set_bit(block, kind, true, l, false);
                 return;
             }
