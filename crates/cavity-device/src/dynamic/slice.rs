@@ -496,9 +496,9 @@ fn build_part<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, part: &PatchCopy
 /// they own, which this patch holds as its ribbon), become not-owned with
 /// forwarding entries naming their place in the new patch `q`; the rest
 /// leave the patch. Vertices always keep one: a patch owning a faceless
-/// edge (left by a face deletion) holds the edge's vertices, and this patch
-/// need not hold that edge, so it cannot tell whether someone names the
-/// vertex. Forwarding entries for every moved edge and face would fill the
+/// edge (face and edge deletions leave them) holds its vertices, and this
+/// patch need not hold that edge, so it cannot tell whether someone names
+/// the vertex. Forwarding entries for every moved edge and face would fill the
 /// ribbon tables: a full patch moves half of what it owns.
 #[inline(always)]
 fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
