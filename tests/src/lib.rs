@@ -191,9 +191,16 @@ pub fn soup() -> impl Strategy<Value = TriMesh> {
 
 /// The bundled real mesh, `assets/dragon.obj`.
 pub fn bundled_mesh() -> TriMesh {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/dragon.obj");
-    cavity::io::read_mesh(std::path::Path::new(path))
-        .expect("the bundled mesh reads")
+    asset_mesh("dragon.obj")
+}
+
+/// The mesh `assets/<name>` (see assets/README.md).
+pub fn asset_mesh(name: &str) -> TriMesh {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets")
+        .join(name);
+    cavity::io::read_mesh(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .mesh
 }
 

@@ -211,7 +211,7 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
             if rounds == MAX_ROUNDS {
                 return Err(RunError::Stuck(rounds));
             }
-            runner.round(app, queued, (sweep << 16) ^ rounds)?;
+            runner.round(app, queued)?;
             rounds += 1;
             let mut status = runner.status()?;
             if let Some(e) = status.error() {
@@ -332,8 +332,10 @@ pub trait Rounds {
 /// A backend's update round of application `A`.
 pub trait Update<A: CavityApp>: Rounds {
     /// One update round of `app` with `blocks` blocks, then the cleanup
-    /// kernels.
-    fn round(&mut self, app: &A, blocks: u32, salt: u32) -> Result<(), RunError>;
+    /// kernels. The round's patch order (`scheduler::outranks`) is salted
+    /// with the count of rounds this runner launched before, so that no two
+    /// rounds of a run (of any phase or sweep) rank the patches alike.
+    fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError>;
 }
 
 /// Enqueues patches in the host arrays: all of them, or with
@@ -384,6 +386,8 @@ pub struct CpuRounds<'a> {
     cpu: CpuBackend,
     /// Smoothing positions, allocated at the first step and reused.
     scratch: Vec<u32>,
+    /// Update rounds launched (the next round's salt).
+    rounds: u32,
 }
 
 impl<'a> CpuRounds<'a> {
@@ -393,13 +397,16 @@ impl<'a> CpuRounds<'a> {
             mesh,
             cpu: CpuBackend::new(),
             scratch: Vec::new(),
+            rounds: 0,
         }
     }
 }
 
 impl<A: CavityApp + Sync> Update<A> for CpuRounds<'_> {
-    fn round(&mut self, app: &A, blocks: u32, salt: u32) -> Result<(), RunError> {
+    fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
         let raw = self.mesh.raw();
+        let salt = self.rounds;
+        self.rounds = self.rounds.wrapping_add(1);
         // SAFETY: `raw` names the mesh's arrays, which nothing else touches
         // until the calls return (`self.mesh` is borrowed mutably).
         unsafe {

@@ -578,6 +578,8 @@ pub struct CudaRounds<'a> {
     advect: CudaFunction,
     scratch: Option<CudaSlice<u32>>,
     seconds: GpuSeconds,
+    /// Update rounds launched (the next round's salt).
+    rounds: u32,
 }
 
 impl<'a> CudaRounds<'a> {
@@ -660,6 +662,7 @@ impl<'a> CudaRounds<'a> {
             valences,
             advect: gpu.function("dynamic_advect")?,
             scratch: None,
+            rounds: 0,
             seconds: GpuSeconds {
                 upload,
                 ..GpuSeconds::default()
@@ -834,8 +837,8 @@ fn dynamic_kernel(
         smem as i32,
     )
     .map_err(driver("raising the kernel's shared-memory limit"))?;
-    // All of the SM's unified memory as shared memory, so that two blocks
-    // of ~100 KB fit (the launch bounds ask for two).
+    // All of the SM's unified memory as shared memory, so that as many
+    // blocks fit as the launch bounds ask for (two per SM).
     f.set_attribute(
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
         100,
@@ -845,7 +848,9 @@ fn dynamic_kernel(
 }
 
 impl<A: CudaApp> Update<A> for CudaRounds<'_> {
-    fn round(&mut self, app: &A, blocks: u32, salt: u32) -> Result<(), RunError> {
+    fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
+        let salt = self.rounds;
+        self.rounds = self.rounds.wrapping_add(1);
         if !self.updates.contains_key(A::KERNEL) {
             let smem = update::shared_bytes::<A>(&self.mesh.cap, DYNAMIC_BLOCK_DIM);
             let kernel = dynamic_kernel(self.gpu, A::KERNEL, smem)?;

@@ -10,8 +10,8 @@
 //!    [`COLLAPSE_SWEEPS`] sweeps, so an edge that a neighbouring collapse
 //!    turned short late may wait for the next iteration);
 //! 3. flip edges that bring the valences of their four vertices closer to
-//!    6 (4 on the boundary), unless the new edge is longer than 4/3 L
-//!    (`ImproveValence`);
+//!    6 (4 on the boundary) (`ImproveValence`); in the last iteration only
+//!    when the new edge is at most 4/3 L (see `last_flips`);
 //! 4. tangential smoothing: area-weighted relaxation projected on the
 //!    tangent plane (`cavity_device::dynamic::smooth`).
 //!
@@ -246,9 +246,9 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
         max_length: 4.0 / 3.0 * l,
         feature_cos,
     };
-    let flip = ImproveValence {
+    let flip = |iteration: u32| ImproveValence {
         feature_cos,
-        max_length: 4.0 / 3.0 * l,
+        max_length: last_flips(iteration == settings.iterations, l),
     };
     let smoothing = Smoothing {
         step: SMOOTHING_STEP,
@@ -265,7 +265,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
             let run = match phase {
                 Phase::Split => sweeps(runner, &split, true, None).map(Some),
                 Phase::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
-                Phase::Flip => sweeps(runner, &flip, false, None).map(Some),
+                Phase::Flip => sweeps(runner, &flip(iteration), false, None).map(Some),
                 Phase::Smooth => (0..settings.smoothing_steps)
                     .try_for_each(|_| runner.smooth(&smoothing))
                     .and_then(|()| runner.status().map(|_| None)),
@@ -290,6 +290,20 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
         }
     }
     Ok(totals)
+}
+
+/// The longest edge a flip may create in an iteration, `last` or not, at
+/// target length `l`: 4/3 L in the last iteration (no split phase follows
+/// to shorten a longer one), any length before (the next split phase
+/// halves it). Botsch and Kobbelt flip on valences alone; limiting every
+/// iteration's flips to 4/3 L leaves regular quad-grid regions stuck
+/// with their valence-4/8 pairs: the RXMesh torus (9216 faces, local CPU
+/// backend) reached 93.3 % of its edges in the band after 3 iterations
+/// with the limit in every iteration, 96.9 % with it in the last only. On
+/// the dragon at 1.28 M faces and the bumpy cube at 2.56 M (H100) the band
+/// moved by at most 0.1 %.
+fn last_flips(last: bool, l: f32) -> f32 {
+    if last { 4.0 / 3.0 * l } else { f32::INFINITY }
 }
 
 /// How the dynamic mesh is laid out for a run.
