@@ -169,9 +169,11 @@ pub fn sweeps<A: CavityApp, R: Update<A> + ?Sized>(
 /// Runs at most `max` sweeps of `app` on `runner` (fewer when one fills
 /// no cavity), each after the first visiting only the patches flagged
 /// `CHANGED` (see [`sweeps`]): for operations where one pass over the mesh
-/// is the algorithm and later sweeps only mop up, as the collapses of
-/// isotropic remeshing (Botsch and Kobbelt 2004 collapse in one pass over
-/// the edges). The first sweep is such a pass, and more: every patch
+/// is the algorithm and later sweeps only mop up, as the collapses and
+/// flips of isotropic remeshing (Botsch and Kobbelt 2004 collapse, then
+/// flip, in one pass over the edges; a flip that a neighbour's valence
+/// change made worth doing and that no later sweep visits waits for the
+/// next iteration). The first sweep is such a pass, and more: every patch
 /// processes its own candidates until none is left. What a sweep leaves
 /// is the candidates a neighbour's fill-in made (a collapse moves a vertex,
 /// so edges around it may turn short) after their patch was done. On the
