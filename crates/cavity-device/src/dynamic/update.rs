@@ -107,16 +107,8 @@ fn store_declined<B: Block>(
 /// progress is declined fill-ins do not count: each declines a seed for
 /// the rest of the processing, so they end by themselves, and a patch
 /// whose cavities lose to a long run of declining ones would otherwise
-/// replay the same passes every round. A patch with more to do is queued
-/// again (a round lasts as long as its slowest block, so a patch that
-/// fills in for many passes holds up the round's other blocks). Measured
-/// on an H100 (`cavity bench remesh --subdivisions 3 --reps 3`, two runs
-/// each, against three of 16 passes): the dragon at 1.28 M faces 1.38-1.40
-/// s instead of 1.47-1.48 s, the bumpy cube at 2.56 M 1.07 s instead of
-/// 1.11-1.15 s, the same share of edges in the band; 2 and 3 passes about
-/// the same as 4, 8 in between; surface tracking (1000 × 1000, 100 frames)
-/// 7.47 s instead of 7.51 s.
-pub const MAX_PASSES: u32 = 4;
+/// replay the same passes every round.
+pub const MAX_PASSES: u32 = 16;
 
 /// Most passes in a row that neither fill nor decline anything (each
 /// leaves the cavities that waited for a neighbour out of the next one).
