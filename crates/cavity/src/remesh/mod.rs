@@ -310,7 +310,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
 /// iteration's flips to 4/3 L leaves regular quad-grid regions stuck
 /// with their valence-4/8 pairs: the RXMesh torus (9216 faces, local CPU
 /// backend) reached 93.3 % of its edges in the band after 3 iterations
-/// with the limit in every iteration, 96.9 % with it in the last only. On
+/// with the limit in every iteration, 96.4-96.9 % with it in the last only. On
 /// the dragon at 1.28 M faces and the bumpy cube at 2.56 M (H100) the band
 /// moved by at most 0.1 %.
 fn last_flips(last: bool, l: f32) -> f32 {
