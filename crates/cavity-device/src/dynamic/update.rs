@@ -223,6 +223,7 @@ pub fn update<B: Block, A: CavityApp>(
         // step takes, before another patch can take the first step's
         // elements back for a cavity of its own.
         let mut steps = 0;
+        let mut grew = false;
         loop {
             let expansion = migrate::migrate(block, mesh, &copy, &work, &mig, template);
             raise_counts(block, &copy, &work);
@@ -231,7 +232,8 @@ pub fn update<B: Block, A: CavityApp>(
             }
             // The patch grew (or copies came in): derive the relations and
             // cavities again.
-            changed |= expansion == Expansion::Changed;
+            grew |= expansion == Expansion::Changed;
+            changed |= grew;
             failed |= expansion == Expansion::Failed;
             cavity::cache_positions(block, mesh, &copy, &work);
             cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
@@ -277,7 +279,11 @@ pub fn update<B: Block, A: CavityApp>(
             idle_passes + 1
         };
         block.sync();
-        if lost == 0
+        // Seeds that came in with the expansion of a cavity that then
+        // declined are registered in a further pass: no other patch owns
+        // them now, and a sweep that fills nothing is the last.
+        let unseen = grew && work.ctl.get(CTL_FILLED) == 0;
+        if (lost == 0 && !unseen)
             || idle_passes > MAX_IDLE_PASSES
             || failed
             || work.ctl.get(CTL_NO_ROOM) != 0
