@@ -108,7 +108,7 @@ fn store_declined<B: Block>(
 /// the rest of the processing, so they end by themselves, and a patch
 /// whose cavities lose to a long run of declining ones would otherwise
 /// replay the same passes every round.
-pub const MAX_PASSES: u32 = 16;
+pub const MAX_PASSES: u32 = 4;
 
 /// Most passes in a row that neither fill nor decline anything (each
 /// leaves the cavities that waited for a neighbour out of the next one).
