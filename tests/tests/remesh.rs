@@ -264,6 +264,28 @@ fn any_proptest_mesh_keeps_its_topology() {
     });
 }
 
+/// A shrunk `any_mesh` input (tests/data/slicing-runaway.obj: 98 faces in
+/// 4 components, a non-manifold edge, 7 boundary loops) on which a patch
+/// out of edge slots owned a one-face component: Lloyd's iterations put
+/// the second seed there, so every slice moved that face alone and the
+/// patch slots ran out ("every patch slot is in use") in most runs.
+/// Slicing now falls back to an index split (`slice::balance`).
+#[test]
+fn slicing_a_patch_in_pieces_moves_half_of_it() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/slicing-runaway.obj");
+    let input = cavity::io::read_mesh(std::path::Path::new(path))
+        .expect("the test mesh reads")
+        .mesh;
+    let settings = RemeshSettings {
+        length: TargetLength::Relative(0.5722696746564632),
+        iterations: 1,
+        ..RemeshSettings::default()
+    };
+    for _ in 0..8 {
+        remesh_checked(&input, &settings, 64, None);
+    }
+}
+
 /// The cube [-1, 1]³, each face split into `4^k` pairs of triangles.
 fn cube(k: u32) -> TriMesh {
     let positions = (0..8)

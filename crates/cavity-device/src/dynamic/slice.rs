@@ -4,7 +4,9 @@
 //! owned faces are split into two connected halves by Lloyd's iterations
 //! over the face adjacency inside the patch (two seeds, a multi-source
 //! breadth-first search assigns every face to its nearer seed, each seed
-//! moves to its half's centre: the face farthest from the half's border).
+//! moves to its half's centre: the face farthest from the half's border);
+//! when that leaves the second half under a quarter of the owned faces
+//! (a seed in a small component), by local index instead (`balance`).
 //! The second half moves to a fresh patch slot with its ribbon and
 //! attributes; the first patch keeps forwarding entries for the moved
 //! elements that the kept half or another patch may hold a copy of (those
@@ -250,6 +252,7 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
             move_seeds(block, &w);
         }
     }
+    balance(block, &w);
     choose_moves(block, &w);
     for mask in w.need {
         block.fill(mask, 0);
@@ -362,6 +365,59 @@ fn move_seeds<B: Block>(block: &B, w: &Windows) {
             }
         }
     }
+    block.sync();
+}
+
+/// Owned faces of the patch for which `pred` holds (every thread gets
+/// the count; returns after a barrier). Uses the `C_CENTRES` entry.
+#[inline(always)]
+fn count_owned<B: Block>(block: &B, w: &Windows, pred: impl Fn(u32) -> bool) -> u32 {
+    let (ctl, copy) = (w.ctl, &w.copy);
+    if block.thread_idx() == 0 {
+        ctl.set(C_CENTRES, 0);
+    }
+    block.sync();
+    block.for_each(copy.count(Kind::Face), |f| {
+        if copy.is_owned(Kind::Face, f) && pred(f) {
+            block.shared_fetch_add(ctl, C_CENTRES, 1);
+        }
+    });
+    block.sync();
+    let n = ctl.get(C_CENTRES);
+    block.sync();
+    n
+}
+
+/// Splits the owned faces by local index when the assignment gives the
+/// second half under a quarter of them: faces from the median index on
+/// move. Lloyd's iterations cannot leave a component of the owned faces
+/// (they step across manifold edges between owned faces only), so a
+/// second seed in a small component of its own (a face whose neighbours
+/// are across boundary or non-manifold edges, or not owned) would move
+/// just that component, and a patch slicing again and again by a face or
+/// two would use up the patch slots. The halves of the fallback need not
+/// be connected.
+#[inline(always)]
+fn balance<B: Block>(block: &B, w: &Windows) {
+    let owned = w.ctl.get(C_OWNED);
+    if 4 * count_owned(block, w, |f| half(w.label.get(f)) == 1) >= owned {
+        return;
+    }
+    // The smallest index `lo` with at least half of the owned faces below.
+    let (mut lo, mut hi) = (0, w.copy.count(Kind::Face));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if 2 * count_owned(block, w, |f| f < mid) >= owned {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    block.for_each(w.copy.count(Kind::Face), |f| {
+        if w.copy.is_owned(Kind::Face, f) {
+            w.label.set(f, (f >= lo) as u32);
+        }
+    });
     block.sync();
 }
 
