@@ -7,6 +7,7 @@
 //! benchmark). With no mesh argument a real mesh bundled in `assets/`
 //! is used and named.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -262,9 +263,31 @@ enum BenchWhat {
     },
 }
 
+/// `print!` to stdout that returns a failed write as the function's error
+/// (`main` ends a closed pipe quietly, as `cavity info x | head` expects)
+/// instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        write!(std::io::stdout(), $($arg)*)?
+    };
+}
+
+/// [`say!`] with a newline.
+macro_rules! sayln {
+    ($($arg:tt)*) => {
+        writeln!(std::io::stdout(), $($arg)*)?
+    };
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
@@ -435,7 +458,7 @@ fn run(cli: Cli) -> Result<()> {
                 |m| pb.set_message(m.to_string()),
             )?;
             pb.finish_and_clear();
-            print!("{}", bench.table());
+            say!("{}", bench.table());
             Ok(())
         }
     }
@@ -444,35 +467,37 @@ fn run(cli: Cli) -> Result<()> {
 fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     let mesh = load(path)?;
     let s = ReferenceMesh::new(&mesh)?.stats();
-    println!("vertices: {}", s.vertices);
-    println!("edges: {}", s.edges);
-    println!("faces: {}", s.faces);
-    println!("euler characteristic: {}", s.euler_characteristic);
-    println!("components: {}", s.components);
-    println!("isolated vertices: {}", s.isolated_vertices);
-    println!("boundary edges: {}", s.boundary_edges);
-    println!("boundary loops: {}", s.boundary_loops);
-    println!("non-manifold edges: {}", s.non_manifold_edges);
-    println!("non-manifold vertices: {}", s.non_manifold_vertices);
+    sayln!("vertices: {}", s.vertices);
+    sayln!("edges: {}", s.edges);
+    sayln!("faces: {}", s.faces);
+    sayln!("euler characteristic: {}", s.euler_characteristic);
+    sayln!("components: {}", s.components);
+    sayln!("isolated vertices: {}", s.isolated_vertices);
+    sayln!("boundary edges: {}", s.boundary_edges);
+    sayln!("boundary loops: {}", s.boundary_loops);
+    sayln!("non-manifold edges: {}", s.non_manifold_edges);
+    sayln!("non-manifold vertices: {}", s.non_manifold_vertices);
     let pb = spinner();
     pb.set_message("patching");
     let t = Instant::now();
     let patched = PatchedMesh::new(&mesh, patch_size)?;
     pb.finish_and_clear();
     let p = patched.stats();
-    println!("patch size limit: {patch_size}");
-    println!(
+    sayln!("patch size limit: {patch_size}");
+    sayln!(
         "patches: {} (Lloyd iterations: {}, {:.3} s)",
         p.patches,
         patched.lloyd_iterations,
         t.elapsed().as_secs_f64()
     );
-    println!(
+    sayln!(
         "faces per patch: min {} mean {:.1} max {}",
-        p.min_faces, p.mean_faces, p.max_faces
+        p.min_faces,
+        p.mean_faces,
+        p.max_faces
     );
-    println!("ribbon ratio: {:.3}", p.ribbon_ratio);
-    println!(
+    sayln!("ribbon ratio: {:.3}", p.ribbon_ratio);
+    sayln!(
         "patch data: {} bytes, {:.2} bytes/face",
         patched.patch_bytes(),
         p.bytes_per_face
@@ -510,7 +535,7 @@ fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
         normals[v as usize] = [by_handle[3 * h], by_handle[3 * h + 1], by_handle[3 * h + 2]];
     }
     write_mesh(output, &mesh, Some(&normals), format)?;
-    println!(
+    sayln!(
         "normals of {} vertices on {} in {:.3} ms (with transfers); wrote {}",
         mesh.num_vertices(),
         backend.name(),
@@ -543,7 +568,7 @@ fn bench_queries(
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();
-    print!("{}", bench.table());
+    say!("{}", bench.table());
     Ok(())
 }
 
@@ -628,8 +653,8 @@ fn remesh(
         b.finish();
     }
     write_mesh(&output, &out, None, format)?;
-    print!("{}", report.table());
-    println!("wrote {}", output.display());
+    say!("{}", report.table());
+    sayln!("wrote {}", output.display());
     Ok(())
 }
 
@@ -675,14 +700,14 @@ fn track(
     let (out, report) = cavity::track::track(settings, &backend, layout, &mut hooks)?;
     bar.finish();
     write_mesh(output, &out, None, format)?;
-    print!("{}", report.table());
+    say!("{}", report.table());
     if let Some(k) = every {
-        println!(
+        sayln!(
             "wrote every {k}th frame as {}",
             frame_name(output, k).display()
         );
     }
-    println!("wrote {}", output.display());
+    sayln!("wrote {}", output.display());
     Ok(())
 }
 
@@ -699,7 +724,7 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
     pb.finish_and_clear();
     let out = dynamic.to_mesh();
     write_mesh(output, &out, None, format)?;
-    println!(
+    sayln!(
         "{} flips in {} sweeps ({} rounds) on {device} in {:.3} s; rolled back {} of {} scheduled patches ({:.1} %); wrote {}",
         report.flips,
         report.sweeps,
@@ -753,7 +778,7 @@ fn bench_remesh(
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();
-    print!("{}", bench.table());
+    say!("{}", bench.table());
     Ok(())
 }
 
@@ -777,6 +802,6 @@ fn bench_delaunay(
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();
-    print!("{}", bench.table());
+    say!("{}", bench.table());
     Ok(())
 }

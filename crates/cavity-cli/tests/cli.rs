@@ -1,0 +1,44 @@
+//! The `cavity` binary as a user runs it: exit codes and messages.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+fn cavity() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cavity"))
+}
+
+fn asset(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../assets")
+        .join(name)
+}
+
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    // `cavity info x | head -1`: the reader goes away before the output is
+    // written (here before anything is), which is no error of ours.
+    let mut child = cavity()
+        .arg("info")
+        .arg(asset("torus.obj"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_missing_input_is_an_error_naming_it() {
+    let out = cavity()
+        .args(["info", "no-such-mesh.obj"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error:"), "{stderr}");
+    assert!(stderr.contains("no-such-mesh.obj"), "{stderr}");
+}
