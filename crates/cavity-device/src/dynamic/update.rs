@@ -107,7 +107,10 @@ fn store_declined<B: Block>(
 /// progress is declined fill-ins do not count: each declines a seed for
 /// the rest of the processing, so they end by themselves, and a patch
 /// whose cavities lose to a long run of declining ones would otherwise
-/// replay the same passes every round.
+/// replay the same passes every round. Few, since a round lasts as long
+/// as its slowest block: a patch with more to fill is queued again
+/// (dragon at 1.28 M faces on an H100: 1.58 s at 4, 1.67 s at 16; see
+/// docs/benchmarks.md, thirteenth session).
 pub const MAX_PASSES: u32 = 4;
 
 /// Most passes in a row that neither fill nor decline anything (each
