@@ -6,7 +6,7 @@
 //! breadth-first search assigns every face to its nearer seed, each seed
 //! moves to its half's centre: the face farthest from the half's border);
 //! when that leaves the second half under a quarter of the owned faces
-//! (a seed in a small component), by local index instead (`balance`).
+//! (a seed in a small component), by position instead (`balance`).
 //! The second half moves to a fresh patch slot with its ribbon and
 //! attributes; the first patch keeps forwarding entries for the moved
 //! elements that the kept half or another patch may hold a copy of (those
@@ -49,7 +49,11 @@ const C_OWNED: u32 = 3;
 const C_FATAL: u32 = 4;
 const C_STASH: u32 = 5;
 const C_CENTRES: u32 = 6;
-const CTL_LEN: u32 = 8;
+/// Entries `C_BOX..C_BOX + 6`: per axis, the largest [`order_key`] of the
+/// owned faces' centroids and the largest complement of one (the
+/// bounding box of [`balance`]).
+const C_BOX: u32 = 8;
+const CTL_LEN: u32 = 14;
 
 struct Windows {
     copy: PatchCopy,
@@ -252,7 +256,7 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
             move_seeds(block, &w);
         }
     }
-    balance(block, &w);
+    balance(block, mesh, &w);
     choose_moves(block, &w);
     for mask in w.need {
         block.fill(mask, 0);
@@ -388,37 +392,93 @@ fn count_owned<B: Block>(block: &B, w: &Windows, pred: impl Fn(u32) -> bool) -> 
     n
 }
 
-/// Splits the owned faces by local index when the assignment gives the
-/// second half under a quarter of them: faces from the median index on
+/// Splits the owned faces by position when the assignment gives the
+/// second half under a quarter of them: the faces whose centroids lie from
+/// the median on, along the longest side of the centroids' bounding box,
 /// move. Lloyd's iterations cannot leave a component of the owned faces
 /// (they step across manifold edges between owned faces only), so a
 /// second seed in a small component of its own (a face whose neighbours
 /// are across boundary or non-manifold edges, or not owned) would move
 /// just that component, and a patch slicing again and again by a face or
 /// two would use up the patch slots. The halves of the fallback need not
-/// be connected.
+/// be connected, but each is compact in space, so neither borders many
+/// more patches than the patch did (a split by local index scattered the
+/// halves: surface tracking on a 1000 x 1000 grid then gave a patch more
+/// than 64 neighbours).
 #[inline(always)]
-fn balance<B: Block>(block: &B, w: &Windows) {
-    let owned = w.ctl.get(C_OWNED);
+fn balance<B: Block>(block: &B, mesh: &DynMesh, w: &Windows) {
+    let (ctl, copy) = (w.ctl, &w.copy);
+    let owned = ctl.get(C_OWNED);
     if 4 * count_owned(block, w, |f| half(w.label.get(f)) == 1) >= owned {
         return;
     }
-    // The smallest index `lo` with at least half of the owned faces below.
-    let (mut lo, mut hi) = (0, w.copy.count(Kind::Face));
+    let nf = copy.count(Kind::Face);
+    block.for_each(nf, |f| {
+        if copy.is_owned(Kind::Face, f) {
+            let c = centroid(mesh, copy, f);
+            for (a, &x) in c.iter().enumerate() {
+                let k = order_key(x);
+                block.shared_max(ctl, C_BOX + 2 * a as u32, k);
+                block.shared_max(ctl, C_BOX + 2 * a as u32 + 1, !k);
+            }
+        }
+    });
+    block.sync();
+    let extent = |a: usize| {
+        let at = C_BOX + 2 * a as u32;
+        from_order_key(ctl.get(at)) - from_order_key(!ctl.get(at + 1))
+    };
+    let axis = (1..3).fold(0, |best, a| if extent(a) > extent(best) { a } else { best });
+    block.for_each(nf, |f| {
+        if copy.is_owned(Kind::Face, f) {
+            w.inner.set(f, order_key(centroid(mesh, copy, f)[axis]));
+        }
+    });
+    block.sync();
+    // The smallest key `lo` with at least half of the owned faces below.
+    let (mut lo, mut hi) = (0, u32::MAX);
     while lo < hi {
-        let mid = (lo + hi) / 2;
-        if 2 * count_owned(block, w, |f| f < mid) >= owned {
+        let mid = lo + (hi - lo) / 2;
+        if 2 * count_owned(block, w, |f| w.inner.get(f) < mid) >= owned {
             hi = mid;
         } else {
             lo = mid + 1;
         }
     }
-    block.for_each(w.copy.count(Kind::Face), |f| {
-        if w.copy.is_owned(Kind::Face, f) {
-            w.label.set(f, (f >= lo) as u32);
+    block.for_each(nf, |f| {
+        if copy.is_owned(Kind::Face, f) {
+            w.label.set(f, (w.inner.get(f) >= lo) as u32);
         }
     });
     block.sync();
+}
+
+/// Three times the centroid of face `f` of the working copy (the sum of
+/// its vertices' positions).
+#[inline(always)]
+fn centroid(mesh: &DynMesh, copy: &PatchCopy, f: u32) -> [f32; 3] {
+    let (n, stride) = (mesh.cap.vertices, mesh.cap.vertex_attrs);
+    let mut c = [0.0; 3];
+    for v in copy.face_vertices(f) {
+        for (a, x) in c.iter_mut().enumerate() {
+            *x += f32::from_bits(mesh.vertex_attrs.load((copy.p * n + v) * stride + a as u32));
+        }
+    }
+    c
+}
+
+/// A key that orders `f32` values as numbers (the larger value, the
+/// larger key; NaN aside).
+#[inline(always)]
+fn order_key(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b >> 31 == 1 { !b } else { b | 0x8000_0000 }
+}
+
+/// The value of an [`order_key`].
+#[inline(always)]
+fn from_order_key(k: u32) -> f32 {
+    f32::from_bits(if k >> 31 == 1 { k & 0x7fff_ffff } else { !k })
 }
 
 /// Marks what moves: the owned faces of the second half, and each owned
