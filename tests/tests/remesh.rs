@@ -269,7 +269,8 @@ fn any_proptest_mesh_keeps_its_topology() {
 /// out of edge slots owned a one-face component: Lloyd's iterations put
 /// the second seed there, so every slice moved that face alone and the
 /// patch slots ran out ("every patch slot is in use") in most runs.
-/// Slicing now falls back to an index split (`slice::balance`).
+/// Slicing now falls back to a split at the median position
+/// (`slice::balance`, which moves exactly half of the owned faces).
 #[test]
 fn slicing_a_patch_in_pieces_moves_half_of_it() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/slicing-runaway.obj");

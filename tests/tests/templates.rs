@@ -258,13 +258,13 @@ fn edge_delete_removes_edges_and_their_faces() {
     }
 }
 
-/// `Σ |valence - target|` over the vertices with faces (target 6, 4 on the
+/// `Σ (valence - target)²` over the vertices with faces (target 6, 4 on the
 /// boundary).
 fn valence_deviation(m: &TriMesh) -> i64 {
     let r = ReferenceMesh::new(m).expect("valid");
     (0..r.num_vertices() as u32)
         .filter(|&v| !r.vf(v).is_empty())
-        .map(|v| (r.vv(v).len() as i64 - valence_target(&r, v)).abs())
+        .map(|v| (r.vv(v).len() as i64 - valence_target(&r, v)).pow(2))
         .sum()
 }
 
@@ -323,7 +323,7 @@ fn acceptable_flip(
 fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
     acceptable_flip(m, |r, [a, b, c, d]| {
         let off =
-            |v: u32, change: i64| (r.vv(v).len() as i64 + change - valence_target(r, v)).abs();
+            |v: u32, change: i64| (r.vv(v).len() as i64 + change - valence_target(r, v)).pow(2);
         let before = off(a, 0) + off(b, 0) + off(c, 0) + off(d, 0);
         let after = off(a, -1) + off(b, -1) + off(c, 1) + off(d, 1);
         after < before

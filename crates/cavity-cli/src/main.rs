@@ -263,19 +263,32 @@ enum BenchWhat {
     },
 }
 
-/// `print!` to stdout that returns a failed write as the function's error
-/// (`main` ends a closed pipe quietly, as `cavity info x | head` expects)
-/// instead of panicking.
+/// A failed write of the output to stdout (`main` ends a closed pipe,
+/// `cavity info x | head`, quietly; a mesh written to a closed pipe with
+/// `-o` stays an error).
+#[derive(Debug)]
+struct Stdout(std::io::Error);
+
+impl std::fmt::Display for Stdout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "writing to stdout: {}", self.0)
+    }
+}
+
+impl std::error::Error for Stdout {}
+
+/// `print!` that returns a failed write as the function's error
+/// ([`Stdout`]) instead of panicking.
 macro_rules! say {
     ($($arg:tt)*) => {
-        write!(std::io::stdout(), $($arg)*)?
+        write!(std::io::stdout(), $($arg)*).map_err(Stdout)?
     };
 }
 
 /// [`say!`] with a newline.
 macro_rules! sayln {
     ($($arg:tt)*) => {
-        writeln!(std::io::stdout(), $($arg)*)?
+        writeln!(std::io::stdout(), $($arg)*).map_err(Stdout)?
     };
 }
 
@@ -283,8 +296,8 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+            if e.downcast_ref::<Stdout>()
+                .is_some_and(|e| e.0.kind() == std::io::ErrorKind::BrokenPipe) =>
         {
             ExitCode::SUCCESS
         }

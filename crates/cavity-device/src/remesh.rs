@@ -2,7 +2,7 @@
 //! 2004; dynamic paper, section 6.3): the collapse of short edges that
 //! keeps every new edge short and no face folded, and the edge flip that
 //! brings the valences of the four vertices closer to 6 (4 on the
-//! boundary). The split of long edges is
+//! boundary; in the sum of squared differences). The split of long edges is
 //! [`crate::operations::SplitLongEdges`]. Feature edges (a dihedral angle
 //! whose cosine is below `feature_cos`) are neither flipped nor collapsed.
 
@@ -98,33 +98,32 @@ pub fn store_valences<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMe
     });
 }
 
-/// Whether flipping `ab` to `cd` may lower the summed distance of the four
-/// valences from their targets (the flip takes an edge from `a` and `b`
-/// and gives one to `c` and `d`): exact when the patch owns all four
+/// Whether flipping `ab` to `cd` may lower `Σ (valence - target)²` over
+/// the four vertices (the flip takes an edge from `a` and `b` and gives
+/// one to `c` and `d`; squared, as in Botsch's PMP library, so that a
+/// vertex far from its target gives an edge away even to neighbours at
+/// theirs: with the plain distance a vertex of valence 11 among vertices of
+/// valence 6 kept all of its edges). Exact when the patch owns all four
 /// vertices (so in the fill-in); before the patch expands for the flip,
-/// with the stored valence of a vertex it does not own (exact
-/// unless its owner flipped since: the fill-in decides on the real ones).
-/// Without a stored valence, the valence seen here may be short (and the
-/// target unknown), so the vertex's change counts as known only when the
-/// visible valence settles it (above 6 for a vertex that loses an edge:
-/// -1; 6 or more for one that gains: +1) and as -1 otherwise.
+/// with the stored valence of a vertex it does not own (exact unless its
+/// owner flipped since: the fill-in decides on the real ones). Without a
+/// stored valence, the valence `n` seen here may be short and the target
+/// unknown, so the change is bounded hopefully: a vertex that gains an
+/// edge adds at least `2 (n - 6) + 1`, one that loses an edge may gain
+/// any amount.
 fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
+    /// Stands for an unbounded improvement.
+    const ANY: i32 = -1 << 16;
     let change = [-1, -1, 1, 1];
-    let mut best = 0;
+    let mut sum = 0;
     for (&v, dv) in q.iter().zip(change) {
-        best += match known_valence(ctx, v) {
-            Some((n, target)) => (n + dv - target).abs() - (n - target).abs(),
-            None => {
-                let n = valence(ctx, v).0;
-                if (dv < 0 && n > 6) || (dv > 0 && n >= 6) {
-                    1
-                } else {
-                    -1
-                }
-            }
+        sum += match known_valence(ctx, v) {
+            Some((n, target)) => 2 * dv * (n - target) + 1,
+            None if dv > 0 => 2 * (valence(ctx, v).0 - 6) + 1,
+            None => ANY,
         };
     }
-    best < 0
+    sum < 0
 }
 
 /// Whether the faces `cda` and `dcb` of the flipped edge face the same way
@@ -140,7 +139,7 @@ pub(crate) fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bo
 
 parameters! {
     /// Valence-improving edge flip (template `EdgeFaces`): an interior edge
-    /// is flipped when that lowers `Σ |valence - target|` over its two
+    /// is flipped when that lowers `Σ (valence - target)²` over its two
     /// vertices and the two opposite ones (target 6, 4 on the boundary),
     /// folds no face over, makes no sliver, the new edge is at most
     /// `max_length`, and the edge is not a feature.

@@ -62,7 +62,8 @@ struct Windows {
     ef: Shared<u16>,
     /// Per face: `(hops << 1) | half` from the last assignment, or NONE.
     label: Shared<u32>,
-    /// Per face: `(hops << 1) | half` from the half's border, or NONE.
+    /// Per face: `(hops << 1) | half` from the half's border, or NONE;
+    /// in `balance`, the [`order_key`] of the face's position.
     inner: Shared<u32>,
     /// Bitmasks per kind: owned elements that move to the new patch.
     moves: [Shared<u32>; 3],
@@ -415,7 +416,7 @@ fn balance<B: Block>(block: &B, mesh: &DynMesh, w: &Windows) {
     let nf = copy.count(Kind::Face);
     block.for_each(nf, |f| {
         if copy.is_owned(Kind::Face, f) {
-            let c = centroid(mesh, copy, f);
+            let c = vertex_sum(block, mesh, copy, f);
             for (a, &x) in c.iter().enumerate() {
                 let k = order_key(x);
                 block.shared_max(ctl, C_BOX + 2 * a as u32, k);
@@ -431,37 +432,60 @@ fn balance<B: Block>(block: &B, mesh: &DynMesh, w: &Windows) {
     let axis = (1..3).fold(0, |best, a| if extent(a) > extent(best) { a } else { best });
     block.for_each(nf, |f| {
         if copy.is_owned(Kind::Face, f) {
-            w.inner.set(f, order_key(centroid(mesh, copy, f)[axis]));
+            w.inner
+                .set(f, order_key(vertex_sum(block, mesh, copy, f)[axis]));
         }
     });
     block.sync();
-    // The smallest key `lo` with at least half of the owned faces below.
-    let (mut lo, mut hi) = (0, u32::MAX);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if 2 * count_owned(block, w, |f| w.inner.get(f) < mid) >= owned {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
+    // Faces in the order (key, local index): the first half is the
+    // smallest prefix holding at least half of the owned faces, so exactly
+    // the last ⌊owned / 2⌋ move, however many keys are equal. First the
+    // median key `k` (the largest with under half of the faces below it),
+    // then the first local index `t` among the faces of key `k` that moves.
+    let before = |k: u64, t: u32| {
+        2 * count_owned(block, w, |f| {
+            let key = w.inner.get(f) as u64;
+            key < k || key == k && f < t
+        }) >= owned
+    };
+    let k = smallest(0, 1 << 32, |mid| before(mid, 0)) - 1;
+    let t = smallest(0, nf as u64, |mid| before(k, mid as u32)) as u32;
     block.for_each(nf, |f| {
         if copy.is_owned(Kind::Face, f) {
-            w.label.set(f, (w.inner.get(f) >= lo) as u32);
+            let key = w.inner.get(f) as u64;
+            w.label.set(f, (key > k || key == k && f >= t) as u32);
         }
     });
     block.sync();
 }
 
-/// Three times the centroid of face `f` of the working copy (the sum of
-/// its vertices' positions).
+/// The smallest `x` in `lo..=hi` for which `holds` (which is monotone and
+/// holds at `hi`).
 #[inline(always)]
-fn centroid(mesh: &DynMesh, copy: &PatchCopy, f: u32) -> [f32; 3] {
+fn smallest(mut lo: u64, mut hi: u64, mut holds: impl FnMut(u64) -> bool) -> u64 {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if holds(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// The sum of the positions of the vertices of face `f` of the working
+/// copy (three times its centroid), read from their owners (a ribbon
+/// copy's own attributes may be stale: smoothing and advection write the
+/// owner's).
+#[inline(always)]
+fn vertex_sum<B: Block>(block: &B, mesh: &DynMesh, copy: &PatchCopy, f: u32) -> [f32; 3] {
     let (n, stride) = (mesh.cap.vertices, mesh.cap.vertex_attrs);
     let mut c = [0.0; 3];
     for v in copy.face_vertices(f) {
+        let (q, l) = copy.owner(block, Kind::Vertex, v).unwrap_or((copy.p, v));
         for (a, x) in c.iter_mut().enumerate() {
-            *x += f32::from_bits(mesh.vertex_attrs.load((copy.p * n + v) * stride + a as u32));
+            *x += f32::from_bits(mesh.vertex_attrs.load((q * n + l) * stride + a as u32));
         }
     }
     c

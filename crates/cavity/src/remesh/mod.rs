@@ -10,7 +10,8 @@
 //!    [`COLLAPSE_SWEEPS`] sweeps, so an edge that a neighbouring collapse
 //!    turned short late may wait for the next iteration);
 //! 3. flip edges that bring the valences of their four vertices closer to
-//!    6 (4 on the boundary) (`ImproveValence`; at most [`FLIP_SWEEPS`]
+//!    6 (4 on the boundary), in the sum of squared differences as in
+//!    Botsch's PMP library (`ImproveValence`; at most [`FLIP_SWEEPS`]
 //!    sweeps); in the last iteration only when the new edge is at most
 //!    4/3 L (see `last_flips`);
 //! 4. tangential smoothing: area-weighted relaxation projected on the
