@@ -216,8 +216,9 @@ fn rxmesh_torus_reaches_the_band() {
 /// (local CPU backend, 33bf1d1) one ended below 95 % (94.3 %: n 42, m 16,
 /// jitter 0.32, L 0.91 × mean, patch size 256). Measured more closely on
 /// 2026-11-24 (thirty runs of 60 cases each, a run stopping at its first
-/// miss): 5 runs missed at b9475ee and 7 at d7c6237, always with m 16-18,
-/// L 0.89-0.93 × mean and 93.0-94.9 % in the band. That is about 0.4 %
+/// miss): 5 runs missed at b9475ee and 7 at d7c6237, with 93.0-94.9 %
+/// in the band (the shrunk inputs printed: m 16-18, L 0.90-0.93 × mean,
+/// jitter 0.20-0.35). That is about 0.4 %
 /// of cases, so a run of this test's six cases fails about 2-3 % of the
 /// time.
 #[test]
