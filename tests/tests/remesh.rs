@@ -218,9 +218,8 @@ fn rxmesh_torus_reaches_the_band() {
 /// 2026-11-24 (thirty runs of 60 cases each, a run stopping at its first
 /// miss): 5 runs missed at b9475ee and 7 at d7c6237, with 93.0-94.9 %
 /// in the band (the shrunk inputs printed: m 16-18, L 0.90-0.93 × mean,
-/// jitter 0.20-0.35). That is about 0.4 %
-/// of cases, so a run of this test's six cases fails about 2-3 % of the
-/// time.
+/// jitter 0.20-0.35). That is about 0.4 % of cases, so a run of this
+/// test's six cases fails about 2-3 % of the time.
 #[test]
 fn closed_proptest_meshes_reach_the_band() {
     let config = ProptestConfig::with_cases(cases(6));
