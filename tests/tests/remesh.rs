@@ -9,6 +9,7 @@
 //! (features kept); nonsense settings are errors.
 
 use cavity::TriMesh;
+use cavity::backend::Backend;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{
@@ -314,6 +315,28 @@ fn cube(k: u32) -> TriMesh {
         m = m.subdivide();
     }
     m
+}
+
+/// A patch size whose largest patch needs more shared memory than a GPU
+/// block gets is halved until the update kernels fit: at 1024 faces per
+/// patch the cube's 768 faces are one patch, whose update kernel needs
+/// about 265 KB (an H100 gives a block 227 KB). The CPU backend has no
+/// such limit and keeps the patch size.
+#[test]
+fn a_patch_too_large_for_the_gpu_is_halved() {
+    let settings = RemeshSettings {
+        iterations: 1,
+        ..RemeshSettings::default()
+    };
+    let (_, report) = remesh_checked(&cube(3), &settings, 1024, None);
+    match test_backend() {
+        Backend::Cpu(_) => assert_eq!(report.patch_size, 1024),
+        Backend::Cuda(_) => assert!(
+            (64..1024).contains(&report.patch_size),
+            "patch size {}",
+            report.patch_size
+        ),
+    }
 }
 
 #[test]

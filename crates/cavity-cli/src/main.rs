@@ -65,10 +65,12 @@ struct DynamicArgs {
     /// Backend to run on.
     #[arg(long, value_enum, default_value = "auto")]
     device: Device,
-    /// Maximum faces per patch when the mesh is patched (smaller than for
-    /// static queries, so that patches have room to grow).
-    #[arg(long, default_value_t = 256)]
-    patch_size: u32,
+    /// Maximum faces per patch when the mesh is patched: by default 512
+    /// for remeshing (lowered while a patch does not fit the GPU's shared
+    /// memory), 256 for the other commands (smaller than for static
+    /// queries, so that patches have room to grow).
+    #[arg(long)]
+    patch_size: Option<u32>,
     /// Element slots per patch over the largest initial patch (at least 1).
     #[arg(long, default_value_t = 2.0)]
     capacity_factor: f32,
@@ -77,11 +79,27 @@ struct DynamicArgs {
     patch_factor: f32,
 }
 
+/// Faces per patch of the dynamic commands but remeshing.
+const DYNAMIC_PATCH_SIZE: u32 = 256;
+
 impl DynamicArgs {
     fn factors(&self) -> CapacityFactors {
         CapacityFactors {
             elements: self.capacity_factor,
             patches: self.patch_factor,
+        }
+    }
+
+    /// The patch size, `default` when not given.
+    fn patch_size(&self, default: u32) -> u32 {
+        self.patch_size.unwrap_or(default)
+    }
+
+    /// The layout, with patch size `default` when not given.
+    fn layout(&self, default: u32) -> Layout {
+        Layout {
+            patch_size: self.patch_size(default),
+            factors: self.factors(),
         }
     }
 }
@@ -416,10 +434,7 @@ fn run(cli: Cli) -> Result<()> {
                     smoothing_steps,
                     ..RemeshSettings::default()
                 },
-                layout: Layout {
-                    patch_size: dynamic.patch_size,
-                    factors: dynamic.factors(),
-                },
+                layout: dynamic.layout(cavity::remesh::DEFAULT_PATCH_SIZE),
                 reps,
                 cpu_max_faces,
                 peers: python.map(|p| (p, peer_script)),
@@ -456,10 +471,7 @@ fn run(cli: Cli) -> Result<()> {
                 TrackSettings { grid, ..settings }.check()?;
             }
             let backend = backend(dynamic.device)?;
-            let layout = Layout {
-                patch_size: dynamic.patch_size,
-                factors: dynamic.factors(),
-            };
+            let layout = dynamic.layout(DYNAMIC_PATCH_SIZE);
             let pb = spinner();
             let bench = cavity::bench::track::track_bench(
                 &grids,
@@ -634,10 +646,7 @@ fn remesh(
     let format = Format::from_path(&output)?;
     let mesh = load(input)?;
     let backend = backend(args.device)?;
-    let layout = Layout {
-        patch_size: args.patch_size,
-        factors: args.factors(),
-    };
+    let layout = args.layout(cavity::remesh::DEFAULT_PATCH_SIZE);
     let mut bar: Option<ProgressBar> = None;
     let mut progress = |iteration: u32, phase: Phase| {
         if phase == Phase::Split {
@@ -690,10 +699,7 @@ fn track(
     }
     let format = Format::from_path(output)?;
     let backend = backend(args.device)?;
-    let layout = Layout {
-        patch_size: args.patch_size,
-        factors: args.factors(),
-    };
+    let layout = args.layout(DYNAMIC_PATCH_SIZE);
     let bar = ProgressBar::new(settings.frames as u64).with_style(
         ProgressStyle::with_template("frame {pos}/{len} {bar:30} {elapsed} (eta {eta})")
             .expect("template"),
@@ -731,7 +737,7 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
     let backend = backend(args.device)?;
     let pb = spinner();
     pb.set_message("patching");
-    let mut dynamic = DynamicMesh::new(&mesh, args.patch_size, args.factors())?;
+    let mut dynamic = DynamicMesh::new(&mesh, args.patch_size(DYNAMIC_PATCH_SIZE), args.factors())?;
     pb.set_message("flipping edges");
     let (report, device) = run_flips(&mut dynamic, &backend)?;
     pb.finish_and_clear();
@@ -806,7 +812,7 @@ fn bench_delaunay(
     let backend = backend(args.device)?;
     let pb = spinner();
     let settings = cavity::bench::delaunay::DelaunaySettings {
-        patch_size: args.patch_size,
+        patch_size: args.patch_size(DYNAMIC_PATCH_SIZE),
         factors: args.factors(),
         reps,
         cpu_max_faces,

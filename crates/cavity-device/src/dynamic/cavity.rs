@@ -250,33 +250,55 @@ impl Work {
     /// Windows for capacity `cap` and block size `threads`.
     #[inline(always)]
     pub fn alloc(arena: &mut SharedArena, cap: &Capacity, seed: Kind, threads: u32) -> Self {
-        let max_cavities = cap.of(seed);
+        Self::sized(arena, cap, seed, threads, true)
+    }
+
+    /// Windows of the relations alone (positions, EF, VE and the scan
+    /// scratch) for kernels that only read a patch, such as smoothing: the
+    /// cavity windows are empty, so that these kernels need about a third of
+    /// the shared memory of an update and more of their blocks share an SM.
+    #[inline(always)]
+    pub fn alloc_relations(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> Self {
+        Self::sized(arena, cap, Kind::Vertex, threads, false)
+    }
+
+    /// The windows, the cavity ones empty unless `cavities`.
+    #[inline(always)]
+    fn sized(
+        arena: &mut SharedArena,
+        cap: &Capacity,
+        seed: Kind,
+        threads: u32,
+        cavities: bool,
+    ) -> Self {
+        let c = |len: u32| if cavities { len } else { 0 };
+        let max_cavities = c(cap.of(seed));
         Work {
             cav: [
-                arena.alloc(cap.vertices),
-                arena.alloc(cap.edges),
-                arena.alloc(cap.faces),
+                arena.alloc(c(cap.vertices)),
+                arena.alloc(c(cap.edges)),
+                arena.alloc(c(cap.faces)),
             ],
             seeds: arena.alloc(max_cavities),
             keys: arena.alloc(max_cavities),
             state: arena.alloc(max_cavities),
-            scratch: arena.alloc(max_cavities + 1),
-            vmark: arena.alloc(cap.vertices),
-            taken: arena.alloc(cap.vertices / 32),
+            scratch: arena.alloc(c(max_cavities + 1)),
+            vmark: arena.alloc(c(cap.vertices)),
+            taken: arena.alloc(c(cap.vertices / 32)),
             positions: arena.alloc(3 * cap.vertices),
             ef_count: arena.alloc(cap.edges),
             ef: arena.alloc(2 * cap.edges),
-            faces: arena.alloc(cap.faces),
-            boundary: arena.alloc(3 * cap.faces),
+            faces: arena.alloc(c(cap.faces)),
+            boundary: arena.alloc(c(3 * cap.faces)),
             ve_offsets: arena.alloc(cap.vertices + 1),
             ve: arena.alloc(2 * cap.edges),
-            ctl: arena.alloc(CTL_LEN),
+            ctl: arena.alloc(c(CTL_LEN)),
             scan: arena.alloc(crate::block::scan_scratch_len(threads)),
-            flags: arena.alloc(cap.vertices.max(cap.edges).max(cap.faces) + 1),
+            flags: arena.alloc(c(cap.vertices.max(cap.edges).max(cap.faces) + 1)),
             free: [
-                arena.alloc(cap.vertices),
-                arena.alloc(cap.edges),
-                arena.alloc(cap.faces),
+                arena.alloc(c(cap.vertices)),
+                arena.alloc(c(cap.edges)),
+                arena.alloc(c(cap.faces)),
             ],
             declined: arena.alloc(max_cavities / 32),
             waiting: arena.alloc(max_cavities / 32),

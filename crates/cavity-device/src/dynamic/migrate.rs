@@ -46,6 +46,9 @@ pub struct Migration {
     pub inverse: Shared<u32>,
     /// Length of `list`, and of the pending list of a copy phase.
     pub len: Shared<u32>,
+    /// Per stash index `s` of a locked neighbour: this patch's index in
+    /// that neighbour's stash (where its forwarding entries point).
+    pub back: Shared<u32>,
 }
 
 impl Migration {
@@ -68,6 +71,7 @@ impl Migration {
             list: arena.alloc(cap.faces),
             inverse: arena.alloc(cap.hash_stride()),
             len: arena.alloc(2),
+            back: arena.alloc(STASH_SIZE),
         }
     }
 
@@ -250,20 +254,17 @@ pub fn migrate<B: Block>(
     // Room for a forwarding entry: this patch in each neighbour's stash.
     if t0 {
         for s in 0..STASH_SIZE {
-            if work.ctl.bit(CTL_LOCKED * 32 + s)
-                && mesh.stash_index_or_add(copy.stash.get(s), p).is_none()
-            {
-                work.ctl.set(CTL_FATAL, stat::FATAL_STASH);
+            if work.ctl.bit(CTL_LOCKED * 32 + s) {
+                match mesh.stash_index_or_add(copy.stash.get(s), p) {
+                    Some(back) => mig.back.set(s, back),
+                    None => work.ctl.set(CTL_FATAL, stat::FATAL_STASH),
+                }
             }
         }
     }
     let failed = block.sync_any(t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0);
     if !failed {
-        for s in 0..STASH_SIZE {
-            if work.ctl.bit(CTL_LOCKED * 32 + s) {
-                take_ownership(block, mesh, copy, work, mig, s);
-            }
-        }
+        take_ownership(block, mesh, copy, work, mig);
     }
     block.sync();
     fence();
@@ -322,6 +323,8 @@ struct Source<'a, B: Block> {
     work: &'a Work,
     mig: &'a Migration,
     q: u32,
+    /// `q`'s index in this patch's stash.
+    s: u32,
 }
 
 impl<B: Block> Clone for Source<'_, B> {
@@ -336,8 +339,10 @@ impl<B: Block> Copy for Source<'_, B> {}
 /// the owner-local index. Entries name owners as of the last cleanup, in
 /// `q` as here, so identities compare; the one exception is an element
 /// this patch took over in an earlier pass of this processing, found
-/// through the forwarding entry it left in the old owner. Returns `None`
-/// (a fatal error) when the element cannot be resolved or the stash is full.
+/// through the forwarding entry it left in the old owner. An element `q`
+/// owns (most of what is copied) is named by `q`'s stash index without a
+/// search. Returns `None` (a fatal error) when the element cannot be
+/// resolved or the stash is full.
 #[inline(always)]
 fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Option<u32>, u32)> {
     let Source {
@@ -352,6 +357,9 @@ fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Optio
         work.ctl.set(CTL_FATAL, stat::FATAL_CHAIN);
         return None;
     };
+    if r == q {
+        return Some((Some(src.s), lr));
+    }
     if r != copy.p
         && !mesh.bit(r, kind, false, lr)
         && let Some((t, lt)) = mesh.owner(r, kind, lr)
@@ -372,28 +380,30 @@ fn identity<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<(Optio
 }
 
 /// Local index here of neighbour `q`'s local `lq` of `kind` if the patch
-/// holds it (owned, or a ribbon copy), else `None`; `Some(LOCAL_MASK)` on a
-/// fatal error. Lookups only: no insertion may run meanwhile.
+/// holds it (owned, or a ribbon copy; [`LOCAL_MASK`] on a fatal error),
+/// else its owner identity `stash << LOCAL_BITS | owner_local` for
+/// [`add_copy`]. Lookups only: no insertion may run meanwhile.
 #[inline(always)]
-fn existing<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Option<u32> {
+fn existing<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Result<u32, u32> {
     let Source {
         block, copy, mig, ..
     } = *src;
     match identity(src, kind, lq) {
-        None => Some(LOCAL_MASK),
-        Some((None, l)) => Some(l),
+        None => Ok(LOCAL_MASK),
+        Some((None, l)) => Ok(l),
         Some((Some(sr), lr)) => {
+            let id = sr << LOCAL_BITS | lr;
             let inv = mig.inverse_table(block, &copy.cap, kind);
-            hash::get::<INVERSE, _>(&inv, copy.cap.hash, sr << LOCAL_BITS | lr)
+            hash::get::<INVERSE, _>(&inv, copy.cap.hash, id).ok_or(id)
         }
     }
 }
 
-/// Adds a not-owned copy of neighbour `q`'s local `lq` of `kind` (known
-/// to be absent); returns its local index, or [`LOCAL_MASK`] when out of
-/// room or on a fatal error (flagged).
+/// Adds a not-owned copy of an element of `kind` absent here, whose owner
+/// identity [`existing`] returned as `id`; returns its local index, or
+/// [`LOCAL_MASK`] when out of room or on a fatal error (flagged).
 #[inline(always)]
-fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> u32 {
+fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, id: u32) -> u32 {
     let Source {
         block,
         copy,
@@ -402,9 +412,7 @@ fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> u32 {
         ..
     } = *src;
     let cap = copy.cap;
-    let Some((Some(sr), lr)) = identity(src, kind, lq) else {
-        return LOCAL_MASK;
-    };
+    let (sr, lr) = (id >> LOCAL_BITS, id & LOCAL_MASK);
     let Some(at) = cavity::take_slot(block, work, kind, 1) else {
         return LOCAL_MASK;
     };
@@ -480,6 +488,7 @@ fn copy_from<B: Block>(
         work,
         mig,
         q,
+        s,
     };
     let elements = |kind: Kind, f: u32| -> [u32; 3] {
         match kind {
@@ -498,18 +507,19 @@ fn copy_from<B: Block>(
                     continue;
                 }
                 match existing(&src, kind, xq) {
-                    Some(l) if kind != Kind::Face => mig.map[k].set(xq, l as u16),
-                    Some(_) => {}
-                    None => {
+                    Ok(l) if kind != Kind::Face => mig.map[k].set(xq, l as u16),
+                    Ok(_) => {}
+                    Err(id) => {
+                        // The owner identity (19 bits) above the element.
                         let at = block.shared_fetch_add(mig.len, 1, 1);
-                        pending.set(at, xq);
+                        pending.set(at, id << LOCAL_BITS | xq);
                     }
                 }
             }
         });
         block.sync();
         block.for_each(mig.len.get(1), |i| {
-            let xq = pending.get(i);
+            let xq = pending.get(i) & LOCAL_MASK;
             // A copy whose vertices (edges) found no room is not added, so
             // the working copy stays consistent when room runs out.
             let ready = match kind {
@@ -522,7 +532,7 @@ fn copy_from<B: Block>(
                 }),
             };
             let l = if ready {
-                add_copy(&src, kind, xq)
+                add_copy(&src, kind, pending.get(i) >> LOCAL_BITS)
             } else {
                 LOCAL_MASK
             };
@@ -559,7 +569,8 @@ fn copy_from<B: Block>(
     }
 }
 
-/// Takes ownership of the needed elements owned by `copy.stash[s]`.
+/// Takes ownership of the needed elements whose owners are locked (all
+/// neighbours at once: each element has one owner).
 #[inline(always)]
 fn take_ownership<B: Block>(
     block: &B,
@@ -567,28 +578,25 @@ fn take_ownership<B: Block>(
     copy: &PatchCopy,
     work: &Work,
     mig: &Migration,
-    s: u32,
 ) {
     let cap = copy.cap;
-    let q = copy.stash.get(s);
-    let sq = (0..STASH_SIZE)
-        .find(|&i| mesh.stash.load(q * STASH_SIZE + i) == copy.p)
-        .unwrap_or(0);
     for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
             if !mig.need[k].bit(l) {
                 return;
             }
             let table = copy.table(block, kind);
-            let Some((ss, lq)) = hash::lookup(&table, cap.hash, l) else {
+            let Some((s, lq)) = hash::lookup(&table, cap.hash, l) else {
                 return;
             };
-            if ss != s {
+            if !work.ctl.bit(CTL_LOCKED * 32 + s) {
                 return;
             }
+            let q = copy.stash.get(s);
             // The forwarding entry goes in before the old owner lets go, so
             // the element is never without a way to its owner.
-            if !hash::upsert(&mesh.table(q, kind), cap.hash, hash::entry(lq, sq, l)) {
+            let forward = hash::entry(lq, mig.back.get(s), l);
+            if !hash::upsert(&mesh.table(q, kind), cap.hash, forward) {
                 work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
                 return;
             }

@@ -45,7 +45,7 @@ parameters! {
 }
 
 fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, PatchCopy) {
-    let work = Work::alloc(arena, cap, Kind::Vertex, threads);
+    let work = Work::alloc_relations(arena, cap, threads);
     let copy = PatchCopy::alloc(arena, *cap, 0);
     (work, copy)
 }

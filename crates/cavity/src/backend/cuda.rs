@@ -15,7 +15,7 @@ use cudarc::nvrtc::Ptx;
 
 use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
-use cavity_device::dynamic::layout::RawDynamicMesh;
+use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
 use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::dynamic::{cleanup, scheduler, slice, update};
 use cavity_device::layout::RawPatchMesh;
@@ -135,6 +135,12 @@ impl CudaBackend {
     /// The device name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> String {
         self.name.clone()
+    }
+
+    /// Whether the update kernel of `A` gets the shared memory it needs at
+    /// capacity `cap`.
+    pub fn fits_update<A: CavityApp>(&self, cap: &Capacity) -> bool {
+        update::shared_bytes::<A>(cap, DYNAMIC_BLOCK_DIM) <= self.smem_limit
     }
 
     /// The stream all work is queued on.

@@ -9,6 +9,8 @@ pub mod cuda;
 use std::fmt;
 use std::str::FromStr;
 
+use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::layout::Capacity;
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
 
@@ -203,6 +205,16 @@ impl Backend {
                     Ok((b, note))
                 }
             },
+        }
+    }
+
+    /// Whether the update kernel of `A` can run at capacity `cap`: on the
+    /// GPU its shared memory must fit a block (the largest patch decides);
+    /// the CPU backend has no such limit.
+    pub fn fits_update<A: CavityApp>(&self, cap: &Capacity) -> bool {
+        match self {
+            Backend::Cpu(_) => true,
+            Backend::Cuda(c) => c.fits_update::<A>(cap),
         }
     }
 

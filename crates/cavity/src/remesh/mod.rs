@@ -318,10 +318,27 @@ fn last_flips(last: bool, l: f32) -> f32 {
     if last { 4.0 / 3.0 * l } else { f32::INFINITY }
 }
 
+/// Faces per patch of remeshing by default. Larger patches expand less
+/// often (a cavity meets the patch's boundary less often) and have more
+/// room for the collapses of one processing, but at 512 faces only one
+/// block of the update kernel fits an SM (about 187 KB of shared memory,
+/// against 101 KB at 256). On an H100 (thirteenth session,
+/// docs/benchmarks.md), 3 iterations at 256 / 512 faces per patch took:
+/// dragon at 1.28 M faces 1.29 / 1.14 s, at 5.12 M 4.26 / 3.48 s; bumpy
+/// cube at 2.56 M 0.98 / 1.11 s. The dragon, a scan whose edges are far
+/// from the target (45 % in the band), is the harder and more typical
+/// input.
+pub const DEFAULT_PATCH_SIZE: u32 = 512;
+
+/// Smallest patch size [`remesh`] lowers the patch size to when the
+/// largest patch needs more shared memory than the GPU gives a block.
+pub const MIN_PATCH_SIZE: u32 = 64;
+
 /// How the dynamic mesh is laid out for a run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Layout {
-    /// Faces per patch when patching.
+    /// Faces per patch when patching (at most: [`remesh`] halves it while
+    /// the largest patch's update kernel does not fit the device).
     pub patch_size: u32,
     /// Growth room; the patch factor is raised when the target length
     /// makes the mesh grow (see [`remesh`]).
@@ -346,6 +363,8 @@ pub struct RemeshReport {
     pub seconds: f64,
     /// The patch factor used.
     pub patch_factor: f32,
+    /// The patch size used (see [`Layout::patch_size`]).
+    pub patch_size: u32,
     /// Bytes of the dynamic layout (capacity included) per input face.
     pub bytes_per_face: f64,
     /// On the GPU, where the time went.
@@ -356,7 +375,9 @@ pub struct RemeshReport {
 ///
 /// The patch factor is raised to twice the expected growth when L is
 /// short enough for the mesh to grow (expected faces: the input's area over
-/// an equilateral triangle of side L).
+/// an equilateral triangle of side L). On the GPU the patch size is halved
+/// (down to [`MIN_PATCH_SIZE`]) while the largest patch's update kernel
+/// needs more shared memory than a block gets.
 ///
 /// # Errors
 /// A setting out of range, an input without faces, an input the dynamic
@@ -379,7 +400,12 @@ pub fn remesh(
     let growth = area(input) / (3f64.sqrt() / 4.0 * length * length) / input.num_faces() as f64;
     let mut factors = layout.factors;
     factors.patches = factors.patches.max((2.0 * growth) as f32);
-    let mut dynamic = DynamicMesh::new(input, layout.patch_size, factors)?;
+    let mut patch_size = layout.patch_size;
+    let mut dynamic = DynamicMesh::new(input, patch_size, factors)?;
+    while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
+        patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
+        dynamic = DynamicMesh::new(input, patch_size, factors)?;
+    }
     let bytes_per_face = dynamic.bytes_per_face();
     let start = Instant::now();
     let ran = backend.run_rounds(
@@ -401,10 +427,20 @@ pub fn remesh(
         device: ran.device,
         seconds,
         patch_factor: factors.patches,
+        patch_size,
         bytes_per_face,
         gpu_seconds: ran.gpu_seconds,
     };
     Ok((output, report))
+}
+
+/// Whether every update kernel of remeshing can run on `backend` at the
+/// capacities of `dynamic`.
+fn fits(backend: &Backend, dynamic: &DynamicMesh) -> bool {
+    let cap = &dynamic.cap;
+    backend.fits_update::<SplitLongEdges>(cap)
+        && backend.fits_update::<CollapseShortEdgesSafely>(cap)
+        && backend.fits_update::<ImproveValence>(cap)
 }
 
 /// Where a GPU run's time went as a report line (empty off the GPU).
@@ -477,8 +513,8 @@ impl RemeshReport {
             s.push('\n');
         }
         s += &format!(
-            "total     {:>9.3} s on {} (patch factor {:.1})\n",
-            self.seconds, self.device, self.patch_factor
+            "total     {:>9.3} s on {} (patch size {}, patch factor {:.1})\n",
+            self.seconds, self.device, self.patch_size, self.patch_factor
         );
         s += &gpu_line(self.gpu_seconds);
         s
