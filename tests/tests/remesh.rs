@@ -278,7 +278,7 @@ fn any_proptest_mesh_keeps_its_topology() {
 ///
 /// A second, rarer runaway is left (issue 4): 4 of 140 runs of this test
 /// on an H100, and 16 of 300 on the CPU backend with 48 rayon workers (0
-/// of 250 with 2 or 8), ended with "every patch slot is in use". After the split phase
+/// of 110 with 2 or 8), ended with "every patch slot is in use". After the split phase
 /// one of the input's small components has about 250 edges, nearly the
 /// 256 edge slots of a patch (the capacity floor), and a patch on it holds
 /// most of the component, owned or as ribbon. One round, such a patch
