@@ -278,13 +278,13 @@ fn any_proptest_mesh_keeps_its_topology() {
 ///
 /// A second, rarer runaway is left (issue 4): 4 of 140 runs of this test
 /// on an H100, and 16 of 300 on the CPU backend with 48 rayon workers (0
-/// of 110 with 2 or 8), ended with "every patch slot is in use". After the split phase
-/// one of the input's small components has about 250 edges, nearly the
-/// 256 edge slots of a patch (the capacity floor), and a patch on it holds
-/// most of the component, owned or as ribbon. One round, such a patch
-/// takes all the faces of the other patch on the component (39 of them)
-/// in its expansions, runs out of room without filling anything and is
-/// sliced in two balanced halves; a later round one half takes all of the
+/// of 110 with 2 or 8), ended with "every patch slot is in use". In a
+/// failed run after the split phase, a patch on one of the small
+/// components held 146 faces (84 owned) in 251 of its 256 edge slots (the
+/// capacity floor). In one round such a patch takes all the faces of
+/// another patch on the component (39 in a traced run) in its
+/// expansions, runs out of room without filling anything and is sliced
+/// into two balanced halves; a later round one half takes all of the
 /// other, and so on. Each slicing leaves an empty patch slot behind.
 #[test]
 fn slicing_a_patch_in_pieces_moves_half_of_it() {
