@@ -255,9 +255,10 @@ impl Work {
 
     /// Windows of the relations alone (positions, EF, VE and the scan
     /// scratch) for kernels that only read a patch, such as smoothing: the
-    /// cavity windows are empty, so that these kernels need about two
-    /// fifths of the shared memory of an update (74 KB against 187 KB at
-    /// 512 faces per patch) and more of their blocks share an SM.
+    /// cavity windows (`ctl` among them, so no [`Ctx::defer`]) are empty,
+    /// so that these kernels need about two fifths of the shared memory of
+    /// an update (74 KB against 187 KB at 512 faces per patch) and more of
+    /// their blocks share an SM.
     #[inline(always)]
     pub fn alloc_relations(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> Self {
         Self::sized(arena, cap, Kind::Vertex, threads, false)
@@ -342,7 +343,8 @@ pub struct Ctx<'a, B: Block> {
     pub mesh: &'a DynMesh,
     /// The working copy.
     pub copy: &'a PatchCopy,
-    /// Cavity windows.
+    /// Cavity windows (only the relation windows in kernels that use
+    /// [`Work::alloc_relations`]).
     pub work: &'a Work,
 }
 

@@ -337,8 +337,8 @@ pub const MIN_PATCH_SIZE: u32 = 64;
 /// How the dynamic mesh is laid out for a run.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Layout {
-    /// Faces per patch when patching (at most: [`remesh`] halves it while
-    /// the largest patch's update kernel does not fit the device).
+    /// Faces per patch when patching ([`remesh`] halves it while the
+    /// largest patch's update kernel does not fit the device).
     pub patch_size: u32,
     /// Growth room; the patch factor is raised when the target length
     /// makes the mesh grow (see [`remesh`]).
