@@ -278,7 +278,8 @@ fn any_proptest_mesh_keeps_its_topology() {
 ///
 /// A second, rarer runaway is left (issue 4): 4 of 140 runs of this test
 /// on an H100, and 16 of 300 on the CPU backend with 48 rayon workers (0
-/// of 110 with 2 or 8), ended with "every patch slot is in use". In a
+/// of 110 with 2 or 8), ended with "every patch slot is in use"; 8 of 200
+/// with 256 spare patch slots instead of 64. In a
 /// failed run after the split phase, a patch on one of the small
 /// components held 146 faces (84 owned) in 251 of its 256 edge slots (the
 /// capacity floor). In one round such a patch takes all the faces of
@@ -326,6 +327,23 @@ fn cube(k: u32) -> TriMesh {
         m = m.subdivide();
     }
     m
+}
+
+/// A small mesh refined far: the 192-face cube, one patch, remeshed to
+/// 0.15 of its mean edge length (about 7200 faces out) slices into many
+/// patches. With 64 spare patch slots 11 of 160 such runs ran out of
+/// them on the CPU backend with 48 workers (`MIN_SPARE_PATCH_SLOTS`).
+#[test]
+fn a_small_mesh_refined_tenfold_keeps_its_patch_slots() {
+    let settings = RemeshSettings {
+        length: TargetLength::Relative(0.15),
+        iterations: 1,
+        ..RemeshSettings::default()
+    };
+    for _ in 0..4 {
+        let (out, _) = remesh_checked(&cube(2), &settings, 512, None);
+        assert!(out.faces.len() > 5000, "{} faces", out.faces.len());
+    }
 }
 
 /// A patch size whose largest patch needs more shared memory than a GPU

@@ -69,8 +69,16 @@ pub struct CapacityFactors {
     pub patches: f32,
 }
 
-/// Fewest spare patch slots when the patch factor is above 1.
-pub const MIN_SPARE_PATCH_SLOTS: u64 = 64;
+/// Fewest spare patch slots when the patch factor is above 1. Small
+/// inputs that grow a lot slice the most: remeshing a 192-face cube (one
+/// patch) to 0.15 of its mean edge length (7200 faces out, 80 patch slots
+/// from the expected growth) ran out of patch slots in 11 of 160 runs with
+/// 64 spare slots, none in 200 runs at 0.15 and 0.1 with 256 (CPU backend,
+/// 48 workers; test `remesh::a_small_mesh_refined_tenfold_keeps_its_patch_slots`).
+/// The floor binds only on inputs of fewer patches than it (at 512 faces
+/// per patch, under about 130 k faces at the default factor of 2), and a
+/// slot of such a layout takes at most about 55 KB.
+pub const MIN_SPARE_PATCH_SLOTS: u64 = 256;
 
 impl Default for CapacityFactors {
     /// Twice the elements and twice the patches.
