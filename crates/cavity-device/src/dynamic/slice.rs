@@ -26,7 +26,7 @@ use crate::layout::Kind;
 use super::cavity::{self, NONE};
 use super::cleanup::mark_needed;
 use super::hash::{self, RIBBON};
-use super::layout::{COUNT_STASH, Capacity, NO_PATCH, flag, stat};
+use super::layout::{COUNT_STASH, Capacity, LOCAL_BITS, NO_PATCH, flag, stat};
 use super::patch::{DynMesh, PatchCopy};
 use super::scheduler;
 
@@ -437,23 +437,17 @@ fn balance<B: Block>(block: &B, mesh: &DynMesh, w: &Windows) {
         }
     });
     block.sync();
-    // Faces in the order (key, local index): the first half is the
-    // smallest prefix holding at least half of the owned faces, so exactly
-    // the last ⌊owned / 2⌋ move, however many keys are equal. First the
-    // median key `k` (the largest with under half of the faces below it),
-    // then the first local index `t` among the faces of key `k` that moves.
-    let before = |k: u64, t: u32| {
-        2 * count_owned(block, w, |f| {
-            let key = w.inner.get(f) as u64;
-            key < k || key == k && f < t
-        }) >= owned
-    };
-    let k = smallest(0, 1 << 32, |mid| before(mid, 0)) - 1;
-    let t = smallest(0, nf as u64, |mid| before(k, mid as u32)) as u32;
+    // Faces in the order of `key << LOCAL_BITS | local index` (distinct):
+    // the first half is the smallest prefix holding at least half of the
+    // owned faces, so exactly the last ⌊owned / 2⌋ move, however many
+    // positions are equal.
+    let order = |f: u32| (w.inner.get(f) as u64) << LOCAL_BITS | f as u64;
+    let first = smallest(0, 1 << (32 + LOCAL_BITS), |c| {
+        2 * count_owned(block, w, |f| order(f) < c) >= owned
+    });
     block.for_each(nf, |f| {
         if copy.is_owned(Kind::Face, f) {
-            let key = w.inner.get(f) as u64;
-            w.label.set(f, (key > k || key == k && f >= t) as u32);
+            w.label.set(f, (order(f) >= first) as u32);
         }
     });
     block.sync();
