@@ -277,9 +277,10 @@ fn any_proptest_mesh_keeps_its_topology() {
 /// (`slice::balance`, which moves exactly half of the owned faces).
 ///
 /// A second, rarer runaway is left (issue 4): 4 of 140 runs of this test
-/// on an H100, and 16 of 300 on the CPU backend with 48 rayon workers (0
-/// of 110 with 2 or 8), ended with "every patch slot is in use"; 8 of 200
-/// with 256 spare patch slots instead of 64. In a
+/// on an H100, and 16 of 300 on the CPU backend with 48 rayon workers,
+/// ended with "every patch slot is in use"; 8 of 200 with 256 spare patch
+/// slots instead of 64. With 2 workers (as on CI) about 1 in 100 does:
+/// 3 of 300 runs at deb2a8f, 3 of 200 and 1 of 120 at 379592c. In a
 /// failed run after the split phase, a patch on one of the small
 /// components held 146 faces (84 owned) in 251 of its 256 edge slots (the
 /// capacity floor). In one round such a patch takes all the faces of
