@@ -280,7 +280,7 @@ fn any_proptest_mesh_keeps_its_topology() {
 /// on an H100, and 16 of 300 on the CPU backend with 48 rayon workers,
 /// ended with "every patch slot is in use"; 8 of 200 with 256 spare patch
 /// slots instead of 64. With 2 workers (as on CI) about 1 in 100 does:
-/// 3 of 300 runs at deb2a8f, 3 of 200 and 1 of 120 at 379592c. In a
+/// 3 of 300 runs at deb2a8f, 3 of 200 at 2a3405a, 2 of 320 at 379592c. In a
 /// failed run after the split phase, a patch on one of the small
 /// components held 146 faces (84 owned) in 251 of its 256 edge slots (the
 /// capacity floor). In one round such a patch takes all the faces of
