@@ -276,18 +276,15 @@ fn any_proptest_mesh_keeps_its_topology() {
 /// Slicing now falls back to a split at the median position
 /// (`slice::balance`, which moves exactly half of the owned faces).
 ///
-/// A second, rarer runaway is left (issue 4): 4 of 140 runs of this test
-/// on an H100, and 16 of 300 on the CPU backend with 48 rayon workers,
-/// ended with "every patch slot is in use"; 8 of 200 with 256 spare patch
-/// slots instead of 64. With 2 workers (as on CI) about 1 in 100 does:
-/// 3 of 300 runs at deb2a8f, 3 of 200 at 2a3405a, 2 of 320 at 379592c. In a
-/// failed run after the split phase, a patch on one of the small
-/// components held 146 faces (84 owned) in 251 of its 256 edge slots (the
-/// capacity floor). In one round such a patch takes all the faces of
-/// another patch on the component (39 in a traced run) in its
-/// expansions, runs out of room without filling anything and is sliced
-/// into two balanced halves; a later round one half takes all of the
-/// other, and so on. Each slicing leaves an empty patch slot behind.
+/// A second runaway is fixed: a patch that took seeds another patch had
+/// declined registered them again, expanded for their cavities and ran
+/// out of room; its halves then traded the same faces back and forth,
+/// each slicing taking a patch slot, until none was left ("every patch
+/// slot is in use"). Declined marks now move with the seeds
+/// (`templates::a_declined_seed_stays_declined_whichever_patch_owns_it`).
+/// Before, this test failed in 14 of 300 runs on the CPU backend with 48
+/// rayon workers and about 1 in 100 with 2 (as on CI); after, 0 of 300
+/// with either.
 #[test]
 fn slicing_a_patch_in_pieces_moves_half_of_it() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/slicing-runaway.obj");

@@ -6,8 +6,9 @@
 //! condition checked on the boundary loop), vertex delete (VertexStar, the
 //! hole re-triangulated as a fan), edge delete (EdgeFaces, no fill-in),
 //! face delete (Face, no fill-in), a
-//! user-defined cavity (Custom), patch slicing under growth, the growth
-//! operations and the collapse on proptest meshes, and the remeshing
+//! user-defined cavity (Custom), patch slicing under growth, declined
+//! seeds that stay declined when they change patch (CPU backend only), the
+//! growth operations and the collapse on proptest meshes, and the remeshing
 //! operations (valence flips, collapses that keep edges short and faces
 //! unfolded, smoothing) and surface tracking's (shorter-diagonal flips,
 //! null-space smoothing).
@@ -17,7 +18,9 @@ use cavity::TriMesh;
 use cavity::backend::cuda::CudaApp;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::rounds::{AnyRounds, RunError, RunReport, Update, sweeps, sweeps_at_most};
+use cavity::rounds::{AnyRounds, CpuRounds, RunError, RunReport, Update, sweeps, sweeps_at_most};
+use cavity_device::block::Block;
+use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
@@ -700,6 +703,63 @@ fn user_defined_cavity() {
         );
         assert_eq!(euler(&out), euler(&input));
     }
+}
+
+/// An edge collapse whose fill-in always declines: every interior edge is
+/// a seed, every cavity (both vertex stars) makes its patch expand, and
+/// nothing changes but ownership.
+struct DeclineEveryCollapse;
+
+impl CavityApp for DeclineEveryCollapse {
+    const TEMPLATE: Template = Template::EdgeStar;
+    const MAX_NEW: [u32; 3] = [0, 0, 0];
+    const JOINS_BOUNDARY: bool = false;
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        ctx.edge_faces(e).0 == 2
+    }
+    fn fill<B: Block>(&self, _fill: &mut FillIn<'_, B>) -> bool {
+        false
+    }
+}
+
+/// A seed whose fill-in declined stays out of the sweep whichever patch
+/// owns it (`migrate::carry_declined`, `slice::split_declined`): in a
+/// sweep of [`DeclineEveryCollapse`] every interior edge declines exactly
+/// once, while patches take each other's elements and slice. When a patch
+/// that took declined seeds registered them again, its halves traded the
+/// same elements back and forth until no patch slot was left (issue 4).
+/// On the CPU backend only: the GPU runs the applications of the device
+/// crate.
+#[test]
+fn a_declined_seed_stays_declined_whichever_patch_owns_it() {
+    let input = grid(48, 48, &[false, true], false, &[]);
+    let stats = ReferenceMesh::new(&input).expect("valid grid").stats();
+    let interior = stats.edges - stats.boundary_edges;
+    let mut sliced = false;
+    for patch_size in [16, 64] {
+        let mut dynamic =
+            DynamicMesh::new(&input, patch_size, CapacityFactors::default()).expect("dynamic");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .expect("pool");
+        let report = pool
+            .install(|| {
+                let mut check = validate_each_round(true);
+                sweeps(
+                    &mut CpuRounds::new(&mut dynamic),
+                    &DeclineEveryCollapse,
+                    false,
+                    Some(&mut check),
+                )
+            })
+            .expect("run");
+        assert_eq!(report.declined, interior as u64, "{report:?}");
+        assert_eq!((report.flips, report.sweeps), (0, 1), "{report:?}");
+        assert_eq!(sorted_faces(&dynamic.to_mesh()), sorted_faces(&input));
+        sliced |= report.slices > 0;
+    }
+    assert!(sliced, "no patch sliced: the test does not cover slicing");
 }
 
 /// Largest face area.

@@ -12,7 +12,7 @@ use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::patch::DynMesh;
 use crate::dynamic::smooth::{self, Smoothing};
 use crate::dynamic::{cleanup, slice, update};
-use crate::layout::RawPatchMesh;
+use crate::layout::{Kind, RawPatchMesh};
 use crate::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
     RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
@@ -544,18 +544,20 @@ pub unsafe extern "ptx-kernel" fn dynamic_compact(mesh: RawDynamicMesh) {
 }
 
 /// Patch slicing: one block per patch slot in use splits the patches
-/// flagged `SLICE` (`dynamic::slice::slice`).
+/// flagged `SLICE` (`dynamic::slice::slice`); `seed` is the seed kind
+/// (`Kind as u32`) of the application whose round flagged them.
 ///
 /// # Safety
 /// As for [`dynamic_calibrate`]; dynamic shared memory is
 /// `dynamic::slice::shared_bytes(&mesh.cap, threads)`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn dynamic_slice(mesh: RawDynamicMesh) {
+pub unsafe extern "ptx-kernel" fn dynamic_slice(mesh: RawDynamicMesh, seed: u32) {
     // SAFETY: the launch contract.
     let m = unsafe { DynMesh::new(&mesh) };
     // SAFETY: reads a special register.
     let p = unsafe { _block_idx_x() } as u32;
-    slice::slice(&GpuBlock, &mut arena(), &m, p);
+    let seed = Kind::ALL[seed as usize % 3];
+    slice::slice(&GpuBlock, &mut arena(), &m, p, seed);
 }
 
 /// Update-round kernels of the mesh operations: one block per queued

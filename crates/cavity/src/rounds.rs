@@ -15,6 +15,7 @@ use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{NO_PATCH, flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::Smoothing;
+use cavity_device::layout::Kind;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
     RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
@@ -220,7 +221,7 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
                 return Err(e);
             }
             if status.slice.is_some() {
-                runner.slice()?;
+                runner.slice(A::TEMPLATE.seed_kind())?;
                 report.slices += 1;
                 status = runner.status()?;
                 if let Some(e) = status.error() {
@@ -311,9 +312,10 @@ pub trait Rounds {
     /// Enqueues every patch (`changed_only`: every patch flagged
     /// `CHANGED` in the last sweep), clears those flags and the counters.
     fn refill(&mut self, changed_only: bool) -> Result<(), RunError>;
-    /// Slices the patches flagged `SLICE` (`dynamic::slice`), then runs the
-    /// cleanup kernels over all patch slots in use.
-    fn slice(&mut self) -> Result<(), RunError>;
+    /// Slices the patches flagged `SLICE` (`dynamic::slice`) by a round of
+    /// an application with seeds of kind `seed`, then runs the cleanup
+    /// kernels over all patch slots in use.
+    fn slice(&mut self, seed: Kind) -> Result<(), RunError>;
     /// One smoothing step of every owned vertex
     /// (`cavity_device::dynamic::smooth`), between rounds.
     fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError>;
@@ -425,10 +427,10 @@ impl Rounds for CpuRounds<'_> {
         Ok(())
     }
 
-    fn slice(&mut self) -> Result<(), RunError> {
+    fn slice(&mut self, seed: Kind) -> Result<(), RunError> {
         let raw = self.mesh.raw();
         // SAFETY: as in `round`.
-        unsafe { self.cpu.slice(&raw) };
+        unsafe { self.cpu.slice(&raw, seed) };
         self.mesh.num_patches = self.mesh.queue_state[scheduler::PATCHES as usize];
         let raw = self.mesh.raw();
         // SAFETY: as in `round`.

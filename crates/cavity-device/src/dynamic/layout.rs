@@ -57,8 +57,8 @@ pub mod flag {
     /// rounds; the host clears it when it enqueues the next sweep).
     pub const CHANGED: u32 = 8;
     /// A sweep began since the patch last stored its declined seeds: they
-    /// are stale (set for every patch by the host when it enqueues a sweep,
-    /// and on both halves of a slicing).
+    /// are stale (set for every patch by the host when it enqueues a sweep;
+    /// the new half of a slicing inherits it).
     pub const NEW_SWEEP: u32 = 16;
     /// The patch is queued and no block has begun on it (set when it is
     /// enqueued, cleared once a block holds its lock and starts): with its

@@ -264,7 +264,7 @@ pub fn migrate<B: Block>(
     }
     let failed = block.sync_any(t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0);
     if !failed {
-        take_ownership(block, mesh, copy, work, mig);
+        take_ownership(block, mesh, copy, work, mig, template.seed_kind());
     }
     block.sync();
     fence();
@@ -570,7 +570,8 @@ fn copy_from<B: Block>(
 }
 
 /// Takes ownership of the needed elements whose owners are locked (all
-/// neighbours at once: each element has one owner).
+/// neighbours at once: each element has one owner), with the declined
+/// marks of the seeds of kind `seed` ([`carry_declined`]).
 #[inline(always)]
 fn take_ownership<B: Block>(
     block: &B,
@@ -578,6 +579,7 @@ fn take_ownership<B: Block>(
     copy: &PatchCopy,
     work: &Work,
     mig: &Migration,
+    seed: Kind,
 ) {
     let cap = copy.cap;
     for (k, kind) in Kind::ALL.into_iter().enumerate() {
@@ -606,7 +608,32 @@ fn take_ownership<B: Block>(
             if kind == Kind::Vertex {
                 mesh.copy_vertex_attrs((q, lq), (copy.p, l));
             }
+            if kind == seed {
+                carry_declined(block, mesh, work, (q, lq), l);
+            }
         });
     }
     block.sync();
+}
+
+/// Carries the declined mark of seed `lq` of neighbour `q` (its stored
+/// `declined` bit, unless `q`'s are stale: `flag::NEW_SWEEP`) over to the
+/// local seed `l` that the patch takes from it, and clears it in `q`, whose
+/// slot may hold another element later. A seed whose fill-in declined in
+/// the sweep stays out of the sweep whichever patch owns it: a patch that
+/// registered the seeds it took would expand for their cavities, and take
+/// the seeds beyond them, until it ran out of room; sliced, its halves
+/// would trade the same elements back and forth, round after round (a
+/// small component of the `slicing-runaway` test mesh used up every patch
+/// slot so).
+#[inline(always)]
+fn carry_declined<B: Block>(block: &B, mesh: &DynMesh, work: &Work, (q, lq): (u32, u32), l: u32) {
+    let at = q * mesh.cap.declined_words() + lq / 32;
+    let bit = 1 << (lq % 32);
+    let stored = mesh.declined.fetch_and(at, !bit) & bit != 0;
+    if stored && mesh.flags.load(q) & flag::NEW_SWEEP == 0 {
+        block.shared_set_bit(work.declined, l);
+    } else {
+        block.shared_fetch_and(work.declined, l / 32, !(1 << (l % 32)));
+    }
 }

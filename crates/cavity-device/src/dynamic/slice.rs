@@ -192,13 +192,15 @@ fn search<B: Block>(
 
 /// Slices patch `p` when it is flagged [`flag::SLICE`] (one block per
 /// patch; see the module documentation). The new patch takes the next
-/// patch slot (`queue_state[scheduler::PATCHES]`); both patches are
-/// flagged `DIRTY | CHANGED` and enqueued. Sets `stat::FATAL` to
+/// patch slot (`queue_state[scheduler::PATCHES]`) and the declined marks
+/// of the moved seeds of kind `seed` (the kind of the application whose
+/// round flagged `p`; [`split_declined`]); both patches are flagged
+/// `DIRTY | CHANGED` and enqueued. Sets `stat::FATAL` to
 /// [`stat::FATAL_PATCH_SLOTS`] when no patch slot is left and to
 /// [`stat::FATAL_TOO_SMALL`] when the patch owns fewer than
 /// [`min_owned_faces`].
 #[inline(always)]
-pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
+pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32, seed: Kind) {
     if mesh.flags.load(p) & flag::SLICE == 0 {
         return;
     }
@@ -277,21 +279,47 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
         }
         return;
     }
+    split_declined(block, mesh, &w, seed);
     copy.store(block, mesh);
     part.store(block, mesh);
     super::global::fence();
     block.sync();
     if t0 {
-        mesh.flags.fetch_and(p, !flag::SLICE);
-        mesh.flags
-            .fetch_or(p, flag::DIRTY | flag::CHANGED | flag::NEW_SWEEP);
-        mesh.flags
-            .store(q, flag::DIRTY | flag::CHANGED | flag::NEW_SWEEP);
+        let stale = mesh.flags.fetch_and(p, !flag::SLICE) & flag::NEW_SWEEP;
+        mesh.flags.fetch_or(p, flag::DIRTY | flag::CHANGED);
+        mesh.flags.store(q, flag::DIRTY | flag::CHANGED | stale);
         mesh.locks.store(q, 0);
         for x in [p, q] {
             mesh.enqueue(x);
         }
     }
+}
+
+/// Moves the declined marks (`mesh.declined`) of the seeds of kind `seed`
+/// that move to the new patch `w.part.p` there, at their new local
+/// indices, and clears them in the patch: a seed whose fill-in declined in
+/// the sweep stays out of it in either half (as when a neighbour takes it:
+/// `migrate::carry_declined`). Both halves keep the sweep's marks, so a
+/// half does not expand for the cavities its patch declined before it ran
+/// out of room.
+#[inline(always)]
+fn split_declined<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, seed: Kind) {
+    let words = mesh.cap.declined_words();
+    let k = seed as usize;
+    let (from, to) = (w.copy.p * words, w.part.p * words);
+    block.for_each(words, |i| mesh.declined.store(to + i, 0));
+    super::global::fence();
+    block.sync();
+    block.for_each(w.copy.count(seed), |l| {
+        if w.moves[k].bit(l) && mesh.declined.load(from + l / 32) >> (l % 32) & 1 == 1 {
+            let m = w.local[k].get(l) as u32;
+            mesh.declined.fetch_or(to + m / 32, 1 << (m % 32));
+        }
+    });
+    block.sync();
+    block.for_each(mesh.cap.of(seed) / 32, |i| {
+        mesh.declined.fetch_and(from + i, !w.moves[k].get(i));
+    });
 }
 
 /// Takes the next patch slot (one thread); `None` when all are in use.

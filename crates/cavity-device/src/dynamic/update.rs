@@ -300,9 +300,9 @@ pub fn update<B: Block, A: CavityApp>(
     if commit {
         copy.store(block, mesh);
     }
-    // Unchanged unless this processing declined or the stored seeds were
-    // stale.
-    if stale || declined_total > 0 {
+    // Unchanged unless this processing declined, took seeds (with their
+    // marks: `migrate::carry_declined`) or the stored seeds were stale.
+    if stale || declined_total > 0 || changed {
         store_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
     }
     fence();

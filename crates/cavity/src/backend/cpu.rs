@@ -13,6 +13,7 @@ use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::patch::DynMesh;
 use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::dynamic::{cleanup, slice, update};
+use cavity_device::layout::Kind;
 use cavity_device::query::{self, Neighbors, Query};
 use cavity_device::track::{self, Advection};
 use cavity_device::workload::ExportTarget;
@@ -167,17 +168,18 @@ impl CpuBackend {
     }
 
     /// Slices every patch flagged `SLICE` (`dynamic::slice`, one block per
-    /// patch slot in use).
+    /// patch slot in use) by a round of an application with seeds of kind
+    /// `seed`.
     ///
     /// # Safety
     /// As for [`CpuBackend::update_round`].
-    pub unsafe fn slice(&self, raw: &RawDynamicMesh) {
+    pub unsafe fn slice(&self, raw: &RawDynamicMesh, seed: Kind) {
         let smem = slice::shared_bytes(&raw.cap, 1);
         self.run_blocks(raw.num_patches, smem, |b, arena, p| {
             // SAFETY: the caller's contract; each block writes only its own
             // patch and the slot it claims.
             let mesh = unsafe { DynMesh::new(raw) };
-            slice::slice(b, arena, &mesh, p);
+            slice::slice(b, arena, &mesh, p, seed);
         });
     }
 

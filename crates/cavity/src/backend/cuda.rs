@@ -18,7 +18,7 @@ use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
 use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::dynamic::{cleanup, scheduler, slice, update};
-use cavity_device::layout::RawPatchMesh;
+use cavity_device::layout::{Kind, RawPatchMesh};
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
     RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
@@ -900,8 +900,14 @@ impl Rounds for CudaRounds<'_> {
         Ok(())
     }
 
-    fn slice(&mut self) -> Result<(), RunError> {
-        self.launch_plain(&self.slice.0, self.mesh.num_patches, self.slice.1)?;
+    fn slice(&mut self, seed: Kind) -> Result<(), RunError> {
+        let mut b = self.gpu.stream.launch_builder(&self.slice.0);
+        let seed = seed as u32;
+        b.arg(&self.raw).arg(&seed);
+        // SAFETY: the slicing kernel takes `(RawDynamicMesh, u32)`; the
+        // buffers behind `raw` live as long as `self`.
+        unsafe { b.launch(dynamic_config(self.mesh.num_patches, self.slice.1)) }
+            .map_err(driver("launching the slicing kernel"))?;
         let s = &self.gpu.stream;
         let e = driver("reading the patch count");
         let mut queue_state = [0u32; scheduler::STATE_WORDS as usize];
