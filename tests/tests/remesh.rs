@@ -201,26 +201,22 @@ fn rxmesh_torus_reaches_the_band() {
 /// radius, resolves the curvature) at target lengths around their mean
 /// edge length (0.75 to 1.2 times; refining coarse tori to 0.6 times left
 /// about 94.5 % in the band after three iterations). Every vertex is moved
-/// by at least a fifth of the spacing. A regular grid is not a closed
-/// input the remesher can bring to the band in general: a region that
-/// ends up as a uniformly stretched lattice (every vertex of valence 6,
-/// one edge direction shorter than 4/5 L, the others just under 4/3 L) is
-/// a fixed point of all four phases: no edge to split, every collapse
-/// makes an edge longer than 4/3 L (1.4-1.5 L, wherever the merged vertex
-/// goes), no flip improves a valence, and smoothing maps a uniform lattice
-/// onto itself. A regular 96 × 48 torus grid at 1.2 times its mean edge
-/// ends with about 19 % of its edges in such lattices (81 % in the band;
-/// gpytoolbox's remesh_botsch 83 %, CGAL's isotropic_remeshing 61 %, local
-/// runs of 2026-11-24). The RXMesh torus does reach the band
-/// (`rxmesh_torus_reaches_the_band`). Jittered tori come close to such
-/// lattices now and then: of 600 random cases of this test's ranges
-/// (local CPU backend, 33bf1d1) one ended below 95 % (94.3 %: n 42, m 16,
-/// jitter 0.32, L 0.91 × mean, patch size 256). Measured more closely on
-/// 2026-11-24 (thirty runs of 60 cases each, a run stopping at its first
-/// miss): 5 runs missed at b9475ee and 7 at d7c6237, with 93.0-94.9 %
-/// in the band (the shrunk inputs printed: m 16-18, L 0.90-0.93 × mean,
-/// jitter 0.20-0.35). That is about 0.4 % of cases, so a run of this
-/// test's six cases fails about 2-3 % of the time.
+/// by at least a fifth of the spacing: nearly regular grids can end in
+/// stretched lattices (every vertex of valence 6, one edge direction
+/// shorter than 4/5 L, the others just under 4/3 L) where every collapse
+/// makes an edge longer than 4/3 L, no flip improves a valence and
+/// smoothing maps the lattice onto itself. With jitter under 0.2 the worst
+/// of 200 random cases ended at 95.0 % (local CPU backend, 2026-11-24).
+///
+/// Collapsing to the midpoint, as Botsch and Kobbelt do, this test missed
+/// 95 % in about 0.4 % of cases (4 to 7 of 30 runs of 60 cases, 93.0-94.9 %
+/// in the band), so about 2-3 % of CI runs failed: most short edges left
+/// had a collapse making an edge of 1.3-1.6 L at the midpoint. The
+/// collapse now moves the merged vertex along the edge towards the side
+/// whose neighbours are farther (`remesh::balanced_point`): 0 of 30 runs
+/// of 60 cases missed, and the worst of 600 cases was 98.1 % (a regular
+/// 96 × 48 torus grid at 1.2 times its mean edge: 96-98 % instead of
+/// 81 %; gpytoolbox's remesh_botsch 83 %, CGAL's isotropic_remeshing 61 %).
 #[test]
 fn closed_proptest_meshes_reach_the_band() {
     let config = ProptestConfig::with_cases(cases(6));

@@ -29,7 +29,7 @@ const MAX_HOPS: u32 = 4;
 /// stash has no room for a new owner, the entries no ribbon entry uses any
 /// more are freed and the rest is pointed again; `stat::FATAL_STASH` only
 /// when that does not make room either. Does nothing unless `p` or a patch
-/// in its stash is `DIRTY` ([`near_change`]).
+/// in its stash is `DIRTY` (`near_change`).
 #[inline(always)]
 pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
     if !near_change(block, mesh, p) {

@@ -194,7 +194,7 @@ fn search<B: Block>(
 /// patch; see the module documentation). The new patch takes the next
 /// patch slot (`queue_state[scheduler::PATCHES]`) and the declined marks
 /// of the moved seeds of kind `seed` (the kind of the application whose
-/// round flagged `p`; [`split_declined`]); both patches are flagged
+/// round flagged `p`; `split_declined`); both patches are flagged
 /// `DIRTY | CHANGED` and enqueued. Sets `stat::FATAL` to
 /// [`stat::FATAL_PATCH_SLOTS`] when no patch slot is left and to
 /// [`stat::FATAL_TOO_SMALL`] when the patch owns fewer than
