@@ -241,7 +241,8 @@ fn collapse_target<B: Block>(ctx: &Ctx<'_, B>, e: u32, feature_cos: f32) -> Opti
 /// Where an edge `e` from `pa` to `pb` with no feature vertex collapses
 /// to: of the nine points `pa + k/8 (pb - pa)`, the one whose farthest
 /// vertex around `e`'s two vertices (as far as the patch holds them) is
-/// nearest, the midpoint on a tie. Where one side's neighbours lie farther
+/// nearest; of tied points, the one nearest the midpoint (`pa`'s side
+/// first). Where one side's neighbours lie farther
 /// than the other's, the midpoint makes an edge longer than 4/3 L that a
 /// point nearer them does not (Botsch and Kobbelt collapse to the
 /// midpoint). One pass over the neighbours: the squared distance from
@@ -284,9 +285,15 @@ fn balanced_point<B: Block>(ctx: &Ctx<'_, B>, e: u32, pa: [f32; 3], pb: [f32; 3]
 /// longer than `max_length` or a face that does not replace its old one
 /// well ([`replaces_well`]), judged on the edges and
 /// faces at its two vertices that the patch holds (all of them for an
-/// owned vertex, some for a ribbon one). Every edge and face seen is one of
-/// the mesh, so a violation seen is real: the collapse is turned down
-/// before the patch expands for it (the fill-in checks the whole stars).
+/// owned vertex, some for a ribbon one), so that the collapse is turned
+/// down before the patch expands for it (the fill-in checks the whole
+/// stars, at its own [`balanced_point`]). Every edge and face seen is one
+/// of the mesh, so a long edge seen is real: `m` is the candidate point
+/// nearest its farthest seen neighbour, so every candidate has one as far.
+/// A bad face seen is real when the patch owns both vertices (it holds
+/// their whole stars, so the fill-in computes the same `m`); at a ribbon
+/// vertex the fill-in's point may differ, and a collapse this turns down
+/// might have passed there (it waits for a later processing).
 fn visibly_bad<B: Block>(ctx: &Ctx<'_, B>, e: u32, m: [f32; 3], max_length: f32) -> bool {
     let [a, b] = ctx.edge_vertices(e);
     [a, b].into_iter().any(|v| {

@@ -283,8 +283,9 @@ pub fn update<B: Block, A: CavityApp>(
         };
         block.sync();
         // Seeds that came in with the expansion of a cavity that then
-        // declined are registered in a further pass: no other patch owns
-        // them now, and a sweep that fills nothing is the last.
+        // declined are registered in a further pass (unless their old
+        // owner declined them: `migrate::carry_declined`): no other patch
+        // owns them now, and a sweep that fills nothing is the last.
         let unseen = grew && work.ctl.get(CTL_FILLED) == 0;
         if (lost == 0 && !unseen)
             || idle_passes > MAX_IDLE_PASSES
