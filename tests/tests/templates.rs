@@ -84,6 +84,18 @@ where
     })
 }
 
+/// The CPU backend's workers: `TEST_WORKERS` (default 4) racing threads.
+fn workers() -> rayon::ThreadPool {
+    let n = std::env::var("TEST_WORKERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .expect("pool")
+}
+
 /// Runs `work` on rounds over `input` on the test backend (four racing
 /// workers on the CPU); returns the report and the result, or a capacity
 /// error after checking that the mesh is still valid.
@@ -95,17 +107,8 @@ fn with_rounds<T: Send>(
     work: impl FnOnce(&mut dyn AnyRounds) -> Result<T, RunError> + Send,
 ) -> Result<(T, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(
-            std::env::var("TEST_WORKERS")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(4),
-        )
-        .build()
-        .expect("pool");
     let backend = test_backend();
-    let result = pool
+    let result = workers()
         .install(|| backend.run_rounds(&mut dynamic, work, |e| e))
         .map(|ran| ran.value);
     match result {
@@ -739,11 +742,7 @@ fn a_declined_seed_stays_declined_whichever_patch_owns_it() {
     for patch_size in [16, 64] {
         let mut dynamic =
             DynamicMesh::new(&input, patch_size, CapacityFactors::default()).expect("dynamic");
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(4)
-            .build()
-            .expect("pool");
-        let report = pool
+        let report = workers()
             .install(|| {
                 let mut check = validate_each_round(true);
                 sweeps(
