@@ -11,9 +11,11 @@
 use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::normalize::Normalization;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{
-    Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength, remesh,
+    Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength,
+    mean_edge_length, remesh,
 };
 use cavity::rounds::RunError;
 use cavity_tests::{
@@ -44,7 +46,8 @@ fn try_remesh_checked(
     let before = ReferenceMesh::new(input).expect("valid input").stats();
     let manifold = before.non_manifold_edges + before.non_manifold_vertices == 0;
     let consistent = oriented(input);
-    let length = settings.target(cavity::remesh::mean_edge_length(input));
+    // The hook sees the mesh in the unit box (`cavity::normalize`).
+    let length = Normalization::of(input).length(settings.target(mean_edge_length(input)));
     let mut after_phase = |iteration: u32, phase: Phase, m: &DynamicMesh| {
         let at = format!("after the {phase} phase of iteration {iteration}");
         if let Err(e) = m.validate(manifold) {

@@ -409,6 +409,7 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
     let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.5 }, true);
     let app = CollapseShortEdgesSafely {
         min_length: 0.45,
+        degenerate_length: 0.0,
         max_length: 0.8,
         feature_cos: -2.0,
     };
@@ -435,6 +436,7 @@ fn collapse_sweeps_stop_at_the_limit() {
     let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.5 }, true);
     let app = CollapseShortEdgesSafely {
         min_length: 0.45,
+        degenerate_length: 0.0,
         max_length: 0.8,
         feature_cos: -2.0,
     };

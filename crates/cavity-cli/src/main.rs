@@ -12,15 +12,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use cavity::backend::{Backend, DeviceChoice, positions_by_handle};
-use cavity::delaunay::{FlipReport, flip_edges};
+use cavity::backend::{Backend, DeviceChoice};
+use cavity::defects::{Defects, Keeps, check_output, is_zero_area, remove_duplicate_faces};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::io::{Format, read_mesh, read_mesh_from, write_mesh};
-use cavity::patcher::DEFAULT_PATCH_SIZE;
-use cavity::reference::ReferenceMesh;
+use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
+use cavity::reference::{MeshStats, ReferenceMesh};
 use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
 use cavity::track::{TrackHooks, TrackSettings};
-use cavity::{Kind, PatchedMesh, TriMesh};
+use cavity::{PatchedMesh, TriMesh};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -54,8 +54,8 @@ struct Common {
     /// Backend to run on.
     #[arg(long, value_enum, default_value = "auto")]
     device: Device,
-    /// Maximum faces per patch.
-    #[arg(long, default_value_t = DEFAULT_PATCH_SIZE)]
+    /// Maximum faces per patch (1 to 8192).
+    #[arg(long, default_value_t = DEFAULT_PATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=MAX_PATCH_SIZE as i64))]
     patch_size: u32,
 }
 
@@ -68,8 +68,10 @@ struct DynamicArgs {
     /// Maximum faces per patch when the mesh is patched: by default 512
     /// for remeshing (lowered while a patch does not fit the GPU's shared
     /// memory), 256 for the other commands (smaller than for static
-    /// queries, so that patches have room to grow).
-    #[arg(long)]
+    /// queries, so that patches have room to grow); at most
+    /// 2048 (with --capacity-factor 2 a larger patch outgrows the 8160
+    /// element slots of a patch).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DYNAMIC_PATCH_SIZE as i64))]
     patch_size: Option<u32>,
     /// Element slots per patch over the largest initial patch (at least 1).
     #[arg(long, default_value_t = 2.0)]
@@ -78,6 +80,9 @@ struct DynamicArgs {
     #[arg(long, default_value_t = 2.0)]
     patch_factor: f32,
 }
+
+/// Largest `--patch-size` of the dynamic commands.
+const MAX_DYNAMIC_PATCH_SIZE: u32 = 2048;
 
 /// Faces per patch of the dynamic commands but remeshing.
 const DYNAMIC_PATCH_SIZE: u32 = 256;
@@ -164,8 +169,8 @@ enum Command {
     Info {
         /// Input mesh (.ply, .obj, .off); the bundled mesh when omitted.
         mesh: Option<PathBuf>,
-        /// Maximum faces per patch.
-        #[arg(long, default_value_t = DEFAULT_PATCH_SIZE)]
+        /// Maximum faces per patch (1 to 8192).
+        #[arg(long, default_value_t = DEFAULT_PATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=MAX_PATCH_SIZE as i64))]
         patch_size: u32,
     },
     /// Area-weighted vertex normals (RXMesh listing 1), written with the mesh.
@@ -343,6 +348,53 @@ fn load(path: Option<&Path>) -> Result<TriMesh> {
     Ok(read.mesh)
 }
 
+/// A mesh read for an operation that writes a mesh: duplicate faces
+/// removed, with the topology statistics its output is checked against.
+struct Input {
+    mesh: TriMesh,
+    stats: MeshStats,
+    /// Faces of zero area (`cavity::defects::is_zero_area`).
+    zero_area_faces: usize,
+}
+
+/// Reads the mesh at `path` (or the bundled one) for an operation:
+/// removes duplicate faces and warns with their number, and warns about
+/// non-manifold edges and vertices, which the operations leave as they
+/// are (the output check makes sure of it).
+fn load_input(path: Option<&Path>) -> Result<Input> {
+    let mut mesh = load(path)?;
+    let name = path.map_or(BUNDLED_NAME.into(), |p| p.display().to_string());
+    let removed = remove_duplicate_faces(&mut mesh);
+    if removed > 0 {
+        eprintln!(
+            "warning: {name}: removed {removed} duplicate faces (the same three vertices as an earlier face)"
+        );
+    }
+    let stats = ReferenceMesh::new(&mesh)?.stats();
+    if stats.non_manifold_edges + stats.non_manifold_vertices > 0 {
+        eprintln!(
+            "warning: {name}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
+            stats.non_manifold_edges, stats.non_manifold_vertices
+        );
+    }
+    let zero_area_faces = mesh
+        .faces
+        .iter()
+        .filter(|&&t| is_zero_area(&mesh, t))
+        .count();
+    Ok(Input {
+        mesh,
+        stats,
+        zero_area_faces,
+    })
+}
+
+/// Checks an operation's output against its input before it is written.
+fn check(input: &Input, output: &TriMesh, keeps: Keeps) -> Result<()> {
+    check_output(&input.stats, output, keeps)
+        .map_err(|e| format!("{e}; nothing was written").into())
+}
+
 fn backend(device: Device) -> Result<Backend> {
     let choice = match device {
         Device::Auto => DeviceChoice::Auto,
@@ -502,6 +554,11 @@ fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     sayln!("boundary loops: {}", s.boundary_loops);
     sayln!("non-manifold edges: {}", s.non_manifold_edges);
     sayln!("non-manifold vertices: {}", s.non_manifold_vertices);
+    let d = Defects::of(&mesh);
+    sayln!("duplicate faces: {}", d.duplicate_faces);
+    sayln!("zero-area faces: {}", d.zero_area_faces);
+    sayln!("zero-length edges: {}", d.zero_length_edges);
+    sayln!("coincident vertices: {}", d.coincident_vertices);
     let pb = spinner();
     pb.set_message("patching");
     let t = Instant::now();
@@ -548,20 +605,20 @@ fn refuse_overwrite(input: Option<&Path>, output: &Path) -> Result<()> {
 fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     refuse_overwrite(input, output)?;
     let format = Format::from_path(output)?;
-    let mesh = load(input)?;
+    let mesh = load_input(input)?.mesh;
     let backend = backend(common.device)?;
-    let patched = PatchedMesh::new(&mesh, common.patch_size)?;
-    let positions = positions_by_handle(&patched, &mesh.positions);
     let t = Instant::now();
-    let by_handle = backend.vertex_normals(&patched, &positions)?;
+    let normals = cavity::normals::vertex_normals(&mesh, common.patch_size, &backend)?;
     let seconds = t.elapsed().as_secs_f64();
-    let mut normals = vec![[0f32; 3]; mesh.num_vertices()];
-    for (h, &v) in patched.to_input(Kind::Vertex).iter().enumerate() {
-        normals[v as usize] = [by_handle[3 * h], by_handle[3 * h + 1], by_handle[3 * h + 2]];
+    let zero = normals.iter().filter(|n| **n == [0.0; 3]).count();
+    if zero > 0 {
+        eprintln!(
+            "warning: {zero} vertices have no normal (no face, or only faces of zero area): written as (0, 0, 0)"
+        );
     }
     write_mesh(output, &mesh, Some(&normals), format)?;
     sayln!(
-        "normals of {} vertices on {} in {:.3} ms (with transfers); wrote {}",
+        "normals of {} vertices on {} in {:.3} ms (with patching and transfers); wrote {}",
         mesh.num_vertices(),
         backend.name(),
         seconds * 1e3,
@@ -597,17 +654,6 @@ fn bench_queries(
     Ok(())
 }
 
-/// Runs the Delaunay flips of `mesh` on `backend`; returns the report and
-/// the device's name.
-fn run_flips(mesh: &mut DynamicMesh, backend: &Backend) -> Result<(FlipReport, String)> {
-    let ran = backend.run_rounds::<_, Box<dyn std::error::Error>>(
-        mesh,
-        |r| Ok(flip_edges(r, None)?),
-        Into::into,
-    )?;
-    Ok((ran.value, ran.device))
-}
-
 /// Parses `--length`: a number, or a number followed by `x` (relative).
 fn parse_length(s: &str) -> std::result::Result<TargetLength, String> {
     let (number, relative) = match s.strip_suffix('x') {
@@ -641,10 +687,15 @@ fn remesh(
     args: &DynamicArgs,
 ) -> Result<()> {
     settings.check()?;
+    args.factors().check()?;
     let output = output.map_or_else(|| remeshed_name(input), Path::to_path_buf);
     refuse_overwrite(input, &output)?;
     let format = Format::from_path(&output)?;
-    let mesh = load(input)?;
+    let whole = Instant::now();
+    let reading = Instant::now();
+    let read = load_input(input)?;
+    let read_seconds = reading.elapsed().as_secs_f64();
+    let mesh = &read.mesh;
     let backend = backend(args.device)?;
     let layout = args.layout(cavity::remesh::DEFAULT_PATCH_SIZE);
     let mut bar: Option<ProgressBar> = None;
@@ -669,13 +720,34 @@ fn remesh(
         progress: Some(&mut progress),
         after_phase: None,
     };
-    let (out, report) = cavity::remesh::remesh(&mesh, settings, &backend, layout, &mut hooks)?;
+    let (out, report) = cavity::remesh::remesh(mesh, settings, &backend, layout, &mut hooks)?;
     if let Some(b) = bar.take() {
         b.set_position(Phase::ALL.len() as u64);
         b.finish();
     }
+    let checking = Instant::now();
+    check(
+        &read,
+        &out,
+        Keeps {
+            topology: true,
+            no_zero_area: true,
+        },
+    )?;
+    let check_seconds = checking.elapsed().as_secs_f64();
+    let writing = Instant::now();
     write_mesh(&output, &out, None, format)?;
+    let write_seconds = writing.elapsed().as_secs_f64();
     say!("{}", report.table());
+    let st = &report.stages;
+    sayln!(
+        "stages    read {read_seconds:.3} s, patch {:.3} s, remesh {:.3} s, export {:.3} s, statistics {:.3} s, check {check_seconds:.3} s, write {write_seconds:.3} s; whole command {:.3} s",
+        st.patch,
+        report.seconds,
+        st.export,
+        st.statistics,
+        whole.elapsed().as_secs_f64()
+    );
     sayln!("wrote {}", output.display());
     Ok(())
 }
@@ -733,15 +805,25 @@ fn track(
 fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
     refuse_overwrite(input, output)?;
     let format = Format::from_path(output)?;
-    let mesh = load(input)?;
+    let read = load_input(input)?;
     let backend = backend(args.device)?;
     let pb = spinner();
-    pb.set_message("patching");
-    let mut dynamic = DynamicMesh::new(&mesh, args.patch_size(DYNAMIC_PATCH_SIZE), args.factors())?;
     pb.set_message("flipping edges");
-    let (report, device) = run_flips(&mut dynamic, &backend)?;
+    let (out, report, device) = cavity::delaunay::delaunay(
+        &read.mesh,
+        args.patch_size(DYNAMIC_PATCH_SIZE),
+        args.factors(),
+        &backend,
+    )?;
     pb.finish_and_clear();
-    let out = dynamic.to_mesh();
+    check(
+        &read,
+        &out,
+        Keeps {
+            topology: true,
+            no_zero_area: read.zero_area_faces == 0,
+        },
+    )?;
     write_mesh(output, &out, None, format)?;
     sayln!(
         "{} flips in {} sweeps ({} rounds) on {device} in {:.3} s; rolled back {} of {} scheduled patches ({:.1} %); wrote {}",

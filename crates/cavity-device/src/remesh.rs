@@ -137,12 +137,58 @@ pub(crate) fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bo
     dot(normal(pc, pd, pa), normal(pd, pc, pb)) > 0.0 && new >= old.min(SLIVER_SIN)
 }
 
+/// Height over the longest edge, as a multiple of that edge, at or below
+/// which a face has zero area (as `cavity::defects::ZERO_HEIGHT` on the
+/// host; well above the rounding of the `f32` cross product).
+pub const ZERO_HEIGHT: f32 = 1e-6;
+
+/// Whether the triangle `a, b, c` has zero area: a cap, a needle or a
+/// point (see [`ZERO_HEIGHT`]).
+pub fn zero_area([a, b, c]: [[f32; 3]; 3]) -> bool {
+    let sq = |u: [f32; 3]| dot(u, u);
+    let longest = sq(sub(b, a)).max(sq(sub(c, b))).max(sq(sub(a, c)));
+    norm(normal(a, b, c)) <= ZERO_HEIGHT * longest
+}
+
+/// Cosine of the angle above which a face is a cap (about 160°): its
+/// longest edge is flipped away whatever the valences.
+pub const CAP_COS: f32 = -0.94;
+
+/// Whether the angle at `c` of the triangle `a, b, c` is a cap's.
+fn cap_at(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> bool {
+    let (u, v) = (sub(a, c), sub(b, c));
+    dot(u, v) < CAP_COS * norm(u) * norm(v)
+}
+
+/// Whether one of the faces `abc` and `bad` of edge `ab` is a cap with its
+/// large angle opposite `ab` (at `c` or `d`).
+fn is_cap<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
+    let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
+    cap_at(pa, pb, pc) || cap_at(pa, pb, pd)
+}
+
+/// Whether flipping `ab` to `cd` removes a cap well: the new faces `cda`
+/// and `dcb` face the same way, neither has zero area, and their smallest
+/// angle is larger than the old faces' (so no later flip undoes it).
+fn removes_cap<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
+    let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
+    let old = smallest_angle_sin(pa, pb, pc).min(smallest_angle_sin(pb, pa, pd));
+    let new = smallest_angle_sin(pc, pd, pa).min(smallest_angle_sin(pd, pc, pb));
+    dot(normal(pc, pd, pa), normal(pd, pc, pb)) > 0.0
+        && !zero_area([pc, pd, pa])
+        && !zero_area([pd, pc, pb])
+        && new > old
+}
+
 parameters! {
     /// Valence-improving edge flip (template `EdgeFaces`): an interior edge
     /// is flipped when that lowers `Σ (valence - target)²` over its two
     /// vertices and the two opposite ones (target 6, 4 on the boundary),
     /// folds no face over, makes no sliver, the new edge is at most
-    /// `max_length`, and the edge is not a feature.
+    /// `max_length`, and the edge is not a feature. An edge opposite a
+    /// cap's large angle ([`CAP_COS`]) is flipped whatever the valences when
+    /// that removes the cap well (`removes_cap`) and the new edge is at most
+    /// `max_length`: the repair of degenerate input (issue 24).
     pub struct ImproveValence {
         /// Edges whose dihedral-angle cosine is below this are features and
         /// stay (-1 or less: no features).
@@ -156,8 +202,24 @@ impl ImproveValence {
     /// Whether the flip of `ab` to `cd` folds nothing, makes no sliver
     /// ([`unfolded`]) and `cd` is at most `max_length`.
     fn shape_ok<B: Block>(&self, ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
+        self.short_enough(ctx, q) && unfolded(ctx, q)
+    }
+
+    /// Whether the new edge `cd` is at most `max_length`.
+    fn short_enough<B: Block>(&self, ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
         let [c, d] = [q[2], q[3]].map(|v| ctx.position(v));
-        norm(sub(c, d)) <= self.max_length && unfolded(ctx, q)
+        norm(sub(c, d)) <= self.max_length
+    }
+
+    /// Whether the flip of `ab` to `cd` is taken, judged on what the patch
+    /// holds: a cap's edge when that removes it well, any other edge when it
+    /// keeps the shape and may lower the valence deviation.
+    fn accepts<B: Block>(&self, ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
+        if is_cap(ctx, q) {
+            self.short_enough(ctx, q) && removes_cap(ctx, q)
+        } else {
+            self.shape_ok(ctx, q) && may_improve(ctx, q)
+        }
     }
 }
 
@@ -167,7 +229,7 @@ impl CavityApp for ImproveValence {
     const READS_VALENCES: bool = true;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         flip::candidate(ctx, e).is_some_and(|q| {
-            smooth(ctx, e, self.feature_cos) && self.shape_ok(ctx, q) && may_improve(ctx, q)
+            (is_cap(ctx, q) || smooth(ctx, e, self.feature_cos)) && self.accepts(ctx, q)
         })
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
@@ -175,7 +237,7 @@ impl CavityApp for ImproveValence {
         let flipped = Cell::new(None);
         let done = flip::fill(fill, |q| {
             flipped.set(Some(q));
-            may_improve(ctx, q) && self.shape_ok(ctx, q)
+            self.accepts(ctx, q)
         });
         if let Some(q) = flipped.get().filter(|_| done) {
             // The relations are as before the flip: a and b lose an edge,
@@ -197,10 +259,18 @@ parameters! {
     /// topology stays ([`collapsible`]), no new edge is longer than `max_length`,
     /// and every new face replaces the old face on the same loop edge
     /// well (same side, smallest angle at least 10° or the old face's).
-    /// Shorter edges go first.
+    /// Shorter edges go first. An edge shorter than `degenerate_length` is
+    /// degenerate (zero or near-zero length, in scans): its collapse moves
+    /// every face by less than that, so it is taken even when a new edge
+    /// is longer than `max_length`, and a new face may replace an old face
+    /// of zero area ([`zero_area`]) whatever its shape, unless it faces
+    /// against the cavity (its faces' summed normals): the repair of
+    /// degenerate input (issue 24).
     pub struct CollapseShortEdgesSafely {
         /// Shortest edge left alone.
         pub min_length: f32,
+        /// Edges shorter than this are degenerate (see above).
+        pub degenerate_length: f32,
         /// Longest edge a collapse may create.
         pub max_length: f32,
         /// Feature threshold, as for [`ImproveValence`].
@@ -330,10 +400,12 @@ impl CavityApp for CollapseShortEdgesSafely {
         [1, boundary, boundary]
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        let len = length(ctx, e);
         interior(ctx, e)
-            && length(ctx, e) < self.min_length
-            && collapse_target(ctx, e, self.feature_cos)
-                .is_some_and(|m| !visibly_bad(ctx, e, m, self.max_length))
+            && len < self.min_length
+            && collapse_target(ctx, e, self.feature_cos).is_some_and(|m| {
+                len < self.degenerate_length || !visibly_bad(ctx, e, m, self.max_length)
+            })
     }
     fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
         shortest_first(length(ctx, e))
@@ -344,6 +416,17 @@ impl CavityApp for CollapseShortEdgesSafely {
         let Some(m) = target.filter(|_| collapsible(fill)) else {
             return false;
         };
+        let degenerate = length(ctx, fill.seed()) < self.degenerate_length;
+        // The cavity's side: its faces' summed normals (a new face that
+        // replaces one of zero area must not face against it).
+        let mut up = [0f32; 3];
+        if degenerate {
+            for f in fill.deleted_faces() {
+                let [p, q, r] = ctx.face_vertices(f).map(|v| ctx.position(v));
+                let n = normal(p, q, r);
+                up = [up[0] + n[0], up[1] + n[1], up[2] + n[2]];
+            }
+        }
         let n = fill.boundary_len();
         let keeps_shape = (0..n).all(|i| {
             let h = fill.boundary_edge(i);
@@ -357,7 +440,15 @@ impl CavityApp for CollapseShortEdgesSafely {
                 return false;
             };
             let old = ctx.face_vertices(f).map(|v| ctx.position(v));
-            norm(sub(m, x)) <= self.max_length && replaces_well(old, [x, y, m])
+            if degenerate {
+                if zero_area(old) {
+                    dot(normal(x, y, m), up) >= 0.0
+                } else {
+                    replaces_well(old, [x, y, m])
+                }
+            } else {
+                norm(sub(m, x)) <= self.max_length && replaces_well(old, [x, y, m])
+            }
         });
         keeps_shape && star_fill(fill, m)
     }

@@ -7,7 +7,10 @@
 
 pub use cavity_device::delaunay::Delaunay;
 
-use crate::dynamic::DynamicMesh;
+use crate::TriMesh;
+use crate::backend::{Backend, BackendError};
+use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use crate::normalize::Normalization;
 use crate::rounds::{RunError, RunReport, Update, sweeps};
 
 /// What a Delaunay run did (`flips`: edges flipped).
@@ -21,4 +24,46 @@ pub fn flip_edges<R: Update<Delaunay> + ?Sized>(
     after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
 ) -> Result<FlipReport, RunError> {
     sweeps(runner, &Delaunay, true, after_round)
+}
+
+/// Flips the edges of `input` to Delaunay on `backend` ([`flip_edges`] on a
+/// dynamic mesh of `patch_size` faces per patch with `factors`), in the
+/// unit box ([`crate::normalize`]) so that every scale flips the same
+/// edges. Returns the flipped mesh (the input's vertices in input order,
+/// bit for bit: flips move none), the report and the device's name.
+///
+/// # Errors
+/// The dynamic mesh's (a setting out of range, a patch too large), or a
+/// failed run's (out of capacity: the message names the setting to raise).
+pub fn delaunay(
+    input: &TriMesh,
+    patch_size: u32,
+    factors: CapacityFactors,
+    backend: &Backend,
+) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
+    let normalization = Normalization::of(input);
+    let normalized = normalization.apply(input);
+    let mut dynamic = DynamicMesh::new(&normalized, patch_size, factors)?;
+    let ran = backend.run_rounds(
+        &mut dynamic,
+        |r| flip_edges(r, None).map_err(DelaunayError::Run),
+        DelaunayError::Run,
+    )?;
+    let (mut output, sources) = dynamic.to_mesh_with_sources();
+    normalization.restore_from(&mut output, &sources, input, &normalized);
+    Ok((output, ran.value, ran.device))
+}
+
+/// Errors of [`delaunay`].
+#[derive(Debug, thiserror::Error)]
+pub enum DelaunayError {
+    /// Building the dynamic mesh failed.
+    #[error(transparent)]
+    Dynamic(#[from] DynamicError),
+    /// The flips failed (out of capacity, or no progress).
+    #[error(transparent)]
+    Run(RunError),
+    /// The GPU failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
 }

@@ -92,7 +92,7 @@ impl Default for CapacityFactors {
 
 impl CapacityFactors {
     /// Checks that both factors are finite and at least 1.
-    fn check(&self) -> Result<(), DynamicError> {
+    pub fn check(&self) -> Result<(), DynamicError> {
         for (flag, value) in [
             ("--capacity-factor", self.elements),
             ("--patch-factor", self.patches),
@@ -853,6 +853,12 @@ impl DynamicMesh {
     /// deleted), then the vertices fill-ins added, in patch order; faces in
     /// patch order.
     pub fn to_mesh(&self) -> TriMesh {
+        self.to_mesh_with_sources().0
+    }
+
+    /// [`DynamicMesh::to_mesh`] with the input index of every vertex
+    /// (`u32::MAX` for a vertex a fill-in added).
+    pub fn to_mesh_with_sources(&self) -> (TriMesh, Vec<u32>) {
         let ex = self.collect(&Tables::new(self));
         let input_of = |i: usize| {
             let (p, v) = ex.vertex_ids[i];
@@ -885,7 +891,17 @@ impl DynamicMesh {
             .iter()
             .map(|f| f.map(|v| order[v as usize]))
             .collect();
-        TriMesh { positions, faces }
+        let sources = kept
+            .iter()
+            .map(|&(input, _)| {
+                if input < self.input_vertices {
+                    input
+                } else {
+                    u32::MAX
+                }
+            })
+            .collect();
+        (TriMesh { positions, faces }, sources)
     }
 
     /// The export with the identities of its vertices and faces.

@@ -4,11 +4,14 @@
 
 pub mod backend;
 pub mod bench;
+pub mod defects;
 pub mod delaunay;
 pub mod directed_edges;
 pub mod dynamic;
 pub mod io;
 pub mod mesh;
+pub mod normalize;
+pub mod normals;
 pub mod patched;
 pub mod patcher;
 pub mod reference;

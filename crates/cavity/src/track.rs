@@ -229,8 +229,10 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
         max_volume_change: 5e-4 * l * l * l,
         feature_cos: -2.0,
     };
+    // The sheet starts clean: no collapse is taken for degeneracy alone.
     let collapse = CollapseShortEdgesSafely {
         min_length: 0.5 * l,
+        degenerate_length: 0.0,
         max_length: 1.5 * l,
         feature_cos: -2.0,
     };
@@ -318,6 +320,7 @@ pub fn track(
     hooks: &mut TrackHooks<'_>,
 ) -> Result<(TriMesh, TrackReport), TrackError> {
     settings.check()?;
+    layout.factors.check()?;
     let input = sheet(settings.grid);
     let length = mean_edge_length(&input);
     let mut factors = layout.factors;

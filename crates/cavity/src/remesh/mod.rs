@@ -33,6 +33,7 @@ pub use quality::{Quality, mean_edge_length};
 use crate::TriMesh;
 use crate::backend::{Backend, BackendError, GpuSeconds};
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use crate::normalize::Normalization;
 use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
 
 /// The target edge length L.
@@ -92,6 +93,13 @@ pub const DEFAULT_SMOOTHING_STEPS: u32 = 20;
 pub const MAX_SMOOTHING_STEPS: u32 = 100;
 /// Fraction of the tangential move one smoothing step takes.
 pub const SMOOTHING_STEP: f32 = 0.5;
+/// Edges shorter than this fraction of L are degenerate: their collapse
+/// moves every face by less than that, so it is taken even when it makes
+/// an edge longer than 4/3 L or replaces a face of zero area
+/// (`CollapseShortEdgesSafely`): zero-length edges of scans go whatever L
+/// is.
+pub const DEGENERATE_LENGTH: f32 = 0.01;
+
 /// Sweeps of the collapse phase per iteration (`sweeps_at_most`): the
 /// first is the pass over the mesh, the others take the edges that
 /// neighbouring collapses made short after their patch was done; what is
@@ -171,6 +179,25 @@ pub enum RemeshError {
     /// Nothing to remesh.
     #[error("the input has no faces to remesh")]
     Empty,
+    /// Every edge of the input has zero length.
+    #[error(
+        "every edge of the input has zero length (all of its vertices coincide): nothing to remesh"
+    )]
+    NoExtent,
+    /// The target length would make more faces than the dynamic mesh holds.
+    #[error(
+        "--length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}), more than {MAX_EXPECTED_FACES:.0e}: give a longer --length",
+        length_text(*.length)
+    )]
+    TooShort {
+        /// The target length given.
+        length: TargetLength,
+        /// The expected number of faces: the input's area over an
+        /// equilateral triangle of side L.
+        faces: f64,
+        /// The input's faces.
+        input: usize,
+    },
     /// Building the dynamic mesh failed.
     #[error(transparent)]
     Dynamic(#[from] DynamicError),
@@ -237,7 +264,8 @@ pub struct Hooks<'a> {
     /// Called as each phase starts.
     pub progress: Option<PhaseHook<'a>>,
     /// Called with the mesh after each phase (on the GPU that copies the
-    /// mesh back).
+    /// mesh back); [`remesh`] runs on the normalized mesh
+    /// ([`crate::normalize`]), so its positions are in the unit box.
     pub after_phase: Option<MeshHook<'a>>,
 }
 
@@ -260,6 +288,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     };
     let collapse = CollapseShortEdgesSafely {
         min_length: 0.8 * l,
+        degenerate_length: DEGENERATE_LENGTH * l,
         max_length: 4.0 / 3.0 * l,
         feature_cos,
     };
@@ -374,6 +403,21 @@ pub struct RemeshReport {
     pub bytes_per_face: f64,
     /// On the GPU, where the time went.
     pub gpu_seconds: Option<GpuSeconds>,
+    /// Seconds of the stages around the iterations.
+    pub stages: Stages,
+}
+
+/// Seconds of the stages of [`remesh`] around its iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stages {
+    /// Normalizing, patching and building the dynamic mesh (again for each
+    /// halving of the patch size).
+    pub patch: f64,
+    /// Exporting the result from the patches and moving it back to model
+    /// units.
+    pub export: f64,
+    /// The statistics of input and output.
+    pub statistics: f64,
 }
 
 /// Remeshes `input` on `backend` and returns the result with its report.
@@ -395,27 +439,45 @@ pub fn remesh(
     hooks: &mut Hooks<'_>,
 ) -> Result<(TriMesh, RemeshReport), RemeshError> {
     settings.check()?;
+    layout.factors.check()?;
     if input.faces.is_empty() {
         return Err(RemeshError::Empty);
     }
-    let length = settings.target(mean_edge_length(input));
+    let mean = mean_edge_length(input);
+    if mean.is_nan() || mean <= 0.0 {
+        return Err(RemeshError::NoExtent);
+    }
+    let length = settings.target(mean);
     if !(length.is_finite() && length > 0.0) {
         return Err(RemeshError::Length(length));
     }
-    let growth = area(input) / (3f64.sqrt() / 4.0 * length * length) / input.num_faces() as f64;
+    let expected = area(input) / (3f64.sqrt() / 4.0 * length * length);
+    if expected > MAX_EXPECTED_FACES {
+        return Err(RemeshError::TooShort {
+            length: settings.length,
+            faces: expected,
+            input: input.num_faces(),
+        });
+    }
+    let growth = expected / input.num_faces() as f64;
     let mut factors = layout.factors;
     factors.patches = factors.patches.max((2.0 * growth) as f32);
+    // The kernels work on the mesh in the unit box (`crate::normalize`).
+    let patching = Instant::now();
+    let normalization = Normalization::of(input);
+    let normalized = normalization.apply(input);
     let mut patch_size = layout.patch_size;
-    let mut dynamic = DynamicMesh::new(input, patch_size, factors)?;
+    let mut dynamic = DynamicMesh::new(&normalized, patch_size, factors)?;
     while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
         patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
-        dynamic = DynamicMesh::new(input, patch_size, factors)?;
+        dynamic = DynamicMesh::new(&normalized, patch_size, factors)?;
     }
     let bytes_per_face = dynamic.bytes_per_face();
+    let patch_seconds = patching.elapsed().as_secs_f64();
     let start = Instant::now();
     let ran = backend.run_rounds(
         &mut dynamic,
-        |r| remesh_rounds(r, length, settings, hooks),
+        |r| remesh_rounds(r, normalization.length(length), settings, hooks),
         |source| RemeshError::Run {
             phase: Phase::Smooth,
             iteration: settings.iterations,
@@ -423,11 +485,24 @@ pub fn remesh(
         },
     )?;
     let seconds = start.elapsed().as_secs_f64();
-    let output = dynamic.to_mesh();
+    let exporting = Instant::now();
+    let (mut output, sources) = dynamic.to_mesh_with_sources();
+    normalization.restore_from(&mut output, &sources, input, &normalized);
+    let export_seconds = exporting.elapsed().as_secs_f64();
+    let statistics = Instant::now();
+    let (input_quality, output_quality) = rayon::join(
+        || Quality::of(input, length),
+        || Quality::of(&output, length),
+    );
+    let stages = Stages {
+        patch: patch_seconds,
+        export: export_seconds,
+        statistics: statistics.elapsed().as_secs_f64(),
+    };
     let report = RemeshReport {
         length,
-        input: Quality::of(input, length),
-        output: Quality::of(&output, length),
+        input: input_quality,
+        output: output_quality,
         phases: ran.value,
         device: ran.device,
         seconds,
@@ -435,8 +510,22 @@ pub fn remesh(
         patch_size,
         bytes_per_face,
         gpu_seconds: ran.gpu_seconds,
+        stages,
     };
     Ok((output, report))
+}
+
+/// Most faces a remeshing may be expected to make (the input's area over
+/// an equilateral triangle of side L): beyond about 3e8 the dynamic mesh's
+/// arrays outgrow 32-bit indices, and a GPU's memory before that.
+pub const MAX_EXPECTED_FACES: f64 = 2e8;
+
+/// `--length` as the user wrote it.
+fn length_text(length: TargetLength) -> String {
+    match length {
+        TargetLength::Absolute(l) => format!("{l}"),
+        TargetLength::Relative(r) => format!("{r}x"),
+    }
 }
 
 /// Whether every update kernel of remeshing can run on `backend` at the

@@ -1,0 +1,266 @@
+//! Defects of real input that the operations must survive: duplicate
+//! faces, zero-area faces, zero-length edges and coincident vertices (scans
+//! carry all four), their count ([`Defects::of`], printed by `cavity info`),
+//! the removal of duplicate faces ([`remove_duplicate_faces`]), and the
+//! check of an operation's output against its input ([`check_output`]).
+//!
+//! Tolerances are relative, so that a mesh scaled by any factor has the
+//! same defects: an edge has zero length when it is at most
+//! [`ZERO_LENGTH`] times the bounding-box diagonal; a face has zero area
+//! when its height over its longest edge is at most [`ZERO_HEIGHT`] times
+//! that edge (a cap, a needle or a point).
+
+use glam::DVec3;
+use rayon::prelude::*;
+
+use crate::TriMesh;
+use crate::reference::{MeshStats, ReferenceError, ReferenceMesh};
+use crate::topology::Topology;
+
+/// Edges at most this many bounding-box diagonals long have zero length
+/// (about 8 units in the last place of an `f32` coordinate).
+pub const ZERO_LENGTH: f64 = 1e-6;
+
+/// Faces whose height over the longest edge is at most this many times
+/// that edge have zero area (an angle near 180° or all three corners near
+/// one line or point; about 8 units in the last place of an `f32`).
+pub const ZERO_HEIGHT: f64 = 1e-6;
+
+/// Counts of geometric and combinatorial defects of a mesh.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Defects {
+    /// Faces with the same three vertices as an earlier face (in either
+    /// orientation).
+    pub duplicate_faces: usize,
+    /// Faces of zero area (see [`ZERO_HEIGHT`]).
+    pub zero_area_faces: usize,
+    /// Unique edges of zero length (see [`ZERO_LENGTH`]).
+    pub zero_length_edges: usize,
+    /// Vertices at exactly the position of an earlier vertex.
+    pub coincident_vertices: usize,
+}
+
+/// Vertex `v` of `mesh` in double precision.
+fn point(mesh: &TriMesh, v: u32) -> DVec3 {
+    DVec3::from(mesh.positions[v as usize].map(f64::from))
+}
+
+/// Diagonal of the axis-aligned bounding box of the vertices (0 without
+/// vertices).
+pub fn bounding_diagonal(mesh: &TriMesh) -> f64 {
+    let (lo, hi) = bounds(mesh);
+    if mesh.positions.is_empty() {
+        0.0
+    } else {
+        (hi - lo).length()
+    }
+}
+
+/// Corners of the bounding box of the vertices.
+pub(crate) fn bounds(mesh: &TriMesh) -> (DVec3, DVec3) {
+    mesh.positions
+        .par_iter()
+        .map(|p| DVec3::from(p.map(f64::from)))
+        .fold(
+            || (DVec3::INFINITY, DVec3::NEG_INFINITY),
+            |(lo, hi), p| (lo.min(p), hi.max(p)),
+        )
+        .reduce(
+            || (DVec3::INFINITY, DVec3::NEG_INFINITY),
+            |(a, b), (c, d)| (a.min(c), b.max(d)),
+        )
+}
+
+/// Whether triangle `t` of `mesh` has zero area (see [`ZERO_HEIGHT`]).
+pub fn is_zero_area(mesh: &TriMesh, t: [u32; 3]) -> bool {
+    let [a, b, c] = t.map(|v| point(mesh, v));
+    let longest = [b - a, c - b, a - c]
+        .iter()
+        .map(|e| e.length_squared())
+        .fold(0.0, f64::max);
+    // Twice the area is the height times the longest edge.
+    (b - a).cross(c - a).length() <= ZERO_HEIGHT * longest
+}
+
+/// The sorted vertex triple of a face: equal for duplicates.
+fn key(t: [u32; 3]) -> [u32; 3] {
+    let mut k = t;
+    k.sort_unstable();
+    k
+}
+
+/// For every face, whether an earlier face has the same vertices.
+fn duplicates(mesh: &TriMesh) -> Vec<bool> {
+    let mut keys: Vec<([u32; 3], u32)> = mesh
+        .faces
+        .par_iter()
+        .enumerate()
+        .map(|(f, &t)| (key(t), f as u32))
+        .collect();
+    keys.par_sort_unstable();
+    let mut repeated = vec![false; mesh.num_faces()];
+    for w in keys.windows(2) {
+        if w[0].0 == w[1].0 {
+            repeated[w[1].1 as usize] = true;
+        }
+    }
+    repeated
+}
+
+impl Defects {
+    /// Counts the defects of `mesh` (indices must be in range).
+    pub fn of(mesh: &TriMesh) -> Defects {
+        let duplicate_faces = duplicates(mesh).iter().filter(|&&d| d).count();
+        let zero_area_faces = mesh
+            .faces
+            .par_iter()
+            .filter(|&&t| is_zero_area(mesh, t))
+            .count();
+        let tolerance = ZERO_LENGTH * bounding_diagonal(mesh);
+        let topology = Topology::new(mesh);
+        let zero_length_edges = topology
+            .ev
+            .par_iter()
+            .filter(|&&[a, b]| point(mesh, a).distance(point(mesh, b)) <= tolerance)
+            .count();
+        let mut positions: Vec<[u32; 3]> = mesh
+            .positions
+            .par_iter()
+            .map(|p| p.map(|c| (c + 0.0).to_bits()))
+            .collect();
+        positions.par_sort_unstable();
+        let coincident_vertices = positions.windows(2).filter(|w| w[0] == w[1]).count();
+        Defects {
+            duplicate_faces,
+            zero_area_faces,
+            zero_length_edges,
+            coincident_vertices,
+        }
+    }
+}
+
+/// Removes every face with the same vertices as an earlier one (keeping
+/// the first); returns how many were removed. Vertices stay as they are.
+pub fn remove_duplicate_faces(mesh: &mut TriMesh) -> usize {
+    let repeated = duplicates(mesh);
+    let before = mesh.faces.len();
+    let mut f = 0;
+    mesh.faces.retain(|_| {
+        f += 1;
+        !repeated[f - 1]
+    });
+    before - mesh.faces.len()
+}
+
+/// What an operation promises to keep of its input, checked by
+/// [`check_output`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keeps {
+    /// The Euler characteristic and the number of boundary loops and
+    /// components.
+    pub topology: bool,
+    /// No face of zero area (when the input had none, or the operation
+    /// removes them).
+    pub no_zero_area: bool,
+}
+
+/// An output that breaks a promise of its operation.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// The output is not a mesh the reference mesh can hold.
+    #[error("the output is invalid: {0}")]
+    Invalid(#[from] ReferenceError),
+    /// A topological invariant changed.
+    #[error("the output's {what} is {output}, the input's {input}: the result is corrupt")]
+    Changed {
+        /// What changed.
+        what: &'static str,
+        /// The input's value.
+        input: i64,
+        /// The output's value.
+        output: i64,
+    },
+    /// The output has zero-area faces.
+    #[error("the output has {0} faces of zero area (the first is face {1})")]
+    ZeroArea(usize, usize),
+}
+
+/// Checks `output` against `input` (its topology statistics, taken before
+/// the operation): manifold where the input was (no more non-manifold
+/// edges or vertices), and what `keeps` promises.
+///
+/// # Errors
+/// The first broken promise, with both values.
+pub fn check_output(input: &MeshStats, output: &TriMesh, keeps: Keeps) -> Result<(), OutputError> {
+    let stats = ReferenceMesh::new(output)?.stats();
+    let mut pairs = vec![
+        (
+            "number of non-manifold edges",
+            input.non_manifold_edges,
+            stats.non_manifold_edges,
+            false,
+        ),
+        (
+            "number of non-manifold vertices",
+            input.non_manifold_vertices,
+            stats.non_manifold_vertices,
+            false,
+        ),
+    ];
+    if keeps.topology {
+        pairs.extend([
+            (
+                "number of boundary loops",
+                input.boundary_loops,
+                stats.boundary_loops,
+                true,
+            ),
+            (
+                "number of components",
+                face_components(input),
+                face_components(&stats),
+                true,
+            ),
+        ]);
+        if face_euler(input) != face_euler(&stats) {
+            return Err(OutputError::Changed {
+                what: "Euler characteristic",
+                input: face_euler(input),
+                output: face_euler(&stats),
+            });
+        }
+    }
+    for (what, a, b, exact) in pairs {
+        if b > a || (exact && a != b) {
+            return Err(OutputError::Changed {
+                what,
+                input: a as i64,
+                output: b as i64,
+            });
+        }
+    }
+    if keeps.no_zero_area {
+        let zero: Vec<usize> = output
+            .faces
+            .par_iter()
+            .enumerate()
+            .filter(|&(_, &t)| is_zero_area(output, t))
+            .map(|(f, _)| f)
+            .collect();
+        if let Some(&first) = zero.first() {
+            return Err(OutputError::ZeroArea(zero.len(), first));
+        }
+    }
+    Ok(())
+}
+
+/// Components with at least one face.
+fn face_components(s: &MeshStats) -> usize {
+    s.components - s.isolated_vertices
+}
+
+/// The Euler characteristic without isolated vertices (the operations drop
+/// them).
+fn face_euler(s: &MeshStats) -> i64 {
+    s.euler_characteristic - s.isolated_vertices as i64
+}

@@ -1,0 +1,185 @@
+//! Dirty input (issue 24): defects are counted, duplicate faces removed,
+//! outputs checked against their inputs, and every operation gives the
+//! same result at any coordinate scale, on the backend
+//! `CAVITY_TEST_DEVICE` names.
+
+use cavity::TriMesh;
+use cavity::defects::{Defects, Keeps, OutputError, check_output, remove_duplicate_faces};
+use cavity::delaunay::delaunay;
+use cavity::dynamic::CapacityFactors;
+use cavity::normals::vertex_normals;
+use cavity::reference::ReferenceMesh;
+use cavity::remesh::{Hooks, Layout, RemeshSettings, remesh};
+use cavity_tests::{asset_mesh, grid, test_backend};
+
+/// `mesh` with every coordinate multiplied by `s`.
+fn scaled(mesh: &TriMesh, s: f64) -> TriMesh {
+    TriMesh {
+        positions: mesh
+            .positions
+            .iter()
+            .map(|p| p.map(|c| (c as f64 * s) as f32))
+            .collect(),
+        faces: mesh.faces.clone(),
+    }
+}
+
+const SCALES: [f64; 7] = [1e-30, 1e-20, 1e-10, 1.0, 1e10, 1e20, 1e30];
+
+#[test]
+fn every_scale_remeshes_the_same() {
+    let torus = asset_mesh("torus.obj");
+    let layout = Layout {
+        patch_size: 256,
+        factors: CapacityFactors::default(),
+    };
+    let settings = RemeshSettings::default();
+    let band = |s: f64| {
+        let input = scaled(&torus, s);
+        let (out, report) = remesh(
+            &input,
+            &settings,
+            &test_backend(),
+            layout,
+            &mut Hooks::default(),
+        )
+        .unwrap_or_else(|e| panic!("scale {s}: {e}"));
+        assert!(
+            out.positions.iter().flatten().all(|c| c.is_finite()),
+            "scale {s}: a coordinate is not finite"
+        );
+        assert!(report.length > 0.0, "scale {s}: L = {}", report.length);
+        report.output.in_band
+    };
+    let at_one = band(1.0);
+    for s in SCALES {
+        let b = band(s);
+        assert!(
+            (b - at_one).abs() <= 0.005,
+            "scale {s}: {:.2} % of edges in the band, {:.2} % at scale 1",
+            100.0 * b,
+            100.0 * at_one
+        );
+    }
+}
+
+#[test]
+fn every_scale_flips_the_same_edges() {
+    let torus = asset_mesh("torus.obj");
+    let flips = |s: f64| {
+        let input = scaled(&torus, s);
+        let (out, report, _) = delaunay(&input, 256, CapacityFactors::default(), &test_backend())
+            .unwrap_or_else(|e| panic!("scale {s}: {e}"));
+        assert_eq!(out.positions, input.positions, "scale {s}: positions moved");
+        report.flips
+    };
+    let at_one = flips(1.0);
+    assert!(at_one > 1000, "{at_one} flips at scale 1");
+    for s in SCALES {
+        assert_eq!(flips(s), at_one, "flips at scale {s}");
+    }
+}
+
+#[test]
+fn every_scale_has_unit_normals() {
+    let torus = asset_mesh("torus.obj");
+    let at_one = vertex_normals(&torus, 512, &test_backend()).expect("normals");
+    for s in SCALES {
+        let normals = vertex_normals(&scaled(&torus, s), 512, &test_backend()).expect("normals");
+        for (v, (n, m)) in normals.iter().zip(&at_one).enumerate() {
+            let n = glam::Vec3::from(*n);
+            assert!(
+                (n.length() - 1.0).abs() < 1e-5,
+                "scale {s}: vertex {v} has normal {n}"
+            );
+            assert!(
+                n.distance(glam::Vec3::from(*m)) < 1e-4,
+                "scale {s}: vertex {v}: {n}, {m:?} at scale 1"
+            );
+        }
+    }
+}
+
+/// A 3 × 3 grid with one duplicate face, one face repeated the other way
+/// round, a vertex moved onto its neighbour (a zero-length edge and two
+/// zero-area faces) and an unused vertex at the position of another.
+fn dirty() -> TriMesh {
+    let mut m = grid(3, 3, &[false], false, &[]);
+    m.faces.push(m.faces[0]);
+    let [a, b, c] = m.faces[4];
+    m.faces.push([a, c, b]);
+    m.positions[5] = m.positions[6];
+    m.positions.push(m.positions[0]);
+    m
+}
+
+#[test]
+fn defects_are_counted() {
+    let m = dirty();
+    let d = Defects::of(&m);
+    assert_eq!(d.duplicate_faces, 2, "{d:?}");
+    assert_eq!(d.zero_length_edges, 1, "{d:?}");
+    assert_eq!(d.zero_area_faces, 2, "{d:?}");
+    assert_eq!(d.coincident_vertices, 2, "{d:?}");
+    let clean = grid(3, 3, &[false], false, &[]);
+    assert_eq!(Defects::of(&clean), Defects::default());
+    // Relative tolerances: the same at any scale.
+    for s in SCALES {
+        assert_eq!(Defects::of(&scaled(&m, s)), d, "scale {s}");
+    }
+}
+
+#[test]
+fn duplicate_faces_are_removed() {
+    let mut m = dirty();
+    let faces = m.faces.len();
+    assert_eq!(remove_duplicate_faces(&mut m), 2);
+    assert_eq!(m.faces.len(), faces - 2);
+    assert_eq!(m.faces[..faces - 2], dirty().faces[..faces - 2]);
+    assert_eq!(Defects::of(&m).duplicate_faces, 0);
+    let stats = ReferenceMesh::new(&m).expect("valid").stats();
+    assert_eq!(stats.non_manifold_edges, 0);
+}
+
+#[test]
+fn the_output_check_finds_broken_promises() {
+    let keeps = Keeps {
+        topology: true,
+        no_zero_area: true,
+    };
+    let input = grid(4, 4, &[false], false, &[]);
+    let stats = ReferenceMesh::new(&input).expect("valid").stats();
+    assert!(check_output(&stats, &input, keeps).is_ok());
+    let holed = grid(4, 4, &[false], false, &[12]);
+    assert!(matches!(
+        check_output(&stats, &holed, keeps),
+        Err(OutputError::Changed { .. })
+    ));
+    let mut flat = input.clone();
+    flat.positions[6] = flat.positions[7];
+    assert!(matches!(
+        check_output(&stats, &flat, keeps),
+        Err(OutputError::ZeroArea(2, _))
+    ));
+    assert!(
+        check_output(
+            &stats,
+            &flat,
+            Keeps {
+                no_zero_area: false,
+                ..keeps
+            }
+        )
+        .is_ok()
+    );
+    let mut fin = input.clone();
+    let r = ReferenceMesh::new(&input).expect("valid");
+    let inner = (0..r.num_edges() as u32)
+        .find(|&e| r.ef(e).len() == 2)
+        .expect("an interior edge");
+    let [a, b] = r.edge_vertices(inner);
+    fin.positions.push([0.5, 0.5, 1.0]);
+    fin.faces.push([b, a, fin.positions.len() as u32 - 1]);
+    let err = check_output(&stats, &fin, keeps).expect_err("a fin");
+    assert!(err.to_string().contains("non-manifold"), "{err}");
+}
