@@ -64,7 +64,7 @@ fn try_remesh_checked(
             // split before that one).
             let r = ReferenceMesh::new(&out).expect("valid output");
             let longest = (0..r.num_edges() as u32)
-                .filter(|&e| matches!(r.ef(e).len(), 1 | 2))
+                .filter(|&e| r.ef(e).len() == 2 || !settings.keep_boundary && r.ef(e).len() == 1)
                 .map(|e| {
                     let [a, b] = r.edge_vertices(e).map(|v| out.positions[v as usize]);
                     glam::Vec3::from(a).distance(glam::Vec3::from(b)) as f64
@@ -385,5 +385,122 @@ fn feature_edges_of_a_cube_stay_sharp() {
             assert!(out.positions.contains(corner), "corner {corner:?} moved");
         }
         assert!(report.output.in_band >= 0.9, "{}", report.table());
+    }
+}
+
+/// Boundary vertices of `m` (on an edge with one face).
+fn boundary_vertices(m: &TriMesh) -> Vec<u32> {
+    let r = ReferenceMesh::new(m).expect("valid mesh");
+    let mut out: Vec<u32> = (0..r.num_edges() as u32)
+        .filter(|&e| r.ef(e).len() == 1)
+        .flat_map(|e| r.edge_vertices(e))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Lengths of the boundary edges of `m`.
+fn boundary_lengths(m: &TriMesh) -> Vec<f64> {
+    let r = ReferenceMesh::new(m).expect("valid mesh");
+    (0..r.num_edges() as u32)
+        .filter(|&e| r.ef(e).len() == 1)
+        .map(|e| {
+            let [a, b] = r
+                .edge_vertices(e)
+                .map(|v| glam::Vec3::from(m.positions[v as usize]));
+            a.distance(b) as f64
+        })
+        .collect()
+}
+
+/// A flat 24 × 24 square sheet on [0, 1]² with two holes: remeshing
+/// coarser and finer remeshes its boundary along itself (boundary edges in
+/// the band, every boundary vertex on the square's sides or the holes'
+/// rims, the square's corners kept, as many boundary loops), and
+/// `keep_boundary` keeps every boundary vertex where it was.
+#[test]
+fn open_boundaries_are_remeshed_along_the_boundary() {
+    let n = 24;
+    let holes: Vec<usize> = [(6, 6), (15, 12)]
+        .iter()
+        .flat_map(|&(i, j)| {
+            (0..3).flat_map(move |dj| (0..6).map(move |k| 2 * ((j + dj) * n + i) as usize + k))
+        })
+        .collect();
+    let mut sheet = grid(n as u32, n as u32, &[false, true], false, &holes);
+    for p in &mut sheet.positions {
+        *p = [p[0] / n as f32, p[1] / n as f32, 0.0];
+    }
+    let input_boundary: Vec<[f32; 3]> = boundary_vertices(&sheet)
+        .iter()
+        .map(|&v| sheet.positions[v as usize])
+        .collect();
+    // A point on the input's boundary polyline: on a side of the square or
+    // of a hole (all boundary edges are axis-aligned).
+    let on_input_boundary = |p: [f32; 3]| {
+        input_boundary.iter().any(|q| {
+            input_boundary.iter().any(|r| {
+                let (a, b) = (glam::Vec3::from(*q), glam::Vec3::from(*r));
+                let d = (b - a).length();
+                d > 0.0 && d <= 1.01 / n as f32 && {
+                    let t = (glam::Vec3::from(p) - a).dot(b - a) / (d * d);
+                    (0.0..=1.0).contains(&t)
+                        && (a + t * (b - a)).distance(glam::Vec3::from(p)) < 1e-5
+                }
+            })
+        })
+    };
+    let before = ReferenceMesh::new(&sheet).expect("valid").stats();
+    for relative in [0.6, 2.0] {
+        let settings = RemeshSettings {
+            length: TargetLength::Relative(relative),
+            ..RemeshSettings::default()
+        };
+        let (out, report) = remesh_checked(&sheet, &settings, 64, None);
+        let stats = ReferenceMesh::new(&out).expect("valid").stats();
+        assert_eq!(stats.boundary_loops, before.boundary_loops, "L {relative}x");
+        let l = report.length;
+        let lengths = boundary_lengths(&out);
+        let in_band = lengths
+            .iter()
+            .filter(|&&e| e >= 0.8 * l * 0.99 && e <= 4.0 / 3.0 * l * 1.01)
+            .count();
+        assert!(
+            in_band as f64 >= 0.9 * lengths.len() as f64,
+            "L {relative}x: {in_band} of {} boundary edges in the band",
+            lengths.len()
+        );
+        for v in boundary_vertices(&out) {
+            let p = out.positions[v as usize];
+            assert!(
+                on_input_boundary(p),
+                "L {relative}x: boundary vertex at {p:?}"
+            );
+        }
+        for corner in [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [1.0, 1.0, 0.0],
+        ] {
+            assert!(
+                out.positions.contains(&corner),
+                "L {relative}x: the corner {corner:?} moved"
+            );
+        }
+        let kept = RemeshSettings {
+            keep_boundary: true,
+            ..settings
+        };
+        let (out, _) = remesh_checked(&sheet, &kept, 64, None);
+        let mut got: Vec<[u32; 3]> = boundary_vertices(&out)
+            .iter()
+            .map(|&v| out.positions[v as usize].map(f32::to_bits))
+            .collect();
+        let mut want: Vec<[u32; 3]> = input_boundary.iter().map(|p| p.map(f32::to_bits)).collect();
+        got.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(got, want, "L {relative}x, --keep-boundary");
     }
 }

@@ -158,7 +158,7 @@ fn edge_split_until_short() {
     for patch_size in [8, 64] {
         // Torus segments are about 3.1 (outer), 1.6 (inner) and 0.8 (minor).
         let input = grid(8, 8, &[false, true], true, &[]);
-        let (report, out) = run(&input, patch_size, SplitLongEdges { max_length: 1.7 }, true);
+        let (report, out) = run(&input, patch_size, SplitLongEdges::new(1.7), true);
         assert!(report.flips > 0);
         assert_eq!(
             out.positions.len(),
@@ -341,7 +341,7 @@ fn valence_flips_until_none_improves() {
     // Longest-edge bisection of a planar grid leaves vertices of valence 4
     // and 8; the flips bring them towards 6 until no flip helps.
     let input = grid(12, 12, &[false, true], false, &[]);
-    let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.6 }, true);
+    let (_, split) = run(&input, 64, SplitLongEdges::new(0.6), true);
     for patch_size in [16, 64] {
         let app = ImproveValence {
             feature_cos: -2.0,
@@ -406,10 +406,11 @@ fn shorter_diagonal_flips_until_none_is_shorter() {
 #[test]
 fn safe_collapses_keep_edges_short_and_faces_up() {
     let input = grid(12, 12, &[false, true], false, &[]);
-    let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.5 }, true);
+    let (_, split) = run(&input, 64, SplitLongEdges::new(0.5), true);
     let app = CollapseShortEdgesSafely {
         min_length: 0.45,
         degenerate_length: 0.0,
+        boundary_cos: 2.0,
         max_length: 0.8,
         feature_cos: -2.0,
     };
@@ -433,10 +434,11 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
 #[test]
 fn collapse_sweeps_stop_at_the_limit() {
     let input = grid(12, 12, &[false, true], false, &[]);
-    let (_, split) = run(&input, 64, SplitLongEdges { max_length: 0.5 }, true);
+    let (_, split) = run(&input, 64, SplitLongEdges::new(0.5), true);
     let app = CollapseShortEdgesSafely {
         min_length: 0.45,
         degenerate_length: 0.0,
+        boundary_cos: 2.0,
         max_length: 0.8,
         feature_cos: -2.0,
     };
@@ -490,6 +492,7 @@ fn tangential_smoothing_evens_a_jittered_grid() {
         }
     }
     let params = Smoothing {
+        boundary_cos: 2.0,
         step: 0.5,
         feature_cos: -2.0,
         rank_ratio: 0.0,
@@ -536,6 +539,7 @@ fn null_space_smoothing_keeps_a_crease() {
     }
     let smoothing = |rank_ratio: f32, patch_size: u32| {
         let params = Smoothing {
+            boundary_cos: 2.0,
             step: 1.0,
             feature_cos: -2.0,
             rank_ratio,
@@ -597,7 +601,7 @@ fn slicing_keeps_the_vertices_of_faceless_edges() {
             centre: [16.0 - c, c, 0.0],
             radius: 2.0,
         };
-        let grow = SplitLongEdges { max_length: 0.5 };
+        let grow = SplitLongEdges::new(0.5);
         for patch_size in [16, 32, 64] {
             let mut check = validate_each_round(false);
             let run = with_rounds(&input, patch_size, factors, false, |r| {
@@ -628,7 +632,7 @@ fn growth_slices_patches() {
         (grid(12, 12, &[false, true], false, &[]), 0.6),
     ] {
         for patch_size in [16, 64] {
-            let app = SplitLongEdges { max_length };
+            let app = SplitLongEdges::new(max_length);
             let (report, out) = run_with(&input, patch_size, factors, app, true);
             eprintln!("patch size {patch_size}: {report:?}");
             assert!(report.slices > 0, "{report:?}");
@@ -805,7 +809,7 @@ proptest! {
                 // longest-edge bisection).
                 let max_length = longest_splittable(&input) / 2.0;
                 let Ok((report, out)) =
-                    try_run(&input, patch_size, GROWTH, SplitLongEdges { max_length }, manifold)
+                    try_run(&input, patch_size, GROWTH, SplitLongEdges::new(max_length), manifold)
                 else {
                     return Ok(());
                 };

@@ -114,7 +114,9 @@ enum Command {
     /// Isotropic remeshing (dynamic paper section 6.3, Botsch and Kobbelt
     /// 2004): per iteration split edges longer than 4/3 L, collapse edges
     /// shorter than 4/5 L, flip edges to even valences, smooth
-    /// tangentially. Boundaries (and features, with --feature-angle) stay.
+    /// tangentially. Boundaries are remeshed along themselves (corners
+    /// kept; --keep-boundary keeps them as they are); features, with
+    /// --feature-angle, stay.
     Remesh {
         /// Input mesh (.ply, .obj, .off); the bundled mesh when omitted.
         input: Option<PathBuf>,
@@ -136,6 +138,13 @@ enum Command {
         /// Tangential smoothing steps per iteration.
         #[arg(long, default_value_t = cavity::remesh::DEFAULT_SMOOTHING_STEPS)]
         smoothing_steps: u32,
+        /// Keep the mesh boundary exactly as it is. By default it is
+        /// remeshed along itself: long boundary edges split, short ones
+        /// collapsed onto the boundary, boundary vertices slid along it;
+        /// corners (a turning angle above the feature angle, 30° when none
+        /// is given) and the number of boundary loops kept.
+        #[arg(long)]
+        keep_boundary: bool,
         #[command(flatten)]
         dynamic: DynamicArgs,
     },
@@ -423,6 +432,7 @@ fn run(cli: Cli) -> Result<()> {
             iterations,
             feature_angle,
             smoothing_steps,
+            keep_boundary,
             dynamic,
         } => {
             let settings = RemeshSettings {
@@ -430,6 +440,7 @@ fn run(cli: Cli) -> Result<()> {
                 iterations,
                 feature_angle,
                 smoothing_steps,
+                keep_boundary,
             };
             remesh(input.as_deref(), output.as_deref(), &settings, &dynamic)
         }

@@ -204,6 +204,20 @@ parameters! {
     pub struct SplitLongEdges {
         /// Longest edge left alone.
         pub max_length: f32,
+        /// 1: boundary edges (one face) are neither split nor keep a face
+        /// from being split (the boundary stays as it is); 0: they are
+        /// split like the others.
+        pub keep_boundary: u32,
+    }
+}
+
+impl SplitLongEdges {
+    /// Splits every edge longer than `max_length`, boundary edges too.
+    pub const fn new(max_length: f32) -> SplitLongEdges {
+        SplitLongEdges {
+            max_length,
+            keep_boundary: 0,
+        }
     }
 }
 
@@ -214,11 +228,15 @@ impl CavityApp for SplitLongEdges {
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let (n, faces) = ctx.edge_faces(e);
         let len = length(ctx, e);
-        if !matches!(n, 1 | 2) || len <= self.max_length {
+        let kept = |g: u32| self.keep_boundary != 0 && ctx.edge_faces(g).0 == 1;
+        if !matches!(n, 1 | 2) || len <= self.max_length || kept(e) {
             return false;
         }
         for &f in &faces[..n as usize] {
-            if (0..3).any(|i| length(ctx, ctx.copy.face_edge(f, i).0) > len) {
+            if (0..3).any(|i| {
+                let g = ctx.copy.face_edge(f, i).0;
+                !kept(g) && length(ctx, g) > len
+            }) {
                 if !ctx.is_owned(Kind::Face, f) {
                     // A ribbon face's longer edge is its owner's to split,
                     // which the cleanup shows here: look again next sweep.

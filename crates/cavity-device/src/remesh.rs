@@ -16,8 +16,8 @@ use crate::dynamic::smooth;
 use crate::flip;
 use crate::layout::Kind;
 use crate::operations::{
-    MAX_LOOP, SLIVER_SIN, collapsible, dot, interior, length, midpoint, norm, normal, parameters,
-    shortest_first, smallest_angle_sin, star_fill, sub,
+    MAX_LOOP, SLIVER_SIN, collapsible, dot, length, midpoint, norm, normal, parameters,
+    shortest_first, simple_chain, smallest_angle_sin, star_fill, sub,
 };
 
 /// Cosine of the dihedral angle at interior edge `e` (1 when flat), from
@@ -275,6 +275,82 @@ parameters! {
         pub max_length: f32,
         /// Feature threshold, as for [`ImproveValence`].
         pub feature_cos: f32,
+        /// Boundary vertices whose turning angle has a cosine below this
+        /// are corners and stay; above 1: the whole boundary stays (no
+        /// collapse touches a boundary vertex).
+        pub boundary_cos: f32,
+    }
+}
+
+/// What the patch sees of vertex `v` on the mesh boundary: its boundary
+/// edges (one face) and their other ends, and whether an edge at `v` has
+/// more than two faces. Exact when the patch owns `v`; of a ribbon
+/// vertex, whose outer edges may show one face here, nothing is known
+/// (`known` false): it is taken as interior, and as movable at the end of
+/// a boundary edge, and the fill-in, which owns it, decides.
+#[derive(Clone, Copy)]
+pub(crate) struct BoundaryStar {
+    /// Boundary edges at `v`.
+    pub edges: u32,
+    /// The other ends of the first two.
+    pub ends: [u32; 2],
+    /// Whether an edge at `v` has three or more faces.
+    pub non_manifold: bool,
+    /// Whether the patch owns `v` (else nothing above is known).
+    pub known: bool,
+}
+
+impl BoundaryStar {
+    /// The boundary star of `v`.
+    pub(crate) fn of<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> BoundaryStar {
+        let mut star = BoundaryStar {
+            edges: 0,
+            ends: [v; 2],
+            non_manifold: false,
+            known: ctx.is_owned(Kind::Vertex, v),
+        };
+        if !star.known {
+            return star;
+        }
+        for g in ctx.vertex_edges(v) {
+            match ctx.edge_faces(g).0 {
+                1 => {
+                    if star.edges < 2 {
+                        let [x, y] = ctx.edge_vertices(g);
+                        star.ends[star.edges as usize] = if x == v { y } else { x };
+                    }
+                    star.edges += 1;
+                }
+                2 => {}
+                _ => star.non_manifold = true,
+            }
+        }
+        star
+    }
+
+    /// Whether `v` is on the mesh boundary.
+    pub(crate) fn on_boundary(&self) -> bool {
+        self.edges > 0 || self.non_manifold
+    }
+
+    /// Whether `v` is a plain boundary vertex (two boundary edges, no
+    /// non-manifold edge) whose turning angle's cosine is at least
+    /// `boundary_cos` (not a corner), at position `at`.
+    pub(crate) fn movable<B: Block>(
+        &self,
+        ctx: &Ctx<'_, B>,
+        at: [f32; 3],
+        boundary_cos: f32,
+    ) -> bool {
+        if !self.known {
+            return boundary_cos <= 1.0;
+        }
+        if self.edges != 2 || self.non_manifold || boundary_cos > 1.0 {
+            return false;
+        }
+        let [u, w] = self.ends.map(|x| ctx.position(x));
+        let (d0, d1) = (sub(at, u), sub(w, at));
+        dot(d0, d1) >= boundary_cos * norm(d0) * norm(d1)
     }
 }
 
@@ -392,18 +468,85 @@ fn visibly_bad<B: Block>(ctx: &Ctx<'_, B>, e: u32, m: [f32; 3], max_length: f32)
     })
 }
 
+impl CollapseShortEdgesSafely {
+    /// Where edge `e` collapses to, `None` when it may not. Away from the
+    /// mesh boundary: [`collapse_target`]. An edge with a vertex on the
+    /// boundary (issue 24; CGAL's `isotropic_remeshing` does the same):
+    /// a boundary edge collapses to a point of itself (so onto the boundary
+    /// polyline: its [`balanced_point`], or the vertex that is a corner; not
+    /// when both are), an interior edge with one boundary vertex to that
+    /// vertex (not when the other is on a feature), an interior edge
+    /// between two boundary vertices not at all (it would pinch the
+    /// surface). Nothing touches a boundary vertex with a non-manifold
+    /// edge, and nothing touches the boundary when `boundary_cos` is above
+    /// 1. Exact when the patch owns both vertices (in the fill-in).
+    fn target<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> Option<[f32; 3]> {
+        let faces = ctx.edge_faces(e).0;
+        let [a, b] = ctx.edge_vertices(e);
+        let [sa, sb] = [a, b].map(|v| BoundaryStar::of(ctx, v));
+        if faces == 2 && !sa.on_boundary() && !sb.on_boundary() {
+            return collapse_target(ctx, e, self.feature_cos);
+        }
+        if self.boundary_cos > 1.0 || sa.non_manifold || sb.non_manifold {
+            return None;
+        }
+        let [pa, pb] = [a, b].map(|v| ctx.position(v));
+        match faces {
+            1 => match (
+                sa.movable(ctx, pa, self.boundary_cos),
+                sb.movable(ctx, pb, self.boundary_cos),
+            ) {
+                (true, true) => Some(balanced_point(ctx, e, pa, pb)),
+                (false, true) => Some(pa),
+                (true, false) => Some(pb),
+                (false, false) => None,
+            },
+            2 => {
+                let smooth = |v| feature_edges(ctx, v, self.feature_cos) == 0;
+                match (sa.on_boundary(), sb.on_boundary()) {
+                    (true, false) if smooth(b) => Some(pa),
+                    (false, true) if smooth(a) => Some(pb),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the collapse keeps the topology: [`collapsible`] away from
+    /// the boundary; at the boundary, both vertices are plain boundary or
+    /// interior vertices (two boundary edges or none) and the cavity is a
+    /// half-disk bounded by an open chain through distinct vertices (the
+    /// link condition) with as many faces as the chain has half-edges, plus
+    /// one per face of the seed edge.
+    fn collapsible<B: Block>(&self, fill: &FillIn<'_, B>) -> bool {
+        let ctx = fill.ctx;
+        let seed = fill.seed();
+        let [sa, sb] = ctx.edge_vertices(seed).map(|v| BoundaryStar::of(ctx, v));
+        if !sa.on_boundary() && !sb.on_boundary() {
+            return collapsible(fill);
+        }
+        let plain = |s: BoundaryStar| !s.non_manifold && (s.edges == 0 || s.edges == 2);
+        plain(sa)
+            && plain(sb)
+            && simple_chain(fill)
+            && fill.deleted_faces().count() as u32 == fill.boundary_len() + ctx.edge_faces(seed).0
+            && fill.boundary_len() >= 2
+    }
+}
+
 impl CavityApp for CollapseShortEdgesSafely {
     const TEMPLATE: Template = Template::EdgeStar;
     const MAX_NEW: [u32; 3] = [1, MAX_LOOP, MAX_LOOP];
     const JOINS_BOUNDARY: bool = false;
     fn max_new(&self, boundary: u32) -> [u32; 3] {
-        [1, boundary, boundary]
+        // An open chain (at the mesh boundary) has one vertex more.
+        [1, boundary + 1, boundary]
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let len = length(ctx, e);
-        interior(ctx, e)
-            && len < self.min_length
-            && collapse_target(ctx, e, self.feature_cos).is_some_and(|m| {
+        len < self.min_length
+            && self.target(ctx, e).is_some_and(|m| {
                 len < self.degenerate_length || !visibly_bad(ctx, e, m, self.max_length)
             })
     }
@@ -412,8 +555,10 @@ impl CavityApp for CollapseShortEdgesSafely {
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;
-        let target = collapse_target(ctx, fill.seed(), self.feature_cos);
-        let Some(m) = target.filter(|_| collapsible(fill)) else {
+        let Some(m) = self
+            .target(ctx, fill.seed())
+            .filter(|_| self.collapsible(fill))
+        else {
             return false;
         };
         let degenerate = length(ctx, fill.seed()) < self.degenerate_length;
@@ -450,6 +595,10 @@ impl CavityApp for CollapseShortEdgesSafely {
                 norm(sub(m, x)) <= self.max_length && replaces_well(old, [x, y, m])
             }
         });
-        keeps_shape && star_fill(fill, m)
+        // An open chain's last vertex gets a new edge too.
+        let last = fill.boundary_end(n - 1);
+        let last_short =
+            fill.is_closed() || degenerate || norm(sub(m, ctx.position(last))) <= self.max_length;
+        keeps_shape && last_short && star_fill(fill, m)
     }
 }

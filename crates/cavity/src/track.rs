@@ -28,6 +28,7 @@ pub use cavity_device::track::{Advection, ShorterDiagonal};
 use crate::TriMesh;
 use crate::backend::{Backend, BackendError, GpuSeconds};
 use crate::dynamic::{DynamicError, DynamicMesh};
+use crate::remesh::KEEP_BOUNDARY;
 use crate::remesh::{Layout, Quality, gpu_line, mean_edge_length};
 use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
 
@@ -222,9 +223,7 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
 ) -> Result<StepTotals, TrackError> {
     let l = length as f32;
     let field = settings.field();
-    let split = SplitLongEdges {
-        max_length: 1.5 * l,
-    };
+    let split = SplitLongEdges::new(1.5 * l);
     let flip = ShorterDiagonal {
         max_volume_change: 5e-4 * l * l * l,
         feature_cos: -2.0,
@@ -233,10 +232,12 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
     let collapse = CollapseShortEdgesSafely {
         min_length: 0.5 * l,
         degenerate_length: 0.0,
+        boundary_cos: KEEP_BOUNDARY,
         max_length: 1.5 * l,
         feature_cos: -2.0,
     };
     let smoothing = Smoothing {
+        boundary_cos: KEEP_BOUNDARY,
         step: 1.0,
         feature_cos: -2.0,
         rank_ratio: 0.03,

@@ -14,13 +14,15 @@
 //!
 //! Jacobi-style in two kernels: [`relax`] writes the new positions to a
 //! scratch array, [`apply`] copies them over the positions, so every vertex
-//! sees its neighbours' old positions. Boundary vertices (an edge with one
-//! face, or more than two) and vertices on a feature edge stay.
+//! sees its neighbours' old positions. Vertices on a feature edge stay;
+//! boundary vertices (an edge with one face, or more than two) stay, or
+//! slide along the boundary polyline (see [`Smoothing::boundary_cos`]).
 
 use crate::block::{Block, SharedArena};
 use crate::eigen::symmetric_eigen;
 use crate::layout::Kind;
 use crate::operations::{dot, norm, normal, parameters};
+use crate::remesh::BoundaryStar;
 
 use super::cavity::{self, Ctx, Work};
 use super::global::GlobalU32;
@@ -41,6 +43,13 @@ parameters! {
         /// eigenvalues are below this fraction of the largest (El Topo:
         /// 0.03).
         pub rank_ratio: f32,
+        /// A plain boundary vertex (two boundary edges, no non-manifold
+        /// one) whose turning angle has a cosine of at least this moves
+        /// along the boundary polyline, towards the midpoint of its two
+        /// boundary neighbours, as CGAL's `isotropic_remeshing` relaxes
+        /// its border; other boundary vertices (corners) stay. Above 1:
+        /// every boundary vertex stays.
+        pub boundary_cos: f32,
     }
 }
 
@@ -119,6 +128,13 @@ fn relaxed<B: Block>(
     at: [f32; 3],
     params: &Smoothing,
 ) -> Option<[f32; 3]> {
+    let star = BoundaryStar::of(ctx, v);
+    if star.on_boundary() {
+        return star
+            .movable(ctx, at, params.boundary_cos)
+            .then(|| along_boundary(ctx, &star, at, params.step))
+            .flatten();
+    }
     // Each face around `v` is met once per edge of `v` it holds (twice):
     // the weights cancel.
     let mut centre = [0.0f32; 3];
@@ -165,6 +181,34 @@ fn relaxed<B: Block>(
         [0, 1, 2].map(|k| d[k] - along * u[k])
     };
     Some([0, 1, 2].map(|k| at[k] + params.step * kept[k]))
+}
+
+/// Where boundary vertex `v` at `at`, with boundary neighbours
+/// `star.ends`, moves: `step` times the component of its move to their
+/// midpoint along the chord between them, taken along the boundary edge on
+/// that side (at most half of it), so that it stays on the old polyline.
+fn along_boundary<B: Block>(
+    ctx: &Ctx<'_, B>,
+    star: &BoundaryStar,
+    at: [f32; 3],
+    step: f32,
+) -> Option<[f32; 3]> {
+    let [u, w] = star.ends.map(|x| ctx.position(x));
+    let chord = [0, 1, 2].map(|k| w[k] - u[k]);
+    let lc = norm(chord);
+    if lc <= 0.0 {
+        return None;
+    }
+    let d = [0, 1, 2].map(|k| 0.5 * (u[k] + w[k]) - at[k]);
+    let s = step * dot(d, chord) / lc;
+    let to = if s >= 0.0 { w } else { u };
+    let side = [0, 1, 2].map(|k| to[k] - at[k]);
+    let ls = norm(side);
+    if ls <= 0.0 {
+        return None;
+    }
+    let t = (s.abs() / ls).min(0.5);
+    Some([0, 1, 2].map(|k| at[k] + t * side[k]))
 }
 
 /// The part of `d` in the null space of `quadric`: its projection on the

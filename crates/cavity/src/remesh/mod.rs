@@ -60,6 +60,11 @@ pub struct RemeshSettings {
     /// tangential projection of its one-ring's area-weighted centroid
     /// (default [`DEFAULT_SMOOTHING_STEPS`]).
     pub smoothing_steps: u32,
+    /// Keep the mesh boundary exactly as it is (no split, collapse or move
+    /// changes a boundary edge or vertex); by default the boundary is
+    /// remeshed along itself, its corners kept (see
+    /// [`RemeshSettings::boundary_cos`]).
+    pub keep_boundary: bool,
 }
 
 impl Default for RemeshSettings {
@@ -69,9 +74,17 @@ impl Default for RemeshSettings {
             iterations: 3,
             feature_angle: None,
             smoothing_steps: DEFAULT_SMOOTHING_STEPS,
+            keep_boundary: false,
         }
     }
 }
+
+/// Turning angle in degrees above which a boundary vertex is a corner when
+/// no feature angle is given.
+pub const DEFAULT_CORNER_ANGLE: f64 = 30.0;
+
+/// The boundary cosine that keeps the whole boundary (above any cosine).
+pub const KEEP_BOUNDARY: f32 = 2.0;
 
 /// Most iterations accepted.
 pub const MAX_ITERATIONS: u32 = 1000;
@@ -150,6 +163,21 @@ impl RemeshSettings {
         match self.length {
             TargetLength::Absolute(l) => l,
             TargetLength::Relative(r) => r * mean,
+        }
+    }
+
+    /// The cosine of the turning angle below which a boundary vertex is a
+    /// corner and stays: the feature angle's, 30° when none is given (as
+    /// CGAL's `isotropic_remeshing` keeps border corners); [`KEEP_BOUNDARY`]
+    /// with `keep_boundary`.
+    pub fn boundary_cos(&self) -> f32 {
+        if self.keep_boundary {
+            KEEP_BOUNDARY
+        } else {
+            self.feature_angle
+                .unwrap_or(DEFAULT_CORNER_ANGLE)
+                .to_radians()
+                .cos() as f32
         }
     }
 
@@ -285,18 +313,22 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     let l = length as f32;
     let split = SplitLongEdges {
         max_length: 4.0 / 3.0 * l,
+        keep_boundary: settings.keep_boundary as u32,
     };
+    let boundary_cos = settings.boundary_cos();
     let collapse = CollapseShortEdgesSafely {
         min_length: 0.8 * l,
         degenerate_length: DEGENERATE_LENGTH * l,
         max_length: 4.0 / 3.0 * l,
         feature_cos,
+        boundary_cos,
     };
     let flip = |iteration: u32| ImproveValence {
         feature_cos,
         max_length: last_flips(iteration == settings.iterations, l),
     };
     let smoothing = Smoothing {
+        boundary_cos,
         step: SMOOTHING_STEP,
         feature_cos,
         rank_ratio: 0.0,
