@@ -4,13 +4,16 @@
 //! `CAVITY_TEST_DEVICE` names.
 
 use cavity::TriMesh;
-use cavity::defects::{Defects, Keeps, OutputError, check_output, remove_duplicate_faces};
+use cavity::defects::{
+    Defects, Keeps, OutputError, check_output, remove_duplicate_faces, topology_stats,
+};
 use cavity::delaunay::delaunay;
 use cavity::dynamic::CapacityFactors;
 use cavity::normals::vertex_normals;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, RemeshSettings, remesh};
-use cavity_tests::{asset_mesh, grid, test_backend};
+use cavity_tests::{any_mesh, asset_mesh, grid, test_backend};
+use proptest::prelude::*;
 
 /// `mesh` with every coordinate multiplied by `s`.
 fn scaled(mesh: &TriMesh, s: f64) -> TriMesh {
@@ -182,4 +185,15 @@ fn the_output_check_finds_broken_promises() {
     fin.faces.push([b, a, fin.positions.len() as u32 - 1]);
     let err = check_output(&stats, &fin, keeps).expect_err("a fin");
     assert!(err.to_string().contains("non-manifold"), "{err}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(64), ..ProptestConfig::default() })]
+    /// The parallel statistics equal the reference mesh's on meshes of
+    /// every shape (holes, fans, non-manifold edges, isolated vertices).
+    #[test]
+    fn parallel_statistics_match_the_reference(mesh in any_mesh()) {
+        let reference = ReferenceMesh::new(&mesh).expect("valid").stats();
+        prop_assert_eq!(topology_stats(&mesh), reference);
+    }
 }

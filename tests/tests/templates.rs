@@ -346,6 +346,7 @@ fn valence_flips_until_none_improves() {
         let app = ImproveValence {
             feature_cos: -2.0,
             max_length: f32::INFINITY,
+            caps_only: 0,
         };
         let (report, out) = run(&split, patch_size, app, true);
         assert!(report.flips > 0, "{report:?}");

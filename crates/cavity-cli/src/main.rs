@@ -13,11 +13,13 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use cavity::backend::{Backend, DeviceChoice};
-use cavity::defects::{Defects, Keeps, check_output, is_zero_area, remove_duplicate_faces};
+use cavity::defects::{
+    Defects, Keeps, check_output, count_zero_area, remove_duplicate_faces, topology_stats,
+};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::io::{Format, read_mesh, read_mesh_from, write_mesh};
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
-use cavity::reference::{MeshStats, ReferenceMesh};
+use cavity::reference::MeshStats;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
 use cavity::track::{TrackHooks, TrackSettings};
 use cavity::{PatchedMesh, TriMesh};
@@ -379,18 +381,14 @@ fn load_input(path: Option<&Path>) -> Result<Input> {
             "warning: {name}: removed {removed} duplicate faces (the same three vertices as an earlier face)"
         );
     }
-    let stats = ReferenceMesh::new(&mesh)?.stats();
+    let stats = topology_stats(&mesh);
     if stats.non_manifold_edges + stats.non_manifold_vertices > 0 {
         eprintln!(
             "warning: {name}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
             stats.non_manifold_edges, stats.non_manifold_vertices
         );
     }
-    let zero_area_faces = mesh
-        .faces
-        .iter()
-        .filter(|&&t| is_zero_area(&mesh, t))
-        .count();
+    let zero_area_faces = count_zero_area(&mesh);
     Ok(Input {
         mesh,
         stats,
@@ -398,10 +396,30 @@ fn load_input(path: Option<&Path>) -> Result<Input> {
     })
 }
 
-/// Checks an operation's output against its input before it is written.
-fn check(input: &Input, output: &TriMesh, keeps: Keeps) -> Result<()> {
-    check_output(&input.stats, output, keeps)
-        .map_err(|e| format!("{e}; nothing was written").into())
+/// Checks an operation's output against its input before it is written
+/// to `path`; a failed check is an error, and the rejected mesh goes to
+/// `rejected_name(path)` for inspection instead.
+fn check(input: &Input, output: &TriMesh, keeps: Keeps, path: &Path, format: Format) -> Result<()> {
+    let Err(e) = check_output(&input.stats, output, keeps) else {
+        return Ok(());
+    };
+    let rejected = rejected_name(path);
+    Err(match write_mesh(&rejected, output, None, format) {
+        Ok(()) => format!(
+            "{e}; {} was not written (the rejected result is in {})",
+            path.display(),
+            rejected.display()
+        ),
+        Err(w) => format!("{e}; nothing was written ({w})"),
+    }
+    .into())
+}
+
+/// `path` with "-rejected" before the extension.
+fn rejected_name(path: &Path) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = path.extension().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!("{stem}-rejected.{ext}"))
 }
 
 fn backend(device: Device) -> Result<Backend> {
@@ -554,7 +572,7 @@ fn run(cli: Cli) -> Result<()> {
 
 fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     let mesh = load(path)?;
-    let s = ReferenceMesh::new(&mesh)?.stats();
+    let s = topology_stats(&mesh);
     sayln!("vertices: {}", s.vertices);
     sayln!("edges: {}", s.edges);
     sayln!("faces: {}", s.faces);
@@ -744,6 +762,8 @@ fn remesh(
             topology: true,
             no_zero_area: true,
         },
+        &output,
+        format,
     )?;
     let check_seconds = checking.elapsed().as_secs_f64();
     let writing = Instant::now();
@@ -834,6 +854,8 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
             topology: true,
             no_zero_area: read.zero_area_faces == 0,
         },
+        output,
+        format,
     )?;
     write_mesh(output, &out, None, format)?;
     sayln!(

@@ -130,9 +130,16 @@ pub fn simple_loop<B: Block>(fill: &FillIn<'_, B>) -> bool {
 }
 
 /// Whether the cavity's boundary is one open chain through distinct
-/// vertices (the cavity is a half-disk at the mesh boundary).
+/// vertices (the cavity is a half-disk at the mesh boundary): each
+/// half-edge ends where the next starts (boundary half-edges that do not
+/// form one chain, e.g. around a vertex where two fans meet, are not
+/// ordered into one).
 pub fn simple_chain<B: Block>(fill: &FillIn<'_, B>) -> bool {
-    fill.boundary_len() > 0 && !fill.is_closed() && distinct_vertices(fill)
+    let n = fill.boundary_len();
+    n > 0
+        && !fill.is_closed()
+        && (1..n).all(|i| fill.boundary_end(i - 1) == fill.boundary_vertex(i))
+        && distinct_vertices(fill)
 }
 
 /// Fills a closed boundary loop, or an open chain, of at most
@@ -204,9 +211,11 @@ parameters! {
     pub struct SplitLongEdges {
         /// Longest edge left alone.
         pub max_length: f32,
-        /// 1: boundary edges (one face) are neither split nor keep a face
-        /// from being split (the boundary stays as it is); 0: they are
-        /// split like the others.
+        /// 1: boundary edges (one face) are not split (the boundary stays
+        /// as it is), and the edges of a face whose boundary edge is longer
+        /// than `max_length` only while longer than 3/4 of it (bisection
+        /// towards it would never end); 0: boundary edges are split like
+        /// the others.
         pub keep_boundary: u32,
     }
 }
@@ -235,7 +244,15 @@ impl CavityApp for SplitLongEdges {
         for &f in &faces[..n as usize] {
             if (0..3).any(|i| {
                 let g = ctx.copy.face_edge(f, i).0;
-                !kept(g) && length(ctx, g) > len
+                let l = length(ctx, g);
+                // A face on a kept boundary edge that is too long would be
+                // bisected towards it without end: its edges are split
+                // only while longer than 3/4 of it.
+                if kept(g) {
+                    l > self.max_length && len < 0.75 * l
+                } else {
+                    l > len
+                }
             }) {
                 if !ctx.is_owned(Kind::Face, f) {
                     // A ribbon face's longer edge is its owner's to split,

@@ -195,6 +195,9 @@ parameters! {
         pub feature_cos: f32,
         /// Longest edge a flip may create (`f32::INFINITY`: any).
         pub max_length: f32,
+        /// 1: only caps' edges are flipped (the final repair of
+        /// `cavity::remesh`); 0: valences too.
+        pub caps_only: u32,
     }
 }
 
@@ -218,7 +221,7 @@ impl ImproveValence {
         if is_cap(ctx, q) {
             self.short_enough(ctx, q) && removes_cap(ctx, q)
         } else {
-            self.shape_ok(ctx, q) && may_improve(ctx, q)
+            self.caps_only == 0 && self.shape_ok(ctx, q) && may_improve(ctx, q)
         }
     }
 }
@@ -229,7 +232,8 @@ impl CavityApp for ImproveValence {
     const READS_VALENCES: bool = true;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         flip::candidate(ctx, e).is_some_and(|q| {
-            (is_cap(ctx, q) || smooth(ctx, e, self.feature_cos)) && self.accepts(ctx, q)
+            let cap = is_cap(ctx, q);
+            (cap || self.caps_only == 0 && smooth(ctx, e, self.feature_cos)) && self.accepts(ctx, q)
         })
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {

@@ -520,7 +520,7 @@ impl UnionFind {
     }
 
     /// Number of sets.
-    fn count(&mut self) -> usize {
+    pub(crate) fn count(&mut self) -> usize {
         (0..self.parent.len())
             .filter(|&x| self.find(x) == x)
             .count()

@@ -186,7 +186,9 @@ fn relaxed<B: Block>(
 /// Where boundary vertex `v` at `at`, with boundary neighbours
 /// `star.ends`, moves: `step` times the component of its move to their
 /// midpoint along the chord between them, taken along the boundary edge on
-/// that side (at most half of it), so that it stays on the old polyline.
+/// that side, so that it stays on the old polyline; at most a quarter of
+/// that edge, so that two neighbours moving towards each other in the same
+/// step never meet.
 fn along_boundary<B: Block>(
     ctx: &Ctx<'_, B>,
     star: &BoundaryStar,
@@ -207,7 +209,7 @@ fn along_boundary<B: Block>(
     if ls <= 0.0 {
         return None;
     }
-    let t = (s.abs() / ls).min(0.5);
+    let t = (s.abs() / ls).min(0.25);
     Some([0, 1, 2].map(|k| at[k] + t * side[k]))
 }
 

@@ -326,6 +326,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     let flip = |iteration: u32| ImproveValence {
         feature_cos,
         max_length: last_flips(iteration == settings.iterations, l),
+        caps_only: 0,
     };
     let smoothing = Smoothing {
         boundary_cos,
@@ -367,8 +368,46 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
             }
         }
     }
+    // The final repair: what the last iteration's smoothing or its repairs
+    // left degenerate (a degenerate collapse may replace a face of zero
+    // area by another, which only a later collapse or cap flip removes).
+    let repair_collapse = CollapseShortEdgesSafely {
+        min_length: collapse.degenerate_length,
+        ..collapse
+    };
+    let repair_flip = ImproveValence {
+        caps_only: 1,
+        ..flip(settings.iterations)
+    };
+    for (i, phase) in Phase::ALL.into_iter().enumerate() {
+        let start = Instant::now();
+        let run = match phase {
+            Phase::Collapse => sweeps_at_most(runner, &repair_collapse, REPAIR_SWEEPS),
+            Phase::Flip => sweeps_at_most(runner, &repair_flip, REPAIR_SWEEPS),
+            Phase::Split | Phase::Smooth => continue,
+        }
+        .map_err(|source| RemeshError::Run {
+            phase,
+            iteration: settings.iterations,
+            source,
+        })?;
+        totals.seconds[i] += start.elapsed().as_secs_f64();
+        totals.runs[i].add(&run);
+    }
+    if let Some(f) = hooks.after_phase.as_mut() {
+        let mesh = runner.mesh().map_err(|source| RemeshError::Run {
+            phase: Phase::Flip,
+            iteration: settings.iterations,
+            source,
+        })?;
+        f(settings.iterations, Phase::Flip, mesh);
+    }
     Ok(totals)
 }
+
+/// Sweeps of each step of the final repair (degenerate collapses, cap
+/// flips) after the last iteration.
+pub const REPAIR_SWEEPS: u32 = 2;
 
 /// The longest edge a flip may create in an iteration, `last` or not, at
 /// target length `l`: 4/3 L in the last iteration (no split phase follows
