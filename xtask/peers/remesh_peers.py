@@ -179,6 +179,20 @@ def run_peer(peer, V, F, length, iterations, timeout):
         proc.join()
 
 
+def _roots(label, a, b):
+    """Component labels of the graph with edges (a, b), by propagation."""
+    label = label.copy()
+    while True:
+        m = np.minimum(label[a], label[b])
+        new = label.copy()
+        np.minimum.at(new, a, m)
+        np.minimum.at(new, b, m)
+        new = new[new]
+        if np.array_equal(new, label):
+            return label
+        label = new
+
+
 def quality(V, F, length):
     """The table-4 statistics of triangle mesh (V, F) against length L."""
     V, F = np.asarray(V, np.float64), np.asarray(F, np.int64)
@@ -196,14 +210,49 @@ def quality(V, F, length):
     for k in range(3):
         u, v = P[:, (k + 1) % 3] - P[:, k], P[:, (k + 2) % 3] - P[:, k]
         angles.append(np.arctan2(np.linalg.norm(np.cross(u, v), axis=1), np.einsum("ij,ij->i", u, v)))
+    angles = np.degrees(np.stack(angles, axis=1))  # faces x 3, at corners 0, 1, 2
+    # Boundary edges: undirected edges with one face.
+    e_all = np.sort(F[:, [0, 1, 1, 2, 2, 0]].reshape(-1, 2), axis=1)
+    keys, counts = np.unique(e_all[:, 0] * len(V) + e_all[:, 1], return_counts=True)
+    boundary = keys[counts == 1]
+    ba, bb = boundary // len(V), boundary % len(V)
+    on_boundary = np.bincount(np.concatenate([ba, bb]), minlength=len(V))
+    # Sharp boundary corners: not on exactly two boundary edges, or face
+    # angles summing below 10 degrees (as cavity's Quality::min_angle_away).
+    angle_sum = np.bincount(F.ravel(), weights=angles.ravel(), minlength=len(V))
+    sharp = (on_boundary > 0) & ((on_boundary != 2) | (angle_sum < 10.0))
+    # Components (faces joined through shared vertices), by label propagation
+    # over the faces' vertices.
+    label = np.arange(len(V))
+    while True:
+        m = label[F].min(axis=1)
+        new = label.copy()
+        np.minimum.at(new, F.ravel(), np.repeat(m, 3))
+        new = new[new]
+        if np.array_equal(new, label):
+            break
+        label = new
+    comp = label[F[:, 0]]
+    sizes = np.bincount(comp, minlength=len(V))[comp]
+    counted = (sizes >= 8) & ~sharp[F].any(axis=1)
+    diagonal = np.linalg.norm(V.max(axis=0) - V.min(axis=0))
+    cross = np.linalg.norm(np.cross(P[:, 1] - P[:, 0], P[:, 2] - P[:, 0]), axis=1)
+    longest = np.max([np.sum((P[:, (k + 1) % 3] - P[:, k]) ** 2, axis=1) for k in range(3)], axis=0)
+    loops = len(np.unique(_roots(np.arange(len(V)), ba, bb)[np.unique(np.concatenate([ba, bb]))])) if len(ba) else 0
+    used = np.bincount(F.ravel(), minlength=len(V)) > 0
     return {
+        "min_angle_away": float(angles[counted].min()) if counted.any() else 180.0,
+        "zero_area": int(np.sum(cross <= 1e-6 * longest)),
+        "zero_length": int(np.sum(lengths <= 1e-6 * diagonal)),
+        "boundary_loops": int(loops),
+        "euler": int(used.sum() - len(lengths) + len(F)),
         "faces": len(F),
         "min_edge": float(lengths.min() / length),
         "max_edge": float(lengths.max() / length),
         "min_valence": int(valence.min()),
         "max_valence": int(valence.max()),
         "mean_valence": float(valence.mean()),
-        "min_angle": float(np.degrees(np.min(angles))),
+        "min_angle": float(angles.min()),
         "in_band": float(np.mean((lengths >= 0.8 * length) & (lengths <= 4 / 3 * length))),
     }
 

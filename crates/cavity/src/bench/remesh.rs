@@ -202,6 +202,11 @@ fn parse_peer(line: &str) -> Option<PeerRun> {
         mean_valence: f("mean_valence")?,
         min_angle: f("min_angle")?,
         in_band: f("in_band")?,
+        min_angle_away: f("min_angle_away").unwrap_or(f64::NAN),
+        zero_area: u("zero_area").unwrap_or(0) as usize,
+        zero_length: u("zero_length").unwrap_or(0) as usize,
+        boundary_loops: u("boundary_loops").unwrap_or(0) as usize,
+        euler: v["euler"].as_i64().unwrap_or(0),
     };
     Some(PeerRun {
         peer,
@@ -216,8 +221,9 @@ impl RemeshBench {
     pub fn table(&self) -> String {
         let mut s = format!(
             "GPU: {}; CPU backend: {}; {}\n\n\
-             | mesh | run | s | GPU speedup | faces | min e/L | max e/L | min V | max V | mean V | min angle | in band | B/face |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+             min angle*: the smallest angle of the faces that touch no sharp boundary corner (face angles summing below 10 degrees) and lie in no component of fewer than 8 faces\n\n\
+             | mesh | run | s | GPU speedup | faces | min e/L | max e/L | min V | max V | mean V | min angle | min angle* | zero-area / zero-length | loops / Euler | in band | B/face |\n\
+             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
             self.device, self.cpu, self.settings
         );
         for r in &self.rows {
@@ -227,7 +233,7 @@ impl RemeshBench {
                     .zip(secs)
                     .map_or("-".into(), |(g, t)| format!("{:.1}x", t / g));
                 format!(
-                    "| {} | {run} | {} | {speedup} | {} | {:.3} | {:.3} | {} | {} | {:.2} | {:.2} | {:.1} % | {} |\n",
+                    "| {} | {run} | {} | {speedup} | {} | {:.3} | {:.3} | {} | {} | {:.2} | {:.2} | {:.2} | {} / {} | {} / {} | {:.1} % | {} |\n",
                     r.mesh,
                     secs.map_or("-".into(), |t| format!("{t:.3}")),
                     q.faces,
@@ -237,6 +243,11 @@ impl RemeshBench {
                     q.max_valence,
                     q.mean_valence,
                     q.min_angle,
+                    q.min_angle_away,
+                    q.zero_area,
+                    q.zero_length,
+                    q.boundary_loops,
+                    q.euler,
                     100.0 * q.in_band,
                     bpf.map_or("-".into(), |b| format!("{b:.0}")),
                 )

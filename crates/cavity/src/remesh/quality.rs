@@ -8,6 +8,8 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::TriMesh;
+use crate::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
+use crate::reference::UnionFind;
 use crate::topology::Topology;
 
 /// Table-4 statistics of a triangle mesh against a target edge length.
@@ -36,7 +38,30 @@ pub struct Quality {
     pub min_angle: f64,
     /// Share of edges with length in [4/5 L, 4/3 L] (0 to 1).
     pub in_band: f64,
+    /// Smallest interior angle in degrees over the faces that touch no
+    /// sharp boundary corner (a boundary vertex whose face angles sum to
+    /// less than [`SHARP_CORNER`] degrees, or that is not on exactly two
+    /// boundary edges) and lie in no component of fewer than
+    /// [`DEBRIS_FACES`] faces: the smallest angle a remesher can be held to
+    /// on a real scan (issue 24); 180 when no face counts.
+    pub min_angle_away: f64,
+    /// Faces of zero area (`crate::defects::is_zero_area`).
+    pub zero_area: usize,
+    /// Edges of zero length (`crate::defects::ZERO_LENGTH`).
+    pub zero_length: usize,
+    /// Boundary loops (as `MeshStats::boundary_loops`).
+    pub boundary_loops: usize,
+    /// Euler characteristic over the vertices with a face.
+    pub euler: i64,
 }
+
+/// Boundary corners whose face angles sum to less than this many degrees
+/// are sharp: [`Quality::min_angle_away`] leaves their faces out.
+pub const SHARP_CORNER: f64 = 10.0;
+
+/// Components of fewer faces are debris: [`Quality::min_angle_away`] leaves
+/// them out.
+pub const DEBRIS_FACES: usize = 8;
 
 /// Mean edge length of `mesh` over its unique edges (0 without edges): the
 /// default target length of isotropic remeshing.
@@ -55,15 +80,67 @@ pub(crate) fn point(mesh: &TriMesh, v: u32) -> DVec3 {
     DVec3::from(mesh.positions[v as usize].map(f64::from))
 }
 
+/// Interior angles of triangle `t` of `mesh` at its three corners, in
+/// degrees.
+fn angles(mesh: &TriMesh, t: [u32; 3]) -> [f64; 3] {
+    let p = t.map(|v| point(mesh, v));
+    [0, 1, 2].map(|k| {
+        let (u, v) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
+        u.cross(v).length().atan2(u.dot(v)).to_degrees()
+    })
+}
+
 /// Smallest interior angle of triangle `t` of `mesh`, in degrees.
 fn smallest_angle(mesh: &TriMesh, t: [u32; 3]) -> f64 {
-    let p = t.map(|v| point(mesh, v));
-    (0..3)
-        .map(|k| {
-            let (u, v) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
-            u.cross(v).length().atan2(u.dot(v)).to_degrees()
+    angles(mesh, t).into_iter().fold(180.0, f64::min)
+}
+
+/// For every vertex, whether it is a sharp boundary corner (see
+/// [`Quality::min_angle_away`]).
+fn sharp_corners(mesh: &TriMesh, topo: &Topology) -> Vec<bool> {
+    let nv = mesh.num_vertices();
+    let mut boundary = vec![0u32; nv];
+    for (e, &[a, b]) in topo.ev.iter().enumerate() {
+        if topo.edge_faces(e as u32).len() == 1 {
+            boundary[a as usize] += 1;
+            boundary[b as usize] += 1;
+        }
+    }
+    (0..nv as u32)
+        .into_par_iter()
+        .map(|v| match boundary[v as usize] {
+            0 => false,
+            2 => {
+                let sum: f64 = topo
+                    .vertex_faces(v)
+                    .iter()
+                    .map(|&f| {
+                        let t = mesh.faces[f as usize];
+                        let k = t.iter().position(|&x| x == v).unwrap_or(0);
+                        angles(mesh, t)[k]
+                    })
+                    .sum();
+                sum < SHARP_CORNER
+            }
+            _ => true,
         })
-        .fold(180.0, f64::min)
+        .collect()
+}
+
+/// For every face, the number of faces of its component (faces joined
+/// through shared vertices).
+fn component_sizes(mesh: &TriMesh) -> Vec<usize> {
+    let mut sets = UnionFind::new(mesh.num_vertices());
+    for t in &mesh.faces {
+        sets.union(t[0] as usize, t[1] as usize);
+        sets.union(t[1] as usize, t[2] as usize);
+    }
+    let root: Vec<usize> = mesh.faces.iter().map(|t| sets.find(t[0] as usize)).collect();
+    let mut size = vec![0usize; mesh.num_vertices()];
+    for &r in &root {
+        size[r] += 1;
+    }
+    root.into_iter().map(|r| size[r]).collect()
 }
 
 impl Quality {
@@ -100,6 +177,36 @@ impl Quality {
                 .map(|&t| smallest_angle(mesh, t))
                 .reduce(|| 180.0, f64::min),
             in_band: in_band as f64 / edges.max(1) as f64,
+            min_angle_away: {
+                let sharp = sharp_corners(mesh, &topo);
+                let sizes = component_sizes(mesh);
+                mesh.faces
+                    .par_iter()
+                    .zip(sizes.par_iter())
+                    .filter(|&(t, &size)| {
+                        size >= DEBRIS_FACES && !t.iter().any(|&v| sharp[v as usize])
+                    })
+                    .map(|(&t, _)| smallest_angle(mesh, t))
+                    .reduce(|| 180.0, f64::min)
+            },
+            zero_area: count_zero_area(mesh),
+            zero_length: {
+                let tolerance = ZERO_LENGTH * bounding_diagonal(mesh);
+                lengths.par_iter().filter(|&&l| l <= tolerance).count()
+            },
+            boundary_loops: {
+                let mut loops = UnionFind::new(mesh.num_vertices());
+                let mut on = vec![false; mesh.num_vertices()];
+                for (e, &[a, b]) in topo.ev.iter().enumerate() {
+                    if topo.edge_faces(e as u32).len() == 1 {
+                        loops.union(a as usize, b as usize);
+                        on[a as usize] = true;
+                        on[b as usize] = true;
+                    }
+                }
+                (0..on.len()).filter(|&v| on[v] && loops.find(v) == v).count()
+            },
+            euler: used.len() as i64 - edges as i64 + mesh.num_faces() as i64,
         }
     }
 }
