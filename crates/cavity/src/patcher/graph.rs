@@ -1,0 +1,266 @@
+//! The face graph and the breadth-first searches of the patcher: greedy
+//! graph growing for the initial chunks, the search inward from each
+//! group's boundary that finds its center, and the multi-source search that
+//! assigns nodes to their nearest seed.
+//!
+//! Every search runs on one FIFO queue, so its result is fixed by the graph
+//! alone; the centers of different groups are found in parallel (rayon),
+//! each group on its own nodes, so results do not depend on threads.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use rayon::prelude::*;
+
+use crate::topology::Topology;
+
+/// No label yet.
+pub(super) const NONE: u32 = u32::MAX;
+
+/// Faces as nodes, faces sharing an edge as neighbours (CSR), and the rim:
+/// the nodes on an open edge or next to a face outside the graph.
+pub(super) struct Graph {
+    offsets: Vec<u32>,
+    adj: Vec<u32>,
+    rim: Vec<bool>,
+}
+
+/// Nodes grouped by label (CSR): group `i` is `nodes[offsets[i]..offsets[i + 1]]`.
+pub(super) struct Groups {
+    offsets: Vec<u32>,
+    nodes: Vec<u32>,
+}
+
+impl Groups {
+    /// The nodes of each of the `count` labels, in increasing order.
+    pub(super) fn of(label: &[u32], count: usize) -> Groups {
+        let mut offsets = vec![0u32; count + 1];
+        for &p in label {
+            offsets[p as usize + 1] += 1;
+        }
+        for i in 0..count {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let mut nodes = vec![0u32; label.len()];
+        for (f, &p) in label.iter().enumerate() {
+            nodes[fill[p as usize] as usize] = f as u32;
+            fill[p as usize] += 1;
+        }
+        Groups { offsets, nodes }
+    }
+
+    /// Number of groups.
+    pub(super) fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// The nodes of group `i`.
+    pub(super) fn get(&self, i: usize) -> &[u32] {
+        &self.nodes[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+}
+
+/// A greedy partition into chunks grown breadth-first.
+pub(super) struct Chunks {
+    /// Chunk of each node.
+    pub label: Vec<u32>,
+    /// The nodes of each chunk in growing order (its start first).
+    pub groups: Groups,
+    /// Whether the chunk is the first of its component or has at least a
+    /// quarter of the target size: smaller leftovers get no seed of their
+    /// own and join their neighbours.
+    pub keep: Vec<bool>,
+}
+
+impl Graph {
+    /// The face graph of `topo`.
+    pub(super) fn faces(topo: &Topology) -> Graph {
+        let others = |f: usize| {
+            topo.fe[f]
+                .iter()
+                .flat_map(move |&e| topo.edge_faces(e).iter().copied())
+                .filter(move |&g| g as usize != f)
+        };
+        let n = topo.fe.len();
+        let degree: Vec<u32> = (0..n)
+            .into_par_iter()
+            .map(|f| others(f).count() as u32)
+            .collect();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        let mut total = 0u32;
+        for d in degree {
+            total += d;
+            offsets.push(total);
+        }
+        let adj = (0..n).into_par_iter().flat_map_iter(others).collect();
+        let rim = topo
+            .fe
+            .par_iter()
+            .map(|edges| edges.iter().any(|&e| topo.edge_faces(e).len() == 1))
+            .collect();
+        Graph { offsets, adj, rim }
+    }
+
+    /// The subgraph of `nodes` (exactly the nodes labelled `p` in `label`),
+    /// numbered in the order given; `local[node]` must hold each node's
+    /// position in `nodes`.
+    pub(super) fn sub(&self, nodes: &[u32], label: &[u32], p: u32, local: &[AtomicU32]) -> Graph {
+        let mut offsets = Vec::with_capacity(nodes.len() + 1);
+        offsets.push(0u32);
+        let mut adj = Vec::new();
+        let mut rim = Vec::with_capacity(nodes.len());
+        for &f in nodes {
+            let mut outside = self.rim[f as usize];
+            for &g in self.neighbors(f) {
+                if label[g as usize] == p {
+                    adj.push(local[g as usize].load(Ordering::Relaxed));
+                } else {
+                    outside = true;
+                }
+            }
+            offsets.push(adj.len() as u32);
+            rim.push(outside);
+        }
+        Graph { offsets, adj, rim }
+    }
+
+    /// Number of nodes.
+    pub(super) fn len(&self) -> usize {
+        self.rim.len()
+    }
+
+    fn neighbors(&self, f: u32) -> &[u32] {
+        &self.adj[self.offsets[f as usize] as usize..self.offsets[f as usize + 1] as usize]
+    }
+
+    /// Greedy graph growing (Karypis and Kumar, "A fast and high quality
+    /// multilevel scheme for partitioning irregular graphs", 1998, section
+    /// 4.1, one region after the other): each connected component is swept
+    /// breadth-first from its first node at or after `start` (cyclically),
+    /// and each node of the sweep not yet in a chunk starts a new chunk,
+    /// grown breadth-first over free nodes to `target` nodes or as far as
+    /// free nodes reach. Chunks are connected, and compact where the
+    /// surface allows: a chunk starts on the edge of the swept region and
+    /// grows into the unswept one.
+    pub(super) fn chunks(&self, target: u32, start: usize) -> Chunks {
+        let n = self.len();
+        let mut label = vec![NONE; n];
+        let mut swept = vec![false; n];
+        let mut sweep = Vec::new();
+        let mut grown = Vec::with_capacity(n);
+        let mut offsets = vec![0u32];
+        let mut keep = Vec::new();
+        for root in (start..n).chain(0..start) {
+            if swept[root] {
+                continue;
+            }
+            sweep.clear();
+            sweep.push(root as u32);
+            swept[root] = true;
+            let mut head = 0;
+            while let Some(&f) = sweep.get(head) {
+                head += 1;
+                for &g in self.neighbors(f) {
+                    if !swept[g as usize] {
+                        swept[g as usize] = true;
+                        sweep.push(g);
+                    }
+                }
+                if label[f as usize] != NONE {
+                    continue;
+                }
+                let c = keep.len() as u32;
+                let first = grown.len();
+                label[f as usize] = c;
+                grown.push(f);
+                let mut next = first;
+                'grow: while let Some(&h) = grown.get(next) {
+                    next += 1;
+                    for &g in self.neighbors(h) {
+                        if grown.len() - first == target as usize {
+                            break 'grow;
+                        }
+                        if label[g as usize] == NONE {
+                            label[g as usize] = c;
+                            grown.push(g);
+                        }
+                    }
+                }
+                offsets.push(grown.len() as u32);
+                keep.push(f as usize == root || 4 * (grown.len() - first) >= target as usize);
+            }
+        }
+        Chunks {
+            label,
+            groups: Groups {
+                offsets,
+                nodes: grown,
+            },
+            keep,
+        }
+    }
+
+    /// The center of each group of `groups` (the nodes with that label in
+    /// `label`): the node reached last by a breadth-first search inward
+    /// from the group's boundary (its nodes on the rim or next to another
+    /// label), so one farthest from it. A group without boundary (a whole
+    /// closed component) keeps its first node.
+    pub(super) fn centers(&self, label: &[u32], groups: &Groups) -> Vec<u32> {
+        let seen: Vec<AtomicBool> = (0..self.len()).map(|_| AtomicBool::new(false)).collect();
+        (0..groups.len())
+            .into_par_iter()
+            .map_init(Vec::new, |queue, i| {
+                let nodes = groups.get(i);
+                let p = i as u32;
+                queue.clear();
+                for &f in nodes {
+                    if self.rim[f as usize]
+                        || self.neighbors(f).iter().any(|&g| label[g as usize] != p)
+                    {
+                        seen[f as usize].store(true, Ordering::Relaxed);
+                        queue.push(f);
+                    }
+                }
+                let mut head = 0;
+                while let Some(&f) = queue.get(head) {
+                    head += 1;
+                    for &g in self.neighbors(f) {
+                        if label[g as usize] == p && !seen[g as usize].load(Ordering::Relaxed) {
+                            seen[g as usize].store(true, Ordering::Relaxed);
+                            queue.push(g);
+                        }
+                    }
+                }
+                queue.last().copied().unwrap_or(nodes[0])
+            })
+            .collect()
+    }
+
+    /// Multi-source breadth-first search: each node gets the index of the
+    /// seed it is reached from first (a nearest seed; among equally near
+    /// ones, the one whose wave arrives first in queue order). Every
+    /// connected component must hold a seed. Each label's nodes are
+    /// connected.
+    pub(super) fn assign(&self, seeds: &[u32]) -> Vec<u32> {
+        let mut label = vec![NONE; self.len()];
+        let mut queue = Vec::with_capacity(self.len());
+        for (p, &s) in seeds.iter().enumerate() {
+            label[s as usize] = p as u32;
+            queue.push(s);
+        }
+        let mut head = 0;
+        while let Some(&f) = queue.get(head) {
+            head += 1;
+            let p = label[f as usize];
+            for &g in self.neighbors(f) {
+                if label[g as usize] == NONE {
+                    label[g as usize] = p;
+                    queue.push(g);
+                }
+            }
+        }
+        debug_assert_eq!(queue.len(), self.len(), "a component without seed");
+        label
+    }
+}
