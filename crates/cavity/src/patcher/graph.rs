@@ -136,37 +136,31 @@ impl Graph {
 
     /// Greedy graph growing (Karypis and Kumar, "A fast and high quality
     /// multilevel scheme for partitioning irregular graphs", 1998, section
-    /// 4.1, one region after the other): each connected component is swept
-    /// breadth-first from its first node at or after `start` (cyclically),
-    /// and each node of the sweep not yet in a chunk starts a new chunk,
-    /// grown breadth-first over free nodes to `target` nodes or as far as
-    /// free nodes reach. Chunks are connected, and compact where the
-    /// surface allows: a chunk starts on the edge of the swept region and
-    /// grows into the unswept one.
+    /// 4.1, one region after the other). In each connected component
+    /// (taken from its first node at or after `start`, cyclically) a chunk
+    /// grows breadth-first over free nodes to `target` nodes or as far as
+    /// free nodes reach; the free neighbours of each finished chunk join a
+    /// queue of candidates, and the first candidate still free starts the
+    /// next chunk. Chunks are connected, and compact where the surface
+    /// allows: each starts on the edge of the covered region and grows
+    /// into the free one.
     pub(super) fn chunks(&self, target: u32, start: usize) -> Chunks {
         let n = self.len();
+        let target = target as usize;
         let mut label = vec![NONE; n];
-        let mut swept = vec![false; n];
-        let mut sweep = Vec::new();
+        let mut candidates = Vec::new();
         let mut grown = Vec::with_capacity(n);
         let mut offsets = vec![0u32];
         let mut keep = Vec::new();
         for root in (start..n).chain(0..start) {
-            if swept[root] {
+            if label[root] != NONE {
                 continue;
             }
-            sweep.clear();
-            sweep.push(root as u32);
-            swept[root] = true;
+            candidates.clear();
+            candidates.push(root as u32);
             let mut head = 0;
-            while let Some(&f) = sweep.get(head) {
+            while let Some(&f) = candidates.get(head) {
                 head += 1;
-                for &g in self.neighbors(f) {
-                    if !swept[g as usize] {
-                        swept[g as usize] = true;
-                        sweep.push(g);
-                    }
-                }
                 if label[f as usize] != NONE {
                     continue;
                 }
@@ -174,11 +168,13 @@ impl Graph {
                 let first = grown.len();
                 label[f as usize] = c;
                 grown.push(f);
+                // Expands grown[first..] in order; stops when full, with
+                // grown[next - 1..] not (or not wholly) expanded.
                 let mut next = first;
                 'grow: while let Some(&h) = grown.get(next) {
                     next += 1;
                     for &g in self.neighbors(h) {
-                        if grown.len() - first == target as usize {
+                        if grown.len() - first == target {
                             break 'grow;
                         }
                         if label[g as usize] == NONE {
@@ -187,8 +183,15 @@ impl Graph {
                         }
                     }
                 }
+                for i in next.max(first + 1) - 1..grown.len() {
+                    for &g in self.neighbors(grown[i]) {
+                        if label[g as usize] == NONE {
+                            candidates.push(g);
+                        }
+                    }
+                }
                 offsets.push(grown.len() as u32);
-                keep.push(f as usize == root || 4 * (grown.len() - first) >= target as usize);
+                keep.push(f as usize == root || 4 * (grown.len() - first) >= target);
             }
         }
         Chunks {
