@@ -16,11 +16,18 @@ use crate::topology::Topology;
 /// No label yet.
 pub(super) const NONE: u32 = u32::MAX;
 
-/// Faces as nodes, faces sharing an edge as neighbours (CSR), and the rim:
-/// the nodes on an open edge or next to a face outside the graph.
+/// Marks a node with more than three neighbours: `adj[f] = [MANY, a, b]`
+/// and its neighbours are `extra[a..b]`.
+const MANY: u32 = u32::MAX - 1;
+
+/// Faces as nodes, faces sharing an edge as neighbours, and the rim: the
+/// nodes on an open edge or next to a face outside the graph. Up to three
+/// neighbours (the manifold case) are stored in place, padded with
+/// [`NONE`], so a search reads one entry per node; more overflow to
+/// `extra`.
 pub(super) struct Graph {
-    offsets: Vec<u32>,
-    adj: Vec<u32>,
+    adj: Vec<[u32; 3]>,
+    extra: Vec<u32>,
     rim: Vec<bool>,
 }
 
@@ -75,54 +82,65 @@ pub(super) struct Chunks {
 impl Graph {
     /// The face graph of `topo`.
     pub(super) fn faces(topo: &Topology) -> Graph {
-        let others = |f: usize| {
-            topo.fe[f]
-                .iter()
-                .flat_map(move |&e| topo.edge_faces(e).iter().copied())
-                .filter(move |&g| g as usize != f)
-        };
-        let n = topo.fe.len();
-        let degree: Vec<u32> = (0..n)
-            .into_par_iter()
-            .map(|f| others(f).count() as u32)
-            .collect();
-        let mut offsets = Vec::with_capacity(n + 1);
-        offsets.push(0u32);
-        let mut total = 0u32;
-        for d in degree {
-            total += d;
-            offsets.push(total);
-        }
-        let adj = (0..n).into_par_iter().flat_map_iter(others).collect();
         let rim = topo
             .fe
             .par_iter()
             .map(|edges| edges.iter().any(|&e| topo.edge_faces(e).len() == 1))
             .collect();
-        Graph { offsets, adj, rim }
+        Graph::new(rim, |f| {
+            topo.fe[f]
+                .iter()
+                .flat_map(move |&e| topo.edge_faces(e).iter().copied())
+                .filter(move |&g| g as usize != f)
+        })
     }
 
     /// The subgraph of `nodes` (exactly the nodes labelled `p` in `label`),
     /// numbered in the order given; `local[node]` must hold each node's
     /// position in `nodes`.
     pub(super) fn sub(&self, nodes: &[u32], label: &[u32], p: u32, local: &[AtomicU32]) -> Graph {
-        let mut offsets = Vec::with_capacity(nodes.len() + 1);
-        offsets.push(0u32);
-        let mut adj = Vec::new();
-        let mut rim = Vec::with_capacity(nodes.len());
-        for &f in nodes {
-            let mut outside = self.rim[f as usize];
-            for &g in self.neighbors(f) {
-                if label[g as usize] == p {
-                    adj.push(local[g as usize].load(Ordering::Relaxed));
-                } else {
-                    outside = true;
+        let rim = nodes
+            .iter()
+            .map(|&f| {
+                self.rim[f as usize] || self.neighbors(f).iter().any(|&g| label[g as usize] != p)
+            })
+            .collect();
+        Graph::new(rim, |i| {
+            self.neighbors(nodes[i])
+                .iter()
+                .filter(move |&&g| label[g as usize] == p)
+                .map(|&g| local[g as usize].load(Ordering::Relaxed))
+        })
+    }
+
+    /// The graph whose node `i` has the rim flag `rim[i]` and the
+    /// neighbours `neighbors(i)`.
+    fn new<I: Iterator<Item = u32>>(
+        rim: Vec<bool>,
+        neighbors: impl Fn(usize) -> I + Sync,
+    ) -> Graph {
+        let mut adj: Vec<[u32; 3]> = (0..rim.len())
+            .into_par_iter()
+            .map(|i| {
+                let mut row = [NONE; 3];
+                for (k, g) in neighbors(i).enumerate() {
+                    match row.get_mut(k) {
+                        Some(slot) => *slot = g,
+                        None => return [MANY, 0, 0],
+                    }
                 }
+                row
+            })
+            .collect();
+        let mut extra = Vec::new();
+        for (i, row) in adj.iter_mut().enumerate() {
+            if row[0] == MANY {
+                row[1] = extra.len() as u32;
+                extra.extend(neighbors(i));
+                row[2] = extra.len() as u32;
             }
-            offsets.push(adj.len() as u32);
-            rim.push(outside);
         }
-        Graph { offsets, adj, rim }
+        Graph { adj, extra, rim }
     }
 
     /// Number of nodes.
@@ -131,7 +149,13 @@ impl Graph {
     }
 
     fn neighbors(&self, f: u32) -> &[u32] {
-        &self.adj[self.offsets[f as usize] as usize..self.offsets[f as usize + 1] as usize]
+        let row = &self.adj[f as usize];
+        if row[0] == MANY {
+            &self.extra[row[1] as usize..row[2] as usize]
+        } else {
+            let degree = row.iter().position(|&g| g == NONE).unwrap_or(3);
+            &row[..degree]
+        }
     }
 
     /// Greedy graph growing (Karypis and Kumar, "A fast and high quality
@@ -183,8 +207,8 @@ impl Graph {
                         }
                     }
                 }
-                for i in next.max(first + 1) - 1..grown.len() {
-                    for &g in self.neighbors(grown[i]) {
+                for &h in &grown[next - 1..] {
+                    for &g in self.neighbors(h) {
                         if label[g as usize] == NONE {
                             candidates.push(g);
                         }
