@@ -1,17 +1,20 @@
 //! The patcher's result does not depend on the number of worker threads,
-//! and every patch respects the size limit.
+//! and every patch is connected and respects the size limit, on the bundled
+//! meshes and on awkward inputs: many small components, a triangle soup,
+//! non-manifold edges and duplicate faces.
 
+use cavity::TriMesh;
 use cavity::patcher::{Partition, partition};
 use cavity::topology::Topology;
 
-fn dragon() -> cavity::TriMesh {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/dragon.obj");
-    cavity::io::read_mesh(std::path::Path::new(path))
+fn bundled(name: &str) -> TriMesh {
+    let path = format!("{}/../../assets/{name}", env!("CARGO_MANIFEST_DIR"));
+    cavity::io::read_mesh(std::path::Path::new(&path))
         .expect("bundled mesh")
         .mesh
 }
 
-fn with_threads(threads: usize, mesh: &cavity::TriMesh, size: u32) -> Partition {
+fn with_threads(threads: usize, mesh: &TriMesh, size: u32) -> Partition {
     let topo = Topology::new(mesh);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -20,21 +23,184 @@ fn with_threads(threads: usize, mesh: &cavity::TriMesh, size: u32) -> Partition 
         .install(|| partition(&topo, mesh.num_faces(), size, 7).expect("partition"))
 }
 
+/// A `w` by `h` grid of quads, two triangles each, its vertices numbered
+/// from `first`.
+fn grid(w: u32, h: u32, first: u32) -> Vec<[u32; 3]> {
+    let v = |i: u32, j: u32| first + j * (w + 1) + i;
+    (0..h)
+        .flat_map(|j| (0..w).map(move |i| (i, j)))
+        .flat_map(|(i, j)| {
+            [
+                [v(i, j), v(i + 1, j), v(i + 1, j + 1)],
+                [v(i, j), v(i + 1, j + 1), v(i, j + 1)],
+            ]
+        })
+        .collect()
+}
+
+/// A mesh of `faces` (positions are irrelevant to the patcher).
+fn mesh_of(faces: Vec<[u32; 3]>) -> TriMesh {
+    let vertices = faces.iter().flatten().max().map_or(0, |&m| m + 1);
+    TriMesh {
+        positions: (0..vertices).map(|v| [v as f32, 0.0, 0.0]).collect(),
+        faces,
+    }
+}
+
+/// Checks that every patch is non-empty, connected (through shared
+/// edges) and holds at most `size` faces; returns the patch sizes.
+fn check(mesh: &TriMesh, part: &Partition, size: u32) -> Vec<u32> {
+    let topo = Topology::new(mesh);
+    assert_eq!(part.face_patch.len(), mesh.num_faces());
+    let mut sizes = vec![0u32; part.num_patches as usize];
+    for &p in &part.face_patch {
+        sizes[p as usize] += 1;
+    }
+    assert!(
+        sizes.iter().all(|&s| (1..=size).contains(&s)),
+        "patch size {size}: sizes {:?}",
+        (sizes.iter().min(), sizes.iter().max())
+    );
+    let mut reached = vec![false; mesh.num_faces()];
+    let mut patches_seen = vec![false; sizes.len()];
+    for f in 0..mesh.num_faces() {
+        let p = part.face_patch[f];
+        if patches_seen[p as usize] {
+            continue;
+        }
+        patches_seen[p as usize] = true;
+        let mut queue = vec![f as u32];
+        reached[f] = true;
+        let mut head = 0;
+        while let Some(&g) = queue.get(head) {
+            head += 1;
+            for &e in &topo.fe[g as usize] {
+                for &h in topo.edge_faces(e) {
+                    if part.face_patch[h as usize] == p && !reached[h as usize] {
+                        reached[h as usize] = true;
+                        queue.push(h);
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            queue.len() as u32,
+            sizes[p as usize],
+            "patch {p} is not connected"
+        );
+    }
+    sizes
+}
+
+/// Partitions `mesh` with one and with four threads at `size`, checks that
+/// both agree and are valid, and returns the partition.
+fn checked(mesh: &TriMesh, size: u32) -> Partition {
+    let one = with_threads(1, mesh, size);
+    let four = with_threads(4, mesh, size);
+    assert_eq!(one.face_patch, four.face_patch, "patch size {size}");
+    assert_eq!(one.num_patches, four.num_patches);
+    check(mesh, &one, size);
+    one
+}
+
 #[test]
 fn partition_is_independent_of_the_thread_count() {
-    let mesh = dragon();
+    let mesh = bundled("dragon.obj");
     for size in [3, 64, 512] {
-        let one = with_threads(1, &mesh, size);
-        let four = with_threads(4, &mesh, size);
-        assert_eq!(one.face_patch, four.face_patch, "patch size {size}");
-        assert_eq!(one.num_patches, four.num_patches);
-        let mut sizes = vec![0u32; one.num_patches as usize];
-        for &p in &one.face_patch {
-            sizes[p as usize] += 1;
+        checked(&mesh, size);
+    }
+}
+
+#[test]
+fn bundled_meshes_respect_the_size_limit() {
+    for name in ["dragon.obj", "bumpy-cube.obj", "torus.obj"] {
+        let mesh = bundled(name);
+        for size in [3, 64, 512] {
+            let part = checked(&mesh, size);
+            // Patches are well filled: at most 1.6 times the fewest possible
+            // (tiny limits leave no room to fill).
+            let fewest = mesh.num_faces().div_ceil(size as usize) as u32;
+            assert!(
+                size < 64 || part.num_patches * 5 <= fewest * 8,
+                "{name} at {size}: {} patches, at least {fewest} needed",
+                part.num_patches
+            );
         }
-        assert!(
-            sizes.iter().all(|&s| (1..=size).contains(&s)),
-            "patch size {size}"
-        );
+    }
+}
+
+#[test]
+fn many_small_components() {
+    // 300 strips of 1 to 300 triangles (two rows, so some are not
+    // simply a path), numbered interleaved so components are scattered.
+    let mut faces = Vec::new();
+    let mut first = 0;
+    for k in 1..=300u32 {
+        let w = k.div_ceil(2);
+        // Each quad's second triangle first: every prefix is connected.
+        let strip = grid(w, 1, first);
+        let path = strip.chunks(2).flat_map(|quad| [quad[1], quad[0]]);
+        faces.extend(path.take(k as usize));
+        first += 2 * (w + 1);
+    }
+    let mut order: Vec<usize> = (0..faces.len()).collect();
+    order.sort_by_key(|&f| (f * 7919) % faces.len());
+    let mesh = mesh_of(order.iter().map(|&f| faces[f]).collect());
+    for size in [1, 3, 64, 512] {
+        let part = checked(&mesh, size);
+        if size >= 300 {
+            assert_eq!(part.num_patches, 300, "one patch per component");
+        }
+    }
+}
+
+#[test]
+fn triangle_soup() {
+    let mesh = mesh_of(
+        (0..1000u32)
+            .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
+            .collect(),
+    );
+    for size in [1, 3, 512] {
+        let part = checked(&mesh, size);
+        assert_eq!(part.num_patches, 1000, "one patch per triangle");
+    }
+}
+
+#[test]
+fn non_manifold_edges_and_duplicate_faces() {
+    // A 40 by 40 grid with four fins of 10 by 10 quads along one of its
+    // edges (a non-manifold edge with six faces), plus duplicated faces.
+    let mut faces = grid(40, 40, 0);
+    let mut first = 41 * 41;
+    for _ in 0..4 {
+        let mut fin = grid(10, 10, first);
+        // The fin's first row of vertices is the grid's vertices 0..=10.
+        for t in &mut fin {
+            for v in t.iter_mut() {
+                if *v < first + 11 {
+                    *v -= first;
+                }
+            }
+        }
+        faces.extend(fin);
+        first += 11 * 11;
+    }
+    let duplicates: Vec<[u32; 3]> = faces.iter().step_by(97).copied().collect();
+    faces.extend(duplicates);
+    let mesh = mesh_of(faces);
+    let topo = Topology::new(&mesh);
+    assert!((0..topo.ev.len() as u32).any(|e| topo.edge_faces(e).len() > 2));
+    for size in [1, 3, 64, 512] {
+        checked(&mesh, size);
+    }
+}
+
+#[test]
+fn patch_size_out_of_range() {
+    let mesh = bundled("torus.obj");
+    let topo = Topology::new(&mesh);
+    for size in [0, cavity::patcher::MAX_PATCH_SIZE + 1] {
+        assert!(partition(&topo, mesh.num_faces(), size, 7).is_err());
     }
 }
