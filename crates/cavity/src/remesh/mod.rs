@@ -17,9 +17,24 @@
 //! 4. tangential smoothing: area-weighted relaxation projected on the
 //!    tangent plane (`cavity_device::dynamic::smooth`).
 //!
-//! Boundary edges and vertices stay where they are (no collapse, flip or
-//! smoothing moves them; splits keep the boundary's shape); with a feature
-//! angle, edges whose dihedral angle exceeds it are kept the same way.
+//! Open boundaries are remeshed along themselves, as CGAL's
+//! `isotropic_remeshing` does: long boundary edges are split, short ones
+//! collapse onto the boundary polyline, interior edges with one boundary
+//! vertex collapse into it, and boundary vertices slide along the polyline
+//! in smoothing; corners (a turning angle above the feature angle, 30° when
+//! none is given) and the number of boundary loops stay. With
+//! `keep_boundary` no boundary edge or vertex changes. With a feature
+//! angle, edges whose dihedral angle exceeds it are kept.
+//!
+//! Degenerate input (scans: zero-length edges, caps) is repaired in every
+//! iteration by the same operations: an edge shorter than
+//! [`DEGENERATE_LENGTH`] L collapses past the length and shape limits, and
+//! an edge opposite an angle of about 160° or more is flipped whatever the
+//! valences; after the last iteration a final repair
+//! ([`REPAIR_SWEEPS`] sweeps of each) removes what the last smoothing left.
+//! [`remesh`] runs on the mesh moved into the unit box
+//! ([`crate::normalize`]), so that any coordinate scale gives the same
+//! result.
 
 pub mod quality;
 
