@@ -21,7 +21,7 @@ use cavity_device::layout::{
 
 use crate::TriMesh;
 use crate::patcher::{self, Partition, PatchError};
-use crate::topology::Topology;
+use crate::topology::{Topology, split_lengths};
 
 /// A mesh split into patches, ready for the query kernels.
 ///
@@ -196,17 +196,6 @@ fn invert(perm: &[u32]) -> Vec<u32> {
         inverse[j as usize].store(i as u32, Ordering::Relaxed);
     });
     inverse.into_par_iter().map(AtomicU32::into_inner).collect()
-}
-
-/// Splits `out` into consecutive pieces of the given lengths.
-fn split_lengths<T>(mut out: &mut [T], lengths: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
-    lengths
-        .map(|n| {
-            let (head, tail) = std::mem::take(&mut out).split_at_mut(n);
-            out = tail;
-            head
-        })
-        .collect()
 }
 
 /// The owner of an element incident to `faces`: the patch with most of them.
