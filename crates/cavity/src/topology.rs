@@ -29,55 +29,64 @@ pub struct Topology {
 impl Topology {
     /// Builds the connectivity of `mesh`, whose indices must be in range.
     ///
-    /// In parallel: VF first; then the edges of each vertex `a` (the pairs
-    /// `(a, b)`, `b >= a`, of the faces around it), which number the edges
-    /// in `(min, max)` order; FE by looking each corner's edge up among its
-    /// lower vertex's edges; EF by scanning the faces of each edge's lower
-    /// vertex.
+    /// In parallel: VF first; then, per vertex `a`, the face sides
+    /// `(a, b)` with `b >= a` around it sorted by `b`, whose runs are the
+    /// edges (numbered in `(min, max)` order) with their faces (EF) and
+    /// corners (FE).
     pub fn new(mesh: &TriMesh) -> Topology {
         let faces = &mesh.faces;
         let (vf_offsets, vf) = transpose3(mesh.num_vertices(), faces);
         let vertex_faces = |v: usize| &vf[vf_offsets[v] as usize..vf_offsets[v + 1] as usize];
-        let (edge_offsets, ev) = par_csr(mesh.num_vertices(), |a, out: &mut Vec<[u32; 2]>| {
+        // The sides of the faces around each vertex `a` whose lower end is
+        // `a`, as (upper end, corner `3 f + k` starting the side), sorted:
+        // runs of one edge each, its faces in increasing order (once per
+        // side).
+        let (side_offsets, sides) = par_csr(mesh.num_vertices(), |a, out: &mut Vec<[u32; 2]>| {
             let start = out.len();
             for f in distinct(vertex_faces(a)) {
                 let t = faces[f as usize];
                 for k in 0..3 {
                     let (x, y) = (t[k], t[(k + 1) % 3]);
                     if x.min(y) == a as u32 {
-                        out.push([a as u32, x.max(y)]);
+                        out.push([x.max(y), 3 * f + k as u32]);
                     }
                 }
             }
             out[start..].sort_unstable();
-            let mut kept = start;
-            for i in start..out.len() {
-                if i == start || out[i] != out[kept - 1] {
-                    out[kept] = out[i];
-                    kept += 1;
+        });
+        // Each run's edge and where its faces start.
+        let (_, runs) = par_csr(mesh.num_vertices(), |a, out: &mut Vec<([u32; 2], u32)>| {
+            let first = side_offsets[a] as usize;
+            for i in first..side_offsets[a + 1] as usize {
+                if i == first || sides[i - 1][0] != sides[i][0] {
+                    out.push(([a as u32, sides[i][0]], i as u32));
                 }
             }
-            out.truncate(kept);
         });
-        let edge_of = |x: u32, y: u32| {
-            let (a, b) = (x.min(y) as usize, x.max(y));
-            let first = edge_offsets[a] as usize;
-            let ends = &ev[first..edge_offsets[a + 1] as usize];
-            (first + ends.iter().position(|e| e[1] == b).expect("edge of a face")) as u32
-        };
-        let fe: Vec<[u32; 3]> = faces
+        let ev: Vec<[u32; 2]> = runs.par_iter().map(|run| run.0).collect();
+        let ef_offsets: Vec<u32> = runs
             .par_iter()
-            .map(|t| [0, 1, 2].map(|k| edge_of(t[k], t[(k + 1) % 3])))
+            .map(|run| run.1)
+            .chain(rayon::iter::once(sides.len() as u32))
             .collect();
-        let (ef_offsets, ef) = par_csr(ev.len(), |e, out: &mut Vec<u32>| {
-            for f in distinct(vertex_faces(ev[e][0] as usize)) {
-                for &g in &fe[f as usize] {
-                    if g == e as u32 {
-                        out.push(f);
-                    }
-                }
+        let ef: Vec<u32> = sides.par_iter().map(|side| side[1] / 3).collect();
+        let corner_edge: Vec<AtomicU32> = (0..sides.len())
+            .into_par_iter()
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        ef_offsets.par_windows(2).enumerate().for_each(|(e, run)| {
+            for side in &sides[run[0] as usize..run[1] as usize] {
+                corner_edge[side[1] as usize].store(e as u32, Ordering::Relaxed);
             }
         });
+        let corner_edge: Vec<u32> = corner_edge
+            .into_par_iter()
+            .map(AtomicU32::into_inner)
+            .collect();
+        let fe: Vec<[u32; 3]> = corner_edge
+            .par_chunks_exact(3)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect();
         Topology {
             ev,
             fe,
