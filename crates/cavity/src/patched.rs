@@ -463,9 +463,8 @@ fn build_patch(
     for &v in own_v {
         take_faces(topo.vertex_faces(v));
     }
-    for &e in own_e {
-        take_faces(topo.edge_faces(e));
-    }
+    // The faces of the owned edges come with the owned faces' edges: an
+    // edge's owner holds one of its faces.
     for &f in own_f {
         for &e in &topo.fe[f as usize] {
             take_faces(topo.edge_faces(e));

@@ -176,7 +176,7 @@ pub fn split_lengths<T>(mut out: &mut [T], lengths: impl Iterator<Item = usize>)
 
 /// Transposes rows of three targets each into a CSR over `targets`:
 /// row `t` of the result lists, in increasing order, the rows containing `t`
-/// (a row containing `t` twice twice). Built in parallel: counts and
+/// (twice a row containing `t` twice). Built in parallel: counts and
 /// placement by atomic counters, then each target's rows sorted.
 pub fn transpose3(targets: usize, rows: &[[u32; 3]]) -> (Vec<u32>, Vec<u32>) {
     let counts: Vec<AtomicU32> = (0..targets + 1)
