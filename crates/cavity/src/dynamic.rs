@@ -15,6 +15,8 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
+
 use cavity_device::dynamic::hash::{self, EMPTY, RIBBON};
 use cavity_device::dynamic::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, HASH_OVERFLOW, MAX_CAPACITY, NO_PATCH, RawDynamicMesh,
@@ -554,8 +556,8 @@ impl DynamicMesh {
             fe: vec![0; cap.fe_stride() as usize * n],
             ev: vec![0; cap.ev_stride() as usize * n],
             masks: vec![0; cap.mask_stride() as usize * n],
-            hash: vec![EMPTY; cap.hash_stride() as usize * n],
-            stash: vec![NO_PATCH; STASH_SIZE as usize * n],
+            hash: vec![0; cap.hash_stride() as usize * n],
+            stash: vec![0; STASH_SIZE as usize * n],
             locks: vec![0; n],
             flags: vec![0; n],
             declined: vec![0; cap.declined_words() as usize * n],
@@ -565,101 +567,47 @@ impl DynamicMesh {
             stats: vec![0; stat::COUNT as usize],
         };
         out.queue_state[scheduler::PATCHES as usize] = num_patches;
-        for p in 0..num_patches {
-            out.convert_patch(mesh, patched, p, factors.elements)?;
+        // Every slot in parallel: its hash tables and stash filled empty
+        // (the other arrays start zeroed), then the patch in use copied.
+        let failed = out
+            .counts
+            .par_chunks_mut(COUNT_WORDS as usize)
+            .zip(out.fe.par_chunks_mut(cap.fe_stride() as usize))
+            .zip(out.ev.par_chunks_mut(cap.ev_stride() as usize))
+            .zip(out.masks.par_chunks_mut(cap.mask_stride() as usize))
+            .zip(out.hash.par_chunks_mut(cap.hash_stride() as usize))
+            .zip(out.stash.par_chunks_mut(STASH_SIZE as usize))
+            .zip(
+                out.vertex_attrs
+                    .par_chunks_mut((cap.vertices * cap.vertex_attrs) as usize),
+            )
+            .enumerate()
+            .filter_map(
+                |(p, ((((((counts, fe), ev), masks), hash), stash), vertex_attrs))| {
+                    hash.fill(EMPTY);
+                    stash.fill(NO_PATCH);
+                    let slot = Slot {
+                        counts,
+                        fe,
+                        ev,
+                        masks,
+                        hash,
+                        stash,
+                        vertex_attrs,
+                    };
+                    (p < num_patches as usize)
+                        .then(|| {
+                            convert_patch(cap, slot, mesh, patched, p as u32, factors.elements)
+                        })
+                        .and_then(Result::err)
+                        .map(|error| (p, error))
+                },
+            )
+            .min_by_key(|&(p, _)| p);
+        match failed {
+            Some((_, error)) => Err(error),
+            None => Ok(out),
         }
-        Ok(out)
-    }
-
-    /// Copies static patch `p` into its slot.
-    fn convert_patch(
-        &mut self,
-        mesh: &TriMesh,
-        patched: &PatchedMesh,
-        p: u32,
-        factor: f32,
-    ) -> Result<(), DynamicError> {
-        let cap = self.cap;
-        let info = &patched.patches[p as usize];
-        let pu = p as usize;
-        let counts = &mut self.counts[COUNT_WORDS as usize * pu..][..COUNT_WORDS as usize];
-        counts[0] = info.num_vertices;
-        counts[1] = info.num_edges;
-        counts[2] = info.num_faces;
-        counts[COUNT_STASH as usize] = info.stash_len;
-
-        let fe_len = 3 * info.num_faces as usize;
-        self.fe[cap.fe_stride() as usize * pu..][..fe_len]
-            .copy_from_slice(&patched.fe[info.fe_offset as usize..][..fe_len]);
-        let ev_len = 2 * info.num_edges as usize;
-        self.ev[cap.ev_stride() as usize * pu..][..ev_len]
-            .copy_from_slice(&patched.ev[info.ev_offset as usize..][..ev_len]);
-
-        let static_stash = &patched.stash[info.stash_offset as usize..][..info.stash_len as usize];
-        self.stash[STASH_SIZE as usize * pu..][..static_stash.len()].copy_from_slice(static_stash);
-
-        let masks =
-            &mut self.masks[cap.mask_stride() as usize * pu..][..cap.mask_stride() as usize];
-        for kind in Kind::ALL {
-            for (active, set) in [(false, info.owned(kind)), (true, info.count(kind))] {
-                let start = cap.mask_offset(kind, active) as usize;
-                for l in 0..set as usize {
-                    masks[start + l / 32] |= 1 << (l % 32);
-                }
-            }
-        }
-
-        let tables =
-            &mut self.hash[cap.hash_stride() as usize * pu..][..cap.hash_stride() as usize];
-        for kind in Kind::ALL {
-            let table = &mut tables[(kind as u32 * cap.table_words()) as usize..]
-                [..cap.table_words() as usize];
-            let cells = Cell::from_mut(table).as_slice_of_cells();
-            let owned = info.owned(kind);
-            let ribbon = &patched.ribbon[info.ribbon_start(kind) as usize..]
-                [..(info.count(kind) - owned) as usize];
-            for (i, &r) in ribbon.iter().enumerate() {
-                let (s, owner_local) = ribbon_owner(r);
-                if !hash::insert::<RIBBON, _>(
-                    cells,
-                    cap.hash,
-                    hash::entry(owned + i as u32, s, owner_local),
-                ) {
-                    return Err(DynamicError::HashFull {
-                        patch: p,
-                        kind,
-                        slots: cap.hash,
-                        entries: ribbon.len() as u32,
-                        factor,
-                    });
-                }
-            }
-        }
-
-        let vertex_ribbon = &patched.ribbon[info.ribbon_start(Kind::Vertex) as usize..];
-        let attrs = cap.vertex_attrs as usize;
-        let base = cap.vertices as usize * attrs * pu;
-        for v in 0..info.num_vertices {
-            let handle = if v < info.owned_vertices {
-                info.vertex_base + v
-            } else {
-                let (s, owner_local) =
-                    ribbon_owner(vertex_ribbon[(v - info.owned_vertices) as usize]);
-                let q = static_stash[s as usize];
-                patched.patches[q as usize].vertex_base + owner_local
-            };
-            let input = patched.vertex_to_input[handle as usize];
-            let at = base + v as usize * attrs;
-            for (slot, x) in self.vertex_attrs[at..at + POSITION_ATTRS as usize]
-                .iter_mut()
-                .zip(mesh.positions[input as usize])
-            {
-                *slot = x.to_bits();
-            }
-            self.vertex_attrs[at + INPUT_INDEX_ATTR as usize] = input;
-            self.vertex_attrs[at + VALENCE_ATTR as usize] = u32::MAX;
-        }
-        Ok(())
     }
 
     /// The arrays as host addresses, for the CPU backend's kernels. The
@@ -1303,6 +1251,99 @@ impl DynamicMesh {
         }
         Ok(())
     }
+}
+
+/// The arrays of one patch slot of a [`DynamicMesh`].
+struct Slot<'a> {
+    counts: &'a mut [u32],
+    fe: &'a mut [u16],
+    ev: &'a mut [u16],
+    masks: &'a mut [u32],
+    hash: &'a mut [u32],
+    stash: &'a mut [u32],
+    vertex_attrs: &'a mut [u32],
+}
+
+/// Copies static patch `p` into its slot (zeroed, with empty hash tables
+/// and stash).
+fn convert_patch(
+    cap: Capacity,
+    slot: Slot<'_>,
+    mesh: &TriMesh,
+    patched: &PatchedMesh,
+    p: u32,
+    factor: f32,
+) -> Result<(), DynamicError> {
+    let info = &patched.patches[p as usize];
+    slot.counts[0] = info.num_vertices;
+    slot.counts[1] = info.num_edges;
+    slot.counts[2] = info.num_faces;
+    slot.counts[COUNT_STASH as usize] = info.stash_len;
+
+    let fe_len = 3 * info.num_faces as usize;
+    slot.fe[..fe_len].copy_from_slice(&patched.fe[info.fe_offset as usize..][..fe_len]);
+    let ev_len = 2 * info.num_edges as usize;
+    slot.ev[..ev_len].copy_from_slice(&patched.ev[info.ev_offset as usize..][..ev_len]);
+
+    let static_stash = &patched.stash[info.stash_offset as usize..][..info.stash_len as usize];
+    slot.stash[..static_stash.len()].copy_from_slice(static_stash);
+
+    for kind in Kind::ALL {
+        for (active, set) in [(false, info.owned(kind)), (true, info.count(kind))] {
+            let start = cap.mask_offset(kind, active) as usize;
+            for l in 0..set as usize {
+                slot.masks[start + l / 32] |= 1 << (l % 32);
+            }
+        }
+    }
+
+    for kind in Kind::ALL {
+        let table = &mut slot.hash[(kind as u32 * cap.table_words()) as usize..]
+            [..cap.table_words() as usize];
+        let cells = Cell::from_mut(table).as_slice_of_cells();
+        let owned = info.owned(kind);
+        let ribbon = &patched.ribbon[info.ribbon_start(kind) as usize..]
+            [..(info.count(kind) - owned) as usize];
+        for (i, &r) in ribbon.iter().enumerate() {
+            let (s, owner_local) = ribbon_owner(r);
+            if !hash::insert::<RIBBON, _>(
+                cells,
+                cap.hash,
+                hash::entry(owned + i as u32, s, owner_local),
+            ) {
+                return Err(DynamicError::HashFull {
+                    patch: p,
+                    kind,
+                    slots: cap.hash,
+                    entries: ribbon.len() as u32,
+                    factor,
+                });
+            }
+        }
+    }
+
+    let vertex_ribbon = &patched.ribbon[info.ribbon_start(Kind::Vertex) as usize..];
+    let attrs = cap.vertex_attrs as usize;
+    for v in 0..info.num_vertices {
+        let handle = if v < info.owned_vertices {
+            info.vertex_base + v
+        } else {
+            let (s, owner_local) = ribbon_owner(vertex_ribbon[(v - info.owned_vertices) as usize]);
+            let q = static_stash[s as usize];
+            patched.patches[q as usize].vertex_base + owner_local
+        };
+        let input = patched.vertex_to_input[handle as usize];
+        let at = v as usize * attrs;
+        for (value, x) in slot.vertex_attrs[at..at + POSITION_ATTRS as usize]
+            .iter_mut()
+            .zip(mesh.positions[input as usize])
+        {
+            *value = x.to_bits();
+        }
+        slot.vertex_attrs[at + INPUT_INDEX_ATTR as usize] = input;
+        slot.vertex_attrs[at + VALENCE_ATTR as usize] = u32::MAX;
+    }
+    Ok(())
 }
 
 /// The export with identities: what validation's global checks read.

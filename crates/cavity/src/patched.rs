@@ -10,6 +10,8 @@
 //! faces, with those faces' edges and vertices: enough to answer every
 //! first-order query of every owned element inside the patch.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rayon::prelude::*;
 
 use cavity_device::layout::{
@@ -19,7 +21,7 @@ use cavity_device::layout::{
 
 use crate::TriMesh;
 use crate::patcher::{self, Partition, PatchError};
-use crate::topology::Topology;
+use crate::topology::{Topology, split_lengths};
 
 /// A mesh split into patches, ready for the query kernels.
 ///
@@ -90,40 +92,110 @@ struct Piece {
 }
 
 /// Elements of one kind per patch: owner, position in the owner's sorted
-/// owned list, and the owned lists.
+/// owned list, and the owned lists of all patches one after the other (in
+/// patch order, each increasing), which is also the handle → input map.
 struct Owners {
     owner: Vec<u32>,
     local: Vec<u32>,
-    owned: Vec<Vec<u32>>,
+    /// Patch `p` owns `members[offsets[p]..offsets[p + 1]]`; `offsets[p]`
+    /// is its handle base.
+    offsets: Vec<u32>,
+    members: Vec<u32>,
 }
+
+/// Elements per block when grouping elements by owner in parallel.
+const OWNER_BLOCK: usize = 1 << 16;
 
 impl Owners {
     fn new(owner: Vec<u32>, patches: usize) -> Owners {
-        let mut owned = vec![Vec::new(); patches];
-        let mut local = vec![0u32; owner.len()];
-        for (i, &p) in owner.iter().enumerate() {
-            local[i] = owned[p as usize].len() as u32;
-            owned[p as usize].push(i as u32);
+        // Per block of elements, its count of each patch; then where each
+        // block's elements of each patch start among that patch's owned
+        // elements.
+        let mut starts: Vec<Vec<u32>> = owner
+            .par_chunks(OWNER_BLOCK)
+            .map(|block| {
+                let mut counts = vec![0u32; patches];
+                for &p in block {
+                    counts[p as usize] += 1;
+                }
+                counts
+            })
+            .collect();
+        let mut offsets = vec![0u32; patches + 1];
+        for (p, total) in offsets[1..].iter_mut().enumerate() {
+            let mut sum = 0;
+            for block in &mut starts {
+                (block[p], sum) = (sum, sum + block[p]);
+            }
+            *total = sum;
         }
+        for p in 0..patches {
+            offsets[p + 1] += offsets[p];
+        }
+        let mut local = vec![0u32; owner.len()];
+        local
+            .par_chunks_mut(OWNER_BLOCK)
+            .zip(owner.par_chunks(OWNER_BLOCK))
+            .zip(starts)
+            .for_each(|((local, block), mut cursor)| {
+                for (l, &p) in local.iter_mut().zip(block) {
+                    *l = cursor[p as usize];
+                    cursor[p as usize] += 1;
+                }
+            });
+        let handles: Vec<u32> = owner
+            .par_iter()
+            .zip(&local)
+            .map(|(&p, &l)| offsets[p as usize] + l)
+            .collect();
+        let members = invert(&handles);
         Owners {
             owner,
             local,
-            owned,
+            offsets,
+            members,
         }
     }
 
-    /// Handles `base(p) + local`, given per-patch bases; returns
-    /// (handle → input, input → handle).
-    fn handles(&self, bases: &[u32]) -> (Vec<u32>, Vec<u32>) {
-        let to_handle: Vec<u32> = (0..self.owner.len())
-            .map(|i| bases[self.owner[i] as usize] + self.local[i])
-            .collect();
-        let mut to_input = vec![0u32; to_handle.len()];
-        for (i, &h) in to_handle.iter().enumerate() {
-            to_input[h as usize] = i as u32;
-        }
-        (to_input, to_handle)
+    /// The owned elements of patch `p`, increasing.
+    fn owned(&self, p: u32) -> &[u32] {
+        &self.members[self.offsets[p as usize] as usize..self.offsets[p as usize + 1] as usize]
     }
+
+    /// The local index of element `x` in patch `p`, whose not-owned
+    /// elements of this kind are `ribbon` (sorted).
+    fn local_in(&self, p: u32, x: u32, ribbon: &[u32]) -> u32 {
+        if self.owner[x as usize] == p {
+            self.local[x as usize]
+        } else {
+            let r = ribbon.binary_search(&x).expect("element in patch");
+            (self.owned(p).len() + r) as u32
+        }
+    }
+
+    /// Handles `offsets[owner] + local` (the owned elements numbered patch
+    /// by patch); returns (handle → input, input → handle).
+    fn into_handles(self) -> (Vec<u32>, Vec<u32>) {
+        let to_handle = self
+            .owner
+            .par_iter()
+            .zip(&self.local)
+            .map(|(&p, &l)| self.offsets[p as usize] + l)
+            .collect();
+        (self.members, to_handle)
+    }
+}
+
+/// The inverse of the permutation `perm` of `0..perm.len()`.
+fn invert(perm: &[u32]) -> Vec<u32> {
+    let inverse: Vec<AtomicU32> = (0..perm.len())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    perm.par_iter().enumerate().for_each(|(i, &j)| {
+        inverse[j as usize].store(i as u32, Ordering::Relaxed);
+    });
+    inverse.into_par_iter().map(AtomicU32::into_inner).collect()
 }
 
 /// The owner of an element incident to `faces`: the patch with most of them.
@@ -200,62 +272,84 @@ impl PatchedMesh {
         let edges = Owners::new(edge_owner, np);
         let faces = Owners::new(fp.clone(), np);
 
-        let pieces: Vec<Piece> = (0..np as u32)
+        let mut pieces: Vec<Piece> = (0..np as u32)
             .into_par_iter()
             .map(|p| build_patch(p, mesh, topo, &verts, &edges, &faces, patch_size))
             .collect::<Result<_, _>>()?;
 
-        let mut out = PatchedMesh {
-            patches: Vec::with_capacity(np),
-            fe: Vec::new(),
-            ev: Vec::new(),
-            ribbon: Vec::new(),
-            stash: Vec::new(),
-            masks: Vec::new(),
-            vertex_to_input: Vec::new(),
-            input_to_vertex: Vec::new(),
-            edge_to_input: Vec::new(),
-            input_to_edge: Vec::new(),
-            face_to_input: Vec::new(),
-            input_to_face: Vec::new(),
+        // Offsets and handle bases (the owners' group offsets), then every
+        // piece copied into its place in the flat arrays. Each patch's FE
+        // and EV start 16-byte aligned (multiples of 8 entries) so blocks
+        // copy them in 16-byte pieces.
+        let mut ends = [0usize; 5];
+        for (p, piece) in pieces.iter_mut().enumerate() {
+            let info = &mut piece.info;
+            info.fe_offset = ends[0] as u32;
+            info.ev_offset = ends[1] as u32;
+            info.ribbon_offset = ends[2] as u32;
+            info.stash_offset = ends[3] as u32;
+            info.mask_offset = ends[4] as u32;
+            info.vertex_base = verts.offsets[p];
+            info.edge_base = edges.offsets[p];
+            info.face_base = faces.offsets[p];
+            ends[0] += piece.fe.len().next_multiple_of(8);
+            ends[1] += piece.ev.len().next_multiple_of(8);
+            ends[2] += piece.ribbon.len();
+            ends[3] += piece.stash.len();
+            ends[4] += piece.masks.len();
+        }
+        let mut fe = vec![0u16; ends[0]];
+        let mut ev = vec![0u16; ends[1]];
+        let mut ribbon = vec![0u32; ends[2]];
+        let mut stash = vec![0u32; ends[3]];
+        let mut masks = vec![0u32; ends[4]];
+        let fe_parts = split_lengths(
+            &mut fe,
+            pieces.iter().map(|x| x.fe.len().next_multiple_of(8)),
+        );
+        let ev_parts = split_lengths(
+            &mut ev,
+            pieces.iter().map(|x| x.ev.len().next_multiple_of(8)),
+        );
+        let ribbon_parts = split_lengths(&mut ribbon, pieces.iter().map(|x| x.ribbon.len()));
+        let stash_parts = split_lengths(&mut stash, pieces.iter().map(|x| x.stash.len()));
+        let mask_parts = split_lengths(&mut masks, pieces.iter().map(|x| x.masks.len()));
+        let patches: Vec<PatchInfo> = pieces
+            .into_par_iter()
+            .zip(fe_parts)
+            .zip(ev_parts)
+            .zip(ribbon_parts)
+            .zip(stash_parts)
+            .zip(mask_parts)
+            .map(|(((((piece, fe), ev), ribbon), stash), masks)| {
+                fe[..piece.fe.len()].copy_from_slice(&piece.fe);
+                ev[..piece.ev.len()].copy_from_slice(&piece.ev);
+                ribbon.copy_from_slice(&piece.ribbon);
+                stash.copy_from_slice(&piece.stash);
+                masks.copy_from_slice(&piece.masks);
+                piece.info
+            })
+            .collect();
+        let (vertex_to_input, input_to_vertex) = verts.into_handles();
+        let (edge_to_input, input_to_edge) = edges.into_handles();
+        let (face_to_input, input_to_face) = faces.into_handles();
+        Ok(PatchedMesh {
+            patches,
+            fe,
+            ev,
+            ribbon,
+            stash,
+            masks,
+            vertex_to_input,
+            input_to_vertex,
+            edge_to_input,
+            input_to_edge,
+            face_to_input,
+            input_to_face,
             input_edges: topo.ev.clone(),
             patch_size,
             lloyd_iterations: part.iterations,
-        };
-        let mut bases = [0u32; 3];
-        let mut base_of = [Vec::new(), Vec::new(), Vec::new()];
-        for piece in pieces {
-            let mut info = piece.info;
-            info.fe_offset = out.fe.len() as u32;
-            info.ev_offset = out.ev.len() as u32;
-            info.ribbon_offset = out.ribbon.len() as u32;
-            info.stash_offset = out.stash.len() as u32;
-            info.mask_offset = out.masks.len() as u32;
-            info.vertex_base = bases[0];
-            info.edge_base = bases[1];
-            info.face_base = bases[2];
-            for (k, kind) in [Kind::Vertex, Kind::Edge, Kind::Face]
-                .into_iter()
-                .enumerate()
-            {
-                base_of[k].push(bases[k]);
-                bases[k] += info.owned(kind);
-            }
-            // Each patch's FE and EV start 16-byte aligned (multiples of 8
-            // entries) so blocks copy them in 16-byte pieces.
-            out.fe.extend(piece.fe);
-            out.fe.resize(out.fe.len().next_multiple_of(8), 0);
-            out.ev.extend(piece.ev);
-            out.ev.resize(out.ev.len().next_multiple_of(8), 0);
-            out.ribbon.extend(piece.ribbon);
-            out.stash.extend(piece.stash);
-            out.masks.extend(piece.masks);
-            out.patches.push(info);
-        }
-        (out.vertex_to_input, out.input_to_vertex) = verts.handles(&base_of[0]);
-        (out.edge_to_input, out.input_to_edge) = edges.handles(&base_of[1]);
-        (out.face_to_input, out.input_to_face) = faces.handles(&base_of[2]);
-        Ok(out)
+        })
     }
 
     /// The borrowed view the kernels read.
@@ -330,15 +424,7 @@ impl PatchedMesh {
     }
 }
 
-/// Local index of global element `x` in a patch whose owned elements are
-/// `owned` and not-owned ones `ribbon` (both sorted).
-fn local_of(x: u32, owned: &[u32], ribbon: &[u32]) -> u32 {
-    match owned.binary_search(&x) {
-        Ok(i) => i as u32,
-        Err(_) => (owned.len() + ribbon.binary_search(&x).expect("element in patch")) as u32,
-    }
-}
-
+/// `v` sorted, without repeats.
 fn sorted_unique(mut v: Vec<u32>) -> Vec<u32> {
     v.sort_unstable();
     v.dedup();
@@ -354,6 +440,10 @@ fn mask(n: usize, set: usize) -> impl Iterator<Item = u32> {
     })
 }
 
+/// The static layout of patch `p`: its ribbon (the faces incident to its
+/// owned vertices and edges or sharing an edge with its owned faces, with
+/// their edges and vertices), local FE and EV, stash, ribbon entries and
+/// masks. Offsets and bases are left for the caller.
 fn build_patch(
     p: u32,
     mesh: &TriMesh,
@@ -363,36 +453,43 @@ fn build_patch(
     faces: &Owners,
     patch_size: u32,
 ) -> Result<Piece, PatchError> {
-    let own_f = &faces.owned[p as usize];
-    let own_e = &edges.owned[p as usize];
-    let own_v = &verts.owned[p as usize];
-    let mut need_f: Vec<u32> = Vec::new();
+    let own_f = faces.owned(p);
+    let own_e = edges.owned(p);
+    let own_v = verts.owned(p);
+    let mut rib_f: Vec<u32> = Vec::new();
+    let mut take_faces = |incident: &[u32]| {
+        rib_f.extend(incident.iter().filter(|&&f| faces.owner[f as usize] != p));
+    };
     for &v in own_v {
-        need_f.extend_from_slice(topo.vertex_faces(v));
+        take_faces(topo.vertex_faces(v));
     }
-    for &e in own_e {
-        need_f.extend_from_slice(topo.edge_faces(e));
-    }
+    // The faces of the owned edges come with the owned faces' edges: an
+    // edge's owner holds one of its faces.
     for &f in own_f {
         for &e in &topo.fe[f as usize] {
-            need_f.extend_from_slice(topo.edge_faces(e));
+            take_faces(topo.edge_faces(e));
         }
     }
-    let rib_f: Vec<u32> = sorted_unique(need_f)
-        .into_iter()
-        .filter(|&f| faces.owner[f as usize] != p)
-        .collect();
-    let all_f: Vec<u32> = own_f.iter().chain(&rib_f).copied().collect();
-    let rib_e: Vec<u32> = sorted_unique(all_f.iter().flat_map(|&f| topo.fe[f as usize]).collect())
-        .into_iter()
-        .filter(|&e| edges.owner[e as usize] != p)
-        .collect();
-    let all_e: Vec<u32> = own_e.iter().chain(&rib_e).copied().collect();
-    let rib_v: Vec<u32> = sorted_unique(all_e.iter().flat_map(|&e| topo.ev[e as usize]).collect())
-        .into_iter()
-        .filter(|&v| verts.owner[v as usize] != p)
-        .collect();
-    let (nv, ne, nf) = (own_v.len() + rib_v.len(), all_e.len(), all_f.len());
+    let rib_f = sorted_unique(rib_f);
+    let all_f = || own_f.iter().chain(&rib_f).copied();
+    let rib_e = sorted_unique(
+        all_f()
+            .flat_map(|f| topo.fe[f as usize])
+            .filter(|&e| edges.owner[e as usize] != p)
+            .collect(),
+    );
+    let all_e = || own_e.iter().chain(&rib_e).copied();
+    let rib_v = sorted_unique(
+        all_e()
+            .flat_map(|e| topo.ev[e as usize])
+            .filter(|&v| verts.owner[v as usize] != p)
+            .collect(),
+    );
+    let (nv, ne, nf) = (
+        own_v.len() + rib_v.len(),
+        own_e.len() + rib_e.len(),
+        own_f.len() + rib_f.len(),
+    );
     let overflow = |count: usize, what: &'static str, limit: u32| PatchError::LocalOverflow {
         patch: p,
         count,
@@ -411,11 +508,10 @@ fn build_patch(
     }
 
     let mut fe = Vec::with_capacity(3 * nf);
-    for &f in &all_f {
+    for f in all_f() {
         let t = mesh.faces[f as usize];
-        for k in 0..3 {
-            let e = topo.fe[f as usize][k];
-            let local = local_of(e, own_e, &rib_e) as u16;
+        for (k, &e) in topo.fe[f as usize].iter().enumerate() {
+            let local = edges.local_in(p, e, &rib_e) as u16;
             let reversed = if topo.ev[e as usize][0] == t[k] {
                 0
             } else {
@@ -425,18 +521,19 @@ fn build_patch(
         }
     }
     let mut ev = Vec::with_capacity(2 * ne);
-    for &e in &all_e {
+    for e in all_e() {
         for v in topo.ev[e as usize] {
-            ev.push(local_of(v, own_v, &rib_v) as u16);
+            ev.push(verts.local_in(p, v, &rib_v) as u16);
         }
     }
-    let mut stash: Vec<u32> = rib_v
-        .iter()
-        .map(|&v| verts.owner[v as usize])
-        .chain(rib_e.iter().map(|&e| edges.owner[e as usize]))
-        .chain(rib_f.iter().map(|&f| faces.owner[f as usize]))
-        .collect();
-    stash = sorted_unique(stash);
+    let stash = sorted_unique(
+        rib_v
+            .iter()
+            .map(|&v| verts.owner[v as usize])
+            .chain(rib_e.iter().map(|&e| edges.owner[e as usize]))
+            .chain(rib_f.iter().map(|&f| faces.owner[f as usize]))
+            .collect(),
+    );
     let entry = |owners: &Owners, x: u32| {
         let q = owners.owner[x as usize];
         let s = stash.binary_search(&q).expect("owner in stash") as u32;
@@ -453,6 +550,19 @@ fn build_patch(
         masks.extend(mask(n, owned));
         masks.extend(mask(n, n));
     }
+    let mut adjacent: Vec<u32> = Vec::new();
+    let ff_entries = own_f
+        .iter()
+        .map(|&f| {
+            adjacent.clear();
+            for &e in &topo.fe[f as usize] {
+                adjacent.extend(topo.edge_faces(e).iter().filter(|&&g| g != f));
+            }
+            adjacent.sort_unstable();
+            adjacent.dedup();
+            adjacent.len() as u32
+        })
+        .sum();
     let info = PatchInfo {
         num_vertices: nv as u32,
         num_edges: ne as u32,
@@ -461,19 +571,7 @@ fn build_patch(
         owned_edges: own_e.len() as u32,
         owned_faces: own_f.len() as u32,
         stash_len: stash.len() as u32,
-        ff_entries: own_f
-            .iter()
-            .map(|&f| {
-                let mut adj: Vec<u32> = topo.fe[f as usize]
-                    .iter()
-                    .flat_map(|&e| topo.edge_faces(e).iter().copied())
-                    .filter(|&g| g != f)
-                    .collect();
-                adj.sort_unstable();
-                adj.dedup();
-                adj.len() as u32
-            })
-            .sum(),
+        ff_entries,
         ..PatchInfo::default()
     };
     Ok(Piece {
