@@ -563,11 +563,15 @@ fn ply_with_extra_properties_and_elements() {
 
 #[test]
 fn bad_ply_headers_are_named_without_panicking() {
+    // Panics on any thread (the readers use rayon's) are counted; they are
+    // still reported by the previous hook, and that hook is restored after.
     let hook_calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let calls = hook_calls.clone();
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |_| {
+    let previous = std::sync::Arc::new(std::panic::take_hook());
+    let forward = previous.clone();
+    std::panic::set_hook(Box::new(move |info| {
         calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        forward(info);
     }));
     let ply = Format::Ply(PlyEncoding::Ascii);
     let results = [
@@ -598,7 +602,7 @@ fn bad_ply_headers_are_named_without_panicking() {
         err("ply\nelement vertex 3\nend_header\n", ply),
         err("solid\n", ply),
     ];
-    std::panic::set_hook(previous);
+    std::panic::set_hook(Box::new(move |info| previous(info)));
     assert_eq!(hook_calls.load(std::sync::atomic::Ordering::SeqCst), 0);
     let expect = [
         "t:3: element count '99999999999999999999999' is too large",

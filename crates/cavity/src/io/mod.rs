@@ -236,15 +236,16 @@ pub fn check_writable(path: &Path) -> Result<Format, MeshIoError> {
     Ok(format)
 }
 
-/// A temporary file in `dir` for replacing `path`: created with the mode
-/// `path` has when it exists (restricted by the umask until [`set_mode`]),
+/// A temporary file in `dir` for replacing `path`: created with the
+/// permission bits of `path` when it exists (narrowed by the umask, so never
+/// wider than the final mode, until [`set_mode`] restores them exactly),
 /// else with `0o666` under the umask, as `File::create` would.
 fn temp_file(dir: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let mut builder = tempfile::Builder::new();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = existing_mode(path).unwrap_or(0o666);
+        let mode = existing_mode(path).map_or(0o666, |m| m & 0o777);
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
     #[cfg(not(unix))]

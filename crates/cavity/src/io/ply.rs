@@ -273,11 +273,8 @@ fn header(data: &[u8], name: &str) -> Result<Header, MeshIoError> {
                 });
             }
             _ => {
-                let text = show(text);
-                return Err(syntax(
-                    line,
-                    format!("unknown PLY header line '{}'", text.trim_end()),
-                ));
+                let text: String = show(text).trim_end().chars().take(40).collect();
+                return Err(syntax(line, format!("unknown PLY header line '{text}'")));
             }
         }
     }
@@ -293,9 +290,11 @@ fn header(data: &[u8], name: &str) -> Result<Header, MeshIoError> {
 
 /// What the reader takes from the `vertex` and `face` elements.
 struct Layout {
-    /// Index of the vertex element, and of its x, y, z properties.
+    /// Index of the vertex element.
     vertex: usize,
-    xyz: [usize; 3],
+    /// Index and type of its x, y, z properties (`usize::MAX` where the
+    /// element, being empty, lacks them).
+    xyz: [(usize, Scalar); 3],
     /// Index of the face element and of its index list, if any.
     face: Option<(usize, usize)>,
 }
@@ -307,10 +306,11 @@ fn layout(h: &Header, name: &str) -> Result<Layout, MeshIoError> {
         message: "no vertex element".into(),
     })?;
     let ve = &h.elements[vertex];
-    let mut xyz = [usize::MAX; 3];
+    let mut xyz = [(usize::MAX, Scalar::F32); 3];
     for (c, key) in ["x", "y", "z"].iter().enumerate() {
-        match ve.properties.iter().position(|p| p.0 == *key) {
-            Some(k) if matches!(ve.properties[k].1, Kind::Scalar(_)) => xyz[c] = k,
+        let found = ve.properties.iter().enumerate().find(|p| p.1.0 == *key);
+        match found {
+            Some((k, (_, Kind::Scalar(t)))) => xyz[c] = (k, *t),
             _ if ve.count == 0 => {}
             _ => {
                 return Err(MeshIoError::Element {
@@ -418,7 +418,8 @@ fn read_ascii(
         mesh.faces.extend_from_slice(&chunk.faces);
         *polygons += chunk.polygons;
     }
-    let total = lines(payload).count();
+    let unterminated = !payload.is_empty() && !payload.ends_with(b"\n");
+    let total = newlines.iter().sum::<usize>() + unterminated as usize;
     for (k, e) in h.elements.iter().enumerate() {
         if total < starts[k + 1] {
             return Err(truncated(name, e, total.saturating_sub(starts[k])));
@@ -472,7 +473,7 @@ fn ascii_chunk(
                 Kind::Scalar(t) => {
                     let w = next()?;
                     if group == l.vertex
-                        && let Some(c) = l.xyz.iter().position(|&x| x == k)
+                        && let Some(c) = l.xyz.iter().position(|x| x.0 == k)
                     {
                         let bad =
                             || syntax(format!("bad {} value '{}' for {prop}", t.name(), show(w)));
@@ -550,16 +551,14 @@ fn read_binary(
             let (block, tail) = rest.split_at(bytes);
             rest = tail;
             if k == l.vertex && e.count > 0 {
-                let offsets = l.xyz.map(|x| {
+                // Without lists, every property is a scalar at a fixed offset.
+                let offsets = l.xyz.map(|(x, t)| {
                     let at: usize = e.properties[..x]
                         .iter()
                         .map(|(_, kind)| match kind {
                             Kind::Scalar(s) | Kind::List(s, _) => s.size(),
                         })
                         .sum();
-                    let Kind::Scalar(t) = e.properties[x].1 else {
-                        unreachable!("layout checked that x, y, z are scalars")
-                    };
                     (at, t)
                 });
                 mesh.positions = block
@@ -586,7 +585,7 @@ fn read_binary(
                             return Err(truncated(name, e, index));
                         }
                         if k == l.vertex
-                            && let Some(c) = l.xyz.iter().position(|&x| x == pk)
+                            && let Some(c) = l.xyz.iter().position(|x| x.0 == pk)
                         {
                             p[c] = t.coord(rest, big);
                         }

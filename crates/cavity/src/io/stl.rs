@@ -199,6 +199,7 @@ fn ascii_chunk(data: &[u8], name: &str, first_line: usize) -> Result<Facets, Mes
     let mut facet = None;
     let mut poly: Vec<[f32; 3]> = Vec::new();
     let mut index = Vec::new();
+    let mut tris = Vec::new();
     for (i, line) in lines(data).enumerate() {
         let line_no = first_line + i;
         let syntax = |message: String| MeshIoError::Syntax {
@@ -246,7 +247,7 @@ fn ascii_chunk(data: &[u8], name: &str, first_line: usize) -> Result<Facets, Mes
             in_facet("endfacet")?;
             index.clear();
             index.extend(0..poly.len() as u32);
-            let mut tris = Vec::new();
+            tris.clear();
             push_polygon(&mut tris, &index, &mut polygons).map_err(syntax)?;
             corners.extend(tris.iter().flat_map(|t| t.map(|k| poly[k as usize])));
             facet = None;
