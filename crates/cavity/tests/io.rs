@@ -159,6 +159,51 @@ const ALL_FORMATS: [(&str, Format); 7] = [
     ("stl", Format::Stl(StlEncoding::Binary)),
 ];
 
+/// Words and separators of the text formats, for files that are nearly
+/// well-formed.
+const SOUP: [&str; 40] = [
+    " ",
+    " ",
+    "\n",
+    "\n",
+    "\r\n",
+    "\t",
+    "#",
+    "/",
+    "0",
+    "1",
+    "2",
+    "3",
+    "-1",
+    "1.5",
+    "1e40",
+    "99999999999999999999",
+    "nan",
+    "x",
+    "v",
+    "f",
+    "OFF",
+    "ply",
+    "format ascii 1.0",
+    "format binary_little_endian 1.0",
+    "element",
+    "vertex",
+    "face",
+    "property",
+    "float",
+    "list",
+    "uchar",
+    "int",
+    "end_header",
+    "solid",
+    "facet normal",
+    "outer loop",
+    "endloop",
+    "endfacet",
+    "endsolid",
+    "3",
+];
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
     #[test]
@@ -173,6 +218,15 @@ proptest! {
         bytes.extend_from_slice(&count.to_le_bytes());
         bytes.extend_from_slice(&body);
         let _ = read_mesh_from(Cursor::new(bytes), Format::Stl(StlEncoding::Binary), "fuzz");
+    }
+
+    #[test]
+    fn token_soup_never_panics(
+        tokens in proptest::collection::vec(proptest::sample::select(&SOUP[..]), 0..120),
+        which in 0usize..7,
+    ) {
+        let text = tokens.concat();
+        let _ = read_mesh_from(Cursor::new(text.into_bytes()), ALL_FORMATS[which].1, "soup");
     }
 
     #[test]
