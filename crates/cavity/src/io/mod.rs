@@ -108,7 +108,8 @@ pub enum MeshIoError {
 pub struct ReadMesh {
     /// The mesh.
     pub mesh: TriMesh,
-    /// Warnings (e.g. polygons triangulated).
+    /// Warnings (e.g. polygons triangulated, degenerate STL facets dropped,
+    /// bytes after a binary STL ignored).
     pub warnings: Vec<String>,
 }
 

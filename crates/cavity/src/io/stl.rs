@@ -169,10 +169,11 @@ fn ascii_corners(
         .map(|(c, line)| ascii_chunk(c, name, line))
         .collect();
     let mut corners = Vec::new();
+    let mut many = 0;
     for chunk in parsed {
         let chunk = chunk?;
         corners.extend_from_slice(&chunk.corners);
-        *polygons += chunk.polygons;
+        many += chunk.polygons;
     }
     if corners.is_empty() {
         return Err(MeshIoError::Invalid {
@@ -180,6 +181,7 @@ fn ascii_corners(
             message: "ASCII STL without facets".into(),
         });
     }
+    *polygons += many;
     Ok(corners)
 }
 
