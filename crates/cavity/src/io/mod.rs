@@ -1,15 +1,19 @@
 //! Reading and writing triangle meshes: PLY (ascii, binary little and big
-//! endian, through ply-rs), OBJ and OFF. Polygons are triangulated as fans
-//! with a warning; bad input is an error naming the file and the line or
-//! element; writes go to a temporary file in the destination directory that
-//! is renamed into place only after a complete write.
+//! endian), OBJ, OFF and STL (ascii and binary). Polygons are triangulated
+//! as fans with a warning; bad input is an error naming the file and the
+//! line or element, never a panic. Files are read whole into memory and
+//! text is parsed in parallel chunks; text output is formatted in parallel.
+//! Writes go to a temporary file in the destination directory that is
+//! renamed into place only after a complete write; the result has the mode
+//! of the file it replaces, or that of a new file under the umask.
 
 mod obj;
 mod off;
 mod ply;
+mod stl;
+mod text;
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufWriter, Write};
 use std::path::Path;
 
 use crate::TriMesh;
@@ -25,22 +29,36 @@ pub enum PlyEncoding {
     BinaryBigEndian,
 }
 
+/// STL encodings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StlEncoding {
+    /// Text (`solid` ... `endsolid`).
+    Ascii,
+    /// Binary: 80-byte header, `u32` facet count, 50 bytes per facet.
+    Binary,
+}
+
 /// Mesh file formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// Stanford PLY (the encoding is used when writing).
+    /// Stanford PLY (the encoding is used when writing; reading detects it).
     Ply(PlyEncoding),
     /// Wavefront OBJ.
     Obj,
     /// Object File Format.
     Off,
+    /// STL, triangles without shared vertices: reading merges corners at
+    /// bitwise-equal positions and drops facets whose corners coincide;
+    /// writing computes facet normals and ignores vertex normals. The
+    /// encoding is used when writing; reading detects it.
+    Stl(StlEncoding),
 }
 
 /// Errors of mesh reading and writing. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum MeshIoError {
     /// The extension is not a known mesh format.
-    #[error("{file}: unknown mesh format (expected .ply, .obj or .off)")]
+    #[error("{file}: unknown mesh format (expected .ply, .obj, .off or .stl)")]
     UnknownFormat {
         /// The file.
         file: String,
@@ -63,12 +81,12 @@ pub enum MeshIoError {
         /// What is wrong.
         message: String,
     },
-    /// A bad element (vertex or face) in any format.
+    /// A bad element (vertex, face, or STL facet) in any format.
     #[error("{file}: {element} {index}: {message}")]
     Element {
         /// The file.
         file: String,
-        /// "vertex" or "face".
+        /// "vertex", "face" or "facet".
         element: &'static str,
         /// 0-based element number.
         index: usize,
@@ -90,13 +108,19 @@ pub enum MeshIoError {
 pub struct ReadMesh {
     /// The mesh.
     pub mesh: TriMesh,
-    /// Warnings (e.g. polygons triangulated).
+    /// Warnings (e.g. polygons triangulated, degenerate STL facets dropped,
+    /// bytes after a binary STL ignored).
     pub warnings: Vec<String>,
 }
 
 impl Format {
-    /// The format of `path` by its extension (case-insensitive); PLY is
-    /// written as binary little endian.
+    /// The format of `path` by its extension (`.ply`, `.obj`, `.off`,
+    /// `.stl`, in any case); PLY is written as binary little endian, STL as
+    /// binary.
+    ///
+    /// # Errors
+    ///
+    /// [`MeshIoError::UnknownFormat`] for any other extension.
     pub fn from_path(path: &Path) -> Result<Format, MeshIoError> {
         let ext = path
             .extension()
@@ -106,6 +130,7 @@ impl Format {
             Some("ply") => Ok(Format::Ply(PlyEncoding::BinaryLittleEndian)),
             Some("obj") => Ok(Format::Obj),
             Some("off") => Ok(Format::Off),
+            Some("stl") => Ok(Format::Stl(StlEncoding::Binary)),
             _ => Err(MeshIoError::UnknownFormat {
                 file: path.display().to_string(),
             }),
@@ -113,42 +138,156 @@ impl Format {
     }
 }
 
-/// Reads the mesh at `path` (format by extension).
+/// Reads the mesh at `path` (format by extension; PLY and STL encodings
+/// are detected from the content).
+///
+/// # Errors
+///
+/// [`MeshIoError`] naming `path`: unknown extension, the file cannot be
+/// read, or its content is malformed (with the line or element).
 pub fn read_mesh(path: &Path) -> Result<ReadMesh, MeshIoError> {
     let format = Format::from_path(path)?;
     let name = path.display().to_string();
-    let file = File::open(path).map_err(|source| MeshIoError::Io {
+    let data = std::fs::read(path).map_err(|source| MeshIoError::Io {
         file: name.clone(),
         source,
     })?;
-    read_mesh_from(BufReader::new(file), format, &name)
+    read_bytes(&data, format, &name)
 }
 
-/// Reads a mesh of `format` from `reader`; `name` is used in errors.
+/// Reads a mesh of `format` from `reader` (read to its end first); `name`
+/// is used in errors.
+///
+/// # Errors
+///
+/// [`MeshIoError`] naming `name`: a read error, or malformed content.
 pub fn read_mesh_from(
-    reader: impl BufRead,
+    mut reader: impl BufRead,
     format: Format,
     name: &str,
 ) -> Result<ReadMesh, MeshIoError> {
+    let mut data = Vec::new();
+    reader
+        .read_to_end(&mut data)
+        .map_err(|source| MeshIoError::Io {
+            file: name.to_string(),
+            source,
+        })?;
+    read_bytes(&data, format, name)
+}
+
+/// Reads a mesh of `format` from the whole content of a file.
+fn read_bytes(data: &[u8], format: Format, name: &str) -> Result<ReadMesh, MeshIoError> {
     let mut polygons = 0usize;
+    let mut warnings = Vec::new();
     let mesh = match format {
-        Format::Ply(_) => ply::read(reader, name, &mut polygons)?,
-        Format::Obj => obj::read(reader, name, &mut polygons)?,
-        Format::Off => off::read(reader, name, &mut polygons)?,
+        Format::Ply(_) => ply::read(data, name, &mut polygons)?,
+        Format::Obj => obj::read(data, name, &mut polygons)?,
+        Format::Off => off::read(data, name, &mut polygons)?,
+        Format::Stl(_) => stl::read(data, name, &mut polygons, &mut warnings)?,
     };
     validate(&mesh, name)?;
-    let mut warnings = Vec::new();
     if polygons > 0 {
-        warnings.push(format!(
-            "{name}: {polygons} polygons with more than 3 vertices were triangulated as fans"
-        ));
+        warnings.insert(
+            0,
+            format!(
+                "{name}: {polygons} polygons with more than 3 vertices were triangulated as fans"
+            ),
+        );
     }
     Ok(ReadMesh { mesh, warnings })
 }
 
-/// Writes `mesh` (with per-vertex normals when given) to `path` in
-/// `format`, atomically: a temporary file in the same directory is renamed
-/// over `path` only after the whole mesh was written and flushed.
+/// The directory a file at `path` is created in.
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Checks, before any work, that a mesh can be written to `path`: its
+/// extension is a known format and its directory exists and lets a file be
+/// created (one is created and removed). Returns the format, as
+/// [`Format::from_path`] does.
+///
+/// # Errors
+///
+/// [`MeshIoError::UnknownFormat`] or [`MeshIoError::Io`] naming `path`.
+pub fn check_writable(path: &Path) -> Result<Format, MeshIoError> {
+    let format = Format::from_path(path)?;
+    let io = |source| MeshIoError::Io {
+        file: path.display().to_string(),
+        source,
+    };
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("directory {} does not exist", dir.display()),
+        )));
+    }
+    if path.is_dir() {
+        return Err(io(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        )));
+    }
+    tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    Ok(format)
+}
+
+/// A temporary file in `dir` for replacing `path`: created with the
+/// permission bits of `path` when it exists (narrowed by the umask, so never
+/// wider than the final mode, until [`set_mode`] restores them exactly),
+/// else with `0o666` under the umask, as `File::create` would.
+fn temp_file(dir: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = existing_mode(path).map_or(0o666, |m| m & 0o777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    builder.tempfile_in(dir)
+}
+
+/// The permission bits of the file at `path`, if it exists.
+#[cfg(unix)]
+fn existing_mode(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.permissions().mode() & 0o7777)
+}
+
+/// Gives `file` (about to replace `path`) the exact mode of `path` when it
+/// exists, which the umask may have narrowed at creation.
+fn set_mode(file: &std::fs::File, path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if let Some(mode) = existing_mode(path) {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (file, path);
+    Ok(())
+}
+
+/// Writes `mesh` (with per-vertex normals when given, one per vertex; STL
+/// ignores them) to `path` in `format`, atomically: a temporary file in the
+/// same directory is renamed over `path` only after the whole mesh was
+/// written and flushed. An existing file keeps its permissions; a new one
+/// gets those of `File::create` (`0o666` less the umask).
+///
+/// # Errors
+///
+/// [`MeshIoError::Invalid`] when the normals do not match the vertices,
+/// [`MeshIoError::Io`] naming `path` when writing fails (the destination is
+/// then unchanged).
 pub fn write_mesh(
     path: &Path,
     mesh: &TriMesh,
@@ -168,20 +307,18 @@ pub fn write_mesh(
             message: format!("{} normals for {} vertices", n.len(), mesh.positions.len()),
         });
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    let tmp = temp_file(parent_dir(path), path).map_err(io)?;
     {
-        let mut out = BufWriter::new(tmp.as_file());
+        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
         match format {
             Format::Ply(enc) => ply::write(&mut out, mesh, vertex_normals, enc).map_err(io)?,
             Format::Obj => obj::write(&mut out, mesh, vertex_normals).map_err(io)?,
             Format::Off => off::write(&mut out, mesh, vertex_normals).map_err(io)?,
+            Format::Stl(enc) => stl::write(&mut out, mesh, enc).map_err(io)?,
         }
         out.flush().map_err(io)?;
     }
+    set_mode(tmp.as_file(), path).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
     tmp.persist(path).map_err(|e| io(e.error))?;
     Ok(())
@@ -237,9 +374,4 @@ fn push_polygon(
         faces.push([poly[0], poly[k], poly[k + 1]]);
     }
     Ok(())
-}
-
-/// Shortest round-tripping text of an f32.
-fn num(x: f32) -> String {
-    format!("{x}")
 }

@@ -1,111 +1,193 @@
 //! Object File Format: `OFF` (or `NOFF`/`COFF`/`CNOFF`) header, counts,
 //! vertices, faces `n i j k ...`; `#` comments; values after a vertex's
 //! coordinates (normals, colors) and after a face's indices are ignored.
+//!
+//! After the header, the payload is split into chunks at line breaks; a
+//! first parallel pass counts lines and non-empty lines (records) per
+//! chunk, so that the second parallel pass knows which record (vertex or
+//! face) each line is and its line number.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 
-use super::{MeshIoError, num, push_polygon};
+use rayon::prelude::*;
+
+use super::text::{
+    count_newlines, line_chunks, lines, parse_f32, parse_u32, parse_usize, prefix_sums, push_f32,
+    push_int, show, strip_comment, words, write_chunked,
+};
+use super::{MeshIoError, push_polygon};
 use crate::TriMesh;
 
-pub(super) fn read(
-    reader: impl BufRead,
-    name: &str,
-    polygons: &mut usize,
-) -> Result<TriMesh, MeshIoError> {
-    let io = |source| MeshIoError::Io {
-        file: name.to_string(),
-        source,
-    };
-    // Non-empty lines without comments, with their 1-based numbers.
-    let mut lines = Vec::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(io)?;
-        let text = line.split('#').next().unwrap_or("").trim().to_string();
-        if !text.is_empty() {
-            lines.push((i + 1, text));
-        }
-    }
-    let mut it = lines.into_iter();
+/// What one chunk holds.
+#[derive(Default)]
+struct Chunk {
+    positions: Vec<[f32; 3]>,
+    faces: Vec<[u32; 3]>,
+    polygons: usize,
+}
+
+/// Where a chunk starts and what the header declared.
+#[derive(Clone, Copy)]
+struct Place {
+    /// 1-based number of the chunk's first line.
+    line: usize,
+    /// Number of records before the chunk.
+    record: usize,
+    /// Declared vertex count.
+    nv: usize,
+    /// Declared face count.
+    nf: usize,
+}
+
+/// The text of a line without comment, if it has any.
+fn record(line: &[u8]) -> Option<&[u8]> {
+    let text = strip_comment(line);
+    words(text).next().is_some().then_some(text)
+}
+
+pub(super) fn read(data: &[u8], name: &str, polygons: &mut usize) -> Result<TriMesh, MeshIoError> {
     let syntax = |line: usize, message: String| MeshIoError::Syntax {
         file: name.to_string(),
         line,
         message,
     };
-    let (hline, header) = it.next().ok_or_else(|| MeshIoError::Invalid {
-        file: name.to_string(),
-        message: "empty file".into(),
-    })?;
-    let mut words: Vec<String> = header.split_whitespace().map(str::to_string).collect();
-    let keyword = words.remove(0);
-    if !keyword.ends_with("OFF") {
+    // The header: keyword and counts, on one line or two.
+    let mut header = Vec::new();
+    let mut offset = 0;
+    let mut line_no = 0;
+    while header.len() < 2 && offset < data.len() {
+        let end = data[offset..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(data.len(), |k| offset + k + 1);
+        line_no += 1;
+        if let Some(text) = record(&data[offset..end]) {
+            let w: Vec<&[u8]> = words(text).collect();
+            if header.is_empty() && w.len() > 1 {
+                header.push((line_no, w[..1].to_vec()));
+                header.push((line_no, w[1..].to_vec()));
+            } else {
+                header.push((line_no, w));
+            }
+        }
+        offset = end;
+    }
+    let Some((hline, keyword)) = header.first() else {
+        return Err(MeshIoError::Invalid {
+            file: name.to_string(),
+            message: "empty file".into(),
+        });
+    };
+    if !keyword[0].ends_with(b"OFF") {
         return Err(syntax(
-            hline,
-            format!("expected OFF header, found '{keyword}'"),
+            *hline,
+            format!("expected OFF header, found '{}'", show(keyword[0])),
         ));
     }
-    let (cline, counts) = if words.is_empty() {
-        it.next()
-            .ok_or_else(|| syntax(hline, "missing vertex and face counts".into()))?
-    } else {
-        (hline, words.join(" "))
+    let Some((cline, counts)) = header.get(1) else {
+        return Err(syntax(*hline, "missing vertex and face counts".into()));
     };
     let counts: Vec<usize> = counts
-        .split_whitespace()
+        .iter()
         .take(2)
-        .map(|w| {
-            w.parse()
-                .map_err(|_| syntax(cline, format!("bad count '{w}'")))
-        })
+        .map(|w| parse_usize(w).ok_or_else(|| syntax(*cline, format!("bad count '{}'", show(w)))))
         .collect::<Result<_, _>>()?;
     if counts.len() < 2 {
-        return Err(syntax(cline, "expected vertex and face counts".into()));
+        return Err(syntax(*cline, "expected vertex and face counts".into()));
     }
     let (nv, nf) = (counts[0], counts[1]);
+    let payload = &data[offset..];
+    let chunks = line_chunks(payload);
+    let counts: Vec<(usize, usize)> = chunks
+        .par_iter()
+        .map(|c| {
+            let records = lines(c).filter(|l| record(l).is_some()).count();
+            (count_newlines(c), records)
+        })
+        .collect();
+    let first_lines = prefix_sums(counts.iter().map(|c| c.0), line_no + 1);
+    let first_records = prefix_sums(counts.iter().map(|c| c.1), 0);
+    let parsed: Vec<Result<Chunk, MeshIoError>> = chunks
+        .par_iter()
+        .zip(first_lines)
+        .zip(first_records)
+        .map(|((c, line), record)| {
+            let place = Place {
+                line,
+                record,
+                nv,
+                nf,
+            };
+            read_chunk(c, name, place)
+        })
+        .collect();
     let mut mesh = TriMesh::default();
+    for chunk in parsed {
+        let chunk = chunk?;
+        mesh.positions.extend_from_slice(&chunk.positions);
+        mesh.faces.extend_from_slice(&chunk.faces);
+        *polygons += chunk.polygons;
+    }
+    let records: usize = counts.iter().map(|c| c.1).sum();
     let truncated = |what: &str, got: usize, want: usize| MeshIoError::Invalid {
         file: name.to_string(),
         message: format!("file ends after {got} of {want} {what} (truncated)"),
     };
-    for v in 0..nv {
-        let (line, text) = it.next().ok_or_else(|| truncated("vertices", v, nv))?;
-        let vals: Vec<f32> = text
-            .split_whitespace()
-            .take(3)
-            .map(|w| {
-                w.parse()
-                    .map_err(|_| syntax(line, format!("bad coordinate '{w}'")))
-            })
-            .collect::<Result<_, _>>()?;
-        if vals.len() < 3 {
-            return Err(syntax(line, "vertex with fewer than 3 coordinates".into()));
-        }
-        mesh.positions.push([vals[0], vals[1], vals[2]]);
+    if records < nv {
+        return Err(truncated("vertices", records, nv));
     }
-    for f in 0..nf {
-        let (line, text) = it.next().ok_or_else(|| truncated("faces", f, nf))?;
-        let mut words = text.split_whitespace();
-        let n: usize = words
-            .next()
-            .unwrap_or("")
-            .parse()
-            .map_err(|_| syntax(line, "bad face vertex count".into()))?;
-        let poly: Vec<u32> = words
-            .by_ref()
-            .take(n)
-            .map(|w| {
-                w.parse::<u32>()
-                    .map_err(|_| syntax(line, format!("bad face index '{w}'")))
-            })
-            .collect::<Result<_, _>>()?;
-        if poly.len() < n {
-            return Err(syntax(
-                line,
-                format!("face lists {} of {n} indices", poly.len()),
-            ));
-        }
-        push_polygon(&mut mesh.faces, &poly, polygons).map_err(|m| syntax(line, m))?;
+    if records - nv < nf {
+        return Err(truncated("faces", records - nv, nf));
     }
     Ok(mesh)
+}
+
+/// Parses the records of one chunk.
+fn read_chunk(data: &[u8], name: &str, place: Place) -> Result<Chunk, MeshIoError> {
+    let mut chunk = Chunk::default();
+    let mut poly = Vec::new();
+    let mut r = place.record;
+    for (i, line) in lines(data).enumerate() {
+        if r >= place.nv.saturating_add(place.nf) {
+            break;
+        }
+        let Some(text) = record(line) else {
+            continue;
+        };
+        let syntax = |message: String| MeshIoError::Syntax {
+            file: name.to_string(),
+            line: place.line + i,
+            message,
+        };
+        let mut words = words(text);
+        if r < place.nv {
+            let mut p = [0f32; 3];
+            for c in &mut p {
+                let w = words
+                    .next()
+                    .ok_or_else(|| syntax("vertex with fewer than 3 coordinates".into()))?;
+                *c = parse_f32(w).ok_or_else(|| syntax(format!("bad coordinate '{}'", show(w))))?;
+            }
+            chunk.positions.push(p);
+        } else {
+            let n = words
+                .next()
+                .and_then(parse_usize)
+                .ok_or_else(|| syntax("bad face vertex count".into()))?;
+            poly.clear();
+            for w in words.by_ref().take(n) {
+                poly.push(
+                    parse_u32(w).ok_or_else(|| syntax(format!("bad face index '{}'", show(w))))?,
+                );
+            }
+            if poly.len() < n {
+                return Err(syntax(format!("face lists {} of {n} indices", poly.len())));
+            }
+            push_polygon(&mut chunk.faces, &poly, &mut chunk.polygons).map_err(syntax)?;
+        }
+        r += 1;
+    }
+    Ok(chunk)
 }
 
 pub(super) fn write(
@@ -115,16 +197,27 @@ pub(super) fn write(
 ) -> std::io::Result<()> {
     writeln!(out, "{}", if normals.is_some() { "NOFF" } else { "OFF" })?;
     writeln!(out, "{} {} 0", mesh.positions.len(), mesh.faces.len())?;
-    for (v, p) in mesh.positions.iter().enumerate() {
-        write!(out, "{} {} {}", num(p[0]), num(p[1]), num(p[2]))?;
-        if let Some(n) = normals {
-            let n = n[v];
-            write!(out, " {} {} {}", num(n[0]), num(n[1]), num(n[2]))?;
+    write_chunked(out, mesh.positions.len(), |r, buf| {
+        for v in r {
+            let p = mesh.positions[v];
+            let n = normals.map(|n| n[v]);
+            for (k, x) in p.iter().chain(n.iter().flatten()).enumerate() {
+                if k > 0 {
+                    buf.push(b' ');
+                }
+                push_f32(buf, *x);
+            }
+            buf.push(b'\n');
         }
-        writeln!(out)?;
-    }
-    for f in &mesh.faces {
-        writeln!(out, "3 {} {} {}", f[0], f[1], f[2])?;
-    }
-    Ok(())
+    })?;
+    write_chunked(out, mesh.faces.len(), |r, buf| {
+        for f in &mesh.faces[r] {
+            buf.push(b'3');
+            for &i in f {
+                buf.push(b' ');
+                push_int(buf, i);
+            }
+            buf.push(b'\n');
+        }
+    })
 }

@@ -1,0 +1,234 @@
+//! Shared pieces of the readers and writers: splitting a payload into chunks
+//! at line breaks for parallel parsing, byte-level tokens and numbers, and
+//! chunked parallel formatting of output.
+
+use std::io::Write;
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+/// Bytes of a chunk handed to one parallel parsing task (at least).
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Elements formatted by one parallel writing task.
+const WRITE_CHUNK: usize = 1 << 16;
+
+/// Splits `data` into pieces that end just after a `\n` (the last piece
+/// ends where `data` does), about `CHUNK_BYTES` long. Every piece is
+/// non-empty; an empty `data` gives no pieces.
+pub(super) fn line_chunks(data: &[u8]) -> Vec<&[u8]> {
+    let target = CHUNK_BYTES.max(data.len() / (4 * rayon::current_num_threads()).max(1));
+    let mut chunks = Vec::with_capacity(data.len() / target + 1);
+    let mut rest = data;
+    while !rest.is_empty() {
+        let end = if rest.len() <= target {
+            rest.len()
+        } else {
+            match rest[target..].iter().position(|&b| b == b'\n') {
+                Some(k) => target + k + 1,
+                None => rest.len(),
+            }
+        };
+        let (chunk, tail) = rest.split_at(end);
+        chunks.push(chunk);
+        rest = tail;
+    }
+    chunks
+}
+
+/// Number of `\n` in `data`.
+pub(super) fn count_newlines(data: &[u8]) -> usize {
+    data.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// Exclusive prefix sums of `counts`, starting at `start`.
+pub(super) fn prefix_sums(counts: impl IntoIterator<Item = usize>, start: usize) -> Vec<usize> {
+    let mut sum = start;
+    counts
+        .into_iter()
+        .map(|c| {
+            let s = sum;
+            sum += c;
+            s
+        })
+        .collect()
+}
+
+/// The lines of `data` (split at `\n`; a last line without `\n` counts,
+/// an empty remainder after a final `\n` does not).
+pub(super) fn lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let empty = data.is_empty();
+    let data = data.strip_suffix(b"\n").unwrap_or(data);
+    data.split(|&b| b == b'\n').filter(move |_| !empty)
+}
+
+/// Whitespace as `str::split_whitespace` sees it, for ASCII bytes.
+pub(super) fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\x0B' | b'\x0C')
+}
+
+/// The whitespace-separated words of `line`.
+pub(super) fn words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|&b| is_space(b)).filter(|w| !w.is_empty())
+}
+
+/// `line` without what follows a `#`.
+pub(super) fn strip_comment(line: &[u8]) -> &[u8] {
+    match line.iter().position(|&b| b == b'#') {
+        Some(k) => &line[..k],
+        None => line,
+    }
+}
+
+/// Bytes shown in a message.
+pub(super) fn show(word: &[u8]) -> String {
+    String::from_utf8_lossy(word).into_owned()
+}
+
+/// Parses a whole word as an `f32`, accepting what `str::parse::<f32>`
+/// accepts (signs, exponents, `inf`, `nan`), correctly rounded.
+pub(super) fn parse_f32(word: &[u8]) -> Option<f32> {
+    fast_float2::parse(word).ok()
+}
+
+/// Parses a whole word as an `f64`.
+pub(super) fn parse_f64(word: &[u8]) -> Option<f64> {
+    fast_float2::parse(word).ok()
+}
+
+/// Parses a whole word as an integer: an optional sign and decimal digits,
+/// as `str::parse::<i64>` does.
+pub(super) fn parse_i64(word: &[u8]) -> Option<i64> {
+    let (neg, digits) = match word.first()? {
+        b'-' => (true, &word[1..]),
+        b'+' => (false, &word[1..]),
+        _ => (false, word),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        let d = (d - b'0') as i64;
+        v = v.checked_mul(10)?;
+        v = if neg {
+            v.checked_sub(d)?
+        } else {
+            v.checked_add(d)?
+        };
+    }
+    Some(v)
+}
+
+/// Parses a whole word as a `usize` (optional `+`, decimal digits).
+pub(super) fn parse_usize(word: &[u8]) -> Option<usize> {
+    match parse_i64(word) {
+        Some(v) if word.first() != Some(&b'-') => usize::try_from(v).ok(),
+        _ => None,
+    }
+}
+
+/// Parses a whole word as a `u32` (optional `+`, decimal digits).
+pub(super) fn parse_u32(word: &[u8]) -> Option<u32> {
+    parse_usize(word).and_then(|v| u32::try_from(v).ok())
+}
+
+/// Appends the shortest text that reads back as `x` (`1` rather than
+/// `1.0`; exponents where shorter).
+pub(super) fn push_f32(buf: &mut Vec<u8>, x: f32) {
+    let mut b = ryu::Buffer::new();
+    let s = b.format(x);
+    buf.extend_from_slice(s.strip_suffix(".0").unwrap_or(s).as_bytes());
+}
+
+/// Appends the decimal text of `x`.
+pub(super) fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
+    buf.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
+}
+
+/// Writes the output for elements `0..n`: `format` fills a buffer for a
+/// range of elements; ranges are formatted in parallel, a few at a time,
+/// and written in order.
+pub(super) fn write_chunked(
+    out: &mut impl Write,
+    n: usize,
+    format: impl Fn(Range<usize>, &mut Vec<u8>) + Sync,
+) -> std::io::Result<()> {
+    let batch = WRITE_CHUNK * 4 * rayon::current_num_threads();
+    for start in (0..n).step_by(batch.max(1)) {
+        let end = (start + batch).min(n);
+        let bufs: Vec<Vec<u8>> = (start..end)
+            .step_by(WRITE_CHUNK)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .map(|s| {
+                let mut buf = Vec::new();
+                format(s..(s + WRITE_CHUNK).min(end), &mut buf);
+                buf
+            })
+            .collect();
+        for buf in &bufs {
+            out.write_all(buf)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_parse_like_std() {
+        for w in [
+            "0",
+            "+7",
+            "-7",
+            "9223372036854775807",
+            "-9223372036854775808",
+        ] {
+            assert_eq!(parse_i64(w.as_bytes()), w.parse().ok(), "{w}");
+        }
+        for w in ["", "-", "+", "1x", "9223372036854775808", " 1", "1.0"] {
+            assert_eq!(parse_i64(w.as_bytes()), None, "{w}");
+        }
+        assert_eq!(parse_usize(b"-0"), None);
+        assert_eq!(parse_u32(b"4294967296"), None);
+    }
+
+    #[test]
+    fn floats_round_trip() {
+        for x in [
+            0.0f32,
+            -0.0,
+            1.0,
+            1.0e-7,
+            3.4028235e38,
+            -f32::MIN_POSITIVE,
+            0.1,
+            1.5e-45,
+        ] {
+            let mut buf = Vec::new();
+            push_f32(&mut buf, x);
+            assert_eq!(parse_f32(&buf).map(f32::to_bits), Some(x.to_bits()));
+        }
+    }
+
+    #[test]
+    fn chunks_end_at_line_breaks() {
+        let data: Vec<u8> = (0..300_000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let chunks = line_chunks(&data);
+        assert!(chunks.len() > 1);
+        assert_eq!(chunks.concat(), data);
+        assert!(chunks.iter().all(|c| c.ends_with(b"\n")));
+        assert_eq!(lines(b"a\n\nb").count(), 3);
+        assert_eq!(lines(b"a\n").count(), 1);
+        assert_eq!(lines(b"\n").count(), 1);
+        assert_eq!(lines(b"").count(), 0);
+    }
+}
