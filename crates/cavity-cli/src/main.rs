@@ -17,7 +17,7 @@ use cavity::defects::{
     Defects, Keeps, check_output, count_zero_area, remove_duplicate_faces, topology_stats,
 };
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::io::{Format, read_mesh, read_mesh_from, write_mesh};
+use cavity::io::{Format, check_writable, read_mesh, read_mesh_from, write_mesh};
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
 use cavity::reference::MeshStats;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
@@ -120,9 +120,9 @@ enum Command {
     /// kept; --keep-boundary keeps them as they are); features, with
     /// --feature-angle, stay.
     Remesh {
-        /// Input mesh (.ply, .obj, .off); the bundled mesh when omitted.
+        /// Input mesh (.ply, .obj, .off, .stl); the bundled mesh when omitted.
         input: Option<PathBuf>,
-        /// Output mesh (.ply, .obj or .off); never the input. Default: the
+        /// Output mesh (.ply, .obj, .off or .stl); never the input. Default: the
         /// input's name with "-remeshed" in the current directory.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -166,7 +166,7 @@ enum Command {
         /// Time per frame.
         #[arg(long, default_value_t = 0.05)]
         dt: f32,
-        /// Final mesh (.ply, .obj or .off).
+        /// Final mesh (.ply, .obj, .off or .stl).
         #[arg(short, long, default_value = "sheet-tracked.obj")]
         output: PathBuf,
         /// Also write every K-th frame, as OUTPUT's name with "-frameNNNN"
@@ -178,7 +178,7 @@ enum Command {
     },
     /// Counts, components, boundary loops, non-manifold elements and patch statistics.
     Info {
-        /// Input mesh (.ply, .obj, .off); the bundled mesh when omitted.
+        /// Input mesh (.ply, .obj, .off, .stl); the bundled mesh when omitted.
         mesh: Option<PathBuf>,
         /// Maximum faces per patch (1 to 8192).
         #[arg(long, default_value_t = DEFAULT_PATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=MAX_PATCH_SIZE as i64))]
@@ -188,7 +188,7 @@ enum Command {
     Normals {
         /// Input mesh; the bundled mesh when omitted.
         input: Option<PathBuf>,
-        /// Output mesh (.ply, .obj or .off); never the input.
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
         #[arg(short, long)]
         output: PathBuf,
         #[command(flatten)]
@@ -199,7 +199,7 @@ enum Command {
     Delaunay {
         /// Input mesh; the bundled mesh when omitted.
         input: Option<PathBuf>,
-        /// Output mesh (.ply, .obj or .off); never the input.
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
         #[arg(short, long)]
         output: PathBuf,
         #[command(flatten)]
@@ -633,7 +633,7 @@ fn refuse_overwrite(input: Option<&Path>, output: &Path) -> Result<()> {
 
 fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     refuse_overwrite(input, output)?;
-    let format = Format::from_path(output)?;
+    let format = check_writable(output)?;
     let mesh = load_input(input)?.mesh;
     let backend = backend(common.device)?;
     let t = Instant::now();
@@ -719,7 +719,7 @@ fn remesh(
     args.factors().check()?;
     let output = output.map_or_else(|| remeshed_name(input), Path::to_path_buf);
     refuse_overwrite(input, &output)?;
-    let format = Format::from_path(&output)?;
+    let format = check_writable(&output)?;
     let whole = Instant::now();
     let reading = Instant::now();
     let read = load_input(input)?;
@@ -800,7 +800,7 @@ fn track(
     if every == Some(0) {
         return Err("--every 0: write every K-th frame with K at least 1".into());
     }
-    let format = Format::from_path(output)?;
+    let format = check_writable(output)?;
     let backend = backend(args.device)?;
     let layout = args.layout(DYNAMIC_PATCH_SIZE);
     let bar = ProgressBar::new(settings.frames as u64).with_style(
@@ -835,7 +835,7 @@ fn track(
 
 fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
     refuse_overwrite(input, output)?;
-    let format = Format::from_path(output)?;
+    let format = check_writable(output)?;
     let read = load_input(input)?;
     let backend = backend(args.device)?;
     let pb = spinner();
@@ -876,11 +876,11 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
 /// each subdivision level, named "NAME /LEVEL".
 fn subdivided_inputs(paths: &[PathBuf], subdivisions: &[u32]) -> Result<Vec<(String, TriMesh)>> {
     let inputs: Vec<(String, TriMesh)> = if paths.is_empty() {
-        vec![(BUNDLED_NAME.to_string(), load(None)?)]
+        vec![(BUNDLED_NAME.to_string(), load_input(None)?.mesh)]
     } else {
         paths
             .iter()
-            .map(|p| Ok((p.display().to_string(), load(Some(p))?)))
+            .map(|p| Ok((p.display().to_string(), load_input(Some(p))?.mesh)))
             .collect::<Result<_>>()?
     };
     let mut meshes = Vec::new();

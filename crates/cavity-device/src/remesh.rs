@@ -266,10 +266,10 @@ parameters! {
     /// Shorter edges go first. An edge shorter than `degenerate_length` is
     /// degenerate (zero or near-zero length, in scans): its collapse moves
     /// every face by less than that, so it is taken even when a new edge
-    /// is longer than `max_length`, and a new face may replace an old face
-    /// of zero area ([`zero_area`]) whatever its shape, unless it faces
-    /// against the cavity (its faces' summed normals): the repair of
-    /// degenerate input (issue 24).
+    /// is longer than `max_length`, and a new face need only not face
+    /// against the old one (against the cavity's summed normals when the
+    /// old one has zero area, [`zero_area`]), whatever its angles: the
+    /// repair of degenerate input (issue 24).
     pub struct CollapseShortEdgesSafely {
         /// Shortest edge left alone.
         pub min_length: f32,
@@ -590,11 +590,13 @@ impl CavityApp for CollapseShortEdgesSafely {
             };
             let old = ctx.face_vertices(f).map(|v| ctx.position(v));
             if degenerate {
-                if zero_area(old) {
-                    dot(normal(x, y, m), up) >= 0.0
-                } else {
-                    replaces_well(old, [x, y, m])
-                }
+                // `m` is within `degenerate_length` of both vertices: the new
+                // face is the old one barely moved, so only its side is
+                // checked (an angle test could turn down a rounding-level
+                // change of an old sliver, and leave the edge).
+                let [p, q, r] = old;
+                let side = if zero_area(old) { up } else { normal(p, q, r) };
+                dot(normal(x, y, m), side) >= 0.0
             } else {
                 norm(sub(m, x)) <= self.max_length && replaces_well(old, [x, y, m])
             }

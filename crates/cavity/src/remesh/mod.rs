@@ -422,7 +422,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
 
 /// Sweeps of each step of the final repair (degenerate collapses, cap
 /// flips) after the last iteration.
-pub const REPAIR_SWEEPS: u32 = 2;
+pub const REPAIR_SWEEPS: u32 = 3;
 
 /// The longest edge a flip may create in an iteration, `last` or not, at
 /// target length `l`: 4/3 L in the last iteration (no split phase follows

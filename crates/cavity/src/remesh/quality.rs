@@ -135,7 +135,11 @@ fn component_sizes(mesh: &TriMesh) -> Vec<usize> {
         sets.union(t[0] as usize, t[1] as usize);
         sets.union(t[1] as usize, t[2] as usize);
     }
-    let root: Vec<usize> = mesh.faces.iter().map(|t| sets.find(t[0] as usize)).collect();
+    let root: Vec<usize> = mesh
+        .faces
+        .iter()
+        .map(|t| sets.find(t[0] as usize))
+        .collect();
     let mut size = vec![0usize; mesh.num_vertices()];
     for &r in &root {
         size[r] += 1;
@@ -204,7 +208,9 @@ impl Quality {
                         on[b as usize] = true;
                     }
                 }
-                (0..on.len()).filter(|&v| on[v] && loops.find(v) == v).count()
+                (0..on.len())
+                    .filter(|&v| on[v] && loops.find(v) == v)
+                    .count()
             },
             euler: used.len() as i64 - edges as i64 + mesh.num_faces() as i64,
         }
