@@ -14,7 +14,7 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::TriMesh;
-use crate::reference::{MeshStats, ReferenceError, UnionFind};
+use crate::reference::{MeshStats, ReferenceError, UnionFind, boundary_loops, vertex_components};
 use crate::topology::Topology;
 
 /// Edges at most this many bounding-box diagonals long have zero length
@@ -164,25 +164,13 @@ pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
     let topo = Topology::new(mesh);
     let nv = mesh.num_vertices();
     let degree = |e: usize| (topo.ef_offsets[e + 1] - topo.ef_offsets[e]) as usize;
-    let mut components = UnionFind::new(nv);
-    for t in &mesh.faces {
-        components.union(t[0] as usize, t[1] as usize);
-        components.union(t[1] as usize, t[2] as usize);
-    }
-    let mut loops = UnionFind::new(nv);
-    let mut on_boundary = vec![false; nv];
-    let mut boundary_edges = 0;
-    for (e, &[a, b]) in topo.ev.iter().enumerate() {
-        if degree(e) == 1 {
-            loops.union(a as usize, b as usize);
-            on_boundary[a as usize] = true;
-            on_boundary[b as usize] = true;
-            boundary_edges += 1;
-        }
-    }
-    let boundary_loops = (0..nv)
-        .filter(|&v| on_boundary[v] && loops.find(v) == v)
-        .count();
+    let mut components = vertex_components(nv, &mesh.faces);
+    let boundary: Vec<[u32; 2]> = (0..topo.ev.len())
+        .filter(|&e| degree(e) == 1)
+        .map(|e| topo.ev[e])
+        .collect();
+    let boundary_edges = boundary.len();
+    let boundary_loops = boundary_loops(nv, &boundary);
     let non_manifold_vertices = (0..nv as u32)
         .into_par_iter()
         .filter(|&v| fans(mesh, &topo, v) > 1)

@@ -452,25 +452,13 @@ impl ReferenceMesh {
         let ne = self.num_edges() as u32;
         let degree = |e: u32| self.edge_faces.row(e).len();
 
-        let mut components = UnionFind::new(nv);
-        for t in &self.faces {
-            components.union(t[0] as usize, t[1] as usize);
-            components.union(t[1] as usize, t[2] as usize);
-        }
-
-        let mut loops = UnionFind::new(nv);
-        let mut on_boundary = vec![false; nv];
-        let mut boundary_edges = 0;
-        for e in (0..ne).filter(|&e| degree(e) == 1) {
-            let [a, b] = self.edges[e as usize];
-            loops.union(a as usize, b as usize);
-            on_boundary[a as usize] = true;
-            on_boundary[b as usize] = true;
-            boundary_edges += 1;
-        }
-        let boundary_loops = (0..nv)
-            .filter(|&v| on_boundary[v] && loops.find(v) == v)
-            .count();
+        let mut components = vertex_components(nv, &self.faces);
+        let boundary: Vec<[u32; 2]> = (0..ne)
+            .filter(|&e| degree(e) == 1)
+            .map(|e| self.edges[e as usize])
+            .collect();
+        let boundary_edges = boundary.len();
+        let boundary_loops = boundary_loops(nv, &boundary);
 
         MeshStats {
             vertices: nv,
@@ -487,6 +475,31 @@ impl ReferenceMesh {
             euler_characteristic: self.euler_characteristic(),
         }
     }
+}
+
+/// The vertices `0..nv` in sets joined through the corners of `faces`.
+pub(crate) fn vertex_components(nv: usize, faces: &[[u32; 3]]) -> UnionFind {
+    let mut sets = UnionFind::new(nv);
+    for t in faces {
+        sets.union(t[0] as usize, t[1] as usize);
+        sets.union(t[1] as usize, t[2] as usize);
+    }
+    sets
+}
+
+/// Connected components of the graph of the boundary edges `boundary`
+/// over vertices `0..nv` (see [`MeshStats::boundary_loops`]).
+pub(crate) fn boundary_loops(nv: usize, boundary: &[[u32; 2]]) -> usize {
+    let mut loops = UnionFind::new(nv);
+    let mut on_boundary = vec![false; nv];
+    for &[a, b] in boundary {
+        loops.union(a as usize, b as usize);
+        on_boundary[a as usize] = true;
+        on_boundary[b as usize] = true;
+    }
+    (0..nv)
+        .filter(|&v| on_boundary[v] && loops.find(v) == v)
+        .count()
 }
 
 /// Disjoint sets over `0..n` (union-find with path halving).

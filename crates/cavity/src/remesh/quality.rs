@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::TriMesh;
 use crate::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
-use crate::reference::UnionFind;
+use crate::reference::{boundary_loops, vertex_components};
 use crate::topology::Topology;
 
 /// Table-4 statistics of a triangle mesh against a target edge length.
@@ -130,11 +130,7 @@ fn sharp_corners(mesh: &TriMesh, topo: &Topology) -> Vec<bool> {
 /// For every face, the number of faces of its component (faces joined
 /// through shared vertices).
 fn component_sizes(mesh: &TriMesh) -> Vec<usize> {
-    let mut sets = UnionFind::new(mesh.num_vertices());
-    for t in &mesh.faces {
-        sets.union(t[0] as usize, t[1] as usize);
-        sets.union(t[1] as usize, t[2] as usize);
-    }
+    let mut sets = vertex_components(mesh.num_vertices(), &mesh.faces);
     let root: Vec<usize> = mesh
         .faces
         .iter()
@@ -199,18 +195,11 @@ impl Quality {
                 lengths.par_iter().filter(|&&l| l <= tolerance).count()
             },
             boundary_loops: {
-                let mut loops = UnionFind::new(mesh.num_vertices());
-                let mut on = vec![false; mesh.num_vertices()];
-                for (e, &[a, b]) in topo.ev.iter().enumerate() {
-                    if topo.edge_faces(e as u32).len() == 1 {
-                        loops.union(a as usize, b as usize);
-                        on[a as usize] = true;
-                        on[b as usize] = true;
-                    }
-                }
-                (0..on.len())
-                    .filter(|&v| on[v] && loops.find(v) == v)
-                    .count()
+                let boundary: Vec<[u32; 2]> = (0..topo.ev.len())
+                    .filter(|&e| topo.edge_faces(e as u32).len() == 1)
+                    .map(|e| topo.ev[e])
+                    .collect();
+                boundary_loops(mesh.num_vertices(), &boundary)
             },
             euler: used.len() as i64 - edges as i64 + mesh.num_faces() as i64,
         }
