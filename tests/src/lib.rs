@@ -2,10 +2,12 @@
 //! every query of a backend against the CPU reference mesh.
 //!
 //! The backend comes from `CAVITY_TEST_DEVICE` (`cpu` by default, `cuda` on
-//! the GPU machine): the same test binaries run on both.
+//! the GPU machine, `cpu-racing` for the CPU backend with racing dynamic
+//! rounds): the same test binaries run on all of them.
 
 use std::collections::{BTreeSet, HashSet};
 
+use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::dynamic::DynamicMesh;
 use cavity::reference::{MeshStats, ReferenceMesh};
@@ -20,6 +22,17 @@ pub fn test_backend() -> Backend {
         .parse()
         .expect("CAVITY_TEST_DEVICE");
     Backend::select(choice).expect("backend").0
+}
+
+/// [`test_backend`] with dynamic rounds in `schedule` when it is the CPU
+/// backend (the GPU's blocks always race): the tests of the concurrent
+/// machinery (locks, expansion, slicing) run the racing schedule on the
+/// CPU, and the deterministic one as well where a parameter picks it.
+pub fn test_backend_with(schedule: Schedule) -> Backend {
+    match test_backend() {
+        Backend::Cpu(_) => Backend::Cpu(CpuBackend::with_schedule(schedule)),
+        gpu => gpu,
+    }
 }
 
 /// An `n × m` grid of quads split into triangles (diagonal direction from

@@ -1,14 +1,16 @@
 //! Delaunay edge flips on the dynamic core, CPU backend with all workers
-//! racing: after every round the mesh validates; at the end every interior
+//! racing (and the deterministic schedule, picked at random, in the
+//! proptest): after every round the mesh validates; at the end every interior
 //! edge is Delaunay, positions, face count and Euler characteristic are
 //! unchanged and every input vertex is kept.
 
 use cavity::TriMesh;
+use cavity::backend::cpu::Schedule;
 use cavity::delaunay::flip_edges;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity_device::delaunay::cotangent;
-use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
+use cavity_tests::{any_mesh, cases, grid, test_backend_with, validate_each_round};
 use proptest::prelude::*;
 
 /// Moves every vertex by a pseudo-random offset of up to `amount`.
@@ -58,12 +60,13 @@ fn worst_edge(mesh: &TriMesh) -> f32 {
 }
 
 fn check_flips(input: &TriMesh, patch_size: u32) {
-    check_flips_with(input, patch_size, true);
+    check_flips_with(input, patch_size, true, Schedule::Racing);
 }
 
 /// Runs the flips with `validate` after every round and checks the result;
-/// `needs_flips`: the input must have a non-Delaunay edge.
-fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
+/// `needs_flips`: the input must have a non-Delaunay edge; `schedule`: the
+/// CPU backend's rounds.
+fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool, schedule: Schedule) {
     let reference = ReferenceMesh::new(input).expect("valid input");
     let mut dynamic =
         DynamicMesh::new(input, patch_size, CapacityFactors::default()).expect("dynamic mesh");
@@ -71,7 +74,7 @@ fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool) {
     let manifold = dynamic.validate(true).is_ok();
     dynamic.validate(false).expect("valid before");
     let mut check = validate_each_round(manifold);
-    let report = test_backend()
+    let report = test_backend_with(schedule)
         .run_rounds(&mut dynamic, |r| flip_edges(r, Some(&mut check)), |e| e)
         .expect("flips")
         .value;
@@ -116,16 +119,18 @@ proptest! {
 
     /// Random meshes (grids with holes, tori, fans, non-manifold edges,
     /// isolated vertices, shuffled), jittered, at patch sizes down to 2, on
-    /// four workers racing for patches.
+    /// four workers racing for patches or in the deterministic schedule.
     #[test]
     fn random_meshes_become_delaunay(
         mesh in any_mesh(),
         seed in any::<u32>(),
         patch_size in prop::sample::select(vec![2u32, 4, 8, 16, 64]),
+        racing in any::<bool>(),
     ) {
         let input = jitter(mesh, 0.35, seed);
+        let schedule = if racing { Schedule::Racing } else { Schedule::Deterministic };
         let pool = rayon::ThreadPoolBuilder::new().num_threads(4).build().expect("pool");
-        pool.install(|| check_flips_with(&input, patch_size, false));
+        pool.install(|| check_flips_with(&input, patch_size, false, schedule));
     }
 }
 

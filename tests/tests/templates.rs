@@ -15,6 +15,7 @@
 //! `TEST_WORKERS` sets the CPU backend's workers (default 4).
 
 use cavity::TriMesh;
+use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::backend::cuda::CudaApp;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
@@ -28,7 +29,7 @@ use cavity_device::operations::{
 };
 use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use cavity_device::track::ShorterDiagonal;
-use cavity_tests::{any_mesh, cases, grid, test_backend, validate_each_round};
+use cavity_tests::{any_mesh, cases, grid, test_backend_with, validate_each_round};
 use proptest::prelude::*;
 
 /// Room for meshes that grow several times over without slicing.
@@ -78,8 +79,23 @@ fn try_run<A: CudaApp + Sync + Send>(
 where
     for<'x> dyn AnyRounds + 'x: Update<A>,
 {
+    try_run_in(Schedule::Racing, input, patch_size, factors, app, manifold)
+}
+
+/// [`try_run`] with the CPU backend's rounds in `schedule`.
+fn try_run_in<A: CudaApp + Sync + Send>(
+    schedule: Schedule,
+    input: &TriMesh,
+    patch_size: u32,
+    factors: CapacityFactors,
+    app: A,
+    manifold: bool,
+) -> Result<(RunReport, TriMesh), RunError>
+where
+    for<'x> dyn AnyRounds + 'x: Update<A>,
+{
     let mut check = validate_each_round(manifold);
-    with_rounds(input, patch_size, factors, manifold, |r| {
+    with_rounds_in(schedule, input, patch_size, factors, manifold, |r| {
         sweeps(r, &app, false, Some(&mut check))
     })
 }
@@ -106,8 +122,20 @@ fn with_rounds<T: Send>(
     manifold: bool,
     work: impl FnOnce(&mut dyn AnyRounds) -> Result<T, RunError> + Send,
 ) -> Result<(T, TriMesh), RunError> {
+    with_rounds_in(Schedule::Racing, input, patch_size, factors, manifold, work)
+}
+
+/// [`with_rounds`] with the CPU backend's rounds in `schedule`.
+fn with_rounds_in<T: Send>(
+    schedule: Schedule,
+    input: &TriMesh,
+    patch_size: u32,
+    factors: CapacityFactors,
+    manifold: bool,
+    work: impl FnOnce(&mut dyn AnyRounds) -> Result<T, RunError> + Send,
+) -> Result<(T, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
-    let backend = test_backend();
+    let backend = test_backend_with(schedule);
     let result = workers()
         .install(|| backend.run_rounds(&mut dynamic, work, |e| e))
         .map(|ran| ran.value);
@@ -753,7 +781,10 @@ fn a_declined_seed_stays_declined_whichever_patch_owns_it() {
             .install(|| {
                 let mut check = validate_each_round(true);
                 sweeps(
-                    &mut CpuRounds::new(&mut dynamic),
+                    &mut CpuRounds::with_backend(
+                        &mut dynamic,
+                        CpuBackend::with_schedule(Schedule::Racing),
+                    ),
                     &DeclineEveryCollapse,
                     false,
                     Some(&mut check),
@@ -787,7 +818,7 @@ proptest! {
 
     /// Random meshes (grids with holes, tori, fans, non-manifold edges,
     /// isolated vertices, shuffled) at patch sizes down to 4, on four racing
-    /// workers: edge splits, face splits and edge collapses keep the mesh
+    /// workers or in the deterministic schedule: edge splits, face splits and edge collapses keep the mesh
     /// valid (every round) and its Euler characteristic; they meet their
     /// criterion everywhere on manifold inputs (elsewhere a fill-in may
     /// decline a degenerate cavity) and change the counts they should. A run
@@ -798,7 +829,9 @@ proptest! {
         input in any_mesh(),
         operation in 0u8..3,
         patch_size in prop::sample::select(vec![4u32, 8, 16, 64]),
+        racing in any::<bool>(),
     ) {
+        let schedule = if racing { Schedule::Racing } else { Schedule::Deterministic };
         let manifold = DynamicMesh::new(&input, patch_size, GROWTH)
             .expect("dynamic mesh")
             .validate(true)
@@ -810,7 +843,7 @@ proptest! {
                 // longest-edge bisection).
                 let max_length = longest_splittable(&input) / 2.0;
                 let Ok((report, out)) =
-                    try_run(&input, patch_size, GROWTH, SplitLongEdges::new(max_length), manifold)
+                    try_run_in(schedule, &input, patch_size, GROWTH, SplitLongEdges::new(max_length), manifold)
                 else {
                     return Ok(());
                 };
@@ -835,7 +868,7 @@ proptest! {
                 // level doubles the valence of the vertices it touches).
                 let max_area = largest_face(&input) / 2.9;
                 let Ok((report, out)) =
-                    try_run(&input, patch_size, GROWTH, SplitLargeFaces { max_area }, manifold)
+                    try_run_in(schedule, &input, patch_size, GROWTH, SplitLargeFaces { max_area }, manifold)
                 else {
                     return Ok(());
                 };
@@ -850,7 +883,7 @@ proptest! {
                 // Collapse the shorter half of the interior edges.
                 let min_length = median_interior(&input);
                 let Ok((report, out)) =
-                    try_run(&input, patch_size, GROWTH, CollapseShortEdges { min_length }, manifold)
+                    try_run_in(schedule, &input, patch_size, GROWTH, CollapseShortEdges { min_length }, manifold)
                 else {
                     return Ok(());
                 };

@@ -47,8 +47,12 @@ enum Device {
     Auto,
     /// The GPU (error when there is none).
     Cuda,
-    /// The CPU backend (the same kernels on all cores).
+    /// The CPU backend (the same kernels on all cores; dynamic commands
+    /// give the same output whatever the number of cores).
     Cpu,
+    /// The CPU backend with the GPU's racing schedule of dynamic rounds
+    /// (faster on many cores; the output depends on timing).
+    CpuRacing,
 }
 
 #[derive(clap::Args)]
@@ -427,6 +431,7 @@ fn backend(device: Device) -> Result<Backend> {
         Device::Auto => DeviceChoice::Auto,
         Device::Cuda => DeviceChoice::Cuda,
         Device::Cpu => DeviceChoice::Cpu,
+        Device::CpuRacing => DeviceChoice::CpuRacing,
     };
     let (b, note) = Backend::select(choice)?;
     eprintln!("{note}");

@@ -24,7 +24,8 @@ use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use cavity_device::track::{Advection, ShorterDiagonal};
 
 use crate::backend::BackendError;
-use crate::backend::cpu::CpuBackend;
+use crate::backend::cpu::{CpuBackend, Schedule};
+use crate::backend::territories;
 use crate::dynamic::DynamicMesh;
 
 /// Declares the steps of an application's loop (remeshing's phases,
@@ -384,7 +385,11 @@ pub fn status_of(queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
 }
 
 /// The CPU backend's rounds: the kernels run on the mesh's host arrays,
-/// one block per rayon task, all workers racing.
+/// one block per rayon task, in the backend's [`Schedule`]: with the
+/// deterministic one (the default) each round runs the patches that
+/// `backend::territories` picks, so that the result is the same whatever
+/// the number of workers; with the racing one every queued patch gets a
+/// block and the workers race as the GPU's blocks do.
 pub struct CpuRounds<'a> {
     mesh: &'a mut DynamicMesh,
     cpu: CpuBackend,
@@ -395,11 +400,16 @@ pub struct CpuRounds<'a> {
 }
 
 impl<'a> CpuRounds<'a> {
-    /// Rounds on `mesh`.
+    /// Rounds on `mesh` with the deterministic schedule.
     pub fn new(mesh: &'a mut DynamicMesh) -> Self {
+        CpuRounds::with_backend(mesh, CpuBackend::new())
+    }
+
+    /// Rounds on `mesh` on `cpu` (with its schedule).
+    pub fn with_backend(mesh: &'a mut DynamicMesh, cpu: CpuBackend) -> Self {
         CpuRounds {
             mesh,
-            cpu: CpuBackend::new(),
+            cpu,
             scratch: Vec::new(),
             rounds: 0,
         }
@@ -408,15 +418,24 @@ impl<'a> CpuRounds<'a> {
 
 impl<A: CavityApp + Sync> Update<A> for CpuRounds<'_> {
     fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
-        let raw = self.mesh.raw();
         let salt = self.rounds;
         self.rounds = self.rounds.wrapping_add(1);
+        let deterministic = self.cpu.schedule() == Schedule::Deterministic;
+        let blocks = if deterministic {
+            territories::prepare(self.mesh, salt)
+        } else {
+            blocks
+        };
+        let raw = self.mesh.raw();
         // SAFETY: `raw` names the mesh's arrays, which nothing else touches
         // until the calls return (`self.mesh` is borrowed mutably).
-        unsafe {
-            self.cpu.update_round(&raw, app, blocks, salt);
-            self.cpu.cleanup(&raw);
+        unsafe { self.cpu.update_round(&raw, app, blocks, salt) };
+        if deterministic {
+            territories::release(self.mesh);
         }
+        let raw = self.mesh.raw();
+        // SAFETY: as above.
+        unsafe { self.cpu.cleanup(&raw) };
         Ok(())
     }
 }

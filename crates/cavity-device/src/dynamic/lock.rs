@@ -11,6 +11,12 @@ use super::global::GlobalU32;
 
 /// The lock word of a free patch.
 pub const FREE: u32 = 0;
+/// The lock word of a patch that no block may take in this round: the CPU
+/// backend's deterministic schedule leaves free only the patches it gives
+/// to a block (`cavity::backend::territories`), so that no lock is ever
+/// contended and a round's outcome does not depend on timing. A block
+/// working on patch `me` holds `me + 1 < RESERVED`.
+pub const RESERVED: u32 = u32::MAX;
 /// Tries against a holder with a larger patch id.
 const PATIENT_TRIES: u32 = 16;
 /// Longest single wait, in nanoseconds (the patient tries wait about 41 µs
@@ -35,7 +41,8 @@ fn backoff(ns: u32) {
 }
 
 /// Tries to lock `patch` for the block working on patch `me`; returns
-/// whether it holds the lock. Call from one thread of the block.
+/// whether it holds the lock (at once `false` for a [`RESERVED`] patch).
+/// Call from one thread of the block.
 #[inline(always)]
 pub fn try_lock(locks: GlobalU32, patch: u32, me: u32) -> bool {
     let mut wait = 64;
@@ -44,6 +51,9 @@ pub fn try_lock(locks: GlobalU32, patch: u32, me: u32) -> bool {
         let found = locks.compare_exchange_acquire(patch, FREE, me + 1);
         if found == FREE {
             return true;
+        }
+        if found == RESERVED {
+            return false;
         }
         tries += 1;
         let limit = if found - 1 > me {

@@ -22,19 +22,52 @@ use cavity_device::{normals, workload};
 use super::{QueryResult, max_shared_bytes, sources};
 use crate::patched::PatchedMesh;
 
+/// How the CPU backend schedules the patches of a dynamic update round.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// The host picks each round's patches, far enough apart that no two
+    /// blocks touch the same patch (`backend::territories`): the same
+    /// output whatever the number of workers, at the cost of more rounds.
+    #[default]
+    Deterministic,
+    /// One block per queued patch, all racing for the queue and the patch
+    /// locks as on the GPU: what the GPU's concurrency does, on the host
+    /// (the tests run it too); the output depends on timing.
+    Racing,
+}
+
 /// The CPU backend over rayon's global thread pool.
 #[derive(Clone, Debug, Default)]
-pub struct CpuBackend;
+pub struct CpuBackend {
+    schedule: Schedule,
+}
 
 impl CpuBackend {
-    /// A CPU backend.
+    /// A CPU backend with the deterministic schedule.
     pub fn new() -> Self {
-        CpuBackend
+        CpuBackend::default()
     }
 
-    /// "CPU backend (N threads)".
+    /// A CPU backend with the given schedule of dynamic rounds.
+    pub fn with_schedule(schedule: Schedule) -> Self {
+        CpuBackend { schedule }
+    }
+
+    /// How dynamic rounds are scheduled.
+    pub fn schedule(&self) -> Schedule {
+        self.schedule
+    }
+
+    /// "CPU backend (N threads)", with "racing" for the racing schedule.
     pub fn name(&self) -> String {
-        format!("CPU backend ({} threads)", rayon::current_num_threads())
+        let racing = match self.schedule {
+            Schedule::Deterministic => "",
+            Schedule::Racing => ", racing",
+        };
+        format!(
+            "CPU backend ({} threads{racing})",
+            rayon::current_num_threads()
+        )
     }
 
     /// Runs `kernel(block, arena, patch)` for every patch in parallel with
@@ -134,13 +167,8 @@ impl CpuBackend {
         kernel: impl Fn(&HostBlock, &mut SharedArena, u32) + Sync,
     ) {
         (0..n).into_par_iter().for_each_init(
-            || vec![0u128; smem.div_ceil(16)],
-            |buf, i| {
-                // SAFETY: `buf` is this worker's own 16-byte-aligned buffer
-                // of at least `smem` bytes, unused elsewhere during the call.
-                let mut arena = unsafe { SharedArena::new(buf.as_mut_ptr() as *mut u8, smem) };
-                kernel(&HostBlock, &mut arena, i);
-            },
+            || shared_buffer(smem),
+            |buf, i| run_block(buf, smem, i, &kernel),
         );
     }
 
@@ -169,18 +197,29 @@ impl CpuBackend {
 
     /// Slices every patch flagged `SLICE` (`dynamic::slice`, one block per
     /// patch slot in use) by a round of an application with seeds of kind
-    /// `seed`.
+    /// `seed`. With the deterministic schedule the blocks run one after
+    /// another in patch order, so that the halves take the free slots in
+    /// that order.
     ///
     /// # Safety
     /// As for [`CpuBackend::update_round`].
     pub unsafe fn slice(&self, raw: &RawDynamicMesh, seed: Kind) {
         let smem = slice::shared_bytes(&raw.cap, 1);
-        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
+        let kernel = |b: &HostBlock, arena: &mut SharedArena, p| {
             // SAFETY: the caller's contract; each block writes only its own
             // patch and the slot it claims.
             let mesh = unsafe { DynMesh::new(raw) };
             slice::slice(b, arena, &mesh, p, seed);
-        });
+        };
+        match self.schedule {
+            Schedule::Racing => self.run_blocks(raw.num_patches, smem, kernel),
+            Schedule::Deterministic => {
+                let mut buf = shared_buffer(smem);
+                for p in 0..raw.num_patches {
+                    run_block(&mut buf, smem, p, &kernel);
+                }
+            }
+        }
     }
 
     /// One smoothing step (`dynamic::smooth`): the relaxation
@@ -252,4 +291,29 @@ impl CpuBackend {
             cleanup::compact(b, arena, &mesh, p);
         });
     }
+}
+
+/// A worker's shared memory: at least `smem` bytes, 16-byte aligned.
+fn shared_buffer(smem: usize) -> Vec<u128> {
+    vec![0u128; smem.div_ceil(16)]
+}
+
+/// Runs `kernel` as block `i` on `buf` (from [`shared_buffer`] for `smem`
+/// bytes, used by this block alone during the call), zeroed first: a
+/// kernel stores whole windows (a patch's FE rows up to its high-water
+/// mark, free slots included), and what a previous block left in the free
+/// slots must not reach the mesh, or the arrays would depend on which
+/// worker ran which block before.
+fn run_block(
+    buf: &mut [u128],
+    smem: usize,
+    i: u32,
+    kernel: &impl Fn(&HostBlock, &mut SharedArena, u32),
+) {
+    assert!(buf.len() * 16 >= smem);
+    buf.fill(0);
+    // SAFETY: `buf` is 16-byte aligned, holds at least `smem` bytes (checked
+    // above) and is borrowed mutably for the call: no other block uses it.
+    let mut arena = unsafe { SharedArena::new(buf.as_mut_ptr() as *mut u8, smem) };
+    kernel(&HostBlock, &mut arena, i);
 }

@@ -5,6 +5,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod territories;
 
 use std::fmt;
 use std::str::FromStr;
@@ -26,8 +27,11 @@ pub enum DeviceChoice {
     Auto,
     /// The GPU; an error when none is usable.
     Cuda,
-    /// The CPU backend.
+    /// The CPU backend (deterministic dynamic rounds).
     Cpu,
+    /// The CPU backend with racing dynamic rounds, as on the GPU
+    /// ([`cpu::Schedule::Racing`]).
+    CpuRacing,
 }
 
 impl FromStr for DeviceChoice {
@@ -37,7 +41,10 @@ impl FromStr for DeviceChoice {
             "auto" => Ok(DeviceChoice::Auto),
             "cuda" | "gpu" => Ok(DeviceChoice::Cuda),
             "cpu" => Ok(DeviceChoice::Cpu),
-            _ => Err(format!("unknown device '{s}': use auto, cuda or cpu")),
+            "cpu-racing" => Ok(DeviceChoice::CpuRacing),
+            _ => Err(format!(
+                "unknown device '{s}': use auto, cuda, cpu or cpu-racing"
+            )),
         }
     }
 }
@@ -155,8 +162,8 @@ impl Backend {
         copy_back: impl FnOnce(RunError) -> E,
     ) -> Result<OnRounds<T>, E> {
         match self {
-            Backend::Cpu(_) => {
-                let mut r = CpuRounds::new(mesh);
+            Backend::Cpu(cpu) => {
+                let mut r = CpuRounds::with_backend(mesh, cpu.clone());
                 let value = driver(&mut r)?;
                 Ok(OnRounds {
                     value,
@@ -186,6 +193,11 @@ impl Backend {
             DeviceChoice::Cpu => {
                 let b = Backend::Cpu(cpu::CpuBackend::new());
                 let note = format!("using {} (--device cpu)", b.name());
+                Ok((b, note))
+            }
+            DeviceChoice::CpuRacing => {
+                let b = Backend::Cpu(cpu::CpuBackend::with_schedule(cpu::Schedule::Racing));
+                let note = format!("using {} (--device cpu-racing)", b.name());
                 Ok((b, note))
             }
             DeviceChoice::Cuda => {
