@@ -283,6 +283,12 @@ parameters! {
         /// are corners and stay; above 1: the whole boundary stays (no
         /// collapse touches a boundary vertex).
         pub boundary_cos: f32,
+        /// Distance (model units) within which a boundary edge between two
+        /// corners may collapse: when both of its vertices lie this close
+        /// to the boundary polyline the collapse leaves, their turnings are
+        /// noise at the scale of L (the staircase rims of scanned holes),
+        /// not corners (0: corners always stay).
+        pub corner_tolerance: f32,
     }
 }
 
@@ -363,6 +369,18 @@ impl BoundaryStar {
 fn replaces_well([p, q, r]: [[f32; 3]; 3], [x, y, z]: [[f32; 3]; 3]) -> bool {
     dot(normal(x, y, z), normal(p, q, r)) > 0.0
         && smallest_angle_sin(x, y, z) >= smallest_angle_sin(p, q, r).min(SLIVER_SIN)
+}
+
+/// Distance from `p` to the segment from `s` to `t` (model units).
+fn segment_distance(p: [f32; 3], s: [f32; 3], t: [f32; 3]) -> f32 {
+    let (d, r) = (sub(t, s), sub(p, s));
+    let dd = dot(d, d);
+    let k = if dd > 0.0 {
+        (dot(r, d) / dd).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    norm(sub(r, [k * d[0], k * d[1], k * d[2]]))
 }
 
 /// Where edge `e` collapses to, so that features stay: its
@@ -503,7 +521,7 @@ impl CollapseShortEdgesSafely {
                 (true, true) => Some(balanced_point(ctx, e, pa, pb)),
                 (false, true) => Some(pa),
                 (true, false) => Some(pb),
-                (false, false) => None,
+                (false, false) => self.between_corners(ctx, e, [sa, sb]),
             },
             2 => {
                 let smooth = |v| feature_edges(ctx, v, self.feature_cos) == 0;
@@ -515,6 +533,39 @@ impl CollapseShortEdgesSafely {
             }
             _ => None,
         }
+    }
+
+    /// Where boundary edge `e` between two corners with boundary stars
+    /// `stars` collapses to: its [`balanced_point`] `m` (on the edge, so
+    /// onto the polyline) when both corners are plain boundary vertices
+    /// and lie within `corner_tolerance` of the polyline `u, m, w` that
+    /// replaces `u, a, b, w` (`u`, `w`: their other boundary neighbours):
+    /// a step of a jagged rim much shorter than L, whose corners would
+    /// keep faces with all three vertices on the boundary and small angles
+    /// between them (issue 24). A step as long as the tolerance or longer
+    /// is a corner of the shape at the scale of L and stays. `None` when
+    /// the stars are unknown (a ribbon vertex) or `u` is `w` (a hole of
+    /// three edges, which the collapse would close).
+    fn between_corners<B: Block>(
+        &self,
+        ctx: &Ctx<'_, B>,
+        e: u32,
+        [sa, sb]: [BoundaryStar; 2],
+    ) -> Option<[f32; 3]> {
+        let [a, b] = ctx.edge_vertices(e);
+        let plain = |s: BoundaryStar| s.known && s.edges == 2 && !s.non_manifold;
+        if !plain(sa) || !plain(sb) {
+            return None;
+        }
+        let other = |s: BoundaryStar, x: u32| if s.ends[0] == x { s.ends[1] } else { s.ends[0] };
+        let (u, w) = (other(sa, b), other(sb, a));
+        if u == w {
+            return None;
+        }
+        let [pa, pb, pu, pw] = [a, b, u, w].map(|v| ctx.position(v));
+        let m = balanced_point(ctx, e, pa, pb);
+        let off = |p| segment_distance(p, pu, m).min(segment_distance(p, m, pw));
+        (off(pa).max(off(pb)) <= self.corner_tolerance).then_some(m)
     }
 
     /// Whether the collapse keeps the topology: [`collapsible`] away from
