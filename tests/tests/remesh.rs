@@ -519,3 +519,42 @@ fn open_boundaries_are_remeshed_along_the_boundary() {
         assert_eq!(got, want, "L {relative}x, --keep-boundary");
     }
 }
+
+/// A flat 48 × 48 sheet on [0, 1]² with a diagonal slot whose rims run in
+/// steps of one cell (the jagged hole rims of scans, issue 24): at L = 3x
+/// the steps are about 0.3 L long and every rim vertex turns by 90°, a
+/// corner by the turning angle alone. Remeshed, the steps go (they lie
+/// within `CORNER_TOLERANCE` L of the polyline without them): the smallest
+/// angle away from sharp corners (`Quality::min_angle_away`) is at least
+/// 15°, the boundary loops stay, and 95 % of the edges are in the band.
+#[test]
+fn staircase_hole_rims_reach_fifteen_degrees() {
+    let n = 48;
+    let holes: Vec<usize> = (12..36)
+        .flat_map(|i: usize| (i - 3..=i + 3).map(move |j| (i, j)))
+        .flat_map(|(i, j)| [2 * (j * n + i), 2 * (j * n + i) + 1])
+        .collect();
+    let mut sheet = grid(n as u32, n as u32, &[false, true], false, &holes);
+    for p in &mut sheet.positions {
+        *p = [p[0] / n as f32, p[1] / n as f32, 0.0];
+    }
+    let before = ReferenceMesh::new(&sheet).expect("valid").stats();
+    assert_eq!(before.boundary_loops, 2);
+    let settings = RemeshSettings {
+        length: TargetLength::Relative(3.0),
+        ..RemeshSettings::default()
+    };
+    let (out, report) = remesh_checked(&sheet, &settings, 64, None);
+    let stats = ReferenceMesh::new(&out).expect("valid").stats();
+    assert_eq!(stats.boundary_loops, before.boundary_loops);
+    assert!(
+        report.output.min_angle_away >= 15.0,
+        "smallest angle away from sharp corners {:.2}°",
+        report.output.min_angle_away
+    );
+    assert!(
+        report.output.in_band >= 0.95,
+        "{:.1} % in the band",
+        100.0 * report.output.in_band
+    );
+}

@@ -440,6 +440,7 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
         min_length: 0.45,
         degenerate_length: 0.0,
         boundary_cos: 2.0,
+        corner_tolerance: 0.0,
         max_length: 0.8,
         feature_cos: -2.0,
     };
@@ -468,6 +469,7 @@ fn collapse_sweeps_stop_at_the_limit() {
         min_length: 0.45,
         degenerate_length: 0.0,
         boundary_cos: 2.0,
+        corner_tolerance: 0.0,
         max_length: 0.8,
         feature_cos: -2.0,
     };

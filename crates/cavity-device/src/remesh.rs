@@ -167,6 +167,17 @@ fn is_cap<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
     cap_at(pa, pb, pc) || cap_at(pa, pb, pd)
 }
 
+/// Sine of the smallest angle a remeshed face is held to (15°: the
+/// acceptance criterion of issue 24, `cavity::remesh::Quality::min_angle_away`).
+pub const SMALL_ANGLE_SIN: f32 = 0.258_819_04;
+
+/// Whether one of the faces `abc` and `bad` of edge `ab` has an angle
+/// below 15° ([`SMALL_ANGLE_SIN`]).
+fn has_small_angle<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
+    let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
+    smallest_angle_sin(pa, pb, pc).min(smallest_angle_sin(pb, pa, pd)) < SMALL_ANGLE_SIN
+}
+
 /// Whether flipping `ab` to `cd` removes a cap well: the new faces `cda`
 /// and `dcb` face the same way, neither has zero area, and their smallest
 /// angle is larger than the old faces' (so no later flip undoes it).
@@ -188,15 +199,26 @@ parameters! {
     /// `max_length`, and the edge is not a feature. An edge opposite a
     /// cap's large angle ([`CAP_COS`]) is flipped whatever the valences when
     /// that removes the cap well (`removes_cap`) and the new edge is at most
-    /// `max_length`: the repair of degenerate input (issue 24).
+    /// `max_length`: the repair of degenerate input (issue 24). In the
+    /// final repair (`caps_only`), so is an edge that is not a feature and
+    /// has a face with an angle below 15° ([`SMALL_ANGLE_SIN`]) when the
+    /// flip raises the smallest angle of the two faces (the same test; the
+    /// Delaunay flip's aim, kept to the faces the criterion of issue 24
+    /// rejects): it takes the small angles that collapses leave next to
+    /// vertices that stay (corners, non-manifold vertices) and along
+    /// jagged rims. Not with the valence flips: a valence flip may lower a
+    /// pair's smallest angle from 14° to 11° (no sliver below 10°), and
+    /// the two would undo each other without end; the final repair's flips
+    /// only raise it.
     pub struct ImproveValence {
         /// Edges whose dihedral-angle cosine is below this are features and
         /// stay (-1 or less: no features).
         pub feature_cos: f32,
         /// Longest edge a flip may create (`f32::INFINITY`: any).
         pub max_length: f32,
-        /// 1: only caps' edges are flipped (the final repair of
-        /// `cavity::remesh`); 0: valences too.
+        /// 1: the final repair of `cavity::remesh`: only the edges of caps
+        /// and of faces with an angle below 15° are flipped; 0: caps'
+        /// edges and valences.
         pub caps_only: u32,
     }
 }
@@ -221,7 +243,11 @@ impl ImproveValence {
         if is_cap(ctx, q) {
             self.short_enough(ctx, q) && removes_cap(ctx, q)
         } else {
-            self.caps_only == 0 && self.shape_ok(ctx, q) && may_improve(ctx, q)
+            let repairs = self.caps_only != 0
+                && has_small_angle(ctx, q)
+                && self.short_enough(ctx, q)
+                && removes_cap(ctx, q);
+            repairs || self.caps_only == 0 && self.shape_ok(ctx, q) && may_improve(ctx, q)
         }
     }
 }
@@ -233,7 +259,9 @@ impl CavityApp for ImproveValence {
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         flip::candidate(ctx, e).is_some_and(|q| {
             let cap = is_cap(ctx, q);
-            (cap || self.caps_only == 0 && smooth(ctx, e, self.feature_cos)) && self.accepts(ctx, q)
+            let smooth = smooth(ctx, e, self.feature_cos);
+            let small = self.caps_only != 0 && smooth && has_small_angle(ctx, q);
+            (cap || small || self.caps_only == 0 && smooth) && self.accepts(ctx, q)
         })
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
@@ -283,6 +311,12 @@ parameters! {
         /// are corners and stay; above 1: the whole boundary stays (no
         /// collapse touches a boundary vertex).
         pub boundary_cos: f32,
+        /// Distance (model units) within which a boundary edge between two
+        /// corners may collapse: when both of its vertices lie this close
+        /// to the boundary polyline the collapse leaves, their turnings are
+        /// noise at the scale of L (the staircase rims of scanned holes),
+        /// not corners (0: corners always stay).
+        pub corner_tolerance: f32,
     }
 }
 
@@ -363,6 +397,18 @@ impl BoundaryStar {
 fn replaces_well([p, q, r]: [[f32; 3]; 3], [x, y, z]: [[f32; 3]; 3]) -> bool {
     dot(normal(x, y, z), normal(p, q, r)) > 0.0
         && smallest_angle_sin(x, y, z) >= smallest_angle_sin(p, q, r).min(SLIVER_SIN)
+}
+
+/// Distance from `p` to the segment from `s` to `t` (model units).
+fn segment_distance(p: [f32; 3], s: [f32; 3], t: [f32; 3]) -> f32 {
+    let (d, r) = (sub(t, s), sub(p, s));
+    let dd = dot(d, d);
+    let k = if dd > 0.0 {
+        (dot(r, d) / dd).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    norm(sub(r, [k * d[0], k * d[1], k * d[2]]))
 }
 
 /// Where edge `e` collapses to, so that features stay: its
@@ -503,7 +549,7 @@ impl CollapseShortEdgesSafely {
                 (true, true) => Some(balanced_point(ctx, e, pa, pb)),
                 (false, true) => Some(pa),
                 (true, false) => Some(pb),
-                (false, false) => None,
+                (false, false) => self.between_corners(ctx, e, [sa, sb]),
             },
             2 => {
                 let smooth = |v| feature_edges(ctx, v, self.feature_cos) == 0;
@@ -515,6 +561,39 @@ impl CollapseShortEdgesSafely {
             }
             _ => None,
         }
+    }
+
+    /// Where boundary edge `e` between two corners with boundary stars
+    /// `stars` collapses to: its [`balanced_point`] `m` (on the edge, so
+    /// onto the polyline) when both corners are plain boundary vertices
+    /// and lie within `corner_tolerance` of the polyline `u, m, w` that
+    /// replaces `u, a, b, w` (`u`, `w`: their other boundary neighbours):
+    /// a step of a jagged rim much shorter than L, whose corners would
+    /// keep faces with all three vertices on the boundary and small angles
+    /// between them (issue 24). A step as long as the tolerance or longer
+    /// is a corner of the shape at the scale of L and stays. `None` when
+    /// the stars are unknown (a ribbon vertex) or `u` is `w` (a hole of
+    /// three edges, which the collapse would close).
+    fn between_corners<B: Block>(
+        &self,
+        ctx: &Ctx<'_, B>,
+        e: u32,
+        [sa, sb]: [BoundaryStar; 2],
+    ) -> Option<[f32; 3]> {
+        let [a, b] = ctx.edge_vertices(e);
+        let plain = |s: BoundaryStar| s.known && s.edges == 2 && !s.non_manifold;
+        if !plain(sa) || !plain(sb) {
+            return None;
+        }
+        let other = |s: BoundaryStar, x: u32| if s.ends[0] == x { s.ends[1] } else { s.ends[0] };
+        let (u, w) = (other(sa, b), other(sb, a));
+        if u == w {
+            return None;
+        }
+        let [pa, pb, pu, pw] = [a, b, u, w].map(|v| ctx.position(v));
+        let m = balanced_point(ctx, e, pa, pb);
+        let off = |p| segment_distance(p, pu, m).min(segment_distance(p, m, pw));
+        (off(pa).max(off(pb)) <= self.corner_tolerance).then_some(m)
     }
 
     /// Whether the collapse keeps the topology: [`collapsible`] away from

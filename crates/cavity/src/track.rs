@@ -233,6 +233,7 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
         min_length: 0.5 * l,
         degenerate_length: 0.0,
         boundary_cos: KEEP_BOUNDARY,
+        corner_tolerance: 0.0,
         max_length: 1.5 * l,
         feature_cos: -2.0,
     };
