@@ -677,15 +677,13 @@ pub(crate) fn gpu_line(seconds: Option<GpuSeconds>) -> String {
     })
 }
 
-/// Total face area of `mesh` (model units squared).
+/// Total face area of `mesh` (model units squared); in parallel, the same
+/// for any number of workers (`quality::chunked_sum`).
 fn area(mesh: &TriMesh) -> f64 {
-    mesh.faces
-        .iter()
-        .map(|t| {
-            let [a, b, c] = t.map(|v| quality::point(mesh, v));
-            0.5 * (b - a).cross(c - a).length()
-        })
-        .sum()
+    quality::chunked_sum(&mesh.faces, |t| {
+        let [a, b, c] = t.map(|v| quality::point(mesh, v));
+        0.5 * (b - a).cross(c - a).length()
+    })
 }
 
 impl Quality {
