@@ -14,13 +14,15 @@ use std::time::Instant;
 
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::defects::{
-    Defects, Keeps, check_output, count_zero_area, remove_duplicate_faces, topology_stats,
+    Defects, Keeps, check_output, check_output_with, count_zero_area, remove_duplicate_faces,
+    topology_stats_with,
 };
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::io::{Format, check_writable, read_mesh, read_mesh_from, write_mesh};
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
 use cavity::reference::MeshStats;
-use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
+use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, Remeshed, TargetLength};
+use cavity::topology::Topology;
 use cavity::track::{TrackHooks, TrackSettings};
 use cavity::{PatchedMesh, TriMesh};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -364,12 +366,20 @@ fn load(path: Option<&Path>) -> Result<TriMesh> {
 }
 
 /// A mesh read for an operation that writes a mesh: duplicate faces
-/// removed, with the topology statistics its output is checked against.
+/// removed, with its topology and the topology statistics its output is
+/// checked against.
 struct Input {
     mesh: TriMesh,
+    /// `Topology::new(&mesh)`, shared by everything that needs it.
+    topology: Topology,
     stats: MeshStats,
     /// Faces of zero area (`cavity::defects::is_zero_area`).
     zero_area_faces: usize,
+    /// Seconds reading the file (or the bundled mesh).
+    read_seconds: f64,
+    /// Seconds removing duplicate faces and taking the topology and its
+    /// statistics.
+    analysis_seconds: f64,
 }
 
 /// Reads the mesh at `path` (or the bundled one) for an operation:
@@ -377,7 +387,10 @@ struct Input {
 /// non-manifold edges and vertices, which the operations leave as they
 /// are (the output check makes sure of it).
 fn load_input(path: Option<&Path>) -> Result<Input> {
+    let reading = Instant::now();
     let mut mesh = load(path)?;
+    let read_seconds = reading.elapsed().as_secs_f64();
+    let analysis = Instant::now();
     let name = path.map_or(BUNDLED_NAME.into(), |p| p.display().to_string());
     let removed = remove_duplicate_faces(&mut mesh);
     if removed > 0 {
@@ -385,7 +398,8 @@ fn load_input(path: Option<&Path>) -> Result<Input> {
             "warning: {name}: removed {removed} duplicate faces (the same three vertices as an earlier face)"
         );
     }
-    let stats = topology_stats(&mesh);
+    let topology = Topology::new(&mesh);
+    let stats = topology_stats_with(&mesh, &topology);
     if stats.non_manifold_edges + stats.non_manifold_vertices > 0 {
         eprintln!(
             "warning: {name}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
@@ -395,16 +409,31 @@ fn load_input(path: Option<&Path>) -> Result<Input> {
     let zero_area_faces = count_zero_area(&mesh);
     Ok(Input {
         mesh,
+        topology,
         stats,
         zero_area_faces,
+        read_seconds,
+        analysis_seconds: analysis.elapsed().as_secs_f64(),
     })
 }
 
 /// Checks an operation's output against its input before it is written
-/// to `path`; a failed check is an error, and the rejected mesh goes to
+/// to `path`, with the output's topology when `topology` gives it; a
+/// failed check is an error, and the rejected mesh goes to
 /// `rejected_name(path)` for inspection instead.
-fn check(input: &Input, output: &TriMesh, keeps: Keeps, path: &Path, format: Format) -> Result<()> {
-    let Err(e) = check_output(&input.stats, output, keeps) else {
+fn check(
+    input: &Input,
+    output: &TriMesh,
+    topology: Option<&Topology>,
+    keeps: Keeps,
+    path: &Path,
+    format: Format,
+) -> Result<()> {
+    let checked = match topology {
+        Some(topology) => check_output_with(&input.stats, output, topology, keeps),
+        None => check_output(&input.stats, output, keeps),
+    };
+    let Err(e) = checked else {
         return Ok(());
     };
     let rejected = rejected_name(path);
@@ -577,7 +606,8 @@ fn run(cli: Cli) -> Result<()> {
 
 fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     let mesh = load(path)?;
-    let s = topology_stats(&mesh);
+    let topology = Topology::new(&mesh);
+    let s = topology_stats_with(&mesh, &topology);
     sayln!("vertices: {}", s.vertices);
     sayln!("edges: {}", s.edges);
     sayln!("faces: {}", s.faces);
@@ -588,7 +618,7 @@ fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     sayln!("boundary loops: {}", s.boundary_loops);
     sayln!("non-manifold edges: {}", s.non_manifold_edges);
     sayln!("non-manifold vertices: {}", s.non_manifold_vertices);
-    let d = Defects::of(&mesh);
+    let d = Defects::with_topology(&mesh, &topology);
     sayln!("duplicate faces: {}", d.duplicate_faces);
     sayln!("zero-area faces: {}", d.zero_area_faces);
     sayln!("zero-length edges: {}", d.zero_length_edges);
@@ -596,7 +626,7 @@ fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     let pb = spinner();
     pb.set_message("patching");
     let t = Instant::now();
-    let patched = PatchedMesh::new(&mesh, patch_size)?;
+    let patched = PatchedMesh::with_topology(&mesh, &topology, patch_size)?;
     pb.finish_and_clear();
     let p = patched.stats();
     sayln!("patch size limit: {patch_size}");
@@ -726,11 +756,18 @@ fn remesh(
     refuse_overwrite(input, &output)?;
     let format = check_writable(&output)?;
     let whole = Instant::now();
-    let reading = Instant::now();
-    let read = load_input(input)?;
-    let read_seconds = reading.elapsed().as_secs_f64();
+    // The device starts while the input is read (the CUDA context stays
+    // on this thread).
+    let (read, backend) = std::thread::scope(|scope| {
+        let reading = scope.spawn(|| load_input(input).map_err(|e| e.to_string()));
+        let backend = backend(args.device);
+        (reading.join(), backend)
+    });
+    let read = read.map_err(|_| "reading the input panicked")??;
+    let backend = backend?;
+    let start_seconds =
+        (whole.elapsed().as_secs_f64() - read.read_seconds - read.analysis_seconds).max(0.0);
     let mesh = &read.mesh;
-    let backend = backend(args.device)?;
     let layout = args.layout(cavity::remesh::DEFAULT_PATCH_SIZE);
     let mut bar: Option<ProgressBar> = None;
     let mut progress = |iteration: u32, phase: Phase| {
@@ -754,7 +791,11 @@ fn remesh(
         progress: Some(&mut progress),
         after_phase: None,
     };
-    let (out, report) = cavity::remesh::remesh(mesh, settings, &backend, layout, &mut hooks)?;
+    let Remeshed {
+        mesh: out,
+        topology: out_topology,
+        report,
+    } = cavity::remesh::remesh_with(mesh, &read.topology, settings, &backend, layout, &mut hooks)?;
     if let Some(b) = bar.take() {
         b.set_position(Phase::ALL.len() as u64);
         b.finish();
@@ -763,6 +804,7 @@ fn remesh(
     check(
         &read,
         &out,
+        Some(&out_topology),
         Keeps {
             topology: true,
             no_zero_area: true,
@@ -777,7 +819,9 @@ fn remesh(
     say!("{}", report.table());
     let st = &report.stages;
     sayln!(
-        "stages    read {read_seconds:.3} s, patch {:.3} s, remesh {:.3} s, export {:.3} s, statistics {:.3} s, check {check_seconds:.3} s, write {write_seconds:.3} s; whole command {:.3} s",
+        "stages    read {:.3} s, input {:.3} s, start {start_seconds:.3} s, patch {:.3} s, remesh {:.3} s, export {:.3} s, statistics {:.3} s, check {check_seconds:.3} s, write {write_seconds:.3} s; whole command {:.3} s",
+        read.read_seconds,
+        read.analysis_seconds,
         st.patch,
         report.seconds,
         st.export,
@@ -855,6 +899,7 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
     check(
         &read,
         &out,
+        None,
         Keeps {
             topology: true,
             no_zero_area: read.zero_area_faces == 0,

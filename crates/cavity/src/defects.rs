@@ -118,10 +118,15 @@ fn duplicates(mesh: &TriMesh) -> Vec<bool> {
 impl Defects {
     /// Counts the defects of `mesh` (indices must be in range).
     pub fn of(mesh: &TriMesh) -> Defects {
+        Defects::with_topology(mesh, &Topology::new(mesh))
+    }
+
+    /// [`Defects::of`] with the topology of `mesh` given
+    /// (`Topology::new(mesh)`), for a caller that has it.
+    pub fn with_topology(mesh: &TriMesh, topology: &Topology) -> Defects {
         let duplicate_faces = duplicates(mesh).iter().filter(|&&d| d).count();
         let zero_area_faces = count_zero_area(mesh);
         let tolerance = ZERO_LENGTH * bounding_diagonal(mesh);
-        let topology = Topology::new(mesh);
         let zero_length_edges = topology
             .ev
             .par_iter()
@@ -161,7 +166,12 @@ pub fn remove_duplicate_faces(mesh: &mut TriMesh) -> usize {
 /// a test compares the two on every generated mesh). `mesh`'s indices must
 /// be in range and no face may repeat a vertex.
 pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
-    let topo = Topology::new(mesh);
+    topology_stats_with(mesh, &Topology::new(mesh))
+}
+
+/// [`topology_stats`] with the topology of `mesh` given
+/// (`Topology::new(mesh)`), for a caller that has it.
+pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
     let nv = mesh.num_vertices();
     let degree = |e: usize| (topo.ef_offsets[e + 1] - topo.ef_offsets[e]) as usize;
     let mut components = vertex_components(nv, &mesh.faces);
@@ -173,7 +183,7 @@ pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
     let boundary_loops = boundary_loops(nv, &boundary);
     let non_manifold_vertices = (0..nv as u32)
         .into_par_iter()
-        .filter(|&v| fans(mesh, &topo, v) > 1)
+        .filter(|&v| fans(mesh, topo, v) > 1)
         .count();
     MeshStats {
         vertices: nv,
@@ -255,7 +265,33 @@ pub enum OutputError {
 /// The first broken promise, with both values.
 pub fn check_output(input: &MeshStats, output: &TriMesh, keeps: Keeps) -> Result<(), OutputError> {
     check_indices(output)?;
-    let stats = topology_stats(output);
+    check_stats(input, output, &topology_stats(output), keeps)
+}
+
+/// [`check_output`] with the topology of `output` given
+/// (`Topology::new(output)`, which needs indices in range), for a caller
+/// that has it.
+///
+/// # Errors
+/// As [`check_output`].
+pub fn check_output_with(
+    input: &MeshStats,
+    output: &TriMesh,
+    topology: &Topology,
+    keeps: Keeps,
+) -> Result<(), OutputError> {
+    check_indices(output)?;
+    check_stats(input, output, &topology_stats_with(output, topology), keeps)
+}
+
+/// [`check_output`] once the output's indices are checked and its
+/// statistics `stats` taken.
+fn check_stats(
+    input: &MeshStats,
+    output: &TriMesh,
+    stats: &MeshStats,
+    keeps: Keeps,
+) -> Result<(), OutputError> {
     let mut pairs = vec![
         (
             "number of non-manifold edges",
@@ -281,15 +317,15 @@ pub fn check_output(input: &MeshStats, output: &TriMesh, keeps: Keeps) -> Result
             (
                 "number of components",
                 face_components(input),
-                face_components(&stats),
+                face_components(stats),
                 true,
             ),
         ]);
-        if face_euler(input) != face_euler(&stats) {
+        if face_euler(input) != face_euler(stats) {
             return Err(OutputError::Changed {
                 what: "Euler characteristic",
                 input: face_euler(input),
-                output: face_euler(&stats),
+                output: face_euler(stats),
             });
         }
     }

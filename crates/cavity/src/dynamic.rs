@@ -14,10 +14,11 @@
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
-use cavity_device::dynamic::hash::{self, EMPTY, RIBBON};
+use cavity_device::dynamic::hash::{self, EMPTY, RIBBON, Slots};
 use cavity_device::dynamic::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, HASH_OVERFLOW, MAX_CAPACITY, NO_PATCH, RawDynamicMesh,
     STASH_SIZE, VALENCE_ATTR, stat,
@@ -27,6 +28,7 @@ use cavity_device::layout::{FE_REVERSED, Kind, ribbon_owner};
 
 use crate::patcher::PatchError;
 use crate::reference::UnionFind;
+use crate::topology::Topology;
 use crate::{PatchedMesh, TriMesh};
 
 /// Attribute values per vertex: the position `x, y, z`, the input vertex
@@ -445,7 +447,21 @@ impl DynamicMesh {
         patch_size: u32,
         factors: CapacityFactors,
     ) -> Result<DynamicMesh, DynamicError> {
-        let patched = PatchedMesh::new(mesh, patch_size)?;
+        Self::with_topology(mesh, &Topology::new(mesh), patch_size, factors)
+    }
+
+    /// [`DynamicMesh::new`] with the topology of `mesh` given
+    /// (`Topology::new(mesh)`), for a caller that has it.
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::new`].
+    pub fn with_topology(
+        mesh: &TriMesh,
+        topology: &Topology,
+        patch_size: u32,
+        factors: CapacityFactors,
+    ) -> Result<DynamicMesh, DynamicError> {
+        let patched = PatchedMesh::with_topology(mesh, topology, patch_size)?;
         Self::from_patched(mesh, &patched, factors)
     }
 
@@ -690,17 +706,17 @@ impl DynamicMesh {
     /// ribbon hash entry (one hop). `None` when the element is inactive, has
     /// no entry or its entry names no stash entry.
     pub fn owner(&self, p: u32, kind: Kind, local: u32) -> Option<(u32, u32)> {
-        let start = self.table_start(p, kind);
-        let table: Vec<Cell<u32>> = self.hash[start..][..self.cap.table_words() as usize]
-            .iter()
-            .map(|&w| Cell::new(w))
-            .collect();
-        self.owner_in(&table, p, kind, local)
+        self.owner_in(&self.frozen_table(p, kind), p, kind, local)
+    }
+
+    /// The ribbon hash table of `kind` in patch `p`, read in place.
+    fn frozen_table(&self, p: u32, kind: Kind) -> Frozen<'_> {
+        Frozen(&self.hash[self.table_start(p, kind)..][..self.cap.table_words() as usize])
     }
 
     /// [`DynamicMesh::owner`] with the ribbon table of `kind` in `p` given
-    /// as cells.
-    fn owner_in(&self, table: &[Cell<u32>], p: u32, kind: Kind, local: u32) -> Option<Id> {
+    /// (as cells, or [`Frozen`]).
+    fn owner_in<S: Slots + ?Sized>(&self, table: &S, p: u32, kind: Kind, local: u32) -> Option<Id> {
         if !self.is_active(p, kind, local) {
             return None;
         }
@@ -792,7 +808,7 @@ impl DynamicMesh {
     /// When a face's vertex does not resolve to an active owned vertex (a
     /// mesh that [`DynamicMesh::validate`] rejects).
     pub fn export(&self) -> (TriMesh, Vec<u32>) {
-        let ex = self.collect(&Tables::new(self));
+        let ex = self.collect();
         (ex.mesh, ex.face_patch)
     }
 
@@ -805,42 +821,41 @@ impl DynamicMesh {
     }
 
     /// [`DynamicMesh::to_mesh`] with the input index of every vertex
-    /// (`u32::MAX` for a vertex a fill-in added).
+    /// (`u32::MAX` for a vertex a fill-in added). In parallel, the same
+    /// result for any number of workers.
     pub fn to_mesh_with_sources(&self) -> (TriMesh, Vec<u32>) {
-        let ex = self.collect(&Tables::new(self));
+        let ex = self.collect();
         let input_of = |i: usize| {
             let (p, v) = ex.vertex_ids[i];
             let at = (p * self.cap.vertices + v) * self.cap.vertex_attrs + INPUT_INDEX_ATTR;
             self.vertex_attrs[at as usize]
         };
         let mut kept: Vec<(u32, u32)> = (0..ex.vertex_ids.len())
+            .into_par_iter()
             .map(|i| (input_of(i), i as u32))
             .collect();
         // Input vertices first by input index; added ones (NEW_VERTEX) after,
-        // in export order.
-        kept.sort_by_key(|&(input, i)| {
+        // in export order (the export index makes every key distinct).
+        kept.par_sort_unstable_by_key(|&(input, i)| {
             if input < self.input_vertices {
-                (0, input)
+                (0, input, i)
             } else {
-                (1, i)
+                (1, i, i)
             }
         });
-        let mut order = vec![0u32; kept.len()];
-        for (new, &(_, i)) in kept.iter().enumerate() {
-            order[i as usize] = new as u32;
-        }
+        let order = invert(kept.par_iter().map(|&(_, i)| i));
         let positions = kept
-            .iter()
+            .par_iter()
             .map(|&(_, i)| ex.mesh.positions[i as usize])
             .collect();
         let faces = ex
             .mesh
             .faces
-            .iter()
+            .par_iter()
             .map(|f| f.map(|v| order[v as usize]))
             .collect();
         let sources = kept
-            .iter()
+            .par_iter()
             .map(|&(input, _)| {
                 if input < self.input_vertices {
                     input
@@ -852,33 +867,66 @@ impl DynamicMesh {
         (TriMesh { positions, faces }, sources)
     }
 
-    /// The export with the identities of its vertices and faces.
-    fn collect(&self, tables: &Tables) -> Exported {
-        let mut index: Vec<Vec<u32>> = Vec::with_capacity(self.num_patches as usize);
-        let mut ex = Exported::default();
-        for p in 0..self.num_patches {
-            let mut row = vec![u32::MAX; self.count(p, Kind::Vertex) as usize];
-            for v in self.owned_active(p, Kind::Vertex) {
-                row[v as usize] = ex.vertex_ids.len() as u32;
-                ex.vertex_ids.push((p, v));
-                ex.mesh.positions.push(self.position(p, v));
-            }
-            index.push(row);
+    /// The export with the identities of its vertices and faces, built
+    /// patch by patch in parallel (the same for any number of workers).
+    fn collect(&self) -> Exported {
+        let patches = 0..self.num_patches;
+        let owned_vertices: Vec<Vec<u32>> = patches
+            .clone()
+            .into_par_iter()
+            .map(|p| self.owned_active(p, Kind::Vertex).collect())
+            .collect();
+        // Each patch's first export index, then every local vertex's
+        // export index in its patch (`u32::MAX`: not owned and active).
+        let mut first = Vec::with_capacity(owned_vertices.len());
+        let mut next = 0u32;
+        for owned in &owned_vertices {
+            first.push(next);
+            next += owned.len() as u32;
         }
-        for p in 0..self.num_patches {
-            for f in self.owned_active(p, Kind::Face) {
-                let corners = self.face_vertices(p, f).map(|v| {
+        let index: Vec<Vec<u32>> = owned_vertices
+            .par_iter()
+            .zip(&first)
+            .enumerate()
+            .map(|(p, (owned, &first))| {
+                let mut row = vec![u32::MAX; self.count(p as u32, Kind::Vertex) as usize];
+                for (k, &v) in owned.iter().enumerate() {
+                    row[v as usize] = first + k as u32;
+                }
+                row
+            })
+            .collect();
+        let vertex_ids: Vec<Id> = owned_vertices
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(p, owned)| owned.iter().map(move |&v| (p as u32, v)))
+            .collect();
+        let positions = vertex_ids
+            .par_iter()
+            .map(|&(p, v)| self.position(p, v))
+            .collect();
+        let face_ids: Vec<Id> = patches
+            .into_par_iter()
+            .flat_map_iter(|p| self.owned_active(p, Kind::Face).map(move |f| (p, f)))
+            .collect();
+        let faces = face_ids
+            .par_iter()
+            .map(|&(p, f)| {
+                let table = self.frozen_table(p, Kind::Vertex);
+                self.face_vertices(p, f).map(|v| {
                     let (q, l) = self
-                        .owner_in(tables.of(p, Kind::Vertex), p, Kind::Vertex, v)
+                        .owner_in(&table, p, Kind::Vertex, v)
                         .expect("every face vertex resolves to its owner (see validate)");
                     index[q as usize][l as usize]
-                });
-                ex.mesh.faces.push(corners);
-                ex.face_patch.push(p);
-                ex.face_ids.push((p, f));
-            }
+                })
+            })
+            .collect();
+        Exported {
+            mesh: TriMesh { positions, faces },
+            face_patch: face_ids.par_iter().map(|&(p, _)| p).collect(),
+            vertex_ids,
+            face_ids,
         }
-        ex
     }
 
     /// Active owned local elements of `kind` in patch `p`.
@@ -938,7 +986,7 @@ impl DynamicMesh {
         let ids = (0..self.num_patches)
             .map(|p| self.check_copies(p, &tables))
             .collect::<Result<Vec<_>, _>>()?;
-        let ex = self.collect(&tables);
+        let ex = self.collect();
         self.check_completeness(&ex, &ids, &tables)?;
         self.check_global(&ex, &tables, expect_manifold)
     }
@@ -1357,6 +1405,40 @@ struct Exported {
     vertex_ids: Vec<Id>,
     /// Identity of each exported face.
     face_ids: Vec<Id>,
+}
+
+/// A ribbon hash table read in place: lookups only (the device crate's
+/// cuckoo functions take any [`Slots`]), from any number of threads.
+struct Frozen<'a>(&'a [u32]);
+
+impl Slots for Frozen<'_> {
+    fn get(&self, i: u32) -> u32 {
+        self.0[i as usize]
+    }
+
+    fn set(&self, _: u32, _: u32) {
+        unreachable!("a frozen ribbon table is only read")
+    }
+
+    fn exchange(&self, _: u32, _: u32) -> u32 {
+        unreachable!("a frozen ribbon table is only read")
+    }
+
+    fn compare_exchange(&self, _: u32, _: u32, _: u32) -> bool {
+        unreachable!("a frozen ribbon table is only read")
+    }
+}
+
+/// The inverse of the permutation `perm` of `0..n` (given in order).
+fn invert(perm: impl IndexedParallelIterator<Item = u32>) -> Vec<u32> {
+    let inverse: Vec<AtomicU32> = (0..perm.len())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    perm.enumerate().for_each(|(i, j)| {
+        inverse[j as usize].store(i as u32, Ordering::Relaxed);
+    });
+    inverse.into_par_iter().map(AtomicU32::into_inner).collect()
 }
 
 /// A copy of all ribbon hash tables as cells, for lookups through the

@@ -7,6 +7,7 @@
 //! inverse are exact; only the translation rounds.
 
 use glam::DVec3;
+use rayon::prelude::*;
 
 use crate::TriMesh;
 use crate::defects::bounds;
@@ -52,7 +53,7 @@ impl Normalization {
         TriMesh {
             positions: mesh
                 .positions
-                .iter()
+                .par_iter()
                 .map(|p| {
                     let q = (DVec3::from(p.map(f64::from)) - self.centre) / self.scale;
                     q.to_array().map(|c| c as f32)
@@ -74,14 +75,18 @@ impl Normalization {
         original: &TriMesh,
         normalized: &TriMesh,
     ) {
-        for (p, &s) in output.positions.iter_mut().zip(sources) {
-            let s = s as usize;
-            *p = if s < original.positions.len() && normalized.positions[s] == *p {
-                original.positions[s]
-            } else {
-                self.restore(*p)
-            };
-        }
+        output
+            .positions
+            .par_iter_mut()
+            .zip(sources)
+            .for_each(|(p, &s)| {
+                let s = s as usize;
+                *p = if s < original.positions.len() && normalized.positions[s] == *p {
+                    original.positions[s]
+                } else {
+                    self.restore(*p)
+                };
+            });
     }
 
     /// A normalized point in model units.

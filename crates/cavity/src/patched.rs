@@ -218,9 +218,21 @@ impl PatchedMesh {
     /// Patches `mesh` (indices must be in range, faces non-degenerate) with
     /// at most `patch_size` faces per patch.
     pub fn new(mesh: &TriMesh, patch_size: u32) -> Result<PatchedMesh, PatchError> {
-        let topo = Topology::new(mesh);
-        let part = patcher::partition(&topo, mesh.num_faces(), patch_size, 0x5eed)?;
-        Self::from_partition(mesh, &topo, &part, patch_size)
+        Self::with_topology(mesh, &Topology::new(mesh), patch_size)
+    }
+
+    /// [`PatchedMesh::new`] with the topology of `mesh` given
+    /// (`Topology::new(mesh)`), for a caller that has it.
+    ///
+    /// # Errors
+    /// As [`PatchedMesh::new`].
+    pub fn with_topology(
+        mesh: &TriMesh,
+        topo: &Topology,
+        patch_size: u32,
+    ) -> Result<PatchedMesh, PatchError> {
+        let part = patcher::partition(topo, mesh.num_faces(), patch_size, 0x5eed)?;
+        Self::from_partition(mesh, topo, &part, patch_size)
     }
 
     /// Patches `mesh` along a given face partition (`face_patch[f]`, any

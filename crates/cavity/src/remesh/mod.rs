@@ -43,13 +43,14 @@ use std::time::Instant;
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::SplitLongEdges;
 pub use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
-pub use quality::{Quality, mean_edge_length};
+pub use quality::{Quality, mean_edge_length, mean_edge_length_with};
 
 use crate::TriMesh;
 use crate::backend::{Backend, BackendError, GpuSeconds};
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use crate::normalize::Normalization;
 use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
+use crate::topology::Topology;
 
 /// The target edge length L.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -508,14 +509,27 @@ pub struct RemeshReport {
 /// Seconds of the stages of [`remesh`] around its iterations.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stages {
-    /// Normalizing, patching and building the dynamic mesh (again for each
-    /// halving of the patch size).
+    /// The input's topology (unless given, see [`remesh_with`]), mean edge
+    /// length and area, normalizing, patching and building the dynamic
+    /// mesh (again for each halving of the patch size).
     pub patch: f64,
     /// Exporting the result from the patches and moving it back to model
     /// units.
     pub export: f64,
-    /// The statistics of input and output.
+    /// The output's topology and the statistics of input and output.
     pub statistics: f64,
+}
+
+/// What [`remesh_with`] gives: the remeshed mesh with its topology.
+#[derive(Clone, Debug)]
+pub struct Remeshed {
+    /// The remeshed mesh, in model units.
+    pub mesh: TriMesh,
+    /// `Topology::new(&mesh)`, built for the output's statistics: an
+    /// output check can take it (`crate::defects::check_output_with`).
+    pub topology: Topology,
+    /// What the run did.
+    pub report: RemeshReport,
 }
 
 /// Remeshes `input` on `backend` and returns the result with its report.
@@ -536,12 +550,34 @@ pub fn remesh(
     layout: Layout,
     hooks: &mut Hooks<'_>,
 ) -> Result<(TriMesh, RemeshReport), RemeshError> {
+    let start = Instant::now();
+    let topology = Topology::new(input);
+    let topology_seconds = start.elapsed().as_secs_f64();
+    let mut run = remesh_with(input, &topology, settings, backend, layout, hooks)?;
+    run.report.stages.patch += topology_seconds;
+    Ok((run.mesh, run.report))
+}
+
+/// [`remesh`] with the topology of `input` given (`Topology::new(input)`),
+/// for a caller that has it; returns the output's topology too.
+///
+/// # Errors
+/// As [`remesh`].
+pub fn remesh_with(
+    input: &TriMesh,
+    topology: &Topology,
+    settings: &RemeshSettings,
+    backend: &Backend,
+    layout: Layout,
+    hooks: &mut Hooks<'_>,
+) -> Result<Remeshed, RemeshError> {
     settings.check()?;
     layout.factors.check()?;
     if input.faces.is_empty() {
         return Err(RemeshError::Empty);
     }
-    let mean = mean_edge_length(input);
+    let patching = Instant::now();
+    let mean = mean_edge_length_with(input, topology);
     if mean.is_nan() || mean <= 0.0 {
         return Err(RemeshError::NoExtent);
     }
@@ -561,14 +597,13 @@ pub fn remesh(
     let mut factors = layout.factors;
     factors.patches = factors.patches.max((2.0 * growth) as f32);
     // The kernels work on the mesh in the unit box (`crate::normalize`).
-    let patching = Instant::now();
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
     let mut patch_size = layout.patch_size;
-    let mut dynamic = DynamicMesh::new(&normalized, patch_size, factors)?;
+    let mut dynamic = DynamicMesh::with_topology(&normalized, topology, patch_size, factors)?;
     while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
         patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
-        dynamic = DynamicMesh::new(&normalized, patch_size, factors)?;
+        dynamic = DynamicMesh::with_topology(&normalized, topology, patch_size, factors)?;
     }
     let bytes_per_face = dynamic.bytes_per_face();
     let patch_seconds = patching.elapsed().as_secs_f64();
@@ -588,9 +623,13 @@ pub fn remesh(
     normalization.restore_from(&mut output, &sources, input, &normalized);
     let export_seconds = exporting.elapsed().as_secs_f64();
     let statistics = Instant::now();
-    let (input_quality, output_quality) = rayon::join(
-        || Quality::of(input, length),
-        || Quality::of(&output, length),
+    let (input_quality, (output_topology, output_quality)) = rayon::join(
+        || Quality::with_topology(input, topology, length),
+        || {
+            let output_topology = Topology::new(&output);
+            let quality = Quality::with_topology(&output, &output_topology, length);
+            (output_topology, quality)
+        },
     );
     let stages = Stages {
         patch: patch_seconds,
@@ -610,7 +649,11 @@ pub fn remesh(
         gpu_seconds: ran.gpu_seconds,
         stages,
     };
-    Ok((output, report))
+    Ok(Remeshed {
+        mesh: output,
+        topology: output_topology,
+        report,
+    })
 }
 
 /// Most faces a remeshing may be expected to make (the input's area over
@@ -646,15 +689,13 @@ pub(crate) fn gpu_line(seconds: Option<GpuSeconds>) -> String {
     })
 }
 
-/// Total face area of `mesh` (model units squared).
+/// Total face area of `mesh` (model units squared); in parallel, the same
+/// for any number of workers (`quality::chunked_sum`).
 fn area(mesh: &TriMesh) -> f64 {
-    mesh.faces
-        .iter()
-        .map(|t| {
-            let [a, b, c] = t.map(|v| quality::point(mesh, v));
-            0.5 * (b - a).cross(c - a).length()
-        })
-        .sum()
+    quality::chunked_sum(&mesh.faces, |t| {
+        let [a, b, c] = t.map(|v| quality::point(mesh, v));
+        0.5 * (b - a).cross(c - a).length()
+    })
 }
 
 impl Quality {

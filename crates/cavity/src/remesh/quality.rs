@@ -66,9 +66,30 @@ pub const DEBRIS_FACES: usize = 8;
 /// Mean edge length of `mesh` over its unique edges (0 without edges): the
 /// default target length of isotropic remeshing.
 pub fn mean_edge_length(mesh: &TriMesh) -> f64 {
-    let topo = Topology::new(mesh);
-    let sum: f64 = topo.ev.par_iter().map(|&e| length(mesh, e)).sum();
-    sum / topo.ev.len().max(1) as f64
+    mean_edge_length_with(mesh, &Topology::new(mesh))
+}
+
+/// [`mean_edge_length`] with the topology of `mesh` given
+/// (`Topology::new(mesh)`). The same value for any number of rayon
+/// workers: the lengths are summed in fixed chunks of [`SUM_CHUNK`] edges,
+/// the chunk sums in order.
+pub fn mean_edge_length_with(mesh: &TriMesh, topology: &Topology) -> f64 {
+    let sum = chunked_sum(&topology.ev, |&e| length(mesh, e));
+    sum / topology.ev.len().max(1) as f64
+}
+
+/// Items per chunk of [`chunked_sum`].
+pub const SUM_CHUNK: usize = 4096;
+
+/// The sum of `value` over `items`, in parallel but independent of the
+/// number of rayon workers: each chunk of [`SUM_CHUNK`] items is summed in
+/// order, then the chunk sums in order.
+pub fn chunked_sum<T: Sync>(items: &[T], value: impl Fn(&T) -> f64 + Sync) -> f64 {
+    let chunks: Vec<f64> = items
+        .par_chunks(SUM_CHUNK)
+        .map(|chunk| chunk.iter().map(&value).sum::<f64>())
+        .collect();
+    chunks.into_iter().sum()
 }
 
 fn length(mesh: &TriMesh, [a, b]: [u32; 2]) -> f64 {
@@ -147,7 +168,12 @@ impl Quality {
     /// The statistics of `mesh` against target length `target` (model
     /// units, positive).
     pub fn of(mesh: &TriMesh, target: f64) -> Quality {
-        let topo = Topology::new(mesh);
+        Quality::with_topology(mesh, &Topology::new(mesh), target)
+    }
+
+    /// [`Quality::of`] with the topology of `mesh` given
+    /// (`Topology::new(mesh)`), for a caller that has it.
+    pub fn with_topology(mesh: &TriMesh, topo: &Topology, target: f64) -> Quality {
         let lengths: Vec<f64> = topo.ev.par_iter().map(|&e| length(mesh, e)).collect();
         let (lo, hi) = (0.8 * target, 4.0 / 3.0 * target);
         let in_band = lengths.iter().filter(|&&l| l >= lo && l <= hi).count();
@@ -161,6 +187,12 @@ impl Quality {
             .map(|v| valence[v])
             .collect();
         let edges = lengths.len();
+        // Minima do not depend on the order: the same for any workers.
+        let smallest: Vec<f64> = mesh
+            .faces
+            .par_iter()
+            .map(|&t| smallest_angle(mesh, t))
+            .collect();
         Quality {
             faces: mesh.num_faces(),
             vertices: used.len(),
@@ -171,22 +203,19 @@ impl Quality {
             min_valence: used.iter().copied().min().unwrap_or(0),
             max_valence: used.iter().copied().max().unwrap_or(0),
             mean_valence: used.iter().map(|&v| v as f64).sum::<f64>() / used.len().max(1) as f64,
-            min_angle: mesh
-                .faces
-                .par_iter()
-                .map(|&t| smallest_angle(mesh, t))
-                .reduce(|| 180.0, f64::min),
+            min_angle: smallest.par_iter().copied().reduce(|| 180.0, f64::min),
             in_band: in_band as f64 / edges.max(1) as f64,
             min_angle_away: {
-                let sharp = sharp_corners(mesh, &topo);
+                let sharp = sharp_corners(mesh, topo);
                 let sizes = component_sizes(mesh);
                 mesh.faces
                     .par_iter()
                     .zip(sizes.par_iter())
-                    .filter(|&(t, &size)| {
+                    .zip(smallest.par_iter())
+                    .filter(|&((t, &size), _)| {
                         size >= DEBRIS_FACES && !t.iter().any(|&v| sharp[v as usize])
                     })
-                    .map(|(&t, _)| smallest_angle(mesh, t))
+                    .map(|(_, &angle)| angle)
                     .reduce(|| 180.0, f64::min)
             },
             zero_area: count_zero_area(mesh),
