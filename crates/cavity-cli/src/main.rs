@@ -756,19 +756,26 @@ fn remesh(
     refuse_overwrite(input, &output)?;
     let format = check_writable(&output)?;
     let whole = Instant::now();
-    // The device starts while the input is read (the CUDA context stays
-    // on this thread).
-    let (read, backend) = std::thread::scope(|scope| {
-        let reading = scope.spawn(|| load_input(input).map_err(|e| e.to_string()));
-        let backend = backend(args.device);
-        (reading.join(), backend)
-    });
-    let read = read.map_err(|_| "reading the input panicked")??;
-    let backend = backend?;
-    let start_seconds =
-        (whole.elapsed().as_secs_f64() - read.read_seconds - read.analysis_seconds).max(0.0);
-    let mesh = &read.mesh;
     let layout = args.layout(cavity::remesh::DEFAULT_PATCH_SIZE);
+    // The device starts while the input is read and patched (the CUDA
+    // context stays on this thread).
+    let (loaded, backend) = std::thread::scope(|scope| {
+        let loading = scope.spawn(|| {
+            let read = load_input(input).map_err(|e| e.to_string())?;
+            let prepared = cavity::remesh::prepare(&read.mesh, &read.topology, settings, layout)
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((read, prepared))
+        });
+        let backend = backend(args.device);
+        (loading.join(), backend)
+    });
+    let (read, prepared) = loaded.map_err(|_| "reading the input panicked")??;
+    let backend = backend?;
+    let start_seconds = (whole.elapsed().as_secs_f64()
+        - read.read_seconds
+        - read.analysis_seconds
+        - prepared.patch_seconds())
+    .max(0.0);
     let mut bar: Option<ProgressBar> = None;
     let mut progress = |iteration: u32, phase: Phase| {
         if phase == Phase::Split {
@@ -795,7 +802,7 @@ fn remesh(
         mesh: out,
         topology: out_topology,
         report,
-    } = cavity::remesh::remesh_with(mesh, &read.topology, settings, &backend, layout, &mut hooks)?;
+    } = prepared.run(&read.mesh, &read.topology, &backend, &mut hooks)?;
     if let Some(b) = bar.take() {
         b.set_position(Phase::ALL.len() as u64);
         b.finish();

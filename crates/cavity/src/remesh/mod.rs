@@ -571,6 +571,41 @@ pub fn remesh_with(
     layout: Layout,
     hooks: &mut Hooks<'_>,
 ) -> Result<Remeshed, RemeshError> {
+    prepare(input, topology, settings, layout)?.run(input, topology, backend, hooks)
+}
+
+/// A remeshing run prepared on the host, before any backend is needed: the
+/// target length checked, the mesh normalized (`crate::normalize`) and
+/// patched into its dynamic layout. A caller can prepare while the GPU
+/// starts and then [`Prepared::run`] it (the CLI does).
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    settings: RemeshSettings,
+    length: f64,
+    factors: CapacityFactors,
+    normalization: Normalization,
+    normalized: TriMesh,
+    patch_size: u32,
+    dynamic: DynamicMesh,
+    patch_seconds: f64,
+}
+
+/// Prepares remeshing `input` (whose topology is `topology`) with
+/// `settings` in `layout`: the first half of [`remesh_with`]. The patch
+/// factor is raised to twice the expected growth when L is short enough
+/// for the mesh to grow (expected faces: the input's area over an
+/// equilateral triangle of side L).
+///
+/// # Errors
+/// A setting out of range, an input without faces or without extent, a
+/// target length that is not positive or would give more than
+/// [`MAX_EXPECTED_FACES`] faces, or an input the dynamic mesh rejects.
+pub fn prepare(
+    input: &TriMesh,
+    topology: &Topology,
+    settings: &RemeshSettings,
+    layout: Layout,
+) -> Result<Prepared, RemeshError> {
     settings.check()?;
     layout.factors.check()?;
     if input.faces.is_empty() {
@@ -599,63 +634,117 @@ pub fn remesh_with(
     // The kernels work on the mesh in the unit box (`crate::normalize`).
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
-    let mut patch_size = layout.patch_size;
-    let mut dynamic = DynamicMesh::with_topology(&normalized, topology, patch_size, factors)?;
-    while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
-        patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
-        dynamic = DynamicMesh::with_topology(&normalized, topology, patch_size, factors)?;
-    }
-    let bytes_per_face = dynamic.bytes_per_face();
-    let patch_seconds = patching.elapsed().as_secs_f64();
-    let start = Instant::now();
-    let ran = backend.run_rounds(
-        &mut dynamic,
-        |r| remesh_rounds(r, normalization.length(length), settings, hooks),
-        |source| RemeshError::Run {
-            phase: Phase::Smooth,
-            iteration: settings.iterations,
-            source,
-        },
-    )?;
-    let seconds = start.elapsed().as_secs_f64();
-    let exporting = Instant::now();
-    let (mut output, sources) = dynamic.to_mesh_with_sources();
-    normalization.restore_from(&mut output, &sources, input, &normalized);
-    let export_seconds = exporting.elapsed().as_secs_f64();
-    let statistics = Instant::now();
-    let (input_quality, (output_topology, output_quality)) = rayon::join(
-        || Quality::with_topology(input, topology, length),
-        || {
-            let output_topology = Topology::new(&output);
-            let quality = Quality::with_topology(&output, &output_topology, length);
-            (output_topology, quality)
-        },
-    );
-    let stages = Stages {
-        patch: patch_seconds,
-        export: export_seconds,
-        statistics: statistics.elapsed().as_secs_f64(),
-    };
-    let report = RemeshReport {
+    let dynamic = DynamicMesh::with_topology(&normalized, topology, layout.patch_size, factors)?;
+    Ok(Prepared {
+        settings: settings.clone(),
         length,
-        input: input_quality,
-        output: output_quality,
-        phases: ran.value,
-        device: ran.device,
-        seconds,
-        patch_factor: factors.patches,
-        patch_size,
-        bytes_per_face,
-        gpu_seconds: ran.gpu_seconds,
-        stages,
-    };
-    Ok(Remeshed {
-        mesh: output,
-        topology: output_topology,
-        report,
+        factors,
+        normalization,
+        normalized,
+        patch_size: layout.patch_size,
+        dynamic,
+        patch_seconds: patching.elapsed().as_secs_f64(),
     })
 }
 
+impl Prepared {
+    /// Seconds [`prepare`] took (the mean edge length, normalization and
+    /// patching): the start of the run's patch stage.
+    pub fn patch_seconds(&self) -> f64 {
+        self.patch_seconds
+    }
+
+    /// Runs the prepared remeshing of `input` (the mesh given to
+    /// [`prepare`], with its `topology`) on `backend`: the second half of
+    /// [`remesh_with`]. On the GPU the patch size is halved first (down to
+    /// [`MIN_PATCH_SIZE`]) while the largest patch's update kernel needs
+    /// more shared memory than a block gets. The input's statistics are
+    /// taken on another thread while the rounds run.
+    ///
+    /// # Errors
+    /// An input the dynamic mesh rejects at a smaller patch size, or a
+    /// failed phase.
+    pub fn run(
+        self,
+        input: &TriMesh,
+        topology: &Topology,
+        backend: &Backend,
+        hooks: &mut Hooks<'_>,
+    ) -> Result<Remeshed, RemeshError> {
+        let Prepared {
+            settings,
+            length,
+            factors,
+            normalization,
+            normalized,
+            mut patch_size,
+            mut dynamic,
+            mut patch_seconds,
+        } = self;
+        let repatching = Instant::now();
+        while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
+            patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
+            dynamic = DynamicMesh::with_topology(&normalized, topology, patch_size, factors)?;
+        }
+        patch_seconds += repatching.elapsed().as_secs_f64();
+        let bytes_per_face = dynamic.bytes_per_face();
+        let start = Instant::now();
+        // The rounds stay on this thread (the GPU's context is bound to it).
+        let (ran, seconds, input_quality) = std::thread::scope(|scope| {
+            let input_quality = scope.spawn(|| Quality::with_topology(input, topology, length));
+            let ran = backend.run_rounds(
+                &mut dynamic,
+                |r| remesh_rounds(r, normalization.length(length), &settings, hooks),
+                |source| RemeshError::Run {
+                    phase: Phase::Smooth,
+                    iteration: settings.iterations,
+                    source,
+                },
+            );
+            let seconds = start.elapsed().as_secs_f64();
+            let quality = input_quality
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (ran, seconds, quality)
+        });
+        let ran = ran?;
+        // The input's statistics count where they held the rounds up.
+        let input_wait = start.elapsed().as_secs_f64() - seconds;
+        let exporting = Instant::now();
+        let (mut output, sources) = dynamic.to_mesh_with_sources();
+        normalization.restore_from(&mut output, &sources, input, &normalized);
+        let export_seconds = exporting.elapsed().as_secs_f64();
+        let statistics = Instant::now();
+        let output_topology = Topology::new(&output);
+        let output_quality = Quality::with_topology(&output, &output_topology, length);
+        let stages = Stages {
+            patch: patch_seconds,
+            export: export_seconds,
+            statistics: statistics.elapsed().as_secs_f64() + input_wait,
+        };
+        let report = RemeshReport {
+            length,
+            input: input_quality,
+            output: output_quality,
+            phases: ran.value,
+            device: ran.device,
+            seconds,
+            patch_factor: factors.patches,
+            patch_size,
+            bytes_per_face,
+            gpu_seconds: ran.gpu_seconds,
+            stages,
+        };
+        Ok(Remeshed {
+            mesh: output,
+            topology: output_topology,
+            report,
+        })
+    }
+}
+
+/// Whether every update kernel of remeshing can run on `backend` at the
+/// capacities of `dynamic`.
 /// Most faces a remeshing may be expected to make (the input's area over
 /// an equilateral triangle of side L): beyond about 3e8 the dynamic mesh's
 /// arrays outgrow 32-bit indices, and a GPU's memory before that.
