@@ -636,7 +636,7 @@ pub fn prepare(
     let normalized = normalization.apply(input);
     let dynamic = DynamicMesh::with_topology(&normalized, topology, layout.patch_size, factors)?;
     Ok(Prepared {
-        settings: settings.clone(),
+        settings: *settings,
         length,
         factors,
         normalization,
