@@ -21,7 +21,7 @@ use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::io::{Format, check_writable, read_mesh, read_mesh_from, write_mesh};
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
 use cavity::reference::MeshStats;
-use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, Remeshed, TargetLength};
+use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
 use cavity::topology::Topology;
 use cavity::track::{TrackHooks, TrackSettings};
 use cavity::{PatchedMesh, TriMesh};
@@ -798,31 +798,32 @@ fn remesh(
         progress: Some(&mut progress),
         after_phase: None,
     };
-    let Remeshed {
-        mesh: out,
-        topology: out_topology,
-        report,
-    } = prepared.run(&read.mesh, &read.topology, &backend, &mut hooks)?;
+    // The output is checked and written while its statistics are taken.
+    let (remeshed, finished) = prepared.run_then(
+        &read.mesh,
+        &read.topology,
+        &backend,
+        &mut hooks,
+        |out, out_topology| {
+            let checking = Instant::now();
+            let keeps = Keeps {
+                topology: true,
+                no_zero_area: true,
+            };
+            check(&read, out, Some(out_topology), keeps, &output, format)
+                .map_err(|e| e.to_string())?;
+            let check_seconds = checking.elapsed().as_secs_f64();
+            let writing = Instant::now();
+            write_mesh(&output, out, None, format).map_err(|e| e.to_string())?;
+            Ok::<_, String>((check_seconds, writing.elapsed().as_secs_f64()))
+        },
+    )?;
     if let Some(b) = bar.take() {
         b.set_position(Phase::ALL.len() as u64);
         b.finish();
     }
-    let checking = Instant::now();
-    check(
-        &read,
-        &out,
-        Some(&out_topology),
-        Keeps {
-            topology: true,
-            no_zero_area: true,
-        },
-        &output,
-        format,
-    )?;
-    let check_seconds = checking.elapsed().as_secs_f64();
-    let writing = Instant::now();
-    write_mesh(&output, &out, None, format)?;
-    let write_seconds = writing.elapsed().as_secs_f64();
+    let (check_seconds, write_seconds) = finished?;
+    let report = remeshed.report;
     say!("{}", report.table());
     let st = &report.stages;
     sayln!(

@@ -654,16 +654,10 @@ impl Prepared {
         self.patch_seconds
     }
 
-    /// Runs the prepared remeshing of `input` (the mesh given to
-    /// [`prepare`], with its `topology`) on `backend`: the second half of
-    /// [`remesh_with`]. On the GPU the patch size is halved first (down to
-    /// [`MIN_PATCH_SIZE`]) while the largest patch's update kernel needs
-    /// more shared memory than a block gets. The input's statistics are
-    /// taken on another thread while the rounds run.
+    /// [`Prepared::run_then`] with nothing to do beside the statistics.
     ///
     /// # Errors
-    /// An input the dynamic mesh rejects at a smaller patch size, or a
-    /// failed phase.
+    /// As [`Prepared::run_then`].
     pub fn run(
         self,
         input: &TriMesh,
@@ -671,6 +665,30 @@ impl Prepared {
         backend: &Backend,
         hooks: &mut Hooks<'_>,
     ) -> Result<Remeshed, RemeshError> {
+        Ok(self.run_then(input, topology, backend, hooks, |_, _| ())?.0)
+    }
+
+    /// Runs the prepared remeshing of `input` (the mesh given to
+    /// [`prepare`], with its `topology`) on `backend`, then calls
+    /// `then(output, output topology)` while the output's statistics are
+    /// taken (the CLI checks and writes the output meanwhile), and returns
+    /// what it returned too: the second half of [`remesh_with`]. On the GPU
+    /// the patch size is halved first (down to [`MIN_PATCH_SIZE`]) while
+    /// the largest patch's update kernel needs more shared memory than a
+    /// block gets. The input's statistics are taken on another thread while
+    /// the rounds run.
+    ///
+    /// # Errors
+    /// An input the dynamic mesh rejects at a smaller patch size, or a
+    /// failed phase.
+    pub fn run_then<T: Send>(
+        self,
+        input: &TriMesh,
+        topology: &Topology,
+        backend: &Backend,
+        hooks: &mut Hooks<'_>,
+        then: impl FnOnce(&TriMesh, &Topology) -> T + Send,
+    ) -> Result<(Remeshed, T), RemeshError> {
         let Prepared {
             settings,
             length,
@@ -716,11 +734,19 @@ impl Prepared {
         let export_seconds = exporting.elapsed().as_secs_f64();
         let statistics = Instant::now();
         let output_topology = Topology::new(&output);
-        let output_quality = Quality::with_topology(&output, &output_topology, length);
+        let topology_seconds = statistics.elapsed().as_secs_f64();
+        let ((output_quality, quality_seconds), then) = rayon::join(
+            || {
+                let started = Instant::now();
+                let q = Quality::with_topology(&output, &output_topology, length);
+                (q, started.elapsed().as_secs_f64())
+            },
+            || then(&output, &output_topology),
+        );
         let stages = Stages {
             patch: patch_seconds,
             export: export_seconds,
-            statistics: statistics.elapsed().as_secs_f64() + input_wait,
+            statistics: topology_seconds + quality_seconds + input_wait,
         };
         let report = RemeshReport {
             length,
@@ -735,16 +761,15 @@ impl Prepared {
             gpu_seconds: ran.gpu_seconds,
             stages,
         };
-        Ok(Remeshed {
+        let remeshed = Remeshed {
             mesh: output,
             topology: output_topology,
             report,
-        })
+        };
+        Ok((remeshed, then))
     }
 }
 
-/// Whether every update kernel of remeshing can run on `backend` at the
-/// capacities of `dynamic`.
 /// Most faces a remeshing may be expected to make (the input's area over
 /// an equilateral triangle of side L): beyond about 3e8 the dynamic mesh's
 /// arrays outgrow 32-bit indices, and a GPU's memory before that.
