@@ -9,7 +9,7 @@
 use core::cell::Cell;
 
 use crate::block::{Block, SharedArena};
-use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
 use crate::dynamic::layout::VALENCE_ATTR;
 use crate::dynamic::patch::DynMesh;
 use crate::dynamic::smooth;
@@ -297,7 +297,10 @@ parameters! {
     /// is longer than `max_length`, and a new face need only not face
     /// against the old one (against the cavity's summed normals when the
     /// old one has zero area, [`zero_area`]), whatever its angles: the
-    /// repair of degenerate input (issue 24).
+    /// repair of degenerate input (issue 24). A degenerate edge that may
+    /// not collapse (it would pinch the surface or move a non-manifold
+    /// vertex) is separated instead: one of its vertices moves along an
+    /// edge and the cavity gets its old faces back (`separate`).
     pub struct CollapseShortEdgesSafely {
         /// Shortest edge left alone.
         pub min_length: f32,
@@ -518,6 +521,103 @@ fn visibly_bad<B: Block>(ctx: &Ctx<'_, B>, e: u32, m: [f32; 3], max_length: f32)
     })
 }
 
+/// Most faces a separation reproduces (`CollapseShortEdgesSafely::separate`).
+const SEPARATE_FACES: usize = MAX_LOOP as usize + 2;
+
+/// Most edges a separation reproduces.
+const SEPARATE_EDGES: usize = MAX_LOOP as usize + 5;
+
+/// The smallest angle's sine of the cavity's faces at vertex `v` with `v`
+/// moved to `at`; `None` when one of them has zero area or faces against
+/// the old face (against `up` where the old one has zero area).
+fn moved_score<B: Block>(fill: &FillIn<'_, B>, v: u32, at: [f32; 3], up: [f32; 3]) -> Option<f32> {
+    let ctx = fill.ctx;
+    let mut score = f32::INFINITY;
+    for f in fill.deleted_faces() {
+        let corners = ctx.face_vertices(f);
+        if !corners.contains(&v) {
+            continue;
+        }
+        let old = corners.map(|u| ctx.position(u));
+        let new = corners.map(|u| if u == v { at } else { ctx.position(u) });
+        let side = if zero_area(old) {
+            up
+        } else {
+            normal(old[0], old[1], old[2])
+        };
+        if zero_area(new) || dot(normal(new[0], new[1], new[2]), side) <= 0.0 {
+            return None;
+        }
+        score = score.min(smallest_angle_sin(new[0], new[1], new[2]));
+    }
+    Some(score)
+}
+
+/// Fills an edge-star cavity with its old faces again, the seed's two
+/// vertices replaced by new ones at their positions, `v`'s at `at`: the
+/// same topology, one vertex moved. False when the cavity has more than
+/// [`SEPARATE_FACES`] faces or [`SEPARATE_EDGES`] edges at the seed's
+/// vertices, or slots run out.
+fn reproduce<B: Block>(fill: &mut FillIn<'_, B>, v: u32, at: [f32; 3]) -> bool {
+    let ctx = fill.ctx;
+    let [a, b] = ctx.edge_vertices(fill.seed());
+    let mut faces = [0u32; SEPARATE_FACES];
+    let mut n = 0;
+    for f in fill.deleted_faces() {
+        if n == SEPARATE_FACES {
+            return false;
+        }
+        faces[n] = f;
+        n += 1;
+    }
+    let [pa, pb] = [a, b].map(|u| if u == v { at } else { ctx.position(u) });
+    let (Some(na), Some(nb)) = (fill.add_vertex(&pa), fill.add_vertex(&pb)) else {
+        return false;
+    };
+    let map = |u: u32| match u {
+        _ if u == a => na,
+        _ if u == b => nb,
+        _ => u,
+    };
+    let mut old_edges = [u32::MAX; SEPARATE_EDGES];
+    let mut new_edges = [0u32; SEPARATE_EDGES];
+    let mut edges = 0;
+    for &f in &faces[..n] {
+        let mut h = [HalfEdge {
+            edge: 0,
+            reversed: false,
+        }; 3];
+        for (j, slot) in h.iter_mut().enumerate() {
+            let (e, reversed) = ctx.copy.face_edge(f, j as u32);
+            let [x, y] = ctx.edge_vertices(e);
+            let edge = if [x, y].iter().any(|&u| u == a || u == b) {
+                match old_edges[..edges].iter().position(|&o| o == e) {
+                    Some(k) => new_edges[k],
+                    None => {
+                        if edges == SEPARATE_EDGES {
+                            return false;
+                        }
+                        let Some(ne) = fill.add_edge(map(x), map(y)) else {
+                            return false;
+                        };
+                        old_edges[edges] = e;
+                        new_edges[edges] = ne;
+                        edges += 1;
+                        ne
+                    }
+                }
+            } else {
+                e
+            };
+            *slot = HalfEdge { edge, reversed };
+        }
+        if fill.add_face(h).is_none() {
+            return false;
+        }
+    }
+    true
+}
+
 impl CollapseShortEdgesSafely {
     /// Where edge `e` collapses to, `None` when it may not. Away from the
     /// mesh boundary: [`collapse_target`]. An edge with a vertex on the
@@ -596,6 +696,90 @@ impl CollapseShortEdgesSafely {
         (off(pa).max(off(pb)) <= self.corner_tolerance).then_some(m)
     }
 
+    /// Separates the two vertices of degenerate seed edge `ab` that may
+    /// not collapse (the collapse would pinch the surface, join a vertex
+    /// to a non-manifold one, or break the link condition): one of them
+    /// moves along one of its edges, a quarter or half of the way to the
+    /// other end, and the cavity is filled in with its old faces again
+    /// (`reproduce`), so the topology stays by construction. A vertex
+    /// with a non-manifold edge or other than zero or two boundary edges
+    /// never moves; a boundary vertex moves along a boundary edge (onto
+    /// the polyline, and not when `boundary_cos` keeps the boundary); an
+    /// interior vertex on a feature along a feature edge; when none of
+    /// these moves does, along any edge or towards its neighbours'
+    /// centroid (where the polyline's edges are the faces' own, as at a
+    /// hole of three edges, sliding along one keeps its face flat; two
+    /// faces folded onto each other need the centroid). Of the moves
+    /// whose faces at the moved vertex all have area ([`zero_area`]) and
+    /// face as the old ones did (as the cavity's summed normals where an
+    /// old one has zero area), the one with the largest smallest angle is
+    /// taken; none: false (issue 24).
+    fn separate<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        let ctx = fill.ctx;
+        let [a, b] = ctx.edge_vertices(fill.seed());
+        let mut up = [0f32; 3];
+        for f in fill.deleted_faces() {
+            let [p, q, r] = ctx.face_vertices(f).map(|v| ctx.position(v));
+            let n = normal(p, q, r);
+            up = [up[0] + n[0], up[1] + n[1], up[2] + n[2]];
+        }
+        let mut best: Option<(f32, u32, [f32; 3])> = None;
+        for (anywhere, (v, w)) in [false, true]
+            .into_iter()
+            .flat_map(|anywhere| [(anywhere, (a, b)), (anywhere, (b, a))])
+        {
+            if anywhere && best.is_some() {
+                break;
+            }
+            let star = BoundaryStar::of(ctx, v);
+            let boundary = star.edges == 2;
+            if star.non_manifold
+                || !(star.edges == 0 || boundary)
+                || boundary && self.boundary_cos > 1.0
+            {
+                continue;
+            }
+            let on_feature = feature_edges(ctx, v, self.feature_cos) > 0;
+            let pv = ctx.position(v);
+            // The neighbours' centroid, as a last direction.
+            let (mut sum, mut k) = ([0f32; 3], 0.0f32);
+            for g in ctx.vertex_edges(v) {
+                let [x, y] = ctx.edge_vertices(g);
+                let p = ctx.position(if x == v { y } else { x });
+                sum = [sum[0] + p[0], sum[1] + p[1], sum[2] + p[2]];
+                k += 1.0;
+            }
+            let centroid = sum.map(|c| c / k.max(1.0));
+            let ends = ctx.vertex_edges(v).map(|g| {
+                let [x, y] = ctx.edge_vertices(g);
+                (Some(g), ctx.position(if x == v { y } else { x }), x ^ y ^ v)
+            });
+            let last = anywhere.then_some((None, centroid, v));
+            for (g, end, u) in ends.chain(last) {
+                let along = if anywhere {
+                    true
+                } else if let Some(g) = g.filter(|_| boundary) {
+                    ctx.edge_faces(g).0 == 1
+                } else {
+                    g.is_some_and(|g| !on_feature || is_feature(ctx, g, self.feature_cos))
+                };
+                let d = sub(end, pv);
+                if u == w || !along || norm(d) < self.degenerate_length {
+                    continue;
+                }
+                for t in [0.25f32, 0.5] {
+                    let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
+                    if let Some(score) = moved_score(fill, v, at, up)
+                        && best.is_none_or(|(s, _, _)| score > s)
+                    {
+                        best = Some((score, v, at));
+                    }
+                }
+            }
+        }
+        best.is_some_and(|(_, v, at)| reproduce(fill, v, at))
+    }
+
     /// Whether the collapse keeps the topology: [`collapsible`] away from
     /// the boundary; at the boundary, both vertices are plain boundary or
     /// interior vertices (two boundary edges or none) and the cavity is a
@@ -620,31 +804,37 @@ impl CollapseShortEdgesSafely {
 
 impl CavityApp for CollapseShortEdgesSafely {
     const TEMPLATE: Template = Template::EdgeStar;
-    const MAX_NEW: [u32; 3] = [1, MAX_LOOP, MAX_LOOP];
+    const MAX_NEW: [u32; 3] = [2, SEPARATE_EDGES as u32, SEPARATE_FACES as u32];
     const JOINS_BOUNDARY: bool = false;
     fn max_new(&self, boundary: u32) -> [u32; 3] {
-        // An open chain (at the mesh boundary) has one vertex more.
-        [1, boundary + 1, boundary]
+        // A collapse: one vertex and a spoke per chain vertex (an open
+        // chain, at the mesh boundary, has one vertex more), a face per
+        // half-edge. A separation of two boundary vertices (two half-disks
+        // sharing the seed's two faces) reproduces two vertices, their
+        // `boundary + 5` edges and `boundary + 2` faces.
+        [2, boundary + 5, boundary + 2]
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let len = length(ctx, e);
         len < self.min_length
-            && self.target(ctx, e).is_some_and(|m| {
-                len < self.degenerate_length || !visibly_bad(ctx, e, m, self.max_length)
-            })
+            && match self.target(ctx, e) {
+                Some(m) => len < self.degenerate_length || !visibly_bad(ctx, e, m, self.max_length),
+                // A degenerate edge that may not collapse is separated.
+                None => len < self.degenerate_length,
+            }
     }
     fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
         shortest_first(length(ctx, e))
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;
+        let degenerate = length(ctx, fill.seed()) < self.degenerate_length;
         let Some(m) = self
             .target(ctx, fill.seed())
             .filter(|_| self.collapsible(fill))
         else {
-            return false;
+            return degenerate && self.separate(fill);
         };
-        let degenerate = length(ctx, fill.seed()) < self.degenerate_length;
         // The cavity's side: its faces' summed normals (a new face that
         // replaces one of zero area must not face against it).
         let mut up = [0f32; 3];
