@@ -1,7 +1,7 @@
 //! Timing and quality of the patch stage (issue 24): the partition, the
 //! static and the dynamic patch layouts of the bundled meshes and, where
-//! `CAVITY_SCAN` names a mesh file, of that scan, in pools of 1 and 2
-//! rayon workers. Ignored by default: run it with
+//! `CAVITY_SCAN` names a mesh file, of that scan, in pools of 1, 2 and
+//! as many rayon workers as cores. Ignored by default: run it with
 //! `cargo test --release -p cavity-tests --test patch_timing -- --ignored --nocapture`.
 
 use std::time::Instant;
@@ -63,7 +63,8 @@ fn patch_stage_timing() {
         meshes.push((path, mesh));
     }
     for (name, mesh) in &meshes {
-        for threads in [1, 2] {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for threads in [1, 2, cores] {
             report(name, mesh, threads);
         }
         // Large levels take the parallel path of the nearest-seed search,
