@@ -22,9 +22,11 @@
 //!    Lloyd iterations until every part fits), falling back to the chunks
 //!    themselves, which never exceed the limit.
 //!
-//! The searches run in linear time on one FIFO queue each; the face graph,
-//! the centers and the splits run in parallel (rayon) without affecting
-//! the result, which does not depend on the thread count.
+//! The searches run in linear time on one FIFO queue each, except the
+//! nearest-seed search, which expands large levels in parallel and gives
+//! the labels of one FIFO queue; the face graph, the centers and the splits
+//! run in parallel (rayon) without affecting the result, which does not
+//! depend on the thread count. The greedy chunking is serial (issue 24).
 
 mod graph;
 

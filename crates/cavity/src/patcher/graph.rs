@@ -3,11 +3,12 @@
 //! group's boundary that finds its center, and the multi-source search that
 //! assigns nodes to their nearest seed.
 //!
-//! Every search runs on one FIFO queue, so its result is fixed by the graph
-//! alone; the centers of different groups are found in parallel (rayon),
+//! Every search runs on one FIFO queue (the nearest-seed search level by
+//! level, large levels in parallel, in the same order), so its result is
+//! fixed by the graph alone; the centers of different groups are found in parallel (rayon),
 //! each group on its own nodes, so results do not depend on threads.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -15,6 +16,9 @@ use crate::topology::Topology;
 
 /// No label yet.
 pub(super) const NONE: u32 = u32::MAX;
+
+/// Smallest frontier that [`Graph::assign`] expands in parallel.
+const PARALLEL_FRONTIER: usize = 4096;
 
 /// Marks a node with more than three neighbours: `adj[f] = [MANY, a, b]`
 /// and its neighbours are `extra[a..b]`.
@@ -269,25 +273,79 @@ impl Graph {
     /// ones, the one whose wave arrives first in queue order). Every
     /// connected component must hold a seed. Each label's nodes are
     /// connected.
+    ///
+    /// Level-synchronous (the parallel assignment of RXMesh section 6.3):
+    /// with more than one rayon worker, a level's frontier of at least
+    /// [`PARALLEL_FRONTIER`] nodes is expanded in parallel. A free node is
+    /// claimed by the frontier node of smallest position among its
+    /// neighbours (an atomic minimum), and the next frontier lists the
+    /// claimed nodes by their claimer's position, then by their place in
+    /// its neighbours: the order one FIFO queue gives, so the labels are
+    /// those of the serial search, for any thread count.
     pub(super) fn assign(&self, seeds: &[u32]) -> Vec<u32> {
-        let mut label = vec![NONE; self.len()];
-        let mut queue = Vec::with_capacity(self.len());
+        // Per node, the label (high half) and the claiming frontier
+        // position (low half), in one word: one memory access per visit.
+        let free = (NONE as u64) << 32 | NONE as u64;
+        let words: Vec<AtomicU64> = (0..self.len()).map(|_| AtomicU64::new(free)).collect();
+        let state = &words[..];
+        let label = |f: u32| (state[f as usize].load(Ordering::Relaxed) >> 32) as u32;
+        let mut frontier = Vec::with_capacity(seeds.len());
         for (p, &s) in seeds.iter().enumerate() {
-            label[s as usize] = p as u32;
-            queue.push(s);
+            state[s as usize].store((p as u64) << 32, Ordering::Relaxed);
+            frontier.push(s);
         }
-        let mut head = 0;
-        while let Some(&f) = queue.get(head) {
-            head += 1;
-            let p = label[f as usize];
-            for &g in self.neighbors(f) {
-                if label[g as usize] == NONE {
-                    label[g as usize] = p;
-                    queue.push(g);
+        let parallel = rayon::current_num_threads() > 1;
+        let mut reached = frontier.len();
+        let mut next = Vec::new();
+        while !frontier.is_empty() {
+            if !parallel || frontier.len() < PARALLEL_FRONTIER {
+                // The serial queue order within the level.
+                next.clear();
+                for &f in &frontier {
+                    let p = (label(f) as u64) << 32;
+                    for &g in self.neighbors(f) {
+                        if label(g) == NONE {
+                            state[g as usize].store(p, Ordering::Relaxed);
+                            next.push(g);
+                        }
+                    }
                 }
+            } else {
+                frontier.par_iter().enumerate().for_each(|(i, &f)| {
+                    let claim = (NONE as u64) << 32 | i as u64;
+                    for &g in self.neighbors(f) {
+                        let s = &state[g as usize];
+                        if s.load(Ordering::Relaxed) > claim {
+                            s.fetch_min(claim, Ordering::Relaxed);
+                        }
+                    }
+                });
+                // A free node's word holds its smallest claim; only that
+                // claimer labels it, and labelled nodes lose the free label.
+                next = frontier
+                    .par_iter()
+                    .enumerate()
+                    .flat_map_iter(|(i, &f)| {
+                        let claim = (NONE as u64) << 32 | i as u64;
+                        let p = (label(f) as u64) << 32;
+                        self.neighbors(f).iter().copied().filter(move |&g| {
+                            let s = &state[g as usize];
+                            let mine = s.load(Ordering::Relaxed) == claim;
+                            if mine {
+                                s.store(p, Ordering::Relaxed);
+                            }
+                            mine
+                        })
+                    })
+                    .collect();
             }
+            reached += next.len();
+            std::mem::swap(&mut frontier, &mut next);
         }
-        debug_assert_eq!(queue.len(), self.len(), "a component without seed");
-        label
+        debug_assert_eq!(reached, self.len(), "a component without seed");
+        words
+            .into_iter()
+            .map(|s| (s.into_inner() >> 32) as u32)
+            .collect()
     }
 }
