@@ -88,10 +88,12 @@ fn host(mesh: &TriMesh, threads: usize) -> Host {
 }
 
 /// Meshes larger than the stages' chunks (4096 edges, 4096 rows, 65536
-/// elements), with boundaries, defects and shuffled orders.
+/// elements) and than the patcher's parallel search levels (4096 faces:
+/// the subdivided dragon's reach 56 k), with boundaries, defects and
+/// shuffled orders.
 fn meshes() -> Vec<(&'static str, TriMesh)> {
     let dragon = bundled_mesh();
-    let big = dragon.subdivide_to(4 * dragon.num_faces());
+    let big = dragon.subdivide_to(16 * dragon.num_faces());
     vec![
         ("dragon subdivided", shuffle(&big, 7)),
         ("bumpy cube", asset_mesh("bumpy-cube.obj")),
