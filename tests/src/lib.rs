@@ -624,3 +624,13 @@ fn unmerge(m: &mut TriMesh, seam: bool, rnd: &mut impl FnMut() -> u64) -> bool {
     }
     true
 }
+
+/// Runs `work` in a rayon pool of `n` workers (the CPU backend's blocks
+/// and the host stages run there).
+pub fn on_workers<T: Send>(n: usize, work: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build()
+        .expect("thread pool")
+        .install(work)
+}

@@ -16,19 +16,10 @@ use cavity::rounds::refill_host;
 use cavity::track::{TrackHooks, TrackSettings, track};
 use cavity_device::dynamic::layout::{NO_PATCH, STASH_SIZE};
 use cavity_device::dynamic::{lock, scheduler};
-use cavity_tests::{bundled_mesh, grid};
+use cavity_tests::{bundled_mesh, grid, on_workers};
 
 /// Worker counts compared (one worker runs the blocks one after another).
 const WORKERS: [usize; 4] = [1, 2, 3, 4];
-
-/// Runs `work` in a pool of `n` workers.
-fn on_workers<T: Send>(n: usize, work: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build()
-        .expect("pool")
-        .install(work)
-}
 
 /// The mesh as comparable bits: positions by their bit patterns, faces.
 fn bits(m: &TriMesh) -> (Vec<[u32; 3]>, Vec<[u32; 3]>) {

@@ -16,11 +16,7 @@ use cavity_tests::asset_mesh;
 /// Prints the stage times (best of three, seconds) and the patch count and
 /// ribbon ratio of `mesh` in a pool of `threads` workers.
 fn report(name: &str, mesh: &TriMesh, threads: usize) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
-    pool.install(|| {
+    cavity_tests::on_workers(threads, || {
         let topo = Topology::new(mesh);
         let best = |f: &dyn Fn()| {
             (0..3)
@@ -70,11 +66,7 @@ fn patch_stage_timing() {
         // Large levels take the parallel path of the nearest-seed search,
         // which must give the serial labels.
         let labels = |threads| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("thread pool");
-            pool.install(|| {
+            cavity_tests::on_workers(threads, || {
                 let topo = Topology::new(mesh);
                 partition(&topo, mesh.num_faces(), DEFAULT_PATCH_SIZE, 0x5eed)
                     .expect("partition")

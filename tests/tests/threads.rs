@@ -31,11 +31,7 @@ struct Host {
 
 /// The host stages of `mesh` in a pool of `threads` rayon workers.
 fn host(mesh: &TriMesh, threads: usize) -> Host {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("thread pool");
-    pool.install(|| {
+    cavity_tests::on_workers(threads, || {
         let topo = Topology::new(mesh);
         let flat = |v: &[[u32; 2]]| v.iter().flatten().copied().collect::<Vec<u32>>();
         let mean = mean_edge_length(mesh);
