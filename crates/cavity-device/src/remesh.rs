@@ -132,8 +132,8 @@ fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
 /// (the flip makes no sliver).
 pub(crate) fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
     let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
-    let old = smallest_angle_sin(pa, pb, pc).min(smallest_angle_sin(pb, pa, pd));
-    let new = smallest_angle_sin(pc, pd, pa).min(smallest_angle_sin(pd, pc, pb));
+    let old = pair_angle_sin([pa, pb, pc, pd]);
+    let new = pair_angle_sin([pc, pd, pa, pb]);
     dot(normal(pc, pd, pa), normal(pd, pc, pb)) > 0.0 && new >= old.min(SLIVER_SIN)
 }
 
@@ -175,7 +175,12 @@ pub const SMALL_ANGLE_SIN: f32 = 0.258_819_04;
 /// below 15° ([`SMALL_ANGLE_SIN`]).
 fn has_small_angle<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
     let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
-    smallest_angle_sin(pa, pb, pc).min(smallest_angle_sin(pb, pa, pd)) < SMALL_ANGLE_SIN
+    pair_angle_sin([pa, pb, pc, pd]) < SMALL_ANGLE_SIN
+}
+
+/// Sine of the smallest angle of the faces `abc` and `bad` on edge `ab`.
+fn pair_angle_sin([a, b, c, d]: [[f32; 3]; 4]) -> f32 {
+    smallest_angle_sin(a, b, c).min(smallest_angle_sin(b, a, d))
 }
 
 /// Whether flipping `ab` to `cd` removes a cap well: the new faces `cda`
@@ -183,8 +188,8 @@ fn has_small_angle<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
 /// angle is larger than the old faces' (so no later flip undoes it).
 fn removes_cap<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
     let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
-    let old = smallest_angle_sin(pa, pb, pc).min(smallest_angle_sin(pb, pa, pd));
-    let new = smallest_angle_sin(pc, pd, pa).min(smallest_angle_sin(pd, pc, pb));
+    let old = pair_angle_sin([pa, pb, pc, pd]);
+    let new = pair_angle_sin([pc, pd, pa, pb]);
     dot(normal(pc, pd, pa), normal(pd, pc, pb)) > 0.0
         && !zero_area([pc, pd, pa])
         && !zero_area([pd, pc, pb])

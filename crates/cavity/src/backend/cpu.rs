@@ -166,9 +166,31 @@ impl CpuBackend {
         smem: usize,
         kernel: impl Fn(&HostBlock, &mut SharedArena, u32) + Sync,
     ) {
+        self.blocks_on(n, smem, false, kernel);
+    }
+
+    /// [`CpuBackend::run_blocks`] for kernels that store whole shared-memory
+    /// windows back to the mesh (update, slicing, compaction): each block's
+    /// shared memory is zeroed first (see [`run_block`]).
+    fn run_storing_blocks(
+        &self,
+        n: u32,
+        smem: usize,
+        kernel: impl Fn(&HostBlock, &mut SharedArena, u32) + Sync,
+    ) {
+        self.blocks_on(n, smem, true, kernel);
+    }
+
+    fn blocks_on(
+        &self,
+        n: u32,
+        smem: usize,
+        zeroed: bool,
+        kernel: impl Fn(&HostBlock, &mut SharedArena, u32) + Sync,
+    ) {
         (0..n).into_par_iter().for_each_init(
             || shared_buffer(smem),
-            |buf, i| run_block(buf, smem, i, &kernel),
+            |buf, i| run_block(buf, smem, zeroed, i, &kernel),
         );
     }
 
@@ -187,7 +209,7 @@ impl CpuBackend {
         salt: u32,
     ) {
         let smem = update::shared_bytes::<A>(&raw.cap, 1);
-        self.run_blocks(blocks, smem, |b, arena, _| {
+        self.run_storing_blocks(blocks, smem, |b, arena, _| {
             // SAFETY: the caller's contract; blocks only share the mesh
             // through its atomic words and patch locks.
             let mesh = unsafe { DynMesh::new(raw) };
@@ -212,11 +234,11 @@ impl CpuBackend {
             slice::slice(b, arena, &mesh, p, seed);
         };
         match self.schedule {
-            Schedule::Racing => self.run_blocks(raw.num_patches, smem, kernel),
+            Schedule::Racing => self.run_storing_blocks(raw.num_patches, smem, kernel),
             Schedule::Deterministic => {
                 let mut buf = shared_buffer(smem);
                 for p in 0..raw.num_patches {
-                    run_block(&mut buf, smem, p, &kernel);
+                    run_block(&mut buf, smem, true, p, &kernel);
                 }
             }
         }
@@ -285,7 +307,7 @@ impl CpuBackend {
             cleanup::calibrate(b, &mesh, p);
         });
         let smem = cleanup::compact_shared_bytes(&raw.cap, 1);
-        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
+        self.run_storing_blocks(raw.num_patches, smem, |b, arena, p| {
             // SAFETY: the caller's contract.
             let mesh = unsafe { DynMesh::new(raw) };
             cleanup::compact(b, arena, &mesh, p);
@@ -299,19 +321,22 @@ fn shared_buffer(smem: usize) -> Vec<u128> {
 }
 
 /// Runs `kernel` as block `i` on `buf` (from [`shared_buffer`] for `smem`
-/// bytes, used by this block alone during the call), zeroed first: a
-/// kernel stores whole windows (a patch's FE rows up to its high-water
-/// mark, free slots included), and what a previous block left in the free
-/// slots must not reach the mesh, or the arrays would depend on which
-/// worker ran which block before.
+/// bytes, used by this block alone during the call), `zeroed` first: a
+/// kernel that stores whole windows (a patch's FE rows up to its
+/// high-water mark, free slots included) must not carry what a previous
+/// block left in the free slots into the mesh, or the arrays would depend
+/// on which worker ran which block before.
 fn run_block(
     buf: &mut [u128],
     smem: usize,
+    zeroed: bool,
     i: u32,
     kernel: &impl Fn(&HostBlock, &mut SharedArena, u32),
 ) {
     assert!(buf.len() * 16 >= smem);
-    buf.fill(0);
+    if zeroed {
+        buf.fill(0);
+    }
     // SAFETY: `buf` is 16-byte aligned, holds at least `smem` bytes (checked
     // above) and is borrowed mutably for the call: no other block uses it.
     let mut arena = unsafe { SharedArena::new(buf.as_mut_ptr() as *mut u8, smem) };

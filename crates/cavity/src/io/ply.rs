@@ -515,14 +515,8 @@ fn ascii_chunk(
         if group == l.vertex {
             chunk.positions.push(p);
         } else {
-            push_polygon(&mut chunk.faces, &poly, &mut chunk.polygons).map_err(|m| {
-                MeshIoError::Element {
-                    file: name.to_string(),
-                    element: "face",
-                    index,
-                    message: m,
-                }
-            })?;
+            push_polygon(&mut chunk.faces, &poly, &mut chunk.polygons)
+                .map_err(|m| face_error(name, index, m))?;
         }
     }
     Ok(chunk)
@@ -631,14 +625,8 @@ fn read_binary(
             if k == l.vertex {
                 mesh.positions.push(p);
             } else if is_face {
-                push_polygon(&mut mesh.faces, &poly, polygons).map_err(|m| {
-                    MeshIoError::Element {
-                        file: name.to_string(),
-                        element: "face",
-                        index,
-                        message: m,
-                    }
-                })?;
+                push_polygon(&mut mesh.faces, &poly, polygons)
+                    .map_err(|m| face_error(name, index, m))?;
             }
         }
     }
@@ -720,4 +708,15 @@ pub(super) fn write(
             }
         }
     })
+}
+
+/// The error of face `index` of file `name` that `push_polygon` rejected
+/// with `message`.
+fn face_error(name: &str, index: usize, message: String) -> MeshIoError {
+    MeshIoError::Element {
+        file: name.to_string(),
+        element: "face",
+        index,
+        message,
+    }
 }
