@@ -366,27 +366,38 @@ fn load(path: Option<&Path>) -> Result<TriMesh> {
 }
 
 /// A mesh read for an operation that writes a mesh: duplicate faces
-/// removed, with its topology and the topology statistics its output is
-/// checked against.
+/// removed, with the defects its output is checked against.
 struct Input {
     mesh: TriMesh,
-    /// `Topology::new(&mesh)`, shared by everything that needs it.
-    topology: Topology,
+    defects: InputDefects,
+}
+
+/// What the output of an operation is checked against: the input's
+/// topology statistics and its zero-area faces.
+struct InputDefects {
     stats: MeshStats,
     /// Faces of zero area (`cavity::defects::is_zero_area`).
     zero_area_faces: usize,
+}
+
+/// A mesh as read for an operation: duplicate faces removed (with a
+/// warning giving their number) and its topology; its defects not yet
+/// analysed ([`Read::defects`]).
+struct Read {
+    mesh: TriMesh,
+    /// `Topology::new(&mesh)`.
+    topology: Topology,
+    /// The file's name in messages.
+    name: String,
     /// Seconds reading the file (or the bundled mesh).
     read_seconds: f64,
-    /// Seconds removing duplicate faces and taking the topology and its
-    /// statistics.
+    /// Seconds removing duplicate faces and taking the topology.
     analysis_seconds: f64,
 }
 
-/// Reads the mesh at `path` (or the bundled one) for an operation:
-/// removes duplicate faces and warns with their number, and warns about
-/// non-manifold edges and vertices, which the operations leave as they
-/// are (the output check makes sure of it).
-fn load_input(path: Option<&Path>) -> Result<Input> {
+/// Reads the mesh at `path` (or the bundled one) for an operation and
+/// removes duplicate faces, with a warning that gives their number.
+fn read_input(path: Option<&Path>) -> Result<Read> {
     let reading = Instant::now();
     let mut mesh = load(path)?;
     let read_seconds = reading.elapsed().as_secs_f64();
@@ -399,21 +410,42 @@ fn load_input(path: Option<&Path>) -> Result<Input> {
         );
     }
     let topology = Topology::new(&mesh);
-    let stats = topology_stats_with(&mesh, &topology);
-    if stats.non_manifold_edges + stats.non_manifold_vertices > 0 {
-        eprintln!(
-            "warning: {name}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
-            stats.non_manifold_edges, stats.non_manifold_vertices
-        );
-    }
-    let zero_area_faces = count_zero_area(&mesh);
-    Ok(Input {
+    Ok(Read {
         mesh,
         topology,
-        stats,
-        zero_area_faces,
+        name,
         read_seconds,
         analysis_seconds: analysis.elapsed().as_secs_f64(),
+    })
+}
+
+impl Read {
+    /// The topology statistics and zero-area faces of the mesh; warns
+    /// about non-manifold edges and vertices, which the operations leave
+    /// as they are (the output check makes sure of it).
+    fn defects(&self) -> InputDefects {
+        let stats = topology_stats_with(&self.mesh, &self.topology);
+        if stats.non_manifold_edges + stats.non_manifold_vertices > 0 {
+            eprintln!(
+                "warning: {}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
+                self.name, stats.non_manifold_edges, stats.non_manifold_vertices
+            );
+        }
+        InputDefects {
+            stats,
+            zero_area_faces: count_zero_area(&self.mesh),
+        }
+    }
+}
+
+/// Reads the mesh at `path` (or the bundled one) for an operation
+/// ([`read_input`]) and analyses its defects ([`Read::defects`]).
+fn load_input(path: Option<&Path>) -> Result<Input> {
+    let read = read_input(path)?;
+    let defects = read.defects();
+    Ok(Input {
+        defects,
+        mesh: read.mesh,
     })
 }
 
@@ -422,7 +454,7 @@ fn load_input(path: Option<&Path>) -> Result<Input> {
 /// failed check is an error, and the rejected mesh goes to
 /// `rejected_name(path)` for inspection instead.
 fn check(
-    input: &Input,
+    input: &InputDefects,
     output: &TriMesh,
     topology: Option<&Topology>,
     keeps: Keeps,
@@ -761,7 +793,7 @@ fn remesh(
     // context stays on this thread).
     let (loaded, backend) = std::thread::scope(|scope| {
         let loading = scope.spawn(|| {
-            let read = load_input(input).map_err(|e| e.to_string())?;
+            let read = read_input(input).map_err(|e| e.to_string())?;
             let prepared = cavity::remesh::prepare(&read.mesh, &read.topology, settings, layout)
                 .map_err(|e| e.to_string())?;
             Ok::<_, String>((read, prepared))
@@ -798,19 +830,21 @@ fn remesh(
         progress: Some(&mut progress),
         after_phase: None,
     };
-    // The output is checked and written while its statistics are taken.
+    // The input's defects are analysed while the rounds run; the output is
+    // checked and written while its statistics are taken.
     let (remeshed, finished) = prepared.run_then(
         &read.mesh,
         &read.topology,
         &backend,
         &mut hooks,
-        |out, out_topology| {
+        || read.defects(),
+        |out, out_topology, defects| {
             let checking = Instant::now();
             let keeps = Keeps {
                 topology: true,
                 no_zero_area: true,
             };
-            check(&read, out, Some(out_topology), keeps, &output, format)
+            check(&defects, out, Some(out_topology), keeps, &output, format)
                 .map_err(|e| e.to_string())?;
             let check_seconds = checking.elapsed().as_secs_f64();
             let writing = Instant::now();
@@ -905,12 +939,12 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
     )?;
     pb.finish_and_clear();
     check(
-        &read,
+        &read.defects,
         &out,
         None,
         Keeps {
             topology: true,
-            no_zero_area: read.zero_area_faces == 0,
+            no_zero_area: read.defects.zero_area_faces == 0,
         },
         output,
         format,

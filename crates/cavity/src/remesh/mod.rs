@@ -665,29 +665,34 @@ impl Prepared {
         backend: &Backend,
         hooks: &mut Hooks<'_>,
     ) -> Result<Remeshed, RemeshError> {
-        Ok(self.run_then(input, topology, backend, hooks, |_, _| ())?.0)
+        Ok(self
+            .run_then(input, topology, backend, hooks, || (), |_, _, ()| ())?
+            .0)
     }
 
     /// Runs the prepared remeshing of `input` (the mesh given to
-    /// [`prepare`], with its `topology`) on `backend`, then calls
-    /// `then(output, output topology)` while the output's statistics are
-    /// taken (the CLI checks and writes the output meanwhile), and returns
-    /// what it returned too: the second half of [`remesh_with`]. On the GPU
-    /// the patch size is halved first (down to [`MIN_PATCH_SIZE`]) while
-    /// the largest patch's update kernel needs more shared memory than a
-    /// block gets. The input's statistics are taken on another thread while
-    /// the rounds run.
+    /// [`prepare`], with its `topology`) on `backend`, calls `during()` on
+    /// another thread while the rounds run (the host is idle meanwhile; the
+    /// CLI analyses the input's defects there), then calls
+    /// `then(output, output topology, what during returned)` while the
+    /// output's statistics are taken (the CLI checks and writes the output
+    /// meanwhile), and returns what `then` returned too: the second half of
+    /// [`remesh_with`]. On the GPU the patch size is halved first (down to
+    /// [`MIN_PATCH_SIZE`]) while the largest patch's update kernel needs
+    /// more shared memory than a block gets. The input's statistics are
+    /// taken on another thread while the rounds run too.
     ///
     /// # Errors
     /// An input the dynamic mesh rejects at a smaller patch size, or a
     /// failed phase.
-    pub fn run_then<T: Send>(
+    pub fn run_then<D: Send, T: Send>(
         self,
         input: &TriMesh,
         topology: &Topology,
         backend: &Backend,
         hooks: &mut Hooks<'_>,
-        then: impl FnOnce(&TriMesh, &Topology) -> T + Send,
+        during: impl FnOnce() -> D + Send,
+        then: impl FnOnce(&TriMesh, &Topology, D) -> T + Send,
     ) -> Result<(Remeshed, T), RemeshError> {
         let Prepared {
             settings,
@@ -708,8 +713,9 @@ impl Prepared {
         let bytes_per_face = dynamic.bytes_per_face();
         let start = Instant::now();
         // The rounds stay on this thread (the GPU's context is bound to it).
-        let (ran, seconds, input_quality) = std::thread::scope(|scope| {
+        let (ran, seconds, input_quality, during) = std::thread::scope(|scope| {
             let input_quality = scope.spawn(|| Quality::with_topology(input, topology, length));
+            let during = scope.spawn(during);
             let ran = backend.run_rounds(
                 &mut dynamic,
                 |r| remesh_rounds(r, normalization.length(length), &settings, hooks),
@@ -723,10 +729,14 @@ impl Prepared {
             let quality = input_quality
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (ran, seconds, quality)
+            let during = during
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (ran, seconds, quality, during)
         });
         let ran = ran?;
-        // The input's statistics count where they held the rounds up.
+        // The input's statistics and `during` count where they held the
+        // rounds up.
         let input_wait = start.elapsed().as_secs_f64() - seconds;
         let exporting = Instant::now();
         let (mut output, sources) = dynamic.to_mesh_with_sources();
@@ -741,7 +751,7 @@ impl Prepared {
                 let q = Quality::with_topology(&output, &output_topology, length);
                 (q, started.elapsed().as_secs_f64())
             },
-            || then(&output, &output_topology),
+            || then(&output, &output_topology, during),
         );
         let stages = Stages {
             patch: patch_seconds,
