@@ -8,10 +8,7 @@
 //! 1. Seeding: greedy graph growing (Karypis and Kumar, "A fast and high
 //!    quality multilevel scheme for partitioning irregular graphs", 1998,
 //!    section 4.1) cuts each connected component into connected chunks of
-//!    at most [`CHUNK_FRACTION`] of the size limit; on large graphs each
-//!    region of a coarse partition (cells of evenly spaced nodes grown
-//!    into regions of at least 16 K faces) is chunked on its own, in
-//!    parallel. The seeds are the
+//!    at most [`CHUNK_FRACTION`] of the size limit. The seeds are the
 //!    chunk centers (faces farthest from the chunk boundary), small
 //!    leftover chunks excepted: already spread at about the right density.
 //! 2. One Lloyd iteration: every face joins its nearest seed by a
@@ -27,9 +24,9 @@
 //!
 //! The searches run in linear time on one FIFO queue each, except the
 //! nearest-seed search, which expands large levels in parallel and gives
-//! the labels of one FIFO queue; the face graph, the chunks of different
-//! regions, the centers and the splits run in parallel (rayon) without
-//! affecting the result, which does not depend on the thread count.
+//! the labels of one FIFO queue; the face graph, the centers and the splits
+//! run in parallel (rayon) without affecting the result, which does not
+//! depend on the thread count. The greedy chunking is serial (issue 24).
 
 mod graph;
 
@@ -50,9 +47,6 @@ pub const MAX_PATCH_SIZE: u32 = 8192;
 /// limit: Voronoi cells of the chunk centers vary in size, and this margin
 /// keeps most of them under the limit.
 const CHUNK_FRACTION: (u32, u32) = (4, 5);
-
-/// Labels per block when counting label sizes in parallel.
-const COUNT_BLOCK: usize = 1 << 16;
 
 /// Nearest-seed assignments tried when splitting an oversized patch
 /// before falling back to its greedy chunks.
@@ -151,66 +145,38 @@ fn seeded(graph: &Graph, chunks: Chunks) -> (Vec<u32>, Vec<u32>) {
         .zip(&chunks.keep)
         .filter_map(|(c, &k)| k.then_some(c))
         .collect();
-    let label = graph.assign(&seeds);
-    debug_assert!(!label.contains(&NONE), "a component without seed");
-    (label, seeds)
+    (graph.assign(&seeds), seeds)
 }
 
 /// Splits every patch of `label` (`count` patches) with more than
 /// `max_patch_size` faces into connected patches within the limit,
 /// numbered from `count` on.
 fn split_oversized(graph: &Graph, label: &mut [u32], count: u32, max_patch_size: u32) {
-    let sizes = label
-        .par_chunks(COUNT_BLOCK)
-        .map(|block| {
-            let mut sizes = vec![0u32; count as usize];
-            for &p in block {
-                sizes[p as usize] += 1;
-            }
-            sizes
-        })
-        .reduce(
-            || vec![0u32; count as usize],
-            |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                a
-            },
-        );
-    // Oversized patches get slots 0.. in patch order; `members` lists their
-    // faces by slot, increasing within each.
+    let mut sizes = vec![0u32; count as usize];
+    for &p in label.iter() {
+        sizes[p as usize] += 1;
+    }
+    // Oversized patches get slots 0.. in `faces`, in patch order.
     let mut slot = vec![NONE; count as usize];
-    let mut ends = Vec::new();
+    let mut faces: Vec<Vec<u32>> = Vec::new();
     for (p, &s) in sizes.iter().enumerate() {
         if s > max_patch_size {
-            slot[p] = ends.len() as u32;
-            ends.push(ends.last().copied().unwrap_or(0) + s as usize);
+            slot[p] = faces.len() as u32;
+            faces.push(Vec::with_capacity(s as usize));
         }
     }
-    if ends.is_empty() {
+    if faces.is_empty() {
         return;
     }
-    let mut members: Vec<u32> = (0..label.len() as u32)
-        .into_par_iter()
-        .filter(|&f| slot[label[f as usize] as usize] != NONE)
-        .collect();
-    members.par_sort_by_key(|&f| slot[label[f as usize] as usize]);
-    let faces: Vec<&[u32]> = ends
-        .iter()
-        .scan(0, |start, &end| {
-            let nodes = &members[*start..end];
-            *start = end;
-            Some(nodes)
-        })
-        .collect();
-    let local: Vec<AtomicU32> = (0..label.len())
-        .into_par_iter()
-        .map(|_| AtomicU32::new(0))
-        .collect();
-    faces.par_iter().for_each(|nodes| {
-        for (i, &f) in nodes.iter().enumerate() {
-            local[f as usize].store(i as u32, Ordering::Relaxed);
+    let local: Vec<AtomicU32> = (0..label.len()).map(|_| AtomicU32::new(0)).collect();
+    for (f, &p) in label.iter().enumerate() {
+        let s = slot[p as usize];
+        if s != NONE {
+            let list = &mut faces[s as usize];
+            local[f].store(list.len() as u32, Ordering::Relaxed);
+            list.push(f as u32);
         }
-    });
+    }
     let parts: Vec<(Vec<u32>, u32)> = faces
         .par_iter()
         .map(|nodes| {
@@ -262,24 +228,15 @@ fn fits(label: &[u32], count: usize, max: u32) -> bool {
 /// Renumbers the labels in the order of their lowest node; returns the
 /// label count.
 fn renumber(label: &mut [u32]) -> u32 {
-    let count = label.par_iter().max().map_or(0, |&m| m + 1) as usize;
-    let lowest: Vec<AtomicU32> = (0..count).map(|_| AtomicU32::new(NONE)).collect();
-    label.par_iter().enumerate().for_each(|(f, &p)| {
-        lowest[p as usize].fetch_min(f as u32, Ordering::Relaxed);
-    });
-    let mut order: Vec<(u32, u32)> = lowest
-        .into_iter()
-        .enumerate()
-        .filter_map(|(p, f)| {
-            let f = f.into_inner();
-            (f != NONE).then_some((f, p as u32))
-        })
-        .collect();
-    order.sort_unstable();
-    let mut new = vec![NONE; count];
-    for (n, &(_, p)) in order.iter().enumerate() {
-        new[p as usize] = n as u32;
+    let count = label.iter().max().map_or(0, |&m| m + 1);
+    let mut new = vec![NONE; count as usize];
+    let mut n = 0;
+    for p in label.iter_mut() {
+        if new[*p as usize] == NONE {
+            new[*p as usize] = n;
+            n += 1;
+        }
+        *p = new[*p as usize];
     }
-    label.par_iter_mut().for_each(|p| *p = new[*p as usize]);
-    order.len() as u32
+    n
 }

@@ -5,9 +5,8 @@
 //!
 //! Every search runs on one FIFO queue (the nearest-seed search level by
 //! level, large levels in parallel, in the same order), so its result is
-//! fixed by the graph alone; the greedy chunks of different regions and the
-//! centers of different groups are found in parallel (rayon), each region
-//! or group on its own nodes, so results do not depend on threads.
+//! fixed by the graph alone; the centers of different groups are found in parallel (rayon),
+//! each group on its own nodes, so results do not depend on threads.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
@@ -20,15 +19,6 @@ pub(super) const NONE: u32 = u32::MAX;
 
 /// Smallest frontier that [`Graph::assign`] expands in parallel.
 const PARALLEL_FRONTIER: usize = 4096;
-
-/// Fewest nodes per region of [`Graph::chunks`].
-const REGION_NODES: usize = 1 << 14;
-
-/// Fewest chunk targets per region of [`Graph::chunks`].
-const REGION_CHUNKS: usize = 32;
-
-/// Nodes per cell of the coarse graph of [`Graph::regions`].
-const CELL_NODES: usize = 1024;
 
 /// Marks a node with more than three neighbours: `adj[f] = [MANY, a, b]`
 /// and its neighbours are `extra[a..b]`.
@@ -172,133 +162,6 @@ impl Graph {
         }
     }
 
-    /// About `count` connected regions of similar size (`count` at least
-    /// 2), by coarsening (as in Karypis and Kumar's multilevel scheme,
-    /// 1998): the cells are the nearest-seed groups ([`Graph::assign`]) of
-    /// every ([`CELL_NODES`] times `len / cells`)-th node from `start`,
-    /// cyclically; cells are neighbours when two of their nodes are; the
-    /// cell graph is chunked greedily ([`Graph::greedy`]) into regions of
-    /// `cells / count` cells. Nodes in components without a cell seed form
-    /// one more region. Returns the region of each node and a start node
-    /// of each region: its first cell's seed, or the lowest node of the
-    /// last region.
-    fn regions(&self, count: usize, start: usize) -> (Vec<u32>, Vec<u32>) {
-        let n = self.len();
-        let cells = n / CELL_NODES;
-        let seeds: Vec<u32> = (0..cells)
-            .map(|k| ((start + k * n / cells) % n) as u32)
-            .collect();
-        let cell = self.assign(&seeds);
-        let cell = &cell[..];
-        let mut pairs: Vec<(u32, u32)> = (0..n)
-            .into_par_iter()
-            .flat_map_iter(move |f| {
-                let c = cell[f];
-                self.neighbors(f as u32).iter().filter_map(move |&g| {
-                    let d = cell[g as usize];
-                    (c != NONE && d != c).then_some((c, d))
-                })
-            })
-            .collect();
-        pairs.par_sort_unstable();
-        pairs.dedup();
-        let mut offsets = vec![0usize; cells + 1];
-        for &(c, _) in &pairs {
-            offsets[c as usize + 1] += 1;
-        }
-        for c in 0..cells {
-            offsets[c + 1] += offsets[c];
-        }
-        let coarse = Graph::new(vec![false; cells], |c| {
-            pairs[offsets[c]..offsets[c + 1]].iter().map(|&(_, d)| d)
-        });
-        let grown = coarse.greedy(cells.div_ceil(count) as u32, 0);
-        let mut starts: Vec<u32> = (0..grown.groups.len())
-            .map(|r| seeds[grown.groups.get(r)[0] as usize])
-            .collect();
-        let rest = starts.len() as u32;
-        let region: Vec<u32> = cell
-            .par_iter()
-            .map(|&c| {
-                if c == NONE {
-                    rest
-                } else {
-                    grown.label[c as usize]
-                }
-            })
-            .collect();
-        if let Some(first) = region.par_iter().position_first(|&r| r == rest) {
-            starts.push(first as u32);
-        }
-        (region, starts)
-    }
-
-    /// Greedy chunks of at most `target` nodes ([`Graph::greedy`]), grown
-    /// region by region in parallel: the graph is cut into connected
-    /// regions of about `max(REGION_NODES, REGION_CHUNKS * target)` nodes
-    /// ([`Graph::regions`]), each region is chunked on its own from its
-    /// start node, and the chunks are numbered region by region. A graph
-    /// too small for two regions is chunked in one sweep from `start`.
-    /// The regions depend on the graph and `start` only, so the chunks do
-    /// not depend on the thread count. Chunks cut at region borders are
-    /// mostly small leftovers that get no seed; on the scans this adds
-    /// about 4% patches.
-    pub(super) fn chunks(&self, target: u32, start: usize) -> Chunks {
-        let n = self.len();
-        let regions = n / REGION_NODES.max(REGION_CHUNKS * target as usize);
-        if regions < 2 {
-            return self.greedy(target, start);
-        }
-        let (region, starts) = self.regions(regions, start);
-        let regions = starts.len();
-        let groups = Groups::of(&region, regions);
-        let local: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
-        let parts: Vec<Chunks> = (0..regions)
-            .into_par_iter()
-            .map(|r| {
-                let nodes = groups.get(r);
-                for (i, &f) in nodes.iter().enumerate() {
-                    local[f as usize].store(i as u32, Ordering::Relaxed);
-                }
-                let sub = self.sub(nodes, &region, r as u32, &local);
-                let from = local[starts[r] as usize].load(Ordering::Relaxed);
-                sub.greedy(target, from as usize)
-            })
-            .collect();
-        let mut bases = Vec::with_capacity(parts.len());
-        let mut offsets = vec![0u32];
-        for (r, part) in parts.iter().enumerate() {
-            bases.push(offsets.len() as u32 - 1);
-            let first = groups.offsets[r];
-            offsets.extend(part.groups.offsets[1..].iter().map(|&o| first + o));
-        }
-        let label: Vec<AtomicU32> = (0..n)
-            .into_par_iter()
-            .map(|_| AtomicU32::new(NONE))
-            .collect();
-        parts.par_iter().enumerate().for_each(|(r, part)| {
-            for (&f, &c) in groups.get(r).iter().zip(&part.label) {
-                label[f as usize].store(bases[r] + c, Ordering::Relaxed);
-            }
-        });
-        let nodes = parts
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(r, part)| {
-                let global = groups.get(r);
-                part.groups.nodes.iter().map(move |&i| global[i as usize])
-            })
-            .collect();
-        Chunks {
-            label: label.into_iter().map(AtomicU32::into_inner).collect(),
-            groups: Groups { offsets, nodes },
-            keep: parts
-                .iter()
-                .flat_map(|part| part.keep.iter().copied())
-                .collect(),
-        }
-    }
-
     /// Greedy graph growing (Karypis and Kumar, "A fast and high quality
     /// multilevel scheme for partitioning irregular graphs", 1998, section
     /// 4.1, one region after the other). In each connected component
@@ -309,7 +172,7 @@ impl Graph {
     /// next chunk. Chunks are connected, and compact where the surface
     /// allows: each starts on the edge of the covered region and grows
     /// into the free one.
-    fn greedy(&self, target: u32, start: usize) -> Chunks {
+    pub(super) fn chunks(&self, target: u32, start: usize) -> Chunks {
         let n = self.len();
         let target = target as usize;
         let mut label = vec![NONE; n];
@@ -375,10 +238,7 @@ impl Graph {
     /// label), so one farthest from it. A group without boundary (a whole
     /// closed component) keeps its first node.
     pub(super) fn centers(&self, label: &[u32], groups: &Groups) -> Vec<u32> {
-        let seen: Vec<AtomicBool> = (0..self.len())
-            .into_par_iter()
-            .map(|_| AtomicBool::new(false))
-            .collect();
+        let seen: Vec<AtomicBool> = (0..self.len()).map(|_| AtomicBool::new(false)).collect();
         (0..groups.len())
             .into_par_iter()
             .map_init(Vec::new, |queue, i| {
@@ -410,8 +270,8 @@ impl Graph {
 
     /// Multi-source breadth-first search: each node gets the index of the
     /// seed it is reached from first (a nearest seed; among equally near
-    /// ones, the one whose wave arrives first in queue order); nodes in
-    /// components without seed keep [`NONE`]. Each label's nodes are
+    /// ones, the one whose wave arrives first in queue order). Every
+    /// connected component must hold a seed. Each label's nodes are
     /// connected.
     ///
     /// Level-synchronous (the parallel assignment of RXMesh section 6.3):
@@ -426,10 +286,7 @@ impl Graph {
         // Per node, the label (high half) and the claiming frontier
         // position (low half), in one word: one memory access per visit.
         let free = (NONE as u64) << 32 | NONE as u64;
-        let words: Vec<AtomicU64> = (0..self.len())
-            .into_par_iter()
-            .map(|_| AtomicU64::new(free))
-            .collect();
+        let words: Vec<AtomicU64> = (0..self.len()).map(|_| AtomicU64::new(free)).collect();
         let state = &words[..];
         let label = |f: u32| (state[f as usize].load(Ordering::Relaxed) >> 32) as u32;
         let mut frontier = Vec::with_capacity(seeds.len());
@@ -438,6 +295,7 @@ impl Graph {
             frontier.push(s);
         }
         let parallel = rayon::current_num_threads() > 1;
+        let mut reached = frontier.len();
         let mut next = Vec::new();
         while !frontier.is_empty() {
             if !parallel || frontier.len() < PARALLEL_FRONTIER {
@@ -481,8 +339,10 @@ impl Graph {
                     })
                     .collect();
             }
+            reached += next.len();
             std::mem::swap(&mut frontier, &mut next);
         }
+        debug_assert_eq!(reached, self.len(), "a component without seed");
         words
             .into_iter()
             .map(|s| (s.into_inner() >> 32) as u32)
