@@ -119,10 +119,12 @@ proptest! {
             Err(RemeshError::Run { source: RunError::Fatal(_), .. }) => return Ok(()),
             Err(e) => panic!("remesh: {e} ({dirt:?})"),
         };
-        let keeps = Keeps { topology: true, no_zero_area: false };
+        let keeps = Keeps { topology: true, no_zero_area: true };
         if let Err(e) = check_output(&before, &out, keeps) {
             panic!("output check: {e} ({dirt:?})");
         }
+        let zero_length = Defects::of(&out).zero_length_edges;
+        prop_assert_eq!(zero_length, 0, "zero-length edges in the output ({:?})", dirt);
     }
 
 

@@ -350,6 +350,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
         feature_cos,
         boundary_cos,
         corner_tolerance: CORNER_TOLERANCE * l,
+        flat_caps: 0,
     };
     let flip = |iteration: u32| ImproveValence {
         feature_cos,
@@ -401,6 +402,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     // area by another, which only a later collapse or cap flip removes).
     let repair_collapse = CollapseShortEdgesSafely {
         min_length: collapse.degenerate_length,
+        flat_caps: 1,
         ..collapse
     };
     let repair_flip = ImproveValence {
