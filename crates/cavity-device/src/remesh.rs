@@ -569,7 +569,7 @@ fn flat_apex<B: Block>(ctx: &Ctx<'_, B>, e: u32, degenerate_length: f32) -> bool
 
 /// Most faces on the seed edge of a separation in the final repair
 /// (`CollapseShortEdgesSafely::max_new`): a non-manifold seed edge.
-const SEPARATE_SEED_FACES: u32 = 4;
+const SEPARATE_SEED_FACES: u32 = 8;
 
 /// Most faces a separation reproduces (`CollapseShortEdgesSafely::separate`).
 const SEPARATE_FACES: usize = (MAX_LOOP + SEPARATE_SEED_FACES) as usize;
@@ -626,20 +626,29 @@ fn moved_score<B: Block>(
 /// face area.
 const NO_BETTER: f32 = -1.0;
 
-/// The side the cavity's faces face: the summed normals of those that
-/// have area ([`zero_area`]); when none has, a direction across the line
-/// of the first face's longest edge (the coordinate axis least along it),
-/// so that faces lifted off that line face one way; zero when the
+/// The side the cavity's faces face, and whether it is a guess: the
+/// summed normals of those that have area ([`zero_area`]); when none has,
+/// the normal of the plane of two sides of its faces that are not
+/// parallel (so that faces lifted off their lines within that plane
+/// face one way), or where all of them lie on one line a direction
+/// across it (the coordinate axis least along it); zero when the
 /// cavity's vertices all coincide.
-fn cavity_side<B: Block>(fill: &FillIn<'_, B>) -> [f32; 3] {
+fn cavity_side<B: Block>(fill: &FillIn<'_, B>) -> ([f32; 3], bool) {
     let ctx = fill.ctx;
     let mut up = [0f32; 3];
     let mut line = [0f32; 3];
+    let mut plane = [0f32; 3];
     for f in fill.deleted_faces() {
         let p = ctx.face_vertices(f).map(|v| ctx.position(v));
         if zero_area(p) {
             if dot(line, line) == 0.0 {
                 line = longest_side(p);
+            }
+            for i in 0..3 {
+                let n = cross(line, sub(p[(i + 1) % 3], p[i]));
+                if dot(n, n) > dot(plane, plane) {
+                    plane = n;
+                }
             }
         } else {
             let n = normal(p[0], p[1], p[2]);
@@ -647,7 +656,11 @@ fn cavity_side<B: Block>(fill: &FillIn<'_, B>) -> [f32; 3] {
         }
     }
     if dot(up, up) > 0.0 {
-        return up;
+        return (up, false);
+    }
+    // Sides that are parallel up to rounding span no plane.
+    if dot(plane, plane) > ZERO_HEIGHT * ZERO_HEIGHT * dot(line, line) * dot(line, line) {
+        return (plane, true);
     }
     let [x, y, z] = line.map(f32::abs);
     let axis = if x <= y && x <= z {
@@ -657,7 +670,7 @@ fn cavity_side<B: Block>(fill: &FillIn<'_, B>) -> [f32; 3] {
     } else {
         [0.0, 0.0, 1.0]
     };
-    cross(cross(line, axis), line)
+    (cross(cross(line, axis), line), true)
 }
 
 /// The longest side of triangle `p`, as a vector.
@@ -673,7 +686,7 @@ fn longest_side(p: [[f32; 3]; 3]) -> [f32; 3] {
 }
 
 /// Heights, as fractions of the opposite edge, that `lift` tries.
-const LIFTS: [f32; 2] = [0.25, 0.05];
+const LIFTS: [f32; 3] = [0.25, 0.05, 0.01];
 
 /// Where vertex `v` goes to lift its faces of zero area in the cavity off
 /// their lines: across each such face's edge opposite `v`, on the side
@@ -916,7 +929,7 @@ impl CollapseShortEdgesSafely {
     fn separate<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;
         let [a, b] = ctx.edge_vertices(fill.seed());
-        let up = cavity_side(fill);
+        let (side, arbitrary) = cavity_side(fill);
         let mut best: Option<(f32, u32, [f32; 3])> = None;
         let consider = |best: &mut Option<(f32, u32, [f32; 3])>, score: Option<f32>, v, at| {
             if let Some(score) = score
@@ -925,7 +938,12 @@ impl CollapseShortEdgesSafely {
                 *best = Some((score, v, at));
             }
         };
-        for pass in 0..3u32 {
+        // Where no face of the cavity has area, its side is a guess: both
+        // are tried, each through the three passes.
+        let sides = if arbitrary { 2 } else { 1 };
+        for (pass, up) in (0..sides).flat_map(|s| {
+            [0u32, 1, 2].map(|pass| (pass, if s == 0 { side } else { side.map(|c| -c) }))
+        }) {
             for (v, w) in [(a, b), (b, a)] {
                 let star = BoundaryStar::of(ctx, v);
                 let boundary = star.edges == 2;
