@@ -305,7 +305,10 @@ parameters! {
     /// repair of degenerate input (issue 24). A degenerate edge that may
     /// not collapse (it would pinch the surface or move a non-manifold
     /// vertex) is separated instead: one of its vertices moves along an
-    /// edge and the cavity gets its old faces back (`separate`).
+    /// edge or off the line of its faces of zero area, and the cavity gets
+    /// its old faces back (`separate`). With `flat_caps` (the final
+    /// repair), the apex of a face of zero area without a degenerate edge
+    /// is moved off the line of its long edge the same way (`flat_apex`).
     pub struct CollapseShortEdgesSafely {
         /// Shortest edge left alone.
         pub min_length: f32,
