@@ -585,13 +585,17 @@ const SEPARATE_EDGES: usize = 2 * SEPARATE_FACES + 1;
 /// faces against the old face (against `up` where the old one has zero
 /// area). A face of zero area that keeps zero area (its other two
 /// vertices coincide: only a later separation of those can give it area)
-/// makes the score [`NO_BETTER`]. With `up` `None`, a face of zero area
-/// may come out facing either way.
+/// makes the score [`NO_BETTER`]. A face of zero area whose neighbour
+/// across the edge opposite `v` has area must face as that neighbour
+/// (`across_side`); any other one as `up`, or either way when `up` is
+/// `None` or `free` (the cavity has faces with area, which `up` sums,
+/// but none next to this one: a fin on a boundary edge).
 fn moved_score<B: Block>(
     fill: &FillIn<'_, B>,
     v: u32,
     at: [f32; 3],
     up: Option<[f32; 3]>,
+    free: bool,
 ) -> Option<f32> {
     let ctx = fill.ctx;
     let mut score = f32::INFINITY;
@@ -610,10 +614,15 @@ fn moved_score<B: Block>(
             score = NO_BETTER;
             continue;
         }
-        let side = match up {
-            Some(up) if was_zero => up,
-            None if was_zero => normal(new[0], new[1], new[2]),
-            _ => normal(old[0], old[1], old[2]),
+        let side = if !was_zero {
+            normal(old[0], old[1], old[2])
+        } else if let Some(side) = across_side(ctx, f, v) {
+            side
+        } else {
+            match up {
+                Some(up) if !free => up,
+                _ => normal(new[0], new[1], new[2]),
+            }
         };
         if dot(normal(new[0], new[1], new[2]), side) <= 0.0 {
             return None;
@@ -693,14 +702,19 @@ const LIFTS: [f32; 3] = [0.25, 0.05, 0.01];
 
 /// Where vertex `v` goes to lift its faces of zero area in the cavity off
 /// their lines: across each such face's edge opposite `v`, on the side
-/// that makes the face face `up` (for the face `v, p, q`, moving `v` by `d`
-/// gives it the normal `d × (p - q)`, so `d` runs along `(p - q) × up`),
-/// the directions summed, by `t` times the shortest of those edges.
+/// that makes the face face as its neighbour across that edge
+/// (`across_side`), or `up` where no neighbour tells (for the face
+/// `v, p, q`, moving `v` by `d` gives it the normal `d × (p - q)`, so `d`
+/// runs along `(p - q) × up`), the directions of the faces a neighbour
+/// tells summed (of the others where none does), by `t` times the
+/// shortest of those edges.
 /// `None` when `v` has no such face with an opposite edge of length, or
 /// the directions cancel.
 fn lift<B: Block>(fill: &FillIn<'_, B>, v: u32, up: [f32; 3], t: f32) -> Option<[f32; 3]> {
     let ctx = fill.ctx;
+    // Faces whose side their neighbour tells, and faces free to face `up`.
     let mut dir = [0f32; 3];
+    let mut free = [0f32; 3];
     let mut reach = f32::INFINITY;
     for f in fill.deleted_faces() {
         let corners = ctx.face_vertices(f);
@@ -712,16 +726,49 @@ fn lift<B: Block>(fill: &FillIn<'_, B>, v: u32, up: [f32; 3], t: f32) -> Option<
             continue;
         }
         let base = sub(p[(i + 1) % 3], p[(i + 2) % 3]);
-        let d = cross(base, up);
+        let side = across_side(ctx, f, v);
+        let d = cross(base, side.unwrap_or(up));
         let n = norm(d);
         if n > 0.0 {
-            dir = [0, 1, 2].map(|c| dir[c] + d[c] / n);
+            let sum = if side.is_some() { &mut dir } else { &mut free };
+            *sum = [0, 1, 2].map(|c| sum[c] + d[c] / n);
             reach = reach.min(norm(base));
         }
+    }
+    if dot(dir, dir) == 0.0 {
+        dir = free;
     }
     let n = norm(dir);
     let pv = ctx.position(v);
     (n > 0.0 && reach.is_finite()).then(|| [0, 1, 2].map(|c| pv[c] + t * reach * dir[c] / n))
+}
+
+/// The side face `f` of zero area should face once its corner `v` moves
+/// off the line: as the face with area across its edge opposite `v` does
+/// (reversed where both traverse that edge the same way); `None` when
+/// that edge has no such single neighbour (a boundary edge, a
+/// non-manifold one, or a neighbour of zero area).
+fn across_side<B: Block>(ctx: &Ctx<'_, B>, f: u32, v: u32) -> Option<[f32; 3]> {
+    let e = (0..3)
+        .map(|j| ctx.copy.face_edge(f, j).0)
+        .find(|&e| !ctx.edge_vertices(e).contains(&v))?;
+    let (n, [f0, f1]) = ctx.edge_faces(e);
+    if n != 2 {
+        return None;
+    }
+    let g = if f0 == f { f1 } else { f0 };
+    let p = ctx.face_vertices(g).map(|u| ctx.position(u));
+    if g == f || zero_area(p) {
+        return None;
+    }
+    let side = normal(p[0], p[1], p[2]);
+    Some(
+        if ctx.traverses_forward(f, e) != ctx.traverses_forward(g, e) {
+            side
+        } else {
+            side.map(|c| -c)
+        },
+    )
 }
 
 /// The `i`-th direction (scaled to the shortest such edge) across the
@@ -959,7 +1006,12 @@ impl CollapseShortEdgesSafely {
                 if pass > 0 {
                     for t in LIFTS {
                         if let Some(at) = lift(fill, v, up, t) {
-                            consider(&mut best, moved_score(fill, v, at, Some(up)), v, at);
+                            consider(
+                                &mut best,
+                                moved_score(fill, v, at, Some(up), !arbitrary),
+                                v,
+                                at,
+                            );
                         }
                     }
                 }
@@ -974,7 +1026,7 @@ impl CollapseShortEdgesSafely {
                         for t in LIFTS {
                             for sign in [1.0f32, -1.0] {
                                 let at = [0, 1, 2].map(|c| pv[c] + sign * t * d[c]);
-                                consider(&mut best, moved_score(fill, v, at, None), v, at);
+                                consider(&mut best, moved_score(fill, v, at, None, true), v, at);
                             }
                         }
                     }
@@ -1010,7 +1062,12 @@ impl CollapseShortEdgesSafely {
                     }
                     for t in [0.25f32, 0.5] {
                         let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
-                        consider(&mut best, moved_score(fill, v, at, Some(up)), v, at);
+                        consider(
+                            &mut best,
+                            moved_score(fill, v, at, Some(up), !arbitrary),
+                            v,
+                            at,
+                        );
                     }
                 }
             }
