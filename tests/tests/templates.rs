@@ -443,6 +443,7 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
         corner_tolerance: 0.0,
         max_length: 0.8,
         feature_cos: -2.0,
+        flat_caps: 0,
     };
     for patch_size in [16, 64] {
         let (report, out) = run(&split, patch_size, app, true);
@@ -472,6 +473,7 @@ fn collapse_sweeps_stop_at_the_limit() {
         corner_tolerance: 0.0,
         max_length: 0.8,
         feature_cos: -2.0,
+        flat_caps: 0,
     };
     let ([one, rest, after], out) = with_rounds(&split, 16, ROOMY, true, |r| {
         Ok([

@@ -16,7 +16,7 @@ use crate::dynamic::smooth;
 use crate::flip;
 use crate::layout::Kind;
 use crate::operations::{
-    MAX_LOOP, SLIVER_SIN, collapsible, dot, length, midpoint, norm, normal, parameters,
+    MAX_LOOP, SLIVER_SIN, collapsible, cross, dot, length, midpoint, norm, normal, parameters,
     shortest_first, simple_chain, smallest_angle_sin, star_fill, sub,
 };
 
@@ -305,7 +305,10 @@ parameters! {
     /// repair of degenerate input (issue 24). A degenerate edge that may
     /// not collapse (it would pinch the surface or move a non-manifold
     /// vertex) is separated instead: one of its vertices moves along an
-    /// edge and the cavity gets its old faces back (`separate`).
+    /// edge or off the line of its faces of zero area, and the cavity gets
+    /// its old faces back (`separate`). With `flat_caps` (the final
+    /// repair), the apex of a face of zero area without a degenerate edge
+    /// is moved off the line of its long edge the same way (`flat_apex`).
     pub struct CollapseShortEdgesSafely {
         /// Shortest edge left alone.
         pub min_length: f32,
@@ -325,6 +328,12 @@ parameters! {
         /// noise at the scale of L (the staircase rims of scanned holes),
         /// not corners (0: corners always stay).
         pub corner_tolerance: f32,
+        /// 1: the final repair of `cavity::remesh`: the apex of a face of
+        /// zero area with no degenerate edge (a cap whose long edge a flip
+        /// cannot take: a boundary or non-manifold edge, or a fold) is
+        /// separated from the line of that edge too (`flat_apex`); 0: only
+        /// short edges are cavities.
+        pub flat_caps: u32,
     }
 }
 
@@ -526,11 +535,50 @@ fn visibly_bad<B: Block>(ctx: &Ctx<'_, B>, e: u32, m: [f32; 3], max_length: f32)
     })
 }
 
-/// Most faces a separation reproduces (`CollapseShortEdgesSafely::separate`).
-const SEPARATE_FACES: usize = MAX_LOOP as usize + 2;
+/// Whether edge `e` runs from the apex of a face of zero area
+/// ([`zero_area`]) with no edge shorter than `degenerate_length` (a cap:
+/// the apex lies on the line of the longest edge) to the face's next
+/// corner: the one seed per cap whose cavity (the apex's star) can move
+/// the apex off that line (`CollapseShortEdgesSafely::separate`).
+fn flat_apex<B: Block>(ctx: &Ctx<'_, B>, e: u32, degenerate_length: f32) -> bool {
+    let (n, faces) = ctx.edge_faces(e);
+    let [a, b] = ctx.edge_vertices(e);
+    let shortest = degenerate_length * degenerate_length;
+    faces[..n.min(2) as usize].iter().any(|&f| {
+        let corners = ctx.face_vertices(f);
+        let p = corners.map(|v| ctx.position(v));
+        if !zero_area(p) {
+            return false;
+        }
+        // Side i runs from corner i to corner i + 1.
+        let sq = [0, 1, 2].map(|i| {
+            let d = sub(p[(i + 1) % 3], p[i]);
+            dot(d, d)
+        });
+        if sq.iter().any(|&l| l < shortest) {
+            return false;
+        }
+        let i = if sq[0] >= sq[1] && sq[0] >= sq[2] {
+            0
+        } else if sq[1] >= sq[2] {
+            1
+        } else {
+            2
+        };
+        let (apex, next) = (corners[(i + 2) % 3], corners[i]);
+        (a, b) == (apex, next) || (b, a) == (apex, next)
+    })
+}
 
-/// Most edges a separation reproduces.
-const SEPARATE_EDGES: usize = MAX_LOOP as usize + 5;
+/// Most faces on the seed edge of a separation in the final repair
+/// (`CollapseShortEdgesSafely::max_new`): a non-manifold seed edge.
+const SEPARATE_SEED_FACES: u32 = 8;
+
+/// Most faces a separation reproduces (`CollapseShortEdgesSafely::separate`).
+const SEPARATE_FACES: usize = (MAX_LOOP + SEPARATE_SEED_FACES) as usize;
+
+/// Most edges a separation reproduces: the seed and two per face.
+const SEPARATE_EDGES: usize = 2 * SEPARATE_FACES + 1;
 
 /// The degenerate edges (shorter than `degenerate_length`) at vertex `v`
 /// and the cavity's faces of zero area ([`zero_area`]) at `v`, with `v` at
@@ -575,9 +623,22 @@ fn repairs<B: Block>(fill: &FillIn<'_, B>, v: u32, at: [f32; 3], degenerate_leng
 }
 
 /// The smallest angle's sine of the cavity's faces at vertex `v` with `v`
-/// moved to `at`; `None` when one of them has zero area or faces against
-/// the old face (against `up` where the old one has zero area).
-fn moved_score<B: Block>(fill: &FillIn<'_, B>, v: u32, at: [f32; 3], up: [f32; 3]) -> Option<f32> {
+/// moved to `at`; `None` when one of them has zero area and had area, or
+/// faces against the old face (against `up` where the old one has zero
+/// area). A face of zero area that keeps zero area (its other two
+/// vertices coincide: only a later separation of those can give it area)
+/// makes the score [`NO_BETTER`]. A face of zero area whose neighbour
+/// across the edge opposite `v` has area must face as that neighbour
+/// (`across_side`); any other one as `up`, or either way when `up` is
+/// `None` or `free` (the cavity has faces with area, which `up` sums,
+/// but none next to this one: a fin on a boundary edge).
+fn moved_score<B: Block>(
+    fill: &FillIn<'_, B>,
+    v: u32,
+    at: [f32; 3],
+    up: Option<[f32; 3]>,
+    free: bool,
+) -> Option<f32> {
     let ctx = fill.ctx;
     let mut score = f32::INFINITY;
     for f in fill.deleted_faces() {
@@ -587,17 +648,206 @@ fn moved_score<B: Block>(fill: &FillIn<'_, B>, v: u32, at: [f32; 3], up: [f32; 3
         }
         let old = corners.map(|u| ctx.position(u));
         let new = corners.map(|u| if u == v { at } else { ctx.position(u) });
-        let side = if zero_area(old) {
-            up
-        } else {
+        let was_zero = zero_area(old);
+        if zero_area(new) {
+            if !was_zero {
+                return None;
+            }
+            score = NO_BETTER;
+            continue;
+        }
+        let side = if !was_zero {
             normal(old[0], old[1], old[2])
+        } else if let Some(side) = across_side(ctx, f, v) {
+            side
+        } else {
+            match up {
+                Some(up) if !free => up,
+                _ => normal(new[0], new[1], new[2]),
+            }
         };
-        if zero_area(new) || dot(normal(new[0], new[1], new[2]), side) <= 0.0 {
+        if dot(normal(new[0], new[1], new[2]), side) <= 0.0 {
             return None;
         }
         score = score.min(smallest_angle_sin(new[0], new[1], new[2]));
     }
     Some(score)
+}
+
+/// The score of a move that leaves a face of zero area as it was (see
+/// `moved_score`): taken only when no pass of
+/// `CollapseShortEdgesSafely::separate` finds a move that gives every
+/// face area.
+const NO_BETTER: f32 = -1.0;
+
+/// The side the cavity's faces face, and whether it is a guess: the
+/// summed normals of those that have area ([`zero_area`]); when none has,
+/// the normal of the plane of two sides of its faces that are not
+/// parallel (so that faces lifted off their lines within that plane
+/// face one way), or where all of them lie on one line a direction
+/// across it (the coordinate axis least along it); zero when the
+/// cavity's vertices all coincide.
+fn cavity_side<B: Block>(fill: &FillIn<'_, B>) -> ([f32; 3], bool) {
+    let ctx = fill.ctx;
+    let mut up = [0f32; 3];
+    let mut line = [0f32; 3];
+    let mut plane = [0f32; 3];
+    for f in fill.deleted_faces() {
+        let p = ctx.face_vertices(f).map(|v| ctx.position(v));
+        if zero_area(p) {
+            if dot(line, line) == 0.0 {
+                line = longest_side(p);
+            }
+            for i in 0..3 {
+                let n = cross(line, sub(p[(i + 1) % 3], p[i]));
+                if dot(n, n) > dot(plane, plane) {
+                    plane = n;
+                }
+            }
+        } else {
+            let n = normal(p[0], p[1], p[2]);
+            up = [up[0] + n[0], up[1] + n[1], up[2] + n[2]];
+        }
+    }
+    if dot(up, up) > 0.0 {
+        return (up, false);
+    }
+    // Sides that are parallel up to rounding span no plane.
+    if dot(plane, plane) > ZERO_HEIGHT * ZERO_HEIGHT * dot(line, line) * dot(line, line) {
+        return (plane, true);
+    }
+    let [x, y, z] = line.map(f32::abs);
+    let axis = if x <= y && x <= z {
+        [1.0, 0.0, 0.0]
+    } else if y <= z {
+        [0.0, 1.0, 0.0]
+    } else {
+        [0.0, 0.0, 1.0]
+    };
+    (cross(cross(line, axis), line), true)
+}
+
+/// The longest side of triangle `p`, as a vector.
+fn longest_side(p: [[f32; 3]; 3]) -> [f32; 3] {
+    let mut side = [0f32; 3];
+    for i in 0..3 {
+        let d = sub(p[(i + 1) % 3], p[i]);
+        if dot(d, d) > dot(side, side) {
+            side = d;
+        }
+    }
+    side
+}
+
+/// Heights, as fractions of the opposite edge, that `lift` tries.
+const LIFTS: [f32; 3] = [0.25, 0.05, 0.01];
+
+/// Where vertex `v` goes to lift its faces of zero area in the cavity off
+/// their lines: across each such face's edge opposite `v`, on the side
+/// that makes the face face as its neighbour across that edge
+/// (`across_side`), or `up` where no neighbour tells (for the face
+/// `v, p, q`, moving `v` by `d` gives it the normal `d × (p - q)`, so `d`
+/// runs along `(p - q) × up`), the directions of the faces a neighbour
+/// tells summed (of the others where none does), by `t` times the
+/// shortest of those edges.
+/// `None` when `v` has no such face with an opposite edge of length, or
+/// the directions cancel.
+fn lift<B: Block>(fill: &FillIn<'_, B>, v: u32, up: [f32; 3], t: f32) -> Option<[f32; 3]> {
+    let ctx = fill.ctx;
+    // Faces whose side their neighbour tells, and faces free to face `up`.
+    let mut dir = [0f32; 3];
+    let mut free = [0f32; 3];
+    let mut reach = f32::INFINITY;
+    for f in fill.deleted_faces() {
+        let corners = ctx.face_vertices(f);
+        let Some(i) = corners.iter().position(|&u| u == v) else {
+            continue;
+        };
+        let p = corners.map(|u| ctx.position(u));
+        if !zero_area(p) {
+            continue;
+        }
+        let base = sub(p[(i + 1) % 3], p[(i + 2) % 3]);
+        let side = across_side(ctx, f, v);
+        let d = cross(base, side.unwrap_or(up));
+        let n = norm(d);
+        if n > 0.0 {
+            let sum = if side.is_some() { &mut dir } else { &mut free };
+            *sum = [0, 1, 2].map(|c| sum[c] + d[c] / n);
+            reach = reach.min(norm(base));
+        }
+    }
+    if dot(dir, dir) == 0.0 {
+        dir = free;
+    }
+    let n = norm(dir);
+    let pv = ctx.position(v);
+    (n > 0.0 && reach.is_finite()).then(|| [0, 1, 2].map(|c| pv[c] + t * reach * dir[c] / n))
+}
+
+/// The side face `f` of zero area should face once its corner `v` moves
+/// off the line: as the face with area across its edge opposite `v` does
+/// (reversed where both traverse that edge the same way); `None` when
+/// that edge has no such single neighbour (a boundary edge, a
+/// non-manifold one, or a neighbour of zero area).
+fn across_side<B: Block>(ctx: &Ctx<'_, B>, f: u32, v: u32) -> Option<[f32; 3]> {
+    let e = (0..3)
+        .map(|j| ctx.copy.face_edge(f, j).0)
+        .find(|&e| !ctx.edge_vertices(e).contains(&v))?;
+    let (n, [f0, f1]) = ctx.edge_faces(e);
+    if n != 2 {
+        return None;
+    }
+    let g = if f0 == f { f1 } else { f0 };
+    let p = ctx.face_vertices(g).map(|u| ctx.position(u));
+    if g == f || zero_area(p) {
+        return None;
+    }
+    let side = normal(p[0], p[1], p[2]);
+    Some(
+        if ctx.traverses_forward(f, e) != ctx.traverses_forward(g, e) {
+            side
+        } else {
+            side.map(|c| -c)
+        },
+    )
+}
+
+/// The `i`-th direction (scaled to the shortest such edge) across the
+/// plane of the edge opposite `v` in the first face of zero area at `v`
+/// in the cavity and the one opposite `v` in the `i + 1`-th such face
+/// (`None` past the last one); parallel edges give a zero direction.
+fn across<B: Block>(fill: &FillIn<'_, B>, v: u32, i: u32) -> Option<[f32; 3]> {
+    let ctx = fill.ctx;
+    let mut first = None;
+    let mut k = 0;
+    for f in fill.deleted_faces() {
+        let corners = ctx.face_vertices(f);
+        let Some(j) = corners.iter().position(|&u| u == v) else {
+            continue;
+        };
+        let p = corners.map(|u| ctx.position(u));
+        if !zero_area(p) {
+            continue;
+        }
+        let base = sub(p[(j + 1) % 3], p[(j + 2) % 3]);
+        let Some(b0) = first else {
+            first = Some(base);
+            continue;
+        };
+        if k == i {
+            let d = cross(b0, base);
+            let n = norm(d);
+            let reach = norm(b0).min(norm(base));
+            return Some(if n > 0.0 {
+                d.map(|c| c * reach / n)
+            } else {
+                [0.0; 3]
+            });
+        }
+        k += 1;
+    }
+    None
 }
 
 /// Fills an edge-star cavity with its old faces again, the seed's two
@@ -745,84 +995,129 @@ impl CollapseShortEdgesSafely {
 
     /// Separates the two vertices of degenerate seed edge `ab` that may
     /// not collapse (the collapse would pinch the surface, join a vertex
-    /// to a non-manifold one, or break the link condition): one of them
-    /// moves along one of its edges, a quarter or half of the way to the
-    /// other end, and the cavity is filled in with its old faces again
-    /// (`reproduce`), so the topology stays by construction. A vertex
-    /// with a non-manifold edge or other than zero or two boundary edges
-    /// never moves; a boundary vertex moves along a boundary edge (onto
-    /// the polyline, and not when `boundary_cos` keeps the boundary); an
-    /// interior vertex on a feature along a feature edge; when none of
-    /// these moves does, along any edge or towards its neighbours'
-    /// centroid (where the polyline's edges are the faces' own, as at a
-    /// hole of three edges, sliding along one keeps its face flat; two
-    /// faces folded onto each other need the centroid). Of the moves
-    /// whose faces at the moved vertex all have area ([`zero_area`]) and
-    /// face as the old ones did (as the cavity's summed normals where an
-    /// old one has zero area) and that [`repairs`] something, the one with
-    /// the largest smallest angle is taken; none: false (issue 24).
+    /// to a non-manifold one, or break the link condition), or moves the
+    /// apex of a cap that no flip removes off its line (a seed from
+    /// `flat_apex`): one of the seed's vertices moves and the cavity is
+    /// filled in with its old faces again (`reproduce`), so the topology
+    /// stays by construction. Three passes, each only when the one before
+    /// found no move:
+    ///
+    /// 1. a vertex with no non-manifold edge and zero or two boundary
+    ///    edges moves a quarter or half of the way along one of its edges:
+    ///    a boundary vertex along a boundary edge (onto the polyline, and
+    ///    not when `boundary_cos` keeps the boundary), an interior vertex
+    ///    on a feature along a feature edge, any other along any edge;
+    /// 2. the same vertices move along any edge, towards their
+    ///    neighbours' centroid (two faces folded onto each other need it),
+    ///    or off the lines of their faces of zero area (`lift`);
+    /// 3. any vertex (a non-manifold one too; not one on the boundary when
+    ///    `boundary_cos` keeps it) is lifted: where every move along the
+    ///    edges stays on one line, or the other vertex may not move.
+    ///
+    /// Of the moves whose faces at the moved vertex all have area
+    /// ([`zero_area`]) and face as the old ones did (as the cavity's summed
+    /// normals where an old one has zero area, `cavity_side`) and that
+    /// [`repairs`] something, the one with the largest smallest angle is
+    /// taken; none: false (issue 24).
     fn separate<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;
         let [a, b] = ctx.edge_vertices(fill.seed());
-        let mut up = [0f32; 3];
-        for f in fill.deleted_faces() {
-            let [p, q, r] = ctx.face_vertices(f).map(|v| ctx.position(v));
-            let n = normal(p, q, r);
-            up = [up[0] + n[0], up[1] + n[1], up[2] + n[2]];
-        }
+        let (side, arbitrary) = cavity_side(fill);
         let mut best: Option<(f32, u32, [f32; 3])> = None;
-        for (anywhere, (v, w)) in [false, true]
-            .into_iter()
-            .flat_map(|anywhere| [(anywhere, (a, b)), (anywhere, (b, a))])
-        {
-            if anywhere && best.is_some() {
-                break;
-            }
-            let star = BoundaryStar::of(ctx, v);
-            let boundary = star.edges == 2;
-            if star.non_manifold
-                || !(star.edges == 0 || boundary)
-                || boundary && self.boundary_cos > 1.0
+        let view: &FillIn<'_, B> = fill;
+        let consider = |best: &mut Option<(f32, u32, [f32; 3])>, score: Option<f32>, v, at| {
+            if let Some(score) = score
+                && best.is_none_or(|(s, _, _)| score > s)
+                && repairs(view, v, at, self.degenerate_length)
             {
-                continue;
+                *best = Some((score, v, at));
             }
-            let on_feature = feature_edges(ctx, v, self.feature_cos) > 0;
-            let pv = ctx.position(v);
-            // The neighbours' centroid, as a last direction.
-            let (mut sum, mut k) = ([0f32; 3], 0.0f32);
-            for g in ctx.vertex_edges(v) {
-                let [x, y] = ctx.edge_vertices(g);
-                let p = ctx.position(if x == v { y } else { x });
-                sum = [sum[0] + p[0], sum[1] + p[1], sum[2] + p[2]];
-                k += 1.0;
-            }
-            let centroid = sum.map(|c| c / k.max(1.0));
-            let ends = ctx.vertex_edges(v).map(|g| {
-                let [x, y] = ctx.edge_vertices(g);
-                (Some(g), ctx.position(if x == v { y } else { x }), x ^ y ^ v)
-            });
-            let last = anywhere.then_some((None, centroid, v));
-            for (g, end, u) in ends.chain(last) {
-                let along = if anywhere {
-                    true
-                } else if let Some(g) = g.filter(|_| boundary) {
-                    ctx.edge_faces(g).0 == 1
-                } else {
-                    g.is_some_and(|g| !on_feature || is_feature(ctx, g, self.feature_cos))
-                };
-                let d = sub(end, pv);
-                if u == w || !along || norm(d) < self.degenerate_length {
+        };
+        // Where no face of the cavity has area, its side is a guess: both
+        // are tried, each through the three passes.
+        let sides = if arbitrary { 2 } else { 1 };
+        for (pass, up) in (0..sides).flat_map(|s| {
+            [0u32, 1, 2].map(|pass| (pass, if s == 0 { side } else { side.map(|c| -c) }))
+        }) {
+            for (v, w) in [(a, b), (b, a)] {
+                let star = BoundaryStar::of(ctx, v);
+                let boundary = star.edges == 2;
+                let kept = star.on_boundary() && self.boundary_cos > 1.0;
+                let plain = !star.non_manifold && (star.edges == 0 || boundary) && !kept;
+                if kept || pass < 2 && !plain || pass == 2 && plain {
                     continue;
                 }
-                for t in [0.25f32, 0.5] {
-                    let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
-                    if let Some(score) = moved_score(fill, v, at, up)
-                        && best.is_none_or(|(s, _, _)| score > s)
-                        && repairs(fill, v, at, self.degenerate_length)
-                    {
-                        best = Some((score, v, at));
+                let pv = ctx.position(v);
+                if pass > 0 {
+                    for t in LIFTS {
+                        if let Some(at) = lift(fill, v, up, t) {
+                            consider(
+                                &mut best,
+                                moved_score(fill, v, at, Some(up), !arbitrary),
+                                v,
+                                at,
+                            );
+                        }
                     }
                 }
+                if pass == 2 {
+                    // Zero-area faces around a non-manifold edge (pages of
+                    // a book) face no common side: lifted across the plane
+                    // of two of their lines, they get area either way.
+                    for i in 0..SEPARATE_FACES as u32 {
+                        let Some(d) = across(fill, v, i) else {
+                            break;
+                        };
+                        for t in LIFTS {
+                            for sign in [1.0f32, -1.0] {
+                                let at = [0, 1, 2].map(|c| pv[c] + sign * t * d[c]);
+                                consider(&mut best, moved_score(fill, v, at, None, true), v, at);
+                            }
+                        }
+                    }
+                    continue;
+                }
+                let anywhere = pass == 1;
+                let on_feature = feature_edges(ctx, v, self.feature_cos) > 0;
+                // The neighbours' centroid, as a last direction.
+                let (mut sum, mut k) = ([0f32; 3], 0.0f32);
+                for g in ctx.vertex_edges(v) {
+                    let [x, y] = ctx.edge_vertices(g);
+                    let p = ctx.position(if x == v { y } else { x });
+                    sum = [sum[0] + p[0], sum[1] + p[1], sum[2] + p[2]];
+                    k += 1.0;
+                }
+                let centroid = sum.map(|c| c / k.max(1.0));
+                let ends = ctx.vertex_edges(v).map(|g| {
+                    let [x, y] = ctx.edge_vertices(g);
+                    (Some(g), ctx.position(if x == v { y } else { x }), x ^ y ^ v)
+                });
+                let last = anywhere.then_some((None, centroid, v));
+                for (g, end, u) in ends.chain(last) {
+                    let along = if anywhere {
+                        true
+                    } else if let Some(g) = g.filter(|_| boundary) {
+                        ctx.edge_faces(g).0 == 1
+                    } else {
+                        g.is_some_and(|g| !on_feature || is_feature(ctx, g, self.feature_cos))
+                    };
+                    let d = sub(end, pv);
+                    if u == w || !along || norm(d) < self.degenerate_length {
+                        continue;
+                    }
+                    for t in [0.25f32, 0.5] {
+                        let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
+                        consider(
+                            &mut best,
+                            moved_score(fill, v, at, Some(up), !arbitrary),
+                            v,
+                            at,
+                        );
+                    }
+                }
+            }
+            if best.is_some_and(|(s, _, _)| s > NO_BETTER) {
+                break;
             }
         }
         best.is_some_and(|(_, v, at)| reproduce(fill, v, at))
@@ -859,24 +1154,43 @@ impl CavityApp for CollapseShortEdgesSafely {
         // chain, at the mesh boundary, has one vertex more), a face per
         // half-edge. A separation of two boundary vertices (two half-disks
         // sharing the seed's two faces) reproduces two vertices, their
-        // `boundary + 5` edges and `boundary + 2` faces.
-        [2, boundary + 5, boundary + 2]
+        // `boundary + 5` edges and `boundary + 2` faces. In the final
+        // repair a separation may meet non-manifold vertices: a face per
+        // boundary half-edge and per face of the seed edge (at most
+        // `SEPARATE_SEED_FACES`), and at most two edges to other vertices
+        // per face, so that the reservation of the iterations' collapses
+        // stays small.
+        if self.flat_caps != 0 {
+            let seed = SEPARATE_SEED_FACES;
+            [2, 2 * (boundary + seed) + 1, boundary + seed]
+        } else {
+            [2, boundary + 5, boundary + 2]
+        }
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let len = length(ctx, e);
-        len < self.min_length
-            && match self.target(ctx, e) {
-                Some(m) => len < self.degenerate_length || !visibly_bad(ctx, e, m, self.max_length),
-                // A degenerate edge that may not collapse is separated.
-                None => len < self.degenerate_length,
-            }
+        if len >= self.min_length {
+            return self.flat_caps != 0 && flat_apex(ctx, e, self.degenerate_length);
+        }
+        match self.target(ctx, e) {
+            Some(m) => len < self.degenerate_length || !visibly_bad(ctx, e, m, self.max_length),
+            // A degenerate edge that may not collapse is separated.
+            None => len < self.degenerate_length,
+        }
     }
     fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
         shortest_first(length(ctx, e))
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;
-        let degenerate = length(ctx, fill.seed()) < self.degenerate_length;
+        let len = length(ctx, fill.seed());
+        if len >= self.min_length {
+            // A cap's apex edge (`flat_apex`): the apex moves off the line.
+            return self.flat_caps != 0
+                && flat_apex(ctx, fill.seed(), self.degenerate_length)
+                && self.separate(fill);
+        }
+        let degenerate = len < self.degenerate_length;
         let Some(m) = self
             .target(ctx, fill.seed())
             .filter(|_| self.collapsible(fill))

@@ -236,6 +236,7 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
         corner_tolerance: 0.0,
         max_length: 1.5 * l,
         feature_cos: -2.0,
+        flat_caps: 0,
     };
     let smoothing = Smoothing {
         boundary_cos: KEEP_BOUNDARY,
