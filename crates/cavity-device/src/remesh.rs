@@ -758,16 +758,7 @@ fn lift<B: Block>(fill: &FillIn<'_, B>, v: u32, up: [f32; 3], t: f32) -> Option<
     let mut dir = [0f32; 3];
     let mut free = [0f32; 3];
     let mut reach = f32::INFINITY;
-    for f in fill.deleted_faces() {
-        let corners = ctx.face_vertices(f);
-        let Some(i) = corners.iter().position(|&u| u == v) else {
-            continue;
-        };
-        let p = corners.map(|u| ctx.position(u));
-        if !zero_area(p) {
-            continue;
-        }
-        let base = sub(p[(i + 1) % 3], p[(i + 2) % 3]);
+    for (f, base) in flat_faces_at(fill, v) {
         let side = across_side(ctx, f, v);
         let d = cross(base, side.unwrap_or(up));
         let n = norm(d);
@@ -783,6 +774,21 @@ fn lift<B: Block>(fill: &FillIn<'_, B>, v: u32, up: [f32; 3], t: f32) -> Option<
     let n = norm(dir);
     let pv = ctx.position(v);
     (n > 0.0 && reach.is_finite()).then(|| [0, 1, 2].map(|c| pv[c] + t * reach * dir[c] / n))
+}
+
+/// The cavity's faces of zero area ([`zero_area`]) at vertex `v`, each
+/// with its edge opposite `v` as a vector.
+fn flat_faces_at<'a, B: Block>(
+    fill: &'a FillIn<'_, B>,
+    v: u32,
+) -> impl Iterator<Item = (u32, [f32; 3])> + 'a {
+    let ctx = fill.ctx;
+    fill.deleted_faces().filter_map(move |f| {
+        let corners = ctx.face_vertices(f);
+        let i = corners.iter().position(|&u| u == v)?;
+        let p = corners.map(|u| ctx.position(u));
+        zero_area(p).then(|| (f, sub(p[(i + 1) % 3], p[(i + 2) % 3])))
+    })
 }
 
 /// The side face `f` of zero area should face once its corner `v` moves
@@ -818,19 +824,9 @@ fn across_side<B: Block>(ctx: &Ctx<'_, B>, f: u32, v: u32) -> Option<[f32; 3]> {
 /// in the cavity and the one opposite `v` in the `i + 1`-th such face
 /// (`None` past the last one); parallel edges give a zero direction.
 fn across<B: Block>(fill: &FillIn<'_, B>, v: u32, i: u32) -> Option<[f32; 3]> {
-    let ctx = fill.ctx;
     let mut first = None;
     let mut k = 0;
-    for f in fill.deleted_faces() {
-        let corners = ctx.face_vertices(f);
-        let Some(j) = corners.iter().position(|&u| u == v) else {
-            continue;
-        };
-        let p = corners.map(|u| ctx.position(u));
-        if !zero_area(p) {
-            continue;
-        }
-        let base = sub(p[(j + 1) % 3], p[(j + 2) % 3]);
+    for (_, base) in flat_faces_at(fill, v) {
         let Some(b0) = first else {
             first = Some(base);
             continue;
