@@ -716,6 +716,12 @@ fn cavity_side<B: Block>(fill: &FillIn<'_, B>) -> ([f32; 3], bool) {
     if dot(plane, plane) > ZERO_HEIGHT * ZERO_HEIGHT * dot(line, line) * dot(line, line) {
         return (plane, true);
     }
+    (across_line(line), true)
+}
+
+/// A direction across `line` (perpendicular to it): towards the
+/// coordinate axis least along it.
+fn across_line(line: [f32; 3]) -> [f32; 3] {
     let [x, y, z] = line.map(f32::abs);
     let axis = if x <= y && x <= z {
         [1.0, 0.0, 0.0]
@@ -724,7 +730,7 @@ fn cavity_side<B: Block>(fill: &FillIn<'_, B>) -> ([f32; 3], bool) {
     } else {
         [0.0, 0.0, 1.0]
     };
-    (cross(cross(line, axis), line), true)
+    cross(cross(line, axis), line)
 }
 
 /// The longest side of triangle `p`, as a vector.
@@ -747,7 +753,8 @@ const LIFTS: [f32; 3] = [0.25, 0.05, 0.01];
 /// that makes the face face as its neighbour across that edge
 /// (`across_side`), or `up` where no neighbour tells (for the face
 /// `v, p, q`, moving `v` by `d` gives it the normal `d × (p - q)`, so `d`
-/// runs along `(p - q) × up`), the directions of the faces a neighbour
+/// runs along `(p - q) × up`, or any way across `p - q` where that runs
+/// along `up`), the directions of the faces a neighbour
 /// tells summed (of the others where none does), by `t` times the
 /// shortest of those edges.
 /// `None` when `v` has no such face with an opposite edge of length, or
@@ -760,7 +767,14 @@ fn lift<B: Block>(fill: &FillIn<'_, B>, v: u32, up: [f32; 3], t: f32) -> Option<
     let mut reach = f32::INFINITY;
     for (f, base) in flat_faces_at(fill, v) {
         let side = across_side(ctx, f, v);
-        let d = cross(base, side.unwrap_or(up));
+        let toward = side.unwrap_or(up);
+        let mut d = cross(base, toward);
+        // A free face whose line runs along `up` may face any way across
+        // it (the summed normals of a book's pages can lie along its
+        // spine).
+        if side.is_none() && norm(d) <= ZERO_HEIGHT * norm(base) * norm(toward) {
+            d = across_line(base);
+        }
         let n = norm(d);
         if n > 0.0 {
             let sum = if side.is_some() { &mut dir } else { &mut free };
