@@ -580,66 +580,42 @@ const SEPARATE_FACES: usize = (MAX_LOOP + SEPARATE_SEED_FACES) as usize;
 /// Most edges a separation reproduces: the seed and two per face.
 const SEPARATE_EDGES: usize = 2 * SEPARATE_FACES + 1;
 
-/// The degenerate edges (shorter than `degenerate_length`) at vertex `v`
-/// and the cavity's faces of zero area ([`zero_area`]) at `v`, with `v` at
-/// `at`.
-fn defects_at<B: Block>(
-    fill: &FillIn<'_, B>,
-    v: u32,
-    at: [f32; 3],
-    degenerate_length: f32,
-) -> (u32, u32) {
-    let ctx = fill.ctx;
-    let place = |u: u32| if u == v { at } else { ctx.position(u) };
-    let short = ctx
-        .vertex_edges(v)
-        .filter(|&g| {
-            let [x, y] = ctx.edge_vertices(g);
-            norm(sub(place(x), place(y))) < degenerate_length
-        })
-        .count() as u32;
-    let flat = fill
-        .deleted_faces()
-        .filter(|&f| {
-            let corners = ctx.face_vertices(f);
-            corners.contains(&v) && zero_area(corners.map(place))
-        })
-        .count() as u32;
-    (short, flat)
-}
-
-/// Whether moving vertex `v` to `at` repairs something and spoils
-/// nothing: neither the degenerate edges at `v` nor the cavity's faces of
-/// zero area at `v` grow in number, and one of them shrinks. Only the
-/// edges and faces at `v` move, so every separation lowers the mesh's
-/// count of degenerate edges and faces of zero area, and a sweep of
-/// separations ends: a separation that left its seed degenerate could be
-/// taken again and again without end (seen on the GPU: one patch queued
-/// for 10,000 rounds, separating 4 edges a round; issue 24).
-fn repairs<B: Block>(fill: &FillIn<'_, B>, v: u32, at: [f32; 3], degenerate_length: f32) -> bool {
-    let (short, flat) = defects_at(fill, v, fill.ctx.position(v), degenerate_length);
-    let (now_short, now_flat) = defects_at(fill, v, at, degenerate_length);
-    now_short <= short && now_flat <= flat && now_short + now_flat < short + flat
-}
-
 /// The smallest angle's sine of the cavity's faces at vertex `v` with `v`
 /// moved to `at`; `None` when one of them has zero area and had area, or
 /// faces against the old face (against `up` where the old one has zero
-/// area). A face of zero area that keeps zero area (its other two
-/// vertices coincide: only a later separation of those can give it area)
-/// makes the score [`NO_BETTER`]. A face of zero area whose neighbour
-/// across the edge opposite `v` has area must face as that neighbour
-/// (`across_side`); any other one as `up`, or either way when `up` is
-/// `None` or `free` (the cavity has faces with area, which `up` sums,
-/// but none next to this one: a fin on a boundary edge).
+/// area), or when the move repairs nothing. A face of zero area that
+/// keeps zero area (its other two vertices coincide: only a later
+/// separation of those can give it area) makes the score [`NO_BETTER`]. A
+/// face of zero area whose neighbour across the edge opposite `v` has
+/// area must face as that neighbour (`across_side`); any other one as
+/// `up`, or either way when `up` is `None` or `free` (the cavity has faces
+/// with area, which `up` sums, but none next to this one: a fin on a
+/// boundary edge).
+///
+/// A move repairs something when it leaves fewer edges at `v` shorter
+/// than `degenerate_length` or fewer faces of zero area at `v`, and no
+/// more of either. Only the edges and faces at `v` move, so every
+/// separation lowers the mesh's count of degenerate edges and faces of
+/// zero area, and a sweep of separations ends: one that left its seed
+/// degenerate could be taken again and again (seen on the GPU: a patch
+/// queued for 10,000 rounds, separating 4 edges a round; issue 24).
 fn moved_score<B: Block>(
     fill: &FillIn<'_, B>,
     v: u32,
     at: [f32; 3],
-    up: Option<[f32; 3]>,
-    free: bool,
+    (up, free): (Option<[f32; 3]>, bool),
+    degenerate_length: f32,
 ) -> Option<f32> {
     let ctx = fill.ctx;
+    let pv = ctx.position(v);
+    let (mut short, mut now_short) = (0, 0);
+    for g in ctx.vertex_edges(v) {
+        let [x, y] = ctx.edge_vertices(g);
+        let w = ctx.position(if x == v { y } else { x });
+        short += (norm(sub(w, pv)) < degenerate_length) as u32;
+        now_short += (norm(sub(w, at)) < degenerate_length) as u32;
+    }
+    let (mut flat, mut now_flat) = (0, 0);
     let mut score = f32::INFINITY;
     for f in fill.deleted_faces() {
         let corners = ctx.face_vertices(f);
@@ -649,10 +625,12 @@ fn moved_score<B: Block>(
         let old = corners.map(|u| ctx.position(u));
         let new = corners.map(|u| if u == v { at } else { ctx.position(u) });
         let was_zero = zero_area(old);
+        flat += was_zero as u32;
         if zero_area(new) {
             if !was_zero {
                 return None;
             }
+            now_flat += 1;
             score = NO_BETTER;
             continue;
         }
@@ -671,7 +649,7 @@ fn moved_score<B: Block>(
         }
         score = score.min(smallest_angle_sin(new[0], new[1], new[2]));
     }
-    Some(score)
+    (now_short <= short && now_short + now_flat < short + flat).then_some(score)
 }
 
 /// The score of a move that leaves a face of zero area as it was (see
@@ -1027,18 +1005,16 @@ impl CollapseShortEdgesSafely {
     /// Of the moves whose faces at the moved vertex all have area
     /// ([`zero_area`]) and face as the old ones did (as the cavity's summed
     /// normals where an old one has zero area, `cavity_side`) and that
-    /// [`repairs`] something, the one with the largest smallest angle is
-    /// taken; none: false (issue 24).
+    /// repair something (`moved_score`), the one with the largest
+    /// smallest angle is taken; none: false (issue 24).
     fn separate<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;
         let [a, b] = ctx.edge_vertices(fill.seed());
         let (side, arbitrary) = cavity_side(fill);
         let mut best: Option<(f32, u32, [f32; 3])> = None;
-        let view: &FillIn<'_, B> = fill;
         let consider = |best: &mut Option<(f32, u32, [f32; 3])>, score: Option<f32>, v, at| {
             if let Some(score) = score
                 && best.is_none_or(|(s, _, _)| score > s)
-                && repairs(view, v, at, self.degenerate_length)
             {
                 *best = Some((score, v, at));
             }
@@ -1063,7 +1039,13 @@ impl CollapseShortEdgesSafely {
                         if let Some(at) = lift(fill, v, up, t) {
                             consider(
                                 &mut best,
-                                moved_score(fill, v, at, Some(up), !arbitrary),
+                                moved_score(
+                                    fill,
+                                    v,
+                                    at,
+                                    (Some(up), !arbitrary),
+                                    self.degenerate_length,
+                                ),
                                 v,
                                 at,
                             );
@@ -1081,7 +1063,12 @@ impl CollapseShortEdgesSafely {
                         for t in LIFTS {
                             for sign in [1.0f32, -1.0] {
                                 let at = [0, 1, 2].map(|c| pv[c] + sign * t * d[c]);
-                                consider(&mut best, moved_score(fill, v, at, None, true), v, at);
+                                consider(
+                                    &mut best,
+                                    moved_score(fill, v, at, (None, true), self.degenerate_length),
+                                    v,
+                                    at,
+                                );
                             }
                         }
                     }
@@ -1119,7 +1106,13 @@ impl CollapseShortEdgesSafely {
                         let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
                         consider(
                             &mut best,
-                            moved_score(fill, v, at, Some(up), !arbitrary),
+                            moved_score(
+                                fill,
+                                v,
+                                at,
+                                (Some(up), !arbitrary),
+                                self.degenerate_length,
+                            ),
                             v,
                             at,
                         );
