@@ -1012,8 +1012,11 @@ impl CollapseShortEdgesSafely {
         let [a, b] = ctx.edge_vertices(fill.seed());
         let (side, arbitrary) = cavity_side(fill);
         let mut best: Option<(f32, u32, [f32; 3])> = None;
-        let consider = |best: &mut Option<(f32, u32, [f32; 3])>, score: Option<f32>, v, at| {
-            if let Some(score) = score
+        // Scores moving `v` to `at` (`moved_score`, faces facing `side`)
+        // and keeps the best move.
+        let view: &FillIn<'_, B> = fill;
+        let consider = |best: &mut Option<(f32, u32, [f32; 3])>, v, at, side| {
+            if let Some(score) = moved_score(view, v, at, side, self.degenerate_length)
                 && best.is_none_or(|(s, _, _)| score > s)
             {
                 *best = Some((score, v, at));
@@ -1037,18 +1040,7 @@ impl CollapseShortEdgesSafely {
                 if pass > 0 {
                     for t in LIFTS {
                         if let Some(at) = lift(fill, v, up, t) {
-                            consider(
-                                &mut best,
-                                moved_score(
-                                    fill,
-                                    v,
-                                    at,
-                                    (Some(up), !arbitrary),
-                                    self.degenerate_length,
-                                ),
-                                v,
-                                at,
-                            );
+                            consider(&mut best, v, at, (Some(up), !arbitrary));
                         }
                     }
                 }
@@ -1063,12 +1055,7 @@ impl CollapseShortEdgesSafely {
                         for t in LIFTS {
                             for sign in [1.0f32, -1.0] {
                                 let at = [0, 1, 2].map(|c| pv[c] + sign * t * d[c]);
-                                consider(
-                                    &mut best,
-                                    moved_score(fill, v, at, (None, true), self.degenerate_length),
-                                    v,
-                                    at,
-                                );
+                                consider(&mut best, v, at, (None, true));
                             }
                         }
                     }
@@ -1104,18 +1091,7 @@ impl CollapseShortEdgesSafely {
                     }
                     for t in [0.25f32, 0.5] {
                         let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
-                        consider(
-                            &mut best,
-                            moved_score(
-                                fill,
-                                v,
-                                at,
-                                (Some(up), !arbitrary),
-                                self.degenerate_length,
-                            ),
-                            v,
-                            at,
-                        );
+                        consider(&mut best, v, at, (Some(up), !arbitrary));
                     }
                 }
             }
