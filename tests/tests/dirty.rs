@@ -34,7 +34,7 @@ fn every_scale_remeshes_the_same() {
     let torus = asset_mesh("torus.obj");
     let layout = Layout {
         patch_size: 256,
-        factors: CapacityFactors::default(),
+        ..Layout::default()
     };
     let settings = RemeshSettings::default();
     let band = |s: f64| {
@@ -213,10 +213,7 @@ fn the_bunny_scan_remeshes_cleanly() {
     remove_duplicate_faces(&mut scan);
     let stats = topology_stats(&scan);
     assert_eq!(stats.boundary_loops, 70);
-    let layout = Layout {
-        patch_size: 512,
-        factors: CapacityFactors::default(),
-    };
+    let layout = Layout::default();
     let (out, report) = remesh(
         &scan,
         &RemeshSettings::default(),

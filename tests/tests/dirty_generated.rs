@@ -111,7 +111,7 @@ proptest! {
             assert_eq!(topology(&stats), topology(&before), "topology {at}");
         };
         let mut hooks = Hooks { progress: None, after_phase: Some(&mut after_phase) };
-        let layout = Layout { patch_size, factors: CapacityFactors::default() };
+        let layout = Layout { patch_size, ..Layout::default() };
         let run = remesh(&mesh, &RemeshSettings::default(), &test_backend(), layout, &mut hooks);
         let out = match run {
             Ok((out, _)) => out,

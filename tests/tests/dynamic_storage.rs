@@ -47,7 +47,14 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
     for c in [cap.vertices, cap.edges, cap.faces] {
         assert!(c % 32 == 0 && c > 0 && c <= MAX_CAPACITY, "{what}: {cap:?}");
     }
-    assert!(cap.hash.is_power_of_two() && cap.hash >= 64, "{what}");
+    for kind in Kind::ALL {
+        assert_eq!(cap.hash_slots(kind), cap.of(kind), "{what}");
+    }
+    assert_eq!(
+        cap.hash_stride(),
+        cap.vertices + cap.edges + cap.faces + 3 * HASH_OVERFLOW,
+        "{what}"
+    );
     let spare = d.num_patches + MIN_SPARE_PATCH_SLOTS as u32;
     assert_eq!(cap.patches, (2 * d.num_patches).max(spare), "{what}");
     assert_eq!(cap.vertex_attrs, 5);
@@ -274,8 +281,8 @@ fn mask_word(d: &DynamicMesh, p: u32, kind: Kind, active: bool, local: u32) -> u
 }
 
 fn table_range(d: &DynamicMesh, p: u32, kind: Kind) -> std::ops::Range<usize> {
-    let start = (d.cap.hash_stride() * p + kind as u32 * d.cap.table_words()) as usize;
-    start..start + d.cap.table_words() as usize
+    let start = (d.cap.hash_stride() * p + d.cap.table_offset(kind)) as usize;
+    start..start + d.cap.table_words(kind) as usize
 }
 
 fn expect_error(d: &DynamicMesh) -> ValidationError {

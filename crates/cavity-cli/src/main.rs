@@ -81,9 +81,11 @@ struct DynamicArgs {
     /// element slots of a patch).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DYNAMIC_PATCH_SIZE as i64))]
     patch_size: Option<u32>,
-    /// Element slots per patch over the largest initial patch (at least 1).
-    #[arg(long, default_value_t = 2.0)]
-    capacity_factor: f32,
+    /// Element slots per patch over the largest initial patch (at least
+    /// 1): by default 1.25 for remeshing (so that two update blocks share
+    /// an SM at 512 faces per patch), 2 for the other commands.
+    #[arg(long)]
+    capacity_factor: Option<f32>,
     /// Patch slots over the initial number of patches (at least 1).
     #[arg(long, default_value_t = 2.0)]
     patch_factor: f32,
@@ -96,9 +98,15 @@ const MAX_DYNAMIC_PATCH_SIZE: u32 = 2048;
 const DYNAMIC_PATCH_SIZE: u32 = 256;
 
 impl DynamicArgs {
+    /// The capacity factors of the commands but remeshing.
     fn factors(&self) -> CapacityFactors {
+        self.factors_or(CapacityFactors::default().elements)
+    }
+
+    /// The capacity factors, with element factor `default` when not given.
+    fn factors_or(&self, default: f32) -> CapacityFactors {
         CapacityFactors {
-            elements: self.capacity_factor,
+            elements: self.capacity_factor.unwrap_or(default),
             patches: self.patch_factor,
         }
     }
@@ -108,11 +116,20 @@ impl DynamicArgs {
         self.patch_size.unwrap_or(default)
     }
 
-    /// The layout, with patch size `default` when not given.
-    fn layout(&self, default: u32) -> Layout {
+    /// The layout of the commands but remeshing.
+    fn layout(&self) -> Layout {
         Layout {
-            patch_size: self.patch_size(default),
+            patch_size: self.patch_size(DYNAMIC_PATCH_SIZE),
             factors: self.factors(),
+        }
+    }
+
+    /// The layout of remeshing ([`Layout::default`] where not given).
+    fn remesh_layout(&self) -> Layout {
+        let default = Layout::default();
+        Layout {
+            patch_size: self.patch_size(default.patch_size),
+            factors: self.factors_or(default.factors.elements),
         }
     }
 }
@@ -581,7 +598,7 @@ fn run(cli: Cli) -> Result<()> {
                     smoothing_steps,
                     ..RemeshSettings::default()
                 },
-                layout: dynamic.layout(cavity::remesh::DEFAULT_PATCH_SIZE),
+                layout: dynamic.remesh_layout(),
                 reps,
                 cpu_max_faces,
                 peers: python.map(|p| (p, peer_script)),
@@ -618,7 +635,7 @@ fn run(cli: Cli) -> Result<()> {
                 TrackSettings { grid, ..settings }.check()?;
             }
             let backend = backend(dynamic.device)?;
-            let layout = dynamic.layout(DYNAMIC_PATCH_SIZE);
+            let layout = dynamic.layout();
             let pb = spinner();
             let bench = cavity::bench::track::track_bench(
                 &grids,
@@ -783,12 +800,12 @@ fn remesh(
     args: &DynamicArgs,
 ) -> Result<()> {
     settings.check()?;
-    args.factors().check()?;
+    let layout = args.remesh_layout();
+    layout.factors.check()?;
     let output = output.map_or_else(|| remeshed_name(input), Path::to_path_buf);
     refuse_overwrite(input, &output)?;
     let format = check_writable(&output)?;
     let whole = Instant::now();
-    let layout = args.layout(cavity::remesh::DEFAULT_PATCH_SIZE);
     // The device starts while the input is read and patched (the CUDA
     // context stays on this thread).
     let (loaded, backend) = std::thread::scope(|scope| {
@@ -893,7 +910,7 @@ fn track(
     }
     let format = check_writable(output)?;
     let backend = backend(args.device)?;
-    let layout = args.layout(DYNAMIC_PATCH_SIZE);
+    let layout = args.layout();
     let bar = ProgressBar::new(settings.frames as u64).with_style(
         ProgressStyle::with_template("frame {pos}/{len} {bar:30} {elapsed} (eta {eta})")
             .expect("template"),

@@ -42,8 +42,6 @@ pub const INPUT_INDEX_ATTR: u32 = 3;
 pub const NEW_VERTEX: u32 = u32::MAX;
 /// Position values per vertex.
 const POSITION_ATTRS: u32 = 3;
-/// Smallest ribbon hash table (slots before the overflow slots).
-const MIN_HASH_SLOTS: u32 = 256;
 /// Fewest slots per kind: room for the one-rings a small patch takes in
 /// when it expands over its neighbours (patches of a few faces would
 /// otherwise have no room to grow).
@@ -474,9 +472,8 @@ impl DynamicMesh {
     ///
     /// Capacities: per kind, the largest local count of any patch times
     /// `factors.elements`, rounded up to a multiple of 32 (at least 256);
-    /// hash tables of the next power of two of at least 256, the largest
-    /// capacity of a kind, and twice the largest not-owned count of any
-    /// kind times `factors.elements`;
+    /// a ribbon hash table per kind with one slot per element slot of the
+    /// kind (`Capacity::hash_slots`);
     /// `factors.patches` times as many patch slots as patches, rounded up.
     ///
     /// # Errors
@@ -496,7 +493,6 @@ impl DynamicMesh {
             vertex_attrs: VERTEX_ATTRS,
             ..Capacity::default()
         };
-        let mut max_ribbon = 0;
         for kind in Kind::ALL {
             let (patch, count) = infos
                 .iter()
@@ -517,20 +513,7 @@ impl DynamicMesh {
                 Kind::Edge => cap.edges = n as u32,
                 Kind::Face => cap.faces = n as u32,
             }
-            max_ribbon = infos
-                .iter()
-                .map(|info| info.count(kind) - info.owned(kind))
-                .fold(max_ribbon, u32::max);
         }
-        // A patch may come to hold ribbon copies (and forwarding entries)
-        // in all its slots of a kind: the tables grow with the capacities.
-        let largest = cap.vertices.max(cap.edges).max(cap.faces);
-        cap.hash = ((2 * max_ribbon) as f32 * factors.elements).ceil() as u32;
-        cap.hash = cap
-            .hash
-            .max(largest)
-            .max(MIN_HASH_SLOTS)
-            .next_power_of_two();
         if let Some((p, info)) = infos
             .iter()
             .enumerate()
@@ -697,7 +680,7 @@ impl DynamicMesh {
     /// Index of the first word of the ribbon hash table of `kind` in patch
     /// `p`.
     fn table_start(&self, p: u32, kind: Kind) -> usize {
-        (self.cap.hash_stride() * p + kind as u32 * self.cap.table_words()) as usize
+        (self.cap.hash_stride() * p + self.cap.table_offset(kind)) as usize
     }
 
     /// The owner of active local element `local` of `kind` in patch `p`
@@ -711,7 +694,7 @@ impl DynamicMesh {
 
     /// The ribbon hash table of `kind` in patch `p`, read in place.
     fn frozen_table(&self, p: u32, kind: Kind) -> Frozen<'_> {
-        Frozen(&self.hash[self.table_start(p, kind)..][..self.cap.table_words() as usize])
+        Frozen(&self.hash[self.table_start(p, kind)..][..self.cap.table_words(kind) as usize])
     }
 
     /// [`DynamicMesh::owner`] with the ribbon table of `kind` in `p` given
@@ -723,7 +706,7 @@ impl DynamicMesh {
         if self.is_owned(p, kind, local) {
             return Some((p, local));
         }
-        let (s, owner_local) = hash::lookup(table, self.cap.hash, local)?;
+        let (s, owner_local) = hash::lookup(table, local)?;
         (s < self.stash_len(p)).then(|| (self.stash_entry(p, s), owner_local))
     }
 
@@ -1026,7 +1009,7 @@ impl DynamicMesh {
             let count = self.count(p, kind);
             let start = self.table_start(p, kind);
             let mut keys = vec![0u32; count as usize];
-            for &e in &self.hash[start..][..self.cap.table_words() as usize] {
+            for &e in &self.hash[start..][..self.cap.table_words(kind) as usize] {
                 if e == EMPTY {
                     continue;
                 }
@@ -1044,7 +1027,7 @@ impl DynamicMesh {
                     entries => return fail(p, at, V::DuplicateEntry { entries }),
                 }
                 let table = tables.of(p, kind);
-                let Some((index, owner_local)) = hash::lookup(table, self.cap.hash, l) else {
+                let Some((index, owner_local)) = hash::lookup(table, l) else {
                     return fail(p, at, V::UnreachableEntry);
                 };
                 if index >= len {
@@ -1346,23 +1329,19 @@ fn convert_patch(
     }
 
     for kind in Kind::ALL {
-        let table = &mut slot.hash[(kind as u32 * cap.table_words()) as usize..]
-            [..cap.table_words() as usize];
+        let table =
+            &mut slot.hash[cap.table_offset(kind) as usize..][..cap.table_words(kind) as usize];
         let cells = Cell::from_mut(table).as_slice_of_cells();
         let owned = info.owned(kind);
         let ribbon = &patched.ribbon[info.ribbon_start(kind) as usize..]
             [..(info.count(kind) - owned) as usize];
         for (i, &r) in ribbon.iter().enumerate() {
             let (s, owner_local) = ribbon_owner(r);
-            if !hash::insert::<RIBBON, _>(
-                cells,
-                cap.hash,
-                hash::entry(owned + i as u32, s, owner_local),
-            ) {
+            if !hash::insert::<RIBBON, _>(cells, hash::entry(owned + i as u32, s, owner_local)) {
                 return Err(DynamicError::HashFull {
                     patch: p,
                     kind,
-                    slots: cap.hash,
+                    slots: cap.hash_slots(kind),
                     entries: ribbon.len() as u32,
                     factor,
                 });
@@ -1412,6 +1391,10 @@ struct Exported {
 struct Frozen<'a>(&'a [u32]);
 
 impl Slots for Frozen<'_> {
+    fn slots(&self) -> u32 {
+        self.0.len() as u32 - HASH_OVERFLOW
+    }
+
     fn get(&self, i: u32) -> u32 {
         self.0[i as usize]
     }
@@ -1446,22 +1429,21 @@ fn invert(perm: impl IndexedParallelIterator<Item = u32>) -> Vec<u32> {
 /// mutable borrow of the mesh.
 struct Tables {
     cells: Vec<Cell<u32>>,
-    table_words: usize,
-    hash_stride: usize,
+    cap: Capacity,
 }
 
 impl Tables {
     fn new(mesh: &DynamicMesh) -> Tables {
         Tables {
             cells: mesh.hash.iter().map(|&w| Cell::new(w)).collect(),
-            table_words: mesh.cap.table_words() as usize,
-            hash_stride: mesh.cap.hash_stride() as usize,
+            cap: mesh.cap,
         }
     }
 
     /// The table of `kind` in patch `p`.
     fn of(&self, p: u32, kind: Kind) -> &[Cell<u32>] {
-        &self.cells[self.hash_stride * p as usize + self.table_words * kind as usize..]
-            [..self.table_words]
+        let cap = &self.cap;
+        &self.cells[(cap.hash_stride() * p + cap.table_offset(kind)) as usize..]
+            [..cap.table_words(kind) as usize]
     }
 }

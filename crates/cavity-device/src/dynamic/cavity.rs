@@ -23,17 +23,17 @@ pub const NONE: u32 = u32::MAX;
 /// Cavity states.
 pub mod state {
     /// Still competing for the independent set.
-    pub const UNDECIDED: u32 = 0;
+    pub const UNDECIDED: u16 = 0;
     /// In the independent set.
-    pub const WON: u32 = 1;
+    pub const WON: u16 = 1;
     /// Lost to a conflicting cavity, or could not own its closure.
-    pub const LOST: u32 = 2;
+    pub const LOST: u16 = 2;
     /// Filled in.
-    pub const FILLED: u32 = 3;
+    pub const FILLED: u16 = 3;
     /// The fill-in declined (its own validity check failed).
-    pub const DECLINED: u32 = 4;
+    pub const DECLINED: u16 = 4;
     /// No free slots left in the patch for its new elements.
-    pub const NO_ROOM: u32 = 5;
+    pub const NO_ROOM: u16 = 5;
 }
 
 /// The deleted neighbourhood of a seed (fig. 4). Deleting an element also
@@ -160,11 +160,11 @@ pub struct Work {
     /// Per element kind: key of the cavity that claims it, or [`NONE`].
     pub cav: [Shared<u32>; 3],
     /// Seed of each cavity.
-    pub seeds: Shared<u32>,
+    pub seeds: Shared<u16>,
     /// Key of each cavity ([`key`]).
     pub keys: Shared<u32>,
     /// State of each cavity ([`state`]).
-    pub state: Shared<u32>,
+    pub state: Shared<u16>,
     /// Per cavity: lost a vertex in this round of the independent set; then
     /// reused for the number and offset of its faces.
     pub scratch: Shared<u32>,
@@ -257,8 +257,9 @@ impl Work {
     /// scratch) for kernels that only read a patch, such as smoothing: the
     /// cavity windows (`ctl` among them, so no [`Ctx::defer`]) are empty,
     /// so that these kernels need about two fifths of the shared memory of
-    /// an update (74 KB against 187 KB at 512 faces per patch) and more of
-    /// their blocks share an SM.
+    /// an update (43 KB against 108 KB at 512 faces per patch and the
+    /// remeshing's capacity factor of 1.25 on a 0.9 M-face scan) and more
+    /// of their blocks share an SM.
     #[inline(always)]
     pub fn alloc_relations(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> Self {
         Self::sized(arena, cap, Kind::Vertex, threads, false)
@@ -620,7 +621,7 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
         let skip = work.declined.bit(s) || work.waiting.bit(s);
         if copy.is_owned(kind, s) && copy.is_active(kind, s) && !skip && app.create(ctx, s) {
             let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
-            work.seeds.set(c, s);
+            work.seeds.set(c, s as u16);
             let random = priority(copy.p, s, salt);
             work.keys
                 .set(c, key(app.priority(ctx, s, random) & 0xffff, c));
@@ -657,7 +658,7 @@ pub fn propagate<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A, survivors: b
         if work.state.get(c) == state::LOST {
             return;
         }
-        let (s, k) = (work.seeds.get(c), work.keys.get(c));
+        let (s, k) = (work.seeds.get(c) as u32, work.keys.get(c));
         app.deleted(ctx, s, |kind, l| {
             block.shared_min(work.cav[kind as usize], l, k)
         });
@@ -698,7 +699,7 @@ pub fn propagate<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A, survivors: b
         if work.state.get(c) == state::LOST {
             return;
         }
-        let (s, k) = (work.seeds.get(c), work.keys.get(c));
+        let (s, k) = (work.seeds.get(c) as u32, work.keys.get(c));
         let mut ok = true;
         app.deleted(ctx, s, |kind, l| ok &= work.cav[kind as usize].get(l) == k);
         if !ok {
@@ -892,7 +893,7 @@ impl<'a, B: Block> FillIn<'a, B> {
 
     /// The cavity's seed (local index of the template's seed kind).
     pub fn seed(&self) -> u32 {
-        self.ctx.work.seeds.get(self.cavity)
+        self.ctx.work.seeds.get(self.cavity) as u32
     }
 
     /// Number of boundary half-edges.
@@ -1113,7 +1114,7 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
         } else {
             fill.discard();
             work.state.set(c, state::DECLINED);
-            let s = work.seeds.get(c);
+            let s = work.seeds.get(c) as u32;
             block.shared_set_bit(work.declined, s);
         }
     });

@@ -72,8 +72,8 @@ fn reclaim_stash<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
     let cap = mesh.cap;
     block.for_each(STASH_SIZE, |s| {
         let named = Kind::ALL.into_iter().any(|kind| {
-            let base = p * cap.hash_stride() + kind as u32 * cap.table_words();
-            (0..cap.table_words()).any(|i| {
+            let base = p * cap.hash_stride() + cap.table_offset(kind);
+            (0..cap.table_words(kind)).any(|i| {
                 let e = mesh.hash.load(base + i);
                 let l = hash::key_of(e);
                 e != hash::EMPTY
@@ -92,7 +92,6 @@ fn reclaim_stash<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
 /// entry found the stash full and was left as it was.
 #[inline(always)]
 fn repoint<B: Block>(block: &B, mesh: &DynMesh, p: u32) -> bool {
-    let cap = mesh.cap;
     let mut full = false;
     for kind in Kind::ALL {
         let table = mesh.table(p, kind);
@@ -134,7 +133,7 @@ fn repoint<B: Block>(block: &B, mesh: &DynMesh, p: u32) -> bool {
                 }
                 match mesh.stash_index_or_add(p, q) {
                     Some(s) => {
-                        hash::upsert(&table, cap.hash, hash::entry(l, s, lq));
+                        hash::upsert(&table, hash::entry(l, s, lq));
                     }
                     None => full = true,
                 }
@@ -199,7 +198,7 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
     // Keep the entries of needed copies (by slot), then clear the tables.
     block.for_each(cap.hash_stride(), |i| {
         let e = copy.hash.get(i);
-        let kind = Kind::ALL[(i / cap.table_words()) as usize];
+        let kind = cap.table_kind(i);
         let keep = e != hash::EMPTY
             && copy.is_active(kind, hash::key_of(e))
             && w.need[kind as usize].bit(hash::key_of(e));
@@ -240,11 +239,10 @@ pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: 
     block.for_each(cap.hash_stride(), |i| {
         let e = w.entries.get(i);
         if e != hash::EMPTY {
-            let kind = Kind::ALL[(i / cap.table_words()) as usize];
+            let kind = cap.table_kind(i);
             let (s, ol) = hash::value_of(e);
             let ok = hash::insert::<RIBBON, _>(
                 &copy.table(block, kind),
-                cap.hash,
                 hash::entry(hash::key_of(e), w.remap.get(s), ol),
             );
             if !ok {

@@ -41,9 +41,11 @@ pub fn value_of(e: u32) -> (u32, u32) {
     ((e >> LOCAL_BITS) & 0x3f, e & LOCAL_MASK)
 }
 
-/// Storage of one table: `slots` power-of-two slots followed by
+/// Storage of one table: `slots` slots (any number) followed by
 /// [`HASH_OVERFLOW`] overflow slots.
 pub trait Slots {
+    /// Slots before the overflow slots.
+    fn slots(&self) -> u32;
     /// Reads slot `i`.
     fn get(&self, i: u32) -> u32;
     /// Writes slot `i`.
@@ -59,18 +61,21 @@ const SEEDS: [u32; 4] = [0x2545_f491, 0x9e37_79b9, 0x85eb_ca6b, 0xc2b2_ae35];
 /// Longest eviction chain before the overflow slots are tried.
 const MAX_CHAIN: u32 = 48;
 
-/// Slot of `key` under hash function `h` in a table of `slots` (a power of
-/// two).
+/// Slot of `key` under hash function `h` in a table of `slots`: the mixed
+/// key scaled to `0..slots` by a multiply-high (Lemire's range reduction),
+/// so that tables need not have a power-of-two size.
 #[inline(always)]
 fn slot(key: u32, h: u32, slots: u32) -> u32 {
     let x = (key ^ SEEDS[h as usize]).wrapping_mul(0x2c1b_3c6d);
-    (x ^ (x >> 15)) & (slots - 1)
+    let x = x ^ (x >> 15);
+    ((x as u64 * slots as u64) >> 32) as u32
 }
 
 /// Inserts entry `e` (whose key, the bits from `SHIFT` up, must not be in
 /// the table). Returns false when the table and its overflow slots are full.
 #[inline(always)]
-pub fn insert<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, e: u32) -> bool {
+pub fn insert<const SHIFT: u32, S: Slots + ?Sized>(t: &S, e: u32) -> bool {
+    let slots = t.slots();
     let mut cur = e;
     let mut h = 0;
     for _ in 0..MAX_CHAIN {
@@ -98,7 +103,8 @@ pub fn insert<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, e: u32) ->
 
 /// The slot holding `key` (keys at bit `SHIFT`), if any.
 #[inline(always)]
-pub fn find<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> Option<u32> {
+pub fn find<const SHIFT: u32, S: Slots + ?Sized>(t: &S, key: u32) -> Option<u32> {
+    let slots = t.slots();
     for h in 0..4 {
         let s = slot(key, h, slots);
         let e = t.get(s);
@@ -115,20 +121,20 @@ pub fn find<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, key: u32) ->
 /// The owner's stash index and owner-local index of ribbon key `key`, if
 /// present.
 #[inline(always)]
-pub fn lookup<S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> Option<(u32, u32)> {
-    find::<RIBBON, S>(t, slots, key).map(|s| value_of(t.get(s)))
+pub fn lookup<S: Slots + ?Sized>(t: &S, key: u32) -> Option<(u32, u32)> {
+    find::<RIBBON, S>(t, key).map(|s| value_of(t.get(s)))
 }
 
 /// The value (low `SHIFT` bits) stored under `key`, if present.
 #[inline(always)]
-pub fn get<const SHIFT: u32, S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> Option<u32> {
-    find::<SHIFT, S>(t, slots, key).map(|s| t.get(s) & ((1 << SHIFT) - 1))
+pub fn get<const SHIFT: u32, S: Slots + ?Sized>(t: &S, key: u32) -> Option<u32> {
+    find::<SHIFT, S>(t, key).map(|s| t.get(s) & ((1 << SHIFT) - 1))
 }
 
 /// Removes ribbon key `key`; returns whether it was present.
 #[inline(always)]
-pub fn remove<S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> bool {
-    match find::<RIBBON, S>(t, slots, key) {
+pub fn remove<S: Slots + ?Sized>(t: &S, key: u32) -> bool {
+    match find::<RIBBON, S>(t, key) {
         Some(s) => {
             t.set(s, EMPTY);
             true
@@ -140,18 +146,22 @@ pub fn remove<S: Slots + ?Sized>(t: &S, slots: u32, key: u32) -> bool {
 /// Inserts ribbon entry `e` or replaces the entry with the same key;
 /// returns false when the table is full.
 #[inline(always)]
-pub fn upsert<S: Slots + ?Sized>(t: &S, slots: u32, e: u32) -> bool {
-    match find::<RIBBON, S>(t, slots, key_of(e)) {
+pub fn upsert<S: Slots + ?Sized>(t: &S, e: u32) -> bool {
+    match find::<RIBBON, S>(t, key_of(e)) {
         Some(s) => {
             t.set(s, e);
             true
         }
-        None => insert::<RIBBON, S>(t, slots, e),
+        None => insert::<RIBBON, S>(t, e),
     }
 }
 
-/// Host-side tables (building and checking on the CPU, single-threaded).
+/// Host-side tables (building and checking on the CPU, single-threaded):
+/// the slice holds the slots and then the overflow slots.
 impl Slots for [core::cell::Cell<u32>] {
+    fn slots(&self) -> u32 {
+        self.len() as u32 - HASH_OVERFLOW
+    }
     fn get(&self, i: u32) -> u32 {
         self[i as usize].get()
     }

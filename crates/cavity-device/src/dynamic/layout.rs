@@ -120,16 +120,13 @@ pub struct Capacity {
     pub edges: u32,
     /// Faces per patch.
     pub faces: u32,
-    /// Slots of each ribbon hash table (a power of two), followed by
-    /// [`HASH_OVERFLOW`] overflow slots.
-    pub hash: u32,
     /// Patch slots (used ones plus room for slicing).
     pub patches: u32,
     /// `f32` attribute values per vertex (3 for positions, more for user
     /// data stored alongside).
     pub vertex_attrs: u32,
     /// Padding to 8 words.
-    pub reserved: [u32; 2],
+    pub reserved: [u32; 3],
 }
 
 impl Capacity {
@@ -180,16 +177,49 @@ impl Capacity {
         base + if active { self.mask_words(kind) } else { 0 }
     }
 
-    /// Words of one ribbon hash table with its overflow slots.
+    /// Slots of the ribbon hash table of `kind`, before its
+    /// [`HASH_OVERFLOW`] overflow slots: one per element slot of the kind
+    /// (a patch holds at most that many not-owned copies and forwarding
+    /// entries; in practice its ribbon fills a fifth to a third of them).
     #[inline(always)]
-    pub fn table_words(&self) -> u32 {
-        self.hash + HASH_OVERFLOW
+    pub fn hash_slots(&self, kind: Kind) -> u32 {
+        self.of(kind)
+    }
+
+    /// Words of the ribbon hash table of `kind` with its overflow slots.
+    #[inline(always)]
+    pub fn table_words(&self, kind: Kind) -> u32 {
+        self.hash_slots(kind) + HASH_OVERFLOW
+    }
+
+    /// First word of the table of `kind` among a patch's hash words (the
+    /// tables of vertices, edges and faces follow each other).
+    #[inline(always)]
+    pub fn table_offset(&self, kind: Kind) -> u32 {
+        match kind {
+            Kind::Vertex => 0,
+            Kind::Edge => self.table_words(Kind::Vertex),
+            Kind::Face => self.table_words(Kind::Vertex) + self.table_words(Kind::Edge),
+        }
+    }
+
+    /// The kind whose table holds word `i` of a patch's hash words
+    /// (`i < hash_stride()`).
+    #[inline(always)]
+    pub fn table_kind(&self, i: u32) -> Kind {
+        if i < self.table_offset(Kind::Edge) {
+            Kind::Vertex
+        } else if i < self.table_offset(Kind::Face) {
+            Kind::Edge
+        } else {
+            Kind::Face
+        }
     }
 
     /// Hash words per patch slot: the tables of vertices, edges and faces.
     #[inline(always)]
     pub fn hash_stride(&self) -> u32 {
-        3 * self.table_words()
+        self.table_offset(Kind::Face) + self.table_words(Kind::Face)
     }
 
     /// Words per patch slot of the declined-seed bitmask (one bit per slot

@@ -84,7 +84,8 @@ impl Migration {
         SharedTable {
             block,
             words: self.inverse,
-            base: kind as u32 * cap.table_words(),
+            base: cap.table_offset(kind),
+            slots: cap.hash_slots(kind),
         }
     }
 }
@@ -116,7 +117,7 @@ pub fn visit_closures<B: Block>(
         if copy.is_owned(kind, l) {
             return;
         }
-        let s = hash::lookup(&copy.table(block, kind), copy.cap.hash, l).map(|x| x.0);
+        let s = hash::lookup(&copy.table(block, kind), l).map(|x| x.0);
         let locked = |s: u32| work.ctl.bit(CTL_LOCKED * 32 + s);
         match (what, s) {
             (Needs::Collect, Some(s)) => {
@@ -126,7 +127,7 @@ pub fn visit_closures<B: Block>(
             (Needs::DropUnlocked, Some(s)) if locked(s) => {}
             _ => {
                 work.state.set(c, cavity::state::LOST);
-                block.shared_set_bit(work.waiting, work.seeds.get(c));
+                block.shared_set_bit(work.waiting, work.seeds.get(c) as u32);
                 work.ctl.set(CTL_WAITING, 1);
             }
         }
@@ -304,10 +305,10 @@ fn build_inverse<B: Block>(block: &B, copy: &PatchCopy, work: &Work, mig: &Migra
     block.for_each(cap.hash_stride(), |i| {
         let e = copy.hash.get(i);
         if e != hash::EMPTY {
-            let kind = Kind::ALL[(i / cap.table_words()) as usize];
+            let kind = cap.table_kind(i);
             let (s, ol) = hash::value_of(e);
             let inv = ((s << LOCAL_BITS | ol) << INVERSE) | hash::key_of(e);
-            if !hash::insert::<INVERSE, _>(&mig.inverse_table(block, &cap, kind), cap.hash, inv) {
+            if !hash::insert::<INVERSE, _>(&mig.inverse_table(block, &cap, kind), inv) {
                 work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
             }
         }
@@ -394,7 +395,7 @@ fn existing<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Result<u32, u
         Some((Some(sr), lr)) => {
             let id = sr << LOCAL_BITS | lr;
             let inv = mig.inverse_table(block, &copy.cap, kind);
-            hash::get::<INVERSE, _>(&inv, copy.cap.hash, id).ok_or(id)
+            hash::get::<INVERSE, _>(&inv, id).ok_or(id)
         }
     }
 }
@@ -419,8 +420,8 @@ fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, id: u32) -> u32 {
     let l = work.free[kind as usize].get(at) as u32;
     copy.set_bit(block, kind, true, l, true);
     let inv = mig.inverse_table(block, &cap, kind);
-    let ok = hash::insert::<RIBBON, _>(&copy.table(block, kind), cap.hash, hash::entry(l, sr, lr))
-        && hash::insert::<INVERSE, _>(&inv, cap.hash, ((sr << LOCAL_BITS | lr) << INVERSE) | l);
+    let ok = hash::insert::<RIBBON, _>(&copy.table(block, kind), hash::entry(l, sr, lr))
+        && hash::insert::<INVERSE, _>(&inv, ((sr << LOCAL_BITS | lr) << INVERSE) | l);
     if !ok {
         work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
     }
@@ -449,7 +450,7 @@ fn copy_from<B: Block>(
     for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
             if mig.need[k].bit(l)
-                && let Some((ss, lq)) = hash::lookup(&copy.table(block, kind), cap.hash, l)
+                && let Some((ss, lq)) = hash::lookup(&copy.table(block, kind), l)
                 && ss == s
             {
                 block.shared_set_bit(mig.want[k], lq);
@@ -581,14 +582,13 @@ fn take_ownership<B: Block>(
     mig: &Migration,
     seed: Kind,
 ) {
-    let cap = copy.cap;
     for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
             if !mig.need[k].bit(l) {
                 return;
             }
             let table = copy.table(block, kind);
-            let Some((s, lq)) = hash::lookup(&table, cap.hash, l) else {
+            let Some((s, lq)) = hash::lookup(&table, l) else {
                 return;
             };
             if !work.ctl.bit(CTL_LOCKED * 32 + s) {
@@ -598,11 +598,11 @@ fn take_ownership<B: Block>(
             // The forwarding entry goes in before the old owner lets go, so
             // the element is never without a way to its owner.
             let forward = hash::entry(lq, mig.back.get(s), l);
-            if !hash::upsert(&mesh.table(q, kind), cap.hash, forward) {
+            if !hash::upsert(&mesh.table(q, kind), forward) {
                 work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
                 return;
             }
-            hash::remove(&table, cap.hash, l);
+            hash::remove(&table, l);
             copy.set_bit(block, kind, false, l, true);
             mesh.set_bit(q, kind, false, lq, false);
             if kind == Kind::Vertex {

@@ -112,7 +112,8 @@ impl DynMesh {
     pub fn table(&self, p: u32, kind: Kind) -> GlobalTable {
         GlobalTable {
             words: self.hash,
-            base: p * self.cap.hash_stride() + kind as u32 * self.cap.table_words(),
+            base: p * self.cap.hash_stride() + self.cap.table_offset(kind),
+            slots: self.cap.hash_slots(kind),
         }
     }
 
@@ -138,7 +139,7 @@ impl DynMesh {
         if self.bit(p, kind, false, l) {
             return Some((p, l));
         }
-        let (s, ol) = hash::lookup(&self.table(p, kind), self.cap.hash, l)?;
+        let (s, ol) = hash::lookup(&self.table(p, kind), l)?;
         let q = self.stash.load(p * STASH_SIZE + s);
         (q != NO_PATCH).then_some((q, ol))
     }
@@ -206,9 +207,14 @@ impl DynMesh {
 pub struct GlobalTable {
     words: GlobalU32,
     base: u32,
+    slots: u32,
 }
 
 impl Slots for GlobalTable {
+    #[inline(always)]
+    fn slots(&self) -> u32 {
+        self.slots
+    }
     #[inline(always)]
     fn get(&self, i: u32) -> u32 {
         self.words.load(self.base + i)
@@ -236,9 +242,15 @@ pub struct SharedTable<'b, B: Block> {
     pub words: Shared<u32>,
     /// First word of the table in the window.
     pub base: u32,
+    /// Slots of the table before its overflow slots.
+    pub slots: u32,
 }
 
 impl<B: Block> Slots for SharedTable<'_, B> {
+    #[inline(always)]
+    fn slots(&self) -> u32 {
+        self.slots
+    }
     #[inline(always)]
     fn get(&self, i: u32) -> u32 {
         self.words.get(self.base + i)
@@ -428,7 +440,8 @@ impl PatchCopy {
         SharedTable {
             block,
             words: self.hash,
-            base: kind as u32 * self.cap.table_words(),
+            base: self.cap.table_offset(kind),
+            slots: self.cap.hash_slots(kind),
         }
     }
 
@@ -439,7 +452,7 @@ impl PatchCopy {
         if self.is_owned(kind, l) {
             return Some((self.p, l));
         }
-        let (s, ol) = hash::lookup(&self.table(block, kind), self.cap.hash, l)?;
+        let (s, ol) = hash::lookup(&self.table(block, kind), l)?;
         Some((self.stash.get(s), ol))
     }
 

@@ -639,11 +639,7 @@ fn build_part<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, part: &PatchCopy
                 fatal(stat::FATAL_STASH);
                 return;
             };
-            if !hash::insert::<RIBBON, _>(
-                &part.table(block, kind),
-                part.cap.hash,
-                hash::entry(m, s, owner.1),
-            ) {
+            if !hash::insert::<RIBBON, _>(&part.table(block, kind), hash::entry(m, s, owner.1)) {
                 fatal(stat::FATAL_HASH);
             }
         });
@@ -696,7 +692,7 @@ fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
                 return;
             }
             let e = hash::entry(l, s, w.local[k].get(l) as u32);
-            if !hash::insert::<RIBBON, _>(&copy.table(block, kind), copy.cap.hash, e) {
+            if !hash::insert::<RIBBON, _>(&copy.table(block, kind), e) {
                 block.shared_max(w.ctl, C_FATAL, stat::FATAL_HASH);
             }
         });

@@ -497,6 +497,29 @@ pub struct Layout {
     pub factors: CapacityFactors,
 }
 
+/// Element slots per patch over the largest initial patch when remeshing
+/// ([`Layout::default`]): little room, so that the update kernel's shared
+/// memory at [`DEFAULT_PATCH_SIZE`] faces (about 108 KB on a 0.9 M-face
+/// scan, 177 KB at the dynamic commands' factor of 2) lets two blocks
+/// share an SM of an H100; a patch out of room is sliced. On the dragon
+/// scan the update kernel takes about 12 % less time than at 2
+/// (docs/benchmarks.md, nineteenth session).
+pub const DEFAULT_CAPACITY_FACTOR: f32 = 1.25;
+
+impl Default for Layout {
+    /// [`DEFAULT_PATCH_SIZE`] faces per patch, [`DEFAULT_CAPACITY_FACTOR`],
+    /// and the default patch factor.
+    fn default() -> Layout {
+        Layout {
+            patch_size: DEFAULT_PATCH_SIZE,
+            factors: CapacityFactors {
+                elements: DEFAULT_CAPACITY_FACTOR,
+                ..CapacityFactors::default()
+            },
+        }
+    }
+}
+
 /// What a remeshing run did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RemeshReport {
