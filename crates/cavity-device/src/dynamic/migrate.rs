@@ -460,17 +460,18 @@ fn copy_from<B: Block>(
     block.sync();
     let fe = q * cap.fe_stride();
     let ev = q * cap.ev_stride();
+    // Every load of a face is issued before any test on it, so that a
+    // thread waits for global memory twice rather than once per load (an
+    // inactive face's FE entries are stale; clamped to the edge slots, they
+    // read inside the patch slot).
+    let last_half_edge = (2 * cap.edges - 1) as u16;
     block.for_each(mesh.count(q, Kind::Face), |f| {
-        if !mesh.bit(q, Kind::Face, true, f) {
-            return;
-        }
-        let mut hit = mig.want[2].bit(f);
-        for i in 0..3 {
-            hit |= mig.want[1].bit((mesh.fe.load(fe + 3 * f + i) >> 1) as u32);
-        }
-        for v in mesh.face_vertices(q, f) {
-            hit |= mig.want[0].bit(v);
-        }
+        let active = mesh.bit(q, Kind::Face, true, f);
+        let h = [0, 1, 2].map(|i| mesh.fe.load(fe + 3 * f + i).min(last_half_edge));
+        let v = h.map(|h| mesh.corner_vertex(q, h));
+        let hit = active
+            && (mig.want[2].bit(f)
+                || (0..3).any(|i| mig.want[1].bit((h[i] >> 1) as u32) || mig.want[0].bit(v[i])));
         if hit {
             let at = block.shared_fetch_add(mig.len, 0, 1);
             mig.list.set(at, f as u16);
@@ -491,46 +492,50 @@ fn copy_from<B: Block>(
         q,
         s,
     };
-    let elements = |kind: Kind, f: u32| -> [u32; 3] {
+    // The element of `kind` at corner `j` of face `f` of `q`.
+    let element = |kind: Kind, f: u32, j: u32| -> u32 {
         match kind {
-            Kind::Vertex => mesh.face_vertices(q, f),
-            Kind::Edge => [0, 1, 2].map(|i| (mesh.fe.load(fe + 3 * f + i) >> 1) as u32),
-            Kind::Face => [f, f, f],
+            Kind::Vertex => mesh.corner_vertex(q, mesh.fe.load(fe + 3 * f + j)),
+            Kind::Edge => (mesh.fe.load(fe + 3 * f + j) >> 1) as u32,
+            Kind::Face => f,
         }
     };
     for (k, kind) in Kind::ALL.into_iter().enumerate() {
-        block.for_each(n, |i| {
-            let f = mig.list.get(i) as u32;
-            let xs = elements(kind, f);
-            let m = if kind == Kind::Face { 1 } else { 3 };
-            for &xq in xs.iter().take(m) {
-                if kind != Kind::Face && block.shared_set_bit(mig.claimed[k], xq) {
-                    continue;
-                }
-                match existing(&src, kind, xq) {
-                    Ok(l) if kind != Kind::Face => mig.map[k].set(xq, l as u16),
-                    Ok(_) => {}
-                    Err(id) => {
-                        // The owner identity (19 bits) above the element.
-                        let at = block.shared_fetch_add(mig.len, 1, 1);
-                        pending.set(at, id << LOCAL_BITS | xq);
-                    }
+        // One face corner per thread: the owner lookups of a face's three
+        // elements run side by side rather than one after the other.
+        let m = if kind == Kind::Face { 1 } else { 3 };
+        block.for_each(n * m, |i| {
+            let xq = element(kind, mig.list.get(i / m) as u32, i % m);
+            if kind != Kind::Face && block.shared_set_bit(mig.claimed[k], xq) {
+                return;
+            }
+            match existing(&src, kind, xq) {
+                Ok(l) if kind != Kind::Face => mig.map[k].set(xq, l as u16),
+                Ok(_) => {}
+                Err(id) => {
+                    // The owner identity (19 bits) above the element.
+                    let at = block.shared_fetch_add(mig.len, 1, 1);
+                    pending.set(at, id << LOCAL_BITS | xq);
                 }
             }
         });
         block.sync();
         block.for_each(mig.len.get(1), |i| {
             let xq = pending.get(i) & LOCAL_MASK;
+            // The element's EV or FE entries in `q` (read once).
+            let (vq, hq) = match kind {
+                Kind::Vertex => ([0; 2], [0; 3]),
+                Kind::Edge => ([0, 1].map(|x| mesh.ev.load(ev + 2 * xq + x) as u32), [0; 3]),
+                Kind::Face => ([0; 2], [0, 1, 2].map(|j| mesh.fe.load(fe + 3 * xq + j))),
+            };
             // A copy whose vertices (edges) found no room is not added, so
             // the working copy stays consistent when room runs out.
             let ready = match kind {
                 Kind::Vertex => true,
-                Kind::Edge => (0..2).all(|x| {
-                    mig.map[0].get(mesh.ev.load(ev + 2 * xq + x) as u32) as u32 != LOCAL_MASK
-                }),
-                Kind::Face => (0..3).all(|j| {
-                    mig.map[1].get((mesh.fe.load(fe + 3 * xq + j) >> 1) as u32) as u32 != LOCAL_MASK
-                }),
+                Kind::Edge => vq.iter().all(|&v| mig.map[0].get(v) as u32 != LOCAL_MASK),
+                Kind::Face => hq
+                    .iter()
+                    .all(|&h| mig.map[1].get((h >> 1) as u32) as u32 != LOCAL_MASK),
             };
             let l = if ready {
                 add_copy(&src, kind, pending.get(i) >> LOCAL_BITS)
@@ -548,16 +553,14 @@ fn copy_from<B: Block>(
                     mesh.copy_vertex_attrs((q, xq), (copy.p, l));
                 }
                 Kind::Edge => {
-                    for x in 0..2 {
-                        let vq = mesh.ev.load(ev + 2 * xq + x) as u32;
-                        copy.ev.set(2 * l + x, mig.map[0].get(vq));
+                    for (x, &v) in vq.iter().enumerate() {
+                        copy.ev.set(2 * l + x as u32, mig.map[0].get(v));
                     }
                 }
                 Kind::Face => {
-                    for j in 0..3 {
-                        let h = mesh.fe.load(fe + 3 * xq + j);
+                    for (j, &h) in hq.iter().enumerate() {
                         let e = mig.map[1].get((h >> 1) as u32);
-                        copy.fe.set(3 * l + j, (e << 1) | (h & 1));
+                        copy.fe.set(3 * l + j as u32, (e << 1) | (h & 1));
                     }
                 }
             }

@@ -148,16 +148,16 @@ impl DynMesh {
     /// caller holds `p`'s lock).
     #[inline(always)]
     pub fn face_vertices(&self, p: u32, f: u32) -> [u32; 3] {
-        let fe = p * self.cap.fe_stride() + 3 * f;
-        let ev = p * self.cap.ev_stride();
-        let mut v = [0u32; 3];
-        for (i, vi) in v.iter_mut().enumerate() {
-            let h = self.fe.load(fe + i as u32);
-            let e = (h >> 1) as u32;
-            let r = (h & FE_REVERSED) as u32;
-            *vi = self.ev.load(ev + 2 * e + r) as u32;
-        }
-        v
+        [0, 1, 2].map(|i| self.corner_vertex(p, self.fe.load(p * self.cap.fe_stride() + 3 * f + i)))
+    }
+
+    /// The first vertex of the half-edge `h` (an FE entry) of patch `p`:
+    /// the vertex of the face at that corner.
+    #[inline(always)]
+    pub fn corner_vertex(&self, p: u32, h: u16) -> u32 {
+        let e = (h >> 1) as u32;
+        let r = (h & FE_REVERSED) as u32;
+        self.ev.load(p * self.cap.ev_stride() + 2 * e + r) as u32
     }
 
     /// Copies the attributes of local vertex `from.1` of patch `from.0` to
