@@ -301,7 +301,8 @@ parameters! {
     /// every face by less than that, so it is taken even when a new edge
     /// is longer than `max_length`, and a new face need only not face
     /// against the old one (against the cavity's summed normals when the
-    /// old one has zero area, [`zero_area`]), whatever its angles: the
+    /// old one has zero area, [`zero_area`]; not at all when both have
+    /// zero area: the normals are rounding), whatever its angles: the
     /// repair of degenerate input (issue 24). A degenerate edge that may
     /// not collapse (it would pinch the surface or move a non-manifold
     /// vertex) is separated instead: one of its vertices moves along an
@@ -1203,10 +1204,22 @@ impl CavityApp for CollapseShortEdgesSafely {
                 // `m` is within `degenerate_length` of both vertices: the new
                 // face is the old one barely moved, so only its side is
                 // checked (an angle test could turn down a rounding-level
-                // change of an old sliver, and leave the edge).
+                // change of an old sliver, and leave the edge). A new face
+                // of zero area that replaces one of zero area faces no way:
+                // its normal is rounding. Where three vertices lie at one
+                // point, the collapse of two of them leaves needles to the
+                // third (the next collapse takes them) whose rounding
+                // normals could face against `up`: the collapse was turned
+                // down, and as the topology allows it, it was not
+                // separated either (a generated mesh kept four faces of
+                // zero area around a valence-4 vertex with two such edges).
                 let [p, q, r] = old;
-                let side = if zero_area(old) { up } else { normal(p, q, r) };
-                dot(normal(x, y, m), side) >= 0.0
+                let new = [x, y, m];
+                if zero_area(old) {
+                    zero_area(new) || dot(normal(x, y, m), up) >= 0.0
+                } else {
+                    dot(normal(x, y, m), normal(p, q, r)) >= 0.0
+                }
             } else {
                 norm(sub(m, x)) <= self.max_length && replaces_well(old, [x, y, m])
             }
