@@ -2,7 +2,8 @@
 //! jagged holes, zero-area slivers, zero-length edges, coincident vertices
 //! and duplicate faces, at scales from 1e-30 to 1e30
 //! (`cavity_tests::dirty_mesh`), through what the CLI does with an input
-//! (duplicates removed, defects counted) and every operation, on the
+//! (duplicates removed, defects counted, the topology statistics equal to
+//! the reference mesh's) and every operation, on the
 //! backend `CAVITY_TEST_DEVICE` names: the defects are found; remeshing
 //! validates and keeps the topology after every phase and leaves no face
 //! of zero area and no edge of zero length; the Delaunay flips keep the
@@ -10,13 +11,17 @@
 //! length wherever the faces at the vertex have a normal.
 
 use cavity::TriMesh;
-use cavity::defects::{Defects, Keeps, check_output, remove_duplicate_faces, topology_stats};
+use cavity::defects::{
+    Defects, Keeps, check_output, remove_duplicate_faces, remove_duplicate_faces_with_topology,
+    topology_stats,
+};
 use cavity::delaunay::delaunay;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normals::vertex_normals;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
 use cavity::rounds::RunError;
+use cavity::topology::Topology;
 use cavity_tests::{Dirt, cases, dirty_mesh, test_backend, topology};
 use proptest::prelude::*;
 
@@ -41,6 +46,18 @@ fn loaded(input: &TriMesh, dirt: &Dirt) -> Result<TriMesh, TestCaseError> {
     let removed = remove_duplicate_faces(&mut mesh);
     prop_assert_eq!(removed, found.duplicate_faces);
     prop_assert_eq!(Defects::of(&mesh).duplicate_faces, 0);
+    // The CLI's way: duplicates found from the topology, not by sorting.
+    let mut found_by_edges = input.clone();
+    let (removed_by_edges, topology) = remove_duplicate_faces_with_topology(&mut found_by_edges);
+    prop_assert_eq!(removed_by_edges, removed);
+    prop_assert_eq!(&found_by_edges, &mesh);
+    let fresh = Topology::new(&mesh);
+    prop_assert_eq!((&topology.ev, &topology.fe), (&fresh.ev, &fresh.fe));
+    // The parallel statistics (concurrent disjoint sets) against the
+    // serial reference mesh, the oracle.
+    if let Ok(reference) = ReferenceMesh::new(&mesh) {
+        prop_assert_eq!(topology_stats(&mesh), reference.stats());
+    }
     Ok(mesh)
 }
 

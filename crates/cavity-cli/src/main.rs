@@ -14,11 +14,13 @@ use std::time::Instant;
 
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::defects::{
-    Defects, Keeps, check_output, check_output_with, count_zero_area, remove_duplicate_faces,
-    topology_stats_with,
+    Defects, Keeps, check_output, check_output_with, count_zero_area,
+    remove_duplicate_faces_with_topology, topology_stats_with,
 };
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::io::{Format, check_writable, read_mesh, read_mesh_from, write_mesh};
+use cavity::io::{
+    Format, StagedMesh, check_writable, read_mesh, read_mesh_from, stage_mesh, write_mesh,
+};
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
 use cavity::reference::MeshStats;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
@@ -420,13 +422,12 @@ fn read_input(path: Option<&Path>) -> Result<Read> {
     let read_seconds = reading.elapsed().as_secs_f64();
     let analysis = Instant::now();
     let name = path.map_or(BUNDLED_NAME.into(), |p| p.display().to_string());
-    let removed = remove_duplicate_faces(&mut mesh);
+    let (removed, topology) = remove_duplicate_faces_with_topology(&mut mesh);
     if removed > 0 {
         eprintln!(
             "warning: {name}: removed {removed} duplicate faces (the same three vertices as an earlier face)"
         );
     }
-    let topology = Topology::new(&mesh);
     Ok(Read {
         mesh,
         topology,
@@ -856,17 +857,31 @@ fn remesh(
         &mut hooks,
         || read.defects(),
         |out, out_topology, defects| {
-            let checking = Instant::now();
-            let keeps = Keeps {
-                topology: true,
-                no_zero_area: true,
-            };
-            check(&defects, out, Some(out_topology), keeps, &output, format)
+            // The output is written beside its destination while it is
+            // checked, and renamed into place only when it passes.
+            let ((checked, check_seconds), (staged, write_seconds)) = std::thread::scope(|scope| {
+                let writing = scope.spawn(|| {
+                    let started = Instant::now();
+                    let staged = stage_mesh(&output, out, None, format);
+                    (staged, started.elapsed().as_secs_f64())
+                });
+                let checking = Instant::now();
+                let keeps = Keeps {
+                    topology: true,
+                    no_zero_area: true,
+                };
+                let checked = check(&defects, out, Some(out_topology), keeps, &output, format);
+                let checked = (checked, checking.elapsed().as_secs_f64());
+                let staged = writing
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (checked, staged)
+            });
+            checked.map_err(|e| e.to_string())?;
+            staged
+                .and_then(StagedMesh::commit)
                 .map_err(|e| e.to_string())?;
-            let check_seconds = checking.elapsed().as_secs_f64();
-            let writing = Instant::now();
-            write_mesh(&output, out, None, format).map_err(|e| e.to_string())?;
-            Ok::<_, String>((check_seconds, writing.elapsed().as_secs_f64()))
+            Ok::<_, String>((check_seconds, write_seconds))
         },
     )?;
     if let Some(b) = bar.take() {

@@ -42,3 +42,27 @@ fn a_missing_input_is_an_error_naming_it() {
     assert!(stderr.starts_with("error:"), "{stderr}");
     assert!(stderr.contains("no-such-mesh.obj"), "{stderr}");
 }
+
+#[test]
+fn remeshing_writes_its_output_and_nothing_else() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let output = dir.path().join("torus-remeshed.ply");
+    let out = cavity()
+        .args(["remesh", "--device", "cpu", "--iterations", "1"])
+        .arg(asset("torus.obj"))
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, ["torus-remeshed.ply"]);
+    let written = cavity::io::read_mesh(&output)
+        .expect("readable output")
+        .mesh;
+    assert!(written.num_faces() > 0);
+}

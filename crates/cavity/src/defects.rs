@@ -14,7 +14,8 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::TriMesh;
-use crate::reference::{MeshStats, ReferenceError, UnionFind, boundary_loops, vertex_components};
+use crate::components::{count_roots, edge_components, vertex_sets};
+use crate::reference::{MeshStats, ReferenceError, UnionFind};
 use crate::topology::Topology;
 
 /// Edges at most this many bounding-box diagonals long have zero length
@@ -124,7 +125,10 @@ impl Defects {
     /// [`Defects::of`] with the topology of `mesh` given
     /// (`Topology::new(mesh)`), for a caller that has it.
     pub fn with_topology(mesh: &TriMesh, topology: &Topology) -> Defects {
-        let duplicate_faces = duplicates(mesh).iter().filter(|&&d| d).count();
+        let duplicate_faces = duplicates_with(mesh, topology)
+            .iter()
+            .filter(|&&d| d)
+            .count();
         let zero_area_faces = count_zero_area(mesh);
         let tolerance = ZERO_LENGTH * bounding_diagonal(mesh);
         let zero_length_edges = topology
@@ -148,15 +152,49 @@ impl Defects {
     }
 }
 
+/// For every face, whether an earlier face has the same vertices, from
+/// the topology of `mesh`: duplicates share their edges, so only the
+/// faces of a face's first edge are compared (no sort).
+fn duplicates_with(mesh: &TriMesh, topology: &Topology) -> Vec<bool> {
+    (0..mesh.num_faces())
+        .into_par_iter()
+        .map(|f| {
+            let k = key(mesh.faces[f]);
+            topology
+                .edge_faces(topology.fe[f][0])
+                .iter()
+                .any(|&g| (g as usize) < f && key(mesh.faces[g as usize]) == k)
+        })
+        .collect()
+}
+
 /// Removes every face with the same vertices as an earlier one (keeping
 /// the first); returns how many were removed. Vertices stay as they are.
 pub fn remove_duplicate_faces(mesh: &mut TriMesh) -> usize {
-    let repeated = duplicates(mesh);
+    remove_faces(mesh, &duplicates(mesh))
+}
+
+/// [`remove_duplicate_faces`] for a caller that needs the topology of the
+/// result: the number removed and `Topology::new` of the mesh left. The
+/// duplicates are found from the topology (taken a second time only when
+/// there are any).
+pub fn remove_duplicate_faces_with_topology(mesh: &mut TriMesh) -> (usize, Topology) {
+    let topology = Topology::new(mesh);
+    let removed = remove_faces(mesh, &duplicates_with(mesh, &topology));
+    if removed == 0 {
+        (0, topology)
+    } else {
+        (removed, Topology::new(mesh))
+    }
+}
+
+/// Removes the faces marked in `remove`; returns how many.
+fn remove_faces(mesh: &mut TriMesh, remove: &[bool]) -> usize {
     let before = mesh.faces.len();
     let mut f = 0;
     mesh.faces.retain(|_| {
         f += 1;
-        !repeated[f - 1]
+        !remove[f - 1]
     });
     before - mesh.faces.len()
 }
@@ -174,28 +212,39 @@ pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
 pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
     let nv = mesh.num_vertices();
     let degree = |e: usize| (topo.ef_offsets[e + 1] - topo.ef_offsets[e]) as usize;
-    let mut components = vertex_components(nv, &mesh.faces);
-    let boundary: Vec<[u32; 2]> = (0..topo.ev.len())
+    let edges = 0..topo.ev.len();
+    let boundary: Vec<[u32; 2]> = edges
+        .clone()
+        .into_par_iter()
         .filter(|&e| degree(e) == 1)
         .map(|e| topo.ev[e])
         .collect();
-    let boundary_edges = boundary.len();
-    let boundary_loops = boundary_loops(nv, &boundary);
-    let non_manifold_vertices = (0..nv as u32)
-        .into_par_iter()
-        .filter(|&v| fans(mesh, topo, v) > 1)
-        .count();
+    let ((components, boundary_loops), non_manifold_vertices) = rayon::join(
+        || {
+            rayon::join(
+                || count_roots(&vertex_sets(nv, &mesh.faces).roots()),
+                || edge_components(nv, &boundary),
+            )
+        },
+        || {
+            (0..nv as u32)
+                .into_par_iter()
+                .filter(|&v| fans(mesh, topo, v) > 1)
+                .count()
+        },
+    );
     MeshStats {
         vertices: nv,
         edges: topo.ev.len(),
         faces: mesh.num_faces(),
         isolated_vertices: (0..nv)
+            .into_par_iter()
             .filter(|&v| topo.vf_offsets[v] == topo.vf_offsets[v + 1])
             .count(),
-        components: components.count(),
-        boundary_edges,
+        components,
+        boundary_edges: boundary.len(),
         boundary_loops,
-        non_manifold_edges: (0..topo.ev.len()).filter(|&e| degree(e) >= 3).count(),
+        non_manifold_edges: edges.into_par_iter().filter(|&e| degree(e) >= 3).count(),
         non_manifold_vertices,
         euler_characteristic: nv as i64 - topo.ev.len() as i64 + mesh.num_faces() as i64,
     }

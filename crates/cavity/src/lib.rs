@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod components;
 pub mod defects;
 pub mod delaunay;
 pub mod directed_edges;

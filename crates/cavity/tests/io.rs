@@ -8,7 +8,7 @@ use std::path::Path;
 use cavity::TriMesh;
 use cavity::io::{
     Format, MeshIoError, PlyEncoding, StlEncoding, check_writable, read_mesh, read_mesh_from,
-    write_mesh,
+    stage_mesh, write_mesh,
 };
 use proptest::prelude::*;
 
@@ -732,4 +732,32 @@ fn check_writable_names_the_problem() {
     std::fs::create_dir(&subdir).unwrap();
     let e = check_writable(&subdir).unwrap_err().to_string();
     assert!(e.contains("d.stl") && e.contains("directory"), "{e}");
+}
+
+#[test]
+fn a_staged_mesh_reaches_its_destination_only_when_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.obj");
+    std::fs::write(&path, "old").unwrap();
+    let names = || {
+        let mut n: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    // Dropped: the destination keeps its content, the temporary file goes.
+    let staged = stage_mesh(&path, &tetra(), None, Format::Obj).unwrap();
+    assert_eq!(names().len(), 2);
+    drop(staged);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+    assert_eq!(names(), ["out.obj"]);
+    // Committed: the mesh replaces it.
+    stage_mesh(&path, &tetra(), None, Format::Obj)
+        .unwrap()
+        .commit()
+        .unwrap();
+    assert_eq!(read_mesh(&path).unwrap().mesh, tetra());
+    assert_eq!(names(), ["out.obj"]);
 }

@@ -14,7 +14,7 @@ mod stl;
 mod text;
 
 use std::io::{BufRead, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::TriMesh;
 
@@ -294,6 +294,48 @@ pub fn write_mesh(
     vertex_normals: Option<&[[f32; 3]]>,
     format: Format,
 ) -> Result<(), MeshIoError> {
+    stage_mesh(path, mesh, vertex_normals, format)?.commit()
+}
+
+/// A mesh written in full to a temporary file beside its destination,
+/// not yet in place: [`StagedMesh::commit`] renames it over the
+/// destination; dropping it deletes the temporary file and leaves the
+/// destination as it was.
+pub struct StagedMesh {
+    file: tempfile::NamedTempFile,
+    path: PathBuf,
+}
+
+impl StagedMesh {
+    /// Renames the written mesh over its destination.
+    ///
+    /// # Errors
+    ///
+    /// [`MeshIoError::Io`] naming the destination when the rename fails
+    /// (the destination is then unchanged).
+    pub fn commit(self) -> Result<(), MeshIoError> {
+        let path = self.path;
+        self.file.persist(&path).map_err(|e| MeshIoError::Io {
+            file: path.display().to_string(),
+            source: e.error,
+        })?;
+        Ok(())
+    }
+}
+
+/// The first half of [`write_mesh`]: the mesh written, flushed and given
+/// its mode in a temporary file beside `path`, so that a caller can check
+/// the mesh meanwhile and then commit it or drop it.
+///
+/// # Errors
+///
+/// As [`write_mesh`].
+pub fn stage_mesh(
+    path: &Path,
+    mesh: &TriMesh,
+    vertex_normals: Option<&[[f32; 3]]>,
+    format: Format,
+) -> Result<StagedMesh, MeshIoError> {
     let name = path.display().to_string();
     let io = |source| MeshIoError::Io {
         file: name.clone(),
@@ -320,8 +362,10 @@ pub fn write_mesh(
     }
     set_mode(tmp.as_file(), path).map_err(io)?;
     tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    Ok(StagedMesh {
+        file: tmp,
+        path: path.to_path_buf(),
+    })
 }
 
 /// Checks indices, degenerate faces and coordinates.

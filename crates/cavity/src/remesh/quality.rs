@@ -4,12 +4,14 @@
 //! valence; plus the smallest angle and the share of edges in the
 //! remeshing band [4/5 L, 4/3 L].
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::TriMesh;
+use crate::components::{edge_components, vertex_sets};
 use crate::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
-use crate::reference::{boundary_loops, vertex_components};
 use crate::topology::Topology;
 
 /// Table-4 statistics of a triangle mesh against a target edge length.
@@ -120,13 +122,13 @@ fn smallest_angle(mesh: &TriMesh, t: [u32; 3]) -> f64 {
 /// [`Quality::min_angle_away`]).
 fn sharp_corners(mesh: &TriMesh, topo: &Topology) -> Vec<bool> {
     let nv = mesh.num_vertices();
-    let mut boundary = vec![0u32; nv];
-    for (e, &[a, b]) in topo.ev.iter().enumerate() {
-        if topo.edge_faces(e as u32).len() == 1 {
-            boundary[a as usize] += 1;
-            boundary[b as usize] += 1;
-        }
-    }
+    let boundary = per_vertex_counts(
+        nv,
+        (0..topo.ev.len()).into_par_iter().flat_map_iter(|e| {
+            let on_boundary = topo.edge_faces(e as u32).len() == 1;
+            on_boundary.then_some(topo.ev[e]).into_iter().flatten()
+        }),
+    );
     (0..nv as u32)
         .into_par_iter()
         .map(|v| match boundary[v as usize] {
@@ -148,20 +150,28 @@ fn sharp_corners(mesh: &TriMesh, topo: &Topology) -> Vec<bool> {
         .collect()
 }
 
+/// How often each of the vertices `0..nv` occurs in `vertices`, counted
+/// in parallel.
+fn per_vertex_counts(nv: usize, vertices: impl ParallelIterator<Item = u32>) -> Vec<u32> {
+    let counts: Vec<AtomicU32> = (0..nv).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    vertices.for_each(|v| {
+        counts[v as usize].fetch_add(1, Ordering::Relaxed);
+    });
+    counts.into_par_iter().map(AtomicU32::into_inner).collect()
+}
+
 /// For every face, the number of faces of its component (faces joined
 /// through shared vertices).
-fn component_sizes(mesh: &TriMesh) -> Vec<usize> {
-    let mut sets = vertex_components(mesh.num_vertices(), &mesh.faces);
-    let root: Vec<usize> = mesh
-        .faces
-        .iter()
-        .map(|t| sets.find(t[0] as usize))
-        .collect();
-    let mut size = vec![0usize; mesh.num_vertices()];
-    for &r in &root {
-        size[r] += 1;
-    }
-    root.into_iter().map(|r| size[r]).collect()
+fn component_sizes(mesh: &TriMesh) -> Vec<u32> {
+    let roots = vertex_sets(mesh.num_vertices(), &mesh.faces).roots();
+    let size = per_vertex_counts(
+        mesh.num_vertices(),
+        mesh.faces.par_iter().map(|t| roots[t[0] as usize]),
+    );
+    mesh.faces
+        .par_iter()
+        .map(|t| size[roots[t[0] as usize] as usize])
+        .collect()
 }
 
 impl Quality {
@@ -176,13 +186,13 @@ impl Quality {
     pub fn with_topology(mesh: &TriMesh, topo: &Topology, target: f64) -> Quality {
         let lengths: Vec<f64> = topo.ev.par_iter().map(|&e| length(mesh, e)).collect();
         let (lo, hi) = (0.8 * target, 4.0 / 3.0 * target);
-        let in_band = lengths.iter().filter(|&&l| l >= lo && l <= hi).count();
-        let mut valence = vec![0u32; mesh.num_vertices()];
-        for &[a, b] in &topo.ev {
-            valence[a as usize] += 1;
-            valence[b as usize] += 1;
-        }
+        let in_band = lengths.par_iter().filter(|&&l| l >= lo && l <= hi).count();
+        let valence = per_vertex_counts(
+            mesh.num_vertices(),
+            topo.ev.par_iter().flat_map_iter(|&e| e),
+        );
         let used: Vec<u32> = (0..mesh.num_vertices())
+            .into_par_iter()
             .filter(|&v| topo.vf_offsets[v] < topo.vf_offsets[v + 1])
             .map(|v| valence[v])
             .collect();
@@ -197,12 +207,18 @@ impl Quality {
             faces: mesh.num_faces(),
             vertices: used.len(),
             edges,
-            min_edge: lengths.iter().copied().fold(f64::INFINITY, f64::min) / target,
-            max_edge: lengths.iter().copied().fold(0.0, f64::max) / target,
-            mean_edge: lengths.iter().sum::<f64>() / edges.max(1) as f64,
-            min_valence: used.iter().copied().min().unwrap_or(0),
-            max_valence: used.iter().copied().max().unwrap_or(0),
-            mean_valence: used.iter().map(|&v| v as f64).sum::<f64>() / used.len().max(1) as f64,
+            min_edge: lengths
+                .par_iter()
+                .copied()
+                .reduce(|| f64::INFINITY, f64::min)
+                / target,
+            max_edge: lengths.par_iter().copied().reduce(|| 0.0, f64::max) / target,
+            mean_edge: chunked_sum(&lengths, |&l| l) / edges.max(1) as f64,
+            min_valence: used.par_iter().copied().min().unwrap_or(0),
+            max_valence: used.par_iter().copied().max().unwrap_or(0),
+            // Integer sums: exact in any order.
+            mean_valence: used.par_iter().map(|&v| u64::from(v)).sum::<u64>() as f64
+                / used.len().max(1) as f64,
             min_angle: smallest.par_iter().copied().reduce(|| 180.0, f64::min),
             in_band: in_band as f64 / edges.max(1) as f64,
             min_angle_away: {
@@ -213,7 +229,7 @@ impl Quality {
                     .zip(sizes.par_iter())
                     .zip(smallest.par_iter())
                     .filter(|&((t, &size), _)| {
-                        size >= DEBRIS_FACES && !t.iter().any(|&v| sharp[v as usize])
+                        size as usize >= DEBRIS_FACES && !t.iter().any(|&v| sharp[v as usize])
                     })
                     .map(|(_, &angle)| angle)
                     .reduce(|| 180.0, f64::min)
@@ -225,10 +241,11 @@ impl Quality {
             },
             boundary_loops: {
                 let boundary: Vec<[u32; 2]> = (0..topo.ev.len())
+                    .into_par_iter()
                     .filter(|&e| topo.edge_faces(e as u32).len() == 1)
                     .map(|e| topo.ev[e])
                     .collect();
-                boundary_loops(mesh.num_vertices(), &boundary)
+                edge_components(mesh.num_vertices(), &boundary)
             },
             euler: used.len() as i64 - edges as i64 + mesh.num_faces() as i64,
         }
