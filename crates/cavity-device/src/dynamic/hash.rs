@@ -104,19 +104,21 @@ pub fn insert<const SHIFT: u32, S: Slots + ?Sized>(t: &S, e: u32) -> bool {
 /// The slot holding `key` (keys at bit `SHIFT`), if any.
 #[inline(always)]
 pub fn find<const SHIFT: u32, S: Slots + ?Sized>(t: &S, key: u32) -> Option<u32> {
-    // All reads of a step are issued before any test, so that a table in
-    // global memory costs two waits for memory, not one per slot.
+    // One slot after another: most keys sit in their first slot, and
+    // reading all four at once made the calibration kernel, which looks up
+    // every ribbon entry in global memory, slower.
     let slots = t.slots();
-    let holds = |e: u32| e != EMPTY && e >> SHIFT == key;
-    let at = [0, 1, 2, 3].map(|h| slot(key, h, slots));
-    let entries = at.map(|s| t.get(s));
-    if let Some(h) = (0..4).find(|&h| holds(entries[h])) {
-        return Some(at[h]);
+    for h in 0..4 {
+        let s = slot(key, h, slots);
+        let e = t.get(s);
+        if e != EMPTY && e >> SHIFT == key {
+            return Some(s);
+        }
     }
-    let overflow: [u32; HASH_OVERFLOW as usize] = core::array::from_fn(|i| t.get(slots + i as u32));
-    (0..HASH_OVERFLOW)
-        .find(|&i| holds(overflow[i as usize]))
-        .map(|i| slots + i)
+    (slots..slots + HASH_OVERFLOW).find(|&i| {
+        let e = t.get(i);
+        e != EMPTY && e >> SHIFT == key
+    })
 }
 
 /// The owner's stash index and owner-local index of ribbon key `key`, if
