@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use crate::TriMesh;
 use crate::components::{count_roots, edge_components, vertex_sets};
-use crate::reference::{MeshStats, ReferenceError, UnionFind};
+use crate::reference::{MeshStats, ReferenceError};
 use crate::topology::Topology;
 
 /// Edges at most this many bounding-box diagonals long have zero length
@@ -253,24 +253,51 @@ pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
 /// Fans around `v`: its faces joined through its edges with exactly two
 /// faces (as `ReferenceMesh`'s).
 fn fans(mesh: &TriMesh, topo: &Topology, v: u32) -> usize {
+    /// Faces around a vertex whose sets live on the stack.
+    const ON_STACK: usize = 32;
     let faces = topo.vertex_faces(v);
-    let mut sets = UnionFind::new(faces.len());
+    let mut stack = [0u32; ON_STACK];
+    let mut heap = Vec::new();
+    let parent = if faces.len() <= ON_STACK {
+        &mut stack[..faces.len()]
+    } else {
+        heap.resize(faces.len(), 0);
+        &mut heap[..]
+    };
+    for (i, p) in parent.iter_mut().enumerate() {
+        *p = i as u32;
+    }
+    let root = |parent: &mut [u32], mut x: u32| {
+        while parent[x as usize] != x {
+            parent[x as usize] = parent[parent[x as usize] as usize];
+            x = parent[x as usize];
+        }
+        x
+    };
+    let mut sets = faces.len();
     for (i, &f) in faces.iter().enumerate() {
         let t = mesh.faces[f as usize];
         for k in 0..3 {
-            // Edge k runs from corner k to corner k + 1.
+            // Edge k runs from corner k to corner k + 1; each two-face edge
+            // at `v` is met from both faces, joined from the first.
             if t[k] != v && t[(k + 1) % 3] != v {
                 continue;
             }
             if let &[g, h] = topo.edge_faces(topo.fe[f as usize][k]) {
                 let other = if g == f { h } else { g };
-                if let Ok(j) = faces.binary_search(&other) {
-                    sets.union(i, j);
+                if let Ok(j) = faces.binary_search(&other)
+                    && j > i
+                {
+                    let (a, b) = (root(parent, i as u32), root(parent, j as u32));
+                    if a != b {
+                        parent[a.max(b) as usize] = a.min(b);
+                        sets -= 1;
+                    }
                 }
             }
         }
     }
-    sets.count()
+    sets
 }
 
 /// What an operation promises to keep of its input, checked by

@@ -113,9 +113,16 @@ fn angles(mesh: &TriMesh, t: [u32; 3]) -> [f64; 3] {
     })
 }
 
-/// Smallest interior angle of triangle `t` of `mesh`, in degrees.
+/// Smallest interior angle of triangle `t` of `mesh`, in degrees: the
+/// angle opposite the shortest side (law of sines), one `atan2` instead of
+/// three.
 fn smallest_angle(mesh: &TriMesh, t: [u32; 3]) -> f64 {
-    angles(mesh, t).into_iter().fold(180.0, f64::min)
+    let p = t.map(|v| point(mesh, v));
+    // Side k runs from corner k + 1 to corner k + 2, opposite corner k.
+    let side = |k: usize| (p[(k + 2) % 3] - p[(k + 1) % 3]).length_squared();
+    let k = (0..3).fold(0, |a, k| if side(k) < side(a) { k } else { a });
+    let (u, v) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
+    u.cross(v).length().atan2(u.dot(v)).to_degrees()
 }
 
 /// For every vertex, whether it is a sharp boundary corner (see
