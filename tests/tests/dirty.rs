@@ -242,3 +242,69 @@ fn the_bunny_scan_remeshes_cleanly() {
         report.output.min_angle_away
     );
 }
+
+/// A component of three zero-area faces whose boundary loop lies on one
+/// line, with an interior vertex on that line too (a generated dirty mesh,
+/// `PROPTEST_RNG_SEED=101`, shrunk; beside a strip of sound faces): no
+/// triangulation of it has area everywhere while its boundary stays on
+/// the line, and lifting any one vertex gives its faces area facing both
+/// ways, so the remesher lifts a boundary vertex and moves the interior
+/// one to its neighbours' centroid (issue 24). Without that, three faces
+/// of zero area stayed.
+#[test]
+fn a_disk_folded_onto_a_line_is_unfolded() {
+    let xy = [
+        (5, -2),
+        (1, -2),
+        (11, -2),
+        (8, -1),
+        (3, -2),
+        (5, -1),
+        (6, -1),
+        (3, -1),
+        (4, -1),
+        (10, -2),
+        (7, -2),
+        (4, -2),
+        (8, -2),
+        (2, -2),
+        (9, -2),
+        (6, -2),
+        (9, -1),
+        (10, -1),
+        (6, -1),
+        (11, -1),
+        (6, -1),
+    ];
+    let mesh = TriMesh {
+        positions: xy.iter().map(|&(x, y)| [x as f32, y as f32, 5.0]).collect(),
+        faces: vec![
+            [14, 16, 3],
+            [2, 19, 17],
+            [14, 17, 16],
+            [9, 2, 17],
+            [18, 20, 15],
+            [9, 17, 14],
+            [20, 6, 15],
+            [18, 6, 20],
+        ],
+    };
+    let before = topology_stats(&mesh);
+    let layout = Layout {
+        patch_size: 16,
+        ..Layout::default()
+    };
+    let (out, _) = remesh(
+        &mesh,
+        &RemeshSettings::default(),
+        &test_backend(),
+        layout,
+        &mut Hooks::default(),
+    )
+    .expect("remesh");
+    let keeps = Keeps {
+        topology: true,
+        no_zero_area: true,
+    };
+    check_output(&before, &out, keeps).expect("output check");
+}

@@ -581,8 +581,36 @@ const SEPARATE_FACES: usize = (MAX_LOOP + SEPARATE_SEED_FACES) as usize;
 /// Most edges a separation reproduces: the seed and two per face.
 const SEPARATE_EDGES: usize = 2 * SEPARATE_FACES + 1;
 
-/// The smallest angle's sine of the cavity's faces at vertex `v` with `v`
-/// moved to `at`; `None` when one of them has zero area and had area, or
+/// The moves of a separation: one vertex of the seed edge to a point, and
+/// perhaps the other one too (`NO_MOVE` where not).
+#[derive(Clone, Copy)]
+struct Moves([(u32, [f32; 3]); 2]);
+
+/// No vertex (the unused second move of [`Moves`]).
+const NO_MOVE: u32 = u32::MAX;
+
+impl Moves {
+    /// Vertex `v` moved to `at`.
+    fn one(v: u32, at: [f32; 3]) -> Moves {
+        Moves([(v, at), (NO_MOVE, at)])
+    }
+
+    /// Where vertex `u` goes, if it moves.
+    fn to(&self, u: u32) -> Option<[f32; 3]> {
+        self.0
+            .iter()
+            .find(|m| m.0 == u && u != NO_MOVE)
+            .map(|m| m.1)
+    }
+
+    /// The vertices that move.
+    fn vertices(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.iter().map(|m| m.0).filter(|&u| u != NO_MOVE)
+    }
+}
+
+/// The smallest angle's sine of the cavity's faces at the vertices that
+/// `moves` moves, moved; `None` when one of them has zero area and had area, or
 /// faces against the old face (against `up` where the old one has zero
 /// area), or when the move repairs nothing. A face of zero area that
 /// keeps zero area (its other two vertices coincide: only a later
@@ -593,38 +621,40 @@ const SEPARATE_EDGES: usize = 2 * SEPARATE_FACES + 1;
 /// with area, which `up` sums, but none next to this one: a fin on a
 /// boundary edge).
 ///
-/// A move repairs something when it leaves fewer edges at `v` shorter
-/// than `degenerate_length` or fewer faces of zero area at `v`, and no
-/// more of either. Only the edges and faces at `v` move, so every
+/// A move repairs something when it leaves fewer edges at the moved
+/// vertices shorter than `degenerate_length` or fewer faces of zero area
+/// at them, and no more of either. Only the edges and faces at the moved
+/// vertices move, so every
 /// separation lowers the mesh's count of degenerate edges and faces of
 /// zero area, and a sweep of separations ends: one that left its seed
 /// degenerate could be taken again and again (seen on the GPU: a patch
 /// queued for 10,000 rounds, separating 4 edges a round; issue 24).
 fn moved_score<B: Block>(
     fill: &FillIn<'_, B>,
-    v: u32,
-    at: [f32; 3],
+    moves: Moves,
     (up, free): (Option<[f32; 3]>, bool),
     degenerate_length: f32,
 ) -> Option<f32> {
     let ctx = fill.ctx;
-    let pv = ctx.position(v);
+    let to = |u: u32| moves.to(u).unwrap_or_else(|| ctx.position(u));
     let (mut short, mut now_short) = (0, 0);
-    for g in ctx.vertex_edges(v) {
-        let [x, y] = ctx.edge_vertices(g);
-        let w = ctx.position(if x == v { y } else { x });
-        short += (norm(sub(w, pv)) < degenerate_length) as u32;
-        now_short += (norm(sub(w, at)) < degenerate_length) as u32;
+    for v in moves.vertices() {
+        for g in ctx.vertex_edges(v) {
+            let [x, y] = ctx.edge_vertices(g);
+            let w = if x == v { y } else { x };
+            short += (norm(sub(ctx.position(w), ctx.position(v))) < degenerate_length) as u32;
+            now_short += (norm(sub(to(w), to(v))) < degenerate_length) as u32;
+        }
     }
     let (mut flat, mut now_flat) = (0, 0);
     let mut score = f32::INFINITY;
     for f in fill.deleted_faces() {
         let corners = ctx.face_vertices(f);
-        if !corners.contains(&v) {
+        let Some(v) = corners.into_iter().find(|&u| moves.to(u).is_some()) else {
             continue;
-        }
+        };
         let old = corners.map(|u| ctx.position(u));
-        let new = corners.map(|u| if u == v { at } else { ctx.position(u) });
+        let new = corners.map(to);
         let was_zero = zero_area(old);
         flat += was_zero as u32;
         if zero_area(new) {
@@ -840,11 +870,11 @@ fn across<B: Block>(fill: &FillIn<'_, B>, v: u32, i: u32) -> Option<[f32; 3]> {
 }
 
 /// Fills an edge-star cavity with its old faces again, the seed's two
-/// vertices replaced by new ones at their positions, `v`'s at `at`: the
-/// same topology, one vertex moved. False when the cavity has more than
+/// vertices replaced by new ones at their positions, moved as `moves`
+/// says: the same topology, one or both seed vertices moved. False when the cavity has more than
 /// [`SEPARATE_FACES`] faces or [`SEPARATE_EDGES`] edges at the seed's
 /// vertices, or slots run out.
-fn reproduce<B: Block>(fill: &mut FillIn<'_, B>, v: u32, at: [f32; 3]) -> bool {
+fn reproduce<B: Block>(fill: &mut FillIn<'_, B>, moves: Moves) -> bool {
     let ctx = fill.ctx;
     let [a, b] = ctx.edge_vertices(fill.seed());
     let mut faces = [0u32; SEPARATE_FACES];
@@ -856,7 +886,7 @@ fn reproduce<B: Block>(fill: &mut FillIn<'_, B>, v: u32, at: [f32; 3]) -> bool {
         faces[n] = f;
         n += 1;
     }
-    let [pa, pb] = [a, b].map(|u| if u == v { at } else { ctx.position(u) });
+    let [pa, pb] = [a, b].map(|u| moves.to(u).unwrap_or_else(|| ctx.position(u)));
     let (Some(na), Some(nb)) = (fill.add_vertex(&pa), fill.add_vertex(&pb)) else {
         return false;
     };
@@ -1012,15 +1042,15 @@ impl CollapseShortEdgesSafely {
         let ctx = fill.ctx;
         let [a, b] = ctx.edge_vertices(fill.seed());
         let (side, arbitrary) = cavity_side(fill);
-        let mut best: Option<(f32, u32, [f32; 3])> = None;
-        // Scores moving `v` to `at` (`moved_score`, faces facing `side`)
-        // and keeps the best move.
+        let mut best: Option<(f32, Moves)> = None;
+        // Scores the moves (`moved_score`, faces facing `side`) and keeps
+        // the best.
         let view: &FillIn<'_, B> = fill;
-        let consider = |best: &mut Option<(f32, u32, [f32; 3])>, v, at, side| {
-            if let Some(score) = moved_score(view, v, at, side, self.degenerate_length)
-                && best.is_none_or(|(s, _, _)| score > s)
+        let consider = |best: &mut Option<(f32, Moves)>, moves, side| {
+            if let Some(score) = moved_score(view, moves, side, self.degenerate_length)
+                && best.is_none_or(|(s, _)| score > s)
             {
-                *best = Some((score, v, at));
+                *best = Some((score, moves));
             }
         };
         // Where no face of the cavity has area, its side is a guess: both
@@ -1041,7 +1071,7 @@ impl CollapseShortEdgesSafely {
                 if pass > 0 {
                     for t in LIFTS {
                         if let Some(at) = lift(fill, v, up, t) {
-                            consider(&mut best, v, at, (Some(up), !arbitrary));
+                            consider(&mut best, Moves::one(v, at), (Some(up), !arbitrary));
                         }
                     }
                 }
@@ -1056,7 +1086,7 @@ impl CollapseShortEdgesSafely {
                         for t in LIFTS {
                             for sign in [1.0f32, -1.0] {
                                 let at = [0, 1, 2].map(|c| pv[c] + sign * t * d[c]);
-                                consider(&mut best, v, at, (None, true));
+                                consider(&mut best, Moves::one(v, at), (None, true));
                             }
                         }
                     }
@@ -1092,15 +1122,90 @@ impl CollapseShortEdgesSafely {
                     }
                     for t in [0.25f32, 0.5] {
                         let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
-                        consider(&mut best, v, at, (Some(up), !arbitrary));
+                        consider(&mut best, Moves::one(v, at), (Some(up), !arbitrary));
                     }
                 }
             }
-            if best.is_some_and(|(s, _, _)| s > NO_BETTER) {
+            if best.is_some_and(|(s, _)| s > NO_BETTER) {
                 break;
             }
         }
-        best.is_some_and(|(_, v, at)| reproduce(fill, v, at))
+        if arbitrary && best.is_none_or(|(s, _)| s <= NO_BETTER) {
+            self.lift_and_recentre(fill, side, &consider, &mut best);
+        }
+        best.is_some_and(|(_, moves)| reproduce(fill, moves))
+    }
+
+    /// The last resort of [`Self::separate`] in a cavity of faces that all
+    /// have zero area (a component of them, or one of scan debris): a disk
+    /// whose boundary loop lies on one line has no triangulation without
+    /// zero area or a fold while its boundary stays on the line, and a
+    /// lift of any one vertex gives its faces area facing both ways (a
+    /// generated mesh kept three such faces: an interior vertex and three
+    /// boundary vertices on a line). So a plain vertex `v` of the seed is
+    /// lifted across the line (along `side`, both ways, by the fractions
+    /// [`LIFTS`] of its mean edge; not a boundary vertex when
+    /// `boundary_cos` keeps the boundary) and the other one, when it is an
+    /// interior vertex, goes to its neighbours' centroid with `v` lifted:
+    /// inside the lifted boundary, so that all faces face one way (either
+    /// way along the normal of the plane of the line and `side`: the
+    /// cavity has no side of its own).
+    fn lift_and_recentre<B: Block>(
+        &self,
+        fill: &FillIn<'_, B>,
+        side: [f32; 3],
+        consider: &impl Fn(&mut Option<(f32, Moves)>, Moves, (Option<[f32; 3]>, bool)),
+        best: &mut Option<(f32, Moves)>,
+    ) {
+        let ctx = fill.ctx;
+        let across = norm(side);
+        // The line the cavity lies on, and the normal of the plane the
+        // lift spans with it: the side the faces get.
+        let mut line = [0f32; 3];
+        for f in fill.deleted_faces() {
+            let d = longest_side(ctx.face_vertices(f).map(|v| ctx.position(v)));
+            if dot(d, d) > dot(line, line) {
+                line = d;
+            }
+        }
+        let up = cross(line, side);
+        if across == 0.0 || dot(up, up) == 0.0 {
+            return;
+        }
+        let [a, b] = ctx.edge_vertices(fill.seed());
+        for (v, w) in [(a, b), (b, a)] {
+            let [sv, sw] = [v, w].map(|u| BoundaryStar::of(ctx, u));
+            let plain = !sv.non_manifold && (sv.edges == 0 || sv.edges == 2);
+            let kept = sv.on_boundary() && self.boundary_cos > 1.0;
+            if !plain || kept || !sw.known || sw.on_boundary() {
+                continue;
+            }
+            let pv = ctx.position(v);
+            let (mut reach, mut k) = (0.0f32, 0.0f32);
+            for g in ctx.vertex_edges(v) {
+                reach += length(ctx, g);
+                k += 1.0;
+            }
+            let reach = reach / k.max(1.0);
+            for t in LIFTS {
+                for sign in [1.0f32, -1.0] {
+                    let at = [0, 1, 2].map(|c| pv[c] + sign * t * reach * side[c] / across);
+                    let (mut sum, mut n) = ([0f32; 3], 0.0f32);
+                    for g in ctx.vertex_edges(w) {
+                        let [x, y] = ctx.edge_vertices(g);
+                        let u = if x == w { y } else { x };
+                        let p = if u == v { at } else { ctx.position(u) };
+                        sum = [sum[0] + p[0], sum[1] + p[1], sum[2] + p[2]];
+                        n += 1.0;
+                    }
+                    let centroid = sum.map(|c| c / n.max(1.0));
+                    // The faces face one way, not known which.
+                    for up in [up, up.map(|c| -c)] {
+                        consider(best, Moves([(v, at), (w, centroid)]), (Some(up), false));
+                    }
+                }
+            }
+        }
     }
 
     /// Whether the collapse keeps the topology: [`collapsible`] away from
