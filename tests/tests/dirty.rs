@@ -11,7 +11,7 @@ use cavity::delaunay::delaunay;
 use cavity::dynamic::CapacityFactors;
 use cavity::normals::vertex_normals;
 use cavity::reference::ReferenceMesh;
-use cavity::remesh::{Hooks, Layout, RemeshSettings, remesh};
+use cavity::remesh::{Hooks, Layout, RemeshReport, RemeshSettings, remesh};
 use cavity_tests::{any_mesh, asset_mesh, grid, test_backend};
 use proptest::prelude::*;
 
@@ -211,22 +211,8 @@ fn the_bunny_scan_remeshes_cleanly() {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .mesh;
     remove_duplicate_faces(&mut scan);
-    let stats = topology_stats(&scan);
-    assert_eq!(stats.boundary_loops, 70);
-    let layout = Layout::default();
-    let (out, report) = remesh(
-        &scan,
-        &RemeshSettings::default(),
-        &test_backend(),
-        layout,
-        &mut Hooks::default(),
-    )
-    .expect("remesh");
-    let keeps = Keeps {
-        topology: true,
-        no_zero_area: true,
-    };
-    check_output(&stats, &out, keeps).expect("output check");
+    assert_eq!(topology_stats(&scan).boundary_loops, 70);
+    let (out, report) = remeshed_cleanly(&scan, Layout::default());
     assert_eq!(Defects::of(&out).zero_length_edges, 0);
     assert!(
         report.output.in_band >= 0.99,
@@ -289,13 +275,20 @@ fn a_disk_folded_onto_a_line_is_unfolded() {
             [18, 6, 20],
         ],
     };
-    let before = topology_stats(&mesh);
     let layout = Layout {
         patch_size: 16,
         ..Layout::default()
     };
-    let (out, _) = remesh(
-        &mesh,
+    remeshed_cleanly(&mesh, layout);
+}
+
+/// `mesh` remeshed with the default settings and `layout`, after the
+/// output check the CLI makes (topology kept, no new non-manifold
+/// element, no face of zero area); with the report.
+fn remeshed_cleanly(mesh: &TriMesh, layout: Layout) -> (TriMesh, RemeshReport) {
+    let before = topology_stats(mesh);
+    let (out, report) = remesh(
+        mesh,
         &RemeshSettings::default(),
         &test_backend(),
         layout,
@@ -307,4 +300,5 @@ fn a_disk_folded_onto_a_line_is_unfolded() {
         no_zero_area: true,
     };
     check_output(&before, &out, keeps).expect("output check");
+    (out, report)
 }
