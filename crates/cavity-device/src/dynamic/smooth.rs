@@ -14,7 +14,8 @@
 //!
 //! Jacobi-style in two kernels: [`relax`] writes the new positions to a
 //! scratch array, [`apply`] copies them over the positions, so every vertex
-//! sees its neighbours' old positions. Vertices on a feature edge stay;
+//! sees its neighbours' old positions. Vertices on a feature edge stay, so
+//! do those whose faces fold onto each other;
 //! boundary vertices (an edge with one face, or more than two) stay, or
 //! slide along the boundary polyline (see [`Smoothing::boundary_cos`]).
 
@@ -121,6 +122,10 @@ pub fn for_each_owned_vertex<B: Block>(
     });
 }
 
+/// The share of the summed lengths of the face normals around a vertex
+/// below which their sum means the faces fold onto each other.
+const FOLDED: f32 = 0.5;
+
 /// The smoothed position of owned vertex `v` at `at`; `None` when it stays.
 fn relaxed<B: Block>(
     ctx: &Ctx<'_, B>,
@@ -168,8 +173,13 @@ fn relaxed<B: Block>(
             weight += area;
         }
     }
+    // Faces around `v` that fold onto each other (their normals sum to
+    // less than half their length) leave it without a tangent plane: it
+    // stays. Two folded faces whose other vertices lie on one line would
+    // otherwise take it almost onto that line, making caps no repair could
+    // take (a generated dirty mesh; issue 24).
     let ln = norm(n);
-    if weight <= 0.0 || ln <= 0.0 {
+    if weight <= 0.0 || ln <= FOLDED * weight {
         return None;
     }
     let d = [0, 1, 2].map(|k| centre[k] / weight - at[k]);
