@@ -282,6 +282,32 @@ fn a_disk_folded_onto_a_line_is_unfolded() {
     remeshed_cleanly(&mesh, layout);
 }
 
+/// Four faces joined only at vertices (so every edge is a boundary edge),
+/// three of them of zero area at one point, one a face whose three
+/// corners coincide (a generated dirty mesh, `PROPTEST_RNG_SEED=307` on
+/// the racing schedule, shrunk): the corner that only that face has lies
+/// on all its neighbours, so no edge or face line gives it a direction;
+/// it moves towards the farthest vertex of the cavity, and the next
+/// separations lift the rest (issue 24). Without that, the point face
+/// stayed on both schedules.
+#[test]
+fn a_face_whose_corners_coincide_is_separated() {
+    let at = |x: f32, y: f32, z: f32| [x, y, z];
+    let mut positions = vec![at(4.0, -2.0, 5.0); 21];
+    positions[4] = at(6.0, -2.0, 5.0);
+    positions[5] = at(6.0, -1.0, 5.0);
+    positions[7] = at(5.0, -2.0, 5.0);
+    let mesh = TriMesh {
+        positions,
+        faces: vec![[5, 11, 4], [11, 17, 7], [18, 16, 7], [20, 16, 17]],
+    };
+    let layout = Layout {
+        patch_size: 16,
+        ..Layout::default()
+    };
+    remeshed_cleanly(&mesh, layout);
+}
+
 /// `mesh` remeshed with the default settings and `layout`, after the
 /// output check the CLI makes (topology kept, no new non-manifold
 /// element, no face of zero area); with the report.

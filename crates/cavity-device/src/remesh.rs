@@ -1028,7 +1028,9 @@ impl CollapseShortEdgesSafely {
     ///    on a feature along a feature edge, any other along any edge;
     /// 2. the same vertices move along any edge, towards their
     ///    neighbours' centroid (two faces folded onto each other need it),
-    ///    or off the lines of their faces of zero area (`lift`);
+    ///    off the lines of their faces of zero area (`lift`), or, when
+    ///    the vertex lies on all its neighbours, towards the cavity's
+    ///    vertex farthest from it;
     /// 3. any vertex (a non-manifold one too; not one on the boundary when
     ///    `boundary_cos` keeps it) is lifted: where every move along the
     ///    edges stays on one line, or the other vertex may not move.
@@ -1073,6 +1075,28 @@ impl CollapseShortEdgesSafely {
                         if let Some(at) = lift(fill, v, up, t) {
                             consider(&mut best, Moves::one(v, at), (Some(up), !arbitrary));
                         }
+                    }
+                }
+                if pass == 1
+                    && ctx
+                        .vertex_edges(v)
+                        .all(|g| length(ctx, g) < self.degenerate_length)
+                {
+                    // A vertex on all its neighbours (a face whose corners
+                    // coincide) has no edge or face line to move along: it
+                    // moves towards the cavity's vertex farthest from it.
+                    let mut far = pv;
+                    for f in fill.deleted_faces() {
+                        for p in ctx.face_vertices(f).map(|u| ctx.position(u)) {
+                            if norm(sub(p, pv)) > norm(sub(far, pv)) {
+                                far = p;
+                            }
+                        }
+                    }
+                    let d = sub(far, pv);
+                    for t in LIFTS {
+                        let at = [0, 1, 2].map(|c| pv[c] + t * d[c]);
+                        consider(&mut best, Moves::one(v, at), (Some(up), !arbitrary));
                     }
                 }
                 if pass == 2 {
