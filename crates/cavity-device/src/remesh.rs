@@ -610,7 +610,8 @@ impl Moves {
 }
 
 /// The smallest angle's sine of the cavity's faces at the vertices that
-/// `moves` moves, moved; `None` when one of them has zero area and had area, or
+/// `moves` moves, moved; `None` when one of them has zero area and had
+/// area, or
 /// faces against the old face (against `up` where the old one has zero
 /// area), or when the move repairs nothing. A face of zero area that
 /// keeps zero area (its other two vertices coincide: only a later
@@ -624,9 +625,9 @@ impl Moves {
 /// A move repairs something when it leaves fewer edges at the moved
 /// vertices shorter than `degenerate_length` or fewer faces of zero area
 /// at them, and no more of either. Only the edges and faces at the moved
-/// vertices move, so every
-/// separation lowers the mesh's count of degenerate edges and faces of
-/// zero area, and a sweep of separations ends: one that left its seed
+/// vertices move, so every separation lowers the mesh's count of
+/// degenerate edges and faces of zero area, and a sweep of separations
+/// ends: one that left its seed
 /// degenerate could be taken again and again (seen on the GPU: a patch
 /// queued for 10,000 rounds, separating 4 edges a round; issue 24).
 fn moved_score<B: Block>(
@@ -871,9 +872,9 @@ fn across<B: Block>(fill: &FillIn<'_, B>, v: u32, i: u32) -> Option<[f32; 3]> {
 
 /// Fills an edge-star cavity with its old faces again, the seed's two
 /// vertices replaced by new ones at their positions, moved as `moves`
-/// says: the same topology, one or both seed vertices moved. False when the cavity has more than
-/// [`SEPARATE_FACES`] faces or [`SEPARATE_EDGES`] edges at the seed's
-/// vertices, or slots run out.
+/// says: the same topology, one or both seed vertices moved. False when
+/// the cavity has more than [`SEPARATE_FACES`] faces or
+/// [`SEPARATE_EDGES`] edges at the seed's vertices, or slots run out.
 fn reproduce<B: Block>(fill: &mut FillIn<'_, B>, moves: Moves) -> bool {
     let ctx = fill.ctx;
     let [a, b] = ctx.edge_vertices(fill.seed());
@@ -1034,6 +1035,10 @@ impl CollapseShortEdgesSafely {
     /// 3. any vertex (a non-manifold one too; not one on the boundary when
     ///    `boundary_cos` keeps it) is lifted: where every move along the
     ///    edges stays on one line, or the other vertex may not move.
+    ///
+    /// In a cavity whose faces all have zero area, when none of these
+    /// gives every face area, both seed vertices may move
+    /// ([`Self::lift_and_recentre`]).
     ///
     /// Of the moves whose faces at the moved vertex all have area
     /// ([`zero_area`]) and face as the old ones did (as the cavity's summed
