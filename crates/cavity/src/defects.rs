@@ -212,13 +212,7 @@ pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
 pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
     let nv = mesh.num_vertices();
     let degree = |e: usize| (topo.ef_offsets[e + 1] - topo.ef_offsets[e]) as usize;
-    let edges = 0..topo.ev.len();
-    let boundary: Vec<[u32; 2]> = edges
-        .clone()
-        .into_par_iter()
-        .filter(|&e| degree(e) == 1)
-        .map(|e| topo.ev[e])
-        .collect();
+    let boundary = topo.boundary_edges();
     let ((components, boundary_loops), non_manifold_vertices) = rayon::join(
         || {
             rayon::join(
@@ -244,7 +238,10 @@ pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
         components,
         boundary_edges: boundary.len(),
         boundary_loops,
-        non_manifold_edges: edges.into_par_iter().filter(|&e| degree(e) >= 3).count(),
+        non_manifold_edges: (0..topo.ev.len())
+            .into_par_iter()
+            .filter(|&e| degree(e) >= 3)
+            .count(),
         non_manifold_vertices,
         euler_characteristic: nv as i64 - topo.ev.len() as i64 + mesh.num_faces() as i64,
     }

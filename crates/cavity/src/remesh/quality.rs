@@ -126,16 +126,10 @@ fn smallest_angle(mesh: &TriMesh, t: [u32; 3]) -> f64 {
 }
 
 /// For every vertex, whether it is a sharp boundary corner (see
-/// [`Quality::min_angle_away`]).
-fn sharp_corners(mesh: &TriMesh, topo: &Topology) -> Vec<bool> {
+/// [`Quality::min_angle_away`]); `boundary`: the boundary edges.
+fn sharp_corners(mesh: &TriMesh, topo: &Topology, boundary: &[[u32; 2]]) -> Vec<bool> {
     let nv = mesh.num_vertices();
-    let boundary = per_vertex_counts(
-        nv,
-        (0..topo.ev.len()).into_par_iter().flat_map_iter(|e| {
-            let on_boundary = topo.edge_faces(e as u32).len() == 1;
-            on_boundary.then_some(topo.ev[e]).into_iter().flatten()
-        }),
-    );
+    let boundary = per_vertex_counts(nv, boundary.par_iter().flat_map_iter(|&e| e));
     (0..nv as u32)
         .into_par_iter()
         .map(|v| match boundary[v as usize] {
@@ -204,6 +198,7 @@ impl Quality {
             .map(|v| valence[v])
             .collect();
         let edges = lengths.len();
+        let boundary = topo.boundary_edges();
         // Minima do not depend on the order: the same for any workers.
         let smallest: Vec<f64> = mesh
             .faces
@@ -229,7 +224,7 @@ impl Quality {
             min_angle: smallest.par_iter().copied().reduce(|| 180.0, f64::min),
             in_band: in_band as f64 / edges.max(1) as f64,
             min_angle_away: {
-                let sharp = sharp_corners(mesh, topo);
+                let sharp = sharp_corners(mesh, topo, &boundary);
                 let sizes = component_sizes(mesh);
                 mesh.faces
                     .par_iter()
@@ -246,14 +241,7 @@ impl Quality {
                 let tolerance = ZERO_LENGTH * bounding_diagonal(mesh);
                 lengths.par_iter().filter(|&&l| l <= tolerance).count()
             },
-            boundary_loops: {
-                let boundary: Vec<[u32; 2]> = (0..topo.ev.len())
-                    .into_par_iter()
-                    .filter(|&e| topo.edge_faces(e as u32).len() == 1)
-                    .map(|e| topo.ev[e])
-                    .collect();
-                edge_components(mesh.num_vertices(), &boundary)
-            },
+            boundary_loops: edge_components(mesh.num_vertices(), &boundary),
             euler: used.len() as i64 - edges as i64 + mesh.num_faces() as i64,
         }
     }
