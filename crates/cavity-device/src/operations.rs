@@ -152,6 +152,7 @@ pub fn star_fill<B: Block>(fill: &mut FillIn<'_, B>, at: [f32; 3]) -> bool {
     if nv > MAX_LOOP {
         return false;
     }
+    fill.expect([1, nv, n]);
     let Some(m) = fill.add_vertex(&at) else {
         return false;
     };

@@ -207,6 +207,9 @@ pub struct Work {
     /// overlapped get their turn in the next pass; retried in a later
     /// round.
     pub waiting: Shared<u32>,
+    /// Per kind, bitmask over the slots a fill-in may take once they are
+    /// free: no other patch names them ([`mark_fresh`]).
+    pub fresh: [Shared<u32>; 3],
 }
 
 /// `ctl` entry: number of cavities.
@@ -305,6 +308,11 @@ impl Work {
             ],
             declined: arena.alloc(max_cavities / 32),
             waiting: arena.alloc(max_cavities / 32),
+            fresh: [
+                arena.alloc(c(cap.mask_words(Kind::Vertex))),
+                arena.alloc(c(cap.mask_words(Kind::Edge))),
+                arena.alloc(c(cap.mask_words(Kind::Face))),
+            ],
         }
     }
 
@@ -538,22 +546,107 @@ pub fn build_vertex_edges<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
     block.sync();
 }
 
-/// Builds the free lists (slots inactive now, ascending) and resets their
-/// cursors. Slots freed later in the round are not reused before the
-/// cleanup: other patches may still name them.
+/// Marks the slots a fill-in of this processing may take once they are
+/// free (`Work::fresh`): the slots free at load, and those of owned
+/// elements with a vertex two faces away from every element the patch
+/// does not own. No other patch names those. A patch names elements of
+/// faces near what it owns: the faces incident to its own elements or
+/// sharing an edge with its faces (the static ribbon,
+/// `cavity::patched`; a dynamic patch keeps only the former,
+/// [`super::cleanup::mark_needed`]), with their closure. Such a face
+/// here either touches an element this patch does not own, or shares an
+/// edge with a face of the other patch that does; either way each of its
+/// vertices lies on a face that shares a vertex with a face touching a
+/// not-owned element (the patch holds every face incident to what it
+/// owns). The slots of elements a fill-in deletes are then reused in the
+/// next pass instead of after the cleanup, and a patch does more
+/// collapses per processing before it runs out of room; copies that an
+/// expansion brings in are named by their old owners and leave the set
+/// ([`take_copy_slot`]). Within a round a neighbour may hold copies it
+/// does not need: when its expansion copied from this patch and failed
+/// (`named`, [`super::layout::flag::NAMED`]), only the slots free at load
+/// are reused. Call after loading, before any expansion; uses
+/// `work.taken` and the first words of `work.vmark` as scratch.
 #[inline(always)]
-pub fn build_free_lists<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
+pub fn mark_fresh<B: Block>(block: &B, copy: &PatchCopy, work: &Work, named: bool) {
+    let near = work.vmark;
+    let words = copy.cap.mask_words(Kind::Vertex);
+    block.fill(work.taken, 0);
+    block.for_each(words, |w| near.set(w, 0));
+    block.sync();
+    let faces = copy.count(Kind::Face);
+    let active = |f: u32| copy.is_active(Kind::Face, f);
+    block.for_each(faces, |f| {
+        if !active(f) {
+            return;
+        }
+        let vs = copy.face_vertices(f);
+        let touches = !copy.is_owned(Kind::Face, f)
+            || (0..3).any(|i| !copy.is_owned(Kind::Edge, copy.face_edge(f, i).0))
+            || vs.iter().any(|&v| !copy.is_owned(Kind::Vertex, v));
+        if touches {
+            for v in vs {
+                block.shared_set_bit(work.taken, v);
+            }
+        }
+    });
+    block.sync();
+    block.for_each(faces, |f| {
+        if !active(f) {
+            return;
+        }
+        let vs = copy.face_vertices(f);
+        if vs.iter().any(|&v| work.taken.bit(v)) {
+            for v in vs {
+                block.shared_set_bit(near, v);
+            }
+        }
+    });
+    block.sync();
+    let inner = |v: u32| !near.bit(v);
+    for kind in Kind::ALL {
+        let fresh = work.fresh[kind as usize];
+        let count = copy.count(kind);
+        block.for_each(copy.cap.mask_words(kind), |w| {
+            let mut word = 0;
+            for b in 0..32 {
+                let l = w * 32 + b;
+                let reusable = if l >= count || !copy.is_active(kind, l) {
+                    true
+                } else if named || !copy.is_owned(kind, l) {
+                    false
+                } else {
+                    match kind {
+                        Kind::Vertex => inner(l),
+                        Kind::Edge => copy.edge_vertices(l).into_iter().any(inner),
+                        Kind::Face => copy.face_vertices(l).into_iter().any(inner),
+                    }
+                };
+                word |= (reusable as u32) << b;
+            }
+            fresh.set(w, word);
+        });
+    }
+    block.sync();
+}
+
+/// Builds the free lists (the free slots [`mark_fresh`] allows, ascending)
+/// and resets their cursors; clears the declined and waiting marks of free
+/// seed slots (of `seed` kind), which a new element may take. Called at
+/// every pass: the slots of elements deleted in an earlier pass that no
+/// other patch names are taken again; the others wait for the cleanup.
+#[inline(always)]
+pub fn build_free_lists<B: Block>(block: &B, copy: &PatchCopy, work: &Work, seed: Kind) {
     for kind in Kind::ALL {
         let cap = copy.cap.of(kind);
-        block.for_each(cap + 1, |i| {
-            work.flags
-                .set(i, (i < cap && !copy.is_active(kind, i)) as u32)
-        });
+        let fresh = work.fresh[kind as usize];
+        let free = |i: u32| !copy.is_active(kind, i) && fresh.bit(i);
+        block.for_each(cap + 1, |i| work.flags.set(i, (i < cap && free(i)) as u32));
         block.sync();
         let total = block.scan(work.flags, cap + 1, work.scan, false);
         block.sync();
         block.for_each(cap, |i| {
-            if !copy.is_active(kind, i) {
+            if free(i) {
                 work.free[kind as usize].set(work.flags.get(i), i as u16);
             }
         });
@@ -563,6 +656,22 @@ pub fn build_free_lists<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
         }
         block.sync();
     }
+    block.for_each(copy.cap.mask_words(seed), |w| {
+        let active = copy.active_word(seed, w);
+        work.declined.set(w, work.declined.get(w) & active);
+        work.waiting.set(w, work.waiting.get(w) & active);
+    });
+    block.sync();
+}
+
+/// Takes a free slot for a copy an expansion brings in ([`take_slot`]); the
+/// slot leaves `Work::fresh`, since the copy's old owner names it.
+#[inline(always)]
+pub fn take_copy_slot<B: Block>(block: &B, work: &Work, kind: Kind) -> Option<u32> {
+    let at = take_slot(block, work, kind, 1)?;
+    let l = work.free[kind as usize].get(at) as u32;
+    block.shared_fetch_and(work.fresh[kind as usize], l / 32, !(1 << (l % 32)));
+    Some(l)
 }
 
 /// Takes a free slot of `kind` for a copied or new element; `None` when the
@@ -640,37 +749,124 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
 #[inline(always)]
 pub fn propagate<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A, survivors: bool) {
     let (block, copy, work) = (ctx.block, ctx.copy, ctx.work);
-    let template = A::TEMPLATE;
     let n = work.cavities();
-    let nv = copy.count(Kind::Vertex);
-    let ne = copy.count(Kind::Edge);
-    let nf = copy.count(Kind::Face);
-    block.for_each(nv, |v| work.cav[0].set(v, NONE));
-    block.for_each(ne, |e| work.cav[1].set(e, NONE));
-    block.for_each(nf, |f| work.cav[2].set(f, NONE));
+    block.for_each(copy.count(Kind::Vertex), |v| work.cav[0].set(v, NONE));
+    block.for_each(copy.count(Kind::Edge), |e| work.cav[1].set(e, NONE));
+    block.for_each(copy.count(Kind::Face), |f| work.cav[2].set(f, NONE));
     block.for_each(n, |c| {
         let keep = !survivors || work.state.get(c) == state::WON;
         work.state
             .set(c, if keep { state::UNDECIDED } else { state::LOST });
     });
     block.sync();
+    mark(ctx, app);
+    verify(ctx, app);
+}
+
+/// Most rounds of [`maximize`] per pass.
+pub const MAX_SET_ROUNDS: u32 = 8;
+
+/// Grows the cavities [`propagate`] left undecided (each holds all of its
+/// elements) into a maximal set of cavities with disjoint deleted
+/// elements, for an application whose cavities conflict only when they
+/// delete a common element ([`CavityApp::JOINS_BOUNDARY`] false): the
+/// undecided cavities join the set, and the cavities that lost only to
+/// cavities outside it compete again for the elements nobody in the set
+/// holds, in rounds until none is left (at most [`MAX_SET_ROUNDS`]). One
+/// round of smallest-key-wins keeps about one cavity in `d + 1` of `d`
+/// mutually overlapping ones; the sequential greedy algorithm in key
+/// order, which this computes (Blelloch et al. 2012; dynamic paper,
+/// section 5.2), keeps several times more where short or long edges
+/// cluster, so that a pass fills more of them. Call after
+/// `propagate(.., false)`; [`independent_set`] then admits what the last
+/// round left undecided.
+#[inline(always)]
+pub fn maximize<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A) {
+    let (block, copy, work) = (ctx.block, ctx.copy, ctx.work);
+    let n = work.cavities();
+    let st = work.state;
+    for _ in 0..MAX_SET_ROUNDS {
+        let mut lost = false;
+        block.for_each(n, |c| match st.get(c) {
+            state::UNDECIDED => st.set(c, state::WON),
+            state::LOST => lost = true,
+            _ => {}
+        });
+        if !block.sync_any(lost) {
+            break;
+        }
+        for kind in Kind::ALL {
+            let cav = work.cav[kind as usize];
+            block.for_each(copy.count(kind), |l| {
+                if !held(work, cav.get(l)) {
+                    cav.set(l, NONE);
+                }
+            });
+        }
+        block.sync();
+        let mut again = false;
+        block.for_each(n, |c| {
+            if st.get(c) != state::LOST {
+                return;
+            }
+            let mut free = true;
+            app.deleted(ctx, work.seeds.get(c) as u32, |kind, l| {
+                free &= work.cav[kind as usize].get(l) == NONE
+            });
+            st.set(c, if free { state::UNDECIDED } else { BLOCKED });
+            again |= free;
+        });
+        if !block.sync_any(again) {
+            break;
+        }
+        mark(ctx, app);
+        verify(ctx, app);
+    }
     block.for_each(n, |c| {
-        if work.state.get(c) == state::LOST {
+        if st.get(c) == BLOCKED {
+            st.set(c, state::LOST);
+        }
+    });
+    block.sync();
+}
+
+/// State of a cavity within [`maximize`]: it lost an element to a cavity
+/// in the set, so it stays out (`state::LOST` afterwards).
+const BLOCKED: u16 = u16::MAX;
+
+/// Whether `k` is the key of a cavity in the independent set (which holds
+/// the elements marked with it).
+#[inline(always)]
+fn held(work: &Work, k: u32) -> bool {
+    k != NONE && work.state.get(k & 0xffff) == state::WON
+}
+
+/// The marking of [`propagate`]: every undecided cavity marks its deleted
+/// elements and what lies on them with the smallest key, leaving alone the
+/// elements a cavity in the set holds.
+#[inline(always)]
+fn mark<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A) {
+    let (block, copy, work) = (ctx.block, ctx.copy, ctx.work);
+    block.for_each(work.cavities(), |c| {
+        if work.state.get(c) != state::UNDECIDED {
             return;
         }
         let (s, k) = (work.seeds.get(c) as u32, work.keys.get(c));
         app.deleted(ctx, s, |kind, l| {
-            block.shared_min(work.cav[kind as usize], l, k)
+            let cav = work.cav[kind as usize];
+            if !held(work, cav.get(l)) {
+                block.shared_min(cav, l, k);
+            }
         });
     });
     block.sync();
-    let del_v = template.deletes_vertices();
+    let del_v = A::TEMPLATE.deletes_vertices();
     if del_v {
-        block.for_each(ne, |e| {
-            if copy.is_active(Kind::Edge, e) {
+        block.for_each(copy.count(Kind::Edge), |e| {
+            if copy.is_active(Kind::Edge, e) && !held(work, work.cav[1].get(e)) {
                 for v in copy.edge_vertices(e) {
                     let k = work.cav[0].get(v);
-                    if k != NONE {
+                    if k != NONE && !held(work, k) {
                         block.shared_min(work.cav[1], e, k);
                     }
                 }
@@ -678,8 +874,8 @@ pub fn propagate<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A, survivors: b
         });
         block.sync();
     }
-    block.for_each(nf, |f| {
-        if copy.is_active(Kind::Face, f) {
+    block.for_each(copy.count(Kind::Face), |f| {
+        if copy.is_active(Kind::Face, f) && !held(work, work.cav[2].get(f)) {
             let mut m = work.cav[2].get(f);
             for i in 0..3 {
                 m = m.min(work.cav[1].get(copy.face_edge(f, i).0));
@@ -693,45 +889,69 @@ pub fn propagate<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A, survivors: b
         }
     });
     block.sync();
-    // Verification: a cavity that does not hold all of its elements loses.
-    let lose = |k: u32| work.state.set(k & 0xffff, state::LOST);
-    block.for_each(n, |c| {
-        if work.state.get(c) == state::LOST {
+}
+
+/// The verification of [`propagate`]: an undecided cavity that does not
+/// hold all of its elements loses.
+#[inline(always)]
+fn verify<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A) {
+    let (block, copy, work) = (ctx.block, ctx.copy, ctx.work);
+    // Cavity `k` loses to the holder of key `to`: for good when that is a
+    // cavity of the set.
+    let lose = |k: u32, to: u32| {
+        let c = k & 0xffff;
+        if held(work, k) {
+            return;
+        }
+        if held(work, to) {
+            work.state.set(c, BLOCKED);
+        } else if work.state.get(c) == state::UNDECIDED {
+            work.state.set(c, state::LOST);
+        }
+    };
+    block.for_each(work.cavities(), |c| {
+        if work.state.get(c) != state::UNDECIDED {
             return;
         }
         let (s, k) = (work.seeds.get(c) as u32, work.keys.get(c));
-        let mut ok = true;
-        app.deleted(ctx, s, |kind, l| ok &= work.cav[kind as usize].get(l) == k);
-        if !ok {
-            lose(k);
+        let mut to = k;
+        app.deleted(ctx, s, |kind, l| {
+            let found = work.cav[kind as usize].get(l);
+            if found != k && !held(work, to) {
+                to = found;
+            }
+        });
+        if to != k {
+            lose(k, to);
         }
     });
+    let del_v = A::TEMPLATE.deletes_vertices();
     if del_v {
-        block.for_each(ne, |e| {
+        block.for_each(copy.count(Kind::Edge), |e| {
             if copy.is_active(Kind::Edge, e) {
                 for v in copy.edge_vertices(e) {
-                    let k = work.cav[0].get(v);
-                    if k != NONE && work.cav[1].get(e) != k {
-                        lose(k);
+                    let (k, ke) = (work.cav[0].get(v), work.cav[1].get(e));
+                    if k != NONE && ke != k {
+                        lose(k, ke);
                     }
                 }
             }
         });
     }
-    block.for_each(nf, |f| {
+    block.for_each(copy.count(Kind::Face), |f| {
         if copy.is_active(Kind::Face, f) {
             let kf = work.cav[2].get(f);
             for i in 0..3 {
                 let k = work.cav[1].get(copy.face_edge(f, i).0);
                 if k != NONE && k != kf {
-                    lose(k);
+                    lose(k, kf);
                 }
             }
             if del_v {
                 for v in copy.face_vertices(f) {
                     let k = work.cav[0].get(v);
                     if k != NONE && k != kf {
-                        lose(k);
+                        lose(k, kf);
                     }
                 }
             }
@@ -934,6 +1154,20 @@ impl<'a, B: Block> FillIn<'a, B> {
     /// The cavity's deleted faces.
     pub fn deleted_faces(&self) -> impl Iterator<Item = u32> + '_ {
         (self.faces.0..self.faces.1).map(|i| self.ctx.work.faces.get(i) as u32)
+    }
+
+    /// Lowers the slots the fill-in reserves to `counts` (vertices, edges,
+    /// faces) when it knows them before its first new element (as
+    /// [`crate::operations::star_fill`] does): the cavities of a pass draw
+    /// on one free list, so that a reservation of the worst case
+    /// ([`CavityApp::max_new`]) leaves others out of room. Does nothing
+    /// once an element was added.
+    pub fn expect(&mut self, counts: [u32; 3]) {
+        if self.base.is_none() {
+            for k in 0..3 {
+                self.limit[k] = self.limit[k].min(counts[k]);
+            }
+        }
     }
 
     /// Reserves the slots of every kind the fill-in may take

@@ -9,7 +9,8 @@
 //!    what it owns) are dropped, the ribbon tables rebuilt, the patch stash
 //!    compacted, the high-water marks lowered and the round's `DIRTY` flag
 //!    cleared; patches that did not change and whose ribbon the calibration
-//!    left alone are skipped. Slots freed here are reused from the next round on: nothing
+//!    left alone are skipped; `NAMED` is cleared (the neighbours that
+//!    copied from a patch dropped the copies they do not need). Slots freed here are reused from the next round on: nothing
 //!    names them any more.
 
 use crate::block::{Block, Shared, SharedArena};
@@ -177,9 +178,13 @@ fn compact_windows(arena: &mut SharedArena, cap: &Capacity, _threads: u32) -> Co
 #[inline(always)]
 pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
     let cap = mesh.cap;
+    let flags = mesh.flags.load(p);
+    if flags & flag::NAMED != 0 && block.thread_idx() == 0 {
+        mesh.flags.fetch_and(p, !flag::NAMED);
+    }
     // Patches that neither changed nor had their ribbon touched are as the
     // last compaction left them.
-    if mesh.flags.load(p) & (flag::DIRTY | flag::TOUCHED) == 0 {
+    if flags & (flag::DIRTY | flag::TOUCHED) == 0 {
         return;
     }
     let w = compact_windows(arena, &cap, block.block_dim());

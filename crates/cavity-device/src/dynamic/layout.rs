@@ -65,6 +65,20 @@ pub mod flag {
     /// lock word, this tells a neighbour that the patch competes in the
     /// round (see `scheduler::outranks`).
     pub const QUEUED: u32 = 32;
+    /// In this round a neighbour's expansion copied elements of the patch
+    /// and then failed, so the neighbour may have committed copies it does
+    /// not need (until its compaction): the patch reuses no slot of an
+    /// element it deletes before the cleanup (see
+    /// `cavity::mark_fresh`). Cleared by the compaction.
+    pub const NAMED: u32 = 64;
+    /// The patch ran out of room in the first pass of a processing, right
+    /// after a cleanup, and filled cavities in later passes: it is sliced
+    /// between rounds like a [`SLICE`] patch when it owns at least a
+    /// quarter of the face slots and a patch slot is to spare (else the
+    /// flag is just cleared), so that a patch that grows (edge splits)
+    /// gets room in one slicing instead of filling a few cavities a round
+    /// until none fits.
+    pub const CROWDED: u32 = 128;
 }
 
 /// Global counters in [`RawDynamicMesh::stats`].

@@ -274,7 +274,9 @@ pub fn migrate<B: Block>(
         for s in 0..STASH_SIZE {
             if work.ctl.bit(CTL_LOCKED * 32 + s) {
                 let q = copy.stash.get(s);
-                if !failed {
+                if failed {
+                    mesh.flags.fetch_or(q, flag::NAMED);
+                } else {
                     mesh.flags.fetch_or(q, flag::DIRTY | flag::CHANGED);
                     block.shared_set_bit(work.ctl, CTL_TAKEN * 32 + s);
                 }
@@ -414,10 +416,9 @@ fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, id: u32) -> u32 {
     } = *src;
     let cap = copy.cap;
     let (sr, lr) = (id >> LOCAL_BITS, id & LOCAL_MASK);
-    let Some(at) = cavity::take_slot(block, work, kind, 1) else {
+    let Some(l) = cavity::take_copy_slot(block, work, kind) else {
         return LOCAL_MASK;
     };
-    let l = work.free[kind as usize].get(at) as u32;
     copy.set_bit(block, kind, true, l, true);
     let inv = mig.inverse_table(block, &cap, kind);
     let ok = hash::insert::<RIBBON, _>(&copy.table(block, kind), hash::entry(l, sr, lr))

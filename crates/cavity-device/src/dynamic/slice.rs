@@ -198,12 +198,18 @@ fn search<B: Block>(
 /// `DIRTY | CHANGED` and enqueued. Sets `stat::FATAL` to
 /// [`stat::FATAL_PATCH_SLOTS`] when no patch slot is left and to
 /// [`stat::FATAL_TOO_SMALL`] when the patch owns fewer than
-/// [`min_owned_faces`].
+/// [`min_owned_faces`]. A patch flagged [`flag::CROWDED`] instead is
+/// sliced only when it owns a quarter of the face slots or more and a
+/// sixteenth of the patch slots stays free; else the flag is cleared.
 #[inline(always)]
 pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32, seed: Kind) {
-    if mesh.flags.load(p) & flag::SLICE == 0 {
+    let flags = mesh.flags.load(p);
+    if flags & (flag::SLICE | flag::CROWDED) == 0 {
         return;
     }
+    // A crowded patch (`flag::CROWDED`) is sliced only where that is cheap:
+    // no error, and a reserve of patch slots for the patches that must be.
+    let optional = flags & flag::SLICE == 0;
     let mut w = windows(arena, &mesh.cap, block.block_dim());
     arena.check();
     w.copy.p = p;
@@ -227,6 +233,12 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
         }
     });
     block.sync();
+    if optional && ctl.get(C_OWNED) < cap.faces / 4 {
+        if t0 {
+            mesh.flags.fetch_and(p, !flag::CROWDED);
+        }
+        return;
+    }
     if ctl.get(C_OWNED) < min_owned_faces(&cap) {
         if t0 {
             mesh.stats.store(stat::FATAL, stat::FATAL_TOO_SMALL);
@@ -234,13 +246,18 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
         return;
     }
     if t0 {
-        ctl.set(C_PART, claim_slot(mesh).unwrap_or(NONE));
+        let spare = if optional { cap.patches / 16 } else { 0 };
+        ctl.set(C_PART, claim_slot(mesh, spare).unwrap_or(NONE));
     }
     cavity::build_edge_faces(block, &copy, w.ef_count, w.ef);
     let q = ctl.get(C_PART);
     if q == NONE {
         if t0 {
-            mesh.stats.store(stat::FATAL, stat::FATAL_PATCH_SLOTS);
+            if optional {
+                mesh.flags.fetch_and(p, !flag::CROWDED);
+            } else {
+                mesh.stats.store(stat::FATAL, stat::FATAL_PATCH_SLOTS);
+            }
         }
         return;
     }
@@ -285,13 +302,16 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
     super::global::fence();
     block.sync();
     if t0 {
-        let stale = mesh.flags.fetch_and(p, !flag::SLICE) & flag::NEW_SWEEP;
+        let before = mesh.flags.fetch_and(p, !(flag::SLICE | flag::CROWDED));
+        let stale = before & flag::NEW_SWEEP;
         mesh.flags.fetch_or(p, flag::DIRTY | flag::CHANGED);
         mesh.flags.store(q, flag::DIRTY | flag::CHANGED | stale);
         mesh.locks.store(q, 0);
-        for x in [p, q] {
-            mesh.enqueue(x);
+        // A crowded patch is queued already.
+        if before & flag::QUEUED == 0 {
+            mesh.enqueue(p);
         }
+        mesh.enqueue(q);
     }
 }
 
@@ -322,12 +342,13 @@ fn split_declined<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, seed: Kind) 
     });
 }
 
-/// Takes the next patch slot (one thread); `None` when all are in use.
+/// Takes the next patch slot (one thread); `None` when all are in use but
+/// `spare`.
 #[inline(always)]
-fn claim_slot(mesh: &DynMesh) -> Option<u32> {
+fn claim_slot(mesh: &DynMesh, spare: u32) -> Option<u32> {
     let mut n = mesh.queue_state.load(scheduler::PATCHES);
     loop {
-        if n >= mesh.cap.patches {
+        if n + spare >= mesh.cap.patches {
             return None;
         }
         let seen = mesh

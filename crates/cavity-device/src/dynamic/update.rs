@@ -191,7 +191,12 @@ pub fn update<B: Block, A: CavityApp>(
     copy.p = work.ctl.get(CTL_PATCH);
     copy.load(block, mesh);
     block.sync();
-    cavity::build_free_lists(block, &copy, &work);
+    cavity::mark_fresh(
+        block,
+        &copy,
+        &work,
+        mesh.flags.load(copy.p) & flag::NAMED != 0,
+    );
     let stale = load_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
     block.fill(work.waiting, 0);
     cavity::cache_positions(block, mesh, &copy, &work);
@@ -211,7 +216,14 @@ pub fn update<B: Block, A: CavityApp>(
     let mut declined_total = 0;
     let mut filling_passes = 0;
     let mut idle_passes = 0;
+    let mut crowded = false;
     for pass in 0u32.. {
+        // A pass out of room that filled something freed slots for the
+        // next one; only the last pass's shortage counts.
+        if t0 {
+            work.ctl.set(CTL_NO_ROOM, 0);
+        }
+        cavity::build_free_lists(block, &copy, &work, A::TEMPLATE.seed_kind());
         cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
         cavity::build_vertex_edges(block, &copy, &work);
         cavity::create(block, &ctx, app, salt ^ pass.wrapping_mul(0x9e37_79b9));
@@ -220,6 +232,9 @@ pub fn update<B: Block, A: CavityApp>(
             break;
         }
         cavity::propagate(&ctx, app, false);
+        if !A::JOINS_BOUNDARY {
+            cavity::maximize(&ctx, app);
+        }
         cavity::independent_set(block, &copy, &work, template, A::JOINS_BOUNDARY);
         // Expansion steps: the stars copied in may show a cavity more of
         // itself (the whole star of a vertex it deletes), which the next
@@ -273,6 +288,7 @@ pub fn update<B: Block, A: CavityApp>(
         let declined = work.scratch.get(1);
         declined_total += declined;
         let filled_now = work.ctl.get(CTL_FILLED) > before;
+        crowded |= pass == 0 && work.ctl.get(CTL_NO_ROOM) != 0;
         filling_passes += filled_now as u32;
         // A pass that only dropped cavities for want of a neighbour makes
         // way for the cavities they overlapped, a few times in a row.
@@ -290,7 +306,7 @@ pub fn update<B: Block, A: CavityApp>(
         if (lost == 0 && !unseen)
             || idle_passes > MAX_IDLE_PASSES
             || failed
-            || work.ctl.get(CTL_NO_ROOM) != 0
+            || (work.ctl.get(CTL_NO_ROOM) != 0 && !filled_now)
             || filling_passes == MAX_PASSES
         {
             break;
@@ -322,11 +338,14 @@ pub fn update<B: Block, A: CavityApp>(
         // patch tries again; with nothing filled (at most an expansion
         // committed, which the neighbour may take back) it is sliced
         // (slicing enqueues both halves), so that no cavity is dropped and
-        // no patch retries for ever.
+        // no patch retries for ever. A patch that was full from its first
+        // pass on is sliced too where that is cheap (`flag::CROWDED`).
         let no_room = work.ctl.get(CTL_NO_ROOM) != 0;
         let slice = no_room && filled == 0;
         if slice {
             mesh.flags.fetch_or(p, flag::SLICE);
+        } else if no_room && crowded {
+            mesh.flags.fetch_or(p, flag::CROWDED);
         }
         let fatal = work.ctl.get(CTL_FATAL);
         if fatal != 0 {
