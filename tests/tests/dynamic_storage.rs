@@ -405,6 +405,46 @@ fn broken_hash_entry_names_no_owned_element() {
     );
 }
 
+/// A ribbon copy naming an edge deep inside its owner (one whose slot a
+/// processing of the owner may reuse, `cavity::mark_fresh`) is reported;
+/// the patches as built name none (`victim` and the larger patches here
+/// validate).
+#[test]
+fn ribbon_copy_of_an_inner_edge_is_reported() {
+    let mut d = build(&grid(32, 32, &[false], false, &[]), 128);
+    d.validate(true).expect("valid before corruption");
+    let range = table_range(&d, 0, Kind::Edge);
+    let slot = range
+        .clone()
+        .find(|&i| d.hash[i] != EMPTY)
+        .expect("patch 0 has ribbon edges");
+    let old = d.hash[slot];
+    let (s, _) = hash::value_of(old);
+    let key = hash::key_of(old);
+    // Patch 0's stash starts the stash array.
+    let owner = d.stash[s as usize];
+    let mut inner = 0;
+    for e in 0..d.counts(owner)[1] {
+        if !d.is_owned(owner, Kind::Edge, e) {
+            continue;
+        }
+        d.hash[slot] = hash::entry(key, s, e);
+        if let Err(err) = d.validate(false)
+            && err.problem
+                == (ValidationProblem::NamedInner {
+                    owner,
+                    owner_local: e,
+                })
+        {
+            assert_eq!((err.patch, err.element), (0, Some((Kind::Edge, key))));
+            inner += 1;
+        }
+    }
+    assert!(inner > 0, "patch {owner} has edges deep inside");
+    d.hash[slot] = old;
+    d.validate(true).expect("valid again");
+}
+
 #[test]
 fn reversed_ribbon_edge_differs_from_its_owner() {
     let mut d = victim();

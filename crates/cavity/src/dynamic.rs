@@ -263,6 +263,20 @@ pub enum ValidationProblem {
         /// The named owner-local index.
         owner_local: u32,
     },
+    /// A ribbon copy names an edge or face that its owner may delete and
+    /// reuse the slot of within one processing: one of its vertices lies
+    /// farther than two faces from every element the owner does not own
+    /// (`cavity_device::dynamic::cavity::mark_fresh`). A patch should hold
+    /// only copies of elements near its own.
+    #[error(
+        "its ribbon hash entry names local {owner_local} of patch {owner}, which lies inside that patch (farther than two faces from what it does not own)"
+    )]
+    NamedInner {
+        /// The owner patch.
+        owner: u32,
+        /// The owner-local index.
+        owner_local: u32,
+    },
     /// An active element refers to an inactive element, or to an index at
     /// or above the high-water mark.
     #[error(
@@ -930,7 +944,9 @@ impl DynamicMesh {
     /// at or above a high-water mark; owned elements
     /// active; exactly one reachable ribbon hash entry per active not-owned
     /// element and none for anything else, naming an active owned element
-    /// of the stash patch (one hop); no dangling references, FE forming
+    /// of the stash patch (one hop) and, for edges and faces, near what
+    /// that patch does not own (its slot is not reused within a
+    /// processing); no dangling references, FE forming
     /// cycles, no repeated vertex in an edge or face; no element held twice
     /// in a patch; ribbon copies equal to their owners (an edge's vertices
     /// in order, a face's edges and reversed bits); every face incident to
@@ -965,6 +981,12 @@ impl DynamicMesh {
         }
         for p in 0..self.num_patches {
             self.check_references(p)?;
+        }
+        let near: Vec<Vec<bool>> = (0..self.num_patches)
+            .map(|p| self.near_not_owned(p))
+            .collect();
+        for p in 0..self.num_patches {
+            self.check_named(p, &tables, &near)?;
         }
         let ids = (0..self.num_patches)
             .map(|p| self.check_copies(p, &tables))
@@ -1039,6 +1061,69 @@ impl DynamicMesh {
                     || !self.is_active(owner, kind, owner_local)
                 {
                     return fail(p, at, V::OwnerNotOwned { owner, owner_local });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Per local vertex of patch `p`, whether it lies on a face that shares
+    /// a vertex with a face touching an element `p` does not own (the
+    /// face, one of its edges or vertices): the vertices of the elements a
+    /// processing of `p` may not reuse the slots of (an edge or face is
+    /// reusable when one of its vertices is not near, `cavity::mark_fresh`).
+    fn near_not_owned(&self, p: u32) -> Vec<bool> {
+        let faces: Vec<u32> = self.active(p, Kind::Face).collect();
+        let owned = |kind, l| self.is_owned(p, kind, l);
+        let mut touching = vec![false; self.count(p, Kind::Vertex) as usize];
+        for &f in &faces {
+            let vs = self.face_vertices(p, f);
+            let touches = !owned(Kind::Face, f)
+                || (0..3).any(|i| !owned(Kind::Edge, (self.fe_entry(p, f, i) >> 1) as u32))
+                || vs.iter().any(|&v| !owned(Kind::Vertex, v));
+            if touches {
+                vs.iter().for_each(|&v| touching[v as usize] = true);
+            }
+        }
+        let mut near = touching.clone();
+        for &f in &faces {
+            let vs = self.face_vertices(p, f);
+            if vs.iter().any(|&v| touching[v as usize]) {
+                vs.iter().for_each(|&v| near[v as usize] = true);
+            }
+        }
+        near
+    }
+
+    /// The ribbon copies of edges and faces in patch `p` name only
+    /// elements their owners may not reuse the slots of within a
+    /// processing (`near`: per patch, [`DynamicMesh::near_not_owned`];
+    /// vertex slots are not reused).
+    fn check_named(
+        &self,
+        p: u32,
+        tables: &Tables,
+        near: &[Vec<bool>],
+    ) -> Result<(), ValidationError> {
+        for kind in [Kind::Edge, Kind::Face] {
+            for l in self.active(p, kind).filter(|&l| !self.is_owned(p, kind, l)) {
+                let (owner, owner_local) = self.id(tables, p, kind, l);
+                let vertices = match kind {
+                    Kind::Edge => (0..2)
+                        .map(|i| self.ev_entry(owner, owner_local, i))
+                        .collect(),
+                    _ => self.face_vertices(owner, owner_local).to_vec(),
+                };
+                let near = &near[owner as usize];
+                if !vertices
+                    .iter()
+                    .all(|&v| near.get(v as usize).copied().unwrap_or(true))
+                {
+                    return fail(
+                        p,
+                        Some((kind, l)),
+                        ValidationProblem::NamedInner { owner, owner_local },
+                    );
                 }
             }
         }

@@ -547,9 +547,11 @@ pub fn build_vertex_edges<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
 }
 
 /// Marks the slots a fill-in of this processing may take once they are
-/// free (`Work::fresh`): the slots free at load, and those of owned
-/// elements with a vertex two faces away from every element the patch
-/// does not own. No other patch names those. A patch names elements of
+/// free (`Work::fresh`): the slots free at load, and those of owned edges
+/// and faces with a vertex two faces away from every element the patch
+/// does not own. No other patch names those. (A vertex may be named
+/// through an edge without faces that another patch owns and this one
+/// does not hold, so vertex slots wait for the cleanup.) A patch names elements of
 /// faces near what it owns: the faces incident to its own elements or
 /// sharing an edge with its faces (the static ribbon,
 /// `cavity::patched`; a dynamic patch keeps only the former,
@@ -617,7 +619,7 @@ pub fn mark_fresh<B: Block>(block: &B, copy: &PatchCopy, work: &Work, named: boo
                     false
                 } else {
                     match kind {
-                        Kind::Vertex => inner(l),
+                        Kind::Vertex => false,
                         Kind::Edge => copy.edge_vertices(l).into_iter().any(inner),
                         Kind::Face => copy.face_vertices(l).into_iter().any(inner),
                     }
