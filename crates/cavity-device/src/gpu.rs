@@ -479,6 +479,20 @@ pub unsafe extern "ptx-kernel" fn dynamic_delaunay(mesh: RawDynamicMesh, salt: u
     update::update(&GpuBlock, &mut arena(), &m, &Delaunay, salt);
 }
 
+/// The survey between Delaunay sweeps: one block per patch slot in use
+/// (`dynamic::update::survey`).
+///
+/// # Safety
+/// As for [`dynamic_delaunay`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_delaunay_survey(mesh: RawDynamicMesh, salt: u32) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    update::survey(&GpuBlock, &mut arena(), &m, &Delaunay, p, salt);
+}
+
 /// Smoothing (tangential or null-space), first kernel: one block per patch writes its owned
 /// vertices' smoothed positions to `scratch` (`dynamic::smooth::relax`).
 ///
@@ -563,7 +577,7 @@ pub unsafe extern "ptx-kernel" fn dynamic_slice(mesh: RawDynamicMesh, seed: u32)
 /// Update-round kernels of the mesh operations: one block per queued
 /// patch, the application's parameters by value.
 macro_rules! operation_kernels {
-    ($($name:ident: $app:ident),* $(,)?) => {$(
+    ($($name:ident, $survey:ident: $app:ident),* $(,)?) => {$(
         #[doc = concat!("One update round of [`", stringify!($app), "`] (`dynamic::update`).")]
         ///
         /// # Safety
@@ -575,20 +589,33 @@ macro_rules! operation_kernels {
             let m = unsafe { DynMesh::new(&mesh) };
             update::update(&GpuBlock, &mut arena(), &m, &app, salt);
         }
+
+        #[doc = concat!("The survey between sweeps of [`", stringify!($app), "`]: one block per patch slot in use (`dynamic::update::survey`).")]
+        ///
+        /// # Safety
+        /// As for the update kernel of this application.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $survey(mesh: RawDynamicMesh, salt: u32, app: $app) {
+            // SAFETY: the launch contract.
+            let m = unsafe { DynMesh::new(&mesh) };
+            // SAFETY: reads a special register.
+            let p = unsafe { _block_idx_x() } as u32;
+            update::survey(&GpuBlock, &mut arena(), &m, &app, p, salt);
+        }
     )*};
 }
 
 operation_kernels! {
-    dynamic_split_long_edges: SplitLongEdges,
-    dynamic_split_large_faces: SplitLargeFaces,
-    dynamic_collapse_short_edges: CollapseShortEdges,
-    dynamic_delete_vertices_in_ball: DeleteVerticesInBall,
-    dynamic_delete_edges_in_ball: DeleteEdgesInBall,
-    dynamic_delete_faces_in_ball: DeleteFacesInBall,
-    dynamic_refine_face_neighbourhood: RefineFaceNeighbourhood,
-    dynamic_improve_valence: ImproveValence,
-    dynamic_collapse_short_edges_safely: CollapseShortEdgesSafely,
-    dynamic_shorter_diagonal: ShorterDiagonal,
+    dynamic_split_long_edges, dynamic_split_long_edges_survey: SplitLongEdges,
+    dynamic_split_large_faces, dynamic_split_large_faces_survey: SplitLargeFaces,
+    dynamic_collapse_short_edges, dynamic_collapse_short_edges_survey: CollapseShortEdges,
+    dynamic_delete_vertices_in_ball, dynamic_delete_vertices_in_ball_survey: DeleteVerticesInBall,
+    dynamic_delete_edges_in_ball, dynamic_delete_edges_in_ball_survey: DeleteEdgesInBall,
+    dynamic_delete_faces_in_ball, dynamic_delete_faces_in_ball_survey: DeleteFacesInBall,
+    dynamic_refine_face_neighbourhood, dynamic_refine_face_neighbourhood_survey: RefineFaceNeighbourhood,
+    dynamic_improve_valence, dynamic_improve_valence_survey: ImproveValence,
+    dynamic_collapse_short_edges_safely, dynamic_collapse_short_edges_safely_survey: CollapseShortEdgesSafely,
+    dynamic_shorter_diagonal, dynamic_shorter_diagonal_survey: ShorterDiagonal,
 }
 
 /// Surface tracking's advection: one block per patch moves its owned

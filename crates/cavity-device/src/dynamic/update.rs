@@ -102,6 +102,53 @@ fn store_declined<B: Block>(
     }
 }
 
+/// The survey between the sweeps of an application (one block per patch
+/// slot in use, no update running): a patch flagged `CHANGED` registers
+/// its cavities on its own view, as the first pass of a processing at the
+/// start of a sweep would (no seed declined yet), without locks; when it
+/// has none and no predicate deferred a seed, the flag is cleared, so that
+/// the sweep queues only patches with work. The sweeps after the first
+/// visit the patches a fill-in or expansion touched (`rounds::sweeps`),
+/// and on a 0.9 M-face scan most of them have nothing left, yet each
+/// still takes a block in a round and makes its queued neighbours wait.
+/// Shared memory as for [`update`].
+#[inline(always)]
+pub fn survey<B: Block, A: CavityApp>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &DynMesh,
+    app: &A,
+    p: u32,
+    salt: u32,
+) {
+    if mesh.flags.load(p) & flag::CHANGED == 0 {
+        return;
+    }
+    let (work, mut copy, _) = windows::<A>(arena, &mesh.cap, block.block_dim());
+    arena.check();
+    if block.thread_idx() == 0 {
+        work.ctl.set(CTL_DEFERRED, 0);
+    }
+    copy.p = p;
+    copy.load(block, mesh);
+    block.fill(work.declined, 0);
+    block.fill(work.waiting, 0);
+    block.sync();
+    cavity::cache_positions(block, mesh, &copy, &work);
+    let ctx = Ctx {
+        block,
+        mesh,
+        copy: &copy,
+        work: &work,
+    };
+    cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
+    cavity::build_vertex_edges(block, &copy, &work);
+    cavity::create(block, &ctx, app, salt);
+    if block.thread_idx() == 0 && work.cavities() == 0 && work.ctl.get(CTL_DEFERRED) == 0 {
+        mesh.flags.fetch_and(p, !flag::CHANGED);
+    }
+}
+
 /// Most passes of cavity registration, conflict resolution and fill-in
 /// that fill something in, per processing of a patch. Passes whose only
 /// progress is declined fill-ins do not count: each declines a seed for

@@ -217,6 +217,21 @@ impl CpuBackend {
         });
     }
 
+    /// The survey between sweeps of `app` (`dynamic::update::survey`, one
+    /// block per patch slot in use; each block writes only its own
+    /// patch's flags, so the outcome does not depend on the schedule).
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn survey<A: CavityApp + Sync>(&self, raw: &RawDynamicMesh, app: &A, salt: u32) {
+        let smem = update::shared_bytes::<A>(&raw.cap, 1);
+        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
+            // SAFETY: the caller's contract.
+            let mesh = unsafe { DynMesh::new(raw) };
+            update::survey(b, arena, &mesh, app, p, salt);
+        });
+    }
+
     /// Slices every patch flagged `SLICE` (`dynamic::slice`, one block per
     /// patch slot in use) by a round of an application with seeds of kind
     /// `seed`. With the deterministic schedule the blocks run one after

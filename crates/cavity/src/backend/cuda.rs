@@ -525,20 +525,26 @@ struct DynamicBuffers {
 pub unsafe trait CudaApp: CavityApp + Copy {
     /// Name of the update kernel.
     const KERNEL: &'static str;
+    /// Name of the survey kernel (`dynamic::update::survey`), with the
+    /// update kernel's parameters.
+    const SURVEY: &'static str;
 }
 
-// SAFETY: zero-sized; `dynamic_delaunay` takes no application argument.
+// SAFETY: zero-sized; `dynamic_delaunay` and its survey take no
+// application argument.
 unsafe impl CudaApp for Delaunay {
     const KERNEL: &'static str = "dynamic_delaunay";
+    const SURVEY: &'static str = "dynamic_delaunay_survey";
 }
 
 /// Implements [`CudaApp`] for the mesh operations of
 /// `cavity_device::operations`.
 macro_rules! operation_apps {
     ($($app:ident: $kernel:literal),* $(,)?) => {$(
-        // SAFETY: `repr(C)` plain data, the kernel's `app` parameter.
+        // SAFETY: `repr(C)` plain data, the kernels' `app` parameter.
         unsafe impl CudaApp for $app {
             const KERNEL: &'static str = $kernel;
+            const SURVEY: &'static str = concat!($kernel, "_survey");
         }
     )*};
 }
@@ -854,6 +860,17 @@ fn dynamic_kernel(
 }
 
 impl<A: CudaApp> Update<A> for CudaRounds<'_> {
+    fn survey(&mut self, app: &A) -> Result<(), RunError> {
+        if !self.updates.contains_key(A::SURVEY) {
+            let smem = update::shared_bytes::<A>(&self.mesh.cap, DYNAMIC_BLOCK_DIM);
+            let kernel = dynamic_kernel(self.gpu, A::SURVEY, smem)?;
+            self.updates.insert(A::SURVEY, kernel);
+        }
+        let (survey, smem) = &self.updates[A::SURVEY];
+        self.launch_update(survey, self.mesh.num_patches, *smem, self.rounds, app)?;
+        Ok(())
+    }
+
     fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
         let salt = self.rounds;
         self.rounds = self.rounds.wrapping_add(1);
