@@ -285,6 +285,16 @@ fn table_range(d: &DynamicMesh, p: u32, kind: Kind) -> std::ops::Range<usize> {
     start..start + d.cap.table_words(kind) as usize
 }
 
+/// Patch 0's first ribbon edge entry: its word index in `d.hash`, the
+/// entry, its stash index and its key (the local edge).
+fn first_ribbon_edge(d: &DynamicMesh) -> (usize, u32, u32, u32) {
+    let slot = table_range(d, 0, Kind::Edge)
+        .find(|&i| d.hash[i] != EMPTY)
+        .expect("patch 0 has ribbon edges");
+    let entry = d.hash[slot];
+    (slot, entry, hash::value_of(entry).0, hash::key_of(entry))
+}
+
 fn expect_error(d: &DynamicMesh) -> ValidationError {
     let e = d.validate(false).expect_err("corruption detected");
     // The message names the patch.
@@ -346,13 +356,7 @@ fn mask_bit_above_the_high_water_mark() {
 fn broken_hash_entry_names_no_owned_element() {
     let mut d = victim();
     let range = table_range(&d, 0, Kind::Edge);
-    let slot = range
-        .clone()
-        .find(|&i| d.hash[i] != EMPTY)
-        .expect("patch 0 has ribbon edges");
-    let old = d.hash[slot];
-    let (s, _) = hash::value_of(old);
-    let key = hash::key_of(old);
+    let (slot, old, s, key) = first_ribbon_edge(&d);
     d.hash[slot] = hash::entry(key, s, LOCAL_MASK - 1);
     let e = expect_error(&d);
     assert!(
@@ -413,14 +417,7 @@ fn broken_hash_entry_names_no_owned_element() {
 fn ribbon_copy_of_an_inner_edge_is_reported() {
     let mut d = build(&grid(32, 32, &[false], false, &[]), 128);
     d.validate(true).expect("valid before corruption");
-    let range = table_range(&d, 0, Kind::Edge);
-    let slot = range
-        .clone()
-        .find(|&i| d.hash[i] != EMPTY)
-        .expect("patch 0 has ribbon edges");
-    let old = d.hash[slot];
-    let (s, _) = hash::value_of(old);
-    let key = hash::key_of(old);
+    let (slot, old, s, key) = first_ribbon_edge(&d);
     // Patch 0's stash starts the stash array.
     let owner = d.stash[s as usize];
     let mut inner = 0;
