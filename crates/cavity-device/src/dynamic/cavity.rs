@@ -357,7 +357,18 @@ pub struct Ctx<'a, B: Block> {
     pub work: &'a Work,
 }
 
-impl<B: Block> Ctx<'_, B> {
+impl<'a, B: Block> Ctx<'a, B> {
+    /// The view of `block` on its working copy `copy` of `mesh`.
+    #[inline(always)]
+    pub fn new(block: &'a B, mesh: &'a DynMesh, copy: &'a PatchCopy, work: &'a Work) -> Self {
+        Ctx {
+            block,
+            mesh,
+            copy,
+            work,
+        }
+    }
+
     /// The two vertices of edge `e`.
     #[inline(always)]
     pub fn edge_vertices(&self, e: u32) -> [u32; 2] {

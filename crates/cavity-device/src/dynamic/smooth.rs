@@ -109,12 +109,7 @@ pub fn for_each_owned_vertex<B: Block>(
     cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
     cavity::build_vertex_edges(block, &copy, &work);
     cavity::cache_positions(block, mesh, &copy, &work);
-    let ctx = Ctx {
-        block,
-        mesh,
-        copy: &copy,
-        work: &work,
-    };
+    let ctx = Ctx::new(block, mesh, &copy, &work);
     block.for_each(copy.count(Kind::Vertex), |v| {
         if copy.is_owned(Kind::Vertex, v) && copy.is_active(Kind::Vertex, v) {
             f(&ctx, v);

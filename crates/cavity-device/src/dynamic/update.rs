@@ -135,12 +135,7 @@ pub fn survey<B: Block, A: CavityApp>(
     block.fill(work.waiting, 0);
     block.sync();
     cavity::cache_positions(block, mesh, &copy, &work);
-    let ctx = Ctx {
-        block,
-        mesh,
-        copy: &copy,
-        work: &work,
-    };
+    let ctx = Ctx::new(block, mesh, &copy, &work);
     cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
     cavity::build_vertex_edges(block, &copy, &work);
     cavity::create(block, &ctx, app, salt);
@@ -247,12 +242,7 @@ pub fn update<B: Block, A: CavityApp>(
     let stale = load_declined(block, mesh, &copy, &work, A::TEMPLATE.seed_kind());
     block.fill(work.waiting, 0);
     cavity::cache_positions(block, mesh, &copy, &work);
-    let ctx = Ctx {
-        block,
-        mesh,
-        copy: &copy,
-        work: &work,
-    };
+    let ctx = Ctx::new(block, mesh, &copy, &work);
     let template = A::TEMPLATE;
     // Passes over the patch: cavities that lost only to a cavity whose
     // fill-in then declined get their turn in the next pass, and each pass
