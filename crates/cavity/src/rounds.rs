@@ -149,9 +149,8 @@ any_rounds! {
 
 /// Runs sweeps of `app` on `runner` until a sweep fills no cavity.
 /// With `changed_only`, a sweep after the first visits only the patches
-/// flagged `CHANGED` in the previous one that register a cavity on their
-/// view (`Update::survey`; on the dragon scan's remeshing this took the
-/// split rounds from about 190 to 145) (right when whether an element is
+/// flagged `CHANGED` in the previous one, and of those only the ones that
+/// register a cavity on their view ([`Update::survey`]) (right when whether an element is
 /// a candidate depends only on the positions, which no sweep moves, and on
 /// the elements its patch holds, as for the Delaunay flips, the splits and
 /// the collapses; not for the valence flips, which read the valences of

@@ -562,8 +562,8 @@ pub fn build_vertex_edges<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
 /// and faces with a vertex two faces away from every element the patch
 /// does not own. No other patch names those. (A vertex may be named
 /// through an edge without faces that another patch owns and this one
-/// does not hold, so vertex slots wait for the cleanup.) A patch names elements of
-/// faces near what it owns: the faces incident to its own elements or
+/// does not hold, so vertex slots wait for the cleanup.) A patch names
+/// elements of faces near what it owns: the faces incident to its own elements or
 /// sharing an edge with its faces (the static ribbon,
 /// `cavity::patched`; a dynamic patch keeps only the former,
 /// [`super::cleanup::mark_needed`]), with their closure. Such a face
@@ -788,9 +788,10 @@ pub const MAX_SET_ROUNDS: u32 = 8;
 /// holds, in rounds until none is left (at most [`MAX_SET_ROUNDS`]). One
 /// round of smallest-key-wins keeps about one cavity in `d + 1` of `d`
 /// mutually overlapping ones; the sequential greedy algorithm in key
-/// order, which this computes (Blelloch et al. 2012; dynamic paper,
-/// section 5.2), keeps several times more where short or long edges
-/// cluster, so that a pass fills more of them. Call after
+/// order (Blelloch et al. 2012; dynamic paper, section 5.2), which this
+/// computes when the rounds run out before [`MAX_SET_ROUNDS`], keeps
+/// several times more where short or long edges cluster, so that a pass
+/// fills more of them. Call after
 /// `propagate(.., false)`; [`independent_set`] then admits what the last
 /// round left undecided.
 #[inline(always)]

@@ -579,8 +579,8 @@ pub struct CudaRounds<'a> {
     mesh: &'a mut DynamicMesh,
     bufs: DynamicBuffers,
     raw: KernelDynMesh,
-    /// Each application's update kernel and its shared bytes, prepared at
-    /// its first round.
+    /// Each application's update and survey kernels (by name) with their
+    /// shared bytes, prepared at first use.
     updates: HashMap<&'static str, (CudaFunction, u32)>,
     calibrate: CudaFunction,
     compact: (CudaFunction, u32),
