@@ -575,7 +575,7 @@ pub fn build_vertex_edges<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
 /// next pass instead of after the cleanup, and a patch does more
 /// collapses per processing before it runs out of room; copies that an
 /// expansion brings in are named by their old owners and leave the set
-/// ([`take_copy_slot`]). Within a round a neighbour may hold copies it
+/// ([`reserved_copy_slot`]). Within a round a neighbour may hold copies it
 /// does not need: when its expansion copied from this patch and failed
 /// (`named`, [`super::layout::flag::NAMED`]), only the slots free at load
 /// are reused. Call after loading, before any expansion; uses
@@ -677,14 +677,32 @@ pub fn build_free_lists<B: Block>(block: &B, copy: &PatchCopy, work: &Work, seed
     block.sync();
 }
 
-/// Takes a free slot for a copy an expansion brings in ([`take_slot`]); the
-/// slot leaves `Work::fresh`, since the copy's old owner names it.
+/// Reserves `counts[k]` free slots of each kind `k` for the copies an
+/// expansion brings in, all or none: the first free-list position per
+/// kind, or `None` (nothing reserved) when one kind has too few. One
+/// thread, while no other takes slots.
 #[inline(always)]
-pub fn take_copy_slot<B: Block>(block: &B, work: &Work, kind: Kind) -> Option<u32> {
-    let at = take_slot(block, work, kind, 1)?;
+pub fn take_slots(work: &Work, counts: [u32; 3]) -> Option<[u32; 3]> {
+    let at = [0, 1, 2].map(|k| work.ctl.get(CTL_CURSOR + k));
+    let fits = (0..3).all(|k| at[k as usize] + counts[k as usize] <= work.ctl.get(CTL_FREE + k));
+    if !fits {
+        return None;
+    }
+    for k in 0..3 {
+        work.ctl
+            .set(CTL_CURSOR + k, at[k as usize] + counts[k as usize]);
+    }
+    Some(at)
+}
+
+/// The slot at free-list position `at` of `kind`, reserved by
+/// [`take_slots`] for a copy; the slot leaves `Work::fresh`, since the
+/// copy's old owner names it.
+#[inline(always)]
+pub fn reserved_copy_slot<B: Block>(block: &B, work: &Work, kind: Kind, at: u32) -> u32 {
     let l = work.free[kind as usize].get(at) as u32;
     block.shared_fetch_and(work.fresh[kind as usize], l / 32, !(1 << (l % 32)));
-    Some(l)
+    l
 }
 
 /// Takes a free slot of `kind` for a copied or new element; `None` when the

@@ -70,7 +70,7 @@ impl Migration {
             map: [arena.alloc(cap.vertices), arena.alloc(cap.edges)],
             list: arena.alloc(cap.faces),
             inverse: arena.alloc(cap.hash_stride()),
-            len: arena.alloc(2),
+            len: arena.alloc(LEN_ENTRIES),
             back: arena.alloc(STASH_SIZE),
         }
     }
@@ -402,11 +402,11 @@ fn existing<B: Block>(src: &Source<'_, B>, kind: Kind, lq: u32) -> Result<u32, u
     }
 }
 
-/// Adds a not-owned copy of an element of `kind` absent here, whose owner
-/// identity [`existing`] returned as `id`; returns its local index, or
-/// [`LOCAL_MASK`] when out of room or on a fatal error (flagged).
+/// Adds in slot `l` (reserved, free) a not-owned copy of an element of
+/// `kind` absent here, whose owner identity [`existing`] returned as `id`
+/// (a hash table that overflows is flagged fatal).
 #[inline(always)]
-fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, id: u32) -> u32 {
+fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, l: u32, id: u32) {
     let Source {
         block,
         copy,
@@ -414,19 +414,14 @@ fn add_copy<B: Block>(src: &Source<'_, B>, kind: Kind, id: u32) -> u32 {
         mig,
         ..
     } = *src;
-    let cap = copy.cap;
     let (sr, lr) = (id >> LOCAL_BITS, id & LOCAL_MASK);
-    let Some(l) = cavity::take_copy_slot(block, work, kind) else {
-        return LOCAL_MASK;
-    };
     copy.set_bit(block, kind, true, l, true);
-    let inv = mig.inverse_table(block, &cap, kind);
+    let inv = mig.inverse_table(block, &copy.cap, kind);
     let ok = hash::insert::<RIBBON, _>(&copy.table(block, kind), hash::entry(l, sr, lr))
         && hash::insert::<INVERSE, _>(&inv, ((sr << LOCAL_BITS | lr) << INVERSE) | l);
     if !ok {
         work.ctl.set(CTL_FATAL, stat::FATAL_HASH);
     }
-    l
 }
 
 /// Copies into the working copy every face of neighbour `copy.stash[s]`
@@ -446,7 +441,7 @@ fn copy_from<B: Block>(
     for w in mig.want.into_iter().chain(mig.claimed) {
         block.fill(w, 0);
     }
-    block.for_each(2, |i| mig.len.set(i, 0));
+    block.for_each(LEN_ENTRIES, |i| mig.len.set(i, 0));
     block.sync();
     for (k, kind) in Kind::ALL.into_iter().enumerate() {
         block.for_each(copy.count(kind), |l| {
@@ -480,10 +475,6 @@ fn copy_from<B: Block>(
     });
     block.sync();
     let n = mig.len.get(0);
-    // Each kind in two phases, lookups then insertions (cuckoo insertions
-    // move entries, so lookups may not overlap them); vertices first, then
-    // edges (their EV names the vertices), then faces.
-    let pending = work.boundary;
     let src = Source {
         block,
         mesh,
@@ -501,77 +492,139 @@ fn copy_from<B: Block>(
             Kind::Face => f,
         }
     };
-    for (k, kind) in Kind::ALL.into_iter().enumerate() {
-        // One face corner per thread: the owner lookups of a face's three
-        // elements run side by side rather than one after the other.
-        let m = if kind == Kind::Face { 1 } else { 3 };
-        block.for_each(n * m, |i| {
-            let xq = element(kind, mig.list.get(i / m) as u32, i % m);
-            if kind != Kind::Face && block.shared_set_bit(mig.claimed[k], xq) {
-                return;
-            }
-            match existing(&src, kind, xq) {
-                Ok(l) if kind != Kind::Face => mig.map[k].set(xq, l as u16),
-                Ok(_) => {}
-                Err(id) => {
-                    // The owner identity (19 bits) above the element.
-                    let at = block.shared_fetch_add(mig.len, 1, 1);
-                    pending.set(at, id << LOCAL_BITS | xq);
-                }
-            }
-        });
-        block.sync();
-        block.for_each(mig.len.get(1), |i| {
-            let xq = pending.get(i) & LOCAL_MASK;
-            // The element's EV or FE entries in `q` (read once).
-            let (vq, hq) = match kind {
-                Kind::Vertex => ([0; 2], [0; 3]),
-                Kind::Edge => ([0, 1].map(|x| mesh.ev.load(ev + 2 * xq + x) as u32), [0; 3]),
-                Kind::Face => ([0; 2], [0, 1, 2].map(|j| mesh.fe.load(fe + 3 * xq + j))),
-            };
-            // A copy whose vertices (edges) found no room is not added, so
-            // the working copy stays consistent when room runs out.
-            let ready = match kind {
-                Kind::Vertex => true,
-                Kind::Edge => vq.iter().all(|&v| mig.map[0].get(v) as u32 != LOCAL_MASK),
-                Kind::Face => hq
-                    .iter()
-                    .all(|&h| mig.map[1].get((h >> 1) as u32) as u32 != LOCAL_MASK),
-            };
-            let l = if ready {
-                add_copy(&src, kind, pending.get(i) >> LOCAL_BITS)
-            } else {
-                LOCAL_MASK
-            };
-            if kind != Kind::Face {
-                mig.map[k].set(xq, l as u16);
-            }
-            if l == LOCAL_MASK {
-                return;
-            }
-            match kind {
-                Kind::Vertex => {
-                    mesh.copy_vertex_attrs((q, xq), (copy.p, l));
-                }
-                Kind::Edge => {
-                    for (x, &v) in vq.iter().enumerate() {
-                        copy.ev.set(2 * l + x as u32, mig.map[0].get(v));
-                    }
-                }
-                Kind::Face => {
-                    for (j, &h) in hq.iter().enumerate() {
-                        let e = mig.map[1].get((h >> 1) as u32);
-                        copy.fe.set(3 * l + j as u32, (e << 1) | (h & 1));
-                    }
-                }
-            }
-        });
-        block.sync();
-        if block.thread_idx() == 0 {
-            mig.len.set(1, 0);
+    // Three phases for all kinds at once (cuckoo insertions move entries,
+    // so lookups may not overlap them; each kind has its own tables): the
+    // lookups, one face corner per thread, so that the owner lookups of a
+    // face's seven elements run side by side; the insertions into slots
+    // reserved for all of them together (none when one kind has no room,
+    // so the working copy stays consistent); then the copies' EV and FE
+    // entries, once every vertex and edge has its local index here.
+    let pending = work.boundary;
+    let regions = pending_regions(&cap);
+    block.for_each(n * CORNERS, |i| {
+        let (kind, j) = corner_kind(i % CORNERS);
+        let k = kind as usize;
+        let xq = element(kind, mig.list.get(i / CORNERS) as u32, j);
+        if kind != Kind::Face && block.shared_set_bit(mig.claimed[k], xq) {
+            return;
         }
-        block.sync();
+        match existing(&src, kind, xq) {
+            Ok(l) if kind != Kind::Face => mig.map[k].set(xq, l as u16),
+            Ok(_) => {}
+            Err(id) => {
+                // The owner identity (19 bits) above the element; a kind
+                // past its region is out of room (see below).
+                let (start, len) = regions[k];
+                let at = block.shared_fetch_add(mig.len, PENDING + k as u32, 1);
+                if at < len {
+                    pending.set(start + at, id << LOCAL_BITS | xq);
+                }
+            }
+        }
+    });
+    block.sync();
+    if block.thread_idx() == 0 {
+        let counts = [0, 1, 2].map(|k| mig.len.get(PENDING + k));
+        let fits = (0..3).all(|k| counts[k] <= regions[k].1);
+        match fits.then(|| cavity::take_slots(work, counts)).flatten() {
+            Some(bases) => {
+                for (k, base) in bases.into_iter().enumerate() {
+                    mig.len.set(BASE + k as u32, base);
+                }
+            }
+            None => {
+                work.ctl.set(CTL_NO_ROOM, 1);
+                for k in 0..3 {
+                    mig.len.set(PENDING + k, 0);
+                }
+            }
+        }
     }
+    block.sync();
+    let counts = [0, 1, 2].map(|k| mig.len.get(PENDING + k));
+    // Pending entry `i` of all kinds: its kind and index within the kind.
+    let of_kind = |i: u32| {
+        let mut i = i;
+        for kind in Kind::ALL {
+            if i < counts[kind as usize] {
+                return (kind, i);
+            }
+            i -= counts[kind as usize];
+        }
+        (Kind::Face, i)
+    };
+    block.for_each(counts.iter().sum(), |i| {
+        let (kind, i) = of_kind(i);
+        let k = kind as usize;
+        let at = regions[k].0 + i;
+        let entry = pending.get(at);
+        let xq = entry & LOCAL_MASK;
+        let l = cavity::reserved_copy_slot(block, work, kind, mig.len.get(BASE + k as u32) + i);
+        add_copy(&src, kind, l, entry >> LOCAL_BITS);
+        // From here on the entry names the copy's slot here.
+        pending.set(at, l << LOCAL_BITS | xq);
+        match kind {
+            Kind::Vertex => {
+                mig.map[0].set(xq, l as u16);
+                mesh.copy_vertex_attrs((q, xq), (copy.p, l));
+            }
+            Kind::Edge => mig.map[1].set(xq, l as u16),
+            Kind::Face => {}
+        }
+    });
+    block.sync();
+    block.for_each(counts[1] + counts[2], |i| {
+        let (kind, i) = of_kind(counts[0] + i);
+        let entry = pending.get(regions[kind as usize].0 + i);
+        let (l, xq) = (entry >> LOCAL_BITS, entry & LOCAL_MASK);
+        if kind == Kind::Edge {
+            for x in 0..2 {
+                let v = mesh.ev.load(ev + 2 * xq + x) as u32;
+                copy.ev.set(2 * l + x, mig.map[0].get(v));
+            }
+        } else {
+            for j in 0..3 {
+                let h = mesh.fe.load(fe + 3 * xq + j);
+                let e = mig.map[1].get((h >> 1) as u32);
+                copy.fe.set(3 * l + j, (e << 1) | (h & 1));
+            }
+        }
+    });
+    block.sync();
+}
+
+/// Elements looked up per copied face: three vertices, three edges, the
+/// face.
+const CORNERS: u32 = 7;
+
+/// `Migration::len` entries 1..4: pending copies per kind.
+const PENDING: u32 = 1;
+/// `Migration::len` entries 4..7: the first reserved free-list position
+/// per kind.
+const BASE: u32 = 4;
+/// Entries of `Migration::len`.
+const LEN_ENTRIES: u32 = 7;
+
+/// The kind of corner `c` (`0..CORNERS`) of a copied face, and its index
+/// within the face.
+#[inline(always)]
+fn corner_kind(c: u32) -> (Kind, u32) {
+    match c {
+        0..3 => (Kind::Vertex, c),
+        3..6 => (Kind::Edge, c - 3),
+        _ => (Kind::Face, 0),
+    }
+}
+
+/// Start and length per kind of the pending copies in `Work::boundary`
+/// (`3 * cap.faces` entries), in proportion to the kinds' capacities.
+#[inline(always)]
+fn pending_regions(cap: &Capacity) -> [(u32, u32); 3] {
+    let total = 3 * cap.faces;
+    let sum = cap.vertices + cap.edges + cap.faces;
+    let len = |kind: Kind| total * cap.of(kind) / sum;
+    let (v, e) = (len(Kind::Vertex), len(Kind::Edge));
+    [(0, v), (v, e), (v + e, total - v - e)]
 }
 
 /// Takes ownership of the needed elements whose owners are locked (all
