@@ -16,6 +16,8 @@
 //! face incident to an element it owns, so the owner of a vertex or edge
 //! sees its whole star, and only the owner changes it.
 
+use core::cell::Cell;
+
 use crate::block::{Block, Shared, SharedArena};
 use crate::layout::Kind;
 
@@ -103,7 +105,8 @@ pub enum Needs {
 
 /// Visits every element of the closure of every cavity in the independent
 /// set that the patch does not own, and acts as `what` says. A dropped
-/// cavity is lost and its seed waits (`Work::waiting`).
+/// cavity is lost and its seed waits (`Work::waiting`). Returns, after a
+/// barrier, whether a cavity was dropped.
 #[inline(always)]
 pub fn visit_closures<B: Block>(
     block: &B,
@@ -112,7 +115,8 @@ pub fn visit_closures<B: Block>(
     mig: &Migration,
     template: Template,
     what: Needs,
-) {
+) -> bool {
+    let dropped = Cell::new(false);
     let visit = |kind: Kind, l: u32, c: u32| {
         if copy.is_owned(kind, l) {
             return;
@@ -126,6 +130,7 @@ pub fn visit_closures<B: Block>(
             }
             (Needs::DropUnlocked, Some(s)) if locked(s) => {}
             _ => {
+                dropped.set(true);
                 work.state.set(c, cavity::state::LOST);
                 block.shared_set_bit(work.waiting, work.seeds.get(c) as u32);
                 work.ctl.set(CTL_WAITING, 1);
@@ -162,7 +167,7 @@ pub fn visit_closures<B: Block>(
             }
         });
     }
-    block.sync();
+    block.sync_any(dropped.get())
 }
 
 /// What a migration did.
@@ -200,7 +205,7 @@ pub fn migrate<B: Block>(
         work.ctl.set(CTL_LOCKED + i, 0);
     });
     block.sync();
-    visit_closures(block, copy, work, mig, template, Needs::Collect);
+    let dropped = visit_closures(block, copy, work, mig, template, Needs::Collect);
     let any = work.ctl.get(CTL_NEED) | work.ctl.get(CTL_NEED + 1) != 0;
     if !any {
         return Expansion::Unchanged;
@@ -228,23 +233,29 @@ pub fn migrate<B: Block>(
     fence();
     // Keep only the cavities whose neighbours are all locked, recollect
     // what they need, and give back the neighbours no cavity needs now (a
-    // neighbour is marked changed only when elements leave it).
-    visit_closures(block, copy, work, mig, template, Needs::DropUnlocked);
-    for w in mig.need {
-        block.fill(w, 0);
-    }
-    block.for_each(2, |i| work.ctl.set(CTL_NEED + i, 0));
-    block.sync();
-    visit_closures(block, copy, work, mig, template, Needs::Collect);
-    if t0 {
-        for s in 0..STASH_SIZE {
-            if work.ctl.bit(CTL_LOCKED * 32 + s) && !work.ctl.bit(CTL_NEED * 32 + s) {
-                block.shared_fetch_and(work.ctl, CTL_LOCKED + s / 32, !(1 << (s % 32)));
-                lock::unlock(mesh.locks, copy.stash.get(s));
+    // neighbour is marked changed only when elements leave it). Nothing to
+    // do when every needed neighbour is locked and no cavity was dropped
+    // (the usual case): the needs stand.
+    let all_locked =
+        (0..2).all(|i| work.ctl.get(CTL_NEED + i) & !work.ctl.get(CTL_LOCKED + i) == 0);
+    if dropped || !all_locked {
+        visit_closures(block, copy, work, mig, template, Needs::DropUnlocked);
+        for w in mig.need {
+            block.fill(w, 0);
+        }
+        block.for_each(2, |i| work.ctl.set(CTL_NEED + i, 0));
+        block.sync();
+        visit_closures(block, copy, work, mig, template, Needs::Collect);
+        if t0 {
+            for s in 0..STASH_SIZE {
+                if work.ctl.bit(CTL_LOCKED * 32 + s) && !work.ctl.bit(CTL_NEED * 32 + s) {
+                    block.shared_fetch_and(work.ctl, CTL_LOCKED + s / 32, !(1 << (s % 32)));
+                    lock::unlock(mesh.locks, copy.stash.get(s));
+                }
             }
         }
+        block.sync();
     }
-    block.sync();
     build_inverse(block, copy, work, mig);
     // Copy the wanted stars of every locked neighbour.
     for s in 0..STASH_SIZE {
