@@ -9,6 +9,21 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
+/// Threads per warp (NVIDIA).
+pub const WARP: u32 = 32;
+
+/// The first index [`Block::for_each_spread`] gives thread `t` of a block
+/// of `dim` threads: `(t % 32) * (dim / 32) + t / 32`, or `t` when `dim` is
+/// not a multiple of 32 (a permutation of `0..dim` either way).
+#[inline(always)]
+pub fn spread_start(t: u32, dim: u32) -> u32 {
+    if dim.is_multiple_of(WARP) {
+        (t % WARP) * (dim / WARP) + t / WARP
+    } else {
+        t
+    }
+}
+
 /// One cooperative thread block working on one patch.
 pub trait Block {
     /// Index of the calling thread in the block, `0..block_dim()`.
@@ -82,6 +97,24 @@ pub trait Block {
     fn for_each(&self, n: u32, mut f: impl FnMut(u32)) {
         let mut i = self.thread_idx();
         let step = self.block_dim();
+        while i < n {
+            f(i);
+            i += step;
+        }
+    }
+
+    /// [`Block::for_each`] for a few costly items whose control flow
+    /// differs (a cavity's fill-in each): the indices go to the warps in
+    /// turn (thread `t` of a block of `w` warps takes index `(t % 32) * w +
+    /// t / 32`, then that plus the block size, ...), so that a handful of
+    /// items runs in different warps side by side instead of diverging
+    /// within one warp, where the warp would execute their paths one
+    /// after another. The plain order when the block is not whole warps
+    /// (the host's block of one thread included).
+    #[inline(always)]
+    fn for_each_spread(&self, n: u32, mut f: impl FnMut(u32)) {
+        let step = self.block_dim();
+        let mut i = spread_start(self.thread_idx(), step);
         while i < n {
             f(i);
             i += step;

@@ -879,7 +879,7 @@ fn held(work: &Work, k: u32) -> bool {
 #[inline(always)]
 fn mark<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A) {
     let (block, copy, work) = (ctx.block, ctx.copy, ctx.work);
-    block.for_each(work.cavities(), |c| {
+    block.for_each_spread(work.cavities(), |c| {
         if work.state.get(c) != state::UNDECIDED {
             return;
         }
@@ -941,7 +941,7 @@ fn verify<B: Block, A: CavityApp>(ctx: &Ctx<'_, B>, app: &A) {
             work.state.set(c, state::LOST);
         }
     };
-    block.for_each(work.cavities(), |c| {
+    block.for_each_spread(work.cavities(), |c| {
         if work.state.get(c) != state::UNDECIDED {
             return;
         }
@@ -1337,7 +1337,9 @@ pub fn fill<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A) {
         }
     });
     block.sync();
-    block.for_each(n, |c| {
+    // One cavity per warp where they are few: fill-ins take different
+    // paths.
+    block.for_each_spread(n, |c| {
         if !won(c) {
             return;
         }
