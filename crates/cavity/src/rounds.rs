@@ -149,13 +149,14 @@ any_rounds! {
 
 /// Runs sweeps of `app` on `runner` until a sweep fills no cavity.
 /// With `changed_only`, a sweep after the first visits only the patches
-/// flagged `CHANGED` in the previous one, and of those only the ones that
-/// register a cavity on their view ([`Update::survey`]) (right when whether an element is
-/// a candidate depends only on the positions, which no sweep moves, and on
+/// flagged `CHANGED` in the previous one that register a cavity on their
+/// view ([`Update::survey`]). That is right when whether an element is a
+/// candidate depends only on the positions, which no sweep moves, and on
 /// the elements its patch holds, as for the Delaunay flips, the splits and
 /// the collapses; not for the valence flips, which read the valences of
-/// vertices another patch owns). `after_round` sees the mesh after every round's
-/// cleanup when given (on the GPU that copies the mesh back every round).
+/// vertices another patch owns. `after_round` sees the mesh after every
+/// round's cleanup when given (on the GPU that copies the mesh back every
+/// round).
 ///
 /// # Errors
 /// A failed round, no progress after [`MAX_ROUNDS`] rounds of a sweep, or
