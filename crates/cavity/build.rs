@@ -17,8 +17,14 @@ fn main() {
     let arch = std::env::var("CAVITY_CUDA_ARCH").unwrap_or_else(|_| "sm_90".into());
     match build_ptx(&workspace, &out.join("ptx-target"), &arch) {
         Ok(ptx) => {
-            let text = std::fs::read_to_string(&ptx).unwrap();
-            std::fs::write(out.join("cavity_device.ptx"), launch_bounds(&text)).unwrap();
+            let text = launch_bounds(&std::fs::read_to_string(&ptx).unwrap());
+            // The key of the kernels' cache (`src/backend/cubin_cache.rs`):
+            // any hash that changes with the text does.
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(&text, &mut hasher);
+            let hash = std::hash::Hasher::finish(&hasher);
+            std::fs::write(out.join("cavity_device.ptx"), text).unwrap();
+            std::fs::write(out.join("ptx_hash.rs"), format!("0x{hash:016x}")).unwrap();
         }
         Err(e) => panic!("{e}"),
     }

@@ -34,6 +34,11 @@ impl ConcurrentSets {
                 return x;
             }
             let g = self.parent[p as usize].load(Ordering::Relaxed);
+            if g == p {
+                // `x` already points at the root: no write, so the lines
+                // near a large set's root are only read by every worker.
+                return p;
+            }
             // Parents only ever point to smaller members of the same set,
             // so the smaller of two ancestors is the one further up.
             self.parent[x as usize].fetch_min(g, Ordering::Relaxed);

@@ -11,7 +11,6 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
     DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::Ptx;
 
 use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
@@ -27,6 +26,7 @@ use cavity_device::query::Query;
 use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use cavity_device::track::{Advection, ShorterDiagonal};
 
+use super::cubin_cache::{self, KernelOrigin};
 use super::{BackendError, GpuSeconds, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
@@ -36,6 +36,10 @@ use crate::rounds::{Rounds, RunError, Status, Update, refill_host, status_of};
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
 /// `CAVITY_CUDA_ARCH` said otherwise at build time).
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/cavity_device.ptx"));
+
+/// A hash of [`PTX`] taken at build time: the key of its compiled form in
+/// the kernels' cache ([`super::cubin_cache`]).
+const PTX_HASH: u64 = include!(concat!(env!("OUT_DIR"), "/ptx_hash.rs"));
 
 /// Threads per block of the element-wise kernels.
 const ELEMENT_BLOCK_DIM: u32 = 256;
@@ -51,6 +55,7 @@ pub struct CudaBackend {
     module: Arc<CudaModule>,
     name: String,
     smem_limit: usize,
+    origin: KernelOrigin,
 }
 
 /// A patched mesh resident in GPU memory.
@@ -119,8 +124,7 @@ impl CudaBackend {
         let smem_limit = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(driver("reading the shared-memory limit"))? as usize;
-        let module = ctx
-            .load_module(Ptx::from_src(PTX))
+        let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH)
             .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
         let stream = ctx.default_stream();
         Ok(CudaBackend {
@@ -129,7 +133,13 @@ impl CudaBackend {
             module,
             name,
             smem_limit,
+            origin,
         })
+    }
+
+    /// Where the kernels came from (the cache, or compiled in this run).
+    pub fn kernel_origin(&self) -> &KernelOrigin {
+        &self.origin
     }
 
     /// The device name, e.g. "NVIDIA H100 80GB HBM3".

@@ -4,6 +4,7 @@
 //! exist and says which it chose.
 
 pub mod cpu;
+pub mod cubin_cache;
 pub mod cuda;
 pub mod territories;
 
@@ -145,6 +146,15 @@ impl QueryResult {
     }
 }
 
+/// `note` followed by the GPU kernels' compilation when it happened in
+/// this run (the first run on a device and driver takes that long).
+fn with_origin(note: String, gpu: &cuda::CudaBackend) -> String {
+    match gpu.kernel_origin().note() {
+        Some(compiled) => format!("{note}; {compiled}"),
+        None => note,
+    }
+}
+
 impl Backend {
     /// Runs `driver` on this backend's rounds over `mesh` and leaves the
     /// result in `mesh` (the GPU copies it back; `copy_back` turns a failed
@@ -201,15 +211,14 @@ impl Backend {
                 Ok((b, note))
             }
             DeviceChoice::Cuda => {
-                let b = Backend::Cuda(Box::new(cuda::CudaBackend::new()?));
-                let note = format!("using {} (--device cuda)", b.name());
-                Ok((b, note))
+                let c = cuda::CudaBackend::new()?;
+                let note = with_origin(format!("using {} (--device cuda)", c.name()), &c);
+                Ok((Backend::Cuda(Box::new(c)), note))
             }
             DeviceChoice::Auto => match cuda::CudaBackend::new() {
                 Ok(c) => {
-                    let b = Backend::Cuda(Box::new(c));
-                    let note = format!("using {} (auto: GPU found)", b.name());
-                    Ok((b, note))
+                    let note = with_origin(format!("using {} (auto: GPU found)", c.name()), &c);
+                    Ok((Backend::Cuda(Box::new(c)), note))
                 }
                 Err(e) => {
                     let b = Backend::Cpu(cpu::CpuBackend::new());

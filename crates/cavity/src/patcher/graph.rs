@@ -238,7 +238,10 @@ impl Graph {
     /// label), so one farthest from it. A group without boundary (a whole
     /// closed component) keeps its first node.
     pub(super) fn centers(&self, label: &[u32], groups: &Groups) -> Vec<u32> {
-        let seen: Vec<AtomicBool> = (0..self.len()).map(|_| AtomicBool::new(false)).collect();
+        let seen: Vec<AtomicBool> = (0..self.len())
+            .into_par_iter()
+            .map(|_| AtomicBool::new(false))
+            .collect();
         (0..groups.len())
             .into_par_iter()
             .map_init(Vec::new, |queue, i| {
@@ -286,7 +289,10 @@ impl Graph {
         // Per node, the label (high half) and the claiming frontier
         // position (low half), in one word: one memory access per visit.
         let free = (NONE as u64) << 32 | NONE as u64;
-        let words: Vec<AtomicU64> = (0..self.len()).map(|_| AtomicU64::new(free)).collect();
+        let words: Vec<AtomicU64> = (0..self.len())
+            .into_par_iter()
+            .map(|_| AtomicU64::new(free))
+            .collect();
         let state = &words[..];
         let label = |f: u32| (state[f as usize].load(Ordering::Relaxed) >> 32) as u32;
         let mut frontier = Vec::with_capacity(seeds.len());
@@ -344,7 +350,7 @@ impl Graph {
         }
         debug_assert_eq!(reached, self.len(), "a component without seed");
         words
-            .into_iter()
+            .into_par_iter()
             .map(|s| (s.into_inner() >> 32) as u32)
             .collect()
     }

@@ -161,14 +161,37 @@ fn per_vertex_counts(nv: usize, vertices: impl ParallelIterator<Item = u32>) -> 
     counts.into_par_iter().map(AtomicU32::into_inner).collect()
 }
 
+/// Faces a worker counts at a time in [`component_sizes`].
+const RUN_CHUNK: usize = 1 << 12;
+
 /// For every face, the number of faces of its component (faces joined
 /// through shared vertices).
 fn component_sizes(mesh: &TriMesh) -> Vec<u32> {
     let roots = vertex_sets(mesh.num_vertices(), &mesh.faces).roots();
-    let size = per_vertex_counts(
-        mesh.num_vertices(),
-        mesh.faces.par_iter().map(|t| roots[t[0] as usize]),
-    );
+    // Counted in runs of faces with the same root, one atomic add a run:
+    // the faces of a large component would otherwise all add to one
+    // counter at once.
+    let size: Vec<AtomicU32> = (0..mesh.num_vertices())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    mesh.faces.par_chunks(RUN_CHUNK).for_each(|chunk| {
+        let mut run = (u32::MAX, 0);
+        for t in chunk {
+            let root = roots[t[0] as usize];
+            if root != run.0 {
+                if run.1 > 0 {
+                    size[run.0 as usize].fetch_add(run.1, Ordering::Relaxed);
+                }
+                run = (root, 0);
+            }
+            run.1 += 1;
+        }
+        if run.1 > 0 {
+            size[run.0 as usize].fetch_add(run.1, Ordering::Relaxed);
+        }
+    });
+    let size: Vec<u32> = size.into_par_iter().map(AtomicU32::into_inner).collect();
     mesh.faces
         .par_iter()
         .map(|t| size[roots[t[0] as usize] as usize])

@@ -1,0 +1,78 @@
+//! The GPU kernels' cache (`cavity::backend::cubin_cache`): the first
+//! backend compiles the kernels into the cache directory, the next loads
+//! them from it, a damaged cache file is compiled again, and the kernels
+//! run the same whichever way they were loaded (vertex normals against the
+//! CPU backend's).
+//!
+//! Runs with `CAVITY_TEST_DEVICE=cuda` (on the GPU machine); elsewhere
+//! there is no GPU whose kernels could be cached and the test says so.
+
+use cavity::PatchedMesh;
+use cavity::backend::Backend;
+use cavity::backend::cpu::CpuBackend;
+use cavity::backend::cubin_cache::KernelOrigin;
+use cavity::backend::cuda::CudaBackend;
+use cavity::backend::positions_by_handle;
+use cavity_tests::grid;
+
+/// Vertex normals on `gpu` equal the CPU backend's.
+fn check_runs(gpu: CudaBackend) {
+    let mut mesh = grid(9, 7, &[false, true, true], false, &[3, 20]);
+    for (i, p) in mesh.positions.iter_mut().enumerate() {
+        p[2] = (i as f32 * 0.37).sin() * 0.2;
+    }
+    let patched = PatchedMesh::new(&mesh, 16).expect("patches");
+    let positions = positions_by_handle(&patched, &mesh.positions);
+    let got = Backend::Cuda(Box::new(gpu))
+        .vertex_normals(&patched, &positions)
+        .expect("GPU normals");
+    let expected = Backend::Cpu(CpuBackend::new())
+        .vertex_normals(&patched, &positions)
+        .expect("CPU normals");
+    assert_eq!(got.len(), expected.len());
+    for (g, e) in got.iter().zip(&expected) {
+        assert!((g - e).abs() < 1e-5, "GPU {g} against CPU {e}");
+    }
+}
+
+#[test]
+fn kernels_are_compiled_once_then_loaded_from_the_cache() {
+    if std::env::var("CAVITY_TEST_DEVICE").as_deref() != Ok("cuda") {
+        eprintln!("not run: CAVITY_TEST_DEVICE is not cuda (the cache is the GPU's)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temporary directory");
+    // SAFETY: the only test of this binary sets the variable before any
+    // other thread of it reads the environment.
+    unsafe { std::env::set_var("CAVITY_CACHE_DIR", dir.path()) };
+
+    let first = CudaBackend::new().expect("a GPU");
+    let KernelOrigin::Compiled {
+        saved: Some(path), ..
+    } = first.kernel_origin().clone()
+    else {
+        panic!(
+            "an empty cache compiles and saves: {:?}",
+            first.kernel_origin()
+        );
+    };
+    assert!(path.starts_with(dir.path()), "{}", path.display());
+    assert!(std::fs::metadata(&path).expect("the cache file").len() > 0);
+    assert!(first.kernel_origin().note().is_some());
+    check_runs(first);
+
+    let second = CudaBackend::new().expect("a GPU");
+    assert_eq!(second.kernel_origin(), &KernelOrigin::Cached(path.clone()));
+    assert_eq!(second.kernel_origin().note(), None);
+    check_runs(second);
+
+    std::fs::write(&path, b"not a cubin").expect("damaging the cache file");
+    let third = CudaBackend::new().expect("a GPU");
+    assert!(
+        matches!(third.kernel_origin(), KernelOrigin::Compiled { saved: Some(p), .. } if *p == path),
+        "a damaged file is compiled again: {:?}",
+        third.kernel_origin()
+    );
+    assert!(std::fs::metadata(&path).expect("the cache file").len() > 100);
+    check_runs(third);
+}
