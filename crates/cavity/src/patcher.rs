@@ -8,9 +8,10 @@
 //! 1. Seeding: greedy graph growing (Karypis and Kumar, "A fast and high
 //!    quality multilevel scheme for partitioning irregular graphs", 1998,
 //!    section 4.1) cuts each connected component into connected chunks of
-//!    at most [`CHUNK_FRACTION`] of the size limit. The seeds are the
-//!    chunk centers (faces farthest from the chunk boundary), small
-//!    leftover chunks excepted: already spread at about the right density.
+//!    at most four fifths of the size limit (`CHUNK_FRACTION`). The seeds
+//!    are the chunk centers (faces farthest from the chunk boundary),
+//!    small leftover chunks excepted: already spread at about the right
+//!    density.
 //! 2. One Lloyd iteration: every face joins its nearest seed by a
 //!    multi-source breadth-first search (so every patch is one connected
 //!    component). Moving the seeds to the new centers and assigning again
@@ -18,9 +19,9 @@
 //!    scans and bundled meshes, so it stops there.
 //! 3. Splitting instead of seed addition: each patch over the size limit
 //!    is partitioned on its own the same way (chunks, their centers,
-//!    nearest-seed assignment within the patch, up to [`SPLIT_ROUNDS`]
-//!    Lloyd iterations until every part fits), falling back to the chunks
-//!    themselves, which never exceed the limit.
+//!    nearest-seed assignment within the patch, up to three
+//!    (`SPLIT_ROUNDS`) Lloyd iterations until every part fits), falling
+//!    back to the chunks themselves, which never exceed the limit.
 //!
 //! The searches run in linear time on one FIFO queue each, except the
 //! nearest-seed search, which expands large levels in parallel and gives
