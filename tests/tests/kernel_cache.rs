@@ -46,7 +46,10 @@ fn kernels_are_compiled_once_then_loaded_from_the_cache() {
     // other thread of it reads the environment.
     unsafe { std::env::set_var("CAVITY_CACHE_DIR", dir.path()) };
 
-    let first = CudaBackend::new().expect("a GPU");
+    let compiles = std::cell::Cell::new(0);
+    let notice = || compiles.set(compiles.get() + 1);
+    let first = CudaBackend::with_notice(&notice).expect("a GPU");
+    assert_eq!(compiles.get(), 1, "told before compiling");
     let KernelOrigin::Compiled {
         saved: Some(path), ..
     } = first.kernel_origin().clone()
@@ -61,13 +64,15 @@ fn kernels_are_compiled_once_then_loaded_from_the_cache() {
     assert!(first.kernel_origin().note().is_some());
     check_runs(first);
 
-    let second = CudaBackend::new().expect("a GPU");
+    let second = CudaBackend::with_notice(&notice).expect("a GPU");
+    assert_eq!(compiles.get(), 1, "nothing compiled");
     assert_eq!(second.kernel_origin(), &KernelOrigin::Cached(path.clone()));
     assert_eq!(second.kernel_origin().note(), None);
     check_runs(second);
 
     std::fs::write(&path, b"not a cubin").expect("damaging the cache file");
-    let third = CudaBackend::new().expect("a GPU");
+    let third = CudaBackend::with_notice(&notice).expect("a GPU");
+    assert_eq!(compiles.get(), 2, "told again");
     assert!(
         matches!(third.kernel_origin(), KernelOrigin::Compiled { saved: Some(p), .. } if *p == path),
         "a damaged file is compiled again: {:?}",

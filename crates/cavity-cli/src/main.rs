@@ -518,7 +518,11 @@ fn backend(device: Device) -> Result<Backend> {
         Device::Cpu => DeviceChoice::Cpu,
         Device::CpuRacing => DeviceChoice::CpuRacing,
     };
-    let (b, note) = Backend::select(choice)?;
+    let (b, note) = Backend::select_with(choice, &|| {
+        eprintln!(
+            "compiling the GPU kernels for this device (once per GPU and driver, up to a minute; later runs load them from the cache)"
+        )
+    })?;
     eprintln!("{note}");
     Ok(b)
 }

@@ -62,7 +62,8 @@ impl KernelOrigin {
 
 /// Loads `ptx` (whose build-time hash is `ptx_hash`) into `ctx`: from the
 /// cache when it holds a cubin for this PTX, device and driver; else
-/// compiles it, loads the result and saves it to the cache.
+/// calls `before_compile` (a long wait follows: a program can tell its
+/// user), compiles it, loads the result and saves it to the cache.
 ///
 /// # Errors
 /// The driver's error when the PTX does not load (for example PTX built
@@ -71,6 +72,7 @@ pub fn load(
     ctx: &Arc<CudaContext>,
     ptx: &str,
     ptx_hash: u64,
+    before_compile: &dyn Fn(),
 ) -> Result<(Arc<CudaModule>, KernelOrigin), DriverError> {
     let Some(path) = cache_file(ctx, ptx_hash) else {
         return Ok((ctx.load_module(Ptx::from_src(ptx))?, KernelOrigin::Driver));
@@ -84,6 +86,7 @@ pub fn load(
             }
         }
     }
+    before_compile();
     let started = Instant::now();
     let Ok(cubin) = compile(ctx, ptx) else {
         // The driver's own loading gives the error worth reporting.

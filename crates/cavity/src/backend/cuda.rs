@@ -105,6 +105,16 @@ impl CudaBackend {
     /// Opens device 0 and loads the PTX. Errors (never panics) when the
     /// driver library is missing, no device exists or the PTX does not load.
     pub fn new() -> Result<CudaBackend, BackendError> {
+        CudaBackend::with_notice(&|| {})
+    }
+
+    /// [`CudaBackend::new`], calling `before_compile` when the kernels are
+    /// not in the cache and are about to be compiled for this device
+    /// ([`super::cubin_cache`]; about 35 s on an H100).
+    ///
+    /// # Errors
+    /// As [`CudaBackend::new`].
+    pub fn with_notice(before_compile: &dyn Fn()) -> Result<CudaBackend, BackendError> {
         // cudarc's dynamic loading panics when libcuda is absent: turn that
         // into an error, silencing the panic message.
         let hook = std::panic::take_hook();
@@ -124,7 +134,7 @@ impl CudaBackend {
         let smem_limit = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(driver("reading the shared-memory limit"))? as usize;
-        let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH)
+        let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
             .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
         let stream = ctx.default_stream();
         Ok(CudaBackend {

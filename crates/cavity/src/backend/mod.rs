@@ -199,6 +199,19 @@ impl Backend {
     /// Picks a backend. Returns it and a sentence saying what was chosen and
     /// why (for auto without a GPU: the reason and the fallback).
     pub fn select(choice: DeviceChoice) -> Result<(Backend, String), BackendError> {
+        Backend::select_with(choice, &|| {})
+    }
+
+    /// [`Backend::select`], calling `before_compile` when a GPU is opened
+    /// whose kernels are not cached yet, before they are compiled (see
+    /// [`cuda::CudaBackend::with_notice`]).
+    ///
+    /// # Errors
+    /// As [`Backend::select`].
+    pub fn select_with(
+        choice: DeviceChoice,
+        before_compile: &dyn Fn(),
+    ) -> Result<(Backend, String), BackendError> {
         match choice {
             DeviceChoice::Cpu => {
                 let b = Backend::Cpu(cpu::CpuBackend::new());
@@ -211,11 +224,11 @@ impl Backend {
                 Ok((b, note))
             }
             DeviceChoice::Cuda => {
-                let c = cuda::CudaBackend::new()?;
+                let c = cuda::CudaBackend::with_notice(before_compile)?;
                 let note = with_origin(format!("using {} (--device cuda)", c.name()), &c);
                 Ok((Backend::Cuda(Box::new(c)), note))
             }
-            DeviceChoice::Auto => match cuda::CudaBackend::new() {
+            DeviceChoice::Auto => match cuda::CudaBackend::with_notice(before_compile) {
                 Ok(c) => {
                     let note = with_origin(format!("using {} (auto: GPU found)", c.name()), &c);
                     Ok((Backend::Cuda(Box::new(c)), note))
