@@ -1,8 +1,8 @@
 //! The GPU kernels' cache (`cavity::backend::cubin_cache`): the first
 //! backend compiles the kernels into the cache directory, the next loads
-//! them from it, a damaged cache file is compiled again, and the kernels
-//! run the same whichever way they were loaded (vertex normals against the
-//! CPU backend's).
+//! them from it, a truncated or damaged cache file is compiled again, and
+//! the kernels run the same whichever way they were loaded (vertex normals
+//! against the CPU backend's).
 //!
 //! Runs with `CAVITY_TEST_DEVICE=cuda` (on the GPU machine); elsewhere
 //! there is no GPU whose kernels could be cached and the test says so.
@@ -70,9 +70,22 @@ fn kernels_are_compiled_once_then_loaded_from_the_cache() {
     assert_eq!(second.kernel_origin().note(), None);
     check_runs(second);
 
+    // A file cut short (a crash while it was written, a full disk) is
+    // caught before the driver reads it, as is one overwritten.
+    let whole = std::fs::read(&path).expect("the cache file");
+    std::fs::write(&path, &whole[..whole.len() / 2]).expect("truncating the cache file");
+    let truncated = CudaBackend::with_notice(&notice).expect("a GPU");
+    assert_eq!(compiles.get(), 2, "told again");
+    assert!(
+        matches!(truncated.kernel_origin(), KernelOrigin::Compiled { saved: Some(p), .. } if *p == path),
+        "a truncated file is compiled again: {:?}",
+        truncated.kernel_origin()
+    );
+    check_runs(truncated);
+
     std::fs::write(&path, b"not a cubin").expect("damaging the cache file");
     let third = CudaBackend::with_notice(&notice).expect("a GPU");
-    assert_eq!(compiles.get(), 2, "told again");
+    assert_eq!(compiles.get(), 3, "told again");
     assert!(
         matches!(third.kernel_origin(), KernelOrigin::Compiled { saved: Some(p), .. } if *p == path),
         "a damaged file is compiled again: {:?}",

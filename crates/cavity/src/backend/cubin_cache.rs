@@ -11,8 +11,12 @@
 //! directory (`$XDG_CACHE_HOME` or `~/.cache` on Linux).
 //! `CUDA_CACHE_DISABLE=1`, NVIDIA's switch for the driver's own JIT cache,
 //! turns this cache off as well. Any failure to read or write the cache
-//! falls back to the driver's loading of the PTX: the cache only saves
-//! time.
+//! falls back to compiling the PTX: the cache only saves time. Each file
+//! carries a header (magic, length, hash of the cubin) checked before the
+//! driver sees the cubin, since the driver reads a cubin by the offsets in
+//! it and a truncated file would crash the process. The cubins are
+//! machine code the process runs: point `CAVITY_CACHE_DIR` only at a
+//! directory that no one else can write.
 
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -77,13 +81,18 @@ pub fn load(
     let Some(path) = cache_file(ctx, ptx_hash) else {
         return Ok((ctx.load_module(Ptx::from_src(ptx))?, KernelOrigin::Driver));
     };
-    if let Ok(cubin) = std::fs::read(&path) {
-        match ctx.load_module(Ptx::from_binary(cubin)) {
-            Ok(module) => return Ok((module, KernelOrigin::Cached(path))),
-            // A damaged or foreign file: compiled again below.
-            Err(_) => {
+    if let Ok(file) = std::fs::read(&path) {
+        match unframe(&file).map(|cubin| ctx.load_module(Ptx::from_binary(cubin.to_vec()))) {
+            Some(Ok(module)) => return Ok((module, KernelOrigin::Cached(path))),
+            // A damaged file, or a cubin this device or driver rejects: it
+            // is compiled again below (other errors leave the file).
+            None => {
                 let _ = std::fs::remove_file(&path);
             }
+            Some(Err(e)) if is_image_error(e) => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Some(Err(_)) => {}
         }
     }
     before_compile();
@@ -93,9 +102,61 @@ pub fn load(
         return Ok((ctx.load_module(Ptx::from_src(ptx))?, KernelOrigin::Driver));
     };
     let seconds = started.elapsed().as_secs_f64();
-    let module = ctx.load_module(Ptx::from_binary(cubin.clone()))?;
     let saved = save(&path, &cubin).then_some(path);
+    let module = ctx.load_module(Ptx::from_binary(cubin))?;
     Ok((module, KernelOrigin::Compiled { seconds, saved }))
+}
+
+/// Whether a module load failed on the image itself (so a cached file
+/// holding it is of no use).
+fn is_image_error(e: DriverError) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        e.0,
+        CUDA_ERROR_INVALID_IMAGE
+            | CUDA_ERROR_INVALID_PTX
+            | CUDA_ERROR_NO_BINARY_FOR_GPU
+            | CUDA_ERROR_INVALID_SOURCE
+            | CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+            | CUDA_ERROR_SHARED_OBJECT_INIT_FAILED
+    )
+}
+
+/// The first bytes of a cache file.
+const MAGIC: &[u8; 8] = b"cavitycb";
+
+/// Bytes of a cache file's header: [`MAGIC`], the cubin's length and its
+/// hash (little-endian `u64` each).
+const HEADER: usize = 24;
+
+/// A hash of `bytes` for the cache file's header.
+fn content_hash(bytes: &[u8]) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hasher::write(&mut hasher, bytes);
+    std::hash::Hasher::finish(&hasher)
+}
+
+/// `cubin` behind a header ([`HEADER`] bytes) that [`unframe`] checks.
+fn frame(cubin: &[u8]) -> Vec<u8> {
+    let mut file = Vec::with_capacity(HEADER + cubin.len());
+    file.extend_from_slice(MAGIC);
+    file.extend_from_slice(&(cubin.len() as u64).to_le_bytes());
+    file.extend_from_slice(&content_hash(cubin).to_le_bytes());
+    file.extend_from_slice(cubin);
+    file
+}
+
+/// The cubin of a cache file written by [`frame`], or `None` when the
+/// magic, the length or the hash do not match (a damaged or foreign
+/// file).
+fn unframe(file: &[u8]) -> Option<&[u8]> {
+    let (header, cubin) = file.split_at_checked(HEADER)?;
+    let word = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().unwrap_or_default());
+    let whole = &header[..8] == MAGIC
+        && word(8) == cubin.len() as u64
+        && word(16) == content_hash(cubin)
+        && !cubin.is_empty();
+    whole.then_some(cubin)
 }
 
 /// The cache file for `ptx_hash` on this device and driver, or `None` when
@@ -154,15 +215,18 @@ fn compile(ctx: &CudaContext, ptx: &str) -> Result<Vec<u8>, DriverError> {
         let mut size = 0usize;
         // SAFETY: `state` is live; the outputs are valid places.
         unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) }.result()?;
-        // SAFETY: the driver's cubin is `size` bytes at `cubin`, valid until
-        // the link state is destroyed below (it is copied before).
+        if cubin.is_null() || size == 0 {
+            return Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_IMAGE));
+        }
+        // SAFETY: the driver's cubin is `size` bytes at the non-null
+        // `cubin`, valid until the link state is destroyed below (it is
+        // copied before).
         Ok(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) }.to_vec())
     });
-    // SAFETY: `state` is live and destroyed once; the cubin was copied.
-    let destroyed = unsafe { sys::cuLinkDestroy(state) }.result();
-    let cubin = linked?;
-    destroyed?;
-    Ok(cubin)
+    // SAFETY: `state` is live and destroyed once; the cubin was copied. A
+    // failure to free the linker's memory leaves the cubin good.
+    let _ = unsafe { sys::cuLinkDestroy(state) };
+    linked
 }
 
 /// Writes `cubin` to `path` through a temporary file in the same
@@ -174,9 +238,38 @@ fn save(path: &Path, cubin: &[u8]) -> bool {
     };
     let written = std::fs::create_dir_all(dir).and_then(|()| {
         let mut file = tempfile::NamedTempFile::new_in(dir)?;
-        std::io::Write::write_all(&mut file, cubin)?;
+        std::io::Write::write_all(&mut file, &frame(cubin))?;
+        // On disk before the name points at it: a crash leaves the old
+        // file or none, never part of this one.
+        file.as_file().sync_all()?;
         file.persist(path).map_err(|e| e.error)?;
         Ok(())
     });
     written.is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{HEADER, frame, unframe};
+
+    #[test]
+    fn a_framed_cubin_comes_back_and_any_damage_is_caught() {
+        let cubin: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let file = frame(&cubin);
+        assert_eq!(file.len(), HEADER + cubin.len());
+        assert_eq!(unframe(&file), Some(&cubin[..]));
+        assert_eq!(unframe(&[]), None);
+        assert_eq!(unframe(&frame(&[])), None, "an empty cubin");
+        for cut in [1, HEADER - 1, HEADER, HEADER + 1, file.len() - 1] {
+            assert_eq!(unframe(&file[..cut]), None, "truncated to {cut} bytes");
+        }
+        for at in [0, 9, 17, HEADER, file.len() - 1] {
+            let mut bad = file.clone();
+            bad[at] ^= 0x40;
+            assert_eq!(unframe(&bad), None, "byte {at} changed");
+        }
+        let mut longer = file.clone();
+        longer.push(0);
+        assert_eq!(unframe(&longer), None, "a byte appended");
+    }
 }

@@ -110,7 +110,9 @@ impl CudaBackend {
 
     /// [`CudaBackend::new`], calling `before_compile` when the kernels are
     /// not in the cache and are about to be compiled for this device
-    /// ([`super::cubin_cache`]; about 35 s on an H100).
+    /// ([`super::cubin_cache`]; up to about 35 s on an H100). With the cache
+    /// off (`CUDA_CACHE_DISABLE=1`, or no cache directory) the driver loads
+    /// the PTX itself and nothing is called.
     ///
     /// # Errors
     /// As [`CudaBackend::new`].

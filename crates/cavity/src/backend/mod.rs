@@ -203,8 +203,8 @@ impl Backend {
     }
 
     /// [`Backend::select`], calling `before_compile` when a GPU is opened
-    /// whose kernels are not cached yet, before they are compiled (see
-    /// [`cuda::CudaBackend::with_notice`]).
+    /// whose kernels are not in the cache yet, before they are compiled
+    /// (see [`cuda::CudaBackend::with_notice`]).
     ///
     /// # Errors
     /// As [`Backend::select`].
