@@ -537,14 +537,22 @@ fn copy_from<B: Block>(
     if block.thread_idx() == 0 {
         let counts = [0, 1, 2].map(|k| mig.len.get(PENDING + k));
         let fits = (0..3).all(|k| counts[k] <= regions[k].1);
-        match fits.then(|| cavity::take_slots(work, counts)).flatten() {
+        // After a fatal error (an element whose owner could not be named)
+        // nothing is inserted: a copy would hold an unresolved index.
+        let sound = work.ctl.get(CTL_FATAL) == 0;
+        match (fits && sound)
+            .then(|| cavity::take_slots(work, counts))
+            .flatten()
+        {
             Some(bases) => {
                 for (k, base) in bases.into_iter().enumerate() {
                     mig.len.set(BASE + k as u32, base);
                 }
             }
             None => {
-                work.ctl.set(CTL_NO_ROOM, 1);
+                if sound {
+                    work.ctl.set(CTL_NO_ROOM, 1);
+                }
                 for k in 0..3 {
                     mig.len.set(PENDING + k, 0);
                 }
