@@ -186,99 +186,54 @@ pub fn split_lengths<T>(mut out: &mut [T], lengths: impl Iterator<Item = usize>)
 
 /// Transposes rows of three targets each into a CSR over `targets`:
 /// row `t` of the result lists, in increasing order, the rows containing `t`
-/// (twice a row containing `t` twice). Built in parallel without shared
-/// counters: the targets are cut into one range per worker (at most
-/// [`MAX_TARGET_RANGES`]), and each worker reads every row in order and
-/// counts, then places, the entries of its own range, so that each
-/// target's rows come out in increasing order without a sort.
+/// (twice a row containing `t` twice). Built in parallel: counts and
+/// placement by atomic counters, then each target's rows sorted.
 pub fn transpose3(targets: usize, rows: &[[u32; 3]]) -> (Vec<u32>, Vec<u32>) {
-    let ranges = rayon::current_num_threads().clamp(1, MAX_TARGET_RANGES);
-    let width = targets.div_ceil(ranges).max(1);
-    let mut offsets = vec![0u32; targets + 1];
-    offsets[1..]
-        .par_chunks_mut(width)
-        .enumerate()
-        .for_each(|(b, counts)| {
-            let lo = (b * width) as u32;
-            for row in rows {
-                for &t in row {
-                    if let Some(c) = t.checked_sub(lo).and_then(|i| counts.get_mut(i as usize)) {
-                        *c += 1;
-                    }
-                }
-            }
-        });
+    let counts: Vec<AtomicU32> = (0..targets + 1)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    rows.par_iter().flatten().for_each(|&t| {
+        counts[t as usize + 1].fetch_add(1, Ordering::Relaxed);
+    });
+    let mut offsets: Vec<u32> = counts.into_par_iter().map(AtomicU32::into_inner).collect();
     for i in 0..targets {
         offsets[i + 1] += offsets[i];
     }
-    let mut values = vec![0u32; offsets[targets] as usize];
-    let starts: Vec<usize> = (0..targets.div_ceil(width))
-        .map(|b| b * width)
-        .chain([targets])
+    let cursor: Vec<AtomicU32> = offsets[..targets]
+        .par_iter()
+        .map(|&o| AtomicU32::new(o))
         .collect();
-    let lengths = starts
-        .windows(2)
-        .map(|w| (offsets[w[1]] - offsets[w[0]]) as usize);
+    let placed: Vec<AtomicU32> = (0..offsets[targets])
+        .into_par_iter()
+        .map(|_| AtomicU32::new(0))
+        .collect();
+    rows.par_iter().enumerate().for_each(|(r, row)| {
+        for &t in row {
+            let at = cursor[t as usize].fetch_add(1, Ordering::Relaxed);
+            placed[at as usize].store(r as u32, Ordering::Relaxed);
+        }
+    });
+    let mut values: Vec<u32> = placed.into_par_iter().map(AtomicU32::into_inner).collect();
+    let block_ends = (ROW_BLOCK..targets)
+        .step_by(ROW_BLOCK)
+        .chain([targets])
+        .map(|end| offsets[end] as usize);
+    let mut previous = 0;
+    let lengths = block_ends.map(|end| {
+        let n = end - previous;
+        previous = end;
+        n
+    });
     split_lengths(&mut values, lengths)
         .into_par_iter()
-        .zip(starts.par_windows(2))
-        .for_each(|(part, w)| {
-            let (lo, hi) = (w[0], w[1]);
-            let mut cursor: Vec<u32> = offsets[lo..hi].iter().map(|&o| o - offsets[lo]).collect();
-            for (r, row) in rows.iter().enumerate() {
-                for &t in row {
-                    if let Some(c) = (t as usize).checked_sub(lo).and_then(|i| cursor.get_mut(i)) {
-                        part[*c as usize] = r as u32;
-                        *c += 1;
-                    }
-                }
+        .enumerate()
+        .for_each(|(b, part)| {
+            let first = offsets[b * ROW_BLOCK] as usize;
+            for t in b * ROW_BLOCK..(b * ROW_BLOCK + ROW_BLOCK).min(targets) {
+                let range = offsets[t] as usize - first..offsets[t + 1] as usize - first;
+                part[range].sort_unstable();
             }
         });
     (offsets, values)
-}
-
-/// Most target ranges of [`transpose3`]: each range reads all rows, so
-/// more ranges than this read more than they gain.
-const MAX_TARGET_RANGES: usize = 32;
-
-#[cfg(test)]
-mod tests {
-    use super::transpose3;
-
-    #[test]
-    fn transpose3_lists_each_targets_rows_in_order_with_repeats() {
-        // Rows with repeated targets, targets in no row, a last target.
-        let rows: Vec<[u32; 3]> = (0..500u32)
-            .map(|r| {
-                [
-                    r * 7 % 97,
-                    (r * 13 + 5) % 97,
-                    if r % 11 == 0 { r * 7 % 97 } else { r % 96 },
-                ]
-            })
-            .collect();
-        let targets = 100;
-        let mut expected: Vec<Vec<u32>> = vec![Vec::new(); targets];
-        for (r, row) in rows.iter().enumerate() {
-            for &t in row {
-                expected[t as usize].push(r as u32);
-            }
-        }
-        for threads in [1, 2, 3, 8] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            let (offsets, values) = pool.install(|| transpose3(targets, &rows));
-            assert_eq!(offsets.len(), targets + 1);
-            for (t, want) in expected.iter().enumerate() {
-                let got = &values[offsets[t] as usize..offsets[t + 1] as usize];
-                assert_eq!(got, &want[..], "target {t} on {threads} threads");
-            }
-        }
-        let (offsets, values) = transpose3(0, &[]);
-        assert_eq!((offsets, values), (vec![0], vec![]));
-        let (offsets, values) = transpose3(3, &[]);
-        assert_eq!((offsets, values), (vec![0; 4], vec![]));
-    }
 }
