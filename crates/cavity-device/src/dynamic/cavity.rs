@@ -563,8 +563,8 @@ pub fn build_vertex_edges<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
 /// does not own. No other patch names those. (A vertex may be named
 /// through an edge without faces that another patch owns and this one
 /// does not hold, so vertex slots wait for the cleanup.) A patch names
-/// elements of faces near what it owns: the faces incident to its own elements or
-/// sharing an edge with its faces (the static ribbon,
+/// elements of faces near what it owns: the faces incident to its own
+/// elements or sharing an edge with its faces (the static ribbon,
 /// `cavity::patched`; a dynamic patch keeps only the former,
 /// [`super::cleanup::mark_needed`]), with their closure. Such a face
 /// here either touches an element this patch does not own, or shares an

@@ -5,8 +5,9 @@
 //! compilation takes about 35 s).
 //!
 //! The cache file's name holds a hash of the PTX (taken at build time), the
-//! device's compute capability and the driver's version, so a new build, a
-//! different GPU or a driver update compiles again. The directory is
+//! device's compute capability and the CUDA version the driver supports
+//! (`cuDriverGetVersion`), so a new build, a different GPU or a driver of
+//! another CUDA version compiles again. The directory is
 //! `$CAVITY_CACHE_DIR` when set, else `cavity` in the platform's cache
 //! directory (`$XDG_CACHE_HOME` or `~/.cache` on Linux).
 //! `CUDA_CACHE_DISABLE=1`, NVIDIA's switch for the driver's own JIT cache,
