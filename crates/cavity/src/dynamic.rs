@@ -793,7 +793,11 @@ impl DynamicMesh {
     /// [`DynamicMesh::bytes`] per active owned face (per one when there is
     /// none).
     pub fn bytes_per_face(&self) -> f64 {
-        self.bytes() as f64 / self.num_elements()[2].max(1) as f64
+        let faces: usize = (0..self.num_patches)
+            .into_par_iter()
+            .map(|p| self.owned_active(p, Kind::Face).count())
+            .sum();
+        self.bytes() as f64 / faces.max(1) as f64
     }
 
     /// The mesh as indexed faces: vertices are the active owned vertices in

@@ -696,10 +696,11 @@ impl Prepared {
         self.patch_seconds
     }
 
-    /// [`Prepared::run_then`] with nothing to do beside the statistics.
+    /// [`Prepared::rounds`] then [`Rounded::finish`] with nothing to do
+    /// beside them.
     ///
     /// # Errors
-    /// As [`Prepared::run_then`].
+    /// As [`Prepared::rounds`].
     pub fn run(
         self,
         input: &TriMesh,
@@ -707,35 +708,32 @@ impl Prepared {
         backend: &Backend,
         hooks: &mut Hooks<'_>,
     ) -> Result<Remeshed, RemeshError> {
-        Ok(self
-            .run_then(input, topology, backend, hooks, || (), |_, _, ()| ())?
-            .0)
+        let rounded = self.rounds(input, topology, backend, hooks, || ())?;
+        Ok(rounded.finish(input, |_| (), |_, _, ()| ()).0)
     }
 
     /// Runs the prepared remeshing of `input` (the mesh given to
-    /// [`prepare`], with its `topology`) on `backend`, calls `during()` on
-    /// another thread while the rounds run (the host is idle meanwhile; the
-    /// CLI analyses the input's defects there), then calls
-    /// `then(output, output topology, what during returned)` while the
-    /// output's statistics are taken (the CLI checks and writes the output
-    /// meanwhile), and returns what `then` returned too: the second half of
-    /// [`remesh_with`]. On the GPU the patch size is halved first (down to
-    /// [`MIN_PATCH_SIZE`]) while the largest patch's update kernel needs
-    /// more shared memory than a block gets. The input's statistics are
-    /// taken on another thread while the rounds run too.
+    /// [`prepare`], with its `topology`) on `backend` and copies the result
+    /// back to the host, the first half of [`Prepared::run`]: the backend
+    /// is not needed after it (the CLI gives the GPU back while the output
+    /// is written). Calls `during()` on another thread while the rounds run
+    /// (the host is idle meanwhile; the CLI analyses the input's defects
+    /// there); the input's statistics are taken on another thread too. On
+    /// the GPU the patch size is halved first (down to [`MIN_PATCH_SIZE`])
+    /// while the largest patch's update kernel needs more shared memory
+    /// than a block gets.
     ///
     /// # Errors
     /// An input the dynamic mesh rejects at a smaller patch size, or a
     /// failed phase.
-    pub fn run_then<D: Send, T: Send>(
+    pub fn rounds<D: Send>(
         self,
         input: &TriMesh,
         topology: &Topology,
         backend: &Backend,
         hooks: &mut Hooks<'_>,
         during: impl FnOnce() -> D + Send,
-        then: impl FnOnce(&TriMesh, &Topology, D) -> T + Send,
-    ) -> Result<(Remeshed, T), RemeshError> {
+    ) -> Result<Rounded<D>, RemeshError> {
         let Prepared {
             settings,
             length,
@@ -780,45 +778,98 @@ impl Prepared {
         // The input's statistics and `during` count where they held the
         // rounds up.
         let input_wait = start.elapsed().as_secs_f64() - seconds;
+        Ok(Rounded {
+            report: RemeshReport {
+                length,
+                input: input_quality,
+                output: Quality::default(),
+                phases: ran.value,
+                device: ran.device,
+                seconds,
+                patch_factor: factors.patches,
+                patch_size,
+                bytes_per_face,
+                gpu_seconds: ran.gpu_seconds,
+                stages: Stages {
+                    patch: patch_seconds,
+                    export: 0.0,
+                    statistics: input_wait,
+                },
+            },
+            normalization,
+            normalized,
+            dynamic,
+            during,
+        })
+    }
+}
+
+/// A remeshing whose rounds ran ([`Prepared::rounds`]): the dynamic mesh
+/// on the host, the report but the output's statistics, and what `during`
+/// returned.
+#[derive(Clone, Debug)]
+pub struct Rounded<D> {
+    report: RemeshReport,
+    normalization: Normalization,
+    normalized: TriMesh,
+    dynamic: DynamicMesh,
+    during: D,
+}
+
+impl<D: Send> Rounded<D> {
+    /// Exports the output (in model units, input vertices first in input
+    /// order: `DynamicMesh::to_mesh_with_sources`), then calls
+    /// `write(output)` on another thread while the output's topology is
+    /// built, and `then(output, output topology, what during returned)`
+    /// while the output's statistics are taken: the second half of
+    /// [`Prepared::run`]. The CLI writes the output beside its destination
+    /// in `write` and checks it in `then`. Returns what both returned.
+    /// `input` is the mesh given to [`prepare`].
+    pub fn finish<W: Send, T: Send>(
+        self,
+        input: &TriMesh,
+        write: impl FnOnce(&TriMesh) -> W + Send,
+        then: impl FnOnce(&TriMesh, &Topology, D) -> T + Send,
+    ) -> (Remeshed, W, T) {
+        let Rounded {
+            mut report,
+            normalization,
+            normalized,
+            dynamic,
+            during,
+        } = self;
         let exporting = Instant::now();
         let (mut output, sources) = dynamic.to_mesh_with_sources();
         normalization.restore_from(&mut output, &sources, input, &normalized);
-        let export_seconds = exporting.elapsed().as_secs_f64();
+        report.stages.export = exporting.elapsed().as_secs_f64();
         let statistics = Instant::now();
-        let output_topology = Topology::new(&output);
-        let topology_seconds = statistics.elapsed().as_secs_f64();
-        let ((output_quality, quality_seconds), then) = rayon::join(
-            || {
-                let started = Instant::now();
-                let q = Quality::with_topology(&output, &output_topology, length);
-                (q, started.elapsed().as_secs_f64())
-            },
-            || then(&output, &output_topology, during),
-        );
-        let stages = Stages {
-            patch: patch_seconds,
-            export: export_seconds,
-            statistics: topology_seconds + quality_seconds + input_wait,
-        };
-        let report = RemeshReport {
-            length,
-            input: input_quality,
-            output: output_quality,
-            phases: ran.value,
-            device: ran.device,
-            seconds,
-            patch_factor: factors.patches,
-            patch_size,
-            bytes_per_face,
-            gpu_seconds: ran.gpu_seconds,
-            stages,
-        };
+        let length = report.length;
+        let (output_topology, (output_quality, quality_seconds), written, then) =
+            std::thread::scope(|scope| {
+                let writing = scope.spawn(|| write(&output));
+                let output_topology = Topology::new(&output);
+                let topology_seconds = statistics.elapsed().as_secs_f64();
+                let ((quality, quality_seconds), then) = rayon::join(
+                    || {
+                        let started = Instant::now();
+                        let q = Quality::with_topology(&output, &output_topology, length);
+                        (q, topology_seconds + started.elapsed().as_secs_f64())
+                    },
+                    || then(&output, &output_topology, during),
+                );
+                let written = writing
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (output_topology, (quality, quality_seconds), written, then)
+            });
+        report.output = output_quality;
+        report.stages.statistics += quality_seconds;
         let remeshed = Remeshed {
             mesh: output,
             topology: output_topology,
             report,
         };
-        Ok((remeshed, then))
+        (remeshed, written, then)
     }
 }
 
