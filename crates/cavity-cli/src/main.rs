@@ -527,21 +527,28 @@ fn backend(device: Device) -> Result<Backend> {
     Ok(b)
 }
 
+/// The device being given back on another thread while the caller writes
+/// its output (the driver takes about 0.06 s to tear a CUDA context
+/// down); dropping it waits for that, on every path out of the caller.
+struct GivenBack(Option<std::thread::JoinHandle<()>>);
+
+impl GivenBack {
+    fn new(backend: Backend) -> GivenBack {
+        GivenBack(Some(std::thread::spawn(move || drop(backend))))
+    }
+}
+
+impl Drop for GivenBack {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take()
+            && handle.join().is_err()
+        {
+            eprintln!("warning: releasing the GPU failed (the output is not affected)");
+        }
+    }
+}
+
 /// A spinner on a terminal; hidden when stderr is not one.
-/// Gives the device back on another thread while the caller writes its
-/// output (the driver takes about 0.06 s to tear a CUDA context down);
-/// [`join_given_back`] before returning.
-fn give_back(backend: Backend) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || drop(backend))
-}
-
-/// Waits for [`give_back`].
-fn join_given_back(handle: std::thread::JoinHandle<()>) -> Result<()> {
-    handle
-        .join()
-        .map_err(|_| "giving the GPU back panicked".into())
-}
-
 fn spinner() -> ProgressBar {
     let pb = ProgressBar::new_spinner();
     pb.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
@@ -749,7 +756,7 @@ fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     let normals = cavity::normals::vertex_normals(&mesh, common.patch_size, &backend)?;
     let seconds = t.elapsed().as_secs_f64();
     let device = backend.name();
-    let released = give_back(backend);
+    let released = GivenBack::new(backend);
     let zero = normals.iter().filter(|n| **n == [0.0; 3]).count();
     if zero > 0 {
         eprintln!(
@@ -757,7 +764,7 @@ fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
         );
     }
     write_mesh(output, &mesh, Some(&normals), format)?;
-    join_given_back(released)?;
+    drop(released);
     sayln!(
         "normals of {} vertices on {} in {:.3} ms (with patching and transfers); wrote {}",
         mesh.num_vertices(),
@@ -835,7 +842,7 @@ fn remesh(
     let format = check_writable(&output)?;
     let whole = Instant::now();
     // The device starts while the input is read and patched (the CUDA
-    // context stays on this thread).
+    // context is created on this thread, where the rounds run).
     let (loaded, backend) = std::thread::scope(|scope| {
         let loading = scope.spawn(|| {
             let read = read_input(input).map_err(|e| e.to_string())?;
@@ -882,7 +889,7 @@ fn remesh(
     // The device is given back while the output is written beside its
     // destination and checked; it is renamed into place only when it
     // passes.
-    let released = give_back(backend);
+    let released = GivenBack::new(backend);
     let (remeshed, (staged, write_seconds), (checked, check_seconds)) = rounded.finish(
         &read.mesh,
         |out| {
@@ -901,12 +908,12 @@ fn remesh(
             (checked, checking.elapsed().as_secs_f64())
         },
     );
+    drop(released);
     let finished = checked.and_then(|()| {
         staged
             .and_then(StagedMesh::commit)
             .map_err(|e| e.to_string())
     });
-    join_given_back(released)?;
     if let Some(b) = bar.take() {
         b.set_position(Phase::ALL.len() as u64);
         b.finish();
@@ -966,10 +973,10 @@ fn track(
         wants: Some(&wants),
     };
     let (out, report) = cavity::track::track(settings, &backend, layout, &mut hooks)?;
-    let released = give_back(backend);
+    let released = GivenBack::new(backend);
     bar.finish();
     write_mesh(output, &out, None, format)?;
-    join_given_back(released)?;
+    drop(released);
     say!("{}", report.table());
     if let Some(k) = every {
         sayln!(
@@ -994,7 +1001,7 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
         args.factors(),
         &backend,
     )?;
-    let released = give_back(backend);
+    let released = GivenBack::new(backend);
     pb.finish_and_clear();
     check(
         &read.defects,
@@ -1008,7 +1015,7 @@ fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<(
         format,
     )?;
     write_mesh(output, &out, None, format)?;
-    join_given_back(released)?;
+    drop(released);
     sayln!(
         "{} flips in {} sweeps ({} rounds) on {device} in {:.3} s; rolled back {} of {} scheduled patches ({:.1} %); wrote {}",
         report.flips,

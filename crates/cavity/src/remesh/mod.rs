@@ -558,7 +558,9 @@ pub struct Stages {
     /// Exporting the result from the patches and moving it back to model
     /// units.
     pub export: f64,
-    /// The output's topology and the statistics of input and output.
+    /// The output's topology and the statistics of input and output
+    /// (what [`Rounded::finish`] runs beside them, such as the CLI's write,
+    /// shares the cores and can lengthen them).
     pub statistics: f64,
 }
 
@@ -619,7 +621,9 @@ pub fn remesh_with(
 /// A remeshing run prepared on the host, before any backend is needed: the
 /// target length checked, the mesh normalized (`crate::normalize`) and
 /// patched into its dynamic layout. A caller can prepare while the GPU
-/// starts and then [`Prepared::run`] it (the CLI does).
+/// starts and then [`Prepared::run`] it, or run its two halves
+/// ([`Prepared::rounds`], [`Rounded::finish`]) with work of its own beside
+/// them (the CLI does).
 #[derive(Clone, Debug)]
 pub struct Prepared {
     settings: RemeshSettings,
@@ -752,7 +756,8 @@ impl Prepared {
         patch_seconds += repatching.elapsed().as_secs_f64();
         let bytes_per_face = dynamic.bytes_per_face();
         let start = Instant::now();
-        // The rounds stay on this thread (the GPU's context is bound to it).
+        // The rounds run on the caller's thread, the input's statistics and
+        // `during` on others.
         let (ran, seconds, input_quality, during) = std::thread::scope(|scope| {
             let input_quality = scope.spawn(|| Quality::with_topology(input, topology, length));
             let during = scope.spawn(during);
