@@ -279,6 +279,29 @@ fn any_proptest_mesh_keeps_its_topology() {
     });
 }
 
+/// The statistics' vertex count and valences (counted from each vertex's
+/// faces) equal the reference mesh's: the vertices with a face and the
+/// lengths of their VV rows, on meshes with boundaries, non-manifold
+/// edges and isolated vertices.
+#[test]
+fn quality_valences_match_the_reference_mesh() {
+    let config = ProptestConfig::with_cases(cases(64));
+    proptest!(config, |(input in any_mesh())| {
+        prop_assume!(!input.faces.is_empty());
+        let reference = ReferenceMesh::new(&input).expect("reference mesh");
+        let valences: Vec<u32> = (0..input.num_vertices() as u32)
+            .filter(|&v| !reference.vf(v).is_empty())
+            .map(|v| reference.vv(v).len() as u32)
+            .collect();
+        let q = Quality::of(&input, 1.0);
+        prop_assert_eq!(q.vertices, valences.len());
+        prop_assert_eq!(q.min_valence, valences.iter().copied().min().unwrap_or(0));
+        prop_assert_eq!(q.max_valence, valences.iter().copied().max().unwrap_or(0));
+        let sum: u64 = valences.iter().map(|&v| u64::from(v)).sum();
+        prop_assert_eq!(q.mean_valence, sum as f64 / valences.len().max(1) as f64);
+    });
+}
+
 /// A shrunk `any_mesh` input (tests/data/slicing-runaway.obj: 98 faces in
 /// 4 components, a non-manifold edge, 7 boundary loops) on which a patch
 /// out of edge slots owned a one-face component: Lloyd's iterations put
