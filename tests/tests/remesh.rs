@@ -15,9 +15,10 @@ use cavity::normalize::Normalization;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{
     Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength,
-    mean_edge_length, remesh,
+    mean_edge_length, prepare, remesh,
 };
 use cavity::rounds::RunError;
+use cavity::topology::Topology;
 use cavity_tests::{
     any_mesh, asset_mesh, bundled_mesh, cases, grid, oriented, shuffle, smallest_area,
     test_backend, topology,
@@ -277,6 +278,50 @@ fn any_proptest_mesh_keeps_its_topology() {
             Err(e) => panic!("remesh: {e}"),
         }
     });
+}
+
+/// `Prepared::rounds` then `Rounded::finish` (the CLI's two halves, with
+/// its own work beside them) give what `Prepared::run` gives: `write` sees
+/// the output mesh, `then` the output with its topology and what `during`
+/// returned, and on the CPU backend (deterministic) both ways give the same
+/// mesh and statistics.
+#[test]
+fn the_two_halves_of_a_remeshing_give_what_run_gives() {
+    let input = bundled_mesh();
+    let topo = Topology::new(&input);
+    let settings = RemeshSettings {
+        iterations: 1,
+        ..RemeshSettings::default()
+    };
+    let backend = test_backend();
+    let hooks = || Hooks {
+        progress: None,
+        after_phase: None,
+    };
+    let prepared = || prepare(&input, &topo, &settings, Layout::default()).expect("prepare");
+    let whole = prepared()
+        .run(&input, &topo, &backend, &mut hooks())
+        .expect("run");
+    let rounded = prepared()
+        .rounds(&input, &topo, &backend, &mut hooks(), || 7u32)
+        .expect("rounds");
+    let (halves, written, seen) = rounded.finish(
+        &input,
+        |out| out.clone(),
+        |out, out_topology, during| (out.clone(), out_topology.ev.clone(), during),
+    );
+    assert_eq!(written, halves.mesh);
+    assert_eq!(seen.0, halves.mesh);
+    assert_eq!(seen.1, Topology::new(&halves.mesh).ev);
+    assert_eq!(seen.2, 7);
+    assert_eq!(
+        halves.report.output,
+        Quality::of(&halves.mesh, halves.report.length)
+    );
+    if matches!(backend, Backend::Cpu(_)) {
+        assert_eq!(halves.mesh, whole.mesh);
+        assert_eq!(halves.report.output, whole.report.output);
+    }
 }
 
 /// The statistics' vertex count and valences (counted from each vertex's
