@@ -830,6 +830,10 @@ impl<D: Send> Rounded<D> {
     /// [`Prepared::run`]. The CLI writes the output beside its destination
     /// in `write` and checks it in `then`. Returns what both returned.
     /// `input` is the mesh given to [`prepare`].
+    ///
+    /// # Panics
+    /// When `write` or `then` panics (the panic is resumed on the caller's
+    /// thread).
     pub fn finish<W: Send, T: Send>(
         self,
         input: &TriMesh,
