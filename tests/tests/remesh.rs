@@ -324,8 +324,8 @@ fn the_two_halves_of_a_remeshing_give_what_run_gives() {
     }
 }
 
-/// The statistics' vertex count and valences (counted from each vertex's
-/// faces) equal the reference mesh's: the vertices with a face and the
+/// The statistics' vertex count and valences (counted from the edges'
+/// ends) equal the reference mesh's: the vertices with a face and the
 /// lengths of their VV rows, on meshes with boundaries, non-manifold
 /// edges and isolated vertices.
 #[test]

@@ -763,15 +763,16 @@ impl DynamicMesh {
     /// Active owned elements of each kind (vertices, edges, faces) over the
     /// patches in use.
     pub fn num_elements(&self) -> [usize; 3] {
-        Kind::ALL.map(|kind| {
-            (0..self.num_patches)
-                .map(|p| {
-                    (0..self.count(p, kind))
-                        .filter(|&l| self.is_owned(p, kind, l) && self.is_active(p, kind, l))
-                        .count()
-                })
-                .sum()
-        })
+        Kind::ALL.map(|kind| self.num_owned(kind))
+    }
+
+    /// Active owned elements of `kind` over the patches in use (counted in
+    /// parallel over the patches).
+    fn num_owned(&self, kind: Kind) -> usize {
+        (0..self.num_patches)
+            .into_par_iter()
+            .map(|p| self.owned_active(p, kind).count())
+            .sum()
     }
 
     /// Bytes of all arrays (every patch slot, used or not).
@@ -793,11 +794,7 @@ impl DynamicMesh {
     /// [`DynamicMesh::bytes`] per active owned face (per one when there is
     /// none).
     pub fn bytes_per_face(&self) -> f64 {
-        let faces: usize = (0..self.num_patches)
-            .into_par_iter()
-            .map(|p| self.owned_active(p, Kind::Face).count())
-            .sum();
-        self.bytes() as f64 / faces.max(1) as f64
+        self.bytes() as f64 / self.num_owned(Kind::Face).max(1) as f64
     }
 
     /// The mesh as indexed faces: vertices are the active owned vertices in
