@@ -235,6 +235,10 @@ impl CavityApp for SplitLongEdges {
     const TEMPLATE: Template = Template::EdgeFaces;
     const MAX_NEW: [u32; 3] = [1, 4, 4];
     const JOINS_BOUNDARY: bool = false;
+    const SCREENS: bool = true;
+    fn screen<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        length(ctx, e) > self.max_length
+    }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let (n, faces) = ctx.edge_faces(e);
         let len = length(ctx, e);

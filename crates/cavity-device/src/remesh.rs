@@ -1281,6 +1281,10 @@ impl CavityApp for CollapseShortEdgesSafely {
             [2, boundary + 5, boundary + 2]
         }
     }
+    const SCREENS: bool = true;
+    fn screen<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        self.flat_caps != 0 || length(ctx, e) < self.min_length
+    }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let len = length(ctx, e);
         if len >= self.min_length {

@@ -125,6 +125,19 @@ pub trait CavityApp {
     /// Whether owned, active seed `seed` (a local index of the template's
     /// seed kind) gets a cavity. Reads the patch through `ctx`.
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32) -> bool;
+    /// Whether [`CavityApp::screen`] is consulted. Defaults to false.
+    const SCREENS: bool = false;
+    /// A cheap test that `seed` must pass before [`CavityApp::create`] runs
+    /// on it; it must hold wherever `create` returns true. With
+    /// [`CavityApp::SCREENS`], [`create`] first gathers the seeds that pass
+    /// it and then runs `create` on those, one thread each, so that the
+    /// costly tests of a few seeds (the neighbourhood of each short edge of
+    /// a collapse) run side by side instead of diverging in warps whose
+    /// other threads' seeds failed at once. Defaults to true.
+    fn screen<B: Block>(&self, ctx: &Ctx<'_, B>, seed: u32) -> bool {
+        let _ = (ctx, seed);
+        true
+    }
     /// Calls `delete(kind, local)` for every element the cavity of `seed`
     /// deletes directly; deleting an element also deletes what lies on it
     /// (the edges and faces of a vertex, the faces of an edge). Any active
@@ -246,8 +259,10 @@ pub const CTL_WAITING: u32 = 19;
 /// took elements from (their `DIRTY` flag is this block's doing, so it may
 /// lock them again for a further expansion step).
 pub const CTL_TAKEN: u32 = 20;
+/// `ctl` entry: number of seeds that passed [`CavityApp::screen`].
+pub const CTL_SCREENED: u32 = 22;
 /// Entries of `ctl`.
-pub const CTL_LEN: u32 = 22;
+pub const CTL_LEN: u32 = 23;
 
 impl Work {
     /// Windows for capacity `cap` and block size `threads`.
@@ -747,7 +762,11 @@ pub fn commit_counts(copy: &PatchCopy, work: &Work) {
 }
 
 /// Registers the cavities: `app.create` on every owned, active seed that
-/// neither declined in this sweep nor waits for a neighbour.
+/// neither declined in this sweep nor waits for a neighbour (and passes
+/// [`CavityApp::screen`] when the application screens: those seeds are
+/// gathered in `work.flags`, free once the free lists are built, in
+/// ascending order on the host's block of one thread, so that the
+/// cavities are numbered as without the screen there).
 #[inline(always)]
 pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt: u32) {
     let copy = ctx.copy;
@@ -755,18 +774,38 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
     let kind = A::TEMPLATE.seed_kind();
     if block.thread_idx() == 0 {
         work.ctl.set(CTL_CAVITIES, 0);
+        work.ctl.set(CTL_SCREENED, 0);
     }
     block.sync();
-    block.for_each(copy.count(kind), |s| {
+    let eligible = |s: u32| {
         let skip = work.declined.bit(s) || work.waiting.bit(s);
-        if copy.is_owned(kind, s) && copy.is_active(kind, s) && !skip && app.create(ctx, s) {
+        copy.is_owned(kind, s) && copy.is_active(kind, s) && !skip
+    };
+    let register = |s: u32| {
+        if app.create(ctx, s) {
             let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
             work.seeds.set(c, s as u16);
             let random = priority(copy.p, s, salt);
             work.keys
                 .set(c, key(app.priority(ctx, s, random) & 0xffff, c));
         }
-    });
+    };
+    if A::SCREENS {
+        block.for_each(copy.count(kind), |s| {
+            if eligible(s) && app.screen(ctx, s) {
+                let i = block.shared_fetch_add(work.ctl, CTL_SCREENED, 1);
+                work.flags.set(i, s);
+            }
+        });
+        block.sync();
+        block.for_each(work.ctl.get(CTL_SCREENED), |i| register(work.flags.get(i)));
+    } else {
+        block.for_each(copy.count(kind), |s| {
+            if eligible(s) {
+                register(s);
+            }
+        });
+    }
     block.sync();
 }
 

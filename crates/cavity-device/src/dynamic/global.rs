@@ -149,8 +149,22 @@ impl GlobalU16 {
 }
 
 /// A memory fence ordering the calling thread's global accesses before and
-/// after it for every other thread of the device (`fence.sc.sys` on the GPU).
+/// after it for every other thread of the device: `fence.sc.gpu` on the
+/// GPU (the blocks of one device are all that share the mesh while a
+/// kernel runs; the host reads it after the kernel), a sequentially
+/// consistent fence on the host. Core's `fence(SeqCst)` would give
+/// `fence.sc.sys`, which also orders against the host and peer devices and
+/// made warps wait at it for about 2 % of a heavy collapse round on the
+/// H100 (twenty-fifth session, docs/benchmarks.md).
 #[inline(always)]
 pub fn fence() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence only orders the calling thread's memory accesses; the
+    // asm block is not marked `nomem`, so the compiler keeps memory
+    // accesses on their side of it too.
+    unsafe {
+        core::arch::asm!("fence.sc.gpu;")
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
     core::sync::atomic::fence(Ordering::SeqCst);
 }

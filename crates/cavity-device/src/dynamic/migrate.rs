@@ -210,25 +210,24 @@ pub fn migrate<B: Block>(
     if !any {
         return Expansion::Unchanged;
     }
-    // One thread locks the neighbours; a neighbour already changed in this
+    // The neighbours are locked side by side, one thread each (the stash
+    // names each neighbour once); a neighbour already changed in this
     // round is given back (its ribbon copies here may be stale), unless
     // this block changed it (then nobody else has since: a DIRTY patch is
     // neither processed nor expanded into).
-    if t0 {
-        for s in 0..STASH_SIZE {
-            if work.ctl.bit(CTL_NEED * 32 + s) {
-                let q = copy.stash.get(s);
-                if lock::try_lock(mesh.locks, q, p) {
-                    let ours = work.ctl.bit(CTL_TAKEN * 32 + s);
-                    if ours || mesh.flags.load(q) & flag::DIRTY == 0 {
-                        block.shared_set_bit(work.ctl, CTL_LOCKED * 32 + s);
-                    } else {
-                        lock::unlock(mesh.locks, q);
-                    }
+    block.for_each(STASH_SIZE, |s| {
+        if work.ctl.bit(CTL_NEED * 32 + s) {
+            let q = copy.stash.get(s);
+            if lock::try_lock(mesh.locks, q, p) {
+                let ours = work.ctl.bit(CTL_TAKEN * 32 + s);
+                if ours || mesh.flags.load(q) & flag::DIRTY == 0 {
+                    block.shared_set_bit(work.ctl, CTL_LOCKED * 32 + s);
+                } else {
+                    lock::unlock(mesh.locks, q);
                 }
             }
         }
-    }
+    });
     block.sync();
     fence();
     // Keep only the cavities whose neighbours are all locked, recollect
@@ -246,14 +245,12 @@ pub fn migrate<B: Block>(
         block.for_each(2, |i| work.ctl.set(CTL_NEED + i, 0));
         block.sync();
         visit_closures(block, copy, work, mig, template, Needs::Collect);
-        if t0 {
-            for s in 0..STASH_SIZE {
-                if work.ctl.bit(CTL_LOCKED * 32 + s) && !work.ctl.bit(CTL_NEED * 32 + s) {
-                    block.shared_fetch_and(work.ctl, CTL_LOCKED + s / 32, !(1 << (s % 32)));
-                    lock::unlock(mesh.locks, copy.stash.get(s));
-                }
+        block.for_each(STASH_SIZE, |s| {
+            if work.ctl.bit(CTL_LOCKED * 32 + s) && !work.ctl.bit(CTL_NEED * 32 + s) {
+                block.shared_fetch_and(work.ctl, CTL_LOCKED + s / 32, !(1 << (s % 32)));
+                lock::unlock(mesh.locks, copy.stash.get(s));
             }
-        }
+        });
         block.sync();
     }
     build_inverse(block, copy, work, mig);
@@ -263,40 +260,42 @@ pub fn migrate<B: Block>(
             copy_from(block, mesh, copy, work, mig, s);
         }
     }
-    // Room for a forwarding entry: this patch in each neighbour's stash.
-    if t0 {
-        for s in 0..STASH_SIZE {
-            if work.ctl.bit(CTL_LOCKED * 32 + s) {
-                match mesh.stash_index_or_add(copy.stash.get(s), p) {
-                    Some(back) => mig.back.set(s, back),
-                    None => work.ctl.set(CTL_FATAL, stat::FATAL_STASH),
+    // Room for a forwarding entry: this patch in each neighbour's stash
+    // (one thread per neighbour; the block holds each one's lock).
+    let mut full = false;
+    block.for_each(STASH_SIZE, |s| {
+        if work.ctl.bit(CTL_LOCKED * 32 + s) {
+            match mesh.stash_index_or_add(copy.stash.get(s), p) {
+                Some(back) => mig.back.set(s, back),
+                None => {
+                    work.ctl.set(CTL_FATAL, stat::FATAL_STASH);
+                    full = true;
                 }
             }
         }
-    }
-    let failed = block.sync_any(t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0);
+    });
+    let failed =
+        block.sync_any(full || t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0);
     if !failed {
         take_ownership(block, mesh, copy, work, mig, template.seed_kind());
     }
     block.sync();
     fence();
     block.sync();
-    if t0 {
-        for s in 0..STASH_SIZE {
-            if work.ctl.bit(CTL_LOCKED * 32 + s) {
-                let q = copy.stash.get(s);
-                if failed {
-                    mesh.flags.fetch_or(q, flag::NAMED);
-                } else {
-                    mesh.flags.fetch_or(q, flag::DIRTY | flag::CHANGED);
-                    block.shared_set_bit(work.ctl, CTL_TAKEN * 32 + s);
-                }
-                lock::unlock(mesh.locks, q);
+    block.for_each(STASH_SIZE, |s| {
+        if work.ctl.bit(CTL_LOCKED * 32 + s) {
+            let q = copy.stash.get(s);
+            if failed {
+                mesh.flags.fetch_or(q, flag::NAMED);
+            } else {
+                mesh.flags.fetch_or(q, flag::DIRTY | flag::CHANGED);
+                block.shared_set_bit(work.ctl, CTL_TAKEN * 32 + s);
             }
+            lock::unlock(mesh.locks, q);
         }
-        if failed {
-            mesh.add_stat(stat::CAPACITY, 1);
-        }
+    });
+    if t0 && failed {
+        mesh.add_stat(stat::CAPACITY, 1);
     }
     let locked = work.ctl.get(CTL_LOCKED) | work.ctl.get(CTL_LOCKED + 1) != 0;
     block.sync();

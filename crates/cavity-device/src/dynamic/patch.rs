@@ -177,8 +177,14 @@ impl DynMesh {
     #[inline(always)]
     pub fn stash_index_or_add(&self, p: u32, q: u32) -> Option<u32> {
         let base = p * STASH_SIZE;
-        if let Some(s) = (0..STASH_SIZE).find(|&s| self.stash.load(base + s) == q) {
-            return Some(s);
+        // Eight loads in flight at a time rather than one after another.
+        const CHUNK: u32 = 8;
+        for at in (0..STASH_SIZE).step_by(CHUNK as usize) {
+            let entries: [u32; CHUNK as usize] =
+                core::array::from_fn(|k| self.stash.load(base + at + k as u32));
+            if let Some(k) = entries.iter().position(|&x| x == q) {
+                return Some(at + k as u32);
+            }
         }
         for s in 0..STASH_SIZE {
             let found = self.stash.compare_exchange(base + s, NO_PATCH, q);
