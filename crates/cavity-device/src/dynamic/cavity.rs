@@ -540,6 +540,15 @@ pub fn build_edge_faces<B: Block>(
     block.sync();
 }
 
+/// Builds the relations of the working copy that the cavity stage reads:
+/// EF ([`build_edge_faces`] into `work.ef_count` and `work.ef`) and VE
+/// ([`build_vertex_edges`]). Returns after a barrier.
+#[inline(always)]
+pub fn build_relations<B: Block>(block: &B, copy: &PatchCopy, work: &Work) {
+    build_edge_faces(block, copy, work.ef_count, work.ef);
+    build_vertex_edges(block, copy, work);
+}
+
 /// Builds vertex → incident active edges (a block-cooperative transpose of
 /// EV: count, scan, scatter).
 #[inline(always)]

@@ -106,8 +106,7 @@ pub fn for_each_owned_vertex<B: Block>(
     copy.p = p;
     copy.load(block, mesh);
     block.sync();
-    cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
-    cavity::build_vertex_edges(block, &copy, &work);
+    cavity::build_relations(block, &copy, &work);
     cavity::cache_positions(block, mesh, &copy, &work);
     let ctx = Ctx::new(block, mesh, &copy, &work);
     block.for_each(copy.count(Kind::Vertex), |v| {

@@ -136,8 +136,7 @@ pub fn survey<B: Block, A: CavityApp>(
     block.sync();
     cavity::cache_positions(block, mesh, &copy, &work);
     let ctx = Ctx::new(block, mesh, &copy, &work);
-    cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
-    cavity::build_vertex_edges(block, &copy, &work);
+    cavity::build_relations(block, &copy, &work);
     cavity::create(block, &ctx, app, salt);
     if block.thread_idx() == 0 && work.cavities() == 0 && work.ctl.get(CTL_DEFERRED) == 0 {
         mesh.flags.fetch_and(p, !flag::CHANGED);
@@ -261,8 +260,7 @@ pub fn update<B: Block, A: CavityApp>(
             work.ctl.set(CTL_NO_ROOM, 0);
         }
         cavity::build_free_lists(block, &copy, &work, A::TEMPLATE.seed_kind());
-        cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
-        cavity::build_vertex_edges(block, &copy, &work);
+        cavity::build_relations(block, &copy, &work);
         cavity::create(block, &ctx, app, salt ^ pass.wrapping_mul(0x9e37_79b9));
         if work.cavities() == 0 {
             lost = 0;
@@ -291,8 +289,7 @@ pub fn update<B: Block, A: CavityApp>(
             changed |= grew;
             failed |= expansion == Expansion::Failed;
             cavity::cache_positions(block, mesh, &copy, &work);
-            cavity::build_edge_faces(block, &copy, work.ef_count, work.ef);
-            cavity::build_vertex_edges(block, &copy, &work);
+            cavity::build_relations(block, &copy, &work);
             cavity::propagate(&ctx, app, true);
             cavity::independent_set(block, &copy, &work, template, A::JOINS_BOUNDARY);
             steps += 1;
