@@ -128,7 +128,9 @@ pub trait CavityApp {
     /// Whether [`CavityApp::screen`] is consulted. Defaults to false.
     const SCREENS: bool = false;
     /// A cheap test that `seed` must pass before [`CavityApp::create`] runs
-    /// on it; it must hold wherever `create` returns true. With
+    /// on it. Wherever it fails, `create` must return false and do nothing
+    /// else (no [`Ctx::defer`]): with the screen, `create` does not run
+    /// there at all. With
     /// [`CavityApp::SCREENS`], [`create`] first gathers the seeds that pass
     /// it and then runs `create` on those, one thread each, so that the
     /// costly tests of a few seeds (the neighbourhood of each short edge of
@@ -206,7 +208,8 @@ pub struct Work {
     pub ctl: Shared<u32>,
     /// Block-scan scratch.
     pub scan: Shared<u32>,
-    /// Per slot of the largest kind: scan input of the free lists.
+    /// Per slot of the largest kind: scan input of the free lists; then,
+    /// in [`create`], the seeds that passed [`CavityApp::screen`].
     pub flags: Shared<u32>,
     /// Per kind: free slots (inactive when the patch was loaded), ascending.
     pub free: [Shared<u16>; 3],

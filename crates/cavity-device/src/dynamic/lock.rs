@@ -1,6 +1,8 @@
 //! Patch locks (dynamic paper, section 5.3, "Locking Algorithm"): one word
-//! per patch, taken by one elected thread of a block with a compare-and-swap
-//! and a bounded number of tries with exponential backoff. A failed attempt
+//! per patch, taken by one thread of a block with a compare-and-swap and a
+//! bounded number of tries with exponential backoff (the update kernel
+//! locks its own patch from thread 0 and the neighbours an expansion needs
+//! side by side, one thread per neighbour). A failed attempt
 //! makes the block give its patch back (rolling back costs nothing: its
 //! changes live in shared memory), so locks never deadlock. The word holds
 //! the holder's patch id + 1; a block keeps trying longer against holders
@@ -42,7 +44,7 @@ fn backoff(ns: u32) {
 
 /// Tries to lock `patch` for the block working on patch `me`; returns
 /// whether it holds the lock (at once `false` for a [`RESERVED`] patch).
-/// Call from one thread of the block.
+/// Call from one thread of the block per patch.
 #[inline(always)]
 pub fn try_lock(locks: GlobalU32, patch: u32, me: u32) -> bool {
     let mut wait = 64;
@@ -70,8 +72,9 @@ pub fn try_lock(locks: GlobalU32, patch: u32, me: u32) -> bool {
 }
 
 /// Releases `patch` (release ordering: everything the block wrote before is
-/// visible to the next holder). Call from one thread of the block after a
-/// barrier and a fence.
+/// visible to the next holder). Call from the thread of the block that
+/// handles `patch`, after a barrier and a fence when the block wrote to
+/// the patch (a patch given back untouched needs neither).
 #[inline(always)]
 pub fn unlock(locks: GlobalU32, patch: u32) {
     locks.store_release(patch, FREE);

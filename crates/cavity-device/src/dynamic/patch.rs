@@ -179,6 +179,7 @@ impl DynMesh {
         let base = p * STASH_SIZE;
         // Eight loads in flight at a time rather than one after another.
         const CHUNK: u32 = 8;
+        const { assert!(STASH_SIZE.is_multiple_of(CHUNK)) };
         for at in (0..STASH_SIZE).step_by(CHUNK as usize) {
             let entries: [u32; CHUNK as usize] =
                 core::array::from_fn(|k| self.stash.load(base + at + k as u32));
