@@ -853,12 +853,14 @@ impl<D: Send> Rounded<D> {
         report.stages.export = exporting.elapsed().as_secs_f64();
         let statistics = Instant::now();
         let length = report.length;
-        let (output_topology, (output_quality, quality_seconds), written, then) =
+        // The output's topology, its statistics and what `then` returned;
+        // the seconds count the topology and the statistics.
+        let (output_topology, (output_quality, statistics_seconds), written, checked) =
             std::thread::scope(|scope| {
                 let writing = scope.spawn(|| write(&output));
                 let output_topology = Topology::new(&output);
                 let topology_seconds = statistics.elapsed().as_secs_f64();
-                let ((quality, quality_seconds), then) = rayon::join(
+                let (quality, checked) = rayon::join(
                     || {
                         let started = Instant::now();
                         let q = Quality::with_topology(&output, &output_topology, length);
@@ -869,16 +871,16 @@ impl<D: Send> Rounded<D> {
                 let written = writing
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (output_topology, (quality, quality_seconds), written, then)
+                (output_topology, quality, written, checked)
             });
         report.output = output_quality;
-        report.stages.statistics += quality_seconds;
+        report.stages.statistics += statistics_seconds;
         let remeshed = Remeshed {
             mesh: output,
             topology: output_topology,
             report,
         };
-        (remeshed, written, then)
+        (remeshed, written, checked)
     }
 }
 
