@@ -237,7 +237,9 @@ impl CavityApp for SplitLongEdges {
     const JOINS_BOUNDARY: bool = false;
     const SCREENS: bool = true;
     fn screen<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        length(ctx, e) > self.max_length
+        // A NaN length passes: `create` does not turn it down either.
+        let len = length(ctx, e);
+        len > self.max_length || len.is_nan()
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let (n, faces) = ctx.edge_faces(e);

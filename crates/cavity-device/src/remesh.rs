@@ -1283,7 +1283,9 @@ impl CavityApp for CollapseShortEdgesSafely {
     }
     const SCREENS: bool = true;
     fn screen<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        self.flat_caps != 0 || length(ctx, e) < self.min_length
+        // A NaN length passes: `create` does not turn it down either.
+        let len = length(ctx, e);
+        self.flat_caps != 0 || len < self.min_length || len.is_nan()
     }
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         let len = length(ctx, e);

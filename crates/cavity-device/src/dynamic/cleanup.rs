@@ -30,7 +30,8 @@ const MAX_HOPS: u32 = 4;
 /// stash has no room for a new owner, the entries no ribbon entry uses any
 /// more are freed and the rest is pointed again; `stat::FATAL_STASH` only
 /// when that does not make room either. Does nothing unless `p` or a patch
-/// in its stash is `DIRTY` (`near_change`).
+/// in its stash is `DIRTY` (`near_change`), and follows only the entries
+/// that name a `DIRTY` owner.
 #[inline(always)]
 pub fn calibrate<B: Block>(block: &B, mesh: &DynMesh, p: u32) {
     if !near_change(block, mesh, p) {
@@ -104,6 +105,12 @@ fn repoint<B: Block>(block: &B, mesh: &DynMesh, p: u32) -> bool {
                 mesh.stats.store(stat::FATAL, stat::FATAL_CHAIN);
                 return;
             };
+            // An element leaves its owner or dies only in a DIRTY patch
+            // (see `near_change`): an entry that names an owner that is
+            // not DIRTY still names the live element there.
+            if mesh.flags.load(q0) & flag::DIRTY == 0 {
+                return;
+            }
             let (mut q, mut lq) = (q0, l0);
             let mut hops = 0;
             let live = loop {

@@ -245,8 +245,13 @@ pub fn migrate<B: Block>(
         block.for_each(2, |i| work.ctl.set(CTL_NEED + i, 0));
         block.sync();
         visit_closures(block, copy, work, mig, template, Needs::Collect);
+        // The locked set as it is, read before any thread clears a bit of
+        // it.
+        let locked = [0, 1].map(|i| work.ctl.get(CTL_LOCKED + i));
+        block.sync();
         block.for_each(STASH_SIZE, |s| {
-            if work.ctl.bit(CTL_LOCKED * 32 + s) && !work.ctl.bit(CTL_NEED * 32 + s) {
+            let was_locked = (locked[(s / 32) as usize] >> (s % 32)) & 1 == 1;
+            if was_locked && !work.ctl.bit(CTL_NEED * 32 + s) {
                 block.shared_fetch_and(work.ctl, CTL_LOCKED + s / 32, !(1 << (s % 32)));
                 lock::unlock(mesh.locks, copy.stash.get(s));
             }
@@ -261,7 +266,10 @@ pub fn migrate<B: Block>(
         }
     }
     // Room for a forwarding entry: this patch in each neighbour's stash
-    // (one thread per neighbour; the block holds each one's lock).
+    // (one thread per neighbour; the block holds each one's lock). The
+    // errors so far are read before any thread records a full stash.
+    let earlier = t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0;
+    block.sync();
     let mut full = false;
     block.for_each(STASH_SIZE, |s| {
         if work.ctl.bit(CTL_LOCKED * 32 + s) {
@@ -274,8 +282,7 @@ pub fn migrate<B: Block>(
             }
         }
     });
-    let failed =
-        block.sync_any(full || t0 && work.ctl.get(CTL_NO_ROOM) | work.ctl.get(CTL_FATAL) != 0);
+    let failed = block.sync_any(full || earlier);
     if !failed {
         take_ownership(block, mesh, copy, work, mig, template.seed_kind());
     }
