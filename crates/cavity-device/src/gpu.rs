@@ -11,7 +11,7 @@ use crate::dynamic::global::GlobalU32;
 use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::patch::DynMesh;
 use crate::dynamic::smooth::{self, Smoothing};
-use crate::dynamic::{cleanup, slice, update};
+use crate::dynamic::{cleanup, scheduler, slice, update};
 use crate::layout::{Kind, RawPatchMesh};
 use crate::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
@@ -466,8 +466,9 @@ pub unsafe extern "ptx-kernel" fn baseline_pde_sum(
     }
 }
 
-/// One update round of the Delaunay edge flips: one block per queued patch
-/// (`dynamic::update`), `salt` varying the cavities' priorities.
+/// One update round of the Delaunay edge flips: each block takes queued
+/// patches until the round's share is taken (`dynamic::update`), `salt`
+/// varying the cavities' priorities.
 ///
 /// # Safety
 /// `mesh` describes live device arrays of a dynamic mesh; dynamic shared
@@ -476,7 +477,7 @@ pub unsafe extern "ptx-kernel" fn baseline_pde_sum(
 pub unsafe extern "ptx-kernel" fn dynamic_delaunay(mesh: RawDynamicMesh, salt: u32) {
     // SAFETY: the launch contract.
     let m = unsafe { DynMesh::new(&mesh) };
-    update::update(&GpuBlock, &mut arena(), &m, &Delaunay, salt);
+    while update::update(&GpuBlock, &mut arena(), &m, &Delaunay, salt) {}
 }
 
 /// The survey between Delaunay sweeps: one block per patch slot in use
@@ -557,6 +558,20 @@ pub unsafe extern "ptx-kernel" fn dynamic_compact(mesh: RawDynamicMesh) {
     cleanup::compact(&GpuBlock, &mut arena(), &m, p);
 }
 
+/// Queues the patches for a sweep (`dynamic::scheduler::refill`; every
+/// patch in use, or with `changed_only != 0` those flagged `CHANGED`). One
+/// block.
+///
+/// # Safety
+/// As for [`dynamic_calibrate`]; dynamic shared memory is
+/// `dynamic::scheduler::refill_shared_bytes(threads)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_refill(mesh: RawDynamicMesh, changed_only: u32) {
+    // SAFETY: the launch contract.
+    let m = unsafe { DynMesh::new(&mesh) };
+    scheduler::refill(&GpuBlock, &mut arena(), &m, changed_only != 0);
+}
+
 /// Patch slicing: one block per patch slot in use splits the patches
 /// flagged `SLICE` (`dynamic::slice::slice`); `seed` is the seed kind
 /// (`Kind as u32`) of the application whose round flagged them.
@@ -574,8 +589,9 @@ pub unsafe extern "ptx-kernel" fn dynamic_slice(mesh: RawDynamicMesh, seed: u32)
     slice::slice(&GpuBlock, &mut arena(), &m, p, seed);
 }
 
-/// Update-round kernels of the mesh operations: one block per queued
-/// patch, the application's parameters by value.
+/// Update-round kernels of the mesh operations: each block takes queued
+/// patches until the round's share is taken, the application's parameters
+/// by value.
 macro_rules! operation_kernels {
     ($($name:ident, $survey:ident: $app:ident),* $(,)?) => {$(
         #[doc = concat!("One update round of [`", stringify!($app), "`] (`dynamic::update`).")]
@@ -587,7 +603,7 @@ macro_rules! operation_kernels {
         pub unsafe extern "ptx-kernel" fn $name(mesh: RawDynamicMesh, salt: u32, app: $app) {
             // SAFETY: the launch contract.
             let m = unsafe { DynMesh::new(&mesh) };
-            update::update(&GpuBlock, &mut arena(), &m, &app, salt);
+            while update::update(&GpuBlock, &mut arena(), &m, &app, salt) {}
         }
 
         #[doc = concat!("The survey between sweeps of [`", stringify!($app), "`]: one block per patch slot in use (`dynamic::update::survey`).")]

@@ -8,11 +8,12 @@
 //! the kernels on the host arrays, `backend::cuda::CudaRounds` on device
 //! copies.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
-use cavity_device::dynamic::layout::{NO_PATCH, flag, stat};
+use cavity_device::dynamic::layout::{flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::layout::Kind;
@@ -206,6 +207,7 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
 ) -> Result<RunReport, RunError> {
     let start = Instant::now();
     let mut report = RunReport::default();
+    let ahead = runner.runs_ahead() && after_round.is_none();
     for sweep in 0..max.unwrap_or(MAX_SWEEPS) {
         if A::READS_VALENCES {
             runner.store_valences()?;
@@ -217,13 +219,25 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
         runner.refill(changed)?;
         let mut rounds = 0;
         let mut queued = runner.status()?.queued;
+        // Whether the round whose status is read next went out already.
+        let mut launched = false;
         let status = loop {
             if rounds == MAX_ROUNDS {
                 return Err(RunError::Stuck(rounds));
             }
-            runner.round(app, queued)?;
+            if !launched {
+                runner.round(app, queued)?;
+            }
             rounds += 1;
-            let mut status = runner.status()?;
+            // Running ahead, the next round goes out before this one's
+            // status is read, with as many blocks as this one had: a round
+            // only shrinks the queue (a block enqueues at most the patch it
+            // took), and blocks that find the queue empty return at once.
+            launched = ahead;
+            if ahead {
+                runner.round(app, queued)?;
+            }
+            let mut status = runner.round_status()?;
             if let Some(e) = status.error() {
                 return Err(e);
             }
@@ -231,6 +245,7 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
                 runner.slice(A::TEMPLATE.seed_kind())?;
                 report.slices += 1;
                 status = runner.status()?;
+                launched = false;
                 if let Some(e) = status.error() {
                     return Err(e);
                 }
@@ -332,8 +347,25 @@ pub trait Rounds {
     /// Stores every owned vertex's valence for the remeshing flips
     /// (`cavity_device::remesh::store_valences`), between rounds.
     fn store_valences(&mut self) -> Result<(), RunError>;
-    /// The scheduler's state.
+    /// The scheduler's state after all the work launched so far. The
+    /// statuses of launched rounds not taken yet by
+    /// [`Rounds::round_status`] are dropped.
     fn status(&mut self) -> Result<Status, RunError>;
+    /// The scheduler's state right after the earliest update round whose
+    /// status was not taken yet (each [`Update::round`] keeps a copy of
+    /// it; as [`Rounds::status`] when none is left), while later rounds
+    /// may still be running.
+    fn round_status(&mut self) -> Result<Status, RunError>;
+    /// Whether the sweeps launch each round before they read the previous
+    /// round's status (when no `after_round` needs the mesh after every
+    /// round): on the GPU the host's turn between two rounds (reading the
+    /// status, launching) then overlaps the next round instead of leaving
+    /// the device idle. A round launched ahead after the queue emptied
+    /// does nothing; one launched after a fatal error returns at once
+    /// (`dynamic::update::update`).
+    fn runs_ahead(&self) -> bool {
+        false
+    }
     /// The mesh as it is now (copied back from the device if needed).
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError>;
     /// The device, in words.
@@ -347,37 +379,25 @@ pub trait Update<A: CavityApp>: Rounds {
     /// sweep that visits the changed patches only.
     fn survey(&mut self, app: &A) -> Result<(), RunError>;
     /// One update round of `app` with `blocks` blocks, then the cleanup
-    /// kernels. The round's patch order (`scheduler::outranks`) is salted
-    /// with the count of rounds this runner launched before, so that no two
-    /// rounds of a run (of any phase or sweep) rank the patches alike.
+    /// kernels, keeping the scheduler's state after them for
+    /// [`Rounds::round_status`]; on the GPU it returns once the work is
+    /// launched. The round's patch order (`scheduler::outranks`) is
+    /// salted with the count of rounds this runner launched before, so
+    /// that no two rounds of a run (of any phase or sweep) rank the
+    /// patches alike.
     fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError>;
 }
 
 /// Enqueues patches in the host arrays: all of them, or with
 /// `changed_only` those flagged `CHANGED` (the flags are cleared); marks
 /// every patch's declined seeds stale (`NEW_SWEEP`: a sweep looks at every
-/// candidate afresh); clears the counters.
+/// candidate afresh); clears the counters. The device crate's
+/// `scheduler::refill`, run on the host.
 pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
-    let n = mesh.num_patches as usize;
-    let mut queued = 0;
-    mesh.queue.fill(NO_PATCH);
-    for p in 0..n {
-        mesh.flags[p] &= !flag::QUEUED;
-        if !changed_only || mesh.flags[p] & flag::CHANGED != 0 {
-            mesh.queue[queued] = p as u32;
-            mesh.flags[p] |= flag::QUEUED;
-            queued += 1;
-        }
-        mesh.flags[p] &= !flag::CHANGED;
-        mesh.flags[p] |= flag::NEW_SWEEP;
-    }
-    mesh.queue_state[scheduler::COUNT as usize] = queued as u32;
-    mesh.queue_state[1] = 0;
-    mesh.queue_state[2] = queued as u32;
-    // The device copy of the state is replaced by this one: keep the patch
-    // count slicing left.
-    mesh.queue_state[scheduler::PATCHES as usize] = mesh.num_patches;
-    mesh.stats.fill(0);
+    let raw = mesh.raw();
+    // SAFETY: `raw` names the mesh's arrays, which nothing else touches
+    // until the call returns (`mesh` is borrowed mutably).
+    unsafe { CpuBackend::new().refill(&raw, changed_only) };
 }
 
 /// Status read from host arrays.
@@ -407,6 +427,8 @@ pub struct CpuRounds<'a> {
     scratch: Vec<u32>,
     /// Update rounds launched (the next round's salt).
     rounds: u32,
+    /// The status after each round not taken yet (`round_status`).
+    statuses: VecDeque<Status>,
 }
 
 impl<'a> CpuRounds<'a> {
@@ -422,6 +444,7 @@ impl<'a> CpuRounds<'a> {
             cpu,
             scratch: Vec::new(),
             rounds: 0,
+            statuses: VecDeque::new(),
         }
     }
 }
@@ -453,6 +476,9 @@ impl<A: CavityApp + Sync> Update<A> for CpuRounds<'_> {
         let raw = self.mesh.raw();
         // SAFETY: as above.
         unsafe { self.cpu.cleanup(&raw) };
+        let m = &*self.mesh;
+        self.statuses
+            .push_back(status_of(&m.queue_state, &m.stats, &m.flags));
         Ok(())
     }
 }
@@ -499,8 +525,16 @@ impl Rounds for CpuRounds<'_> {
     }
 
     fn status(&mut self) -> Result<Status, RunError> {
+        self.statuses.clear();
         let m = &*self.mesh;
         Ok(status_of(&m.queue_state, &m.stats, &m.flags))
+    }
+
+    fn round_status(&mut self) -> Result<Status, RunError> {
+        match self.statuses.pop_front() {
+            Some(status) => Ok(status),
+            None => self.status(),
+        }
     }
 
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {

@@ -259,8 +259,9 @@ impl Capacity {
 ///   sweep (bit per local seed; stale while `flag::NEW_SWEEP` is set);
 /// - `vertex_attrs[(p × V + v) × A..]`: `A` attribute values of local vertex
 ///   `v`, stored as `f32` bits;
-/// - `queue[..patches]`, `queue_state[0..4]`: the scheduler's ring buffer, its
-///   counters and the patch slots in use (see [`super::scheduler`]);
+/// - `queue[..patches]`, `queue_state[..scheduler::STATE_WORDS]`: the
+///   scheduler's ring buffer, its counters, the patch slots in use and the
+///   round's share (see [`super::scheduler`]);
 /// - `stats[..stat::COUNT]`: global counters.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]

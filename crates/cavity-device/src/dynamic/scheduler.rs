@@ -12,19 +12,31 @@
 //! `state[0]` counts queued patches, `state[1]` and `state[2]` are the
 //! front and back positions (modulo the queue's length); a slot holds
 //! [`NO_PATCH`] while empty. `state[3]` is the number of patch slots in use
-//! (patch slicing takes the next one).
+//! (patch slicing takes the next one). `state[4]` is the round's share,
+//! the patches queued when it began, and `state[5]` counts the dequeues
+//! the round tried: a round dequeues at most its share, as if it had
+//! exactly one block per queued patch, whatever its block count (the host
+//! launches a round before it knows how many patches the previous one left
+//! queued: `rounds::Rounds::runs_ahead` in the host crate).
+
+use crate::block::{Block, SharedArena, scan_scratch_len};
 
 use super::global::GlobalU32;
-use super::layout::NO_PATCH;
+use super::layout::{NO_PATCH, flag, stat};
+use super::patch::DynMesh;
 
 /// Index of the queued-patch count in the queue state.
 pub const COUNT: u32 = 0;
 /// Index of the number of patch slots in use in the queue state.
 pub const PATCHES: u32 = 3;
 /// Words of the queue state.
-pub const STATE_WORDS: u32 = 4;
+pub const STATE_WORDS: u32 = 6;
 const FRONT: u32 = 1;
 const BACK: u32 = 2;
+/// Index of the round's share (patches queued when the round began).
+const SHARE: u32 = 4;
+/// Index of the dequeues the round tried.
+const TRIED: u32 = 5;
 
 /// Enqueues `patch`. The queue's length must exceed the number of patches
 /// queued at once (one slot per patch slot suffices).
@@ -39,9 +51,13 @@ pub fn push(queue: GlobalU32, state: GlobalU32, len: u32, patch: u32) {
     }
 }
 
-/// Dequeues a patch, or `None` when the queue is empty.
+/// Dequeues a patch, or `None` when the queue is empty or the round tried
+/// as many dequeues as its share.
 #[inline(always)]
 pub fn pop(queue: GlobalU32, state: GlobalU32, len: u32) -> Option<u32> {
+    if state.fetch_add(TRIED, 1) >= state.load(SHARE) {
+        return None;
+    }
     let before = state.fetch_add(COUNT, u32::MAX);
     if before == 0 || before > i32::MAX as u32 {
         state.fetch_add(COUNT, 1);
@@ -55,6 +71,72 @@ pub fn pop(queue: GlobalU32, state: GlobalU32, len: u32) -> Option<u32> {
         }
         // The matching enqueue has counted itself but not written yet.
         core::hint::spin_loop();
+    }
+}
+
+/// Ends a round (one thread, no update running): the next round's share
+/// is the patches queued now.
+#[inline(always)]
+pub fn close_round(state: GlobalU32) {
+    state.store(SHARE, state.load(COUNT));
+    state.store(TRIED, 0);
+}
+
+/// Shared memory of [`refill`] in bytes, for `threads` threads.
+pub fn refill_shared_bytes(threads: u32) -> usize {
+    let mut arena = SharedArena::measuring();
+    refill_windows(&mut arena, threads);
+    arena.used()
+}
+
+fn refill_windows(arena: &mut SharedArena, threads: u32) -> [crate::block::Shared<u32>; 2] {
+    [arena.alloc(threads), arena.alloc(scan_scratch_len(threads))]
+}
+
+/// Queues the patches for a sweep (one block, between sweeps): every patch
+/// in use, or with `changed_only` those flagged `CHANGED`, in patch
+/// order; clears `CHANGED` and marks every patch's declined seeds stale
+/// (`NEW_SWEEP`: a sweep looks at every candidate afresh); zeroes the
+/// counters. Shared memory: [`refill_shared_bytes`].
+#[inline(always)]
+pub fn refill<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, changed_only: bool) {
+    let [taken, scratch] = refill_windows(arena, block.block_dim());
+    arena.check();
+    let dim = block.block_dim();
+    let t = block.thread_idx();
+    let n = mesh.num_patches;
+    let mut queued = 0;
+    let mut first = 0;
+    while first < n {
+        let p = first + t;
+        let f = if p < n { mesh.flags.load(p) } else { 0 };
+        let take = p < n && (!changed_only || f & flag::CHANGED != 0);
+        taken.set(t, take as u32);
+        block.sync();
+        let count = block.scan(taken, dim, scratch, false);
+        if p < n {
+            let mut g = (f & !(flag::QUEUED | flag::CHANGED)) | flag::NEW_SWEEP;
+            if take {
+                mesh.queue.store(queued + taken.get(t), p);
+                g |= flag::QUEUED;
+            }
+            mesh.flags.store(p, g);
+        }
+        queued += count;
+        first += dim;
+        block.sync();
+    }
+    block.for_each(mesh.cap.patches - queued, |i| {
+        mesh.queue.store(queued + i, NO_PATCH);
+    });
+    if t == 0 {
+        let state = mesh.queue_state;
+        for (i, v) in [queued, 0, queued, n, queued, 0].into_iter().enumerate() {
+            state.store(i as u32, v);
+        }
+        for i in 0..stat::COUNT {
+            mesh.stats.store(i, 0);
+        }
     }
 }
 

@@ -158,8 +158,13 @@ pub const MAX_PASSES: u32 = 4;
 /// leaves the cavities that waited for a neighbour out of the next one).
 pub const MAX_IDLE_PASSES: u32 = 2;
 
-/// The update kernel: one block processes at most one patch from the queue.
-/// `salt` varies the cavities' random priorities between rounds.
+/// The update kernel: the block processes at most one patch from the queue
+/// and returns whether it took one (none once the queue is empty, the
+/// round took its share or a fatal error was recorded). On the GPU a block
+/// calls it until it returns false, so that a round needs no more blocks
+/// than fit on the device at once; the CPU backend runs one call per
+/// queued patch. `salt` varies the cavities' random priorities between
+/// rounds.
 #[inline(always)]
 pub fn update<B: Block, A: CavityApp>(
     block: &B,
@@ -167,13 +172,19 @@ pub fn update<B: Block, A: CavityApp>(
     mesh: &DynMesh,
     app: &A,
     salt: u32,
-) {
+) -> bool {
     let (work, mut copy, mig) = windows::<A>(arena, &mesh.cap, block.block_dim());
     arena.check();
     let t0 = block.thread_idx() == 0;
     let qlen = mesh.cap.patches;
     if t0 {
-        let p = scheduler::pop(mesh.queue, mesh.queue_state, qlen).unwrap_or(NONE);
+        // A round after a fatal error (launched before the host read the
+        // status of the round that erred) does nothing.
+        let p = if mesh.stats.load(stat::FATAL) != 0 {
+            NONE
+        } else {
+            scheduler::pop(mesh.queue, mesh.queue_state, qlen).unwrap_or(NONE)
+        };
         work.ctl.set(CTL_PATCH, p);
         for i in [
             CTL_OK,
@@ -192,7 +203,7 @@ pub fn update<B: Block, A: CavityApp>(
     block.sync();
     let p = work.ctl.get(CTL_PATCH);
     if p == NONE {
-        return;
+        return false;
     }
     // A neighbour that outranks the patch in this round and competes in it
     // goes first: the patch is enqueued again untouched.
@@ -226,7 +237,7 @@ pub fn update<B: Block, A: CavityApp>(
     }
     block.sync();
     if work.ctl.get(CTL_OK) == 0 {
-        return;
+        return true;
     }
     fence();
     copy.p = work.ctl.get(CTL_PATCH);
@@ -396,4 +407,5 @@ pub fn update<B: Block, A: CavityApp>(
         }
         lock::unlock(mesh.locks, p);
     }
+    true
 }

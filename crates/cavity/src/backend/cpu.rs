@@ -12,7 +12,7 @@ use cavity_device::dynamic::global::GlobalU32;
 use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::patch::DynMesh;
 use cavity_device::dynamic::smooth::{self, Smoothing};
-use cavity_device::dynamic::{cleanup, slice, update};
+use cavity_device::dynamic::{cleanup, scheduler, slice, update};
 use cavity_device::layout::Kind;
 use cavity_device::query::{self, Neighbors, Query};
 use cavity_device::track::{self, Advection};
@@ -308,6 +308,19 @@ impl CpuBackend {
             // vertices' attributes.
             let mesh = unsafe { DynMesh::new(raw) };
             cavity_device::remesh::store_valences(b, arena, &mesh, p);
+        });
+    }
+
+    /// Queues the patches for a sweep (`scheduler::refill`, one block).
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn refill(&self, raw: &RawDynamicMesh, changed_only: bool) {
+        let smem = scheduler::refill_shared_bytes(1);
+        self.run_blocks(1, smem, |b, arena, _| {
+            // SAFETY: the caller's contract.
+            let mesh = unsafe { DynMesh::new(raw) };
+            scheduler::refill(b, arena, &mesh, changed_only);
         });
     }
 

@@ -2,14 +2,14 @@
 //! time, loaded and launched through cudarc (one thread block per patch,
 //! dynamic shared memory sized to the largest patch).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
+    DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
 use cavity_device::delaunay::Delaunay;
@@ -31,7 +31,7 @@ use super::{BackendError, GpuSeconds, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
-use crate::rounds::{Rounds, RunError, Status, Update, refill_host, status_of};
+use crate::rounds::{Rounds, RunError, Status, Update, status_of};
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
 /// `CAVITY_CUDA_ARCH` said otherwise at build time).
@@ -604,8 +604,13 @@ pub struct CudaRounds<'a> {
     /// Each application's update and survey kernels (by name) with their
     /// shared bytes, prepared at first use.
     updates: HashMap<&'static str, (CudaFunction, u32)>,
+    /// Per update kernel (by name): the most blocks the device holds at
+    /// once, the most a round launches (each block takes patches until the
+    /// round's share is taken).
+    resident: HashMap<&'static str, u32>,
     calibrate: CudaFunction,
     compact: (CudaFunction, u32),
+    refill: (CudaFunction, u32),
     slice: (CudaFunction, u32),
     smooth: ((CudaFunction, u32), CudaFunction),
     valences: (CudaFunction, u32),
@@ -614,6 +619,77 @@ pub struct CudaRounds<'a> {
     seconds: GpuSeconds,
     /// Update rounds launched (the next round's salt).
     rounds: u32,
+    /// The statuses taken after launched rounds and not read yet, oldest
+    /// first (`Rounds::round_status`).
+    pending: VecDeque<Snapshot>,
+    /// Snapshots read, whose host buffers are reused.
+    spare: Vec<Snapshot>,
+}
+
+/// The scheduler's state (queue state, counters, patch flags) copied to
+/// page-locked host memory behind the work launched before it, so that
+/// the host reads it without stopping the stream.
+struct Snapshot {
+    queue_state: PinnedHostSlice<u32>,
+    stats: PinnedHostSlice<u32>,
+    flags: PinnedHostSlice<u32>,
+    /// Recorded behind the copies: the buffers hold the state once it
+    /// completed.
+    done: Option<CudaEvent>,
+    /// A round's events before its update kernel and after the update,
+    /// calibration and compaction kernels ([`GpuSeconds::kernels`]).
+    timing: Option<[CudaEvent; 4]>,
+}
+
+impl Snapshot {
+    /// Host buffers for `stats` counters and `patches` patch flags.
+    fn new(ctx: &Arc<CudaContext>, stats: usize, patches: usize) -> Result<Self, DriverError> {
+        // SAFETY: any bit pattern is a valid u32, and a buffer is read only
+        // after `done`, recorded behind the copy that fills it, completed.
+        let alloc = |len: usize| unsafe { ctx.alloc_pinned_with_flags::<u32>(len, 0) };
+        Ok(Snapshot {
+            queue_state: alloc(scheduler::STATE_WORDS as usize)?,
+            stats: alloc(stats)?,
+            flags: alloc(patches)?,
+            done: None,
+            timing: None,
+        })
+    }
+
+    /// Waits for the copies, adds the round's kernel times to `seconds`
+    /// and reads the status.
+    fn read(&mut self, seconds: &mut GpuSeconds) -> Result<Status, DriverError> {
+        if let Some(done) = self.done.take() {
+            done.synchronize()?;
+        }
+        self.add_timing(seconds)?;
+        Ok(status_of(
+            self.queue_state.as_slice()?,
+            self.stats.as_slice()?,
+            self.flags.as_slice()?,
+        ))
+    }
+
+    /// Adds the kernel times of the round (if any) to `seconds`; the
+    /// events must have completed.
+    fn add_timing(&mut self, seconds: &mut GpuSeconds) -> Result<(), DriverError> {
+        if let Some(t) = self.timing.take() {
+            for (i, pair) in t.windows(2).enumerate() {
+                seconds.kernels[i] += pair[0].elapsed_ms(&pair[1])? as f64 / 1e3;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        // The host buffers are freed only once no copy writes them.
+        if let Some(done) = &self.done {
+            // A failure is the context's, and its next call reports it.
+            let _ = done.synchronize();
+        }
+    }
 }
 
 impl<'a> CudaRounds<'a> {
@@ -667,6 +743,10 @@ impl<'a> CudaRounds<'a> {
             "dynamic_compact",
             cleanup::compact_shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
         )?;
+        let refill = with_smem(
+            "dynamic_refill",
+            scheduler::refill_shared_bytes(DYNAMIC_BLOCK_DIM),
+        )?;
         let slice = with_smem(
             "dynamic_slice",
             slice::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
@@ -689,14 +769,18 @@ impl<'a> CudaRounds<'a> {
             bufs,
             raw,
             updates: HashMap::new(),
+            resident: HashMap::new(),
             calibrate,
             compact,
+            refill,
             slice,
             smooth,
             valences,
             advect: gpu.function("dynamic_advect")?,
             scratch: None,
             rounds: 0,
+            pending: VecDeque::new(),
+            spare: Vec::new(),
             seconds: GpuSeconds {
                 upload,
                 ..GpuSeconds::default()
@@ -742,6 +826,36 @@ impl<'a> CudaRounds<'a> {
         unsafe { b.launch(dynamic_config(grid, smem)) }
             .map_err(driver("launching a dynamic kernel"))?;
         Ok(())
+    }
+
+    /// Copies the scheduler's state to a snapshot behind the work launched
+    /// so far, with the events of the round it ends (if any).
+    fn take_snapshot(&mut self, timing: Option<[CudaEvent; 4]>) -> Result<Snapshot, BackendError> {
+        let e = driver("reading the scheduler's state");
+        let mut snap = match self.spare.pop() {
+            Some(snap) => snap,
+            None => Snapshot::new(&self.gpu.ctx, self.mesh.stats.len(), self.mesh.flags.len())
+                .map_err(e)?,
+        };
+        let s = &self.gpu.stream;
+        s.memcpy_dtoh(&self.bufs.queue_state, &mut snap.queue_state)
+            .map_err(e)?;
+        s.memcpy_dtoh(&self.bufs.stats, &mut snap.stats)
+            .map_err(e)?;
+        s.memcpy_dtoh(&self.bufs.flags, &mut snap.flags)
+            .map_err(e)?;
+        snap.done = Some(s.record_event(None).map_err(e)?);
+        snap.timing = timing;
+        Ok(snap)
+    }
+
+    /// Reads snapshot `snap` and keeps its buffers for reuse.
+    fn read_snapshot(&mut self, mut snap: Snapshot) -> Result<Status, RunError> {
+        let status = snap
+            .read(&mut self.seconds)
+            .map_err(driver("reading the scheduler's state"))?;
+        self.spare.push(snap);
+        Ok(status)
     }
 
     /// Copies the mesh back: the used patch slots of the per-patch arrays,
@@ -899,8 +1013,20 @@ impl<A: CudaApp> Update<A> for CudaRounds<'_> {
         if !self.updates.contains_key(A::KERNEL) {
             let smem = update::shared_bytes::<A>(&self.mesh.cap, DYNAMIC_BLOCK_DIM);
             let kernel = dynamic_kernel(self.gpu, A::KERNEL, smem)?;
+            let per_sm = kernel
+                .0
+                .occupancy_max_active_blocks_per_multiprocessor(DYNAMIC_BLOCK_DIM, smem, None)
+                .map_err(driver("reading the update kernel's occupancy"))?;
+            let sms = self
+                .gpu
+                .ctx
+                .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(driver("reading the multiprocessor count"))?;
+            self.resident
+                .insert(A::KERNEL, (per_sm * sms.max(1) as u32).max(1));
             self.updates.insert(A::KERNEL, kernel);
         }
+        let blocks = blocks.min(self.resident[A::KERNEL]);
         let (update, smem) = &self.updates[A::KERNEL];
         let n = self.mesh.num_patches;
         let s = &self.gpu.stream;
@@ -913,29 +1039,22 @@ impl<A: CudaApp> Update<A> for CudaRounds<'_> {
         let t2 = s.record_event(flags).map_err(e)?;
         self.launch_plain(&self.compact.0, n, self.compact.1)?;
         let t3 = s.record_event(flags).map_err(e)?;
-        for (i, (a, b)) in [(&t0, &t1), (&t1, &t2), (&t2, &t3)].into_iter().enumerate() {
-            self.seconds.kernels[i] += a.elapsed_ms(b).map_err(e)? as f64 / 1e3;
-        }
+        let snap = self.take_snapshot(Some([t0, t1, t2, t3]))?;
+        self.pending.push_back(snap);
         Ok(())
     }
 }
 
 impl Rounds for CudaRounds<'_> {
     fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
-        let s = &self.gpu.stream;
-        let e = driver("filling the queue");
-        s.memcpy_dtoh(&self.bufs.flags, &mut self.mesh.flags[..])
-            .map_err(e)?;
-        s.synchronize().map_err(e)?;
-        refill_host(self.mesh, changed_only);
-        s.memcpy_htod(&self.mesh.flags[..], &mut self.bufs.flags)
-            .map_err(e)?;
-        s.memcpy_htod(&self.mesh.queue[..], &mut self.bufs.queue)
-            .map_err(e)?;
-        s.memcpy_htod(&self.mesh.queue_state[..], &mut self.bufs.queue_state)
-            .map_err(e)?;
-        s.memcpy_htod(&self.mesh.stats[..], &mut self.bufs.stats)
-            .map_err(e)?;
+        let (f, smem) = &self.refill;
+        let mut b = self.gpu.stream.launch_builder(f);
+        let changed_only = changed_only as u32;
+        b.arg(&self.raw).arg(&changed_only);
+        // SAFETY: the refill kernel takes `(RawDynamicMesh, u32)`; the
+        // buffers behind `raw` live as long as `self`.
+        unsafe { b.launch(dynamic_config(1, *smem)) }
+            .map_err(driver("launching the refill kernel"))?;
         Ok(())
     }
 
@@ -1006,19 +1125,27 @@ impl Rounds for CudaRounds<'_> {
     }
 
     fn status(&mut self) -> Result<Status, RunError> {
-        let s = &self.gpu.stream;
-        let e = driver("reading the scheduler's state");
-        let n = self.mesh.num_patches as usize;
-        let mut queue_state = [0u32; scheduler::STATE_WORDS as usize];
-        let mut stats = vec![0u32; self.mesh.stats.len()];
-        let mut flags = vec![0u32; self.mesh.flags.len()];
-        s.memcpy_dtoh(&self.bufs.queue_state, &mut queue_state[..])
-            .map_err(e)?;
-        s.memcpy_dtoh(&self.bufs.stats, &mut stats[..]).map_err(e)?;
-        s.memcpy_dtoh(&self.bufs.flags.slice(0..n), &mut flags[..n])
-            .map_err(e)?;
-        s.synchronize().map_err(e)?;
-        Ok(status_of(&queue_state, &stats, &flags))
+        let last = self.take_snapshot(None)?;
+        let status = self.read_snapshot(last)?;
+        // The earlier snapshots completed before the last one.
+        while let Some(mut snap) = self.pending.pop_front() {
+            snap.done = None;
+            snap.add_timing(&mut self.seconds)
+                .map_err(driver("timing a dynamic kernel"))?;
+            self.spare.push(snap);
+        }
+        Ok(status)
+    }
+
+    fn round_status(&mut self) -> Result<Status, RunError> {
+        match self.pending.pop_front() {
+            Some(snap) => self.read_snapshot(snap),
+            None => self.status(),
+        }
+    }
+
+    fn runs_ahead(&self) -> bool {
+        true
     }
 
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {
