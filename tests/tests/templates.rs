@@ -6,7 +6,8 @@
 //! condition checked on the boundary loop), vertex delete (VertexStar, the
 //! hole re-triangulated as a fan), edge delete (EdgeFaces, no fill-in),
 //! face delete (Face, no fill-in), a
-//! user-defined cavity (Custom), patch slicing under growth, declined
+//! user-defined cavity (Custom), patch slicing under growth (also with
+//! rounds launched ahead of their status), declined
 //! seeds that stay declined when they change patch (CPU backend only), the
 //! growth operations and the collapse on proptest meshes, and the remeshing
 //! operations (valence flips, collapses that keep edges short and faces
@@ -699,6 +700,57 @@ fn growth_slices_patches() {
             );
         }
     }
+}
+
+/// Rounds launched before the previous round's status is read (as the
+/// GPU's sweeps run, and the CPU backend's racing schedule: no
+/// `after_round`): on tight patches that slice again and again, each
+/// round is launched with as many blocks as the round two before had, and
+/// after the last one a round finds the queue empty. The mesh comes out
+/// valid, every edge short enough, the counts as the splits say; out of
+/// patch slots, the error comes back and the mesh is valid.
+#[test]
+fn rounds_launched_ahead_split_and_slice() {
+    let factors = CapacityFactors {
+        elements: 1.0,
+        patches: 64.0,
+    };
+    let input = grid(16, 16, &[false, true], true, &[]);
+    let app = SplitLongEdges::new(0.5);
+    for patch_size in [16, 64] {
+        let mut dynamic = DynamicMesh::new(&input, patch_size, factors).expect("dynamic");
+        let backend = test_backend_with(Schedule::Racing);
+        let report = workers()
+            .install(|| backend.run_rounds(&mut dynamic, |r| sweeps(r, &app, false, None), |e| e))
+            .expect("run")
+            .value;
+        dynamic.validate(true).expect("valid");
+        let out = dynamic.to_mesh();
+        assert!(report.slices > 0, "{report:?}");
+        assert_eq!(euler(&out), euler(&input));
+        assert!(longest(&out) <= 0.5, "{report:?}");
+        assert_eq!(
+            out.faces.len(),
+            input.faces.len() + 2 * report.flips as usize,
+            "{report:?}"
+        );
+    }
+    // Out of patch slots: the round launched after the one that erred does
+    // nothing, the error comes back and the mesh stays valid.
+    let tight = CapacityFactors {
+        elements: 1.0,
+        patches: 1.0,
+    };
+    let mut dynamic = DynamicMesh::new(&input, 16, tight).expect("dynamic");
+    let backend = test_backend_with(Schedule::Racing);
+    let ran = workers()
+        .install(|| backend.run_rounds(&mut dynamic, |r| sweeps(r, &app, false, None), |e| e));
+    assert!(
+        matches!(ran, Err(RunError::Fatal(_))),
+        "{:?}",
+        ran.map(|r| r.value)
+    );
+    dynamic.validate(true).expect("valid after the error");
 }
 
 /// The smallest corner angle, in radians.

@@ -1,7 +1,10 @@
 //! The host side of the queue scheduler (dynamic paper, sections 4.3 and
 //! 5.3): a dynamic application runs in *sweeps*; a sweep enqueues every
-//! patch and launches update rounds (one block per queued patch, then the
-//! cleanup kernels) until the queue is empty. [`Rounds`] is one backend's
+//! patch and launches update rounds (the blocks take the queued patches,
+//! then the cleanup kernels run) until the queue is empty. On the GPU each
+//! round is launched before the previous round's status is read
+//! ([`Rounds::runs_ahead`]), so that the device does not wait for the host
+//! between rounds. [`Rounds`] is one backend's
 //! way of doing that on a [`DynamicMesh`], and [`Update`] its update round
 //! of one application (a backend runs any number of applications on the
 //! same mesh, one after another, without copying it): [`CpuRounds`] runs
@@ -535,6 +538,12 @@ impl Rounds for CpuRounds<'_> {
             Some(status) => Ok(status),
             None => self.status(),
         }
+    }
+
+    /// With the racing schedule, as on the GPU (the host gains nothing,
+    /// but runs the same sequence of rounds the GPU's sweeps do).
+    fn runs_ahead(&self) -> bool {
+        self.cpu.schedule() == Schedule::Racing
     }
 
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {

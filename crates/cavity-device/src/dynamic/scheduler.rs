@@ -2,7 +2,10 @@
 //! global memory (Gottlieb et al. 1983). A block's leader thread dequeues a
 //! patch; a patch that cannot be processed (its lock or a neighbour's is
 //! taken, or a neighbour changed in this round) is enqueued again; the host
-//! relaunches until the queue is empty.
+//! relaunches until the queue is empty. On the GPU a round's blocks are
+//! persistent: as many as the device holds at once, each dequeuing patches
+//! until the round took its share (below), instead of one block per queued
+//! patch.
 //!
 //! The scheduler avoids processing neighbouring patches in the same round
 //! (section 4.3): a dequeued patch that a competing neighbour outranks in

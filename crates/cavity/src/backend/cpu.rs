@@ -31,8 +31,10 @@ pub enum Schedule {
     #[default]
     Deterministic,
     /// One block per queued patch, all racing for the queue and the patch
-    /// locks as on the GPU: what the GPU's concurrency does, on the host
-    /// (the tests run it too); the output depends on timing.
+    /// locks as on the GPU, each round launched before the previous one's
+    /// status is read as on the GPU (`rounds::Rounds::runs_ahead`): what
+    /// the GPU's concurrency does, on the host (the tests run it too); the
+    /// output depends on timing.
     Racing,
 }
 
