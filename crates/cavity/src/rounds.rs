@@ -381,8 +381,10 @@ pub trait Update<A: CavityApp>: Rounds {
     /// of `app` on its current view (`dynamic::update::survey`), before a
     /// sweep that visits the changed patches only.
     fn survey(&mut self, app: &A) -> Result<(), RunError>;
-    /// One update round of `app` with `blocks` blocks, then the cleanup
-    /// kernels, keeping the scheduler's state after them for
+    /// One update round of `app` with `blocks` blocks (on the GPU at most
+    /// as many as the device holds at once, each taking queued patches
+    /// until the round took its share), then the cleanup kernels, keeping
+    /// the scheduler's state after them for
     /// [`Rounds::round_status`]; on the GPU it returns once the work is
     /// launched. The round's patch order (`scheduler::outranks`) is
     /// salted with the count of rounds this runner launched before, so
