@@ -705,8 +705,9 @@ fn growth_slices_patches() {
 /// Rounds launched before the previous round's status is read (as the
 /// GPU's sweeps run, and the CPU backend's racing schedule: no
 /// `after_round`): on tight patches that slice again and again, each
-/// round is launched with as many blocks as the round two before had, and
-/// after the last one a round finds the queue empty. The mesh comes out
+/// round is launched with as many blocks as patches were queued when the
+/// round before began, and after the last one a round finds the queue
+/// empty. The mesh comes out
 /// valid, every edge short enough, the counts as the splits say; out of
 /// patch slots, the error comes back and the mesh is valid.
 #[test]

@@ -368,6 +368,18 @@ impl SharedArena {
         assert!(self.used <= self.size);
     }
 
+    /// Forgets the windows handed out: the next `alloc` starts at the base
+    /// again (a block that runs a kernel's body once per item, as the
+    /// update blocks that take patches until the round's share is taken).
+    ///
+    /// # Safety
+    /// No window handed out before the call is accessed after it: the new
+    /// windows overlap them.
+    #[inline(always)]
+    pub unsafe fn reset(&mut self) {
+        self.used = 0;
+    }
+
     /// An arena that only measures: its windows must never be accessed.
     /// Used to size shared memory on the host with the kernels' own
     /// allocation sequence.

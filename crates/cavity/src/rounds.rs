@@ -225,7 +225,7 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
         // Whether the round whose status is read next went out already.
         let mut launched = false;
         let status = loop {
-            if rounds == MAX_ROUNDS {
+            if rounds >= MAX_ROUNDS {
                 return Err(RunError::Stuck(rounds));
             }
             if !launched {
@@ -233,9 +233,11 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
             }
             rounds += 1;
             // Running ahead, the next round goes out before this one's
-            // status is read, with as many blocks as this one had: a round
-            // only shrinks the queue (a block enqueues at most the patch it
-            // took), and blocks that find the queue empty return at once.
+            // status is read, with as many blocks as patches were queued
+            // when this one began (this one's share), which bounds the next
+            // one's share: a round only shrinks the queue (a block enqueues
+            // at most the patch it took), and blocks that find the queue
+            // empty return at once.
             launched = ahead;
             if ahead {
                 runner.round(app, queued)?;
@@ -248,6 +250,10 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
                 runner.slice(A::TEMPLATE.seed_kind())?;
                 report.slices += 1;
                 status = runner.status()?;
+                // The round launched ahead ran before the slicing.
+                if launched {
+                    rounds += 1;
+                }
                 launched = false;
                 if let Some(e) = status.error() {
                     return Err(e);

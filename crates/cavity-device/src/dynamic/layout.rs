@@ -54,11 +54,12 @@ pub mod flag {
     /// declined or deferred, a neighbour took elements from it, or its
     /// ribbon changed (an entry re-pointed or dropped): whatever its
     /// candidates depend on within its view may have changed (kept across
-    /// rounds; the host clears it when it enqueues the next sweep).
+    /// rounds; cleared when the next sweep is enqueued,
+    /// `scheduler::refill`).
     pub const CHANGED: u32 = 8;
     /// A sweep began since the patch last stored its declined seeds: they
-    /// are stale (set for every patch by the host when it enqueues a sweep;
-    /// the new half of a slicing inherits it).
+    /// are stale (set for every patch when a sweep is enqueued,
+    /// `scheduler::refill`; the new half of a slicing inherits it).
     pub const NEW_SWEEP: u32 = 16;
     /// The patch is queued and no block has begun on it (set when it is
     /// enqueued, cleared once a block holds its lock and starts): with its

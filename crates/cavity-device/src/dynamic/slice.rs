@@ -198,13 +198,21 @@ fn search<B: Block>(
 /// `DIRTY | CHANGED` and enqueued. Sets `stat::FATAL` to
 /// [`stat::FATAL_PATCH_SLOTS`] when no patch slot is left and to
 /// [`stat::FATAL_TOO_SMALL`] when the patch owns fewer than
-/// [`min_owned_faces`]. A patch flagged [`flag::CROWDED`] instead is
-/// sliced only when it owns a quarter of the face slots or more and a
-/// sixteenth of the patch slots stays free; else the flag is cleared.
+/// [`min_owned_faces`]; does nothing once a fatal error is recorded. A
+/// patch flagged [`flag::CROWDED`] instead is sliced only when it owns a
+/// quarter of the face slots or more and a sixteenth of the patch slots
+/// stays free; else the flag is cleared.
 #[inline(always)]
 pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32, seed: Kind) {
     let flags = mesh.flags.load(p);
     if flags & (flag::SLICE | flag::CROWDED) == 0 {
+        return;
+    }
+    // After a fatal error (in a round launched before the host read the
+    // status of the round that asked for the slicing) nothing is sliced.
+    // Read by one thread: another block may record an error meanwhile.
+    let t0 = block.thread_idx() == 0;
+    if block.sync_any(t0 && mesh.stats.load(stat::FATAL) != 0) {
         return;
     }
     // A crowded patch (`flag::CROWDED`) is sliced only where that is cheap:
@@ -214,7 +222,6 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
     arena.check();
     w.copy.p = p;
     let cap = mesh.cap;
-    let t0 = block.thread_idx() == 0;
     let ctl = w.ctl;
     let copy = w.copy;
     copy.load(block, mesh);

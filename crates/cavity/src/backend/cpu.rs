@@ -30,11 +30,11 @@ pub enum Schedule {
     /// output whatever the number of workers, at the cost of more rounds.
     #[default]
     Deterministic,
-    /// One block per queued patch, all racing for the queue and the patch
-    /// locks as on the GPU, each round launched before the previous one's
-    /// status is read as on the GPU (`rounds::Rounds::runs_ahead`): what
-    /// the GPU's concurrency does, on the host (the tests run it too); the
-    /// output depends on timing.
+    /// A block per worker, each taking queued patches until the round's
+    /// share is taken, all racing for the queue and the patch locks, each
+    /// round launched before the previous one's status is read
+    /// (`rounds::Rounds::runs_ahead`): what the GPU's blocks do, on the host
+    /// (the tests run it too); the output depends on timing.
     Racing,
 }
 
@@ -196,9 +196,13 @@ impl CpuBackend {
         );
     }
 
-    /// One update round of `app` over the dynamic mesh at `raw`: `blocks`
-    /// blocks (one per queued patch), running concurrently on the workers,
-    /// so that patch locks, the queue and expansions race as on the GPU.
+    /// One update round of `app` over the dynamic mesh at `raw` with
+    /// `blocks` blocks. In the deterministic schedule each block takes one
+    /// patch (the round's picks: one block per picked patch). In the
+    /// racing one at most one block per worker runs, each taking patches
+    /// until the round's share is taken, reusing its shared memory from
+    /// one patch to the next as the GPU's blocks do: patch locks, the
+    /// queue and expansions race as on the GPU.
     ///
     /// # Safety
     /// `raw` must describe live host arrays of a dynamic mesh (see
@@ -211,11 +215,21 @@ impl CpuBackend {
         salt: u32,
     ) {
         let smem = update::shared_bytes::<A>(&raw.cap, 1);
+        let racing = self.schedule == Schedule::Racing;
+        let blocks = if racing {
+            blocks.min(rayon::current_num_threads() as u32)
+        } else {
+            blocks
+        };
         self.run_storing_blocks(blocks, smem, |b, arena, _| {
             // SAFETY: the caller's contract; blocks only share the mesh
             // through its atomic words and patch locks.
             let mesh = unsafe { DynMesh::new(raw) };
-            update::update(b, arena, &mesh, app, salt);
+            while update::update(b, arena, &mesh, app, salt) && racing {
+                // SAFETY: the windows of the patch just processed are not
+                // used again.
+                unsafe { arena.reset() };
+            }
         });
     }
 

@@ -1,6 +1,8 @@
 //! The GPU backend: the device crate's kernels as PTX embedded at build
-//! time, loaded and launched through cudarc (one thread block per patch,
-//! dynamic shared memory sized to the largest patch).
+//! time, loaded and launched through cudarc (thread blocks over patches:
+//! one per patch, or for the dynamic updates as many as the device holds
+//! at once, each taking queued patches; dynamic shared memory sized to the
+//! largest patch).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -659,9 +661,10 @@ impl Snapshot {
     /// Waits for the copies, adds the round's kernel times to `seconds`
     /// and reads the status.
     fn read(&mut self, seconds: &mut GpuSeconds) -> Result<Status, DriverError> {
-        if let Some(done) = self.done.take() {
+        if let Some(done) = &self.done {
             done.synchronize()?;
         }
+        self.done = None;
         self.add_timing(seconds)?;
         Ok(status_of(
             self.queue_state.as_slice()?,
@@ -838,15 +841,24 @@ impl<'a> CudaRounds<'a> {
                 .map_err(e)?,
         };
         let s = &self.gpu.stream;
-        s.memcpy_dtoh(&self.bufs.queue_state, &mut snap.queue_state)
-            .map_err(e)?;
-        s.memcpy_dtoh(&self.bufs.stats, &mut snap.stats)
-            .map_err(e)?;
-        s.memcpy_dtoh(&self.bufs.flags, &mut snap.flags)
-            .map_err(e)?;
-        snap.done = Some(s.record_event(None).map_err(e)?);
-        snap.timing = timing;
-        Ok(snap)
+        let copied = s
+            .memcpy_dtoh(&self.bufs.queue_state, &mut snap.queue_state)
+            .and_then(|()| s.memcpy_dtoh(&self.bufs.stats, &mut snap.stats))
+            .and_then(|()| s.memcpy_dtoh(&self.bufs.flags, &mut snap.flags))
+            .and_then(|()| s.record_event(None));
+        match copied {
+            Ok(done) => {
+                snap.done = Some(done);
+                snap.timing = timing;
+                Ok(snap)
+            }
+            Err(err) => {
+                // A copy may still be under way: the buffers are freed only
+                // after the stream (a failure here is the same context's).
+                let _ = s.synchronize();
+                Err(e(err))
+            }
+        }
     }
 
     /// Reads snapshot `snap` and keeps its buffers for reuse.
