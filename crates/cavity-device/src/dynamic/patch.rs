@@ -207,6 +207,14 @@ impl DynMesh {
             self.stats.fetch_add(i, v);
         }
     }
+
+    /// Whether a fatal error is recorded (`stat::FATAL`): the kernels a
+    /// host launched before it read the error (rounds launched ahead, the
+    /// slicing after them) then do nothing.
+    #[inline(always)]
+    pub fn failed(&self) -> bool {
+        self.stats.load(super::layout::stat::FATAL) != 0
+    }
 }
 
 /// A ribbon hash table in global memory.

@@ -212,7 +212,7 @@ pub fn slice<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u3
     // status of the round that asked for the slicing) nothing is sliced.
     // Read by one thread: another block may record an error meanwhile.
     let t0 = block.thread_idx() == 0;
-    if block.sync_any(t0 && mesh.stats.load(stat::FATAL) != 0) {
+    if block.sync_any(t0 && mesh.failed()) {
         return;
     }
     // A crowded patch (`flag::CROWDED`) is sliced only where that is cheap:

@@ -160,11 +160,11 @@ pub const MAX_IDLE_PASSES: u32 = 2;
 
 /// The update kernel: the block processes at most one patch from the queue
 /// and returns whether it took one (none once the queue is empty, the
-/// round took its share or a fatal error was recorded). On the GPU a block
-/// calls it until it returns false, so that a round needs no more blocks
-/// than fit on the device at once; the CPU backend runs one call per
-/// queued patch. `salt` varies the cavities' random priorities between
-/// rounds.
+/// round took its share or a fatal error was recorded). On the GPU, and in
+/// the CPU backend's racing schedule, a block calls it until it returns
+/// false, so that a round needs no more blocks than run at once; the CPU
+/// backend's deterministic schedule runs one call per picked patch.
+/// `salt` varies the cavities' random priorities between rounds.
 #[inline(always)]
 pub fn update<B: Block, A: CavityApp>(
     block: &B,
@@ -180,7 +180,7 @@ pub fn update<B: Block, A: CavityApp>(
     if t0 {
         // A round after a fatal error (launched before the host read the
         // status of the round that erred) does nothing.
-        let p = if mesh.stats.load(stat::FATAL) != 0 {
+        let p = if mesh.failed() {
             NONE
         } else {
             scheduler::pop(mesh.queue, mesh.queue_state, qlen).unwrap_or(NONE)
