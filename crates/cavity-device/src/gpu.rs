@@ -7,7 +7,7 @@ use core::sync::atomic::AtomicU32;
 
 use crate::block::{Block, ScanChunk, Scatter, Shared, SharedArena, SharedScalar};
 use crate::delaunay::Delaunay;
-use crate::dynamic::global::GlobalU32;
+use crate::dynamic::global::{FrozenU32, GlobalU32};
 use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::patch::DynMesh;
 use crate::dynamic::smooth::{self, Smoothing};
@@ -494,31 +494,77 @@ pub unsafe extern "ptx-kernel" fn dynamic_delaunay_survey(mesh: RawDynamicMesh, 
     update::survey(&GpuBlock, &mut arena(), &m, &Delaunay, p, salt);
 }
 
-/// Smoothing (tangential or null-space), first kernel: one block per patch writes its owned
-/// vertices' smoothed positions to `scratch` (`dynamic::smooth::relax`).
+/// Smoothing (tangential or null-space), first kernel: one block per
+/// patch stores its owned vertices' rings and positions
+/// (`dynamic::smooth::rings`).
 ///
 /// # Safety
-/// `mesh` describes live device arrays of a dynamic mesh; `scratch` holds
+/// `mesh` describes live device arrays of a dynamic mesh; `headers` and
+/// `entries` hold the words `dynamic::smooth::Rings` names, `positions`
 /// `3 × cap.patches × cap.vertices` words; dynamic shared memory is
 /// `dynamic::smooth::shared_bytes(&mesh.cap, threads)`.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn dynamic_smooth_relax(
+pub unsafe extern "ptx-kernel" fn dynamic_smooth_rings(
     mesh: RawDynamicMesh,
-    scratch: u64,
+    headers: u64,
+    entries: u64,
+    positions: u64,
     params: Smoothing,
 ) {
     // SAFETY: the launch contract.
-    let (m, s) = unsafe { (DynMesh::new(&mesh), GlobalU32::new(scratch)) };
+    let (m, rings, at) = unsafe {
+        (
+            DynMesh::new(&mesh),
+            smooth::Rings {
+                headers: GlobalU32::new(headers),
+                entries: GlobalU32::new(entries),
+            },
+            GlobalU32::new(positions),
+        )
+    };
     // SAFETY: reads a special register.
     let p = unsafe { _block_idx_x() } as u32;
-    smooth::relax(&GpuBlock, &mut arena(), &m, p, s, &params);
+    smooth::rings(&GpuBlock, &mut arena(), &m, p, rings, at, &params);
 }
 
-/// Smoothing, second kernel: one block per patch copies the
-/// scratch positions over its owned vertices' (`dynamic::smooth::apply`).
+/// Smoothing, one step: one block per patch moves its owned vertices from
+/// the positions in `from` to `to` (`dynamic::smooth::step`).
 ///
 /// # Safety
-/// As for [`dynamic_smooth_relax`], after it.
+/// As for [`dynamic_smooth_rings`], after it; `from` and `to` hold
+/// `3 × cap.patches × cap.vertices` words each and do not overlap.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn dynamic_smooth_step(
+    mesh: RawDynamicMesh,
+    headers: u64,
+    entries: u64,
+    from: u64,
+    to: u64,
+    params: Smoothing,
+) {
+    // SAFETY: the launch contract.
+    let (m, rings, from, to) = unsafe {
+        (
+            DynMesh::new(&mesh),
+            smooth::Rings {
+                headers: FrozenU32::new(headers),
+                entries: FrozenU32::new(entries),
+            },
+            FrozenU32::new(from),
+            GlobalU32::new(to),
+        )
+    };
+    // SAFETY: reads a special register.
+    let p = unsafe { _block_idx_x() } as u32;
+    smooth::step(&GpuBlock, &m, p, rings, from, to, &params);
+}
+
+/// Smoothing, last kernel: one block per patch copies the positions in
+/// `scratch` over its owned vertices' (`dynamic::smooth::apply`).
+///
+/// # Safety
+/// As for [`dynamic_smooth_step`], after the last step, with `scratch` its
+/// `to`.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn dynamic_smooth_apply(mesh: RawDynamicMesh, scratch: u64) {
     // SAFETY: the launch contract.

@@ -405,9 +405,15 @@ impl BoundaryStar {
             return false;
         }
         let [u, w] = self.ends.map(|x| ctx.position(x));
-        let (d0, d1) = (sub(at, u), sub(w, at));
-        dot(d0, d1) >= boundary_cos * norm(d0) * norm(d1)
+        turns_gently(at, u, w, boundary_cos)
     }
+}
+
+/// Whether the boundary polyline `u, at, w` turns at `at` by an angle
+/// whose cosine is at least `boundary_cos` (`at` is no corner).
+pub(crate) fn turns_gently(at: [f32; 3], u: [f32; 3], w: [f32; 3], boundary_cos: f32) -> bool {
+    let (d0, d1) = (sub(at, u), sub(w, at));
+    dot(d0, d1) >= boundary_cos * norm(d0) * norm(d1)
 }
 
 /// Whether triangle `new` may replace `old`: it faces the same way and its

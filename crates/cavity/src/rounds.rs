@@ -18,7 +18,7 @@ use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{flag, stat};
 use cavity_device::dynamic::scheduler;
-use cavity_device::dynamic::smooth::Smoothing;
+use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::layout::Kind;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
@@ -347,9 +347,9 @@ pub trait Rounds {
     /// an application with seeds of kind `seed`, then runs the cleanup
     /// kernels over all patch slots in use.
     fn slice(&mut self, seed: Kind) -> Result<(), RunError>;
-    /// One smoothing step of every owned vertex
+    /// `steps` smoothing steps of every owned vertex
     /// (`cavity_device::dynamic::smooth`), between rounds.
-    fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError>;
+    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError>;
     /// One advection step of every owned vertex through `field`
     /// (`cavity_device::track::advect`), between rounds.
     fn advect(&mut self, field: &Advection) -> Result<(), RunError>;
@@ -434,7 +434,8 @@ pub fn status_of(queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
 pub struct CpuRounds<'a> {
     mesh: &'a mut DynamicMesh,
     cpu: CpuBackend,
-    /// Smoothing positions, allocated at the first step and reused.
+    /// The smoothing's buffers (`smooth::scratch_layout`), allocated at
+    /// the first smoothing and reused.
     scratch: Vec<u32>,
     /// Update rounds launched (the next round's salt).
     rounds: u32,
@@ -511,13 +512,17 @@ impl Rounds for CpuRounds<'_> {
         Ok(())
     }
 
-    fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError> {
-        let cap = self.mesh.cap;
-        self.scratch
-            .resize(3 * (cap.patches * cap.vertices) as usize, 0);
+    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
+        let words = smooth::scratch_layout(&self.mesh.cap)[4];
+        let words = usize::try_from(words).map_err(|_| {
+            RunError::Fatal(
+                "the smoothing's buffers outgrow this host's addresses: lower --patch-factor",
+            )
+        })?;
+        self.scratch.resize(words, 0);
         let raw = self.mesh.raw();
         // SAFETY: as in `round`; the scratch has the documented length.
-        unsafe { self.cpu.smooth(&raw, &mut self.scratch, params) };
+        unsafe { self.cpu.smooth(&raw, &mut self.scratch, params, steps) };
         Ok(())
     }
 

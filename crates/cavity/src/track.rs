@@ -256,7 +256,7 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
                 Step::Split => sweeps(runner, &split, true, None).map(Some),
                 Step::Flip => sweeps(runner, &flip, true, None).map(Some),
                 Step::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
-                Step::Smooth => runner.smooth(&smoothing).map(|()| None),
+                Step::Smooth => runner.smooth(&smoothing, 1).map(|()| None),
             }
             .and_then(|run| runner.status().map(|_| run))
             .map_err(|source| TrackError::Run {

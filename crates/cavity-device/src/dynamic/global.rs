@@ -148,6 +148,38 @@ impl GlobalU16 {
     }
 }
 
+/// A `u32` array in global memory that nothing writes while the view is
+/// used (a kernel's input from earlier kernels): plain loads, which the
+/// GPU serves from its L1 cache (a relaxed atomic load of [`GlobalU32`]
+/// goes to L2 each time).
+#[derive(Clone, Copy)]
+pub struct FrozenU32 {
+    ptr: *const u32,
+}
+
+impl FrozenU32 {
+    /// A read-only view of the array at `addr`.
+    ///
+    /// # Safety
+    /// `addr` must be a 4-byte-aligned address valid for reads of every
+    /// index the caller uses, and no thread or device may write those
+    /// entries while the view is used.
+    #[inline(always)]
+    pub unsafe fn new(addr: u64) -> Self {
+        FrozenU32 {
+            ptr: addr as *const u32,
+        }
+    }
+
+    /// Reads entry `i`.
+    #[inline(always)]
+    pub fn load(&self, i: u32) -> u32 {
+        // SAFETY: `new`'s contract: entry `i` is readable and not written
+        // meanwhile.
+        unsafe { self.ptr.add(i as usize).read() }
+    }
+}
+
 /// A memory fence ordering the calling thread's global accesses before and
 /// after it for every other thread of the device: `fence.sc.gpu` on the
 /// GPU (the blocks of one device are all that share the mesh while a

@@ -12,9 +12,12 @@
 //!   moves in its tangent plane, one on a crease along the crease, and a
 //!   corner stays.
 //!
-//! Jacobi-style in two kernels: [`relax`] writes the new positions to a
-//! scratch array, [`apply`] copies them over the positions, so every vertex
-//! sees its neighbours' old positions. Vertices on a feature edge stay, so
+//! Jacobi-style, in three kernels: [`rings`] stores the one-ring of every
+//! owned vertex once (the connectivity does not change while smoothing)
+//! with the positions; each [`step`] reads the positions of one buffer and
+//! writes the new ones to another, so every vertex sees its neighbours'
+//! old positions; [`apply`] copies the last ones over the mesh's
+//! positions. Vertices on a feature edge stay, so
 //! do those whose faces fold onto each other;
 //! boundary vertices (an edge with one face, or more than two) stay, or
 //! slide along the boundary polyline (see [`Smoothing::boundary_cos`]).
@@ -23,10 +26,10 @@ use crate::block::{Block, SharedArena};
 use crate::eigen::symmetric_eigen;
 use crate::layout::Kind;
 use crate::operations::{dot, norm, normal, parameters};
-use crate::remesh::BoundaryStar;
+use crate::remesh::{BoundaryStar, turns_gently};
 
 use super::cavity::{self, Ctx, Work};
-use super::global::GlobalU32;
+use super::global::{FrozenU32, GlobalU32};
 use super::layout::Capacity;
 use super::patch::{DynMesh, PatchCopy};
 
@@ -60,31 +63,220 @@ fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, Patc
     (work, copy)
 }
 
-/// Shared memory of [`relax`] for capacity `cap` and `threads` threads per
-/// block, in bytes.
+/// Shared memory of [`rings`] (and of [`for_each_owned_vertex`]) for
+/// capacity `cap` and `threads` threads per block, in bytes.
 pub fn shared_bytes(cap: &Capacity, threads: u32) -> usize {
     let mut arena = SharedArena::measuring();
     windows(&mut arena, cap, threads);
+    arena.alloc::<u32>(1);
     arena.used()
 }
 
-/// First kernel, one block per patch `p`: the new position of every owned
-/// vertex of `p` into `scratch[3 (p × V + v)..]` (`f32` bits; `V` =
-/// `cap.vertices`), its old one where it stays.
+/// Words of [`Rings::headers`] per vertex slot: the vertex's kind
+/// ([`STAYS`], [`ALONG_BOUNDARY`] or [`INTERIOR`]) in the low two bits and
+/// its number of entries above them, then the index of its first entry's
+/// word in [`Rings::entries`].
+pub const HEADER_WORDS: u32 = 2;
+/// Words of one ring entry.
+pub const ENTRY_WORDS: u32 = 3;
+/// The vertex stays in every step (a corner, a non-manifold or isolated
+/// vertex; no entries).
+pub const STAYS: u32 = 0;
+/// A plain boundary vertex that may slide along the boundary polyline: one
+/// entry, the slots of its two boundary neighbours.
+pub const ALONG_BOUNDARY: u32 = 1;
+/// A vertex whose every edge has two faces: one entry per edge, the slot
+/// of its other end `x`, then for each of its two faces the slot of the
+/// face's third vertex `y` with bit 31 set when the face runs `v, y, x`
+/// (clear: `v, x, y`).
+pub const INTERIOR: u32 = 2;
+const FLIPPED: u32 = 1 << 31;
+
+/// Ring entry words per patch slot: one entry per face corner at most
+/// (an interior vertex has as many edges as faces, a boundary one takes one
+/// entry and has a face).
+pub fn entry_words(cap: &Capacity) -> u32 {
+    ENTRY_WORDS * 3 * cap.faces
+}
+
+/// Word offsets, in one scratch array, of the smoothing's buffers for
+/// capacity `cap`: the two position buffers (`3 × cap.patches ×
+/// cap.vertices` words each, [`step`] reads one and writes the other),
+/// [`Rings::headers`], [`Rings::entries`], then the array's length.
+pub fn scratch_layout(cap: &Capacity) -> [u64; 5] {
+    let slots = u64::from(cap.patches) * u64::from(cap.vertices);
+    let positions = 3 * slots;
+    let headers = 2 * positions;
+    let entries = headers + u64::from(HEADER_WORDS) * slots;
+    let end = entries + u64::from(cap.patches) * u64::from(entry_words(cap));
+    [0, positions, headers, entries, end]
+}
+
+/// The one-rings of the owned vertices, built once before the smoothing
+/// steps (the connectivity does not change between them): for vertex slot
+/// `g = p × cap.vertices + v`, `HEADER_WORDS` words at
+/// `headers[HEADER_WORDS × g..]`; patch `p`'s entries in
+/// `entries[p × entry_words(cap)..]`. Every vertex a ring names is a slot
+/// of its owner, where the steps read its position.
+/// `W` is [`GlobalU32`] where [`rings`] writes them, [`FrozenU32`] where
+/// the steps read them.
+#[derive(Clone, Copy)]
+pub struct Rings<W> {
+    /// `HEADER_WORDS × cap.patches × cap.vertices` words.
+    pub headers: W,
+    /// `cap.patches × entry_words(cap)` words.
+    pub entries: W,
+}
+
+/// First kernel, one block per patch `p`: the rings of `p`'s owned active
+/// vertices into `rings` and their positions into `positions` (`f32` bits,
+/// three words per vertex slot), from which the first [`step`] reads.
 #[inline(always)]
-pub fn relax<B: Block>(
+pub fn rings<B: Block>(
     block: &B,
     arena: &mut SharedArena,
     mesh: &DynMesh,
     p: u32,
-    scratch: GlobalU32,
+    rings: Rings<GlobalU32>,
+    positions: GlobalU32,
     params: &Smoothing,
 ) {
-    for_each_owned_vertex(block, arena, mesh, p, |ctx, v| {
-        let at = ctx.position(v);
-        let moved = relaxed(ctx, v, at, params).unwrap_or(at);
-        for (k, x) in moved.iter().enumerate() {
-            scratch.store(3 * (p * mesh.cap.vertices + v) + k as u32, x.to_bits());
+    let (work, mut copy) = windows(arena, &mesh.cap, block.block_dim());
+    let cursor = arena.alloc::<u32>(1);
+    arena.check();
+    if block.thread_idx() == 0 {
+        cursor.set(0, 0);
+    }
+    copy.p = p;
+    copy.load(block, mesh);
+    block.sync();
+    cavity::build_relations(block, &copy, &work);
+    cavity::cache_positions(block, mesh, &copy, &work);
+    let ctx = Ctx::new(block, mesh, &copy, &work);
+    let cap = mesh.cap;
+    let slot = |x: u32| {
+        let (q, l) = copy.owner(block, Kind::Vertex, x).unwrap_or((p, x));
+        q * cap.vertices + l
+    };
+    let base = p * entry_words(&cap);
+    let room = entry_words(&cap) / ENTRY_WORDS;
+    block.for_each(copy.count(Kind::Vertex), |v| {
+        if !copy.is_owned(Kind::Vertex, v) || !copy.is_active(Kind::Vertex, v) {
+            return;
+        }
+        let g = p * cap.vertices + v;
+        for (k, x) in ctx.position(v).iter().enumerate() {
+            positions.store(3 * g + k as u32, x.to_bits());
+        }
+        let star = BoundaryStar::of(&ctx, v);
+        let (kind, count) = if !star.on_boundary() {
+            (INTERIOR, ctx.vertex_edges(v).count() as u32)
+        } else if star.edges == 2 && !star.non_manifold && params.boundary_cos <= 1.0 {
+            (ALONG_BOUNDARY, 1)
+        } else {
+            (STAYS, 0)
+        };
+        let first = block.shared_fetch_add(cursor, 0, count);
+        // At most `room` entries a patch (`entry_words`); a vertex past it
+        // would stay rather than write out of its patch's entries.
+        let (kind, count) = if first + count <= room {
+            (kind, count)
+        } else {
+            (STAYS, 0)
+        };
+        let at = base + ENTRY_WORDS * first;
+        rings.headers.store(HEADER_WORDS * g, kind | count << 2);
+        rings.headers.store(HEADER_WORDS * g + 1, at);
+        match kind {
+            ALONG_BOUNDARY => {
+                rings.entries.store(at, slot(star.ends[0]));
+                rings.entries.store(at + 1, slot(star.ends[1]));
+            }
+            INTERIOR => {
+                for (i, e) in ctx.vertex_edges(v).enumerate() {
+                    let w = at + ENTRY_WORDS * i as u32;
+                    let [a, b] = ctx.edge_vertices(e);
+                    let x = if a == v { b } else { a };
+                    rings.entries.store(w, slot(x));
+                    let (_, faces) = ctx.edge_faces(e);
+                    for (j, f) in faces.into_iter().enumerate() {
+                        let [c0, c1, c2] = ctx.face_vertices(f);
+                        // The face from `v` on: `v, next, last`.
+                        let (next, last) = if c0 == v {
+                            (c1, c2)
+                        } else if c1 == v {
+                            (c2, c0)
+                        } else {
+                            (c0, c1)
+                        };
+                        let third = if next == x {
+                            slot(last)
+                        } else {
+                            slot(next) | FLIPPED
+                        };
+                        rings.entries.store(w + 1 + j as u32, third);
+                    }
+                }
+            }
+            _ => {}
+        }
+    });
+}
+
+/// A smoothing step, one block per patch `p`: the new position of every
+/// owned active vertex of `p`, from its ring in `rings` and the positions
+/// in `from`, into `to` (both three `f32` words per vertex slot; its old
+/// position where it stays). Jacobi-style: every vertex sees its
+/// neighbours' positions of the step before.
+#[inline(always)]
+pub fn step<B: Block>(
+    block: &B,
+    mesh: &DynMesh,
+    p: u32,
+    rings: Rings<FrozenU32>,
+    from: FrozenU32,
+    to: GlobalU32,
+    params: &Smoothing,
+) {
+    let cap = mesh.cap;
+    let position = |g: u32| [0, 1, 2].map(|k| f32::from_bits(from.load(3 * g + k)));
+    block.for_each(mesh.count(p, Kind::Vertex), |v| {
+        if !mesh.bit(p, Kind::Vertex, false, v) || !mesh.bit(p, Kind::Vertex, true, v) {
+            return;
+        }
+        let g = p * cap.vertices + v;
+        let at = position(g);
+        let header = rings.headers.load(HEADER_WORDS * g);
+        let first = rings.headers.load(HEADER_WORDS * g + 1);
+        let entry = |i: u32, w: u32| rings.entries.load(first + ENTRY_WORDS * i + w);
+        let moved = match header & 3 {
+            ALONG_BOUNDARY => {
+                let [u, w] = [entry(0, 0), entry(0, 1)].map(position);
+                turns_gently(at, u, w, params.boundary_cos)
+                    .then(|| along_boundary(u, w, at, params.step))
+                    .flatten()
+            }
+            INTERIOR => relaxed(
+                at,
+                header >> 2,
+                |i| {
+                    let x = position(entry(i, 0));
+                    [1, 2].map(|j| {
+                        let third = entry(i, j);
+                        let y = position(third & !FLIPPED);
+                        if third & FLIPPED == 0 {
+                            [at, x, y]
+                        } else {
+                            [at, y, x]
+                        }
+                    })
+                },
+                params,
+            ),
+            _ => None,
+        };
+        for (k, x) in moved.unwrap_or(at).iter().enumerate() {
+            to.store(3 * g + k as u32, x.to_bits());
         }
     });
 }
@@ -120,36 +312,23 @@ pub fn for_each_owned_vertex<B: Block>(
 /// below which their sum means the faces fold onto each other.
 const FOLDED: f32 = 0.5;
 
-/// The smoothed position of owned vertex `v` at `at`; `None` when it stays.
-fn relaxed<B: Block>(
-    ctx: &Ctx<'_, B>,
-    v: u32,
+/// The smoothed position of an interior vertex at `at` with `edges` edges,
+/// edge `i`'s two faces being `faces(i)` (each from the vertex on, in its
+/// orientation); `None` when it stays.
+fn relaxed(
     at: [f32; 3],
+    edges: u32,
+    faces: impl Fn(u32) -> [[[f32; 3]; 3]; 2],
     params: &Smoothing,
 ) -> Option<[f32; 3]> {
-    let star = BoundaryStar::of(ctx, v);
-    if star.on_boundary() {
-        return star
-            .movable(ctx, at, params.boundary_cos)
-            .then(|| along_boundary(ctx, &star, at, params.step))
-            .flatten();
-    }
     // Each face around `v` is met once per edge of `v` it holds (twice):
     // the weights cancel.
     let mut centre = [0.0f32; 3];
     let mut weight = 0.0f32;
     let mut n = [0.0f32; 3];
     let mut quadric = [[0.0f32; 3]; 3];
-    for e in ctx.vertex_edges(v) {
-        let (count, faces) = ctx.edge_faces(e);
-        if count != 2 {
-            return None;
-        }
-        let [f0, f1] = faces;
-        let normals = [f0, f1].map(|f| {
-            let [a, b, c] = ctx.face_vertices(f).map(|x| ctx.position(x));
-            (normal(a, b, c), [a, b, c])
-        });
+    for i in 0..edges {
+        let normals = faces(i).map(|[a, b, c]| (normal(a, b, c), [a, b, c]));
         let l = norm(normals[0].0) * norm(normals[1].0);
         if l <= 0.0 || dot(normals[0].0, normals[1].0) < params.feature_cos * l {
             return None;
@@ -159,9 +338,13 @@ fn relaxed<B: Block>(
             for k in 0..3 {
                 centre[k] += area * (a[k] + b[k] + c[k]) / 3.0;
                 n[k] += fnormal[k];
-                for j in 0..3 {
-                    // area · n̂ n̂ᵀ = n nᵀ / |n| (up to the common factor 2).
-                    quadric[k][j] += fnormal[k] * fnormal[j] / area;
+            }
+            if params.rank_ratio > 0.0 {
+                for (k, row) in quadric.iter_mut().enumerate() {
+                    for (j, q) in row.iter_mut().enumerate() {
+                        // area · n̂ n̂ᵀ = n nᵀ / |n| (up to the common factor 2).
+                        *q += fnormal[k] * fnormal[j] / area;
+                    }
                 }
             }
             weight += area;
@@ -187,19 +370,13 @@ fn relaxed<B: Block>(
     Some([0, 1, 2].map(|k| at[k] + params.step * kept[k]))
 }
 
-/// Where boundary vertex `v` at `at`, with boundary neighbours
-/// `star.ends`, moves: `step` times the component of its move to their
-/// midpoint along the chord between them, taken along the boundary edge on
-/// that side, so that it stays on the old polyline; at most a quarter of
-/// that edge, so that two neighbours moving towards each other in the same
-/// step never meet.
-fn along_boundary<B: Block>(
-    ctx: &Ctx<'_, B>,
-    star: &BoundaryStar,
-    at: [f32; 3],
-    step: f32,
-) -> Option<[f32; 3]> {
-    let [u, w] = star.ends.map(|x| ctx.position(x));
+/// Where a boundary vertex at `at`, with boundary neighbours at `u` and
+/// `w`, moves: `step` times the component of its move to their midpoint
+/// along the chord between them, taken along the boundary edge on that
+/// side, so that it stays on the old polyline; at most a quarter of that
+/// edge, so that two neighbours moving towards each other in the same step
+/// never meet.
+fn along_boundary(u: [f32; 3], w: [f32; 3], at: [f32; 3], step: f32) -> Option<[f32; 3]> {
     let chord = [0, 1, 2].map(|k| w[k] - u[k]);
     let lc = norm(chord);
     if lc <= 0.0 {
@@ -234,8 +411,9 @@ fn null_space_part(quadric: &[[f32; 3]; 3], d: [f32; 3], ratio: f32) -> [f32; 3]
     kept
 }
 
-/// Second kernel, one block per patch `p`: copies the scratch positions of
-/// `p`'s owned vertices over their positions.
+/// Last kernel, one block per patch `p`: copies the positions of `p`'s
+/// owned vertices in `scratch` (three words per vertex slot, as [`step`]
+/// writes them) over their positions.
 #[inline(always)]
 pub fn apply<B: Block>(block: &B, mesh: &DynMesh, p: u32, scratch: GlobalU32) {
     let cap = mesh.cap;

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use cavity_device::block::{HostBlock, Scatter, SharedArena};
 use cavity_device::dynamic::cavity::CavityApp;
-use cavity_device::dynamic::global::GlobalU32;
+use cavity_device::dynamic::global::{FrozenU32, GlobalU32};
 use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::patch::DynMesh;
 use cavity_device::dynamic::smooth::{self, Smoothing};
@@ -275,26 +275,61 @@ impl CpuBackend {
         }
     }
 
-    /// One smoothing step (`dynamic::smooth`): the relaxation
-    /// into `scratch` (`3 × cap.patches × cap.vertices` words), then the
-    /// copy over the positions, one block per patch.
+    /// `steps` smoothing steps (`dynamic::smooth`): the rings, the steps
+    /// between the two position buffers of `scratch`, the copy over the
+    /// positions, one block per patch each; nothing when `steps` is 0.
     ///
     /// # Safety
-    /// As for [`CpuBackend::update_round`].
-    pub unsafe fn smooth(&self, raw: &RawDynamicMesh, scratch: &mut [u32], params: &Smoothing) {
-        assert!(scratch.len() >= 3 * (raw.cap.patches * raw.cap.vertices) as usize);
-        let at = scratch.as_mut_ptr() as u64;
+    /// As for [`CpuBackend::update_round`]; `scratch` holds at least
+    /// `smooth::scratch_layout(&raw.cap)[4]` words.
+    pub unsafe fn smooth(
+        &self,
+        raw: &RawDynamicMesh,
+        scratch: &mut [u32],
+        params: &Smoothing,
+        steps: u32,
+    ) {
+        let [a, b, headers, entries, len] = smooth::scratch_layout(&raw.cap);
+        assert!(scratch.len() as u64 >= len);
+        if steps == 0 {
+            return;
+        }
+        let base = scratch.as_mut_ptr() as u64;
+        let at = |word: u64| base + 4 * word;
+        // SAFETY: the words are inside `scratch`, which outlives the calls;
+        // each block writes only its own patch's slots and entries.
+        let view = |word: u64| unsafe { GlobalU32::new(at(word)) };
+        // SAFETY: as above; the steps read the rings and one position
+        // buffer, which nothing writes while they run.
+        let frozen = |word: u64| unsafe { FrozenU32::new(at(word)) };
         let smem = smooth::shared_bytes(&raw.cap, 1);
-        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
-            // SAFETY: the caller's contract; `scratch` outlives the call and
-            // each block writes only its own patch's entries.
-            let (mesh, s) = unsafe { (DynMesh::new(raw), GlobalU32::new(at)) };
-            smooth::relax(b, arena, &mesh, p, s, params);
+        self.run_blocks(raw.num_patches, smem, |blk, arena, p| {
+            // SAFETY: the caller's contract.
+            let mesh = unsafe { DynMesh::new(raw) };
+            let rings = smooth::Rings {
+                headers: view(headers),
+                entries: view(entries),
+            };
+            smooth::rings(blk, arena, &mesh, p, rings, view(a), params);
         });
-        self.run_blocks(raw.num_patches, 0, |b, _, p| {
-            // SAFETY: as above; each block writes only its own vertices.
-            let (mesh, s) = unsafe { (DynMesh::new(raw), GlobalU32::new(at)) };
-            smooth::apply(b, &mesh, p, s);
+        let (mut from, mut to) = (a, b);
+        for _ in 0..steps {
+            self.run_blocks(raw.num_patches, 0, |blk, _, p| {
+                // SAFETY: the caller's contract.
+                let mesh = unsafe { DynMesh::new(raw) };
+                let rings = smooth::Rings {
+                    headers: frozen(headers),
+                    entries: frozen(entries),
+                };
+                smooth::step(blk, &mesh, p, rings, frozen(from), view(to), params);
+            });
+            (from, to) = (to, from);
+        }
+        self.run_blocks(raw.num_patches, 0, |blk, _, p| {
+            // SAFETY: the caller's contract; each block writes only its own
+            // vertices.
+            let mesh = unsafe { DynMesh::new(raw) };
+            smooth::apply(blk, &mesh, p, view(from));
         });
     }
 

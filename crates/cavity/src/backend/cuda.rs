@@ -614,7 +614,9 @@ pub struct CudaRounds<'a> {
     compact: (CudaFunction, u32),
     refill: (CudaFunction, u32),
     slice: (CudaFunction, u32),
-    smooth: ((CudaFunction, u32), CudaFunction),
+    /// The smoothing's rings (with their shared memory), step and apply
+    /// kernels.
+    smooth: ((CudaFunction, u32), CudaFunction, CudaFunction),
     valences: (CudaFunction, u32),
     advect: CudaFunction,
     scratch: Option<CudaSlice<u32>>,
@@ -757,9 +759,10 @@ impl<'a> CudaRounds<'a> {
         let calibrate = gpu.function("dynamic_calibrate")?;
         let smooth = (
             with_smem(
-                "dynamic_smooth_relax",
+                "dynamic_smooth_rings",
                 smooth::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
             )?,
+            gpu.function("dynamic_smooth_step")?,
             gpu.function("dynamic_smooth_apply")?,
         );
         let valences = with_smem(
@@ -1092,30 +1095,55 @@ impl Rounds for CudaRounds<'_> {
         Ok(())
     }
 
-    fn smooth(&mut self, params: &Smoothing) -> Result<(), RunError> {
-        let cap = self.mesh.cap;
+    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
+        if steps == 0 {
+            return Ok(());
+        }
+        let [a, b, headers, entries, words] = smooth::scratch_layout(&self.mesh.cap);
         let s = &self.gpu.stream;
         let scratch = match self.scratch.take() {
             Some(buf) => buf,
             None => s
-                .alloc_zeros::<u32>(3 * (cap.patches * cap.vertices) as usize)
-                .map_err(driver("allocating the smoothing scratch"))?,
+                .alloc_zeros::<u32>(words as usize)
+                .map_err(driver("allocating the smoothing's buffers"))?,
         };
-        let at = scratch.device_ptr(s).0;
+        let base = scratch.device_ptr(s).0;
         self.scratch = Some(scratch);
+        let at = |word: u64| base + 4 * word;
+        let (headers, entries) = (at(headers), at(entries));
         let grid = self.mesh.num_patches;
-        let ((relax, smem), apply) = &self.smooth;
+        let ((rings, smem), step, apply) = &self.smooth;
         let params = KernelSmoothing(*params);
         let e = driver("launching a smoothing kernel");
-        let mut b = s.launch_builder(relax);
-        b.arg(&self.raw).arg(&at).arg(&params);
-        // SAFETY: the arguments match `dynamic_smooth_relax`; the scratch
-        // holds 3 × patches × vertices words and lives in `self`.
-        unsafe { b.launch(dynamic_config(grid, *smem)) }.map_err(e)?;
-        let mut b = s.launch_builder(apply);
-        b.arg(&self.raw).arg(&at);
-        // SAFETY: the arguments match `dynamic_smooth_apply`.
-        unsafe { b.launch(dynamic_config(grid, 0)) }.map_err(e)?;
+        let first = at(a);
+        let mut l = s.launch_builder(rings);
+        l.arg(&self.raw)
+            .arg(&headers)
+            .arg(&entries)
+            .arg(&first)
+            .arg(&params);
+        // SAFETY: the arguments match `dynamic_smooth_rings`; the buffers
+        // lie inside the scratch (`scratch_layout`), which lives in `self`.
+        unsafe { l.launch(dynamic_config(grid, *smem)) }.map_err(e)?;
+        let (mut from, mut to) = (at(a), at(b));
+        for _ in 0..steps {
+            let mut l = s.launch_builder(step);
+            l.arg(&self.raw)
+                .arg(&headers)
+                .arg(&entries)
+                .arg(&from)
+                .arg(&to)
+                .arg(&params);
+            // SAFETY: the arguments match `dynamic_smooth_step`, after the
+            // rings; `from` and `to` are the two disjoint position buffers.
+            unsafe { l.launch(dynamic_config(grid, 0)) }.map_err(e)?;
+            (from, to) = (to, from);
+        }
+        let mut l = s.launch_builder(apply);
+        l.arg(&self.raw).arg(&from);
+        // SAFETY: the arguments match `dynamic_smooth_apply`; `from` holds
+        // the last step's positions.
+        unsafe { l.launch(dynamic_config(grid, 0)) }.map_err(e)?;
         Ok(())
     }
 

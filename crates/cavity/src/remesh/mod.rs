@@ -380,8 +380,8 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
                 Phase::Split => sweeps(runner, &split, true, None).map(Some),
                 Phase::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
                 Phase::Flip => sweeps_at_most(runner, &flip(iteration), FLIP_SWEEPS).map(Some),
-                Phase::Smooth => (0..settings.smoothing_steps)
-                    .try_for_each(|_| runner.smooth(&smoothing))
+                Phase::Smooth => runner
+                    .smooth(&smoothing, settings.smoothing_steps)
                     .and_then(|()| runner.status().map(|_| None)),
             }
             .map_err(|source| RemeshError::Run {
