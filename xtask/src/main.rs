@@ -1,13 +1,15 @@
-//! Project tasks: `cargo xtask build-ptx [--arch sm_XX]` builds the device
-//! crate to PTX and lists its kernels with their sizes; `cargo xtask bench
-//! queries [MESH] ...` runs the query benchmark (same as `cavity bench queries`).
+//! Project tasks: `cargo xtask build-ptx [--crate PATH] [--arch sm_XX]`
+//! builds a kernel crate (the device crate by default) to PTX with
+//! `cavity-ptx-builder` and lists its kernels with their sizes; `cargo
+//! xtask bench queries [MESH] ...` runs the query benchmark (same as
+//! `cavity bench queries`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-include!("../../crates/cavity/build/ptx.rs");
+use cavity_ptx_builder::PtxBuilder;
 
 #[derive(Parser)]
 #[command(name = "xtask")]
@@ -18,10 +20,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Build the PTX and print each kernel's size.
+    /// Build a kernel crate's PTX and print each kernel's size.
     BuildPtx {
+        /// The kernel crate's directory (default: crates/cavity-device).
+        #[arg(long = "crate", value_name = "PATH")]
+        krate: Option<PathBuf>,
         /// GPU architecture, e.g. sm_80, sm_90.
-        #[arg(long, default_value = "sm_90")]
+        #[arg(long, default_value = cavity_ptx_builder::DEFAULT_ARCH)]
         arch: String,
     },
     /// Run a benchmark through the release CLI (arguments are passed on).
@@ -60,12 +65,14 @@ fn kernels(ptx: &str) -> Vec<(String, usize, usize)> {
 fn run(cli: Cli) -> Result<(), String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     match cli.task {
-        Task::BuildPtx { arch } => {
-            let dir = root.join("target").join(format!("ptx-{arch}"));
-            let ptx: PathBuf = build_ptx(&root, &dir, &arch)?;
-            let text =
-                std::fs::read_to_string(&ptx).map_err(|e| format!("{}: {e}", ptx.display()))?;
-            println!("{} ({} bytes, {arch})", ptx.display(), text.len());
+        Task::BuildPtx { krate, arch } => {
+            let krate = krate.unwrap_or_else(|| root.join("crates/cavity-device"));
+            let ptx = PtxBuilder::new(&krate)
+                .arch(&arch)
+                .build()
+                .map_err(|e| e.to_string())?;
+            let text = ptx.text().map_err(|e| e.to_string())?;
+            println!("{} ({} bytes, {arch})", ptx.path().display(), text.len());
             println!("| kernel | PTX lines | PTX bytes |\n|---|---|---|");
             for (name, lines, bytes) in kernels(&text) {
                 println!("| {name} | {lines} | {bytes} |");

@@ -43,6 +43,10 @@ pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/cavity_device.ptx"
 /// the kernels' cache ([`super::cubin_cache`]).
 const PTX_HASH: u64 = include!(concat!(env!("OUT_DIR"), "/ptx_hash.rs"));
 
+/// Why this build has no PTX ([`PTX`] is empty): the build script's
+/// toolchain could not build it (`cavity_ptx_builder::Outcome::Skipped`).
+pub const PTX_MISSING: Option<&str> = include!(concat!(env!("OUT_DIR"), "/ptx_missing.rs"));
+
 /// Threads per block of the element-wise kernels.
 const ELEMENT_BLOCK_DIM: u32 = 256;
 
@@ -119,6 +123,9 @@ impl CudaBackend {
     /// # Errors
     /// As [`CudaBackend::new`].
     pub fn with_notice(before_compile: &dyn Fn()) -> Result<CudaBackend, BackendError> {
+        if let Some(reason) = PTX_MISSING {
+            return Err(BackendError::NoKernels(reason));
+        }
         // cudarc's dynamic loading panics when libcuda is absent: turn that
         // into an error, silencing the panic message.
         let hook = std::panic::take_hook();

@@ -56,6 +56,12 @@ pub enum BackendError {
     /// No usable CUDA driver or device.
     #[error("no CUDA device available: {0}")]
     NoCuda(String),
+    /// This build has no GPU kernels: the toolchain that built it could not
+    /// build PTX (the reason says what it lacked). Fix: install what it
+    /// names, then rebuild (`cargo clean -p cavity` first, or touch
+    /// `crates/cavity-device`).
+    #[error("this build has no GPU kernels: {0}; then rebuild (cargo clean -p cavity)")]
+    NoKernels(&'static str),
     /// A CUDA driver call failed.
     #[error("CUDA error while {what}: {source}")]
     Driver {
