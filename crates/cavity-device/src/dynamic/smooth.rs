@@ -67,8 +67,8 @@ fn windows(arena: &mut SharedArena, cap: &Capacity, threads: u32) -> (Work, Patc
 /// capacity `cap` and `threads` threads per block, in bytes.
 pub fn shared_bytes(cap: &Capacity, threads: u32) -> usize {
     let mut arena = SharedArena::measuring();
-    windows(&mut arena, cap, threads);
     arena.alloc::<u32>(1);
+    windows(&mut arena, cap, threads);
     arena.used()
 }
 
@@ -141,34 +141,25 @@ pub fn rings<B: Block>(
     positions: GlobalU32,
     params: &Smoothing,
 ) {
-    let (work, mut copy) = windows(arena, &mesh.cap, block.block_dim());
     let cursor = arena.alloc::<u32>(1);
     arena.check();
     if block.thread_idx() == 0 {
         cursor.set(0, 0);
     }
-    copy.p = p;
-    copy.load(block, mesh);
-    block.sync();
-    cavity::build_relations(block, &copy, &work);
-    cavity::cache_positions(block, mesh, &copy, &work);
-    let ctx = Ctx::new(block, mesh, &copy, &work);
     let cap = mesh.cap;
-    let slot = |x: u32| {
-        let (q, l) = copy.owner(block, Kind::Vertex, x).unwrap_or((p, x));
-        q * cap.vertices + l
-    };
     let base = p * entry_words(&cap);
     let room = entry_words(&cap) / ENTRY_WORDS;
-    block.for_each(copy.count(Kind::Vertex), |v| {
-        if !copy.is_owned(Kind::Vertex, v) || !copy.is_active(Kind::Vertex, v) {
-            return;
-        }
+    // The loading's barrier orders the cursor's reset before its use.
+    for_each_owned_vertex(block, arena, mesh, p, |ctx, v| {
+        let slot = |x: u32| {
+            let (q, l) = ctx.copy.owner(block, Kind::Vertex, x).unwrap_or((p, x));
+            q * cap.vertices + l
+        };
         let g = p * cap.vertices + v;
         for (k, x) in ctx.position(v).iter().enumerate() {
             positions.store(3 * g + k as u32, x.to_bits());
         }
-        let star = BoundaryStar::of(&ctx, v);
+        let star = BoundaryStar::of(ctx, v);
         let (kind, count) = if !star.on_boundary() {
             (INTERIOR, ctx.vertex_edges(v).count() as u32)
         } else if star.edges == 2 && !star.non_manifold && params.boundary_cos <= 1.0 {
