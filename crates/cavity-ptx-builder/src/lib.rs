@@ -13,8 +13,9 @@
 //! kernel crate's or a path dependency's, `cavity-device` included)
 //! changes.
 //!
-//! Without a toolchain that can build PTX (a nightly with the `rust-src`
-//! and `llvm-bitcode-linker-preview` components) a build script skips the
+//! When the toolchain cannot build PTX (a nightly without the `rust-src` or
+//! `llvm-bitcode-linker-preview` component; a stable one is reported too,
+//! though `cavity-device` itself needs a nightly) a build script skips the
 //! step with one warning ([`PtxBuilder::build_in_build_script`]): the host
 //! crate still builds and runs on the CPU backend.
 //!
@@ -224,12 +225,14 @@ impl PtxBuilder {
         };
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = Command::new(&cargo)
+            .current_dir(&self.crate_dir)
             .args(["rustc", "--manifest-path"])
             .arg(&manifest)
             .args(["-p", &krate.package, "--lib", "--crate-type", "cdylib"])
             .args(["--target", TARGET, "-Zbuild-std=core", "--profile", "ptx"])
-            // The profile, for kernel crates whose workspace does not
-            // declare it (GPU-RECIPE: fat LTO, one codegen unit, abort).
+            // The profile (GPU-RECIPE: fat LTO, one codegen unit, abort),
+            // so that a kernel crate's workspace need not declare it; these
+            // settings win over a `[profile.ptx]` it declares.
             .args(["--config", "profile.ptx.inherits=\"release\""])
             .args(["--config", "profile.ptx.panic=\"abort\""])
             .args(["--config", "profile.ptx.lto=\"fat\""])

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
-use cavity_device::dynamic::layout::{flag, stat};
+use cavity_device::dynamic::layout::{Capacity, flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::layout::Kind;
@@ -425,6 +425,27 @@ pub fn status_of(queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
     }
 }
 
+/// Words of the smoothing's scratch (`smooth::scratch_layout`) for
+/// capacity `cap`.
+///
+/// # Errors
+/// [`RunError::Fatal`] when one of its buffers holds more than `u32::MAX`
+/// words (the kernels index each with `u32`).
+pub(crate) fn smoothing_words(cap: &Capacity) -> Result<usize, RunError> {
+    let [_, b, headers, entries, end] = smooth::scratch_layout(cap);
+    let largest = b.max(headers - b).max(entries - headers).max(end - entries);
+    if largest > u64::from(u32::MAX) {
+        return Err(RunError::Fatal(
+            "the smoothing's buffers outgrow 32-bit indices: lower --patch-factor",
+        ));
+    }
+    usize::try_from(end).map_err(|_| {
+        RunError::Fatal(
+            "the smoothing's buffers outgrow this host's addresses: lower --patch-factor",
+        )
+    })
+}
+
 /// The CPU backend's rounds: the kernels run on the mesh's host arrays,
 /// one block per rayon task, in the backend's [`Schedule`]: with the
 /// deterministic one (the default) each round runs the patches that
@@ -513,12 +534,10 @@ impl Rounds for CpuRounds<'_> {
     }
 
     fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
-        let words = smooth::scratch_layout(&self.mesh.cap)[4];
-        let words = usize::try_from(words).map_err(|_| {
-            RunError::Fatal(
-                "the smoothing's buffers outgrow this host's addresses: lower --patch-factor",
-            )
-        })?;
+        if steps == 0 {
+            return Ok(());
+        }
+        let words = smoothing_words(&self.mesh.cap)?;
         self.scratch.resize(words, 0);
         let raw = self.mesh.raw();
         // SAFETY: as in `round`; the scratch has the documented length.

@@ -1106,12 +1106,13 @@ impl Rounds for CudaRounds<'_> {
         if steps == 0 {
             return Ok(());
         }
-        let [a, b, headers, entries, words] = smooth::scratch_layout(&self.mesh.cap);
+        let [a, b, headers, entries, _] = smooth::scratch_layout(&self.mesh.cap);
+        let words = crate::rounds::smoothing_words(&self.mesh.cap)?;
         let s = &self.gpu.stream;
         let scratch = match self.scratch.take() {
             Some(buf) => buf,
             None => s
-                .alloc_zeros::<u32>(words as usize)
+                .alloc_zeros::<u32>(words)
                 .map_err(driver("allocating the smoothing's buffers"))?,
         };
         let base = scratch.device_ptr(s).0;
