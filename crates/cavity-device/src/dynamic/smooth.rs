@@ -118,6 +118,7 @@ pub fn scratch_layout(cap: &Capacity) -> [u64; 5] {
 /// `headers[HEADER_WORDS × g..]`; patch `p`'s entries in
 /// `entries[p × entry_words(cap)..]`. Every vertex a ring names is a slot
 /// of its owner, where the steps read its position.
+///
 /// `W` is [`GlobalU32`] where [`rings`] writes them, [`FrozenU32`] where
 /// the steps read them.
 #[derive(Clone, Copy)]
