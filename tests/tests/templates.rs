@@ -17,13 +17,15 @@
 
 use cavity::TriMesh;
 use cavity::backend::cpu::{CpuBackend, Schedule};
-use cavity::backend::cuda::CudaApp;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::rounds::{AnyRounds, CpuRounds, RunError, RunReport, Update, sweeps, sweeps_at_most};
+use cavity::rounds::{
+    AnyRounds, CpuRounds, Rounds, RunError, RunReport, Update, sweeps, sweeps_at_most,
+};
 use cavity_device::block::Block;
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::smooth::Smoothing;
+use cavity_device::kernel::CavityKernels;
 use cavity_device::layout::Kind;
 use cavity_device::operations::{
     CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
@@ -43,59 +45,47 @@ const ROOMY: CapacityFactors = CapacityFactors {
 /// Runs `app` to completion on the test backend (four racing workers on
 /// the CPU), validating after every round; returns the report and the
 /// result.
-fn run<A: CudaApp + Sync + Send>(
+fn run<A: CavityKernels>(
     input: &TriMesh,
     patch_size: u32,
     app: A,
     manifold: bool,
-) -> (RunReport, TriMesh)
-where
-    for<'x> dyn AnyRounds + 'x: Update<A>,
-{
+) -> (RunReport, TriMesh) {
     run_with(input, patch_size, ROOMY, app, manifold)
 }
 
-fn run_with<A: CudaApp + Sync + Send>(
+fn run_with<A: CavityKernels>(
     input: &TriMesh,
     patch_size: u32,
     factors: CapacityFactors,
     app: A,
     manifold: bool,
-) -> (RunReport, TriMesh)
-where
-    for<'x> dyn AnyRounds + 'x: Update<A>,
-{
+) -> (RunReport, TriMesh) {
     try_run(input, patch_size, factors, app, manifold).expect("run")
 }
 
 /// [`run_with`], returning a capacity error (`RunError::Fatal`) after
 /// checking that the mesh it leaves is still valid (out of capacity is an
 /// error, never corruption).
-fn try_run<A: CudaApp + Sync + Send>(
+fn try_run<A: CavityKernels>(
     input: &TriMesh,
     patch_size: u32,
     factors: CapacityFactors,
     app: A,
     manifold: bool,
-) -> Result<(RunReport, TriMesh), RunError>
-where
-    for<'x> dyn AnyRounds + 'x: Update<A>,
-{
+) -> Result<(RunReport, TriMesh), RunError> {
     try_run_in(Schedule::Racing, input, patch_size, factors, app, manifold)
 }
 
 /// [`try_run`] with the CPU backend's rounds in `schedule`.
-fn try_run_in<A: CudaApp + Sync + Send>(
+fn try_run_in<A: CavityKernels>(
     schedule: Schedule,
     input: &TriMesh,
     patch_size: u32,
     factors: CapacityFactors,
     app: A,
     manifold: bool,
-) -> Result<(RunReport, TriMesh), RunError>
-where
-    for<'x> dyn AnyRounds + 'x: Update<A>,
-{
+) -> Result<(RunReport, TriMesh), RunError> {
     let mut check = validate_each_round(manifold);
     with_rounds_in(schedule, input, patch_size, factors, manifold, |r| {
         sweeps(r, &app, false, Some(&mut check))
@@ -122,7 +112,7 @@ fn with_rounds<T: Send>(
     patch_size: u32,
     factors: CapacityFactors,
     manifold: bool,
-    work: impl FnOnce(&mut dyn AnyRounds) -> Result<T, RunError> + Send,
+    work: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, RunError> + Send,
 ) -> Result<(T, TriMesh), RunError> {
     with_rounds_in(Schedule::Racing, input, patch_size, factors, manifold, work)
 }
@@ -134,7 +124,7 @@ fn with_rounds_in<T: Send>(
     patch_size: u32,
     factors: CapacityFactors,
     manifold: bool,
-    work: impl FnOnce(&mut dyn AnyRounds) -> Result<T, RunError> + Send,
+    work: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, RunError> + Send,
 ) -> Result<(T, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let backend = test_backend_with(schedule);

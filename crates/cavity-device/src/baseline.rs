@@ -9,6 +9,7 @@
 //!   array, and vertex queries walking the half-edges around the vertex.
 
 use crate::block::Scatter;
+use crate::kernel::{ELEMENT_BOUNDS, slice_at};
 use crate::query::Query;
 
 /// `out[i] = Σ attr[adj[k]]` for `k` in `offsets[i]..offsets[i + 1]`.
@@ -121,4 +122,113 @@ pub fn pde_sum(
         }
     }
     out.write(i as usize, sum);
+}
+
+/// The addresses and lengths of a [`DirectedEdges`] mesh: the PDE kernel's
+/// parameter.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct RawDirectedEdges {
+    /// Address of `fv` (`n_half` entries).
+    pub fv: u64,
+    /// Address of `twin` (`n_half` entries).
+    pub twin: u64,
+    /// Address of `edge` (`n_half` entries).
+    pub edge: u64,
+    /// Address of `outgoing` (`n_vertices` entries).
+    pub outgoing: u64,
+    /// Address of `edge_half` (`n_edges` entries).
+    pub edge_half: u64,
+    /// Half-edges.
+    pub n_half: u32,
+    /// Vertices.
+    pub n_vertices: u32,
+    /// Edges.
+    pub n_edges: u32,
+    /// The walk's guard ([`pde_sum`]).
+    pub max_valence: u32,
+}
+
+crate::kernel! {
+    /// The naive baseline ([`csr_sum`]): one thread per element over a CSR
+    /// adjacency in global memory, element-wise.
+    ///
+    /// # Safety
+    /// `offsets` holds `n + 1` entries, `adj` `n_adj`, `attr` `n_attr`,
+    /// `out` `n` (written).
+    #[launch_bounds = ELEMENT_BOUNDS]
+    pub kernel BaselineCsrSum(
+        launch,
+        n: u32,
+        offsets: u64,
+        adj: u64,
+        n_adj: u32,
+        attr: u64,
+        n_attr: u32,
+        out: u64,
+    ) {
+        // SAFETY: the kernel's contract.
+        let (offsets, adj, attr, out) = unsafe {
+            (
+                slice_at(offsets, n + 1),
+                slice_at(adj, n_adj),
+                slice_at(attr, n_attr),
+                Scatter::from_raw(out as *mut f32, n as usize),
+            )
+        };
+        let (mut i, stride) = launch.grid_stride();
+        while i < n {
+            csr_sum(i, offsets, adj, attr, &out);
+            i += stride;
+        }
+    }
+}
+
+crate::kernel! {
+    /// The PDE baseline ([`pde_sum`]): one thread per element of `query`'s
+    /// (a `Query` code) source kind over the Directed Edges arrays,
+    /// element-wise.
+    ///
+    /// # Safety
+    /// `mesh`'s addresses are valid for their lengths, `attr` for `n_attr`
+    /// entries, `out` for `n` (written).
+    #[launch_bounds = ELEMENT_BOUNDS]
+    pub kernel BaselinePdeSum(
+        launch,
+        query: u32,
+        n: u32,
+        mesh: RawDirectedEdges,
+        attr: u64,
+        n_attr: u32,
+        out: u64,
+    ) {
+        // SAFETY: the kernel's contract.
+        let (de, attr, out) = unsafe {
+            (
+                DirectedEdges {
+                    fv: slice_at(mesh.fv, mesh.n_half),
+                    twin: slice_at(mesh.twin, mesh.n_half),
+                    edge: slice_at(mesh.edge, mesh.n_half),
+                    outgoing: slice_at(mesh.outgoing, mesh.n_vertices),
+                    edge_half: slice_at(mesh.edge_half, mesh.n_edges),
+                },
+                slice_at(attr, n_attr),
+                Scatter::from_raw(out as *mut f32, n as usize),
+            )
+        };
+        let Some(query) = Query::from_u32(query) else {
+            return;
+        };
+        let (mut i, stride) = launch.grid_stride();
+        crate::query::specialize(query, |q| {
+            while i < n {
+                pde_sum(q, i, &de, mesh.max_valence, attr, &out);
+                i += stride;
+            }
+        });
+    }
 }

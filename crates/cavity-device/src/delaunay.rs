@@ -12,8 +12,13 @@ use crate::operations::{cross, dot, norm, sub};
 /// `β`; the sum exceeds π exactly when the cotangents sum below zero).
 pub const TOLERANCE: f32 = 1e-5;
 
-/// The Delaunay edge-flip application.
+/// The Delaunay edge-flip application (no parameters).
+#[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
 pub struct Delaunay;
 
 /// Cotangent of the angle at `o` between `a` and `b`; `None` when the
@@ -48,3 +53,5 @@ impl CavityApp for Delaunay {
         flip::fill(fill, |_| true)
     }
 }
+
+crate::cavity_kernels!(Delaunay);

@@ -7,7 +7,7 @@
 //! appendices A-C) with the per-patch ribbon handling of the dynamic system
 //! (Mahmoud et al. 2024, section 5.1 and appendix A).
 #![no_std]
-#![feature(core_float_math)]
+#![feature(core_float_math, stmt_expr_attributes)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
@@ -19,6 +19,7 @@ pub mod delaunay;
 pub mod dynamic;
 pub mod eigen;
 pub mod flip;
+pub mod kernel;
 pub mod layout;
 pub mod normals;
 pub mod operations;
@@ -28,4 +29,5 @@ pub mod track;
 pub mod workload;
 
 #[cfg(target_arch = "nvptx64")]
-mod gpu;
+#[doc(hidden)]
+pub mod gpu;

@@ -1,11 +1,13 @@
 //! Area-weighted vertex normals through the query model (RXMesh listing 1):
 //! each face adds its unnormalized normal (length twice its area) to its
-//! three vertices with atomics, then every vertex normal is normalized.
+//! three vertices with atomics, then every vertex normal is normalized
+//! (kernels [`VertexNormals`] and [`NormalizeNormals`]).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::block::{Block, SharedArena};
-use crate::layout::PatchMesh;
+use crate::kernel::{ELEMENT_BOUNDS, slice_at};
+use crate::layout::{PatchMesh, RawPatchMesh};
 use crate::query::{self, Query};
 
 /// Adds the area-weighted normals of `patch`'s owned faces to
@@ -60,6 +62,51 @@ pub fn normalize(v: u32, normals: &[AtomicU32]) {
     if len > 0.0 {
         for c in 0..3 {
             n[c].store((x[c] / len).to_bits(), Ordering::Relaxed);
+        }
+    }
+}
+
+crate::kernel! {
+    /// Area-weighted normal accumulation ([`accumulate`]), one block per
+    /// patch: `positions` and `normals` are addresses of `n_positions` f32
+    /// and `n_normals` f32-bit words.
+    ///
+    /// # Safety
+    /// The mesh describes live arrays; `positions` is valid for reads and
+    /// `normals` (zeroed, `3 × vertices` words) for atomic updates; dynamic
+    /// shared memory is query FV's for the largest patch.
+    #[launch_bounds = Query::FV.launch_bounds()]
+    pub kernel VertexNormals(
+        launch,
+        mesh: RawPatchMesh,
+        positions: u64,
+        n_positions: u32,
+        normals: u64,
+        n_normals: u32,
+    ) {
+        // SAFETY: the kernel's contract.
+        unsafe {
+            let mesh = mesh.view();
+            let positions = slice_at(positions, n_positions);
+            let normals = slice_at(normals, n_normals);
+            accumulate(launch.block, launch.arena, &mesh, launch.block_idx, positions, normals);
+        }
+    }
+}
+
+crate::kernel! {
+    /// Normalizes `vertices` normals ([`normalize`]), element-wise.
+    ///
+    /// # Safety
+    /// `normals` is valid for `3 × vertices` words.
+    #[launch_bounds = ELEMENT_BOUNDS]
+    pub kernel NormalizeNormals(launch, normals: u64, vertices: u32) {
+        // SAFETY: the kernel's contract.
+        let normals = unsafe { slice_at(normals, 3 * vertices) };
+        let (mut i, stride) = launch.grid_stride();
+        while i < vertices {
+            normalize(i, normals);
+            i += stride;
         }
     }
 }

@@ -517,3 +517,13 @@ impl CavityApp for RefineFaceNeighbourhood {
         star_fill(fill, c)
     }
 }
+
+crate::cavity_kernels!(
+    SplitLongEdges,
+    SplitLargeFaces,
+    CollapseShortEdges,
+    DeleteVerticesInBall,
+    DeleteEdgesInBall,
+    DeleteFacesInBall,
+    RefineFaceNeighbourhood,
+);

@@ -14,6 +14,7 @@
 //! local indices.
 
 use crate::block::{Block, Shared, SharedArena, scan_scratch_len};
+use crate::kernel::LaunchBounds;
 use crate::layout::{
     FE_REVERSED, Kind, MAX_LOCAL_EDGES, MAX_LOCAL_FACES, PatchInfo, PatchMesh, ribbon_owner,
 };
@@ -85,11 +86,15 @@ impl Query {
     /// their shared memory (20-30 KB for a 512-face patch) allows, as
     /// far as registers do not spill: VF 256 × 7, VV and VE 192 × 8
     /// (measured on an H100, docs/benchmarks.md); the others 128 × 8.
-    pub fn launch_bounds(self) -> (u32, u32) {
-        match self {
+    pub const fn launch_bounds(self) -> LaunchBounds {
+        let (threads, min_blocks) = match self {
             Query::VF => (256, 7),
             Query::VV | Query::VE => (192, 8),
             _ => (128, 8),
+        };
+        LaunchBounds {
+            threads,
+            min_blocks,
         }
     }
 
@@ -394,21 +399,28 @@ pub fn for_each<B: Block>(
         span(values, (arity * i, arity * i + arity), shift)
     };
     let row = |csr: Csr, i: u32| span(csr.values, (csr.offsets.get(i), csr.offsets.get(i + 1)), 0);
-    block.for_each(owned, |i| {
-        if !is_active(i) {
-            return;
-        }
-        let n = match query {
-            Query::VV | Query::VE => span(buf.out, buf.ve_row(i), 0),
-            Query::VF => span(buf.out, buf.vf_row(i), 0),
-            Query::EV => fixed(buf.ev, 2, 0, i),
-            Query::EF => row(buf.ef, i),
-            Query::FV => fixed(buf.fv, 3, 0, i),
-            Query::FE => fixed(buf.fe, 3, 1, i),
-            Query::FF => row(buf.ff, i),
-        };
-        f(src_base + i, n);
-    });
+    // Inlined into each kernel that calls this (on the host the eight
+    // query kernels share the closure's one instance, which would stay a
+    // call per element otherwise).
+    block.for_each(
+        owned,
+        #[inline(always)]
+        |i| {
+            if !is_active(i) {
+                return;
+            }
+            let n = match query {
+                Query::VV | Query::VE => span(buf.out, buf.ve_row(i), 0),
+                Query::VF => span(buf.out, buf.vf_row(i), 0),
+                Query::EV => fixed(buf.ev, 2, 0, i),
+                Query::EF => row(buf.ef, i),
+                Query::FV => fixed(buf.fv, 3, 0, i),
+                Query::FE => fixed(buf.fe, 3, 1, i),
+                Query::FF => row(buf.ff, i),
+            };
+            f(src_base + i, n);
+        },
+    );
     block.sync();
 }
 

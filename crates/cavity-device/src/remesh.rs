@@ -10,10 +10,12 @@ use core::cell::Cell;
 
 use crate::block::{Block, SharedArena};
 use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
+use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::layout::VALENCE_ATTR;
 use crate::dynamic::patch::DynMesh;
 use crate::dynamic::smooth;
 use crate::flip;
+use crate::kernel::DYNAMIC_BOUNDS;
 use crate::layout::Kind;
 use crate::operations::{
     MAX_LOOP, SLIVER_SIN, collapsible, cross, dot, length, midpoint, norm, normal, parameters,
@@ -1377,3 +1379,20 @@ impl CavityApp for CollapseShortEdgesSafely {
         keeps_shape && last_short && star_fill(fill, m)
     }
 }
+
+crate::kernel! {
+    /// Before a remeshing flip phase: one block per patch stores its owned
+    /// vertices' valences ([`store_valences`]).
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; dynamic shared
+    /// memory is `dynamic::smooth::shared_bytes(&mesh.cap, threads)`.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    pub kernel StoreValences(launch, mesh: RawDynamicMesh) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        store_valences(launch.block, launch.arena, &m, launch.block_idx);
+    }
+}
+
+crate::cavity_kernels!(ImproveValence, CollapseShortEdgesSafely);

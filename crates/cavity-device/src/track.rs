@@ -8,8 +8,10 @@
 
 use crate::block::Block;
 use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use crate::dynamic::layout::RawDynamicMesh;
 use crate::dynamic::patch::DynMesh;
 use crate::flip;
+use crate::kernel::DYNAMIC_BOUNDS;
 use crate::layout::Kind;
 use crate::operations::{cross, dot, norm, parameters, sub};
 use crate::remesh::{smooth, unfolded};
@@ -223,3 +225,19 @@ impl CavityApp for ShorterDiagonal {
         flip::fill(fill, |_| true)
     }
 }
+
+crate::kernel! {
+    /// Surface tracking's advection: one block per patch moves its owned
+    /// vertices one step through the curl-noise field ([`advect`]).
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; no shared memory.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    pub kernel Advect(launch, mesh: RawDynamicMesh, field: Advection) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        advect(launch.block, &m, launch.block_idx, &field);
+    }
+}
+
+crate::cavity_kernels!(ShorterDiagonal);

@@ -1,9 +1,12 @@
 //! Per-element computations run through the query model by the tests and
 //! benchmarks: exporting a query's full result, and summing an attribute
-//! over each element's neighbours.
+//! over each element's neighbours; their kernels, [`QueryExport`] and
+//! [`QueryNeighborSum`], one per query (the query fixed at compile time,
+//! so that each gets its own register allocation).
 
 use crate::block::{Block, Scatter, SharedArena};
-use crate::layout::PatchMesh;
+use crate::kernel::{Kernel, Launch, LaunchBounds, slice_at};
+use crate::layout::{PatchMesh, RawPatchMesh};
 use crate::query::{self, Query};
 
 /// Where a query export writes: pass 1 (`offsets == None`) writes
@@ -75,4 +78,158 @@ pub fn neighbor_sum<B: Block>(
             out.write(src as usize, sum);
         },
     );
+}
+
+/// The parameters of [`QueryExport`]: the mesh, then the addresses and
+/// lengths of `offsets` (address 0 in the counting pass), `counts` and
+/// `out` ([`ExportTarget`]).
+pub type ExportParams = (RawPatchMesh, u64, u32, u64, u32, u64, u32);
+
+/// The parameters of [`QueryNeighborSum`]: the mesh, then the addresses
+/// and lengths of `attr` and `out`.
+pub type NeighborSumParams = (RawPatchMesh, u64, u32, u64, u32);
+
+/// The export kernel of query `Query::ALL[Q]` ([`export`]), one block per
+/// patch, `Query::launch_bounds` threads.
+///
+/// # Safety
+/// The mesh describes live arrays; each address is valid for its length
+/// (`counts` and `out` for writes); dynamic shared memory is the query's
+/// for the largest patch.
+pub struct QueryExport<const Q: u8>;
+
+/// The neighbour-sum kernel of query `Query::ALL[Q]` ([`neighbor_sum`]),
+/// one block per patch.
+///
+/// # Safety
+/// As for [`QueryExport`], with `attr` and `out` (written).
+pub struct QueryNeighborSum<const Q: u8>;
+
+/// Declares the query kernels' entry names by query and, on `nvptx64`,
+/// their entry points.
+macro_rules! query_kernels {
+    ($($q:literal: $name:ident),* $(,)?) => {
+        /// The entry names of [`QueryExport`] by query.
+        const EXPORT_NAMES: [&str; 8] = [$(concat!("QueryExport", stringify!($name))),*];
+
+        /// The entry names of [`QueryNeighborSum`] by query.
+        const SUM_NAMES: [&str; 8] = [$(concat!("QueryNeighborSum", stringify!($name))),*];
+
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            const _: () = {
+                #[unsafe(export_name = concat!("QueryExport", stringify!($name)))]
+                unsafe extern "ptx-kernel" fn export(
+                    mesh: RawPatchMesh, offsets: u64, n_offsets: u32,
+                    counts: u64, n_counts: u32, out: u64, n_out: u32,
+                ) {
+                    // SAFETY: the kernel's contract, which the launch keeps.
+                    unsafe {
+                        crate::gpu::launch::<QueryExport<$q>>(
+                            (mesh, offsets, n_offsets, counts, n_counts, out, n_out),
+                        )
+                    }
+                }
+                #[unsafe(export_name = concat!("QueryNeighborSum", stringify!($name)))]
+                unsafe extern "ptx-kernel" fn sum(
+                    mesh: RawPatchMesh, attr: u64, n_attr: u32, out: u64, n_out: u32,
+                ) {
+                    // SAFETY: as above.
+                    unsafe {
+                        crate::gpu::launch::<QueryNeighborSum<$q>>((mesh, attr, n_attr, out, n_out))
+                    }
+                }
+            };
+            #[cfg(target_arch = "nvptx64")]
+            crate::kernel!(@bounds QueryExport<$q>, concat!("QueryExport", stringify!($name)));
+            #[cfg(target_arch = "nvptx64")]
+            crate::kernel!(@bounds QueryNeighborSum<$q>, concat!("QueryNeighborSum", stringify!($name)));
+        )*
+    };
+}
+
+query_kernels!(0: VV, 1: VE, 2: VF, 3: EV, 4: EF, 5: FV, 6: FE, 7: FF);
+
+impl<const Q: u8> Kernel for QueryExport<Q> {
+    const NAME: &'static str = EXPORT_NAMES[Q as usize];
+    const BOUNDS: LaunchBounds = Query::ALL[Q as usize].launch_bounds();
+    const HOST_ZEROED_SHARED: bool = false;
+    type Params = ExportParams;
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, params: ExportParams) {
+        let (mesh, offsets, n_offsets, counts, n_counts, out, n_out) = params;
+        // SAFETY: the kernel's contract.
+        unsafe {
+            let mesh = mesh.view();
+            let offsets = (offsets != 0).then(|| slice_at(offsets, n_offsets));
+            let counts = Scatter::from_raw(counts as *mut u32, n_counts as usize);
+            let out = Scatter::from_raw(out as *mut u32, n_out as usize);
+            let target = ExportTarget {
+                offsets,
+                counts: &counts,
+                out: &out,
+            };
+            let query = Query::ALL[Q as usize];
+            export(
+                launch.block,
+                launch.arena,
+                &mesh,
+                launch.block_idx,
+                query,
+                &target,
+            );
+        }
+    }
+}
+
+impl<const Q: u8> Kernel for QueryNeighborSum<Q> {
+    const NAME: &'static str = SUM_NAMES[Q as usize];
+    const BOUNDS: LaunchBounds = Query::ALL[Q as usize].launch_bounds();
+    const HOST_ZEROED_SHARED: bool = false;
+    type Params = NeighborSumParams;
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, params: NeighborSumParams) {
+        let (mesh, attr, n_attr, out, n_out) = params;
+        // SAFETY: the kernel's contract.
+        unsafe {
+            let mesh = mesh.view();
+            let attr = slice_at(attr, n_attr);
+            let out = Scatter::from_raw(out as *mut f32, n_out as usize);
+            let query = Query::ALL[Q as usize];
+            neighbor_sum(
+                launch.block,
+                launch.arena,
+                &mesh,
+                launch.block_idx,
+                query,
+                attr,
+                &out,
+            );
+        }
+    }
+}
+
+/// What to do with the kernels of one query, chosen at run time
+/// ([`for_query`]).
+pub trait ForQuery {
+    /// The result.
+    type Output;
+    /// Called with the query as `Q` (its index in `Query::ALL`).
+    fn visit<const Q: u8>(self) -> Self::Output;
+}
+
+/// Calls `v.visit::<Q>()` with `query`'s index as the constant `Q`.
+pub fn for_query<V: ForQuery>(query: Query, v: V) -> V::Output {
+    match query {
+        Query::VV => v.visit::<0>(),
+        Query::VE => v.visit::<1>(),
+        Query::VF => v.visit::<2>(),
+        Query::EV => v.visit::<3>(),
+        Query::EF => v.visit::<4>(),
+        Query::FV => v.visit::<5>(),
+        Query::FE => v.visit::<6>(),
+        Query::FF => v.visit::<7>(),
+    }
 }

@@ -11,7 +11,9 @@
 //! newer), in its own target directory, and reads cargo's dependency file
 //! so that a build script reruns exactly when a source of the kernels (the
 //! kernel crate's or a path dependency's, `cavity-device` included)
-//! changes.
+//! changes. The kernels' declared launch bounds
+//! (`cavity_device::kernel!`) become the entries' `.maxntid` and
+//! `.minnctapersm` directives in the PTX it returns.
 //!
 //! When the toolchain cannot build PTX (a nightly without the `rust-src` or
 //! `llvm-bitcode-linker-preview` component; a stable one is reported too,
@@ -40,6 +42,7 @@
 //! }
 //! ```
 
+mod launch_bounds;
 pub mod toolchain;
 
 use std::path::{Path, PathBuf};
@@ -95,8 +98,19 @@ pub enum PtxError {
         /// cargo's exit status.
         status: String,
     },
-    /// A file of the build could not be read.
-    #[error("reading {path}: {source}")]
+    /// The launch bounds the kernels declare could not be applied (a
+    /// kernel crate that writes `// cavity-launch-bounds` comments of its
+    /// own, or a declaration whose entry point the linker dropped). Fix:
+    /// declare kernels with `cavity_device::kernel!` only.
+    #[error("{ptx}: {message}")]
+    LaunchBounds {
+        /// The PTX file.
+        ptx: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file of the build could not be read or written.
+    #[error("reading or writing {path}: {source}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -264,8 +278,20 @@ impl PtxBuilder {
             path: dep_info.clone(),
             source,
         })?;
+        let built = out.join(format!("{}.ptx", krate.library));
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| PtxError::Io { path, source }
+        };
+        let ptx = std::fs::read_to_string(&built).map_err(io(&built))?;
+        let bounded = launch_bounds::apply(&ptx).map_err(|message| PtxError::LaunchBounds {
+            ptx: built.clone(),
+            message,
+        })?;
+        let path = out.join(format!("{}.bounded.ptx", krate.library));
+        std::fs::write(&path, bounded).map_err(io(&path))?;
         Ok(Ptx {
-            path: out.join(format!("{}.ptx", krate.library)),
+            path,
             sources: dep_info_sources(&text),
             arch: self.arch.clone(),
         })

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use cavity_device::layout::{
     FE_REVERSED, Kind, MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, MAX_LOCAL_FACES, PatchInfo, PatchMesh,
-    ribbon_entry,
+    RawPatchMesh, ribbon_entry,
 };
 
 use crate::TriMesh;
@@ -373,6 +373,28 @@ impl PatchedMesh {
             ribbon: &self.ribbon,
             stash: &self.stash,
             masks: &self.masks,
+        }
+    }
+
+    /// The host arrays' addresses and lengths as a kernel parameter (the
+    /// CPU backend's launches; valid while `self` lives unchanged).
+    pub fn raw(&self) -> RawPatchMesh {
+        let addr = |p: *const u8| p as u64;
+        RawPatchMesh {
+            patches: addr(self.patches.as_ptr().cast()),
+            fe: addr(self.fe.as_ptr().cast()),
+            ev: addr(self.ev.as_ptr().cast()),
+            ribbon: addr(self.ribbon.as_ptr().cast()),
+            stash: addr(self.stash.as_ptr().cast()),
+            masks: addr(self.masks.as_ptr().cast()),
+            lens: [
+                self.patches.len() as u32,
+                self.fe.len() as u32,
+                self.ev.len() as u32,
+                self.ribbon.len() as u32,
+                self.stash.len() as u32,
+                self.masks.len() as u32,
+            ],
         }
     }
 

@@ -14,21 +14,17 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use cavity_device::delaunay::Delaunay;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::layout::{Capacity, flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::{self, Smoothing};
+use cavity_device::kernel::CavityKernels;
 use cavity_device::layout::Kind;
-use cavity_device::operations::{
-    CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
-    RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
-};
-use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
-use cavity_device::track::{Advection, ShorterDiagonal};
+use cavity_device::track::Advection;
 
 use crate::backend::BackendError;
 use crate::backend::cpu::{CpuBackend, Schedule};
+use crate::backend::cuda::CudaRounds;
 use crate::backend::territories;
 use crate::dynamic::DynamicMesh;
 
@@ -124,31 +120,70 @@ impl RunReport {
     }
 }
 
-/// Declares [`AnyRounds`] over the given applications.
-macro_rules! any_rounds {
-    ($($app:ty),+ $(,)?) => {
-        /// Rounds of every application with a GPU update kernel: what both
-        /// backends implement, so one driver body (remeshing, tracking, the
-        /// Delaunay flips, the tests) serves both as `&mut dyn AnyRounds`
-        /// (see `Backend::run_rounds`).
-        pub trait AnyRounds: $(Update<$app> +)+ {}
+/// Rounds on either backend, what [`Backend::run_rounds`] hands its
+/// driver, so that one driver body (remeshing, tracking, the Delaunay
+/// flips, the tests) serves both: its update rounds run any application
+/// with GPU kernels ([`CavityKernels`], declared by
+/// `cavity_device::cavity_kernels!`).
+///
+/// [`Backend::run_rounds`]: crate::backend::Backend::run_rounds
+pub enum AnyRounds<'a> {
+    /// The CPU backend's rounds.
+    Cpu(CpuRounds<'a>),
+    /// The GPU's rounds.
+    Cuda(Box<CudaRounds<'a>>),
+}
 
-        impl<R> AnyRounds for R where R: $(Update<$app> +)+ ?Sized {}
+/// Calls `$call` on the backend's rounds.
+macro_rules! on_backend {
+    ($self:expr, $r:ident => $call:expr) => {
+        match $self {
+            AnyRounds::Cpu($r) => $call,
+            AnyRounds::Cuda($r) => $call,
+        }
     };
 }
 
-any_rounds! {
-    Delaunay,
-    SplitLongEdges,
-    SplitLargeFaces,
-    CollapseShortEdges,
-    DeleteVerticesInBall,
-    DeleteEdgesInBall,
-    DeleteFacesInBall,
-    RefineFaceNeighbourhood,
-    ImproveValence,
-    CollapseShortEdgesSafely,
-    ShorterDiagonal,
+impl Rounds for AnyRounds<'_> {
+    fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
+        on_backend!(self, r => r.refill(changed_only))
+    }
+    fn slice(&mut self, seed: Kind) -> Result<(), RunError> {
+        on_backend!(self, r => r.slice(seed))
+    }
+    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
+        on_backend!(self, r => r.smooth(params, steps))
+    }
+    fn advect(&mut self, field: &Advection) -> Result<(), RunError> {
+        on_backend!(self, r => r.advect(field))
+    }
+    fn store_valences(&mut self) -> Result<(), RunError> {
+        on_backend!(self, r => r.store_valences())
+    }
+    fn status(&mut self) -> Result<Status, RunError> {
+        on_backend!(self, r => r.status())
+    }
+    fn round_status(&mut self) -> Result<Status, RunError> {
+        on_backend!(self, r => r.round_status())
+    }
+    fn runs_ahead(&self) -> bool {
+        on_backend!(self, r => r.runs_ahead())
+    }
+    fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {
+        on_backend!(self, r => r.mesh())
+    }
+    fn device(&self) -> String {
+        on_backend!(self, r => r.device())
+    }
+}
+
+impl<A: CavityKernels> Update<A> for AnyRounds<'_> {
+    fn survey(&mut self, app: &A) -> Result<(), RunError> {
+        on_backend!(self, r => r.survey(app))
+    }
+    fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
+        on_backend!(self, r => r.round(app, blocks))
+    }
 }
 
 /// Runs sweeps of `app` on `runner` until a sweep fills no cavity.

@@ -15,9 +15,11 @@
 //!    here are reused from the next round on: nothing names them any more.
 
 use crate::block::{Block, Shared, SharedArena};
+use crate::kernel::DYNAMIC_BOUNDS;
 use crate::layout::Kind;
 
 use super::hash::{self, RIBBON};
+use super::layout::RawDynamicMesh;
 use super::layout::{COUNT_STASH, Capacity, NO_PATCH, STASH_SIZE, flag, stat};
 use super::patch::{DynMesh, PatchCopy};
 use super::scheduler;
@@ -334,4 +336,35 @@ pub fn mark_needed<B: Block>(
             block.shared_set_bit(need[0], v);
         }
     });
+}
+
+crate::kernel! {
+    /// Cleanup, first kernel: one block per patch points the ribbon entries
+    /// at the current owners ([`calibrate`]).
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; no update kernel
+    /// runs meanwhile; no shared memory.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    pub kernel Calibrate(launch, mesh: RawDynamicMesh) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        calibrate(launch.block, &m, launch.block_idx);
+    }
+}
+
+crate::kernel! {
+    /// Cleanup, second kernel: one block per patch drops surplus ribbon
+    /// elements and clears the round's flags ([`compact`]).
+    ///
+    /// # Safety
+    /// As for [`Calibrate`]; dynamic shared memory is
+    /// [`compact_shared_bytes`]`(&mesh.cap, threads)`.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    #[host_zeroed_shared]
+    pub kernel Compact(launch, mesh: RawDynamicMesh) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        compact(launch.block, launch.arena, &m, launch.block_idx);
+    }
 }

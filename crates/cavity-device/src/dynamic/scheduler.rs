@@ -23,8 +23,10 @@
 //! queued: `rounds::Rounds::runs_ahead` in the host crate).
 
 use crate::block::{Block, SharedArena, scan_scratch_len};
+use crate::kernel::DYNAMIC_BOUNDS;
 
 use super::global::GlobalU32;
+use super::layout::RawDynamicMesh;
 use super::layout::{NO_PATCH, flag, stat};
 use super::patch::DynMesh;
 
@@ -162,4 +164,20 @@ fn rank(p: u32, salt: u32) -> u32 {
     x ^= x >> 15;
     x = x.wrapping_mul(0x846c_a68b);
     x ^ (x >> 16)
+}
+
+crate::kernel! {
+    /// Queues the patches for a sweep ([`refill`]; every patch in use, or
+    /// with `changed_only != 0` those flagged `CHANGED`). One block.
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; no update kernel
+    /// runs meanwhile; dynamic shared memory is
+    /// [`refill_shared_bytes`]`(threads)`.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    pub kernel Refill(launch, mesh: RawDynamicMesh, changed_only: u32) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        refill(launch.block, launch.arena, &m, changed_only != 0);
+    }
 }

@@ -21,11 +21,13 @@
 //! kernel needs no locks (no update kernel runs meanwhile).
 
 use crate::block::{Block, Shared, SharedArena};
+use crate::kernel::DYNAMIC_BOUNDS;
 use crate::layout::Kind;
 
 use super::cavity::{self, NONE};
 use super::cleanup::mark_needed;
 use super::hash::{self, RIBBON};
+use super::layout::RawDynamicMesh;
 use super::layout::{COUNT_STASH, Capacity, LOCAL_BITS, NO_PATCH, flag, stat};
 use super::patch::{DynMesh, PatchCopy};
 use super::scheduler;
@@ -726,4 +728,23 @@ fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
         });
     }
     block.sync();
+}
+
+crate::kernel! {
+    /// Patch slicing: one block per patch slot in use splits the patches
+    /// flagged `SLICE` ([`slice`]); `seed` is the seed kind (`Kind as u32`)
+    /// of the application whose round flagged them.
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; no update kernel
+    /// runs meanwhile; dynamic shared memory is
+    /// [`shared_bytes`]`(&mesh.cap, threads)`.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    #[host_zeroed_shared]
+    pub kernel Slice(launch, mesh: RawDynamicMesh, seed: u32) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        let seed = Kind::ALL[seed as usize % 3];
+        slice(launch.block, launch.arena, &m, launch.block_idx, seed);
+    }
 }

@@ -24,6 +24,7 @@
 
 use crate::block::{Block, SharedArena};
 use crate::eigen::symmetric_eigen;
+use crate::kernel::DYNAMIC_BOUNDS;
 use crate::layout::Kind;
 use crate::operations::{dot, norm, normal, parameters};
 use crate::remesh::{BoundaryStar, turns_gently};
@@ -31,6 +32,7 @@ use crate::remesh::{BoundaryStar, turns_gently};
 use super::cavity::{self, Ctx, Work};
 use super::global::{FrozenU32, GlobalU32};
 use super::layout::Capacity;
+use super::layout::RawDynamicMesh;
 use super::patch::{DynMesh, PatchCopy};
 
 parameters! {
@@ -418,4 +420,85 @@ pub fn apply<B: Block>(block: &B, mesh: &DynMesh, p: u32, scratch: GlobalU32) {
             }
         }
     });
+}
+
+crate::kernel! {
+    /// Smoothing (tangential or null-space), first kernel: one block per
+    /// patch stores its owned vertices' rings and positions ([`rings`]).
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; `headers` and
+    /// `entries` hold the words [`Rings`] names, `positions`
+    /// `3 × cap.patches × cap.vertices` words; dynamic shared memory is
+    /// [`shared_bytes`]`(&mesh.cap, threads)`.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    pub kernel SmoothRings(
+        launch,
+        mesh: RawDynamicMesh,
+        headers: u64,
+        entries: u64,
+        positions: u64,
+        params: Smoothing,
+    ) {
+        // SAFETY: the kernel's contract.
+        let (m, ring, at) = unsafe {
+            (
+                DynMesh::new(&mesh),
+                Rings {
+                    headers: GlobalU32::new(headers),
+                    entries: GlobalU32::new(entries),
+                },
+                GlobalU32::new(positions),
+            )
+        };
+        rings(launch.block, launch.arena, &m, launch.block_idx, ring, at, &params);
+    }
+}
+
+crate::kernel! {
+    /// Smoothing, one step: one block per patch moves its owned vertices
+    /// from the positions in `from` to `to` ([`step`]).
+    ///
+    /// # Safety
+    /// As for [`SmoothRings`], after it; `from` and `to` hold
+    /// `3 × cap.patches × cap.vertices` words each and do not overlap; no
+    /// shared memory.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    pub kernel SmoothStep(
+        launch,
+        mesh: RawDynamicMesh,
+        headers: u64,
+        entries: u64,
+        from: u64,
+        to: u64,
+        params: Smoothing,
+    ) {
+        // SAFETY: the kernel's contract.
+        let (m, ring, from, to) = unsafe {
+            (
+                DynMesh::new(&mesh),
+                Rings {
+                    headers: FrozenU32::new(headers),
+                    entries: FrozenU32::new(entries),
+                },
+                FrozenU32::new(from),
+                GlobalU32::new(to),
+            )
+        };
+        step(launch.block, &m, launch.block_idx, ring, from, to, &params);
+    }
+}
+
+crate::kernel! {
+    /// Smoothing, last kernel: one block per patch copies the positions in
+    /// `scratch` over its owned vertices' ([`apply`]).
+    ///
+    /// # Safety
+    /// As for [`SmoothStep`], after the last step, with `scratch` its `to`.
+    #[launch_bounds = DYNAMIC_BOUNDS]
+    pub kernel SmoothApply(launch, mesh: RawDynamicMesh, scratch: u64) {
+        // SAFETY: the kernel's contract.
+        let (m, s) = unsafe { (DynMesh::new(&mesh), GlobalU32::new(scratch)) };
+        apply(launch.block, &m, launch.block_idx, s);
+    }
 }

@@ -2,22 +2,24 @@
 //! patch per rayon worker, each worker with its own shared-memory buffer
 //! ([`cavity_device::block::HostBlock`]).
 
-use std::sync::atomic::AtomicU32;
-
 use rayon::prelude::*;
 
-use cavity_device::block::{HostBlock, Scatter, SharedArena};
+use cavity_device::block::{HostBlock, SharedArena};
 use cavity_device::dynamic::cavity::CavityApp;
-use cavity_device::dynamic::global::{FrozenU32, GlobalU32};
+use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::patch::DynMesh;
-use cavity_device::dynamic::smooth::{self, Smoothing};
-use cavity_device::dynamic::{cleanup, scheduler, slice, update};
-use cavity_device::layout::Kind;
+use cavity_device::dynamic::scheduler::{self, Refill};
+use cavity_device::dynamic::slice::{self, Slice};
+use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
+use cavity_device::dynamic::update;
+use cavity_device::kernel::{Kernel, Launch};
+use cavity_device::layout::{Kind, RawPatchMesh};
+use cavity_device::normals::{NormalizeNormals, VertexNormals};
 use cavity_device::query::{self, Neighbors, Query};
-use cavity_device::track::{self, Advection};
-use cavity_device::workload::ExportTarget;
-use cavity_device::{normals, workload};
+use cavity_device::remesh::StoreValences;
+use cavity_device::track::{Advect, Advection};
+use cavity_device::workload::{ForQuery, QueryExport, QueryNeighborSum, for_query};
 
 use super::{QueryResult, max_shared_bytes, sources};
 use crate::patched::PatchedMesh;
@@ -99,65 +101,153 @@ impl CpuBackend {
         });
     }
 
+    /// Runs declared kernel `K` on `grid` blocks, in parallel on the
+    /// workers, each block with `smem` bytes of shared memory (zeroed first
+    /// when [`Kernel::HOST_ZEROED_SHARED`]): the CPU backend's launch.
+    ///
+    /// # Safety
+    /// `params` keep `K`'s contract, their addresses pointing at host
+    /// memory that lives through the call.
+    pub unsafe fn launch<K: Kernel>(&self, grid: u32, smem: usize, params: K::Params) {
+        self.blocks_on(grid, smem, K::HOST_ZEROED_SHARED, |block, arena, i| {
+            // SAFETY: the caller's contract.
+            unsafe { run_kernel::<K>(block, arena, i, grid, params) }
+        });
+    }
+
+    /// [`CpuBackend::launch`] with the blocks one after another, in order.
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::launch`].
+    unsafe fn launch_serial<K: Kernel>(&self, grid: u32, smem: usize, params: K::Params) {
+        let mut buf = shared_buffer(smem);
+        for i in 0..grid {
+            run_block(
+                &mut buf,
+                smem,
+                K::HOST_ZEROED_SHARED,
+                i,
+                &|block, arena, i| {
+                    // SAFETY: the caller's contract.
+                    unsafe { run_kernel::<K>(block, arena, i, grid, params) }
+                },
+            );
+        }
+    }
+
     /// All results of `query` in global handles.
     pub fn query(&self, mesh: &PatchedMesh, query: Query) -> QueryResult {
-        let view = mesh.view();
+        /// Runs the export kernel of a query.
+        struct Export<'a> {
+            cpu: &'a CpuBackend,
+            mesh: &'a PatchedMesh,
+            smem: usize,
+            params: (RawPatchMesh, u64, u32, u64, u32, u64, u32),
+        }
+        impl ForQuery for Export<'_> {
+            type Output = ();
+            fn visit<const Q: u8>(self) {
+                let grid = self.mesh.num_patches();
+                // SAFETY: the addresses are of live host arrays of the
+                // lengths passed (`query` below).
+                unsafe {
+                    self.cpu
+                        .launch::<QueryExport<Q>>(grid, self.smem, self.params)
+                }
+            }
+        }
+        let raw = mesh.raw();
         let smem = max_shared_bytes(mesh, query, 1);
         let mut counts = vec![0u32; sources(mesh, query)];
-        let mut none: [u32; 0] = [];
-        {
-            let c = Scatter::new(&mut counts);
-            let o = Scatter::new(&mut none);
-            let target = ExportTarget {
-                offsets: None,
-                counts: &c,
-                out: &o,
-            };
-            self.run_patches(mesh, smem, |b, a, p| {
-                workload::export(b, a, &view, p, query, &target)
-            });
-        }
+        let n = counts.len() as u32;
+        let params = (raw, 0, 0, addr_mut(&mut counts), n, 0, 0);
+        let cpu = self;
+        for_query(
+            query,
+            Export {
+                cpu,
+                mesh,
+                smem,
+                params,
+            },
+        );
         let offsets = QueryResult::offsets_of(&counts);
-        let mut values = vec![0u32; *offsets.last().unwrap_or(&0) as usize];
-        {
-            let c = Scatter::new(&mut counts);
-            let o = Scatter::new(&mut values);
-            let target = ExportTarget {
-                offsets: Some(&offsets),
-                counts: &c,
-                out: &o,
-            };
-            self.run_patches(mesh, smem, |b, a, p| {
-                workload::export(b, a, &view, p, query, &target)
-            });
-        }
+        let total = *offsets.last().unwrap_or(&0);
+        let mut values = vec![0u32; total as usize];
+        let params = (
+            raw,
+            addr(&offsets),
+            n + 1,
+            addr_mut(&mut counts),
+            n,
+            addr_mut(&mut values),
+            total,
+        );
+        for_query(
+            query,
+            Export {
+                cpu,
+                mesh,
+                smem,
+                params,
+            },
+        );
         QueryResult { offsets, values }
     }
 
     /// `out[src] = Σ attr[n]` over `query`'s results (the benchmark workload).
     pub fn neighbor_sum(&self, mesh: &PatchedMesh, query: Query, attr: &[f32], out: &mut [f32]) {
-        let view = mesh.view();
+        /// Runs the neighbour-sum kernel of a query.
+        struct Sum<'a> {
+            cpu: &'a CpuBackend,
+            mesh: &'a PatchedMesh,
+            smem: usize,
+            params: (RawPatchMesh, u64, u32, u64, u32),
+        }
+        impl ForQuery for Sum<'_> {
+            type Output = ();
+            fn visit<const Q: u8>(self) {
+                let grid = self.mesh.num_patches();
+                // SAFETY: the addresses are of live host arrays of the
+                // lengths passed (`neighbor_sum` below).
+                unsafe {
+                    self.cpu
+                        .launch::<QueryNeighborSum<Q>>(grid, self.smem, self.params)
+                }
+            }
+        }
         let smem = max_shared_bytes(mesh, query, 1);
-        let o = Scatter::new(out);
-        self.run_patches(mesh, smem, |b, a, p| {
-            workload::neighbor_sum(b, a, &view, p, query, attr, &o)
-        });
+        let params = (
+            mesh.raw(),
+            addr(attr),
+            attr.len() as u32,
+            addr_mut(out),
+            out.len() as u32,
+        );
+        for_query(
+            query,
+            Sum {
+                cpu: self,
+                mesh,
+                smem,
+                params,
+            },
+        );
     }
 
     /// Area-weighted unit vertex normals, `3 * vertices` floats by handle.
     pub fn vertex_normals(&self, mesh: &PatchedMesh, positions: &[f32]) -> Vec<f32> {
-        let view = mesh.view();
-        let acc: Vec<AtomicU32> = (0..positions.len()).map(|_| AtomicU32::new(0)).collect();
+        let mut acc = vec![0u32; positions.len()];
         let smem = max_shared_bytes(mesh, Query::FV, 1);
-        self.run_patches(mesh, smem, |b, a, p| {
-            normals::accumulate(b, a, &view, p, positions, &acc)
-        });
-        (0..(positions.len() / 3) as u32)
-            .into_par_iter()
-            .for_each(|v| normals::normalize(v, &acc));
-        acc.into_iter()
-            .map(|a| f32::from_bits(a.into_inner()))
-            .collect()
+        let len = positions.len() as u32;
+        let n = addr_mut(&mut acc);
+        let params = (mesh.raw(), addr(positions), len, n, len);
+        // SAFETY: `positions` and `acc` (zeroed) hold `len` entries.
+        unsafe { self.launch::<VertexNormals>(mesh.num_patches(), smem, params) };
+        let vertices = len / 3;
+        // SAFETY: `acc` holds 3 × vertices entries.
+        unsafe { self.launch::<NormalizeNormals>(vertices, 0, (n, vertices)) };
+        acc.into_iter().map(f32::from_bits).collect()
     }
 
     /// Runs `kernel(block, arena, i)` for `i` in `0..n` on the workers, each
@@ -258,19 +348,13 @@ impl CpuBackend {
     /// As for [`CpuBackend::update_round`].
     pub unsafe fn slice(&self, raw: &RawDynamicMesh, seed: Kind) {
         let smem = slice::shared_bytes(&raw.cap, 1);
-        let kernel = |b: &HostBlock, arena: &mut SharedArena, p| {
-            // SAFETY: the caller's contract; each block writes only its own
-            // patch and the slot it claims.
-            let mesh = unsafe { DynMesh::new(raw) };
-            slice::slice(b, arena, &mesh, p, seed);
-        };
-        match self.schedule {
-            Schedule::Racing => self.run_storing_blocks(raw.num_patches, smem, kernel),
-            Schedule::Deterministic => {
-                let mut buf = shared_buffer(smem);
-                for p in 0..raw.num_patches {
-                    run_block(&mut buf, smem, true, p, &kernel);
-                }
+        let (grid, params) = (raw.num_patches, (*raw, seed as u32));
+        // SAFETY: the caller's contract; each block writes only its own
+        // patch and the slot it claims.
+        unsafe {
+            match self.schedule {
+                Schedule::Racing => self.launch::<Slice>(grid, smem, params),
+                Schedule::Deterministic => self.launch_serial::<Slice>(grid, smem, params),
             }
         }
     }
@@ -296,41 +380,20 @@ impl CpuBackend {
         }
         let base = scratch.as_mut_ptr() as u64;
         let at = |word: u64| base + 4 * word;
-        // SAFETY: the words are inside `scratch`, which outlives the calls;
-        // each block writes only its own patch's slots and entries.
-        let view = |word: u64| unsafe { GlobalU32::new(at(word)) };
-        // SAFETY: as above; the steps read the rings and one position
-        // buffer, which nothing writes while they run.
-        let frozen = |word: u64| unsafe { FrozenU32::new(at(word)) };
+        let (headers, entries, grid, p) = (at(headers), at(entries), raw.num_patches, *params);
         let smem = smooth::shared_bytes(&raw.cap, 1);
-        self.run_blocks(raw.num_patches, smem, |blk, arena, p| {
-            // SAFETY: the caller's contract.
-            let mesh = unsafe { DynMesh::new(raw) };
-            let rings = smooth::Rings {
-                headers: view(headers),
-                entries: view(entries),
-            };
-            smooth::rings(blk, arena, &mesh, p, rings, view(a), params);
-        });
-        let (mut from, mut to) = (a, b);
-        for _ in 0..steps {
-            self.run_blocks(raw.num_patches, 0, |blk, _, p| {
-                // SAFETY: the caller's contract.
-                let mesh = unsafe { DynMesh::new(raw) };
-                let rings = smooth::Rings {
-                    headers: frozen(headers),
-                    entries: frozen(entries),
-                };
-                smooth::step(blk, &mesh, p, rings, frozen(from), view(to), params);
-            });
-            (from, to) = (to, from);
+        // SAFETY: the caller's contract; the words are inside `scratch`,
+        // which outlives the calls; each block writes only its own patch's
+        // slots, entries and vertices.
+        unsafe {
+            self.launch::<SmoothRings>(grid, smem, (*raw, headers, entries, at(a), p));
+            let (mut from, mut to) = (at(a), at(b));
+            for _ in 0..steps {
+                self.launch::<SmoothStep>(grid, 0, (*raw, headers, entries, from, to, p));
+                (from, to) = (to, from);
+            }
+            self.launch::<SmoothApply>(grid, 0, (*raw, from));
         }
-        self.run_blocks(raw.num_patches, 0, |blk, _, p| {
-            // SAFETY: the caller's contract; each block writes only its own
-            // vertices.
-            let mesh = unsafe { DynMesh::new(raw) };
-            smooth::apply(blk, &mesh, p, view(from));
-        });
     }
 
     /// One advection step of every owned vertex through `field`
@@ -339,12 +402,9 @@ impl CpuBackend {
     /// # Safety
     /// As for [`CpuBackend::update_round`].
     pub unsafe fn advect(&self, raw: &RawDynamicMesh, field: &Advection) {
-        self.run_blocks(raw.num_patches, 0, |b, _, p| {
-            // SAFETY: the caller's contract; each block writes only its own
-            // vertices' positions.
-            let mesh = unsafe { DynMesh::new(raw) };
-            track::advect(b, &mesh, p, field);
-        });
+        // SAFETY: the caller's contract; each block writes only its own
+        // vertices' positions.
+        unsafe { self.launch::<Advect>(raw.num_patches, 0, (*raw, *field)) };
     }
 
     /// Stores every owned vertex's valence in its `VALENCE_ATTR` attribute
@@ -354,12 +414,9 @@ impl CpuBackend {
     /// As for [`CpuBackend::update_round`].
     pub unsafe fn store_valences(&self, raw: &RawDynamicMesh) {
         let smem = smooth::shared_bytes(&raw.cap, 1);
-        self.run_blocks(raw.num_patches, smem, |b, arena, p| {
-            // SAFETY: the caller's contract; each block writes only its own
-            // vertices' attributes.
-            let mesh = unsafe { DynMesh::new(raw) };
-            cavity_device::remesh::store_valences(b, arena, &mesh, p);
-        });
+        // SAFETY: the caller's contract; each block writes only its own
+        // vertices' attributes.
+        unsafe { self.launch::<StoreValences>(raw.num_patches, smem, (*raw,)) };
     }
 
     /// Queues the patches for a sweep (`scheduler::refill`, one block).
@@ -368,11 +425,8 @@ impl CpuBackend {
     /// As for [`CpuBackend::update_round`].
     pub unsafe fn refill(&self, raw: &RawDynamicMesh, changed_only: bool) {
         let smem = scheduler::refill_shared_bytes(1);
-        self.run_blocks(1, smem, |b, arena, _| {
-            // SAFETY: the caller's contract.
-            let mesh = unsafe { DynMesh::new(raw) };
-            scheduler::refill(b, arena, &mesh, changed_only);
-        });
+        // SAFETY: the caller's contract.
+        unsafe { self.launch::<Refill>(1, smem, (*raw, changed_only as u32)) };
     }
 
     /// The cleanup kernels over every patch: calibration, then compaction.
@@ -380,18 +434,45 @@ impl CpuBackend {
     /// # Safety
     /// As for [`CpuBackend::update_round`].
     pub unsafe fn cleanup(&self, raw: &RawDynamicMesh) {
-        self.run_blocks(raw.num_patches, 0, |b, _, p| {
-            // SAFETY: the caller's contract.
-            let mesh = unsafe { DynMesh::new(raw) };
-            cleanup::calibrate(b, &mesh, p);
-        });
         let smem = cleanup::compact_shared_bytes(&raw.cap, 1);
-        self.run_storing_blocks(raw.num_patches, smem, |b, arena, p| {
-            // SAFETY: the caller's contract.
-            let mesh = unsafe { DynMesh::new(raw) };
-            cleanup::compact(b, arena, &mesh, p);
-        });
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.launch::<Calibrate>(raw.num_patches, 0, (*raw,));
+            self.launch::<Compact>(raw.num_patches, smem, (*raw,));
+        }
     }
+}
+
+/// Runs `K`'s body as block `i` of `grid` on `block` and `arena`.
+///
+/// # Safety
+/// `params` keep `K`'s contract.
+#[inline(always)]
+unsafe fn run_kernel<K: Kernel>(
+    block: &HostBlock,
+    arena: &mut SharedArena,
+    i: u32,
+    grid: u32,
+    params: K::Params,
+) {
+    let mut launch = Launch {
+        block,
+        arena,
+        block_idx: i,
+        grid_dim: grid,
+    };
+    // SAFETY: forwarded.
+    unsafe { K::run(&mut launch, params) }
+}
+
+/// The address of a host array as a kernel parameter.
+fn addr<T>(slice: &[T]) -> u64 {
+    slice.as_ptr() as u64
+}
+
+/// The address of a host array a kernel writes.
+fn addr_mut<T>(slice: &mut [T]) -> u64 {
+    slice.as_mut_ptr() as u64
 }
 
 /// A worker's shared memory: at least `smem` bytes, 16-byte aligned.

@@ -4,31 +4,38 @@
 //! at once, each taking queued patches; dynamic shared memory sized to the
 //! largest patch).
 
+use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
-    DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, PinnedHostSlice,
 };
 
-use cavity_device::delaunay::Delaunay;
+use cavity_device::baseline::{BaselineCsrSum, BaselinePdeSum, RawDirectedEdges};
 use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
-use cavity_device::dynamic::smooth::{self, Smoothing};
-use cavity_device::dynamic::{cleanup, scheduler, slice, update};
+use cavity_device::dynamic::scheduler::{self, Refill};
+use cavity_device::dynamic::slice::{self, Slice};
+use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
+use cavity_device::dynamic::update;
+use cavity_device::kernel::{CavityKernels, DYNAMIC_BOUNDS, Kernel, SurveyKernel, UpdateKernel};
 use cavity_device::layout::{Kind, RawPatchMesh};
-use cavity_device::operations::{
-    CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall,
-    RefineFaceNeighbourhood, SplitLargeFaces, SplitLongEdges,
-};
+use cavity_device::normals::{NormalizeNormals, VertexNormals};
 use cavity_device::query::Query;
-use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
-use cavity_device::track::{Advection, ShorterDiagonal};
+use cavity_device::remesh::StoreValences;
+use cavity_device::track::{Advect, Advection};
+use cavity_device::workload::{
+    ExportParams, ForQuery, NeighborSumParams, QueryExport, QueryNeighborSum, for_query,
+};
 
 use super::cubin_cache::{self, KernelOrigin};
+use super::kernel_args::KernelArgs;
 use super::{BackendError, GpuSeconds, QueryResult, max_shared_bytes, sources};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
@@ -46,9 +53,6 @@ const PTX_HASH: u64 = include!(concat!(env!("OUT_DIR"), "/ptx_hash.rs"));
 /// Why this build has no PTX ([`PTX`] is empty): the build script's
 /// toolchain could not build it (`cavity_ptx_builder::Outcome::Skipped`).
 pub const PTX_MISSING: Option<&str> = include!(concat!(env!("OUT_DIR"), "/ptx_missing.rs"));
-
-/// Threads per block of the element-wise kernels.
-const ELEMENT_BLOCK_DIM: u32 = 256;
 
 fn driver(what: &'static str) -> impl Fn(DriverError) -> BackendError + Copy {
     move |source| BackendError::Driver { what, source }
@@ -72,21 +76,26 @@ pub struct DeviceMesh {
     ribbon: CudaSlice<u32>,
     stash: CudaSlice<u32>,
     masks: CudaSlice<u32>,
-    raw: KernelMesh,
-    /// Per query (by discriminant): the neighbour-sum kernel and its launch
-    /// configuration, prepared once so that launches do no host work;
-    /// `None` where the query's shared memory exceeds the device's limit.
-    neighbor_sum: Vec<Option<(CudaFunction, LaunchConfig)>>,
+    raw: RawPatchMesh,
+    /// Per query (by discriminant): the neighbour-sum kernel, prepared
+    /// once so that launches do no host work; `None` where the query's
+    /// shared memory exceeds the device's limit.
+    neighbor_sum: Vec<Option<Loaded<NeighborSumParams>>>,
 }
 
-/// The patched mesh's addresses as the kernels' by-value parameter.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-struct KernelMesh(RawPatchMesh);
+/// A declared kernel ([`cavity_device::kernel`]) loaded from the module,
+/// with the dynamic shared memory of its launches; `P` is its parameter
+/// tuple, so that a launch takes exactly the parameters the kernel
+/// declares. Made by [`CudaBackend::load`] only.
+pub struct Loaded<P> {
+    f: CudaFunction,
+    smem: u32,
+    threads: u32,
+    _params: PhantomData<fn(P)>,
+}
 
-// SAFETY: `RawPatchMesh` is `repr(C)` plain data (addresses and lengths),
-// the layout of the kernels' `RawPatchMesh` parameter.
-unsafe impl cudarc::driver::DeviceRepr for KernelMesh {}
+/// Kernel `K` loaded ([`Loaded`] of its parameters).
+pub type LoadedKernel<K> = Loaded<<K as Kernel>::Params>;
 
 /// Directed Edges arrays resident in GPU memory (the PDE baseline's input).
 pub struct DeviceDirectedEdges {
@@ -171,7 +180,7 @@ impl CudaBackend {
     /// Whether the update kernel of `A` gets the shared memory it needs at
     /// capacity `cap`.
     pub fn fits_update<A: CavityApp>(&self, cap: &Capacity) -> bool {
-        update::shared_bytes::<A>(cap, DYNAMIC_BLOCK_DIM) <= self.smem_limit
+        update::shared_bytes::<A>(cap, DYNAMIC_BOUNDS.threads) <= self.smem_limit
     }
 
     /// The stream all work is queued on.
@@ -179,10 +188,86 @@ impl CudaBackend {
         &self.stream
     }
 
-    fn function(&self, name: &str) -> Result<CudaFunction, BackendError> {
-        self.module
-            .load_function(name)
-            .map_err(driver("finding a kernel in the PTX"))
+    /// Kernel `K` from the module, its launches with `smem` bytes of
+    /// dynamic shared memory per block.
+    ///
+    /// # Errors
+    /// [`BackendError::SharedMemory`] when `smem` exceeds the device's
+    /// per-block limit; a driver error when the module lacks the kernel.
+    pub fn load<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError> {
+        if smem > self.smem_limit {
+            return Err(BackendError::SharedMemory {
+                needed: smem,
+                limit: self.smem_limit,
+                kernel: K::NAME,
+            });
+        }
+        let f = self
+            .module
+            .load_function(K::NAME)
+            .map_err(driver("finding a kernel in the PTX"))?;
+        f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            smem as i32,
+        )
+        .map_err(driver("raising the kernel's shared-memory limit"))?;
+        Ok(Loaded {
+            f,
+            smem: smem as u32,
+            threads: K::BOUNDS.threads,
+            _params: PhantomData,
+        })
+    }
+
+    /// Kernel `K` as [`CudaBackend::load`] loads it, with all of the
+    /// multiprocessor's unified memory as shared memory, so that as many
+    /// blocks fit as its launch bounds ask for (the dynamic kernels).
+    ///
+    /// # Errors
+    /// As [`CudaBackend::load`].
+    pub fn load_carved<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError> {
+        let k = self.load::<K>(smem)?;
+        k.f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            100,
+        )
+        .map_err(driver("setting the kernel's shared-memory carveout"))?;
+        Ok(k)
+    }
+
+    /// Launches `kernel` on `grid` blocks (at least one) of its declared
+    /// threads per block, with `params`.
+    ///
+    /// # Safety
+    /// `params` keep the kernel's contract (its declaration's `# Safety`):
+    /// the memory they address is live and stays so until the kernel
+    /// completes on the stream.
+    ///
+    /// # Errors
+    /// A driver error when the launch fails.
+    pub unsafe fn launch<P: KernelArgs>(
+        &self,
+        kernel: &Loaded<P>,
+        grid: u32,
+        params: P,
+    ) -> Result<(), BackendError> {
+        let mut b = self.stream.launch_builder(&kernel.f);
+        params.push(&mut b);
+        let cfg = LaunchConfig {
+            grid_dim: (grid.max(1), 1, 1),
+            block_dim: (kernel.threads, 1, 1),
+            shared_mem_bytes: kernel.smem,
+        };
+        // SAFETY: `params` is the kernel's parameter tuple (`Loaded<P>`
+        // comes from the kernel's declaration); the caller keeps its
+        // contract.
+        unsafe { b.launch(cfg) }.map_err(driver("launching a kernel"))?;
+        Ok(())
+    }
+
+    /// The device address of `slice`.
+    fn addr<T>(&self, slice: &CudaSlice<T>) -> u64 {
+        slice.device_ptr(&self.stream).0
     }
 
     /// Copies a host slice to the device (at least one element, so empty
@@ -225,7 +310,7 @@ impl CudaBackend {
         let ribbon = self.upload(&mesh.ribbon)?;
         let stash = self.upload(&mesh.stash)?;
         let masks = self.upload(&mesh.masks)?;
-        let raw = KernelMesh(RawPatchMesh {
+        let raw = RawPatchMesh {
             patches: patches.device_ptr(&self.stream).0,
             fe: fe.device_ptr(&self.stream).0,
             ev: ev.device_ptr(&self.stream).0,
@@ -240,7 +325,7 @@ impl CudaBackend {
                 mesh.stash.len() as u32,
                 mesh.masks.len() as u32,
             ],
-        });
+        };
         let neighbor_sum = Query::ALL
             .iter()
             .map(|&query| self.neighbor_sum_kernel(mesh, query).ok())
@@ -257,64 +342,51 @@ impl CudaBackend {
         })
     }
 
-    /// Launch configuration of a patch kernel for `query`: one block per
-    /// patch, the largest patch's shared memory. Errors when it exceeds the
-    /// device's limit.
-    fn patch_config(
+    /// Kernel `K` of `query` with the query's shared memory for the
+    /// largest patch of `mesh`.
+    fn patch_kernel<K: Kernel>(
         &self,
-        f: &CudaFunction,
         mesh: &PatchedMesh,
         query: Query,
-    ) -> Result<LaunchConfig, BackendError> {
-        let (threads, _) = query.launch_bounds();
-        let smem = max_shared_bytes(mesh, query, threads);
-        if smem > self.smem_limit {
-            return Err(BackendError::SharedMemory {
-                needed: smem,
-                limit: self.smem_limit,
-                query: query.name(),
-            });
-        }
-        f.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            smem as i32,
-        )
-        .map_err(driver("raising the kernel's shared-memory limit"))?;
-        Ok(LaunchConfig {
-            grid_dim: (mesh.num_patches().max(1), 1, 1),
-            block_dim: (threads, 1, 1),
-            shared_mem_bytes: smem as u32,
-        })
+    ) -> Result<Loaded<K::Params>, BackendError> {
+        self.load::<K>(max_shared_bytes(mesh, query, K::BOUNDS.threads))
     }
 
     /// All results of `query` in global handles (two launches: counts, then
     /// values at the scanned offsets).
     pub fn query(&self, mesh: &PatchedMesh, query: Query) -> Result<QueryResult, BackendError> {
+        /// Loads the export kernel of a query.
+        struct Export<'a>(&'a CudaBackend, &'a PatchedMesh, Query);
+        impl ForQuery for Export<'_> {
+            type Output = Result<Loaded<ExportParams>, BackendError>;
+            fn visit<const Q: u8>(self) -> Self::Output {
+                self.0.patch_kernel::<QueryExport<Q>>(self.1, self.2)
+            }
+        }
         let dm = self.upload_mesh(mesh)?;
-        let f = self.function(&format!("query_export_{}", query.name().to_lowercase()))?;
-        let cfg = self.patch_config(&f, mesh, query)?;
-        let n = sources(mesh, query);
-        let mut counts = self.upload(&vec![0u32; n])?;
-        let mut dummy = self.upload(&[0u32])?;
-        let null = 0u64;
-        let (n32, zero) = (n as u32, 0u32);
-        let mut b = self.stream.launch_builder(&f);
-        b.arg(&dm.raw).arg(&null).arg(&zero);
-        b.arg(&mut counts).arg(&n32).arg(&mut dummy).arg(&zero);
-        // SAFETY: argument types and lengths match `query_export`'s contract.
-        unsafe { b.launch(cfg) }.map_err(driver("launching a query export kernel"))?;
-        let counts = self.download(&counts, n)?;
+        let export = for_query(query, Export(self, mesh, query))?;
+        let grid = mesh.num_patches();
+        let n = sources(mesh, query) as u32;
+        let counts = self.upload(&vec![0u32; n as usize])?;
+        let dummy = self.upload(&[0u32])?;
+        let (c, d) = (self.addr(&counts), self.addr(&dummy));
+        // SAFETY: counts holds `n` entries, the counting pass writes no
+        // values (`out` has length 0) and reads no offsets (address 0).
+        unsafe { self.launch(&export, grid, (dm.raw, 0, 0, c, n, d, 0))? };
+        let counts = self.download(&counts, n as usize)?;
         let offsets = QueryResult::offsets_of(&counts);
         let total = *offsets.last().unwrap_or(&0);
         let d_offsets = self.upload(&offsets)?;
-        let mut d_counts = self.upload(&counts)?;
-        let mut values = self.upload(&vec![0u32; total as usize])?;
-        let n1 = n32 + 1;
-        let mut b = self.stream.launch_builder(&f);
-        b.arg(&dm.raw).arg(&d_offsets).arg(&n1);
-        b.arg(&mut d_counts).arg(&n32).arg(&mut values).arg(&total);
-        // SAFETY: as above.
-        unsafe { b.launch(cfg) }.map_err(driver("launching a query export kernel"))?;
+        let d_counts = self.upload(&counts)?;
+        let values = self.upload(&vec![0u32; total as usize])?;
+        let (o, c, v) = (
+            self.addr(&d_offsets),
+            self.addr(&d_counts),
+            self.addr(&values),
+        );
+        // SAFETY: offsets has `n + 1` entries, counts `n`, values `total`,
+        // the scanned counts' sum.
+        unsafe { self.launch(&export, grid, (dm.raw, o, n + 1, c, n, v, total))? };
         let values = self.download(&values, total as usize)?;
         Ok(QueryResult { offsets, values })
     }
@@ -327,21 +399,16 @@ impl CudaBackend {
     ) -> Result<Vec<f32>, BackendError> {
         let dm = self.upload_mesh(mesh)?;
         let pos = self.upload(positions)?;
-        let mut normals = self.upload(&vec![0u32; positions.len()])?;
-        let f = self.function("vertex_normals")?;
-        let cfg = self.patch_config(&f, mesh, Query::FV)?;
-        let (np, nn) = (positions.len() as u32, positions.len() as u32);
-        let mut b = self.stream.launch_builder(&f);
-        b.arg(&dm.raw).arg(&pos).arg(&np).arg(&mut normals).arg(&nn);
-        // SAFETY: matches `vertex_normals`'s contract; normals zeroed.
-        unsafe { b.launch(cfg) }.map_err(driver("launching vertex_normals"))?;
-        let g = self.function("normalize_normals")?;
-        let vertices = np / 3;
-        let mut b = self.stream.launch_builder(&g);
-        b.arg(&mut normals).arg(&vertices);
+        let normals = self.upload(&vec![0u32; positions.len()])?;
+        let accumulate = self.patch_kernel::<VertexNormals>(mesh, Query::FV)?;
+        let normalize = self.load::<NormalizeNormals>(0)?;
+        let (p, n) = (self.addr(&pos), self.addr(&normals));
+        let len = positions.len() as u32;
+        // SAFETY: `pos` and `normals` hold `len` entries, normals zeroed.
+        unsafe { self.launch(&accumulate, mesh.num_patches(), (dm.raw, p, len, n, len))? };
+        let vertices = len / 3;
         // SAFETY: `normals` holds 3 * vertices entries.
-        unsafe { b.launch(element_config(vertices)) }
-            .map_err(driver("launching normalize_normals"))?;
+        unsafe { self.launch(&normalize, element_grid(vertices), (n, vertices))? };
         let bits = self.download(&normals, positions.len())?;
         Ok(bits.into_iter().map(f32::from_bits).collect())
     }
@@ -374,24 +441,27 @@ impl CudaBackend {
         Ok(times)
     }
 
-    /// The neighbour-sum kernel of `query` and its launch configuration.
+    /// The neighbour-sum kernel of `query` for `mesh`.
     fn neighbor_sum_kernel(
         &self,
         mesh: &PatchedMesh,
         query: Query,
-    ) -> Result<(CudaFunction, LaunchConfig), BackendError> {
-        let f = self.function(&format!(
-            "query_neighbor_sum_{}",
-            query.name().to_lowercase()
-        ))?;
-        let cfg = self.patch_config(&f, mesh, query)?;
-        Ok((f, cfg))
+    ) -> Result<Loaded<NeighborSumParams>, BackendError> {
+        /// Loads the neighbour-sum kernel of a query.
+        struct Sum<'a>(&'a CudaBackend, &'a PatchedMesh, Query);
+        impl ForQuery for Sum<'_> {
+            type Output = Result<Loaded<NeighborSumParams>, BackendError>;
+            fn visit<const Q: u8>(self) -> Self::Output {
+                self.0.patch_kernel::<QueryNeighborSum<Q>>(self.1, self.2)
+            }
+        }
+        for_query(query, Sum(self, mesh, query))
     }
 
     /// Launches the neighbour-sum workload of `query` on `mesh`, resident
-    /// as `dm` (kernel and launch configuration prepared by `upload_mesh`,
-    /// so the launch does no host-side work). Errors when the query's
-    /// shared memory exceeds the device's limit.
+    /// as `dm` (kernel prepared by `upload_mesh`, so the launch does no
+    /// host-side work). Errors when the query's shared memory exceeds the
+    /// device's limit.
     pub fn neighbor_sum(
         &self,
         mesh: &PatchedMesh,
@@ -401,19 +471,22 @@ impl CudaBackend {
         out: &mut CudaSlice<f32>,
     ) -> Result<(), BackendError> {
         let prepared;
-        let (f, cfg) = match &dm.neighbor_sum[query as usize] {
-            Some((f, cfg)) => (f, cfg),
+        let kernel = match &dm.neighbor_sum[query as usize] {
+            Some(kernel) => kernel,
             None => {
                 prepared = self.neighbor_sum_kernel(mesh, query)?;
-                (&prepared.0, &prepared.1)
+                &prepared
             }
         };
-        let (na, no) = (attr.len() as u32, out.len() as u32);
-        let mut b = self.stream.launch_builder(f);
-        b.arg(&dm.raw).arg(attr).arg(&na).arg(out).arg(&no);
-        // SAFETY: matches `query_neighbor_sum`'s contract.
-        unsafe { b.launch(*cfg) }.map_err(driver("launching a neighbour-sum kernel"))?;
-        Ok(())
+        let params = (
+            dm.raw,
+            self.addr(attr),
+            attr.len() as u32,
+            self.addr(out),
+            out.len() as u32,
+        );
+        // SAFETY: `attr` and `out` hold the lengths passed; `dm` is `mesh`.
+        unsafe { self.launch(kernel, mesh.num_patches(), params) }
     }
 
     /// Launches the naive CSR baseline: `out[i] = Σ attr[adj[k]]`.
@@ -425,19 +498,19 @@ impl CudaBackend {
         attr: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>,
     ) -> Result<(), BackendError> {
-        let f = self.function("baseline_csr_sum")?;
-        let (nadj, nattr) = (adj.len() as u32, attr.len() as u32);
-        let mut b = self.stream.launch_builder(&f);
-        b.arg(&n)
-            .arg(offsets)
-            .arg(adj)
-            .arg(&nadj)
-            .arg(attr)
-            .arg(&nattr)
-            .arg(out);
-        // SAFETY: matches `baseline_csr_sum`'s contract.
-        unsafe { b.launch(element_config(n)) }.map_err(driver("launching baseline_csr_sum"))?;
-        Ok(())
+        let kernel = self.load::<BaselineCsrSum>(0)?;
+        let params = (
+            n,
+            self.addr(offsets),
+            self.addr(adj),
+            adj.len() as u32,
+            self.addr(attr),
+            attr.len() as u32,
+            self.addr(out),
+        );
+        // SAFETY: `offsets` holds `n + 1` entries and `out` `n` (the
+        // caller's CSR); the other lengths are the slices'.
+        unsafe { self.launch(&kernel, element_grid(n), params) }
     }
 
     /// Launches the PDE baseline of `query` over `n` source elements on
@@ -450,23 +523,29 @@ impl CudaBackend {
         attr: &CudaSlice<f32>,
         out: &mut CudaSlice<f32>,
     ) -> Result<(), BackendError> {
-        let f = self.function("baseline_pde_sum")?;
-        let code = query as u32;
-        let lens = [
-            de.fv.len() as u32,
-            de.outgoing.len() as u32,
-            de.edge_half.len() as u32,
+        let kernel = self.load::<BaselinePdeSum>(0)?;
+        let mesh = RawDirectedEdges {
+            fv: self.addr(&de.fv),
+            twin: self.addr(&de.twin),
+            edge: self.addr(&de.edge),
+            outgoing: self.addr(&de.outgoing),
+            edge_half: self.addr(&de.edge_half),
+            n_half: de.fv.len() as u32,
+            n_vertices: de.outgoing.len() as u32,
+            n_edges: de.edge_half.len() as u32,
+            max_valence: de.max_valence,
+        };
+        let params = (
+            query as u32,
+            n,
+            mesh,
+            self.addr(attr),
             attr.len() as u32,
-        ];
-        let mut b = self.stream.launch_builder(&f);
-        b.arg(&code).arg(&n).arg(&de.fv).arg(&de.twin).arg(&de.edge);
-        b.arg(&lens[0]).arg(&de.outgoing).arg(&lens[1]);
-        b.arg(&de.edge_half).arg(&lens[2]).arg(&de.max_valence);
-        b.arg(attr).arg(&lens[3]).arg(out);
-        // SAFETY: matches `baseline_pde_sum`'s contract (the three half-edge
-        // arrays have one length).
-        unsafe { b.launch(element_config(n)) }.map_err(driver("launching baseline_pde_sum"))?;
-        Ok(())
+            self.addr(out),
+        );
+        // SAFETY: the three half-edge arrays have one length; `out` holds
+        // `n` entries (the caller's source count).
+        unsafe { self.launch(&kernel, element_grid(n), params) }
     }
 
     /// Uploads Directed Edges arrays for [`CudaBackend::baseline_pde`].
@@ -490,44 +569,11 @@ impl CudaBackend {
     }
 }
 
-/// One thread per element, grid-stride.
-fn element_config(n: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n.div_ceil(ELEMENT_BLOCK_DIM).clamp(1, 65535 * 4), 1, 1),
-        block_dim: (ELEMENT_BLOCK_DIM, 1, 1),
-        shared_mem_bytes: 0,
-    }
+/// Blocks of an element-wise kernel over `n` elements (grid-stride).
+fn element_grid(n: u32) -> u32 {
+    n.div_ceil(cavity_device::kernel::ELEMENT_BOUNDS.threads)
+        .clamp(1, 65535 * 4)
 }
-
-/// The dynamic mesh's addresses as the dynamic kernels' by-value parameter.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-struct KernelDynMesh(RawDynamicMesh);
-
-// SAFETY: `RawDynamicMesh` is `repr(C)` plain data (capacities and
-// addresses), the layout of the kernels' `RawDynamicMesh` parameter.
-unsafe impl cudarc::driver::DeviceRepr for KernelDynMesh {}
-
-/// Smoothing parameters as a kernel argument.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-struct KernelSmoothing(Smoothing);
-
-// SAFETY: `Smoothing` is `repr(C)` plain data, the layout of the smoothing
-// kernel's `params` parameter.
-unsafe impl cudarc::driver::DeviceRepr for KernelSmoothing {}
-
-/// The advection field as a kernel argument.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-struct KernelAdvection(Advection);
-
-// SAFETY: `Advection` is `repr(C)` plain data, the layout of
-// `dynamic_advect`'s `field` parameter.
-unsafe impl cudarc::driver::DeviceRepr for KernelAdvection {}
-
-/// Threads per block of the dynamic kernels.
-const DYNAMIC_BLOCK_DIM: u32 = 256;
 
 /// Device copies of a [`DynamicMesh`]'s arrays.
 struct DynamicBuffers {
@@ -546,61 +592,12 @@ struct DynamicBuffers {
     stats: CudaSlice<u32>,
 }
 
-/// A dynamic application with an update kernel in the PTX module.
-///
-/// # Safety
-/// The implementor must be `repr(C)` plain data (or zero-sized), laid out
-/// as the `app` parameter of kernel [`CudaApp::KERNEL`], which takes
-/// `(RawDynamicMesh, u32)` and, unless the type is zero-sized, the
-/// application by value.
-pub unsafe trait CudaApp: CavityApp + Copy {
-    /// Name of the update kernel.
-    const KERNEL: &'static str;
-    /// Name of the survey kernel (`dynamic::update::survey`), with the
-    /// update kernel's parameters.
-    const SURVEY: &'static str;
+/// The smoothing's kernels.
+struct SmoothKernels {
+    rings: LoadedKernel<SmoothRings>,
+    step: LoadedKernel<SmoothStep>,
+    apply: LoadedKernel<SmoothApply>,
 }
-
-// SAFETY: zero-sized; `dynamic_delaunay` and its survey take no
-// application argument.
-unsafe impl CudaApp for Delaunay {
-    const KERNEL: &'static str = "dynamic_delaunay";
-    const SURVEY: &'static str = "dynamic_delaunay_survey";
-}
-
-/// Implements [`CudaApp`] for the mesh operations of
-/// `cavity_device::operations`.
-macro_rules! operation_apps {
-    ($($app:ident: $kernel:literal),* $(,)?) => {$(
-        // SAFETY: `repr(C)` plain data, the kernels' `app` parameter.
-        unsafe impl CudaApp for $app {
-            const KERNEL: &'static str = $kernel;
-            const SURVEY: &'static str = concat!($kernel, "_survey");
-        }
-    )*};
-}
-
-operation_apps! {
-    SplitLongEdges: "dynamic_split_long_edges",
-    SplitLargeFaces: "dynamic_split_large_faces",
-    CollapseShortEdges: "dynamic_collapse_short_edges",
-    DeleteVerticesInBall: "dynamic_delete_vertices_in_ball",
-    DeleteEdgesInBall: "dynamic_delete_edges_in_ball",
-    DeleteFacesInBall: "dynamic_delete_faces_in_ball",
-    RefineFaceNeighbourhood: "dynamic_refine_face_neighbourhood",
-    ImproveValence: "dynamic_improve_valence",
-    CollapseShortEdgesSafely: "dynamic_collapse_short_edges_safely",
-    ShorterDiagonal: "dynamic_shorter_diagonal",
-}
-
-/// An application as a kernel argument.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-struct KernelApp<A>(A);
-
-// SAFETY: `CudaApp` implementors are `repr(C)` plain data laid out as the
-// kernel's parameter.
-unsafe impl<A: CudaApp> cudarc::driver::DeviceRepr for KernelApp<A> {}
 
 /// Update rounds of dynamic applications on the GPU (see
 /// [`crate::rounds`]): the mesh lives on the device from [`CudaRounds::new`]
@@ -609,23 +606,22 @@ pub struct CudaRounds<'a> {
     gpu: &'a CudaBackend,
     mesh: &'a mut DynamicMesh,
     bufs: DynamicBuffers,
-    raw: KernelDynMesh,
-    /// Each application's update and survey kernels (by name) with their
-    /// shared bytes, prepared at first use.
-    updates: HashMap<&'static str, (CudaFunction, u32)>,
-    /// Per update kernel (by name): the most blocks the device holds at
+    raw: RawDynamicMesh,
+    /// Each application's update and survey kernels (`Loaded` of their
+    /// parameters, by kernel type), prepared at first use.
+    updates: HashMap<TypeId, Box<dyn Any>>,
+    /// Per update kernel (by type): the most blocks the device holds at
     /// once, the most a round launches (each block takes patches until the
     /// round's share is taken).
-    resident: HashMap<&'static str, u32>,
-    calibrate: CudaFunction,
-    compact: (CudaFunction, u32),
-    refill: (CudaFunction, u32),
-    slice: (CudaFunction, u32),
-    /// The smoothing's rings (with their shared memory), step and apply
-    /// kernels.
-    smooth: ((CudaFunction, u32), CudaFunction, CudaFunction),
-    valences: (CudaFunction, u32),
-    advect: CudaFunction,
+    resident: HashMap<TypeId, u32>,
+    calibrate: LoadedKernel<Calibrate>,
+    compact: LoadedKernel<Compact>,
+    refill: LoadedKernel<Refill>,
+    slice: LoadedKernel<Slice>,
+    /// The smoothing's rings, step and apply kernels.
+    smooth: SmoothKernels,
+    valences: LoadedKernel<StoreValences>,
+    advect: LoadedKernel<Advect>,
     scratch: Option<CudaSlice<u32>>,
     seconds: GpuSeconds,
     /// Update rounds launched (the next round's salt).
@@ -732,7 +728,7 @@ impl<'a> CudaRounds<'a> {
             .map_err(driver("copying to the GPU"))?;
         let upload = start.elapsed().as_secs_f64();
         let s = &gpu.stream;
-        let raw = KernelDynMesh(RawDynamicMesh {
+        let raw = RawDynamicMesh {
             cap: mesh.cap,
             num_patches: mesh.num_patches,
             reserved: 0,
@@ -749,33 +745,20 @@ impl<'a> CudaRounds<'a> {
             queue: bufs.queue.device_ptr(s).0,
             queue_state: bufs.queue_state.device_ptr(s).0,
             stats: bufs.stats.device_ptr(s).0,
-        });
-        let with_smem = |name: &str, smem: usize| dynamic_kernel(gpu, name, smem);
-        let compact = with_smem(
-            "dynamic_compact",
-            cleanup::compact_shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
-        )?;
-        let refill = with_smem(
-            "dynamic_refill",
-            scheduler::refill_shared_bytes(DYNAMIC_BLOCK_DIM),
-        )?;
-        let slice = with_smem(
-            "dynamic_slice",
-            slice::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
-        )?;
-        let calibrate = gpu.function("dynamic_calibrate")?;
-        let smooth = (
-            with_smem(
-                "dynamic_smooth_rings",
-                smooth::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
-            )?,
-            gpu.function("dynamic_smooth_step")?,
-            gpu.function("dynamic_smooth_apply")?,
-        );
-        let valences = with_smem(
-            "dynamic_store_valences",
-            smooth::shared_bytes(&mesh.cap, DYNAMIC_BLOCK_DIM),
-        )?;
+        };
+        let threads = DYNAMIC_BOUNDS.threads;
+        let smooth_smem = smooth::shared_bytes(&mesh.cap, threads);
+        let compact =
+            gpu.load_carved::<Compact>(cleanup::compact_shared_bytes(&mesh.cap, threads))?;
+        let refill = gpu.load_carved::<Refill>(scheduler::refill_shared_bytes(threads))?;
+        let slice = gpu.load_carved::<Slice>(slice::shared_bytes(&mesh.cap, threads))?;
+        let calibrate = gpu.load::<Calibrate>(0)?;
+        let smooth = SmoothKernels {
+            rings: gpu.load_carved::<SmoothRings>(smooth_smem)?,
+            step: gpu.load::<SmoothStep>(0)?,
+            apply: gpu.load::<SmoothApply>(0)?,
+        };
+        let valences = gpu.load_carved::<StoreValences>(smooth_smem)?;
         Ok(CudaRounds {
             gpu,
             mesh,
@@ -789,7 +772,7 @@ impl<'a> CudaRounds<'a> {
             slice,
             smooth,
             valences,
-            advect: gpu.function("dynamic_advect")?,
+            advect: gpu.load::<Advect>(0)?,
             scratch: None,
             rounds: 0,
             pending: VecDeque::new(),
@@ -806,39 +789,30 @@ impl<'a> CudaRounds<'a> {
         self.seconds
     }
 
-    /// Launches update kernel `f` of `app` on `blocks` blocks.
-    fn launch_update<A: CudaApp>(
-        &self,
-        f: &CudaFunction,
-        blocks: u32,
-        smem: u32,
-        salt: u32,
-        app: &A,
-    ) -> Result<(), BackendError> {
-        let app = KernelApp(*app);
-        let mut b = self.gpu.stream.launch_builder(f);
-        b.arg(&self.raw).arg(&salt);
-        if size_of::<A>() > 0 {
-            b.arg(&app);
+    /// The cleanup kernels over the `n` patches in use: calibration, then
+    /// compaction.
+    fn cleanup(&self, n: u32) -> Result<(), BackendError> {
+        // SAFETY: the buffers behind `raw` live as long as `self`; nothing
+        // else runs on the mesh meanwhile (one stream).
+        unsafe {
+            self.gpu.launch(&self.calibrate, n, (self.raw,))?;
+            self.gpu.launch(&self.compact, n, (self.raw,))
         }
-        // SAFETY: `(RawDynamicMesh, u32[, app])` is an update kernel's
-        // parameter list (`CudaApp`); the buffers behind `raw` live as long
-        // as `self`.
-        unsafe { b.launch(dynamic_config(blocks, smem)) }
-            .map_err(driver("launching a dynamic kernel"))?;
-        Ok(())
     }
 
-    /// Launches `f`, a dynamic kernel taking the mesh only, on `grid`
-    /// blocks.
-    fn launch_plain(&self, f: &CudaFunction, grid: u32, smem: u32) -> Result<(), BackendError> {
-        let mut b = self.gpu.stream.launch_builder(f);
-        b.arg(&self.raw);
-        // SAFETY: the kernel takes `(RawDynamicMesh)`; the buffers behind
-        // `raw` live as long as `self`.
-        unsafe { b.launch(dynamic_config(grid, smem)) }
-            .map_err(driver("launching a dynamic kernel"))?;
-        Ok(())
+    /// Application `A`'s kernel `K` (update or survey), loaded at first use.
+    fn cavity_kernel<A: CavityKernels, K: Kernel<Params = (RawDynamicMesh, u32, A)>>(
+        &mut self,
+    ) -> Result<&Loaded<K::Params>, BackendError> {
+        let id = TypeId::of::<K>();
+        if !self.updates.contains_key(&id) {
+            let smem = update::shared_bytes::<A>(&self.mesh.cap, K::BOUNDS.threads);
+            let kernel = self.gpu.load_carved::<K>(smem)?;
+            self.updates.insert(id, Box::new(kernel));
+        }
+        Ok(self.updates[&id]
+            .downcast_ref()
+            .expect("kernels are stored under their own type"))
     }
 
     /// Copies the scheduler's state to a snapshot behind the work launched
@@ -976,90 +950,52 @@ impl PatchPrefix {
     }
 }
 
-/// The launch shape of the dynamic kernels: `grid` blocks (at least one)
-/// of [`DYNAMIC_BLOCK_DIM`] threads with `smem` bytes of shared memory.
-fn dynamic_config(grid: u32, smem: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (grid.max(1), 1, 1),
-        block_dim: (DYNAMIC_BLOCK_DIM, 1, 1),
-        shared_mem_bytes: smem,
-    }
-}
-
-/// A dynamic kernel `name` with `smem` bytes of dynamic shared memory, the
-/// carveout set to all shared memory. Errors when `smem` exceeds the
-/// device's limit.
-fn dynamic_kernel(
-    gpu: &CudaBackend,
-    name: &str,
-    smem: usize,
-) -> Result<(CudaFunction, u32), BackendError> {
-    if smem > gpu.smem_limit {
-        return Err(BackendError::SharedMemory {
-            needed: smem,
-            limit: gpu.smem_limit,
-            query: "the dynamic update",
-        });
-    }
-    let f = gpu.function(name)?;
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        smem as i32,
-    )
-    .map_err(driver("raising the kernel's shared-memory limit"))?;
-    // All of the SM's unified memory as shared memory, so that as many
-    // blocks fit as the launch bounds ask for (two per SM).
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
-        100,
-    )
-    .map_err(driver("setting the kernel's shared-memory carveout"))?;
-    Ok((f, smem as u32))
-}
-
-impl<A: CudaApp> Update<A> for CudaRounds<'_> {
+impl<A: CavityKernels> Update<A> for CudaRounds<'_> {
     fn survey(&mut self, app: &A) -> Result<(), RunError> {
-        if !self.updates.contains_key(A::SURVEY) {
-            let smem = update::shared_bytes::<A>(&self.mesh.cap, DYNAMIC_BLOCK_DIM);
-            let kernel = dynamic_kernel(self.gpu, A::SURVEY, smem)?;
-            self.updates.insert(A::SURVEY, kernel);
-        }
-        let (survey, smem) = &self.updates[A::SURVEY];
-        self.launch_update(survey, self.mesh.num_patches, *smem, self.rounds, app)?;
+        let (raw, salt, grid) = (self.raw, self.rounds, self.mesh.num_patches);
+        let gpu = self.gpu;
+        let survey = self.cavity_kernel::<A, SurveyKernel<A>>()?;
+        // SAFETY: the buffers behind `raw` live as long as `self`; the
+        // shared memory is the application's (`cavity_kernel`).
+        unsafe { gpu.launch(survey, grid, (raw, salt, *app))? };
         Ok(())
     }
 
     fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
         let salt = self.rounds;
         self.rounds = self.rounds.wrapping_add(1);
-        if !self.updates.contains_key(A::KERNEL) {
-            let smem = update::shared_bytes::<A>(&self.mesh.cap, DYNAMIC_BLOCK_DIM);
-            let kernel = dynamic_kernel(self.gpu, A::KERNEL, smem)?;
-            let per_sm = kernel
-                .0
-                .occupancy_max_active_blocks_per_multiprocessor(DYNAMIC_BLOCK_DIM, smem, None)
+        let id = TypeId::of::<UpdateKernel<A>>();
+        let (raw, gpu) = (self.raw, self.gpu);
+        if !self.resident.contains_key(&id) {
+            let update = self.cavity_kernel::<A, UpdateKernel<A>>()?;
+            let threads = UpdateKernel::<A>::BOUNDS.threads;
+            let per_sm = update
+                .f
+                .occupancy_max_active_blocks_per_multiprocessor(threads, update.smem as usize, None)
                 .map_err(driver("reading the update kernel's occupancy"))?;
-            let sms = self
-                .gpu
+            let sms = gpu
                 .ctx
                 .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
                 .map_err(driver("reading the multiprocessor count"))?;
             self.resident
-                .insert(A::KERNEL, (per_sm * sms.max(1) as u32).max(1));
-            self.updates.insert(A::KERNEL, kernel);
+                .insert(id, (per_sm * sms.max(1) as u32).max(1));
         }
-        let blocks = blocks.min(self.resident[A::KERNEL]);
-        let (update, smem) = &self.updates[A::KERNEL];
-        let n = self.mesh.num_patches;
-        let s = &self.gpu.stream;
+        let blocks = blocks.min(self.resident[&id]);
+        let update = self.cavity_kernel::<A, UpdateKernel<A>>()?;
+        let s = &gpu.stream;
         let e = driver("timing a dynamic kernel");
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         let t0 = s.record_event(flags).map_err(e)?;
-        self.launch_update(update, blocks, *smem, salt, app)?;
+        // SAFETY: the buffers behind `raw` live as long as `self`; the
+        // shared memory is the application's (`cavity_kernel`).
+        unsafe { gpu.launch(update, blocks, (raw, salt, *app))? };
         let t1 = s.record_event(flags).map_err(e)?;
-        self.launch_plain(&self.calibrate, n, 0)?;
+        let n = self.mesh.num_patches;
+        // SAFETY: as for `cleanup`.
+        unsafe { gpu.launch(&self.calibrate, n, (raw,))? };
         let t2 = s.record_event(flags).map_err(e)?;
-        self.launch_plain(&self.compact.0, n, self.compact.1)?;
+        // SAFETY: as above.
+        unsafe { gpu.launch(&self.compact, n, (raw,))? };
         let t3 = s.record_event(flags).map_err(e)?;
         let snap = self.take_snapshot(Some([t0, t1, t2, t3]))?;
         self.pending.push_back(snap);
@@ -1069,25 +1005,21 @@ impl<A: CudaApp> Update<A> for CudaRounds<'_> {
 
 impl Rounds for CudaRounds<'_> {
     fn refill(&mut self, changed_only: bool) -> Result<(), RunError> {
-        let (f, smem) = &self.refill;
-        let mut b = self.gpu.stream.launch_builder(f);
-        let changed_only = changed_only as u32;
-        b.arg(&self.raw).arg(&changed_only);
-        // SAFETY: the refill kernel takes `(RawDynamicMesh, u32)`; the
-        // buffers behind `raw` live as long as `self`.
-        unsafe { b.launch(dynamic_config(1, *smem)) }
-            .map_err(driver("launching the refill kernel"))?;
+        // SAFETY: the buffers behind `raw` live as long as `self`.
+        unsafe {
+            self.gpu
+                .launch(&self.refill, 1, (self.raw, changed_only as u32))?
+        };
         Ok(())
     }
 
     fn slice(&mut self, seed: Kind) -> Result<(), RunError> {
-        let mut b = self.gpu.stream.launch_builder(&self.slice.0);
-        let seed = seed as u32;
-        b.arg(&self.raw).arg(&seed);
-        // SAFETY: the slicing kernel takes `(RawDynamicMesh, u32)`; the
-        // buffers behind `raw` live as long as `self`.
-        unsafe { b.launch(dynamic_config(self.mesh.num_patches, self.slice.1)) }
-            .map_err(driver("launching the slicing kernel"))?;
+        let grid = self.mesh.num_patches;
+        // SAFETY: as above.
+        unsafe {
+            self.gpu
+                .launch(&self.slice, grid, (self.raw, seed as u32))?
+        };
         let s = &self.gpu.stream;
         let e = driver("reading the patch count");
         let mut queue_state = [0u32; scheduler::STATE_WORDS as usize];
@@ -1096,9 +1028,8 @@ impl Rounds for CudaRounds<'_> {
         s.synchronize().map_err(e)?;
         let n = queue_state[scheduler::PATCHES as usize];
         self.mesh.num_patches = n;
-        self.raw.0.num_patches = n;
-        self.launch_plain(&self.calibrate, n, 0)?;
-        self.launch_plain(&self.compact.0, n, self.compact.1)?;
+        self.raw.num_patches = n;
+        self.cleanup(n)?;
         Ok(())
     }
 
@@ -1119,56 +1050,34 @@ impl Rounds for CudaRounds<'_> {
         self.scratch = Some(scratch);
         let at = |word: u64| base + 4 * word;
         let (headers, entries) = (at(headers), at(entries));
-        let grid = self.mesh.num_patches;
-        let ((rings, smem), step, apply) = &self.smooth;
-        let params = KernelSmoothing(*params);
-        let e = driver("launching a smoothing kernel");
-        let first = at(a);
-        let mut l = s.launch_builder(rings);
-        l.arg(&self.raw)
-            .arg(&headers)
-            .arg(&entries)
-            .arg(&first)
-            .arg(&params);
-        // SAFETY: the arguments match `dynamic_smooth_rings`; the buffers
-        // lie inside the scratch (`scratch_layout`), which lives in `self`.
-        unsafe { l.launch(dynamic_config(grid, *smem)) }.map_err(e)?;
+        let (grid, raw, p, gpu) = (self.mesh.num_patches, self.raw, *params, self.gpu);
+        let SmoothKernels { rings, step, apply } = &self.smooth;
+        // SAFETY: the buffers lie inside the scratch (`scratch_layout`),
+        // which lives in `self`, as do the mesh's.
+        unsafe { gpu.launch(rings, grid, (raw, headers, entries, at(a), p))? };
         let (mut from, mut to) = (at(a), at(b));
         for _ in 0..steps {
-            let mut l = s.launch_builder(step);
-            l.arg(&self.raw)
-                .arg(&headers)
-                .arg(&entries)
-                .arg(&from)
-                .arg(&to)
-                .arg(&params);
-            // SAFETY: the arguments match `dynamic_smooth_step`, after the
-            // rings; `from` and `to` are the two disjoint position buffers.
-            unsafe { l.launch(dynamic_config(grid, 0)) }.map_err(e)?;
+            // SAFETY: as above, after the rings; `from` and `to` are the
+            // two disjoint position buffers.
+            unsafe { gpu.launch(step, grid, (raw, headers, entries, from, to, p))? };
             (from, to) = (to, from);
         }
-        let mut l = s.launch_builder(apply);
-        l.arg(&self.raw).arg(&from);
-        // SAFETY: the arguments match `dynamic_smooth_apply`; `from` holds
-        // the last step's positions.
-        unsafe { l.launch(dynamic_config(grid, 0)) }.map_err(e)?;
+        // SAFETY: as above; `from` holds the last step's positions.
+        unsafe { gpu.launch(apply, grid, (raw, from))? };
         Ok(())
     }
 
     fn advect(&mut self, field: &Advection) -> Result<(), RunError> {
-        let field = KernelAdvection(*field);
-        let mut b = self.gpu.stream.launch_builder(&self.advect);
-        b.arg(&self.raw).arg(&field);
-        // SAFETY: the arguments match `dynamic_advect`; the buffers behind
-        // `raw` live as long as `self`.
-        unsafe { b.launch(dynamic_config(self.mesh.num_patches, 0)) }
-            .map_err(driver("launching the advection kernel"))?;
+        let grid = self.mesh.num_patches;
+        // SAFETY: the buffers behind `raw` live as long as `self`.
+        unsafe { self.gpu.launch(&self.advect, grid, (self.raw, *field))? };
         Ok(())
     }
 
     fn store_valences(&mut self) -> Result<(), RunError> {
-        let (f, smem) = &self.valences;
-        self.launch_plain(f, self.mesh.num_patches, *smem)?;
+        let grid = self.mesh.num_patches;
+        // SAFETY: as above.
+        unsafe { self.gpu.launch(&self.valences, grid, (self.raw,))? };
         Ok(())
     }
 

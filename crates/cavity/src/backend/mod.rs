@@ -6,6 +6,7 @@
 pub mod cpu;
 pub mod cubin_cache;
 pub mod cuda;
+mod kernel_args;
 pub mod territories;
 
 use std::fmt;
@@ -72,15 +73,15 @@ pub enum BackendError {
     },
     /// A patch needs more shared memory than the device gives a block.
     #[error(
-        "a patch needs {needed} bytes of shared memory for {query}, the device allows {limit}; lower --patch-size"
+        "a patch needs {needed} bytes of shared memory for kernel {kernel}, the device allows {limit}; lower --patch-size"
     )]
     SharedMemory {
         /// Bytes needed by the largest patch.
         needed: usize,
         /// The device's per-block limit.
         limit: usize,
-        /// The query.
-        query: &'static str,
+        /// The kernel (its entry name).
+        kernel: &'static str,
     },
 }
 
@@ -174,12 +175,12 @@ impl Backend {
     pub fn run_rounds<T, E: From<BackendError>>(
         &self,
         mesh: &mut DynamicMesh,
-        driver: impl FnOnce(&mut dyn AnyRounds) -> Result<T, E>,
+        driver: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, E>,
         copy_back: impl FnOnce(RunError) -> E,
     ) -> Result<OnRounds<T>, E> {
         match self {
             Backend::Cpu(cpu) => {
-                let mut r = CpuRounds::with_backend(mesh, cpu.clone());
+                let mut r = AnyRounds::Cpu(CpuRounds::with_backend(mesh, cpu.clone()));
                 let value = driver(&mut r)?;
                 Ok(OnRounds {
                     value,
@@ -188,15 +189,19 @@ impl Backend {
                 })
             }
             Backend::Cuda(gpu) => {
-                let mut r = cuda::CudaRounds::new(gpu, mesh)?;
+                let mut r = AnyRounds::Cuda(Box::new(cuda::CudaRounds::new(gpu, mesh)?));
                 let ran = driver(&mut r);
                 let copied = crate::rounds::Rounds::mesh(&mut r).map(|_| ());
                 let value = ran?;
                 copied.map_err(copy_back)?;
+                let gpu_seconds = match &r {
+                    AnyRounds::Cuda(r) => Some(r.seconds()),
+                    AnyRounds::Cpu(_) => None,
+                };
                 Ok(OnRounds {
                     value,
                     device: crate::rounds::Rounds::device(&r),
-                    gpu_seconds: Some(r.seconds()),
+                    gpu_seconds,
                 })
             }
         }

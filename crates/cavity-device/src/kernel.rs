@@ -1,0 +1,287 @@
+//! Kernels declared once (the role rust-cuda's `#[kernel]` plays): a
+//! [`kernel!`] declaration is the kernel's body, written against
+//! [`Block`] and run on one block of a [`Launch`], with its parameters and
+//! launch bounds. From it come
+//!
+//! - a type naming the kernel, implementing [`Kernel`]: its PTX entry name
+//!   ([`Kernel::NAME`]), launch bounds ([`Kernel::BOUNDS`]), parameter
+//!   tuple ([`Kernel::Params`]) and body ([`Kernel::run`]), which the CPU
+//!   backend runs on its host blocks;
+//! - when compiled for `nvptx64`, the PTX entry point (the parameters in
+//!   order, then the body on a [`Launch`] of CUDA threads), and a line
+//!   `// cavity-launch-bounds NAME THREADS BLOCKS` that the PTX builder
+//!   (`cavity-ptx-builder`) turns into the entry's `.maxntid` and
+//!   `.minnctapersm` directives (CUDA's `__launch_bounds__`).
+//!
+//! The host launches a kernel by its type, never by a name string, and
+//! passes [`Kernel::Params`], plain data (`bytemuck::Pod` on the host:
+//! numbers, device addresses as `u64`, `repr(C)` structs of them). A
+//! cavity application gets its update and survey kernels from
+//! [`cavity_kernels!`] ([`CavityKernels`], [`UpdateKernel`],
+//! [`SurveyKernel`]).
+
+use core::marker::PhantomData;
+
+use crate::block::{Block, SharedArena};
+use crate::dynamic::cavity::CavityApp;
+use crate::dynamic::layout::RawDynamicMesh;
+use crate::dynamic::patch::DynMesh;
+use crate::dynamic::update;
+
+/// CUDA's `__launch_bounds__`: at most `threads` threads per block (the
+/// host launches exactly that many) and at least `min_blocks` resident
+/// blocks per multiprocessor (0: no such bound), which caps the registers
+/// ptxas gives each thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    /// Threads per block.
+    pub threads: u32,
+    /// Resident blocks per multiprocessor to leave room for (0: none).
+    pub min_blocks: u32,
+}
+
+/// The dynamic kernels' bounds: 256 threads and two blocks per
+/// multiprocessor, which caps registers at 128 so that two blocks of the
+/// update kernel (about 100 KB of shared memory each) share one.
+pub const DYNAMIC_BOUNDS: LaunchBounds = LaunchBounds {
+    threads: 256,
+    min_blocks: 2,
+};
+
+/// The element-wise kernels' bounds: 256 threads, no occupancy bound.
+pub const ELEMENT_BOUNDS: LaunchBounds = LaunchBounds {
+    threads: 256,
+    min_blocks: 0,
+};
+
+/// One block of a launch as a kernel body sees it.
+pub struct Launch<'a, B: Block> {
+    /// The block's threads.
+    pub block: &'a B,
+    /// The block's dynamic shared memory.
+    pub arena: &'a mut SharedArena,
+    /// This block's index in the grid.
+    pub block_idx: u32,
+    /// Blocks in the grid.
+    pub grid_dim: u32,
+}
+
+impl<B: Block> Launch<'_, B> {
+    /// The calling thread's first element and the stride of a grid-stride
+    /// loop over the whole launch (element-wise kernels).
+    #[inline(always)]
+    pub fn grid_stride(&self) -> (u32, u32) {
+        let dim = self.block.block_dim();
+        (
+            self.block_idx * dim + self.block.thread_idx(),
+            dim * self.grid_dim,
+        )
+    }
+}
+
+/// Plain data, a kernel's by-value parameter: `bytemuck::Pod` on the host
+/// (no padding, no pointers into host memory, any bit pattern valid),
+/// `Copy` on the GPU.
+#[cfg(not(target_arch = "nvptx64"))]
+pub trait PlainData: bytemuck::Pod {}
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T: bytemuck::Pod> PlainData for T {}
+
+/// Plain data, a kernel's by-value parameter (`Copy` on the GPU).
+#[cfg(target_arch = "nvptx64")]
+pub trait PlainData: Copy {}
+#[cfg(target_arch = "nvptx64")]
+impl<T: Copy> PlainData for T {}
+
+/// A kernel declared by [`kernel!`] (or, for a cavity application, by
+/// [`cavity_kernels!`]).
+pub trait Kernel: 'static {
+    /// The PTX entry point's name.
+    const NAME: &'static str;
+    /// Threads per block and resident blocks per multiprocessor.
+    const BOUNDS: LaunchBounds;
+    /// Whether the CPU backend zeroes a block's shared memory before the
+    /// body runs: kernels that store whole shared-memory windows (free
+    /// slots included) into the mesh, whose arrays must not depend on what
+    /// the worker's previous block left there.
+    const HOST_ZEROED_SHARED: bool;
+    /// The parameters, in the entry point's order.
+    type Params: Copy + Send + Sync;
+
+    /// The body, on one block.
+    ///
+    /// # Safety
+    /// The kernel's contract (its declaration's `# Safety`): the
+    /// parameters' addresses and lengths, the shared memory, the grid.
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, params: Self::Params);
+}
+
+/// Reads an array parameter: `len` entries at address `addr`.
+///
+/// # Safety
+/// `addr` valid for reads of `len` entries during `'a` (or `len == 0`).
+#[inline(always)]
+pub unsafe fn slice_at<'a, T>(addr: u64, len: u32) -> &'a [T] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: forwarded.
+        unsafe { core::slice::from_raw_parts(addr as *const T, len as usize) }
+    }
+}
+
+/// Declares a kernel (see the [module](self)): the docs, its launch
+/// bounds, optionally `#[host_zeroed_shared]` ([`Kernel::HOST_ZEROED_SHARED`]),
+/// then `pub kernel Name(launch, param: Type, ...) { body }`, where the
+/// body sees `launch`, a `&mut Launch`, and the parameters by value, and
+/// may use `unsafe` (the declaration's `# Safety` states its contract).
+#[macro_export]
+macro_rules! kernel {
+    (@zeroed host_zeroed_shared) => { true };
+    (@zeroed) => { false };
+    (@bounds $kernel:ty, $entry:expr) => {
+        ::core::arch::global_asm!(
+            concat!("// cavity-launch-bounds ", $entry, " {} {}"),
+            const <$kernel as $crate::kernel::Kernel>::BOUNDS.threads,
+            const <$kernel as $crate::kernel::Kernel>::BOUNDS.min_blocks,
+        );
+    };
+    (
+        $(#[doc = $doc:literal])*
+        #[launch_bounds = $bounds:expr]
+        $(#[$zeroed:ident])?
+        $vis:vis kernel $name:ident($launch:ident $(, $p:ident: $t:ty)* $(,)?) $body:block
+    ) => {
+        $(#[doc = $doc])*
+        $vis enum $name {}
+
+        impl $crate::kernel::Kernel for $name {
+            const NAME: &'static str = stringify!($name);
+            const BOUNDS: $crate::kernel::LaunchBounds = $bounds;
+            const HOST_ZEROED_SHARED: bool = $crate::kernel!(@zeroed $($zeroed)?);
+            type Params = ($($t,)*);
+
+            #[inline(always)]
+            #[allow(unused_variables)]
+            unsafe fn run<B: $crate::block::Block>(
+                $launch: &mut $crate::kernel::Launch<'_, B>,
+                ($($p,)*): Self::Params,
+            ) $body
+        }
+
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            #[unsafe(export_name = stringify!($name))]
+            unsafe extern "ptx-kernel" fn entry($($p: $t),*) {
+                // SAFETY: the kernel's contract, which the launch keeps.
+                unsafe { $crate::gpu::launch::<$name>(($($p,)*)) }
+            }
+        };
+        #[cfg(target_arch = "nvptx64")]
+        $crate::kernel!(@bounds $name, stringify!($name));
+    };
+}
+
+/// A cavity application with GPU kernels: its update round
+/// ([`UpdateKernel`]) and survey ([`SurveyKernel`]), parameters
+/// `(RawDynamicMesh, salt, application)`.
+///
+/// # Safety
+/// [`CavityKernels::UPDATE`] and [`CavityKernels::SURVEY`] name entry
+/// points with those parameters that run those bodies: implement it with
+/// [`cavity_kernels!`] only.
+pub unsafe trait CavityKernels: CavityApp + PlainData + Send + Sync + 'static {
+    /// The update kernel's entry name.
+    const UPDATE: &'static str;
+    /// The survey kernel's entry name.
+    const SURVEY: &'static str;
+}
+
+/// The update round of cavity application `A` (`dynamic::update`): each
+/// block takes queued patches until the round's share is taken.
+///
+/// # Safety
+/// The mesh describes live arrays of a dynamic mesh; dynamic shared memory
+/// is `dynamic::update::shared_bytes::<A>(&mesh.cap, threads)`.
+pub struct UpdateKernel<A>(PhantomData<fn() -> A>);
+
+/// The survey between sweeps of cavity application `A`: one block per
+/// patch slot in use (`dynamic::update::survey`).
+///
+/// # Safety
+/// As for [`UpdateKernel`].
+pub struct SurveyKernel<A>(PhantomData<fn() -> A>);
+
+impl<A: CavityKernels> Kernel for UpdateKernel<A> {
+    const NAME: &'static str = A::UPDATE;
+    const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
+    const HOST_ZEROED_SHARED: bool = true;
+    type Params = (RawDynamicMesh, u32, A);
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, salt, app): Self::Params) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        while update::update(launch.block, launch.arena, &m, &app, salt) {
+            // SAFETY: the windows of the patch just processed are not used
+            // again.
+            unsafe { launch.arena.reset() };
+        }
+    }
+}
+
+impl<A: CavityKernels> Kernel for SurveyKernel<A> {
+    const NAME: &'static str = A::SURVEY;
+    const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
+    const HOST_ZEROED_SHARED: bool = false;
+    type Params = (RawDynamicMesh, u32, A);
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, salt, app): Self::Params) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        update::survey(launch.block, launch.arena, &m, &app, launch.block_idx, salt);
+    }
+}
+
+/// Declares cavity applications' GPU kernels: for each type (a
+/// [`CavityApp`], plain `repr(C)` data, `bytemuck::Pod` on the host), the
+/// [`CavityKernels`] implementation and, on `nvptx64`, the entry points
+/// `UpdateName` and `SurveyName` of [`UpdateKernel`] and [`SurveyKernel`].
+#[macro_export]
+macro_rules! cavity_kernels {
+    ($($app:ident),+ $(,)?) => {$(
+        // SAFETY: the entry points below take the update and survey
+        // kernels' parameters and run their bodies.
+        unsafe impl $crate::kernel::CavityKernels for $app {
+            const UPDATE: &'static str = concat!("Update", stringify!($app));
+            const SURVEY: &'static str = concat!("Survey", stringify!($app));
+        }
+
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            #[unsafe(export_name = concat!("Update", stringify!($app)))]
+            unsafe extern "ptx-kernel" fn update(
+                mesh: $crate::dynamic::layout::RawDynamicMesh,
+                salt: u32,
+                app: $app,
+            ) {
+                // SAFETY: the kernel's contract, which the launch keeps.
+                unsafe { $crate::gpu::launch::<$crate::kernel::UpdateKernel<$app>>((mesh, salt, app)) }
+            }
+            #[unsafe(export_name = concat!("Survey", stringify!($app)))]
+            unsafe extern "ptx-kernel" fn survey(
+                mesh: $crate::dynamic::layout::RawDynamicMesh,
+                salt: u32,
+                app: $app,
+            ) {
+                // SAFETY: as above.
+                unsafe { $crate::gpu::launch::<$crate::kernel::SurveyKernel<$app>>((mesh, salt, app)) }
+            }
+        };
+        #[cfg(target_arch = "nvptx64")]
+        $crate::kernel!(@bounds $crate::kernel::UpdateKernel<$app>, concat!("Update", stringify!($app)));
+        #[cfg(target_arch = "nvptx64")]
+        $crate::kernel!(@bounds $crate::kernel::SurveyKernel<$app>, concat!("Survey", stringify!($app)));
+    )+};
+}

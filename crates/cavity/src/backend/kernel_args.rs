@@ -1,0 +1,53 @@
+//! Kernel parameters on the way to the GPU: a declared kernel's
+//! [`Kernel::Params`](cavity_device::kernel::Kernel::Params) is a tuple of
+//! plain data, each element `bytemuck::Pod` (checked at compile time),
+//! pushed to a cudarc launch one by one; zero-sized elements are no
+//! parameters of the PTX entry and are skipped.
+
+use bytemuck::{Pod, TransparentWrapper};
+use cudarc::driver::{DeviceRepr, LaunchArgs, PushKernelArg};
+
+/// A plain-data value as a kernel parameter.
+#[repr(transparent)]
+#[derive(Clone, Copy, TransparentWrapper)]
+pub struct PodArg<T>(T);
+
+// SAFETY: `T` is plain data without padding or pointers into host memory
+// (`Pod`), passed by value as the bytes the PTX parameter of the same
+// `repr(C)` type expects.
+unsafe impl<T: Pod> DeviceRepr for PodArg<T> {}
+
+/// A parameter tuple that can be pushed to a launch.
+pub trait KernelArgs {
+    /// Pushes every non-zero-sized element, in order.
+    fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>);
+}
+
+/// Pushes `value` unless it is zero-sized.
+fn push_one<'a, T: Pod>(launch: &mut LaunchArgs<'a>, value: &'a T) {
+    if size_of::<T>() > 0 {
+        launch.arg(PodArg::wrap_ref(value));
+    }
+}
+
+/// Implements [`KernelArgs`] for tuples of the given arities.
+macro_rules! tuple_args {
+    ($(($($t:ident $i:tt),+))+) => {$(
+        impl<$($t: Pod),+> KernelArgs for ($($t,)+) {
+            fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>) {
+                $(push_one(launch, &self.$i);)+
+            }
+        }
+    )+};
+}
+
+tuple_args! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+}
