@@ -250,7 +250,8 @@ fn arena() -> SharedArena {
 /// [`crate::kernel!`] and [`crate::cavity_kernels!`] call it).
 ///
 /// # Safety
-/// `K`'s contract.
+/// `K`'s contract; called from `K`'s entry point only (every thread of
+/// the block, with the launch's dynamic shared memory).
 #[doc(hidden)]
 #[inline(always)]
 pub unsafe fn launch<K: Kernel>(params: K::Params) {

@@ -95,7 +95,13 @@ impl<T: Copy> PlainData for T {}
 
 /// A kernel declared by [`kernel!`] (or, for a cavity application, by
 /// [`cavity_kernels!`]).
-pub trait Kernel: 'static {
+///
+/// # Safety
+/// [`Kernel::NAME`] names an entry point of the kernel crate's PTX whose
+/// parameters are the non-zero-sized elements of [`Kernel::Params`] in
+/// order and which runs [`Kernel::run`] with [`Kernel::BOUNDS`]: the hosts
+/// launch that entry with these parameters. The macros implement it.
+pub unsafe trait Kernel: 'static {
     /// The PTX entry point's name.
     const NAME: &'static str;
     /// Threads per block and resident blocks per multiprocessor.
@@ -135,11 +141,27 @@ pub unsafe fn slice_at<'a, T>(addr: u64, len: u32) -> &'a [T] {
 /// then `pub kernel Name(launch, param: Type, ...) { body }`, where the
 /// body sees `launch`, a `&mut Launch`, and the parameters by value, and
 /// may use `unsafe` (the declaration's `# Safety` states its contract).
+/// The entry point is named `CRATE_Name` (the declaring crate's name), so
+/// that kernel crates linked together do not clash.
 #[macro_export]
 macro_rules! kernel {
     (@zeroed host_zeroed_shared) => { true };
     (@zeroed) => { false };
-    (@bounds $kernel:ty, $entry:expr) => {
+    (@name $name:expr) => { concat!(env!("CARGO_CRATE_NAME"), "_", $name) };
+    (@entry $entry:expr, $kernel:ty, ($($p:ident: $t:ty),*)) => {
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            #[unsafe(export_name = $entry)]
+            // A zero-sized parameter (an application without parameters)
+            // is no parameter of the PTX entry: the hosts skip it, and the
+            // GPU host checks the entry's parameter sizes when it loads it.
+            #[allow(improper_ctypes_definitions)]
+            unsafe extern "ptx-kernel" fn entry($($p: $t),*) {
+                // SAFETY: the kernel's contract, which the launch keeps.
+                unsafe { $crate::gpu::launch::<$kernel>(($($p,)*)) }
+            }
+        };
+        #[cfg(target_arch = "nvptx64")]
         ::core::arch::global_asm!(
             concat!("// cavity-launch-bounds ", $entry, " {} {}"),
             const <$kernel as $crate::kernel::Kernel>::BOUNDS.threads,
@@ -155,8 +177,10 @@ macro_rules! kernel {
         $(#[doc = $doc])*
         $vis enum $name {}
 
-        impl $crate::kernel::Kernel for $name {
-            const NAME: &'static str = stringify!($name);
+        // SAFETY: the entry point below takes `Params` in order and runs
+        // `run`, with these bounds.
+        unsafe impl $crate::kernel::Kernel for $name {
+            const NAME: &'static str = $crate::kernel!(@name stringify!($name));
             const BOUNDS: $crate::kernel::LaunchBounds = $bounds;
             const HOST_ZEROED_SHARED: bool = $crate::kernel!(@zeroed $($zeroed)?);
             type Params = ($($t,)*);
@@ -169,16 +193,7 @@ macro_rules! kernel {
             ) $body
         }
 
-        #[cfg(target_arch = "nvptx64")]
-        const _: () = {
-            #[unsafe(export_name = stringify!($name))]
-            unsafe extern "ptx-kernel" fn entry($($p: $t),*) {
-                // SAFETY: the kernel's contract, which the launch keeps.
-                unsafe { $crate::gpu::launch::<$name>(($($p,)*)) }
-            }
-        };
-        #[cfg(target_arch = "nvptx64")]
-        $crate::kernel!(@bounds $name, stringify!($name));
+        $crate::kernel!(@entry $crate::kernel!(@name stringify!($name)), $name, ($($p: $t),*));
     };
 }
 
@@ -212,7 +227,8 @@ pub struct UpdateKernel<A>(PhantomData<fn() -> A>);
 /// As for [`UpdateKernel`].
 pub struct SurveyKernel<A>(PhantomData<fn() -> A>);
 
-impl<A: CavityKernels> Kernel for UpdateKernel<A> {
+// SAFETY: `A::UPDATE` is such an entry (`CavityKernels`).
+unsafe impl<A: CavityKernels> Kernel for UpdateKernel<A> {
     const NAME: &'static str = A::UPDATE;
     const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
     const HOST_ZEROED_SHARED: bool = true;
@@ -230,7 +246,8 @@ impl<A: CavityKernels> Kernel for UpdateKernel<A> {
     }
 }
 
-impl<A: CavityKernels> Kernel for SurveyKernel<A> {
+// SAFETY: `A::SURVEY` is such an entry (`CavityKernels`).
+unsafe impl<A: CavityKernels> Kernel for SurveyKernel<A> {
     const NAME: &'static str = A::SURVEY;
     const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
     const HOST_ZEROED_SHARED: bool = false;
@@ -247,41 +264,27 @@ impl<A: CavityKernels> Kernel for SurveyKernel<A> {
 /// Declares cavity applications' GPU kernels: for each type (a
 /// [`CavityApp`], plain `repr(C)` data, `bytemuck::Pod` on the host), the
 /// [`CavityKernels`] implementation and, on `nvptx64`, the entry points
-/// `UpdateName` and `SurveyName` of [`UpdateKernel`] and [`SurveyKernel`].
+/// `CRATE_UpdateName` and `CRATE_SurveyName` of [`UpdateKernel`] and
+/// [`SurveyKernel`].
 #[macro_export]
 macro_rules! cavity_kernels {
     ($($app:ident),+ $(,)?) => {$(
         // SAFETY: the entry points below take the update and survey
         // kernels' parameters and run their bodies.
         unsafe impl $crate::kernel::CavityKernels for $app {
-            const UPDATE: &'static str = concat!("Update", stringify!($app));
-            const SURVEY: &'static str = concat!("Survey", stringify!($app));
+            const UPDATE: &'static str = $crate::kernel!(@name concat!("Update", stringify!($app)));
+            const SURVEY: &'static str = $crate::kernel!(@name concat!("Survey", stringify!($app)));
         }
 
-        #[cfg(target_arch = "nvptx64")]
-        const _: () = {
-            #[unsafe(export_name = concat!("Update", stringify!($app)))]
-            unsafe extern "ptx-kernel" fn update(
-                mesh: $crate::dynamic::layout::RawDynamicMesh,
-                salt: u32,
-                app: $app,
-            ) {
-                // SAFETY: the kernel's contract, which the launch keeps.
-                unsafe { $crate::gpu::launch::<$crate::kernel::UpdateKernel<$app>>((mesh, salt, app)) }
-            }
-            #[unsafe(export_name = concat!("Survey", stringify!($app)))]
-            unsafe extern "ptx-kernel" fn survey(
-                mesh: $crate::dynamic::layout::RawDynamicMesh,
-                salt: u32,
-                app: $app,
-            ) {
-                // SAFETY: as above.
-                unsafe { $crate::gpu::launch::<$crate::kernel::SurveyKernel<$app>>((mesh, salt, app)) }
-            }
-        };
-        #[cfg(target_arch = "nvptx64")]
-        $crate::kernel!(@bounds $crate::kernel::UpdateKernel<$app>, concat!("Update", stringify!($app)));
-        #[cfg(target_arch = "nvptx64")]
-        $crate::kernel!(@bounds $crate::kernel::SurveyKernel<$app>, concat!("Survey", stringify!($app)));
+        $crate::kernel!(
+            @entry $crate::kernel!(@name concat!("Update", stringify!($app))),
+            $crate::kernel::UpdateKernel<$app>,
+            (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
+        );
+        $crate::kernel!(
+            @entry $crate::kernel!(@name concat!("Survey", stringify!($app))),
+            $crate::kernel::SurveyKernel<$app>,
+            (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
+        );
     )+};
 }

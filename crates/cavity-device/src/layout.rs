@@ -10,6 +10,8 @@
 //! `base(p) .. base(p) + owned(p)` so attributes are stored per patch,
 //! contiguously (the dynamic paper's localized attribute allocation, fig. 8).
 
+use crate::kernel::slice_at;
+
 /// Bit 0 of an FE entry: set when the face traverses the edge from its second
 /// EV vertex to its first. The local edge index is the entry shifted right by 1.
 pub const FE_REVERSED: u16 = 1;
@@ -230,25 +232,15 @@ impl RawPatchMesh {
     /// the length zero) for the lifetime `'a`, and not written meanwhile.
     #[inline(always)]
     pub unsafe fn view<'a>(&self) -> PatchMesh<'a> {
-        // SAFETY: the caller guarantees each (address, length) pair.
-        #[inline(always)]
-        unsafe fn slice<'a, T>(addr: u64, len: u32) -> &'a [T] {
-            if len == 0 {
-                &[]
-            } else {
-                // SAFETY: forwarded from `view`'s contract.
-                unsafe { core::slice::from_raw_parts(addr as *const T, len as usize) }
-            }
-        }
         // SAFETY: forwarded from this function's contract.
         unsafe {
             PatchMesh {
-                patches: slice(self.patches, self.lens[0]),
-                fe: slice(self.fe, self.lens[1]),
-                ev: slice(self.ev, self.lens[2]),
-                ribbon: slice(self.ribbon, self.lens[3]),
-                stash: slice(self.stash, self.lens[4]),
-                masks: slice(self.masks, self.lens[5]),
+                patches: slice_at(self.patches, self.lens[0]),
+                fe: slice_at(self.fe, self.lens[1]),
+                ev: slice_at(self.ev, self.lens[2]),
+                ribbon: slice_at(self.ribbon, self.lens[3]),
+                stash: slice_at(self.stash, self.lens[4]),
+                masks: slice_at(self.masks, self.lens[5]),
             }
         }
     }

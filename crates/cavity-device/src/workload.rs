@@ -110,47 +110,34 @@ pub struct QueryNeighborSum<const Q: u8>;
 macro_rules! query_kernels {
     ($($q:literal: $name:ident),* $(,)?) => {
         /// The entry names of [`QueryExport`] by query.
-        const EXPORT_NAMES: [&str; 8] = [$(concat!("QueryExport", stringify!($name))),*];
+        const EXPORT_NAMES: [&str; 8] =
+            [$(crate::kernel!(@name concat!("QueryExport", stringify!($name)))),*];
 
         /// The entry names of [`QueryNeighborSum`] by query.
-        const SUM_NAMES: [&str; 8] = [$(concat!("QueryNeighborSum", stringify!($name))),*];
+        const SUM_NAMES: [&str; 8] =
+            [$(crate::kernel!(@name concat!("QueryNeighborSum", stringify!($name)))),*];
 
         $(
-            #[cfg(target_arch = "nvptx64")]
-            const _: () = {
-                #[unsafe(export_name = concat!("QueryExport", stringify!($name)))]
-                unsafe extern "ptx-kernel" fn export(
-                    mesh: RawPatchMesh, offsets: u64, n_offsets: u32,
-                    counts: u64, n_counts: u32, out: u64, n_out: u32,
-                ) {
-                    // SAFETY: the kernel's contract, which the launch keeps.
-                    unsafe {
-                        crate::gpu::launch::<QueryExport<$q>>(
-                            (mesh, offsets, n_offsets, counts, n_counts, out, n_out),
-                        )
-                    }
-                }
-                #[unsafe(export_name = concat!("QueryNeighborSum", stringify!($name)))]
-                unsafe extern "ptx-kernel" fn sum(
-                    mesh: RawPatchMesh, attr: u64, n_attr: u32, out: u64, n_out: u32,
-                ) {
-                    // SAFETY: as above.
-                    unsafe {
-                        crate::gpu::launch::<QueryNeighborSum<$q>>((mesh, attr, n_attr, out, n_out))
-                    }
-                }
-            };
-            #[cfg(target_arch = "nvptx64")]
-            crate::kernel!(@bounds QueryExport<$q>, concat!("QueryExport", stringify!($name)));
-            #[cfg(target_arch = "nvptx64")]
-            crate::kernel!(@bounds QueryNeighborSum<$q>, concat!("QueryNeighborSum", stringify!($name)));
+            crate::kernel!(
+                @entry crate::kernel!(@name concat!("QueryExport", stringify!($name))),
+                QueryExport<$q>,
+                (mesh: RawPatchMesh, offsets: u64, n_offsets: u32,
+                 counts: u64, n_counts: u32, out: u64, n_out: u32)
+            );
+            crate::kernel!(
+                @entry crate::kernel!(@name concat!("QueryNeighborSum", stringify!($name))),
+                QueryNeighborSum<$q>,
+                (mesh: RawPatchMesh, attr: u64, n_attr: u32, out: u64, n_out: u32)
+            );
         )*
     };
 }
 
 query_kernels!(0: VV, 1: VE, 2: VF, 3: EV, 4: EF, 5: FV, 6: FE, 7: FF);
 
-impl<const Q: u8> Kernel for QueryExport<Q> {
+// SAFETY: `query_kernels!` declares the entry named `NAME` with these
+// parameters and body.
+unsafe impl<const Q: u8> Kernel for QueryExport<Q> {
     const NAME: &'static str = EXPORT_NAMES[Q as usize];
     const BOUNDS: LaunchBounds = Query::ALL[Q as usize].launch_bounds();
     const HOST_ZEROED_SHARED: bool = false;
@@ -183,7 +170,8 @@ impl<const Q: u8> Kernel for QueryExport<Q> {
     }
 }
 
-impl<const Q: u8> Kernel for QueryNeighborSum<Q> {
+// SAFETY: as for `QueryExport`.
+unsafe impl<const Q: u8> Kernel for QueryNeighborSum<Q> {
     const NAME: &'static str = SUM_NAMES[Q as usize];
     const BOUNDS: LaunchBounds = Query::ALL[Q as usize].launch_bounds();
     const HOST_ZEROED_SHARED: bool = false;

@@ -12,7 +12,8 @@ use std::collections::HashMap;
 const MARKER: &str = "// cavity-launch-bounds ";
 
 /// `ptx` with the declared launch bounds applied. Errors (the message
-/// names the entry) when a comment is malformed or names no entry point.
+/// names the entry) when a comment is malformed, two comments give one
+/// entry different bounds, or a comment names no entry point.
 pub fn apply(ptx: &str) -> Result<String, String> {
     let mut bounds = HashMap::new();
     for line in ptx.lines() {
@@ -28,42 +29,37 @@ pub fn apply(ptx: &str) -> Result<String, String> {
             };
             let (name, b) =
                 parsed.ok_or_else(|| format!("malformed launch-bounds comment '{line}'"))?;
-            bounds.insert(name.to_string(), b);
+            if bounds.insert(name, b).is_some_and(|old| old != b) {
+                return Err(format!("two different launch bounds declared for '{name}'"));
+            }
         }
     }
     let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+    // The bounds of the entry whose header is being read: the directives
+    // go between its parameter list and its body's opening brace.
     let mut pending = None;
-    let mut applied = 0;
+    let mut applied = Vec::new();
     for line in ptx.lines() {
         if line.trim_start().starts_with(MARKER) {
             continue;
         }
         if let Some(rest) = line.split(".entry ").nth(1) {
             let name = rest.split('(').next().unwrap_or("").trim();
-            pending = bounds.get(name).copied();
+            pending = bounds.get(name).map(|&b| (name, b));
         }
-        out.push_str(line);
-        out.push('\n');
-        if line.trim_start().starts_with(')')
-            && let Some((threads, blocks)) = pending.take()
+        if line.trim_start().starts_with('{')
+            && let Some((name, (threads, blocks))) = pending.take()
         {
             out.push_str(&format!(".maxntid {threads}, 1, 1\n"));
             if blocks > 0 {
                 out.push_str(&format!(".minnctapersm {blocks}\n"));
             }
-            applied += 1;
+            applied.push(name);
         }
+        out.push_str(line);
+        out.push('\n');
     }
-    if applied != bounds.len() {
-        let entries: Vec<&str> = ptx
-            .lines()
-            .filter_map(|l| l.split(".entry ").nth(1))
-            .map(|r| r.split('(').next().unwrap_or("").trim())
-            .collect();
-        let orphan = bounds
-            .keys()
-            .find(|name| !entries.contains(&name.as_str()))
-            .map_or("?", |s| s.as_str());
+    if let Some(orphan) = bounds.keys().find(|name| !applied.contains(name)) {
         return Err(format!(
             "launch bounds declared for '{orphan}', which is no entry point of the PTX"
         ));
@@ -95,6 +91,13 @@ mod tests {
 {
 \tret;
 }
+// cavity-launch-bounds E 64 1
+.visible .entry E()
+{
+\t{ // callseq 0
+\t}
+\tret;
+}
 ";
 
     #[test]
@@ -103,7 +106,9 @@ mod tests {
         assert!(!out.contains("cavity-launch-bounds"));
         assert!(out.contains("A_param_0\n)\n.maxntid 256, 1, 1\n.minnctapersm 2\n{"));
         assert!(out.contains("B_param_0\n)\n.maxntid 128, 1, 1\n{"));
-        assert_eq!(out.matches(".maxntid").count(), 2);
+        assert!(out.contains(".entry C()\n{"));
+        assert!(out.contains(".entry E()\n.maxntid 64, 1, 1\n.minnctapersm 1\n{"));
+        assert_eq!(out.matches(".maxntid").count(), 3);
     }
 
     #[test]
@@ -112,5 +117,7 @@ mod tests {
         let e = apply(&ptx).unwrap_err();
         assert!(e.contains("'B'"), "{e}");
         assert!(apply("// cavity-launch-bounds X 1\n").is_err());
+        let twice = PTX.replace("B 128 0", "A 128 0");
+        assert!(apply(&twice).unwrap_err().contains("'A'"));
     }
 }

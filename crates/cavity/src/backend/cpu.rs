@@ -262,8 +262,9 @@ impl CpuBackend {
     }
 
     /// [`CpuBackend::run_blocks`] for kernels that store whole shared-memory
-    /// windows back to the mesh (update, slicing, compaction): each block's
-    /// shared memory is zeroed first (see [`run_block`]).
+    /// windows back to the mesh (the update round; the declared kernels say
+    /// so with `Kernel::HOST_ZEROED_SHARED`): each block's shared memory is
+    /// zeroed first (see [`run_block`]).
     fn run_storing_blocks(
         &self,
         n: u32,

@@ -194,7 +194,10 @@ impl CudaBackend {
     /// # Errors
     /// [`BackendError::SharedMemory`] when `smem` exceeds the device's
     /// per-block limit; a driver error when the module lacks the kernel.
-    pub fn load<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError> {
+    pub fn load<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError>
+    where
+        K::Params: KernelArgs,
+    {
         if smem > self.smem_limit {
             return Err(BackendError::SharedMemory {
                 needed: smem,
@@ -206,11 +209,26 @@ impl CudaBackend {
             .module
             .load_function(K::NAME)
             .map_err(driver("finding a kernel in the PTX"))?;
-        f.set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            smem as i32,
-        )
-        .map_err(driver("raising the kernel's shared-memory limit"))?;
+        let declared = K::Params::sizes();
+        if let Some(found) = param_sizes(&f)
+            && found != declared
+        {
+            return Err(BackendError::KernelSignature {
+                kernel: K::NAME,
+                declared,
+                found,
+            });
+        }
+        // The function's limit is shared by every `Loaded` of it: it only
+        // grows.
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let limit = f
+            .get_attribute(attr)
+            .map_err(driver("reading the kernel's shared-memory limit"))?;
+        if smem as i32 > limit {
+            f.set_attribute(attr, smem as i32)
+                .map_err(driver("raising the kernel's shared-memory limit"))?;
+        }
         Ok(Loaded {
             f,
             smem: smem as u32,
@@ -225,7 +243,10 @@ impl CudaBackend {
     ///
     /// # Errors
     /// As [`CudaBackend::load`].
-    pub fn load_carved<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError> {
+    pub fn load_carved<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError>
+    where
+        K::Params: KernelArgs,
+    {
         let k = self.load::<K>(smem)?;
         k.f.set_attribute(
             CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
@@ -241,7 +262,8 @@ impl CudaBackend {
     /// # Safety
     /// `params` keep the kernel's contract (its declaration's `# Safety`):
     /// the memory they address is live and stays so until the kernel
-    /// completes on the stream.
+    /// completes on the stream; `kernel` was loaded with the dynamic shared
+    /// memory that contract asks for, and `grid` is the grid it names.
     ///
     /// # Errors
     /// A driver error when the launch fails.
@@ -265,7 +287,8 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// The device address of `slice`.
+    /// The device address of `slice`, a buffer of this backend's that no
+    /// other stream uses (its event tracking is not kept up).
     fn addr<T>(&self, slice: &CudaSlice<T>) -> u64 {
         slice.device_ptr(&self.stream).0
     }
@@ -348,7 +371,10 @@ impl CudaBackend {
         &self,
         mesh: &PatchedMesh,
         query: Query,
-    ) -> Result<Loaded<K::Params>, BackendError> {
+    ) -> Result<Loaded<K::Params>, BackendError>
+    where
+        K::Params: KernelArgs,
+    {
         self.load::<K>(max_shared_bytes(mesh, query, K::BOUNDS.threads))
     }
 
@@ -408,7 +434,13 @@ impl CudaBackend {
         unsafe { self.launch(&accumulate, mesh.num_patches(), (dm.raw, p, len, n, len))? };
         let vertices = len / 3;
         // SAFETY: `normals` holds 3 * vertices entries.
-        unsafe { self.launch(&normalize, element_grid(vertices), (n, vertices))? };
+        unsafe {
+            self.launch(
+                &normalize,
+                element_grid(&normalize, vertices),
+                (n, vertices),
+            )?
+        };
         let bits = self.download(&normals, positions.len())?;
         Ok(bits.into_iter().map(f32::from_bits).collect())
     }
@@ -478,15 +510,12 @@ impl CudaBackend {
                 &prepared
             }
         };
-        let params = (
-            dm.raw,
-            self.addr(attr),
-            attr.len() as u32,
-            self.addr(out),
-            out.len() as u32,
-        );
+        let (na, no) = (attr.len() as u32, out.len() as u32);
+        // The guards record the slices' use behind the launch when dropped.
+        let (a, _read) = attr.device_ptr(&self.stream);
+        let (o, _written) = out.device_ptr_mut(&self.stream);
         // SAFETY: `attr` and `out` hold the lengths passed; `dm` is `mesh`.
-        unsafe { self.launch(kernel, mesh.num_patches(), params) }
+        unsafe { self.launch(kernel, mesh.num_patches(), (dm.raw, a, na, o, no)) }
     }
 
     /// Launches the naive CSR baseline: `out[i] = Σ attr[adj[k]]`.
@@ -499,18 +528,16 @@ impl CudaBackend {
         out: &mut CudaSlice<f32>,
     ) -> Result<(), BackendError> {
         let kernel = self.load::<BaselineCsrSum>(0)?;
-        let params = (
-            n,
-            self.addr(offsets),
-            self.addr(adj),
-            adj.len() as u32,
-            self.addr(attr),
-            attr.len() as u32,
-            self.addr(out),
-        );
+        let s = &self.stream;
+        let (nadj, nattr) = (adj.len() as u32, attr.len() as u32);
+        // The guards record the slices' use behind the launch when dropped.
+        let ((o, _r0), (a, _r1), (t, _r2)) =
+            (offsets.device_ptr(s), adj.device_ptr(s), attr.device_ptr(s));
+        let (w, _written) = out.device_ptr_mut(s);
+        let params = (n, o, a, nadj, t, nattr, w);
         // SAFETY: `offsets` holds `n + 1` entries and `out` `n` (the
         // caller's CSR); the other lengths are the slices'.
-        unsafe { self.launch(&kernel, element_grid(n), params) }
+        unsafe { self.launch(&kernel, element_grid(&kernel, n), params) }
     }
 
     /// Launches the PDE baseline of `query` over `n` source elements on
@@ -524,6 +551,11 @@ impl CudaBackend {
         out: &mut CudaSlice<f32>,
     ) -> Result<(), BackendError> {
         let kernel = self.load::<BaselinePdeSum>(0)?;
+        let s = &self.stream;
+        let nattr = attr.len() as u32;
+        // The guards record the slices' use behind the launch when dropped.
+        let (a, _read) = attr.device_ptr(s);
+        let (o, _written) = out.device_ptr_mut(s);
         let mesh = RawDirectedEdges {
             fv: self.addr(&de.fv),
             twin: self.addr(&de.twin),
@@ -535,17 +567,10 @@ impl CudaBackend {
             n_edges: de.edge_half.len() as u32,
             max_valence: de.max_valence,
         };
-        let params = (
-            query as u32,
-            n,
-            mesh,
-            self.addr(attr),
-            attr.len() as u32,
-            self.addr(out),
-        );
+        let params = (query as u32, n, mesh, a, nattr, o);
         // SAFETY: the three half-edge arrays have one length; `out` holds
         // `n` entries (the caller's source count).
-        unsafe { self.launch(&kernel, element_grid(n), params) }
+        unsafe { self.launch(&kernel, element_grid(&kernel, n), params) }
     }
 
     /// Uploads Directed Edges arrays for [`CudaBackend::baseline_pde`].
@@ -569,10 +594,34 @@ impl CudaBackend {
     }
 }
 
-/// Blocks of an element-wise kernel over `n` elements (grid-stride).
-fn element_grid(n: u32) -> u32 {
-    n.div_ceil(cavity_device::kernel::ELEMENT_BOUNDS.threads)
-        .clamp(1, 65535 * 4)
+/// The byte sizes of `f`'s parameters, where the driver tells them (CUDA
+/// 12.4 and newer; `None` otherwise).
+fn param_sizes(f: &CudaFunction) -> Option<Vec<usize>> {
+    use cudarc::driver::sys;
+    let mut version = 0;
+    // SAFETY: writes one integer.
+    let known = unsafe { sys::cuDriverGetVersion(&mut version) };
+    if known != sys::CUresult::CUDA_SUCCESS || version < 12040 {
+        return None;
+    }
+    let mut sizes = Vec::new();
+    loop {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `f` is a live function of a loaded module; the call
+        // writes two integers, or fails past the last parameter.
+        let r = unsafe {
+            sys::cuFuncGetParamInfo(f.cu_function(), sizes.len(), &mut offset, &mut size)
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Some(sizes);
+        }
+        sizes.push(size);
+    }
+}
+
+/// Blocks of element-wise kernel `kernel` over `n` elements (grid-stride).
+fn element_grid<P>(kernel: &Loaded<P>, n: u32) -> u32 {
+    n.div_ceil(kernel.threads).clamp(1, 65535 * 4)
 }
 
 /// Device copies of a [`DynamicMesh`]'s arrays.

@@ -21,6 +21,9 @@ unsafe impl<T: Pod> DeviceRepr for PodArg<T> {}
 pub trait KernelArgs {
     /// Pushes every non-zero-sized element, in order.
     fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>);
+    /// The byte sizes of the non-zero-sized elements, in order: the entry
+    /// point's parameters.
+    fn sizes() -> Vec<usize>;
 }
 
 /// Pushes `value` unless it is zero-sized.
@@ -37,6 +40,9 @@ macro_rules! tuple_args {
             fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>) {
                 $(push_one(launch, &self.$i);)+
             }
+            fn sizes() -> Vec<usize> {
+                [$(size_of::<$t>()),+].into_iter().filter(|&n| n > 0).collect()
+            }
         }
     )+};
 }
@@ -50,4 +56,19 @@ tuple_args! {
     (A 0, B 1, C 2, D 3, E 4, F 5)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+}
+
+#[cfg(test)]
+mod tests {
+    use cavity_device::delaunay::Delaunay;
+    use cavity_device::dynamic::layout::RawDynamicMesh;
+
+    use super::KernelArgs;
+
+    #[test]
+    fn sizes_leave_zero_sized_parameters_out() {
+        type Update = (RawDynamicMesh, u32, Delaunay);
+        assert_eq!(Update::sizes(), vec![size_of::<RawDynamicMesh>(), 4]);
+        assert_eq!(<(u64, u32, [f32; 3])>::sizes(), vec![8, 4, 12]);
+    }
 }

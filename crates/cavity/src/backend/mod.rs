@@ -6,7 +6,7 @@
 pub mod cpu;
 pub mod cubin_cache;
 pub mod cuda;
-mod kernel_args;
+pub mod kernel_args;
 pub mod territories;
 
 use std::fmt;
@@ -63,6 +63,21 @@ pub enum BackendError {
     /// `crates/cavity-device`).
     #[error("this build has no GPU kernels: {0}; then rebuild (cargo clean -p cavity)")]
     NoKernels(&'static str),
+    /// A kernel of the loaded PTX takes other parameters than its
+    /// declaration (`cavity_device::kernel!`) in this build says: the PTX
+    /// was built from other sources. Fix: rebuild the kernel crate's PTX
+    /// with this build (`cargo clean -p cavity`, or the crate's own build).
+    #[error(
+        "kernel {kernel} of the PTX takes parameters of {found:?} bytes, its declaration {declared:?}: the PTX was built from other sources; rebuild it"
+    )]
+    KernelSignature {
+        /// The kernel's entry name.
+        kernel: &'static str,
+        /// The declared parameters' sizes in bytes (zero-sized ones left out).
+        declared: Vec<usize>,
+        /// The entry point's parameter sizes in bytes.
+        found: Vec<usize>,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA error while {what}: {source}")]
     Driver {
