@@ -199,6 +199,31 @@ unsafe impl<const Q: u8> Kernel for QueryNeighborSum<Q> {
     }
 }
 
+/// A family of kernels with one member per query, all with the same
+/// parameters ([`Exports`], [`NeighborSums`]).
+pub trait PerQuery {
+    /// The members' parameters.
+    type Params;
+    /// The member of query `Query::ALL[Q]`.
+    type Kernel<const Q: u8>: Kernel<Params = Self::Params>;
+}
+
+/// The [`QueryExport`] kernels.
+pub enum Exports {}
+
+impl PerQuery for Exports {
+    type Params = ExportParams;
+    type Kernel<const Q: u8> = QueryExport<Q>;
+}
+
+/// The [`QueryNeighborSum`] kernels.
+pub enum NeighborSums {}
+
+impl PerQuery for NeighborSums {
+    type Params = NeighborSumParams;
+    type Kernel<const Q: u8> = QueryNeighborSum<Q>;
+}
+
 /// What to do with the kernels of one query, chosen at run time
 /// ([`for_query`]).
 pub trait ForQuery {

@@ -380,13 +380,27 @@ impl PatchedMesh {
     /// CPU backend's launches; valid while `self` lives unchanged).
     pub fn raw(&self) -> RawPatchMesh {
         let addr = |p: *const u8| p as u64;
+        self.raw_at([
+            addr(self.patches.as_ptr().cast()),
+            addr(self.fe.as_ptr().cast()),
+            addr(self.ev.as_ptr().cast()),
+            addr(self.ribbon.as_ptr().cast()),
+            addr(self.stash.as_ptr().cast()),
+            addr(self.masks.as_ptr().cast()),
+        ])
+    }
+
+    /// The arrays' lengths with copies of them at `addresses` (patches,
+    /// FE, EV, ribbon, stash, masks) as a kernel parameter.
+    pub fn raw_at(&self, addresses: [u64; 6]) -> RawPatchMesh {
+        let [patches, fe, ev, ribbon, stash, masks] = addresses;
         RawPatchMesh {
-            patches: addr(self.patches.as_ptr().cast()),
-            fe: addr(self.fe.as_ptr().cast()),
-            ev: addr(self.ev.as_ptr().cast()),
-            ribbon: addr(self.ribbon.as_ptr().cast()),
-            stash: addr(self.stash.as_ptr().cast()),
-            masks: addr(self.masks.as_ptr().cast()),
+            patches,
+            fe,
+            ev,
+            ribbon,
+            stash,
+            masks,
             lens: [
                 self.patches.len() as u32,
                 self.fe.len() as u32,

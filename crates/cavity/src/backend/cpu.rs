@@ -14,12 +14,12 @@ use cavity_device::dynamic::slice::{self, Slice};
 use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
 use cavity_device::dynamic::update;
 use cavity_device::kernel::{Kernel, Launch};
-use cavity_device::layout::{Kind, RawPatchMesh};
+use cavity_device::layout::Kind;
 use cavity_device::normals::{NormalizeNormals, VertexNormals};
 use cavity_device::query::{self, Neighbors, Query};
 use cavity_device::remesh::StoreValences;
 use cavity_device::track::{Advect, Advection};
-use cavity_device::workload::{ForQuery, QueryExport, QueryNeighborSum, for_query};
+use cavity_device::workload::{Exports, ForQuery, NeighborSums, PerQuery, for_query};
 
 use super::{QueryResult, max_shared_bytes, sources};
 use crate::patched::PatchedMesh;
@@ -135,42 +135,49 @@ impl CpuBackend {
         }
     }
 
-    /// All results of `query` in global handles.
-    pub fn query(&self, mesh: &PatchedMesh, query: Query) -> QueryResult {
-        /// Runs the export kernel of a query.
-        struct Export<'a> {
+    /// Runs the kernel of family `F` for `query` on every patch of `mesh`.
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::launch`].
+    unsafe fn launch_query<F: PerQuery>(&self, mesh: &PatchedMesh, query: Query, params: F::Params)
+    where
+        F::Params: Copy + Send + Sync,
+    {
+        /// Launches the member of `F` of one query.
+        struct Run<'a, F: PerQuery> {
             cpu: &'a CpuBackend,
-            mesh: &'a PatchedMesh,
+            grid: u32,
             smem: usize,
-            params: (RawPatchMesh, u64, u32, u64, u32, u64, u32),
+            params: F::Params,
         }
-        impl ForQuery for Export<'_> {
+        impl<F: PerQuery> ForQuery for Run<'_, F> {
             type Output = ();
             fn visit<const Q: u8>(self) {
-                let grid = self.mesh.num_patches();
-                // SAFETY: the addresses are of live host arrays of the
-                // lengths passed (`query` below).
+                // SAFETY: `launch_query`'s contract.
                 unsafe {
                     self.cpu
-                        .launch::<QueryExport<Q>>(grid, self.smem, self.params)
+                        .launch::<F::Kernel<Q>>(self.grid, self.smem, self.params)
                 }
             }
         }
+        let run = Run::<F> {
+            cpu: self,
+            grid: mesh.num_patches(),
+            smem: max_shared_bytes(mesh, query, 1),
+            params,
+        };
+        for_query(query, run);
+    }
+
+    /// All results of `query` in global handles.
+    pub fn query(&self, mesh: &PatchedMesh, query: Query) -> QueryResult {
         let raw = mesh.raw();
-        let smem = max_shared_bytes(mesh, query, 1);
         let mut counts = vec![0u32; sources(mesh, query)];
         let n = counts.len() as u32;
         let params = (raw, 0, 0, addr_mut(&mut counts), n, 0, 0);
-        let cpu = self;
-        for_query(
-            query,
-            Export {
-                cpu,
-                mesh,
-                smem,
-                params,
-            },
-        );
+        // SAFETY: `counts` holds `n` entries; the counting pass reads no
+        // offsets and writes no values.
+        unsafe { self.launch_query::<Exports>(mesh, query, params) };
         let offsets = QueryResult::offsets_of(&counts);
         let total = *offsets.last().unwrap_or(&0);
         let mut values = vec![0u32; total as usize];
@@ -183,40 +190,13 @@ impl CpuBackend {
             addr_mut(&mut values),
             total,
         );
-        for_query(
-            query,
-            Export {
-                cpu,
-                mesh,
-                smem,
-                params,
-            },
-        );
+        // SAFETY: the arrays hold the lengths passed.
+        unsafe { self.launch_query::<Exports>(mesh, query, params) };
         QueryResult { offsets, values }
     }
 
     /// `out[src] = Σ attr[n]` over `query`'s results (the benchmark workload).
     pub fn neighbor_sum(&self, mesh: &PatchedMesh, query: Query, attr: &[f32], out: &mut [f32]) {
-        /// Runs the neighbour-sum kernel of a query.
-        struct Sum<'a> {
-            cpu: &'a CpuBackend,
-            mesh: &'a PatchedMesh,
-            smem: usize,
-            params: (RawPatchMesh, u64, u32, u64, u32),
-        }
-        impl ForQuery for Sum<'_> {
-            type Output = ();
-            fn visit<const Q: u8>(self) {
-                let grid = self.mesh.num_patches();
-                // SAFETY: the addresses are of live host arrays of the
-                // lengths passed (`neighbor_sum` below).
-                unsafe {
-                    self.cpu
-                        .launch::<QueryNeighborSum<Q>>(grid, self.smem, self.params)
-                }
-            }
-        }
-        let smem = max_shared_bytes(mesh, query, 1);
         let params = (
             mesh.raw(),
             addr(attr),
@@ -224,15 +204,8 @@ impl CpuBackend {
             addr_mut(out),
             out.len() as u32,
         );
-        for_query(
-            query,
-            Sum {
-                cpu: self,
-                mesh,
-                smem,
-                params,
-            },
-        );
+        // SAFETY: the arrays hold the lengths passed.
+        unsafe { self.launch_query::<NeighborSums>(mesh, query, params) };
     }
 
     /// Area-weighted unit vertex normals, `3 * vertices` floats by handle.

@@ -31,7 +31,7 @@ use cavity_device::query::Query;
 use cavity_device::remesh::StoreValences;
 use cavity_device::track::{Advect, Advection};
 use cavity_device::workload::{
-    ExportParams, ForQuery, NeighborSumParams, QueryExport, QueryNeighborSum, for_query,
+    Exports, ForQuery, NeighborSumParams, NeighborSums, PerQuery, for_query,
 };
 
 use super::cubin_cache::{self, KernelOrigin};
@@ -333,25 +333,17 @@ impl CudaBackend {
         let ribbon = self.upload(&mesh.ribbon)?;
         let stash = self.upload(&mesh.stash)?;
         let masks = self.upload(&mesh.masks)?;
-        let raw = RawPatchMesh {
-            patches: patches.device_ptr(&self.stream).0,
-            fe: fe.device_ptr(&self.stream).0,
-            ev: ev.device_ptr(&self.stream).0,
-            ribbon: ribbon.device_ptr(&self.stream).0,
-            stash: stash.device_ptr(&self.stream).0,
-            masks: masks.device_ptr(&self.stream).0,
-            lens: [
-                mesh.patches.len() as u32,
-                mesh.fe.len() as u32,
-                mesh.ev.len() as u32,
-                mesh.ribbon.len() as u32,
-                mesh.stash.len() as u32,
-                mesh.masks.len() as u32,
-            ],
-        };
+        let raw = mesh.raw_at([
+            self.addr(&patches),
+            self.addr(&fe),
+            self.addr(&ev),
+            self.addr(&ribbon),
+            self.addr(&stash),
+            self.addr(&masks),
+        ]);
         let neighbor_sum = Query::ALL
             .iter()
-            .map(|&query| self.neighbor_sum_kernel(mesh, query).ok())
+            .map(|&query| self.query_kernel::<NeighborSums>(mesh, query).ok())
             .collect();
         Ok(DeviceMesh {
             patches,
@@ -365,32 +357,37 @@ impl CudaBackend {
         })
     }
 
-    /// Kernel `K` of `query` with the query's shared memory for the
-    /// largest patch of `mesh`.
-    fn patch_kernel<K: Kernel>(
+    /// The kernel of family `F` for `query`, with the query's shared
+    /// memory for the largest patch of `mesh`.
+    fn query_kernel<F: PerQuery>(
         &self,
         mesh: &PatchedMesh,
         query: Query,
-    ) -> Result<Loaded<K::Params>, BackendError>
+    ) -> Result<Loaded<F::Params>, BackendError>
     where
-        K::Params: KernelArgs,
+        F::Params: KernelArgs,
     {
-        self.load::<K>(max_shared_bytes(mesh, query, K::BOUNDS.threads))
+        /// Loads the member of `F` of one query.
+        struct Load<'a, F>(&'a CudaBackend, &'a PatchedMesh, Query, PhantomData<F>);
+        impl<F: PerQuery> ForQuery for Load<'_, F>
+        where
+            F::Params: KernelArgs,
+        {
+            type Output = Result<Loaded<F::Params>, BackendError>;
+            fn visit<const Q: u8>(self) -> Self::Output {
+                let Load(gpu, mesh, query, _) = self;
+                let threads = <F::Kernel<Q> as Kernel>::BOUNDS.threads;
+                gpu.load::<F::Kernel<Q>>(max_shared_bytes(mesh, query, threads))
+            }
+        }
+        for_query(query, Load::<F>(self, mesh, query, PhantomData))
     }
 
     /// All results of `query` in global handles (two launches: counts, then
     /// values at the scanned offsets).
     pub fn query(&self, mesh: &PatchedMesh, query: Query) -> Result<QueryResult, BackendError> {
-        /// Loads the export kernel of a query.
-        struct Export<'a>(&'a CudaBackend, &'a PatchedMesh, Query);
-        impl ForQuery for Export<'_> {
-            type Output = Result<Loaded<ExportParams>, BackendError>;
-            fn visit<const Q: u8>(self) -> Self::Output {
-                self.0.patch_kernel::<QueryExport<Q>>(self.1, self.2)
-            }
-        }
         let dm = self.upload_mesh(mesh)?;
-        let export = for_query(query, Export(self, mesh, query))?;
+        let export = self.query_kernel::<Exports>(mesh, query)?;
         let grid = mesh.num_patches();
         let n = sources(mesh, query) as u32;
         let counts = self.upload(&vec![0u32; n as usize])?;
@@ -426,7 +423,8 @@ impl CudaBackend {
         let dm = self.upload_mesh(mesh)?;
         let pos = self.upload(positions)?;
         let normals = self.upload(&vec![0u32; positions.len()])?;
-        let accumulate = self.patch_kernel::<VertexNormals>(mesh, Query::FV)?;
+        let smem = max_shared_bytes(mesh, Query::FV, VertexNormals::BOUNDS.threads);
+        let accumulate = self.load::<VertexNormals>(smem)?;
         let normalize = self.load::<NormalizeNormals>(0)?;
         let (p, n) = (self.addr(&pos), self.addr(&normals));
         let len = positions.len() as u32;
@@ -473,23 +471,6 @@ impl CudaBackend {
         Ok(times)
     }
 
-    /// The neighbour-sum kernel of `query` for `mesh`.
-    fn neighbor_sum_kernel(
-        &self,
-        mesh: &PatchedMesh,
-        query: Query,
-    ) -> Result<Loaded<NeighborSumParams>, BackendError> {
-        /// Loads the neighbour-sum kernel of a query.
-        struct Sum<'a>(&'a CudaBackend, &'a PatchedMesh, Query);
-        impl ForQuery for Sum<'_> {
-            type Output = Result<Loaded<NeighborSumParams>, BackendError>;
-            fn visit<const Q: u8>(self) -> Self::Output {
-                self.0.patch_kernel::<QueryNeighborSum<Q>>(self.1, self.2)
-            }
-        }
-        for_query(query, Sum(self, mesh, query))
-    }
-
     /// Launches the neighbour-sum workload of `query` on `mesh`, resident
     /// as `dm` (kernel prepared by `upload_mesh`, so the launch does no
     /// host-side work). Errors when the query's shared memory exceeds the
@@ -506,7 +487,7 @@ impl CudaBackend {
         let kernel = match &dm.neighbor_sum[query as usize] {
             Some(kernel) => kernel,
             None => {
-                prepared = self.neighbor_sum_kernel(mesh, query)?;
+                prepared = self.query_kernel::<NeighborSums>(mesh, query)?;
                 &prepared
             }
         };
