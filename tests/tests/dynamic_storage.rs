@@ -7,6 +7,7 @@ use cavity::dynamic::{
     ValidationProblem,
 };
 use cavity::reference::ReferenceMesh;
+use cavity::settings::{NamesSettings, Setting};
 use cavity::{Kind, TriMesh};
 use cavity_device::dynamic::hash::{self, EMPTY};
 use cavity_device::dynamic::layout::{HASH_OVERFLOW, LOCAL_MASK, MAX_CAPACITY};
@@ -193,16 +194,16 @@ fn bad_factors_are_refused() {
     let mesh = grid(4, 4, &[false], false, &[]);
     let bad = [f32::NAN, f32::INFINITY, 0.5, -2.0];
     for value in bad {
-        for (flag, factors) in [
+        for (setting, factors) in [
             (
-                "--capacity-factor",
+                Setting::CapacityFactor,
                 CapacityFactors {
                     elements: value,
                     ..CapacityFactors::default()
                 },
             ),
             (
-                "--patch-factor",
+                Setting::PatchFactor,
                 CapacityFactors {
                     patches: value,
                     ..CapacityFactors::default()
@@ -211,7 +212,8 @@ fn bad_factors_are_refused() {
         ] {
             let e = DynamicMesh::new(&mesh, 8, factors).expect_err("bad factor");
             assert!(matches!(e, DynamicError::Factor { .. }), "{e}");
-            assert!(e.to_string().contains(flag), "{e}");
+            assert_eq!(e.settings(), vec![setting], "{e}");
+            assert!(e.to_string().contains(setting.name()), "{e}");
         }
     }
     let huge = CapacityFactors {
@@ -220,7 +222,8 @@ fn bad_factors_are_refused() {
     };
     let e = DynamicMesh::new(&mesh, 8, huge).expect_err("too many patch slots");
     assert!(matches!(e, DynamicError::TooLarge { .. }), "{e}");
-    assert!(e.to_string().contains("--patch-factor"), "{e}");
+    assert!(e.settings().contains(&Setting::PatchFactor), "{e}");
+    assert!(e.to_string().contains("the patch factor"), "{e}");
 
     let ok = CapacityFactors {
         elements: 1.0,
@@ -237,6 +240,7 @@ fn capacity_and_stash_limits() {
     let mesh = grid(40, 40, &[false], false, &[]);
     let e = DynamicMesh::new(&mesh, 8192, CapacityFactors::default()).expect_err("over");
     let text = e.to_string();
+    assert_eq!(e.settings(), [Setting::PatchSize, Setting::CapacityFactor]);
     match e {
         DynamicError::Capacity {
             patch, kind, slots, ..
@@ -246,7 +250,12 @@ fn capacity_and_stash_limits() {
         }
         other => panic!("expected a capacity error, got {other}"),
     }
-    for part in ["8160", "--capacity-factor", "--patch-size", "edge slots"] {
+    for part in [
+        "8160",
+        "the capacity factor",
+        "the patch size",
+        "edge slots",
+    ] {
         assert!(text.contains(part), "{text}");
     }
     // With factor 1 it fits.
@@ -266,7 +275,8 @@ fn capacity_and_stash_limits() {
         matches!(e, DynamicError::Stash { neighbours, .. } if neighbours > 64),
         "{e}"
     );
-    assert!(e.to_string().contains("--patch-size"), "{e}");
+    assert!(e.to_string().contains("the patch size"), "{e}");
+    assert_eq!(e.settings(), [Setting::PatchSize]);
 }
 
 /// A grid in many patches, valid, for corrupting.

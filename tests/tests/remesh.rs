@@ -18,6 +18,7 @@ use cavity::remesh::{
     mean_edge_length, prepare, remesh,
 };
 use cavity::rounds::RunError;
+use cavity::settings::NamesSettings;
 use cavity::topology::Topology;
 use cavity_tests::{
     any_mesh, asset_mesh, bundled_mesh, cases, grid, oriented, shuffle, smallest_area,
@@ -175,7 +176,12 @@ fn nonsense_settings_are_errors() {
     let mesh = grid(2, 2, &[false], false, &[]);
     for s in bad {
         let e = s.check().expect_err("nonsense accepted");
-        assert!(e.to_string().starts_with("--"), "names the flag: {e}");
+        let named = e.settings();
+        assert_eq!(named.len(), 1, "names the setting: {e}");
+        assert!(
+            !e.to_string().contains("--"),
+            "names no command-line flag: {e}"
+        );
         let run = remesh(&mesh, &s, &test_backend(), layout, &mut Hooks::default());
         assert!(run.is_err(), "{s:?} ran");
     }
@@ -274,7 +280,7 @@ fn any_proptest_mesh_keeps_its_topology() {
         // here: tiny patches whose collapses keep slicing them; see issue
         // 4), not a wrong mesh; every phase before it was checked.
         match try_remesh_checked(&input, &settings, patch_size, None) {
-            Ok(_) | Err(RemeshError::Run { source: RunError::Fatal(_), .. }) => {}
+            Ok(_) | Err(RemeshError::Run { source: RunError::Fatal(..), .. }) => {}
             Err(e) => panic!("remesh: {e}"),
         }
     });

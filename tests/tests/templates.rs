@@ -133,7 +133,7 @@ fn with_rounds_in<T: Send>(
         .map(|ran| ran.value);
     match result {
         Ok(report) => Ok((report, dynamic.to_mesh())),
-        Err(e @ RunError::Fatal(_)) => {
+        Err(e @ RunError::Fatal(..)) => {
             dynamic
                 .validate(manifold)
                 .expect("valid after a capacity error");
@@ -733,7 +733,7 @@ fn rounds_launched_ahead_split_and_slice() {
     let ran = workers()
         .install(|| backend.run_rounds(&mut dynamic, |r| sweeps(r, &app, false, None), |e| e));
     assert!(
-        matches!(ran, Err(RunError::Fatal(_))),
+        matches!(ran, Err(RunError::Fatal(..))),
         "{:?}",
         ran.map(|r| r.value)
     );

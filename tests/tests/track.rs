@@ -9,6 +9,7 @@ use cavity::TriMesh;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Layout, Quality};
+use cavity::settings::NamesSettings;
 use cavity::track::{TrackError, TrackHooks, TrackSettings, sheet, track};
 use cavity_device::eigen::symmetric_eigen;
 use cavity_device::track::{advected, noise, potential, velocity};
@@ -37,7 +38,12 @@ fn nonsense_settings_are_errors() {
     };
     for s in bad {
         let e = s.check().expect_err("nonsense accepted");
-        assert!(e.to_string().starts_with("--"), "names the flag: {e}");
+        let named = e.settings();
+        assert_eq!(named.len(), 1, "names the setting: {e}");
+        assert!(
+            !e.to_string().contains("--"),
+            "names no command-line flag: {e}"
+        );
         let run = track(&s, &test_backend(), layout, &mut TrackHooks::default());
         assert!(run.is_err(), "{s:?} ran");
     }

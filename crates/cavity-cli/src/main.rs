@@ -18,20 +18,24 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use cavity::backend::{Backend, DeviceChoice};
+use cavity::backend::{Backend, BackendError, DeviceChoice};
 use cavity::defects::{
     Defects, Keeps, check_output, check_output_with, count_zero_area,
     remove_duplicate_faces_with_topology, topology_stats_with,
 };
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::delaunay::DelaunayError;
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::io::{
     Format, StagedMesh, check_writable, read_mesh, read_mesh_from, stage_mesh, write_mesh,
 };
-use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
+use cavity::normals::NormalsError;
+use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
 use cavity::reference::MeshStats;
-use cavity::remesh::{Hooks, Layout, Phase, RemeshSettings, TargetLength};
+use cavity::remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, TargetLength};
+use cavity::rounds::RunError;
+use cavity::settings::{NamesSettings, Setting};
 use cavity::topology::Topology;
-use cavity::track::{TrackHooks, TrackSettings};
+use cavity::track::{TrackError, TrackHooks, TrackSettings};
 use cavity::{PatchedMesh, TriMesh};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -367,9 +371,65 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            let options = options(e.as_ref());
+            if options.is_empty() {
+                eprintln!("error: {e}");
+            } else {
+                eprintln!("error: {e} ({})", options.join(", "));
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The command-line options of the settings that `e` (or an error it
+/// wraps) asks to change ([`NamesSettings`]).
+fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
+    /// The settings of `e` if it is one of the library's errors that name
+    /// them.
+    fn settings(e: &(dyn std::error::Error + 'static)) -> Option<Vec<Setting>> {
+        macro_rules! named {
+            ($($t:ty),*) => {
+                $(if let Some(e) = e.downcast_ref::<$t>() {
+                    return Some(e.settings());
+                })*
+            };
+        }
+        named!(
+            RemeshError,
+            DelaunayError,
+            TrackError,
+            NormalsError,
+            DynamicError,
+            PatchError,
+            RunError,
+            BackendError
+        );
+        None
+    }
+    let mut at = Some(e);
+    while let Some(e) = at {
+        if let Some(found) = settings(e) {
+            return found.into_iter().map(option).collect();
+        }
+        at = e.source();
+    }
+    Vec::new()
+}
+
+/// The command-line option of `setting`.
+fn option(setting: Setting) -> &'static str {
+    match setting {
+        Setting::PatchSize => "--patch-size",
+        Setting::CapacityFactor => "--capacity-factor",
+        Setting::PatchFactor => "--patch-factor",
+        Setting::TargetLength => "--length",
+        Setting::Iterations => "--iterations",
+        Setting::FeatureAngle => "--feature-angle",
+        Setting::SmoothingSteps => "--smoothing-steps",
+        Setting::Grid => "--grid",
+        Setting::Frames => "--frames",
+        Setting::TimeStep => "--dt",
     }
 }
 

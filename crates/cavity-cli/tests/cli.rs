@@ -66,3 +66,35 @@ fn remeshing_writes_its_output_and_nothing_else() {
         .mesh;
     assert!(written.num_faces() > 0);
 }
+
+#[test]
+fn a_setting_error_names_the_option_to_change() {
+    // The library's error names the setting in its own words; the CLI adds
+    // the option.
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = cavity()
+        .args(["remesh", "--device", "cpu", "--iterations", "0"])
+        .arg(asset("torus.obj"))
+        .arg("-o")
+        .arg(dir.path().join("out.ply"))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: iteration count 0"), "{stderr}");
+    assert!(stderr.trim_end().ends_with("(--iterations)"), "{stderr}");
+    let out = cavity()
+        .args(["remesh", "--device", "cpu", "--capacity-factor", "0.5"])
+        .arg(asset("torus.obj"))
+        .arg("-o")
+        .arg(dir.path().join("out.ply"))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the capacity factor is 0.5"), "{stderr}");
+    assert!(
+        stderr.trim_end().ends_with("(--capacity-factor)"),
+        "{stderr}"
+    );
+}

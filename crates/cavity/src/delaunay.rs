@@ -12,6 +12,7 @@ use crate::backend::{Backend, BackendError};
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use crate::normalize::Normalization;
 use crate::rounds::{RunError, RunReport, Update, sweeps};
+use crate::settings::{NamesSettings, Setting};
 
 /// What a Delaunay run did (`flips`: edges flipped).
 pub type FlipReport = RunReport;
@@ -66,4 +67,14 @@ pub enum DelaunayError {
     /// The GPU failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl NamesSettings for DelaunayError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            DelaunayError::Dynamic(e) => e.settings(),
+            DelaunayError::Run(e) => e.settings(),
+            DelaunayError::Backend(e) => e.settings(),
+        }
+    }
 }

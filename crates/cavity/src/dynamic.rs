@@ -28,6 +28,7 @@ use cavity_device::layout::{FE_REVERSED, Kind, ribbon_owner};
 
 use crate::patcher::PatchError;
 use crate::reference::UnionFind;
+use crate::settings::{NamesSettings, Setting};
 use crate::topology::Topology;
 use crate::{PatchedMesh, TriMesh};
 
@@ -62,10 +63,10 @@ fn kind_name(kind: Kind) -> &'static str {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CapacityFactors {
     /// Element slots per patch of each kind over the largest static local
-    /// count of that kind (`--capacity-factor`, at least 1). It also sizes
+    /// count of that kind (the capacity factor, at least 1). It also sizes
     /// the ribbon hash tables.
     pub elements: f32,
-    /// Patch slots over the number of static patches (`--patch-factor`, at
+    /// Patch slots over the number of static patches (the patch factor, at
     /// least 1): room for patches created by slicing. Above 1, at least
     /// [`MIN_SPARE_PATCH_SLOTS`] slots are spare (small meshes).
     pub patches: f32,
@@ -95,12 +96,12 @@ impl Default for CapacityFactors {
 impl CapacityFactors {
     /// Checks that both factors are finite and at least 1.
     pub fn check(&self) -> Result<(), DynamicError> {
-        for (flag, value) in [
-            ("--capacity-factor", self.elements),
-            ("--patch-factor", self.patches),
+        for (setting, value) in [
+            (Setting::CapacityFactor, self.elements),
+            (Setting::PatchFactor, self.patches),
         ] {
             if !value.is_finite() || value < 1.0 {
-                return Err(DynamicError::Factor { flag, value });
+                return Err(DynamicError::Factor { setting, value });
             }
         }
         Ok(())
@@ -111,17 +112,17 @@ impl CapacityFactors {
 #[derive(Debug, thiserror::Error)]
 pub enum DynamicError {
     /// A factor of [`CapacityFactors`] is not a finite number of at least 1.
-    #[error("{flag} is {value}; it must be a finite number of at least 1.0")]
+    #[error("{} is {value}; it must be a finite number of at least 1.0", setting.name())]
     Factor {
-        /// The command-line flag of the factor.
-        flag: &'static str,
+        /// The factor.
+        setting: Setting,
         /// The value given.
         value: f32,
     },
     /// The capacity of a kind, from the largest patch's local count, exceeds
     /// [`MAX_CAPACITY`] (13-bit local indices).
     #[error(
-        "patch {patch} needs {slots} {} slots with --capacity-factor {factor}; the limit is {MAX_CAPACITY}: lower --patch-size or the factor",
+        "patch {patch} needs {slots} {} slots with capacity factor {factor}; the limit is {MAX_CAPACITY}: lower the patch size or the capacity factor",
         kind_name(*.kind)
     )]
     Capacity {
@@ -136,7 +137,7 @@ pub enum DynamicError {
     },
     /// A patch has more neighbour patches than its stash holds.
     #[error(
-        "patch {patch} has {neighbours} neighbour patches, more than the {STASH_SIZE} its patch stash holds: raise --patch-size"
+        "patch {patch} has {neighbours} neighbour patches, more than the {STASH_SIZE} its patch stash holds: raise the patch size"
     )]
     Stash {
         /// The patch.
@@ -147,7 +148,7 @@ pub enum DynamicError {
     /// A ribbon hash table could not take all of its patch's not-owned
     /// elements of one kind.
     #[error(
-        "the {} ribbon hash table of patch {patch} ({slots} slots and {HASH_OVERFLOW} overflow slots) could not take its {entries} entries: raise --capacity-factor (now {factor})",
+        "the {} ribbon hash table of patch {patch} ({slots} slots and {HASH_OVERFLOW} overflow slots) could not take its {entries} entries: raise the capacity factor (now {factor})",
         kind_name(*.kind)
     )]
     HashFull {
@@ -165,7 +166,7 @@ pub enum DynamicError {
     /// An array of the layout has more entries than the kernels' 32-bit
     /// indices address.
     #[error(
-        "the dynamic mesh's {array} array needs {len} entries, more than 32-bit indices address: lower --patch-factor or --capacity-factor"
+        "the dynamic mesh's {array} array needs {len} entries, more than 32-bit indices address: lower the patch factor or the capacity factor"
     )]
     TooLarge {
         /// The array's name in [`RawDynamicMesh`].
@@ -176,6 +177,19 @@ pub enum DynamicError {
     /// Patching the input failed.
     #[error(transparent)]
     Patch(#[from] PatchError),
+}
+
+impl NamesSettings for DynamicError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            DynamicError::Factor { setting, .. } => vec![*setting],
+            DynamicError::Capacity { .. } => vec![Setting::PatchSize, Setting::CapacityFactor],
+            DynamicError::Stash { .. } => vec![Setting::PatchSize],
+            DynamicError::HashFull { .. } => vec![Setting::CapacityFactor],
+            DynamicError::TooLarge { .. } => vec![Setting::PatchFactor, Setting::CapacityFactor],
+            DynamicError::Patch(e) => e.settings(),
+        }
+    }
 }
 
 /// What [`DynamicMesh::validate`] found wrong.

@@ -19,6 +19,7 @@ pub mod reference;
 pub mod remesh;
 pub mod rounds;
 pub mod serial_delaunay;
+pub mod settings;
 pub mod topology;
 pub mod track;
 

@@ -5,6 +5,7 @@
 
 use crate::backend::{Backend, BackendError, positions_by_handle};
 use crate::patcher::PatchError;
+use crate::settings::{NamesSettings, Setting};
 use crate::{Kind, PatchedMesh, TriMesh};
 
 /// Errors of [`vertex_normals`].
@@ -16,6 +17,15 @@ pub enum NormalsError {
     /// The GPU failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl NamesSettings for NormalsError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            NormalsError::Patch(e) => e.settings(),
+            NormalsError::Backend(e) => e.settings(),
+        }
+    }
 }
 
 /// The unit normal of every vertex of `mesh` in input order, `[x, y, z]`:

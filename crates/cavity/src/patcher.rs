@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
+use crate::settings::{NamesSettings, Setting};
 use crate::topology::Topology;
 use graph::{Chunks, Graph, Groups, NONE};
 
@@ -57,12 +58,12 @@ const SPLIT_ROUNDS: u32 = 3;
 #[derive(Debug, thiserror::Error)]
 pub enum PatchError {
     /// The requested patch size is outside `1..=MAX_PATCH_SIZE`.
-    #[error("patch size {0} is out of range: use --patch-size between 1 and {MAX_PATCH_SIZE}")]
+    #[error("patch size {0} is out of range: use a patch size between 1 and {MAX_PATCH_SIZE}")]
     PatchSize(u32),
     /// A patch with its ribbon holds more local elements than the patch
     /// layout's local indices allow (`cavity_device::layout::MAX_LOCAL_*`).
     #[error(
-        "patch {patch} needs {count} local {what} (its own and its ribbon's), more than {limit}; lower --patch-size (now {patch_size}); if that does not help, a vertex's one-ring alone is too large"
+        "patch {patch} needs {count} local {what} (its own and its ribbon's), more than {limit}; lower the patch size (now {patch_size}); if that does not help, a vertex's one-ring alone is too large"
     )]
     LocalOverflow {
         /// Patch id.
@@ -76,6 +77,14 @@ pub enum PatchError {
         /// The patch size in use.
         patch_size: u32,
     },
+}
+
+impl NamesSettings for PatchError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            PatchError::PatchSize(_) | PatchError::LocalOverflow { .. } => vec![Setting::PatchSize],
+        }
+    }
 }
 
 /// A face → patch assignment.

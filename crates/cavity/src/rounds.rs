@@ -27,6 +27,7 @@ use crate::backend::cpu::{CpuBackend, Schedule};
 use crate::backend::cuda::CudaRounds;
 use crate::backend::territories;
 use crate::dynamic::DynamicMesh;
+use crate::settings::{NamesSettings, Setting};
 
 /// Declares the steps of an application's loop (remeshing's phases,
 /// tracking's steps): a plain enum with `ALL` (in order), `name()` and
@@ -326,9 +327,10 @@ fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
 /// Errors of the dynamic runs.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// A capacity no round or slicing can fix was exceeded.
+    /// A capacity no round or slicing can fix was exceeded: the message,
+    /// and the settings that give more room.
     #[error("{0}")]
-    Fatal(&'static str),
+    Fatal(&'static str, &'static [Setting]),
     /// The rounds stopped making progress.
     #[error("no progress after {0} rounds")]
     Stuck(u32),
@@ -339,6 +341,16 @@ pub enum RunError {
     /// The GPU failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl NamesSettings for RunError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            RunError::Fatal(_, settings) => settings.to_vec(),
+            RunError::Backend(e) => e.settings(),
+            RunError::Stuck(_) | RunError::Endless(_) => Vec::new(),
+        }
+    }
 }
 
 /// The scheduler's state after a round.
@@ -357,19 +369,27 @@ pub struct Status {
 impl Status {
     /// The error the status reports, if any.
     pub fn error(&self) -> Option<RunError> {
-        let message = match self.stats[stat::FATAL as usize] {
+        let (message, settings): (_, &[Setting]) = match self.stats[stat::FATAL as usize] {
             0 => return None,
-            stat::FATAL_STASH => "a patch has more than 64 neighbour patches: raise --patch-size",
-            stat::FATAL_HASH => "a ribbon hash table is full: raise --capacity-factor",
-            stat::FATAL_PATCH_SLOTS => {
-                "a patch out of element slots must be sliced, but every patch slot is in use: raise --patch-factor"
-            }
-            stat::FATAL_TOO_SMALL => {
-                "a patch owning too few faces to be sliced ran out of element slots (the neighbourhoods of its cavities do not fit): raise --capacity-factor"
-            }
-            _ => "an ownership chain could not be resolved",
+            stat::FATAL_STASH => (
+                "a patch has more than 64 neighbour patches: raise the patch size",
+                &[Setting::PatchSize],
+            ),
+            stat::FATAL_HASH => (
+                "a ribbon hash table is full: raise the capacity factor",
+                &[Setting::CapacityFactor],
+            ),
+            stat::FATAL_PATCH_SLOTS => (
+                "a patch out of element slots must be sliced, but every patch slot is in use: raise the patch factor",
+                &[Setting::PatchFactor],
+            ),
+            stat::FATAL_TOO_SMALL => (
+                "a patch owning too few faces to be sliced ran out of element slots (the neighbourhoods of its cavities do not fit): raise the capacity factor",
+                &[Setting::CapacityFactor],
+            ),
+            _ => ("an ownership chain could not be resolved", &[]),
         };
-        Some(RunError::Fatal(message))
+        Some(RunError::Fatal(message, settings))
     }
 }
 
@@ -471,12 +491,14 @@ pub(crate) fn smoothing_words(cap: &Capacity) -> Result<usize, RunError> {
     let largest = b.max(headers - b).max(entries - headers).max(end - entries);
     if largest > u64::from(u32::MAX) {
         return Err(RunError::Fatal(
-            "the smoothing's buffers outgrow 32-bit indices: lower --patch-factor",
+            "the smoothing's buffers outgrow 32-bit indices: lower the patch factor",
+            &[Setting::PatchFactor],
         ));
     }
     usize::try_from(end).map_err(|_| {
         RunError::Fatal(
-            "the smoothing's buffers outgrow this host's addresses: lower --patch-factor",
+            "the smoothing's buffers outgrow this host's addresses: lower the patch factor",
+            &[Setting::PatchFactor],
         )
     })
 }

@@ -31,6 +31,7 @@ use crate::dynamic::{DynamicError, DynamicMesh};
 use crate::remesh::KEEP_BOUNDARY;
 use crate::remesh::{Layout, Quality, gpu_line, mean_edge_length};
 use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
+use crate::settings::{NamesSettings, Setting};
 
 /// What to track and how long.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -122,13 +123,13 @@ pub fn sheet(n: u32) -> TriMesh {
 #[derive(Debug, thiserror::Error)]
 pub enum TrackError {
     /// The grid is too small or too large.
-    #[error("--grid {0}: must be between 2 and {MAX_GRID} vertices per side")]
+    #[error("grid side {0}: must be between 2 and {MAX_GRID} vertices")]
     Grid(u32),
     /// The frame count is out of range.
-    #[error("--frames {0}: must be between 1 and {MAX_FRAMES}")]
+    #[error("frame count {0}: must be between 1 and {MAX_FRAMES}")]
     Frames(u32),
     /// The time step is not a positive number up to [`MAX_DT`].
-    #[error("--dt {0}: must be above 0 and at most {MAX_DT}")]
+    #[error("time step {0}: must be above 0 and at most {MAX_DT}")]
     Dt(f32),
     /// Building the dynamic mesh failed.
     #[error(transparent)]
@@ -154,6 +155,20 @@ pub enum TrackError {
     /// The GPU failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl NamesSettings for TrackError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            TrackError::Grid(_) => vec![Setting::Grid],
+            TrackError::Frames(_) => vec![Setting::Frames],
+            TrackError::Dt(_) => vec![Setting::TimeStep],
+            TrackError::Dynamic(e) => e.settings(),
+            TrackError::Run { source, .. } => source.settings(),
+            TrackError::Backend(e) => e.settings(),
+            TrackError::Hook { .. } => Vec::new(),
+        }
+    }
 }
 
 crate::rounds::steps! {

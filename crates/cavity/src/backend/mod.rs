@@ -20,6 +20,7 @@ use cavity_device::query::Query;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
 use crate::rounds::{AnyRounds, CpuRounds, RunError};
+use crate::settings::{NamesSettings, Setting};
 
 /// Which backend to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,7 +89,7 @@ pub enum BackendError {
     },
     /// A patch needs more shared memory than the device gives a block.
     #[error(
-        "a patch needs {needed} bytes of shared memory for kernel {kernel}, the device allows {limit}; lower --patch-size"
+        "a patch needs {needed} bytes of shared memory for kernel {kernel}, the device allows {limit}; lower the patch size"
     )]
     SharedMemory {
         /// Bytes needed by the largest patch.
@@ -98,6 +99,15 @@ pub enum BackendError {
         /// The kernel (its entry name).
         kernel: &'static str,
     },
+}
+
+impl NamesSettings for BackendError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            BackendError::SharedMemory { .. } => vec![Setting::PatchSize],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A backend ready to run kernels.

@@ -56,6 +56,7 @@ use crate::backend::{Backend, BackendError, GpuSeconds};
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use crate::normalize::Normalization;
 use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
+use crate::settings::{NamesSettings, Setting};
 use crate::topology::Topology;
 
 /// The target edge length L.
@@ -226,16 +227,16 @@ impl RemeshSettings {
 #[derive(Debug, thiserror::Error)]
 pub enum RemeshError {
     /// The target length is not a positive number.
-    #[error("--length {0}: the target edge length must be a positive finite number")]
+    #[error("target edge length {0}: must be a positive finite number")]
     Length(f64),
     /// The iteration count is out of range.
-    #[error("--iterations {0}: must be between 1 and {MAX_ITERATIONS}")]
+    #[error("iteration count {0}: must be between 1 and {MAX_ITERATIONS}")]
     Iterations(u32),
     /// The feature angle is not a dihedral angle.
-    #[error("--feature-angle {0}: must be an angle in degrees above 0 and below 180")]
+    #[error("feature angle {0}: must be an angle in degrees above 0 and below 180")]
     FeatureAngle(f64),
     /// Too many smoothing steps.
-    #[error("--smoothing-steps {0}: must be at most {MAX_SMOOTHING_STEPS}")]
+    #[error("smoothing steps {0}: must be at most {MAX_SMOOTHING_STEPS}")]
     SmoothingSteps(u32),
     /// Nothing to remesh.
     #[error("the input has no faces to remesh")]
@@ -247,7 +248,7 @@ pub enum RemeshError {
     NoExtent,
     /// The target length would make more faces than the dynamic mesh holds.
     #[error(
-        "--length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}), more than {MAX_EXPECTED_FACES:.0e}: give a longer --length",
+        "target edge length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}), more than {MAX_EXPECTED_FACES:.0e}: give a longer target edge length",
         length_text(*.length)
     )]
     TooShort {
@@ -275,6 +276,21 @@ pub enum RemeshError {
     /// The GPU failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
+}
+
+impl NamesSettings for RemeshError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            RemeshError::Length(_) | RemeshError::TooShort { .. } => vec![Setting::TargetLength],
+            RemeshError::Iterations(_) => vec![Setting::Iterations],
+            RemeshError::FeatureAngle(_) => vec![Setting::FeatureAngle],
+            RemeshError::SmoothingSteps(_) => vec![Setting::SmoothingSteps],
+            RemeshError::Empty | RemeshError::NoExtent => Vec::new(),
+            RemeshError::Dynamic(e) => e.settings(),
+            RemeshError::Run { source, .. } => source.settings(),
+            RemeshError::Backend(e) => e.settings(),
+        }
+    }
 }
 
 crate::rounds::steps! {
@@ -474,8 +490,8 @@ fn last_flips(last: bool, l: f32) -> f32 {
 /// often (a cavity meets the patch's boundary less often) and have more
 /// room for the collapses of one processing, but at 512 faces only one
 /// block of the update kernel fits an SM (about 187 KB of shared memory,
-/// against 101 KB at 256). On an H100 (thirteenth session,
-/// docs/benchmarks.md), 3 iterations at 256 / 512 faces per patch took:
+/// against 101 KB at 256). On an H100
+/// (docs/history/2026-11-24-fourteenth-session.md), 3 iterations at 256 / 512 faces per patch took:
 /// dragon at 1.28 M faces 1.29 / 1.14 s, at 5.12 M 4.26 / 3.48 s; bumpy
 /// cube at 2.56 M 0.98 / 1.11 s. The dragon, a scan whose edges are far
 /// from the target (45 % in the band), is the harder and more typical
@@ -503,7 +519,7 @@ pub struct Layout {
 /// scan, 177 KB at the dynamic commands' factor of 2) lets two blocks
 /// share an SM of an H100; a patch out of room is sliced. On the dragon
 /// scan the update kernel takes about 12 % less time than at 2
-/// (docs/benchmarks.md, nineteenth session).
+/// (docs/history/2026-11-25-nineteenth-session.md).
 pub const DEFAULT_CAPACITY_FACTOR: f32 = 1.25;
 
 impl Default for Layout {
