@@ -85,7 +85,8 @@ impl Query {
     /// per vertex, are latency bound and gain from every resident block
     /// their shared memory (20-30 KB for a 512-face patch) allows, as
     /// far as registers do not spill: VF 256 × 7, VV and VE 192 × 8
-    /// (measured on an H100, docs/benchmarks.md); the others 128 × 8.
+    /// (measured on an H100,
+    /// docs/history/2026-11-23-second-session.md); the others 128 × 8.
     pub const fn launch_bounds(self) -> LaunchBounds {
         let (threads, min_blocks) = match self {
             Query::VF => (256, 7),

@@ -187,7 +187,7 @@ impl FrozenU32 {
 /// consistent fence on the host. Core's `fence(SeqCst)` would give
 /// `fence.sc.sys`, which also orders against the host and peer devices and
 /// made warps wait at it for about 2 % of a heavy collapse round on the
-/// H100 (twenty-fifth session, docs/benchmarks.md).
+/// H100 (docs/history/2026-11-26-twenty-fifth-session.md).
 #[inline(always)]
 pub fn fence() {
     #[cfg(target_arch = "nvptx64")]

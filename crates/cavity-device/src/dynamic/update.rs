@@ -151,7 +151,7 @@ pub fn survey<B: Block, A: CavityApp>(
 /// replay the same passes every round. Few, since a round lasts as long
 /// as its slowest block: a patch with more to fill is queued again
 /// (dragon at 1.28 M faces on an H100: 1.58 s at 4, 1.67 s at 16; see
-/// docs/benchmarks.md, thirteenth session).
+/// docs/history/2026-11-24-thirteenth-session.md).
 pub const MAX_PASSES: u32 = 4;
 
 /// Most passes in a row that neither fill nor decline anything (each
