@@ -154,6 +154,7 @@ pub struct RawDirectedEdges {
 }
 
 crate::kernel! {
+    @core
     /// The naive baseline ([`csr_sum`]): one thread per element over a CSR
     /// adjacency in global memory, element-wise.
     ///
@@ -189,6 +190,7 @@ crate::kernel! {
 }
 
 crate::kernel! {
+    @core
     /// The PDE baseline ([`pde_sum`]): one thread per element of `query`'s
     /// (a `Query` code) source kind over the Directed Edges arrays,
     /// element-wise.

@@ -54,4 +54,4 @@ impl CavityApp for Delaunay {
     }
 }
 
-crate::cavity_kernels!(Delaunay);
+crate::cavity_kernels!(@core Delaunay);

@@ -142,14 +142,17 @@ pub unsafe fn slice_at<'a, T>(addr: u64, len: u32) -> &'a [T] {
 /// body sees `launch`, a `&mut Launch`, and the parameters by value, and
 /// may use `unsafe` (the declaration's `# Safety` states its contract).
 /// The entry point is named `CRATE_Name` (the declaring crate's name), so
-/// that kernel crates linked together do not clash.
+/// that kernel crates linked together do not clash. (This crate's own
+/// declarations start with `@core`: their entry points exist only with
+/// its `core-entries` feature, so that a kernel crate depending on it
+/// without that feature gets its own kernels only.)
 #[macro_export]
 macro_rules! kernel {
     (@zeroed host_zeroed_shared) => { true };
     (@zeroed) => { false };
     (@name $name:expr) => { concat!(env!("CARGO_CRATE_NAME"), "_", $name) };
-    (@entry $entry:expr, $kernel:ty, ($($p:ident: $t:ty),*)) => {
-        #[cfg(target_arch = "nvptx64")]
+    (@entry [$cfg:meta] $entry:expr, $kernel:ty, ($($p:ident: $t:ty),*)) => {
+        #[cfg($cfg)]
         const _: () = {
             #[unsafe(export_name = $entry)]
             // A zero-sized parameter (an application without parameters)
@@ -161,14 +164,20 @@ macro_rules! kernel {
                 unsafe { $crate::gpu::launch::<$kernel>(($($p,)*)) }
             }
         };
-        #[cfg(target_arch = "nvptx64")]
+        #[cfg($cfg)]
         ::core::arch::global_asm!(
             concat!("// cavity-launch-bounds ", $entry, " {} {}"),
             const <$kernel as $crate::kernel::Kernel>::BOUNDS.threads,
             const <$kernel as $crate::kernel::Kernel>::BOUNDS.min_blocks,
         );
     };
+    (@core $($declaration:tt)*) => {
+        $crate::kernel!(
+            @declare [all(target_arch = "nvptx64", feature = "core-entries")] $($declaration)*
+        );
+    };
     (
+        @declare [$cfg:meta]
         $(#[doc = $doc:literal])*
         #[launch_bounds = $bounds:expr]
         $(#[$zeroed:ident])?
@@ -193,7 +202,12 @@ macro_rules! kernel {
             ) $body
         }
 
-        $crate::kernel!(@entry $crate::kernel!(@name stringify!($name)), $name, ($($p: $t),*));
+        $crate::kernel!(
+            @entry [$cfg] $crate::kernel!(@name stringify!($name)), $name, ($($p: $t),*)
+        );
+    };
+    (#[$($first:tt)*] $($rest:tt)*) => {
+        $crate::kernel!(@declare [target_arch = "nvptx64"] #[$($first)*] $($rest)*);
     };
 }
 
@@ -268,7 +282,15 @@ unsafe impl<A: CavityKernels> Kernel for SurveyKernel<A> {
 /// [`SurveyKernel`].
 #[macro_export]
 macro_rules! cavity_kernels {
-    ($($app:ident),+ $(,)?) => {$(
+    (@core $($app:ident),+ $(,)?) => {
+        $crate::cavity_kernels!(
+            @declare [all(target_arch = "nvptx64", feature = "core-entries")] $($app),+
+        );
+    };
+    ($($app:ident),+ $(,)?) => {
+        $crate::cavity_kernels!(@declare [target_arch = "nvptx64"] $($app),+);
+    };
+    (@declare [$cfg:meta] $($app:ident),+) => {$(
         // SAFETY: the entry points below take the update and survey
         // kernels' parameters and run their bodies.
         unsafe impl $crate::kernel::CavityKernels for $app {
@@ -277,12 +299,12 @@ macro_rules! cavity_kernels {
         }
 
         $crate::kernel!(
-            @entry $crate::kernel!(@name concat!("Update", stringify!($app))),
+            @entry [$cfg] $crate::kernel!(@name concat!("Update", stringify!($app))),
             $crate::kernel::UpdateKernel<$app>,
             (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
         );
         $crate::kernel!(
-            @entry $crate::kernel!(@name concat!("Survey", stringify!($app))),
+            @entry [$cfg] $crate::kernel!(@name concat!("Survey", stringify!($app))),
             $crate::kernel::SurveyKernel<$app>,
             (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
         );

@@ -8,9 +8,10 @@
 //! (Mahmoud et al. 2024, section 5.1 and appendix A).
 #![no_std]
 #![feature(core_float_math, stmt_expr_attributes)]
+#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
 #![cfg_attr(
-    target_arch = "nvptx64",
-    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
+    all(target_arch = "nvptx64", feature = "core-entries"),
+    feature(abi_ptx)
 )]
 
 pub mod baseline;

@@ -67,6 +67,7 @@ pub fn normalize(v: u32, normals: &[AtomicU32]) {
 }
 
 crate::kernel! {
+    @core
     /// Area-weighted normal accumulation ([`accumulate`]), one block per
     /// patch: `positions` and `normals` are addresses of `n_positions` f32
     /// and `n_normals` f32-bit words.
@@ -95,6 +96,7 @@ crate::kernel! {
 }
 
 crate::kernel! {
+    @core
     /// Normalizes `vertices` normals ([`normalize`]), element-wise.
     ///
     /// # Safety

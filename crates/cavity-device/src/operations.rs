@@ -519,6 +519,7 @@ impl CavityApp for RefineFaceNeighbourhood {
 }
 
 crate::cavity_kernels!(
+    @core
     SplitLongEdges,
     SplitLargeFaces,
     CollapseShortEdges,

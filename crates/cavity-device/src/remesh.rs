@@ -1381,6 +1381,7 @@ impl CavityApp for CollapseShortEdgesSafely {
 }
 
 crate::kernel! {
+    @core
     /// Before a remeshing flip phase: one block per patch stores its owned
     /// vertices' valences ([`store_valences`]).
     ///
@@ -1395,4 +1396,4 @@ crate::kernel! {
     }
 }
 
-crate::cavity_kernels!(ImproveValence, CollapseShortEdgesSafely);
+crate::cavity_kernels!(@core ImproveValence, CollapseShortEdgesSafely);

@@ -227,6 +227,7 @@ impl CavityApp for ShorterDiagonal {
 }
 
 crate::kernel! {
+    @core
     /// Surface tracking's advection: one block per patch moves its owned
     /// vertices one step through the curl-noise field ([`advect`]).
     ///
@@ -240,4 +241,4 @@ crate::kernel! {
     }
 }
 
-crate::cavity_kernels!(ShorterDiagonal);
+crate::cavity_kernels!(@core ShorterDiagonal);

@@ -119,13 +119,15 @@ macro_rules! query_kernels {
 
         $(
             crate::kernel!(
-                @entry crate::kernel!(@name concat!("QueryExport", stringify!($name))),
+                @entry [all(target_arch = "nvptx64", feature = "core-entries")]
+                crate::kernel!(@name concat!("QueryExport", stringify!($name))),
                 QueryExport<$q>,
                 (mesh: RawPatchMesh, offsets: u64, n_offsets: u32,
                  counts: u64, n_counts: u32, out: u64, n_out: u32)
             );
             crate::kernel!(
-                @entry crate::kernel!(@name concat!("QueryNeighborSum", stringify!($name))),
+                @entry [all(target_arch = "nvptx64", feature = "core-entries")]
+                crate::kernel!(@name concat!("QueryNeighborSum", stringify!($name))),
                 QueryNeighborSum<$q>,
                 (mesh: RawPatchMesh, attr: u64, n_attr: u32, out: u64, n_out: u32)
             );

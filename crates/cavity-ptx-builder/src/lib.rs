@@ -231,7 +231,12 @@ impl PtxBuilder {
         if !missing.is_empty() {
             return Err(PtxError::Toolchain(missing));
         }
-        let manifest = self.crate_dir.join("Cargo.toml");
+        // Absolute, because cargo runs in the crate's directory.
+        let crate_dir = std::fs::canonicalize(&self.crate_dir).map_err(|source| PtxError::Io {
+            path: self.crate_dir.clone(),
+            source,
+        })?;
+        let manifest = crate_dir.join("Cargo.toml");
         let krate = describe(&manifest)?;
         let target_dir = match &self.target_dir {
             Some(dir) => dir.clone(),
@@ -239,7 +244,7 @@ impl PtxBuilder {
         };
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = Command::new(&cargo)
-            .current_dir(&self.crate_dir)
+            .current_dir(&crate_dir)
             .args(["rustc", "--manifest-path"])
             .arg(&manifest)
             .args(["-p", &krate.package, "--lib", "--crate-type", "cdylib"])

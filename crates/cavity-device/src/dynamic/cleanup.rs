@@ -339,6 +339,7 @@ pub fn mark_needed<B: Block>(
 }
 
 crate::kernel! {
+    @core
     /// Cleanup, first kernel: one block per patch points the ribbon entries
     /// at the current owners ([`calibrate`]).
     ///
@@ -354,6 +355,7 @@ crate::kernel! {
 }
 
 crate::kernel! {
+    @core
     /// Cleanup, second kernel: one block per patch drops surplus ribbon
     /// elements and clears the round's flags ([`compact`]).
     ///

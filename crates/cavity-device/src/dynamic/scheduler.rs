@@ -167,6 +167,7 @@ fn rank(p: u32, salt: u32) -> u32 {
 }
 
 crate::kernel! {
+    @core
     /// Queues the patches for a sweep ([`refill`]; every patch in use, or
     /// with `changed_only != 0` those flagged `CHANGED`). One block.
     ///

@@ -423,6 +423,7 @@ pub fn apply<B: Block>(block: &B, mesh: &DynMesh, p: u32, scratch: GlobalU32) {
 }
 
 crate::kernel! {
+    @core
     /// Smoothing (tangential or null-space), first kernel: one block per
     /// patch stores its owned vertices' rings and positions ([`rings`]).
     ///
@@ -456,6 +457,7 @@ crate::kernel! {
 }
 
 crate::kernel! {
+    @core
     /// Smoothing, one step: one block per patch moves its owned vertices
     /// from the positions in `from` to `to` ([`step`]).
     ///
@@ -490,6 +492,7 @@ crate::kernel! {
 }
 
 crate::kernel! {
+    @core
     /// Smoothing, last kernel: one block per patch copies the positions in
     /// `scratch` over its owned vertices' ([`apply`]).
     ///

@@ -7,7 +7,7 @@
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
@@ -63,6 +63,8 @@ pub struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    /// Modules of kernel crates added with [`CudaBackend::add_kernels`].
+    added: RwLock<Vec<Arc<CudaModule>>>,
     name: String,
     smem_limit: usize,
     origin: KernelOrigin,
@@ -108,6 +110,11 @@ pub struct DeviceDirectedEdges {
 }
 
 impl DeviceMesh {
+    /// The arrays' device addresses and lengths, the kernels' parameter.
+    pub fn raw(&self) -> RawPatchMesh {
+        self.raw
+    }
+
     /// Bytes of patch data on the device.
     pub fn bytes(&self) -> usize {
         self.patches.len()
@@ -161,6 +168,7 @@ impl CudaBackend {
             ctx,
             stream,
             module,
+            added: RwLock::new(Vec::new()),
             name,
             smem_limit,
             origin,
@@ -188,12 +196,56 @@ impl CudaBackend {
         &self.stream
     }
 
+    /// Adds the kernels of a kernel crate: `ptx`, built by
+    /// `cavity_ptx_builder` from a crate whose kernels are declared with
+    /// `cavity_device::kernel!` or `cavity_kernels!` (and that depends on
+    /// `cavity-device` without its default `core-entries` feature, so that
+    /// its PTX holds its own kernels only). [`CudaBackend::load`] then
+    /// finds them, and the dynamic rounds find a cavity application's
+    /// update and survey kernels there. The compiled module goes to the
+    /// kernels' cache as the device crate's does.
+    ///
+    /// # Errors
+    /// [`BackendError::NoKernels`] for an empty `ptx` (the kernel crate's
+    /// build skipped the PTX step); a driver error when it does not load.
+    pub fn add_kernels(&self, ptx: &str) -> Result<KernelOrigin, BackendError> {
+        if ptx.is_empty() {
+            return Err(BackendError::NoKernels(
+                "the kernel crate's PTX is empty: its build skipped the PTX step",
+            ));
+        }
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(ptx, &mut hasher);
+        let hash = std::hash::Hasher::finish(&hasher);
+        let (module, origin) = cubin_cache::load(&self.ctx, ptx, hash, &|| {})
+            .map_err(driver("loading a kernel crate's PTX"))?;
+        self.added
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(module);
+        Ok(origin)
+    }
+
+    /// The function `name` of the device crate's module or of an added
+    /// one (the first that has it).
+    fn function(&self, name: &'static str) -> Result<CudaFunction, BackendError> {
+        let added = self.added.read().unwrap_or_else(|e| e.into_inner());
+        for module in std::iter::once(&self.module).chain(added.iter()) {
+            if let Ok(f) = module.load_function(name) {
+                return Ok(f);
+            }
+        }
+        Err(BackendError::NoSuchKernel(name))
+    }
+
     /// Kernel `K` from the module, its launches with `smem` bytes of
     /// dynamic shared memory per block.
     ///
     /// # Errors
     /// [`BackendError::SharedMemory`] when `smem` exceeds the device's
-    /// per-block limit; a driver error when the module lacks the kernel.
+    /// per-block limit; [`BackendError::NoSuchKernel`] when no loaded
+    /// module has it; [`BackendError::KernelSignature`] when its entry
+    /// point takes other parameters than the declaration says.
     pub fn load<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError>
     where
         K::Params: KernelArgs,
@@ -205,10 +257,7 @@ impl CudaBackend {
                 kernel: K::NAME,
             });
         }
-        let f = self
-            .module
-            .load_function(K::NAME)
-            .map_err(driver("finding a kernel in the PTX"))?;
+        let f = self.function(K::NAME)?;
         let declared = K::Params::sizes();
         if let Some(found) = param_sizes(&f)
             && found != declared
@@ -287,9 +336,10 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// The device address of `slice`, a buffer of this backend's that no
-    /// other stream uses (its event tracking is not kept up).
-    fn addr<T>(&self, slice: &CudaSlice<T>) -> u64 {
+    /// The device address of `slice`, a kernel parameter: for a buffer
+    /// of this backend's stream that no other stream uses (cudarc's event
+    /// tracking is not kept up).
+    pub fn address<T>(&self, slice: &CudaSlice<T>) -> u64 {
         slice.device_ptr(&self.stream).0
     }
 
@@ -334,12 +384,12 @@ impl CudaBackend {
         let stash = self.upload(&mesh.stash)?;
         let masks = self.upload(&mesh.masks)?;
         let raw = mesh.raw_at([
-            self.addr(&patches),
-            self.addr(&fe),
-            self.addr(&ev),
-            self.addr(&ribbon),
-            self.addr(&stash),
-            self.addr(&masks),
+            self.address(&patches),
+            self.address(&fe),
+            self.address(&ev),
+            self.address(&ribbon),
+            self.address(&stash),
+            self.address(&masks),
         ]);
         let neighbor_sum = Query::ALL
             .iter()
@@ -392,7 +442,7 @@ impl CudaBackend {
         let n = sources(mesh, query) as u32;
         let counts = self.upload(&vec![0u32; n as usize])?;
         let dummy = self.upload(&[0u32])?;
-        let (c, d) = (self.addr(&counts), self.addr(&dummy));
+        let (c, d) = (self.address(&counts), self.address(&dummy));
         // SAFETY: counts holds `n` entries, the counting pass writes no
         // values (`out` has length 0) and reads no offsets (address 0).
         unsafe { self.launch(&export, grid, (dm.raw, 0, 0, c, n, d, 0))? };
@@ -403,9 +453,9 @@ impl CudaBackend {
         let d_counts = self.upload(&counts)?;
         let values = self.upload(&vec![0u32; total as usize])?;
         let (o, c, v) = (
-            self.addr(&d_offsets),
-            self.addr(&d_counts),
-            self.addr(&values),
+            self.address(&d_offsets),
+            self.address(&d_counts),
+            self.address(&values),
         );
         // SAFETY: offsets has `n + 1` entries, counts `n`, values `total`,
         // the scanned counts' sum.
@@ -426,7 +476,7 @@ impl CudaBackend {
         let smem = max_shared_bytes(mesh, Query::FV, VertexNormals::BOUNDS.threads);
         let accumulate = self.load::<VertexNormals>(smem)?;
         let normalize = self.load::<NormalizeNormals>(0)?;
-        let (p, n) = (self.addr(&pos), self.addr(&normals));
+        let (p, n) = (self.address(&pos), self.address(&normals));
         let len = positions.len() as u32;
         // SAFETY: `pos` and `normals` hold `len` entries, normals zeroed.
         unsafe { self.launch(&accumulate, mesh.num_patches(), (dm.raw, p, len, n, len))? };
@@ -538,11 +588,11 @@ impl CudaBackend {
         let (a, _read) = attr.device_ptr(s);
         let (o, _written) = out.device_ptr_mut(s);
         let mesh = RawDirectedEdges {
-            fv: self.addr(&de.fv),
-            twin: self.addr(&de.twin),
-            edge: self.addr(&de.edge),
-            outgoing: self.addr(&de.outgoing),
-            edge_half: self.addr(&de.edge_half),
+            fv: self.address(&de.fv),
+            twin: self.address(&de.twin),
+            edge: self.address(&de.edge),
+            outgoing: self.address(&de.outgoing),
+            edge_half: self.address(&de.edge_half),
             n_half: de.fv.len() as u32,
             n_vertices: de.outgoing.len() as u32,
             n_edges: de.edge_half.len() as u32,

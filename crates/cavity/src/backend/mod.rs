@@ -64,6 +64,10 @@ pub enum BackendError {
     /// `crates/cavity-device`).
     #[error("this build has no GPU kernels: {0}; then rebuild (cargo clean -p cavity)")]
     NoKernels(&'static str),
+    /// No loaded PTX module has the kernel. Fix: add the PTX of the kernel
+    /// crate that declares it (`CudaBackend::add_kernels`).
+    #[error("no loaded PTX has kernel {0}: add its kernel crate's PTX")]
+    NoSuchKernel(&'static str),
     /// A kernel of the loaded PTX takes other parameters than its
     /// declaration (`cavity_device::kernel!`) in this build says: the PTX
     /// was built from other sources. Fix: rebuild the kernel crate's PTX
@@ -305,6 +309,20 @@ impl Backend {
         }
     }
 
+    /// Adds the kernels of a kernel crate (its PTX, built by
+    /// `cavity_ptx_builder`), so that this backend runs them: the GPU loads
+    /// the module ([`cuda::CudaBackend::add_kernels`]); the CPU backend
+    /// runs every declared kernel's body from its type and needs nothing.
+    ///
+    /// # Errors
+    /// On the GPU, as [`cuda::CudaBackend::add_kernels`].
+    pub fn add_kernels(&self, ptx: &str) -> Result<(), BackendError> {
+        match self {
+            Backend::Cpu(_) => Ok(()),
+            Backend::Cuda(gpu) => gpu.add_kernels(ptx).map(|_| ()),
+        }
+    }
+
     /// Area-weighted unit vertex normals (RXMesh listing 1). `positions` and
     /// the result are `3 * vertices` floats in vertex-handle order.
     pub fn vertex_normals(
@@ -330,7 +348,7 @@ pub fn max_shared_bytes(mesh: &PatchedMesh, query: Query, block_dim: u32) -> usi
 }
 
 /// Element count of the query's source kind.
-fn sources(mesh: &PatchedMesh, query: Query) -> usize {
+pub fn sources(mesh: &PatchedMesh, query: Query) -> usize {
     mesh.count(query.source())
 }
 

@@ -1,0 +1,118 @@
+//! A kernel crate as a user writes one (issue 25 item 2): it depends on
+//! `cavity-device` for the block abstraction, the queries and the cavity
+//! templates, declares its kernels with `cavity_device::kernel!` and
+//! `cavity_device::cavity_kernels!`, and is built to PTX by the tests'
+//! build script with `cavity-ptx-builder`. The core crates know nothing of
+//! it: the GPU backend loads its PTX (`Backend::add_kernels`), the CPU
+//! backend runs the same bodies.
+//!
+//! - [`Valences`]: a per-vertex kernel over a patched mesh (the VV query).
+//! - [`FlipToShorter`]: a cavity application (template `EdgeFaces`) that
+//!   flips an interior edge to the other diagonal of its two faces when
+//!   that is shorter by a factor and the two faces form a convex quad.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+use cavity_device::block::{Block, Scatter};
+use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use cavity_device::flip;
+use cavity_device::layout::RawPatchMesh;
+use cavity_device::query::{self, Query};
+
+cavity_device::kernel! {
+    /// Writes every vertex's valence (its VV count) to `out[v]`, one block
+    /// per patch.
+    ///
+    /// # Safety
+    /// The mesh describes live arrays; `out` is valid for writes of
+    /// `n_out` entries, one per vertex handle; dynamic shared memory is
+    /// query VV's for the largest patch.
+    #[launch_bounds = Query::VV.launch_bounds()]
+    pub kernel Valences(launch, mesh: RawPatchMesh, out: u64, n_out: u32) {
+        // SAFETY: the kernel's contract.
+        let (mesh, out) = unsafe {
+            (
+                mesh.view(),
+                Scatter::from_raw(out as *mut u32, n_out as usize),
+            )
+        };
+        query::for_each(
+            launch.block,
+            launch.arena,
+            &mesh,
+            launch.block_idx,
+            Query::VV,
+            |_| true,
+            |v, n| out.write(v as usize, n.len()),
+        );
+    }
+}
+
+/// Flips an interior edge `ab` to `cd` (its two faces' opposite vertices)
+/// when `|cd| < ratio · |ab|` and the quad `a c b d` is strictly convex
+/// in the plane of its two faces.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct FlipToShorter {
+    /// At most 1: how much shorter the new edge must be.
+    pub ratio: f32,
+}
+
+fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn cross(u: [f32; 3], v: [f32; 3]) -> [f32; 3] {
+    [
+        u[1] * v[2] - u[2] * v[1],
+        u[2] * v[0] - u[0] * v[2],
+        u[0] * v[1] - u[1] * v[0],
+    ]
+}
+
+fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// Whether quad `a c b d` (diagonal `ab`, triangles `abc` and `abd`) is
+/// strictly convex: `a` and `b` on opposite sides of `cd`, in the plane
+/// of the two triangles' summed normals (orientation-free).
+pub fn convex([a, b, c, d]: [[f32; 3]; 4]) -> bool {
+    let (n0, n1) = (cross(sub(b, a), sub(c, a)), cross(sub(b, a), sub(d, a)));
+    // The triangles `abc` and `abd` lie on opposite sides of `ab`, so
+    // their normals as written point opposite ways: flip one.
+    let n = sub(n0, n1);
+    let side = |p: [f32; 3]| dot(cross(sub(d, c), sub(p, c)), n);
+    side(a) * side(b) < 0.0
+}
+
+/// Squared distance.
+fn length2(a: [f32; 3], b: [f32; 3]) -> f32 {
+    let d = sub(a, b);
+    dot(d, d)
+}
+
+impl CavityApp for FlipToShorter {
+    const TEMPLATE: Template = Template::EdgeFaces;
+    const MAX_NEW: [u32; 3] = [0, 1, 2];
+
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        let Some([a, b, c, d]) = flip::candidate(ctx, e) else {
+            return false;
+        };
+        let p = [a, b, c, d].map(|v| ctx.position(v));
+        length2(p[2], p[3]) < self.ratio * self.ratio * length2(p[0], p[1]) && convex(p)
+    }
+
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        // No position moves during the run: the criterion checked at
+        // registration still holds.
+        flip::fill(fill, |_| true)
+    }
+}
+
+cavity_device::cavity_kernels!(FlipToShorter);

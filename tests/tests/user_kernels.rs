@@ -1,0 +1,166 @@
+//! Kernels of a kernel crate outside the core crates (`tests/kernels`, as
+//! a user writes one; issue 25 item 2) on the test backend: its PTX,
+//! built by the build script with `cavity-ptx-builder`, is added to the
+//! backend (`Backend::add_kernels`); the CPU backend runs the same bodies.
+//! Each result is checked against a plain serial computation.
+
+use std::collections::{HashMap, HashSet};
+
+use cavity::backend::Backend;
+use cavity::backend::max_shared_bytes;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::rounds::sweeps;
+use cavity::{PatchedMesh, Query, TriMesh};
+use cavity_device::kernel::Kernel;
+use cavity_test_kernels::{FlipToShorter, Valences};
+use cavity_tests::{grid, test_backend};
+
+/// The kernel crate's PTX (empty when the build had no PTX toolchain).
+const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/cavity_test_kernels.ptx"));
+
+/// The test backend with the kernel crate's kernels added.
+fn backend() -> Backend {
+    let backend = test_backend();
+    backend
+        .add_kernels(PTX)
+        .expect("the kernel crate's PTX loads");
+    backend
+}
+
+/// A planar grid with holes, its interior vertices moved off the lattice.
+fn jittered(n: u32, holes: &[usize]) -> TriMesh {
+    let mut mesh = grid(n, n, &[false, true], false, holes);
+    for (i, p) in mesh.positions.iter_mut().enumerate() {
+        let (x, y) = (p[0], p[1]);
+        if x > 0.0 && y > 0.0 && x < n as f32 && y < n as f32 {
+            p[0] += 0.35 * ((i as f32) * 1.7).sin();
+            p[1] += 0.35 * ((i as f32) * 2.3).cos();
+        }
+    }
+    mesh
+}
+
+/// The undirected edges of `mesh` with the faces on each.
+fn edge_faces(mesh: &TriMesh) -> HashMap<(u32, u32), Vec<usize>> {
+    let mut edges: HashMap<(u32, u32), Vec<usize>> = HashMap::new();
+    for (f, t) in mesh.faces.iter().enumerate() {
+        for i in 0..3 {
+            let (a, b) = (t[i], t[(i + 1) % 3]);
+            edges.entry((a.min(b), a.max(b))).or_default().push(f);
+        }
+    }
+    edges
+}
+
+/// Every vertex's valence (distinct neighbours through edges), by input
+/// index.
+fn valences(mesh: &TriMesh) -> Vec<u32> {
+    let mut v = vec![0; mesh.positions.len()];
+    for &(a, b) in edge_faces(mesh).keys() {
+        v[a as usize] += 1;
+        v[b as usize] += 1;
+    }
+    v
+}
+
+#[test]
+fn a_user_kernel_computes_valences() {
+    let mesh = jittered(12, &[5, 40, 41]);
+    let patched = PatchedMesh::new(&mesh, 16).expect("patches");
+    let n = patched.vertex_to_input.len();
+    let smem = max_shared_bytes(&patched, Query::VV, Valences::BOUNDS.threads);
+    let grid = patched.num_patches();
+    let by_handle = match backend() {
+        Backend::Cpu(cpu) => {
+            let mut out = vec![0u32; n];
+            let params = (patched.raw(), out.as_mut_ptr() as u64, n as u32);
+            let smem = max_shared_bytes(&patched, Query::VV, 1);
+            // SAFETY: the mesh's arrays and `out` (one entry per vertex
+            // handle) live through the call; the shared memory is VV's.
+            unsafe { cpu.launch::<Valences>(grid, smem, params) };
+            out
+        }
+        Backend::Cuda(gpu) => {
+            let dm = gpu.upload_mesh(&patched).expect("upload");
+            let out = gpu.upload(&vec![0u32; n]).expect("output");
+            let kernel = gpu.load::<Valences>(smem).expect("the user kernel loads");
+            let addr = gpu.address(&out);
+            // SAFETY: `dm` is `patched` on the device and `out` holds one
+            // entry per vertex handle; both live until the download.
+            unsafe { gpu.launch(&kernel, grid, (dm.raw(), addr, n as u32)) }.expect("launch");
+            gpu.download(&out, n).expect("download")
+        }
+    };
+    let expected = valences(&mesh);
+    for (h, &input) in patched.vertex_to_input.iter().enumerate() {
+        assert_eq!(
+            by_handle[h], expected[input as usize],
+            "vertex {input} (handle {h})"
+        );
+    }
+}
+
+/// `a c b d` strictly convex (f64, in the plane of the two triangles).
+fn convex(p: [[f64; 3]; 4]) -> bool {
+    let sub = |a: [f64; 3], b: [f64; 3]| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
+    let cross = |u: [f64; 3], v: [f64; 3]| {
+        [
+            u[1] * v[2] - u[2] * v[1],
+            u[2] * v[0] - u[0] * v[2],
+            u[0] * v[1] - u[1] * v[0],
+        ]
+    };
+    let dot = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let [a, b, c, d] = p;
+    let n = sub(cross(sub(b, a), sub(c, a)), cross(sub(b, a), sub(d, a)));
+    let side = |q: [f64; 3]| dot(cross(sub(d, c), sub(q, c)), n);
+    side(a) * side(b) < -1e-9
+}
+
+#[test]
+fn a_user_cavity_flips_until_no_shorter_diagonal_is_left() {
+    let app = FlipToShorter { ratio: 0.9 };
+    let input = jittered(24, &[30, 31, 200, 420]);
+    let mut dynamic =
+        DynamicMesh::new(&input, 32, CapacityFactors::default()).expect("dynamic mesh");
+    let report = backend()
+        .run_rounds(&mut dynamic, |r| sweeps(r, &app, false, None), |e| e)
+        .expect("the flips run")
+        .value;
+    assert!(report.flips > 0, "some edge flipped: {report:?}");
+    dynamic.validate(true).expect("a valid dynamic mesh");
+    let out = dynamic.to_mesh();
+    assert_eq!(out.faces.len(), input.faces.len());
+    // Serially: no interior edge is left whose flip the criterion allows.
+    let edges = edge_faces(&out);
+    let existing: HashSet<(u32, u32)> = edges.keys().copied().collect();
+    let p = |v: u32| out.positions[v as usize].map(f64::from);
+    let len = |a: u32, b: u32| {
+        let (x, y) = (p(a), p(b));
+        ((x[0] - y[0]).powi(2) + (x[1] - y[1]).powi(2) + (x[2] - y[2]).powi(2)).sqrt()
+    };
+    let mut checked = 0;
+    for (&(a, b), faces) in &edges {
+        let [f0, f1] = faces[..] else { continue };
+        let opposite = |f: usize| {
+            out.faces[f]
+                .into_iter()
+                .find(|&v| v != a && v != b)
+                .expect("a third vertex")
+        };
+        let (c, d) = (opposite(f0), opposite(f1));
+        if c == d || existing.contains(&(c.min(d), c.max(d))) {
+            continue;
+        }
+        if convex([p(a), p(b), p(c), p(d)]) {
+            checked += 1;
+            assert!(
+                len(c, d) >= f64::from(app.ratio) * len(a, b) * (1.0 - 1e-4),
+                "edge {a}-{b} ({}) still has a shorter diagonal {c}-{d} ({})",
+                len(a, b),
+                len(c, d)
+            );
+        }
+    }
+    assert!(checked > 100, "only {checked} convex quads checked");
+}
