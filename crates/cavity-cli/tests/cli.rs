@@ -67,31 +67,30 @@ fn remeshing_writes_its_output_and_nothing_else() {
     assert!(written.num_faces() > 0);
 }
 
+/// Stderr of `cavity remesh --device cpu OPTION VALUE torus.obj -o ...`,
+/// which must fail with exit code 1.
+fn remesh_fails_with(option: &str, value: &str) -> String {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = cavity()
+        .args(["remesh", "--device", "cpu", option, value])
+        .arg(asset("torus.obj"))
+        .arg("-o")
+        .arg(dir.path().join("out.ply"))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    stderr
+}
+
 #[test]
 fn a_setting_error_names_the_option_to_change() {
     // The library's error names the setting in its own words; the CLI adds
     // the option.
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let out = cavity()
-        .args(["remesh", "--device", "cpu", "--iterations", "0"])
-        .arg(asset("torus.obj"))
-        .arg("-o")
-        .arg(dir.path().join("out.ply"))
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = remesh_fails_with("--iterations", "0");
     assert!(stderr.starts_with("error: iteration count 0"), "{stderr}");
     assert!(stderr.trim_end().ends_with("(--iterations)"), "{stderr}");
-    let out = cavity()
-        .args(["remesh", "--device", "cpu", "--capacity-factor", "0.5"])
-        .arg(asset("torus.obj"))
-        .arg("-o")
-        .arg(dir.path().join("out.ply"))
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr = remesh_fails_with("--capacity-factor", "0.5");
     assert!(stderr.contains("the capacity factor is 0.5"), "{stderr}");
     assert!(
         stderr.trim_end().ends_with("(--capacity-factor)"),
