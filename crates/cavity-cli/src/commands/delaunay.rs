@@ -1,0 +1,53 @@
+//! `cavity delaunay`: Delaunay edge flips on the dynamic core.
+
+use std::path::Path;
+
+use cavity::defects::Keeps;
+use cavity::io::{check_writable, write_mesh};
+
+use crate::device::{GivenBack, backend};
+use crate::input::load_input;
+use crate::output::{check, refuse_overwrite, sayln, spinner};
+use crate::{DYNAMIC_PATCH_SIZE, DynamicArgs, Result};
+
+pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
+    refuse_overwrite(input, output)?;
+    let format = check_writable(output)?;
+    let read = load_input(input)?;
+    let backend = backend(args.device)?;
+    let pb = spinner();
+    pb.set_message("flipping edges");
+    let (out, report, device) = cavity::delaunay::delaunay(
+        &read.mesh,
+        args.patch_size(DYNAMIC_PATCH_SIZE),
+        args.factors(),
+        &backend,
+    )?;
+    let released = GivenBack::new(backend);
+    pb.finish_and_clear();
+    check(
+        &read.defects,
+        &out,
+        None,
+        Keeps {
+            topology: true,
+            no_zero_area: read.defects.zero_area_faces == 0,
+        },
+        output,
+        format,
+    )?;
+    write_mesh(output, &out, None, format)?;
+    drop(released);
+    sayln!(
+        "{} flips in {} sweeps ({} rounds) on {device} in {:.3} s; rolled back {} of {} scheduled patches ({:.1} %); wrote {}",
+        report.flips,
+        report.sweeps,
+        report.rounds,
+        report.seconds,
+        report.rolled_back,
+        report.scheduled,
+        100.0 * report.rollback_fraction(),
+        output.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,8 @@
+//! The subcommands, one module each (`bench` holds all benchmarks).
+
+pub(crate) mod bench;
+pub(crate) mod delaunay;
+pub(crate) mod info;
+pub(crate) mod normals;
+pub(crate) mod remesh;
+pub(crate) mod track;

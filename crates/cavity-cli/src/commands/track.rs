@@ -1,0 +1,64 @@
+//! `cavity track`: surface tracking of a curl-noise-advected sheet.
+
+use std::path::{Path, PathBuf};
+
+use cavity::dynamic::DynamicMesh;
+use cavity::io::{check_writable, write_mesh};
+use cavity::track::{TrackHooks, TrackSettings};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::device::{GivenBack, backend};
+use crate::output::{say, sayln};
+use crate::{DynamicArgs, Result};
+
+/// `output` with "-frameNNNN" before the extension.
+fn frame_name(output: &Path, frame: u32) -> PathBuf {
+    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = output.extension().unwrap_or_default().to_string_lossy();
+    output.with_file_name(format!("{stem}-frame{frame:04}.{ext}"))
+}
+
+pub(crate) fn track(
+    settings: &TrackSettings,
+    output: &Path,
+    every: Option<u32>,
+    args: &DynamicArgs,
+) -> Result<()> {
+    settings.check()?;
+    if every == Some(0) {
+        return Err("--every 0: write every K-th frame with K at least 1".into());
+    }
+    let format = check_writable(output)?;
+    let backend = backend(args.device)?;
+    let layout = args.layout();
+    let bar = ProgressBar::new(settings.frames as u64).with_style(
+        ProgressStyle::with_template("frame {pos}/{len} {bar:30} {elapsed} (eta {eta})")
+            .expect("template"),
+    );
+    let mut progress = |frame: u32| bar.set_position(frame as u64 - 1);
+    let mut write_frame = |frame: u32, m: &DynamicMesh| {
+        let path = frame_name(output, frame);
+        write_mesh(&path, &m.to_mesh(), None, format)?;
+        Ok(())
+    };
+    let wants = |frame: u32| every.is_some_and(|k| frame.is_multiple_of(k));
+    let mut hooks = TrackHooks {
+        progress: Some(&mut progress),
+        after_frame: every.is_some().then_some(&mut write_frame as _),
+        wants: Some(&wants),
+    };
+    let (out, report) = cavity::track::track(settings, &backend, layout, &mut hooks)?;
+    let released = GivenBack::new(backend);
+    bar.finish();
+    write_mesh(output, &out, None, format)?;
+    drop(released);
+    say!("{}", report.table());
+    if let Some(k) = every {
+        sayln!(
+            "wrote every {k}th frame as {}",
+            frame_name(output, k).display()
+        );
+    }
+    sayln!("wrote {}", output.display());
+    Ok(())
+}

@@ -1,0 +1,42 @@
+//! The device a command runs on: its selection and its release.
+
+use cavity::backend::{Backend, DeviceChoice};
+
+use crate::{Device, Result};
+
+pub(crate) fn backend(device: Device) -> Result<Backend> {
+    let choice = match device {
+        Device::Auto => DeviceChoice::Auto,
+        Device::Cuda => DeviceChoice::Cuda,
+        Device::Cpu => DeviceChoice::Cpu,
+        Device::CpuRacing => DeviceChoice::CpuRacing,
+    };
+    let (b, note) = Backend::select_with(choice, &|| {
+        eprintln!(
+            "compiling the GPU kernels for this device (once per GPU and driver, up to a minute; later runs load them from the cache)"
+        )
+    })?;
+    eprintln!("{note}");
+    Ok(b)
+}
+
+/// The device being given back on another thread while the caller writes
+/// its output (the driver takes about 0.06 s to tear a CUDA context
+/// down); dropping it waits for that, on every path out of the caller.
+pub(crate) struct GivenBack(Option<std::thread::JoinHandle<()>>);
+
+impl GivenBack {
+    pub(crate) fn new(backend: Backend) -> GivenBack {
+        GivenBack(Some(std::thread::spawn(move || drop(backend))))
+    }
+}
+
+impl Drop for GivenBack {
+    fn drop(&mut self) {
+        if let Some(handle) = self.0.take()
+            && handle.join().is_err()
+        {
+            eprintln!("warning: releasing the GPU failed (the output is not affected)");
+        }
+    }
+}
