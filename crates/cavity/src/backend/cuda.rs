@@ -229,10 +229,13 @@ impl CudaBackend {
     /// The function `name` of the device crate's module or of an added
     /// one (the first that has it).
     fn function(&self, name: &'static str) -> Result<CudaFunction, BackendError> {
+        use cudarc::driver::sys::CUresult;
         let added = self.added.read().unwrap_or_else(|e| e.into_inner());
         for module in std::iter::once(&self.module).chain(added.iter()) {
-            if let Ok(f) = module.load_function(name) {
-                return Ok(f);
+            match module.load_function(name) {
+                Ok(f) => return Ok(f),
+                Err(e) if e.0 == CUresult::CUDA_ERROR_NOT_FOUND => {}
+                Err(e) => return Err(driver("finding a kernel in the PTX")(e)),
             }
         }
         Err(BackendError::NoSuchKernel(name))

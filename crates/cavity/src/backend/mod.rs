@@ -65,8 +65,12 @@ pub enum BackendError {
     #[error("this build has no GPU kernels: {0}; then rebuild (cargo clean -p cavity)")]
     NoKernels(&'static str),
     /// No loaded PTX module has the kernel. Fix: add the PTX of the kernel
-    /// crate that declares it (`CudaBackend::add_kernels`).
-    #[error("no loaded PTX has kernel {0}: add its kernel crate's PTX")]
+    /// crate that declares it (`CudaBackend::add_kernels`); the device
+    /// crate's own kernels are in its PTX only with its `core-entries`
+    /// feature (the default).
+    #[error(
+        "no loaded PTX has kernel {0}: add the PTX of the kernel crate that declares it (the device crate's own kernels need its core-entries feature)"
+    )]
     NoSuchKernel(&'static str),
     /// A kernel of the loaded PTX takes other parameters than its
     /// declaration (`cavity_device::kernel!`) in this build says: the PTX
@@ -348,7 +352,7 @@ pub fn max_shared_bytes(mesh: &PatchedMesh, query: Query, block_dim: u32) -> usi
 }
 
 /// Element count of the query's source kind.
-pub fn sources(mesh: &PatchedMesh, query: Query) -> usize {
+fn sources(mesh: &PatchedMesh, query: Query) -> usize {
     mesh.count(query.source())
 }
 
