@@ -85,7 +85,7 @@ pub struct DeviceMesh {
     neighbor_sum: Vec<Option<Loaded<NeighborSumParams>>>,
 }
 
-/// A declared kernel ([`cavity_device::kernel`]) loaded from the module,
+/// A declared kernel ([`cavity_device::kernel`](mod@cavity_device::kernel)) loaded from the module,
 /// with the dynamic shared memory of its launches; `P` is its parameter
 /// tuple, so that a launch takes exactly the parameters the kernel
 /// declares. Made by [`CudaBackend::load`] only.

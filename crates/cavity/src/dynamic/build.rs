@@ -1,0 +1,288 @@
+//! Construction: a [`DynamicMesh`] from a [`TriMesh`], patched, with
+//! every static patch copied into its slot of the dynamic layout.
+
+use std::cell::Cell;
+
+use rayon::prelude::*;
+
+use cavity_device::dynamic::hash::{self, EMPTY, RIBBON};
+use cavity_device::dynamic::layout::{
+    COUNT_STASH, COUNT_WORDS, Capacity, MAX_CAPACITY, NO_PATCH, STASH_SIZE, VALENCE_ATTR, stat,
+};
+use cavity_device::dynamic::scheduler;
+use cavity_device::layout::{Kind, ribbon_owner};
+
+use crate::topology::Topology;
+use crate::{PatchedMesh, TriMesh};
+
+use super::capacity::slots;
+use super::{
+    CapacityFactors, DynamicError, DynamicMesh, INPUT_INDEX_ATTR, MIN_SPARE_PATCH_SLOTS,
+    POSITION_ATTRS, VERTEX_ATTRS,
+};
+
+impl DynamicMesh {
+    /// Patches `mesh` with at most `patch_size` faces per patch and converts
+    /// the patches to the dynamic layout with the room of `factors`.
+    ///
+    /// # Errors
+    /// [`DynamicError::Patch`] when patching fails, and the errors of
+    /// [`DynamicMesh::from_patched`].
+    pub fn new(
+        mesh: &TriMesh,
+        patch_size: u32,
+        factors: CapacityFactors,
+    ) -> Result<DynamicMesh, DynamicError> {
+        Self::with_topology(mesh, &Topology::new(mesh), patch_size, factors)
+    }
+
+    /// [`DynamicMesh::new`] with the topology of `mesh` given
+    /// (`Topology::new(mesh)`), for a caller that has it.
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::new`].
+    pub fn with_topology(
+        mesh: &TriMesh,
+        topology: &Topology,
+        patch_size: u32,
+        factors: CapacityFactors,
+    ) -> Result<DynamicMesh, DynamicError> {
+        let patched = PatchedMesh::with_topology(mesh, topology, patch_size)?;
+        Self::from_patched(mesh, &patched, factors)
+    }
+
+    /// Converts the static patches of `patched` (made from `mesh`) to the
+    /// dynamic layout, keeping every patch's local indices: FE and EV copied,
+    /// owned bits for the owned-first prefix, active bits for all local
+    /// elements, ribbon entries moved into the cuckoo tables, the stash
+    /// copied, and the position of every local vertex (owned or not) copied
+    /// from `mesh`.
+    ///
+    /// Capacities: per kind, the largest local count of any patch times
+    /// `factors.elements`, rounded up to a multiple of 32 (at least 256);
+    /// a ribbon hash table per kind with one slot per element slot of the
+    /// kind (`Capacity::hash_slots`);
+    /// `factors.patches` times as many patch slots as patches, rounded up.
+    ///
+    /// # Errors
+    /// [`DynamicError::Factor`] for a factor that is not finite or below 1,
+    /// [`DynamicError::Capacity`] when a capacity exceeds [`MAX_CAPACITY`],
+    /// [`DynamicError::Stash`] for a patch with more than [`STASH_SIZE`]
+    /// neighbours, [`DynamicError::TooLarge`] when an array outgrows 32-bit
+    /// indices and [`DynamicError::HashFull`] when a ribbon table overflows.
+    pub fn from_patched(
+        mesh: &TriMesh,
+        patched: &PatchedMesh,
+        factors: CapacityFactors,
+    ) -> Result<DynamicMesh, DynamicError> {
+        factors.check()?;
+        let infos = &patched.patches;
+        let mut cap = Capacity {
+            vertex_attrs: VERTEX_ATTRS,
+            ..Capacity::default()
+        };
+        for kind in Kind::ALL {
+            let (patch, count) = infos
+                .iter()
+                .enumerate()
+                .map(|(p, info)| (p as u32, info.count(kind)))
+                .fold((0, 0), |best, x| if x.1 > best.1 { x } else { best });
+            let n = slots(count, factors.elements);
+            if n > MAX_CAPACITY as u64 {
+                return Err(DynamicError::Capacity {
+                    patch,
+                    kind,
+                    slots: n,
+                    factor: factors.elements,
+                });
+            }
+            match kind {
+                Kind::Vertex => cap.vertices = n as u32,
+                Kind::Edge => cap.edges = n as u32,
+                Kind::Face => cap.faces = n as u32,
+            }
+        }
+        if let Some((p, info)) = infos
+            .iter()
+            .enumerate()
+            .find(|(_, info)| info.stash_len > STASH_SIZE)
+        {
+            return Err(DynamicError::Stash {
+                patch: p as u32,
+                neighbours: info.stash_len,
+            });
+        }
+        let num_patches = patched.num_patches();
+        let mut patch_slots = (num_patches as f32 * factors.patches).ceil() as u64;
+        if factors.patches > 1.0 {
+            patch_slots = patch_slots.max(num_patches as u64 + MIN_SPARE_PATCH_SLOTS);
+        }
+        for (array, per_patch) in [
+            ("fe", cap.fe_stride() as u64),
+            ("ev", cap.ev_stride() as u64),
+            ("masks", cap.mask_stride() as u64),
+            ("hash", cap.hash_stride() as u64),
+            ("stash", STASH_SIZE as u64),
+            ("declined", cap.declined_words() as u64),
+            ("vertex_attrs", (cap.vertices * cap.vertex_attrs) as u64),
+        ] {
+            let len = patch_slots.saturating_mul(per_patch);
+            if len > u32::MAX as u64 {
+                return Err(DynamicError::TooLarge { array, len });
+            }
+        }
+        cap.patches = patch_slots as u32;
+
+        let n = cap.patches as usize;
+        let mut out = DynamicMesh {
+            cap,
+            num_patches,
+            patch_size: patched.patch_size,
+            input_vertices: mesh.num_vertices() as u32,
+            counts: vec![0; COUNT_WORDS as usize * n],
+            fe: vec![0; cap.fe_stride() as usize * n],
+            ev: vec![0; cap.ev_stride() as usize * n],
+            masks: vec![0; cap.mask_stride() as usize * n],
+            hash: vec![0; cap.hash_stride() as usize * n],
+            stash: vec![0; STASH_SIZE as usize * n],
+            locks: vec![0; n],
+            flags: vec![0; n],
+            declined: vec![0; cap.declined_words() as usize * n],
+            vertex_attrs: vec![0; (cap.vertices * cap.vertex_attrs) as usize * n],
+            queue: vec![NO_PATCH; n],
+            queue_state: vec![0; scheduler::STATE_WORDS as usize],
+            stats: vec![0; stat::COUNT as usize],
+        };
+        out.queue_state[scheduler::PATCHES as usize] = num_patches;
+        // Every slot in parallel: its hash tables and stash filled empty
+        // (the other arrays start zeroed), then the patch in use copied.
+        let failed = out
+            .counts
+            .par_chunks_mut(COUNT_WORDS as usize)
+            .zip(out.fe.par_chunks_mut(cap.fe_stride() as usize))
+            .zip(out.ev.par_chunks_mut(cap.ev_stride() as usize))
+            .zip(out.masks.par_chunks_mut(cap.mask_stride() as usize))
+            .zip(out.hash.par_chunks_mut(cap.hash_stride() as usize))
+            .zip(out.stash.par_chunks_mut(STASH_SIZE as usize))
+            .zip(
+                out.vertex_attrs
+                    .par_chunks_mut((cap.vertices * cap.vertex_attrs) as usize),
+            )
+            .enumerate()
+            .filter_map(
+                |(p, ((((((counts, fe), ev), masks), hash), stash), vertex_attrs))| {
+                    hash.fill(EMPTY);
+                    stash.fill(NO_PATCH);
+                    let slot = Slot {
+                        counts,
+                        fe,
+                        ev,
+                        masks,
+                        hash,
+                        stash,
+                        vertex_attrs,
+                    };
+                    (p < num_patches as usize)
+                        .then(|| {
+                            convert_patch(cap, slot, mesh, patched, p as u32, factors.elements)
+                        })
+                        .and_then(Result::err)
+                        .map(|error| (p, error))
+                },
+            )
+            .min_by_key(|&(p, _)| p);
+        match failed {
+            Some((_, error)) => Err(error),
+            None => Ok(out),
+        }
+    }
+}
+
+/// The arrays of one patch slot of a [`DynamicMesh`].
+struct Slot<'a> {
+    counts: &'a mut [u32],
+    fe: &'a mut [u16],
+    ev: &'a mut [u16],
+    masks: &'a mut [u32],
+    hash: &'a mut [u32],
+    stash: &'a mut [u32],
+    vertex_attrs: &'a mut [u32],
+}
+
+/// Copies static patch `p` into its slot (zeroed, with empty hash tables
+/// and stash).
+fn convert_patch(
+    cap: Capacity,
+    slot: Slot<'_>,
+    mesh: &TriMesh,
+    patched: &PatchedMesh,
+    p: u32,
+    factor: f32,
+) -> Result<(), DynamicError> {
+    let info = &patched.patches[p as usize];
+    slot.counts[0] = info.num_vertices;
+    slot.counts[1] = info.num_edges;
+    slot.counts[2] = info.num_faces;
+    slot.counts[COUNT_STASH as usize] = info.stash_len;
+
+    let fe_len = 3 * info.num_faces as usize;
+    slot.fe[..fe_len].copy_from_slice(&patched.fe[info.fe_offset as usize..][..fe_len]);
+    let ev_len = 2 * info.num_edges as usize;
+    slot.ev[..ev_len].copy_from_slice(&patched.ev[info.ev_offset as usize..][..ev_len]);
+
+    let static_stash = &patched.stash[info.stash_offset as usize..][..info.stash_len as usize];
+    slot.stash[..static_stash.len()].copy_from_slice(static_stash);
+
+    for kind in Kind::ALL {
+        for (active, set) in [(false, info.owned(kind)), (true, info.count(kind))] {
+            let start = cap.mask_offset(kind, active) as usize;
+            for l in 0..set as usize {
+                slot.masks[start + l / 32] |= 1 << (l % 32);
+            }
+        }
+    }
+
+    for kind in Kind::ALL {
+        let table =
+            &mut slot.hash[cap.table_offset(kind) as usize..][..cap.table_words(kind) as usize];
+        let cells = Cell::from_mut(table).as_slice_of_cells();
+        let owned = info.owned(kind);
+        let ribbon = &patched.ribbon[info.ribbon_start(kind) as usize..]
+            [..(info.count(kind) - owned) as usize];
+        for (i, &r) in ribbon.iter().enumerate() {
+            let (s, owner_local) = ribbon_owner(r);
+            if !hash::insert::<RIBBON, _>(cells, hash::entry(owned + i as u32, s, owner_local)) {
+                return Err(DynamicError::HashFull {
+                    patch: p,
+                    kind,
+                    slots: cap.hash_slots(kind),
+                    entries: ribbon.len() as u32,
+                    factor,
+                });
+            }
+        }
+    }
+
+    let vertex_ribbon = &patched.ribbon[info.ribbon_start(Kind::Vertex) as usize..];
+    let attrs = cap.vertex_attrs as usize;
+    for v in 0..info.num_vertices {
+        let handle = if v < info.owned_vertices {
+            info.vertex_base + v
+        } else {
+            let (s, owner_local) = ribbon_owner(vertex_ribbon[(v - info.owned_vertices) as usize]);
+            let q = static_stash[s as usize];
+            patched.patches[q as usize].vertex_base + owner_local
+        };
+        let input = patched.vertex_to_input[handle as usize];
+        let at = v as usize * attrs;
+        for (value, x) in slot.vertex_attrs[at..at + POSITION_ATTRS as usize]
+            .iter_mut()
+            .zip(mesh.positions[input as usize])
+        {
+            *value = x.to_bits();
+        }
+        slot.vertex_attrs[at + INPUT_INDEX_ATTR as usize] = input;
+        slot.vertex_attrs[at + VALENCE_ATTR as usize] = u32::MAX;
+    }
+    Ok(())
+}
