@@ -6,6 +6,7 @@
 //! there is no PTX loaded and the test says so.
 
 use cavity::backend::BackendError;
+use cavity::backend::cubin_cache::KernelOrigin;
 use cavity::backend::cuda::CudaBackend;
 use cavity_device::block::Block;
 use cavity_device::dynamic::cleanup::Compact;
@@ -44,4 +45,16 @@ fn a_declaration_that_disagrees_with_the_ptx_is_refused() {
         Err(e) => panic!("another error: {e}"),
         Ok(_) => panic!("a mismatched declaration was loaded"),
     }
+}
+
+#[test]
+fn the_same_ptx_is_loaded_once() {
+    if std::env::var("CAVITY_TEST_DEVICE").as_deref() != Ok("cuda") {
+        eprintln!("no GPU asked for (CAVITY_TEST_DEVICE=cuda): nothing to load");
+        return;
+    }
+    let gpu = CudaBackend::new().expect("GPU");
+    let again = gpu.add_kernels(cavity::backend::cuda::PTX).expect("adds");
+    assert!(matches!(again, KernelOrigin::Loaded), "{again:?}");
+    gpu.load::<Compact>(0).expect("still found");
 }

@@ -1,6 +1,65 @@
 //! cavity: triangle meshes split into patches that live in a GPU block's shared
 //! memory, with block-cooperative first-order queries on the GPU and on a CPU
-//! backend that runs the same kernels.
+//! backend that runs the same kernels (RXMesh, Mahmoud et al. 2021), and
+//! dynamic updates through the cavity operator (Mahmoud et al. 2024).
+//!
+//! The pieces, by concept:
+//!
+//! - [`TriMesh`] and [`io`]: an indexed triangle mesh, read and written as
+//!   OBJ, PLY, OFF or STL; [`defects`] and [`components`] for dirty input.
+//! - [`PatchedMesh`] ([`patcher`], [`patched`]): the static patch layout
+//!   the query kernels read; [`dynamic::DynamicMesh`]: the per-patch layout
+//!   with spare slots that the cavity operator updates.
+//! - [`backend`]: where kernels run. [`backend::Backend`] is the GPU
+//!   (embedded PTX through cudarc) or the CPU backend (the same kernels on
+//!   host blocks, one per rayon task); the first-order [`Query`]s, kernel
+//!   crates of your own (`Backend::add_kernels`) and the dynamic rounds
+//!   ([`rounds`]: sweeps of update rounds of any cavity application) run on
+//!   either.
+//! - Applications: [`normals`], [`delaunay`] (edge flips), [`remesh`]
+//!   (isotropic remeshing), [`track`] (surface tracking).
+//! - [`reference`](mod@reference): a plain serial mesh, the tests' oracle;
+//!   [`bench`](mod@bench): the benchmarks behind `cavity bench`.
+//! - Errors name the library's settings ([`settings::Setting`]); a front
+//!   end maps them to its own options.
+//!
+//! A grid of two triangles per square, patched, and its VV query on the
+//! CPU backend (`Backend::select(DeviceChoice::Auto)` takes the GPU when
+//! there is one):
+//!
+//! ```
+//! use cavity::backend::Backend;
+//! use cavity::backend::cpu::CpuBackend;
+//! use cavity::{Kind, PatchedMesh, Query, TriMesh};
+//!
+//! // A 3 × 3 grid of vertices, 8 triangles.
+//! let mut mesh = TriMesh::default();
+//! for j in 0..3 {
+//!     for i in 0..3 {
+//!         mesh.positions.push([i as f32, j as f32, 0.0]);
+//!     }
+//! }
+//! for j in 0..2u32 {
+//!     for i in 0..2u32 {
+//!         let v = j * 3 + i;
+//!         mesh.faces.push([v, v + 1, v + 4]);
+//!         mesh.faces.push([v, v + 4, v + 3]);
+//!     }
+//! }
+//! let patched = PatchedMesh::new(&mesh, 4)?;
+//! let backend = Backend::Cpu(CpuBackend::new());
+//! let vv = backend.query(&patched, Query::VV)?;
+//! // The centre vertex (input index 4) has six neighbours.
+//! let centre = patched.input_to_vertex[4];
+//! let mut ring: Vec<u32> = vv
+//!     .row(centre)
+//!     .iter()
+//!     .map(|&h| patched.to_input(Kind::Vertex)[h as usize])
+//!     .collect();
+//! ring.sort();
+//! assert_eq!(ring, [0, 1, 3, 5, 7, 8]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod backend;
 pub mod bench;

@@ -47,6 +47,9 @@ pub enum KernelOrigin {
     },
     /// The PTX handed to the driver (the cache is off or unusable).
     Driver,
+    /// Already loaded in this backend (`CudaBackend::add_kernels` of a
+    /// module it has).
+    Loaded,
 }
 
 impl KernelOrigin {

@@ -63,8 +63,9 @@ pub struct CudaBackend {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
-    /// Modules of kernel crates added with [`CudaBackend::add_kernels`].
-    added: RwLock<Vec<Arc<CudaModule>>>,
+    /// Modules of kernel crates added with [`CudaBackend::add_kernels`],
+    /// with their PTX's hash.
+    added: RwLock<Vec<(u64, Arc<CudaModule>)>>,
     name: String,
     smem_limit: usize,
     origin: KernelOrigin,
@@ -205,6 +206,9 @@ impl CudaBackend {
     /// update and survey kernels there. The compiled module goes to the
     /// kernels' cache as the device crate's does.
     ///
+    /// The same PTX twice (or the device crate's own) is loaded once: the
+    /// second call returns [`KernelOrigin::Loaded`].
+    ///
     /// # Errors
     /// [`BackendError::NoKernels`] for an empty `ptx` (the kernel crate's
     /// build skipped the PTX step); a driver error when it does not load.
@@ -217,12 +221,13 @@ impl CudaBackend {
         let mut hasher = std::hash::DefaultHasher::new();
         std::hash::Hash::hash(ptx, &mut hasher);
         let hash = std::hash::Hasher::finish(&hasher);
+        let mut added = self.added.write().unwrap_or_else(|e| e.into_inner());
+        if hash == PTX_HASH || added.iter().any(|(h, _)| *h == hash) {
+            return Ok(KernelOrigin::Loaded);
+        }
         let (module, origin) = cubin_cache::load(&self.ctx, ptx, hash, &|| {})
             .map_err(driver("loading a kernel crate's PTX"))?;
-        self.added
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(module);
+        added.push((hash, module));
         Ok(origin)
     }
 
@@ -231,7 +236,7 @@ impl CudaBackend {
     fn function(&self, name: &'static str) -> Result<CudaFunction, BackendError> {
         use cudarc::driver::sys::CUresult;
         let added = self.added.read().unwrap_or_else(|e| e.into_inner());
-        for module in std::iter::once(&self.module).chain(added.iter()) {
+        for module in std::iter::once(&self.module).chain(added.iter().map(|(_, m)| m)) {
             match module.load_function(name) {
                 Ok(f) => return Ok(f),
                 Err(e) if e.0 == CUresult::CUDA_ERROR_NOT_FOUND => {}
