@@ -316,6 +316,12 @@ impl PtxBuilder {
                 for source in ptx.sources() {
                     println!("cargo:rerun-if-changed={}", source.display());
                 }
+                // The manifests of the crates those sources belong to (a
+                // feature of a dependency changes what is built) and the
+                // lock files above them.
+                for file in manifests_of(ptx.sources()) {
+                    println!("cargo:rerun-if-changed={}", file.display());
+                }
                 println!(
                     "cargo:rerun-if-changed={}",
                     self.crate_dir.join("Cargo.toml").display()
@@ -420,6 +426,25 @@ fn describe(manifest: &Path) -> Result<Described, PtxError> {
 
 /// The prerequisites listed by a make-style dependency file
 /// (`target: a.rs b\ c.rs ...`, spaces in paths escaped).
+/// For each source, the nearest `Cargo.toml` above it and the nearest
+/// `Cargo.lock`, without repeats, in order.
+fn manifests_of(sources: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = std::collections::BTreeSet::new();
+    for source in sources {
+        for name in ["Cargo.toml", "Cargo.lock"] {
+            if let Some(found) = source
+                .ancestors()
+                .skip(1)
+                .map(|dir| dir.join(name))
+                .find(|file| file.is_file())
+            {
+                files.insert(found);
+            }
+        }
+    }
+    files.into_iter().collect()
+}
+
 fn dep_info_sources(text: &str) -> Vec<PathBuf> {
     let Some(first) = text.lines().next() else {
         return Vec::new();
@@ -459,6 +484,23 @@ fn dep_info_sources(text: &str) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sources_crate_manifest_and_lock_file_are_watched() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let root = std::fs::canonicalize(root).unwrap();
+        let sources = [
+            root.join("crates/cavity-device/src/kernel.rs"),
+            root.join("crates/cavity-device/src/dynamic/cleanup.rs"),
+        ];
+        assert_eq!(
+            manifests_of(&sources),
+            [
+                root.join("Cargo.lock"),
+                root.join("crates/cavity-device/Cargo.toml"),
+            ]
+        );
+    }
 
     #[test]
     fn architectures() {
