@@ -680,6 +680,14 @@ struct DynamicBuffers {
     stats: CudaSlice<u32>,
 }
 
+/// A cavity application's update or survey kernel with the most blocks
+/// the device holds at once: the most an update round launches (each
+/// block takes patches until the round's share is taken).
+struct CavityKernel<P> {
+    loaded: Loaded<P>,
+    resident: u32,
+}
+
 /// The smoothing's kernels.
 struct SmoothKernels {
     rings: LoadedKernel<SmoothRings>,
@@ -695,13 +703,9 @@ pub struct CudaRounds<'a> {
     mesh: &'a mut DynamicMesh,
     bufs: DynamicBuffers,
     raw: RawDynamicMesh,
-    /// Each application's update and survey kernels (`Loaded` of their
-    /// parameters, by kernel type), prepared at first use.
+    /// Each application's update and survey kernels (a [`CavityKernel`]
+    /// of their parameters, by kernel type), prepared at first use.
     updates: HashMap<TypeId, Box<dyn Any>>,
-    /// Per update kernel (by type): the most blocks the device holds at
-    /// once, the most a round launches (each block takes patches until the
-    /// round's share is taken).
-    resident: HashMap<TypeId, u32>,
     calibrate: LoadedKernel<Calibrate>,
     compact: LoadedKernel<Compact>,
     refill: LoadedKernel<Refill>,
@@ -853,7 +857,6 @@ impl<'a> CudaRounds<'a> {
             bufs,
             raw,
             updates: HashMap::new(),
-            resident: HashMap::new(),
             calibrate,
             compact,
             refill,
@@ -891,12 +894,24 @@ impl<'a> CudaRounds<'a> {
     /// Application `A`'s kernel `K` (update or survey), loaded at first use.
     fn cavity_kernel<A: CavityKernels, K: Kernel<Params = (RawDynamicMesh, u32, A)>>(
         &mut self,
-    ) -> Result<&Loaded<K::Params>, BackendError> {
+    ) -> Result<&CavityKernel<K::Params>, BackendError> {
         let id = TypeId::of::<K>();
         if !self.updates.contains_key(&id) {
-            let smem = update::shared_bytes::<A>(&self.mesh.cap, K::BOUNDS.threads);
-            let kernel = self.gpu.load_carved::<K>(smem)?;
-            self.updates.insert(id, Box::new(kernel));
+            let threads = K::BOUNDS.threads;
+            let smem = update::shared_bytes::<A>(&self.mesh.cap, threads);
+            let loaded = self.gpu.load_carved::<K>(smem)?;
+            let per_sm = loaded
+                .f
+                .occupancy_max_active_blocks_per_multiprocessor(threads, smem, None)
+                .map_err(driver("reading a kernel's occupancy"))?;
+            let sms = self
+                .gpu
+                .ctx
+                .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_err(driver("reading the multiprocessor count"))?;
+            let resident = (per_sm * sms.max(1) as u32).max(1);
+            self.updates
+                .insert(id, Box::new(CavityKernel { loaded, resident }));
         }
         Ok(self.updates[&id]
             .downcast_ref()
@@ -1045,38 +1060,23 @@ impl<A: CavityKernels> Update<A> for CudaRounds<'_> {
         let survey = self.cavity_kernel::<A, SurveyKernel<A>>()?;
         // SAFETY: the buffers behind `raw` live as long as `self`; the
         // shared memory is the application's (`cavity_kernel`).
-        unsafe { gpu.launch(survey, grid, (raw, salt, *app))? };
+        unsafe { gpu.launch(&survey.loaded, grid, (raw, salt, *app))? };
         Ok(())
     }
 
     fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
         let salt = self.rounds;
         self.rounds = self.rounds.wrapping_add(1);
-        let id = TypeId::of::<UpdateKernel<A>>();
         let (raw, gpu) = (self.raw, self.gpu);
-        if !self.resident.contains_key(&id) {
-            let update = self.cavity_kernel::<A, UpdateKernel<A>>()?;
-            let threads = UpdateKernel::<A>::BOUNDS.threads;
-            let per_sm = update
-                .f
-                .occupancy_max_active_blocks_per_multiprocessor(threads, update.smem as usize, None)
-                .map_err(driver("reading the update kernel's occupancy"))?;
-            let sms = gpu
-                .ctx
-                .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-                .map_err(driver("reading the multiprocessor count"))?;
-            self.resident
-                .insert(id, (per_sm * sms.max(1) as u32).max(1));
-        }
-        let blocks = blocks.min(self.resident[&id]);
         let update = self.cavity_kernel::<A, UpdateKernel<A>>()?;
+        let blocks = blocks.min(update.resident);
         let s = &gpu.stream;
         let e = driver("timing a dynamic kernel");
         let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
         let t0 = s.record_event(flags).map_err(e)?;
         // SAFETY: the buffers behind `raw` live as long as `self`; the
         // shared memory is the application's (`cavity_kernel`).
-        unsafe { gpu.launch(update, blocks, (raw, salt, *app))? };
+        unsafe { gpu.launch(&update.loaded, blocks, (raw, salt, *app))? };
         let t1 = s.record_event(flags).map_err(e)?;
         let n = self.mesh.num_patches;
         // SAFETY: as for `cleanup`.
