@@ -6,13 +6,17 @@
 
 use std::collections::{HashMap, HashSet};
 
+use cavity::Kind;
+use cavity::attributes::AttributeLayout;
 use cavity::backend::Backend;
 use cavity::backend::max_shared_bytes;
+use cavity::dynamic::NEW_ELEMENT;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::rounds::sweeps;
 use cavity::{PatchedMesh, Query, TriMesh};
 use cavity_device::kernel::Kernel;
-use cavity_test_kernels::{FlipToShorter, Valences};
+use cavity_device::operations::SplitLongEdges;
+use cavity_test_kernels::{FlipToShorter, NEW_LABEL, SplitInterpolating, Valences};
 use cavity_tests::{grid, test_backend};
 
 /// The kernel crate's PTX (empty when the build had no PTX toolchain).
@@ -45,7 +49,9 @@ fn each_ptx_holds_its_own_crates_entry_points() {
         user,
         [
             "cavity_test_kernels_SurveyFlipToShorter",
+            "cavity_test_kernels_SurveySplitInterpolating",
             "cavity_test_kernels_UpdateFlipToShorter",
+            "cavity_test_kernels_UpdateSplitInterpolating",
             "cavity_test_kernels_Valences",
         ],
         "the kernel crate's PTX holds its own kernels only"
@@ -224,4 +230,55 @@ fn a_user_cavity_flips_until_no_shorter_diagonal_is_left() {
         checked * 2 > interior,
         "only {checked} of {interior} interior edges checked"
     );
+}
+
+/// `x + 2y + 3z`: linear, so a midpoint's value is the mean of its edge's.
+fn linear(p: [f32; 3]) -> f64 {
+    p[0] as f64 + 2.0 * p[1] as f64 + 3.0 * p[2] as f64
+}
+
+#[test]
+fn a_user_cavity_sets_the_attributes_of_what_it_adds() {
+    let input = jittered(12, &[10, 11, 60]);
+    let mut layout = AttributeLayout::new();
+    let value = layout.vertex::<f64, 1>("value").unwrap();
+    let label = layout.face::<u32, 1>("label").unwrap();
+    let factors = CapacityFactors {
+        elements: 2.0,
+        patches: 16.0,
+    };
+    let mut dynamic =
+        DynamicMesh::with_attributes(&input, 16, factors, &layout).expect("dynamic mesh");
+    let values: Vec<[f64; 1]> = input.positions.iter().map(|&p| [linear(p)]).collect();
+    dynamic.set_attribute(&value, &values).unwrap();
+    let labels: Vec<[u32; 1]> = (0..input.faces.len()).map(|f| [f as u32 + 100]).collect();
+    dynamic.set_attribute(&label, &labels).unwrap();
+    let app = SplitInterpolating {
+        split: SplitLongEdges::new(0.3),
+        value,
+        label,
+    };
+    let report = backend()
+        .run_rounds(&mut dynamic, |r| sweeps(r, &app, false, None), |e| e)
+        .expect("the splits run")
+        .value;
+    assert!(report.flips > input.faces.len() as u64, "{report:?}");
+    dynamic.validate(true).expect("a valid dynamic mesh");
+    let (out, _) = dynamic.to_mesh_with_sources();
+    let got = dynamic.attribute(&value).unwrap();
+    for (v, (&p, x)) in out.positions.iter().zip(&got).enumerate() {
+        let want = linear(p);
+        assert!(
+            (x[0] - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "vertex {v}: {} for {want}",
+            x[0]
+        );
+    }
+    let sources = dynamic.sources(Kind::Face);
+    let got = dynamic.attribute(&label).unwrap();
+    for (f, (&s, l)) in sources.iter().zip(&got).enumerate() {
+        let want = if s == NEW_ELEMENT { NEW_LABEL } else { s + 100 };
+        assert_eq!(l[0], want, "face {f} (input {s})");
+    }
+    assert!(sources.contains(&NEW_ELEMENT));
 }

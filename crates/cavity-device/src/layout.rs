@@ -40,6 +40,16 @@ pub enum Kind {
 impl Kind {
     /// The three kinds, in discriminant order.
     pub const ALL: [Kind; 3] = [Kind::Vertex, Kind::Edge, Kind::Face];
+
+    /// The kind of discriminant `k` (faces for 2 and above).
+    #[inline(always)]
+    pub fn from_u32(k: u32) -> Kind {
+        match k {
+            0 => Kind::Vertex,
+            1 => Kind::Edge,
+            _ => Kind::Face,
+        }
+    }
 }
 
 /// Header of one patch: counts, offsets into the shared arrays of

@@ -14,6 +14,7 @@
     feature(abi_ptx)
 )]
 
+pub mod attribute;
 pub mod baseline;
 pub mod block;
 pub mod delaunay;

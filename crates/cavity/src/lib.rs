@@ -61,6 +61,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod attributes;
 pub mod backend;
 pub mod bench;
 pub mod components;

@@ -22,6 +22,9 @@ use cavity_device::kernel::CavityKernels;
 use cavity_device::layout::Kind;
 use cavity_device::track::Advection;
 
+use cavity_device::attribute::{Attr, ReduceOp, Reduction, Scalar};
+
+use crate::attributes::{self, AttributeError, AttributeLayout};
 use crate::backend::BackendError;
 use crate::backend::cpu::{CpuBackend, Schedule};
 use crate::backend::cuda::CudaRounds;
@@ -175,6 +178,12 @@ impl Rounds for AnyRounds<'_> {
     }
     fn device(&self) -> String {
         on_backend!(self, r => r.device())
+    }
+    fn attributes(&self) -> &AttributeLayout {
+        on_backend!(self, r => r.attributes())
+    }
+    fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
+        on_backend!(self, x => x.reduce(r))
     }
 }
 
@@ -341,6 +350,9 @@ pub enum RunError {
     /// The GPU failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// An attribute handle or reduction the mesh cannot serve.
+    #[error(transparent)]
+    Attribute(#[from] AttributeError),
 }
 
 impl NamesSettings for RunError {
@@ -348,7 +360,7 @@ impl NamesSettings for RunError {
         match self {
             RunError::Fatal(_, settings) => settings.to_vec(),
             RunError::Backend(e) => e.settings(),
-            RunError::Stuck(_) | RunError::Endless(_) => Vec::new(),
+            RunError::Stuck(_) | RunError::Endless(_) | RunError::Attribute(_) => Vec::new(),
         }
     }
 }
@@ -408,6 +420,82 @@ pub trait Rounds {
     /// One advection step of every owned vertex through `field`
     /// (`cavity_device::track::advect`), between rounds.
     fn advect(&mut self, field: &Advection) -> Result<(), RunError>;
+    /// The attributes the mesh carries.
+    fn attributes(&self) -> &AttributeLayout;
+    /// Runs reduction `r` (`cavity_device::dynamic::reduce`; made by
+    /// [`attributes::reduction`]) over the mesh on the device, between
+    /// rounds, and returns its value (0 for `Axpy`). The typed forms are
+    /// [`Rounds::dot`], [`Rounds::norm`], [`Rounds::sum`], [`Rounds::max`]
+    /// and [`Rounds::axpy`].
+    fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError>;
+    /// `Σ x·y` over every component of every active owned element.
+    ///
+    /// # Errors
+    /// [`RunError::Attribute`] for handles that are not the mesh's or are
+    /// on different kinds; a failed launch.
+    fn dot<T: Scalar, const N: usize>(
+        &mut self,
+        x: &Attr<T, N>,
+        y: &Attr<T, N>,
+    ) -> Result<f64, RunError>
+    where
+        Self: Sized,
+    {
+        let r = attributes::reduction(self.attributes(), ReduceOp::Dot, x, y, 0.0)?;
+        self.reduce(&r)
+    }
+    /// The Euclidean norm of `x` over every component of every active
+    /// owned element.
+    ///
+    /// # Errors
+    /// As [`Rounds::dot`].
+    fn norm<T: Scalar, const N: usize>(&mut self, x: &Attr<T, N>) -> Result<f64, RunError>
+    where
+        Self: Sized,
+    {
+        Ok(self.dot(x, x)?.sqrt())
+    }
+    /// `Σ x` over every component of every active owned element.
+    ///
+    /// # Errors
+    /// As [`Rounds::dot`].
+    fn sum<T: Scalar, const N: usize>(&mut self, x: &Attr<T, N>) -> Result<f64, RunError>
+    where
+        Self: Sized,
+    {
+        let r = attributes::reduction(self.attributes(), ReduceOp::Sum, x, x, 0.0)?;
+        self.reduce(&r)
+    }
+    /// The largest component of `x` over the active owned elements (NaN
+    /// ignored; `-inf` when there is none).
+    ///
+    /// # Errors
+    /// As [`Rounds::dot`].
+    fn max<T: Scalar, const N: usize>(&mut self, x: &Attr<T, N>) -> Result<f64, RunError>
+    where
+        Self: Sized,
+    {
+        let r = attributes::reduction(self.attributes(), ReduceOp::Max, x, x, 0.0)?;
+        self.reduce(&r)
+    }
+    /// `y ← alpha x + y` on every active owned element (computed in `f64`,
+    /// stored in `y`'s type).
+    ///
+    /// # Errors
+    /// As [`Rounds::dot`], and [`RunError::Attribute`] for `u32`
+    /// attributes.
+    fn axpy<T: Scalar, const N: usize>(
+        &mut self,
+        alpha: f64,
+        x: &Attr<T, N>,
+        y: &Attr<T, N>,
+    ) -> Result<(), RunError>
+    where
+        Self: Sized,
+    {
+        let r = attributes::reduction(self.attributes(), ReduceOp::Axpy, x, y, alpha)?;
+        self.reduce(&r).map(|_| ())
+    }
     /// Stores every owned vertex's valence for the remeshing flips
     /// (`cavity_device::remesh::store_valences`), between rounds.
     fn store_valences(&mut self) -> Result<(), RunError>;
@@ -607,6 +695,17 @@ impl Rounds for CpuRounds<'_> {
         // SAFETY: as in `round`.
         unsafe { self.cpu.advect(&raw, field) };
         Ok(())
+    }
+
+    fn attributes(&self) -> &AttributeLayout {
+        self.mesh.attributes()
+    }
+
+    fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
+        let raw = self.mesh.raw();
+        // SAFETY: as in `round`.
+        let partials = unsafe { self.cpu.reduce(&raw, r) };
+        Ok(attributes::combine_partials(r, &partials))
     }
 
     fn store_valences(&mut self) -> Result<(), RunError> {

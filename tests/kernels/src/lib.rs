@@ -10,13 +10,18 @@
 //! - [`FlipToShorter`]: a cavity application (template `EdgeFaces`) that
 //!   flips an interior edge to the other diagonal of its two faces when
 //!   that is shorter by a factor and the two faces form a convex quad.
+//! - [`SplitInterpolating`]: the core's edge split with attributes: the
+//!   new vertex gets the mean of its edge's values, the new faces a label.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+use cavity_device::attribute::Attr;
 use cavity_device::block::{Block, Scatter};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::flip;
+use cavity_device::layout::Kind;
 use cavity_device::layout::RawPatchMesh;
+use cavity_device::operations::SplitLongEdges;
 use cavity_device::query::{self, Query};
 
 cavity_device::kernel! {
@@ -115,4 +120,62 @@ impl CavityApp for FlipToShorter {
     }
 }
 
-cavity_device::cavity_kernels!(FlipToShorter);
+/// [`SplitLongEdges`] carrying attributes: the vertex a split adds gets
+/// the mean of `value` at the split edge's ends (so a `value` linear in
+/// the position stays linear in it), and the faces it adds get `label`
+/// `NEW_LABEL`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct SplitInterpolating {
+    /// The split.
+    pub split: SplitLongEdges,
+    /// A vertex attribute.
+    pub value: Attr<f64, 1>,
+    /// A face attribute.
+    pub label: Attr<u32, 1>,
+}
+
+/// The `label` of the faces a split adds.
+pub const NEW_LABEL: u32 = 7;
+
+impl CavityApp for SplitInterpolating {
+    const TEMPLATE: Template = SplitLongEdges::TEMPLATE;
+    const MAX_NEW: [u32; 3] = SplitLongEdges::MAX_NEW;
+    const JOINS_BOUNDARY: bool = SplitLongEdges::JOINS_BOUNDARY;
+    const SCREENS: bool = SplitLongEdges::SCREENS;
+
+    fn screen<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        self.split.screen(ctx, e)
+    }
+
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
+        self.split.create(ctx, e)
+    }
+
+    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, random: u32) -> u32 {
+        self.split.priority(ctx, e, random)
+    }
+
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        if !self.split.fill(fill) {
+            return false;
+        }
+        let [a, b] = fill.ctx.edge_vertices(fill.seed());
+        let mean = 0.5 * (fill.ctx.attr(&self.value, a)[0] + fill.ctx.attr(&self.value, b)[0]);
+        if let Some(v) = fill.added(Kind::Vertex, 0) {
+            fill.set_attr(&self.value, v, [mean]);
+        }
+        let mut i = 0;
+        while let Some(f) = fill.added(Kind::Face, i) {
+            fill.set_attr(&self.label, f, [NEW_LABEL]);
+            i += 1;
+        }
+        true
+    }
+}
+
+cavity_device::cavity_kernels!(FlipToShorter, SplitInterpolating);

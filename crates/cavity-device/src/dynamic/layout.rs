@@ -33,6 +33,22 @@ pub const COUNT_WORDS: u32 = 4;
 /// three are the vertex, edge and face high-water marks, by [`Kind`]).
 pub const COUNT_STASH: u32 = 3;
 
+/// Vertex attribute words the core keeps before the user's attributes:
+/// the position `x, y, z` (`f32`), the input index
+/// ([`INPUT_INDEX_ATTR`]) and the valence ([`VALENCE_ATTR`]).
+pub const VERTEX_CORE_ATTRS: u32 = 5;
+/// Vertex attribute word holding the input vertex index ([`NEW_ELEMENT`]
+/// for a vertex a fill-in added).
+pub const INPUT_INDEX_ATTR: u32 = 3;
+/// Edge and face attribute words the core keeps before the user's
+/// attributes when the kind has any (else the kind has no attribute words
+/// at all): the input element index, word [`ELEMENT_INPUT_INDEX`].
+pub const ELEMENT_CORE_ATTRS: u32 = 1;
+/// Edge and face attribute word holding the input element index.
+pub const ELEMENT_INPUT_INDEX: u32 = 0;
+/// The input index of an element a fill-in added.
+pub const NEW_ELEMENT: u32 = u32::MAX;
+
 /// Vertex attribute holding the valence the remeshing flips read for a
 /// vertex their patch does not own (`crate::remesh::store_valences`): the
 /// edge count, plus `1 << 16` on the mesh boundary; all ones when unknown.
@@ -137,11 +153,17 @@ pub struct Capacity {
     pub faces: u32,
     /// Patch slots (used ones plus room for slicing).
     pub patches: u32,
-    /// `f32` attribute values per vertex (3 for positions, more for user
-    /// data stored alongside).
+    /// Attribute words per vertex: [`VERTEX_CORE_ATTRS`], then the
+    /// user's (`crate::attribute`).
     pub vertex_attrs: u32,
+    /// Attribute words per edge: 0, or [`ELEMENT_CORE_ATTRS`] and the
+    /// user's.
+    pub edge_attrs: u32,
+    /// Attribute words per face: 0, or [`ELEMENT_CORE_ATTRS`] and the
+    /// user's.
+    pub face_attrs: u32,
     /// Padding to 8 words.
-    pub reserved: [u32; 3],
+    pub reserved: u32,
 }
 
 impl Capacity {
@@ -153,6 +175,22 @@ impl Capacity {
             Kind::Edge => self.edges,
             Kind::Face => self.faces,
         }
+    }
+
+    /// Attribute words per element of `kind`.
+    #[inline(always)]
+    pub fn attr_stride(&self, kind: Kind) -> u32 {
+        match kind {
+            Kind::Vertex => self.vertex_attrs,
+            Kind::Edge => self.edge_attrs,
+            Kind::Face => self.face_attrs,
+        }
+    }
+
+    /// Attribute words per patch slot of `kind`.
+    #[inline(always)]
+    pub fn attr_words(&self, kind: Kind) -> u32 {
+        self.of(kind) * self.attr_stride(kind)
     }
 
     /// FE entries per patch slot.
@@ -258,8 +296,9 @@ impl Capacity {
 /// - `locks[p]`, `flags[p]`: the patch lock word and [`flag`] bits;
 /// - `declined[p × declined_words..]`: seeds whose fill-in declined in this
 ///   sweep (bit per local seed; stale while `flag::NEW_SWEEP` is set);
-/// - `vertex_attrs[(p × V + v) × A..]`: `A` attribute values of local vertex
-///   `v`, stored as `f32` bits;
+/// - `vertex_attrs[(p × V + v) × A..]`, `edge_attrs[(p × E + e) × A_E..]`,
+///   `face_attrs[(p × F + f) × A_F..]`: the attribute words of each local
+///   element (`Capacity::attr_stride`; see `crate::attribute`);
 /// - `queue[..patches]`, `queue_state[..scheduler::STATE_WORDS]`: the
 ///   scheduler's ring buffer, its counters, the patch slots in use and the
 ///   round's share (see [`super::scheduler`]);
@@ -295,8 +334,12 @@ pub struct RawDynamicMesh {
     pub flags: u64,
     /// Address of `declined` (u32).
     pub declined: u64,
-    /// Address of `vertex_attrs` (u32, `f32` bits).
+    /// Address of `vertex_attrs` (u32).
     pub vertex_attrs: u64,
+    /// Address of `edge_attrs` (u32).
+    pub edge_attrs: u64,
+    /// Address of `face_attrs` (u32).
+    pub face_attrs: u64,
     /// Address of `queue` (u32).
     pub queue: u64,
     /// Address of `queue_state` (u32).

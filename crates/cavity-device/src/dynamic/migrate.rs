@@ -589,13 +589,11 @@ fn copy_from<B: Block>(
         // From here on the entry names the copy's slot here.
         pending.set(at, l << LOCAL_BITS | xq);
         match kind {
-            Kind::Vertex => {
-                mig.map[0].set(xq, l as u16);
-                mesh.copy_vertex_attrs((q, xq), (copy.p, l));
-            }
+            Kind::Vertex => mig.map[0].set(xq, l as u16),
             Kind::Edge => mig.map[1].set(xq, l as u16),
             Kind::Face => {}
         }
+        mesh.copy_attrs(kind, (q, xq), (copy.p, l));
     });
     block.sync();
     block.for_each(counts[1] + counts[2], |i| {
@@ -687,9 +685,7 @@ fn take_ownership<B: Block>(
             hash::remove(&table, l);
             copy.set_bit(block, kind, false, l, true);
             mesh.set_bit(q, kind, false, lq, false);
-            if kind == Kind::Vertex {
-                mesh.copy_vertex_attrs((q, lq), (copy.p, l));
-            }
+            mesh.copy_attrs(kind, (q, lq), (copy.p, l));
             if kind == seed {
                 carry_declined(block, mesh, work, (q, lq), l);
             }

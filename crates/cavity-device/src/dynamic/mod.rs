@@ -11,6 +11,7 @@ pub mod layout;
 pub mod lock;
 pub mod migrate;
 pub mod patch;
+pub mod reduce;
 pub mod scheduler;
 pub mod slice;
 pub mod smooth;

@@ -3,6 +3,7 @@
 //! tables and patch stash once, changes only this copy, and writes it back
 //! in one piece on commit, so rolling back is discarding it.
 
+use crate::attribute::{Attr, Scalar};
 use crate::block::{Block, Shared, SharedArena};
 use crate::layout::{FE_REVERSED, Kind};
 
@@ -38,8 +39,12 @@ pub struct DynMesh {
     pub flags: GlobalU32,
     /// Declined seeds.
     pub declined: GlobalU32,
-    /// Vertex attributes (`f32` bits).
+    /// Vertex attribute words.
     pub vertex_attrs: GlobalU32,
+    /// Edge attribute words.
+    pub edge_attrs: GlobalU32,
+    /// Face attribute words.
+    pub face_attrs: GlobalU32,
     /// Scheduler queue.
     pub queue: GlobalU32,
     /// Scheduler counters.
@@ -73,6 +78,8 @@ impl DynMesh {
                 flags: GlobalU32::new(raw.flags),
                 declined: GlobalU32::new(raw.declined),
                 vertex_attrs: GlobalU32::new(raw.vertex_attrs),
+                edge_attrs: GlobalU32::new(raw.edge_attrs),
+                face_attrs: GlobalU32::new(raw.face_attrs),
                 queue: GlobalU32::new(raw.queue),
                 queue_state: GlobalU32::new(raw.queue_state),
                 stats: GlobalU32::new(raw.stats),
@@ -160,15 +167,83 @@ impl DynMesh {
         self.ev.load(p * self.cap.ev_stride() + 2 * e + r) as u32
     }
 
-    /// Copies the attributes of local vertex `from.1` of patch `from.0` to
-    /// local vertex `to.1` of patch `to.0` (migration: attributes follow
-    /// their element).
+    /// The attribute words of `kind`.
     #[inline(always)]
-    pub fn copy_vertex_attrs(&self, from: (u32, u32), to: (u32, u32)) {
-        let (v, a) = (self.cap.vertices, self.cap.vertex_attrs);
-        for i in 0..a {
-            let x = self.vertex_attrs.load((from.0 * v + from.1) * a + i);
-            self.vertex_attrs.store((to.0 * v + to.1) * a + i, x);
+    pub fn attrs(&self, kind: Kind) -> GlobalU32 {
+        match kind {
+            Kind::Vertex => self.vertex_attrs,
+            Kind::Edge => self.edge_attrs,
+            Kind::Face => self.face_attrs,
+        }
+    }
+
+    /// Index of word `i` of the attribute words of local element `l` of
+    /// `kind` in patch `p`.
+    #[inline(always)]
+    pub fn attr_at(&self, kind: Kind, (p, l): (u32, u32), i: u32) -> u32 {
+        (p * self.cap.of(kind) + l) * self.cap.attr_stride(kind) + i
+    }
+
+    /// Copies the attribute words of local element `from.1` of `kind` in
+    /// patch `from.0` to local element `to.1` of patch `to.0` (migration
+    /// and slicing: attributes follow their element). Nothing for a kind
+    /// without attribute words.
+    #[inline(always)]
+    pub fn copy_attrs(&self, kind: Kind, from: (u32, u32), to: (u32, u32)) {
+        let words = self.attrs(kind);
+        for i in 0..self.cap.attr_stride(kind) {
+            let x = words.load(self.attr_at(kind, from, i));
+            words.store(self.attr_at(kind, to, i), x);
+        }
+    }
+
+    /// Whether `attr`'s words lie within its kind's attribute words.
+    #[inline(always)]
+    pub fn holds<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>) -> bool {
+        attr.offset() + attr.words() <= self.cap.attr_stride(attr.kind())
+    }
+
+    /// The value of `attr` stored at local element `at.1` of patch `at.0`
+    /// (that slot's words: the owner's value when the patch owns the
+    /// element; see `cavity::Ctx::attr` for reads that resolve the owner).
+    /// Defaults for a handle the mesh does not hold.
+    #[inline(always)]
+    pub fn load_attr<T: Scalar, const N: usize>(
+        &self,
+        attr: &Attr<T, N>,
+        at: (u32, u32),
+    ) -> [T; N] {
+        let mut value = [T::default(); N];
+        if self.holds(attr) {
+            let (kind, words) = (attr.kind(), self.attrs(attr.kind()));
+            for (c, x) in value.iter_mut().enumerate() {
+                let i = self.attr_at(kind, at, attr.offset() + c as u32 * T::WORDS);
+                let hi = if T::WORDS == 2 { words.load(i + 1) } else { 0 };
+                *x = T::from_words([words.load(i), hi]);
+            }
+        }
+        value
+    }
+
+    /// Stores `value` as `attr` of local element `at.1` of patch `at.0`;
+    /// nothing for a handle the mesh does not hold.
+    #[inline(always)]
+    pub fn store_attr<T: Scalar, const N: usize>(
+        &self,
+        attr: &Attr<T, N>,
+        at: (u32, u32),
+        value: [T; N],
+    ) {
+        if self.holds(attr) {
+            let (kind, words) = (attr.kind(), self.attrs(attr.kind()));
+            for (c, x) in value.into_iter().enumerate() {
+                let i = self.attr_at(kind, at, attr.offset() + c as u32 * T::WORDS);
+                let w = x.to_words();
+                words.store(i, w[0]);
+                if T::WORDS == 2 {
+                    words.store(i + 1, w[1]);
+                }
+            }
         }
     }
 

@@ -658,9 +658,7 @@ fn build_part<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, part: &PatchCopy
                 fatal(stat::FATAL_CHAIN);
                 return;
             };
-            if kind == Kind::Vertex {
-                mesh.copy_vertex_attrs(owner, (part.p, m));
-            }
+            mesh.copy_attrs(kind, owner, (part.p, m));
             if w.moves[k].bit(l) {
                 part.set_bit(block, kind, false, m, true);
                 return;

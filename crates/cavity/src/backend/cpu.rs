@@ -4,11 +4,13 @@
 
 use rayon::prelude::*;
 
+use cavity_device::attribute::Reduction;
 use cavity_device::block::{HostBlock, SharedArena};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::layout::RawDynamicMesh;
 use cavity_device::dynamic::patch::DynMesh;
+use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::scheduler::{self, Refill};
 use cavity_device::dynamic::slice::{self, Slice};
 use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
@@ -379,6 +381,20 @@ impl CpuBackend {
         // SAFETY: the caller's contract; each block writes only its own
         // vertices' positions.
         unsafe { self.launch::<Advect>(raw.num_patches, 0, (*raw, *field)) };
+    }
+
+    /// The per-patch partials of reduction `r` (applied, for `Axpy`) over
+    /// `raw`'s patches in use (`cavity_device::dynamic::reduce`).
+    ///
+    /// # Safety
+    /// As for [`CpuBackend::update_round`].
+    pub unsafe fn reduce(&self, raw: &RawDynamicMesh, r: &Reduction) -> Vec<f64> {
+        let mut partials = vec![0f64; raw.num_patches as usize];
+        let out = partials.as_mut_ptr() as u64;
+        // SAFETY: the caller's contract; each block writes only its own
+        // patch's elements and partial, and `partials` holds one per block.
+        unsafe { self.launch::<Reduce>(raw.num_patches, reduce::shared_bytes(1), (*raw, *r, out)) };
+        partials
     }
 
     /// Stores every owned vertex's valence in its `VALENCE_ATTR` attribute

@@ -16,15 +16,19 @@ use cudarc::driver::{
     DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, PinnedHostSlice,
 };
 
+use cavity_device::attribute::Reduction;
 use cavity_device::baseline::{BaselineCsrSum, BaselinePdeSum, RawDirectedEdges};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
+use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::scheduler::{self, Refill};
 use cavity_device::dynamic::slice::{self, Slice};
 use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
 use cavity_device::dynamic::update;
-use cavity_device::kernel::{CavityKernels, DYNAMIC_BOUNDS, Kernel, SurveyKernel, UpdateKernel};
+use cavity_device::kernel::{
+    CavityKernels, DYNAMIC_BOUNDS, ELEMENT_BOUNDS, Kernel, SurveyKernel, UpdateKernel,
+};
 use cavity_device::layout::{Kind, RawPatchMesh};
 use cavity_device::normals::{NormalizeNormals, VertexNormals};
 use cavity_device::query::Query;
@@ -37,6 +41,7 @@ use cavity_device::workload::{
 use super::cubin_cache::{self, KernelOrigin};
 use super::kernel_args::KernelArgs;
 use super::{BackendError, GpuSeconds, QueryResult, max_shared_bytes, sources};
+use crate::attributes::{self, AttributeLayout};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
@@ -675,6 +680,8 @@ struct DynamicBuffers {
     flags: CudaSlice<u32>,
     declined: CudaSlice<u32>,
     vertex_attrs: CudaSlice<u32>,
+    edge_attrs: CudaSlice<u32>,
+    face_attrs: CudaSlice<u32>,
     queue: CudaSlice<u32>,
     queue_state: CudaSlice<u32>,
     stats: CudaSlice<u32>,
@@ -714,6 +721,10 @@ pub struct CudaRounds<'a> {
     smooth: SmoothKernels,
     valences: LoadedKernel<StoreValences>,
     advect: LoadedKernel<Advect>,
+    reduce: LoadedKernel<Reduce>,
+    /// One `f64` per patch slot for the reductions' partials, allocated at
+    /// the first reduction.
+    partials: Option<CudaSlice<f64>>,
     scratch: Option<CudaSlice<u32>>,
     seconds: GpuSeconds,
     /// Update rounds launched (the next round's salt).
@@ -811,6 +822,8 @@ impl<'a> CudaRounds<'a> {
             flags: gpu.upload(&mesh.flags)?,
             declined: used.upload(gpu, &mesh.declined, 0)?,
             vertex_attrs: used.upload(gpu, &mesh.vertex_attrs, 0)?,
+            edge_attrs: used.upload(gpu, &mesh.edge_attrs, 0)?,
+            face_attrs: used.upload(gpu, &mesh.face_attrs, 0)?,
             queue: gpu.upload(&mesh.queue)?,
             queue_state: gpu.upload(&mesh.queue_state)?,
             stats: gpu.upload(&mesh.stats)?,
@@ -834,6 +847,8 @@ impl<'a> CudaRounds<'a> {
             flags: bufs.flags.device_ptr(s).0,
             declined: bufs.declined.device_ptr(s).0,
             vertex_attrs: bufs.vertex_attrs.device_ptr(s).0,
+            edge_attrs: bufs.edge_attrs.device_ptr(s).0,
+            face_attrs: bufs.face_attrs.device_ptr(s).0,
             queue: bufs.queue.device_ptr(s).0,
             queue_state: bufs.queue_state.device_ptr(s).0,
             stats: bufs.stats.device_ptr(s).0,
@@ -864,6 +879,8 @@ impl<'a> CudaRounds<'a> {
             smooth,
             valences,
             advect: gpu.load::<Advect>(0)?,
+            reduce: gpu.load::<Reduce>(reduce::shared_bytes(ELEMENT_BOUNDS.threads))?,
+            partials: None,
             scratch: None,
             rounds: 0,
             pending: VecDeque::new(),
@@ -976,6 +993,10 @@ impl<'a> CudaRounds<'a> {
         s.memcpy_dtoh(&b.flags, &mut m.flags[..]).map_err(e)?;
         used.download(s, &b.vertex_attrs, &mut m.vertex_attrs)
             .map_err(e)?;
+        used.download(s, &b.edge_attrs, &mut m.edge_attrs)
+            .map_err(e)?;
+        used.download(s, &b.face_attrs, &mut m.face_attrs)
+            .map_err(e)?;
         s.memcpy_dtoh(&b.queue, &mut m.queue[..]).map_err(e)?;
         s.memcpy_dtoh(&b.queue_state, &mut m.queue_state[..])
             .map_err(e)?;
@@ -1049,6 +1070,9 @@ impl PatchPrefix {
         dst: &mut [T],
     ) -> Result<(), DriverError> {
         let used = self.len(dst.len());
+        if used == 0 {
+            return Ok(());
+        }
         s.memcpy_dtoh(&src.slice(..used), &mut dst[..used])
     }
 }
@@ -1160,6 +1184,35 @@ impl Rounds for CudaRounds<'_> {
         // SAFETY: the buffers behind `raw` live as long as `self`.
         unsafe { self.gpu.launch(&self.advect, grid, (self.raw, *field))? };
         Ok(())
+    }
+
+    fn attributes(&self) -> &AttributeLayout {
+        self.mesh.attributes()
+    }
+
+    fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
+        let s = &self.gpu.stream;
+        let e = driver("running a reduction");
+        let partials = match self.partials.take() {
+            Some(buf) => buf,
+            None => s
+                .alloc_zeros::<f64>(self.mesh.cap.patches.max(1) as usize)
+                .map_err(e)?,
+        };
+        let grid = self.mesh.num_patches;
+        let out = partials.device_ptr(s).0;
+        // SAFETY: the buffers behind `raw` live as long as `self`, and
+        // `partials` holds one `f64` per patch slot.
+        let launched = unsafe { self.gpu.launch(&self.reduce, grid, (self.raw, *r, out)) };
+        let mut host = vec![0f64; grid as usize];
+        let copied = launched.map_err(RunError::from).and_then(|()| {
+            s.memcpy_dtoh(&partials.slice(..grid as usize), &mut host[..])
+                .and_then(|()| s.synchronize())
+                .map_err(|err| RunError::from(e(err)))
+        });
+        self.partials = Some(partials);
+        copied?;
+        Ok(attributes::combine_partials(r, &host))
     }
 
     fn store_valences(&mut self) -> Result<(), RunError> {

@@ -7,7 +7,8 @@ use rayon::prelude::*;
 
 use cavity_device::dynamic::hash::{self, EMPTY, RIBBON};
 use cavity_device::dynamic::layout::{
-    COUNT_STASH, COUNT_WORDS, Capacity, MAX_CAPACITY, NO_PATCH, STASH_SIZE, VALENCE_ATTR, stat,
+    COUNT_STASH, COUNT_WORDS, Capacity, ELEMENT_INPUT_INDEX, INPUT_INDEX_ATTR, MAX_CAPACITY,
+    NO_PATCH, STASH_SIZE, VALENCE_ATTR, stat,
 };
 use cavity_device::dynamic::scheduler;
 use cavity_device::layout::{Kind, ribbon_owner};
@@ -16,10 +17,8 @@ use crate::topology::Topology;
 use crate::{PatchedMesh, TriMesh};
 
 use super::capacity::slots;
-use super::{
-    CapacityFactors, DynamicError, DynamicMesh, INPUT_INDEX_ATTR, MIN_SPARE_PATCH_SLOTS,
-    POSITION_ATTRS, VERTEX_ATTRS,
-};
+use super::{CapacityFactors, DynamicError, DynamicMesh, MIN_SPARE_PATCH_SLOTS};
+use crate::attributes::AttributeLayout;
 
 impl DynamicMesh {
     /// Patches `mesh` with at most `patch_size` faces per patch and converts
@@ -51,6 +50,21 @@ impl DynamicMesh {
         Self::from_patched(mesh, &patched, factors)
     }
 
+    /// [`DynamicMesh::new`] with the attributes of `layout`, all zero
+    /// (set them with [`DynamicMesh::set_attribute`]).
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::new`].
+    pub fn with_attributes(
+        mesh: &TriMesh,
+        patch_size: u32,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<DynamicMesh, DynamicError> {
+        let patched = PatchedMesh::with_topology(mesh, &Topology::new(mesh), patch_size)?;
+        Self::from_patched_with(mesh, &patched, factors, layout)
+    }
+
     /// Converts the static patches of `patched` (made from `mesh`) to the
     /// dynamic layout, keeping every patch's local indices: FE and EV copied,
     /// owned bits for the owned-first prefix, active bits for all local
@@ -75,10 +89,27 @@ impl DynamicMesh {
         patched: &PatchedMesh,
         factors: CapacityFactors,
     ) -> Result<DynamicMesh, DynamicError> {
+        Self::from_patched_with(mesh, patched, factors, &AttributeLayout::new())
+    }
+
+    /// [`DynamicMesh::from_patched`] with the attributes of `layout`, all
+    /// zero. Edges and faces with attributes also keep their input index
+    /// (the order of [`DynamicMesh::sources`]).
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::from_patched`].
+    pub fn from_patched_with(
+        mesh: &TriMesh,
+        patched: &PatchedMesh,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<DynamicMesh, DynamicError> {
         factors.check()?;
         let infos = &patched.patches;
         let mut cap = Capacity {
-            vertex_attrs: VERTEX_ATTRS,
+            vertex_attrs: layout.stride(Kind::Vertex),
+            edge_attrs: layout.stride(Kind::Edge),
+            face_attrs: layout.stride(Kind::Face),
             ..Capacity::default()
         };
         for kind in Kind::ALL {
@@ -124,7 +155,9 @@ impl DynamicMesh {
             ("hash", cap.hash_stride() as u64),
             ("stash", STASH_SIZE as u64),
             ("declined", cap.declined_words() as u64),
-            ("vertex_attrs", (cap.vertices * cap.vertex_attrs) as u64),
+            ("vertex_attrs", cap.attr_words(Kind::Vertex) as u64),
+            ("edge_attrs", cap.attr_words(Kind::Edge) as u64),
+            ("face_attrs", cap.attr_words(Kind::Face) as u64),
         ] {
             let len = patch_slots.saturating_mul(per_patch);
             if len > u32::MAX as u64 {
@@ -139,6 +172,9 @@ impl DynamicMesh {
             num_patches,
             patch_size: patched.patch_size,
             input_vertices: mesh.num_vertices() as u32,
+            input_edges: patched.count(Kind::Edge) as u32,
+            input_faces: mesh.faces.len() as u32,
+            attributes: layout.clone(),
             counts: vec![0; COUNT_WORDS as usize * n],
             fe: vec![0; cap.fe_stride() as usize * n],
             ev: vec![0; cap.ev_stride() as usize * n],
@@ -148,7 +184,9 @@ impl DynamicMesh {
             locks: vec![0; n],
             flags: vec![0; n],
             declined: vec![0; cap.declined_words() as usize * n],
-            vertex_attrs: vec![0; (cap.vertices * cap.vertex_attrs) as usize * n],
+            vertex_attrs: vec![0; cap.attr_words(Kind::Vertex) as usize * n],
+            edge_attrs: vec![0; cap.attr_words(Kind::Edge) as usize * n],
+            face_attrs: vec![0; cap.attr_words(Kind::Face) as usize * n],
             queue: vec![NO_PATCH; n],
             queue_state: vec![0; scheduler::STATE_WORDS as usize],
             stats: vec![0; stat::COUNT as usize],
@@ -164,13 +202,12 @@ impl DynamicMesh {
             .zip(out.masks.par_chunks_mut(cap.mask_stride() as usize))
             .zip(out.hash.par_chunks_mut(cap.hash_stride() as usize))
             .zip(out.stash.par_chunks_mut(STASH_SIZE as usize))
-            .zip(
-                out.vertex_attrs
-                    .par_chunks_mut((cap.vertices * cap.vertex_attrs) as usize),
-            )
+            .zip(attr_chunks(&mut out.vertex_attrs, cap, Kind::Vertex, n))
+            .zip(attr_chunks(&mut out.edge_attrs, cap, Kind::Edge, n))
+            .zip(attr_chunks(&mut out.face_attrs, cap, Kind::Face, n))
             .enumerate()
             .filter_map(
-                |(p, ((((((counts, fe), ev), masks), hash), stash), vertex_attrs))| {
+                |(p, ((((((((counts, fe), ev), masks), hash), stash), v), e), f))| {
                     hash.fill(EMPTY);
                     stash.fill(NO_PATCH);
                     let slot = Slot {
@@ -180,7 +217,7 @@ impl DynamicMesh {
                         masks,
                         hash,
                         stash,
-                        vertex_attrs,
+                        attrs: [v, e, f],
                     };
                     (p < num_patches as usize)
                         .then(|| {
@@ -198,6 +235,24 @@ impl DynamicMesh {
     }
 }
 
+/// The patch slots' chunks of the attribute words of `kind` (`n` slots;
+/// empty chunks when the kind has no words).
+fn attr_chunks(
+    words: &mut [u32],
+    cap: Capacity,
+    kind: Kind,
+    n: usize,
+) -> impl IndexedParallelIterator<Item = &mut [u32]> {
+    let len = cap.attr_words(kind) as usize;
+    let mut chunks: Vec<&mut [u32]> = if len == 0 {
+        Vec::new()
+    } else {
+        words.chunks_mut(len).collect()
+    };
+    chunks.resize_with(n, Default::default);
+    chunks.into_par_iter()
+}
+
 /// The arrays of one patch slot of a [`DynamicMesh`].
 struct Slot<'a> {
     counts: &'a mut [u32],
@@ -206,7 +261,8 @@ struct Slot<'a> {
     masks: &'a mut [u32],
     hash: &'a mut [u32],
     stash: &'a mut [u32],
-    vertex_attrs: &'a mut [u32],
+    /// Attribute words of vertices, edges and faces.
+    attrs: [&'a mut [u32]; 3],
 }
 
 /// Copies static patch `p` into its slot (zeroed, with empty hash tables
@@ -263,26 +319,33 @@ fn convert_patch(
         }
     }
 
-    let vertex_ribbon = &patched.ribbon[info.ribbon_start(Kind::Vertex) as usize..];
-    let attrs = cap.vertex_attrs as usize;
-    for v in 0..info.num_vertices {
-        let handle = if v < info.owned_vertices {
-            info.vertex_base + v
-        } else {
-            let (s, owner_local) = ribbon_owner(vertex_ribbon[(v - info.owned_vertices) as usize]);
-            let q = static_stash[s as usize];
-            patched.patches[q as usize].vertex_base + owner_local
-        };
-        let input = patched.vertex_to_input[handle as usize];
-        let at = v as usize * attrs;
-        for (value, x) in slot.vertex_attrs[at..at + POSITION_ATTRS as usize]
-            .iter_mut()
-            .zip(mesh.positions[input as usize])
-        {
-            *value = x.to_bits();
+    for kind in Kind::ALL {
+        let stride = cap.attr_stride(kind) as usize;
+        if stride == 0 {
+            continue;
         }
-        slot.vertex_attrs[at + INPUT_INDEX_ATTR as usize] = input;
-        slot.vertex_attrs[at + VALENCE_ATTR as usize] = u32::MAX;
+        let ribbon = &patched.ribbon[info.ribbon_start(kind) as usize..];
+        let (owned, base) = (info.owned(kind), info.base(kind));
+        for l in 0..info.count(kind) {
+            let handle = if l < owned {
+                base + l
+            } else {
+                let (s, owner_local) = ribbon_owner(ribbon[(l - owned) as usize]);
+                let q = static_stash[s as usize];
+                patched.patches[q as usize].base(kind) + owner_local
+            };
+            let input = patched.to_input(kind)[handle as usize];
+            let words = &mut slot.attrs[kind as usize][l as usize * stride..][..stride];
+            if kind == Kind::Vertex {
+                for (value, x) in words.iter_mut().zip(mesh.positions[input as usize]) {
+                    *value = x.to_bits();
+                }
+                words[INPUT_INDEX_ATTR as usize] = input;
+                words[VALENCE_ATTR as usize] = u32::MAX;
+            } else {
+                words[ELEMENT_INPUT_INDEX as usize] = input;
+            }
+        }
     }
     Ok(())
 }

@@ -9,7 +9,9 @@ use cavity_device::layout::Kind;
 
 use crate::TriMesh;
 
-use super::{DynamicMesh, INPUT_INDEX_ATTR, Id};
+use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
+
+use super::{DynamicMesh, INPUT_INDEX_ATTR, Id, NEW_ELEMENT};
 
 impl DynamicMesh {
     /// The mesh as indexed faces: vertices are the active owned vertices in
@@ -25,59 +27,136 @@ impl DynamicMesh {
         (ex.mesh, ex.face_patch)
     }
 
-    /// The mesh in the input's vertex order: the input vertices that remain,
-    /// in input order (all of them, with their indices, when nothing was
-    /// deleted), then the vertices fill-ins added, in patch order; faces in
-    /// patch order.
+    /// The mesh in the input's element order: the input vertices that
+    /// remain, in input order (all of them, with their indices, when
+    /// nothing was deleted), then the vertices fill-ins added, in patch
+    /// order; the faces in the same order ([`DynamicMesh::sources`]), which
+    /// is patch order unless the mesh carries face attributes (only then
+    /// does it keep the faces' input indices).
     pub fn to_mesh(&self) -> TriMesh {
         self.to_mesh_with_sources().0
     }
 
     /// [`DynamicMesh::to_mesh`] with the input index of every vertex
-    /// (`u32::MAX` for a vertex a fill-in added). In parallel, the same
-    /// result for any number of workers.
+    /// ([`NEW_ELEMENT`] for a vertex a fill-in added). In parallel, the
+    /// same result for any number of workers.
     pub fn to_mesh_with_sources(&self) -> (TriMesh, Vec<u32>) {
         let ex = self.collect();
-        let input_of = |i: usize| {
-            let (p, v) = ex.vertex_ids[i];
-            let at = (p * self.cap.vertices + v) * self.cap.vertex_attrs + INPUT_INDEX_ATTR;
-            self.vertex_attrs[at as usize]
-        };
-        let mut kept: Vec<(u32, u32)> = (0..ex.vertex_ids.len())
-            .into_par_iter()
-            .map(|i| (input_of(i), i as u32))
-            .collect();
-        // Input vertices first by input index; added ones (NEW_VERTEX) after,
-        // in export order (the export index makes every key distinct).
-        kept.par_sort_unstable_by_key(|&(input, i)| {
-            if input < self.input_vertices {
-                (0, input, i)
-            } else {
-                (1, i, i)
-            }
-        });
+        let kept = self.element_order(Kind::Vertex, &ex.vertex_ids);
         let order = invert(kept.par_iter().map(|&(_, i)| i));
         let positions = kept
             .par_iter()
             .map(|&(_, i)| ex.mesh.positions[i as usize])
             .collect();
-        let faces = ex
-            .mesh
-            .faces
+        let faces = self
+            .element_order(Kind::Face, &ex.face_ids)
             .par_iter()
-            .map(|f| f.map(|v| order[v as usize]))
+            .map(|&(_, i)| ex.mesh.faces[i as usize].map(|v| order[v as usize]))
             .collect();
-        let sources = kept
-            .par_iter()
-            .map(|&(input, _)| {
-                if input < self.input_vertices {
-                    input
-                } else {
-                    u32::MAX
-                }
-            })
-            .collect();
+        let sources = kept.par_iter().map(|&(input, _)| input).collect();
         (TriMesh { positions, faces }, sources)
+    }
+
+    /// The input index of every active owned element of `kind`, in element
+    /// order: the order of [`DynamicMesh::to_mesh`]'s vertices and faces,
+    /// of [`DynamicMesh::edges`], and of the values of
+    /// [`DynamicMesh::attribute`]. Surviving input elements come first, in
+    /// input order; [`NEW_ELEMENT`] marks the ones fill-ins added (and
+    /// every edge and face of a kind without attributes, which keeps no
+    /// input index), in patch order.
+    pub fn sources(&self, kind: Kind) -> Vec<u32> {
+        let ids = self.owned_ids(kind);
+        self.element_order(kind, &ids)
+            .into_iter()
+            .map(|(input, _)| input)
+            .collect()
+    }
+
+    /// The active owned edges as pairs of [`DynamicMesh::to_mesh`]'s
+    /// vertex indices (in the edge's stored direction), in element order
+    /// ([`DynamicMesh::sources`]).
+    ///
+    /// # Panics
+    /// When an edge's vertex does not resolve to an active owned vertex (a
+    /// mesh that [`DynamicMesh::validate`] rejects).
+    pub fn edges(&self) -> Vec<[u32; 2]> {
+        let ex = self.collect();
+        let kept = self.element_order(Kind::Vertex, &ex.vertex_ids);
+        let order = invert(kept.par_iter().map(|&(_, i)| i));
+        let ids = self.owned_ids(Kind::Edge);
+        self.element_order(Kind::Edge, &ids)
+            .par_iter()
+            .map(|&(_, i)| {
+                let (p, e) = ids[i as usize];
+                let table = self.frozen_table(p, Kind::Vertex);
+                self.directed_edge(p, e, false).map(|v| {
+                    let owner = self
+                        .owner_in(&table, p, Kind::Vertex, v)
+                        .expect("every edge vertex resolves to its owner (see validate)");
+                    let at = ex
+                        .vertex_ids
+                        .binary_search(&owner)
+                        .expect("owners are exported");
+                    order[at]
+                })
+            })
+            .collect()
+    }
+
+    /// The active owned elements of `kind` in element order
+    /// ([`DynamicMesh::sources`]), with their input indices.
+    pub(super) fn elements(&self, kind: Kind) -> Vec<(Id, u32)> {
+        let ids = self.owned_ids(kind);
+        self.element_order(kind, &ids)
+            .into_par_iter()
+            .map(|(input, i)| (ids[i as usize], input))
+            .collect()
+    }
+
+    /// Element order of `ids` (active owned elements of `kind` in patch
+    /// order): `(input index, position in ids)`, input elements first by
+    /// input index, then the others ([`NEW_ELEMENT`]) in patch order.
+    fn element_order(&self, kind: Kind, ids: &[Id]) -> Vec<(u32, u32)> {
+        let mut kept: Vec<(u32, u32)> = ids
+            .par_iter()
+            .enumerate()
+            .map(|(i, &(p, l))| (self.input_index(kind, p, l), i as u32))
+            .collect();
+        // The position in `ids` makes every key distinct.
+        kept.par_sort_unstable_by_key(|&(input, i)| {
+            if input == NEW_ELEMENT {
+                (1, i, i)
+            } else {
+                (0, input, i)
+            }
+        });
+        kept
+    }
+
+    /// The input index of local element `l` of `kind` in patch `p`:
+    /// [`NEW_ELEMENT`] for an element a fill-in added, and for every edge
+    /// and face of a kind without attribute words.
+    pub(super) fn input_index(&self, kind: Kind, p: u32, l: u32) -> u32 {
+        let (word, inputs) = match kind {
+            Kind::Vertex => (INPUT_INDEX_ATTR, self.input_vertices),
+            Kind::Edge => (ELEMENT_INPUT_INDEX, self.input_edges),
+            Kind::Face => (ELEMENT_INPUT_INDEX, self.input_faces),
+        };
+        let stride = self.cap.attr_stride(kind);
+        if stride == 0 {
+            return NEW_ELEMENT;
+        }
+        let at = (p * self.cap.of(kind) + l) * stride + word;
+        let input = self.attr_words(kind)[at as usize];
+        if input < inputs { input } else { NEW_ELEMENT }
+    }
+
+    /// The active owned elements of `kind` in patch order.
+    fn owned_ids(&self, kind: Kind) -> Vec<Id> {
+        (0..self.num_patches)
+            .into_par_iter()
+            .flat_map_iter(|p| self.owned_active(p, kind).map(move |l| (p, l)))
+            .collect()
     }
 
     /// The export with the identities of its vertices and faces, built

@@ -14,6 +14,7 @@
 //!
 //! [`PatchedMesh`]: crate::PatchedMesh
 
+mod attribute;
 mod build;
 mod capacity;
 mod error;
@@ -34,17 +35,9 @@ pub use error::{DynamicError, ValidationError, ValidationProblem};
 
 use tables::Frozen;
 
-/// Attribute values per vertex: the position `x, y, z`, the input vertex
-/// index (a `u32`; [`NEW_VERTEX`] for vertices added by fill-ins), and the
-/// valence the remeshing flips read (`VALENCE_ATTR`, all ones until
-/// stored).
-const VERTEX_ATTRS: u32 = 5;
-/// Attribute holding the input vertex index.
-pub const INPUT_INDEX_ATTR: u32 = 3;
-/// The input index of a vertex that was not in the input.
-pub const NEW_VERTEX: u32 = u32::MAX;
-/// Position values per vertex.
-const POSITION_ATTRS: u32 = 3;
+use crate::attributes::AttributeLayout;
+
+pub use cavity_device::dynamic::layout::{INPUT_INDEX_ATTR, NEW_ELEMENT};
 
 /// The identity of an element: its owner patch and its local index there.
 type Id = (u32, u32);
@@ -63,6 +56,12 @@ pub struct DynamicMesh {
     pub patch_size: u32,
     /// Vertices of the input mesh.
     pub input_vertices: u32,
+    /// Edges of the input mesh.
+    pub input_edges: u32,
+    /// Faces of the input mesh.
+    pub input_faces: u32,
+    /// The user's attributes.
+    attributes: AttributeLayout,
     /// `counts[4p..4p + 4]`: vertex, edge, face high-water marks and the
     /// stash length (`COUNT_STASH`).
     pub counts: Vec<u32>,
@@ -90,9 +89,17 @@ pub struct DynamicMesh {
     /// Seeds whose fill-in declined in this sweep,
     /// `cap.declined_words()` words per slot (bit per local seed).
     pub declined: Vec<u32>,
-    /// `cap.vertex_attrs` values per vertex slot as `f32` bits: the position
-    /// `x, y, z` of every local vertex, owned or not.
+    /// Attribute words of every local vertex, owned or not,
+    /// `cap.vertex_attrs` per vertex slot: the position `x, y, z` as `f32`
+    /// bits, the input index ([`INPUT_INDEX_ATTR`]), the valence
+    /// (`VALENCE_ATTR`), then the user's attributes (`crate::attributes`).
     pub vertex_attrs: Vec<u32>,
+    /// Attribute words of every local edge, `cap.edge_attrs` per edge slot
+    /// (none without user edge attributes): the input index, then the
+    /// user's.
+    pub edge_attrs: Vec<u32>,
+    /// Attribute words of every local face, as for edges.
+    pub face_attrs: Vec<u32>,
     /// The scheduler's queue, one slot per patch slot, [`NO_PATCH`] when
     /// empty.
     ///
@@ -127,6 +134,8 @@ impl DynamicMesh {
             flags: self.flags.as_mut_ptr() as u64,
             declined: self.declined.as_mut_ptr() as u64,
             vertex_attrs: self.vertex_attrs.as_mut_ptr() as u64,
+            edge_attrs: self.edge_attrs.as_mut_ptr() as u64,
+            face_attrs: self.face_attrs.as_mut_ptr() as u64,
             queue: self.queue.as_mut_ptr() as u64,
             queue_state: self.queue_state.as_mut_ptr() as u64,
             stats: self.stats.as_mut_ptr() as u64,
@@ -271,6 +280,8 @@ impl DynamicMesh {
                 + self.flags.len()
                 + self.declined.len()
                 + self.vertex_attrs.len()
+                + self.edge_attrs.len()
+                + self.face_attrs.len()
                 + self.queue.len()
                 + self.queue_state.len()
                 + self.stats.len())

@@ -31,9 +31,11 @@ pub use slots::{
     CTL_WAITING, Work,
 };
 
+use crate::attribute::{Attr, Scalar};
 use crate::block::Block;
 use crate::layout::Kind;
 
+use super::layout::{ELEMENT_INPUT_INDEX, NEW_ELEMENT, VERTEX_CORE_ATTRS};
 use super::patch::{DynMesh, PatchCopy};
 
 /// No cavity.
@@ -274,21 +276,36 @@ impl<'a, B: Block> Ctx<'a, B> {
     }
 
     /// Attribute `i` of local vertex `v` (`i < cap.vertex_attrs`; 0..3 are
-    /// the position): read from the owner's slot, or for a not-owned vertex
-    /// from the slot its ribbon entry names (attributes a dynamic kernel
-    /// changes are only changed by the owner, and moved on migration).
+    /// the position), as `f32`: read from the owner's slot, or for a
+    /// not-owned vertex from the slot its ribbon entry names (attributes a
+    /// dynamic kernel changes are only changed by the owner, and moved on
+    /// migration).
     #[inline(always)]
     pub fn vertex_attr(&self, v: u32, i: u32) -> f32 {
-        let (q, l) = self
-            .copy
-            .owner(self.block, Kind::Vertex, v)
-            .unwrap_or((self.copy.p, v));
-        let a = self.copy.cap.vertex_attrs;
+        let at = self.owner_of(Kind::Vertex, v);
         f32::from_bits(
             self.mesh
                 .vertex_attrs
-                .load((q * self.copy.cap.vertices + l) * a + i),
+                .load(self.mesh.attr_at(Kind::Vertex, at, i)),
         )
+    }
+
+    /// The value of `attr` of local element `l` (of the attribute's kind),
+    /// read from its owner as [`Ctx::vertex_attr`] does. Defaults for a
+    /// handle the mesh does not hold.
+    #[inline(always)]
+    pub fn attr<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, l: u32) -> [T; N] {
+        self.mesh.load_attr(attr, self.owner_of(attr.kind(), l))
+    }
+
+    /// The owner patch and owner-local index of local element `l` of
+    /// `kind` (the patch itself when it owns it, or when the ribbon names
+    /// no owner).
+    #[inline(always)]
+    fn owner_of(&self, kind: Kind, l: u32) -> (u32, u32) {
+        self.copy
+            .owner(self.block, kind, l)
+            .unwrap_or((self.copy.p, l))
     }
 
     /// The position of local vertex `v` (from [`Work::positions`]).
@@ -447,19 +464,22 @@ impl<'a, B: Block> FillIn<'a, B> {
         Some(l)
     }
 
-    /// Adds a vertex with attribute values `attrs` (position first; the
-    /// attributes not given are set to all-ones bits); returns its local
+    /// Adds a vertex with core attribute values `attrs` (position first;
+    /// the core attributes not given are set to all-ones bits, the user's
+    /// attributes to zero, see [`FillIn::set_attr`]); returns its local
     /// index, or `None` past `MAX_NEW`.
     pub fn add_vertex(&mut self, attrs: &[f32]) -> Option<u32> {
         let v = self.slot(Kind::Vertex)?;
         let copy = self.ctx.copy;
-        let a = copy.cap.vertex_attrs;
-        for i in 0..a {
-            let x = attrs.get(i as usize).map_or(u32::MAX, |x| x.to_bits());
-            self.ctx
-                .mesh
-                .vertex_attrs
-                .store((copy.p * copy.cap.vertices + v) * a + i, x);
+        let mesh = self.ctx.mesh;
+        for i in 0..copy.cap.vertex_attrs {
+            let x = match attrs.get(i as usize) {
+                Some(x) => x.to_bits(),
+                None if i < VERTEX_CORE_ATTRS => u32::MAX,
+                None => 0,
+            };
+            mesh.vertex_attrs
+                .store(mesh.attr_at(Kind::Vertex, (copy.p, v), i), x);
             if i < 3 {
                 self.ctx.work.positions.set(3 * v + i, x);
             }
@@ -467,16 +487,19 @@ impl<'a, B: Block> FillIn<'a, B> {
         Some(v)
     }
 
-    /// Adds the edge `a`–`b`; returns its local index.
+    /// Adds the edge `a`–`b`; returns its local index. Its attributes
+    /// start at zero.
     pub fn add_edge(&mut self, a: u32, b: u32) -> Option<u32> {
         let e = self.slot(Kind::Edge)?;
         self.ctx.copy.ev.set(2 * e, a as u16);
         self.ctx.copy.ev.set(2 * e + 1, b as u16);
+        self.clear_attrs(Kind::Edge, e);
         Some(e)
     }
 
     /// Adds the face bounded by three half-edges in order (each ends where
-    /// the next starts); returns its local index.
+    /// the next starts); returns its local index. Its attributes start at
+    /// zero.
     pub fn add_face(&mut self, h: [HalfEdge; 3]) -> Option<u32> {
         let f = self.slot(Kind::Face)?;
         for (i, x) in h.iter().enumerate() {
@@ -485,7 +508,50 @@ impl<'a, B: Block> FillIn<'a, B> {
                 .fe
                 .set(3 * f + i as u32, ((x.edge << 1) | x.reversed as u32) as u16);
         }
+        self.clear_attrs(Kind::Face, f);
         Some(f)
+    }
+
+    /// Sets the attribute words of a new edge or face `l`: the input index
+    /// to [`NEW_ELEMENT`], the user's attributes to zero.
+    fn clear_attrs(&self, kind: Kind, l: u32) {
+        let (mesh, p) = (self.ctx.mesh, self.ctx.copy.p);
+        let words = mesh.attrs(kind);
+        for i in 0..mesh.cap.attr_stride(kind) {
+            let x = if i == ELEMENT_INPUT_INDEX {
+                NEW_ELEMENT
+            } else {
+                0
+            };
+            words.store(mesh.attr_at(kind, (p, l), i), x);
+        }
+    }
+
+    /// The `i`-th element of `kind` this fill-in added so far (in the order
+    /// added), or `None` past the last.
+    pub fn added(&self, kind: Kind, i: u32) -> Option<u32> {
+        let k = kind as usize;
+        let base = self.base?;
+        (i < self.used[k]).then(|| self.ctx.work.free[k].get(base[k] + i) as u32)
+    }
+
+    /// Sets `attr` of element `l`, which this fill-in added (the only
+    /// elements a fill-in writes attributes of: the others may be read by
+    /// neighbours meanwhile). Returns whether it was set: `false` for an
+    /// element the fill-in did not add or a handle the mesh does not hold.
+    pub fn set_attr<T: Scalar, const N: usize>(
+        &mut self,
+        attr: &Attr<T, N>,
+        l: u32,
+        value: [T; N],
+    ) -> bool {
+        let kind = attr.kind();
+        let mut added = (0..self.used[kind as usize]).filter_map(|i| self.added(kind, i));
+        let ok = added.any(|x| x == l) && self.ctx.mesh.holds(attr);
+        if ok {
+            self.ctx.mesh.store_attr(attr, (self.ctx.copy.p, l), value);
+        }
+        ok
     }
 
     /// The half-edge from `a` to `b` along edge `e`.

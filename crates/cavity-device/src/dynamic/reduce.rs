@@ -1,0 +1,172 @@
+//! Reductions over attributes of the dynamic mesh (`crate::attribute`):
+//! dot product, sum and maximum over the active owned elements of one
+//! kind, and `y ← alpha x + y`, the building blocks of the matrix-free
+//! solvers the static applications run (RXMesh appendix E: conjugate
+//! gradients on attributes).
+//!
+//! One block per patch: each thread accumulates its elements in `f64`, the
+//! block combines its threads' values in thread order and writes one
+//! partial per patch, which the host combines in patch order. The result
+//! does not depend on timing; it depends on the block size (the CPU
+//! backend's blocks have one thread) only through rounding.
+
+use crate::attribute::{AttrWords, ReduceOp, Reduction, ScalarType};
+use crate::block::{Block, SharedArena};
+use crate::kernel::ELEMENT_BOUNDS;
+use crate::layout::Kind;
+
+use super::global::GlobalU32;
+use super::layout::RawDynamicMesh;
+use super::patch::DynMesh;
+
+/// Shared-memory bytes of the [`Reduce`] kernel with `threads` threads.
+pub fn shared_bytes(threads: u32) -> usize {
+    8 * threads as usize
+}
+
+/// The value `op` starts from (and gives over no element).
+#[inline(always)]
+pub fn identity(op: ReduceOp) -> f64 {
+    match op {
+        ReduceOp::Max => f64::NEG_INFINITY,
+        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy => 0.0,
+    }
+}
+
+/// Combines two partial results of `op`.
+#[inline(always)]
+pub fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
+    match op {
+        ReduceOp::Max => {
+            if b > a {
+                b
+            } else {
+                a
+            }
+        }
+        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy => a + b,
+    }
+}
+
+/// The operation of code `code` (`Sum` for an unknown code).
+#[inline(always)]
+pub fn op_of(code: u32) -> ReduceOp {
+    match code {
+        0 => ReduceOp::Dot,
+        1 => ReduceOp::Max,
+        2 => ReduceOp::Axpy,
+        _ => ReduceOp::Sum,
+    }
+}
+
+/// Component `c` of attribute `a` of element `at` as an `f64`.
+#[inline(always)]
+fn load(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32) -> f64 {
+    let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
+    let words = mesh.attrs(kind);
+    let i = mesh.attr_at(kind, at, a.offset + c * ty.words());
+    let hi = if ty.words() == 2 {
+        words.load(i + 1)
+    } else {
+        0
+    };
+    ty.load_f64([words.load(i), hi])
+}
+
+/// Stores `x` as component `c` of attribute `a` of element `at`.
+#[inline(always)]
+fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) {
+    let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
+    let words = mesh.attrs(kind);
+    let i = mesh.attr_at(kind, at, a.offset + c * ty.words());
+    let w = ty.store_f64(x);
+    words.store(i, w[0]);
+    if ty.words() == 2 {
+        words.store(i + 1, w[1]);
+    }
+}
+
+/// Whether the reduction's operands lie within their kind's attribute
+/// words and agree in kind, type and components (the host checks the
+/// same; a kernel given others does nothing).
+#[inline(always)]
+fn sound(mesh: &DynMesh, r: &Reduction) -> bool {
+    let fits = |a: &AttrWords| {
+        a.kind < 3
+            && a.scalar < 3
+            && a.components >= 1
+            && a.offset + a.words() <= mesh.cap.attr_stride(Kind::from_u32(a.kind))
+    };
+    let unary = matches!(op_of(r.op), ReduceOp::Max | ReduceOp::Sum);
+    let same = r.x.kind == r.y.kind && r.x.scalar == r.y.scalar && r.x.components == r.y.components;
+    fits(&r.x) && (unary || (fits(&r.y) && same))
+}
+
+/// Kernel body, one block per patch `p`: reduces `r` over the active owned
+/// elements of `p` (applies it, for `Axpy`) and writes the patch's partial
+/// to `partials[p]`.
+#[inline(always)]
+pub fn reduce<B: Block>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &DynMesh,
+    p: u32,
+    r: &Reduction,
+    partials: GlobalU32,
+) {
+    let op = op_of(r.op);
+    let scratch = arena.alloc::<u32>(2 * block.block_dim());
+    let mut acc = identity(op);
+    if sound(mesh, r) {
+        let kind = Kind::from_u32(r.x.kind);
+        block.for_each(mesh.count(p, kind), |l| {
+            if !(mesh.bit(p, kind, false, l) && mesh.bit(p, kind, true, l)) {
+                return;
+            }
+            for c in 0..r.x.components {
+                let x = load(mesh, &r.x, (p, l), c);
+                match op {
+                    ReduceOp::Dot => acc += x * load(mesh, &r.y, (p, l), c),
+                    ReduceOp::Sum => acc += x,
+                    ReduceOp::Max => acc = combine(op, acc, x),
+                    ReduceOp::Axpy => {
+                        let y = load(mesh, &r.y, (p, l), c);
+                        store(mesh, &r.y, (p, l), c, r.alpha * x + y);
+                    }
+                }
+            }
+        });
+    }
+    let t = block.thread_idx();
+    let bits = acc.to_bits();
+    scratch.set(2 * t, bits as u32);
+    scratch.set(2 * t + 1, (bits >> 32) as u32);
+    block.sync();
+    if t == 0 {
+        let mut total = identity(op);
+        for i in 0..block.block_dim() {
+            let b = scratch.get(2 * i) as u64 | (scratch.get(2 * i + 1) as u64) << 32;
+            total = combine(op, total, f64::from_bits(b));
+        }
+        let bits = total.to_bits();
+        partials.store(2 * p, bits as u32);
+        partials.store(2 * p + 1, (bits >> 32) as u32);
+    }
+}
+
+crate::kernel! {
+    @core
+    /// An attribute reduction ([`reduce`]): one block per patch slot in
+    /// use, [`shared_bytes`] of shared memory; `partials` holds an `f64`
+    /// per patch.
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; `partials` points
+    /// at `2 × grid` words.
+    #[launch_bounds = ELEMENT_BOUNDS]
+    pub kernel Reduce(launch, mesh: RawDynamicMesh, r: Reduction, partials: u64) {
+        // SAFETY: the kernel's contract.
+        let (m, out) = unsafe { (DynMesh::new(&mesh), GlobalU32::new(partials)) };
+        reduce(launch.block, launch.arena, &m, launch.block_idx, &r, out);
+    }
+}
