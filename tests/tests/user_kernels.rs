@@ -48,6 +48,14 @@ fn each_ptx_holds_its_own_crates_entry_points() {
     assert_eq!(
         user,
         [
+            "cavity_test_kernels_ForEachLaplacian",
+            "cavity_test_kernels_ForEachProbeEF",
+            "cavity_test_kernels_ForEachProbeEV",
+            "cavity_test_kernels_ForEachProbeFE",
+            "cavity_test_kernels_ForEachProbeFV",
+            "cavity_test_kernels_ForEachProbeVE",
+            "cavity_test_kernels_ForEachProbeVF",
+            "cavity_test_kernels_ForEachProbeVV",
             "cavity_test_kernels_SurveyFlipToShorter",
             "cavity_test_kernels_SurveySplitInterpolating",
             "cavity_test_kernels_UpdateFlipToShorter",

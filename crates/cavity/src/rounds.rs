@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::compute::{self, ElementKernels, ForEachKernel};
 use cavity_device::dynamic::layout::{Capacity, flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::{self, Smoothing};
@@ -184,6 +185,12 @@ impl Rounds for AnyRounds<'_> {
     }
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
         on_backend!(self, x => x.reduce(r))
+    }
+}
+
+impl<C: ElementKernels> ForEach<C> for AnyRounds<'_> {
+    fn for_each(&mut self, c: &C) -> Result<(), RunError> {
+        on_backend!(self, r => r.for_each(c))
     }
 }
 
@@ -524,6 +531,22 @@ pub trait Rounds {
     fn device(&self) -> String;
 }
 
+/// A backend's run of per-element computation `C`
+/// (`cavity_device::dynamic::compute`) on the mesh it holds, between
+/// rounds: the programming model's `for_each` on the one structure that
+/// serves static and dynamic work.
+pub trait ForEach<C: ElementKernels>: Rounds {
+    /// Runs `c` on every owned active element of `C::QUERY`'s source kind
+    /// that passes its active set, one block per patch (on the GPU it
+    /// returns once the work is launched).
+    ///
+    /// # Errors
+    /// A kernel that cannot be loaded (its kernel crate's PTX was not
+    /// added with `Backend::add_kernels`, or its shared memory exceeds the
+    /// device's) or a failed launch.
+    fn for_each(&mut self, c: &C) -> Result<(), RunError>;
+}
+
 /// A backend's update round of application `A`.
 pub trait Update<A: CavityApp>: Rounds {
     /// Clears the `CHANGED` flag of every patch that registers no cavity
@@ -624,6 +647,21 @@ impl<'a> CpuRounds<'a> {
             rounds: 0,
             statuses: VecDeque::new(),
         }
+    }
+}
+
+impl<C: ElementKernels> ForEach<C> for CpuRounds<'_> {
+    fn for_each(&mut self, c: &C) -> Result<(), RunError> {
+        let raw = self.mesh.raw();
+        let smem = compute::shared_bytes::<C>(&raw.cap, 1);
+        // SAFETY: `raw` names the mesh's arrays, which nothing else touches
+        // until the call returns; each block writes only the attributes of
+        // its patch's owned elements.
+        unsafe {
+            self.cpu
+                .launch::<ForEachKernel<C>>(raw.num_patches, smem, (raw, *c))
+        };
+        Ok(())
     }
 }
 

@@ -12,12 +12,17 @@
 //!   that is shorter by a factor and the two faces form a convex quad.
 //! - [`SplitInterpolating`]: the core's edge split with attributes: the
 //!   new vertex gets the mean of its edge's values, the new faces a label.
+//! - [`ProbeVV`] and the other probes: per-element computations on the
+//!   dynamic mesh that record what a query returned (count and sums of the
+//!   results' identities); [`Laplacian`]: the mean of a vertex's
+//!   neighbours' positions.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::{Block, Scatter};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use cavity_device::dynamic::compute::{Element, ElementComputation};
 use cavity_device::flip;
 use cavity_device::layout::Kind;
 use cavity_device::layout::RawPatchMesh;
@@ -179,3 +184,90 @@ impl CavityApp for SplitInterpolating {
 }
 
 cavity_device::cavity_kernels!(FlipToShorter, SplitInterpolating);
+
+/// Declares a probe of one query: it writes `[count, Σ (id + 1), Σ (id +
+/// 1)²]` (wrapping) of the query's results to `out`, where a result's
+/// identity is its `id` attribute.
+macro_rules! probes {
+    ($($name:ident => $query:ident),+ $(,)?) => {$(
+        #[doc = concat!("Records what ", stringify!($query), " returns.")]
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug)]
+        #[cfg_attr(
+            not(target_arch = "nvptx64"),
+            derive(bytemuck::Pod, bytemuck::Zeroable)
+        )]
+        pub struct $name {
+            /// On the query's source kind.
+            pub out: Attr<u32, 3>,
+            /// On the query's target kind: the identity.
+            pub id: Attr<u32, 1>,
+        }
+
+        impl ElementComputation for $name {
+            const QUERY: Query = Query::$query;
+            fn compute<B: Block>(&self, e: &Element<'_, B>) {
+                let mut r = [e.len(), 0, 0];
+                for n in e.neighbors() {
+                    let id = e.get_at(&self.id, n)[0].wrapping_add(1);
+                    r[1] = r[1].wrapping_add(id);
+                    r[2] = r[2].wrapping_add(id.wrapping_mul(id));
+                }
+                e.set(&self.out, r);
+            }
+        }
+
+        cavity_device::element_kernels!($name);
+    )+};
+}
+
+probes!(
+    ProbeVV => VV,
+    ProbeVE => VE,
+    ProbeVF => VF,
+    ProbeEV => EV,
+    ProbeEF => EF,
+    ProbeFV => FV,
+    ProbeFE => FE,
+);
+
+/// Writes the mean of the positions of every vertex's VV neighbours to
+/// `out` (one Laplacian smoothing step; a vertex without neighbours keeps
+/// its position), for the vertices whose `mask` is non-zero (the active
+/// set).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Laplacian {
+    /// The result.
+    pub out: Attr<f32, 3>,
+    /// The active set.
+    pub mask: Attr<u32, 1>,
+}
+
+impl ElementComputation for Laplacian {
+    const QUERY: Query = Query::VV;
+    fn active<B: Block>(&self, e: &Element<'_, B>) -> bool {
+        e.get(&self.mask)[0] != 0
+    }
+    fn compute<B: Block>(&self, e: &Element<'_, B>) {
+        let mut sum = [0.0f32; 3];
+        for n in e.neighbors() {
+            let p = e.position(n);
+            for k in 0..3 {
+                sum[k] += p[k];
+            }
+        }
+        let out = if e.is_empty() {
+            e.position(e.local())
+        } else {
+            sum.map(|x| x / e.len() as f32)
+        };
+        e.set(&self.out, out);
+    }
+}
+
+cavity_device::element_kernels!(Laplacian);

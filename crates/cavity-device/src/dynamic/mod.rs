@@ -5,6 +5,7 @@
 
 pub mod cavity;
 pub mod cleanup;
+pub mod compute;
 pub mod global;
 pub mod hash;
 pub mod layout;

@@ -20,6 +20,7 @@ use cavity_device::attribute::Reduction;
 use cavity_device::baseline::{BaselineCsrSum, BaselinePdeSum, RawDirectedEdges};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
+use cavity_device::dynamic::compute::{self, ElementKernels, FOR_EACH_BOUNDS, ForEachKernel};
 use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
 use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::scheduler::{self, Refill};
@@ -45,7 +46,7 @@ use crate::attributes::{self, AttributeLayout};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
-use crate::rounds::{Rounds, RunError, Status, Update, status_of};
+use crate::rounds::{ForEach, Rounds, RunError, Status, Update, status_of};
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
 /// `CAVITY_CUDA_ARCH` said otherwise at build time).
@@ -711,7 +712,8 @@ pub struct CudaRounds<'a> {
     bufs: DynamicBuffers,
     raw: RawDynamicMesh,
     /// Each application's update and survey kernels (a [`CavityKernel`]
-    /// of their parameters, by kernel type), prepared at first use.
+    /// of their parameters) and each computation's kernel (a
+    /// [`LoadedKernel`]), by kernel type, prepared at first use.
     updates: HashMap<TypeId, Box<dyn Any>>,
     calibrate: LoadedKernel<Calibrate>,
     compact: LoadedKernel<Compact>,
@@ -1074,6 +1076,29 @@ impl PatchPrefix {
             return Ok(());
         }
         s.memcpy_dtoh(&src.slice(..used), &mut dst[..used])
+    }
+}
+
+impl<C: ElementKernels> ForEach<C> for CudaRounds<'_> {
+    fn for_each(&mut self, c: &C) -> Result<(), RunError> {
+        let id = TypeId::of::<ForEachKernel<C>>();
+        if !self.updates.contains_key(&id) {
+            let threads = FOR_EACH_BOUNDS.threads;
+            let smem = compute::shared_bytes::<C>(&self.mesh.cap, threads);
+            let loaded = self.gpu.load_carved::<ForEachKernel<C>>(smem)?;
+            self.updates.insert(id, Box::new(loaded));
+        }
+        let loaded: &LoadedKernel<ForEachKernel<C>> = self.updates[&id]
+            .downcast_ref()
+            .expect("kernels are stored under their own type");
+        // SAFETY: the buffers behind `raw` live as long as `self`; one
+        // block per patch slot in use, with the shared memory the kernel
+        // was loaded with.
+        unsafe {
+            self.gpu
+                .launch(loaded, self.mesh.num_patches, (self.raw, *c))?
+        };
+        Ok(())
     }
 }
 

@@ -1,0 +1,367 @@
+//! Per-element computations on the dynamic mesh (RXMesh section 4, the
+//! programming model: a computation runs on every active element of one
+//! kind with the results of one query, reading attributes and writing its
+//! own element's; the dynamic paper keeps one structure for static and
+//! dynamic work, its table 3).
+//!
+//! A user declares an [`ElementComputation`] (plain data: its parameters
+//! and the [`Attr`] handles it reads and writes), exports its kernel with
+//! [`element_kernels!`](crate::element_kernels), and the host runs it on a
+//! dynamic mesh on either backend (`cavity::rounds::Rounds::for_each`). One
+//! block per patch: the block loads the patch (FE, EV, bitmasks, ribbon
+//! tables) into shared memory, builds the query's relation there (EV, FV
+//! and FE read the patch directly; VE, VF, EF are block-cooperative
+//! transposes: count, scan, fill; VV goes through VE), and runs the
+//! computation on every owned active element of the query's source kind
+//! that passes [`ElementComputation::active`]. The results of an owned
+//! element are complete (every face is active in the patches that own its
+//! vertices and edges) except for FF, which a patch cannot answer for a
+//! face whose neighbour across an edge it does not hold: FF is refused at
+//! compile time.
+
+use crate::attribute::{Attr, Scalar};
+use crate::block::{Block, Shared, SharedArena};
+use crate::kernel::{DYNAMIC_BOUNDS, Kernel, Launch, LaunchBounds, PlainData};
+use crate::layout::Kind;
+use crate::query::Query;
+
+use super::layout::{Capacity, RawDynamicMesh};
+use super::patch::{DynMesh, PatchCopy};
+
+/// A computation on every active element of [`ElementComputation::QUERY`]'s
+/// source kind, with that query's results (the user's half of the
+/// programming model).
+pub trait ElementComputation: PlainData + Send + Sync + 'static {
+    /// The query whose results each element gets; its source kind is the
+    /// kind computed on. Not [`Query::FF`] (see the module).
+    const QUERY: Query;
+
+    /// Whether the element is in the active set (all by default).
+    #[inline(always)]
+    fn active<B: Block>(&self, _element: &Element<'_, B>) -> bool {
+        true
+    }
+
+    /// The computation on one element.
+    fn compute<B: Block>(&self, element: &Element<'_, B>);
+}
+
+/// One element of a per-element computation: its query results and
+/// attributes. Neighbours are local indices of the query's target kind in
+/// the element's patch; reads resolve them to their owners.
+pub struct Element<'a, B: Block> {
+    block: &'a B,
+    mesh: &'a DynMesh,
+    copy: &'a PatchCopy,
+    rows: &'a Rows,
+    query: Query,
+    l: u32,
+}
+
+impl<B: Block> Element<'_, B> {
+    /// The element's local index in its patch.
+    #[inline(always)]
+    pub fn local(&self) -> u32 {
+        self.l
+    }
+
+    /// The number of query results.
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        match self.query {
+            Query::EV => 2,
+            Query::FV | Query::FE => 3,
+            _ => self.rows.end(self.l) - self.rows.start(self.l),
+        }
+    }
+
+    /// Whether the query gave no result.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Query result `i` (`i < len()`), a local index of the target kind.
+    #[inline(always)]
+    pub fn neighbor(&self, i: u32) -> u32 {
+        let copy = self.copy;
+        match self.query {
+            Query::EV => copy.edge_vertices(self.l)[i as usize % 2],
+            Query::FV => copy.face_vertices(self.l)[i as usize % 3],
+            Query::FE => copy.face_edge(self.l, i % 3).0,
+            Query::VV => {
+                let e = self.rows.entry(self.rows.start(self.l) + i);
+                let [a, b] = copy.edge_vertices(e);
+                if a == self.l { b } else { a }
+            }
+            _ => self.rows.entry(self.rows.start(self.l) + i),
+        }
+    }
+
+    /// The query results in order.
+    #[inline(always)]
+    pub fn neighbors(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(move |i| self.neighbor(i))
+    }
+
+    /// The element's value of `attr` (defaults unless `attr` is on the
+    /// source kind and held by the mesh).
+    #[inline(always)]
+    pub fn get<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>) -> [T; N] {
+        if attr.kind() != self.query.source() {
+            return [T::default(); N];
+        }
+        self.mesh.load_attr(attr, (self.copy.p, self.l))
+    }
+
+    /// The value of `attr` of local element `l` of the attribute's kind
+    /// (a neighbour), read from its owner; defaults for an index that is
+    /// not an active local element.
+    #[inline(always)]
+    pub fn get_at<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, l: u32) -> [T; N] {
+        let kind = attr.kind();
+        if l >= self.copy.count(kind) || !self.copy.is_active(kind, l) {
+            return [T::default(); N];
+        }
+        let owner = self
+            .copy
+            .owner(self.block, kind, l)
+            .unwrap_or((self.copy.p, l));
+        self.mesh.load_attr(attr, owner)
+    }
+
+    /// The position of local vertex `v` (from its owner; zeros for an
+    /// index that is not an active local vertex).
+    #[inline(always)]
+    pub fn position(&self, v: u32) -> [f32; 3] {
+        let position = Attr::<f32, 3>::new(Kind::Vertex, 0);
+        self.get_at(&position, v)
+    }
+
+    /// Sets the element's value of `attr` (only the element's own: a
+    /// computation reads its neighbours' values as another thread may be
+    /// writing them; write to an attribute it does not read). Nothing
+    /// unless `attr` is on the source kind and held by the mesh.
+    #[inline(always)]
+    pub fn set<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, value: [T; N]) {
+        if attr.kind() == self.query.source() {
+            self.mesh.store_attr(attr, (self.copy.p, self.l), value);
+        }
+    }
+}
+
+/// A relation in compressed rows, built in shared memory: row `s` of the
+/// source kind lists `entries[start(s)..end(s)]`.
+pub struct Rows {
+    /// `ends[s]`: end of row `s` (its start is `ends[s - 1]`, 0 for `s = 0`).
+    ends: Shared<u32>,
+    entries: Shared<u16>,
+}
+
+impl Rows {
+    #[inline(always)]
+    fn start(&self, s: u32) -> u32 {
+        if s == 0 { 0 } else { self.ends.get(s - 1) }
+    }
+    #[inline(always)]
+    fn end(&self, s: u32) -> u32 {
+        self.ends.get(s)
+    }
+    #[inline(always)]
+    fn entry(&self, i: u32) -> u32 {
+        self.entries.get(i) as u32
+    }
+}
+
+/// The relation a transposed query needs: `(rows' kind, element kind
+/// whose incidences are transposed, incidences per element)`.
+#[inline(always)]
+fn transposed(query: Query) -> Option<(Kind, Kind, u32)> {
+    match query {
+        Query::VV | Query::VE => Some((Kind::Vertex, Kind::Edge, 2)),
+        Query::VF => Some((Kind::Vertex, Kind::Face, 3)),
+        Query::EF => Some((Kind::Edge, Kind::Face, 3)),
+        Query::EV | Query::FV | Query::FE | Query::FF => None,
+    }
+}
+
+/// Shared-memory windows: the patch copy, the rows and the scan's
+/// scratch.
+fn windows(
+    arena: &mut SharedArena,
+    cap: &Capacity,
+    query: Query,
+    threads: u32,
+    p: u32,
+) -> (PatchCopy, Rows, Shared<u32>) {
+    let copy = PatchCopy::alloc(arena, *cap, p);
+    let (rows, of, per) = transposed(query).unwrap_or((Kind::Vertex, Kind::Vertex, 0));
+    let n = if per == 0 { 1 } else { cap.of(rows) + 1 };
+    let ends = arena.alloc(n);
+    let entries = arena.alloc((per * cap.of(of)).max(1));
+    let scratch = arena.alloc(crate::block::scan_scratch_len(threads));
+    (copy, Rows { ends, entries }, scratch)
+}
+
+/// Shared-memory bytes of computation `C`'s kernel with `threads` threads.
+pub fn shared_bytes<C: ElementComputation>(cap: &Capacity, threads: u32) -> usize {
+    let mut arena = SharedArena::measuring();
+    windows(&mut arena, cap, C::QUERY, threads, 0);
+    arena.used()
+}
+
+/// Builds the rows of `query` (a block-cooperative transpose of the active
+/// elements' incidences: count, scan, fill). Returns after a barrier.
+#[inline(always)]
+fn build_rows<B: Block>(
+    block: &B,
+    copy: &PatchCopy,
+    query: Query,
+    rows: &Rows,
+    scratch: Shared<u32>,
+) {
+    let Some((kind, of, per)) = transposed(query) else {
+        return;
+    };
+    let n = copy.count(kind);
+    let m = copy.count(of);
+    let target = |x: u32, i: u32| -> u32 {
+        match of {
+            Kind::Edge => copy.edge_vertices(x)[i as usize % 2],
+            _ if kind == Kind::Vertex => copy.face_vertices(x)[i as usize % 3],
+            _ => copy.face_edge(x, i % 3).0,
+        }
+    };
+    block.for_each(n + 1, |s| rows.ends.set(s, 0));
+    block.sync();
+    block.for_each(m, |x| {
+        if copy.is_active(of, x) {
+            for i in 0..per {
+                block.shared_fetch_add(rows.ends, target(x, i), 1);
+            }
+        }
+    });
+    block.sync();
+    block.scan(rows.ends, n + 1, scratch, false);
+    block.sync();
+    block.for_each(m, |x| {
+        if copy.is_active(of, x) {
+            for i in 0..per {
+                // Each placement advances the row's start: afterwards
+                // `ends[s]` is the end of row `s`.
+                let at = block.shared_fetch_add(rows.ends, target(x, i), 1);
+                rows.entries.set(at, x as u16);
+            }
+        }
+    });
+    block.sync();
+}
+
+/// Kernel body, one block per patch slot `p` in use: computation `c` on
+/// every owned active element of its query's source kind.
+#[inline(always)]
+pub fn for_each<B: Block, C: ElementComputation>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &DynMesh,
+    p: u32,
+    c: &C,
+) {
+    if p >= mesh.num_patches {
+        return;
+    }
+    let (copy, rows, scratch) = windows(arena, &mesh.cap, C::QUERY, block.block_dim(), p);
+    copy.load(block, mesh);
+    block.sync();
+    build_rows(block, &copy, C::QUERY, &rows, scratch);
+    let kind = C::QUERY.source();
+    block.for_each(copy.count(kind), |l| {
+        if !(copy.is_owned(kind, l) && copy.is_active(kind, l)) {
+            return;
+        }
+        let element = Element {
+            block,
+            mesh,
+            copy: &copy,
+            rows: &rows,
+            query: C::QUERY,
+            l,
+        };
+        if c.active(&element) {
+            c.compute(&element);
+        }
+    });
+}
+
+/// A computation with GPU kernels: its entry point, parameters
+/// `(RawDynamicMesh, computation)`.
+///
+/// # Safety
+/// [`ElementKernels::FOR_EACH`] names an entry point with those parameters
+/// that runs [`ForEachKernel`]'s body: implement it with
+/// [`element_kernels!`](crate::element_kernels) only.
+pub unsafe trait ElementKernels: ElementComputation {
+    /// The entry's name.
+    const FOR_EACH: &'static str;
+}
+
+/// The kernel of computation `C`: one block per patch slot in use
+/// ([`for_each`]).
+///
+/// # Safety
+/// The mesh describes live arrays of a dynamic mesh; dynamic shared memory
+/// is [`shared_bytes::<C>`](shared_bytes) for the launch's threads.
+pub struct ForEachKernel<C>(core::marker::PhantomData<fn() -> C>);
+
+/// The bounds of the per-element kernels.
+pub const FOR_EACH_BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
+
+// SAFETY: `C::FOR_EACH` is such an entry (`ElementKernels`).
+unsafe impl<C: ElementKernels> Kernel for ForEachKernel<C> {
+    const NAME: &'static str = C::FOR_EACH;
+    const BOUNDS: LaunchBounds = FOR_EACH_BOUNDS;
+    const HOST_ZEROED_SHARED: bool = false;
+    type Params = (RawDynamicMesh, C);
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, c): Self::Params) {
+        const {
+            assert!(
+                !matches!(C::QUERY, Query::FF),
+                "FF is not answered on the dynamic mesh (see cavity_device::dynamic::compute)"
+            )
+        };
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        for_each(launch.block, launch.arena, &m, launch.block_idx, &c);
+    }
+}
+
+/// Declares per-element computations' GPU kernels: for each type (an
+/// [`ElementComputation`], plain `repr(C)` data, `bytemuck::Pod` on the
+/// host), the [`ElementKernels`] implementation and, on `nvptx64`, the
+/// entry point `CRATE_ForEachName` of [`ForEachKernel`].
+#[macro_export]
+macro_rules! element_kernels {
+    (@core $($c:ident),+ $(,)?) => {
+        $crate::element_kernels!(
+            @declare [all(target_arch = "nvptx64", feature = "core-entries")] $($c),+
+        );
+    };
+    ($($c:ident),+ $(,)?) => {
+        $crate::element_kernels!(@declare [target_arch = "nvptx64"] $($c),+);
+    };
+    (@declare [$cfg:meta] $($c:ident),+) => {$(
+        // SAFETY: the entry point below takes the kernel's parameters and
+        // runs its body.
+        unsafe impl $crate::dynamic::compute::ElementKernels for $c {
+            const FOR_EACH: &'static str = $crate::kernel!(@name concat!("ForEach", stringify!($c)));
+        }
+
+        $crate::kernel!(
+            @entry [$cfg] $crate::kernel!(@name concat!("ForEach", stringify!($c))),
+            $crate::dynamic::compute::ForEachKernel<$c>,
+            (mesh: $crate::dynamic::layout::RawDynamicMesh, c: $c)
+        );
+    )+};
+}
