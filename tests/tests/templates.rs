@@ -28,12 +28,13 @@ use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::kernel::CavityKernels;
 use cavity_device::layout::Kind;
 use cavity_device::operations::{
-    CollapseShortEdges, DeleteEdgesInBall, DeleteFacesInBall, DeleteVerticesInBall, MAX_LOOP,
-    RefineFaceNeighbourhood, SLIVER_SIN, SplitLargeFaces, SplitLongEdges, area, smallest_angle_sin,
+    CollapseShortEdges, CollapseSmallFaces, DeleteEdgesInBall, DeleteFacesInBall,
+    DeleteVerticesInBall, MAX_LOOP, RefineFaceNeighbourhood, SLIVER_SIN, SplitLargeFaces,
+    SplitLongEdges, SplitVertices, area, smallest_angle_sin,
 };
 use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
 use cavity_device::track::ShorterDiagonal;
-use cavity_tests::{any_mesh, cases, grid, test_backend_with, validate_each_round};
+use cavity_tests::{any_mesh, cases, concat, fan, grid, test_backend_with, validate_each_round};
 use proptest::prelude::*;
 
 /// Room for meshes that grow several times over without slicing.
@@ -193,6 +194,91 @@ fn edge_split_until_short() {
             &out.positions[..input.positions.len()],
             &input.positions[..]
         );
+    }
+}
+
+/// The largest valence of a vertex whose edges all have two faces (its
+/// star is closed), by the reference mesh.
+fn largest_interior_valence(m: &TriMesh) -> usize {
+    let r = ReferenceMesh::new(m).expect("valid");
+    (0..r.num_vertices() as u32)
+        .filter(|&v| {
+            let edges = r.ve(v);
+            !edges.is_empty() && edges.iter().all(|&e| r.ef(e).len() == 2)
+        })
+        .map(|v| r.vv(v).len())
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn vertex_split_lowers_valences() {
+    // Fans of valence 17 and 10 around interior centres (planar), alone
+    // and with a torus.
+    let fans = concat(&[fan(17, true), fan(10, true)]);
+    let with_torus = concat(&[fans.clone(), grid(6, 6, &[false, true], true, &[])]);
+    for (input, planar) in [(fans, true), (with_torus, false)] {
+        assert_eq!(largest_interior_valence(&input), 17);
+        for patch_size in [8, 64] {
+            let app = SplitVertices { max_valence: 8 };
+            let (report, out) = run(&input, patch_size, app, true);
+            assert!(report.flips >= 2, "{report:?}");
+            // +1 vertex, +2 faces a split; the topology stays.
+            assert_eq!(
+                out.positions.len(),
+                input.positions.len() + report.flips as usize
+            );
+            assert_eq!(
+                out.faces.len(),
+                input.faces.len() + 2 * report.flips as usize
+            );
+            assert_eq!(euler(&out), euler(&input));
+            assert!(largest_interior_valence(&out) <= 8, "{report:?}");
+            assert!(!planar || faces_up(&out), "a split folded a face over");
+        }
+    }
+}
+
+#[test]
+fn face_collapse_removes_faces_with_their_vertices() {
+    // A torus of 0.5-area faces, some shrunk to under a tenth.
+    let mut input = grid(10, 10, &[false, true], true, &[]);
+    let r = ReferenceMesh::new(&input).unwrap();
+    for v in [12u32, 47, 75] {
+        // Pull a face's three corners towards their centroid.
+        let f = r.vf(v)[0] as usize;
+        let corners = input.faces[f];
+        let c = corners.map(|w| input.positions[w as usize]);
+        let m = [0, 1, 2].map(|k| (c[0][k] + c[1][k] + c[2][k]) / 3.0);
+        for w in corners {
+            let p = &mut input.positions[w as usize];
+            for k in 0..3 {
+                p[k] = m[k] + 0.2 * (p[k] - m[k]);
+            }
+        }
+    }
+    let min_area = 0.05;
+    let small = |m: &TriMesh| {
+        m.faces
+            .iter()
+            .filter(|f| area(f.map(|v| m.positions[v as usize])) < min_area)
+            .count()
+    };
+    assert!(small(&input) >= 3);
+    for patch_size in [8, 64] {
+        let (report, out) = run(&input, patch_size, CollapseSmallFaces { min_area }, true);
+        assert!(report.flips >= 3, "{report:?}");
+        // -2 vertices, -4 faces a collapse; the topology stays.
+        assert_eq!(
+            out.positions.len(),
+            input.positions.len() - 2 * report.flips as usize
+        );
+        assert_eq!(
+            out.faces.len(),
+            input.faces.len() - 4 * report.flips as usize
+        );
+        assert_eq!(euler(&out), euler(&input));
+        assert_eq!(small(&out), 0, "{report:?}");
     }
 }
 
@@ -862,7 +948,8 @@ proptest! {
 
     /// Random meshes (grids with holes, tori, fans, non-manifold edges,
     /// isolated vertices, shuffled) at patch sizes down to 4, on four racing
-    /// workers or in the deterministic schedule: edge splits, face splits and edge collapses keep the mesh
+    /// workers or in the deterministic schedule: edge splits, face splits,
+    /// edge collapses, vertex splits and face collapses keep the mesh
     /// valid (every round) and its Euler characteristic; they meet their
     /// criterion everywhere on manifold inputs (elsewhere a fill-in may
     /// decline a degenerate cavity) and change the counts they should. A run
@@ -871,7 +958,7 @@ proptest! {
     #[test]
     fn operations_on_random_meshes(
         input in any_mesh(),
-        operation in 0u8..3,
+        operation in 0u8..5,
         patch_size in prop::sample::select(vec![4u32, 8, 16, 64]),
         racing in any::<bool>(),
     ) {
@@ -921,6 +1008,39 @@ proptest! {
                 if manifold {
                     prop_assert!(largest_face(&out) <= max_area, "{:?}", report);
                 }
+                prop_assert_eq!(euler(&out), euler(&input));
+            }
+            3 => {
+                // Split the vertices of valence above 6 (the regular grids'
+                // interior valence): fans and non-manifold parts have some.
+                let Ok((report, out)) =
+                    try_run_in(schedule, &input, patch_size, GROWTH, SplitVertices { max_valence: 6 }, manifold)
+                else {
+                    return Ok(());
+                };
+                prop_assert_eq!(out.positions.len(), input.positions.len() + report.flips as usize);
+                prop_assert_eq!(out.faces.len(), input.faces.len() + 2 * report.flips as usize);
+                if manifold {
+                    prop_assert!(largest_interior_valence(&out) <= 6, "{:?}", report);
+                }
+                prop_assert_eq!(euler(&out), euler(&input));
+            }
+            4 => {
+                // Collapse the faces smaller than the median.
+                let mut areas: Vec<f32> = input
+                    .faces
+                    .iter()
+                    .map(|f| area(f.map(|v| input.positions[v as usize])))
+                    .collect();
+                areas.sort_by(f32::total_cmp);
+                let min_area = areas[areas.len() / 2];
+                let Ok((report, out)) =
+                    try_run_in(schedule, &input, patch_size, GROWTH, CollapseSmallFaces { min_area }, manifold)
+                else {
+                    return Ok(());
+                };
+                prop_assert_eq!(out.positions.len(), input.positions.len() - 2 * report.flips as usize);
+                prop_assert_eq!(out.faces.len(), input.faces.len() - 4 * report.flips as usize);
                 prop_assert_eq!(euler(&out), euler(&input));
             }
             _ => {

@@ -348,24 +348,184 @@ impl CavityApp for CollapseShortEdges {
 }
 
 /// Whether an edge collapse's cavity (template `EdgeStar`) may become one
-/// vertex without changing the topology: the two stars form a disk (every
-/// edge on the seed's vertices has two faces, and the faces number the
-/// boundary's length plus two) whose boundary loop visits at least three
-/// distinct vertices (the link condition).
+/// vertex without changing the topology ([`collapses_to_a_point`] of the
+/// edge's two vertices).
 pub fn collapsible<B: Block>(fill: &FillIn<'_, B>) -> bool {
-    let [a, b] = fill.ctx.edge_vertices(fill.seed());
+    collapses_to_a_point(fill, &fill.ctx.edge_vertices(fill.seed()))
+}
+
+/// Whether a cavity made of the stars of `vertices` (joined by the seed)
+/// may become one vertex without changing the topology: the stars form a
+/// disk (every edge on those vertices has two faces, and the faces number
+/// the boundary's length plus `2 × vertices - 2`, Euler's count for a disk
+/// with that many interior vertices) whose boundary loop visits at least
+/// three distinct vertices (the link condition).
+pub fn collapses_to_a_point<B: Block>(fill: &FillIn<'_, B>, vertices: &[u32]) -> bool {
     let ctx = fill.ctx;
     let manifold_stars = fill.deleted_faces().all(|f| {
         (0..3).all(|i| {
             let e = ctx.copy.face_edge(f, i).0;
-            let on_seed = ctx.edge_vertices(e).iter().any(|&v| v == a || v == b);
+            let on_seed = ctx.edge_vertices(e).iter().any(|v| vertices.contains(v));
             !on_seed || ctx.edge_faces(e).0 == 2
         })
     });
+    let interior = 2 * vertices.len() as u32 - 2;
     manifold_stars
-        && fill.deleted_faces().count() as u32 == fill.boundary_len() + 2
+        && fill.deleted_faces().count() as u32 == fill.boundary_len() + interior
         && simple_loop(fill)
         && fill.boundary_len() >= 3
+}
+
+parameters! {
+    /// Vertex split (template `VertexStar`): every interior vertex with more
+    /// than `max_valence` edges becomes two vertices joined by a new edge.
+    /// The loop of its `k` neighbours is cut at two of them, `b_0` and
+    /// `b_h` (`h = k / 2`); one new vertex takes the fan over `b_0..b_h`,
+    /// the other the fan over `b_h..b_0`, and two faces along the new edge
+    /// close the gap (+1 vertex, +3 edges, +2 faces; valences about `k / 2
+    /// + 2`). Each new vertex lies halfway between the old one and the
+    /// centroid of its half of the loop. Declined unless the star is a disk
+    /// whose loop has distinct vertices (at most [`MAX_LOOP`]).
+    pub struct SplitVertices {
+        /// Largest valence left alone (at least 3).
+        pub max_valence: u32,
+    }
+}
+
+impl CavityApp for SplitVertices {
+    const TEMPLATE: Template = Template::VertexStar;
+    const MAX_NEW: [u32; 3] = [2, MAX_LOOP + 3, MAX_LOOP + 2];
+    fn max_new(&self, boundary: u32) -> [u32; 3] {
+        [2, boundary + 3, boundary + 2]
+    }
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, v: u32) -> bool {
+        let mut valence = 0;
+        let interior = ctx.vertex_edges(v).all(|e| {
+            valence += 1;
+            ctx.edge_faces(e).0 == 2
+        });
+        interior && valence > self.max_valence.max(3)
+    }
+    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, v: u32, _: u32) -> u32 {
+        // Higher valences first.
+        0xffff - ctx.vertex_edges(v).count().min(0xffff) as u32
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        let k = fill.boundary_len();
+        let disk = fill.deleted_faces().count() as u32 == k;
+        if !disk || !simple_loop(fill) || !(4..=MAX_LOOP).contains(&k) {
+            return false;
+        }
+        split_fill(fill)
+    }
+}
+
+/// Fills a vertex split's closed loop `b_0..b_{k-1}` (see
+/// [`SplitVertices`]). Returns false when slots run out.
+fn split_fill<B: Block>(fill: &mut FillIn<'_, B>) -> bool {
+    let k = fill.boundary_len();
+    let h = k / 2;
+    let b = |fill: &FillIn<'_, B>, i: u32| fill.boundary_vertex(i % k);
+    let old = fill.ctx.position(fill.seed());
+    let half_centroid = |fill: &FillIn<'_, B>, from: u32, to: u32| {
+        let mut c = [0.0f32; 3];
+        for i in from..=to {
+            let p = fill.ctx.position(b(fill, i));
+            for (x, y) in c.iter_mut().zip(p) {
+                *x += y / (to - from + 1) as f32;
+            }
+        }
+        midpoint(old, c)
+    };
+    let (at_u, at_w) = (half_centroid(fill, 0, h), half_centroid(fill, h, k));
+    fill.expect([2, k + 3, k + 2]);
+    let (Some(u), Some(w)) = (fill.add_vertex(&at_u), fill.add_vertex(&at_w)) else {
+        return false;
+    };
+    // Spokes: u to b_0..=b_h, w to b_h..=b_k (b_k = b_0).
+    let mut spokes_u = [0u32; MAX_LOOP as usize + 1];
+    let mut spokes_w = [0u32; MAX_LOOP as usize + 1];
+    for i in 0..=h {
+        let Some(e) = fill.add_edge(u, b(fill, i)) else {
+            return false;
+        };
+        spokes_u[i as usize] = e;
+    }
+    for i in h..=k {
+        let Some(e) = fill.add_edge(w, b(fill, i)) else {
+            return false;
+        };
+        spokes_w[i as usize] = e;
+    }
+    let Some(uw) = fill.add_edge(u, w) else {
+        return false;
+    };
+    // The fans: face (b_i, b_{i+1}, centre) for each boundary half-edge.
+    for i in 0..k {
+        let (centre, spokes) = if i < h {
+            (u, &spokes_u)
+        } else {
+            (w, &spokes_w)
+        };
+        let h_i = fill.boundary_edge(i);
+        let to_c = fill.half_edge(spokes[i as usize + 1], b(fill, i + 1));
+        let from_c = fill.half_edge(spokes[i as usize], centre);
+        if fill.add_face([h_i, to_c, from_c]).is_none() {
+            return false;
+        }
+    }
+    // Along the new edge: (b_0, u, w) and (b_h, w, u).
+    let faces = [
+        [
+            fill.half_edge(spokes_u[0], b(fill, 0)),
+            fill.half_edge(uw, u),
+            fill.half_edge(spokes_w[k as usize], w),
+        ],
+        [
+            fill.half_edge(spokes_w[h as usize], b(fill, h)),
+            fill.half_edge(uw, w),
+            fill.half_edge(spokes_u[h as usize], u),
+        ],
+    ];
+    faces.into_iter().all(|f| fill.add_face(f).is_some())
+}
+
+parameters! {
+    /// Face collapse (template `FaceStar`): every interior face smaller
+    /// than `min_area` becomes one vertex at its centroid, joined to the
+    /// loop around its three vertices' stars, when the stars form a disk
+    /// and the loop visits distinct vertices ([`collapses_to_a_point`]):
+    /// the mesh keeps its topology (-2 vertices, -6 edges, -4 faces).
+    pub struct CollapseSmallFaces {
+        /// Smallest face area left alone.
+        pub min_area: f32,
+    }
+}
+
+impl CavityApp for CollapseSmallFaces {
+    const TEMPLATE: Template = Template::FaceStar;
+    const MAX_NEW: [u32; 3] = [1, MAX_LOOP, MAX_LOOP];
+    const JOINS_BOUNDARY: bool = false;
+    fn max_new(&self, boundary: u32) -> [u32; 3] {
+        [1, boundary, boundary]
+    }
+    fn create<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32) -> bool {
+        let p = ctx.face_vertices(f).map(|v| ctx.position(v));
+        (0..3).all(|i| interior(ctx, ctx.copy.face_edge(f, i).0)) && area(p) < self.min_area
+    }
+    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, f: u32, _: u32) -> u32 {
+        let p = ctx.face_vertices(f).map(|v| ctx.position(v));
+        shortest_first(area(p))
+    }
+    fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
+        let corners = fill.ctx.face_vertices(fill.seed());
+        if !collapses_to_a_point(fill, &corners) {
+            return false;
+        }
+        let p = corners.map(|v| fill.ctx.position(v));
+        let at = [0, 1, 2].map(|k| (p[0][k] + p[1][k] + p[2][k]) / 3.0);
+        star_fill(fill, at)
+    }
 }
 
 /// Whether `p` lies inside the ball around `centre` of radius `radius`.
@@ -527,4 +687,6 @@ crate::cavity_kernels!(
     DeleteEdgesInBall,
     DeleteFacesInBall,
     RefineFaceNeighbourhood,
+    SplitVertices,
+    CollapseSmallFaces,
 );

@@ -73,6 +73,9 @@ pub enum Template {
     VertexStar,
     /// Seed face; deletes the face (face split 1 to 3, face delete).
     Face,
+    /// Seed face; deletes the face, its three vertices and their stars
+    /// (face collapse).
+    FaceStar,
     /// User-defined: seeds of the given kind, and the elements
     /// [`CavityApp::deleted`] names (with what lies on them from above).
     Custom(Kind),
@@ -85,7 +88,7 @@ impl Template {
         match self {
             Template::EdgeFaces | Template::EdgeStar => Kind::Edge,
             Template::VertexStar => Kind::Vertex,
-            Template::Face => Kind::Face,
+            Template::Face | Template::FaceStar => Kind::Face,
             Template::Custom(kind) => kind,
         }
     }
@@ -95,21 +98,30 @@ impl Template {
     pub fn deletes_vertices(self) -> bool {
         matches!(
             self,
-            Template::EdgeStar | Template::VertexStar | Template::Custom(_)
+            Template::EdgeStar | Template::VertexStar | Template::FaceStar | Template::Custom(_)
         )
     }
 
     /// Calls `delete(kind, local)` for the elements the cavity of `seed`
     /// deletes directly (what lies on them is deleted with them): the seed
-    /// edge, the seed edge and its vertices, the seed vertex or the seed
-    /// face; for [`Template::Custom`] the seed itself.
+    /// edge, the seed edge and its vertices, the seed vertex, the seed
+    /// face, or the seed face and its vertices; for [`Template::Custom`]
+    /// the seed itself.
     #[inline(always)]
     pub fn deleted(self, copy: &PatchCopy, seed: u32, mut delete: impl FnMut(Kind, u32)) {
         delete(self.seed_kind(), seed);
-        if self == Template::EdgeStar {
-            for v in copy.edge_vertices(seed) {
-                delete(Kind::Vertex, v);
+        match self {
+            Template::EdgeStar => {
+                for v in copy.edge_vertices(seed) {
+                    delete(Kind::Vertex, v);
+                }
             }
+            Template::FaceStar => {
+                for v in copy.face_vertices(seed) {
+                    delete(Kind::Vertex, v);
+                }
+            }
+            _ => {}
         }
     }
 }
