@@ -1,5 +1,5 @@
 //! Kernels declared once (the role rust-cuda's `#[kernel]` plays): a
-//! [`kernel!`] declaration is the kernel's body, written against
+//! [`kernel!`](macro@crate::kernel) declaration is the kernel's body, written against
 //! [`Block`] and run on one block of a [`Launch`], with its parameters and
 //! launch bounds. From it come
 //!
@@ -17,7 +17,7 @@
 //! passes [`Kernel::Params`], plain data (`bytemuck::Pod` on the host:
 //! numbers, device addresses as `u64`, `repr(C)` structs of them). A
 //! cavity application gets its update and survey kernels from
-//! [`cavity_kernels!`] ([`CavityKernels`], [`UpdateKernel`],
+//! [`cavity_kernels!`](macro@crate::cavity_kernels) ([`CavityKernels`], [`UpdateKernel`],
 //! [`SurveyKernel`]).
 
 use core::marker::PhantomData;
@@ -93,8 +93,8 @@ pub trait PlainData: Copy {}
 #[cfg(target_arch = "nvptx64")]
 impl<T: Copy> PlainData for T {}
 
-/// A kernel declared by [`kernel!`] (or, for a cavity application, by
-/// [`cavity_kernels!`]).
+/// A kernel declared by [`kernel!`](macro@crate::kernel) (or, for a cavity application, by
+/// [`cavity_kernels!`](macro@crate::cavity_kernels)).
 ///
 /// # Safety
 /// [`Kernel::NAME`] names an entry point of the kernel crate's PTX whose
@@ -218,7 +218,7 @@ macro_rules! kernel {
 /// # Safety
 /// [`CavityKernels::UPDATE`] and [`CavityKernels::SURVEY`] name entry
 /// points with those parameters that run those bodies: implement it with
-/// [`cavity_kernels!`] only.
+/// [`cavity_kernels!`](macro@crate::cavity_kernels) only.
 pub unsafe trait CavityKernels: CavityApp + PlainData + Send + Sync + 'static {
     /// The update kernel's entry name.
     const UPDATE: &'static str;

@@ -416,13 +416,15 @@ impl CavityApp for SplitVertices {
         if !disk || !simple_loop(fill) || !(4..=MAX_LOOP).contains(&k) {
             return false;
         }
-        split_fill(fill)
+        vertex_split_fill(fill)
     }
 }
 
-/// Fills a vertex split's closed loop `b_0..b_{k-1}` (see
-/// [`SplitVertices`]). Returns false when slots run out.
-fn split_fill<B: Block>(fill: &mut FillIn<'_, B>) -> bool {
+/// Fills the closed loop `b_0..b_{k-1}` of a vertex star (template
+/// `VertexStar`, `4 <= k <= MAX_LOOP` distinct vertices) with a vertex
+/// split (see [`SplitVertices`]): two new vertices, `k + 3` edges and
+/// `k + 2` faces. Returns false when slots run out.
+pub fn vertex_split_fill<B: Block>(fill: &mut FillIn<'_, B>) -> bool {
     let k = fill.boundary_len();
     let h = k / 2;
     let b = |fill: &FillIn<'_, B>, i: u32| fill.boundary_vertex(i % k);

@@ -25,7 +25,7 @@ use crate::kernel::{DYNAMIC_BOUNDS, Kernel, Launch, LaunchBounds, PlainData};
 use crate::layout::Kind;
 use crate::query::Query;
 
-use super::layout::{Capacity, RawDynamicMesh};
+use super::layout::{Capacity, POSITION, RawDynamicMesh};
 use super::patch::{DynMesh, PatchCopy};
 
 /// A computation on every active element of [`ElementComputation::QUERY`]'s
@@ -134,8 +134,7 @@ impl<B: Block> Element<'_, B> {
     /// index that is not an active local vertex).
     #[inline(always)]
     pub fn position(&self, v: u32) -> [f32; 3] {
-        let position = Attr::<f32, 3>::new(Kind::Vertex, 0);
-        self.get_at(&position, v)
+        self.get_at(&POSITION, v)
     }
 
     /// Sets the element's value of `attr` (only the element's own: a

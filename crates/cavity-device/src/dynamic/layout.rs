@@ -10,6 +10,7 @@
 //! owner-local index into one 32-bit word (section 5.1, "the key-value of
 //! our hash table").
 
+use crate::attribute::Attr;
 use crate::layout::Kind;
 
 /// Bits of a local index in the dynamic layout.
@@ -32,6 +33,11 @@ pub const COUNT_WORDS: u32 = 4;
 /// `counts[4p + COUNT_STASH]`: entries used in the patch stash (the other
 /// three are the vertex, edge and face high-water marks, by [`Kind`]).
 pub const COUNT_STASH: u32 = 3;
+
+/// The vertex positions as an attribute (`x, y, z`, the first words of
+/// every vertex), for computations that read them
+/// (`dynamic::compute::Element::get_at`).
+pub const POSITION: Attr<f32, 3> = Attr::new(Kind::Vertex, 0);
 
 /// Vertex attribute words the core keeps before the user's attributes:
 /// the position `x, y, z` (`f32`), the input index

@@ -731,7 +731,7 @@ fn hand_over<B: Block>(block: &B, w: &Windows, q: u32) {
 crate::kernel! {
     @core
     /// Patch slicing: one block per patch slot in use splits the patches
-    /// flagged `SLICE` ([`slice`]); `seed` is the seed kind (`Kind as u32`)
+    /// flagged `SLICE` ([`slice()`]); `seed` is the seed kind (`Kind as u32`)
     /// of the application whose round flagged them.
     ///
     /// # Safety
