@@ -3,7 +3,8 @@
 //! queries a computation sees (VV VE VF EV EF FV FE) match the reference
 //! mesh on random meshes, and a computation runs on the same structure
 //! after cavities changed it, with an active set, against a serial
-//! computation.
+//! computation; area-weighted vertex normals (VF, then each face's
+//! vertices) on a real mesh match a serial sum.
 
 use std::collections::HashMap;
 
@@ -16,9 +17,9 @@ use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 use cavity_device::operations::SplitLongEdges;
 use cavity_test_kernels::{
-    Laplacian, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
+    Laplacian, NormalSums, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
 };
-use cavity_tests::{any_mesh, cases, grid, reference_row, test_backend};
+use cavity_tests::{any_mesh, asset_mesh, cases, grid, reference_row, shuffle, test_backend};
 use proptest::prelude::*;
 
 /// The kernel crate's PTX (empty when the build had no PTX toolchain).
@@ -204,5 +205,45 @@ fn a_computation_runs_on_the_mesh_cavities_changed() {
                 got[v]
             );
         }
+    }
+}
+
+#[test]
+fn normals_of_a_real_mesh_match_a_serial_sum() {
+    let input = shuffle(&asset_mesh("dragon.obj"), 3);
+    let mut layout = AttributeLayout::new();
+    let out = layout.vertex::<f32, 3>("normal").unwrap();
+    let mut m =
+        DynamicMesh::with_attributes(&input, 256, CapacityFactors::default(), &layout).unwrap();
+    backend()
+        .run_rounds(&mut m, |r| r.for_each(&NormalSums { out }), |e: RunError| e)
+        .expect("the computation runs");
+    let got = m.attribute(&out).unwrap();
+    let mut want = vec![[0.0f64; 3]; input.positions.len()];
+    for f in &input.faces {
+        let [a, b, c] = f.map(|v| input.positions[v as usize].map(f64::from));
+        let (u, w) = (
+            [0, 1, 2].map(|k| b[k] - a[k]),
+            [0, 1, 2].map(|k| c[k] - a[k]),
+        );
+        let n = [
+            u[1] * w[2] - u[2] * w[1],
+            u[2] * w[0] - u[0] * w[2],
+            u[0] * w[1] - u[1] * w[0],
+        ];
+        for v in f {
+            for k in 0..3 {
+                want[*v as usize][k] += n[k];
+            }
+        }
+    }
+    let unit = |x: [f64; 3]| {
+        let l = (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
+        x.map(|c| c / l.max(1e-300))
+    };
+    for (v, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (g, w) = (unit(g.map(f64::from)), unit(*w));
+        let cos = g[0] * w[0] + g[1] * w[1] + g[2] * w[2];
+        assert!(cos > 1.0 - 1e-4, "vertex {v}: {g:?} vs {w:?}");
     }
 }

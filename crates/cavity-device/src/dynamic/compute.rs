@@ -130,6 +130,44 @@ impl<B: Block> Element<'_, B> {
         self.mesh.load_attr(attr, owner)
     }
 
+    /// The two vertices of local edge `e` (any active local edge, e.g. a
+    /// VE result), in its stored direction.
+    #[inline(always)]
+    pub fn edge_vertices(&self, e: u32) -> [u32; 2] {
+        if e >= self.copy.count(Kind::Edge) {
+            return [e; 2];
+        }
+        self.copy.edge_vertices(e)
+    }
+
+    /// The three vertices of local face `f` (any active local face, e.g. a
+    /// VF or EF result) in its orientation.
+    #[inline(always)]
+    pub fn face_vertices(&self, f: u32) -> [u32; 3] {
+        if f >= self.copy.count(Kind::Face) {
+            return [f; 3];
+        }
+        self.copy.face_vertices(f)
+    }
+
+    /// The three edges of local face `f`, in the order of its corners
+    /// (edge `i` runs from corner `i` to corner `i + 1`).
+    #[inline(always)]
+    pub fn face_edges(&self, f: u32) -> [u32; 3] {
+        if f >= self.copy.count(Kind::Face) {
+            return [f; 3];
+        }
+        [0, 1, 2].map(|i| self.copy.face_edge(f, i).0)
+    }
+
+    /// Whether local element `l` of `kind` is owned by the element's patch
+    /// (the computation runs on owned elements; neighbours may be ribbon
+    /// copies).
+    #[inline(always)]
+    pub fn is_owned(&self, kind: Kind, l: u32) -> bool {
+        l < self.copy.count(kind) && self.copy.is_owned(kind, l)
+    }
+
     /// The position of local vertex `v` (from its owner; zeros for an
     /// index that is not an active local vertex).
     #[inline(always)]
