@@ -6,10 +6,10 @@
 
 use cavity::TriMesh;
 use cavity::backend::cpu::Schedule;
-use cavity::delaunay::flip_edges;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity_device::delaunay::cotangent;
+use cavity_delaunay::cotangent;
+use cavity_delaunay::flip_edges;
 use cavity_tests::{any_mesh, cases, grid, test_backend_with, validate_each_round};
 use proptest::prelude::*;
 
@@ -74,7 +74,9 @@ fn check_flips_with(input: &TriMesh, patch_size: u32, needs_flips: bool, schedul
     let manifold = dynamic.validate(true).is_ok();
     dynamic.validate(false).expect("valid before");
     let mut check = validate_each_round(manifold);
-    let report = test_backend_with(schedule)
+    let backend = test_backend_with(schedule);
+    cavity_delaunay::add_kernels(&backend).expect("the application's kernels load");
+    let report = backend
         .run_rounds(&mut dynamic, |r| flip_edges(r, Some(&mut check)), |e| e)
         .expect("flips")
         .value;
@@ -140,7 +142,7 @@ proptest! {
 fn serial_flipper_becomes_delaunay() {
     let input = jitter(grid(24, 24, &[false, true, true], false, &[]), 0.3, 7);
     let mut out = input.clone();
-    let (flips, _) = cavity::serial_delaunay::flip_serial(&mut out);
+    let (flips, _) = cavity_delaunay::serial::flip_serial(&mut out);
     assert!(flips > 0);
     assert_eq!(out.faces.len(), input.faces.len());
     assert!(

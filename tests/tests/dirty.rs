@@ -7,11 +7,11 @@ use cavity::TriMesh;
 use cavity::defects::{
     Defects, Keeps, OutputError, check_output, remove_duplicate_faces, topology_stats,
 };
-use cavity::delaunay::delaunay;
 use cavity::dynamic::CapacityFactors;
 use cavity::normals::vertex_normals;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, RemeshReport, RemeshSettings, remesh};
+use cavity_delaunay::delaunay;
 use cavity_tests::{any_mesh, asset_mesh, grid, test_backend};
 use proptest::prelude::*;
 

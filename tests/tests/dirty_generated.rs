@@ -15,13 +15,13 @@ use cavity::defects::{
     Defects, Keeps, check_output, remove_duplicate_faces, remove_duplicate_faces_with_topology,
     topology_stats,
 };
-use cavity::delaunay::delaunay;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normals::vertex_normals;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
 use cavity::rounds::RunError;
 use cavity::topology::Topology;
+use cavity_delaunay::delaunay;
 use cavity_tests::{Dirt, cases, dirty_mesh, test_backend, topology};
 use proptest::prelude::*;
 

@@ -66,10 +66,20 @@ fn each_ptx_holds_its_own_crates_entry_points() {
         "the kernel crate's PTX holds its own kernels only"
     );
     let core = entries(cavity::backend::cuda::PTX);
-    for name in ["cavity_device_UpdateDelaunay", "cavity_device_Compact"] {
+    for name in [
+        "cavity_device_UpdateCollapseShortEdges",
+        "cavity_device_Compact",
+    ] {
         assert!(core.iter().any(|e| e == name), "the core PTX lacks {name}");
     }
     assert!(core.iter().all(|e| e.starts_with("cavity_device_")));
+    // The applications' kernels are in their own module, not the core's.
+    let apps = entries(cavity_app_ptx::PTX);
+    assert!(
+        apps.iter()
+            .any(|e| e == "cavity_delaunay_kernels_UpdateDelaunay")
+    );
+    assert!(!core.iter().any(|e| e.contains("Delaunay")));
 }
 
 /// A planar grid with holes, its interior vertices moved off the lattice

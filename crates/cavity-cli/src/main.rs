@@ -22,7 +22,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cavity::backend::BackendError;
-use cavity::delaunay::DelaunayError;
 use cavity::dynamic::{CapacityFactors, DynamicError};
 use cavity::normals::NormalsError;
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
@@ -30,6 +29,7 @@ use cavity::remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
 use cavity::rounds::RunError;
 use cavity::settings::{NamesSettings, Setting};
 use cavity::track::{TrackError, TrackSettings};
+use cavity_delaunay::DelaunayError;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::{bench, delaunay, info, normals, remesh, track};

@@ -17,7 +17,6 @@
 pub mod attribute;
 pub mod baseline;
 pub mod block;
-pub mod delaunay;
 pub mod dynamic;
 pub mod eigen;
 pub mod flip;

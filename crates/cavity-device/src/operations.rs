@@ -32,15 +32,18 @@ pub const MAX_LOOP: u32 = 32;
 
 pub(crate) use parameters;
 
-pub(crate) fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+/// `a - b`.
+pub fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
 
-pub(crate) fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
+/// `a · b`.
+pub fn dot(a: [f32; 3], b: [f32; 3]) -> f32 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
-pub(crate) fn cross(u: [f32; 3], v: [f32; 3]) -> [f32; 3] {
+/// `u × v`.
+pub fn cross(u: [f32; 3], v: [f32; 3]) -> [f32; 3] {
     [
         u[1] * v[2] - u[2] * v[1],
         u[2] * v[0] - u[0] * v[2],
@@ -53,7 +56,8 @@ pub(crate) fn normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
     cross(sub(b, a), sub(c, a))
 }
 
-pub(crate) fn norm(a: [f32; 3]) -> f32 {
+/// `|a|`.
+pub fn norm(a: [f32; 3]) -> f32 {
     core::f32::math::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 }
 

@@ -16,8 +16,9 @@
 //!   crates of your own (`Backend::add_kernels`) and the dynamic rounds
 //!   ([`rounds`]: sweeps of update rounds of any cavity application) run on
 //!   either.
-//! - Applications: [`normals`], [`delaunay`] (edge flips), [`remesh`]
-//!   (isotropic remeshing), [`track`] (surface tracking).
+//! - Applications: [`normals`], [`remesh`] (isotropic remeshing),
+//!   [`track`] (surface tracking); Delaunay edge flips live in their own
+//!   application crate (`apps/delaunay`), written on the public model.
 //! - [`reference`](mod@reference): a plain serial mesh, the tests' oracle;
 //!   [`bench`](mod@bench): the benchmarks behind `cavity bench`.
 //! - Errors name the library's settings ([`settings::Setting`]); a front
@@ -66,7 +67,6 @@ pub mod backend;
 pub mod bench;
 pub mod components;
 pub mod defects;
-pub mod delaunay;
 pub mod directed_edges;
 pub mod dynamic;
 pub mod io;
@@ -78,7 +78,6 @@ pub mod patcher;
 pub mod reference;
 pub mod remesh;
 pub mod rounds;
-pub mod serial_delaunay;
 pub mod settings;
 pub mod topology;
 pub mod track;

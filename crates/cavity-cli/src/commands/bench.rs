@@ -92,13 +92,13 @@ pub(crate) fn bench_delaunay(
     let meshes = subdivided_inputs(paths, subdivisions)?;
     let backend = backend(args.device)?;
     let pb = spinner();
-    let settings = cavity::bench::delaunay::DelaunaySettings {
+    let settings = cavity_delaunay::bench::DelaunaySettings {
         patch_size: args.patch_size(DYNAMIC_PATCH_SIZE),
         factors: args.factors(),
         reps,
         cpu_max_faces,
     };
-    let bench = cavity::bench::delaunay::delaunay(&meshes, settings, &backend, |m| {
+    let bench = cavity_delaunay::bench::delaunay(&meshes, settings, &backend, |m| {
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();

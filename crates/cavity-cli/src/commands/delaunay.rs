@@ -17,7 +17,7 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     let backend = backend(args.device)?;
     let pb = spinner();
     pb.set_message("flipping edges");
-    let (out, report, device) = cavity::delaunay::delaunay(
+    let (out, report, device) = cavity_delaunay::delaunay(
         &read.mesh,
         args.patch_size(DYNAMIC_PATCH_SIZE),
         args.factors(),

@@ -60,14 +60,18 @@ tuple_args! {
 
 #[cfg(test)]
 mod tests {
-    use cavity_device::delaunay::Delaunay;
     use cavity_device::dynamic::layout::RawDynamicMesh;
 
     use super::KernelArgs;
 
+    /// An application without parameters (as Delaunay's).
+    #[derive(Clone, Copy, bytemuck::Zeroable, bytemuck::Pod)]
+    #[repr(C)]
+    struct NoParameters;
+
     #[test]
     fn sizes_leave_zero_sized_parameters_out() {
-        type Update = (RawDynamicMesh, u32, Delaunay);
+        type Update = (RawDynamicMesh, u32, NoParameters);
         assert_eq!(Update::sizes(), vec![size_of::<RawDynamicMesh>(), 4]);
         assert_eq!(<(u64, u32, [f32; 3])>::sizes(), vec![8, 4, 12]);
     }

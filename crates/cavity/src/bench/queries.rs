@@ -57,13 +57,17 @@ pub struct QueryBench {
     pub rows: Vec<QueryRow>,
 }
 
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `v` (the upper one of an even count).
+///
+/// # Panics
+/// For an empty `v`.
+pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
 /// Deterministic attribute values in `[0, 1)`.
-pub(crate) fn attribute(n: usize) -> Vec<f32> {
+pub fn attribute(n: usize) -> Vec<f32> {
     (0..n)
         .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 8) as f32 / (1u32 << 24) as f32)
         .collect()

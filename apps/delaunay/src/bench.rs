@@ -2,22 +2,22 @@
 //! 6.2 and table 3): per mesh, edge flips until none is left on the GPU
 //! (wall-clock median of fresh runs after a warm-up run, the mesh already
 //! resident), on the CPU backend (all cores) and by a serial flipper over
-//! indexed faces ([`crate::serial_delaunay`]), all in one run; the rolled
+//! indexed faces ([`crate::serial`]), all in one run; the rolled
 //! back fraction of scheduled patches (fig. 6); and a static query (VV)
 //! timed on the patches before and after the flips (the patch-quality
 //! cost of table 3).
 
-use crate::TriMesh;
-use crate::backend::Backend;
-use crate::backend::cuda::{CudaBackend, CudaRounds};
-use crate::delaunay::{FlipReport, flip_edges};
-use crate::dynamic::{CapacityFactors, DynamicMesh};
-use crate::patched::PatchedMesh;
-use crate::rounds::{CpuRounds, Rounds};
-use crate::serial_delaunay::flip_serial;
+use cavity::TriMesh;
+use cavity::backend::Backend;
+use cavity::backend::cuda::{CudaBackend, CudaRounds};
+use cavity::bench::{attribute, median};
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::patched::PatchedMesh;
+use cavity::rounds::{CpuRounds, Rounds};
 use cavity_device::query::Query;
 
-use super::{attribute, median};
+use crate::serial::flip_serial;
+use crate::{FlipReport, flip_edges};
 
 /// One mesh of the benchmark.
 #[derive(Clone, Debug)]
@@ -107,6 +107,7 @@ pub fn delaunay(
     backend: &Backend,
     mut progress: impl FnMut(&str),
 ) -> Result<DelaunayBench, Box<dyn std::error::Error>> {
+    crate::add_kernels(backend)?;
     let gpu = match backend {
         Backend::Cuda(g) => Some(g.as_ref()),
         Backend::Cpu(_) => None,
@@ -161,7 +162,7 @@ pub fn delaunay(
         device: gpu
             .map(|g| g.name())
             .unwrap_or_else(|| "no GPU used".into()),
-        cpu: crate::backend::cpu::CpuBackend::new().name(),
+        cpu: cavity::backend::cpu::CpuBackend::new().name(),
         rows,
     })
 }

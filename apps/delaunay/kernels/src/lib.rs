@@ -2,11 +2,18 @@
 //! opposite angles sum to more than π is flipped; repeated until no such
 //! edge is left (terminates on surfaces, Cheng and Dey 2008). The cavity is
 //! the edge with its two faces; the fill-in joins the two opposite vertices.
+//!
+//! The kernel half of the Delaunay application crate (`apps/delaunay`),
+//! written on cavity's public model: a [`CavityApp`] on the `EdgeFaces`
+//! template with the core's flip helpers, exported with
+//! `cavity_kernels!`.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use crate::block::Block;
-use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
-use crate::flip;
-use crate::operations::{cross, dot, norm, sub};
+use cavity_device::block::Block;
+use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use cavity_device::flip;
+use cavity_device::operations::{cross, dot, norm, sub};
 
 /// Flips of edges with `cot α + cot β < -TOLERANCE` (opposite angles `α`,
 /// `β`; the sum exceeds π exactly when the cotangents sum below zero).
@@ -54,4 +61,4 @@ impl CavityApp for Delaunay {
     }
 }
 
-crate::cavity_kernels!(@core Delaunay);
+cavity_device::cavity_kernels!(Delaunay);

@@ -1,18 +1,38 @@
 //! Delaunay edge flips on the dynamic mesh (dynamic paper, section 6.2):
-//! sweeps of update rounds ([`crate::rounds`]) until a sweep flips nothing;
+//! sweeps of update rounds (`cavity::rounds`) until a sweep flips nothing;
 //! a sweep after the first visits only the patches that changed in the
 //! previous one (only a patch's own commits change its edges' criterion: a
 //! flip's closure, with the four edges around it, is owned by the patch
 //! that flips).
+//!
+//! An application crate on cavity's public model, as RXMesh keeps its
+//! `apps/`: the cavity application is in `cavity-delaunay-kernels`, its
+//! PTX in `cavity-app-ptx` (every application's kernels, built once);
+//! this crate holds the driver ([`delaunay`], [`flip_edges`]), a serial
+//! flipper ([`serial`], the benchmark's single-core comparison and a test
+//! oracle) and the benchmark ([`bench`], `cavity bench delaunay`).
 
-pub use cavity_device::delaunay::Delaunay;
+pub mod bench;
+pub mod serial;
 
-use crate::TriMesh;
-use crate::backend::{Backend, BackendError};
-use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
-use crate::normalize::Normalization;
-use crate::rounds::{RunError, RunReport, Update, sweeps};
-use crate::settings::{NamesSettings, Setting};
+pub use cavity_delaunay_kernels::{Delaunay, TOLERANCE, cotangent};
+
+use cavity::TriMesh;
+use cavity::backend::{Backend, BackendError};
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::normalize::Normalization;
+use cavity::rounds::{RunError, RunReport, Update, sweeps};
+use cavity::settings::{NamesSettings, Setting};
+
+/// Adds the application's GPU kernels to `backend` (nothing on the CPU
+/// backend); [`delaunay`] and the benchmark call it, a caller of
+/// [`flip_edges`] on its own rounds calls it first.
+///
+/// # Errors
+/// As `cavity_app_ptx::add_to`.
+pub fn add_kernels(backend: &Backend) -> Result<(), BackendError> {
+    cavity_app_ptx::add_to(backend)
+}
 
 /// What a Delaunay run did (`flips`: edges flipped).
 pub type FlipReport = RunReport;
@@ -29,7 +49,7 @@ pub fn flip_edges<R: Update<Delaunay> + ?Sized>(
 
 /// Flips the edges of `input` to Delaunay on `backend` ([`flip_edges`] on a
 /// dynamic mesh of `patch_size` faces per patch with `factors`), in the
-/// unit box ([`crate::normalize`]) so that every scale flips the same
+/// unit box (`cavity::normalize`) so that every scale flips the same
 /// edges. Returns the flipped mesh (the input's vertices in input order,
 /// bit for bit: flips move none), the report and the device's name.
 ///
@@ -42,6 +62,7 @@ pub fn delaunay(
     factors: CapacityFactors,
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
+    add_kernels(backend)?;
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
     let mut dynamic = DynamicMesh::new(&normalized, patch_size, factors)?;

@@ -1,13 +1,13 @@
 //! A serial Delaunay flipper over indexed faces (Lawson's algorithm with a
 //! stack of edges to test), the benchmark's single-core CPU comparison:
 //! what a plain serial program does for the same criterion
-//! ([`cavity_device::delaunay`]'s cotangent test and tolerance).
+//! ([`crate::cotangent`] test and [`crate::TOLERANCE`]).
 
 use std::collections::{HashMap, HashSet};
 
-use cavity_device::delaunay::{TOLERANCE, cotangent};
+use cavity::TriMesh;
 
-use crate::TriMesh;
+use crate::{TOLERANCE, cotangent};
 
 const NONE: u32 = u32::MAX;
 
