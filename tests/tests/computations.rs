@@ -4,7 +4,9 @@
 //! mesh on random meshes, and a computation runs on the same structure
 //! after cavities changed it, with an active set, against a serial
 //! computation; area-weighted vertex normals (VF, then each face's
-//! vertices) on a real mesh match a serial sum.
+//! vertices) on a real mesh match a serial sum; the queries exported from
+//! the dynamic mesh after cavities changed it (`Rounds::query`) are the
+//! reference mesh's.
 
 use std::collections::HashMap;
 
@@ -245,5 +247,122 @@ fn normals_of_a_real_mesh_match_a_serial_sum() {
         let (g, w) = (unit(g.map(f64::from)), unit(*w));
         let cos = g[0] * w[0] + g[1] * w[1] + g[2] * w[2];
         assert!(cos > 1.0 - 1e-4, "vertex {v}: {g:?} vs {w:?}");
+    }
+}
+
+/// Every query but FF exported from the dynamic mesh after cavities
+/// changed it (`Rounds::query`, in element order) equals the reference
+/// mesh's over the exported mesh, as sets.
+fn check_exported_queries(input: &TriMesh, patch_size: u32, max_length: f32) -> Result<(), String> {
+    let mut m = DynamicMesh::new(
+        input,
+        patch_size,
+        CapacityFactors {
+            elements: 2.0,
+            patches: 8.0,
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let split = SplitLongEdges::new(max_length);
+    let results = backend()
+        .run_rounds(
+            &mut m,
+            |r| -> Result<_, RunError> {
+                sweeps(r, &split, false, None)?;
+                let mut results = Vec::new();
+                for query in Query::ALL {
+                    if query != Query::FF {
+                        results.push((query, cavity::rounds::Rounds::query(r, query)?));
+                    }
+                }
+                Ok(results)
+            },
+            |e| e,
+        )
+        .map_err(|e| e.to_string())?
+        .value;
+    let mesh = m.to_mesh();
+    let edges = m.edges();
+    let reference = ReferenceMesh::new(&mesh).map_err(|e| e.to_string())?;
+    let ours: HashMap<u32, u32> = edges
+        .iter()
+        .enumerate()
+        .map(|(i, &[a, b])| (reference.edge_index(a, b).expect("an edge"), i as u32))
+        .collect();
+    if ours.len() != reference.num_edges() {
+        return Err(format!(
+            "{} edges, reference {}",
+            ours.len(),
+            reference.num_edges()
+        ));
+    }
+    for (query, result) in results {
+        let sources = match query.source() {
+            Kind::Vertex => mesh.positions.len(),
+            Kind::Edge => edges.len(),
+            Kind::Face => mesh.faces.len(),
+        };
+        if result.offsets.len() != sources + 1 {
+            return Err(format!(
+                "{}: {} rows",
+                query.name(),
+                result.offsets.len() - 1
+            ));
+        }
+        for s in 0..sources as u32 {
+            let src = match query.source() {
+                Kind::Edge => {
+                    let [a, b] = edges[s as usize];
+                    reference.edge_index(a, b).expect("an edge")
+                }
+                _ => s,
+            };
+            let mut want: Vec<u32> = reference_row(&reference, query, src)
+                .into_iter()
+                .map(|x| {
+                    if query.target() == Kind::Edge {
+                        ours[&x]
+                    } else {
+                        x
+                    }
+                })
+                .collect();
+            let mut got = result.row(s).to_vec();
+            want.sort_unstable();
+            got.sort_unstable();
+            if got != want {
+                return Err(format!(
+                    "{} of {s}: {got:?}, reference {want:?}",
+                    query.name()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(12)))]
+
+    /// Random meshes, split until their edges are shorter than the
+    /// median: the queries exported from the dynamic mesh are the
+    /// reference mesh's.
+    #[test]
+    fn queries_exported_after_cavities_match_the_reference(
+        input in any_mesh(),
+        patch_size in prop::sample::select(vec![4u32, 16, 64]),
+    ) {
+        let r = ReferenceMesh::new(&input).expect("valid");
+        let mut lengths: Vec<f32> = (0..r.num_edges() as u32)
+            .map(|e| {
+                let [a, b] = r.edge_vertices(e);
+                let (p, q) = (input.positions[a as usize], input.positions[b as usize]);
+                ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
+            })
+            .collect();
+        lengths.sort_by(f32::total_cmp);
+        let median = lengths.get(lengths.len() / 2).copied().unwrap_or(1.0);
+        let checked = check_exported_queries(&input, patch_size, median);
+        prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
     }
 }

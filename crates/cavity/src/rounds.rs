@@ -15,21 +15,22 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use cavity_device::dynamic::cavity::CavityApp;
-use cavity_device::dynamic::compute::{self, ElementKernels, ForEachKernel};
+use cavity_device::dynamic::compute::{self, ElementKernels, ExportQuery, ForEachKernel};
 use cavity_device::dynamic::layout::{Capacity, flag, stat};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::kernel::CavityKernels;
 use cavity_device::layout::Kind;
+use cavity_device::query::Query;
 use cavity_device::track::Advection;
 
 use cavity_device::attribute::{Attr, ReduceOp, Reduction, Scalar};
 
 use crate::attributes::{self, AttributeError, AttributeLayout};
-use crate::backend::BackendError;
 use crate::backend::cpu::{CpuBackend, Schedule};
 use crate::backend::cuda::CudaRounds;
 use crate::backend::territories;
+use crate::backend::{BackendError, QueryResult};
 use crate::dynamic::DynamicMesh;
 use crate::settings::{NamesSettings, Setting};
 
@@ -182,6 +183,9 @@ impl Rounds for AnyRounds<'_> {
     }
     fn attributes(&self) -> &AttributeLayout {
         on_backend!(self, r => r.attributes())
+    }
+    fn export_query(&mut self, query: Query) -> Result<SlotRows, RunError> {
+        on_backend!(self, r => r.export_query(query))
     }
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
         on_backend!(self, x => x.reduce(r))
@@ -429,6 +433,34 @@ pub trait Rounds {
     fn advect(&mut self, field: &Advection) -> Result<(), RunError>;
     /// The attributes the mesh carries.
     fn attributes(&self) -> &AttributeLayout;
+    /// `query` (not FF) of every owned active element, by slot: per slot
+    /// of the source kind the row length and the row's first value, and
+    /// the values as the owners' slots of the target kind
+    /// (`cavity_device::dynamic::compute::export`). [`Rounds::query`] gives
+    /// it in element order.
+    fn export_query(&mut self, query: Query) -> Result<SlotRows, RunError>;
+    /// `query` (VV VE VF EV EF FV FE; not FF, see
+    /// `cavity_device::dynamic::compute`) of every active owned element of
+    /// the mesh as it stands, in element order (`DynamicMesh::sources`;
+    /// `DynamicMesh::edges` for edges): row `i` lists the element indices
+    /// of the results of element `i`. On the GPU the mesh is copied back
+    /// for the order.
+    ///
+    /// # Errors
+    /// [`RunError::Attribute`] for FF; a failed launch or copy.
+    fn query(&mut self, query: Query) -> Result<QueryResult, RunError>
+    where
+        Self: Sized,
+    {
+        if query == Query::FF {
+            return Err(RunError::Attribute(AttributeError::Operands(
+                "FF is not answered on the dynamic mesh".into(),
+            )));
+        }
+        let rows = self.export_query(query)?;
+        let mesh = self.mesh()?;
+        Ok(mesh.rows_in_element_order(query, &rows.counts, &rows.offsets, &rows.values))
+    }
     /// Runs reduction `r` (`cavity_device::dynamic::reduce`; made by
     /// [`attributes::reduction`]) over the mesh on the device, between
     /// rounds, and returns its value (0 for `Axpy`). The typed forms are
@@ -529,6 +561,31 @@ pub trait Rounds {
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError>;
     /// The device, in words.
     fn device(&self) -> String;
+}
+
+/// A query exported by slot (see [`Rounds::export_query`]).
+#[derive(Clone, Debug, Default)]
+pub struct SlotRows {
+    /// Row length per slot of the source kind.
+    pub counts: Vec<u32>,
+    /// Row start per slot of the source kind.
+    pub offsets: Vec<u32>,
+    /// The owners' slots of the target kind.
+    pub values: Vec<u32>,
+}
+
+/// Exclusive prefix sums of `counts` and their total.
+pub(crate) fn exclusive_scan(counts: &[u32]) -> (Vec<u32>, u32) {
+    let mut sum = 0u32;
+    let offsets = counts
+        .iter()
+        .map(|&c| {
+            let at = sum;
+            sum += c;
+            at
+        })
+        .collect();
+    (offsets, sum)
 }
 
 /// A backend's run of per-element computation `C`
@@ -737,6 +794,44 @@ impl Rounds for CpuRounds<'_> {
 
     fn attributes(&self) -> &AttributeLayout {
         self.mesh.attributes()
+    }
+
+    fn export_query(&mut self, query: Query) -> Result<SlotRows, RunError> {
+        let raw = self.mesh.raw();
+        let slots = (raw.cap.patches * raw.cap.of(query.source())) as usize;
+        let smem = compute::shared_bytes_of(query, &raw.cap, 1);
+        let mut counts = vec![0u32; slots];
+        let q = query as u32;
+        // SAFETY: as in `round`; `counts` holds one entry per source slot
+        // and the counting pass writes no values.
+        unsafe {
+            self.cpu.launch::<ExportQuery>(
+                raw.num_patches,
+                smem,
+                (raw, q, counts.as_mut_ptr() as u64, 0, 0),
+            )
+        };
+        let (offsets, total) = exclusive_scan(&counts);
+        let mut values = vec![0u32; total as usize];
+        // SAFETY: as above; `values` holds the rows `offsets` place.
+        unsafe {
+            self.cpu.launch::<ExportQuery>(
+                raw.num_patches,
+                smem,
+                (
+                    raw,
+                    q,
+                    counts.as_mut_ptr() as u64,
+                    offsets.as_ptr() as u64,
+                    values.as_mut_ptr() as u64,
+                ),
+            )
+        };
+        Ok(SlotRows {
+            counts,
+            offsets,
+            values,
+        })
     }
 
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {

@@ -25,6 +25,7 @@ use crate::kernel::{DYNAMIC_BOUNDS, Kernel, Launch, LaunchBounds, PlainData};
 use crate::layout::Kind;
 use crate::query::Query;
 
+use super::global::GlobalU32;
 use super::layout::{Capacity, POSITION, RawDynamicMesh};
 use super::patch::{DynMesh, PatchCopy};
 
@@ -242,9 +243,7 @@ fn windows(
 
 /// Shared-memory bytes of computation `C`'s kernel with `threads` threads.
 pub fn shared_bytes<C: ElementComputation>(cap: &Capacity, threads: u32) -> usize {
-    let mut arena = SharedArena::measuring();
-    windows(&mut arena, cap, C::QUERY, threads, 0);
-    arena.used()
+    shared_bytes_of(C::QUERY, cap, threads)
 }
 
 /// Builds the rows of `query` (a block-cooperative transpose of the active
@@ -304,14 +303,33 @@ pub fn for_each<B: Block, C: ElementComputation>(
     p: u32,
     c: &C,
 ) {
+    each_element(block, arena, mesh, p, C::QUERY, |element| {
+        if c.active(element) {
+            c.compute(element);
+        }
+    });
+}
+
+/// Calls `f` on every owned active element of `query`'s source kind in
+/// patch slot `p` (nothing for a slot not in use), with the query's rows
+/// built in shared memory ([`shared_bytes_of`]).
+#[inline(always)]
+fn each_element<B: Block>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &DynMesh,
+    p: u32,
+    query: Query,
+    mut f: impl FnMut(&Element<'_, B>),
+) {
     if p >= mesh.num_patches {
         return;
     }
-    let (copy, rows, scratch) = windows(arena, &mesh.cap, C::QUERY, block.block_dim(), p);
+    let (copy, rows, scratch) = windows(arena, &mesh.cap, query, block.block_dim(), p);
     copy.load(block, mesh);
     block.sync();
-    build_rows(block, &copy, C::QUERY, &rows, scratch);
-    let kind = C::QUERY.source();
+    build_rows(block, &copy, query, &rows, scratch);
+    let kind = query.source();
     block.for_each(copy.count(kind), |l| {
         if !(copy.is_owned(kind, l) && copy.is_active(kind, l)) {
             return;
@@ -321,13 +339,91 @@ pub fn for_each<B: Block, C: ElementComputation>(
             mesh,
             copy: &copy,
             rows: &rows,
-            query: C::QUERY,
+            query,
             l,
         };
-        if c.active(&element) {
-            c.compute(&element);
+        f(&element);
+    });
+}
+
+/// Shared-memory bytes of the kernels of `query` (the query export's, or a
+/// computation's with that query) with `threads` threads.
+pub fn shared_bytes_of(query: Query, cap: &Capacity, threads: u32) -> usize {
+    let mut arena = SharedArena::measuring();
+    windows(&mut arena, cap, query, threads, 0);
+    arena.used()
+}
+
+/// Kernel body of the query export: for every owned active source element
+/// `l` of patch slot `p` (slot index `p × cap + l`), with `offsets` null
+/// its row's length goes to `counts[slot]`; otherwise row `i` goes to
+/// `values[offsets[slot] + i]` as the owner's slot index of each result
+/// (`q × cap + l_q` of the target kind), resolved through the ribbon.
+#[inline(always)]
+pub fn export<B: Block>(
+    block: &B,
+    arena: &mut SharedArena,
+    mesh: &DynMesh,
+    p: u32,
+    query: Query,
+    out: &ExportArrays,
+) {
+    let (source, target) = (query.source(), query.target());
+    each_element(block, arena, mesh, p, query, |e| {
+        let slot = p * mesh.cap.of(source) + e.local();
+        if out.offsets.is_none() {
+            out.counts.store(slot, e.len());
+            return;
+        }
+        let start = out.offsets.map_or(0, |o| o.load(slot));
+        for (i, n) in e.neighbors().enumerate() {
+            let (q, l) = e.copy.owner(block, target, n).unwrap_or((p, n));
+            out.values
+                .store(start + i as u32, q * mesh.cap.of(target) + l);
         }
     });
+}
+
+/// The query export's arrays (see [`export`]).
+pub struct ExportArrays {
+    /// Per source slot: the row's length (the counting pass).
+    pub counts: GlobalU32,
+    /// Per source slot: the row's first value (the filling pass).
+    pub offsets: Option<GlobalU32>,
+    /// The rows' values.
+    pub values: GlobalU32,
+}
+
+crate::kernel! {
+    @core
+    /// The first-order query `query` (a [`Query`] code, not FF) of the
+    /// dynamic mesh exported by slot ([`export`]): with `offsets` 0 the
+    /// counting pass, else the filling pass. One block per patch slot in
+    /// use, [`shared_bytes_of`] the query's shared memory.
+    ///
+    /// # Safety
+    /// The mesh describes live arrays of a dynamic mesh; `counts` and
+    /// (when not 0) `offsets` hold one entry per slot of the source kind
+    /// (`cap.patches × cap`), `values` as many entries as the counts sum
+    /// to (or is 0 in the counting pass).
+    #[launch_bounds = FOR_EACH_BOUNDS]
+    pub kernel ExportQuery(launch, mesh: RawDynamicMesh, query: u32, counts: u64, offsets: u64, values: u64) {
+        let Some(query) = Query::from_u32(query).filter(|&q| q != Query::FF) else {
+            return;
+        };
+        // SAFETY: the kernel's contract.
+        let (m, out) = unsafe {
+            (
+                DynMesh::new(&mesh),
+                ExportArrays {
+                    counts: GlobalU32::new(counts),
+                    offsets: (offsets != 0).then(|| GlobalU32::new(offsets)),
+                    values: GlobalU32::new(values),
+                },
+            )
+        };
+        export(launch.block, launch.arena, &m, launch.block_idx, query, &out);
+    }
 }
 
 /// A computation with GPU kernels: its entry point, parameters

@@ -20,7 +20,9 @@ use cavity_device::attribute::Reduction;
 use cavity_device::baseline::{BaselineCsrSum, BaselinePdeSum, RawDirectedEdges};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
-use cavity_device::dynamic::compute::{self, ElementKernels, FOR_EACH_BOUNDS, ForEachKernel};
+use cavity_device::dynamic::compute::{
+    self, ElementKernels, ExportQuery, FOR_EACH_BOUNDS, ForEachKernel,
+};
 use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
 use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::scheduler::{self, Refill};
@@ -46,7 +48,7 @@ use crate::attributes::{self, AttributeLayout};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
-use crate::rounds::{ForEach, Rounds, RunError, Status, Update, status_of};
+use crate::rounds::{ForEach, Rounds, RunError, SlotRows, Status, Update, status_of};
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
 /// `CAVITY_CUDA_ARCH` said otherwise at build time).
@@ -1213,6 +1215,40 @@ impl Rounds for CudaRounds<'_> {
 
     fn attributes(&self) -> &AttributeLayout {
         self.mesh.attributes()
+    }
+
+    fn export_query(&mut self, query: Query) -> Result<SlotRows, RunError> {
+        let cap = self.mesh.cap;
+        let slots = (cap.patches * cap.of(query.source())) as usize;
+        let smem = compute::shared_bytes_of(query, &cap, FOR_EACH_BOUNDS.threads);
+        let kernel = self.gpu.load_carved::<ExportQuery>(smem)?;
+        let (gpu, s) = (self.gpu, &self.gpu.stream);
+        let e = driver("exporting a query");
+        let counts = s.alloc_zeros::<u32>(slots.max(1)).map_err(e)?;
+        let (grid, raw, q) = (self.mesh.num_patches, self.raw, query as u32);
+        let at = |b: &CudaSlice<u32>| b.device_ptr(s).0;
+        // SAFETY: `counts` holds one entry per source slot; the counting
+        // pass writes no values; the mesh's buffers live in `self`.
+        unsafe { gpu.launch(&kernel, grid, (raw, q, at(&counts), 0u64, 0u64))? };
+        let mut host = gpu.download(&counts, slots)?;
+        let (offsets, total) = crate::rounds::exclusive_scan(&host);
+        let dev_offsets = gpu.upload(&offsets)?;
+        let values = s.alloc_zeros::<u32>(total.max(1) as usize).map_err(e)?;
+        // SAFETY: as above; `values` holds the rows `offsets` place.
+        unsafe {
+            gpu.launch(
+                &kernel,
+                grid,
+                (raw, q, at(&counts), at(&dev_offsets), at(&values)),
+            )?
+        };
+        let values = gpu.download(&values, total as usize)?;
+        host.truncate(slots);
+        Ok(SlotRows {
+            counts: host,
+            offsets,
+            values,
+        })
     }
 
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {

@@ -7,7 +7,10 @@ use rayon::prelude::*;
 
 use cavity_device::layout::Kind;
 
+use cavity_device::query::Query;
+
 use crate::TriMesh;
+use crate::backend::QueryResult;
 
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 
@@ -101,6 +104,37 @@ impl DynamicMesh {
                 })
             })
             .collect()
+    }
+
+    /// A query's result in element order ([`DynamicMesh::sources`] of the
+    /// source and the target kind) from the export kernel's slot-indexed
+    /// arrays (`cavity_device::dynamic::compute::export`): `counts` and
+    /// `offsets` per slot of the source kind, `values` the owners' slots of
+    /// the target kind.
+    pub(crate) fn rows_in_element_order(
+        &self,
+        query: Query,
+        counts: &[u32],
+        offsets: &[u32],
+        values: &[u32],
+    ) -> QueryResult {
+        let (source, target) = (query.source(), query.target());
+        let mut index = vec![u32::MAX; (self.cap.patches * self.cap.of(target)) as usize];
+        for (i, &((p, l), _)) in self.elements(target).iter().enumerate() {
+            index[(p * self.cap.of(target) + l) as usize] = i as u32;
+        }
+        let mut result = QueryResult {
+            offsets: vec![0],
+            values: Vec::new(),
+        };
+        for ((p, l), _) in self.elements(source) {
+            let slot = (p * self.cap.of(source) + l) as usize;
+            let start = offsets[slot] as usize;
+            let row = &values[start..start + counts[slot] as usize];
+            result.values.extend(row.iter().map(|&x| index[x as usize]));
+            result.offsets.push(result.values.len() as u32);
+        }
+        result
     }
 
     /// The active owned elements of `kind` in element order
