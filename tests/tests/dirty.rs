@@ -8,10 +8,10 @@ use cavity::defects::{
     Defects, Keeps, OutputError, check_output, remove_duplicate_faces, topology_stats,
 };
 use cavity::dynamic::CapacityFactors;
-use cavity::normals::vertex_normals;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, RemeshReport, RemeshSettings, remesh};
 use cavity_delaunay::delaunay;
+use cavity_normals::vertex_normals;
 use cavity_tests::{any_mesh, asset_mesh, grid, test_backend};
 use proptest::prelude::*;
 

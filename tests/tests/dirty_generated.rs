@@ -16,12 +16,12 @@ use cavity::defects::{
     topology_stats,
 };
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::normals::vertex_normals;
 use cavity::reference::ReferenceMesh;
 use cavity::remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
 use cavity::rounds::RunError;
 use cavity::topology::Topology;
 use cavity_delaunay::delaunay;
+use cavity_normals::vertex_normals;
 use cavity_tests::{Dirt, cases, dirty_mesh, test_backend, topology};
 use proptest::prelude::*;
 

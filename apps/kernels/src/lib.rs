@@ -7,3 +7,4 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 pub use cavity_delaunay_kernels as delaunay;
+pub use cavity_normals_kernels as normals;

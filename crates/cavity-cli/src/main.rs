@@ -23,13 +23,13 @@ use std::process::ExitCode;
 
 use cavity::backend::BackendError;
 use cavity::dynamic::{CapacityFactors, DynamicError};
-use cavity::normals::NormalsError;
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
 use cavity::remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
 use cavity::rounds::RunError;
 use cavity::settings::{NamesSettings, Setting};
 use cavity::track::{TrackError, TrackSettings};
 use cavity_delaunay::DelaunayError;
+use cavity_normals::NormalsError;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::{bench, delaunay, info, normals, remesh, track};

@@ -22,7 +22,6 @@ pub mod eigen;
 pub mod flip;
 pub mod kernel;
 pub mod layout;
-pub mod normals;
 pub mod operations;
 pub mod query;
 pub mod remesh;

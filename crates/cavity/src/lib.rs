@@ -16,9 +16,10 @@
 //!   crates of your own (`Backend::add_kernels`) and the dynamic rounds
 //!   ([`rounds`]: sweeps of update rounds of any cavity application) run on
 //!   either.
-//! - Applications: [`normals`], [`remesh`] (isotropic remeshing),
-//!   [`track`] (surface tracking); Delaunay edge flips live in their own
-//!   application crate (`apps/delaunay`), written on the public model.
+//! - Applications: [`remesh`] (isotropic remeshing), [`track`] (surface
+//!   tracking); Delaunay edge flips and vertex normals live in their own
+//!   application crates (`apps/delaunay`, `apps/normals`), written on the
+//!   public model.
 //! - [`reference`](mod@reference): a plain serial mesh, the tests' oracle;
 //!   [`bench`](mod@bench): the benchmarks behind `cavity bench`.
 //! - Errors name the library's settings ([`settings::Setting`]); a front
@@ -72,7 +73,6 @@ pub mod dynamic;
 pub mod io;
 pub mod mesh;
 pub mod normalize;
-pub mod normals;
 pub mod patched;
 pub mod patcher;
 pub mod reference;

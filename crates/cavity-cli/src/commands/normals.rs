@@ -16,7 +16,7 @@ pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> R
     let mesh = load_input(input)?.mesh;
     let backend = backend(common.device)?;
     let t = Instant::now();
-    let normals = cavity::normals::vertex_normals(&mesh, common.patch_size, &backend)?;
+    let normals = cavity_normals::vertex_normals(&mesh, common.patch_size, &backend)?;
     let seconds = t.elapsed().as_secs_f64();
     let device = backend.name();
     let released = GivenBack::new(backend);

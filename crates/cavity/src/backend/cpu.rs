@@ -17,7 +17,6 @@ use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep,
 use cavity_device::dynamic::update;
 use cavity_device::kernel::{Kernel, Launch};
 use cavity_device::layout::Kind;
-use cavity_device::normals::{NormalizeNormals, VertexNormals};
 use cavity_device::query::{self, Neighbors, Query};
 use cavity_device::remesh::StoreValences;
 use cavity_device::track::{Advect, Advection};
@@ -208,21 +207,6 @@ impl CpuBackend {
         );
         // SAFETY: the arrays hold the lengths passed.
         unsafe { self.launch_query::<NeighborSums>(mesh, query, params) };
-    }
-
-    /// Area-weighted unit vertex normals, `3 * vertices` floats by handle.
-    pub fn vertex_normals(&self, mesh: &PatchedMesh, positions: &[f32]) -> Vec<f32> {
-        let mut acc = vec![0u32; positions.len()];
-        let smem = max_shared_bytes(mesh, Query::FV, 1);
-        let len = positions.len() as u32;
-        let n = addr_mut(&mut acc);
-        let params = (mesh.raw(), addr(positions), len, n, len);
-        // SAFETY: `positions` and `acc` (zeroed) hold `len` entries.
-        unsafe { self.launch::<VertexNormals>(mesh.num_patches(), smem, params) };
-        let vertices = len / 3;
-        // SAFETY: `acc` holds 3 × vertices entries.
-        unsafe { self.launch::<NormalizeNormals>(vertices, 0, (n, vertices)) };
-        acc.into_iter().map(f32::from_bits).collect()
     }
 
     /// Runs `kernel(block, arena, i)` for `i` in `0..n` on the workers, each

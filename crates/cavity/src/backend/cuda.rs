@@ -33,7 +33,6 @@ use cavity_device::kernel::{
     CavityKernels, DYNAMIC_BOUNDS, ELEMENT_BOUNDS, Kernel, SurveyKernel, UpdateKernel,
 };
 use cavity_device::layout::{Kind, RawPatchMesh};
-use cavity_device::normals::{NormalizeNormals, VertexNormals};
 use cavity_device::query::Query;
 use cavity_device::remesh::StoreValences;
 use cavity_device::track::{Advect, Advection};
@@ -478,35 +477,6 @@ impl CudaBackend {
         unsafe { self.launch(&export, grid, (dm.raw, o, n + 1, c, n, v, total))? };
         let values = self.download(&values, total as usize)?;
         Ok(QueryResult { offsets, values })
-    }
-
-    /// Area-weighted unit vertex normals (`3 * vertices` floats by handle).
-    pub fn vertex_normals(
-        &self,
-        mesh: &PatchedMesh,
-        positions: &[f32],
-    ) -> Result<Vec<f32>, BackendError> {
-        let dm = self.upload_mesh(mesh)?;
-        let pos = self.upload(positions)?;
-        let normals = self.upload(&vec![0u32; positions.len()])?;
-        let smem = max_shared_bytes(mesh, Query::FV, VertexNormals::BOUNDS.threads);
-        let accumulate = self.load::<VertexNormals>(smem)?;
-        let normalize = self.load::<NormalizeNormals>(0)?;
-        let (p, n) = (self.address(&pos), self.address(&normals));
-        let len = positions.len() as u32;
-        // SAFETY: `pos` and `normals` hold `len` entries, normals zeroed.
-        unsafe { self.launch(&accumulate, mesh.num_patches(), (dm.raw, p, len, n, len))? };
-        let vertices = len / 3;
-        // SAFETY: `normals` holds 3 * vertices entries.
-        unsafe {
-            self.launch(
-                &normalize,
-                element_grid(&normalize, vertices),
-                (n, vertices),
-            )?
-        };
-        let bits = self.download(&normals, positions.len())?;
-        Ok(bits.into_iter().map(f32::from_bits).collect())
     }
 
     /// Times `launch` with CUDA events: `warmup` untimed runs, then `reps`

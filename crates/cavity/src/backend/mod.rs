@@ -326,19 +326,6 @@ impl Backend {
             Backend::Cuda(gpu) => gpu.add_kernels(ptx).map(|_| ()),
         }
     }
-
-    /// Area-weighted unit vertex normals (RXMesh listing 1). `positions` and
-    /// the result are `3 * vertices` floats in vertex-handle order.
-    pub fn vertex_normals(
-        &self,
-        mesh: &PatchedMesh,
-        positions: &[f32],
-    ) -> Result<Vec<f32>, BackendError> {
-        match self {
-            Backend::Cpu(c) => Ok(c.vertex_normals(mesh, positions)),
-            Backend::Cuda(c) => c.vertex_normals(mesh, positions),
-        }
-    }
 }
 
 /// Largest shared-memory size `query` needs over the patches with
