@@ -20,6 +20,17 @@ impl DynamicMesh {
         &self.attributes
     }
 
+    /// Elements of `kind` in the input mesh (edges numbered as the patcher
+    /// numbers them, `PatchedMesh::input_edges`): the input indices
+    /// [`DynamicMesh::sources`] lists are below it.
+    pub fn input_count(&self, kind: Kind) -> u32 {
+        match kind {
+            Kind::Vertex => self.input_vertices,
+            Kind::Edge => self.input_edges,
+            Kind::Face => self.input_faces,
+        }
+    }
+
     /// The attribute words of `kind` (`cap.attr_stride(kind)` per element
     /// slot, every patch slot).
     pub fn attr_words(&self, kind: Kind) -> &[u32] {

@@ -171,11 +171,11 @@ impl DynamicMesh {
     /// [`NEW_ELEMENT`] for an element a fill-in added, and for every edge
     /// and face of a kind without attribute words.
     pub(super) fn input_index(&self, kind: Kind, p: u32, l: u32) -> u32 {
-        let (word, inputs) = match kind {
-            Kind::Vertex => (INPUT_INDEX_ATTR, self.input_vertices),
-            Kind::Edge => (ELEMENT_INPUT_INDEX, self.input_edges),
-            Kind::Face => (ELEMENT_INPUT_INDEX, self.input_faces),
+        let word = match kind {
+            Kind::Vertex => INPUT_INDEX_ATTR,
+            Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
         };
+        let inputs = self.input_count(kind);
         let stride = self.cap.attr_stride(kind);
         if stride == 0 {
             return NEW_ELEMENT;

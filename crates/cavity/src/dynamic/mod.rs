@@ -56,10 +56,10 @@ pub struct DynamicMesh {
     pub patch_size: u32,
     /// Vertices of the input mesh.
     pub input_vertices: u32,
-    /// Edges of the input mesh.
-    pub input_edges: u32,
-    /// Faces of the input mesh.
-    pub input_faces: u32,
+    /// Edges of the input mesh ([`DynamicMesh::input_count`]).
+    pub(crate) input_edges: u32,
+    /// Faces of the input mesh ([`DynamicMesh::input_count`]).
+    pub(crate) input_faces: u32,
     /// The user's attributes.
     attributes: AttributeLayout,
     /// `counts[4p..4p + 4]`: vertex, edge, face high-water marks and the
@@ -96,10 +96,10 @@ pub struct DynamicMesh {
     pub vertex_attrs: Vec<u32>,
     /// Attribute words of every local edge, `cap.edge_attrs` per edge slot
     /// (none without user edge attributes): the input index, then the
-    /// user's.
-    pub edge_attrs: Vec<u32>,
+    /// user's (read them with [`DynamicMesh::attr_words`]).
+    pub(crate) edge_attrs: Vec<u32>,
     /// Attribute words of every local face, as for edges.
-    pub face_attrs: Vec<u32>,
+    pub(crate) face_attrs: Vec<u32>,
     /// The scheduler's queue, one slot per patch slot, [`NO_PATCH`] when
     /// empty.
     ///
