@@ -35,6 +35,35 @@ pub fn test_backend_with(schedule: Schedule) -> Backend {
     }
 }
 
+/// The PTX of the tests' kernel crate (`tests/kernels`, a kernel crate
+/// outside the core as a user writes one), built by the build script
+/// (empty when the build had no PTX toolchain).
+pub const TEST_KERNELS_PTX: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/cavity_test_kernels.ptx"));
+
+/// [`test_backend`] with the tests' kernel crate added
+/// (`Backend::add_kernels`).
+pub fn user_backend() -> Backend {
+    let backend = test_backend();
+    backend
+        .add_kernels(TEST_KERNELS_PTX)
+        .expect("the kernel crate's PTX loads");
+    backend
+}
+
+/// The median length of `mesh`'s edges (1 without edges).
+pub fn median_edge_length(mesh: &TriMesh) -> f32 {
+    let r = ReferenceMesh::new(mesh).expect("valid");
+    let mut lengths: Vec<f32> = (0..r.num_edges() as u32)
+        .map(|e| {
+            let [a, b] = r.edge_vertices(e).map(|v| mesh.positions[v as usize]);
+            ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+        })
+        .collect();
+    lengths.sort_by(f32::total_cmp);
+    lengths.get(lengths.len() / 2).copied().unwrap_or(1.0)
+}
+
 /// An `n × m` grid of quads split into triangles (diagonal direction from
 /// `flip`), `wrap` joining opposite sides into a torus (closed, every vertex
 /// manifold interior), faces listed in `holes` removed.

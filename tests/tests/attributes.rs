@@ -15,7 +15,9 @@ use cavity::rounds::{Rounds, RunError, sweeps};
 use cavity::{Kind, PatchedMesh};
 use cavity_device::kernel::CavityKernels;
 use cavity_device::operations::{CollapseShortEdges, SplitLargeFaces, SplitLongEdges};
-use cavity_tests::{any_mesh, cases, grid, shuffle, test_backend, test_backend_with};
+use cavity_tests::{
+    any_mesh, cases, grid, median_edge_length, shuffle, test_backend, test_backend_with,
+};
 use proptest::prelude::*;
 
 /// The attributes every test declares.
@@ -283,17 +285,7 @@ proptest! {
         racing in any::<bool>(),
     ) {
         let schedule = if racing { Schedule::Racing } else { Schedule::Deterministic };
-        let r = cavity::reference::ReferenceMesh::new(&input).expect("valid");
-        let lengths: Vec<f32> = (0..r.num_edges() as u32)
-            .map(|e| {
-                let [a, b] = r.edge_vertices(e);
-                let (p, q) = (input.positions[a as usize], input.positions[b as usize]);
-                ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
-            })
-            .collect();
-        let mut sorted = lengths.clone();
-        sorted.sort_by(f32::total_cmp);
-        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(1.0);
+        let median = median_edge_length(&input);
         let ran = match operation {
             0 => run_checked(schedule, &input, patch_size, TIGHT, SplitLongEdges::new(median * 0.7)),
             1 => run_checked(schedule, &input, patch_size, TIGHT, SplitLargeFaces { max_area: median * median * 0.3 }),

@@ -3,15 +3,13 @@
 //! queries a computation sees (VV VE VF EV EF FV FE) match the reference
 //! mesh on random meshes, and a computation runs on the same structure
 //! after cavities changed it, with an active set, against a serial
-//! computation; area-weighted vertex normals (VF, then each face's
-//! vertices) on a real mesh match a serial sum; the queries exported from
+//! computation; the queries exported from
 //! the dynamic mesh after cavities changed it (`Rounds::query`) are the
 //! reference mesh's.
 
 use std::collections::HashMap;
 
 use cavity::attributes::{Attr, AttributeLayout};
-use cavity::backend::Backend;
 use cavity::dynamic::{CapacityFactors, DynamicMesh, INPUT_INDEX_ATTR, NEW_ELEMENT};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{ForEach, RunError, sweeps};
@@ -19,22 +17,10 @@ use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 use cavity_device::operations::SplitLongEdges;
 use cavity_test_kernels::{
-    Laplacian, NormalSums, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
+    Laplacian, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
 };
-use cavity_tests::{any_mesh, asset_mesh, cases, grid, reference_row, shuffle, test_backend};
+use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row, user_backend};
 use proptest::prelude::*;
-
-/// The kernel crate's PTX (empty when the build had no PTX toolchain).
-const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/cavity_test_kernels.ptx"));
-
-/// The test backend with the kernel crate's kernels added.
-fn backend() -> Backend {
-    let backend = test_backend();
-    backend
-        .add_kernels(PTX)
-        .expect("the kernel crate's PTX loads");
-    backend
-}
 
 /// `[count, Σ (id + 1), Σ (id + 1)²]` of `ids` (wrapping), as the probes
 /// write them.
@@ -68,7 +54,7 @@ fn check_probes(input: &TriMesh, patch_size: u32) -> Result<(), String> {
         if query == Query::FF {
             continue;
         }
-        backend()
+        user_backend()
             .run_rounds(
                 &mut m,
                 |r| -> Result<(), RunError> {
@@ -170,7 +156,7 @@ fn a_computation_runs_on_the_mesh_cavities_changed() {
         .collect();
     m.set_attribute(&mask, &active).unwrap();
     let split = SplitLongEdges::new(0.8);
-    let report = backend()
+    let report = user_backend()
         .run_rounds(
             &mut m,
             |r| -> Result<_, RunError> {
@@ -210,46 +196,6 @@ fn a_computation_runs_on_the_mesh_cavities_changed() {
     }
 }
 
-#[test]
-fn normals_of_a_real_mesh_match_a_serial_sum() {
-    let input = shuffle(&asset_mesh("dragon.obj"), 3);
-    let mut layout = AttributeLayout::new();
-    let out = layout.vertex::<f32, 3>("normal").unwrap();
-    let mut m =
-        DynamicMesh::with_attributes(&input, 256, CapacityFactors::default(), &layout).unwrap();
-    backend()
-        .run_rounds(&mut m, |r| r.for_each(&NormalSums { out }), |e: RunError| e)
-        .expect("the computation runs");
-    let got = m.attribute(&out).unwrap();
-    let mut want = vec![[0.0f64; 3]; input.positions.len()];
-    for f in &input.faces {
-        let [a, b, c] = f.map(|v| input.positions[v as usize].map(f64::from));
-        let (u, w) = (
-            [0, 1, 2].map(|k| b[k] - a[k]),
-            [0, 1, 2].map(|k| c[k] - a[k]),
-        );
-        let n = [
-            u[1] * w[2] - u[2] * w[1],
-            u[2] * w[0] - u[0] * w[2],
-            u[0] * w[1] - u[1] * w[0],
-        ];
-        for v in f {
-            for k in 0..3 {
-                want[*v as usize][k] += n[k];
-            }
-        }
-    }
-    let unit = |x: [f64; 3]| {
-        let l = (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]).sqrt();
-        x.map(|c| c / l.max(1e-300))
-    };
-    for (v, (g, w)) in got.iter().zip(&want).enumerate() {
-        let (g, w) = (unit(g.map(f64::from)), unit(*w));
-        let cos = g[0] * w[0] + g[1] * w[1] + g[2] * w[2];
-        assert!(cos > 1.0 - 1e-4, "vertex {v}: {g:?} vs {w:?}");
-    }
-}
-
 /// Every query but FF exported from the dynamic mesh after cavities
 /// changed it (`Rounds::query`, in element order) equals the reference
 /// mesh's over the exported mesh, as sets.
@@ -264,7 +210,7 @@ fn check_exported_queries(input: &TriMesh, patch_size: u32, max_length: f32) -> 
     )
     .map_err(|e| e.to_string())?;
     let split = SplitLongEdges::new(max_length);
-    let results = backend()
+    let results = user_backend()
         .run_rounds(
             &mut m,
             |r| -> Result<_, RunError> {
@@ -352,17 +298,7 @@ proptest! {
         input in any_mesh(),
         patch_size in prop::sample::select(vec![4u32, 16, 64]),
     ) {
-        let r = ReferenceMesh::new(&input).expect("valid");
-        let mut lengths: Vec<f32> = (0..r.num_edges() as u32)
-            .map(|e| {
-                let [a, b] = r.edge_vertices(e);
-                let (p, q) = (input.positions[a as usize], input.positions[b as usize]);
-                ((p[0] - q[0]).powi(2) + (p[1] - q[1]).powi(2) + (p[2] - q[2]).powi(2)).sqrt()
-            })
-            .collect();
-        lengths.sort_by(f32::total_cmp);
-        let median = lengths.get(lengths.len() / 2).copied().unwrap_or(1.0);
-        let checked = check_exported_queries(&input, patch_size, median);
+        let checked = check_exported_queries(&input, patch_size, median_edge_length(&input));
         prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
     }
 }

@@ -17,23 +17,11 @@ use cavity::{PatchedMesh, Query, TriMesh};
 use cavity_device::kernel::Kernel;
 use cavity_device::operations::SplitLongEdges;
 use cavity_test_kernels::{FlipToShorter, NEW_LABEL, SplitInterpolating, Valences};
-use cavity_tests::{grid, test_backend};
-
-/// The kernel crate's PTX (empty when the build had no PTX toolchain).
-const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/cavity_test_kernels.ptx"));
-
-/// The test backend with the kernel crate's kernels added.
-fn backend() -> Backend {
-    let backend = test_backend();
-    backend
-        .add_kernels(PTX)
-        .expect("the kernel crate's PTX loads");
-    backend
-}
+use cavity_tests::{TEST_KERNELS_PTX, grid, user_backend};
 
 #[test]
 fn each_ptx_holds_its_own_crates_entry_points() {
-    if PTX.is_empty() {
+    if TEST_KERNELS_PTX.is_empty() {
         eprintln!("no PTX toolchain at build time: nothing to check");
         return;
     }
@@ -43,13 +31,12 @@ fn each_ptx_holds_its_own_crates_entry_points() {
             .map(|r| r.split('(').next().unwrap_or("").trim().to_string())
             .collect()
     };
-    let mut user = entries(PTX);
+    let mut user = entries(TEST_KERNELS_PTX);
     user.sort();
     assert_eq!(
         user,
         [
             "cavity_test_kernels_ForEachLaplacian",
-            "cavity_test_kernels_ForEachNormalSums",
             "cavity_test_kernels_ForEachProbeEF",
             "cavity_test_kernels_ForEachProbeEV",
             "cavity_test_kernels_ForEachProbeFE",
@@ -126,7 +113,7 @@ fn a_user_kernel_computes_valences() {
     let n = patched.vertex_to_input.len();
     let smem = max_shared_bytes(&patched, Query::VV, Valences::BOUNDS.threads);
     let grid = patched.num_patches();
-    let by_handle = match backend() {
+    let by_handle = match user_backend() {
         Backend::Cpu(cpu) => {
             let mut out = vec![0u32; n];
             let params = (patched.raw(), out.as_mut_ptr() as u64, n as u32);
@@ -194,7 +181,7 @@ fn a_user_cavity_flips_until_no_shorter_diagonal_is_left() {
     let input = jittered(24, &[30, 31, 200, 420]);
     let mut dynamic =
         DynamicMesh::new(&input, 32, CapacityFactors::default()).expect("dynamic mesh");
-    let report = backend()
+    let report = user_backend()
         .run_rounds(&mut dynamic, |r| sweeps(r, &app, false, None), |e| e)
         .expect("the flips run")
         .value;
@@ -277,7 +264,7 @@ fn a_user_cavity_sets_the_attributes_of_what_it_adds() {
         value,
         label,
     };
-    let report = backend()
+    let report = user_backend()
         .run_rounds(&mut dynamic, |r| sweeps(r, &app, false, None), |e| e)
         .expect("the splits run")
         .value;

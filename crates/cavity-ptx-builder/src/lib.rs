@@ -339,6 +339,59 @@ impl PtxBuilder {
     }
 }
 
+/// The PTX a build script wrote ([`build_into_out_dir`]).
+#[derive(Clone, Debug)]
+pub struct Embedded {
+    /// The PTX text (empty when the step was skipped).
+    pub text: String,
+    /// Why the step was skipped (no NVPTX toolchain), if it was.
+    pub skipped: Option<String>,
+}
+
+/// The build script of a host crate that embeds a kernel crate's PTX:
+/// builds the kernel crate at `kernel_crate` (relative to the host crate's
+/// `CARGO_MANIFEST_DIR`) for the architecture in `CAVITY_CUDA_ARCH`
+/// (default `sm_90`), in a target directory under `OUT_DIR`, and writes
+/// the text to `OUT_DIR/file` (empty, with one cargo warning, when the
+/// toolchain cannot build PTX: the CPU backend needs none), for the host
+/// crate to `include_str!`.
+///
+/// # Errors
+/// As [`PtxBuilder::build_in_build_script`], and [`PtxError::Io`] when the
+/// file cannot be written.
+///
+/// # Panics
+/// Outside a build script (no `CARGO_MANIFEST_DIR` or `OUT_DIR`).
+pub fn build_into_out_dir(
+    kernel_crate: impl AsRef<Path>,
+    file: &str,
+) -> Result<Embedded, PtxError> {
+    let var = |name: &str| {
+        PathBuf::from(
+            std::env::var(name).unwrap_or_else(|_| panic!("{name} is set for build scripts")),
+        )
+    };
+    let (manifest, out) = (var("CARGO_MANIFEST_DIR"), var("OUT_DIR"));
+    println!("cargo:rerun-if-env-changed=CAVITY_CUDA_ARCH");
+    let arch = std::env::var("CAVITY_CUDA_ARCH").unwrap_or_else(|_| "sm_90".into());
+    let builder = PtxBuilder::new(manifest.join(kernel_crate))
+        .arch(&arch)
+        .target_dir(out.join("ptx-target"));
+    let embedded = match builder.build_in_build_script()? {
+        Outcome::Built(ptx) => Embedded {
+            text: ptx.text()?,
+            skipped: None,
+        },
+        Outcome::Skipped { reason } => Embedded {
+            text: String::new(),
+            skipped: Some(reason),
+        },
+    };
+    let path = out.join(file);
+    std::fs::write(&path, &embedded.text).map_err(|source| PtxError::Io { path, source })?;
+    Ok(embedded)
+}
+
 /// Checks that `arch` is `sm_XX` (optionally with a letter suffix, as
 /// `sm_90a`) with `XX` at least [`OLDEST_ARCH`].
 ///

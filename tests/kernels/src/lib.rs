@@ -15,8 +15,7 @@
 //! - [`ProbeVV`] and the other probes: per-element computations on the
 //!   dynamic mesh that record what a query returned (count and sums of the
 //!   results' identities); [`Laplacian`]: the mean of a vertex's
-//!   neighbours' positions; [`NormalSums`]: a vertex's area-weighted
-//!   normal (VF, then each face's vertices).
+//!   neighbours' positions.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
@@ -272,33 +271,3 @@ impl ElementComputation for Laplacian {
 }
 
 cavity_device::element_kernels!(Laplacian);
-
-/// Writes the sum of every vertex's faces' cross products `(b - a) × (c -
-/// a)` (twice their area times their unit normals) to `out`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct NormalSums {
-    /// The result.
-    pub out: Attr<f32, 3>,
-}
-
-impl ElementComputation for NormalSums {
-    const QUERY: Query = Query::VF;
-    fn compute<B: Block>(&self, v: &Element<'_, B>) {
-        let mut n = [0.0f32; 3];
-        for f in v.neighbors() {
-            let [a, b, c] = v.face_vertices(f).map(|x| v.position(x));
-            let m = cross(sub(b, a), sub(c, a));
-            for k in 0..3 {
-                n[k] += m[k];
-            }
-        }
-        v.set(&self.out, n);
-    }
-}
-
-cavity_device::element_kernels!(NormalSums);
