@@ -8,11 +8,12 @@
 //! backend against serial sums.
 
 use cavity::TriMesh;
-use cavity::attributes::{Attr, AttributeError, AttributeLayout, MAX_USER_WORDS};
+use cavity::attributes::{Attr, AttributeError, AttributeLayout, MAX_USER_WORDS, ReduceOp};
 use cavity::backend::cpu::Schedule;
 use cavity::dynamic::{CapacityFactors, DynamicMesh, NEW_ELEMENT};
 use cavity::rounds::{Rounds, RunError, sweeps};
 use cavity::{Kind, PatchedMesh};
+use cavity_device::attribute::{AttrWords, Reduction};
 use cavity_device::kernel::CavityKernels;
 use cavity_device::operations::{CollapseShortEdges, SplitLargeFaces, SplitLongEdges};
 use cavity_tests::{
@@ -327,6 +328,21 @@ fn reductions_match_serial_sums() {
                 r.axpy(2.0, &a.point, &a.point)?;
                 let after = r.dot(&a.point, &a.point)?;
                 let wrong = r.axpy(1.0, &a.tag, &a.tag).is_err();
+                // A hand-made reduction past the attribute words is refused.
+                let past = AttrWords {
+                    kind: 0,
+                    offset: u32::MAX,
+                    scalar: 1,
+                    components: 1,
+                };
+                let wild = Reduction {
+                    op: ReduceOp::Axpy as u32,
+                    reserved: 0,
+                    x: past,
+                    y: past,
+                    alpha: 1.0,
+                };
+                assert!(matches!(r.reduce(&wild), Err(RunError::Attribute(_))));
                 Ok((d, n, s, mx, fd, after, wrong))
             },
             |e| e,

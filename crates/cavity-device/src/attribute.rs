@@ -273,6 +273,33 @@ impl AttrWords {
     pub fn words(&self) -> u32 {
         self.components * ScalarType::from_code(self.scalar).words()
     }
+
+    /// Whether the fields name a kind, a scalar type and 1 to
+    /// [`MAX_COMPONENTS`] components whose words lie within `stride(kind)`
+    /// words (in `u64`: no offset wraps around).
+    #[inline(always)]
+    pub fn fits(&self, stride: impl Fn(Kind) -> u32) -> bool {
+        self.kind < 3
+            && self.scalar < 3
+            && (1..=MAX_COMPONENTS as u32).contains(&self.components)
+            && self.offset as u64 + self.words() as u64 <= stride(Kind::from_u32(self.kind)) as u64
+    }
+}
+
+impl Reduction {
+    /// Whether the reduction is one the kernel may run on a mesh of
+    /// attribute strides `stride`: a known operation, operands that
+    /// [`AttrWords::fits`], and for `Dot` and `Axpy` two operands of one
+    /// kind, type and component count.
+    #[inline(always)]
+    pub fn fits(&self, stride: impl Fn(Kind) -> u32 + Copy) -> bool {
+        let unary = self.op == ReduceOp::Max as u32 || self.op == ReduceOp::Sum as u32;
+        let binary = self.op == ReduceOp::Dot as u32 || self.op == ReduceOp::Axpy as u32;
+        let same = self.x.kind == self.y.kind
+            && self.x.scalar == self.y.scalar
+            && self.x.components == self.y.components;
+        self.x.fits(stride) && (unary || (binary && same && self.y.fits(stride)))
+    }
 }
 
 /// What a reduction kernel computes over the active owned elements of one

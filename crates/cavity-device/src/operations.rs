@@ -365,6 +365,9 @@ pub fn collapsible<B: Block>(fill: &FillIn<'_, B>) -> bool {
 /// with that many interior vertices) whose boundary loop visits at least
 /// three distinct vertices (the link condition).
 pub fn collapses_to_a_point<B: Block>(fill: &FillIn<'_, B>, vertices: &[u32]) -> bool {
+    if vertices.is_empty() {
+        return false;
+    }
     let ctx = fill.ctx;
     let manifold_stars = fill.deleted_faces().all(|f| {
         (0..3).all(|i| {
@@ -391,7 +394,10 @@ parameters! {
     /// centroid of its half of the loop. Declined unless the star is a disk
     /// whose loop has distinct vertices (at most [`MAX_LOOP`]).
     pub struct SplitVertices {
-        /// Largest valence left alone (at least 3).
+        /// Largest valence left alone; values below 5 count as 5 (a split
+        /// of a vertex of valence `k` leaves valences `k / 2 + 2` and
+        /// `(k + 1) / 2 + 2`, below `k` only from 5 on: a lower limit would
+        /// split for ever).
         pub max_valence: u32,
     }
 }
@@ -408,7 +414,7 @@ impl CavityApp for SplitVertices {
             valence += 1;
             ctx.edge_faces(e).0 == 2
         });
-        interior && valence > self.max_valence.max(3)
+        interior && valence > self.max_valence.max(5)
     }
     fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, v: u32, _: u32) -> u32 {
         // Higher valences first.
@@ -427,9 +433,13 @@ impl CavityApp for SplitVertices {
 /// Fills the closed loop `b_0..b_{k-1}` of a vertex star (template
 /// `VertexStar`, `4 <= k <= MAX_LOOP` distinct vertices) with a vertex
 /// split (see [`SplitVertices`]): two new vertices, `k + 3` edges and
-/// `k + 2` faces. Returns false when slots run out.
+/// `k + 2` faces. Returns false (adding nothing) for another boundary, and
+/// when slots run out.
 pub fn vertex_split_fill<B: Block>(fill: &mut FillIn<'_, B>) -> bool {
     let k = fill.boundary_len();
+    if !simple_loop(fill) || !(4..=MAX_LOOP).contains(&k) {
+        return false;
+    }
     let h = k / 2;
     let b = |fill: &FillIn<'_, B>, i: u32| fill.boundary_vertex(i % k);
     let old = fill.ctx.position(fill.seed());

@@ -24,7 +24,7 @@
 //! ```
 
 use cavity_device::attribute::{MAX_COMPONENTS, Reduction};
-use cavity_device::dynamic::layout::{ELEMENT_CORE_ATTRS, VERTEX_CORE_ATTRS};
+use cavity_device::dynamic::layout::{Capacity, ELEMENT_CORE_ATTRS, VERTEX_CORE_ATTRS};
 use cavity_device::dynamic::reduce;
 use cavity_device::layout::Kind;
 
@@ -261,6 +261,23 @@ pub fn reduction<T: Scalar, const N: usize>(
         y: y.words_of(),
         alpha,
     })
+}
+
+/// Checks a reduction given to `Rounds::reduce` against the mesh's
+/// capacity: the kernel would run nothing else.
+///
+/// # Errors
+/// [`AttributeError::Operands`] for an unknown operation, a kind, type or
+/// component count out of range, words past the kind's stride, or two
+/// operands that disagree.
+pub fn check_reduction(r: &Reduction, cap: &Capacity) -> Result<(), AttributeError> {
+    if r.fits(|kind| cap.attr_stride(kind)) {
+        Ok(())
+    } else {
+        Err(AttributeError::Operands(format!(
+            "the reduction {r:?} does not fit the mesh's attributes: make it with attributes::reduction"
+        )))
+    }
 }
 
 /// Combines the per-patch partials of reduction `r` in patch order.

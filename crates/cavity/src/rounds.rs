@@ -465,7 +465,8 @@ pub trait Rounds {
     /// [`attributes::reduction`]) over the mesh on the device, between
     /// rounds, and returns its value (0 for `Axpy`). The typed forms are
     /// [`Rounds::dot`], [`Rounds::norm`], [`Rounds::sum`], [`Rounds::max`]
-    /// and [`Rounds::axpy`].
+    /// and [`Rounds::axpy`]. A reduction that does not fit the mesh's
+    /// attributes is refused ([`attributes::check_reduction`]).
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError>;
     /// `Σ x·y` over every component of every active owned element.
     ///
@@ -835,6 +836,7 @@ impl Rounds for CpuRounds<'_> {
     }
 
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
+        attributes::check_reduction(r, &self.mesh.cap)?;
         let raw = self.mesh.raw();
         // SAFETY: as in `round`.
         let partials = unsafe { self.cpu.reduce(&raw, r) };

@@ -23,7 +23,8 @@ pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/smooth_split_kerne
 /// What [`run`] does.
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
-    /// Interior vertices with more edges than this are split (at least 3).
+    /// Interior vertices with more edges than this are split (at least 5:
+    /// lower limits count as 5, see `SplitHighValence`).
     pub max_valence: u32,
     /// Smoothing steps.
     pub steps: u32,
@@ -83,7 +84,7 @@ pub fn run(
         &layout,
     )?;
     let split = SplitHighValence {
-        max_valence: settings.max_valence.max(3),
+        max_valence: settings.max_valence.max(5),
     };
     let (splits, last) = backend
         .run_rounds(

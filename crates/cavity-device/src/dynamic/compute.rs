@@ -26,7 +26,7 @@ use crate::layout::Kind;
 use crate::query::Query;
 
 use super::global::GlobalU32;
-use super::layout::{Capacity, POSITION, RawDynamicMesh};
+use super::layout::{Capacity, POSITION, RawDynamicMesh, core_attrs};
 use super::patch::{DynMesh, PatchCopy};
 
 /// A computation on every active element of [`ElementComputation::QUERY`]'s
@@ -82,9 +82,13 @@ impl<B: Block> Element<'_, B> {
         self.len() == 0
     }
 
-    /// Query result `i` (`i < len()`), a local index of the target kind.
+    /// Query result `i` (`i < len()`), a local index of the target kind;
+    /// `u32::MAX` past the last (which the accessors read as no element).
     #[inline(always)]
     pub fn neighbor(&self, i: u32) -> u32 {
+        if i >= self.len() {
+            return u32::MAX;
+        }
         let copy = self.copy;
         match self.query {
             Query::EV => copy.edge_vertices(self.l)[i as usize % 2],
@@ -179,10 +183,14 @@ impl<B: Block> Element<'_, B> {
     /// Sets the element's value of `attr` (only the element's own: a
     /// computation reads its neighbours' values as another thread may be
     /// writing them; write to an attribute it does not read). Nothing
-    /// unless `attr` is on the source kind and held by the mesh.
+    /// unless `attr` is on the source kind, held by the mesh, and a user
+    /// attribute or the position ([`POSITION`]; the core's other words,
+    /// the input index and the valence, are the core's).
     #[inline(always)]
     pub fn set<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, value: [T; N]) {
-        if attr.kind() == self.query.source() {
+        let kind = attr.kind();
+        let position = kind == Kind::Vertex && attr.offset() + attr.words() <= 3;
+        if kind == self.query.source() && (position || attr.offset() >= core_attrs(kind)) {
             self.mesh.store_attr(attr, (self.copy.p, self.l), value);
         }
     }
@@ -326,6 +334,7 @@ fn each_element<B: Block>(
         return;
     }
     let (copy, rows, scratch) = windows(arena, &mesh.cap, query, block.block_dim(), p);
+    arena.check();
     copy.load(block, mesh);
     block.sync();
     build_rows(block, &copy, query, &rows, scratch);

@@ -52,6 +52,15 @@ pub const INPUT_INDEX_ATTR: u32 = 3;
 pub const ELEMENT_CORE_ATTRS: u32 = 1;
 /// Edge and face attribute word holding the input element index.
 pub const ELEMENT_INPUT_INDEX: u32 = 0;
+/// Attribute words the core keeps on `kind` before the user's.
+#[inline(always)]
+pub fn core_attrs(kind: Kind) -> u32 {
+    match kind {
+        Kind::Vertex => VERTEX_CORE_ATTRS,
+        Kind::Edge | Kind::Face => ELEMENT_CORE_ATTRS,
+    }
+}
+
 /// The input index of an element a fill-in added.
 pub const NEW_ELEMENT: u32 = u32::MAX;
 

@@ -200,7 +200,8 @@ impl DynMesh {
     /// Whether `attr`'s words lie within its kind's attribute words.
     #[inline(always)]
     pub fn holds<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>) -> bool {
-        attr.offset() + attr.words() <= self.cap.attr_stride(attr.kind())
+        let stride = self.cap.attr_stride(attr.kind());
+        attr.offset() <= stride && attr.words() <= stride - attr.offset()
     }
 
     /// The value of `attr` stored at local element `at.1` of patch `at.0`

@@ -21,7 +21,9 @@ use super::patch::DynMesh;
 
 /// Shared-memory bytes of the [`Reduce`] kernel with `threads` threads.
 pub fn shared_bytes(threads: u32) -> usize {
-    8 * threads as usize
+    let mut arena = SharedArena::measuring();
+    arena.alloc::<u32>(2 * threads);
+    arena.used()
 }
 
 /// The value `op` starts from (and gives over no element).
@@ -91,15 +93,7 @@ fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) {
 /// same; a kernel given others does nothing).
 #[inline(always)]
 fn sound(mesh: &DynMesh, r: &Reduction) -> bool {
-    let fits = |a: &AttrWords| {
-        a.kind < 3
-            && a.scalar < 3
-            && a.components >= 1
-            && a.offset + a.words() <= mesh.cap.attr_stride(Kind::from_u32(a.kind))
-    };
-    let unary = matches!(op_of(r.op), ReduceOp::Max | ReduceOp::Sum);
-    let same = r.x.kind == r.y.kind && r.x.scalar == r.y.scalar && r.x.components == r.y.components;
-    fits(&r.x) && (unary || (fits(&r.y) && same))
+    r.fits(|kind| mesh.cap.attr_stride(kind))
 }
 
 /// Kernel body, one block per patch `p`: reduces `r` over the active owned
@@ -116,6 +110,7 @@ pub fn reduce<B: Block>(
 ) {
     let op = op_of(r.op);
     let scratch = arena.alloc::<u32>(2 * block.block_dim());
+    arena.check();
     let mut acc = identity(op);
     if sound(mesh, r) {
         let kind = Kind::from_u32(r.x.kind);

@@ -1222,6 +1222,7 @@ impl Rounds for CudaRounds<'_> {
     }
 
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
+        attributes::check_reduction(r, &self.mesh.cap)?;
         let s = &self.gpu.stream;
         let e = driver("running a reduction");
         let partials = match self.partials.take() {

@@ -66,7 +66,9 @@ impl ElementComputation for Smooth {
 cavity_device::element_kernels!(Smooth);
 
 /// Splits every interior vertex with more than `max_valence` edges into
-/// two vertices joined by a new edge.
+/// two vertices joined by a new edge. A split of a vertex of valence `k`
+/// leaves valences `k / 2 + 2` and `(k + 1) / 2 + 2`: use a limit of at
+/// least 5, or the splits go on for ever.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(

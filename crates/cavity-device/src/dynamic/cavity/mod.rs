@@ -35,7 +35,7 @@ use crate::attribute::{Attr, Scalar};
 use crate::block::Block;
 use crate::layout::Kind;
 
-use super::layout::{ELEMENT_INPUT_INDEX, NEW_ELEMENT, VERTEX_CORE_ATTRS};
+use super::layout::{ELEMENT_INPUT_INDEX, NEW_ELEMENT, VERTEX_CORE_ATTRS, core_attrs};
 use super::patch::{DynMesh, PatchCopy};
 
 /// No cavity.
@@ -307,6 +307,9 @@ impl<'a, B: Block> Ctx<'a, B> {
     /// handle the mesh does not hold.
     #[inline(always)]
     pub fn attr<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, l: u32) -> [T; N] {
+        if l >= self.copy.count(attr.kind()) {
+            return [T::default(); N];
+        }
         self.mesh.load_attr(attr, self.owner_of(attr.kind(), l))
     }
 
@@ -549,8 +552,10 @@ impl<'a, B: Block> FillIn<'a, B> {
 
     /// Sets `attr` of element `l`, which this fill-in added (the only
     /// elements a fill-in writes attributes of: the others may be read by
-    /// neighbours meanwhile). Returns whether it was set: `false` for an
-    /// element the fill-in did not add or a handle the mesh does not hold.
+    /// neighbours meanwhile) and only user attributes (positions are
+    /// given to [`FillIn::add_vertex`]). Returns whether it was set:
+    /// `false` for an element the fill-in did not add, a core word or a
+    /// handle the mesh does not hold.
     pub fn set_attr<T: Scalar, const N: usize>(
         &mut self,
         attr: &Attr<T, N>,
@@ -559,7 +564,8 @@ impl<'a, B: Block> FillIn<'a, B> {
     ) -> bool {
         let kind = attr.kind();
         let mut added = (0..self.used[kind as usize]).filter_map(|i| self.added(kind, i));
-        let ok = added.any(|x| x == l) && self.ctx.mesh.holds(attr);
+        let user = attr.offset() >= core_attrs(kind);
+        let ok = user && added.any(|x| x == l) && self.ctx.mesh.holds(attr);
         if ok {
             self.ctx.mesh.store_attr(attr, (self.ctx.copy.p, l), value);
         }
