@@ -82,8 +82,9 @@ fn known_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> Option<(i32, i32)> {
 
 /// Stores `(n, target)` as owned vertex `v`'s valence attribute.
 fn store_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32, valence: (i32, i32)) {
-    let cap = ctx.copy.cap;
-    let at = (ctx.copy.p * cap.vertices + v) * cap.vertex_attrs + VALENCE_ATTR;
+    let at = ctx
+        .mesh
+        .attr_at(Kind::Vertex, (ctx.copy.p, v), VALENCE_ATTR);
     ctx.mesh.vertex_attrs.store(at, encode(valence));
 }
 

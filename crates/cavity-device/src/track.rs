@@ -174,10 +174,9 @@ pub fn advected(p: [f32; 3], field: &Advection) -> [f32; 3] {
 /// its own position).
 #[inline(always)]
 pub fn advect<B: Block>(block: &B, mesh: &DynMesh, p: u32, field: &Advection) {
-    let cap = mesh.cap;
     block.for_each(mesh.count(p, Kind::Vertex), |v| {
         if mesh.bit(p, Kind::Vertex, false, v) && mesh.bit(p, Kind::Vertex, true, v) {
-            let at = (p * cap.vertices + v) * cap.vertex_attrs;
+            let at = mesh.attr_at(Kind::Vertex, (p, v), 0);
             let x = [0, 1, 2].map(|k| f32::from_bits(mesh.vertex_attrs.load(at + k)));
             for (k, y) in advected(x, field).into_iter().enumerate() {
                 mesh.vertex_attrs.store(at + k as u32, y.to_bits());

@@ -24,7 +24,7 @@
 //! ```
 
 use cavity_device::attribute::{MAX_COMPONENTS, Reduction};
-use cavity_device::dynamic::layout::{Capacity, ELEMENT_CORE_ATTRS, VERTEX_CORE_ATTRS};
+use cavity_device::dynamic::layout::{Capacity, core_attrs};
 use cavity_device::dynamic::reduce;
 use cavity_device::layout::Kind;
 
@@ -92,7 +92,7 @@ impl AttributeLayout {
                 words: used + words,
             });
         }
-        let offset = core_words(kind) + used;
+        let offset = core_attrs(kind) + used;
         self.entries.push(AttributeInfo {
             name: name.to_string(),
             kind,
@@ -217,7 +217,7 @@ impl AttributeLayout {
         if kind != Kind::Vertex && user == 0 {
             0
         } else {
-            core_words(kind) + user
+            core_attrs(kind) + user
         }
     }
 }
@@ -286,14 +286,6 @@ pub fn combine_partials(r: &Reduction, partials: &[f64]) -> f64 {
     partials
         .iter()
         .fold(reduce::identity(op), |a, &b| reduce::combine(op, a, b))
-}
-
-/// Words the core keeps before the user's attributes on `kind`.
-fn core_words(kind: Kind) -> u32 {
-    match kind {
-        Kind::Vertex => VERTEX_CORE_ATTRS,
-        Kind::Edge | Kind::Face => ELEMENT_CORE_ATTRS,
-    }
 }
 
 /// Checks that `info` declares `N` components of `T`.

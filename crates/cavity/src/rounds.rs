@@ -575,20 +575,6 @@ pub struct SlotRows {
     pub values: Vec<u32>,
 }
 
-/// Exclusive prefix sums of `counts` and their total.
-pub(crate) fn exclusive_scan(counts: &[u32]) -> (Vec<u32>, u32) {
-    let mut sum = 0u32;
-    let offsets = counts
-        .iter()
-        .map(|&c| {
-            let at = sum;
-            sum += c;
-            at
-        })
-        .collect();
-    (offsets, sum)
-}
-
 /// A backend's run of per-element computation `C`
 /// (`cavity_device::dynamic::compute`) on the mesh it holds, between
 /// rounds: the programming model's `for_each` on the one structure that
@@ -812,7 +798,8 @@ impl Rounds for CpuRounds<'_> {
                 (raw, q, counts.as_mut_ptr() as u64, 0, 0),
             )
         };
-        let (offsets, total) = exclusive_scan(&counts);
+        let mut offsets = QueryResult::offsets_of(&counts);
+        let total = offsets.pop().unwrap_or(0);
         let mut values = vec![0u32; total as usize];
         // SAFETY: as above; `values` holds the rows `offsets` place.
         unsafe {

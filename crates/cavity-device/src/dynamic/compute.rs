@@ -89,6 +89,18 @@ impl<B: Block> Element<'_, B> {
         if i >= self.len() {
             return u32::MAX;
         }
+        self.result(i)
+    }
+
+    /// The query results in order.
+    #[inline(always)]
+    pub fn neighbors(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(move |i| self.result(i))
+    }
+
+    /// Query result `i`, for `i < len()`.
+    #[inline(always)]
+    fn result(&self, i: u32) -> u32 {
         let copy = self.copy;
         match self.query {
             Query::EV => copy.edge_vertices(self.l)[i as usize % 2],
@@ -101,12 +113,6 @@ impl<B: Block> Element<'_, B> {
             }
             _ => self.rows.entry(self.rows.start(self.l) + i),
         }
-    }
-
-    /// The query results in order.
-    #[inline(always)]
-    pub fn neighbors(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.len()).map(move |i| self.neighbor(i))
     }
 
     /// The element's value of `attr` (defaults unless `attr` is on the
@@ -128,11 +134,8 @@ impl<B: Block> Element<'_, B> {
         if l >= self.copy.count(kind) || !self.copy.is_active(kind, l) {
             return [T::default(); N];
         }
-        let owner = self
-            .copy
-            .owner(self.block, kind, l)
-            .unwrap_or((self.copy.p, l));
-        self.mesh.load_attr(attr, owner)
+        self.mesh
+            .load_attr(attr, self.copy.owner_or_self(self.block, kind, l))
     }
 
     /// The two vertices of local edge `e` (any active local edge, e.g. a
@@ -386,7 +389,7 @@ pub fn export<B: Block>(
         }
         let start = out.offsets.map_or(0, |o| o.load(slot));
         for (i, n) in e.neighbors().enumerate() {
-            let (q, l) = e.copy.owner(block, target, n).unwrap_or((p, n));
+            let (q, l) = e.copy.owner_or_self(block, target, n);
             out.values
                 .store(start + i as u32, q * mesh.cap.of(target) + l);
         }

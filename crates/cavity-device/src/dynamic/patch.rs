@@ -216,11 +216,9 @@ impl DynMesh {
     ) -> [T; N] {
         let mut value = [T::default(); N];
         if self.holds(attr) {
-            let (kind, words) = (attr.kind(), self.attrs(attr.kind()));
             for (c, x) in value.iter_mut().enumerate() {
-                let i = self.attr_at(kind, at, attr.offset() + c as u32 * T::WORDS);
-                let hi = if T::WORDS == 2 { words.load(i + 1) } else { 0 };
-                *x = T::from_words([words.load(i), hi]);
+                let word = attr.offset() + c as u32 * T::WORDS;
+                *x = T::from_words(self.load_value(attr.kind(), at, word, T::WORDS));
             }
         }
         value
@@ -236,15 +234,28 @@ impl DynMesh {
         value: [T; N],
     ) {
         if self.holds(attr) {
-            let (kind, words) = (attr.kind(), self.attrs(attr.kind()));
             for (c, x) in value.into_iter().enumerate() {
-                let i = self.attr_at(kind, at, attr.offset() + c as u32 * T::WORDS);
-                let w = x.to_words();
-                words.store(i, w[0]);
-                if T::WORDS == 2 {
-                    words.store(i + 1, w[1]);
-                }
+                let word = attr.offset() + c as u32 * T::WORDS;
+                self.store_value(attr.kind(), at, word, x.to_words(), T::WORDS);
             }
+        }
+    }
+
+    /// The `n` words (1, or 2 for an `f64`, low word first) of one value
+    /// at word `word` of local element `at.1` of `kind` in patch `at.0`.
+    #[inline(always)]
+    pub fn load_value(&self, kind: Kind, at: (u32, u32), word: u32, n: u32) -> [u32; 2] {
+        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
+        [words.load(i), if n == 2 { words.load(i + 1) } else { 0 }]
+    }
+
+    /// Stores the `n` words of one value (see [`DynMesh::load_value`]).
+    #[inline(always)]
+    pub fn store_value(&self, kind: Kind, at: (u32, u32), word: u32, w: [u32; 2], n: u32) {
+        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
+        words.store(i, w[0]);
+        if n == 2 {
+            words.store(i + 1, w[1]);
         }
     }
 
@@ -545,6 +556,14 @@ impl PatchCopy {
         }
         let (s, ol) = hash::lookup(&self.table(block, kind), l)?;
         Some((self.stash.get(s), ol))
+    }
+
+    /// [`PatchCopy::owner`], or the local element itself when the ribbon
+    /// names no owner (reads of its attributes then see the patch's own
+    /// slot).
+    #[inline(always)]
+    pub fn owner_or_self<B: Block>(&self, block: &B, kind: Kind, l: u32) -> (u32, u32) {
+        self.owner(block, kind, l).unwrap_or((self.p, l))
     }
 
     /// Index of patch `q` in the stash, adding it when absent (atomic);

@@ -65,27 +65,16 @@ pub fn op_of(code: u32) -> ReduceOp {
 #[inline(always)]
 fn load(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32) -> f64 {
     let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
-    let words = mesh.attrs(kind);
-    let i = mesh.attr_at(kind, at, a.offset + c * ty.words());
-    let hi = if ty.words() == 2 {
-        words.load(i + 1)
-    } else {
-        0
-    };
-    ty.load_f64([words.load(i), hi])
+    let n = ty.words();
+    ty.load_f64(mesh.load_value(kind, at, a.offset + c * n, n))
 }
 
 /// Stores `x` as component `c` of attribute `a` of element `at`.
 #[inline(always)]
 fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) {
     let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
-    let words = mesh.attrs(kind);
-    let i = mesh.attr_at(kind, at, a.offset + c * ty.words());
-    let w = ty.store_f64(x);
-    words.store(i, w[0]);
-    if ty.words() == 2 {
-        words.store(i + 1, w[1]);
-    }
+    let n = ty.words();
+    mesh.store_value(kind, at, a.offset + c * n, ty.store_f64(x), n);
 }
 
 /// Whether the reduction's operands lie within their kind's attribute

@@ -532,12 +532,15 @@ fn smallest(mut lo: u64, mut hi: u64, mut holds: impl FnMut(u64) -> bool) -> u64
 /// owner's).
 #[inline(always)]
 fn vertex_sum<B: Block>(block: &B, mesh: &DynMesh, copy: &PatchCopy, f: u32) -> [f32; 3] {
-    let (n, stride) = (mesh.cap.vertices, mesh.cap.vertex_attrs);
     let mut c = [0.0; 3];
     for v in copy.face_vertices(f) {
-        let (q, l) = copy.owner(block, Kind::Vertex, v).unwrap_or((copy.p, v));
+        let owner = copy.owner_or_self(block, Kind::Vertex, v);
         for (a, x) in c.iter_mut().enumerate() {
-            *x += f32::from_bits(mesh.vertex_attrs.load((q * n + l) * stride + a as u32));
+            *x += f32::from_bits(mesh.vertex_attrs.load(mesh.attr_at(
+                Kind::Vertex,
+                owner,
+                a as u32,
+            )));
         }
     }
     c

@@ -155,7 +155,7 @@ pub fn rings<B: Block>(
     // The loading's barrier orders the cursor's reset before its use.
     for_each_owned_vertex(block, arena, mesh, p, |ctx, v| {
         let slot = |x: u32| {
-            let (q, l) = ctx.copy.owner(block, Kind::Vertex, x).unwrap_or((p, x));
+            let (q, l) = ctx.copy.owner_or_self(block, Kind::Vertex, x);
             q * cap.vertices + l
         };
         let g = p * cap.vertices + v;
@@ -416,7 +416,7 @@ pub fn apply<B: Block>(block: &B, mesh: &DynMesh, p: u32, scratch: GlobalU32) {
             for k in 0..3 {
                 let x = scratch.load(3 * (p * cap.vertices + v) + k);
                 mesh.vertex_attrs
-                    .store((p * cap.vertices + v) * cap.vertex_attrs + k, x);
+                    .store(mesh.attr_at(Kind::Vertex, (p, v), k), x);
             }
         }
     });

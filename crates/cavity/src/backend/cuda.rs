@@ -1201,7 +1201,8 @@ impl Rounds for CudaRounds<'_> {
         // pass writes no values; the mesh's buffers live in `self`.
         unsafe { gpu.launch(&kernel, grid, (raw, q, at(&counts), 0u64, 0u64))? };
         let mut host = gpu.download(&counts, slots)?;
-        let (offsets, total) = crate::rounds::exclusive_scan(&host);
+        let mut offsets = QueryResult::offsets_of(&host);
+        let total = offsets.pop().unwrap_or(0);
         let dev_offsets = gpu.upload(&offsets)?;
         let values = s.alloc_zeros::<u32>(total.max(1) as usize).map_err(e)?;
         // SAFETY: as above; `values` holds the rows `offsets` place.

@@ -174,7 +174,7 @@ impl QueryResult {
     }
 
     /// Builds offsets from per-source counts.
-    fn offsets_of(counts: &[u32]) -> Vec<u32> {
+    pub(crate) fn offsets_of(counts: &[u32]) -> Vec<u32> {
         let mut offsets = Vec::with_capacity(counts.len() + 1);
         let mut sum = 0u32;
         offsets.push(0);

@@ -4,17 +4,9 @@
 use cavity_device::dynamic::layout::{HASH_OVERFLOW, MAX_CAPACITY, STASH_SIZE};
 use cavity_device::layout::Kind;
 
+use crate::attributes::kind_name;
 use crate::patcher::PatchError;
 use crate::settings::{NamesSettings, Setting};
-
-/// The singular name of `kind`, for messages.
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Vertex => "vertex",
-        Kind::Edge => "edge",
-        Kind::Face => "face",
-    }
-}
 
 /// Errors building a [`DynamicMesh`].
 ///

@@ -83,8 +83,10 @@ impl DynamicMesh {
     /// When an edge's vertex does not resolve to an active owned vertex (a
     /// mesh that [`DynamicMesh::validate`] rejects).
     pub fn edges(&self) -> Vec<[u32; 2]> {
-        let ex = self.collect();
-        let kept = self.element_order(Kind::Vertex, &ex.vertex_ids);
+        // The owned vertices in patch order (sorted by identity), and where
+        // each goes in element order.
+        let vertex_ids = self.owned_ids(Kind::Vertex);
+        let kept = self.element_order(Kind::Vertex, &vertex_ids);
         let order = invert(kept.par_iter().map(|&(_, i)| i));
         let ids = self.owned_ids(Kind::Edge);
         self.element_order(Kind::Edge, &ids)
@@ -96,8 +98,7 @@ impl DynamicMesh {
                     let owner = self
                         .owner_in(&table, p, Kind::Vertex, v)
                         .expect("every edge vertex resolves to its owner (see validate)");
-                    let at = ex
-                        .vertex_ids
+                    let at = vertex_ids
                         .binary_search(&owner)
                         .expect("owners are exported");
                     order[at]
@@ -119,15 +120,21 @@ impl DynamicMesh {
         values: &[u32],
     ) -> QueryResult {
         let (source, target) = (query.source(), query.target());
+        let sources = self.elements(source);
+        let targets = if target == source {
+            None
+        } else {
+            Some(self.elements(target))
+        };
         let mut index = vec![u32::MAX; (self.cap.patches * self.cap.of(target)) as usize];
-        for (i, &((p, l), _)) in self.elements(target).iter().enumerate() {
+        for (i, &((p, l), _)) in targets.as_ref().unwrap_or(&sources).iter().enumerate() {
             index[(p * self.cap.of(target) + l) as usize] = i as u32;
         }
         let mut result = QueryResult {
             offsets: vec![0],
             values: Vec::new(),
         };
-        for ((p, l), _) in self.elements(source) {
+        for &((p, l), _) in &sources {
             let slot = (p * self.cap.of(source) + l) as usize;
             let start = offsets[slot] as usize;
             let row = &values[start..start + counts[slot] as usize];

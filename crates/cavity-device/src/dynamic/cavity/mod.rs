@@ -318,9 +318,7 @@ impl<'a, B: Block> Ctx<'a, B> {
     /// no owner).
     #[inline(always)]
     fn owner_of(&self, kind: Kind, l: u32) -> (u32, u32) {
-        self.copy
-            .owner(self.block, kind, l)
-            .unwrap_or((self.copy.p, l))
+        self.copy.owner_or_self(self.block, kind, l)
     }
 
     /// The position of local vertex `v` (from [`Work::positions`]).

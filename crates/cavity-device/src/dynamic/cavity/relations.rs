@@ -17,14 +17,12 @@ use super::Work;
 /// lock).
 #[inline(always)]
 pub fn cache_positions<B: Block>(block: &B, mesh: &DynMesh, copy: &PatchCopy, work: &Work) {
-    let cap = copy.cap;
     block.for_each(copy.count(Kind::Vertex), |v| {
         if copy.is_active(Kind::Vertex, v) {
-            let (q, l) = copy.owner(block, Kind::Vertex, v).unwrap_or((copy.p, v));
-            let at = (q * cap.vertices + l) * cap.vertex_attrs;
+            let owner = copy.owner_or_self(block, Kind::Vertex, v);
             for i in 0..3 {
-                work.positions
-                    .set(3 * v + i, mesh.vertex_attrs.load(at + i));
+                let at = mesh.attr_at(Kind::Vertex, owner, i);
+                work.positions.set(3 * v + i, mesh.vertex_attrs.load(at));
             }
         }
     });
