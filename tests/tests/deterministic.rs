@@ -10,13 +10,13 @@ use cavity::backend::Backend;
 use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::backend::territories;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::remesh::{Hooks, Layout, RemeshSettings, remesh};
 use cavity::rounds::refill_host;
-use cavity::track::{TrackHooks, TrackSettings, track};
 use cavity_delaunay::delaunay;
 use cavity_device::dynamic::layout::{NO_PATCH, STASH_SIZE};
 use cavity_device::dynamic::{lock, scheduler};
+use cavity_remesh::{Hooks, Layout, RemeshSettings, remesh};
 use cavity_tests::{bundled_mesh, grid, on_workers};
+use cavity_track::{TrackHooks, TrackSettings, track};
 
 /// Worker counts compared (one worker runs the blocks one after another).
 const WORKERS: [usize; 4] = [1, 2, 3, 4];

@@ -9,9 +9,9 @@ use cavity::defects::{
 };
 use cavity::dynamic::CapacityFactors;
 use cavity::reference::ReferenceMesh;
-use cavity::remesh::{Hooks, Layout, RemeshReport, RemeshSettings, remesh};
 use cavity_delaunay::delaunay;
 use cavity_normals::vertex_normals;
+use cavity_remesh::{Hooks, Layout, RemeshReport, RemeshSettings, remesh};
 use cavity_tests::{any_mesh, asset_mesh, grid, test_backend};
 use proptest::prelude::*;
 

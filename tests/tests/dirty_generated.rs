@@ -17,11 +17,11 @@ use cavity::defects::{
 };
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
 use cavity::rounds::RunError;
 use cavity::topology::Topology;
 use cavity_delaunay::delaunay;
 use cavity_normals::vertex_normals;
+use cavity_remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
 use cavity_tests::{Dirt, cases, dirty_mesh, test_backend, topology};
 use proptest::prelude::*;
 

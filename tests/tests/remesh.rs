@@ -1,4 +1,4 @@
-//! Isotropic remeshing (`cavity::remesh`) on the backend `CAVITY_TEST_DEVICE`
+//! Isotropic remeshing (`cavity_remesh`) on the backend `CAVITY_TEST_DEVICE`
 //! names: after every phase of every iteration the dynamic mesh validates
 //! and the mesh keeps its topology (Euler characteristic, components,
 //! boundary loops, hence genus), manifoldness and orientation, and no face
@@ -13,13 +13,13 @@ use cavity::backend::Backend;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::reference::ReferenceMesh;
-use cavity::remesh::{
-    Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength,
-    mean_edge_length, prepare, remesh,
-};
 use cavity::rounds::RunError;
 use cavity::settings::NamesSettings;
 use cavity::topology::Topology;
+use cavity_remesh::{
+    Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength,
+    mean_edge_length, prepare, remesh,
+};
 use cavity_tests::{
     any_mesh, asset_mesh, bundled_mesh, cases, grid, oriented, shuffle, smallest_area,
     test_backend, topology,

@@ -20,7 +20,8 @@ use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{
-    AnyRounds, CpuRounds, Rounds, RunError, RunReport, Update, sweeps, sweeps_at_most,
+    AnyRounds, CpuRounds, ForEach, Rounds, RunError, RunReport, SweepOptions, Update, sweeps,
+    sweeps_at_most, sweeps_with,
 };
 use cavity_device::block::Block;
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
@@ -32,9 +33,11 @@ use cavity_device::operations::{
     DeleteVerticesInBall, MAX_LOOP, RefineFaceNeighbourhood, SLIVER_SIN, SplitLargeFaces,
     SplitLongEdges, SplitVertices, area, smallest_angle_sin,
 };
-use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
-use cavity_device::track::ShorterDiagonal;
-use cavity_tests::{any_mesh, cases, concat, fan, grid, test_backend_with, validate_each_round};
+use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
+use cavity_tests::{
+    any_mesh, cases, concat, fan, grid, test_backend, test_backend_with, validate_each_round,
+};
+use cavity_track_kernels::ShorterDiagonal;
 use proptest::prelude::*;
 
 /// Room for meshes that grow several times over without slicing.
@@ -442,6 +445,46 @@ fn improving_flip(m: &TriMesh) -> Option<[u32; 2]> {
     })
 }
 
+/// Sweeps of remeshing's valence flips (no length limit) over `input`
+/// until one flips nothing, on a mesh with the stored valences
+/// (`cavity_remesh::attributes`) refreshed at the start of every sweep,
+/// validated after every round.
+fn valence_flips(input: &TriMesh, patch_size: u32) -> (RunReport, TriMesh) {
+    let mut dynamic =
+        DynamicMesh::with_attributes(input, patch_size, ROOMY, &cavity_remesh::attributes())
+            .expect("dynamic mesh");
+    let valence = dynamic
+        .attributes()
+        .find::<u32, 1>(cavity_remesh::VALENCE_ATTRIBUTE)
+        .expect("valence attribute");
+    let app = ImproveValence {
+        feature_cos: -2.0,
+        max_length: f32::INFINITY,
+        caps_only: 0,
+        valence,
+    };
+    let store = StoreValences { valence };
+    let mut check = validate_each_round(true);
+    let report = workers()
+        .install(|| {
+            test_backend().run_rounds(
+                &mut dynamic,
+                |r| {
+                    let options = SweepOptions {
+                        after_round: Some(&mut check),
+                        before_sweep: Some(&mut |r: &mut AnyRounds<'_>| r.for_each(&store)),
+                        ..SweepOptions::default()
+                    };
+                    sweeps_with(r, &app, options)
+                },
+                |e| e,
+            )
+        })
+        .expect("run")
+        .value;
+    (report, dynamic.to_mesh())
+}
+
 #[test]
 fn valence_flips_until_none_improves() {
     // Longest-edge bisection of a planar grid leaves vertices of valence 4
@@ -449,12 +492,7 @@ fn valence_flips_until_none_improves() {
     let input = grid(12, 12, &[false, true], false, &[]);
     let (_, split) = run(&input, 64, SplitLongEdges::new(0.6), true);
     for patch_size in [16, 64] {
-        let app = ImproveValence {
-            feature_cos: -2.0,
-            max_length: f32::INFINITY,
-            caps_only: 0,
-        };
-        let (report, out) = run(&split, patch_size, app, true);
+        let (report, out) = valence_flips(&split, patch_size);
         assert!(report.flips > 0, "{report:?}");
         assert!(valence_deviation(&out) < valence_deviation(&split));
         assert_eq!(out.faces.len(), split.faces.len());
@@ -1101,7 +1139,6 @@ impl<A: CavityApp> CavityApp for Unscreened<A> {
     const TEMPLATE: Template = A::TEMPLATE;
     const MAX_NEW: [u32; 3] = A::MAX_NEW;
     const JOINS_BOUNDARY: bool = A::JOINS_BOUNDARY;
-    const READS_VALENCES: bool = A::READS_VALENCES;
     fn max_new(&self, boundary: u32) -> [u32; 3] {
         self.0.max_new(boundary)
     }

@@ -8,9 +8,9 @@ use cavity::defects::{Defects, topology_stats};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::patcher::partition;
-use cavity::remesh::{Quality, mean_edge_length};
 use cavity::topology::Topology;
 use cavity::{PatchStats, PatchedMesh};
+use cavity_remesh::{Quality, mean_edge_length};
 use cavity_tests::{add_defects, asset_mesh, bundled_mesh, concat, grid, shuffle};
 
 /// Everything the host stages compute from a mesh, as comparable values

@@ -1,4 +1,4 @@
-//! Surface tracking (`cavity::track`) on the backend `CAVITY_TEST_DEVICE`
+//! Surface tracking (`cavity_track`) on the backend `CAVITY_TEST_DEVICE`
 //! names: the sheet stays a valid, consistently oriented disk with bounded
 //! edge lengths and no near-degenerate face after every one of 100 frames;
 //! the velocity field is the curl of its potential (so divergence-free)
@@ -8,12 +8,12 @@
 use cavity::TriMesh;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
-use cavity::remesh::{Layout, Quality};
 use cavity::settings::NamesSettings;
-use cavity::track::{TrackError, TrackHooks, TrackSettings, sheet, track};
 use cavity_device::eigen::symmetric_eigen;
-use cavity_device::track::{advected, noise, potential, velocity};
+use cavity_remesh::{Layout, Quality};
 use cavity_tests::{cases, oriented, smallest_area, test_backend, topology};
+use cavity_track::{TrackError, TrackHooks, TrackSettings, sheet, track};
+use cavity_track_kernels::{advected, noise, potential, velocity};
 use proptest::prelude::*;
 
 #[test]
@@ -135,12 +135,12 @@ proptest! {
 /// (0.05 L₀, 2 L₀) (splits bound them by 1.5 L₀ before the smoothing
 /// moves the vertices; boundary edges may shrink, as they are never
 /// collapsed).
-fn track_checked(grid: u32, patch_size: u32) -> (TriMesh, cavity::track::TrackReport) {
+fn track_checked(grid: u32, patch_size: u32) -> (TriMesh, cavity_track::TrackReport) {
     let settings = TrackSettings {
         grid,
         ..TrackSettings::default()
     };
-    let length = cavity::remesh::mean_edge_length(&sheet(grid));
+    let length = cavity_remesh::mean_edge_length(&sheet(grid));
     let mut after = |frame: u32, m: &DynamicMesh| {
         let at = format!("after frame {frame}");
         m.validate(true).map_err(|e| format!("invalid {at}: {e}"))?;

@@ -8,3 +8,5 @@
 
 pub use cavity_delaunay_kernels as delaunay;
 pub use cavity_normals_kernels as normals;
+pub use cavity_remesh_kernels as remesh;
+pub use cavity_track_kernels as track;

@@ -24,12 +24,12 @@ use std::process::ExitCode;
 use cavity::backend::BackendError;
 use cavity::dynamic::{CapacityFactors, DynamicError};
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
-use cavity::remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
 use cavity::rounds::RunError;
 use cavity::settings::{NamesSettings, Setting};
-use cavity::track::{TrackError, TrackSettings};
 use cavity_delaunay::DelaunayError;
 use cavity_normals::NormalsError;
+use cavity_remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
+use cavity_track::{TrackError, TrackSettings};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::{bench, delaunay, info, normals, remesh, track};
@@ -164,7 +164,7 @@ enum Command {
         #[arg(long)]
         feature_angle: Option<f64>,
         /// Tangential smoothing steps per iteration.
-        #[arg(long, default_value_t = cavity::remesh::DEFAULT_SMOOTHING_STEPS)]
+        #[arg(long, default_value_t = cavity_remesh::DEFAULT_SMOOTHING_STEPS)]
         smoothing_steps: u32,
         /// Keep the mesh boundary exactly as it is. By default it is
         /// remeshed along itself: long boundary edges split, short ones
@@ -254,7 +254,7 @@ enum BenchWhat {
         #[arg(long, default_value_t = 3)]
         iterations: u32,
         /// Tangential smoothing steps per iteration, as for `remesh`.
-        #[arg(long, default_value_t = cavity::remesh::DEFAULT_SMOOTHING_STEPS)]
+        #[arg(long, default_value_t = cavity_remesh::DEFAULT_SMOOTHING_STEPS)]
         smoothing_steps: u32,
         /// Timed GPU runs (the median is reported).
         #[arg(long, default_value_t = 3)]
@@ -464,7 +464,7 @@ fn run(cli: Cli) -> Result<()> {
                     dynamic,
                 },
         } => {
-            let settings = cavity::bench::remesh::RemeshBenchSettings {
+            let settings = cavity_remesh::bench::RemeshBenchSettings {
                 settings: RemeshSettings {
                     length,
                     iterations,

@@ -24,8 +24,6 @@ pub mod kernel;
 pub mod layout;
 pub mod operations;
 pub mod query;
-pub mod remesh;
-pub mod track;
 pub mod workload;
 
 #[cfg(target_arch = "nvptx64")]

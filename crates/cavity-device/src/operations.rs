@@ -12,7 +12,10 @@ use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
 use crate::layout::Kind;
 
 /// Declares an operation's parameter struct: `repr(C)` plain data, so that
-/// it is the GPU kernel's by-value argument as it is on the host.
+/// it is the GPU kernel's by-value argument as it is on the host (`Clone,
+/// Copy, Debug, PartialEq`, and `bytemuck::Pod` off the GPU: a kernel crate
+/// that uses it depends on `bytemuck` for its host build).
+#[macro_export]
 macro_rules! parameters {
     ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
         $(#[$meta])*
@@ -30,7 +33,7 @@ macro_rules! parameters {
 /// vertex delete).
 pub const MAX_LOOP: u32 = 32;
 
-pub(crate) use parameters;
+pub use crate::parameters;
 
 /// `a - b`.
 pub fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
@@ -52,7 +55,7 @@ pub fn cross(u: [f32; 3], v: [f32; 3]) -> [f32; 3] {
 }
 
 /// Twice the area vector of the triangle `a, b, c` (its normal, scaled).
-pub(crate) fn normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
+pub fn normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
     cross(sub(b, a), sub(c, a))
 }
 
@@ -61,7 +64,8 @@ pub fn norm(a: [f32; 3]) -> f32 {
     core::f32::math::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 }
 
-pub(crate) fn midpoint(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+/// The midpoint of `a` and `b`.
+pub fn midpoint(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [
         0.5 * (a[0] + b[0]),
         0.5 * (a[1] + b[1]),
@@ -100,7 +104,8 @@ pub fn length<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> f32 {
     norm(sub(ctx.position(a), ctx.position(b)))
 }
 
-pub(crate) fn interior<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> bool {
+/// Whether local edge `e` is interior (two faces).
+pub fn interior<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> bool {
     ctx.edge_faces(e).0 == 2
 }
 

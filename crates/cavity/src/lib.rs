@@ -76,11 +76,9 @@ pub mod normalize;
 pub mod patched;
 pub mod patcher;
 pub mod reference;
-pub mod remesh;
 pub mod rounds;
 pub mod settings;
 pub mod topology;
-pub mod track;
 
 pub use cavity_device::layout::Kind;
 pub use cavity_device::query::Query;

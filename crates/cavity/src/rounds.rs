@@ -22,7 +22,6 @@ use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::kernel::CavityKernels;
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
-use cavity_device::track::Advection;
 
 use cavity_device::attribute::{Attr, ReduceOp, Reduction, Scalar};
 
@@ -37,6 +36,7 @@ use crate::settings::{NamesSettings, Setting};
 /// Declares the steps of an application's loop (remeshing's phases,
 /// tracking's steps): a plain enum with `ALL` (in order), `name()` and
 /// `Display`.
+#[macro_export]
 macro_rules! steps {
     (
         $(#[$meta:meta])*
@@ -56,15 +56,13 @@ macro_rules! steps {
             }
         }
 
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(self.name())
             }
         }
     };
 }
-
-pub(crate) use steps;
 
 /// Most update rounds per sweep before the run is declared stuck.
 pub const MAX_ROUNDS: u32 = 10_000;
@@ -160,12 +158,6 @@ impl Rounds for AnyRounds<'_> {
     fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
         on_backend!(self, r => r.smooth(params, steps))
     }
-    fn advect(&mut self, field: &Advection) -> Result<(), RunError> {
-        on_backend!(self, r => r.advect(field))
-    }
-    fn store_valences(&mut self) -> Result<(), RunError> {
-        on_backend!(self, r => r.store_valences())
-    }
     fn status(&mut self) -> Result<Status, RunError> {
         on_backend!(self, r => r.status())
     }
@@ -227,7 +219,12 @@ pub fn sweeps<A: CavityApp, R: Update<A> + ?Sized>(
     changed_only: bool,
     after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
 ) -> Result<RunReport, RunError> {
-    run_sweeps(runner, app, changed_only, None, after_round)
+    let options = SweepOptions {
+        changed_only,
+        after_round,
+        ..SweepOptions::default()
+    };
+    sweeps_with(runner, app, options)
 }
 
 /// Runs at most `max` sweeps of `app` on `runner` (fewer when one fills
@@ -252,24 +249,71 @@ pub fn sweeps_at_most<A: CavityApp, R: Update<A> + ?Sized>(
     app: &A,
     max: u32,
 ) -> Result<RunReport, RunError> {
-    run_sweeps(runner, app, true, Some(max), None)
+    let options = SweepOptions {
+        max: Some(max),
+        ..SweepOptions::default()
+    };
+    sweeps_with(runner, app, options)
 }
 
-/// [`sweeps`] and [`sweeps_at_most`]: at most `max` sweeps when given,
-/// else until one fills nothing.
-fn run_sweeps<A: CavityApp, R: Update<A> + ?Sized>(
+/// A hook at the start of every sweep ([`SweepOptions::before_sweep`]).
+pub type BeforeSweep<'a, R> = dyn FnMut(&mut R) -> Result<(), RunError> + 'a;
+
+/// How [`sweeps_with`] runs: what [`sweeps`] and [`sweeps_at_most`] set,
+/// and a hook at the start of every sweep.
+pub struct SweepOptions<'a, 'b, R: ?Sized> {
+    /// Whether a sweep after the first visits only the patches that
+    /// changed (see [`sweeps`]).
+    pub changed_only: bool,
+    /// At most this many sweeps (`None`: until one fills nothing, at most
+    /// [`MAX_SWEEPS`], past which the run is an error).
+    pub max: Option<u32>,
+    /// Sees the mesh after every round's cleanup (see [`sweeps`]).
+    pub after_round: Option<&'a mut dyn FnMut(&DynamicMesh)>,
+    /// Runs on the rounds at the start of every sweep: for an application
+    /// whose cavities read values that other patches own and that a
+    /// computation refreshes between rounds (the remeshing flips read the
+    /// valences a per-vertex computation stores), so that a sweep that
+    /// fills nothing decided on current ones.
+    pub before_sweep: Option<&'b mut BeforeSweep<'b, R>>,
+}
+
+impl<R: ?Sized> Default for SweepOptions<'_, '_, R> {
+    /// Every patch in every sweep, until a sweep fills nothing, no hooks.
+    fn default() -> Self {
+        SweepOptions {
+            changed_only: false,
+            max: None,
+            after_round: None,
+            before_sweep: None,
+        }
+    }
+}
+
+/// Runs sweeps of `app` on `runner` as `options` say ([`sweeps`] and
+/// [`sweeps_at_most`] are its common cases).
+///
+/// # Errors
+/// A failed round, no progress after [`MAX_ROUNDS`] rounds of a sweep,
+/// cavities still filled after [`MAX_SWEEPS`] sweeps (without `max`), or
+/// the hook's error.
+pub fn sweeps_with<A: CavityApp, R: Update<A> + ?Sized>(
     runner: &mut R,
     app: &A,
-    changed_only: bool,
-    max: Option<u32>,
-    mut after_round: Option<&mut dyn FnMut(&DynamicMesh)>,
+    options: SweepOptions<'_, '_, R>,
 ) -> Result<RunReport, RunError> {
+    let SweepOptions {
+        changed_only,
+        max,
+        mut after_round,
+        mut before_sweep,
+    } = options;
     let start = Instant::now();
     let mut report = RunReport::default();
     let ahead = runner.runs_ahead() && after_round.is_none();
     for sweep in 0..max.unwrap_or(MAX_SWEEPS) {
-        if A::READS_VALENCES {
-            runner.store_valences()?;
+        if let Some(f) = before_sweep.as_mut() {
+            f(runner)?;
         }
         let changed = changed_only && sweep > 0;
         if changed {
@@ -428,9 +472,6 @@ pub trait Rounds {
     /// `steps` smoothing steps of every owned vertex
     /// (`cavity_device::dynamic::smooth`), between rounds.
     fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError>;
-    /// One advection step of every owned vertex through `field`
-    /// (`cavity_device::track::advect`), between rounds.
-    fn advect(&mut self, field: &Advection) -> Result<(), RunError>;
     /// The attributes the mesh carries.
     fn attributes(&self) -> &AttributeLayout;
     /// `query` (not FF) of every owned active element, by slot: per slot
@@ -536,9 +577,6 @@ pub trait Rounds {
         let r = attributes::reduction(self.attributes(), ReduceOp::Axpy, x, y, alpha)?;
         self.reduce(&r).map(|_| ())
     }
-    /// Stores every owned vertex's valence for the remeshing flips
-    /// (`cavity_device::remesh::store_valences`), between rounds.
-    fn store_valences(&mut self) -> Result<(), RunError>;
     /// The scheduler's state after all the work launched so far. The
     /// statuses of launched rounds not taken yet by
     /// [`Rounds::round_status`] are dropped.
@@ -772,13 +810,6 @@ impl Rounds for CpuRounds<'_> {
         Ok(())
     }
 
-    fn advect(&mut self, field: &Advection) -> Result<(), RunError> {
-        let raw = self.mesh.raw();
-        // SAFETY: as in `round`.
-        unsafe { self.cpu.advect(&raw, field) };
-        Ok(())
-    }
-
     fn attributes(&self) -> &AttributeLayout {
         self.mesh.attributes()
     }
@@ -828,13 +859,6 @@ impl Rounds for CpuRounds<'_> {
         // SAFETY: as in `round`.
         let partials = unsafe { self.cpu.reduce(&raw, r) };
         Ok(attributes::combine_partials(r, &partials))
-    }
-
-    fn store_valences(&mut self) -> Result<(), RunError> {
-        let raw = self.mesh.raw();
-        // SAFETY: as in `round`.
-        unsafe { self.cpu.store_valences(&raw) };
-        Ok(())
     }
 
     fn status(&mut self) -> Result<Status, RunError> {

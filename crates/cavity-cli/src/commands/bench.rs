@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use cavity::TriMesh;
-use cavity::track::TrackSettings;
+use cavity_track::TrackSettings;
 
 use crate::device::backend;
 use crate::input::{BUNDLED_NAME, load, load_input};
@@ -67,14 +67,14 @@ fn subdivided_inputs(paths: &[PathBuf], subdivisions: &[u32]) -> Result<Vec<(Str
 pub(crate) fn bench_remesh(
     paths: &[PathBuf],
     subdivisions: &[u32],
-    settings: &cavity::bench::remesh::RemeshBenchSettings,
+    settings: &cavity_remesh::bench::RemeshBenchSettings,
     args: &DynamicArgs,
 ) -> Result<()> {
     settings.settings.check()?;
     let meshes = subdivided_inputs(paths, subdivisions)?;
     let backend = backend(args.device)?;
     let pb = spinner();
-    let bench = cavity::bench::remesh::remesh_bench(&meshes, settings, &backend, |m| {
+    let bench = cavity_remesh::bench::remesh_bench(&meshes, settings, &backend, |m| {
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();
@@ -121,7 +121,7 @@ pub(crate) fn bench_track(
     let backend = backend(dynamic.device)?;
     let layout = dynamic.layout();
     let pb = spinner();
-    let bench = cavity::bench::track::track_bench(
+    let bench = cavity_track::bench::track_bench(
         grids,
         settings,
         layout,

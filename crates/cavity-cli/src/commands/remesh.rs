@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use cavity::defects::Keeps;
 use cavity::io::{StagedMesh, check_writable, stage_mesh};
-use cavity::remesh::{Hooks, Phase, RemeshSettings};
+use cavity_remesh::{Hooks, Phase, RemeshSettings};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::device::{GivenBack, backend};
@@ -40,7 +40,7 @@ pub(crate) fn remesh(
     let (loaded, backend) = std::thread::scope(|scope| {
         let loading = scope.spawn(|| {
             let read = read_input(input).map_err(|e| e.to_string())?;
-            let prepared = cavity::remesh::prepare(&read.mesh, &read.topology, settings, layout)
+            let prepared = cavity_remesh::prepare(&read.mesh, &read.topology, settings, layout)
                 .map_err(|e| e.to_string())?;
             Ok::<_, String>((read, prepared))
         });

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use cavity::dynamic::DynamicMesh;
 use cavity::io::{check_writable, write_mesh};
-use cavity::track::{TrackHooks, TrackSettings};
+use cavity_track::{TrackHooks, TrackSettings};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::device::{GivenBack, backend};
@@ -47,7 +47,7 @@ pub(crate) fn track(
         after_frame: every.is_some().then_some(&mut write_frame as _),
         wants: Some(&wants),
     };
-    let (out, report) = cavity::track::track(settings, &backend, layout, &mut hooks)?;
+    let (out, report) = cavity_track::track(settings, &backend, layout, &mut hooks)?;
     let released = GivenBack::new(backend);
     bar.finish();
     write_mesh(output, &out, None, format)?;

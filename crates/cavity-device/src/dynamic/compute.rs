@@ -37,6 +37,17 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
     /// kind computed on. Not [`Query::FF`] (see the module).
     const QUERY: Query;
 
+    /// Whether [`Element::edge_face_count`] answers: the kernel then also
+    /// counts the active faces of every edge of the patch in shared memory
+    /// (4 bytes per edge slot, one pass over the faces). Off by default.
+    const FACES_PER_EDGE: bool = false;
+
+    /// Whether the computation reads its query's results; `false` skips
+    /// building them (no transpose: the element reads its own attributes,
+    /// [`Element::len`] is 0), for a map over the elements of the query's
+    /// source kind, as an advection step. On by default.
+    const QUERY_RESULTS: bool = true;
+
     /// Whether the element is in the active set (all by default).
     #[inline(always)]
     fn active<B: Block>(&self, _element: &Element<'_, B>) -> bool {
@@ -55,7 +66,11 @@ pub struct Element<'a, B: Block> {
     mesh: &'a DynMesh,
     copy: &'a PatchCopy,
     rows: &'a Rows,
+    /// Active faces per edge, when counted (`FACES_PER_EDGE`).
+    faces: Option<Shared<u32>>,
     query: Query,
+    /// Whether the query's results were built (`QUERY_RESULTS`).
+    results: bool,
     l: u32,
 }
 
@@ -69,6 +84,9 @@ impl<B: Block> Element<'_, B> {
     /// The number of query results.
     #[inline(always)]
     pub fn len(&self) -> u32 {
+        if !self.results {
+            return 0;
+        }
         match self.query {
             Query::EV => 2,
             Query::FV | Query::FE => 3,
@@ -168,6 +186,17 @@ impl<B: Block> Element<'_, B> {
         [0, 1, 2].map(|i| self.copy.face_edge(f, i).0)
     }
 
+    /// The number of active faces of local edge `e` (1 on the mesh
+    /// boundary, 2 inside, more at a non-manifold edge; complete for an
+    /// edge of an owned vertex, edge or face). `None` unless the
+    /// computation counts them ([`ElementComputation::FACES_PER_EDGE`]),
+    /// or for an index that is not a local edge.
+    #[inline(always)]
+    pub fn edge_face_count(&self, e: u32) -> Option<u32> {
+        let faces = self.faces?;
+        (e < self.copy.count(Kind::Edge)).then(|| faces.get(e))
+    }
+
     /// Whether local element `l` of `kind` is owned by the element's patch
     /// (the computation runs on owned elements; neighbours may be ribbon
     /// copies).
@@ -234,27 +263,87 @@ fn transposed(query: Query) -> Option<(Kind, Kind, u32)> {
     }
 }
 
-/// Shared-memory windows: the patch copy, the rows and the scan's
-/// scratch.
-fn windows(
-    arena: &mut SharedArena,
-    cap: &Capacity,
-    query: Query,
-    threads: u32,
-    p: u32,
-) -> (PatchCopy, Rows, Shared<u32>) {
-    let copy = PatchCopy::alloc(arena, *cap, p);
-    let (rows, of, per) = transposed(query).unwrap_or((Kind::Vertex, Kind::Vertex, 0));
-    let n = if per == 0 { 1 } else { cap.of(rows) + 1 };
-    let ends = arena.alloc(n);
-    let entries = arena.alloc((per * cap.of(of)).max(1));
-    let scratch = arena.alloc(crate::block::scan_scratch_len(threads));
-    (copy, Rows { ends, entries }, scratch)
+/// Shared-memory windows: the patch copy, the rows, the scan's scratch
+/// and the faces per edge (when counted).
+struct Windows {
+    copy: PatchCopy,
+    rows: Rows,
+    scratch: Shared<u32>,
+    faces: Option<Shared<u32>>,
+}
+
+impl Windows {
+    fn alloc(
+        arena: &mut SharedArena,
+        cap: &Capacity,
+        (query, needs): (Query, Needs),
+        threads: u32,
+        p: u32,
+    ) -> Windows {
+        let copy = PatchCopy::alloc(arena, *cap, p);
+        let (rows, of, per) =
+            transposed(query)
+                .filter(|_| needs.results)
+                .unwrap_or((Kind::Vertex, Kind::Vertex, 0));
+        let n = if per == 0 { 1 } else { cap.of(rows) + 1 };
+        let ends = arena.alloc(n);
+        let entries = arena.alloc((per * cap.of(of)).max(1));
+        let scratch = arena.alloc(crate::block::scan_scratch_len(threads));
+        let faces = needs.faces_per_edge.then(|| arena.alloc(cap.edges.max(1)));
+        Windows {
+            copy,
+            rows: Rows { ends, entries },
+            scratch,
+            faces,
+        }
+    }
+}
+
+/// What a kernel builds besides the patch copy: the query's results and
+/// the faces per edge.
+#[derive(Clone, Copy)]
+struct Needs {
+    results: bool,
+    faces_per_edge: bool,
+}
+
+impl Needs {
+    /// What computation `C` reads.
+    const fn of<C: ElementComputation>() -> Needs {
+        Needs {
+            results: C::QUERY_RESULTS,
+            faces_per_edge: C::FACES_PER_EDGE,
+        }
+    }
+
+    /// The query's results only (the query export).
+    const RESULTS: Needs = Needs {
+        results: true,
+        faces_per_edge: false,
+    };
 }
 
 /// Shared-memory bytes of computation `C`'s kernel with `threads` threads.
 pub fn shared_bytes<C: ElementComputation>(cap: &Capacity, threads: u32) -> usize {
-    shared_bytes_of(C::QUERY, cap, threads)
+    let mut arena = SharedArena::measuring();
+    Windows::alloc(&mut arena, cap, (C::QUERY, Needs::of::<C>()), threads, 0);
+    arena.used()
+}
+
+/// Counts the active faces of every local edge into `faces`. Returns
+/// after a barrier.
+#[inline(always)]
+fn count_edge_faces<B: Block>(block: &B, copy: &PatchCopy, faces: Shared<u32>) {
+    block.for_each(copy.count(Kind::Edge), |e| faces.set(e, 0));
+    block.sync();
+    block.for_each(copy.count(Kind::Face), |f| {
+        if copy.is_active(Kind::Face, f) {
+            for i in 0..3 {
+                block.shared_fetch_add(faces, copy.face_edge(f, i).0, 1);
+            }
+        }
+    });
+    block.sync();
 }
 
 /// Builds the rows of `query` (a block-cooperative transpose of the active
@@ -314,33 +403,51 @@ pub fn for_each<B: Block, C: ElementComputation>(
     p: u32,
     c: &C,
 ) {
-    each_element(block, arena, mesh, p, C::QUERY, |element| {
-        if c.active(element) {
-            c.compute(element);
-        }
-    });
+    each_element(
+        block,
+        arena,
+        mesh,
+        p,
+        (C::QUERY, Needs::of::<C>()),
+        |element| {
+            if c.active(element) {
+                c.compute(element);
+            }
+        },
+    );
 }
 
 /// Calls `f` on every owned active element of `query`'s source kind in
 /// patch slot `p` (nothing for a slot not in use), with the query's rows
-/// built in shared memory ([`shared_bytes_of`]).
+/// built in shared memory and the faces per edge counted as `needs` says
+/// ([`shared_bytes`], [`shared_bytes_of`]).
 #[inline(always)]
 fn each_element<B: Block>(
     block: &B,
     arena: &mut SharedArena,
     mesh: &DynMesh,
     p: u32,
-    query: Query,
+    (query, needs): (Query, Needs),
     mut f: impl FnMut(&Element<'_, B>),
 ) {
     if p >= mesh.num_patches {
         return;
     }
-    let (copy, rows, scratch) = windows(arena, &mesh.cap, query, block.block_dim(), p);
+    let Windows {
+        copy,
+        rows,
+        scratch,
+        faces,
+    } = Windows::alloc(arena, &mesh.cap, (query, needs), block.block_dim(), p);
     arena.check();
     copy.load(block, mesh);
     block.sync();
-    build_rows(block, &copy, query, &rows, scratch);
+    if needs.results {
+        build_rows(block, &copy, query, &rows, scratch);
+    }
+    if let Some(faces) = faces {
+        count_edge_faces(block, &copy, faces);
+    }
     let kind = query.source();
     block.for_each(copy.count(kind), |l| {
         if !(copy.is_owned(kind, l) && copy.is_active(kind, l)) {
@@ -351,7 +458,9 @@ fn each_element<B: Block>(
             mesh,
             copy: &copy,
             rows: &rows,
+            faces,
             query,
+            results: needs.results,
             l,
         };
         f(&element);
@@ -362,7 +471,7 @@ fn each_element<B: Block>(
 /// computation's with that query) with `threads` threads.
 pub fn shared_bytes_of(query: Query, cap: &Capacity, threads: u32) -> usize {
     let mut arena = SharedArena::measuring();
-    windows(&mut arena, cap, query, threads, 0);
+    Windows::alloc(&mut arena, cap, (query, Needs::RESULTS), threads, 0);
     arena.used()
 }
 
@@ -381,7 +490,7 @@ pub fn export<B: Block>(
     out: &ExportArrays,
 ) {
     let (source, target) = (query.source(), query.target());
-    each_element(block, arena, mesh, p, query, |e| {
+    each_element(block, arena, mesh, p, (query, Needs::RESULTS), |e| {
         let slot = p * mesh.cap.of(source) + e.local();
         if out.offsets.is_none() {
             out.counts.store(slot, e.len());

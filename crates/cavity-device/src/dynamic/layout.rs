@@ -41,8 +41,8 @@ pub const POSITION: Attr<f32, 3> = Attr::new(Kind::Vertex, 0);
 
 /// Vertex attribute words the core keeps before the user's attributes:
 /// the position `x, y, z` (`f32`), the input index
-/// ([`INPUT_INDEX_ATTR`]) and the valence ([`VALENCE_ATTR`]).
-pub const VERTEX_CORE_ATTRS: u32 = 5;
+/// ([`INPUT_INDEX_ATTR`]).
+pub const VERTEX_CORE_ATTRS: u32 = 4;
 /// Vertex attribute word holding the input vertex index ([`NEW_ELEMENT`]
 /// for a vertex a fill-in added).
 pub const INPUT_INDEX_ATTR: u32 = 3;
@@ -63,12 +63,6 @@ pub fn core_attrs(kind: Kind) -> u32 {
 
 /// The input index of an element a fill-in added.
 pub const NEW_ELEMENT: u32 = u32::MAX;
-
-/// Vertex attribute holding the valence the remeshing flips read for a
-/// vertex their patch does not own (`crate::remesh::store_valences`): the
-/// edge count, plus `1 << 16` on the mesh boundary; all ones when unknown.
-/// The host lays out at least this many plus one attributes per vertex.
-pub const VALENCE_ATTR: u32 = 4;
 
 /// Per-patch status flags in [`RawDynamicMesh::flags`].
 pub mod flag {

@@ -3,6 +3,7 @@
 //! hash tables, patch locks, the queue scheduler, the cavity operator and
 //! patch slicing.
 
+pub mod boundary;
 pub mod cavity;
 pub mod cleanup;
 pub mod compute;

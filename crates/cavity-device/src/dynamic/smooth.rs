@@ -27,8 +27,8 @@ use crate::eigen::symmetric_eigen;
 use crate::kernel::DYNAMIC_BOUNDS;
 use crate::layout::Kind;
 use crate::operations::{dot, norm, normal, parameters};
-use crate::remesh::{BoundaryStar, turns_gently};
 
+use super::boundary::{BoundaryStar, turns_gently};
 use super::cavity::{self, Ctx, Work};
 use super::global::{FrozenU32, GlobalU32};
 use super::layout::Capacity;

@@ -18,8 +18,6 @@ use cavity_device::dynamic::update;
 use cavity_device::kernel::{Kernel, Launch};
 use cavity_device::layout::Kind;
 use cavity_device::query::{self, Neighbors, Query};
-use cavity_device::remesh::StoreValences;
-use cavity_device::track::{Advect, Advection};
 use cavity_device::workload::{Exports, ForQuery, NeighborSums, PerQuery, for_query};
 
 use super::{QueryResult, max_shared_bytes, sources};
@@ -356,17 +354,6 @@ impl CpuBackend {
         }
     }
 
-    /// One advection step of every owned vertex through `field`
-    /// (`cavity_device::track::advect`), one block per patch.
-    ///
-    /// # Safety
-    /// As for [`CpuBackend::update_round`].
-    pub unsafe fn advect(&self, raw: &RawDynamicMesh, field: &Advection) {
-        // SAFETY: the caller's contract; each block writes only its own
-        // vertices' positions.
-        unsafe { self.launch::<Advect>(raw.num_patches, 0, (*raw, *field)) };
-    }
-
     /// The per-patch partials of reduction `r` (applied, for `Axpy`) over
     /// `raw`'s patches in use (`cavity_device::dynamic::reduce`).
     ///
@@ -379,18 +366,6 @@ impl CpuBackend {
         // patch's elements and partial, and `partials` holds one per block.
         unsafe { self.launch::<Reduce>(raw.num_patches, reduce::shared_bytes(1), (*raw, *r, out)) };
         partials
-    }
-
-    /// Stores every owned vertex's valence in its `VALENCE_ATTR` attribute
-    /// (`cavity_device::remesh::store_valences`), one block per patch.
-    ///
-    /// # Safety
-    /// As for [`CpuBackend::update_round`].
-    pub unsafe fn store_valences(&self, raw: &RawDynamicMesh) {
-        let smem = smooth::shared_bytes(&raw.cap, 1);
-        // SAFETY: the caller's contract; each block writes only its own
-        // vertices' attributes.
-        unsafe { self.launch::<StoreValences>(raw.num_patches, smem, (*raw,)) };
     }
 
     /// Queues the patches for a sweep (`scheduler::refill`, one block).

@@ -34,8 +34,6 @@ use cavity_device::kernel::{
 };
 use cavity_device::layout::{Kind, RawPatchMesh};
 use cavity_device::query::Query;
-use cavity_device::remesh::StoreValences;
-use cavity_device::track::{Advect, Advection};
 use cavity_device::workload::{
     Exports, ForQuery, NeighborSumParams, NeighborSums, PerQuery, for_query,
 };
@@ -693,8 +691,6 @@ pub struct CudaRounds<'a> {
     slice: LoadedKernel<Slice>,
     /// The smoothing's rings, step and apply kernels.
     smooth: SmoothKernels,
-    valences: LoadedKernel<StoreValences>,
-    advect: LoadedKernel<Advect>,
     reduce: LoadedKernel<Reduce>,
     /// One `f64` per patch slot for the reductions' partials, allocated at
     /// the first reduction.
@@ -778,8 +774,7 @@ impl Drop for Snapshot {
 }
 
 impl<'a> CudaRounds<'a> {
-    /// Uploads `mesh` and prepares the cleanup, slicing, smoothing and advection
-    /// kernels. Errors when a kernel's shared memory exceeds the device's
+    /// Uploads `mesh` and prepares the cleanup, slicing and smoothing kernels. Errors when a kernel's shared memory exceeds the device's
     /// limit (lower --capacity-factor or --patch-size); an application's
     /// update kernel is checked at its first round.
     pub fn new(gpu: &'a CudaBackend, mesh: &'a mut DynamicMesh) -> Result<Self, BackendError> {
@@ -839,7 +834,6 @@ impl<'a> CudaRounds<'a> {
             step: gpu.load::<SmoothStep>(0)?,
             apply: gpu.load::<SmoothApply>(0)?,
         };
-        let valences = gpu.load_carved::<StoreValences>(smooth_smem)?;
         Ok(CudaRounds {
             gpu,
             mesh,
@@ -851,8 +845,6 @@ impl<'a> CudaRounds<'a> {
             refill,
             slice,
             smooth,
-            valences,
-            advect: gpu.load::<Advect>(0)?,
             reduce: gpu.load::<Reduce>(reduce::shared_bytes(ELEMENT_BOUNDS.threads))?,
             partials: None,
             scratch: None,
@@ -1176,13 +1168,6 @@ impl Rounds for CudaRounds<'_> {
         Ok(())
     }
 
-    fn advect(&mut self, field: &Advection) -> Result<(), RunError> {
-        let grid = self.mesh.num_patches;
-        // SAFETY: the buffers behind `raw` live as long as `self`.
-        unsafe { self.gpu.launch(&self.advect, grid, (self.raw, *field))? };
-        Ok(())
-    }
-
     fn attributes(&self) -> &AttributeLayout {
         self.mesh.attributes()
     }
@@ -1246,13 +1231,6 @@ impl Rounds for CudaRounds<'_> {
         self.partials = Some(partials);
         copied?;
         Ok(attributes::combine_partials(r, &host))
-    }
-
-    fn store_valences(&mut self) -> Result<(), RunError> {
-        let grid = self.mesh.num_patches;
-        // SAFETY: as above.
-        unsafe { self.gpu.launch(&self.valences, grid, (self.raw,))? };
-        Ok(())
     }
 
     fn status(&mut self) -> Result<Status, RunError> {

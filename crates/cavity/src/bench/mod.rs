@@ -5,7 +5,5 @@
 //! helpers here: Delaunay's in `apps/delaunay`).
 
 mod queries;
-pub mod remesh;
-pub mod track;
 
 pub use queries::*;

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use cavity_device::dynamic::hash::{self, EMPTY, RIBBON};
 use cavity_device::dynamic::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, ELEMENT_INPUT_INDEX, INPUT_INDEX_ATTR, MAX_CAPACITY,
-    NO_PATCH, STASH_SIZE, VALENCE_ATTR, stat,
+    NO_PATCH, STASH_SIZE, stat,
 };
 use cavity_device::dynamic::scheduler;
 use cavity_device::layout::{Kind, ribbon_owner};
@@ -341,7 +341,6 @@ fn convert_patch(
                     *value = x.to_bits();
                 }
                 words[INPUT_INDEX_ATTR as usize] = input;
-                words[VALENCE_ATTR as usize] = u32::MAX;
             } else {
                 words[ELEMENT_INPUT_INDEX as usize] = input;
             }

@@ -91,8 +91,8 @@ pub struct DynamicMesh {
     pub declined: Vec<u32>,
     /// Attribute words of every local vertex, owned or not,
     /// `cap.vertex_attrs` per vertex slot: the position `x, y, z` as `f32`
-    /// bits, the input index ([`INPUT_INDEX_ATTR`]), the valence
-    /// (`VALENCE_ATTR`), then the user's attributes (`crate::attributes`).
+    /// bits, the input index ([`INPUT_INDEX_ATTR`]), then the user's
+    /// attributes (`crate::attributes`).
     pub vertex_attrs: Vec<u32>,
     /// Attribute words of every local edge, `cap.edge_attrs` per edge slot
     /// (none without user edge attributes): the input index, then the

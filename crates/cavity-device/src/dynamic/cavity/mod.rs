@@ -142,11 +142,6 @@ pub trait CavityApp {
     /// its cavities conflict only when they delete a common element.
     /// Defaults to true.
     const JOINS_BOUNDARY: bool = true;
-    /// Whether the application reads stored valences of vertices its patch
-    /// does not own (`layout::VALENCE_ATTR`): the host stores them at the
-    /// start of every sweep, so that a sweep that fills nothing decided
-    /// on current ones. Defaults to false.
-    const READS_VALENCES: bool = false;
     /// Most vertices, edges and faces the fill-in of a cavity with
     /// `boundary` boundary half-edges adds (reserved when the fill-in adds
     /// its first element; at most [`CavityApp::MAX_NEW`]). Defaults to
@@ -566,6 +561,32 @@ impl<'a, B: Block> FillIn<'a, B> {
         let ok = user && added.any(|x| x == l) && self.ctx.mesh.holds(attr);
         if ok {
             self.ctx.mesh.store_attr(attr, (self.ctx.copy.p, l), value);
+        }
+        ok
+    }
+
+    /// Sets user attribute `attr` of element `l`, which the fill-in's
+    /// patch owns (the cavity's elements and its boundary's, held
+    /// exclusively while the fill-in runs): for values that describe the
+    /// element's surroundings, as remeshing's stored valences. Patches
+    /// holding `l` as a ribbon copy may read the old or the new value
+    /// meanwhile (a value of several words may read torn): a hint for
+    /// their cavity creation, which their own fill-in must not trust.
+    /// Returns whether it was set: `false` for an element the patch does
+    /// not own, a core word or a handle the mesh does not hold.
+    pub fn set_owned_attr<T: Scalar, const N: usize>(
+        &mut self,
+        attr: &Attr<T, N>,
+        l: u32,
+        value: [T; N],
+    ) -> bool {
+        let (kind, copy) = (attr.kind(), self.ctx.copy);
+        let ok = attr.offset() >= core_attrs(kind)
+            && l < copy.count(kind)
+            && copy.is_owned(kind, l)
+            && self.ctx.mesh.holds(attr);
+        if ok {
+            self.ctx.mesh.store_attr(attr, (copy.p, l), value);
         }
         ok
     }

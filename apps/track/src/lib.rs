@@ -18,20 +18,22 @@
 //! Boundary vertices are advected, but never collapsed or smoothed; the
 //! boundary's edges are split.
 
+pub mod bench;
+
 use std::time::Instant;
 
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::SplitLongEdges;
-use cavity_device::remesh::CollapseShortEdgesSafely;
-pub use cavity_device::track::{Advection, ShorterDiagonal};
+use cavity_remesh_kernels::CollapseShortEdgesSafely;
+pub use cavity_track_kernels::{Advect, Advection, ShorterDiagonal};
 
-use crate::TriMesh;
-use crate::backend::{Backend, BackendError, GpuSeconds};
-use crate::dynamic::{DynamicError, DynamicMesh};
-use crate::remesh::KEEP_BOUNDARY;
-use crate::remesh::{Layout, Quality, gpu_line, mean_edge_length};
-use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
-use crate::settings::{NamesSettings, Setting};
+use cavity::TriMesh;
+use cavity::backend::{Backend, BackendError, GpuSeconds};
+use cavity::dynamic::{DynamicError, DynamicMesh};
+use cavity::rounds::{ForEach, RunError, RunReport, Update, sweeps, sweeps_at_most};
+use cavity::settings::{NamesSettings, Setting};
+use cavity_remesh::KEEP_BOUNDARY;
+use cavity_remesh::{Layout, Quality, gpu_line, mean_edge_length};
 
 /// What to track and how long.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -171,7 +173,7 @@ impl NamesSettings for TrackError {
     }
 }
 
-crate::rounds::steps! {
+cavity::steps! {
     /// The steps of a frame.
     pub enum Step {
         /// Move the vertices through the velocity field.
@@ -187,15 +189,32 @@ crate::rounds::steps! {
     }
 }
 
+/// Adds the application's GPU kernels to `backend` (nothing on the CPU
+/// backend); [`track`] calls it, a caller of [`track_rounds`] on its own
+/// rounds calls it first.
+///
+/// # Errors
+/// As `cavity_app_ptx::add_to`.
+pub fn add_kernels(backend: &Backend) -> Result<(), BackendError> {
+    cavity_app_ptx::add_to(backend)
+}
+
 /// Rounds that run every tracking operation (the CPU backend's and the
 /// GPU's do).
 pub trait TrackRounds:
-    Update<SplitLongEdges> + Update<ShorterDiagonal> + Update<CollapseShortEdgesSafely>
+    Update<SplitLongEdges>
+    + Update<ShorterDiagonal>
+    + Update<CollapseShortEdgesSafely>
+    + ForEach<Advect>
 {
 }
 
 impl<R> TrackRounds for R where
-    R: Update<SplitLongEdges> + Update<ShorterDiagonal> + Update<CollapseShortEdgesSafely> + ?Sized
+    R: Update<SplitLongEdges>
+        + Update<ShorterDiagonal>
+        + Update<CollapseShortEdgesSafely>
+        + ForEach<Advect>
+        + ?Sized
 {
 }
 
@@ -237,7 +256,9 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
     hooks: &mut TrackHooks<'_>,
 ) -> Result<StepTotals, TrackError> {
     let l = length as f32;
-    let field = settings.field();
+    let advect = Advect {
+        field: settings.field(),
+    };
     let split = SplitLongEdges::new(1.5 * l);
     let flip = ShorterDiagonal {
         max_volume_change: 5e-4 * l * l * l,
@@ -267,7 +288,7 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
         for (i, step) in Step::ALL.into_iter().enumerate() {
             let start = Instant::now();
             let run = match step {
-                Step::Advect => runner.advect(&field).map(|()| None),
+                Step::Advect => runner.for_each(&advect).map(|()| None),
                 Step::Split => sweeps(runner, &split, true, None).map(Some),
                 Step::Flip => sweeps(runner, &flip, true, None).map(Some),
                 Step::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
@@ -339,6 +360,7 @@ pub fn track(
 ) -> Result<(TriMesh, TrackReport), TrackError> {
     settings.check()?;
     layout.factors.check()?;
+    add_kernels(backend)?;
     let input = sheet(settings.grid);
     let length = mean_edge_length(&input);
     let mut factors = layout.factors;

@@ -5,12 +5,12 @@
 //! time is that of the frames: advection and improvement, the mesh already
 //! on the device.
 
-use crate::backend::Backend;
-use crate::backend::cpu::CpuBackend;
-use crate::remesh::Layout;
-use crate::track::{TrackHooks, TrackReport, TrackSettings, track};
+use crate::{TrackHooks, TrackReport, TrackSettings, track};
+use cavity::backend::Backend;
+use cavity::backend::cpu::CpuBackend;
+use cavity_remesh::Layout;
 
-use super::median;
+use cavity::bench::median;
 
 /// One grid of the benchmark.
 #[derive(Clone, Debug)]

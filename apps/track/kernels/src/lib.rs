@@ -3,20 +3,27 @@
 //! are advected through a divergence-free curl-noise velocity field
 //! (Bridson, Houriham and Nordenstam 2007), then the mesh is improved by
 //! edge splits, edge flips, edge collapses and null-space smoothing. This
-//! module holds the velocity field, the advection kernel and the flip
-//! criterion; the split, the collapse and the smoothing are remeshing's.
+//! crate holds the velocity field, the advection (a per-vertex
+//! computation) and the flip criterion; the split is the core's, the
+//! collapse remeshing's (`cavity-remesh-kernels`), the smoothing the
+//! core's (`cavity_device::dynamic::smooth`).
+//!
+//! The kernel half of the tracking application crate (`apps/track`),
+//! written on cavity's public model.
+#![no_std]
+#![feature(core_float_math)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-use crate::block::Block;
-use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
-use crate::dynamic::layout::RawDynamicMesh;
-use crate::dynamic::patch::DynMesh;
-use crate::flip;
-use crate::kernel::DYNAMIC_BOUNDS;
-use crate::layout::Kind;
-use crate::operations::{cross, dot, norm, parameters, sub};
-use crate::remesh::{smooth, unfolded};
+use cavity_device::block::Block;
+use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
+use cavity_device::dynamic::compute::{Element, ElementComputation};
+use cavity_device::dynamic::layout::POSITION;
+use cavity_device::flip;
+use cavity_device::operations::{cross, dot, norm, sub};
+use cavity_device::query::Query;
+use cavity_remesh_kernels::{smooth, unfolded};
 
-parameters! {
+cavity_device::parameters! {
     /// One advection step through the curl-noise field `v = ∇ × (0, 0, ψ)`
     /// with potential `ψ(p) = gain · s(p) · N(p / length_scale + offset)`:
     /// `N` is a gradient noise (Perlin 2002, quintic fade, the twelve
@@ -169,23 +176,26 @@ pub fn advected(p: [f32; 3], field: &Advection) -> [f32; 3] {
     [0, 1, 2].map(|i| p[i] + dt / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]))
 }
 
-/// Kernel, one block per patch `p`: advects every owned vertex of `p`
-/// (positions are read and written in place: a vertex's step reads only
-/// its own position).
-#[inline(always)]
-pub fn advect<B: Block>(block: &B, mesh: &DynMesh, p: u32, field: &Advection) {
-    block.for_each(mesh.count(p, Kind::Vertex), |v| {
-        if mesh.bit(p, Kind::Vertex, false, v) && mesh.bit(p, Kind::Vertex, true, v) {
-            let at = mesh.attr_at(Kind::Vertex, (p, v), 0);
-            let x = [0, 1, 2].map(|k| f32::from_bits(mesh.vertex_attrs.load(at + k)));
-            for (k, y) in advected(x, field).into_iter().enumerate() {
-                mesh.vertex_attrs.store(at + k as u32, y.to_bits());
-            }
-        }
-    });
+cavity_device::parameters! {
+    /// Advects every vertex one step through `field` ([`advected`]): a
+    /// per-vertex computation that reads and writes only the vertex's own
+    /// position (no query results).
+    pub struct Advect {
+        /// The field and the step.
+        pub field: Advection,
+    }
 }
 
-parameters! {
+impl ElementComputation for Advect {
+    const QUERY: Query = Query::VE;
+    const QUERY_RESULTS: bool = false;
+
+    fn compute<B: Block>(&self, v: &Element<'_, B>) {
+        v.set(&POSITION, advected(v.get(&POSITION), &self.field));
+    }
+}
+
+cavity_device::parameters! {
     /// El Topo's edge flip (template `EdgeFaces`): an interior edge `ab` is
     /// flipped to `cd` when `cd` is shorter, the flip changes the enclosed
     /// volume by at most `max_volume_change` (`|(b - a) · ((c - a) × (d -
@@ -225,19 +235,5 @@ impl CavityApp for ShorterDiagonal {
     }
 }
 
-crate::kernel! {
-    @core
-    /// Surface tracking's advection: one block per patch moves its owned
-    /// vertices one step through the curl-noise field ([`advect`]).
-    ///
-    /// # Safety
-    /// The mesh describes live arrays of a dynamic mesh; no shared memory.
-    #[launch_bounds = DYNAMIC_BOUNDS]
-    pub kernel Advect(launch, mesh: RawDynamicMesh, field: Advection) {
-        // SAFETY: the kernel's contract.
-        let m = unsafe { DynMesh::new(&mesh) };
-        advect(launch.block, &m, launch.block_idx, &field);
-    }
-}
-
-crate::cavity_kernels!(@core ShorterDiagonal);
+cavity_device::cavity_kernels!(ShorterDiagonal);
+cavity_device::element_kernels!(Advect);

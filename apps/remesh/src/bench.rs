@@ -11,15 +11,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::TriMesh;
-use crate::backend::cpu::CpuBackend;
-use crate::backend::{Backend, GpuSeconds};
-use crate::io::{Format, write_mesh};
-use crate::remesh::{
-    Hooks, Layout, Quality, RemeshReport, RemeshSettings, mean_edge_length, remesh,
-};
+use crate::{Hooks, Layout, Quality, RemeshReport, RemeshSettings, mean_edge_length, remesh};
+use cavity::TriMesh;
+use cavity::backend::cpu::CpuBackend;
+use cavity::backend::{Backend, GpuSeconds};
+use cavity::io::{Format, write_mesh};
 
-use super::median;
+use cavity::bench::median;
 
 /// A peer remesher's run: its time and output statistics, or why it did
 /// not run.

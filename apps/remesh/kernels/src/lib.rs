@@ -3,24 +3,33 @@
 //! keeps every new edge short and no face folded, and the edge flip that
 //! brings the valences of the four vertices closer to 6 (4 on the
 //! boundary; in the sum of squared differences). The split of long edges is
-//! [`crate::operations::SplitLongEdges`]. Feature edges (a dihedral angle
-//! whose cosine is below `feature_cos`) are neither flipped nor collapsed.
+//! [`cavity_device::operations::SplitLongEdges`]. Feature edges (a
+//! dihedral angle whose cosine is below `feature_cos`) are neither flipped
+//! nor collapsed. The valence flips read the valences of vertices their
+//! patch does not own from a vertex attribute that [`StoreValences`], a
+//! per-vertex computation, writes at the start of every sweep.
+//!
+//! The kernel half of the remeshing application crate (`apps/remesh`),
+//! written on cavity's public model: two [`CavityApp`]s exported with
+//! `cavity_kernels!` and one [`ElementComputation`] exported with
+//! `element_kernels!`.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 use core::cell::Cell;
 
-use crate::block::{Block, SharedArena};
-use crate::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
-use crate::dynamic::layout::RawDynamicMesh;
-use crate::dynamic::layout::VALENCE_ATTR;
-use crate::dynamic::patch::DynMesh;
-use crate::dynamic::smooth;
-use crate::flip;
-use crate::kernel::DYNAMIC_BOUNDS;
-use crate::layout::Kind;
-use crate::operations::{
-    MAX_LOOP, SLIVER_SIN, collapsible, cross, dot, length, midpoint, norm, normal, parameters,
-    shortest_first, simple_chain, smallest_angle_sin, star_fill, sub,
+use cavity_device::attribute::Attr;
+use cavity_device::block::Block;
+use cavity_device::dynamic::boundary::BoundaryStar;
+use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
+use cavity_device::dynamic::compute::{Element, ElementComputation};
+use cavity_device::flip;
+use cavity_device::layout::Kind;
+use cavity_device::operations::{
+    MAX_LOOP, SLIVER_SIN, collapsible, cross, dot, length, midpoint, norm, normal, shortest_first,
+    simple_chain, smallest_angle_sin, star_fill, sub,
 };
+use cavity_device::query::Query;
 
 /// Cosine of the dihedral angle at interior edge `e` (1 when flat), from
 /// the normals of its two faces; `None` when one is degenerate.
@@ -35,7 +44,7 @@ pub fn dihedral_cos<B: Block>(ctx: &Ctx<'_, B>, e: u32) -> Option<f32> {
 }
 
 /// Whether interior edge `e` is smooth enough to change (not a feature).
-pub(crate) fn smooth<B: Block>(ctx: &Ctx<'_, B>, e: u32, feature_cos: f32) -> bool {
+pub fn smooth<B: Block>(ctx: &Ctx<'_, B>, e: u32, feature_cos: f32) -> bool {
     dihedral_cos(ctx, e).is_some_and(|c| c >= feature_cos)
 }
 
@@ -65,40 +74,53 @@ pub fn valence<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> (i32, i32) {
     (n, if boundary { 4 } else { 6 })
 }
 
-/// The stored form of a valence (see `VALENCE_ATTR`).
-fn encode((n, target): (i32, i32)) -> u32 {
-    n as u32 | ((target == 4) as u32) << 16
+/// The stored form of a valence: the edge count in the low 16 bits, bit
+/// 16 on the mesh boundary (target 4), bit 31 set; 0 (a new vertex's
+/// value) is unknown.
+pub fn encode((n, target): (i32, i32)) -> u32 {
+    (n as u32 & 0xffff) | ((target == 4) as u32) << 16 | 1 << 31
+}
+
+/// The valence and target a stored value holds (`None` when unknown).
+pub fn decode(x: u32) -> Option<(i32, i32)> {
+    (x >> 31 != 0).then_some(((x & 0xffff) as i32, if x & 1 << 16 != 0 { 4 } else { 6 }))
+}
+
+/// Stores every owned vertex's valence (its edge count and whether it is
+/// on the mesh boundary, [`encode`]) in `valence`, so that the flips of
+/// patches holding it as a ribbon copy read it ([`ImproveValence`]; run at
+/// the start of every sweep of the flips, whose fill-ins keep it nearly
+/// current within the sweep). A per-vertex computation on VE with the
+/// faces per edge counted.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct StoreValences {
+    /// The stored valences (a `u32` vertex attribute).
+    pub valence: Attr<u32, 1>,
+}
+
+impl ElementComputation for StoreValences {
+    const QUERY: Query = Query::VE;
+    const FACES_PER_EDGE: bool = true;
+
+    fn compute<B: Block>(&self, v: &Element<'_, B>) {
+        let boundary = v.neighbors().any(|e| v.edge_face_count(e) == Some(1));
+        let target = if boundary { 4 } else { 6 };
+        v.set(&self.valence, [encode((v.len() as i32, target))]);
+    }
 }
 
 /// The valence and target of vertex `v`: counted when the patch owns it,
 /// else the stored value of its owner (`None` when not stored).
-fn known_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> Option<(i32, i32)> {
+fn known_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32, stored: &Attr<u32, 1>) -> Option<(i32, i32)> {
     if ctx.is_owned(Kind::Vertex, v) {
         return Some(valence(ctx, v));
     }
-    let x = ctx.vertex_attr(v, VALENCE_ATTR).to_bits();
-    (x != u32::MAX).then_some(((x & 0xffff) as i32, if x >> 16 != 0 { 4 } else { 6 }))
-}
-
-/// Stores `(n, target)` as owned vertex `v`'s valence attribute.
-fn store_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32, valence: (i32, i32)) {
-    let at = ctx
-        .mesh
-        .attr_at(Kind::Vertex, (ctx.copy.p, v), VALENCE_ATTR);
-    ctx.mesh.vertex_attrs.store(at, encode(valence));
-}
-
-/// Kernel, one block per patch `p`: stores the valence of every owned
-/// vertex of `p` in its `VALENCE_ATTR` attribute, so that the flips of
-/// patches holding it as a ribbon copy read it (run at the start of every
-/// sweep of an application that reads them; [`ImproveValence`]'s fill-ins
-/// keep it nearly current within the sweep). Shared memory as for
-/// `dynamic::smooth::shared_bytes`.
-#[inline(always)]
-pub fn store_valences<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
-    smooth::for_each_owned_vertex(block, arena, mesh, p, |ctx, v| {
-        store_valence(ctx, v, valence(ctx, v));
-    });
+    decode(ctx.attr(stored, v)[0])
 }
 
 /// Whether flipping `ab` to `cd` may lower `Σ (valence - target)²` over
@@ -114,13 +136,13 @@ pub fn store_valences<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMe
 /// unknown, so the change is bounded hopefully: a vertex that gains an
 /// edge adds at least `2 (n - 6) + 1`, one that loses an edge may gain
 /// any amount.
-fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
+fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4], stored: &Attr<u32, 1>) -> bool {
     /// Stands for an unbounded improvement.
     const ANY: i32 = -1 << 16;
     let change = [-1, -1, 1, 1];
     let mut sum = 0;
     for (&v, dv) in q.iter().zip(change) {
-        sum += match known_valence(ctx, v) {
+        sum += match known_valence(ctx, v, stored) {
             Some((n, target)) => 2 * dv * (n - target) + 1,
             None if dv > 0 => 2 * (valence(ctx, v).0 - 6) + 1,
             None => ANY,
@@ -133,7 +155,7 @@ fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
 /// (the quadrilateral is convex enough: the flip folds nothing over) and
 /// their smallest angle is at least 10° or the smallest of `abc` and `bad`
 /// (the flip makes no sliver).
-pub(crate) fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
+pub fn unfolded<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
     let [pa, pb, pc, pd] = [a, b, c, d].map(|v| ctx.position(v));
     let old = pair_angle_sin([pa, pb, pc, pd]);
     let new = pair_angle_sin([pc, pd, pa, pb]);
@@ -171,7 +193,7 @@ fn is_cap<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
 }
 
 /// Sine of the smallest angle a remeshed face is held to (15°: the
-/// acceptance criterion of issue 24, `cavity::remesh::Quality::min_angle_away`).
+/// acceptance criterion of issue 24, `cavity_remesh::Quality::min_angle_away`).
 pub const SMALL_ANGLE_SIN: f32 = 0.258_819_04;
 
 /// Whether one of the faces `abc` and `bad` of edge `ab` has an angle
@@ -199,7 +221,7 @@ fn removes_cap<B: Block>(ctx: &Ctx<'_, B>, [a, b, c, d]: [u32; 4]) -> bool {
         && new > old
 }
 
-parameters! {
+cavity_device::parameters! {
     /// Valence-improving edge flip (template `EdgeFaces`): an interior edge
     /// is flipped when that lowers `Σ (valence - target)²` over its two
     /// vertices and the two opposite ones (target 6, 4 on the boundary),
@@ -224,10 +246,12 @@ parameters! {
         pub feature_cos: f32,
         /// Longest edge a flip may create (`f32::INFINITY`: any).
         pub max_length: f32,
-        /// 1: the final repair of `cavity::remesh`: only the edges of caps
+        /// 1: the final repair of `cavity_remesh`: only the edges of caps
         /// and of faces with an angle below 15° are flipped; 0: caps'
         /// edges and valences.
         pub caps_only: u32,
+        /// The stored valences ([`StoreValences`]).
+        pub valence: Attr<u32, 1>,
     }
 }
 
@@ -255,7 +279,10 @@ impl ImproveValence {
                 && has_small_angle(ctx, q)
                 && self.short_enough(ctx, q)
                 && removes_cap(ctx, q);
-            repairs || self.caps_only == 0 && self.shape_ok(ctx, q) && may_improve(ctx, q)
+            repairs
+                || self.caps_only == 0
+                    && self.shape_ok(ctx, q)
+                    && may_improve(ctx, q, &self.valence)
         }
     }
 }
@@ -263,7 +290,6 @@ impl ImproveValence {
 impl CavityApp for ImproveValence {
     const TEMPLATE: Template = Template::EdgeFaces;
     const MAX_NEW: [u32; 3] = [0, 1, 2];
-    const READS_VALENCES: bool = true;
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
         flip::candidate(ctx, e).is_some_and(|q| {
             let cap = is_cap(ctx, q);
@@ -284,14 +310,14 @@ impl CavityApp for ImproveValence {
             // c and d gain one.
             for (v, dv) in q.into_iter().zip([-1, -1, 1, 1]) {
                 let (n, target) = valence(ctx, v);
-                store_valence(ctx, v, (n + dv, target));
+                fill.set_owned_attr(&self.valence, v, [encode((n + dv, target))]);
             }
         }
         done
     }
 }
 
-parameters! {
+cavity_device::parameters! {
     /// Edge collapse for remeshing (template `EdgeStar`): an interior edge
     /// shorter than `min_length` becomes a vertex on it, at the point whose
     /// farthest neighbour is nearest (`balanced_point`; at its vertex on a
@@ -332,91 +358,13 @@ parameters! {
         /// noise at the scale of L (the staircase rims of scanned holes),
         /// not corners (0: corners always stay).
         pub corner_tolerance: f32,
-        /// 1: the final repair of `cavity::remesh`: the apex of a face of
+        /// 1: the final repair of `cavity_remesh`: the apex of a face of
         /// zero area with no degenerate edge (a cap whose long edge a flip
         /// cannot take: a boundary or non-manifold edge, or a fold) is
         /// separated from the line of that edge too (`flat_apex`); 0: only
         /// short edges are cavities.
         pub flat_caps: u32,
     }
-}
-
-/// What the patch sees of vertex `v` on the mesh boundary: its boundary
-/// edges (one face) and their other ends, and whether an edge at `v` has
-/// more than two faces. Exact when the patch owns `v`; of a ribbon
-/// vertex, whose outer edges may show one face here, nothing is known
-/// (`known` false): it is taken as interior, and as movable at the end of
-/// a boundary edge, and the fill-in, which owns it, decides.
-#[derive(Clone, Copy)]
-pub(crate) struct BoundaryStar {
-    /// Boundary edges at `v`.
-    pub edges: u32,
-    /// The other ends of the first two.
-    pub ends: [u32; 2],
-    /// Whether an edge at `v` has three or more faces.
-    pub non_manifold: bool,
-    /// Whether the patch owns `v` (else nothing above is known).
-    pub known: bool,
-}
-
-impl BoundaryStar {
-    /// The boundary star of `v`.
-    pub(crate) fn of<B: Block>(ctx: &Ctx<'_, B>, v: u32) -> BoundaryStar {
-        let mut star = BoundaryStar {
-            edges: 0,
-            ends: [v; 2],
-            non_manifold: false,
-            known: ctx.is_owned(Kind::Vertex, v),
-        };
-        if !star.known {
-            return star;
-        }
-        for g in ctx.vertex_edges(v) {
-            match ctx.edge_faces(g).0 {
-                1 => {
-                    if star.edges < 2 {
-                        let [x, y] = ctx.edge_vertices(g);
-                        star.ends[star.edges as usize] = if x == v { y } else { x };
-                    }
-                    star.edges += 1;
-                }
-                2 => {}
-                _ => star.non_manifold = true,
-            }
-        }
-        star
-    }
-
-    /// Whether `v` is on the mesh boundary.
-    pub(crate) fn on_boundary(&self) -> bool {
-        self.edges > 0 || self.non_manifold
-    }
-
-    /// Whether `v` is a plain boundary vertex (two boundary edges, no
-    /// non-manifold edge) whose turning angle's cosine is at least
-    /// `boundary_cos` (not a corner), at position `at`.
-    pub(crate) fn movable<B: Block>(
-        &self,
-        ctx: &Ctx<'_, B>,
-        at: [f32; 3],
-        boundary_cos: f32,
-    ) -> bool {
-        if !self.known {
-            return boundary_cos <= 1.0;
-        }
-        if self.edges != 2 || self.non_manifold || boundary_cos > 1.0 {
-            return false;
-        }
-        let [u, w] = self.ends.map(|x| ctx.position(x));
-        turns_gently(at, u, w, boundary_cos)
-    }
-}
-
-/// Whether the boundary polyline `u, at, w` turns at `at` by an angle
-/// whose cosine is at least `boundary_cos` (`at` is no corner).
-pub(crate) fn turns_gently(at: [f32; 3], u: [f32; 3], w: [f32; 3], boundary_cos: f32) -> bool {
-    let (d0, d1) = (sub(at, u), sub(w, at));
-    dot(d0, d1) >= boundary_cos * norm(d0) * norm(d1)
 }
 
 /// Whether triangle `new` may replace `old`: it faces the same way and its
@@ -1381,20 +1329,5 @@ impl CavityApp for CollapseShortEdgesSafely {
     }
 }
 
-crate::kernel! {
-    @core
-    /// Before a remeshing flip phase: one block per patch stores its owned
-    /// vertices' valences ([`store_valences`]).
-    ///
-    /// # Safety
-    /// The mesh describes live arrays of a dynamic mesh; dynamic shared
-    /// memory is `dynamic::smooth::shared_bytes(&mesh.cap, threads)`.
-    #[launch_bounds = DYNAMIC_BOUNDS]
-    pub kernel StoreValences(launch, mesh: RawDynamicMesh) {
-        // SAFETY: the kernel's contract.
-        let m = unsafe { DynMesh::new(&mesh) };
-        store_valences(launch.block, launch.arena, &m, launch.block_idx);
-    }
-}
-
-crate::cavity_kernels!(@core ImproveValence, CollapseShortEdgesSafely);
+cavity_device::cavity_kernels!(ImproveValence, CollapseShortEdgesSafely);
+cavity_device::element_kernels!(StoreValences);

@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use glam::DVec3;
 use rayon::prelude::*;
 
-use crate::TriMesh;
-use crate::components::{edge_components, vertex_sets};
-use crate::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
-use crate::topology::Topology;
+use cavity::TriMesh;
+use cavity::components::{edge_components, vertex_sets};
+use cavity::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
+use cavity::topology::Topology;
 
 /// Table-4 statistics of a triangle mesh against a target edge length.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -47,9 +47,9 @@ pub struct Quality {
     /// [`DEBRIS_FACES`] faces: the smallest angle a remesher can be held to
     /// on a real scan (issue 24); 180 when no face counts.
     pub min_angle_away: f64,
-    /// Faces of zero area (`crate::defects::is_zero_area`).
+    /// Faces of zero area (`cavity::defects::is_zero_area`).
     pub zero_area: usize,
-    /// Edges of zero length (`crate::defects::ZERO_LENGTH`).
+    /// Edges of zero length (`cavity::defects::ZERO_LENGTH`).
     pub zero_length: usize,
     /// Boundary loops (as `MeshStats::boundary_loops`).
     pub boundary_loops: usize,

@@ -39,25 +39,40 @@
 //! of zero area and no edge of zero length stays where a vertex can move
 //! (issue 24).
 //! [`remesh`] runs on the mesh moved into the unit box
-//! ([`crate::normalize`]), so that any coordinate scale gives the same
+//! ([`cavity::normalize`]), so that any coordinate scale gives the same
 //! result.
+//!
+//! An application crate on cavity's public model, as RXMesh keeps its
+//! `apps/`: the cavity applications and the valence computation are in
+//! `cavity-remesh-kernels`, their PTX in `cavity-app-ptx`; this crate holds
+//! the driver, the quality statistics ([`quality`]) and the benchmark
+//! ([`bench`], `cavity bench remesh`). The flips read the valences of
+//! vertices their patch does not own from the `u32` vertex attribute
+//! [`VALENCE_ATTRIBUTE`] ([`attributes`]), which [`StoreValences`] writes
+//! before every flip sweep.
 
+pub mod bench;
 pub mod quality;
 
 use std::time::Instant;
 
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::operations::SplitLongEdges;
-pub use cavity_device::remesh::{CollapseShortEdgesSafely, ImproveValence};
+pub use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
 pub use quality::{Quality, mean_edge_length, mean_edge_length_with};
 
-use crate::TriMesh;
-use crate::backend::{Backend, BackendError, GpuSeconds};
-use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
-use crate::normalize::Normalization;
-use crate::rounds::{RunError, RunReport, Update, sweeps, sweeps_at_most};
-use crate::settings::{NamesSettings, Setting};
-use crate::topology::Topology;
+use cavity::TriMesh;
+use cavity::attributes::AttributeLayout;
+use cavity::backend::{Backend, BackendError, GpuSeconds};
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::normalize::Normalization;
+use cavity::patched::PatchedMesh;
+use cavity::rounds::{
+    ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
+};
+use cavity::settings::{NamesSettings, Setting};
+use cavity::topology::Topology;
+use cavity_device::layout::Kind;
 
 /// The target edge length L.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -293,7 +308,7 @@ impl NamesSettings for RemeshError {
     }
 }
 
-crate::rounds::steps! {
+cavity::steps! {
     /// The four phases of an iteration.
     pub enum Phase {
         /// Split long edges.
@@ -310,13 +325,59 @@ crate::rounds::steps! {
 /// Rounds that run every remeshing operation (the CPU backend's and the
 /// GPU's do).
 pub trait RemeshRounds:
-    Update<SplitLongEdges> + Update<CollapseShortEdgesSafely> + Update<ImproveValence>
+    Update<SplitLongEdges>
+    + Update<CollapseShortEdgesSafely>
+    + Update<ImproveValence>
+    + ForEach<StoreValences>
 {
 }
 
 impl<R> RemeshRounds for R where
-    R: Update<SplitLongEdges> + Update<CollapseShortEdgesSafely> + Update<ImproveValence> + ?Sized
+    R: Update<SplitLongEdges>
+        + Update<CollapseShortEdgesSafely>
+        + Update<ImproveValence>
+        + ForEach<StoreValences>
+        + ?Sized
 {
+}
+
+/// The name of the `u32` vertex attribute that holds the stored valences
+/// of the flips ([`StoreValences`]).
+pub const VALENCE_ATTRIBUTE: &str = "remesh.valence";
+
+/// The attributes a mesh that [`remesh_rounds`] runs on carries: the
+/// stored valences ([`VALENCE_ATTRIBUTE`]).
+pub fn attributes() -> AttributeLayout {
+    let mut layout = AttributeLayout::new();
+    layout
+        .vertex::<u32, 1>(VALENCE_ATTRIBUTE)
+        .expect("one attribute fits any layout");
+    layout
+}
+
+/// The dynamic mesh of `mesh` (with its `topology`) that remeshing runs
+/// on: `patch_size` faces per patch, `factors`, and [`attributes`].
+///
+/// # Errors
+/// As `DynamicMesh::new`.
+pub fn dynamic_mesh(
+    mesh: &TriMesh,
+    topology: &Topology,
+    patch_size: u32,
+    factors: CapacityFactors,
+) -> Result<DynamicMesh, DynamicError> {
+    let patched = PatchedMesh::with_topology(mesh, topology, patch_size)?;
+    DynamicMesh::from_patched_with(mesh, &patched, factors, &attributes())
+}
+
+/// Adds the application's GPU kernels to `backend` (nothing on the CPU
+/// backend); [`remesh`] calls it, a caller of [`remesh_rounds`] on its own
+/// rounds calls it first.
+///
+/// # Errors
+/// As `cavity_app_ptx::add_to`.
+pub fn add_kernels(backend: &Backend) -> Result<(), BackendError> {
+    cavity_app_ptx::add_to(backend)
 }
 
 /// What each phase did over all iterations.
@@ -342,22 +403,33 @@ pub struct Hooks<'a> {
     pub progress: Option<PhaseHook<'a>>,
     /// Called with the mesh after each phase (on the GPU that copies the
     /// mesh back); [`remesh`] runs on the normalized mesh
-    /// ([`crate::normalize`]), so its positions are in the unit box.
+    /// ([`cavity::normalize`]), so its positions are in the unit box.
     pub after_phase: Option<MeshHook<'a>>,
 }
 
 /// Runs `settings.iterations` iterations of the four phases with target
-/// length `length` (model units) on `runner`.
+/// length `length` (model units) on `runner`, whose mesh carries
+/// [`attributes`] ([`dynamic_mesh`]).
 ///
 /// # Errors
 /// The failing phase's [`RunError`] (out of capacity: the message names the
-/// setting to raise).
+/// setting to raise); [`RunError::Attribute`] in the first flip phase when
+/// the mesh has no [`VALENCE_ATTRIBUTE`].
 pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     runner: &mut R,
     length: f64,
     settings: &RemeshSettings,
     hooks: &mut Hooks<'_>,
 ) -> Result<PhaseTotals, RemeshError> {
+    let valence = runner
+        .attributes()
+        .find_on::<u32, 1>(Kind::Vertex, VALENCE_ATTRIBUTE)
+        .map_err(|e| RemeshError::Run {
+            phase: Phase::Flip,
+            iteration: 1,
+            source: RunError::Attribute(e),
+        })?;
+    let store = StoreValences { valence };
     let feature_cos = settings.feature_cos();
     let l = length as f32;
     let split = SplitLongEdges {
@@ -378,6 +450,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
         feature_cos,
         max_length: last_flips(iteration == settings.iterations, l),
         caps_only: 0,
+        valence,
     };
     let smoothing = Smoothing {
         boundary_cos,
@@ -395,7 +468,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
             let run = match phase {
                 Phase::Split => sweeps(runner, &split, true, None).map(Some),
                 Phase::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
-                Phase::Flip => sweeps_at_most(runner, &flip(iteration), FLIP_SWEEPS).map(Some),
+                Phase::Flip => flip_sweeps(runner, &flip(iteration), store).map(Some),
                 Phase::Smooth => runner
                     .smooth(&smoothing, settings.smoothing_steps)
                     .and_then(|()| runner.status().map(|_| None)),
@@ -455,6 +528,27 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
         f(settings.iterations, Phase::Flip, mesh);
     }
     Ok(totals)
+}
+
+/// At most [`FLIP_SWEEPS`] sweeps of the valence flips `flip` on
+/// `runner`, each after the first visiting only the patches that changed
+/// (`cavity::rounds::sweeps_at_most`), with the valences stored by `store`
+/// at the start of every sweep.
+///
+/// # Errors
+/// As `sweeps_at_most`.
+pub fn flip_sweeps<R: RemeshRounds + ?Sized>(
+    runner: &mut R,
+    flip: &ImproveValence,
+    store: StoreValences,
+) -> Result<RunReport, RunError> {
+    let options = SweepOptions {
+        changed_only: true,
+        max: Some(FLIP_SWEEPS),
+        before_sweep: Some(&mut |r: &mut R| r.for_each(&store)),
+        ..SweepOptions::default()
+    };
+    sweeps_with(runner, flip, options)
 }
 
 /// Sweeps of the cap and small-angle flips of the final repair after the
@@ -586,7 +680,7 @@ pub struct Remeshed {
     /// The remeshed mesh, in model units.
     pub mesh: TriMesh,
     /// `Topology::new(&mesh)`, built for the output's statistics: an
-    /// output check can take it (`crate::defects::check_output_with`).
+    /// output check can take it (`cavity::defects::check_output_with`).
     pub topology: Topology,
     /// What the run did.
     pub report: RemeshReport,
@@ -635,7 +729,7 @@ pub fn remesh_with(
 }
 
 /// A remeshing run prepared on the host, before any backend is needed: the
-/// target length checked, the mesh normalized (`crate::normalize`) and
+/// target length checked, the mesh normalized (`cavity::normalize`) and
 /// patched into its dynamic layout. A caller can prepare while the GPU
 /// starts and then [`Prepared::run`] it, or run its two halves
 /// ([`Prepared::rounds`], [`Rounded::finish`]) with work of its own beside
@@ -693,10 +787,10 @@ pub fn prepare(
     let growth = expected / input.num_faces() as f64;
     let mut factors = layout.factors;
     factors.patches = factors.patches.max((2.0 * growth) as f32);
-    // The kernels work on the mesh in the unit box (`crate::normalize`).
+    // The kernels work on the mesh in the unit box (`cavity::normalize`).
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
-    let dynamic = DynamicMesh::with_topology(&normalized, topology, layout.patch_size, factors)?;
+    let dynamic = dynamic_mesh(&normalized, topology, layout.patch_size, factors)?;
     Ok(Prepared {
         settings: *settings,
         length,
@@ -764,10 +858,11 @@ impl Prepared {
             mut dynamic,
             mut patch_seconds,
         } = self;
+        add_kernels(backend)?;
         let repatching = Instant::now();
         while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
             patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
-            dynamic = DynamicMesh::with_topology(&normalized, topology, patch_size, factors)?;
+            dynamic = dynamic_mesh(&normalized, topology, patch_size, factors)?;
         }
         patch_seconds += repatching.elapsed().as_secs_f64();
         let bytes_per_face = dynamic.bytes_per_face();
@@ -923,7 +1018,7 @@ fn fits(backend: &Backend, dynamic: &DynamicMesh) -> bool {
 }
 
 /// Where a GPU run's time went as a report line (empty off the GPU).
-pub(crate) fn gpu_line(seconds: Option<GpuSeconds>) -> String {
+pub fn gpu_line(seconds: Option<GpuSeconds>) -> String {
     seconds.map_or(String::new(), |g| {
         let [u, c, k] = g.kernels;
         format!(
