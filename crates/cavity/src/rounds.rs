@@ -250,6 +250,7 @@ pub fn sweeps_at_most<A: CavityApp, R: Update<A> + ?Sized>(
     max: u32,
 ) -> Result<RunReport, RunError> {
     let options = SweepOptions {
+        changed_only: true,
         max: Some(max),
         ..SweepOptions::default()
     };
