@@ -1340,3 +1340,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sweeps_at_most_visits_only_changed_patches_after_the_first() {
+    // The grid's diagonals (√2) are the only edges longer than 1.2: the
+    // first sweep splits them all, the second finds nothing. Visiting only
+    // the changed patches that register a cavity, the second sweep
+    // schedules none; visiting all, it schedules every patch again.
+    let input = grid(12, 12, &[false, true], false, &[]);
+    let split = SplitLongEdges::new(1.2);
+    let deterministic = |changed_only: bool| {
+        with_rounds_in(Schedule::Deterministic, &input, 16, ROOMY, true, |r| {
+            if changed_only {
+                sweeps_at_most(r, &split, 5)
+            } else {
+                sweeps(r, &split, false, None)
+            }
+        })
+        .expect("run")
+        .0
+    };
+    let (changed, all) = (deterministic(true), deterministic(false));
+    assert_eq!((changed.sweeps, all.sweeps), (2, 2));
+    assert_eq!(changed.flips, all.flips);
+    assert!(
+        changed.scheduled + u64::from(all.patches) <= all.scheduled,
+        "{changed:?} {all:?}"
+    );
+}

@@ -116,6 +116,7 @@ impl ElementComputation for StoreValences {
 
 /// The valence and target of vertex `v`: counted when the patch owns it,
 /// else the stored value of its owner (`None` when not stored).
+#[inline(always)]
 fn known_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32, stored: &Attr<u32, 1>) -> Option<(i32, i32)> {
     if ctx.is_owned(Kind::Vertex, v) {
         return Some(valence(ctx, v));
@@ -136,6 +137,7 @@ fn known_valence<B: Block>(ctx: &Ctx<'_, B>, v: u32, stored: &Attr<u32, 1>) -> O
 /// unknown, so the change is bounded hopefully: a vertex that gains an
 /// edge adds at least `2 (n - 6) + 1`, one that loses an edge may gain
 /// any amount.
+#[inline(always)]
 fn may_improve<B: Block>(ctx: &Ctx<'_, B>, q: [u32; 4], stored: &Attr<u32, 1>) -> bool {
     /// Stands for an unbounded improvement.
     const ANY: i32 = -1 << 16;
@@ -271,6 +273,7 @@ impl ImproveValence {
     /// Whether the flip of `ab` to `cd` is taken, judged on what the patch
     /// holds: a cap's edge when that removes it well, any other edge when it
     /// keeps the shape and may lower the valence deviation.
+    #[inline(always)]
     fn accepts<B: Block>(&self, ctx: &Ctx<'_, B>, q: [u32; 4]) -> bool {
         if is_cap(ctx, q) {
             self.short_enough(ctx, q) && removes_cap(ctx, q)
@@ -290,13 +293,16 @@ impl ImproveValence {
 impl CavityApp for ImproveValence {
     const TEMPLATE: Template = Template::EdgeFaces;
     const MAX_NEW: [u32; 3] = [0, 1, 2];
+    // Inlined: outlined, it takes the context through local memory.
+    #[inline(always)]
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        flip::candidate(ctx, e).is_some_and(|q| {
-            let cap = is_cap(ctx, q);
-            let smooth = smooth(ctx, e, self.feature_cos);
-            let small = self.caps_only != 0 && smooth && has_small_angle(ctx, q);
-            (cap || small || self.caps_only == 0 && smooth) && self.accepts(ctx, q)
-        })
+        let Some(q) = flip::candidate(ctx, e) else {
+            return false;
+        };
+        let cap = is_cap(ctx, q);
+        let smooth = smooth(ctx, e, self.feature_cos);
+        let small = self.caps_only != 0 && smooth && has_small_angle(ctx, q);
+        (cap || small || self.caps_only == 0 && smooth) && self.accepts(ctx, q)
     }
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
         let ctx = fill.ctx;

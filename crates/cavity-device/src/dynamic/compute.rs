@@ -137,10 +137,11 @@ impl<B: Block> Element<'_, B> {
     /// source kind and held by the mesh).
     #[inline(always)]
     pub fn get<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>) -> [T; N] {
-        if attr.kind() != self.query.source() {
+        let kind = self.query.source();
+        if attr.kind() != kind {
             return [T::default(); N];
         }
-        self.mesh.load_attr(attr, (self.copy.p, self.l))
+        kind.specialize(|kind| self.mesh.load_attr_as(kind, attr, (self.copy.p, self.l)))
     }
 
     /// The value of `attr` of local element `l` of the attribute's kind
@@ -148,12 +149,13 @@ impl<B: Block> Element<'_, B> {
     /// not an active local element.
     #[inline(always)]
     pub fn get_at<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, l: u32) -> [T; N] {
-        let kind = attr.kind();
-        if l >= self.copy.count(kind) || !self.copy.is_active(kind, l) {
-            return [T::default(); N];
-        }
-        self.mesh
-            .load_attr(attr, self.copy.owner_or_self(self.block, kind, l))
+        attr.kind().specialize(|kind| {
+            if l >= self.copy.count(kind) || !self.copy.is_active(kind, l) {
+                return [T::default(); N];
+            }
+            let owner = self.copy.owner_or_self(self.block, kind, l);
+            self.mesh.load_attr_as(kind, attr, owner)
+        })
     }
 
     /// The two vertices of local edge `e` (any active local edge, e.g. a
@@ -220,11 +222,17 @@ impl<B: Block> Element<'_, B> {
     /// the input index and the valence, are the core's).
     #[inline(always)]
     pub fn set<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, value: [T; N]) {
-        let kind = attr.kind();
-        let position = kind == Kind::Vertex && attr.offset() + attr.words() <= 3;
-        if kind == self.query.source() && (position || attr.offset() >= core_attrs(kind)) {
-            self.mesh.store_attr(attr, (self.copy.p, self.l), value);
+        let kind = self.query.source();
+        if attr.kind() != kind {
+            return;
         }
+        kind.specialize(|kind| {
+            let position = kind == Kind::Vertex && attr.offset() + attr.words() <= 3;
+            if position || attr.offset() >= core_attrs(kind) {
+                self.mesh
+                    .store_attr_as(kind, attr, (self.copy.p, self.l), value);
+            }
+        })
     }
 }
 

@@ -200,7 +200,14 @@ impl DynMesh {
     /// Whether `attr`'s words lie within its kind's attribute words.
     #[inline(always)]
     pub fn holds<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>) -> bool {
-        let stride = self.cap.attr_stride(attr.kind());
+        self.holds_as(attr.kind(), attr)
+    }
+
+    /// [`DynMesh::holds`] with `attr`'s kind given (`kind ==
+    /// attr.kind()`, a constant where [`Kind::specialize`] gives it).
+    #[inline(always)]
+    fn holds_as<T: Scalar, const N: usize>(&self, kind: Kind, attr: &Attr<T, N>) -> bool {
+        let stride = self.cap.attr_stride(kind);
         attr.offset() <= stride && attr.words() <= stride - attr.offset()
     }
 
@@ -214,11 +221,24 @@ impl DynMesh {
         attr: &Attr<T, N>,
         at: (u32, u32),
     ) -> [T; N] {
+        attr.kind()
+            .specialize(|kind| self.load_attr_as(kind, attr, at))
+    }
+
+    /// [`DynMesh::load_attr`] with `attr`'s kind given (`kind ==
+    /// attr.kind()`, a constant where [`Kind::specialize`] gives it).
+    #[inline(always)]
+    pub fn load_attr_as<T: Scalar, const N: usize>(
+        &self,
+        kind: Kind,
+        attr: &Attr<T, N>,
+        at: (u32, u32),
+    ) -> [T; N] {
         let mut value = [T::default(); N];
-        if self.holds(attr) {
+        if self.holds_as(kind, attr) {
             for (c, x) in value.iter_mut().enumerate() {
                 let word = attr.offset() + c as u32 * T::WORDS;
-                *x = T::from_words(self.load_value(attr.kind(), at, word, T::WORDS));
+                *x = T::from_words(self.load_value(kind, at, word, T::WORDS));
             }
         }
         value
@@ -233,10 +253,24 @@ impl DynMesh {
         at: (u32, u32),
         value: [T; N],
     ) {
-        if self.holds(attr) {
+        attr.kind()
+            .specialize(|kind| self.store_attr_as(kind, attr, at, value))
+    }
+
+    /// [`DynMesh::store_attr`] with `attr`'s kind given (`kind ==
+    /// attr.kind()`, a constant where [`Kind::specialize`] gives it).
+    #[inline(always)]
+    pub fn store_attr_as<T: Scalar, const N: usize>(
+        &self,
+        kind: Kind,
+        attr: &Attr<T, N>,
+        at: (u32, u32),
+        value: [T; N],
+    ) {
+        if self.holds_as(kind, attr) {
             for (c, x) in value.into_iter().enumerate() {
                 let word = attr.offset() + c as u32 * T::WORDS;
-                self.store_value(attr.kind(), at, word, x.to_words(), T::WORDS);
+                self.store_value(kind, at, word, x.to_words(), T::WORDS);
             }
         }
     }

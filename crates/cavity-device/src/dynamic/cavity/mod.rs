@@ -302,10 +302,12 @@ impl<'a, B: Block> Ctx<'a, B> {
     /// handle the mesh does not hold.
     #[inline(always)]
     pub fn attr<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, l: u32) -> [T; N] {
-        if l >= self.copy.count(attr.kind()) {
-            return [T::default(); N];
-        }
-        self.mesh.load_attr(attr, self.owner_of(attr.kind(), l))
+        attr.kind().specialize(|kind| {
+            if l >= self.copy.count(kind) {
+                return [T::default(); N];
+            }
+            self.mesh.load_attr_as(kind, attr, self.owner_of(kind, l))
+        })
     }
 
     /// The owner patch and owner-local index of local element `l` of
@@ -555,14 +557,15 @@ impl<'a, B: Block> FillIn<'a, B> {
         l: u32,
         value: [T; N],
     ) -> bool {
-        let kind = attr.kind();
-        let mut added = (0..self.used[kind as usize]).filter_map(|i| self.added(kind, i));
-        let user = attr.offset() >= core_attrs(kind);
-        let ok = user && added.any(|x| x == l) && self.ctx.mesh.holds(attr);
-        if ok {
-            self.ctx.mesh.store_attr(attr, (self.ctx.copy.p, l), value);
-        }
-        ok
+        attr.kind().specialize(|kind| {
+            let mut added = (0..self.used[kind as usize]).filter_map(|i| self.added(kind, i));
+            let ok = attr.offset() >= core_attrs(kind) && added.any(|x| x == l);
+            if ok {
+                let mesh = self.ctx.mesh;
+                mesh.store_attr_as(kind, attr, (self.ctx.copy.p, l), value);
+            }
+            ok && self.ctx.mesh.holds(attr)
+        })
     }
 
     /// Sets user attribute `attr` of element `l`, which the fill-in's
@@ -580,15 +583,15 @@ impl<'a, B: Block> FillIn<'a, B> {
         l: u32,
         value: [T; N],
     ) -> bool {
-        let (kind, copy) = (attr.kind(), self.ctx.copy);
-        let ok = attr.offset() >= core_attrs(kind)
-            && l < copy.count(kind)
-            && copy.is_owned(kind, l)
-            && self.ctx.mesh.holds(attr);
-        if ok {
-            self.ctx.mesh.store_attr(attr, (copy.p, l), value);
-        }
-        ok
+        let (copy, mesh) = (self.ctx.copy, self.ctx.mesh);
+        attr.kind().specialize(|kind| {
+            let ok =
+                attr.offset() >= core_attrs(kind) && l < copy.count(kind) && copy.is_owned(kind, l);
+            if ok {
+                mesh.store_attr_as(kind, attr, (copy.p, l), value);
+            }
+            ok && mesh.holds(attr)
+        })
     }
 
     /// The half-edge from `a` to `b` along edge `e`.

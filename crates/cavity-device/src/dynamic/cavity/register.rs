@@ -45,7 +45,10 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
         let skip = work.declined.bit(s) || work.waiting.bit(s);
         copy.is_owned(kind, s) && copy.is_active(kind, s) && !skip
     };
-    let register = |s: u32| {
+    // The closures are inlined: an outlined one takes the context through
+    // local memory (a tenfold stack frame in a kernel crate's survey).
+    let register = #[inline(always)]
+    |s: u32| {
         if app.create(ctx, s) {
             let c = block.shared_fetch_add(work.ctl, CTL_CAVITIES, 1);
             work.seeds.set(c, s as u16);
@@ -62,13 +65,21 @@ pub fn create<B: Block, A: CavityApp>(block: &B, ctx: &Ctx<'_, B>, app: &A, salt
             }
         });
         block.sync();
-        block.for_each(work.ctl.get(CTL_SCREENED), |i| register(work.flags.get(i)));
+        block.for_each(
+            work.ctl.get(CTL_SCREENED),
+            #[inline(always)]
+            |i| register(work.flags.get(i)),
+        );
     } else {
-        block.for_each(copy.count(kind), |s| {
-            if eligible(s) {
-                register(s);
-            }
-        });
+        block.for_each(
+            copy.count(kind),
+            #[inline(always)]
+            |s| {
+                if eligible(s) {
+                    register(s);
+                }
+            },
+        );
     }
     block.sync();
 }
