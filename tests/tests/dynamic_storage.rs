@@ -10,7 +10,7 @@ use cavity::reference::ReferenceMesh;
 use cavity::settings::{NamesSettings, Setting};
 use cavity::{Kind, TriMesh};
 use cavity_device::dynamic::hash::{self, EMPTY};
-use cavity_device::dynamic::layout::{HASH_OVERFLOW, LOCAL_MASK, MAX_CAPACITY};
+use cavity_device::dynamic::layout::{HASH_OVERFLOW, LOCAL_MASK, MAX_CAPACITY, VERTEX_CORE_ATTRS};
 use cavity_device::layout::FE_REVERSED;
 use cavity_tests::{add_defects, bundled_mesh, fan, grid};
 
@@ -58,7 +58,7 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
     );
     let spare = d.num_patches + MIN_SPARE_PATCH_SLOTS as u32;
     assert_eq!(cap.patches, (2 * d.num_patches).max(spare), "{what}");
-    assert_eq!(cap.vertex_attrs, 5);
+    assert_eq!(cap.vertex_attrs, VERTEX_CORE_ATTRS);
     // `to_mesh` keeps the input's vertex numbering.
     let back = d.to_mesh();
     assert_eq!(back.positions, mesh.positions, "{what}");
