@@ -196,14 +196,14 @@ fn bad_factors_are_refused() {
     for value in bad {
         for (setting, factors) in [
             (
-                Setting::CapacityFactor,
+                Setting::CAPACITY_FACTOR,
                 CapacityFactors {
                     elements: value,
                     ..CapacityFactors::default()
                 },
             ),
             (
-                Setting::PatchFactor,
+                Setting::PATCH_FACTOR,
                 CapacityFactors {
                     patches: value,
                     ..CapacityFactors::default()
@@ -222,7 +222,7 @@ fn bad_factors_are_refused() {
     };
     let e = DynamicMesh::new(&mesh, 8, huge).expect_err("too many patch slots");
     assert!(matches!(e, DynamicError::TooLarge { .. }), "{e}");
-    assert!(e.settings().contains(&Setting::PatchFactor), "{e}");
+    assert!(e.settings().contains(&Setting::PATCH_FACTOR), "{e}");
     assert!(e.to_string().contains("the patch factor"), "{e}");
 
     let ok = CapacityFactors {
@@ -240,7 +240,10 @@ fn capacity_and_stash_limits() {
     let mesh = grid(40, 40, &[false], false, &[]);
     let e = DynamicMesh::new(&mesh, 8192, CapacityFactors::default()).expect_err("over");
     let text = e.to_string();
-    assert_eq!(e.settings(), [Setting::PatchSize, Setting::CapacityFactor]);
+    assert_eq!(
+        e.settings(),
+        [Setting::PATCH_SIZE, Setting::CAPACITY_FACTOR]
+    );
     match e {
         DynamicError::Capacity {
             patch, kind, slots, ..
@@ -276,7 +279,7 @@ fn capacity_and_stash_limits() {
         "{e}"
     );
     assert!(e.to_string().contains("the patch size"), "{e}");
-    assert_eq!(e.settings(), [Setting::PatchSize]);
+    assert_eq!(e.settings(), [Setting::PATCH_SIZE]);
 }
 
 /// A grid in many patches, valid, for corrupting.

@@ -54,6 +54,21 @@
 pub mod bench;
 pub mod quality;
 
+/// The settings of remeshing that its errors may ask to change
+/// (`cavity::settings`; a front end maps them to its options).
+pub mod setting {
+    use cavity::settings::Setting;
+
+    /// The target edge length ([`crate::RemeshSettings::length`]).
+    pub const TARGET_LENGTH: Setting = Setting::new("the target edge length");
+    /// The iterations ([`crate::RemeshSettings::iterations`]).
+    pub const ITERATIONS: Setting = Setting::new("the iteration count");
+    /// The feature angle ([`crate::RemeshSettings::feature_angle`]).
+    pub const FEATURE_ANGLE: Setting = Setting::new("the feature angle");
+    /// The smoothing steps ([`crate::RemeshSettings::smoothing_steps`]).
+    pub const SMOOTHING_STEPS: Setting = Setting::new("the smoothing steps");
+}
+
 use std::time::Instant;
 
 use cavity_device::dynamic::smooth::Smoothing;
@@ -296,10 +311,10 @@ pub enum RemeshError {
 impl NamesSettings for RemeshError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            RemeshError::Length(_) | RemeshError::TooShort { .. } => vec![Setting::TargetLength],
-            RemeshError::Iterations(_) => vec![Setting::Iterations],
-            RemeshError::FeatureAngle(_) => vec![Setting::FeatureAngle],
-            RemeshError::SmoothingSteps(_) => vec![Setting::SmoothingSteps],
+            RemeshError::Length(_) | RemeshError::TooShort { .. } => vec![setting::TARGET_LENGTH],
+            RemeshError::Iterations(_) => vec![setting::ITERATIONS],
+            RemeshError::FeatureAngle(_) => vec![setting::FEATURE_ANGLE],
+            RemeshError::SmoothingSteps(_) => vec![setting::SMOOTHING_STEPS],
             RemeshError::Empty | RemeshError::NoExtent => Vec::new(),
             RemeshError::Dynamic(e) => e.settings(),
             RemeshError::Run { source, .. } => source.settings(),

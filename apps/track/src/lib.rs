@@ -20,6 +20,19 @@
 
 pub mod bench;
 
+/// The settings of tracking that its errors may ask to change
+/// (`cavity::settings`; a front end maps them to its options).
+pub mod setting {
+    use cavity::settings::Setting;
+
+    /// The grid side ([`crate::TrackSettings::grid`]).
+    pub const GRID: Setting = Setting::new("the grid side");
+    /// The frames ([`crate::TrackSettings::frames`]).
+    pub const FRAMES: Setting = Setting::new("the frame count");
+    /// The time step ([`crate::TrackSettings::dt`]).
+    pub const TIME_STEP: Setting = Setting::new("the time step");
+}
+
 use std::time::Instant;
 
 use cavity_device::dynamic::smooth::Smoothing;
@@ -162,9 +175,9 @@ pub enum TrackError {
 impl NamesSettings for TrackError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            TrackError::Grid(_) => vec![Setting::Grid],
-            TrackError::Frames(_) => vec![Setting::Frames],
-            TrackError::Dt(_) => vec![Setting::TimeStep],
+            TrackError::Grid(_) => vec![setting::GRID],
+            TrackError::Frames(_) => vec![setting::FRAMES],
+            TrackError::Dt(_) => vec![setting::TIME_STEP],
             TrackError::Dynamic(e) => e.settings(),
             TrackError::Run { source, .. } => source.settings(),
             TrackError::Backend(e) => e.settings(),

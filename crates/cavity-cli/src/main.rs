@@ -379,20 +379,26 @@ fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
     Vec::new()
 }
 
-/// The command-line option of `setting`.
+/// The command-line option of `setting` (its name in words for a setting
+/// no option sets).
 fn option(setting: Setting) -> &'static str {
-    match setting {
-        Setting::PatchSize => "--patch-size",
-        Setting::CapacityFactor => "--capacity-factor",
-        Setting::PatchFactor => "--patch-factor",
-        Setting::TargetLength => "--length",
-        Setting::Iterations => "--iterations",
-        Setting::FeatureAngle => "--feature-angle",
-        Setting::SmoothingSteps => "--smoothing-steps",
-        Setting::Grid => "--grid",
-        Setting::Frames => "--frames",
-        Setting::TimeStep => "--dt",
-    }
+    use cavity_remesh::setting as remesh;
+    use cavity_track::setting as track;
+    [
+        (Setting::PATCH_SIZE, "--patch-size"),
+        (Setting::CAPACITY_FACTOR, "--capacity-factor"),
+        (Setting::PATCH_FACTOR, "--patch-factor"),
+        (remesh::TARGET_LENGTH, "--length"),
+        (remesh::ITERATIONS, "--iterations"),
+        (remesh::FEATURE_ANGLE, "--feature-angle"),
+        (remesh::SMOOTHING_STEPS, "--smoothing-steps"),
+        (track::GRID, "--grid"),
+        (track::FRAMES, "--frames"),
+        (track::TIME_STEP, "--dt"),
+    ]
+    .into_iter()
+    .find(|&(s, _)| s == setting)
+    .map_or(setting.name(), |(_, option)| option)
 }
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;

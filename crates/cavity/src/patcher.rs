@@ -82,7 +82,9 @@ pub enum PatchError {
 impl NamesSettings for PatchError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            PatchError::PatchSize(_) | PatchError::LocalOverflow { .. } => vec![Setting::PatchSize],
+            PatchError::PatchSize(_) | PatchError::LocalOverflow { .. } => {
+                vec![Setting::PATCH_SIZE]
+            }
         }
     }
 }

@@ -441,19 +441,19 @@ impl Status {
             0 => return None,
             stat::FATAL_STASH => (
                 "a patch has more than 64 neighbour patches: raise the patch size",
-                &[Setting::PatchSize],
+                &[Setting::PATCH_SIZE],
             ),
             stat::FATAL_HASH => (
                 "a ribbon hash table is full: raise the capacity factor",
-                &[Setting::CapacityFactor],
+                &[Setting::CAPACITY_FACTOR],
             ),
             stat::FATAL_PATCH_SLOTS => (
                 "a patch out of element slots must be sliced, but every patch slot is in use: raise the patch factor",
-                &[Setting::PatchFactor],
+                &[Setting::PATCH_FACTOR],
             ),
             stat::FATAL_TOO_SMALL => (
                 "a patch owning too few faces to be sliced ran out of element slots (the neighbourhoods of its cavities do not fit): raise the capacity factor",
-                &[Setting::CapacityFactor],
+                &[Setting::CAPACITY_FACTOR],
             ),
             _ => ("an ownership chain could not be resolved", &[]),
         };
@@ -686,13 +686,13 @@ pub(crate) fn smoothing_words(cap: &Capacity) -> Result<usize, RunError> {
     if largest > u64::from(u32::MAX) {
         return Err(RunError::Fatal(
             "the smoothing's buffers outgrow 32-bit indices: lower the patch factor",
-            &[Setting::PatchFactor],
+            &[Setting::PATCH_FACTOR],
         ));
     }
     usize::try_from(end).map_err(|_| {
         RunError::Fatal(
             "the smoothing's buffers outgrow this host's addresses: lower the patch factor",
-            &[Setting::PatchFactor],
+            &[Setting::PATCH_FACTOR],
         )
     })
 }

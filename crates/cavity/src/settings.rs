@@ -3,47 +3,32 @@
 //! [`NamesSettings`]; a front end maps each [`Setting`] to its own option
 //! (the CLI adds `--patch-size`).
 
-/// A setting of the library that an error may ask to change.
+/// A setting that an error may ask to change: the library's own (the
+/// constants below) or an application's, which its crate declares with
+/// [`Setting::new`] (remeshing's target length, tracking's frame count).
+/// Compared by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Setting {
-    /// Faces per patch (`PatchedMesh::new`, `DynamicMesh::new`).
-    PatchSize,
-    /// Element slots per patch over the static count
-    /// (`CapacityFactors::elements`).
-    CapacityFactor,
-    /// Patch slots over the static patches (`CapacityFactors::patches`).
-    PatchFactor,
-    /// Remeshing's target edge length (`RemeshSettings::length`).
-    TargetLength,
-    /// Remeshing's iterations (`RemeshSettings::iterations`).
-    Iterations,
-    /// Remeshing's feature angle (`RemeshSettings::feature_angle`).
-    FeatureAngle,
-    /// Remeshing's smoothing steps (`RemeshSettings::smoothing_steps`).
-    SmoothingSteps,
-    /// Tracking's grid side (`TrackSettings::grid`).
-    Grid,
-    /// Tracking's frames (`TrackSettings::frames`).
-    Frames,
-    /// Tracking's time step (`TrackSettings::dt`).
-    TimeStep,
-}
+pub struct Setting(&'static str);
 
 impl Setting {
-    /// In words, as the library's messages name it.
+    /// Faces per patch (`PatchedMesh::new`, `DynamicMesh::new`).
+    pub const PATCH_SIZE: Setting = Setting::new("the patch size");
+    /// Element slots per patch over the static count
+    /// (`CapacityFactors::elements`).
+    pub const CAPACITY_FACTOR: Setting = Setting::new("the capacity factor");
+    /// Patch slots over the static patches (`CapacityFactors::patches`).
+    pub const PATCH_FACTOR: Setting = Setting::new("the patch factor");
+
+    /// The setting named `name` in words, as messages name it ("the
+    /// target edge length"): an application's settings are its crate's
+    /// constants made with it.
+    pub const fn new(name: &'static str) -> Setting {
+        Setting(name)
+    }
+
+    /// In words, as the messages name it.
     pub fn name(self) -> &'static str {
-        match self {
-            Setting::PatchSize => "the patch size",
-            Setting::CapacityFactor => "the capacity factor",
-            Setting::PatchFactor => "the patch factor",
-            Setting::TargetLength => "the target edge length",
-            Setting::Iterations => "the iteration count",
-            Setting::FeatureAngle => "the feature angle",
-            Setting::SmoothingSteps => "the smoothing steps",
-            Setting::Grid => "the grid side",
-            Setting::Frames => "the frame count",
-            Setting::TimeStep => "the time step",
-        }
+        self.0
     }
 }
 

@@ -112,7 +112,7 @@ pub enum BackendError {
 impl NamesSettings for BackendError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            BackendError::SharedMemory { .. } => vec![Setting::PatchSize],
+            BackendError::SharedMemory { .. } => vec![Setting::PATCH_SIZE],
             _ => Vec::new(),
         }
     }

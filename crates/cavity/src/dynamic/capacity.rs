@@ -50,8 +50,8 @@ impl CapacityFactors {
     /// Checks that both factors are finite and at least 1.
     pub fn check(&self) -> Result<(), DynamicError> {
         for (setting, value) in [
-            (Setting::CapacityFactor, self.elements),
-            (Setting::PatchFactor, self.patches),
+            (Setting::CAPACITY_FACTOR, self.elements),
+            (Setting::PATCH_FACTOR, self.patches),
         ] {
             if !value.is_finite() || value < 1.0 {
                 return Err(DynamicError::Factor { setting, value });

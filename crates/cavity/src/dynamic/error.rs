@@ -89,10 +89,10 @@ impl NamesSettings for DynamicError {
     fn settings(&self) -> Vec<Setting> {
         match self {
             DynamicError::Factor { setting, .. } => vec![*setting],
-            DynamicError::Capacity { .. } => vec![Setting::PatchSize, Setting::CapacityFactor],
-            DynamicError::Stash { .. } => vec![Setting::PatchSize],
-            DynamicError::HashFull { .. } => vec![Setting::CapacityFactor],
-            DynamicError::TooLarge { .. } => vec![Setting::PatchFactor, Setting::CapacityFactor],
+            DynamicError::Capacity { .. } => vec![Setting::PATCH_SIZE, Setting::CAPACITY_FACTOR],
+            DynamicError::Stash { .. } => vec![Setting::PATCH_SIZE],
+            DynamicError::HashFull { .. } => vec![Setting::CAPACITY_FACTOR],
+            DynamicError::TooLarge { .. } => vec![Setting::PATCH_FACTOR, Setting::CAPACITY_FACTOR],
             DynamicError::Patch(e) => e.settings(),
         }
     }
