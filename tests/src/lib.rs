@@ -277,7 +277,7 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
     let to_in = |k: Kind, h: u32| patched.to_input(k)[h as usize];
     // Patched edge ids are input edges as vertex pairs; map to the reference's.
     let ref_edge = |h: u32| {
-        let [a, b] = patched.input_edges[to_in(Kind::Edge, h) as usize];
+        let [a, b] = patched.input_edges()[to_in(Kind::Edge, h) as usize];
         reference
             .edge_index(a, b)
             .expect("edge exists in reference")
@@ -398,7 +398,7 @@ pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), Strin
         return Err("element counts differ from the input".into());
     }
     let view = patched.view();
-    for (p, info) in patched.patches.iter().enumerate() {
+    for (p, info) in patched.patches().iter().enumerate() {
         for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
             for l in 0..info.count(kind) {
                 if view.mask_bit(info, kind, false, l) != (l < info.owned(kind)) {
@@ -409,14 +409,15 @@ pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), Strin
                 }
             }
         }
-        if info.owned_faces > patched.patch_size {
+        if info.owned_faces > patched.patch_size() {
             return Err(format!(
                 "patch {p} has {} faces > {}",
-                info.owned_faces, patched.patch_size
+                info.owned_faces,
+                patched.patch_size()
             ));
         }
         // Connectivity of owned faces through shared local edges.
-        let fe = &patched.fe[info.fe_offset as usize..][..3 * info.num_faces as usize];
+        let fe = &patched.fe()[info.fe_offset as usize..][..3 * info.num_faces as usize];
         let nf = info.owned_faces as usize;
         if nf == 0 {
             continue;

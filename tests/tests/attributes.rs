@@ -193,7 +193,7 @@ fn attributes_round_trip_in_the_inputs_order() {
     assert_eq!(m.sources(Kind::Vertex), inputs(Kind::Vertex));
     assert_eq!(m.sources(Kind::Edge), inputs(Kind::Edge));
     assert_eq!(m.sources(Kind::Face), inputs(Kind::Face));
-    check(&m, &a, &input, &patched.input_edges).unwrap();
+    check(&m, &a, &input, patched.input_edges()).unwrap();
     let mut m = m;
     assert!(matches!(
         m.set_attribute(&a.tag, &[[1]]),
@@ -211,7 +211,10 @@ fn run_checked<A: CavityKernels>(
     app: A,
 ) -> Result<u32, String> {
     let (mut m, a) = with_values(input, patch_size, factors);
-    let edges = PatchedMesh::new(input, patch_size).unwrap().input_edges;
+    let edges = PatchedMesh::new(input, patch_size)
+        .unwrap()
+        .input_edges()
+        .to_vec();
     let manifold = m.validate(true).is_ok();
     let mut rounds = 0;
     let mut failure = None;

@@ -80,7 +80,8 @@ fn check_probes(input: &TriMesh, patch_size: u32) -> Result<(), String> {
     let reference = ReferenceMesh::new(input).map_err(|e| e.to_string())?;
     let edges = PatchedMesh::new(input, patch_size)
         .map_err(|e| e.to_string())?
-        .input_edges;
+        .input_edges()
+        .to_vec();
     let input_edge: HashMap<u32, u32> = edges
         .iter()
         .enumerate()

@@ -113,9 +113,9 @@ fn surface_tracking_is_the_same_on_any_number_of_workers() {
 /// Hops from `from` to every patch of `mesh` in the undirected patch
 /// graph of the stashes (`u32::MAX`: unreachable).
 fn hops(mesh: &DynamicMesh, from: u32) -> Vec<u32> {
-    let n = mesh.num_patches as usize;
+    let n = mesh.num_patches() as usize;
     let stash = |p: usize| {
-        mesh.stash[p * STASH_SIZE as usize..][..STASH_SIZE as usize]
+        mesh.storage().stash[p * STASH_SIZE as usize..][..STASH_SIZE as usize]
             .iter()
             .copied()
             .filter(move |&q| q != NO_PATCH && (q as usize) < n)
@@ -150,15 +150,18 @@ fn hops(mesh: &DynamicMesh, from: u32) -> Vec<u32> {
 fn picked_patches_are_spaced_apart_and_alone_in_their_territories() {
     let input = holey_sheet();
     let mut mesh = DynamicMesh::new(&input, 16, CapacityFactors::default()).expect("dynamic");
-    assert!(mesh.num_patches > 100, "{} patches", mesh.num_patches);
+    assert!(mesh.num_patches() > 100, "{} patches", mesh.num_patches());
     for salt in [0, 1, 7, 12345] {
         refill_host(&mut mesh, false);
-        let queued = mesh.queue_state[scheduler::COUNT as usize];
+        let queued = mesh.storage().queue_state[scheduler::COUNT as usize];
         let n = territories::prepare(&mut mesh, salt) as usize;
         assert!(n > 1, "salt {salt}: {n} picked");
-        let picked = mesh.queue[..n].to_vec();
-        assert_eq!(mesh.queue_state[scheduler::COUNT as usize], queued);
-        let top = (0..mesh.num_patches)
+        let picked = mesh.storage().queue[..n].to_vec();
+        assert_eq!(
+            mesh.storage().queue_state[scheduler::COUNT as usize],
+            queued
+        );
+        let top = (0..mesh.num_patches())
             .reduce(|a, b| {
                 if scheduler::outranks(b, a, salt) {
                     b
@@ -168,7 +171,7 @@ fn picked_patches_are_spaced_apart_and_alone_in_their_territories() {
             })
             .expect("patches");
         assert!(picked.contains(&top), "salt {salt}: {top} not picked");
-        let mut free = vec![false; mesh.num_patches as usize];
+        let mut free = vec![false; mesh.num_patches() as usize];
         for &p in &picked {
             let d = hops(&mesh, p);
             for &q in &picked {
@@ -184,9 +187,9 @@ fn picked_patches_are_spaced_apart_and_alone_in_their_territories() {
         }
         for (q, &f) in free.iter().enumerate() {
             let want = if f { lock::FREE } else { lock::RESERVED };
-            assert_eq!(mesh.locks[q], want, "salt {salt}: lock of {q}");
+            assert_eq!(mesh.storage().locks[q], want, "salt {salt}: lock of {q}");
         }
         territories::release(&mut mesh);
-        assert!(mesh.locks.iter().all(|&l| l == lock::FREE));
+        assert!(mesh.storage().locks.iter().all(|&l| l == lock::FREE));
     }
 }

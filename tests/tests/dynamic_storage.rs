@@ -3,7 +3,7 @@
 //! deliberate corruptions with the right error.
 
 use cavity::dynamic::{
-    CapacityFactors, DynamicError, DynamicMesh, MIN_SPARE_PATCH_SLOTS, ValidationError,
+    CapacityFactors, DynamicError, DynamicMesh, MIN_SPARE_PATCH_SLOTS, StorageMut, ValidationError,
     ValidationProblem,
 };
 use cavity::reference::ReferenceMesh;
@@ -44,7 +44,7 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
         .unwrap_or_else(|e| panic!("{what}: {e}"));
 
     // Capacities as documented.
-    let cap = d.cap;
+    let cap = d.cap();
     for c in [cap.vertices, cap.edges, cap.faces] {
         assert!(c % 32 == 0 && c > 0 && c <= MAX_CAPACITY, "{what}: {cap:?}");
     }
@@ -56,8 +56,8 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
         cap.vertices + cap.edges + cap.faces + 3 * HASH_OVERFLOW,
         "{what}"
     );
-    let spare = d.num_patches + MIN_SPARE_PATCH_SLOTS as u32;
-    assert_eq!(cap.patches, (2 * d.num_patches).max(spare), "{what}");
+    let spare = d.num_patches() + MIN_SPARE_PATCH_SLOTS as u32;
+    assert_eq!(cap.patches, (2 * d.num_patches()).max(spare), "{what}");
     assert_eq!(cap.vertex_attrs, VERTEX_CORE_ATTRS);
     // `to_mesh` keeps the input's vertex numbering.
     let back = d.to_mesh();
@@ -75,12 +75,12 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
         f
     };
     assert_eq!(sorted(&back), sorted(mesh), "{what}");
-    for p in 0..d.num_patches {
+    for p in 0..d.num_patches() {
         let [v, e, f] = d.counts(p);
         assert!(2 * v <= cap.vertices && 2 * e <= cap.edges && 2 * f <= cap.faces);
     }
-    assert_eq!(d.input_vertices as usize, mesh.num_vertices());
-    assert_eq!(d.patch_size, patch_size);
+    assert_eq!(d.input_count(Kind::Vertex) as usize, mesh.num_vertices());
+    assert_eq!(d.patch_size(), patch_size);
 
     // Export: the same vertices and faces.
     assert_eq!(
@@ -96,7 +96,7 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
     assert_eq!(out.num_vertices(), mesh.num_vertices(), "{what}");
     assert_eq!(out.num_faces(), mesh.num_faces(), "{what}");
     assert_eq!(face_patch.len(), out.num_faces());
-    assert!(face_patch.iter().all(|&p| p < d.num_patches));
+    assert!(face_patch.iter().all(|&p| p < d.num_patches()));
     assert_eq!(face_set(&out), face_set(mesh), "{what}");
     let mut positions: Vec<[u32; 3]> = out.positions.iter().map(|x| x.map(f32::to_bits)).collect();
     let mut input: Vec<[u32; 3]> = mesh.positions.iter().map(|x| x.map(f32::to_bits)).collect();
@@ -105,7 +105,7 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
     assert_eq!(positions, input, "{what}");
 
     // Every local face's corners carry their owners' positions.
-    for p in 0..d.num_patches {
+    for p in 0..d.num_patches() {
         for f in (0..d.counts(p)[2]).filter(|&f| d.is_active(p, Kind::Face, f)) {
             for v in d.face_vertices(p, f) {
                 let (q, l) = d.owner(p, Kind::Vertex, v).expect("vertex has an owner");
@@ -118,12 +118,12 @@ fn check_round_trip(name: &str, mesh: &TriMesh, patch_size: u32) {
     // Sizes and raw addresses.
     assert!(d.bytes() > 0 && d.bytes_per_face() > 0.0);
     let raw = d.raw();
-    assert_eq!(raw.cap, d.cap);
-    assert_eq!(raw.num_patches, d.num_patches);
-    assert_eq!(raw.fe, d.fe.as_ptr() as u64);
-    assert_eq!(raw.hash, d.hash.as_ptr() as u64);
-    assert_eq!(raw.stats, d.stats.as_ptr() as u64);
-    assert!(d.queue.iter().all(|&q| q == u32::MAX));
+    assert_eq!(raw.cap, d.cap());
+    assert_eq!(raw.num_patches, d.num_patches());
+    assert_eq!(raw.fe, d.storage().fe.as_ptr() as u64);
+    assert_eq!(raw.hash, d.storage().hash.as_ptr() as u64);
+    assert_eq!(raw.stats, d.storage().stats.as_ptr() as u64);
+    assert!(d.storage().queue.iter().all(|&q| q == u32::MAX));
 }
 
 #[test]
@@ -230,7 +230,7 @@ fn bad_factors_are_refused() {
         patches: 1.0,
     };
     let d = DynamicMesh::new(&mesh, 8, ok).expect("factors of 1");
-    assert_eq!(d.cap.patches, d.num_patches);
+    assert_eq!(d.cap().patches, d.num_patches());
     d.validate(true).expect("valid");
 }
 
@@ -290,22 +290,28 @@ fn victim() -> DynamicMesh {
 }
 
 fn mask_word(d: &DynamicMesh, p: u32, kind: Kind, active: bool, local: u32) -> usize {
-    (d.cap.mask_stride() * p + d.cap.mask_offset(kind, active) + local / 32) as usize
+    (d.cap().mask_stride() * p + d.cap().mask_offset(kind, active) + local / 32) as usize
 }
 
 fn table_range(d: &DynamicMesh, p: u32, kind: Kind) -> std::ops::Range<usize> {
-    let start = (d.cap.hash_stride() * p + d.cap.table_offset(kind)) as usize;
-    start..start + d.cap.table_words(kind) as usize
+    let start = (d.cap().hash_stride() * p + d.cap().table_offset(kind)) as usize;
+    start..start + d.cap().table_words(kind) as usize
 }
 
 /// Patch 0's first ribbon edge entry: its word index in `d.hash`, the
 /// entry, its stash index and its key (the local edge).
 fn first_ribbon_edge(d: &DynamicMesh) -> (usize, u32, u32, u32) {
     let slot = table_range(d, 0, Kind::Edge)
-        .find(|&i| d.hash[i] != EMPTY)
+        .find(|&i| d.storage().hash[i] != EMPTY)
         .expect("patch 0 has ribbon edges");
-    let entry = d.hash[slot];
+    let entry = d.storage().hash[slot];
     (slot, entry, hash::value_of(entry).0, hash::key_of(entry))
+}
+
+/// The arrays of `d`, to break it on purpose.
+fn arrays(d: &mut DynamicMesh) -> StorageMut<'_> {
+    // SAFETY: the tests only validate the broken mesh: no kernel runs on it.
+    unsafe { d.storage_mut() }
 }
 
 fn expect_error(d: &DynamicMesh) -> ValidationError {
@@ -323,7 +329,7 @@ fn cleared_owned_bit_is_a_missing_entry() {
     let mut d = victim();
     assert!(d.is_owned(0, Kind::Vertex, 0));
     let w = mask_word(&d, 0, Kind::Vertex, false, 0);
-    d.masks[w] &= !1;
+    arrays(&mut d).masks[w] &= !1;
     let e = expect_error(&d);
     assert_eq!(
         (e.patch, e.element, e.problem),
@@ -339,7 +345,7 @@ fn set_owned_bit_is_a_stale_entry() {
         .find(|&v| !d.is_owned(0, Kind::Vertex, v))
         .expect("a ribbon vertex");
     let w = mask_word(&d, 0, Kind::Vertex, false, v);
-    d.masks[w] |= 1 << (v % 32);
+    arrays(&mut d).masks[w] |= 1 << (v % 32);
     let e = expect_error(&d);
     assert!(
         matches!(e.problem, ValidationProblem::StaleEntry { .. }),
@@ -353,7 +359,7 @@ fn mask_bit_above_the_high_water_mark() {
     let mut d = victim();
     let nf = d.counts(0)[2];
     let w = mask_word(&d, 0, Kind::Face, true, nf);
-    d.masks[w] |= 1 << (nf % 32);
+    arrays(&mut d).masks[w] |= 1 << (nf % 32);
     let e = expect_error(&d);
     assert_eq!(
         (e.patch, e.element, e.problem),
@@ -370,7 +376,7 @@ fn broken_hash_entry_names_no_owned_element() {
     let mut d = victim();
     let range = table_range(&d, 0, Kind::Edge);
     let (slot, old, s, key) = first_ribbon_edge(&d);
-    d.hash[slot] = hash::entry(key, s, LOCAL_MASK - 1);
+    arrays(&mut d).hash[slot] = hash::entry(key, s, LOCAL_MASK - 1);
     let e = expect_error(&d);
     assert!(
         matches!(e.problem, ValidationProblem::OwnerNotOwned { owner_local, .. } if owner_local == LOCAL_MASK - 1),
@@ -379,7 +385,7 @@ fn broken_hash_entry_names_no_owned_element() {
     assert_eq!((e.patch, e.element), (0, Some((Kind::Edge, key))));
 
     // An entry emptied: the element has none.
-    d.hash[slot] = EMPTY;
+    arrays(&mut d).hash[slot] = EMPTY;
     let e = expect_error(&d);
     assert_eq!(
         (e.element, e.problem),
@@ -390,8 +396,8 @@ fn broken_hash_entry_names_no_owned_element() {
     // cuckoo hash function points, a lookup misses it.
     let mut unreachable = 0;
     for other in range.start..range.end - HASH_OVERFLOW as usize {
-        if d.hash[other] == EMPTY {
-            d.hash[other] = old;
+        if d.storage().hash[other] == EMPTY {
+            arrays(&mut d).hash[other] = old;
             if let Err(e) = d.validate(false) {
                 assert_eq!(
                     (e.element, e.problem),
@@ -399,19 +405,19 @@ fn broken_hash_entry_names_no_owned_element() {
                 );
                 unreachable += 1;
             }
-            d.hash[other] = EMPTY;
+            arrays(&mut d).hash[other] = EMPTY;
         }
     }
     assert!(unreachable > 0);
 
     // A second entry for the same key, in a free overflow slot.
-    d.hash[slot] = old;
+    arrays(&mut d).hash[slot] = old;
     let free = range
         .clone()
         .rev()
-        .find(|&i| d.hash[i] == EMPTY)
+        .find(|&i| d.storage().hash[i] == EMPTY)
         .expect("room");
-    d.hash[free] = old;
+    arrays(&mut d).hash[free] = old;
     let e = expect_error(&d);
     assert_eq!(
         (e.element, e.problem),
@@ -432,13 +438,13 @@ fn ribbon_copy_of_an_inner_edge_is_reported() {
     d.validate(true).expect("valid before corruption");
     let (slot, old, s, key) = first_ribbon_edge(&d);
     // Patch 0's stash starts the stash array.
-    let owner = d.stash[s as usize];
+    let owner = d.storage().stash[s as usize];
     let mut inner = 0;
     for e in 0..d.counts(owner)[1] {
         if !d.is_owned(owner, Kind::Edge, e) {
             continue;
         }
-        d.hash[slot] = hash::entry(key, s, e);
+        arrays(&mut d).hash[slot] = hash::entry(key, s, e);
         if let Err(err) = d.validate(false)
             && err.problem
                 == (ValidationProblem::NamedInner {
@@ -451,7 +457,7 @@ fn ribbon_copy_of_an_inner_edge_is_reported() {
         }
     }
     assert!(inner > 0, "patch {owner} has edges deep inside");
-    d.hash[slot] = old;
+    arrays(&mut d).hash[slot] = old;
     d.validate(true).expect("valid again");
 }
 
@@ -464,11 +470,11 @@ fn reversed_ribbon_edge_differs_from_its_owner() {
         .expect("a ribbon edge");
     // Patch 0's EV starts at 0.
     let at = 2 * e as usize;
-    d.ev.swap(at, at + 1);
+    arrays(&mut d).ev.swap(at, at + 1);
     // Keep patch 0's faces consistent with the swapped edge, so that only
     // the comparison with the owner can tell.
     let nf = d.counts(0)[2];
-    for entry in &mut d.fe[..3 * nf as usize] {
+    for entry in &mut arrays(&mut d).fe[..3 * nf as usize] {
         if (*entry >> 1) as u32 == e {
             *entry ^= FE_REVERSED;
         }
@@ -497,7 +503,7 @@ fn ev_entry_past_the_high_water_mark_dangles() {
         .find(|&e| !d.is_owned(0, Kind::Edge, e))
         .expect("a ribbon edge");
     let at = 2 * e as usize;
-    d.ev[at] = nv as u16;
+    arrays(&mut d).ev[at] = nv as u16;
     let err = expect_error(&d);
     assert_eq!(
         (err.element, err.problem),
@@ -525,13 +531,13 @@ fn deactivated_ribbon_face_leaves_the_ribbon_incomplete() {
         .expect("a ribbon face at an owned vertex");
     let (q, l) = d.owner(0, Kind::Face, f).expect("owner");
     let w = mask_word(&d, 0, Kind::Face, true, f);
-    d.masks[w] &= !(1 << (f % 32));
+    arrays(&mut d).masks[w] &= !(1 << (f % 32));
     let range = table_range(&d, 0, Kind::Face);
     let slot = range
         .into_iter()
-        .find(|&i| d.hash[i] != EMPTY && hash::key_of(d.hash[i]) == f)
+        .find(|&i| d.storage().hash[i] != EMPTY && hash::key_of(d.storage().hash[i]) == f)
         .expect("entry of the face");
-    d.hash[slot] = EMPTY;
+    arrays(&mut d).hash[slot] = EMPTY;
     let e = expect_error(&d);
     assert_eq!(e.patch, 0, "{e}");
     assert_eq!(
@@ -547,7 +553,7 @@ fn deactivated_ribbon_face_leaves_the_ribbon_incomplete() {
 #[test]
 fn stash_entries_are_checked() {
     let mut d = victim();
-    d.stash[0] = 0;
+    arrays(&mut d).stash[0] = 0;
     let e = expect_error(&d);
     assert_eq!(
         (e.patch, e.element, e.problem),

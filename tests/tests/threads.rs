@@ -3,6 +3,7 @@
 //! the patcher, the static and dynamic patch layouts and the export, each
 //! run in pools of 1, 2 and 3 threads and compared bit for bit.
 
+use cavity::Kind;
 use cavity::TriMesh;
 use cavity::defects::{Defects, topology_stats};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
@@ -55,27 +56,27 @@ fn host(mesh: &TriMesh, threads: usize) -> Host {
             quality: format!("{:?}", Quality::of(mesh, mean)),
             partition: (part.face_patch, part.num_patches),
             patched: (
-                format!("{:?}", patched.patches),
+                format!("{:?}", patched.patches()),
                 vec![
-                    patched.fe.iter().map(|&x| x as u32).collect(),
-                    patched.ev.iter().map(|&x| x as u32).collect(),
-                    patched.ribbon.clone(),
-                    patched.stash.clone(),
-                    patched.masks.clone(),
-                    patched.vertex_to_input.clone(),
-                    patched.edge_to_input.clone(),
-                    patched.face_to_input.clone(),
+                    patched.fe().iter().map(|&x| x as u32).collect(),
+                    patched.ev().iter().map(|&x| x as u32).collect(),
+                    patched.ribbon().to_vec(),
+                    patched.stash().to_vec(),
+                    patched.masks().to_vec(),
+                    patched.to_input(Kind::Vertex).to_vec(),
+                    patched.to_input(Kind::Edge).to_vec(),
+                    patched.to_input(Kind::Face).to_vec(),
                 ],
                 patched.stats(),
             ),
             dynamic: vec![
-                dynamic.counts.clone(),
-                dynamic.fe.iter().map(|&x| x as u32).collect(),
-                dynamic.ev.iter().map(|&x| x as u32).collect(),
-                dynamic.masks.clone(),
-                dynamic.hash.clone(),
-                dynamic.stash.clone(),
-                dynamic.vertex_attrs.clone(),
+                dynamic.storage().counts.to_vec(),
+                dynamic.storage().fe.iter().map(|&x| x as u32).collect(),
+                dynamic.storage().ev.iter().map(|&x| x as u32).collect(),
+                dynamic.storage().masks.to_vec(),
+                dynamic.storage().hash.to_vec(),
+                dynamic.storage().stash.to_vec(),
+                dynamic.storage().vertex_attrs.to_vec(),
             ],
             export: dynamic.to_mesh_with_sources(),
             normalized: normalization.apply(mesh),

@@ -110,7 +110,7 @@ fn valences(mesh: &TriMesh) -> Vec<u32> {
 fn a_user_kernel_computes_valences() {
     let mesh = jittered(12, &[5, 40, 41]);
     let patched = PatchedMesh::new(&mesh, 16).expect("patches");
-    let n = patched.vertex_to_input.len();
+    let n = patched.to_input(Kind::Vertex).len();
     let smem = max_shared_bytes(&patched, Query::VV, Valences::BOUNDS.threads);
     let grid = patched.num_patches();
     let by_handle = match user_backend() {
@@ -135,7 +135,7 @@ fn a_user_kernel_computes_valences() {
         }
     };
     let expected = valences(&mesh);
-    for (h, &input) in patched.vertex_to_input.iter().enumerate() {
+    for (h, &input) in patched.to_input(Kind::Vertex).iter().enumerate() {
         assert_eq!(
             by_handle[h], expected[input as usize],
             "vertex {input} (handle {h})"

@@ -120,7 +120,7 @@ pub fn delaunay(
         let mut row = DelaunayRow {
             mesh: name.clone(),
             faces: mesh.num_faces(),
-            patches: dynamic.num_patches,
+            patches: dynamic.num_patches(),
             bytes_per_face: dynamic.bytes_per_face(),
             gpu: None,
             kernel_ms: None,

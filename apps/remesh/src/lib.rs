@@ -1026,7 +1026,7 @@ fn length_text(length: TargetLength) -> String {
 /// Whether every update kernel of remeshing can run on `backend` at the
 /// capacities of `dynamic`.
 fn fits(backend: &Backend, dynamic: &DynamicMesh) -> bool {
-    let cap = &dynamic.cap;
+    let cap = &dynamic.cap();
     backend.fits_update::<SplitLongEdges>(cap)
         && backend.fits_update::<CollapseShortEdgesSafely>(cap)
         && backend.fits_update::<ImproveValence>(cap)

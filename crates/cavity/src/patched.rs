@@ -32,35 +32,35 @@ use crate::topology::{Topology, split_lengths};
 #[derive(Clone, Debug)]
 pub struct PatchedMesh {
     /// One header per patch.
-    pub patches: Vec<PatchInfo>,
+    pub(crate) patches: Vec<PatchInfo>,
     /// FE of every patch, `(local edge << 1) | reversed`.
-    pub fe: Vec<u16>,
+    pub(crate) fe: Vec<u16>,
     /// EV of every patch.
-    pub ev: Vec<u16>,
+    pub(crate) ev: Vec<u16>,
     /// Ribbon tables.
-    pub ribbon: Vec<u32>,
+    pub(crate) ribbon: Vec<u32>,
     /// Patch stashes.
-    pub stash: Vec<u32>,
+    pub(crate) stash: Vec<u32>,
     /// Owned and active bitmasks.
-    pub masks: Vec<u32>,
+    pub(crate) masks: Vec<u32>,
     /// Vertex handle → input vertex.
-    pub vertex_to_input: Vec<u32>,
+    pub(crate) vertex_to_input: Vec<u32>,
     /// Input vertex → vertex handle.
-    pub input_to_vertex: Vec<u32>,
+    pub(crate) input_to_vertex: Vec<u32>,
     /// Edge handle → input edge.
-    pub edge_to_input: Vec<u32>,
+    pub(crate) edge_to_input: Vec<u32>,
     /// Input edge → edge handle.
-    pub input_to_edge: Vec<u32>,
+    pub(crate) input_to_edge: Vec<u32>,
     /// Face handle → input face.
-    pub face_to_input: Vec<u32>,
+    pub(crate) face_to_input: Vec<u32>,
     /// Input face → face handle.
-    pub input_to_face: Vec<u32>,
+    pub(crate) input_to_face: Vec<u32>,
     /// Input edges as vertex pairs.
-    pub input_edges: Vec<[u32; 2]>,
+    pub(crate) input_edges: Vec<[u32; 2]>,
     /// Maximum faces per patch used.
-    pub patch_size: u32,
+    pub(crate) patch_size: u32,
     /// Lloyd iterations the patcher ran.
-    pub lloyd_iterations: u32,
+    pub(crate) lloyd_iterations: u32,
 }
 
 /// Patch statistics (RXMesh section 7; dynamic paper appendix A).
@@ -410,6 +410,53 @@ impl PatchedMesh {
                 self.masks.len() as u32,
             ],
         }
+    }
+
+    /// The patch headers, one per patch.
+    pub fn patches(&self) -> &[PatchInfo] {
+        &self.patches
+    }
+
+    /// FE of every patch (`(local edge << 1) | reversed`, at each
+    /// header's `fe_offset`).
+    pub fn fe(&self) -> &[u16] {
+        &self.fe
+    }
+
+    /// EV of every patch (two local vertices per edge, at each header's
+    /// `ev_offset`).
+    pub fn ev(&self) -> &[u16] {
+        &self.ev
+    }
+
+    /// The ribbon tables of every patch.
+    pub fn ribbon(&self) -> &[u32] {
+        &self.ribbon
+    }
+
+    /// The patch stashes.
+    pub fn stash(&self) -> &[u32] {
+        &self.stash
+    }
+
+    /// The owned and active bitmasks of every patch.
+    pub fn masks(&self) -> &[u32] {
+        &self.masks
+    }
+
+    /// The input edges as vertex pairs, numbered as in [`Topology`].
+    pub fn input_edges(&self) -> &[[u32; 2]] {
+        &self.input_edges
+    }
+
+    /// The largest number of faces a patch was allowed.
+    pub fn patch_size(&self) -> u32 {
+        self.patch_size
+    }
+
+    /// The Lloyd iterations the patcher ran.
+    pub fn lloyd_iterations(&self) -> u32 {
+        self.lloyd_iterations
     }
 
     /// Number of patches.

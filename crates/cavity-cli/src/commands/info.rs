@@ -40,7 +40,7 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     sayln!(
         "patches: {} (Lloyd iterations: {}, {:.3} s)",
         p.patches,
-        patched.lloyd_iterations,
+        patched.lloyd_iterations(),
         t.elapsed().as_secs_f64()
     );
     sayln!(

@@ -49,13 +49,13 @@ type Id = (u32, u32);
 #[derive(Clone, Debug)]
 pub struct DynamicMesh {
     /// Capacities shared by all patch slots.
-    pub cap: Capacity,
+    pub(crate) cap: Capacity,
     /// Patch slots in use.
-    pub num_patches: u32,
+    pub(crate) num_patches: u32,
     /// The static patcher's maximum faces per patch.
-    pub patch_size: u32,
+    pub(crate) patch_size: u32,
     /// Vertices of the input mesh.
-    pub input_vertices: u32,
+    pub(crate) input_vertices: u32,
     /// Edges of the input mesh ([`DynamicMesh::input_count`]).
     pub(crate) input_edges: u32,
     /// Faces of the input mesh ([`DynamicMesh::input_count`]).
@@ -64,36 +64,36 @@ pub struct DynamicMesh {
     attributes: AttributeLayout,
     /// `counts[4p..4p + 4]`: vertex, edge, face high-water marks and the
     /// stash length (`COUNT_STASH`).
-    pub counts: Vec<u32>,
+    pub(crate) counts: Vec<u32>,
     /// FE, `3 × cap.faces` entries per slot: `(local edge << 1) | reversed`.
-    pub fe: Vec<u16>,
+    pub(crate) fe: Vec<u16>,
     /// EV, `2 × cap.edges` entries per slot: two local vertices per edge.
-    pub ev: Vec<u16>,
+    pub(crate) ev: Vec<u16>,
     /// Owned and active bitmasks of vertices, edges and faces,
     /// `cap.mask_stride()` words per slot.
-    pub masks: Vec<u32>,
+    pub(crate) masks: Vec<u32>,
     /// Ribbon hash tables of vertices, edges and faces,
     /// `cap.hash_stride()` words per slot; empty slots are [`EMPTY`].
     ///
     /// [`EMPTY`]: cavity_device::dynamic::hash::EMPTY
-    pub hash: Vec<u32>,
+    pub(crate) hash: Vec<u32>,
     /// Patch stashes, [`STASH_SIZE`] entries per slot; unused ones are
     /// [`NO_PATCH`].
     ///
     /// [`NO_PATCH`]: cavity_device::dynamic::layout::NO_PATCH
-    pub stash: Vec<u32>,
+    pub(crate) stash: Vec<u32>,
     /// Patch lock words (0 = free).
-    pub locks: Vec<u32>,
+    pub(crate) locks: Vec<u32>,
     /// Patch flags (`cavity_device::dynamic::layout::flag`).
-    pub flags: Vec<u32>,
+    pub(crate) flags: Vec<u32>,
     /// Seeds whose fill-in declined in this sweep,
     /// `cap.declined_words()` words per slot (bit per local seed).
-    pub declined: Vec<u32>,
+    pub(crate) declined: Vec<u32>,
     /// Attribute words of every local vertex, owned or not,
     /// `cap.vertex_attrs` per vertex slot: the position `x, y, z` as `f32`
     /// bits, the input index ([`INPUT_INDEX_ATTR`]), then the user's
     /// attributes (`crate::attributes`).
-    pub vertex_attrs: Vec<u32>,
+    pub(crate) vertex_attrs: Vec<u32>,
     /// Attribute words of every local edge, `cap.edge_attrs` per edge slot
     /// (none without user edge attributes): the input index, then the
     /// user's (read them with [`DynamicMesh::attr_words`]).
@@ -104,17 +104,125 @@ pub struct DynamicMesh {
     /// empty.
     ///
     /// [`NO_PATCH`]: cavity_device::dynamic::layout::NO_PATCH
-    pub queue: Vec<u32>,
+    pub(crate) queue: Vec<u32>,
     /// The scheduler's count, front and back, and the patch slots in use
     /// (see [`scheduler`]).
     ///
     /// [`scheduler`]: cavity_device::dynamic::scheduler
-    pub queue_state: Vec<u32>,
+    pub(crate) queue_state: Vec<u32>,
     /// Global counters (`stat::COUNT` words).
-    pub stats: Vec<u32>,
+    pub(crate) stats: Vec<u32>,
 }
 
+/// The per-patch arrays of a [`DynamicMesh`] as they lie in memory (their
+/// shapes: `cavity_device::dynamic::layout` and the fields of
+/// [`RawDynamicMesh`]), read-only: for inspection, as the layout tests do.
+/// [`DynamicMesh::storage_mut`] gives them mutable.
+#[derive(Debug)]
+pub struct Storage<C, H> {
+    /// Vertex, edge and face high-water marks and the stash length, 4 per
+    /// slot.
+    pub counts: C,
+    /// FE, `3 × cap.faces` entries per slot.
+    pub fe: H,
+    /// EV, `2 × cap.edges` entries per slot.
+    pub ev: H,
+    /// Owned and active bitmasks, `cap.mask_stride()` words per slot.
+    pub masks: C,
+    /// Ribbon hash tables, `cap.hash_stride()` words per slot.
+    pub hash: C,
+    /// Patch stashes, `STASH_SIZE` entries per slot.
+    pub stash: C,
+    /// Patch lock words.
+    pub locks: C,
+    /// Patch flags.
+    pub flags: C,
+    /// Declined seeds, `cap.declined_words()` words per slot.
+    pub declined: C,
+    /// Vertex attribute words, `cap.vertex_attrs` per vertex slot.
+    pub vertex_attrs: C,
+    /// Edge attribute words, `cap.edge_attrs` per edge slot.
+    pub edge_attrs: C,
+    /// Face attribute words, `cap.face_attrs` per face slot.
+    pub face_attrs: C,
+    /// The scheduler's queue.
+    pub queue: C,
+    /// The scheduler's count, front, back and slots in use.
+    pub queue_state: C,
+    /// Global counters.
+    pub stats: C,
+}
+
+/// The arrays of a [`DynamicMesh`], read-only.
+pub type StorageRef<'a> = Storage<&'a [u32], &'a [u16]>;
+/// The arrays of a [`DynamicMesh`], mutable ([`DynamicMesh::storage_mut`]).
+pub type StorageMut<'a> = Storage<&'a mut [u32], &'a mut [u16]>;
+
 impl DynamicMesh {
+    /// Capacities shared by all patch slots.
+    pub fn cap(&self) -> Capacity {
+        self.cap
+    }
+
+    /// Patch slots in use (`0..num_patches`).
+    pub fn num_patches(&self) -> u32 {
+        self.num_patches
+    }
+
+    /// The static patcher's maximum faces per patch.
+    pub fn patch_size(&self) -> u32 {
+        self.patch_size
+    }
+
+    /// The arrays, read-only ([`Storage`]).
+    pub fn storage(&self) -> StorageRef<'_> {
+        Storage {
+            counts: &self.counts,
+            fe: &self.fe,
+            ev: &self.ev,
+            masks: &self.masks,
+            hash: &self.hash,
+            stash: &self.stash,
+            locks: &self.locks,
+            flags: &self.flags,
+            declined: &self.declined,
+            vertex_attrs: &self.vertex_attrs,
+            edge_attrs: &self.edge_attrs,
+            face_attrs: &self.face_attrs,
+            queue: &self.queue,
+            queue_state: &self.queue_state,
+            stats: &self.stats,
+        }
+    }
+
+    /// The arrays, mutable: for tests that break a mesh on purpose
+    /// ([`DynamicMesh::validate`] must find it).
+    ///
+    /// # Safety
+    /// The kernels trust the arrays (local indices within the capacities,
+    /// stash entries naming patch slots, ribbon entries naming slots in
+    /// use): before the mesh runs on a backend again, the caller restores
+    /// what [`DynamicMesh::validate`] checks.
+    pub unsafe fn storage_mut(&mut self) -> StorageMut<'_> {
+        Storage {
+            counts: &mut self.counts,
+            fe: &mut self.fe,
+            ev: &mut self.ev,
+            masks: &mut self.masks,
+            hash: &mut self.hash,
+            stash: &mut self.stash,
+            locks: &mut self.locks,
+            flags: &mut self.flags,
+            declined: &mut self.declined,
+            vertex_attrs: &mut self.vertex_attrs,
+            edge_attrs: &mut self.edge_attrs,
+            face_attrs: &mut self.face_attrs,
+            queue: &mut self.queue,
+            queue_state: &mut self.queue_state,
+            stats: &mut self.stats,
+        }
+    }
+
     /// The arrays as host addresses, for the CPU backend's kernels. The
     /// addresses stay valid while the vectors are neither dropped nor
     /// resized; the exclusive borrow marks that kernels may write through
