@@ -52,7 +52,7 @@
 //! let backend = Backend::Cpu(CpuBackend::new());
 //! let vv = backend.query(&patched, Query::VV)?;
 //! // The centre vertex (input index 4) has six neighbours.
-//! let centre = patched.input_to_vertex[4];
+//! let centre = patched.to_handle(Kind::Vertex)[4];
 //! let mut ring: Vec<u32> = vv
 //!     .row(centre)
 //!     .iter()
