@@ -199,6 +199,29 @@ impl<A: CavityKernels> Update<A> for AnyRounds<'_> {
     }
 }
 
+/// FF from FE and EF (both in element order): row `f` lists, edge by
+/// edge of `f`, the other faces of each edge, each face once (as the
+/// static FF and the reference mesh's: faces across a non-manifold edge
+/// included).
+pub fn compose_ff(fe: &QueryResult, ef: &QueryResult) -> QueryResult {
+    let faces = fe.offsets.len().saturating_sub(1) as u32;
+    let mut offsets = Vec::with_capacity(faces as usize + 1);
+    let mut values = Vec::new();
+    offsets.push(0);
+    for f in 0..faces {
+        let start = values.len();
+        for &e in fe.row(f) {
+            for &g in ef.row(e) {
+                if g != f && !values[start..].contains(&g) {
+                    values.push(g);
+                }
+            }
+        }
+        offsets.push(values.len() as u32);
+    }
+    QueryResult { offsets, values }
+}
+
 /// Runs sweeps of `app` on `runner` until a sweep fills no cavity.
 /// With `changed_only`, a sweep after the first visits only the patches
 /// flagged `CHANGED` in the previous one that register a cavity on their
@@ -481,23 +504,25 @@ pub trait Rounds {
     /// (`cavity_device::dynamic::compute::export`). [`Rounds::query`] gives
     /// it in element order.
     fn export_query(&mut self, query: Query) -> Result<SlotRows, RunError>;
-    /// `query` (VV VE VF EV EF FV FE; not FF, see
-    /// `cavity_device::dynamic::compute`) of every active owned element of
-    /// the mesh as it stands, in element order (`DynamicMesh::sources`;
-    /// `DynamicMesh::edges` for edges): row `i` lists the element indices
-    /// of the results of element `i`. On the GPU the mesh is copied back
-    /// for the order.
+    /// `query` of every active owned element of the mesh as it stands, in
+    /// element order (`DynamicMesh::sources`; `DynamicMesh::edges` for
+    /// edges): row `i` lists the element indices of the results of element
+    /// `i`. The patches answer VV VE VF EV EF FV FE; FF, which a patch
+    /// cannot answer for a face whose neighbour across an edge it does not
+    /// hold (`cavity_device::dynamic::compute`), is composed here from FE
+    /// and EF ([`compose_ff`]). On the GPU the mesh is copied back for the
+    /// order.
     ///
     /// # Errors
-    /// [`RunError::Attribute`] for FF; a failed launch or copy.
+    /// A failed launch or copy.
     fn query(&mut self, query: Query) -> Result<QueryResult, RunError>
     where
         Self: Sized,
     {
         if query == Query::FF {
-            return Err(RunError::Attribute(AttributeError::Operands(
-                "FF is not answered on the dynamic mesh".into(),
-            )));
+            let fe = self.query(Query::FE)?;
+            let ef = self.query(Query::EF)?;
+            return Ok(compose_ff(&fe, &ef));
         }
         let rows = self.export_query(query)?;
         let mesh = self.mesh()?;
