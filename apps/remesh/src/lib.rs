@@ -46,7 +46,7 @@
 //! `apps/`: the cavity applications and the valence computation are in
 //! `cavity-remesh-kernels`, their PTX in `cavity-app-ptx`; this crate holds
 //! the driver, the quality statistics ([`quality`]) and the benchmark
-//! ([`bench`], `cavity bench remesh`). The flips read the valences of
+//! ([`bench`](mod@bench), `cavity bench remesh`). The flips read the valences of
 //! vertices their patch does not own from the `u32` vertex attribute
 //! [`VALENCE_ATTRIBUTE`] ([`attributes`]), which [`StoreValences`] writes
 //! before every flip sweep.
@@ -184,7 +184,7 @@ pub const DEGENERATE_LENGTH: f32 = 0.01;
 /// faces (H100): 1.54 s instead of 2.62 s for 3 iterations with 3 sweeps
 /// instead of running them to the end (up to 16), the same share of
 /// edges in the band (98.7 %). Since collapses go to the balanced point
-/// (`remesh::balanced_point` of the device crate), two sweeps keep the
+/// (`balanced_point` of `cavity-remesh-kernels`), two sweeps keep the
 /// same band as three (H100, 3 iterations, alternating runs: dragon at
 /// 1.28 M faces 1.116-1.146 s against 1.170-1.193 s, at 5.12 M 3.438 s
 /// against 3.623 s, the bumpy cube at 2.56 M 0.94-1.04 s against
@@ -428,8 +428,9 @@ pub struct Hooks<'a> {
 ///
 /// # Errors
 /// The failing phase's [`RunError`] (out of capacity: the message names the
-/// setting to raise); [`RunError::Attribute`] in the first flip phase when
-/// the mesh has no [`VALENCE_ATTRIBUTE`].
+/// setting to raise); before any phase runs, [`RunError::Attribute`]
+/// (reported as the first iteration's flip phase, the one that reads it)
+/// when the mesh has no [`VALENCE_ATTRIBUTE`].
 pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     runner: &mut R,
     length: f64,
@@ -1023,13 +1024,14 @@ fn length_text(length: TargetLength) -> String {
     }
 }
 
-/// Whether every update kernel of remeshing can run on `backend` at the
-/// capacities of `dynamic`.
+/// Whether every update kernel of remeshing and its valence computation
+/// can run on `backend` at the capacities of `dynamic`.
 fn fits(backend: &Backend, dynamic: &DynamicMesh) -> bool {
     let cap = &dynamic.cap();
     backend.fits_update::<SplitLongEdges>(cap)
         && backend.fits_update::<CollapseShortEdgesSafely>(cap)
         && backend.fits_update::<ImproveValence>(cap)
+        && backend.fits_for_each::<StoreValences>(cap)
 }
 
 /// Where a GPU run's time went as a report line (empty off the GPU).

@@ -7,7 +7,7 @@
 //!
 //! 1. split edges longer than 3/2 L₀ (`SplitLongEdges`, longest first);
 //! 2. flip edges to the shorter diagonal when the enclosed volume changes
-//!    by at most 5·10⁻⁴ L₀³ (`track::ShorterDiagonal`);
+//!    by at most 5·10⁻⁴ L₀³ (`ShorterDiagonal`);
 //! 3. collapse edges shorter than 1/2 L₀ to their midpoint, unless that
 //!    breaks the link condition, folds or slivers a face or makes an edge
 //!    longer than 3/2 L₀ (`CollapseShortEdgesSafely`);

@@ -16,10 +16,10 @@
 //!   crates of your own (`Backend::add_kernels`) and the dynamic rounds
 //!   ([`rounds`]: sweeps of update rounds of any cavity application) run on
 //!   either.
-//! - Applications: [`remesh`] (isotropic remeshing), [`track`] (surface
-//!   tracking); Delaunay edge flips and vertex normals live in their own
-//!   application crates (`apps/delaunay`, `apps/normals`), written on the
-//!   public model.
+//! - Applications live in their own crates, written on the public model
+//!   (`apps/`): Delaunay edge flips (`cavity_delaunay`), vertex normals
+//!   (`cavity_normals`), isotropic remeshing (`cavity_remesh`) and surface
+//!   tracking (`cavity_track`).
 //! - [`reference`](mod@reference): a plain serial mesh, the tests' oracle;
 //!   [`bench`](mod@bench): the benchmarks behind `cavity bench`.
 //! - Errors name the library's settings ([`settings::Setting`]); a front

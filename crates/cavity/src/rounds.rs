@@ -228,8 +228,10 @@ pub fn compose_ff(fe: &QueryResult, ef: &QueryResult) -> QueryResult {
 /// view ([`Update::survey`]). That is right when whether an element is a
 /// candidate depends only on the positions, which no sweep moves, and on
 /// the elements its patch holds, as for the Delaunay flips, the splits and
-/// the collapses; not for the valence flips, which read the valences of
-/// vertices another patch owns. `after_round` sees the mesh after every
+/// the collapses. The valence flips read the valences of vertices another
+/// patch owns, so a changed neighbour may make a flip worth doing that no
+/// later sweep visits: remeshing accepts that, as [`sweeps_at_most`]
+/// says. `after_round` sees the mesh after every
 /// round's cleanup when given (on the GPU that copies the mesh back every
 /// round).
 ///

@@ -206,7 +206,7 @@ cavity_device::parameters! {
     pub struct ShorterDiagonal {
         /// Largest volume change accepted (model units cubed).
         pub max_volume_change: f32,
-        /// Feature threshold, as for `remesh::ImproveValence`.
+        /// Feature threshold, as for `cavity_remesh_kernels::ImproveValence`.
         pub feature_cos: f32,
     }
 }

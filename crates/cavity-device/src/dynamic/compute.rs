@@ -218,8 +218,8 @@ impl<B: Block> Element<'_, B> {
     /// computation reads its neighbours' values as another thread may be
     /// writing them; write to an attribute it does not read). Nothing
     /// unless `attr` is on the source kind, held by the mesh, and a user
-    /// attribute or the position ([`POSITION`]; the core's other words,
-    /// the input index and the valence, are the core's).
+    /// attribute or the position ([`POSITION`]; the core's other word,
+    /// the input index, is the core's).
     #[inline(always)]
     pub fn set<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, value: [T; N]) {
         let kind = self.query.source();

@@ -21,7 +21,7 @@ use cavity_device::baseline::{BaselineCsrSum, BaselinePdeSum, RawDirectedEdges};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::compute::{
-    self, ElementKernels, ExportQuery, FOR_EACH_BOUNDS, ForEachKernel,
+    self, ElementComputation, ElementKernels, ExportQuery, FOR_EACH_BOUNDS, ForEachKernel,
 };
 use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
 use cavity_device::dynamic::reduce::{self, Reduce};
@@ -195,6 +195,12 @@ impl CudaBackend {
     /// capacity `cap`.
     pub fn fits_update<A: CavityApp>(&self, cap: &Capacity) -> bool {
         update::shared_bytes::<A>(cap, DYNAMIC_BOUNDS.threads) <= self.smem_limit
+    }
+
+    /// Whether the kernel of per-element computation `C` gets the shared
+    /// memory it needs at capacity `cap`.
+    pub fn fits_for_each<C: ElementComputation>(&self, cap: &Capacity) -> bool {
+        compute::shared_bytes::<C>(cap, FOR_EACH_BOUNDS.threads) <= self.smem_limit
     }
 
     /// The stream all work is queued on.
@@ -774,9 +780,11 @@ impl Drop for Snapshot {
 }
 
 impl<'a> CudaRounds<'a> {
-    /// Uploads `mesh` and prepares the cleanup, slicing and smoothing kernels. Errors when a kernel's shared memory exceeds the device's
-    /// limit (lower --capacity-factor or --patch-size); an application's
-    /// update kernel is checked at its first round.
+    /// Uploads `mesh` and prepares the cleanup, slicing and smoothing
+    /// kernels. Errors when a kernel's shared memory exceeds the device's
+    /// limit (lower the capacity factor or the patch size); an
+    /// application's update kernel is checked at its first round, a
+    /// per-element computation's at its first `for_each`.
     pub fn new(gpu: &'a CudaBackend, mesh: &'a mut DynamicMesh) -> Result<Self, BackendError> {
         let start = Instant::now();
         let used = PatchPrefix::of(mesh);

@@ -13,6 +13,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::compute::ElementComputation;
 use cavity_device::dynamic::layout::Capacity;
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
@@ -293,6 +294,15 @@ impl Backend {
         match self {
             Backend::Cpu(_) => true,
             Backend::Cuda(c) => c.fits_update::<A>(cap),
+        }
+    }
+
+    /// Whether the kernel of per-element computation `C` can run at
+    /// capacity `cap` (as [`Backend::fits_update`]).
+    pub fn fits_for_each<C: ElementComputation>(&self, cap: &Capacity) -> bool {
+        match self {
+            Backend::Cpu(_) => true,
+            Backend::Cuda(c) => c.fits_for_each::<C>(cap),
         }
     }
 

@@ -1,8 +1,8 @@
-//! Benchmarks: first-order queries ([`queries`]), isotropic remeshing
-//! ([`remesh`]) and surface tracking ([`track`]), each printing a table of
-//! our times, the comparisons measured in the same run, their ratios, the
-//! device and bytes per face (application crates keep their own, with the
-//! helpers here: Delaunay's in `apps/delaunay`).
+//! Benchmarks: first-order queries ([`queries`]), printing a table of our
+//! times, the comparisons measured in the same run, their ratios, the
+//! device and bytes per face; and the helpers the application crates'
+//! benchmarks share (`cavity_delaunay::bench`, `cavity_remesh::bench`,
+//! `cavity_track::bench`).
 
 mod queries;
 
