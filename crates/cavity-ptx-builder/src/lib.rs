@@ -197,9 +197,9 @@ impl PtxBuilder {
     }
 
     /// Builds in `dir` (default: `ptx-<arch>` under the kernel crate's
-    /// workspace target directory; a build script should pass a directory
-    /// under `OUT_DIR`, so that the nested cargo does not wait for the lock
-    /// of the outer build's).
+    /// workspace target directory, apart from the host build's profile
+    /// directories, whose locks the outer cargo holds; kernel crates built
+    /// there one after another share `core` and the device crate).
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.target_dir = Some(dir.into());
         self
@@ -351,7 +351,10 @@ pub struct Embedded {
 /// The build script of a host crate that embeds a kernel crate's PTX:
 /// builds the kernel crate at `kernel_crate` (relative to the host crate's
 /// `CARGO_MANIFEST_DIR`) for the architecture in `CAVITY_CUDA_ARCH`
-/// (default `sm_90`), in a target directory under `OUT_DIR`, and writes
+/// (default `sm_90`), in the workspace's PTX target directory (`ptx-ARCH`
+/// beside the host build's, shared by every kernel crate of the
+/// workspace, so that `core` and the device crate are built for the GPU
+/// once, not once per host crate and profile), and writes
 /// the text to `OUT_DIR/file` (empty, with one cargo warning, when the
 /// toolchain cannot build PTX: the CPU backend needs none), for the host
 /// crate to `include_str!`.
@@ -374,9 +377,7 @@ pub fn build_into_out_dir(
     let (manifest, out) = (var("CARGO_MANIFEST_DIR"), var("OUT_DIR"));
     println!("cargo:rerun-if-env-changed=CAVITY_CUDA_ARCH");
     let arch = std::env::var("CAVITY_CUDA_ARCH").unwrap_or_else(|_| "sm_90".into());
-    let builder = PtxBuilder::new(manifest.join(kernel_crate))
-        .arch(&arch)
-        .target_dir(out.join("ptx-target"));
+    let builder = PtxBuilder::new(manifest.join(kernel_crate)).arch(&arch);
     let embedded = match builder.build_in_build_script()? {
         Outcome::Built(ptx) => Embedded {
             text: ptx.text()?,
