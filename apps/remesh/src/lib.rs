@@ -81,7 +81,6 @@ use cavity::attributes::AttributeLayout;
 use cavity::backend::{Backend, BackendError, GpuSeconds};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
-use cavity::patched::PatchedMesh;
 use cavity::rounds::{
     ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
 };
@@ -381,8 +380,7 @@ pub fn dynamic_mesh(
     patch_size: u32,
     factors: CapacityFactors,
 ) -> Result<DynamicMesh, DynamicError> {
-    let patched = PatchedMesh::with_topology(mesh, topology, patch_size)?;
-    DynamicMesh::from_patched_with(mesh, &patched, factors, &attributes())
+    DynamicMesh::with_topology_and_attributes(mesh, topology, patch_size, factors, &attributes())
 }
 
 /// Adds the application's GPU kernels to `backend` (nothing on the CPU

@@ -14,16 +14,12 @@ use cavity_device::dynamic::compute::{Element, ElementComputation};
 use cavity_device::operations::{cross, sub};
 use cavity_device::query::Query;
 
-/// Writes every vertex's unit area-weighted normal to `out`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct VertexNormals {
-    /// The normals.
-    pub out: Attr<f32, 3>,
+cavity_device::parameters! {
+    /// Writes every vertex's unit area-weighted normal to `out`.
+    pub struct VertexNormals {
+        /// The normals.
+        pub out: Attr<f32, 3>,
+    }
 }
 
 impl ElementComputation for VertexNormals {

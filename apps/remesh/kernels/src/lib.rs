@@ -86,21 +86,17 @@ pub fn decode(x: u32) -> Option<(i32, i32)> {
     (x >> 31 != 0).then_some(((x & 0xffff) as i32, if x & 1 << 16 != 0 { 4 } else { 6 }))
 }
 
-/// Stores every owned vertex's valence (its edge count and whether it is
-/// on the mesh boundary, [`encode`]) in `valence`, so that the flips of
-/// patches holding it as a ribbon copy read it ([`ImproveValence`]; run at
-/// the start of every sweep of the flips, whose fill-ins keep it nearly
-/// current within the sweep). A per-vertex computation on VE with the
-/// faces per edge counted.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct StoreValences {
-    /// The stored valences (a `u32` vertex attribute).
-    pub valence: Attr<u32, 1>,
+cavity_device::parameters! {
+    /// Stores every owned vertex's valence (its edge count and whether it
+    /// is on the mesh boundary, [`encode`]) in `valence`, so that the flips
+    /// of patches holding it as a ribbon copy read it ([`ImproveValence`];
+    /// run at the start of every sweep of the flips, whose fill-ins keep it
+    /// nearly current within the sweep). A per-vertex computation on VE
+    /// with the faces per edge counted.
+    pub struct StoreValences {
+        /// The stored valences (a `u32` vertex attribute).
+        pub valence: Attr<u32, 1>,
+    }
 }
 
 impl ElementComputation for StoreValences {

@@ -46,8 +46,8 @@ impl DynamicMesh {
         patch_size: u32,
         factors: CapacityFactors,
     ) -> Result<DynamicMesh, DynamicError> {
-        let patched = PatchedMesh::with_topology(mesh, topology, patch_size)?;
-        Self::from_patched(mesh, &patched, factors)
+        let layout = AttributeLayout::new();
+        Self::with_topology_and_attributes(mesh, topology, patch_size, factors, &layout)
     }
 
     /// [`DynamicMesh::new`] with the attributes of `layout`, all zero
@@ -61,7 +61,23 @@ impl DynamicMesh {
         factors: CapacityFactors,
         layout: &AttributeLayout,
     ) -> Result<DynamicMesh, DynamicError> {
-        let patched = PatchedMesh::with_topology(mesh, &Topology::new(mesh), patch_size)?;
+        let topology = Topology::new(mesh);
+        Self::with_topology_and_attributes(mesh, &topology, patch_size, factors, layout)
+    }
+
+    /// [`DynamicMesh::with_attributes`] with the topology of `mesh` given
+    /// (`Topology::new(mesh)`).
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::new`].
+    pub fn with_topology_and_attributes(
+        mesh: &TriMesh,
+        topology: &Topology,
+        patch_size: u32,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<DynamicMesh, DynamicError> {
+        let patched = PatchedMesh::with_topology(mesh, topology, patch_size)?;
         Self::from_patched_with(mesh, &patched, factors, layout)
     }
 
