@@ -4,7 +4,7 @@
 //! cavities, migration, ownership changes and slicing (checked after
 //! every round on random meshes: the value of every surviving element is
 //! its input value, and the element is still the input's element), zero
-//! on new elements, and reduced (dot, norm, sum, max, axpy) on either
+//! on new elements, and reduced (dot, norm, sum, max, axpy, xpay) on either
 //! backend against serial sums.
 
 use cavity::TriMesh;
@@ -331,6 +331,9 @@ fn reductions_match_serial_sums() {
                 r.axpy(2.0, &a.point, &a.point)?;
                 let after = r.dot(&a.point, &a.point)?;
                 let wrong = r.axpy(1.0, &a.tag, &a.tag).is_err();
+                // y ← x + alpha y with x = y: halves the tripled points.
+                r.xpay(&a.point, -0.5, &a.point)?;
+                let wrong = wrong && r.xpay(&a.tag, 0.0, &a.tag).is_err();
                 // A hand-made reduction past the attribute words is refused.
                 let past = AttrWords {
                     kind: 0,
@@ -359,9 +362,9 @@ fn reductions_match_serial_sums() {
     assert_eq!(got.3, face_max);
     assert!(close(got.4, face_dot), "{} vs {face_dot}", got.4);
     assert!(close(got.5, 9.0 * dot), "3x: {} vs {}", got.5, 9.0 * dot);
-    assert!(got.6, "axpy on u32 values is refused");
-    let tripled = m.attribute(&a.point).unwrap();
-    for (p, &s) in tripled.iter().zip(&vs) {
-        assert_eq!(*p, point_of(s).map(|x| 3.0 * x));
+    assert!(got.6, "axpy and xpay on u32 values are refused");
+    let halved = m.attribute(&a.point).unwrap();
+    for (p, &s) in halved.iter().zip(&vs) {
+        assert_eq!(*p, point_of(s).map(|x| 3.0 * x * 0.5));
     }
 }

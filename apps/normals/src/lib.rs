@@ -48,13 +48,6 @@ impl NamesSettings for NormalsError {
     }
 }
 
-/// Extra room: the mesh does not change, so the dynamic layout needs no
-/// spare slots.
-const NO_GROWTH: CapacityFactors = CapacityFactors {
-    elements: 1.0,
-    patches: 1.0,
-};
-
 /// The unit normal of every vertex of `mesh` in input order, `[x, y, z]`:
 /// the normalized sum of its faces' normals weighted by their areas;
 /// `[0, 0, 0]` for a vertex without a face of nonzero area. Patches of at
@@ -71,7 +64,8 @@ pub fn vertex_normals(
     let normalized = Normalization::of(mesh).apply(mesh);
     let mut layout = AttributeLayout::new();
     let out = layout.vertex::<f32, 3>("normal")?;
-    let mut dynamic = DynamicMesh::with_attributes(&normalized, patch_size, NO_GROWTH, &layout)?;
+    let mut dynamic =
+        DynamicMesh::with_attributes(&normalized, patch_size, CapacityFactors::STATIC, &layout)?;
     backend.run_rounds(&mut dynamic, |r| r.for_each(&VertexNormals { out }), |e| e)?;
     // An unchanged mesh lists its vertices in the input's order.
     Ok(dynamic.attribute(&out)?)

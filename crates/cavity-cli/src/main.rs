@@ -2,7 +2,8 @@
 //!
 //! Commands: `remesh` (isotropic remeshing on the dynamic core), `track`
 //! (surface tracking of a curl-noise-advected sheet), `info`
-//! (counts, topology defects, patch statistics), `normals` (area-weighted vertex normals), `delaunay` (Delaunay edge
+//! (counts, topology defects, patch statistics), `normals` (area-weighted vertex normals), `smooth`
+//! (implicit mean curvature flow), `delaunay` (Delaunay edge
 //! flips on the dynamic core), `bench queries` (first-order query
 //! benchmark). With no mesh argument a real mesh bundled in `assets/`
 //! is used and named.
@@ -27,12 +28,13 @@ use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
 use cavity::rounds::RunError;
 use cavity::settings::{NamesSettings, Setting};
 use cavity_delaunay::DelaunayError;
+use cavity_mcf::{McfError, McfSettings};
 use cavity_normals::NormalsError;
 use cavity_remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
 use cavity_track::{TrackError, TrackSettings};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::commands::{bench, delaunay, info, normals, remesh, track};
+use crate::commands::{bench, delaunay, info, normals, remesh, smooth, track};
 use crate::output::Stdout;
 
 #[derive(Parser)]
@@ -220,6 +222,33 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Smoothing by implicit mean curvature flow (Desbrun et al. 1999;
+    /// RXMesh section 8.1): each step solves (M + dt K) x' = M x, cotan
+    /// weights and mixed Voronoi areas, by a matrix-free conjugate
+    /// gradient. Vertices on a boundary or non-manifold edge stay.
+    Smooth {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Implicit steps.
+        #[arg(long, default_value_t = McfSettings::default().steps)]
+        steps: u32,
+        /// Time step over the squared mean edge length (1 diffuses over
+        /// about one edge per step).
+        #[arg(long, default_value_t = McfSettings::default().dt)]
+        dt: f32,
+        /// The conjugate gradient stops at this residual over the step's
+        /// initial residual.
+        #[arg(long, default_value_t = McfSettings::default().tolerance)]
+        tolerance: f32,
+        /// Conjugate-gradient iterations per step at most.
+        #[arg(long, default_value_t = McfSettings::default().max_iterations)]
+        max_iterations: u32,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Delaunay edge flips (dynamic paper section 6.2): flips every interior
     /// edge whose opposite angles sum above pi until none is left.
     Delaunay {
@@ -308,6 +337,45 @@ enum BenchWhat {
         #[command(flatten)]
         dynamic: DynamicArgs,
     },
+    /// Mean curvature flow (RXMesh section 8.1, the dynamic paper's table
+    /// 3): one conjugate-gradient iteration on the GPU, the CPU backend and
+    /// the CPU peers (libigl and SciPy, with --python); with --delaunay
+    /// again after Delaunay flips on the same structure.
+    Smooth {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
+        subdivisions: Vec<u32>,
+        /// Time step over the squared mean edge length.
+        #[arg(long, default_value_t = McfSettings::default().dt)]
+        dt: f32,
+        /// Iterations per timed GPU solve.
+        #[arg(long, default_value_t = 100)]
+        iterations: u32,
+        /// Iterations per timed solve of the CPU backend and the peers.
+        #[arg(long, default_value_t = 10)]
+        cpu_iterations: u32,
+        /// Timed GPU solves (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        /// Time the iteration again after Delaunay edge flips on the same
+        /// dynamic mesh (the dynamic paper's table 3).
+        #[arg(long)]
+        delaunay: bool,
+        /// Python interpreter with the peers (libigl, SciPy); none run
+        /// without it.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// The peer script.
+        #[arg(long, default_value = "xtask/peers/mcf_peers.py")]
+        peer_script: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.
@@ -362,6 +430,7 @@ fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
             DelaunayError,
             TrackError,
             NormalsError,
+            McfError,
             DynamicError,
             PatchError,
             RunError,
@@ -441,6 +510,24 @@ fn run(cli: Cli) -> Result<()> {
             output,
             common,
         } => normals::normals(input.as_deref(), &output, &common),
+        Command::Smooth {
+            input,
+            output,
+            steps,
+            dt,
+            tolerance,
+            max_iterations,
+            common,
+        } => {
+            let settings = McfSettings {
+                steps,
+                dt,
+                tolerance,
+                max_iterations,
+                patch_size: common.patch_size,
+            };
+            smooth::smooth(input.as_deref(), &output, &settings, &common)
+        }
         Command::Delaunay {
             input,
             output,
@@ -494,6 +581,34 @@ fn run(cli: Cli) -> Result<()> {
                     dynamic,
                 },
         } => bench::bench_delaunay(&meshes, &subdivisions, reps, cpu_max_faces, &dynamic),
+        Command::Bench {
+            what:
+                BenchWhat::Smooth {
+                    meshes,
+                    subdivisions,
+                    dt,
+                    iterations,
+                    cpu_iterations,
+                    reps,
+                    cpu_max_faces,
+                    delaunay,
+                    python,
+                    peer_script,
+                    common,
+                },
+        } => {
+            let settings = cavity_mcf::bench::McfBenchSettings {
+                dt,
+                iterations,
+                cpu_iterations,
+                reps,
+                cpu_max_faces,
+                patch_size: common.patch_size,
+                delaunay,
+                peers: python.map(|p| (p, peer_script)),
+            };
+            bench::bench_smooth(&meshes, &subdivisions, &settings, &common)
+        }
         Command::Bench {
             what:
                 BenchWhat::Track {

@@ -289,12 +289,14 @@ impl AttrWords {
 impl Reduction {
     /// Whether the reduction is one the kernel may run on a mesh of
     /// attribute strides `stride`: a known operation, operands that
-    /// [`AttrWords::fits`], and for `Dot` and `Axpy` two operands of one
+    /// [`AttrWords::fits`], and for `Dot`, `Axpy` and `Xpay` two operands of one
     /// kind, type and component count.
     #[inline(always)]
     pub fn fits(&self, stride: impl Fn(Kind) -> u32 + Copy) -> bool {
         let unary = self.op == ReduceOp::Max as u32 || self.op == ReduceOp::Sum as u32;
-        let binary = self.op == ReduceOp::Dot as u32 || self.op == ReduceOp::Axpy as u32;
+        let binary = self.op == ReduceOp::Dot as u32
+            || self.op == ReduceOp::Axpy as u32
+            || self.op == ReduceOp::Xpay as u32;
         let same = self.x.kind == self.y.kind
             && self.x.scalar == self.y.scalar
             && self.x.components == self.y.components;
@@ -315,6 +317,10 @@ pub enum ReduceOp {
     Axpy = 2,
     /// `Σ x` over all components.
     Sum = 3,
+    /// `y ← x + alpha y` (floating-point attributes): conjugate gradients'
+    /// direction update (Shewchuk 1994, B2: `d ← r + β d`); a copy with
+    /// `alpha = 0`.
+    Xpay = 4,
 }
 
 /// A reduction's parameters (plain data, a kernel parameter): the
@@ -333,8 +339,8 @@ pub struct Reduction {
     pub reserved: u32,
     /// First operand.
     pub x: AttrWords,
-    /// Second operand (written by `Axpy`).
+    /// Second operand (written by `Axpy` and `Xpay`).
     pub y: AttrWords,
-    /// `Axpy`'s factor.
+    /// `Axpy`'s and `Xpay`'s factor.
     pub alpha: f64,
 }

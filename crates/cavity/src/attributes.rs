@@ -222,14 +222,14 @@ impl AttributeLayout {
     }
 }
 
-/// The reduction `op` of `x` (and `y` for `Dot` and `Axpy`; `alpha` for
-/// `Axpy`), checked against `layout`: the kernel's parameters
+/// The reduction `op` of `x` (and `y` for `Dot`, `Axpy` and `Xpay`;
+/// `alpha` for `Axpy` and `Xpay`), checked against `layout`: the kernel's parameters
 /// (`cavity_device::dynamic::reduce`).
 ///
 /// # Errors
 /// [`AttributeError::Unknown`] or [`AttributeError::Type`] for a handle not
-/// in `layout`; [`AttributeError::Operands`] for `Axpy` on an integer
-/// attribute.
+/// in `layout`; [`AttributeError::Operands`] for `Axpy` or `Xpay` on an
+/// integer attribute.
 pub fn reduction<T: Scalar, const N: usize>(
     layout: &AttributeLayout,
     op: ReduceOp,
@@ -248,9 +248,9 @@ pub fn reduction<T: Scalar, const N: usize>(
             kind_name(y.kind())
         )));
     }
-    if op == ReduceOp::Axpy && T::TYPE == ScalarType::U32 {
+    if matches!(op, ReduceOp::Axpy | ReduceOp::Xpay) && T::TYPE == ScalarType::U32 {
         return Err(AttributeError::Operands(format!(
-            "axpy needs floating-point attributes; {:?} holds u32 values",
+            "{op:?} needs floating-point attributes; {:?} holds u32 values",
             info.name
         )));
     }

@@ -532,9 +532,9 @@ pub trait Rounds {
     }
     /// Runs reduction `r` (`cavity_device::dynamic::reduce`; made by
     /// [`attributes::reduction`]) over the mesh on the device, between
-    /// rounds, and returns its value (0 for `Axpy`). The typed forms are
-    /// [`Rounds::dot`], [`Rounds::norm`], [`Rounds::sum`], [`Rounds::max`]
-    /// and [`Rounds::axpy`]. A reduction that does not fit the mesh's
+    /// rounds, and returns its value (0 for `Axpy` and `Xpay`). The typed
+    /// forms are [`Rounds::dot`], [`Rounds::norm`], [`Rounds::sum`],
+    /// [`Rounds::max`], [`Rounds::axpy`] and [`Rounds::xpay`]. A reduction that does not fit the mesh's
     /// attributes is refused ([`attributes::check_reduction`]).
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError>;
     /// `Σ x·y` over every component of every active owned element.
@@ -603,6 +603,24 @@ pub trait Rounds {
         Self: Sized,
     {
         let r = attributes::reduction(self.attributes(), ReduceOp::Axpy, x, y, alpha)?;
+        self.reduce(&r).map(|_| ())
+    }
+    /// `y ← x + alpha y` on every active owned element (computed in `f64`,
+    /// stored in `y`'s type): conjugate gradients' direction update
+    /// (Shewchuk 1994, B2); `alpha = 0` copies `x` into `y`.
+    ///
+    /// # Errors
+    /// As [`Rounds::axpy`].
+    fn xpay<T: Scalar, const N: usize>(
+        &mut self,
+        x: &Attr<T, N>,
+        alpha: f64,
+        y: &Attr<T, N>,
+    ) -> Result<(), RunError>
+    where
+        Self: Sized,
+    {
+        let r = attributes::reduction(self.attributes(), ReduceOp::Xpay, x, y, alpha)?;
         self.reduce(&r).map(|_| ())
     }
     /// The scheduler's state after all the work launched so far. The

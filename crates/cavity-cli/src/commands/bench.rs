@@ -1,5 +1,5 @@
-//! `cavity bench`: the query, remeshing, surface-tracking and Delaunay
-//! benchmarks.
+//! `cavity bench`: the query, remeshing, surface-tracking, Delaunay and
+//! mean-curvature-flow benchmarks.
 
 use std::path::{Path, PathBuf};
 
@@ -99,6 +99,23 @@ pub(crate) fn bench_delaunay(
         cpu_max_faces,
     };
     let bench = cavity_delaunay::bench::delaunay(&meshes, settings, &backend, |m| {
+        pb.set_message(m.to_string())
+    })?;
+    pb.finish_and_clear();
+    say!("{}", bench.table());
+    Ok(())
+}
+
+pub(crate) fn bench_smooth(
+    paths: &[PathBuf],
+    subdivisions: &[u32],
+    settings: &cavity_mcf::bench::McfBenchSettings,
+    common: &Common,
+) -> Result<()> {
+    let meshes = subdivided_inputs(paths, subdivisions)?;
+    let backend = backend(common.device)?;
+    let pb = spinner();
+    let bench = cavity_mcf::bench::mcf_bench(&meshes, settings, &backend, |m| {
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();

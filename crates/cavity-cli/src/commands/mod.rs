@@ -5,4 +5,5 @@ pub(crate) mod delaunay;
 pub(crate) mod info;
 pub(crate) mod normals;
 pub(crate) mod remesh;
+pub(crate) mod smooth;
 pub(crate) mod track;

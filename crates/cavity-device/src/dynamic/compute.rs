@@ -48,6 +48,14 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
     /// source kind, as an advection step. On by default.
     const QUERY_RESULTS: bool = true;
 
+    /// Resident blocks per multiprocessor the kernel leaves room for, which
+    /// caps its registers per thread at `65536 / (256 × MIN_BLOCKS)`
+    /// (`FOR_EACH_BOUNDS`: 2, up to 128 registers). Raise it for a
+    /// computation whose occupancy its registers limit (`ptxas -v` on the
+    /// PTX, `launch__occupancy_limit_registers` in Nsight Compute), as long
+    /// as ptxas reports no spills.
+    const MIN_BLOCKS: u32 = FOR_EACH_BOUNDS.min_blocks;
+
     /// Whether the element is in the active set (all by default).
     #[inline(always)]
     fn active<B: Block>(&self, _element: &Element<'_, B>) -> bool {
@@ -581,7 +589,10 @@ pub const FOR_EACH_BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
 // SAFETY: `C::FOR_EACH` is such an entry (`ElementKernels`).
 unsafe impl<C: ElementKernels> Kernel for ForEachKernel<C> {
     const NAME: &'static str = C::FOR_EACH;
-    const BOUNDS: LaunchBounds = FOR_EACH_BOUNDS;
+    const BOUNDS: LaunchBounds = LaunchBounds {
+        threads: FOR_EACH_BOUNDS.threads,
+        min_blocks: C::MIN_BLOCKS,
+    };
     const HOST_ZEROED_SHARED: bool = false;
     type Params = (RawDynamicMesh, C);
 

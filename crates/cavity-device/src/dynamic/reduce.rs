@@ -1,6 +1,6 @@
 //! Reductions over attributes of the dynamic mesh (`crate::attribute`):
 //! dot product, sum and maximum over the active owned elements of one
-//! kind, and `y ← alpha x + y`, the building blocks of the matrix-free
+//! kind, `y ← alpha x + y` and `y ← x + alpha y`, the building blocks of the matrix-free
 //! solvers the static applications run (RXMesh appendix E: conjugate
 //! gradients on attributes).
 //!
@@ -31,7 +31,7 @@ pub fn shared_bytes(threads: u32) -> usize {
 pub fn identity(op: ReduceOp) -> f64 {
     match op {
         ReduceOp::Max => f64::NEG_INFINITY,
-        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy => 0.0,
+        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy | ReduceOp::Xpay => 0.0,
     }
 }
 
@@ -46,7 +46,7 @@ pub fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
                 a
             }
         }
-        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy => a + b,
+        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy | ReduceOp::Xpay => a + b,
     }
 }
 
@@ -57,6 +57,7 @@ pub fn op_of(code: u32) -> ReduceOp {
         0 => ReduceOp::Dot,
         1 => ReduceOp::Max,
         2 => ReduceOp::Axpy,
+        4 => ReduceOp::Xpay,
         _ => ReduceOp::Sum,
     }
 }
@@ -86,7 +87,7 @@ fn sound(mesh: &DynMesh, r: &Reduction) -> bool {
 }
 
 /// Kernel body, one block per patch `p`: reduces `r` over the active owned
-/// elements of `p` (applies it, for `Axpy`) and writes the patch's partial
+/// elements of `p` (applies it, for `Axpy` and `Xpay`) and writes the patch's partial
 /// to `partials[p]`.
 #[inline(always)]
 pub fn reduce<B: Block>(
@@ -116,6 +117,10 @@ pub fn reduce<B: Block>(
                     ReduceOp::Axpy => {
                         let y = load(mesh, &r.y, (p, l), c);
                         store(mesh, &r.y, (p, l), c, r.alpha * x + y);
+                    }
+                    ReduceOp::Xpay => {
+                        let y = load(mesh, &r.y, (p, l), c);
+                        store(mesh, &r.y, (p, l), c, x + r.alpha * y);
                     }
                 }
             }

@@ -47,6 +47,13 @@ impl Default for CapacityFactors {
 }
 
 impl CapacityFactors {
+    /// No spare room: for static work (computations and reductions) on a
+    /// mesh whose cavities never change it.
+    pub const STATIC: CapacityFactors = CapacityFactors {
+        elements: 1.0,
+        patches: 1.0,
+    };
+
     /// Checks that both factors are finite and at least 1.
     pub fn check(&self) -> Result<(), DynamicError> {
         for (setting, value) in [

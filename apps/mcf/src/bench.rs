@@ -1,0 +1,358 @@
+//! The mean-curvature-flow benchmark (`cavity bench smooth`, RXMesh
+//! section 8.1 and fig. 8a; the dynamic paper's table 3): per mesh, the
+//! time of one conjugate-gradient iteration (a matrix-vector product with
+//! the weights and areas recomputed, two dot products, three vector
+//! updates) on our GPU and on the CPU backend, the whole `smooth` call
+//! (patching, upload, one step to the default tolerance, copy back) on the
+//! GPU, and the CPU peers a user would pick, run by
+//! `xtask/peers/mcf_peers.py` (libigl's `cotmatrix` and `massmatrix` with
+//! SciPy's conjugate gradient; `CAVITY_PEERS` picks some) when a Python
+//! with them is given. With `delaunay`, the iteration is timed again on
+//! the same dynamic mesh after Delaunay edge flips changed it (table 3).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use cavity::TriMesh;
+use cavity::attributes::AttributeLayout;
+use cavity::backend::Backend;
+use cavity::backend::cpu::CpuBackend;
+use cavity::bench::median;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::io::{Format, write_mesh};
+use cavity::normalize::Normalization;
+use cavity::rounds::{AnyRounds, ForEach, RunError};
+
+use crate::{
+    McfAttributes, McfError, McfFixed, McfResidual, McfSettings, declare, mean_edge_length, smooth,
+    solve_step,
+};
+
+/// Settings of [`mcf_bench`].
+#[derive(Clone, Debug)]
+pub struct McfBenchSettings {
+    /// The time step over the squared mean edge length.
+    pub dt: f32,
+    /// Iterations per timed GPU solve (the tolerance is 0).
+    pub iterations: u32,
+    /// Iterations per timed CPU-backend solve.
+    pub cpu_iterations: u32,
+    /// Timed GPU solves (median reported), after one warm-up solve.
+    pub reps: usize,
+    /// Largest mesh the CPU backend runs.
+    pub cpu_max_faces: usize,
+    /// Faces per patch at most.
+    pub patch_size: u32,
+    /// Whether to time the iteration again after Delaunay edge flips on
+    /// the same dynamic mesh (which then has room to change: capacity and
+    /// patch factors 2).
+    pub delaunay: bool,
+    /// Python interpreter and peer script (`xtask/peers/mcf_peers.py`)
+    /// when peers are to run.
+    pub peers: Option<(PathBuf, PathBuf)>,
+}
+
+/// A peer's run: its assembly and per-iteration seconds, or why it did
+/// not run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PeerRun {
+    /// The peer (and its version).
+    pub peer: String,
+    /// Seconds to assemble the matrix and seconds per iteration (all
+    /// three coordinates), or the error.
+    pub result: Result<(f64, f64), String>,
+}
+
+/// One mesh of the benchmark.
+#[derive(Clone, Debug)]
+pub struct McfRow {
+    /// Name of the mesh (and subdivision).
+    pub mesh: String,
+    /// Faces of the mesh.
+    pub faces: usize,
+    /// GPU seconds per iteration (median).
+    pub gpu: Option<f64>,
+    /// GPU seconds per iteration after the Delaunay flips (median) and the
+    /// edges flipped.
+    pub gpu_after_flips: Option<(f64, u64)>,
+    /// The GPU's whole `smooth` call: seconds and CG iterations.
+    pub gpu_smooth: Option<(f64, u32)>,
+    /// CPU backend seconds per iteration.
+    pub cpu: Option<f64>,
+    /// The peers' runs.
+    pub peers: Vec<PeerRun>,
+    /// Device memory of the dynamic mesh with the flow's attributes,
+    /// bytes per face.
+    pub bytes_per_face: f64,
+}
+
+/// The benchmark's rows and devices.
+#[derive(Clone, Debug)]
+pub struct McfBench {
+    /// GPU name, or a note that none was used.
+    pub device: String,
+    /// CPU backend description.
+    pub cpu: String,
+    /// The settings in words.
+    pub settings: String,
+    /// One row per mesh.
+    pub rows: Vec<McfRow>,
+}
+
+/// Seconds per iteration of `reps` solves of `iterations` iterations each
+/// (median), after a warm-up solve, on the mesh `r` holds.
+fn time_iterations(
+    r: &mut AnyRounds<'_>,
+    a: &McfAttributes,
+    dt: f32,
+    iterations: u32,
+    reps: usize,
+) -> Result<f64, RunError> {
+    r.for_each(&McfFixed { fixed: a.fixed })?;
+    let mut times = Vec::new();
+    for rep in 0..=reps.max(1) {
+        r.for_each(&McfResidual {
+            fixed: a.fixed,
+            r: a.r,
+            u: a.u,
+            dt,
+        })?;
+        let start = Instant::now();
+        let step = solve_step(r, a, dt, 0.0, iterations)?;
+        if rep > 0 {
+            times.push(start.elapsed().as_secs_f64() / f64::from(step.iterations.max(1)));
+        }
+    }
+    Ok(median(times))
+}
+
+/// The mesh in the unit box, its dynamic mesh with the flow's attributes
+/// (room to change when `flips`), and the absolute time step.
+fn prepare(
+    mesh: &TriMesh,
+    s: &McfBenchSettings,
+    flips: bool,
+) -> Result<(DynamicMesh, McfAttributes, f32), McfError> {
+    let normalized = Normalization::of(mesh).apply(mesh);
+    let h = mean_edge_length(&normalized);
+    let dt = (f64::from(s.dt) * h * h) as f32;
+    let mut layout = AttributeLayout::new();
+    let a = declare(&mut layout)?;
+    let factors = if flips {
+        CapacityFactors::default()
+    } else {
+        CapacityFactors::STATIC
+    };
+    let dynamic = DynamicMesh::with_attributes(&normalized, s.patch_size, factors, &layout)?;
+    Ok((dynamic, a, dt))
+}
+
+/// Runs the benchmark on `meshes` (name, mesh). `progress` receives a line
+/// per step.
+///
+/// # Errors
+/// A failed run (capacity, GPU) or a mesh that cannot be written for the
+/// peers.
+pub fn mcf_bench(
+    meshes: &[(String, TriMesh)],
+    s: &McfBenchSettings,
+    backend: &Backend,
+    mut progress: impl FnMut(&str),
+) -> Result<McfBench, Box<dyn std::error::Error>> {
+    cavity_app_ptx::add_to(backend)?;
+    let cpu = Backend::Cpu(CpuBackend::new());
+    let mut rows = Vec::new();
+    for (name, mesh) in meshes {
+        let (dynamic, _, _) = prepare(mesh, s, false)?;
+        let mut row = McfRow {
+            mesh: name.clone(),
+            faces: mesh.num_faces(),
+            gpu: None,
+            gpu_after_flips: None,
+            gpu_smooth: None,
+            cpu: None,
+            peers: Vec::new(),
+            bytes_per_face: dynamic.bytes_per_face(),
+        };
+        drop(dynamic);
+        if let Backend::Cuda(_) = backend {
+            progress(&format!("{name}: GPU iterations"));
+            let (mut dynamic, a, dt) = prepare(mesh, s, s.delaunay)?;
+            let (before, after) = backend
+                .run_rounds(
+                    &mut dynamic,
+                    |r| -> Result<_, McfError> {
+                        let before = time_iterations(r, &a, dt, s.iterations, s.reps)?;
+                        if !s.delaunay {
+                            return Ok((before, None));
+                        }
+                        let flips = cavity_delaunay::flip_edges(r, None)?;
+                        let after = time_iterations(r, &a, dt, s.iterations, s.reps)?;
+                        Ok((before, Some((after, flips.flips))))
+                    },
+                    McfError::from,
+                )?
+                .value;
+            row.gpu = Some(before);
+            row.gpu_after_flips = after;
+            progress(&format!("{name}: GPU smooth"));
+            let settings = McfSettings {
+                dt: s.dt,
+                patch_size: s.patch_size,
+                ..McfSettings::default()
+            };
+            smooth(mesh, &settings, backend)?;
+            let mut times = Vec::new();
+            let mut iterations = 0;
+            for _ in 0..s.reps.max(1) {
+                let start = Instant::now();
+                let (_, report) = smooth(mesh, &settings, backend)?;
+                times.push(start.elapsed().as_secs_f64());
+                iterations = report.steps[0].iterations;
+            }
+            row.gpu_smooth = Some((median(times), iterations));
+        }
+        if mesh.num_faces() <= s.cpu_max_faces {
+            progress(&format!("{name}: CPU backend"));
+            let (mut dynamic, a, dt) = prepare(mesh, s, false)?;
+            row.cpu = Some(
+                cpu.run_rounds(
+                    &mut dynamic,
+                    |r| time_iterations(r, &a, dt, s.cpu_iterations, 1).map_err(McfError::from),
+                    McfError::from,
+                )?
+                .value,
+            );
+        }
+        if let Some((python, script)) = &s.peers {
+            progress(&format!("{name}: peers"));
+            let normalized = Normalization::of(mesh).apply(mesh);
+            let h = mean_edge_length(&normalized);
+            let dt = f64::from(s.dt) * h * h;
+            row.peers = run_peers(python, script, &normalized, dt, s.cpu_iterations)?;
+        }
+        rows.push(row);
+    }
+    Ok(McfBench {
+        device: match backend {
+            Backend::Cuda(g) => g.name(),
+            Backend::Cpu(_) => "no GPU used".into(),
+        },
+        cpu: cpu.name(),
+        settings: format!("{s:?}"),
+        rows,
+    })
+}
+
+/// Runs the peer script on `mesh` (written to a temporary OBJ) and parses
+/// its JSON lines.
+fn run_peers(
+    python: &Path,
+    script: &Path,
+    mesh: &TriMesh,
+    dt: f64,
+    iterations: u32,
+) -> Result<Vec<PeerRun>, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("input.obj");
+    write_mesh(&path, mesh, None, Format::Obj)?;
+    let out = Command::new(python)
+        .arg(script)
+        .arg("--mesh")
+        .arg(&path)
+        .arg("--dt")
+        .arg(dt.to_string())
+        .arg("--iterations")
+        .arg(iterations.to_string())
+        .output()
+        .map_err(|e| format!("running {} {}: {e}", python.display(), script.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let runs: Vec<PeerRun> = text.lines().filter_map(parse_peer).collect();
+    if runs.is_empty() {
+        return Ok(vec![PeerRun {
+            peer: "peers".into(),
+            result: Err(format!(
+                "{} printed no result: {}",
+                script.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+        }]);
+    }
+    Ok(runs)
+}
+
+/// One JSON line of the peer script.
+fn parse_peer(line: &str) -> Option<PeerRun> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let name = v["peer"].as_str()?;
+    let peer = match v["version"].as_str() {
+        Some(version) => format!("{name} {version}"),
+        None => name.to_string(),
+    };
+    let result = match v["error"].as_str() {
+        Some(e) => Err(e.to_string()),
+        None => Ok((v["assembly"].as_f64()?, v["per_iteration"].as_f64()?)),
+    };
+    Some(PeerRun { peer, result })
+}
+
+impl McfBench {
+    /// The benchmark as Markdown: per mesh, a row per run (GPU, GPU after
+    /// the flips, CPU backend, each peer) with the seconds per iteration
+    /// and the GPU's speedup over it; then the GPU's whole `smooth` call.
+    pub fn table(&self) -> String {
+        let mut s = format!(
+            "GPU: {}; CPU backend: {}; {}\n\n\
+             | mesh | faces | run | ms / CG iteration | GPU speedup | assembly s | B/face |\n\
+             |---|---|---|---|---|---|---|\n",
+            self.device, self.cpu, self.settings
+        );
+        for r in &self.rows {
+            let line = |run: &str, secs: Option<f64>, assembly: Option<f64>, bpf: Option<f64>| {
+                let speedup = r
+                    .gpu
+                    .zip(secs)
+                    .map_or("-".into(), |(g, t)| format!("{:.1}x", t / g));
+                format!(
+                    "| {} | {} | {run} | {} | {speedup} | {} | {} |\n",
+                    r.mesh,
+                    r.faces,
+                    secs.map_or("-".into(), |t| format!("{:.3}", t * 1e3)),
+                    assembly.map_or("-".into(), |a| format!("{a:.3}")),
+                    bpf.map_or("-".into(), |b| format!("{b:.0}")),
+                )
+            };
+            if let Some(g) = r.gpu {
+                s += &line("our GPU", Some(g), None, Some(r.bytes_per_face));
+            }
+            if let Some((g, flips)) = r.gpu_after_flips {
+                s += &line(
+                    &format!(
+                        "our GPU after {flips} Delaunay flips ({:+.1} %)",
+                        r.gpu.map_or(f64::NAN, |b| 100.0 * (g / b - 1.0))
+                    ),
+                    Some(g),
+                    None,
+                    None,
+                );
+            }
+            if let Some(c) = r.cpu {
+                s += &line("our CPU backend", Some(c), None, Some(r.bytes_per_face));
+            }
+            for p in &r.peers {
+                match &p.result {
+                    Ok((assembly, t)) => s += &line(&p.peer, Some(*t), Some(*assembly), None),
+                    Err(e) => s += &format!("| {} | {} | {} | {e} |||\n", r.mesh, r.faces, p.peer),
+                }
+            }
+        }
+        s += "\n| mesh | GPU `smooth` s (patching, upload, 1 step, copy back) | CG iterations |\n|---|---|---|\n";
+        for r in &self.rows {
+            if let Some((t, iterations)) = r.gpu_smooth {
+                s += &format!("| {} | {t:.3} | {iterations} |\n", r.mesh);
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,351 @@
+//! Mesh smoothing by implicit mean curvature flow (Desbrun et al. 1999) on
+//! a backend, the way RXMesh runs it (section 8.1, appendix E): every step
+//! solves `(M + dt K) x' = M x` with a matrix-free, unpreconditioned
+//! conjugate gradient (Shewchuk 1994, B2), the cotan weights and mixed
+//! Voronoi areas recomputed from the positions at every matrix-vector
+//! product (`cavity-mcf-kernels`). Vertices on a boundary or non-manifold
+//! edge stay in place.
+//!
+//! An application crate on cavity's public model: the per-vertex
+//! computations are in `cavity-mcf-kernels`, their PTX in `cavity-app-ptx`;
+//! the conjugate gradient is the host's loop over `for_each`, `dot`,
+//! `axpy` and `xpay` inside `Backend::run_rounds`. [`smooth`] takes a
+//! [`TriMesh`] at any scale (it works in the unit box,
+//! `cavity::normalize`); [`declare`] and [`flow`] run the flow on a
+//! dynamic mesh the caller holds (with other applications' attributes).
+
+pub mod bench;
+
+pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual};
+
+use std::time::Instant;
+
+use cavity::TriMesh;
+use cavity::attributes::{Attr, AttributeError, AttributeLayout};
+use cavity::backend::{Backend, BackendError};
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::normalize::Normalization;
+use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
+use cavity::settings::{NamesSettings, Setting};
+
+/// Errors of the flow.
+#[derive(Debug, thiserror::Error)]
+pub enum McfError {
+    /// A setting out of range (the message says which and why).
+    #[error("{0}")]
+    Settings(String),
+    /// Patching or laying the mesh out failed (the message names the
+    /// setting).
+    #[error(transparent)]
+    Dynamic(#[from] DynamicError),
+    /// A computation or reduction failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The GPU failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The attributes could not be declared or read (a name taken by
+    /// another application's attribute of the same layout).
+    #[error(transparent)]
+    Attribute(#[from] AttributeError),
+}
+
+impl NamesSettings for McfError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            McfError::Dynamic(e) => e.settings(),
+            McfError::Run(e) => e.settings(),
+            McfError::Backend(e) => e.settings(),
+            McfError::Settings(_) | McfError::Attribute(_) => Vec::new(),
+        }
+    }
+}
+
+/// What one flow does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct McfSettings {
+    /// Implicit steps (at least 1).
+    pub steps: u32,
+    /// The time step over the squared mean edge length (positive): 1
+    /// diffuses the positions over about one edge per step.
+    pub dt: f32,
+    /// The conjugate gradient stops when the residual's norm falls below
+    /// this fraction of its norm at the step's start (in `[0, 1)`; 0 runs
+    /// `max_iterations`).
+    pub tolerance: f32,
+    /// Conjugate-gradient iterations per step at most (at least 1).
+    pub max_iterations: u32,
+    /// Faces per patch at most.
+    pub patch_size: u32,
+}
+
+impl Default for McfSettings {
+    /// One step of `dt = 1`, tolerance `1e-5`, at most 1000 iterations,
+    /// patches of 512 faces.
+    fn default() -> Self {
+        McfSettings {
+            steps: 1,
+            dt: 1.0,
+            tolerance: 1e-5,
+            max_iterations: 1000,
+            patch_size: 512,
+        }
+    }
+}
+
+impl McfSettings {
+    /// Checks every field's range.
+    ///
+    /// # Errors
+    /// [`McfError::Settings`] naming the field out of range.
+    pub fn check(&self) -> Result<(), McfError> {
+        let bad = |what: &str| Err(McfError::Settings(what.to_string()));
+        if self.steps == 0 {
+            return bad("the number of steps must be at least 1");
+        }
+        if !(self.dt > 0.0 && self.dt.is_finite()) {
+            return bad("the time step must be positive and finite");
+        }
+        if !(0.0..1.0).contains(&self.tolerance) {
+            return bad("the tolerance must be at least 0 and below 1");
+        }
+        if self.max_iterations == 0 {
+            return bad("the iterations per step must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// The conjugate gradient of one step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepReport {
+    /// Iterations run.
+    pub iterations: u32,
+    /// The residual's norm over its norm at the step's start (0 when the
+    /// start was already the solution).
+    pub residual: f64,
+    /// Whether the residual fell below the tolerance.
+    pub converged: bool,
+    /// Wall time of the step's solve on the host's clock, seconds (every
+    /// iteration waits for its two dot products).
+    pub seconds: f64,
+}
+
+/// What a flow did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McfReport {
+    /// One per step.
+    pub steps: Vec<StepReport>,
+    /// The absolute time step, squared model units.
+    pub dt: f64,
+    /// Vertices kept in place (boundary, non-manifold, without area).
+    pub fixed: usize,
+    /// The device that ran it.
+    pub device: String,
+}
+
+/// The attributes the flow needs on a dynamic mesh (all vertex
+/// attributes): the fixed marks, the solution `u` (a step's
+/// displacement), the residual `r`, the direction `d` and the product
+/// `q`.
+#[derive(Clone, Copy, Debug)]
+pub struct McfAttributes {
+    /// 1 for a vertex kept in place.
+    pub fixed: Attr<u32, 1>,
+    /// The displacement.
+    pub u: Attr<f32, 3>,
+    /// The residual.
+    pub r: Attr<f32, 3>,
+    /// The search direction.
+    pub d: Attr<f32, 3>,
+    /// The matrix times the direction.
+    pub q: Attr<f32, 3>,
+}
+
+/// Declares the flow's attributes in `layout` (names `mcf_fixed`, `mcf_u`,
+/// `mcf_r`, `mcf_d`, `mcf_q`: 13 words per vertex).
+///
+/// # Errors
+/// [`AttributeError`] when a name is taken or the vertex words run out.
+pub fn declare(layout: &mut AttributeLayout) -> Result<McfAttributes, AttributeError> {
+    Ok(McfAttributes {
+        fixed: layout.vertex("mcf_fixed")?,
+        u: layout.vertex("mcf_u")?,
+        r: layout.vertex("mcf_r")?,
+        d: layout.vertex("mcf_d")?,
+        q: layout.vertex("mcf_q")?,
+    })
+}
+
+/// The mean length of `mesh`'s face edges (each face's three edges, so an
+/// interior edge counts twice); 0 without faces.
+pub fn mean_edge_length(mesh: &TriMesh) -> f64 {
+    let mut sum = 0.0f64;
+    for f in &mesh.faces {
+        for i in 0..3 {
+            let [a, b] = [f[i], f[(i + 1) % 3]].map(|v| mesh.positions[v as usize]);
+            sum += (0..3)
+                .map(|k| (f64::from(a[k]) - f64::from(b[k])).powi(2))
+                .sum::<f64>()
+                .sqrt();
+        }
+    }
+    if mesh.faces.is_empty() {
+        0.0
+    } else {
+        sum / (3 * mesh.faces.len()) as f64
+    }
+}
+
+/// Runs `steps` steps of the flow of time step `dt` (squared units of the
+/// positions) on the mesh `r` holds, whose layout declared `a`
+/// ([`declare`]); returns one report per step. The fixed vertices are
+/// marked once; each step computes the residual of the current positions,
+/// solves for the displacement and moves the vertices by it.
+///
+/// # Errors
+/// A failed computation or reduction ([`RunError`]).
+pub fn flow(
+    r: &mut AnyRounds<'_>,
+    a: &McfAttributes,
+    dt: f32,
+    steps: u32,
+    tolerance: f32,
+    max_iterations: u32,
+) -> Result<Vec<StepReport>, RunError> {
+    r.for_each(&McfFixed { fixed: a.fixed })?;
+    (0..steps)
+        .map(|_| {
+            r.for_each(&McfResidual {
+                fixed: a.fixed,
+                r: a.r,
+                u: a.u,
+                dt,
+            })?;
+            let report = solve_step(r, a, dt, tolerance, max_iterations)?;
+            r.for_each(&McfMoveBy { by: a.u })?;
+            Ok(report)
+        })
+        .collect()
+}
+
+/// The conjugate gradient of one step (Shewchuk 1994, B2, the variable
+/// names his) for the displacement `u`, from the fixed marks
+/// ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`, the
+/// residual `r`); the vertices do not move.
+/// Stops after `max_iterations` or when the residual's norm falls to
+/// `tolerance` times its initial norm.
+///
+/// # Errors
+/// A failed computation or reduction ([`RunError`]).
+pub fn solve_step(
+    r: &mut AnyRounds<'_>,
+    a: &McfAttributes,
+    dt: f32,
+    tolerance: f32,
+    max_iterations: u32,
+) -> Result<StepReport, RunError> {
+    let start = Instant::now();
+    let matvec = |input, output| McfMatVec {
+        fixed: a.fixed,
+        input,
+        output,
+        dt,
+    };
+    r.xpay(&a.r, 0.0, &a.d)?;
+    let mut delta = r.dot(&a.r, &a.r)?;
+    let delta_0 = delta;
+    let stop = f64::from(tolerance).powi(2) * delta_0;
+    let mut iterations = 0;
+    while iterations < max_iterations && delta > stop {
+        r.for_each(&matvec(a.d, a.q))?;
+        let dq = r.dot(&a.d, &a.q)?;
+        if dq.is_nan() || dq <= 0.0 {
+            break;
+        }
+        let alpha = delta / dq;
+        r.axpy(alpha, &a.d, &a.u)?;
+        r.axpy(-alpha, &a.q, &a.r)?;
+        let delta_old = delta;
+        delta = r.dot(&a.r, &a.r)?;
+        r.xpay(&a.r, delta / delta_old, &a.d)?;
+        iterations += 1;
+    }
+    Ok(StepReport {
+        iterations,
+        residual: if delta_0 > 0.0 {
+            (delta / delta_0).sqrt()
+        } else {
+            0.0
+        },
+        converged: delta <= stop,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
+
+/// `mesh` smoothed by [`McfSettings::steps`] steps of implicit mean
+/// curvature flow, with the report. The time step is `settings.dt` times
+/// the squared mean edge length ([`mean_edge_length`]); the flow runs in
+/// the unit box (`cavity::normalize`), so its result does not depend on
+/// the mesh's scale, and the vertices it keeps in place come back bit for
+/// bit. Faces and vertex order are the input's.
+///
+/// # Errors
+/// Settings out of range; a patch size out of range or a patch too large;
+/// a failed GPU run.
+pub fn smooth(
+    mesh: &TriMesh,
+    settings: &McfSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, McfReport), McfError> {
+    settings.check()?;
+    cavity_app_ptx::add_to(backend)?;
+    let normalization = Normalization::of(mesh);
+    let normalized = normalization.apply(mesh);
+    let h = mean_edge_length(&normalized);
+    let dt = (f64::from(settings.dt) * h * h) as f32;
+    let mut layout = AttributeLayout::new();
+    let a = declare(&mut layout)?;
+    let mut dynamic = DynamicMesh::with_attributes(
+        &normalized,
+        settings.patch_size,
+        CapacityFactors::STATIC,
+        &layout,
+    )?;
+    let ran = backend.run_rounds(
+        &mut dynamic,
+        |r| -> Result<_, McfError> {
+            let steps = flow(
+                r,
+                &a,
+                dt,
+                settings.steps,
+                settings.tolerance,
+                settings.max_iterations,
+            )?;
+            let fixed = r.sum(&a.fixed)? as usize;
+            Ok((steps, fixed))
+        },
+        McfError::from,
+    )?;
+    let (smoothed, sources) = dynamic.to_mesh_with_sources();
+    let mut moved = TriMesh {
+        positions: smoothed.positions,
+        faces: Vec::new(),
+    };
+    normalization.restore_from(&mut moved, &sources, mesh, &normalized);
+    let mut out = mesh.clone();
+    for (p, &s) in moved.positions.iter().zip(&sources) {
+        out.positions[s as usize] = *p;
+    }
+    let (steps, fixed) = ran.value;
+    Ok((
+        out,
+        McfReport {
+            steps,
+            dt: f64::from(dt) * normalization.scale * normalization.scale,
+            fixed,
+            device: ran.device,
+        },
+    ))
+}
