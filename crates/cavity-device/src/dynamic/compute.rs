@@ -149,7 +149,15 @@ impl<B: Block> Element<'_, B> {
         if attr.kind() != kind {
             return [T::default(); N];
         }
-        kind.specialize(|kind| self.mesh.load_attr_as(kind, attr, (self.copy.p, self.l)))
+        kind.specialize(|kind| {
+            // SAFETY: only this thread writes the element's own words
+            // during the computation (`Element::set`); other threads only
+            // read them.
+            unsafe {
+                self.mesh
+                    .load_attr_unshared_as(kind, attr, (self.copy.p, self.l))
+            }
+        })
     }
 
     /// The value of `attr` of local element `l` of the attribute's kind

@@ -45,6 +45,30 @@ impl GlobalU32 {
         self.at(i).store(v, Ordering::Relaxed)
     }
 
+    /// Reads entry `i` with a plain load, which the GPU serves from its L1
+    /// cache (a relaxed atomic load goes to L2 each time).
+    ///
+    /// # Safety
+    /// No other thread or device writes entry `i` while the kernel runs.
+    #[inline(always)]
+    pub unsafe fn load_unshared(&self, i: u32) -> u32 {
+        // SAFETY: `new`'s contract makes the entry readable; the caller's,
+        // that no write races with this read.
+        unsafe { self.ptr.add(i as usize).read() }
+    }
+
+    /// Writes entry `i` with a plain store.
+    ///
+    /// # Safety
+    /// No other thread or device reads or writes entry `i` while the
+    /// kernel runs.
+    #[inline(always)]
+    pub unsafe fn store_unshared(&self, i: u32, v: u32) {
+        // SAFETY: `new`'s contract makes the entry writable; the caller's,
+        // that no other access races with this write.
+        unsafe { self.ptr.add(i as usize).write(v) }
+    }
+
     /// Atomically adds `v` (wrapping); returns the old value.
     #[inline(always)]
     pub fn fetch_add(&self, i: u32, v: u32) -> u32 {

@@ -234,11 +234,43 @@ impl DynMesh {
         attr: &Attr<T, N>,
         at: (u32, u32),
     ) -> [T; N] {
+        self.load_attr_with(kind, attr, |word| self.load_value(kind, at, word, T::WORDS))
+    }
+
+    /// [`DynMesh::load_attr_as`] with plain loads
+    /// (`GlobalU32::load_unshared`, served from L1).
+    ///
+    /// # Safety
+    /// No other thread writes the attribute's words of element `at` while
+    /// the kernel runs (an element's own value in a per-element
+    /// computation, which only its own thread writes).
+    #[inline(always)]
+    pub unsafe fn load_attr_unshared_as<T: Scalar, const N: usize>(
+        &self,
+        kind: Kind,
+        attr: &Attr<T, N>,
+        at: (u32, u32),
+    ) -> [T; N] {
+        self.load_attr_with(kind, attr, |word| {
+            // SAFETY: the caller's contract.
+            unsafe { self.load_value_unshared(kind, at, word, T::WORDS) }
+        })
+    }
+
+    /// `attr` read component by component with `load` (the words of one
+    /// value from its first word's index); defaults for a handle the mesh
+    /// does not hold.
+    #[inline(always)]
+    fn load_attr_with<T: Scalar, const N: usize>(
+        &self,
+        kind: Kind,
+        attr: &Attr<T, N>,
+        load: impl Fn(u32) -> [u32; 2],
+    ) -> [T; N] {
         let mut value = [T::default(); N];
         if self.holds_as(kind, attr) {
             for (c, x) in value.iter_mut().enumerate() {
-                let word = attr.offset() + c as u32 * T::WORDS;
-                *x = T::from_words(self.load_value(kind, at, word, T::WORDS));
+                *x = T::from_words(load(attr.offset() + c as u32 * T::WORDS));
             }
         }
         value
@@ -281,6 +313,56 @@ impl DynMesh {
     pub fn load_value(&self, kind: Kind, at: (u32, u32), word: u32, n: u32) -> [u32; 2] {
         let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
         [words.load(i), if n == 2 { words.load(i + 1) } else { 0 }]
+    }
+
+    /// [`DynMesh::load_value`] with plain loads (`GlobalU32::load_unshared`).
+    ///
+    /// # Safety
+    /// No other thread writes those words while the kernel runs.
+    #[inline(always)]
+    pub unsafe fn load_value_unshared(
+        &self,
+        kind: Kind,
+        at: (u32, u32),
+        word: u32,
+        n: u32,
+    ) -> [u32; 2] {
+        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
+        // SAFETY: the caller's contract.
+        unsafe {
+            [
+                words.load_unshared(i),
+                if n == 2 {
+                    words.load_unshared(i + 1)
+                } else {
+                    0
+                },
+            ]
+        }
+    }
+
+    /// [`DynMesh::store_value`] with plain stores
+    /// (`GlobalU32::store_unshared`).
+    ///
+    /// # Safety
+    /// No other thread reads or writes those words while the kernel runs.
+    #[inline(always)]
+    pub unsafe fn store_value_unshared(
+        &self,
+        kind: Kind,
+        at: (u32, u32),
+        word: u32,
+        w: [u32; 2],
+        n: u32,
+    ) {
+        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
+        // SAFETY: the caller's contract.
+        unsafe {
+            words.store_unshared(i, w[0]);
+            if n == 2 {
+                words.store_unshared(i + 1, w[1]);
+            }
+        }
     }
 
     /// Stores the `n` words of one value (see [`DynMesh::load_value`]).

@@ -5,8 +5,8 @@
 //! gradients on attributes).
 //!
 //! One block per patch: each thread accumulates its elements in `f64`, the
-//! block combines its threads' values in thread order and writes one
-//! partial per patch, which the host combines in patch order. The result
+//! block combines its threads' values by a tree in a fixed order and
+//! writes one partial per patch, which the host combines in patch order. The result
 //! does not depend on timing; it depends on the block size (the CPU
 //! backend's blocks have one thread) only through rounding.
 
@@ -62,20 +62,26 @@ pub fn op_of(code: u32) -> ReduceOp {
     }
 }
 
-/// Component `c` of attribute `a` of element `at` as an `f64`.
+/// Component `c` of attribute `a` of element `at` as an `f64`. Plain
+/// loads: an element's words are read and written by the one thread that
+/// reduces it, and by no other.
 #[inline(always)]
 fn load(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32) -> f64 {
     let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
     let n = ty.words();
-    ty.load_f64(mesh.load_value(kind, at, a.offset + c * n, n))
+    // SAFETY: only this thread accesses the words of element `at` during
+    // the reduction (one block per patch slot, one thread per element).
+    ty.load_f64(unsafe { mesh.load_value_unshared(kind, at, a.offset + c * n, n) })
 }
 
-/// Stores `x` as component `c` of attribute `a` of element `at`.
+/// Stores `x` as component `c` of attribute `a` of element `at` (plain
+/// stores, as [`load`]).
 #[inline(always)]
 fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) {
     let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
     let n = ty.words();
-    mesh.store_value(kind, at, a.offset + c * n, ty.store_f64(x), n);
+    // SAFETY: as in `load`.
+    unsafe { mesh.store_value_unshared(kind, at, a.offset + c * n, ty.store_f64(x), n) };
 }
 
 /// Whether the reduction's operands lie within their kind's attribute
@@ -127,17 +133,28 @@ pub fn reduce<B: Block>(
         });
     }
     let t = block.thread_idx();
-    let bits = acc.to_bits();
-    scratch.set(2 * t, bits as u32);
-    scratch.set(2 * t + 1, (bits >> 32) as u32);
+    let store = |i: u32, x: f64| {
+        let bits = x.to_bits();
+        scratch.set(2 * i, bits as u32);
+        scratch.set(2 * i + 1, (bits >> 32) as u32);
+    };
+    let load =
+        |i: u32| f64::from_bits(scratch.get(2 * i) as u64 | (scratch.get(2 * i + 1) as u64) << 32);
+    store(t, acc);
     block.sync();
-    if t == 0 {
-        let mut total = identity(op);
-        for i in 0..block.block_dim() {
-            let b = scratch.get(2 * i) as u64 | (scratch.get(2 * i + 1) as u64) << 32;
-            total = combine(op, total, f64::from_bits(b));
+    // A tree over the threads' values, in a fixed order: `n` values left,
+    // the upper half folded onto the lower.
+    let mut n = block.block_dim();
+    while n > 1 {
+        let half = n.div_ceil(2);
+        if t < n - half {
+            store(t, combine(op, load(t), load(t + half)));
         }
-        let bits = total.to_bits();
+        block.sync();
+        n = half;
+    }
+    if t == 0 {
+        let bits = load(0).to_bits();
         partials.store(2 * p, bits as u32);
         partials.store(2 * p + 1, (bits >> 32) as u32);
     }
