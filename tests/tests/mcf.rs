@@ -257,7 +257,8 @@ fn closed_meshes_keep_their_centroid_and_lose_curvature() {
 }
 
 /// An open grid: the boundary stays in place bit for bit, the interior
-/// moves, and the scale of the input does not change the result.
+/// moves, a power-of-two scale gives the same result scaled, and one
+/// iteration per step is reported as not converged.
 #[test]
 fn boundaries_stay_and_scale_does_not_matter() {
     let mesh = bumpy(grid(12, 9, &[true, false], false, &[40, 41]));
@@ -276,13 +277,33 @@ fn boundaries_stay_and_scale_does_not_matter() {
         faces: mesh.faces.clone(),
     };
     let (big, _) = smooth(&scaled, &settings, &backend).expect("smooth");
+    // A power of two scales the unit box's input by nothing.
     for (p, q) in out.positions.iter().zip(&big.positions) {
-        for k in 0..3 {
-            assert!(
-                (p[k] * 1024.0 - q[k]).abs() <= 1e-3 * 1024.0,
-                "{p:?} vs {q:?}"
-            );
+        assert_eq!(p.map(|c| c * 1024.0), *q);
+    }
+    let normalized = Normalization::of(&mesh).apply(&mesh);
+    let x: Vec<DVec3> = normalized
+        .positions
+        .iter()
+        .map(|p| DVec3::from(p.map(f64::from)))
+        .collect();
+    let ops = Operators::new(&normalized.faces, &x);
+    for (v, &fixed) in ops.fixed.iter().enumerate() {
+        if fixed {
+            assert_eq!(out.positions[v], mesh.positions[v], "boundary vertex {v}");
         }
+    }
+    // One iteration at most: reported, not converged.
+    let one = McfSettings {
+        max_iterations: 1,
+        ..settings
+    };
+    let (_, report) = smooth(&mesh, &one, &backend).expect("smooth");
+    for step in &report.steps {
+        assert!(
+            step.iterations == 1 && !step.converged && step.residual > 0.0,
+            "{step:?}"
+        );
     }
 }
 

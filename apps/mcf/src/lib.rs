@@ -122,7 +122,8 @@ pub struct StepReport {
     /// Iterations run.
     pub iterations: u32,
     /// The residual's norm over its norm at the step's start (0 when the
-    /// start was already the solution).
+    /// start was already the solution): the conjugate gradient's recurrent
+    /// residual.
     pub residual: f64,
     /// Whether the residual fell below the tolerance.
     pub converged: bool,
@@ -199,9 +200,10 @@ pub fn mean_edge_length(mesh: &TriMesh) -> f64 {
 
 /// Runs `steps` steps of the flow of time step `dt` (squared units of the
 /// positions) on the mesh `r` holds, whose layout declared `a`
-/// ([`declare`]); returns one report per step. The fixed vertices are
-/// marked once; each step computes the residual of the current positions,
-/// solves for the displacement and moves the vertices by it.
+/// ([`declare`]); returns one report per step. Each step marks the fixed
+/// vertices (a vertex whose faces lost their area becomes one), computes
+/// the residual of the current positions, solves for the displacement and
+/// moves the vertices by it.
 ///
 /// # Errors
 /// A failed computation or reduction ([`RunError`]).
@@ -213,9 +215,9 @@ pub fn flow(
     tolerance: f32,
     max_iterations: u32,
 ) -> Result<Vec<StepReport>, RunError> {
-    r.for_each(&McfFixed { fixed: a.fixed })?;
     (0..steps)
         .map(|_| {
+            r.for_each(&McfFixed { fixed: a.fixed })?;
             r.for_each(&McfResidual {
                 fixed: a.fixed,
                 r: a.r,
@@ -233,8 +235,10 @@ pub fn flow(
 /// names his) for the displacement `u`, from the fixed marks
 /// ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`, the
 /// residual `r`); the vertices do not move.
-/// Stops after `max_iterations` or when the residual's norm falls to
-/// `tolerance` times its initial norm.
+/// Stops after `max_iterations`, when the residual's norm falls to
+/// `tolerance` times its initial norm, or when the direction's curvature
+/// `dᵀ A d` is not positive (rounding on a singular system). The residual
+/// is the recurrence's (`r ← r - α q`), not recomputed from `u`.
 ///
 /// # Errors
 /// A failed computation or reduction ([`RunError`]).

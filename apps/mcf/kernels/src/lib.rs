@@ -51,7 +51,11 @@ impl Corner {
     pub fn of(v: [f32; 3], a: [f32; 3], b: [f32; 3]) -> Corner {
         let (av, bv) = (sub(v, a), sub(v, b));
         let (ab, ba) = (sub(b, a), sub(a, b));
-        let n = cross(av, ab);
+        // Twice the area from the corners in one order whichever corner
+        // asks, so that the three corners see the same bits and the
+        // weights of an edge agree at its two ends (a symmetric matrix).
+        let [p, q, r] = lexicographic([v, a, b]);
+        let n = cross(sub(q, p), sub(r, p));
         let twice_area = core::f32::math::sqrt(dot(n, n));
         if twice_area.is_nan() || twice_area <= 0.0 || twice_area.is_infinite() {
             return Corner {
@@ -76,6 +80,20 @@ impl Corner {
             area,
         }
     }
+}
+
+/// `points` sorted by `x`, then `y`, then `z`.
+#[inline(always)]
+fn lexicographic(mut points: [[f32; 3]; 3]) -> [[f32; 3]; 3] {
+    let less = |p: [f32; 3], q: [f32; 3]| {
+        p[0] < q[0] || (p[0] == q[0] && (p[1] < q[1] || (p[1] == q[1] && p[2] < q[2])))
+    };
+    for (i, j) in [(0, 1), (1, 2), (0, 1)] {
+        if less(points[j], points[i]) {
+            points.swap(i, j);
+        }
+    }
+    points
 }
 
 /// The other two corners of local face `f` of vertex `v`, in the face's

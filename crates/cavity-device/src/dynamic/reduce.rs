@@ -126,7 +126,9 @@ pub fn reduce<B: Block>(
                     }
                     ReduceOp::Xpay => {
                         let y = load(mesh, &r.y, (p, l), c);
-                        store(mesh, &r.y, (p, l), c, x + r.alpha * y);
+                        // `alpha = 0` copies, whatever `y` held (NaN too).
+                        let ay = if r.alpha == 0.0 { 0.0 } else { r.alpha * y };
+                        store(mesh, &r.y, (p, l), c, x + ay);
                     }
                 }
             }

@@ -1,0 +1,293 @@
+//! Approximate geodesic distance from one or more source vertices by
+//! parallel toplesets propagation (Romero Calla, Fuentes Perez and
+//! Montenegro 2019), as RXMesh section 8.2 and the dynamic paper's section
+//! 6.1 run it. The host finds the toplesets (the vertices' hops from the
+//! nearest source, a breadth-first search); the device relaxes a band of
+//! toplesets per pass (`cavity-geodesic-kernels`), and the band moves on:
+//! its start advances once every vertex of its first topleset changed by
+//! less than the tolerance (at the latest once the band is twice as deep
+//! as its start), its end by one topleset per pass. Where hops and
+//! distance disagree (long and short edges side by side, non-manifold
+//! fins, several sources) the band can leave a vertex before its
+//! distance settles, and an unfolded source from two distances of
+//! different origins can fall short of every path: passes over every
+//! vertex along the edges only follow (Bellman-Ford) until none changes
+//! by more than [`SETTLED`] of itself, so that the result is 1-Lipschitz
+//! along the edges. On a mesh whose hops follow its distances they change
+//! nothing.
+//!
+//! An application crate on cavity's public model: the per-vertex
+//! computation is in `cavity-geodesic-kernels`, its PTX in
+//! `cavity-app-ptx`. [`geodesic_distance`] takes a [`TriMesh`] at any
+//! scale (it works in the unit box, `cavity::normalize`).
+
+pub use cavity_geodesic_kernels::{GeodesicRelax, along_edges, update_step};
+
+use cavity::TriMesh;
+use cavity::attributes::{AttributeError, AttributeLayout};
+use cavity::backend::{Backend, BackendError};
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::normalize::Normalization;
+use cavity::rounds::{ForEach, Rounds, RunError};
+use cavity::settings::{NamesSettings, Setting};
+
+/// Errors of [`geodesic_distance`].
+#[derive(Debug, thiserror::Error)]
+pub enum GeodesicError {
+    /// No source was given.
+    #[error("no source vertex given")]
+    NoSource,
+    /// A source is not a vertex of the mesh.
+    #[error("source vertex {vertex} is out of range: the mesh has {vertices} vertices")]
+    Source {
+        /// The source given.
+        vertex: u32,
+        /// Vertices of the mesh.
+        vertices: usize,
+    },
+    /// The tolerance is not in `(0, 1)`.
+    #[error("the tolerance must be above 0 and below 1, got {0}")]
+    Tolerance(f32),
+    /// Patching or laying the mesh out failed (the message names the
+    /// setting).
+    #[error(transparent)]
+    Dynamic(#[from] DynamicError),
+    /// The computation failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The GPU failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The attributes could not be declared or read (a bug).
+    #[error(transparent)]
+    Attribute(#[from] AttributeError),
+}
+
+impl NamesSettings for GeodesicError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            GeodesicError::Dynamic(e) => e.settings(),
+            GeodesicError::Run(e) => e.settings(),
+            GeodesicError::Backend(e) => e.settings(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The relative change below which the passes after the band's stop:
+/// a few units in the last place of an `f32`.
+pub const SETTLED: f32 = 1e-6;
+
+/// What the propagation does.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GeodesicSettings {
+    /// Relative change below which a vertex has converged (in `(0, 1)`;
+    /// RXMesh uses `1e-3`).
+    pub tolerance: f32,
+    /// Faces per patch at most.
+    pub patch_size: u32,
+}
+
+impl Default for GeodesicSettings {
+    /// Tolerance `1e-3`, patches of 512 faces.
+    fn default() -> Self {
+        GeodesicSettings {
+            tolerance: 1e-3,
+            patch_size: 512,
+        }
+    }
+}
+
+/// What a propagation did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeodesicReport {
+    /// Passes run (each relaxes one band).
+    pub passes: u32,
+    /// Passes over every vertex after the band's, the last of which
+    /// changed no vertex by more than [`SETTLED`] of itself (at most one
+    /// per reached vertex; a few on a mesh whose hops follow its
+    /// distances).
+    pub settling_passes: u32,
+    /// Toplesets (the largest hop count plus one).
+    pub toplesets: u32,
+    /// Vertices no source reaches (distance infinity).
+    pub unreachable: usize,
+    /// The device that ran it.
+    pub device: String,
+}
+
+/// Toplesets of `mesh` from `sources`: per vertex its hops from the
+/// nearest source along edges (`u32::MAX` for a vertex no source reaches),
+/// and per topleset its number of vertices.
+pub fn toplesets(mesh: &TriMesh, sources: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let n = mesh.positions.len();
+    // Vertex adjacency in compressed rows from the faces' edges.
+    let mut start = vec![0u32; n + 1];
+    for f in &mesh.faces {
+        for &v in f {
+            start[v as usize + 1] += 2;
+        }
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut adjacent = vec![0u32; start[n] as usize];
+    for f in &mesh.faces {
+        for i in 0..3 {
+            let v = f[i] as usize;
+            for u in [f[(i + 1) % 3], f[(i + 2) % 3]] {
+                adjacent[fill[v] as usize] = u;
+                fill[v] += 1;
+            }
+        }
+    }
+    let mut level = vec![u32::MAX; n];
+    let mut queue = Vec::with_capacity(n);
+    for &s in sources {
+        if level[s as usize] == u32::MAX {
+            level[s as usize] = 0;
+            queue.push(s);
+        }
+    }
+    let mut head = 0;
+    while head < queue.len() {
+        let v = queue[head] as usize;
+        head += 1;
+        for &u in &adjacent[start[v] as usize..start[v + 1] as usize] {
+            if level[u as usize] == u32::MAX {
+                level[u as usize] = level[v] + 1;
+                queue.push(u);
+            }
+        }
+    }
+    let levels = queue.last().map_or(0, |&v| level[v as usize] + 1);
+    let mut sizes = vec![0u32; levels as usize];
+    for &v in &queue {
+        sizes[level[v as usize] as usize] += 1;
+    }
+    (level, sizes)
+}
+
+/// The approximate geodesic distance of every vertex of `mesh` from the
+/// nearest of `sources`, in input order and model units: 0 at the sources,
+/// `f32::INFINITY` at a vertex no source reaches (another component, an
+/// isolated vertex). Patches of at most `settings.patch_size` faces.
+///
+/// # Errors
+/// No source or one out of range; a tolerance out of range; a patch size
+/// out of range or a patch too large; a failed GPU run.
+pub fn geodesic_distance(
+    mesh: &TriMesh,
+    sources: &[u32],
+    settings: &GeodesicSettings,
+    backend: &Backend,
+) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
+    if sources.is_empty() {
+        return Err(GeodesicError::NoSource);
+    }
+    if let Some(&vertex) = sources.iter().find(|&&s| s as usize >= mesh.num_vertices()) {
+        return Err(GeodesicError::Source {
+            vertex,
+            vertices: mesh.num_vertices(),
+        });
+    }
+    let t = settings.tolerance;
+    if t.is_nan() || t <= 0.0 || t >= 1.0 {
+        return Err(GeodesicError::Tolerance(t));
+    }
+    cavity_app_ptx::add_to(backend)?;
+    let normalization = Normalization::of(mesh);
+    let normalized = normalization.apply(mesh);
+    let (level, sizes) = toplesets(mesh, sources);
+    let mut layout = AttributeLayout::new();
+    let level_attr = layout.vertex::<u32, 1>("geodesic_level")?;
+    let ping = layout.vertex::<f32, 1>("geodesic_ping")?;
+    let pong = layout.vertex::<f32, 1>("geodesic_pong")?;
+    let converged = layout.vertex::<u32, 1>("geodesic_converged")?;
+    let mut dynamic = DynamicMesh::with_attributes(
+        &normalized,
+        settings.patch_size,
+        CapacityFactors::STATIC,
+        &layout,
+    )?;
+    // An unchanged mesh lists its vertices in the input's order; a vertex
+    // of no face is not in it.
+    let sources_of = dynamic.sources(cavity::Kind::Vertex);
+    let levels: Vec<[u32; 1]> = sources_of.iter().map(|&s| [level[s as usize]]).collect();
+    let start: Vec<[f32; 1]> = levels
+        .iter()
+        .map(|&[l]| [if l == 0 { 0.0 } else { f32::INFINITY }])
+        .collect();
+    dynamic.set_attribute(&level_attr, &levels)?;
+    dynamic.set_attribute(&ping, &start)?;
+    let count = sizes.len() as u32;
+    let ran = backend.run_rounds(
+        &mut dynamic,
+        |r| -> Result<_, GeodesicError> {
+            let (mut from, mut to) = (ping, pong);
+            let mut relax = |r: &mut cavity::rounds::AnyRounds<'_>,
+                             (band_start, band_end): (u32, u32),
+                             whole_band: bool|
+             -> Result<u32, RunError> {
+                // The settling passes relax along the edges only, until no
+                // vertex changes by more than `SETTLED` of itself.
+                r.for_each(&GeodesicRelax {
+                    level: level_attr,
+                    from,
+                    to,
+                    converged,
+                    band_start,
+                    band_end,
+                    tolerance: if whole_band { SETTLED } else { t },
+                    whole_band: u32::from(whole_band),
+                    edges_only: u32::from(whole_band),
+                })?;
+                (from, to) = (to, from);
+                Ok(r.sum(&converged)? as u32)
+            };
+            let (mut i, mut j) = (1u32, 2u32.min(count));
+            let mut passes = 0;
+            while i < j && passes < 2 * count + 2 {
+                passes += 1;
+                i = i.max(j / 2);
+                if relax(r, (i, j), false)? == sizes[i as usize] {
+                    i += 1;
+                }
+                if j < count {
+                    j += 1;
+                }
+            }
+            let beyond: u32 = sizes.iter().skip(1).sum();
+            let mut settling = 0;
+            while count > 1 && settling <= beyond {
+                settling += 1;
+                if relax(r, (1, count), true)? == beyond {
+                    break;
+                }
+            }
+            Ok((passes, settling, from))
+        },
+        GeodesicError::from,
+    )?;
+    let (passes, settling_passes, result) = ran.value;
+    let values = dynamic.attribute(&result)?;
+    let mut distance = vec![f32::INFINITY; mesh.num_vertices()];
+    for (&s, &[d]) in sources_of.iter().zip(&values) {
+        distance[s as usize] = (f64::from(d) * normalization.scale) as f32;
+    }
+    for &s in sources {
+        distance[s as usize] = 0.0;
+    }
+    let unreachable = distance.iter().filter(|d| d.is_infinite()).count();
+    Ok((
+        distance,
+        GeodesicReport {
+            passes,
+            settling_passes,
+            toplesets: count,
+            unreachable,
+            device: ran.device,
+        },
+    ))
+}

@@ -1,0 +1,331 @@
+//! Geodesic distance by parallel toplesets propagation (`cavity-geodesic`)
+//! against a plain serial implementation of the same propagation over the
+//! input's faces, and against analytic distances: Euclidean on a flat
+//! grid, great-circle on a sphere. On any mesh: 0 at the sources,
+//! 1-Lipschitz along edges, infinity exactly where no source reaches.
+
+use cavity::TriMesh;
+use cavity_geodesic::{GeodesicError, GeodesicSettings, SETTLED, geodesic_distance, toplesets};
+use cavity_tests::{any_mesh, cases, grid, test_backend};
+use glam::DVec3;
+use proptest::prelude::*;
+
+fn position(mesh: &TriMesh, v: u32) -> DVec3 {
+    DVec3::from(mesh.positions[v as usize].map(f64::from))
+}
+
+/// The update of face `(v, a, b)` in `f64`: the virtual source `s` in
+/// the face's plane at distance `d_a` from `a` and `d_b` from `b` on the
+/// side away from `v`, used when the segment from `s` to `v` crosses edge
+/// `ab`; else the shorter path along an edge.
+fn serial_update(v: DVec3, a: DVec3, b: DVec3, d_a: f64, d_b: f64) -> f64 {
+    let along = (d_a + (a - v).length()).min(d_b + (b - v).length());
+    if d_a.is_infinite() || d_b.is_infinite() {
+        return along;
+    }
+    // Frame of the face: a at the origin, b on the x axis, v above.
+    let c = (b - a).length();
+    let ex = (b - a) / c;
+    let vx = (v - a).dot(ex);
+    let vy = ((v - a) - vx * ex).length();
+    if c == 0.0 || vy == 0.0 {
+        return along;
+    }
+    // The source below the x axis: |s| = d_a, |s - (c, 0)| = d_b.
+    let sx = (d_a * d_a - d_b * d_b + c * c) / (2.0 * c);
+    let sy2 = d_a * d_a - sx * sx;
+    if sy2 < 0.0 {
+        return along;
+    }
+    let sy = -sy2.sqrt();
+    // Where the segment from s to v crosses the x axis.
+    let t = -sy / (vy - sy);
+    let x = sx + t * (vx - sx);
+    if x <= 0.0 || x >= c {
+        return along;
+    }
+    ((vx - sx).powi(2) + (vy - sy).powi(2)).sqrt()
+}
+
+/// The propagation serially, band by band as `geodesic_distance` runs it.
+fn serial_geodesic(mesh: &TriMesh, sources: &[u32], tolerance: f64) -> Vec<f64> {
+    let (level, sizes) = toplesets(mesh, sources);
+    let n = mesh.positions.len();
+    let mut faces_of = vec![Vec::new(); n];
+    for f in &mesh.faces {
+        for i in 0..3 {
+            faces_of[f[i] as usize].push([f[(i + 1) % 3], f[(i + 2) % 3]]);
+        }
+    }
+    let mut d: Vec<f64> = (0..n)
+        .map(|v| if level[v] == 0 { 0.0 } else { f64::INFINITY })
+        .collect();
+    let count = sizes.len() as u32;
+    let (mut i, mut j) = (1u32, 2u32.min(count));
+    let mut passes = 0;
+    while i < j && passes < 2 * count + 2 {
+        passes += 1;
+        i = i.max(j / 2);
+        let old = d.clone();
+        let mut done = 0;
+        for v in 0..n {
+            if level[v] < i || level[v] >= j {
+                continue;
+            }
+            let p = position(mesh, v as u32);
+            let mut new = old[v];
+            for &[a, b] in &faces_of[v] {
+                let x = serial_update(
+                    p,
+                    position(mesh, a),
+                    position(mesh, b),
+                    old[a as usize],
+                    old[b as usize],
+                );
+                new = new.min(x);
+            }
+            d[v] = new;
+            if level[v] == i && ((new - old[v]) / old[v]).abs() <= tolerance {
+                done += 1;
+            }
+        }
+        if done == sizes[i as usize] {
+            i += 1;
+        }
+        if j < count {
+            j += 1;
+        }
+    }
+    // Passes over every vertex along the edges only until none changes by
+    // more than SETTLED.
+    let beyond: u32 = sizes.iter().skip(1).sum();
+    let mut settling = 0;
+    while count > 1 && settling <= beyond {
+        settling += 1;
+        let old = d.clone();
+        let mut done = 0;
+        for v in 0..n {
+            if level[v] == 0 || level[v] == u32::MAX {
+                continue;
+            }
+            let p = position(mesh, v as u32);
+            let mut new = old[v];
+            for &[a, b] in &faces_of[v] {
+                for u in [a, b] {
+                    new = new.min(old[u as usize] + (position(mesh, u) - p).length());
+                }
+            }
+            d[v] = new;
+            if ((new - old[v]) / old[v]).abs() <= f64::from(SETTLED) {
+                done += 1;
+            }
+        }
+        if done == beyond {
+            break;
+        }
+    }
+    d
+}
+
+/// 0 at the sources, infinite exactly at the vertices no source reaches,
+/// and `|d(u) - d(v)| <= |uv|` along every edge between reached vertices
+/// (up to [`SETTLED`] of the distances).
+fn check_invariants(mesh: &TriMesh, sources: &[u32], d: &[f32]) -> Result<(), String> {
+    let (level, _) = toplesets(mesh, sources);
+    for &s in sources {
+        if d[s as usize] != 0.0 {
+            return Err(format!("source {s} at {}", d[s as usize]));
+        }
+    }
+    for (v, (&l, &x)) in level.iter().zip(d).enumerate() {
+        if (l == u32::MAX) != x.is_infinite() {
+            return Err(format!("vertex {v}: level {l}, distance {x}"));
+        }
+    }
+    for f in &mesh.faces {
+        for i in 0..3 {
+            let (u, v) = (f[i], f[(i + 1) % 3]);
+            let (du, dv) = (d[u as usize] as f64, d[v as usize] as f64);
+            if du.is_infinite() {
+                continue;
+            }
+            let length = (position(mesh, u) - position(mesh, v)).length();
+            if (du - dv).abs() > length * (1.0 + 1e-4) + 1e-4 * du.max(dv) {
+                return Err(format!("edge {u}-{v} of length {length}: {du} and {dv}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn settings() -> GeodesicSettings {
+    GeodesicSettings {
+        patch_size: 64,
+        ..GeodesicSettings::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(24)))]
+
+    /// Any generated mesh (holes, non-manifold edges, isolated vertices,
+    /// fans, several components, shuffled) and one to three sources: the
+    /// invariants hold and the distances match the serial propagation
+    /// within 1e-3 of the largest finite distance.
+    #[test]
+    fn matches_the_serial_propagation(
+        mesh in any_mesh(),
+        picks in proptest::collection::vec(any::<u32>(), 1..4),
+    ) {
+        let n = mesh.positions.len() as u32;
+        let sources: Vec<u32> = picks.iter().map(|p| p % n).collect();
+        let (d, report) = geodesic_distance(&mesh, &sources, &settings(), &test_backend())
+            .expect("geodesic");
+        check_invariants(&mesh, &sources, &d).map_err(TestCaseError::fail)?;
+        let want = serial_geodesic(&mesh, &sources, 1e-3);
+        let scale = want.iter().copied().filter(|x| x.is_finite()).fold(1e-9, f64::max);
+        for (v, (&got, &want)) in d.iter().zip(&want).enumerate() {
+            if want.is_infinite() {
+                prop_assert!(got.is_infinite(), "vertex {}: {} vs infinity", v, got);
+            } else {
+                prop_assert!(
+                    (got as f64 - want).abs() <= 1e-3 * scale,
+                    "vertex {v}: {got} vs {want}; {report:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A flat 40 × 40 grid from its centre: the propagation gives the
+/// Euclidean distance within 2 % beyond two cells (the unfolded source is
+/// exact in the plane where the path crosses the faces' edges; paths
+/// along edges near the source overestimate).
+#[test]
+fn a_flat_grid_gives_euclidean_distance() {
+    let mesh = grid(40, 40, &[false, true, true, false, true], false, &[]);
+    let centre = 20 * 41 + 20;
+    let (d, report) =
+        geodesic_distance(&mesh, &[centre], &settings(), &test_backend()).expect("geodesic");
+    check_invariants(&mesh, &[centre], &d).unwrap();
+    let c = position(&mesh, centre);
+    let mut worst = 0.0f64;
+    for (v, &x) in d.iter().enumerate() {
+        let exact = (position(&mesh, v as u32) - c).length();
+        if exact > 2.0 {
+            worst = worst.max((x as f64 - exact).abs() / exact);
+        }
+    }
+    assert!(worst < 0.02, "worst relative error {worst}; {report:?}");
+}
+
+/// A unit sphere (an icosahedron subdivided four times, 5120 faces): the
+/// great-circle distance from a vertex within 2 % of π at every vertex.
+#[test]
+fn a_sphere_gives_great_circle_distance() {
+    let t = (1.0 + 5f32.sqrt()) / 2.0;
+    let mut mesh = TriMesh {
+        positions: vec![
+            [-1.0, t, 0.0],
+            [1.0, t, 0.0],
+            [-1.0, -t, 0.0],
+            [1.0, -t, 0.0],
+            [0.0, -1.0, t],
+            [0.0, 1.0, t],
+            [0.0, -1.0, -t],
+            [0.0, 1.0, -t],
+            [t, 0.0, -1.0],
+            [t, 0.0, 1.0],
+            [-t, 0.0, -1.0],
+            [-t, 0.0, 1.0],
+        ],
+        faces: vec![
+            [0, 11, 5],
+            [0, 5, 1],
+            [0, 1, 7],
+            [0, 7, 10],
+            [0, 10, 11],
+            [1, 5, 9],
+            [5, 11, 4],
+            [11, 10, 2],
+            [10, 7, 6],
+            [7, 1, 8],
+            [3, 9, 4],
+            [3, 4, 2],
+            [3, 2, 6],
+            [3, 6, 8],
+            [3, 8, 9],
+            [4, 9, 5],
+            [2, 4, 11],
+            [6, 2, 10],
+            [8, 6, 7],
+            [9, 8, 1],
+        ],
+    };
+    for _ in 0..4 {
+        mesh = mesh.subdivide();
+        for p in &mut mesh.positions {
+            let l = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+            *p = p.map(|c| c / l);
+        }
+    }
+    let (d, report) =
+        geodesic_distance(&mesh, &[0], &settings(), &test_backend()).expect("geodesic");
+    check_invariants(&mesh, &[0], &d).unwrap();
+    let s = position(&mesh, 0);
+    let mut worst = 0.0f64;
+    for (v, &x) in d.iter().enumerate() {
+        let exact = s.dot(position(&mesh, v as u32)).clamp(-1.0, 1.0).acos();
+        worst = worst.max((x as f64 - exact).abs());
+    }
+    assert!(
+        worst < 0.02 * std::f64::consts::PI,
+        "worst error {worst}; {report:?}"
+    );
+}
+
+/// Scale does not matter; two components: the one without a source is
+/// unreachable; bad sources and tolerances are refused by name.
+#[test]
+fn scale_components_and_errors() {
+    let a = grid(6, 5, &[true], false, &[3]);
+    let mut b = grid(3, 3, &[false], false, &[]);
+    for p in &mut b.positions {
+        p[2] = 10.0;
+    }
+    let mesh = cavity_tests::concat(&[a.clone(), b]);
+    let backend = test_backend();
+    let (d, report) = geodesic_distance(&mesh, &[4], &settings(), &backend).expect("geodesic");
+    assert_eq!(report.unreachable, 16);
+    assert!(d[a.positions.len()..].iter().all(|x| x.is_infinite()));
+    let scaled = TriMesh {
+        positions: mesh
+            .positions
+            .iter()
+            .map(|p| p.map(|c| c * 4096.0))
+            .collect(),
+        faces: mesh.faces.clone(),
+    };
+    let (big, _) = geodesic_distance(&scaled, &[4], &settings(), &backend).expect("geodesic");
+    for (x, y) in d.iter().zip(&big) {
+        assert!(x.is_infinite() && y.is_infinite() || (x * 4096.0 - y).abs() <= 1e-3 * y.max(1.0));
+    }
+    assert!(matches!(
+        geodesic_distance(&mesh, &[], &settings(), &backend),
+        Err(GeodesicError::NoSource)
+    ));
+    assert!(matches!(
+        geodesic_distance(&mesh, &[1000], &settings(), &backend),
+        Err(GeodesicError::Source { vertex: 1000, .. })
+    ));
+    for tolerance in [0.0, 1.0, f32::NAN] {
+        let s = GeodesicSettings {
+            tolerance,
+            ..settings()
+        };
+        assert!(matches!(
+            geodesic_distance(&mesh, &[4], &s, &backend),
+            Err(GeodesicError::Tolerance(_))
+        ));
+    }
+}
