@@ -11,16 +11,14 @@
 //! the same dynamic mesh after Delaunay edge flips changed it (table 3).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
-use cavity::bench::median;
+use cavity::bench::{median, run_peer_script};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::io::{Format, write_mesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{AnyRounds, ForEach, RunError};
 
@@ -254,29 +252,22 @@ fn run_peers(
     dt: f64,
     iterations: u32,
 ) -> Result<Vec<PeerRun>, Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("input.obj");
-    write_mesh(&path, mesh, None, Format::Obj)?;
-    let out = Command::new(python)
-        .arg(script)
-        .arg("--mesh")
-        .arg(&path)
-        .arg("--dt")
-        .arg(dt.to_string())
-        .arg("--iterations")
-        .arg(iterations.to_string())
-        .output()
-        .map_err(|e| format!("running {} {}: {e}", python.display(), script.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let runs: Vec<PeerRun> = text.lines().filter_map(parse_peer).collect();
+    let out = run_peer_script(
+        python,
+        script,
+        mesh,
+        &[
+            "--dt".into(),
+            dt.to_string(),
+            "--iterations".into(),
+            iterations.to_string(),
+        ],
+    )?;
+    let runs: Vec<PeerRun> = out.lines.iter().filter_map(|l| parse_peer(l)).collect();
     if runs.is_empty() {
         return Ok(vec![PeerRun {
             peer: "peers".into(),
-            result: Err(format!(
-                "{} printed no result: {}",
-                script.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )),
+            result: Err(out.no_result(script)),
         }]);
     }
     Ok(runs)

@@ -9,15 +9,13 @@
 //! is given; with the table-4 statistics of every output.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::{Hooks, Layout, Quality, RemeshReport, RemeshSettings, mean_edge_length, remesh};
 use cavity::TriMesh;
 use cavity::backend::cpu::CpuBackend;
 use cavity::backend::{Backend, GpuSeconds};
-use cavity::io::{Format, write_mesh};
 
-use cavity::bench::median;
+use cavity::bench::{median, run_peer_script};
 
 /// A peer remesher's run: its time and output statistics, or why it did
 /// not run.
@@ -144,29 +142,22 @@ fn run_peers(
     length: f64,
     iterations: u32,
 ) -> Result<Vec<PeerRun>, Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("input.obj");
-    write_mesh(&path, mesh, None, Format::Obj)?;
-    let out = Command::new(python)
-        .arg(script)
-        .arg("--mesh")
-        .arg(&path)
-        .arg("--length")
-        .arg(length.to_string())
-        .arg("--iterations")
-        .arg(iterations.to_string())
-        .output()
-        .map_err(|e| format!("running {} {}: {e}", python.display(), script.display()))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let runs: Vec<PeerRun> = text.lines().filter_map(parse_peer).collect();
+    let out = run_peer_script(
+        python,
+        script,
+        mesh,
+        &[
+            "--length".into(),
+            length.to_string(),
+            "--iterations".into(),
+            iterations.to_string(),
+        ],
+    )?;
+    let runs: Vec<PeerRun> = out.lines.iter().filter_map(|l| parse_peer(l)).collect();
     if runs.is_empty() {
         return Ok(vec![PeerRun {
             peer: "peers".into(),
-            result: Err(format!(
-                "{} printed no result: {}",
-                script.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )),
+            result: Err(out.no_result(script)),
         }]);
     }
     Ok(runs)

@@ -2,8 +2,11 @@
 //! times, the comparisons measured in the same run, their ratios, the
 //! device and bytes per face; and the helpers the application crates'
 //! benchmarks share (`cavity_delaunay::bench`, `cavity_remesh::bench`,
-//! `cavity_track::bench`).
+//! `cavity_track::bench`, `cavity_mcf::bench`), among them running a CPU
+//! peer's script ([`run_peer_script`]).
 
+mod peers;
 mod queries;
 
+pub use peers::*;
 pub use queries::*;

@@ -1,0 +1,61 @@
+//! Running a CPU peer's script (`xtask/peers/*.py`) on a mesh: the
+//! applications' benchmarks compare against the libraries a user would
+//! pick, run by Python scripts that print one JSON object per peer.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::TriMesh;
+use crate::io::{Format, write_mesh};
+
+/// What a peer script printed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PeerOutput {
+    /// Its standard output, line by line (one JSON object per peer).
+    pub lines: Vec<String>,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+impl PeerOutput {
+    /// The message for a script that printed no result: its name and what
+    /// it said on standard error.
+    pub fn no_result(&self, script: &Path) -> String {
+        format!(
+            "{} printed no result: {}",
+            script.display(),
+            self.stderr.trim()
+        )
+    }
+}
+
+/// Writes `mesh` to a temporary OBJ file and runs `python script --mesh
+/// PATH args...`, returning what it printed.
+///
+/// # Errors
+/// The temporary file cannot be written, or the interpreter cannot be
+/// started (the message names both).
+pub fn run_peer_script(
+    python: &Path,
+    script: &Path,
+    mesh: &TriMesh,
+    args: &[String],
+) -> Result<PeerOutput, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("input.obj");
+    write_mesh(&path, mesh, None, Format::Obj)?;
+    let out = Command::new(python)
+        .arg(script)
+        .arg("--mesh")
+        .arg(&path)
+        .args(args)
+        .output()
+        .map_err(|e| format!("running {} {}: {e}", python.display(), script.display()))?;
+    Ok(PeerOutput {
+        lines: String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
