@@ -5,6 +5,7 @@
 //! 1-Lipschitz along edges, infinity exactly where no source reaches.
 
 use cavity::TriMesh;
+use cavity::topology::Topology;
 use cavity_geodesic::{GeodesicError, GeodesicSettings, SETTLED, geodesic_distance, toplesets};
 use cavity_tests::{any_mesh, cases, grid, test_backend};
 use glam::DVec3;
@@ -49,7 +50,7 @@ fn serial_update(v: DVec3, a: DVec3, b: DVec3, d_a: f64, d_b: f64) -> f64 {
 
 /// The propagation serially, band by band as `geodesic_distance` runs it.
 fn serial_geodesic(mesh: &TriMesh, sources: &[u32], tolerance: f64) -> Vec<f64> {
-    let (level, sizes) = toplesets(mesh, sources);
+    let (level, sizes) = toplesets(mesh, &Topology::new(mesh), sources);
     let n = mesh.positions.len();
     let mut faces_of = vec![Vec::new(); n];
     for f in &mesh.faces {
@@ -131,7 +132,7 @@ fn serial_geodesic(mesh: &TriMesh, sources: &[u32], tolerance: f64) -> Vec<f64> 
 /// and `|d(u) - d(v)| <= |uv|` along every edge between reached vertices
 /// (up to [`SETTLED`] of the distances).
 fn check_invariants(mesh: &TriMesh, sources: &[u32], d: &[f32]) -> Result<(), String> {
-    let (level, _) = toplesets(mesh, sources);
+    let (level, _) = toplesets(mesh, &Topology::new(mesh), sources);
     for &s in sources {
         if d[s as usize] != 0.0 {
             return Err(format!("source {s} at {}", d[s as usize]));

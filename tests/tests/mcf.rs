@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use cavity::TriMesh;
 use cavity::normalize::Normalization;
-use cavity_mcf::{McfError, McfSettings, mean_edge_length, smooth};
+use cavity::topology::mean_edge_length;
+use cavity_mcf::{McfError, McfSettings, smooth};
 use cavity_tests::{any_mesh, asset_mesh, cases, grid, test_backend};
 use glam::DVec3;
 use nalgebra::DMatrix;

@@ -30,6 +30,7 @@ use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
+use cavity::topology::Topology;
 
 /// Errors of [`geodesic_distance`].
 #[derive(Debug, thiserror::Error)]
@@ -116,32 +117,12 @@ pub struct GeodesicReport {
     pub device: String,
 }
 
-/// Toplesets of `mesh` from `sources`: per vertex its hops from the
-/// nearest source along edges (`u32::MAX` for a vertex no source reaches),
-/// and per topleset its number of vertices.
-pub fn toplesets(mesh: &TriMesh, sources: &[u32]) -> (Vec<u32>, Vec<u32>) {
+/// Toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
+/// `sources`: per vertex its hops from the nearest source along edges
+/// (`u32::MAX` for a vertex no source reaches), and per topleset its
+/// number of vertices.
+pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let n = mesh.positions.len();
-    // Vertex adjacency in compressed rows from the faces' edges.
-    let mut start = vec![0u32; n + 1];
-    for f in &mesh.faces {
-        for &v in f {
-            start[v as usize + 1] += 2;
-        }
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut adjacent = vec![0u32; start[n] as usize];
-    for f in &mesh.faces {
-        for i in 0..3 {
-            let v = f[i] as usize;
-            for u in [f[(i + 1) % 3], f[(i + 2) % 3]] {
-                adjacent[fill[v] as usize] = u;
-                fill[v] += 1;
-            }
-        }
-    }
     let mut level = vec![u32::MAX; n];
     let mut queue = Vec::with_capacity(n);
     for &s in sources {
@@ -154,10 +135,12 @@ pub fn toplesets(mesh: &TriMesh, sources: &[u32]) -> (Vec<u32>, Vec<u32>) {
     while head < queue.len() {
         let v = queue[head] as usize;
         head += 1;
-        for &u in &adjacent[start[v] as usize..start[v + 1] as usize] {
-            if level[u as usize] == u32::MAX {
-                level[u as usize] = level[v] + 1;
-                queue.push(u);
+        for &f in topology.vertex_faces(v as u32) {
+            for u in mesh.faces[f as usize] {
+                if level[u as usize] == u32::MAX {
+                    level[u as usize] = level[v] + 1;
+                    queue.push(u);
+                }
             }
         }
     }
@@ -199,14 +182,16 @@ pub fn geodesic_distance(
     cavity_app_ptx::add_to(backend)?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
-    let (level, sizes) = toplesets(mesh, sources);
+    let topology = Topology::new(&normalized);
+    let (level, sizes) = toplesets(mesh, &topology, sources);
     let mut layout = AttributeLayout::new();
     let level_attr = layout.vertex::<u32, 1>("geodesic_level")?;
     let ping = layout.vertex::<f32, 1>("geodesic_ping")?;
     let pong = layout.vertex::<f32, 1>("geodesic_pong")?;
     let converged = layout.vertex::<u32, 1>("geodesic_converged")?;
-    let mut dynamic = DynamicMesh::with_attributes(
+    let mut dynamic = DynamicMesh::with_topology_and_attributes(
         &normalized,
+        &topology,
         settings.patch_size,
         CapacityFactors::STATIC,
         &layout,

@@ -14,18 +14,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::attributes::AttributeLayout;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity::bench::{median, run_peer_script};
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::normalize::Normalization;
-use cavity::rounds::{AnyRounds, ForEach, RunError};
+use cavity::dynamic::CapacityFactors;
+use cavity::rounds::{AnyRounds, RunError};
 
-use crate::{
-    McfAttributes, McfError, McfFixed, McfResidual, McfSettings, declare, mean_edge_length, smooth,
-    solve_step,
-};
+use crate::{FlowMesh, McfAttributes, McfError, McfSettings, smooth, solve_step, start_step};
 
 /// Settings of [`mcf_bench`].
 #[derive(Clone, Debug)]
@@ -107,15 +102,9 @@ fn time_iterations(
     iterations: u32,
     reps: usize,
 ) -> Result<f64, RunError> {
-    r.for_each(&McfFixed { fixed: a.fixed })?;
     let mut times = Vec::new();
     for rep in 0..=reps.max(1) {
-        r.for_each(&McfResidual {
-            fixed: a.fixed,
-            r: a.r,
-            u: a.u,
-            dt,
-        })?;
+        start_step(r, a, dt)?;
         let start = Instant::now();
         let step = solve_step(r, a, dt, 0.0, iterations)?;
         if rep > 0 {
@@ -123,27 +112,6 @@ fn time_iterations(
         }
     }
     Ok(median(times))
-}
-
-/// The mesh in the unit box, its dynamic mesh with the flow's attributes
-/// (room to change when `flips`), and the absolute time step.
-fn prepare(
-    mesh: &TriMesh,
-    s: &McfBenchSettings,
-    flips: bool,
-) -> Result<(DynamicMesh, McfAttributes, f32), McfError> {
-    let normalized = Normalization::of(mesh).apply(mesh);
-    let h = mean_edge_length(&normalized);
-    let dt = (f64::from(s.dt) * h * h) as f32;
-    let mut layout = AttributeLayout::new();
-    let a = declare(&mut layout)?;
-    let factors = if flips {
-        CapacityFactors::default()
-    } else {
-        CapacityFactors::STATIC
-    };
-    let dynamic = DynamicMesh::with_attributes(&normalized, s.patch_size, factors, &layout)?;
-    Ok((dynamic, a, dt))
 }
 
 /// Runs the benchmark on `meshes` (name, mesh). `progress` receives a line
@@ -162,7 +130,15 @@ pub fn mcf_bench(
     let cpu = Backend::Cpu(CpuBackend::new());
     let mut rows = Vec::new();
     for (name, mesh) in meshes {
-        let (dynamic, _, _) = prepare(mesh, s, false)?;
+        // The static layout serves the CPU backend, the GPU without flips
+        // and the bytes per face; the flips need room to change.
+        let FlowMesh {
+            normalized,
+            dynamic: mut fixed_layout,
+            attributes: a,
+            dt,
+            ..
+        } = FlowMesh::new(mesh, s.dt, s.patch_size, CapacityFactors::STATIC)?;
         let mut row = McfRow {
             mesh: name.clone(),
             faces: mesh.num_faces(),
@@ -171,15 +147,18 @@ pub fn mcf_bench(
             gpu_smooth: None,
             cpu: None,
             peers: Vec::new(),
-            bytes_per_face: dynamic.bytes_per_face(),
+            bytes_per_face: fixed_layout.bytes_per_face(),
         };
-        drop(dynamic);
         if let Backend::Cuda(_) = backend {
             progress(&format!("{name}: GPU iterations"));
-            let (mut dynamic, a, dt) = prepare(mesh, s, s.delaunay)?;
+            let mut grown = if s.delaunay {
+                Some(FlowMesh::new(mesh, s.dt, s.patch_size, CapacityFactors::default())?.dynamic)
+            } else {
+                None
+            };
             let (before, after) = backend
                 .run_rounds(
-                    &mut dynamic,
+                    grown.as_mut().unwrap_or(&mut fixed_layout),
                     |r| -> Result<_, McfError> {
                         let before = time_iterations(r, &a, dt, s.iterations, s.reps)?;
                         if !s.delaunay {
@@ -213,10 +192,9 @@ pub fn mcf_bench(
         }
         if mesh.num_faces() <= s.cpu_max_faces {
             progress(&format!("{name}: CPU backend"));
-            let (mut dynamic, a, dt) = prepare(mesh, s, false)?;
             row.cpu = Some(
                 cpu.run_rounds(
-                    &mut dynamic,
+                    &mut fixed_layout,
                     |r| time_iterations(r, &a, dt, s.cpu_iterations, 1).map_err(McfError::from),
                     McfError::from,
                 )?
@@ -225,10 +203,7 @@ pub fn mcf_bench(
         }
         if let Some((python, script)) = &s.peers {
             progress(&format!("{name}: peers"));
-            let normalized = Normalization::of(mesh).apply(mesh);
-            let h = mean_edge_length(&normalized);
-            let dt = f64::from(s.dt) * h * h;
-            row.peers = run_peers(python, script, &normalized, dt, s.cpu_iterations)?;
+            row.peers = run_peers(python, script, &normalized, f64::from(dt), s.cpu_iterations)?;
         }
         rows.push(row);
     }
@@ -263,14 +238,10 @@ fn run_peers(
             iterations.to_string(),
         ],
     )?;
-    let runs: Vec<PeerRun> = out.lines.iter().filter_map(|l| parse_peer(l)).collect();
-    if runs.is_empty() {
-        return Ok(vec![PeerRun {
-            peer: "peers".into(),
-            result: Err(out.no_result(script)),
-        }]);
-    }
-    Ok(runs)
+    Ok(out.runs(script, parse_peer, |e| PeerRun {
+        peer: "peers".into(),
+        result: Err(e),
+    }))
 }
 
 /// One JSON line of the peer script.

@@ -27,6 +27,7 @@ use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
+use cavity::topology::{Topology, mean_edge_length_with};
 
 /// Errors of the flow.
 #[derive(Debug, thiserror::Error)]
@@ -178,24 +179,73 @@ pub fn declare(layout: &mut AttributeLayout) -> Result<McfAttributes, AttributeE
     })
 }
 
-/// The mean length of `mesh`'s face edges (each face's three edges, so an
-/// interior edge counts twice); 0 without faces.
-pub fn mean_edge_length(mesh: &TriMesh) -> f64 {
-    let mut sum = 0.0f64;
-    for f in &mesh.faces {
-        for i in 0..3 {
-            let [a, b] = [f[i], f[(i + 1) % 3]].map(|v| mesh.positions[v as usize]);
-            sum += (0..3)
-                .map(|k| (f64::from(a[k]) - f64::from(b[k])).powi(2))
-                .sum::<f64>()
-                .sqrt();
-        }
+/// A mesh laid out for the flow: in the unit box (`cavity::normalize`),
+/// as a dynamic mesh with the flow's attributes, with the absolute time
+/// step (squared units of the unit box).
+pub struct FlowMesh {
+    /// The map into the unit box.
+    pub normalization: Normalization,
+    /// The mesh in the unit box.
+    pub normalized: TriMesh,
+    /// Its dynamic mesh.
+    pub dynamic: DynamicMesh,
+    /// The flow's attributes on it ([`declare`]).
+    pub attributes: McfAttributes,
+    /// `dt` times the squared mean edge length of the unique edges
+    /// (`cavity::topology::mean_edge_length`).
+    pub dt: f32,
+}
+
+impl FlowMesh {
+    /// `mesh` laid out in patches of at most `patch_size` faces with
+    /// `factors`, the time step `dt` relative to its squared mean edge
+    /// length. The topology is built once, for both.
+    ///
+    /// # Errors
+    /// A patch size out of range or a patch too large.
+    pub fn new(
+        mesh: &TriMesh,
+        dt: f32,
+        patch_size: u32,
+        factors: CapacityFactors,
+    ) -> Result<FlowMesh, McfError> {
+        let normalization = Normalization::of(mesh);
+        let normalized = normalization.apply(mesh);
+        let topology = Topology::new(&normalized);
+        let h = mean_edge_length_with(&normalized, &topology);
+        let mut layout = AttributeLayout::new();
+        let attributes = declare(&mut layout)?;
+        let dynamic = DynamicMesh::with_topology_and_attributes(
+            &normalized,
+            &topology,
+            patch_size,
+            factors,
+            &layout,
+        )?;
+        Ok(FlowMesh {
+            normalization,
+            normalized,
+            dynamic,
+            attributes,
+            dt: (f64::from(dt) * h * h) as f32,
+        })
     }
-    if mesh.faces.is_empty() {
-        0.0
-    } else {
-        sum / (3 * mesh.faces.len()) as f64
-    }
+}
+
+/// Starts a step on the mesh `r` holds: marks the fixed vertices and sets
+/// the displacement to 0 and the residual of the current positions
+/// ([`McfFixed`], [`McfResidual`]).
+///
+/// # Errors
+/// A failed computation ([`RunError`]).
+pub fn start_step(r: &mut AnyRounds<'_>, a: &McfAttributes, dt: f32) -> Result<(), RunError> {
+    r.for_each(&McfFixed { fixed: a.fixed })?;
+    r.for_each(&McfResidual {
+        fixed: a.fixed,
+        r: a.r,
+        u: a.u,
+        dt,
+    })
 }
 
 /// Runs `steps` steps of the flow of time step `dt` (squared units of the
@@ -217,13 +267,7 @@ pub fn flow(
 ) -> Result<Vec<StepReport>, RunError> {
     (0..steps)
         .map(|_| {
-            r.for_each(&McfFixed { fixed: a.fixed })?;
-            r.for_each(&McfResidual {
-                fixed: a.fixed,
-                r: a.r,
-                u: a.u,
-                dt,
-            })?;
+            start_step(r, a, dt)?;
             let report = solve_step(r, a, dt, tolerance, max_iterations)?;
             r.for_each(&McfMoveBy { by: a.u })?;
             Ok(report)
@@ -234,7 +278,7 @@ pub fn flow(
 /// The conjugate gradient of one step (Shewchuk 1994, B2, the variable
 /// names his) for the displacement `u`, from the fixed marks
 /// ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`, the
-/// residual `r`); the vertices do not move.
+/// residual `r`; [`start_step`]); the vertices do not move.
 /// Stops after `max_iterations`, when the residual's norm falls to
 /// `tolerance` times its initial norm, or when the direction's curvature
 /// `dᵀ A d` is not positive (rounding on a singular system). The residual
@@ -289,7 +333,7 @@ pub fn solve_step(
 
 /// `mesh` smoothed by [`McfSettings::steps`] steps of implicit mean
 /// curvature flow, with the report. The time step is `settings.dt` times
-/// the squared mean edge length ([`mean_edge_length`]); the flow runs in
+/// the squared mean edge length ([`FlowMesh`]); the flow runs in
 /// the unit box (`cavity::normalize`), so its result does not depend on
 /// the mesh's scale, and the vertices it keeps in place come back bit for
 /// bit. Faces and vertex order are the input's.
@@ -304,17 +348,17 @@ pub fn smooth(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     cavity_app_ptx::add_to(backend)?;
-    let normalization = Normalization::of(mesh);
-    let normalized = normalization.apply(mesh);
-    let h = mean_edge_length(&normalized);
-    let dt = (f64::from(settings.dt) * h * h) as f32;
-    let mut layout = AttributeLayout::new();
-    let a = declare(&mut layout)?;
-    let mut dynamic = DynamicMesh::with_attributes(
-        &normalized,
+    let FlowMesh {
+        normalization,
+        normalized,
+        mut dynamic,
+        attributes: a,
+        dt,
+    } = FlowMesh::new(
+        mesh,
+        settings.dt,
         settings.patch_size,
         CapacityFactors::STATIC,
-        &layout,
     )?;
     let ran = backend.run_rounds(
         &mut dynamic,

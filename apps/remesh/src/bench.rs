@@ -153,14 +153,10 @@ fn run_peers(
             iterations.to_string(),
         ],
     )?;
-    let runs: Vec<PeerRun> = out.lines.iter().filter_map(|l| parse_peer(l)).collect();
-    if runs.is_empty() {
-        return Ok(vec![PeerRun {
-            peer: "peers".into(),
-            result: Err(out.no_result(script)),
-        }]);
-    }
-    Ok(runs)
+    Ok(out.runs(script, parse_peer, |e| PeerRun {
+        peer: "peers".into(),
+        result: Err(e),
+    }))
 }
 
 /// One JSON line of the peer script.

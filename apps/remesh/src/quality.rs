@@ -13,6 +13,7 @@ use cavity::TriMesh;
 use cavity::components::{edge_components, vertex_sets};
 use cavity::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
 use cavity::topology::Topology;
+pub use cavity::topology::{SUM_CHUNK, chunked_sum, mean_edge_length, mean_edge_length_with};
 
 /// Table-4 statistics of a triangle mesh against a target edge length.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -65,40 +66,11 @@ pub const SHARP_CORNER: f64 = 10.0;
 /// them out.
 pub const DEBRIS_FACES: usize = 8;
 
-/// Mean edge length of `mesh` over its unique edges (0 without edges): the
-/// default target length of isotropic remeshing.
-pub fn mean_edge_length(mesh: &TriMesh) -> f64 {
-    mean_edge_length_with(mesh, &Topology::new(mesh))
-}
-
-/// [`mean_edge_length`] with the topology of `mesh` given
-/// (`Topology::new(mesh)`). The same value for any number of rayon
-/// workers: the lengths are summed in fixed chunks of [`SUM_CHUNK`] edges,
-/// the chunk sums in order.
-pub fn mean_edge_length_with(mesh: &TriMesh, topology: &Topology) -> f64 {
-    let sum = chunked_sum(&topology.ev, |&e| length(mesh, e));
-    sum / topology.ev.len().max(1) as f64
-}
-
-/// Items per chunk of [`chunked_sum`].
-pub const SUM_CHUNK: usize = 4096;
-
-/// The sum of `value` over `items`, in parallel but independent of the
-/// number of rayon workers: each chunk of [`SUM_CHUNK`] items is summed in
-/// order, then the chunk sums in order.
-pub fn chunked_sum<T: Sync>(items: &[T], value: impl Fn(&T) -> f64 + Sync) -> f64 {
-    let chunks: Vec<f64> = items
-        .par_chunks(SUM_CHUNK)
-        .map(|chunk| chunk.iter().map(&value).sum::<f64>())
-        .collect();
-    chunks.into_iter().sum()
-}
-
+/// Vertex `v` of `mesh` in double precision.
 fn length(mesh: &TriMesh, [a, b]: [u32; 2]) -> f64 {
     point(mesh, a).distance(point(mesh, b))
 }
 
-/// Vertex `v` of `mesh` in double precision.
 pub(crate) fn point(mesh: &TriMesh, v: u32) -> DVec3 {
     DVec3::from(mesh.positions[v as usize].map(f64::from))
 }

@@ -237,3 +237,34 @@ pub fn transpose3(targets: usize, rows: &[[u32; 3]]) -> (Vec<u32>, Vec<u32>) {
         });
     (offsets, values)
 }
+
+/// Mean edge length of `mesh` over its unique edges (0 without edges): the
+/// scale remeshing's target length and the flow's time step are given
+/// against.
+pub fn mean_edge_length(mesh: &TriMesh) -> f64 {
+    mean_edge_length_with(mesh, &Topology::new(mesh))
+}
+
+/// [`mean_edge_length`] with the topology of `mesh` given
+/// (`Topology::new(mesh)`). The same value for any number of rayon
+/// workers: the lengths are summed in fixed chunks of [`SUM_CHUNK`] edges,
+/// the chunk sums in order.
+pub fn mean_edge_length_with(mesh: &TriMesh, topology: &Topology) -> f64 {
+    let point = |v: u32| glam::DVec3::from(mesh.positions[v as usize].map(f64::from));
+    let sum = chunked_sum(&topology.ev, |&[a, b]| point(a).distance(point(b)));
+    sum / topology.ev.len().max(1) as f64
+}
+
+/// Items per chunk of [`chunked_sum`].
+pub const SUM_CHUNK: usize = 4096;
+
+/// The sum of `value` over `items`, in parallel but independent of the
+/// number of rayon workers: each chunk of [`SUM_CHUNK`] items is summed in
+/// order, then the chunk sums in order.
+pub fn chunked_sum<T: Sync>(items: &[T], value: impl Fn(&T) -> f64 + Sync) -> f64 {
+    let chunks: Vec<f64> = items
+        .par_chunks(SUM_CHUNK)
+        .map(|chunk| chunk.iter().map(&value).sum::<f64>())
+        .collect();
+    chunks.into_iter().sum()
+}

@@ -23,11 +23,7 @@ pub(crate) fn smooth(
     let mesh = load_input(input)?.mesh;
     let backend = backend(common.device)?;
     let t = Instant::now();
-    let settings = McfSettings {
-        patch_size: common.patch_size,
-        ..*settings
-    };
-    let (smoothed, report) = cavity_mcf::smooth(&mesh, &settings, &backend)?;
+    let (smoothed, report) = cavity_mcf::smooth(&mesh, settings, &backend)?;
     let seconds = t.elapsed().as_secs_f64();
     let released = GivenBack::new(backend);
     for (i, step) in report.steps.iter().enumerate() {

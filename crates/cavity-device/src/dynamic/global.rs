@@ -3,9 +3,11 @@
 //! Words that other blocks may read while their patch is not locked by the
 //! reader (bitmasks, ribbon hash tables, patch stashes, attributes, locks,
 //! flags, queue, counters) are accessed atomically ([`GlobalU32`]), except
-//! where one thread alone touches a word during a kernel (an element's
-//! attribute words in a reduction, its own value in a per-element
-//! computation: [`GlobalU32::load_unshared`]); FE and EV
+//! where no other thread writes a word during a kernel and plain loads
+//! read it (an element's attribute words in a reduction, which only its
+//! thread touches, and an element's own value in a per-element
+//! computation, which only its thread writes:
+//! [`GlobalU32::load_unshared`]); FE and EV
 //! ([`GlobalU16`]) are only read and written by the holder of the patch's
 //! lock, whose acquire and release order them.
 

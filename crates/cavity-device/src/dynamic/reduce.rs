@@ -135,14 +135,15 @@ pub fn reduce<B: Block>(
         });
     }
     let t = block.thread_idx();
-    let store = |i: u32, x: f64| {
+    // Thread `i`'s partial in the shared scratch, an `f64` in two words.
+    let set_partial = |i: u32, x: f64| {
         let bits = x.to_bits();
         scratch.set(2 * i, bits as u32);
         scratch.set(2 * i + 1, (bits >> 32) as u32);
     };
-    let load =
+    let partial =
         |i: u32| f64::from_bits(scratch.get(2 * i) as u64 | (scratch.get(2 * i + 1) as u64) << 32);
-    store(t, acc);
+    set_partial(t, acc);
     block.sync();
     // A tree over the threads' values, in a fixed order: `n` values left,
     // the upper half folded onto the lower.
@@ -150,13 +151,13 @@ pub fn reduce<B: Block>(
     while n > 1 {
         let half = n.div_ceil(2);
         if t < n - half {
-            store(t, combine(op, load(t), load(t + half)));
+            set_partial(t, combine(op, partial(t), partial(t + half)));
         }
         block.sync();
         n = half;
     }
     if t == 0 {
-        let bits = load(0).to_bits();
+        let bits = partial(0).to_bits();
         partials.store(2 * p, bits as u32);
         partials.store(2 * p + 1, (bits >> 32) as u32);
     }

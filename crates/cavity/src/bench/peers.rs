@@ -18,14 +18,24 @@ pub struct PeerOutput {
 }
 
 impl PeerOutput {
-    /// The message for a script that printed no result: its name and what
-    /// it said on standard error.
-    pub fn no_result(&self, script: &Path) -> String {
-        format!(
-            "{} printed no result: {}",
-            script.display(),
-            self.stderr.trim()
-        )
+    /// The runs the script printed: each line `parse` reads as one; when
+    /// none is, the one run `failed` makes of a message naming the script
+    /// and what it said on standard error.
+    pub fn runs<T>(
+        &self,
+        script: &Path,
+        parse: impl Fn(&str) -> Option<T>,
+        failed: impl FnOnce(String) -> T,
+    ) -> Vec<T> {
+        let runs: Vec<T> = self.lines.iter().filter_map(|l| parse(l)).collect();
+        if runs.is_empty() {
+            return vec![failed(format!(
+                "{} printed no result: {}",
+                script.display(),
+                self.stderr.trim()
+            ))];
+        }
+        runs
     }
 }
 
