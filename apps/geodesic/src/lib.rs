@@ -23,6 +23,8 @@
 
 pub use cavity_geodesic_kernels::{GeodesicRelax, along_edges, update_step};
 
+use std::time::Instant;
+
 use cavity::TriMesh;
 use cavity::attributes::{AttributeError, AttributeLayout};
 use cavity::backend::{Backend, BackendError};
@@ -99,6 +101,20 @@ impl Default for GeodesicSettings {
     }
 }
 
+impl GeodesicSettings {
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// [`GeodesicError::Tolerance`] for a tolerance not in `(0, 1)`.
+    pub fn check(&self) -> Result<(), GeodesicError> {
+        let t = self.tolerance;
+        if t.is_nan() || t <= 0.0 || t >= 1.0 {
+            return Err(GeodesicError::Tolerance(t));
+        }
+        Ok(())
+    }
+}
+
 /// What a propagation did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GeodesicReport {
@@ -113,21 +129,39 @@ pub struct GeodesicReport {
     pub toplesets: u32,
     /// Vertices no source reaches (distance infinity).
     pub unreachable: usize,
+    /// Seconds of the passes (band and settling, each with its count of
+    /// converged vertices), without finding the toplesets, patching and
+    /// the transfers.
+    pub propagation_seconds: f64,
     /// The device that ran it.
     pub device: String,
 }
 
+/// The toplesets of a mesh from its sources ([`toplesets`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toplesets {
+    /// Per vertex, its hops from the nearest source along edges
+    /// (`u32::MAX` for a vertex no source reaches).
+    pub level: Vec<u32>,
+    /// Per vertex, the position in the sources of the source it is fewest
+    /// hops from (the first in the sources' order on a tie; `u32::MAX`
+    /// where unreachable; the first position of a source given twice).
+    pub origin: Vec<u32>,
+    /// Per topleset, its number of vertices.
+    pub sizes: Vec<u32>,
+}
+
 /// Toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
-/// `sources`: per vertex its hops from the nearest source along edges
-/// (`u32::MAX` for a vertex no source reaches), and per topleset its
-/// number of vertices.
-pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> (Vec<u32>, Vec<u32>) {
+/// `sources` (in range), by a breadth-first search.
+pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toplesets {
     let n = mesh.positions.len();
     let mut level = vec![u32::MAX; n];
+    let mut origin = vec![u32::MAX; n];
     let mut queue = Vec::with_capacity(n);
-    for &s in sources {
+    for (k, &s) in sources.iter().enumerate() {
         if level[s as usize] == u32::MAX {
             level[s as usize] = 0;
+            origin[s as usize] = k as u32;
             queue.push(s);
         }
     }
@@ -139,6 +173,7 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> (Vec<u
             for u in mesh.faces[f as usize] {
                 if level[u as usize] == u32::MAX {
                     level[u as usize] = level[v] + 1;
+                    origin[u as usize] = origin[v];
                     queue.push(u);
                 }
             }
@@ -149,7 +184,11 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> (Vec<u
     for &v in &queue {
         sizes[level[v as usize] as usize] += 1;
     }
-    (level, sizes)
+    Toplesets {
+        level,
+        origin,
+        sizes,
+    }
 }
 
 /// The approximate geodesic distance of every vertex of `mesh` from the
@@ -175,17 +214,20 @@ pub fn geodesic_distance(
             vertices: mesh.num_vertices(),
         });
     }
+    settings.check()?;
     let t = settings.tolerance;
-    if t.is_nan() || t <= 0.0 || t >= 1.0 {
-        return Err(GeodesicError::Tolerance(t));
-    }
     cavity_app_ptx::add_to(backend)?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
     let topology = Topology::new(&normalized);
-    let (level, sizes) = toplesets(mesh, &topology, sources);
+    let Toplesets {
+        level,
+        origin,
+        sizes,
+    } = toplesets(mesh, &topology, sources);
     let mut layout = AttributeLayout::new();
     let level_attr = layout.vertex::<u32, 1>("geodesic_level")?;
+    let origin_attr = layout.vertex::<u32, 1>("geodesic_origin")?;
     let ping = layout.vertex::<f32, 1>("geodesic_ping")?;
     let pong = layout.vertex::<f32, 1>("geodesic_pong")?;
     let converged = layout.vertex::<u32, 1>("geodesic_converged")?;
@@ -205,8 +247,11 @@ pub fn geodesic_distance(
         .map(|&[l]| [if l == 0 { 0.0 } else { f32::INFINITY }])
         .collect();
     dynamic.set_attribute(&level_attr, &levels)?;
+    let origins: Vec<[u32; 1]> = sources_of.iter().map(|&s| [origin[s as usize]]).collect();
+    dynamic.set_attribute(&origin_attr, &origins)?;
     dynamic.set_attribute(&ping, &start)?;
     let count = sizes.len() as u32;
+    let propagation = Instant::now();
     let ran = backend.run_rounds(
         &mut dynamic,
         |r| -> Result<_, GeodesicError> {
@@ -219,6 +264,7 @@ pub fn geodesic_distance(
                 // vertex changes by more than `SETTLED` of itself.
                 r.for_each(&GeodesicRelax {
                     level: level_attr,
+                    origin: origin_attr,
                     from,
                     to,
                     converged,
@@ -255,6 +301,7 @@ pub fn geodesic_distance(
         },
         GeodesicError::from,
     )?;
+    let propagation_seconds = propagation.elapsed().as_secs_f64();
     let (passes, settling_passes, result) = ran.value;
     let values = dynamic.attribute(&result)?;
     let mut distance = vec![f32::INFINITY; mesh.num_vertices()];
@@ -272,6 +319,7 @@ pub fn geodesic_distance(
             settling_passes,
             toplesets: count,
             unreachable,
+            propagation_seconds,
             device: ran.device,
         },
     ))

@@ -3,7 +3,8 @@
 //! Commands: `remesh` (isotropic remeshing on the dynamic core), `track`
 //! (surface tracking of a curl-noise-advected sheet), `info`
 //! (counts, topology defects, patch statistics), `normals` (area-weighted vertex normals), `smooth`
-//! (implicit mean curvature flow), `delaunay` (Delaunay edge
+//! (implicit mean curvature flow), `geodesic` (geodesic distance from
+//! source vertices), `delaunay` (Delaunay edge
 //! flips on the dynamic core), `bench queries` (first-order query
 //! benchmark). With no mesh argument a real mesh bundled in `assets/`
 //! is used and named.
@@ -28,13 +29,14 @@ use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
 use cavity::rounds::RunError;
 use cavity::settings::{NamesSettings, Setting};
 use cavity_delaunay::DelaunayError;
+use cavity_geodesic::{GeodesicError, GeodesicSettings};
 use cavity_mcf::{McfError, McfSettings};
 use cavity_normals::NormalsError;
 use cavity_remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
 use cavity_track::{TrackError, TrackSettings};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::commands::{bench, delaunay, info, normals, remesh, smooth, track};
+use crate::commands::{bench, delaunay, geodesic, info, normals, remesh, smooth, track};
 use crate::output::Stdout;
 
 #[derive(Parser)]
@@ -249,6 +251,31 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Geodesic distance from one or more source vertices (Romero Calla et
+    /// al. 2019; RXMesh section 8.2): toplesets (hops) from the sources,
+    /// bands of them relaxed in parallel from their faces, then passes
+    /// along the edges until none changes. Vertices no source reaches (other
+    /// components, no face) get distance inf.
+    Geodesic {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// A source vertex: its 0-based index in the input file's vertices
+        /// (repeat for several sources).
+        #[arg(long = "source", required = true, value_name = "V")]
+        sources: Vec<u32>,
+        /// Output mesh: a .ply gets the distances as the vertex property
+        /// "distance"; beside a .obj, .off or .stl they go, one per vertex
+        /// and line, to the output's name with "-distance.txt". Never the
+        /// input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// A band's first topleset has converged when no vertex of it
+        /// changed by this fraction of its distance in a pass.
+        #[arg(long, default_value_t = GeodesicSettings::default().tolerance)]
+        tolerance: f32,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Delaunay edge flips (dynamic paper section 6.2): flips every interior
     /// edge whose opposite angles sum above pi until none is left.
     Delaunay {
@@ -431,6 +458,7 @@ fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
             TrackError,
             NormalsError,
             McfError,
+            GeodesicError,
             DynamicError,
             PatchError,
             RunError,
@@ -527,6 +555,19 @@ fn run(cli: Cli) -> Result<()> {
                 patch_size: common.patch_size,
             };
             smooth::smooth(input.as_deref(), &output, &settings, &common)
+        }
+        Command::Geodesic {
+            input,
+            sources,
+            output,
+            tolerance,
+            common,
+        } => {
+            let settings = GeodesicSettings {
+                tolerance,
+                patch_size: common.patch_size,
+            };
+            geodesic::geodesic(input.as_deref(), &output, &sources, &settings, &common)
         }
         Command::Delaunay {
             input,

@@ -97,3 +97,154 @@ fn a_setting_error_names_the_option_to_change() {
         "{stderr}"
     );
 }
+
+/// The distances of a binary little-endian PLY written by `cavity
+/// geodesic` (vertex properties x, y, z, distance).
+fn ply_distances(path: &std::path::Path) -> Vec<f32> {
+    let bytes = std::fs::read(path).expect("output");
+    let end = b"end_header\n";
+    let at = bytes
+        .windows(end.len())
+        .position(|w| w == end)
+        .expect("a header")
+        + end.len();
+    let header = String::from_utf8_lossy(&bytes[..at]);
+    assert!(header.contains("format binary_little_endian"), "{header}");
+    assert!(
+        header.contains("property float z\nproperty float distance\nelement face"),
+        "{header}"
+    );
+    let vertices: usize = header
+        .lines()
+        .find_map(|l| l.strip_prefix("element vertex "))
+        .expect("vertex count")
+        .parse()
+        .expect("a count");
+    bytes[at..at + 16 * vertices]
+        .as_chunks::<16>()
+        .0
+        .iter()
+        .map(|v| f32::from_le_bytes([v[12], v[13], v[14], v[15]]))
+        .collect()
+}
+
+#[test]
+fn geodesic_writes_the_distance_as_a_ply_property() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let output = dir.path().join("torus-distance.ply");
+    let out = cavity()
+        .args([
+            "geodesic", "--device", "cpu", "--source", "0", "--source", "7",
+        ])
+        .arg(asset("torus.obj"))
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("toplesets"), "{stdout}");
+    let torus = cavity::io::read_mesh(&asset("torus.obj"))
+        .expect("torus")
+        .mesh;
+    let written = cavity::io::read_mesh(&output)
+        .expect("readable output")
+        .mesh;
+    assert_eq!(written, torus);
+    let (want, _) = cavity_geodesic::geodesic_distance(
+        &torus,
+        &[0, 7],
+        &cavity_geodesic::GeodesicSettings::default(),
+        &cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new()),
+    )
+    .expect("geodesic");
+    assert_eq!(ply_distances(&output), want);
+}
+
+#[test]
+fn geodesic_beside_an_obj_writes_a_column_with_inf_where_unreachable() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    // Two triangles apart and a vertex of no face.
+    let input = dir.path().join("apart.obj");
+    std::fs::write(
+        &input,
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 5 0 0\nv 6 0 0\nv 5 1 0\nv 9 9 9\nf 1 2 3\nf 4 5 6\n",
+    )
+    .expect("input");
+    let output = dir.path().join("apart-out.obj");
+    let out = cavity()
+        .args(["geodesic", "--device", "cpu", "--source", "1"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(stderr.contains("4 vertices are not connected"), "{stderr}");
+    let column =
+        std::fs::read_to_string(dir.path().join("apart-out-distance.txt")).expect("column");
+    let d: Vec<f32> = column
+        .lines()
+        .map(|l| l.parse().expect("a number"))
+        .collect();
+    assert_eq!(d.len(), 7);
+    assert_eq!(&d[..3], &[1.0, 0.0, std::f32::consts::SQRT_2]);
+    assert!(d[3..].iter().all(|x| x.is_infinite()), "{column}");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+#[test]
+fn geodesic_refuses_bad_sources_and_tolerances_by_name() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let run = |args: &[&str]| {
+        let out = cavity()
+            .args(["geodesic", "--device", "cpu"])
+            .args(args)
+            .arg(asset("torus.obj"))
+            .arg("-o")
+            .arg(dir.path().join("out.ply"))
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = run(&["--source", "4608"]);
+    assert!(
+        stderr.contains("source vertex 4608 is out of range: the mesh has 4608 vertices"),
+        "{stderr}"
+    );
+    let stderr = run(&["--source", "0", "--tolerance", "0"]);
+    assert!(stderr.contains("the tolerance must be above 0"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn smoothing_moves_the_interior_and_keeps_the_counts() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let output = dir.path().join("cube-smooth.off");
+    let out = cavity()
+        .args(["smooth", "--device", "cpu", "--steps", "2"])
+        .arg(asset("bumpy-cube.obj"))
+        .arg("-o")
+        .arg(&output)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("CG iterations").count(), 2, "{stdout}");
+    let cube = cavity::io::read_mesh(&asset("bumpy-cube.obj"))
+        .expect("cube")
+        .mesh;
+    let written = cavity::io::read_mesh(&output)
+        .expect("readable output")
+        .mesh;
+    assert_eq!(written.faces, cube.faces);
+    assert!(written.positions != cube.positions);
+}

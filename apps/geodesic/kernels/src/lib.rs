@@ -78,13 +78,19 @@ cavity_device::parameters! {
     /// `from` and what each of its faces gives ([`update_step`]) into `to`;
     /// every other vertex copies `from` into `to`; with `edges_only` 1 a
     /// face gives only the paths along its edges ([`along_edges`]).
-    /// `converged` is 1 at a
-    /// vertex of topleset `band_start` (of the whole band with
-    /// `whole_band` 1) whose distance changed by at most `tolerance` of
-    /// its old value, 0 elsewhere (the host counts them).
+    /// `converged` is 1 at a vertex of topleset `band_start` (of the
+    /// whole band with `whole_band` 1) whose distance is finite and did
+    /// not change or changed by less than `tolerance` of its old value,
+    /// 0 elsewhere (the host counts them).
     pub struct GeodesicRelax {
         /// Hops from the nearest source (`u32::MAX`: unreachable).
         pub level: Attr<u32, 1>,
+        /// The source a vertex is fewest hops from: a face unfolds a
+        /// point source only from two corners of the same origin (two
+        /// distances from different sources give a virtual source that
+        /// can undercut every path); else it gives the paths along its
+        /// edges.
+        pub origin: Attr<u32, 1>,
         /// The distances read.
         pub from: Attr<f32, 1>,
         /// The distances written (not `from`).
@@ -130,7 +136,8 @@ impl ElementComputation for GeodesicRelax {
             };
             let (pa, pb) = (v.position(a), v.position(b));
             let (d_a, d_b) = (v.get_at(&self.from, a)[0], v.get_at(&self.from, b)[0]);
-            let d = if self.edges_only != 0 {
+            let same = v.get_at(&self.origin, a)[0] == v.get_at(&self.origin, b)[0];
+            let d = if self.edges_only != 0 || !same {
                 along_edges(p, pa, pb, d_a, d_b)
             } else {
                 update_step(p, pa, pb, d_a, d_b)
@@ -140,13 +147,11 @@ impl ElementComputation for GeodesicRelax {
             }
         }
         v.set(&self.to, [new]);
-        let change = (new - old).abs() / old;
-        v.set(
-            &self.converged,
-            [u32::from(
-                level == self.band_start && change < self.tolerance,
-            )],
-        );
+        // A distance that stays (0 at a vertex on a source's position
+        // too) has converged; one still infinite has not.
+        let settled = new.is_finite() && (new == old || (old - new) < self.tolerance * old);
+        let marked = self.whole_band != 0 || level == self.band_start;
+        v.set(&self.converged, [u32::from(marked && settled)]);
     }
 }
 

@@ -118,7 +118,10 @@ impl<B: Block> Element<'_, B> {
         self.result(i)
     }
 
-    /// The query results in order.
+    /// The query results in order: the element's own order for EV, FV and
+    /// FE, ascending local index for the others (VV: of the edges to the
+    /// neighbours), the same on every run and on both backends, so that
+    /// sums over them are reproducible.
     #[inline(always)]
     pub fn neighbors(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.len()).map(move |i| self.result(i))
@@ -371,7 +374,8 @@ fn count_edge_faces<B: Block>(block: &B, copy: &PatchCopy, faces: Shared<u32>) {
 }
 
 /// Builds the rows of `query` (a block-cooperative transpose of the active
-/// elements' incidences: count, scan, fill). Returns after a barrier.
+/// elements' incidences: count, scan, fill, sort), each row in ascending
+/// local index. Returns after a barrier.
 #[inline(always)]
 fn build_rows<B: Block>(
     block: &B,
@@ -412,6 +416,22 @@ fn build_rows<B: Block>(
                 let at = block.shared_fetch_add(rows.ends, target(x, i), 1);
                 rows.entries.set(at, x as u16);
             }
+        }
+    });
+    block.sync();
+    // The placements race on the GPU: each row is sorted (insertion sort,
+    // rows are short), so that its order, and every sum a computation
+    // takes over it, is the same on every run and on both backends.
+    block.for_each(n, |s| {
+        let start = rows.start(s);
+        for i in start + 1..rows.end(s) {
+            let x = rows.entries.get(i);
+            let mut j = i;
+            while j > start && rows.entries.get(j - 1) > x {
+                rows.entries.set(j, rows.entries.get(j - 1));
+                j -= 1;
+            }
+            rows.entries.set(j, x);
         }
     });
     block.sync();

@@ -277,6 +277,20 @@ fn set_mode(file: &std::fs::File, path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Per-vertex data written with a mesh, one entry per vertex each.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct VertexData<'a> {
+    /// Normals: PLY `nx ny nz`, OBJ `vn`, OFF `NOFF`; STL ignores them
+    /// (it writes facet normals).
+    pub normals: Option<&'a [[f32; 3]]>,
+    /// A named scalar, written as a `float` vertex property of that name
+    /// in PLY (infinity and NaN as they are: `inf`, `-inf`, `NaN` in
+    /// ASCII). The other formats have no place for it ([`write_column`]
+    /// writes it beside them). The name is letters, digits and `_`, and not a
+    /// property the mesh has already (`x`, `y`, `z`, `nx`, `ny`, `nz`).
+    pub scalar: Option<(&'a str, &'a [f32])>,
+}
+
 /// Writes `mesh` (with per-vertex normals when given, one per vertex; STL
 /// ignores them) to `path` in `format`, atomically: a temporary file in the
 /// same directory is renamed over `path` only after the whole mesh was
@@ -294,7 +308,63 @@ pub fn write_mesh(
     vertex_normals: Option<&[[f32; 3]]>,
     format: Format,
 ) -> Result<(), MeshIoError> {
-    stage_mesh(path, mesh, vertex_normals, format)?.commit()
+    let data = VertexData {
+        normals: vertex_normals,
+        scalar: None,
+    };
+    write_mesh_with(path, mesh, data, format)
+}
+
+/// [`write_mesh`] with any [`VertexData`].
+///
+/// # Errors
+///
+/// As [`write_mesh`]; [`MeshIoError::Invalid`] too for a scalar that does
+/// not match the vertices, a bad scalar name, or a scalar in a format
+/// other than PLY.
+pub fn write_mesh_with(
+    path: &Path,
+    mesh: &TriMesh,
+    data: VertexData<'_>,
+    format: Format,
+) -> Result<(), MeshIoError> {
+    stage_mesh_with(path, mesh, data, format)?.commit()
+}
+
+/// Writes one value per line (`inf`, `-inf` and `NaN` as such; shortest
+/// text that reads back to the same `f32`) to `path`, atomically as
+/// [`write_mesh`] does: the column of a per-vertex scalar beside a mesh
+/// format that has no place for it.
+///
+/// # Errors
+///
+/// [`MeshIoError::Io`] naming `path` when writing fails (the destination
+/// is then unchanged).
+pub fn write_column(path: &Path, values: &[f32]) -> Result<(), MeshIoError> {
+    let name = path.display().to_string();
+    let io = |source| MeshIoError::Io {
+        file: name.clone(),
+        source,
+    };
+    let tmp = temp_file(parent_dir(path), path).map_err(io)?;
+    {
+        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
+        text::write_chunked(&mut out, values.len(), |r, buf| {
+            for &x in &values[r] {
+                text::push_f32(buf, x);
+                buf.push(b'\n');
+            }
+        })
+        .map_err(io)?;
+        out.flush().map_err(io)?;
+    }
+    set_mode(tmp.as_file(), path).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    StagedMesh {
+        file: tmp,
+        path: path.to_path_buf(),
+    }
+    .commit()
 }
 
 /// A mesh written in full to a temporary file beside its destination,
@@ -336,26 +406,70 @@ pub fn stage_mesh(
     vertex_normals: Option<&[[f32; 3]]>,
     format: Format,
 ) -> Result<StagedMesh, MeshIoError> {
+    let data = VertexData {
+        normals: vertex_normals,
+        scalar: None,
+    };
+    stage_mesh_with(path, mesh, data, format)
+}
+
+/// [`stage_mesh`] with any [`VertexData`].
+///
+/// # Errors
+///
+/// As [`write_mesh_with`].
+pub fn stage_mesh_with(
+    path: &Path,
+    mesh: &TriMesh,
+    data: VertexData<'_>,
+    format: Format,
+) -> Result<StagedMesh, MeshIoError> {
     let name = path.display().to_string();
+    let invalid = |message| MeshIoError::Invalid {
+        file: name.clone(),
+        message,
+    };
+    let nv = mesh.positions.len();
+    if let Some(n) = data.normals
+        && n.len() != nv
+    {
+        return Err(invalid(format!("{} normals for {nv} vertices", n.len())));
+    }
+    if let Some((property, values)) = data.scalar {
+        if values.len() != nv {
+            return Err(invalid(format!(
+                "{} values of {property:?} for {nv} vertices",
+                values.len()
+            )));
+        }
+        let taken = ["x", "y", "z", "nx", "ny", "nz"];
+        if property.is_empty()
+            || !property
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || taken.contains(&property)
+        {
+            return Err(invalid(format!(
+                "{property:?} is not a vertex property name: use letters, digits and _, other than x, y, z, nx, ny, nz"
+            )));
+        }
+        if !matches!(format, Format::Ply(_)) {
+            return Err(invalid(format!(
+                "only PLY has a place for the vertex property {property:?}: write a .ply, or the values beside the mesh (write_column)"
+            )));
+        }
+    }
     let io = |source| MeshIoError::Io {
         file: name.clone(),
         source,
     };
-    if let Some(n) = vertex_normals
-        && n.len() != mesh.positions.len()
-    {
-        return Err(MeshIoError::Invalid {
-            file: name,
-            message: format!("{} normals for {} vertices", n.len(), mesh.positions.len()),
-        });
-    }
     let tmp = temp_file(parent_dir(path), path).map_err(io)?;
     {
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
         match format {
-            Format::Ply(enc) => ply::write(&mut out, mesh, vertex_normals, enc).map_err(io)?,
-            Format::Obj => obj::write(&mut out, mesh, vertex_normals).map_err(io)?,
-            Format::Off => off::write(&mut out, mesh, vertex_normals).map_err(io)?,
+            Format::Ply(enc) => ply::write(&mut out, mesh, data, enc).map_err(io)?,
+            Format::Obj => obj::write(&mut out, mesh, data.normals).map_err(io)?,
+            Format::Off => off::write(&mut out, mesh, data.normals).map_err(io)?,
             Format::Stl(enc) => stl::write(&mut out, mesh, enc).map_err(io)?,
         }
         out.flush().map_err(io)?;

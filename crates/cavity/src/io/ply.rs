@@ -16,7 +16,7 @@ use super::text::{
     count_newlines, line_chunks, lines, parse_f32, parse_f64, parse_i64, parse_usize, prefix_sums,
     push_f32, push_int, show, words, write_chunked,
 };
-use super::{MeshIoError, PlyEncoding, push_polygon};
+use super::{MeshIoError, PlyEncoding, VertexData, push_polygon};
 use crate::TriMesh;
 
 /// PLY scalar types.
@@ -636,9 +636,10 @@ fn read_binary(
 pub(super) fn write(
     out: &mut impl Write,
     mesh: &TriMesh,
-    normals: Option<&[[f32; 3]]>,
+    data: VertexData<'_>,
     encoding: PlyEncoding,
 ) -> std::io::Result<()> {
+    let VertexData { normals, scalar } = data;
     let format = match encoding {
         PlyEncoding::Ascii => "ascii",
         PlyEncoding::BinaryLittleEndian => "binary_little_endian",
@@ -651,6 +652,9 @@ pub(super) fn write(
     if normals.is_some() {
         head.push_str("property float nx\nproperty float ny\nproperty float nz\n");
     }
+    if let Some((name, _)) = scalar {
+        head.push_str(&format!("property float {name}\n"));
+    }
     head.push_str(&format!(
         "element face {}\nproperty list uchar int vertex_indices\nend_header\n",
         mesh.faces.len()
@@ -658,7 +662,11 @@ pub(super) fn write(
     out.write_all(head.as_bytes())?;
     let vertex = |v: usize| {
         let n = normals.map(|n| n[v]);
-        mesh.positions[v].into_iter().chain(n.into_iter().flatten())
+        let x = scalar.map(|(_, x)| x[v]);
+        mesh.positions[v]
+            .into_iter()
+            .chain(n.into_iter().flatten())
+            .chain(x)
     };
     if encoding == PlyEncoding::Ascii {
         write_chunked(out, mesh.positions.len(), |r, buf| {

@@ -1,0 +1,86 @@
+//! `cavity geodesic`: geodesic distance from source vertices, written with
+//! the mesh (a PLY vertex property, or a column file beside other formats).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use cavity::io::{Format, VertexData, check_writable, write_column, write_mesh, write_mesh_with};
+use cavity_geodesic::GeodesicSettings;
+
+use crate::device::{GivenBack, backend};
+use crate::input::load_input;
+use crate::output::{refuse_overwrite, sayln};
+use crate::{Common, Result};
+
+/// The file beside a mesh `output` in a format without vertex properties
+/// that holds the distances: its name with "-distance.txt" for the
+/// extension.
+pub(crate) fn column_path(output: &Path) -> PathBuf {
+    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+    output.with_file_name(format!("{stem}-distance.txt"))
+}
+
+pub(crate) fn geodesic(
+    input: Option<&Path>,
+    output: &Path,
+    sources: &[u32],
+    settings: &GeodesicSettings,
+    common: &Common,
+) -> Result<()> {
+    settings.check()?;
+    refuse_overwrite(input, output)?;
+    let format = check_writable(output)?;
+    let column = (!matches!(format, Format::Ply(_))).then(|| column_path(output));
+    if let Some(column) = &column {
+        refuse_overwrite(input, column)?;
+    }
+    let mesh = load_input(input)?.mesh;
+    let backend = backend(common.device)?;
+    let t = Instant::now();
+    let (distance, report) =
+        cavity_geodesic::geodesic_distance(&mesh, sources, settings, &backend)?;
+    let seconds = t.elapsed().as_secs_f64();
+    let released = GivenBack::new(backend);
+    match &column {
+        None => {
+            let data = VertexData {
+                normals: None,
+                scalar: Some(("distance", &distance)),
+            };
+            write_mesh_with(output, &mesh, data, format)?;
+        }
+        Some(column) => {
+            write_mesh(output, &mesh, None, format)?;
+            write_column(column, &distance)?;
+        }
+    }
+    drop(released);
+    let largest = distance
+        .iter()
+        .copied()
+        .filter(|d| d.is_finite())
+        .fold(0.0f32, f32::max);
+    if report.unreachable > 0 {
+        eprintln!(
+            "warning: {} vertices are not connected to a source (another component, or no face): distance inf",
+            report.unreachable
+        );
+    }
+    sayln!(
+        "geodesic distance of {} vertices from {} source(s), largest {largest}: {} toplesets, {} band passes and {} settling passes ({:.3} ms) on {} in {:.3} ms (with toplesets, patching and transfers); wrote {}{}",
+        mesh.num_vertices(),
+        sources.len(),
+        report.toplesets,
+        report.passes,
+        report.settling_passes,
+        report.propagation_seconds * 1e3,
+        report.device,
+        seconds * 1e3,
+        output.display(),
+        column.map_or(String::new(), |c| format!(
+            " and the distances, one per vertex and line, to {}",
+            c.display()
+        ))
+    );
+    Ok(())
+}
