@@ -21,6 +21,8 @@
 //! `cavity-app-ptx`. [`geodesic_distance`] takes a [`TriMesh`] at any
 //! scale (it works in the unit box, `cavity::normalize`).
 
+pub mod bench;
+
 pub use cavity_geodesic_kernels::{GeodesicRelax, along_edges, update_step};
 
 use std::time::Instant;
@@ -133,6 +135,9 @@ pub struct GeodesicReport {
     /// converged vertices), without finding the toplesets, patching and
     /// the transfers.
     pub propagation_seconds: f64,
+    /// Device memory of the dynamic mesh with the propagation's
+    /// attributes, bytes per face.
+    pub bytes_per_face: f64,
     /// The device that ran it.
     pub device: String,
 }
@@ -320,6 +325,7 @@ pub fn geodesic_distance(
             toplesets: count,
             unreachable,
             propagation_seconds,
+            bytes_per_face: dynamic.bytes_per_face(),
             device: ran.device,
         },
     ))

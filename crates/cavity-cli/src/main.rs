@@ -403,6 +403,39 @@ enum BenchWhat {
         #[command(flatten)]
         common: Common,
     },
+    /// Geodesic distance from one source (the dynamic paper's table 1): our GPU and the CPU backend (the whole call and the propagation alone) and the CPU peers (pygeodesic's exact distance, potpourri3d's heat method, with --python), with the mean relative error against the exact distance.
+    Geodesic {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
+        subdivisions: Vec<u32>,
+        /// The source vertex.
+        #[arg(long, default_value_t = 0)]
+        source: u32,
+        /// Relative change below which a topleset has converged.
+        #[arg(long, default_value_t = GeodesicSettings::default().tolerance)]
+        tolerance: f32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        /// Largest mesh the exact peer runs on (11 s at 320 k faces,
+        /// growing about as the faces to the power 1.5).
+        #[arg(long, default_value_t = 400_000)]
+        exact_max_faces: usize,
+        /// Python interpreter with the peers (pygeodesic, potpourri3d);
+        /// none run without it.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// The peer script.
+        #[arg(long, default_value = "xtask/peers/geodesic_peers.py")]
+        peer_script: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.
@@ -649,6 +682,34 @@ fn run(cli: Cli) -> Result<()> {
                 peers: python.map(|p| (p, peer_script)),
             };
             bench::bench_smooth(&meshes, &subdivisions, &settings, &common)
+        }
+        Command::Bench {
+            what:
+                BenchWhat::Geodesic {
+                    meshes,
+                    subdivisions,
+                    source,
+                    tolerance,
+                    reps,
+                    cpu_max_faces,
+                    exact_max_faces,
+                    python,
+                    peer_script,
+                    common,
+                },
+        } => {
+            let settings = cavity_geodesic::bench::GeodesicBenchSettings {
+                source,
+                settings: GeodesicSettings {
+                    tolerance,
+                    patch_size: common.patch_size,
+                },
+                reps,
+                cpu_max_faces,
+                exact_max_faces,
+                peers: python.map(|p| (p, peer_script)),
+            };
+            bench::bench_geodesic(&meshes, &subdivisions, &settings, &common)
         }
         Command::Bench {
             what:

@@ -52,9 +52,10 @@ impl Corner {
         let (av, bv) = (sub(v, a), sub(v, b));
         let (ab, ba) = (sub(b, a), sub(a, b));
         // Twice the area from the corners in one order whichever corner
-        // asks, so that the three corners see the same bits and the
-        // weights of an edge agree at its two ends (a symmetric matrix).
-        let [p, q, r] = lexicographic([v, a, b]);
+        // asks (and in whichever patch), so that the three corners see the
+        // same bits and the weights of an edge agree at its two ends (a
+        // symmetric matrix).
+        let [p, q, r] = canonical([v, a, b]);
         let n = cross(sub(q, p), sub(r, p));
         let twice_area = core::f32::math::sqrt(dot(n, n));
         if twice_area.is_nan() || twice_area <= 0.0 || twice_area.is_infinite() {
@@ -82,18 +83,22 @@ impl Corner {
     }
 }
 
-/// `points` sorted by `x`, then `y`, then `z`.
+/// `corners` (a face's, in its orientation) rotated to start at the
+/// smallest by `x`, then `y`, then `z`: the same three points in the same
+/// order whichever corner the rotation started from.
 #[inline(always)]
-fn lexicographic(mut points: [[f32; 3]; 3]) -> [[f32; 3]; 3] {
+fn canonical(corners: [[f32; 3]; 3]) -> [[f32; 3]; 3] {
     let less = |p: [f32; 3], q: [f32; 3]| {
         p[0] < q[0] || (p[0] == q[0] && (p[1] < q[1] || (p[1] == q[1] && p[2] < q[2])))
     };
-    for (i, j) in [(0, 1), (1, 2), (0, 1)] {
-        if less(points[j], points[i]) {
-            points.swap(i, j);
-        }
+    let [p, q, r] = corners;
+    if less(q, p) {
+        if less(r, q) { [r, p, q] } else { [q, r, p] }
+    } else if less(r, p) {
+        [r, p, q]
+    } else {
+        corners
     }
-    points
 }
 
 /// The other two corners of local face `f` of vertex `v`, in the face's

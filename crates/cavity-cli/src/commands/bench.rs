@@ -123,6 +123,26 @@ pub(crate) fn bench_smooth(
     Ok(())
 }
 
+/// Geodesic distance on each mesh of `paths` (or the bundled one) at each
+/// subdivision level.
+pub(crate) fn bench_geodesic(
+    paths: &[PathBuf],
+    subdivisions: &[u32],
+    settings: &cavity_geodesic::bench::GeodesicBenchSettings,
+    common: &Common,
+) -> Result<()> {
+    settings.settings.check()?;
+    let meshes = subdivided_inputs(paths, subdivisions)?;
+    let backend = backend(common.device)?;
+    let pb = spinner();
+    let bench = cavity_geodesic::bench::geodesic_bench(&meshes, settings, &backend, |m| {
+        pb.set_message(m.to_string())
+    })?;
+    pb.finish_and_clear();
+    say!("{}", bench.table());
+    Ok(())
+}
+
 /// Surface tracking of the curl-noise sheet at each of `grids`, with
 /// `settings`' frames and time step.
 pub(crate) fn bench_track(
