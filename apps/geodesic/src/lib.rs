@@ -255,6 +255,7 @@ pub fn geodesic_distance(
     let origins: Vec<[u32; 1]> = sources_of.iter().map(|&s| [origin[s as usize]]).collect();
     dynamic.set_attribute(&origin_attr, &origins)?;
     dynamic.set_attribute(&ping, &start)?;
+    dynamic.set_attribute(&pong, &start)?;
     let count = sizes.len() as u32;
     let propagation = Instant::now();
     let ran = backend.run_rounds(

@@ -76,8 +76,13 @@ cavity_device::parameters! {
     /// One pass of the propagation: every vertex of a topleset in
     /// `[band_start, band_end)` takes the smallest of its distance in
     /// `from` and what each of its faces gives ([`update_step`]) into `to`;
-    /// every other vertex copies `from` into `to`; with `edges_only` 1 a
-    /// face gives only the paths along its edges ([`along_edges`]).
+    /// with `edges_only` 1 a face gives only the paths along its edges
+    /// ([`along_edges`]). A vertex of the topleset before the band copies
+    /// `from` into `to` (the band starts at most one topleset later each
+    /// pass, so a vertex it leaves holds its last distance in both
+    /// attributes); the others, sources included, are not active
+    /// (both attributes hold their distance, or infinity ahead of the
+    /// band), and a patch with none in the band or behind it is skipped.
     /// `converged` is 1 at a vertex of topleset `band_start` (of the
     /// whole band with `whole_band` 1) whose distance is finite and did
     /// not change or changed by less than `tolerance` of its old value,
@@ -114,10 +119,15 @@ cavity_device::parameters! {
 impl ElementComputation for GeodesicRelax {
     const QUERY: Query = Query::VF;
 
+    fn active<B: Block>(&self, v: &Element<'_, B>) -> bool {
+        let level = v.get(&self.level)[0];
+        level != 0 && level.saturating_add(1) >= self.band_start && level < self.band_end
+    }
+
     fn compute<B: Block>(&self, v: &Element<'_, B>) {
         let level = v.get(&self.level)[0];
         let old = v.get(&self.from)[0];
-        if level < self.band_start || level >= self.band_end {
+        if level < self.band_start {
             v.set(&self.to, [old]);
             v.set(&self.converged, [0]);
             return;

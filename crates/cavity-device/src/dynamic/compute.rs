@@ -56,7 +56,14 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
     /// as ptxas reports no spills.
     const MIN_BLOCKS: u32 = FOR_EACH_BOUNDS.min_blocks;
 
-    /// Whether the element is in the active set (all by default).
+    /// Whether the element is in the active set (all by default). Asked
+    /// twice: first without the query's results ([`Element::len`] 0, no
+    /// faces per edge), so that a patch with no active element skips
+    /// building them; then with them, right before [`compute`]. It must
+    /// answer the same both times: decide on the element's own
+    /// attributes.
+    ///
+    /// [`compute`]: ElementComputation::compute
     #[inline(always)]
     fn active<B: Block>(&self, _element: &Element<'_, B>) -> bool {
         true
@@ -453,6 +460,7 @@ pub fn for_each<B: Block, C: ElementComputation>(
         mesh,
         p,
         (C::QUERY, Needs::of::<C>()),
+        Some(|element: &Element<'_, B>| c.active(element)),
         |element| {
             if c.active(element) {
                 c.compute(element);
@@ -464,7 +472,9 @@ pub fn for_each<B: Block, C: ElementComputation>(
 /// Calls `f` on every owned active element of `query`'s source kind in
 /// patch slot `p` (nothing for a slot not in use), with the query's rows
 /// built in shared memory and the faces per edge counted as `needs` says
-/// ([`shared_bytes`], [`shared_bytes_of`]).
+/// ([`shared_bytes`], [`shared_bytes_of`]). With `screen`, a patch none of
+/// whose elements `screen` accepts (seen without query results) returns
+/// before building them.
 #[inline(always)]
 fn each_element<B: Block>(
     block: &B,
@@ -472,6 +482,7 @@ fn each_element<B: Block>(
     mesh: &DynMesh,
     p: u32,
     (query, needs): (Query, Needs),
+    screen: Option<impl Fn(&Element<'_, B>) -> bool>,
     mut f: impl FnMut(&Element<'_, B>),
 ) {
     if p >= mesh.num_patches {
@@ -486,13 +497,33 @@ fn each_element<B: Block>(
     arena.check();
     copy.load(block, mesh);
     block.sync();
+    let kind = query.source();
+    if let Some(screen) = screen {
+        let mut any = false;
+        block.for_each(copy.count(kind), |l| {
+            if copy.is_owned(kind, l) && copy.is_active(kind, l) {
+                any |= screen(&Element {
+                    block,
+                    mesh,
+                    copy: &copy,
+                    rows: &rows,
+                    faces: None,
+                    query,
+                    results: false,
+                    l,
+                });
+            }
+        });
+        if !block.sync_any(any) {
+            return;
+        }
+    }
     if needs.results {
         build_rows(block, &copy, query, &rows, scratch);
     }
     if let Some(faces) = faces {
         count_edge_faces(block, &copy, faces);
     }
-    let kind = query.source();
     block.for_each(copy.count(kind), |l| {
         if !(copy.is_owned(kind, l) && copy.is_active(kind, l)) {
             return;
@@ -534,19 +565,28 @@ pub fn export<B: Block>(
     out: &ExportArrays,
 ) {
     let (source, target) = (query.source(), query.target());
-    each_element(block, arena, mesh, p, (query, Needs::RESULTS), |e| {
-        let slot = p * mesh.cap.of(source) + e.local();
-        if out.offsets.is_none() {
-            out.counts.store(slot, e.len());
-            return;
-        }
-        let start = out.offsets.map_or(0, |o| o.load(slot));
-        for (i, n) in e.neighbors().enumerate() {
-            let (q, l) = e.copy.owner_or_self(block, target, n);
-            out.values
-                .store(start + i as u32, q * mesh.cap.of(target) + l);
-        }
-    });
+    let screen = None::<fn(&Element<'_, B>) -> bool>;
+    each_element(
+        block,
+        arena,
+        mesh,
+        p,
+        (query, Needs::RESULTS),
+        screen,
+        |e| {
+            let slot = p * mesh.cap.of(source) + e.local();
+            if out.offsets.is_none() {
+                out.counts.store(slot, e.len());
+                return;
+            }
+            let start = out.offsets.map_or(0, |o| o.load(slot));
+            for (i, n) in e.neighbors().enumerate() {
+                let (q, l) = e.copy.owner_or_self(block, target, n);
+                out.values
+                    .store(start + i as u32, q * mesh.cap.of(target) + l);
+            }
+        },
+    );
 }
 
 /// The query export's arrays (see [`export`]).

@@ -3,8 +3,6 @@
 //! the input's elements), stored per patch slot (see
 //! `cavity_device::attribute`).
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 
 use cavity_device::attribute::{Attr, Scalar};
@@ -89,44 +87,42 @@ impl DynamicMesh {
                 got: values.len(),
             });
         }
-        let mut writes: Vec<(usize, [T; N])> = elements
-            .iter()
+        let writes: Vec<(usize, [T; N])> = elements
+            .par_iter()
             .zip(values)
             .map(|(&((p, l), _), &v)| (self.attr_start(attr, p, l), v))
             .collect();
-        // Ribbon copies: the value of their owner.
-        let index: HashMap<(u32, u32), usize> = elements
-            .iter()
-            .enumerate()
-            .map(|(i, &(id, _))| (id, i))
-            .collect();
+        // Ribbon copies: their owner's words, copied once the owners'
+        // values are in place.
         let mesh = &*self;
-        let copies: Vec<(usize, [T; N])> = (0..self.num_patches)
+        let copies: Vec<(usize, usize)> = (0..self.num_patches)
             .into_par_iter()
             .flat_map_iter(|p| {
                 let table = mesh.frozen_table(p, kind);
                 mesh.active(p, kind)
                     .filter(|&l| !mesh.is_owned(p, kind, l))
                     .filter_map(|l| {
-                        let owner = mesh.owner_in(&table, p, kind, l)?;
-                        Some((mesh.attr_start(attr, p, l), owner))
+                        let (q, owner) = mesh.owner_in(&table, p, kind, l)?;
+                        Some((mesh.attr_start(attr, p, l), mesh.attr_start(attr, q, owner)))
                     })
                     .collect::<Vec<_>>()
             })
-            .filter_map(|(at, owner)| index.get(&owner).map(|&i| (at, values[i])))
             .collect();
-        writes.extend(copies);
         let words = match kind {
             Kind::Vertex => &mut self.vertex_attrs,
             Kind::Edge => &mut self.edge_attrs,
             Kind::Face => &mut self.face_attrs,
         };
+        let len = N * T::WORDS as usize;
         for (at, value) in writes {
             for (c, x) in value.into_iter().enumerate() {
                 let w = x.to_words();
                 let i = at + c * T::WORDS as usize;
                 words[i..i + T::WORDS as usize].copy_from_slice(&w[..T::WORDS as usize]);
             }
+        }
+        for (at, owner) in copies {
+            words.copy_within(owner..owner + len, at);
         }
         Ok(())
     }
