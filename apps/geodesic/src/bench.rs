@@ -168,9 +168,9 @@ pub fn geodesic_bench(
         }
         if let Some((python, script)) = &s.peers {
             progress(&format!("{name}: peers"));
-            let (peers, exact) = run_peers(python, script, mesh, s)?;
-            row.peers = peers;
-            if let Some(exact) = exact {
+            let peers = run_peers(python, script, mesh, s)?;
+            row.peers = peers.runs;
+            if let Some(exact) = peers.exact {
                 let error = mean_relative_error(&ours, &exact);
                 for run in [&mut row.gpu, &mut row.cpu].into_iter().flatten() {
                     run.error = Some(error);
@@ -190,14 +190,22 @@ pub fn geodesic_bench(
     })
 }
 
-/// Runs the peer script on `mesh` and parses its JSON lines; the exact
-/// distances when the exact peer ran.
+/// What the peer script gave on one mesh.
+struct PeerResults {
+    /// Its runs.
+    runs: Vec<PeerRun>,
+    /// The exact distances, when the exact peer ran.
+    exact: Option<Vec<f64>>,
+}
+
+/// Runs the peer script on `mesh` and parses its JSON lines and the exact
+/// distances.
 fn run_peers(
     python: &Path,
     script: &Path,
     mesh: &TriMesh,
     s: &GeodesicBenchSettings,
-) -> Result<(Vec<PeerRun>, Option<Vec<f64>>), Box<dyn std::error::Error>> {
+) -> Result<PeerResults, Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let exact_path = dir.path().join("exact.f64");
     let out = run_peer_script(
@@ -225,7 +233,10 @@ fn run_peers(
             .map(|b| f64::from_le_bytes(*b))
             .collect::<Vec<f64>>()
     });
-    Ok((runs, exact.filter(|e| e.len() == mesh.num_vertices())))
+    Ok(PeerResults {
+        runs,
+        exact: exact.filter(|e| e.len() == mesh.num_vertices()),
+    })
 }
 
 /// One JSON line of the peer script.
