@@ -4,8 +4,8 @@
 //! grid, great-circle on a sphere. On any mesh: 0 at the sources,
 //! 1-Lipschitz along edges, infinity exactly where no source reaches.
 
-use cavity::TriMesh;
 use cavity::topology::Topology;
+use cavity::{MeshError, TriMesh};
 use cavity_geodesic::{
     GeodesicError, GeodesicSettings, SETTLED, Toplesets, geodesic_distance, toplesets,
 };
@@ -332,6 +332,22 @@ fn scale_components_and_errors() {
     assert!(matches!(
         geodesic_distance(&mesh, &[1000], &settings(), &backend),
         Err(GeodesicError::Source { vertex: 1000, .. })
+    ));
+    let mut broken = mesh.clone();
+    broken.positions[3][1] = f32::NAN;
+    assert!(matches!(
+        geodesic_distance(&broken, &[4], &settings(), &backend),
+        Err(GeodesicError::Mesh(MeshError::NonFinite { vertex: 3, .. }))
+    ));
+    broken = mesh.clone();
+    broken.faces[2][0] = 9999;
+    assert!(matches!(
+        geodesic_distance(&broken, &[4], &settings(), &backend),
+        Err(GeodesicError::Mesh(MeshError::IndexOutOfRange {
+            face: 2,
+            index: 9999,
+            ..
+        }))
     ));
     for tolerance in [0.0, 1.0, f32::NAN] {
         let s = GeodesicSettings {

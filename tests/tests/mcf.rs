@@ -7,9 +7,9 @@
 
 use std::collections::HashMap;
 
-use cavity::TriMesh;
 use cavity::normalize::Normalization;
 use cavity::topology::mean_edge_length;
+use cavity::{MeshError, TriMesh};
 use cavity_mcf::{McfError, McfSettings, smooth};
 use cavity_tests::{any_mesh, asset_mesh, cases, grid, test_backend};
 use glam::DVec3;
@@ -351,8 +351,23 @@ fn bad_settings_are_refused() {
         ),
     ] {
         match smooth(&mesh, &settings, &backend) {
-            Err(McfError::Settings(message)) => assert!(message.contains(what), "{message}"),
+            Err(e @ McfError::Settings { .. }) => {
+                let message = e.to_string();
+                assert!(message.contains(what), "{message}");
+            }
             other => panic!("{what}: {other:?}"),
         }
+    }
+    let mut broken = mesh.clone();
+    broken.positions[1] = [f32::INFINITY, 0.0, 0.0];
+    match smooth(&broken, &McfSettings::default(), &backend) {
+        Err(McfError::Mesh(MeshError::NonFinite { vertex: 1, .. })) => {}
+        other => panic!("a non-finite position: {other:?}"),
+    }
+    broken = mesh.clone();
+    broken.faces[0] = [5, 5, 6];
+    match smooth(&broken, &McfSettings::default(), &backend) {
+        Err(McfError::Mesh(MeshError::RepeatedVertex { face: 0, .. })) => {}
+        other => panic!("a face repeating a vertex: {other:?}"),
     }
 }

@@ -27,7 +27,6 @@ pub use cavity_geodesic_kernels::{GeodesicRelax, along_edges, update_step};
 
 use std::time::Instant;
 
-use cavity::TriMesh;
 use cavity::attributes::{AttributeError, AttributeLayout};
 use cavity::backend::{Backend, BackendError};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
@@ -35,10 +34,23 @@ use cavity::normalize::Normalization;
 use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
 use cavity::topology::Topology;
+use cavity::{MeshError, TriMesh};
+
+/// The propagation's settings, as its errors name them.
+pub mod setting {
+    use cavity::settings::Setting;
+
+    /// The convergence tolerance ([`crate::GeodesicSettings::tolerance`]).
+    pub const TOLERANCE: Setting = Setting::new("the tolerance");
+}
 
 /// Errors of [`geodesic_distance`].
 #[derive(Debug, thiserror::Error)]
 pub enum GeodesicError {
+    /// The mesh has a non-finite coordinate or a bad face (the message
+    /// names it).
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
     /// No source was given.
     #[error("no source vertex given")]
     NoSource,
@@ -74,6 +86,7 @@ impl NamesSettings for GeodesicError {
             GeodesicError::Dynamic(e) => e.settings(),
             GeodesicError::Run(e) => e.settings(),
             GeodesicError::Backend(e) => e.settings(),
+            GeodesicError::Tolerance(_) => vec![setting::TOLERANCE],
             _ => Vec::new(),
         }
     }
@@ -202,14 +215,17 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toples
 /// isolated vertex). Patches of at most `settings.patch_size` faces.
 ///
 /// # Errors
-/// No source or one out of range; a tolerance out of range; a patch size
-/// out of range or a patch too large; a failed GPU run.
+/// A mesh with a non-finite coordinate or a bad face
+/// ([`TriMesh::validate`]); no source or one out of range; a tolerance out
+/// of range; a patch size out of range or a patch too large; a failed GPU
+/// run.
 pub fn geodesic_distance(
     mesh: &TriMesh,
     sources: &[u32],
     settings: &GeodesicSettings,
     backend: &Backend,
 ) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
+    mesh.validate()?;
     if sources.is_empty() {
         return Err(GeodesicError::NoSource);
     }

@@ -118,7 +118,8 @@ fn time_iterations(
 /// per step.
 ///
 /// # Errors
-/// A failed run (capacity, GPU) or a mesh that cannot be written for the
+/// A time step out of range or no iterations ([`McfError::Settings`]), a
+/// failed run (capacity, GPU) or a mesh that cannot be written for the
 /// peers.
 pub fn mcf_bench(
     meshes: &[(String, TriMesh)],
@@ -126,6 +127,18 @@ pub fn mcf_bench(
     backend: &Backend,
     mut progress: impl FnMut(&str),
 ) -> Result<McfBench, Box<dyn std::error::Error>> {
+    McfSettings {
+        dt: s.dt,
+        ..McfSettings::default()
+    }
+    .check()?;
+    if s.iterations == 0 || s.cpu_iterations == 0 {
+        return Err(McfError::Settings {
+            setting: crate::setting::MAX_ITERATIONS,
+            message: "must be at least 1",
+        }
+        .into());
+    }
     cavity_app_ptx::add_to(backend)?;
     let cpu = Backend::Cpu(CpuBackend::new());
     let mut rows = Vec::new();

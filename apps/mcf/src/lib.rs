@@ -20,7 +20,6 @@ pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual
 
 use std::time::Instant;
 
-use cavity::TriMesh;
 use cavity::attributes::{Attr, AttributeError, AttributeLayout};
 use cavity::backend::{Backend, BackendError};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
@@ -28,13 +27,38 @@ use cavity::normalize::Normalization;
 use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
 use cavity::topology::{Topology, mean_edge_length_with};
+use cavity::{MeshError, TriMesh};
+
+/// The flow's settings, as its errors name them
+/// ([`McfError::Settings`]).
+pub mod setting {
+    use cavity::settings::Setting;
+
+    /// The implicit steps ([`crate::McfSettings::steps`]).
+    pub const STEPS: Setting = Setting::new("the number of steps");
+    /// The time step ([`crate::McfSettings::dt`]).
+    pub const TIME_STEP: Setting = Setting::new("the time step");
+    /// The solver's tolerance ([`crate::McfSettings::tolerance`]).
+    pub const TOLERANCE: Setting = Setting::new("the tolerance");
+    /// Iterations per step ([`crate::McfSettings::max_iterations`]).
+    pub const MAX_ITERATIONS: Setting = Setting::new("the iterations per step");
+}
 
 /// Errors of the flow.
 #[derive(Debug, thiserror::Error)]
 pub enum McfError {
-    /// A setting out of range (the message says which and why).
-    #[error("{0}")]
-    Settings(String),
+    /// A setting out of range: change `setting`.
+    #[error("{} {message}", setting.name())]
+    Settings {
+        /// The setting.
+        setting: Setting,
+        /// What its value must be.
+        message: &'static str,
+    },
+    /// The mesh has a non-finite coordinate or a bad face (the message
+    /// names it).
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
     /// Patching or laying the mesh out failed (the message names the
     /// setting).
     #[error(transparent)]
@@ -57,7 +81,8 @@ impl NamesSettings for McfError {
             McfError::Dynamic(e) => e.settings(),
             McfError::Run(e) => e.settings(),
             McfError::Backend(e) => e.settings(),
-            McfError::Settings(_) | McfError::Attribute(_) => Vec::new(),
+            McfError::Settings { setting, .. } => vec![*setting],
+            McfError::Mesh(_) | McfError::Attribute(_) => Vec::new(),
         }
     }
 }
@@ -100,18 +125,18 @@ impl McfSettings {
     /// # Errors
     /// [`McfError::Settings`] naming the field out of range.
     pub fn check(&self) -> Result<(), McfError> {
-        let bad = |what: &str| Err(McfError::Settings(what.to_string()));
+        let bad = |setting, message| Err(McfError::Settings { setting, message });
         if self.steps == 0 {
-            return bad("the number of steps must be at least 1");
+            return bad(setting::STEPS, "must be at least 1");
         }
         if !(self.dt > 0.0 && self.dt.is_finite()) {
-            return bad("the time step must be positive and finite");
+            return bad(setting::TIME_STEP, "must be positive and finite");
         }
         if !(0.0..1.0).contains(&self.tolerance) {
-            return bad("the tolerance must be at least 0 and below 1");
+            return bad(setting::TOLERANCE, "must be at least 0 and below 1");
         }
         if self.max_iterations == 0 {
-            return bad("the iterations per step must be at least 1");
+            return bad(setting::MAX_ITERATIONS, "must be at least 1");
         }
         Ok(())
     }
@@ -202,13 +227,16 @@ impl FlowMesh {
     /// length. The topology is built once, for both.
     ///
     /// # Errors
-    /// A patch size out of range or a patch too large.
+    /// A mesh with a non-finite coordinate or a bad face
+    /// ([`TriMesh::validate`]); a patch size out of range or a patch too
+    /// large.
     pub fn new(
         mesh: &TriMesh,
         dt: f32,
         patch_size: u32,
         factors: CapacityFactors,
     ) -> Result<FlowMesh, McfError> {
+        mesh.validate()?;
         let normalization = Normalization::of(mesh);
         let normalized = normalization.apply(mesh);
         let topology = Topology::new(&normalized);

@@ -378,10 +378,10 @@ enum BenchWhat {
         #[arg(long, default_value_t = McfSettings::default().dt)]
         dt: f32,
         /// Iterations per timed GPU solve.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
         iterations: u32,
         /// Iterations per timed solve of the CPU backend and the peers.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         cpu_iterations: u32,
         /// Timed GPU solves (the median is reported).
         #[arg(long, default_value_t = 5)]
@@ -512,6 +512,8 @@ fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
 /// The command-line option of `setting` (its name in words for a setting
 /// no option sets).
 fn option(setting: Setting) -> &'static str {
+    use cavity_geodesic::setting as geodesic;
+    use cavity_mcf::setting as mcf;
     use cavity_remesh::setting as remesh;
     use cavity_track::setting as track;
     [
@@ -525,6 +527,11 @@ fn option(setting: Setting) -> &'static str {
         (track::GRID, "--grid"),
         (track::FRAMES, "--frames"),
         (track::TIME_STEP, "--dt"),
+        (mcf::STEPS, "--steps"),
+        (mcf::TIME_STEP, "--dt"),
+        (mcf::TOLERANCE, "--tolerance"),
+        (mcf::MAX_ITERATIONS, "--max-iterations"),
+        (geodesic::TOLERANCE, "--tolerance"),
     ]
     .into_iter()
     .find(|&(s, _)| s == setting)

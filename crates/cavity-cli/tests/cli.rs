@@ -248,3 +248,26 @@ fn smoothing_moves_the_interior_and_keeps_the_counts() {
     assert_eq!(written.faces, cube.faces);
     assert!(written.positions != cube.positions);
 }
+
+#[test]
+fn smooth_and_geodesic_setting_errors_name_their_option() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let fails = |args: &[&str]| {
+        let out = cavity()
+            .args(args)
+            .args(["--device", "cpu"])
+            .arg(asset("torus.obj"))
+            .arg("-o")
+            .arg(dir.path().join("out.ply"))
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).trim_end().to_string()
+    };
+    let stderr = fails(&["smooth", "--steps", "0"]);
+    assert!(stderr.ends_with("must be at least 1 (--steps)"), "{stderr}");
+    let stderr = fails(&["smooth", "--dt=-1"]);
+    assert!(stderr.ends_with("(--dt)"), "{stderr}");
+    let stderr = fails(&["geodesic", "--source", "0", "--tolerance", "1"]);
+    assert!(stderr.ends_with("(--tolerance)"), "{stderr}");
+}

@@ -82,5 +82,5 @@ pub mod topology;
 
 pub use cavity_device::layout::Kind;
 pub use cavity_device::query::Query;
-pub use mesh::TriMesh;
+pub use mesh::{MeshError, TriMesh};
 pub use patched::{PatchStats, PatchedMesh};

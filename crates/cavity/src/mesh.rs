@@ -24,6 +24,70 @@ impl TriMesh {
     pub fn num_faces(&self) -> usize {
         self.faces.len()
     }
+
+    /// Checks what every algorithm assumes of its input, as the file
+    /// readers do: finite coordinates, face indices in range, no face that
+    /// repeats a vertex. Reports the first problem.
+    ///
+    /// # Errors
+    /// [`MeshError`] naming the vertex or face.
+    pub fn validate(&self) -> Result<(), MeshError> {
+        if let Some(vertex) = self
+            .positions
+            .iter()
+            .position(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(MeshError::NonFinite {
+                vertex,
+                position: self.positions[vertex],
+            });
+        }
+        let vertices = self.positions.len();
+        for (face, t) in self.faces.iter().enumerate() {
+            if let Some(&index) = t.iter().find(|&&i| i as usize >= vertices) {
+                return Err(MeshError::IndexOutOfRange {
+                    face,
+                    index,
+                    vertices,
+                });
+            }
+            if t[0] == t[1] || t[1] == t[2] || t[2] == t[0] {
+                return Err(MeshError::RepeatedVertex { face, corners: *t });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What [`TriMesh::validate`] found wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MeshError {
+    /// A vertex has a non-finite coordinate: fix or drop the vertex.
+    #[error("vertex {vertex} has a non-finite coordinate {position:?}")]
+    NonFinite {
+        /// The vertex.
+        vertex: usize,
+        /// Its position.
+        position: [f32; 3],
+    },
+    /// A face names a vertex that does not exist.
+    #[error("face {face} names vertex {index}, but the mesh has {vertices} vertices")]
+    IndexOutOfRange {
+        /// The face.
+        face: usize,
+        /// The index out of range.
+        index: u32,
+        /// Vertices of the mesh.
+        vertices: usize,
+    },
+    /// A face names a vertex twice (no area, no orientation): drop it.
+    #[error("face {face} repeats a vertex: {corners:?}")]
+    RepeatedVertex {
+        /// The face.
+        face: usize,
+        /// Its corners.
+        corners: [u32; 3],
+    },
 }
 
 impl TriMesh {
