@@ -13,7 +13,7 @@ use std::time::Instant;
 use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
-use cavity::bench::{median, run_peer_script};
+use cavity::bench::{median, peer_line, run_peer_script};
 
 use crate::{GeodesicError, GeodesicReport, GeodesicSettings, geodesic_distance};
 
@@ -241,12 +241,7 @@ fn run_peers(
 
 /// One JSON line of the peer script.
 fn parse_peer(line: &str) -> Option<PeerRun> {
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    let name = v["peer"].as_str()?;
-    let peer = match v["version"].as_str() {
-        Some(version) => format!("{name} {version}"),
-        None => name.to_string(),
-    };
+    let (peer, v) = peer_line(line)?;
     let result = match v["error"].as_str() {
         Some(e) => Err(e.to_string()),
         None => Ok((

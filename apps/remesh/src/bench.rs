@@ -15,7 +15,7 @@ use cavity::TriMesh;
 use cavity::backend::cpu::CpuBackend;
 use cavity::backend::{Backend, GpuSeconds};
 
-use cavity::bench::{median, run_peer_script};
+use cavity::bench::{median, peer_line, run_peer_script};
 
 /// A peer remesher's run: its time and output statistics, or why it did
 /// not run.
@@ -161,12 +161,7 @@ fn run_peers(
 
 /// One JSON line of the peer script.
 fn parse_peer(line: &str) -> Option<PeerRun> {
-    let v: serde_json::Value = serde_json::from_str(line).ok()?;
-    let name = v["peer"].as_str()?;
-    let peer = match v["version"].as_str() {
-        Some(version) => format!("{name} {version}"),
-        None => name.to_string(),
-    };
+    let (peer, v) = peer_line(line)?;
     if let Some(e) = v["error"].as_str() {
         return Some(PeerRun {
             peer,

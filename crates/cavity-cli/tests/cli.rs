@@ -7,6 +7,21 @@ fn cavity() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cavity"))
 }
 
+/// `cavity ARGS INPUT -o OUTPUT`, which must succeed; its stdout and
+/// stderr.
+fn succeeds(args: &[&str], input: &std::path::Path, output: &std::path::Path) -> (String, String) {
+    let out = cavity()
+        .args(args)
+        .arg(input)
+        .arg("-o")
+        .arg(output)
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+}
+
 fn asset(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../assets")
@@ -47,15 +62,11 @@ fn a_missing_input_is_an_error_naming_it() {
 fn remeshing_writes_its_output_and_nothing_else() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let output = dir.path().join("torus-remeshed.ply");
-    let out = cavity()
-        .args(["remesh", "--device", "cpu", "--iterations", "1"])
-        .arg(asset("torus.obj"))
-        .arg("-o")
-        .arg(&output)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    succeeds(
+        &["remesh", "--device", "cpu", "--iterations", "1"],
+        &asset("torus.obj"),
+        &output,
+    );
     let names: Vec<_> = std::fs::read_dir(dir.path())
         .expect("list")
         .map(|e| e.expect("entry").file_name())
@@ -132,18 +143,13 @@ fn ply_distances(path: &std::path::Path) -> Vec<f32> {
 fn geodesic_writes_the_distance_as_a_ply_property() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let output = dir.path().join("torus-distance.ply");
-    let out = cavity()
-        .args([
+    let (stdout, _) = succeeds(
+        &[
             "geodesic", "--device", "cpu", "--source", "0", "--source", "7",
-        ])
-        .arg(asset("torus.obj"))
-        .arg("-o")
-        .arg(&output)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}: {stderr}", out.status);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        ],
+        &asset("torus.obj"),
+        &output,
+    );
     assert!(stdout.contains("toplesets"), "{stdout}");
     let torus = cavity::io::read_mesh(&asset("torus.obj"))
         .expect("torus")
@@ -173,15 +179,11 @@ fn geodesic_beside_an_obj_writes_a_column_with_inf_where_unreachable() {
     )
     .expect("input");
     let output = dir.path().join("apart-out.obj");
-    let out = cavity()
-        .args(["geodesic", "--device", "cpu", "--source", "1"])
-        .arg(&input)
-        .arg("-o")
-        .arg(&output)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    let (_, stderr) = succeeds(
+        &["geodesic", "--device", "cpu", "--source", "1"],
+        &input,
+        &output,
+    );
     assert!(stderr.contains("4 vertices are not connected"), "{stderr}");
     let column =
         std::fs::read_to_string(dir.path().join("apart-out-distance.txt")).expect("column");
@@ -228,16 +230,11 @@ fn geodesic_refuses_bad_sources_and_tolerances_by_name() {
 fn smoothing_moves_the_interior_and_keeps_the_counts() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let output = dir.path().join("cube-smooth.off");
-    let out = cavity()
-        .args(["smooth", "--device", "cpu", "--steps", "2"])
-        .arg(asset("bumpy-cube.obj"))
-        .arg("-o")
-        .arg(&output)
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{:?}: {stderr}", out.status);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, _) = succeeds(
+        &["smooth", "--device", "cpu", "--steps", "2"],
+        &asset("bumpy-cube.obj"),
+        &output,
+    );
     assert_eq!(stdout.matches("CG iterations").count(), 2, "{stdout}");
     let cube = cavity::io::read_mesh(&asset("bumpy-cube.obj"))
         .expect("cube")

@@ -39,6 +39,19 @@ impl PeerOutput {
     }
 }
 
+/// One line a peer script printed, read as a peer's JSON object: its label
+/// (`"peer"`, then `"version"` when given) and the object; `None` for a
+/// line that is not one.
+pub fn peer_line(line: &str) -> Option<(String, serde_json::Value)> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    let name = v["peer"].as_str()?;
+    let peer = match v["version"].as_str() {
+        Some(version) => format!("{name} {version}"),
+        None => name.to_string(),
+    };
+    Some((peer, v))
+}
+
 /// Writes `mesh` to a temporary OBJ file and runs `python script --mesh
 /// PATH args...`, returning what it printed.
 ///
