@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use cavity::attributes::{Attr, AttributeLayout};
 use cavity::dynamic::{CapacityFactors, DynamicMesh, INPUT_INDEX_ATTR, NEW_ELEMENT};
 use cavity::reference::ReferenceMesh;
-use cavity::rounds::{ForEach, RunError, sweeps};
+use cavity::rounds::{ForEach, Rounds, RunError, sweeps};
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 use cavity_device::operations::SplitLongEdges;
@@ -157,13 +157,14 @@ fn a_computation_runs_on_the_mesh_cavities_changed() {
         .collect();
     m.set_attribute(&mask, &active).unwrap();
     let split = SplitLongEdges::new(0.8);
-    let report = user_backend()
+    let (report, counted, again) = user_backend()
         .run_rounds(
             &mut m,
             |r| -> Result<_, RunError> {
                 let report = sweeps(r, &split, false, None)?;
                 r.for_each(&Laplacian { out, mask })?;
-                Ok(report)
+                let counted = r.take_count()?;
+                Ok((report, counted, r.take_count()?))
             },
             |e| e,
         )
@@ -174,6 +175,12 @@ fn a_computation_runs_on_the_mesh_cavities_changed() {
     let (mesh, sources) = m.to_mesh_with_sources();
     let reference = ReferenceMesh::new(&mesh).unwrap();
     let got = m.attribute(&out).unwrap();
+    // Every active vertex counted once; taking the count zeroes it.
+    let active = sources
+        .iter()
+        .filter(|&&s| s != NEW_ELEMENT && s % 3 != 0)
+        .count();
+    assert_eq!((counted, again), (active as u64, 0));
     for (v, &s) in sources.iter().enumerate() {
         let want = if s == NEW_ELEMENT || s % 3 == 0 {
             [0.0; 3]

@@ -251,7 +251,6 @@ pub fn geodesic_distance(
     let origin_attr = layout.vertex::<u32, 1>("geodesic_origin")?;
     let ping = layout.vertex::<f32, 1>("geodesic_ping")?;
     let pong = layout.vertex::<f32, 1>("geodesic_pong")?;
-    let converged = layout.vertex::<u32, 1>("geodesic_converged")?;
     let mut dynamic = DynamicMesh::with_topology_and_attributes(
         &normalized,
         &topology,
@@ -289,7 +288,6 @@ pub fn geodesic_distance(
                     origin: origin_attr,
                     from,
                     to,
-                    converged,
                     band_start,
                     band_end,
                     tolerance: if whole_band { SETTLED } else { t },
@@ -297,7 +295,7 @@ pub fn geodesic_distance(
                     edges_only: u32::from(whole_band),
                 })?;
                 (from, to) = (to, from);
-                Ok(r.sum(&converged)? as u32)
+                Ok(r.take_count()? as u32)
             };
             let (mut i, mut j) = (1u32, 2u32.min(count));
             let mut passes = 0;

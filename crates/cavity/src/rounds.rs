@@ -182,6 +182,9 @@ impl Rounds for AnyRounds<'_> {
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
         on_backend!(self, x => x.reduce(r))
     }
+    fn take_count(&mut self) -> Result<u64, RunError> {
+        on_backend!(self, r => r.take_count())
+    }
 }
 
 impl<C: ElementKernels> ForEach<C> for AnyRounds<'_> {
@@ -537,6 +540,14 @@ pub trait Rounds {
     /// [`Rounds::max`], [`Rounds::axpy`] and [`Rounds::xpay`]. A reduction that does not fit the mesh's
     /// attributes is refused ([`attributes::check_reduction`]).
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError>;
+    /// The elements that per-element computations counted
+    /// (`cavity_device::dynamic::compute::Element::count`) since the count
+    /// was last taken (or the mesh built), after all the work launched so
+    /// far; the count starts again from 0.
+    ///
+    /// # Errors
+    /// A failed copy.
+    fn take_count(&mut self) -> Result<u64, RunError>;
     /// `Σ x·y` over every component of every active owned element.
     ///
     /// # Errors
@@ -897,6 +908,11 @@ impl Rounds for CpuRounds<'_> {
             offsets,
             values,
         })
+    }
+
+    fn take_count(&mut self) -> Result<u64, RunError> {
+        let counted = &mut self.mesh.stats[stat::COUNTED as usize];
+        Ok(u64::from(std::mem::take(counted)))
     }
 
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {

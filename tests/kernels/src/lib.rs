@@ -234,7 +234,7 @@ probes!(
 /// Writes the mean of the positions of every vertex's VV neighbours to
 /// `out` (one Laplacian smoothing step; a vertex without neighbours keeps
 /// its position), for the vertices whose `mask` is non-zero (the active
-/// set).
+/// set), and counts them (`Element::count`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(
@@ -254,6 +254,7 @@ impl ElementComputation for Laplacian {
         e.get(&self.mask)[0] != 0
     }
     fn compute<B: Block>(&self, e: &Element<'_, B>) {
+        e.count();
         let mut sum = [0.0f32; 3];
         for n in e.neighbors() {
             let p = e.position(n);

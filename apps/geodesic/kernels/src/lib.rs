@@ -83,10 +83,10 @@ cavity_device::parameters! {
     /// attributes); the others, sources included, are not active
     /// (both attributes hold their distance, or infinity ahead of the
     /// band), and a patch with none in the band or behind it is skipped.
-    /// `converged` is 1 at a vertex of topleset `band_start` (of the
-    /// whole band with `whole_band` 1) whose distance is finite and did
-    /// not change or changed by less than `tolerance` of its old value,
-    /// 0 elsewhere (the host counts them).
+    /// A vertex of topleset `band_start` (of the whole band with
+    /// `whole_band` 1) whose distance is finite and did not change or
+    /// changed by less than `tolerance` of its old value is counted
+    /// (`Element::count`: the host takes the count after the pass).
     pub struct GeodesicRelax {
         /// Hops from the nearest source (`u32::MAX`: unreachable).
         pub level: Attr<u32, 1>,
@@ -100,15 +100,13 @@ cavity_device::parameters! {
         pub from: Attr<f32, 1>,
         /// The distances written (not `from`).
         pub to: Attr<f32, 1>,
-        /// The convergence marks.
-        pub converged: Attr<u32, 1>,
         /// The band's first topleset.
         pub band_start: u32,
         /// The topleset after the band's last.
         pub band_end: u32,
         /// Relative change below which a vertex has converged.
         pub tolerance: f32,
-        /// 1: mark the converged vertices of the whole band, not only of
+        /// 1: count the converged vertices of the whole band, not only of
         /// its first topleset.
         pub whole_band: u32,
         /// 1: relax along the edges only.
@@ -129,7 +127,6 @@ impl ElementComputation for GeodesicRelax {
         let old = v.get(&self.from)[0];
         if level < self.band_start {
             v.set(&self.to, [old]);
-            v.set(&self.converged, [0]);
             return;
         }
         let l = v.local();
@@ -160,8 +157,9 @@ impl ElementComputation for GeodesicRelax {
         // A distance that stays (0 at a vertex on a source's position
         // too) has converged; one still infinite has not.
         let settled = new.is_finite() && (new == old || (old - new) < self.tolerance * old);
-        let marked = self.whole_band != 0 || level == self.band_start;
-        v.set(&self.converged, [u32::from(marked && settled)]);
+        if settled && (self.whole_band != 0 || level == self.band_start) {
+            v.count();
+        }
     }
 }
 

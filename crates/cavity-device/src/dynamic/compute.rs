@@ -151,6 +151,15 @@ impl<B: Block> Element<'_, B> {
         }
     }
 
+    /// Adds one to the computation's count, which the host reads (and
+    /// zeroes) after the computation with `Rounds::take_count`: a test of
+    /// convergence without a reduction over an attribute. One global
+    /// atomic per call: for counting a small part of the elements.
+    #[inline(always)]
+    pub fn count(&self) {
+        self.mesh.add_stat(super::layout::stat::COUNTED, 1);
+    }
+
     /// The element's value of `attr` (defaults unless `attr` is on the
     /// source kind and held by the mesh).
     #[inline(always)]

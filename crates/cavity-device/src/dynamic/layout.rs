@@ -142,8 +142,11 @@ pub mod stat {
     /// Dequeued patches given back untouched because a competing neighbour
     /// outranks them in the round (`scheduler::outranks`).
     pub const OUTRANKED: u32 = 7;
+    /// Elements that per-element computations counted
+    /// (`compute::Element::count`) since the host last took the count.
+    pub const COUNTED: u32 = 8;
     /// Number of counters.
-    pub const COUNT: u32 = 8;
+    pub const COUNT: u32 = 9;
 }
 
 /// Capacities shared by all patch slots (a kernel parameter).

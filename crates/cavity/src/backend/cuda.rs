@@ -1215,6 +1215,19 @@ impl Rounds for CudaRounds<'_> {
         })
     }
 
+    fn take_count(&mut self) -> Result<u64, RunError> {
+        let s = &self.gpu.stream;
+        let e = driver("taking the computations' count");
+        let at = cavity_device::dynamic::layout::stat::COUNTED as usize;
+        let mut counted = [0u32];
+        let mut word = self.bufs.stats.slice_mut(at..at + 1);
+        s.memcpy_dtoh(&word, &mut counted)
+            .and_then(|()| s.memset_zeros(&mut word))
+            .and_then(|()| s.synchronize())
+            .map_err(e)?;
+        Ok(u64::from(counted[0]))
+    }
+
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
         attributes::check_reduction(r, &self.mesh.cap)?;
         let s = &self.gpu.stream;
