@@ -272,10 +272,10 @@ pub fn geodesic_distance(
     dynamic.set_attribute(&ping, &start)?;
     dynamic.set_attribute(&pong, &start)?;
     let count = sizes.len() as u32;
-    let propagation = Instant::now();
     let ran = backend.run_rounds(
         &mut dynamic,
         |r| -> Result<_, GeodesicError> {
+            let propagation = Instant::now();
             let (mut from, mut to) = (ping, pong);
             let mut relax = |r: &mut cavity::rounds::AnyRounds<'_>,
                              (band_start, band_end): (u32, u32),
@@ -313,16 +313,17 @@ pub fn geodesic_distance(
             let mut settling = 0;
             while count > 1 && settling <= beyond {
                 settling += 1;
-                if relax(r, (1, count), true)? == beyond {
+                if relax(r, (1, count), true)? == 0 {
                     break;
                 }
             }
-            Ok((passes, settling, from))
+            // The last count waited for the last pass.
+            let seconds = propagation.elapsed().as_secs_f64();
+            Ok((passes, settling, from, seconds))
         },
         GeodesicError::from,
     )?;
-    let propagation_seconds = propagation.elapsed().as_secs_f64();
-    let (passes, settling_passes, result) = ran.value;
+    let (passes, settling_passes, result, propagation_seconds) = ran.value;
     let values = dynamic.attribute(&result)?;
     let mut distance = vec![f32::INFINITY; mesh.num_vertices()];
     for (&s, &[d]) in sources_of.iter().zip(&values) {

@@ -264,9 +264,9 @@ enum Command {
         #[arg(long = "source", required = true, value_name = "V")]
         sources: Vec<u32>,
         /// Output mesh: a .ply gets the distances as the vertex property
-        /// "distance"; beside a .obj, .off or .stl they go, one per vertex
-        /// and line, to the output's name with "-distance.txt". Never the
-        /// input.
+        /// "distance"; beside a .obj or .off they go, one per vertex and
+        /// line, to the output's name with "-distance.txt" (not .stl,
+        /// which has no vertex list). Never the input.
         #[arg(short, long)]
         output: PathBuf,
         /// A band's first topleset has converged when no vertex of it

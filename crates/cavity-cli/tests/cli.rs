@@ -267,4 +267,16 @@ fn smooth_and_geodesic_setting_errors_name_their_option() {
     assert!(stderr.ends_with("(--dt)"), "{stderr}");
     let stderr = fails(&["geodesic", "--source", "0", "--tolerance", "1"]);
     assert!(stderr.ends_with("(--tolerance)"), "{stderr}");
+    // STL has no vertex list for a distance column.
+    let out = cavity()
+        .args(["geodesic", "--device", "cpu", "--source", "0"])
+        .arg(asset("torus.obj"))
+        .arg("-o")
+        .arg(dir.path().join("out.stl"))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("STL has no vertex list"), "{stderr}");
+    assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
 }

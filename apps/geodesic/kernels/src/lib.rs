@@ -83,10 +83,11 @@ cavity_device::parameters! {
     /// attributes); the others, sources included, are not active
     /// (both attributes hold their distance, or infinity ahead of the
     /// band), and a patch with none in the band or behind it is skipped.
-    /// A vertex of topleset `band_start` (of the whole band with
-    /// `whole_band` 1) whose distance is finite and did not change or
-    /// changed by less than `tolerance` of its old value is counted
-    /// (`Element::count`: the host takes the count after the pass).
+    /// A vertex has settled when its distance is finite and did not
+    /// change or changed by less than `tolerance` of its old value; the
+    /// settled vertices of topleset `band_start` are counted
+    /// (`Element::count`: the host takes the count after the pass), or
+    /// with `whole_band` 1 the vertices of the band that have not.
     pub struct GeodesicRelax {
         /// Hops from the nearest source (`u32::MAX`: unreachable).
         pub level: Attr<u32, 1>,
@@ -94,7 +95,10 @@ cavity_device::parameters! {
         /// point source only from two corners of the same origin (two
         /// distances from different sources give a virtual source that
         /// can undercut every path); else it gives the paths along its
-        /// edges.
+        /// edges. A heuristic: near where two sources' regions meet, a
+        /// corner's distance can come from a source other than its
+        /// hop-nearest one (the settling passes then keep the result
+        /// 1-Lipschitz).
         pub origin: Attr<u32, 1>,
         /// The distances read.
         pub from: Attr<f32, 1>,
@@ -106,8 +110,9 @@ cavity_device::parameters! {
         pub band_end: u32,
         /// Relative change below which a vertex has converged.
         pub tolerance: f32,
-        /// 1: count the converged vertices of the whole band, not only of
-        /// its first topleset.
+        /// 1: count the vertices of the whole band that have not settled
+        /// (the settling passes), instead of the settled ones of its first
+        /// topleset.
         pub whole_band: u32,
         /// 1: relax along the edges only.
         pub edges_only: u32,
@@ -157,7 +162,14 @@ impl ElementComputation for GeodesicRelax {
         // A distance that stays (0 at a vertex on a source's position
         // too) has converged; one still infinite has not.
         let settled = new.is_finite() && (new == old || (old - new) < self.tolerance * old);
-        if settled && (self.whole_band != 0 || level == self.band_start) {
+        // Few atomics either way: the band's first topleset is small, and
+        // few vertices still change in a settling pass.
+        let counted = if self.whole_band != 0 {
+            !settled
+        } else {
+            settled && level == self.band_start
+        };
+        if counted {
             v.count();
         }
     }

@@ -1,10 +1,11 @@
 //! `cavity geodesic`: geodesic distance from source vertices, written with
-//! the mesh (a PLY vertex property, or a column file beside other formats).
+//! the mesh (a PLY vertex property, or a column file beside OBJ and OFF;
+//! STL, without a vertex list, is refused).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cavity::io::{Format, VertexData, check_writable, write_column, write_mesh, write_mesh_with};
+use cavity::io::{Format, VertexData, check_writable, stage_mesh, write_column, write_mesh_with};
 use cavity_geodesic::GeodesicSettings;
 
 use crate::device::{GivenBack, backend};
@@ -30,9 +31,19 @@ pub(crate) fn geodesic(
     settings.check()?;
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
+    if let Format::Stl(_) = format {
+        return Err(format!(
+            "{}: STL has no vertex list for the distances to follow: write a .ply (the distance as a vertex property), .obj or .off",
+            output.display()
+        )
+        .into());
+    }
     let column = (!matches!(format, Format::Ply(_))).then(|| column_path(output));
     if let Some(column) = &column {
         refuse_overwrite(input, column)?;
+        if column.is_dir() {
+            return Err(format!("{} is a directory: choose another -o", column.display()).into());
+        }
     }
     let mesh = load_input(input)?.mesh;
     let backend = backend(common.device)?;
@@ -50,8 +61,11 @@ pub(crate) fn geodesic(
             write_mesh_with(output, &mesh, data, format)?;
         }
         Some(column) => {
-            write_mesh(output, &mesh, None, format)?;
+            // Both or neither: the mesh is renamed into place once the
+            // column is.
+            let staged = stage_mesh(output, &mesh, None, format)?;
             write_column(column, &distance)?;
+            staged.commit()?;
         }
     }
     drop(released);

@@ -139,7 +139,9 @@ pub fn refill<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, chan
         for (i, v) in [queued, 0, queued, n, queued, 0].into_iter().enumerate() {
             state.store(i as u32, v);
         }
-        for i in 0..stat::COUNT {
+        // The computations' count is the host's to take
+        // (`Rounds::take_count`): a refill keeps it.
+        for i in (0..stat::COUNT).filter(|&i| i != stat::COUNTED) {
             mesh.stats.store(i, 0);
         }
     }

@@ -103,7 +103,9 @@ impl DynamicMesh {
                     .filter(|&l| !mesh.is_owned(p, kind, l))
                     .filter_map(|l| {
                         let (q, owner) = mesh.owner_in(&table, p, kind, l)?;
-                        Some((mesh.attr_start(attr, p, l), mesh.attr_start(attr, q, owner)))
+                        // An owned element's words are written above.
+                        mesh.is_owned(q, kind, owner)
+                            .then(|| (mesh.attr_start(attr, p, l), mesh.attr_start(attr, q, owner)))
                     })
                     .collect::<Vec<_>>()
             })
