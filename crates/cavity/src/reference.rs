@@ -285,6 +285,31 @@ impl ReferenceMesh {
         out
     }
 
+    /// The vertex k-ring of `v`: the vertices at most `k` edges away from
+    /// `v` along the mesh's edges, `v` excluded, sorted (empty for `k = 0`;
+    /// [`vv`](Self::vv) for `k = 1`). A serial breadth-first search over
+    /// VV: the oracle of the higher-order queries (RXMesh section 6.2).
+    pub fn k_ring(&self, v: u32, k: u32) -> Vec<u32> {
+        let mut seen = std::collections::BTreeSet::from([v]);
+        let mut frontier = vec![v];
+        for _ in 0..k {
+            let mut next = Vec::new();
+            for &u in &frontier {
+                for w in self.vv(u) {
+                    if seen.insert(w) {
+                        next.push(w);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        seen.remove(&v);
+        seen.into_iter().collect()
+    }
+
     /// VE: the edges incident to `v`, sorted.
     pub fn ve(&self, v: u32) -> Vec<u32> {
         self.vertex_edges.row(v).to_vec()

@@ -564,6 +564,42 @@ fn grid(
     TriMesh { positions, faces }
 }
 
+/// The k-ring on a regular grid (a triangular lattice: an interior
+/// vertex's k-ring has 3k(k+1) vertices), at a corner, across a hole, at a
+/// non-manifold edge and in a component of its own.
+#[test]
+fn k_rings() {
+    let t = grid(8, 8, |_, _| false, |_, _| true);
+    let m = ReferenceMesh::new(&t).unwrap();
+    let centre = 4 * 9 + 4;
+    for k in 0..=4 {
+        assert_eq!(m.k_ring(centre, k).len() as u32, 3 * k * (k + 1), "k = {k}");
+    }
+    assert_eq!(m.k_ring(centre, 1), m.vv(centre));
+    // Every vertex of the 9 x 9 grid is at most 8 hops from a corner.
+    assert_eq!(m.k_ring(0, 8).len(), 80);
+    assert_eq!(m.k_ring(0, 100).len(), 80);
+    // Corner (0, 0) with diagonals (i,j)-(i+1,j+1): (1, 0), (1, 1), (0, 1).
+    assert_eq!(m.k_ring(0, 1), [1, 9, 10]);
+    // A hole: the ring goes around it.
+    let holed = grid(
+        4,
+        4,
+        |_, _| false,
+        |i, j| !(1..3).contains(&i) || !(1..3).contains(&j),
+    );
+    let h = ReferenceMesh::new(&holed).unwrap();
+    assert!(
+        !h.k_ring(0, 2).contains(&12),
+        "the hole's centre has no face"
+    );
+    // Three triangles on edge 0-1 and a separate triangle.
+    let fin = mesh(8, &[[0, 1, 2], [1, 0, 3], [0, 1, 4], [5, 6, 7]]);
+    assert_eq!(fin.k_ring(2, 1), [0, 1]);
+    assert_eq!(fin.k_ring(2, 2), [0, 1, 3, 4]);
+    assert_eq!(fin.k_ring(5, 3), [6, 7]);
+}
+
 #[test]
 fn grid_with_a_hole() {
     // A 3x3 grid of quads without the center quad: an annulus.
@@ -938,6 +974,34 @@ fn soup() -> impl Strategy<Value = (usize, Vec<[u32; 3]>)> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// k-rings grow with k, are symmetric (u in the k-ring of v exactly
+    /// when v is in the k-ring of u), and the (k+1)-ring is the k-ring
+    /// with the VV neighbours of its vertices.
+    #[test]
+    fn k_rings_are_symmetric_and_nested((n, m, diag, keep) in grid_params(), k in 1u32..4) {
+        let t = grid(n, m, |i, j| diag[(j * n + i) as usize], |i, j| keep[(j * n + i) as usize]);
+        let r = ReferenceMesh::new(&t).unwrap();
+        let nv = t.positions.len() as u32;
+        for v in 0..nv {
+            let ring = r.k_ring(v, k);
+            let grown = r.k_ring(v, k + 1);
+            prop_assert!(ring.iter().all(|u| grown.contains(u)));
+            let mut expanded: Vec<u32> = ring
+                .iter()
+                .chain(&[v])
+                .flat_map(|&u| r.vv(u))
+                .chain(ring.iter().copied())
+                .filter(|&u| u != v)
+                .collect();
+            expanded.sort_unstable();
+            expanded.dedup();
+            prop_assert_eq!(&expanded, &grown);
+            for &u in &ring {
+                prop_assert!(r.k_ring(u, k).contains(&v));
+            }
+        }
+    }
 
     #[test]
     fn full_grids((n, m, diag, _) in grid_params()) {
