@@ -180,8 +180,66 @@ fn settings() -> GeodesicSettings {
     }
 }
 
+/// Hops from `s` to every vertex along the faces' edges (`u32::MAX`
+/// where unreachable), by a plain queue.
+fn hops_from(mesh: &TriMesh, s: u32) -> Vec<u32> {
+    let n = mesh.positions.len();
+    let mut next = vec![Vec::new(); n];
+    for f in &mesh.faces {
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    next[f[i] as usize].push(f[j]);
+                }
+            }
+        }
+    }
+    let mut hops = vec![u32::MAX; n];
+    hops[s as usize] = 0;
+    let mut queue = std::collections::VecDeque::from([s]);
+    while let Some(v) = queue.pop_front() {
+        for &u in &next[v as usize] {
+            if hops[u as usize] == u32::MAX {
+                hops[u as usize] = hops[v as usize] + 1;
+                queue.push_back(u);
+            }
+        }
+    }
+    hops
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(24)))]
+
+    /// The toplesets match one search per source: the level is the fewest
+    /// hops to any source, the origin the first source (in the given
+    /// order) that few hops away, the sizes count the levels.
+    #[test]
+    fn toplesets_match_a_search_per_source(
+        mesh in any_mesh(),
+        picks in proptest::collection::vec(any::<u32>(), 1..4),
+    ) {
+        let n = mesh.positions.len() as u32;
+        let sources: Vec<u32> = picks.iter().map(|p| p % n).collect();
+        let t = toplesets(&mesh, &Topology::new(&mesh), &sources);
+        let per_source: Vec<Vec<u32>> = sources.iter().map(|&s| hops_from(&mesh, s)).collect();
+        let mut sizes = Vec::new();
+        for v in 0..n as usize {
+            let level = per_source.iter().map(|h| h[v]).min().unwrap_or(u32::MAX);
+            let origin = per_source
+                .iter()
+                .position(|h| h[v] == level && level != u32::MAX)
+                .map_or(u32::MAX, |k| k as u32);
+            prop_assert_eq!((t.level[v], t.origin[v]), (level, origin), "vertex {}", v);
+            if level != u32::MAX {
+                if sizes.len() <= level as usize {
+                    sizes.resize(level as usize + 1, 0);
+                }
+                sizes[level as usize] += 1;
+            }
+        }
+        prop_assert_eq!(t.sizes, sizes);
+    }
 
     /// Any generated mesh (holes, non-manifold edges, isolated vertices,
     /// fans, several components, shuffled) and one to three sources: the

@@ -25,7 +25,11 @@ pub mod bench;
 
 pub use cavity_geodesic_kernels::{GeodesicRelax, along_edges, update_step};
 
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use cavity::attributes::{AttributeError, AttributeLayout};
 use cavity::backend::{Backend, BackendError};
@@ -162,49 +166,59 @@ pub struct Toplesets {
     /// (`u32::MAX` for a vertex no source reaches).
     pub level: Vec<u32>,
     /// Per vertex, the position in the sources of the source it is fewest
-    /// hops from (the first in the sources' order on a tie; `u32::MAX`
-    /// where unreachable; the first position of a source given twice).
+    /// hops from (the smallest position on a tie; `u32::MAX` where
+    /// unreachable; the first position of a source given twice).
     pub origin: Vec<u32>,
     /// Per topleset, its number of vertices.
     pub sizes: Vec<u32>,
 }
 
 /// Toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
-/// `sources` (in range), by a breadth-first search.
+/// `sources` (in range), by a breadth-first search one topleset at a time,
+/// each in parallel (the result does not depend on the threads).
 pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toplesets {
     let n = mesh.positions.len();
-    let mut level = vec![u32::MAX; n];
-    let mut origin = vec![u32::MAX; n];
-    let mut queue = Vec::with_capacity(n);
+    let level: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(u32::MAX)).collect();
+    let origin: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(u32::MAX)).collect();
+    let mut frontier = Vec::new();
     for (k, &s) in sources.iter().enumerate() {
-        if level[s as usize] == u32::MAX {
-            level[s as usize] = 0;
-            origin[s as usize] = k as u32;
-            queue.push(s);
+        if level[s as usize].swap(0, Relaxed) == u32::MAX {
+            origin[s as usize].store(k as u32, Relaxed);
+            frontier.push(s);
         }
     }
-    let mut head = 0;
-    while head < queue.len() {
-        let v = queue[head] as usize;
-        head += 1;
-        for &f in topology.vertex_faces(v as u32) {
-            for u in mesh.faces[f as usize] {
-                if level[u as usize] == u32::MAX {
-                    level[u as usize] = level[v] + 1;
-                    origin[u as usize] = origin[v];
-                    queue.push(u);
-                }
-            }
-        }
-    }
-    let levels = queue.last().map_or(0, |&v| level[v as usize] + 1);
-    let mut sizes = vec![0u32; levels as usize];
-    for &v in &queue {
-        sizes[level[v as usize] as usize] += 1;
+    let mut sizes = Vec::new();
+    while !frontier.is_empty() {
+        sizes.push(frontier.len() as u32);
+        let next = sizes.len() as u32;
+        // A vertex of the next topleset takes the smallest origin among
+        // its neighbours in this one (this topleset's origins are final).
+        let mut found: Vec<u32> = frontier
+            .par_iter()
+            .flat_map_iter(|&v| {
+                let from = origin[v as usize].load(Relaxed);
+                let (level, origin) = (&level, &origin);
+                topology
+                    .vertex_faces(v)
+                    .iter()
+                    .flat_map(move |&f| mesh.faces[f as usize])
+                    .filter(move |&u| {
+                        let first = level[u as usize]
+                            .compare_exchange(u32::MAX, next, Relaxed, Relaxed)
+                            .is_ok();
+                        if first || level[u as usize].load(Relaxed) == next {
+                            origin[u as usize].fetch_min(from, Relaxed);
+                        }
+                        first
+                    })
+            })
+            .collect();
+        found.sort_unstable();
+        frontier = found;
     }
     Toplesets {
-        level,
-        origin,
+        level: level.into_iter().map(AtomicU32::into_inner).collect(),
+        origin: origin.into_iter().map(AtomicU32::into_inner).collect(),
         sizes,
     }
 }
