@@ -31,9 +31,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use cavity::attributes::{AttributeError, AttributeLayout};
-use cavity::backend::{Backend, BackendError};
-use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::attributes::AttributeLayout;
+use cavity::backend::Backend;
+use cavity::computation::ComputationError;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
@@ -69,27 +70,17 @@ pub enum GeodesicError {
     /// The tolerance is not in `(0, 1)`.
     #[error("the tolerance must be above 0 and below 1, got {0}")]
     Tolerance(f32),
-    /// Patching or laying the mesh out failed (the message names the
-    /// setting).
+    /// Laying the mesh out, the run, the GPU or an attribute failed.
     #[error(transparent)]
-    Dynamic(#[from] DynamicError),
-    /// The computation failed.
-    #[error(transparent)]
-    Run(#[from] RunError),
-    /// The GPU failed.
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    /// The attributes could not be declared or read (a bug).
-    #[error(transparent)]
-    Attribute(#[from] AttributeError),
+    Computation(#[from] ComputationError),
 }
+
+cavity::computation_error_from!(GeodesicError::Computation);
 
 impl NamesSettings for GeodesicError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            GeodesicError::Dynamic(e) => e.settings(),
-            GeodesicError::Run(e) => e.settings(),
-            GeodesicError::Backend(e) => e.settings(),
+            GeodesicError::Computation(e) => e.settings(),
             GeodesicError::Tolerance(_) => vec![setting::TOLERANCE],
             _ => Vec::new(),
         }

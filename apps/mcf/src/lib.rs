@@ -21,8 +21,9 @@ pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual
 use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeError, AttributeLayout};
-use cavity::backend::{Backend, BackendError};
-use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::backend::Backend;
+use cavity::computation::ComputationError;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
@@ -59,30 +60,19 @@ pub enum McfError {
     /// names it).
     #[error(transparent)]
     Mesh(#[from] MeshError),
-    /// Patching or laying the mesh out failed (the message names the
-    /// setting).
+    /// Laying the mesh out, the run, the GPU or an attribute failed.
     #[error(transparent)]
-    Dynamic(#[from] DynamicError),
-    /// A computation or reduction failed.
-    #[error(transparent)]
-    Run(#[from] RunError),
-    /// The GPU failed.
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    /// The attributes could not be declared or read (a name taken by
-    /// another application's attribute of the same layout).
-    #[error(transparent)]
-    Attribute(#[from] AttributeError),
+    Computation(#[from] ComputationError),
 }
+
+cavity::computation_error_from!(McfError::Computation);
 
 impl NamesSettings for McfError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            McfError::Dynamic(e) => e.settings(),
-            McfError::Run(e) => e.settings(),
-            McfError::Backend(e) => e.settings(),
+            McfError::Computation(e) => e.settings(),
             McfError::Settings { setting, .. } => vec![*setting],
-            McfError::Mesh(_) | McfError::Attribute(_) => Vec::new(),
+            McfError::Mesh(_) => Vec::new(),
         }
     }
 }

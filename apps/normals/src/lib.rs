@@ -12,41 +12,16 @@
 pub use cavity_normals_kernels::VertexNormals;
 
 use cavity::TriMesh;
-use cavity::attributes::{AttributeError, AttributeLayout};
-use cavity::backend::{Backend, BackendError};
-use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::attributes::AttributeLayout;
+use cavity::backend::Backend;
+use cavity::computation::ComputationError;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
-use cavity::rounds::{ForEach, RunError};
-use cavity::settings::{NamesSettings, Setting};
+use cavity::rounds::ForEach;
 
-/// Errors of [`vertex_normals`].
-#[derive(Debug, thiserror::Error)]
-pub enum NormalsError {
-    /// Patching or laying the mesh out failed (the message names the
-    /// setting).
-    #[error(transparent)]
-    Dynamic(#[from] DynamicError),
-    /// The computation failed.
-    #[error(transparent)]
-    Run(#[from] RunError),
-    /// The GPU failed.
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    /// The attribute could not be declared or read (a bug).
-    #[error(transparent)]
-    Attribute(#[from] AttributeError),
-}
-
-impl NamesSettings for NormalsError {
-    fn settings(&self) -> Vec<Setting> {
-        match self {
-            NormalsError::Dynamic(e) => e.settings(),
-            NormalsError::Run(e) => e.settings(),
-            NormalsError::Backend(e) => e.settings(),
-            NormalsError::Attribute(_) => Vec::new(),
-        }
-    }
-}
+/// Errors of [`vertex_normals`]: a failed computation (layout, run, GPU,
+/// attribute).
+pub type NormalsError = ComputationError;
 
 /// The unit normal of every vertex of `mesh` in input order, `[x, y, z]`:
 /// the normalized sum of its faces' normals weighted by their areas;

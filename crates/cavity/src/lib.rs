@@ -67,6 +67,7 @@ pub mod attributes;
 pub mod backend;
 pub mod bench;
 pub mod components;
+pub mod computation;
 pub mod defects;
 pub mod directed_edges;
 pub mod dynamic;
