@@ -77,6 +77,7 @@ pub mod normalize;
 pub mod patched;
 pub mod patcher;
 pub mod reference;
+pub mod rings;
 pub mod rounds;
 pub mod settings;
 pub mod topology;

@@ -290,13 +290,23 @@ impl ReferenceMesh {
     /// [`vv`](Self::vv) for `k = 1`). A serial breadth-first search over
     /// VV: the oracle of the higher-order queries (RXMesh section 6.2).
     pub fn k_ring(&self, v: u32, k: u32) -> Vec<u32> {
+        self.ring_where(v, k, |_| true)
+    }
+
+    /// The ring of `v` through the vertices `admits` accepts: the vertices
+    /// `admits` accepts that a path of at most `k` edges joins to `v`
+    /// through accepted vertices only, `v` excluded, sorted (the k-ring
+    /// when it accepts every vertex; RXMesh's denoising neighbourhood when
+    /// it accepts the vertices inside a ball around `v`, section 8.3).
+    pub fn ring_where(&self, v: u32, k: u32, mut admits: impl FnMut(u32) -> bool) -> Vec<u32> {
         let mut seen = std::collections::BTreeSet::from([v]);
         let mut frontier = vec![v];
         for _ in 0..k {
             let mut next = Vec::new();
             for &u in &frontier {
                 for w in self.vv(u) {
-                    if seen.insert(w) {
+                    if !seen.contains(&w) && admits(w) {
+                        seen.insert(w);
                         next.push(w);
                     }
                 }

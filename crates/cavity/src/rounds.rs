@@ -17,6 +17,7 @@ use std::time::Instant;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::compute::{self, ElementKernels, ExportQuery, ForEachKernel};
 use cavity_device::dynamic::layout::{Capacity, flag, stat};
+use cavity_device::dynamic::ring::{self, ExportRing, RingKernel, RingKernels, RingScratch};
 use cavity_device::dynamic::scheduler;
 use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::kernel::CavityKernels;
@@ -31,6 +32,7 @@ use crate::backend::cuda::CudaRounds;
 use crate::backend::territories;
 use crate::backend::{BackendError, QueryResult};
 use crate::dynamic::DynamicMesh;
+use crate::rings::{ForEachRing, RingRoom};
 use crate::settings::{NamesSettings, Setting};
 
 /// Declares the steps of an application's loop (remeshing's phases,
@@ -179,6 +181,9 @@ impl Rounds for AnyRounds<'_> {
     fn export_query(&mut self, query: Query) -> Result<SlotRows, RunError> {
         on_backend!(self, r => r.export_query(query))
     }
+    fn export_ring(&mut self, k: u32) -> Result<SlotRows, RunError> {
+        on_backend!(self, r => r.export_ring(k))
+    }
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {
         on_backend!(self, x => x.reduce(r))
     }
@@ -190,6 +195,12 @@ impl Rounds for AnyRounds<'_> {
 impl<C: ElementKernels> ForEach<C> for AnyRounds<'_> {
     fn for_each(&mut self, c: &C) -> Result<(), RunError> {
         on_backend!(self, r => r.for_each(c))
+    }
+}
+
+impl<C: RingKernels> ForEachRing<C> for AnyRounds<'_> {
+    fn for_each_ring(&mut self, c: &C) -> Result<(), RunError> {
+        on_backend!(self, r => r.for_each_ring(c))
     }
 }
 
@@ -509,6 +520,29 @@ pub trait Rounds {
     /// (`cavity_device::dynamic::compute::export`). [`Rounds::query`] gives
     /// it in element order.
     fn export_query(&mut self, query: Query) -> Result<SlotRows, RunError>;
+    /// The vertex k-ring of every owned active vertex, by slot, as
+    /// [`Rounds::export_query`] gives VV (`cavity_device::dynamic::ring`:
+    /// the block gathers the patches a ring reaches, RXMesh section 6.2);
+    /// each row in the order of the search, by hop. [`Rounds::k_ring`]
+    /// gives it in element order.
+    fn export_ring(&mut self, k: u32) -> Result<SlotRows, RunError>;
+    /// The vertex k-ring (the vertices at most `k` edges away, the vertex
+    /// excluded) of every active owned vertex of the mesh as it stands, in
+    /// element order (`DynamicMesh::sources`): row `i` lists vertex
+    /// indices, nearest hop first. On the GPU the mesh is copied back for
+    /// the order.
+    ///
+    /// # Errors
+    /// A failed launch or copy; a ring of more than [`RingRoom::MAX`]
+    /// vertices.
+    fn k_ring(&mut self, k: u32) -> Result<QueryResult, RunError>
+    where
+        Self: Sized,
+    {
+        let rows = self.export_ring(k)?;
+        let mesh = self.mesh()?;
+        Ok(mesh.rows_in_element_order(Query::VV, &rows.counts, &rows.offsets, &rows.values))
+    }
     /// `query` of every active owned element of the mesh as it stands, in
     /// element order (`DynamicMesh::sources`; `DynamicMesh::edges` for
     /// edges): row `i` lists the element indices of the results of element
@@ -765,6 +799,10 @@ pub struct CpuRounds<'a> {
     /// The smoothing's buffers (`smooth::scratch_layout`), allocated at
     /// the first smoothing and reused.
     scratch: Vec<u32>,
+    /// The rings' scratch, then their overflow word (`rings`).
+    rings: Vec<u32>,
+    /// The room the rings needed so far.
+    ring_room: RingRoom,
     /// Update rounds launched (the next round's salt).
     rounds: u32,
     /// The status after each round not taken yet (`round_status`).
@@ -783,6 +821,8 @@ impl<'a> CpuRounds<'a> {
             mesh,
             cpu,
             scratch: Vec::new(),
+            rings: Vec::new(),
+            ring_room: RingRoom::default(),
             rounds: 0,
             statuses: VecDeque::new(),
         }
@@ -801,6 +841,52 @@ impl<C: ElementKernels> ForEach<C> for CpuRounds<'_> {
                 .launch::<ForEachKernel<C>>(raw.num_patches, smem, (raw, *c))
         };
         Ok(())
+    }
+}
+
+impl CpuRounds<'_> {
+    /// Runs `launch` with the rings' scratch for `room` (zeroed overflow
+    /// word) and returns the grid and whether a ring overflowed.
+    fn with_rings(
+        rings: &mut Vec<u32>,
+        room: RingRoom,
+        cap: &Capacity,
+        patches: u32,
+        launch: impl FnOnce(u32, RingScratch),
+    ) -> bool {
+        let parallel = 4 * rayon::current_num_threads() as u32;
+        let grid = room.grid(cap, patches, parallel);
+        let words = ring::scratch_words(cap, grid, room.capacity()) as usize;
+        rings.resize(words + 1, 0);
+        rings[words] = 0;
+        let base = rings.as_mut_ptr() as u64;
+        launch(
+            grid,
+            RingScratch {
+                entries: base,
+                overflow: base + 4 * words as u64,
+                capacity: room.capacity(),
+                pad: 0,
+            },
+        );
+        rings[words] != 0
+    }
+}
+
+impl<C: RingKernels> ForEachRing<C> for CpuRounds<'_> {
+    fn for_each_ring(&mut self, c: &C) -> Result<(), RunError> {
+        let raw = self.mesh.raw();
+        let smem = ring::shared_bytes(&raw.cap, 1);
+        let (cpu, rings) = (&self.cpu, &mut self.rings);
+        self.ring_room.run(|room| {
+            let overflowed = Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
+                // SAFETY: `raw` names the mesh's arrays, which nothing else
+                // touches until the call returns; each block writes only
+                // its patches' owned vertices and its scratch region.
+                unsafe { cpu.launch::<RingKernel<C>>(grid, smem, (raw, *c, s)) }
+            });
+            Ok(((), overflowed))
+        })
     }
 }
 
@@ -903,6 +989,45 @@ impl Rounds for CpuRounds<'_> {
                 ),
             )
         };
+        Ok(SlotRows {
+            counts,
+            offsets,
+            values,
+        })
+    }
+
+    fn export_ring(&mut self, k: u32) -> Result<SlotRows, RunError> {
+        let raw = self.mesh.raw();
+        let slots = (raw.cap.patches * raw.cap.vertices) as usize;
+        let smem = ring::shared_bytes(&raw.cap, 1);
+        let mut counts = vec![0u32; slots.max(1)];
+        let (cpu, rings) = (&self.cpu, &mut self.rings);
+        let room = self.ring_room.run(|room| {
+            let counted = counts.as_mut_ptr() as u64;
+            let overflowed = Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
+                // SAFETY: as in `for_each_ring`; `counts` holds one entry
+                // per vertex slot and the counting pass writes no values.
+                unsafe { cpu.launch::<ExportRing>(grid, smem, (raw, k, s, counted, 0, 0)) }
+            });
+            Ok((room, overflowed))
+        })?;
+        let mut offsets = QueryResult::offsets_of(&counts);
+        let total = offsets.pop().unwrap_or(0);
+        let mut values = vec![0u32; total as usize];
+        Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
+            let params = (
+                raw,
+                k,
+                s,
+                counts.as_mut_ptr() as u64,
+                offsets.as_ptr() as u64,
+                values.as_mut_ptr() as u64,
+            );
+            // SAFETY: as above; `values` holds the rows `offsets` place
+            // (the same rings: they fit).
+            unsafe { cpu.launch::<ExportRing>(grid, smem, params) }
+        });
+        counts.truncate(slots);
         Ok(SlotRows {
             counts,
             offsets,

@@ -600,6 +600,37 @@ fn k_rings() {
     assert_eq!(fin.k_ring(5, 3), [6, 7]);
 }
 
+/// A ring a ball bounds: on the unit lattice with diagonals (i,j)-(i+1,j+1),
+/// the centre's ring within 1 is its four axis neighbours; within 1.5 it
+/// adds the two diagonal neighbours and, two hops away, the two corners of
+/// the 3 x 3 block that are no neighbours (sqrt 2 away); a ball that
+/// excludes a vertex also cuts the paths through it.
+#[test]
+fn rings_within_a_ball() {
+    let t = grid(8, 8, |_, _| false, |_, _| true);
+    let m = ReferenceMesh::new(&t).unwrap();
+    let centre = 4 * 9 + 4;
+    let positions = &t.positions;
+    let within = |r: f32| {
+        let c = positions[centre as usize];
+        move |w: u32| {
+            let p = positions[w as usize];
+            (p[0] - c[0]).hypot(p[1] - c[1]) <= r
+        }
+    };
+    assert_eq!(m.ring_where(centre, 8, within(1.0)), [31, 39, 41, 49]);
+    assert_eq!(
+        m.ring_where(centre, 8, within(1.5)),
+        [30, 31, 32, 39, 41, 48, 49, 50]
+    );
+    assert_eq!(m.k_ring(centre, 1), [30, 31, 39, 41, 49, 50]);
+    assert_eq!(m.ring_where(centre, 8, |_| true), m.k_ring(centre, 8));
+    // Only vertices of row 4 admitted: the path left and right along it.
+    let row = |w: u32| w / 9 == 4;
+    assert_eq!(m.ring_where(centre, 2, row), [38, 39, 41, 42]);
+    assert!(m.ring_where(centre, 3, |_| false).is_empty());
+}
+
 #[test]
 fn grid_with_a_hole() {
     // A 3x3 grid of quads without the center quad: an annulus.

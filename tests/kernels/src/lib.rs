@@ -15,7 +15,8 @@
 //! - [`ProbeVV`] and the other probes: per-element computations on the
 //!   dynamic mesh that record what a query returned (count and sums of the
 //!   results' identities); [`Laplacian`]: the mean of a vertex's
-//!   neighbours' positions.
+//!   neighbours' positions; [`ProbeRing`]: the same record of a vertex's
+//!   ring (k-ring, or bounded by a ball).
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
@@ -23,6 +24,7 @@ use cavity_device::attribute::Attr;
 use cavity_device::block::{Block, Scatter};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::compute::{Element, ElementComputation};
+use cavity_device::dynamic::ring::{Ring, RingComputation, VertexSlot};
 use cavity_device::flip;
 use cavity_device::layout::Kind;
 use cavity_device::layout::RawPatchMesh;
@@ -272,3 +274,47 @@ impl ElementComputation for Laplacian {
 }
 
 cavity_device::element_kernels!(Laplacian);
+
+/// Records a vertex's ring (`cavity_device::dynamic::ring`): `[count, Σ
+/// (id + 1), Σ (id + 1)²]` (wrapping) of the ring's `id`s to `out`, the
+/// ring being the vertices at most `hops` edges away through vertices
+/// within `radius` of the center (every vertex when `radius` is infinite:
+/// the k-ring).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct ProbeRing {
+    /// The result.
+    pub out: Attr<u32, 3>,
+    /// The identity.
+    pub id: Attr<u32, 1>,
+    /// Hops.
+    pub hops: u32,
+    /// The ball's radius.
+    pub radius: f32,
+}
+
+impl RingComputation for ProbeRing {
+    fn hops(&self) -> u32 {
+        self.hops
+    }
+    fn admits<B: Block>(&self, ring: &Ring<'_, B>, candidate: VertexSlot) -> bool {
+        let [a, b] = [ring.center(), candidate].map(|v| ring.position(v));
+        let d = [0, 1, 2].map(|i| a[i] - b[i]);
+        d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= self.radius * self.radius
+    }
+    fn compute<B: Block>(&self, ring: &Ring<'_, B>) {
+        let mut r = [ring.len(), 0, 0];
+        for v in ring.neighbors() {
+            let id = ring.get(&self.id, v)[0].wrapping_add(1);
+            r[1] = r[1].wrapping_add(id);
+            r[2] = r[2].wrapping_add(id.wrapping_mul(id));
+        }
+        ring.set(&self.out, r);
+    }
+}
+
+cavity_device::ring_kernels!(ProbeRing);

@@ -281,15 +281,15 @@ pub struct Rows {
 
 impl Rows {
     #[inline(always)]
-    fn start(&self, s: u32) -> u32 {
+    pub(super) fn start(&self, s: u32) -> u32 {
         if s == 0 { 0 } else { self.ends.get(s - 1) }
     }
     #[inline(always)]
-    fn end(&self, s: u32) -> u32 {
+    pub(super) fn end(&self, s: u32) -> u32 {
         self.ends.get(s)
     }
     #[inline(always)]
-    fn entry(&self, i: u32) -> u32 {
+    pub(super) fn entry(&self, i: u32) -> u32 {
         self.entries.get(i) as u32
     }
 }
@@ -308,15 +308,15 @@ fn transposed(query: Query) -> Option<(Kind, Kind, u32)> {
 
 /// Shared-memory windows: the patch copy, the rows, the scan's scratch
 /// and the faces per edge (when counted).
-struct Windows {
-    copy: PatchCopy,
-    rows: Rows,
-    scratch: Shared<u32>,
+pub(super) struct Windows {
+    pub(super) copy: PatchCopy,
+    pub(super) rows: Rows,
+    pub(super) scratch: Shared<u32>,
     faces: Option<Shared<u32>>,
 }
 
 impl Windows {
-    fn alloc(
+    pub(super) fn alloc(
         arena: &mut SharedArena,
         cap: &Capacity,
         (query, needs): (Query, Needs),
@@ -345,7 +345,7 @@ impl Windows {
 /// What a kernel builds besides the patch copy: the query's results and
 /// the faces per edge.
 #[derive(Clone, Copy)]
-struct Needs {
+pub(super) struct Needs {
     results: bool,
     faces_per_edge: bool,
 }
@@ -360,7 +360,7 @@ impl Needs {
     }
 
     /// The query's results only (the query export).
-    const RESULTS: Needs = Needs {
+    pub(super) const RESULTS: Needs = Needs {
         results: true,
         faces_per_edge: false,
     };
@@ -393,7 +393,7 @@ fn count_edge_faces<B: Block>(block: &B, copy: &PatchCopy, faces: Shared<u32>) {
 /// elements' incidences: count, scan, fill, sort), each row in ascending
 /// local index. Returns after a barrier.
 #[inline(always)]
-fn build_rows<B: Block>(
+pub(super) fn build_rows<B: Block>(
     block: &B,
     copy: &PatchCopy,
     query: Query,

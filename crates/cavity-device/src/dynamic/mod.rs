@@ -14,6 +14,7 @@ pub mod lock;
 pub mod migrate;
 pub mod patch;
 pub mod reduce;
+pub mod ring;
 pub mod scheduler;
 pub mod slice;
 pub mod smooth;

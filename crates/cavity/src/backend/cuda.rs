@@ -25,6 +25,7 @@ use cavity_device::dynamic::compute::{
 };
 use cavity_device::dynamic::layout::{Capacity, RawDynamicMesh};
 use cavity_device::dynamic::reduce::{self, Reduce};
+use cavity_device::dynamic::ring::{self, ExportRing, RingKernel, RingKernels, RingScratch};
 use cavity_device::dynamic::scheduler::{self, Refill};
 use cavity_device::dynamic::slice::{self, Slice};
 use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
@@ -45,6 +46,7 @@ use crate::attributes::{self, AttributeLayout};
 use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
+use crate::rings::{ForEachRing, RingRoom};
 use crate::rounds::{ForEach, Rounds, RunError, SlotRows, Status, Update, status_of};
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
@@ -702,6 +704,10 @@ pub struct CudaRounds<'a> {
     /// the first reduction.
     partials: Option<CudaSlice<f64>>,
     scratch: Option<CudaSlice<u32>>,
+    /// The rings' scratch (`crate::rings`), grown as needed.
+    rings: Option<CudaSlice<u32>>,
+    /// The room the rings needed so far.
+    ring_room: RingRoom,
     seconds: GpuSeconds,
     /// Update rounds launched (the next round's salt).
     rounds: u32,
@@ -856,6 +862,8 @@ impl<'a> CudaRounds<'a> {
             reduce: gpu.load::<Reduce>(reduce::shared_bytes(ELEMENT_BOUNDS.threads))?,
             partials: None,
             scratch: None,
+            rings: None,
+            ring_room: RingRoom::default(),
             rounds: 0,
             pending: VecDeque::new(),
             spare: Vec::new(),
@@ -886,10 +894,22 @@ impl<'a> CudaRounds<'a> {
     fn cavity_kernel<A: CavityKernels, K: Kernel<Params = (RawDynamicMesh, u32, A)>>(
         &mut self,
     ) -> Result<&CavityKernel<K::Params>, BackendError> {
+        let smem = update::shared_bytes::<A>(&self.mesh.cap, K::BOUNDS.threads);
+        self.resident_kernel::<K>(smem)
+    }
+
+    /// Kernel `K` with `smem` bytes of shared memory and the most blocks
+    /// the device holds at once, loaded at first use.
+    fn resident_kernel<K: Kernel>(
+        &mut self,
+        smem: usize,
+    ) -> Result<&CavityKernel<K::Params>, BackendError>
+    where
+        K::Params: KernelArgs,
+    {
         let id = TypeId::of::<K>();
         if !self.updates.contains_key(&id) {
             let threads = K::BOUNDS.threads;
-            let smem = update::shared_bytes::<A>(&self.mesh.cap, threads);
             let loaded = self.gpu.load_carved::<K>(smem)?;
             let per_sm = loaded
                 .f
@@ -1074,6 +1094,80 @@ impl<C: ElementKernels> ForEach<C> for CudaRounds<'_> {
     }
 }
 
+impl CudaRounds<'_> {
+    /// Runs ring kernel `K` (loaded with the rings' shared memory) over
+    /// the mesh with `params(scratch)` until no ring overflows
+    /// ([`RingRoom::run`]); returns the room it took. Waits for the
+    /// launch to read the overflow word.
+    fn launch_rings<K: Kernel>(
+        &mut self,
+        params: impl Fn(RingScratch) -> K::Params,
+    ) -> Result<RingRoom, RunError>
+    where
+        K::Params: KernelArgs,
+    {
+        let smem = ring::shared_bytes(&self.mesh.cap, K::BOUNDS.threads);
+        let resident = self.resident_kernel::<K>(smem)?.resident;
+        let mut room = self.ring_room;
+        let taken = room.run(|room| {
+            let grid = room.grid(&self.mesh.cap, self.mesh.num_patches, resident);
+            let (scratch, at) = self.ring_scratch(room, grid)?;
+            let kernel: &CavityKernel<K::Params> = self.updates[&TypeId::of::<K>()]
+                .downcast_ref()
+                .expect("kernels are stored under their own type");
+            // SAFETY: the scratch holds the words `scratch_words` gives for
+            // the grid and the overflow word; the mesh's buffers and the
+            // scratch live in `self`; the parameters' arrays are the
+            // caller's.
+            unsafe { self.gpu.launch(&kernel.loaded, grid, params(scratch))? };
+            let s = &self.gpu.stream;
+            let mut word = [0u32];
+            let rings = self.rings.as_ref().expect("allocated by ring_scratch");
+            s.memcpy_dtoh(&rings.slice(at..at + 1), &mut word)
+                .and_then(|()| s.synchronize())
+                .map_err(driver("reading the rings' overflow word"))?;
+            Ok((room, word[0] != 0))
+        })?;
+        self.ring_room = taken;
+        Ok(taken)
+    }
+
+    /// The rings' scratch for `room` and `grid` blocks (grown when too
+    /// small), with its overflow word zeroed, and that word's index.
+    fn ring_scratch(
+        &mut self,
+        room: RingRoom,
+        grid: u32,
+    ) -> Result<(RingScratch, usize), RunError> {
+        let at = ring::scratch_words(&self.mesh.cap, grid, room.capacity()) as usize;
+        let s = &self.gpu.stream;
+        let e = driver("allocating the rings' scratch");
+        if self.rings.as_ref().is_none_or(|b| b.len() <= at) {
+            self.rings = None;
+            self.rings = Some(s.alloc_zeros::<u32>(at + 1).map_err(e)?);
+        }
+        let rings = self.rings.as_mut().expect("allocated above");
+        s.memset_zeros(&mut rings.slice_mut(at..at + 1))
+            .map_err(e)?;
+        let base = rings.device_ptr(s).0;
+        let scratch = RingScratch {
+            entries: base,
+            overflow: base + 4 * at as u64,
+            capacity: room.capacity(),
+            pad: 0,
+        };
+        Ok((scratch, at))
+    }
+}
+
+impl<C: RingKernels> ForEachRing<C> for CudaRounds<'_> {
+    fn for_each_ring(&mut self, c: &C) -> Result<(), RunError> {
+        let (raw, c) = (self.raw, *c);
+        self.launch_rings::<RingKernel<C>>(|scratch| (raw, c, scratch))?;
+        Ok(())
+    }
+}
+
 impl<A: CavityKernels> Update<A> for CudaRounds<'_> {
     fn survey(&mut self, app: &A) -> Result<(), RunError> {
         let (raw, salt, grid) = (self.raw, self.rounds, self.mesh.num_patches);
@@ -1207,6 +1301,39 @@ impl Rounds for CudaRounds<'_> {
             )?
         };
         let values = gpu.download(&values, total as usize)?;
+        host.truncate(slots);
+        Ok(SlotRows {
+            counts: host,
+            offsets,
+            values,
+        })
+    }
+
+    fn export_ring(&mut self, k: u32) -> Result<SlotRows, RunError> {
+        let cap = self.mesh.cap;
+        let slots = (cap.patches * cap.vertices) as usize;
+        let e = driver("exporting the k-rings");
+        let counts = self
+            .gpu
+            .stream
+            .alloc_zeros::<u32>(slots.max(1))
+            .map_err(e)?;
+        let at = |b: &CudaSlice<u32>| b.device_ptr(&self.gpu.stream).0;
+        let (raw, counted) = (self.raw, at(&counts));
+        self.launch_rings::<ExportRing>(|scratch| (raw, k, scratch, counted, 0, 0))?;
+        let mut host = self.gpu.download(&counts, slots)?;
+        let mut offsets = QueryResult::offsets_of(&host);
+        let total = offsets.pop().unwrap_or(0);
+        let dev_offsets = self.gpu.upload(&offsets)?;
+        let values = self
+            .gpu
+            .stream
+            .alloc_zeros::<u32>(total.max(1) as usize)
+            .map_err(e)?;
+        let (placed, filled) = (at(&dev_offsets), at(&values));
+        // The same rings fit the room the counting pass found.
+        self.launch_rings::<ExportRing>(|scratch| (raw, k, scratch, counted, placed, filled))?;
+        let values = self.gpu.download(&values, total as usize)?;
         host.truncate(slots);
         Ok(SlotRows {
             counts: host,
