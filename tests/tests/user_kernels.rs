@@ -44,6 +44,7 @@ fn each_ptx_holds_its_own_crates_entry_points() {
             "cavity_test_kernels_ForEachProbeVE",
             "cavity_test_kernels_ForEachProbeVF",
             "cavity_test_kernels_ForEachProbeVV",
+            "cavity_test_kernels_ForEachRingProbeRing",
             "cavity_test_kernels_SurveyFlipToShorter",
             "cavity_test_kernels_SurveySplitInterpolating",
             "cavity_test_kernels_UpdateFlipToShorter",
