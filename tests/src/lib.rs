@@ -190,6 +190,58 @@ pub fn shuffle(mesh: &TriMesh, seed: u64) -> TriMesh {
     TriMesh { positions, faces }
 }
 
+/// A unit sphere: an icosahedron subdivided `levels` times (20 × 4^levels
+/// faces), every vertex projected on the sphere.
+pub fn unit_sphere(levels: u32) -> TriMesh {
+    let t = (1.0 + 5f32.sqrt()) / 2.0;
+    let mut mesh = TriMesh {
+        positions: vec![
+            [-1.0, t, 0.0],
+            [1.0, t, 0.0],
+            [-1.0, -t, 0.0],
+            [1.0, -t, 0.0],
+            [0.0, -1.0, t],
+            [0.0, 1.0, t],
+            [0.0, -1.0, -t],
+            [0.0, 1.0, -t],
+            [t, 0.0, -1.0],
+            [t, 0.0, 1.0],
+            [-t, 0.0, -1.0],
+            [-t, 0.0, 1.0],
+        ],
+        faces: vec![
+            [0, 11, 5],
+            [0, 5, 1],
+            [0, 1, 7],
+            [0, 7, 10],
+            [0, 10, 11],
+            [1, 5, 9],
+            [5, 11, 4],
+            [11, 10, 2],
+            [10, 7, 6],
+            [7, 1, 8],
+            [3, 9, 4],
+            [3, 4, 2],
+            [3, 2, 6],
+            [3, 6, 8],
+            [3, 8, 9],
+            [4, 9, 5],
+            [2, 4, 11],
+            [6, 2, 10],
+            [8, 6, 7],
+            [9, 8, 1],
+        ],
+    };
+    for _ in 0..levels {
+        mesh = mesh.subdivide();
+        for p in &mut mesh.positions {
+            let l = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
+            *p = p.map(|c| c / l);
+        }
+    }
+    mesh
+}
+
 /// A mix of generated meshes: grids with holes (open or torus), fans,
 /// non-manifold edges, isolated vertices, several components, shuffled.
 pub fn any_mesh() -> impl Strategy<Value = TriMesh> {

@@ -296,52 +296,7 @@ fn a_flat_grid_gives_euclidean_distance() {
 /// great-circle distance from a vertex within 2 % of π at every vertex.
 #[test]
 fn a_sphere_gives_great_circle_distance() {
-    let t = (1.0 + 5f32.sqrt()) / 2.0;
-    let mut mesh = TriMesh {
-        positions: vec![
-            [-1.0, t, 0.0],
-            [1.0, t, 0.0],
-            [-1.0, -t, 0.0],
-            [1.0, -t, 0.0],
-            [0.0, -1.0, t],
-            [0.0, 1.0, t],
-            [0.0, -1.0, -t],
-            [0.0, 1.0, -t],
-            [t, 0.0, -1.0],
-            [t, 0.0, 1.0],
-            [-t, 0.0, -1.0],
-            [-t, 0.0, 1.0],
-        ],
-        faces: vec![
-            [0, 11, 5],
-            [0, 5, 1],
-            [0, 1, 7],
-            [0, 7, 10],
-            [0, 10, 11],
-            [1, 5, 9],
-            [5, 11, 4],
-            [11, 10, 2],
-            [10, 7, 6],
-            [7, 1, 8],
-            [3, 9, 4],
-            [3, 4, 2],
-            [3, 2, 6],
-            [3, 6, 8],
-            [3, 8, 9],
-            [4, 9, 5],
-            [2, 4, 11],
-            [6, 2, 10],
-            [8, 6, 7],
-            [9, 8, 1],
-        ],
-    };
-    for _ in 0..4 {
-        mesh = mesh.subdivide();
-        for p in &mut mesh.positions {
-            let l = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt();
-            *p = p.map(|c| c / l);
-        }
-    }
+    let mesh = cavity_tests::unit_sphere(4);
     let (d, report) =
         geodesic_distance(&mesh, &[0], &settings(), &test_backend()).expect("geodesic");
     check_invariants(&mesh, &[0], &d).unwrap();

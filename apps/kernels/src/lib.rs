@@ -7,6 +7,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 pub use cavity_delaunay_kernels as delaunay;
+pub use cavity_denoise_kernels as denoise;
 pub use cavity_geodesic_kernels as geodesic;
 pub use cavity_mcf_kernels as mcf;
 pub use cavity_normals_kernels as normals;

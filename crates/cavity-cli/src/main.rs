@@ -4,7 +4,7 @@
 //! (surface tracking of a curl-noise-advected sheet), `info`
 //! (counts, topology defects, patch statistics), `normals` (area-weighted vertex normals), `smooth`
 //! (implicit mean curvature flow), `geodesic` (geodesic distance from
-//! source vertices), `delaunay` (Delaunay edge
+//! source vertices), `denoise` (bilateral denoising), `delaunay` (Delaunay edge
 //! flips on the dynamic core), `bench queries` (first-order query
 //! benchmark). With no mesh argument a real mesh bundled in `assets/`
 //! is used and named.
@@ -29,6 +29,7 @@ use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
 use cavity::rounds::RunError;
 use cavity::settings::{NamesSettings, Setting};
 use cavity_delaunay::DelaunayError;
+use cavity_denoise::{DenoiseError, DenoiseSettings};
 use cavity_geodesic::{GeodesicError, GeodesicSettings};
 use cavity_mcf::{McfError, McfSettings};
 use cavity_normals::NormalsError;
@@ -36,7 +37,7 @@ use cavity_remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
 use cavity_track::{TrackError, TrackSettings};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::commands::{bench, delaunay, geodesic, info, normals, remesh, smooth, track};
+use crate::commands::{bench, delaunay, denoise, geodesic, info, normals, remesh, smooth, track};
 use crate::output::Stdout;
 
 #[derive(Parser)]
@@ -276,6 +277,27 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Bilateral mesh denoising (Fleishman et al. 2003; RXMesh section
+    /// 8.3): each iteration moves every vertex along its normal by a
+    /// weighted mean of its neighbours' heights over its tangent plane, the
+    /// neighbours being those a breadth-first search reaches inside the
+    /// ball of radius twice the vertex's shortest edge.
+    Denoise {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Filter iterations.
+        #[arg(long, default_value_t = DenoiseSettings::default().iterations)]
+        iterations: u32,
+        /// The most hops of a neighbourhood (default: as far as the ball
+        /// reaches).
+        #[arg(long)]
+        max_hops: Option<u32>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Delaunay edge flips (dynamic paper section 6.2): flips every interior
     /// edge whose opposite angles sum above pi until none is left.
     Delaunay {
@@ -436,6 +458,28 @@ enum BenchWhat {
         #[command(flatten)]
         common: Common,
     },
+    /// Bilateral denoising (RXMesh section 8.3, fig. 8c): one iteration on our GPU, the CPU backend and the plain serial filter on one thread, the whole `denoise` call on the GPU, and the largest neighbourhood.
+    Denoise {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
+        subdivisions: Vec<u32>,
+        /// Iterations per timed run.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+        iterations: u32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        /// Largest mesh the serial filter runs.
+        #[arg(long, default_value_t = 2_000_000)]
+        serial_max_faces: usize,
+        #[command(flatten)]
+        common: Common,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.
@@ -492,6 +536,7 @@ fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
             NormalsError,
             McfError,
             GeodesicError,
+            DenoiseError,
             DynamicError,
             PatchError,
             RunError,
@@ -512,6 +557,7 @@ fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
 /// The command-line option of `setting` (its name in words for a setting
 /// no option sets).
 fn option(setting: Setting) -> &'static str {
+    use cavity_denoise::setting as denoise;
     use cavity_geodesic::setting as geodesic;
     use cavity_mcf::setting as mcf;
     use cavity_remesh::setting as remesh;
@@ -532,6 +578,8 @@ fn option(setting: Setting) -> &'static str {
         (mcf::TOLERANCE, "--tolerance"),
         (mcf::MAX_ITERATIONS, "--max-iterations"),
         (geodesic::TOLERANCE, "--tolerance"),
+        (denoise::ITERATIONS, "--iterations"),
+        (denoise::MAX_HOPS, "--max-hops"),
     ]
     .into_iter()
     .find(|&(s, _)| s == setting)
@@ -608,6 +656,20 @@ fn run(cli: Cli) -> Result<()> {
                 patch_size: common.patch_size,
             };
             geodesic::geodesic(input.as_deref(), &output, &sources, &settings, &common)
+        }
+        Command::Denoise {
+            input,
+            output,
+            iterations,
+            max_hops,
+            common,
+        } => {
+            let settings = DenoiseSettings {
+                iterations,
+                max_hops: max_hops.unwrap_or(u32::MAX),
+                patch_size: common.patch_size,
+            };
+            denoise::denoise(input.as_deref(), &output, &settings, &common)
         }
         Command::Delaunay {
             input,
@@ -717,6 +779,27 @@ fn run(cli: Cli) -> Result<()> {
                 peers: python.map(|p| (p, peer_script)),
             };
             bench::bench_geodesic(&meshes, &subdivisions, &settings, &common)
+        }
+        Command::Bench {
+            what:
+                BenchWhat::Denoise {
+                    meshes,
+                    subdivisions,
+                    iterations,
+                    reps,
+                    cpu_max_faces,
+                    serial_max_faces,
+                    common,
+                },
+        } => {
+            let settings = cavity_denoise::bench::DenoiseBenchSettings {
+                iterations,
+                reps,
+                cpu_max_faces,
+                serial_max_faces,
+                patch_size: common.patch_size,
+            };
+            bench::bench_denoise(&meshes, &subdivisions, &settings, &common)
         }
         Command::Bench {
             what:

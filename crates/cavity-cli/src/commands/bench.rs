@@ -143,6 +143,25 @@ pub(crate) fn bench_geodesic(
     Ok(())
 }
 
+/// Bilateral denoising on each mesh of `paths` (or the bundled one) at
+/// each subdivision level.
+pub(crate) fn bench_denoise(
+    paths: &[PathBuf],
+    subdivisions: &[u32],
+    settings: &cavity_denoise::bench::DenoiseBenchSettings,
+    common: &Common,
+) -> Result<()> {
+    let meshes = subdivided_inputs(paths, subdivisions)?;
+    let backend = backend(common.device)?;
+    let pb = spinner();
+    let bench = cavity_denoise::bench::denoise_bench(&meshes, settings, &backend, |m| {
+        pb.set_message(m.to_string())
+    })?;
+    pb.finish_and_clear();
+    say!("{}", bench.table());
+    Ok(())
+}
+
 /// Surface tracking of the curl-noise sheet at each of `grids`, with
 /// `settings`' frames and time step.
 pub(crate) fn bench_track(

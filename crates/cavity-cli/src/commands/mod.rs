@@ -2,6 +2,7 @@
 
 pub(crate) mod bench;
 pub(crate) mod delaunay;
+pub(crate) mod denoise;
 pub(crate) mod geodesic;
 pub(crate) mod info;
 pub(crate) mod normals;

@@ -1,0 +1,256 @@
+//! Bilateral mesh denoising (Fleishman, Drori and Cohen-Or 2003) on a
+//! backend, the way RXMesh runs it (section 8.3): each iteration filters
+//! every vertex along its normal over the neighbourhood the ball of radius
+//! twice its shortest edge bounds, gathered by the higher-order ring query
+//! (`cavity_device::dynamic::ring`, RXMesh section 6.2), which reads the
+//! neighbouring patches a ring reaches.
+//!
+//! An application crate on cavity's public model: the computations are in
+//! `cavity-denoise-kernels` (the normals and `σc` per vertex, the filter
+//! over the ring, the move), their PTX in `cavity-app-ptx`; an iteration
+//! is three launches inside `Backend::run_rounds` ([`iterate`]).
+//! [`denoise`] takes a [`TriMesh`] at any scale (it works in the unit box,
+//! `cavity::normalize`); [`serial`] is the plain serial filter over the
+//! reference mesh, the oracle of the tests and the single-thread baseline
+//! of the benchmark ([`bench`]).
+
+pub mod bench;
+pub mod serial;
+
+pub use cavity_denoise_kernels::{DenoiseFilter, DenoiseMove, DenoiseNormals, MIN_SIGMA_S};
+
+use std::time::Instant;
+
+use cavity::attributes::{Attr, AttributeError, AttributeLayout};
+use cavity::backend::Backend;
+use cavity::computation::ComputationError;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::normalize::Normalization;
+use cavity::rings::ForEachRing;
+use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
+use cavity::settings::{NamesSettings, Setting};
+use cavity::{MeshError, TriMesh};
+
+/// The denoising's settings, as its errors name them
+/// ([`DenoiseError::Settings`]).
+pub mod setting {
+    use cavity::settings::Setting;
+
+    /// Iterations ([`crate::DenoiseSettings::iterations`]).
+    pub const ITERATIONS: Setting = Setting::new("the number of iterations");
+    /// The most hops of a neighbourhood
+    /// ([`crate::DenoiseSettings::max_hops`]).
+    pub const MAX_HOPS: Setting = Setting::new("the hops of a neighbourhood");
+}
+
+/// Errors of the denoising.
+#[derive(Debug, thiserror::Error)]
+pub enum DenoiseError {
+    /// A setting out of range: change `setting`.
+    #[error("{} {message}", setting.name())]
+    Settings {
+        /// The setting.
+        setting: Setting,
+        /// What its value must be.
+        message: &'static str,
+    },
+    /// The mesh has a non-finite coordinate or a bad face (the message
+    /// names it).
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    /// Laying the mesh out, the run (a neighbourhood of more than
+    /// `cavity::rings::RingRoom::MAX` vertices: lower the hops), the GPU or
+    /// an attribute failed.
+    #[error(transparent)]
+    Computation(#[from] ComputationError),
+}
+
+cavity::computation_error_from!(DenoiseError::Computation);
+
+impl NamesSettings for DenoiseError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            DenoiseError::Computation(e) => e.settings(),
+            DenoiseError::Settings { setting, .. } => vec![*setting],
+            DenoiseError::Mesh(_) => Vec::new(),
+        }
+    }
+}
+
+/// What one denoising does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DenoiseSettings {
+    /// Filter iterations (at least 1).
+    pub iterations: u32,
+    /// The most hops of a neighbourhood (at least 1; `u32::MAX`, the
+    /// default: until no vertex of a hop is inside the ball, as RXMesh).
+    pub max_hops: u32,
+    /// Faces per patch at most.
+    pub patch_size: u32,
+}
+
+impl Default for DenoiseSettings {
+    /// Five iterations (RXMesh's default), neighbourhoods as far as the
+    /// ball reaches, patches of 512 faces.
+    fn default() -> Self {
+        DenoiseSettings {
+            iterations: 5,
+            max_hops: u32::MAX,
+            patch_size: 512,
+        }
+    }
+}
+
+impl DenoiseSettings {
+    /// Checks every field's range.
+    ///
+    /// # Errors
+    /// [`DenoiseError::Settings`] naming the field out of range.
+    pub fn check(&self) -> Result<(), DenoiseError> {
+        let bad = |setting, message| Err(DenoiseError::Settings { setting, message });
+        if self.iterations == 0 {
+            return bad(setting::ITERATIONS, "must be at least 1");
+        }
+        if self.max_hops == 0 {
+            return bad(setting::MAX_HOPS, "must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// What a denoising did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenoiseReport {
+    /// Iterations run.
+    pub iterations: u32,
+    /// The largest neighbourhood of the last iteration (vertices, the
+    /// vertex excluded).
+    pub largest_neighbourhood: u32,
+    /// Seconds of the iterations on the host's clock (the launches and
+    /// their end; the mesh's upload and copy back excluded).
+    pub filter_seconds: f64,
+    /// Device memory of the dynamic mesh with the denoising's attributes,
+    /// bytes per face (the rings' scratch excluded).
+    pub bytes_per_face: f64,
+    /// The device that ran it.
+    pub device: String,
+}
+
+/// The attributes the denoising needs on a dynamic mesh (all vertex
+/// attributes).
+#[derive(Clone, Copy, Debug)]
+pub struct DenoiseAttributes {
+    /// Unit normals.
+    pub normal: Attr<f32, 3>,
+    /// Shortest edges, `σc`.
+    pub sigma_c: Attr<f32, 1>,
+    /// Filtered positions.
+    pub filtered: Attr<f32, 3>,
+    /// Neighbourhood sizes (the vertex excluded).
+    pub size: Attr<u32, 1>,
+}
+
+/// Declares the denoising's attributes in `layout` (names
+/// `denoise_normal`, `denoise_sigma_c`, `denoise_filtered`,
+/// `denoise_size`: 8 words per vertex).
+///
+/// # Errors
+/// [`AttributeError`] when a name is taken or the vertex words run out.
+pub fn declare(layout: &mut AttributeLayout) -> Result<DenoiseAttributes, AttributeError> {
+    Ok(DenoiseAttributes {
+        normal: layout.vertex("denoise_normal")?,
+        sigma_c: layout.vertex("denoise_sigma_c")?,
+        filtered: layout.vertex("denoise_filtered")?,
+        size: layout.vertex("denoise_size")?,
+    })
+}
+
+/// One iteration on the mesh `r` holds, whose layout declared `a`
+/// ([`declare`]): normals and `σc`, the filter over each vertex's ring of
+/// at most `max_hops` hops, the move. On the GPU it returns once the move
+/// is launched (the filter waits for its rings' overflow word).
+///
+/// # Errors
+/// A failed computation ([`RunError`]; a neighbourhood too large for the
+/// rings' scratch).
+pub fn iterate(
+    r: &mut AnyRounds<'_>,
+    a: &DenoiseAttributes,
+    max_hops: u32,
+) -> Result<(), RunError> {
+    r.for_each(&DenoiseNormals {
+        normal: a.normal,
+        sigma_c: a.sigma_c,
+    })?;
+    r.for_each_ring(&DenoiseFilter {
+        normal: a.normal,
+        sigma_c: a.sigma_c,
+        out: a.filtered,
+        size: a.size,
+        max_hops,
+    })?;
+    r.for_each(&DenoiseMove { to: a.filtered })
+}
+
+/// `mesh` after [`DenoiseSettings::iterations`] iterations of bilateral
+/// denoising, with the report. The filter runs in the unit box
+/// (`cavity::normalize`), so its result does not depend on the mesh's
+/// scale. Faces and vertex order are the input's.
+///
+/// # Errors
+/// Settings out of range; a mesh with a non-finite coordinate or a bad
+/// face; a patch size out of range or a patch too large; a neighbourhood
+/// too large; a failed GPU run.
+pub fn denoise(
+    mesh: &TriMesh,
+    settings: &DenoiseSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
+    settings.check()?;
+    mesh.validate()?;
+    cavity_app_ptx::add_to(backend)?;
+    let normalization = Normalization::of(mesh);
+    let normalized = normalization.apply(mesh);
+    let mut layout = AttributeLayout::new();
+    let a = declare(&mut layout)?;
+    let mut dynamic = DynamicMesh::with_attributes(
+        &normalized,
+        settings.patch_size,
+        CapacityFactors::STATIC,
+        &layout,
+    )?;
+    let bytes_per_face = dynamic.bytes_per_face();
+    let ran = backend.run_rounds(
+        &mut dynamic,
+        |r| -> Result<_, DenoiseError> {
+            let start = Instant::now();
+            for _ in 0..settings.iterations {
+                iterate(r, &a, settings.max_hops)?;
+            }
+            r.take_count()?;
+            let seconds = start.elapsed().as_secs_f64();
+            Ok((seconds, r.max(&a.size)? as u32))
+        },
+        DenoiseError::from,
+    )?;
+    let (denoised, sources) = dynamic.to_mesh_with_sources();
+    let mut moved = TriMesh {
+        positions: denoised.positions,
+        faces: Vec::new(),
+    };
+    normalization.restore_from(&mut moved, &sources, mesh, &normalized);
+    let mut out = mesh.clone();
+    for (p, &s) in moved.positions.iter().zip(&sources) {
+        out.positions[s as usize] = *p;
+    }
+    Ok((
+        out,
+        DenoiseReport {
+            iterations: settings.iterations,
+            largest_neighbourhood: ran.value.1,
+            filter_seconds: ran.value.0,
+            bytes_per_face,
+            device: ran.device,
+        },
+    ))
+}
