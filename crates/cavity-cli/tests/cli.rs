@@ -267,6 +267,13 @@ fn smooth_and_geodesic_setting_errors_name_their_option() {
     assert!(stderr.ends_with("(--dt)"), "{stderr}");
     let stderr = fails(&["geodesic", "--source", "0", "--tolerance", "1"]);
     assert!(stderr.ends_with("(--tolerance)"), "{stderr}");
+    let stderr = fails(&["denoise", "--iterations", "0"]);
+    assert!(
+        stderr.ends_with("must be at least 1 (--iterations)"),
+        "{stderr}"
+    );
+    let stderr = fails(&["denoise", "--max-hops", "0"]);
+    assert!(stderr.ends_with("(--max-hops)"), "{stderr}");
     // STL has no vertex list for a distance column.
     let out = cavity()
         .args(["geodesic", "--device", "cpu", "--source", "0"])
@@ -279,4 +286,41 @@ fn smooth_and_geodesic_setting_errors_name_their_option() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("STL has no vertex list"), "{stderr}");
     assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 0);
+}
+
+#[test]
+fn denoising_moves_vertices_keeps_the_faces_and_never_the_input() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let output = dir.path().join("cube-denoised.ply");
+    let (stdout, _) = succeeds(
+        &["denoise", "--device", "cpu", "--iterations", "2"],
+        &asset("bumpy-cube.obj"),
+        &output,
+    );
+    assert!(stdout.contains("by 2 iteration(s)"), "{stdout}");
+    assert!(stdout.contains("largest neighbourhood"), "{stdout}");
+    let cube = cavity::io::read_mesh(&asset("bumpy-cube.obj"))
+        .expect("cube")
+        .mesh;
+    let written = cavity::io::read_mesh(&output)
+        .expect("readable output")
+        .mesh;
+    assert_eq!(written.faces, cube.faces);
+    assert_eq!(written.positions.len(), cube.positions.len());
+    assert!(written.positions != cube.positions);
+    // The input is never the output.
+    let copy = dir.path().join("copy.obj");
+    std::fs::copy(asset("bumpy-cube.obj"), &copy).expect("copy");
+    let out = cavity()
+        .args(["denoise", "--device", "cpu"])
+        .arg(&copy)
+        .arg("-o")
+        .arg(&copy)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read(&copy).expect("read"),
+        std::fs::read(asset("bumpy-cube.obj")).expect("read")
+    );
 }
