@@ -44,6 +44,7 @@ pub fn denoise(mesh: &TriMesh, iterations: u32, max_hops: u32) -> Result<TriMesh
     let mut mark = vec![u32::MAX; n];
     let mut ring = Vec::new();
     for _ in 0..iterations {
+        mark.fill(u32::MAX);
         let mut normals = vec![[0.0f64; 3]; n];
         for face in &mesh.faces {
             let [a, b, c] = face.map(|v| positions[v as usize]);

@@ -13,7 +13,7 @@
 //! room found is kept for the next launch on the same mesh.
 
 use cavity_device::dynamic::layout::Capacity;
-use cavity_device::dynamic::ring::RingKernels;
+use cavity_device::dynamic::ring::{RingKernels, ring_status};
 
 use crate::rounds::{Rounds, RunError};
 
@@ -35,7 +35,7 @@ impl RingRoom {
     /// Entries per ring at first (the center included): a 4-ring of a
     /// regular triangulation has 61 vertices, a 2-ring 19.
     pub const START: u32 = 32;
-    /// The most entries per ring.
+    /// The most entries per ring (the center included).
     pub const MAX: u32 = 1 << 16;
     /// The scratch's words at most (1 GiB), unless one block needs more.
     pub const BUDGET_WORDS: u64 = 1 << 28;
@@ -54,28 +54,35 @@ impl RingRoom {
     }
 
     /// Runs `launch` with the current room until no ring overflows
-    /// (`launch` returns whether one did), doubling the capacity after
-    /// each overflow.
+    /// (`launch` returns its status word, `ring_status`), doubling the
+    /// capacity after each overflow.
     ///
     /// # Errors
-    /// `launch`'s, and [`RunError::Fatal`] when a ring needs more than
-    /// [`RingRoom::MAX`] entries.
+    /// `launch`'s; [`RunError::Fatal`] when a ring needs more than
+    /// [`RingRoom::MAX`] entries, or reached a vertex whose owner the
+    /// ribbon does not name.
     pub fn run<T>(
         &mut self,
-        mut launch: impl FnMut(RingRoom) -> Result<(T, bool), RunError>,
+        mut launch: impl FnMut(RingRoom) -> Result<(T, u32), RunError>,
     ) -> Result<T, RunError> {
         loop {
-            let (out, overflowed) = launch(*self)?;
-            if !overflowed {
-                return Ok(out);
+            let (out, status) = launch(*self)?;
+            match status {
+                0 => return Ok(out),
+                ring_status::OVERFLOW if self.capacity < Self::MAX => self.capacity *= 2,
+                ring_status::OVERFLOW => {
+                    return Err(RunError::Fatal(
+                        "a vertex's ring holds 65536 vertices or more: ask for fewer hops or a smaller neighbourhood",
+                        &[],
+                    ));
+                }
+                _ => {
+                    return Err(RunError::Fatal(
+                        "a ring reached a vertex whose owner its patch does not name (an invalid mesh: see DynamicMesh::validate)",
+                        &[],
+                    ));
+                }
             }
-            if self.capacity >= Self::MAX {
-                return Err(RunError::Fatal(
-                    "a vertex's ring holds more than 65536 vertices: ask for fewer hops or a smaller neighbourhood",
-                    &[],
-                ));
-            }
-            self.capacity *= 2;
         }
     }
 }
@@ -123,12 +130,16 @@ mod tests {
         let out = room.run(|r| {
             let c = r.capacity();
             seen.push(c);
-            Ok((c, c < 128))
+            Ok((c, u32::from(c < 128)))
         });
         assert_eq!(out.unwrap(), 128);
         assert_eq!(seen, [32, 64, 128]);
         assert_eq!(room.capacity(), 128);
-        let err = room.run(|_| Ok(((), true))).unwrap_err();
+        let err = room.run(|_| Ok(((), ring_status::OVERFLOW))).unwrap_err();
         assert!(err.to_string().contains("65536"), "{err}");
+        let err = RingRoom::default()
+            .run(|_| Ok(((), ring_status::NO_OWNER)))
+            .unwrap_err();
+        assert!(err.to_string().contains("owner"), "{err}");
     }
 }

@@ -845,15 +845,15 @@ impl<C: ElementKernels> ForEach<C> for CpuRounds<'_> {
 }
 
 impl CpuRounds<'_> {
-    /// Runs `launch` with the rings' scratch for `room` (zeroed overflow
-    /// word) and returns the grid and whether a ring overflowed.
+    /// Runs `launch` with the rings' scratch for `room` (zeroed status
+    /// word) and returns the launch's status word (`ring_status`).
     fn with_rings(
         rings: &mut Vec<u32>,
         room: RingRoom,
         cap: &Capacity,
         patches: u32,
         launch: impl FnOnce(u32, RingScratch),
-    ) -> bool {
+    ) -> u32 {
         let parallel = 4 * rayon::current_num_threads() as u32;
         let grid = room.grid(cap, patches, parallel);
         let words = ring::scratch_words(cap, grid, room.capacity()) as usize;
@@ -869,7 +869,7 @@ impl CpuRounds<'_> {
                 pad: 0,
             },
         );
-        rings[words] != 0
+        rings[words]
     }
 }
 
@@ -879,13 +879,13 @@ impl<C: RingKernels> ForEachRing<C> for CpuRounds<'_> {
         let smem = ring::shared_bytes(&raw.cap, 1);
         let (cpu, rings) = (&self.cpu, &mut self.rings);
         self.ring_room.run(|room| {
-            let overflowed = Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
+            let status = Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
                 // SAFETY: `raw` names the mesh's arrays, which nothing else
                 // touches until the call returns; each block writes only
                 // its patches' owned vertices and its scratch region.
                 unsafe { cpu.launch::<RingKernel<C>>(grid, smem, (raw, *c, s)) }
             });
-            Ok(((), overflowed))
+            Ok(((), status))
         })
     }
 }
@@ -1004,29 +1004,34 @@ impl Rounds for CpuRounds<'_> {
         let (cpu, rings) = (&self.cpu, &mut self.rings);
         let room = self.ring_room.run(|room| {
             let counted = counts.as_mut_ptr() as u64;
-            let overflowed = Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
+            let status = Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
                 // SAFETY: as in `for_each_ring`; `counts` holds one entry
                 // per vertex slot and the counting pass writes no values.
                 unsafe { cpu.launch::<ExportRing>(grid, smem, (raw, k, s, counted, 0, 0)) }
             });
-            Ok((room, overflowed))
+            Ok((room, status))
         })?;
         let mut offsets = QueryResult::offsets_of(&counts);
         let total = offsets.pop().unwrap_or(0);
         let mut values = vec![0u32; total as usize];
-        Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
-            let params = (
-                raw,
-                k,
-                s,
-                counts.as_mut_ptr() as u64,
-                offsets.as_ptr() as u64,
-                values.as_mut_ptr() as u64,
-            );
-            // SAFETY: as above; `values` holds the rows `offsets` place
-            // (the same rings: they fit).
-            unsafe { cpu.launch::<ExportRing>(grid, smem, params) }
-        });
+        // The same rings: they fit the room the counting pass found.
+        let mut room = room;
+        room.run(|room| {
+            let status = Self::with_rings(rings, room, &raw.cap, raw.num_patches, |grid, s| {
+                let params = (
+                    raw,
+                    k,
+                    s,
+                    counts.as_mut_ptr() as u64,
+                    offsets.as_ptr() as u64,
+                    values.as_mut_ptr() as u64,
+                );
+                // SAFETY: as above; `values` holds the rows `offsets`
+                // place.
+                unsafe { cpu.launch::<ExportRing>(grid, smem, params) }
+            });
+            Ok(((), status))
+        })?;
         counts.truncate(slots);
         Ok(SlotRows {
             counts,

@@ -17,7 +17,7 @@
 //! [`RingScratch`]), as owner slots ([`VertexSlot`]), in the order of the
 //! search: by hop, then by the patch that answered, the frontier vertex and
 //! its VV row, the same on every run and on both backends. A ring that
-//! does not fit the scratch's capacity sets the overflow word, and the host
+//! does not fit the scratch's capacity sets the status word, and the host
 //! runs the launch again with more room. The kernel loops over the patches
 //! (block `b` takes patches `b`, `b + grid`, ...), so that the scratch is
 //! bounded by the grid and not by the mesh.
@@ -176,12 +176,21 @@ pub struct RingScratch {
     /// `grid × cap.vertices × capacity` words: block `b`'s ring of local
     /// vertex `l` at `(b × cap.vertices + l) × capacity`.
     pub entries: u64,
-    /// One word, set to 1 when a ring did not fit.
+    /// One word, the launch's [`RingStatus`] (0 when all is well).
     pub overflow: u64,
     /// Entries per ring, the center included (at least 1).
     pub capacity: u32,
     /// Padding.
     pub pad: u32,
+}
+
+/// What a ring launch's status word says (0: every ring fit).
+pub mod ring_status {
+    /// A ring did not fit the capacity: run again with more room.
+    pub const OVERFLOW: u32 = 1;
+    /// A ring reached a ribbon vertex whose owner its patch does not name
+    /// (a mesh `DynamicMesh::validate` rejects); the vertex was left out.
+    pub const NO_OWNER: u32 = 2;
 }
 
 /// The words of the rings' scratch for a launch of `grid` blocks.
@@ -306,6 +315,8 @@ pub fn each_ring<B: Block, R: RingComputation>(
                 if q == NONE {
                     break;
                 }
+                // The window reuses the home patch's shared arrays: `home`
+                // is not read from here on (its vertex count is in `n`).
                 let window = PatchCopy { p: q, ..home };
                 window.load(block, mesh);
                 block.sync();
@@ -329,8 +340,11 @@ pub fn each_ring<B: Block, R: RingComputation>(
                         for j in rows.start(u)..rows.end(u) {
                             let [a, b] = window.edge_vertices(rows.entry(j));
                             let x = if a == u { b } else { a };
-                            let c =
-                                VertexSlot::new(&cap, window.owner_or_self(block, Kind::Vertex, x));
+                            let Some(owner) = window.owner(block, Kind::Vertex, x) else {
+                                overflow.fetch_max(0, ring_status::NO_OWNER);
+                                continue;
+                            };
+                            let c = VertexSlot::new(&cap, owner);
                             // A neighbour of hop h is at hop h - 1, h or
                             // h + 1: only those entries can hold it.
                             let seen = (w.prev.get(l)..used).any(|k| {
@@ -342,7 +356,7 @@ pub fn each_ring<B: Block, R: RingComputation>(
                                 continue;
                             }
                             if used == capacity {
-                                overflow.store(0, 1);
+                                overflow.fetch_max(0, ring_status::OVERFLOW);
                                 continue;
                             }
                             // SAFETY: as above.

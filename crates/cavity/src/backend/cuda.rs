@@ -1098,7 +1098,7 @@ impl CudaRounds<'_> {
     /// Runs ring kernel `K` (loaded with the rings' shared memory) over
     /// the mesh with `params(scratch)` until no ring overflows
     /// ([`RingRoom::run`]); returns the room it took. Waits for the
-    /// launch to read the overflow word.
+    /// launch to read the status word.
     fn launch_rings<K: Kernel>(
         &mut self,
         params: impl Fn(RingScratch) -> K::Params,
@@ -1125,15 +1125,15 @@ impl CudaRounds<'_> {
             let rings = self.rings.as_ref().expect("allocated by ring_scratch");
             s.memcpy_dtoh(&rings.slice(at..at + 1), &mut word)
                 .and_then(|()| s.synchronize())
-                .map_err(driver("reading the rings' overflow word"))?;
-            Ok((room, word[0] != 0))
+                .map_err(driver("reading the rings' status word"))?;
+            Ok((room, word[0]))
         })?;
         self.ring_room = taken;
         Ok(taken)
     }
 
     /// The rings' scratch for `room` and `grid` blocks (grown when too
-    /// small), with its overflow word zeroed, and that word's index.
+    /// small), with its status word zeroed, and that word's index.
     fn ring_scratch(
         &mut self,
         room: RingRoom,
