@@ -58,10 +58,11 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
 
     /// Whether the element is in the active set (all by default). Asked
     /// twice: first without the query's results ([`Element::len`] 0, no
-    /// faces per edge), so that a patch with no active element skips
-    /// building them; then with them, right before [`compute`]. It must
-    /// answer the same both times: decide on the element's own
-    /// attributes.
+    /// faces per edge) and before the patch's connectivity is loaded (only
+    /// which elements exist and are owned is known), so that a patch with
+    /// no active element skips loading the rest and building the results;
+    /// then with them, right before [`compute`]. It must answer the same
+    /// both times: decide on the element's own attributes.
     ///
     /// [`compute`]: ElementComputation::compute
     #[inline(always)]
@@ -504,7 +505,14 @@ fn each_element<B: Block>(
         faces,
     } = Windows::alloc(arena, &mesh.cap, (query, needs), block.block_dim(), p);
     arena.check();
-    copy.load(block, mesh);
+    // With a screen, the connectivity (most of the patch) is loaded only
+    // once the screen found an element: the screen sees the masks and
+    // the element's own attributes.
+    if screen.is_some() {
+        copy.load_masks(block, mesh);
+    } else {
+        copy.load(block, mesh);
+    }
     block.sync();
     let kind = query.source();
     if let Some(screen) = screen {
@@ -526,6 +534,8 @@ fn each_element<B: Block>(
         if !block.sync_any(any) {
             return;
         }
+        copy.load_connectivity(block, mesh);
+        block.sync();
     }
     if needs.results {
         build_rows(block, &copy, query, &rows, scratch);

@@ -531,22 +531,39 @@ impl PatchCopy {
     /// `p` (cleanup kernels).
     #[inline(always)]
     pub fn load<B: Block>(&self, block: &B, mesh: &DynMesh) {
+        self.load_masks(block, mesh);
+        self.load_connectivity(block, mesh);
+    }
+
+    /// The first half of [`PatchCopy::load`]: the counts and the owned and
+    /// active bitmasks only (what tells which elements exist), so that a
+    /// block can decide whether the patch needs the rest.
+    #[inline(always)]
+    pub fn load_masks<B: Block>(&self, block: &B, mesh: &DynMesh) {
+        let p = self.p;
+        let cap = &self.cap;
+        block.for_each(COUNT_WORDS, |i| {
+            self.counts.set(i, mesh.counts.load(COUNT_WORDS * p + i))
+        });
+        block.for_each(cap.mask_stride(), |i| {
+            self.masks
+                .set(i, mesh.masks.load(p * cap.mask_stride() + i))
+        });
+    }
+
+    /// The second half of [`PatchCopy::load`]: FE, EV, the ribbon tables
+    /// and the stash.
+    #[inline(always)]
+    pub fn load_connectivity<B: Block>(&self, block: &B, mesh: &DynMesh) {
         let p = self.p;
         let cap = &self.cap;
         let nf = mesh.count(p, Kind::Face);
         let ne = mesh.count(p, Kind::Edge);
-        block.for_each(COUNT_WORDS, |i| {
-            self.counts.set(i, mesh.counts.load(COUNT_WORDS * p + i))
-        });
         block.for_each(3 * nf, |i| {
             self.fe.set(i, mesh.fe.load(p * cap.fe_stride() + i))
         });
         block.for_each(2 * ne, |i| {
             self.ev.set(i, mesh.ev.load(p * cap.ev_stride() + i))
-        });
-        block.for_each(cap.mask_stride(), |i| {
-            self.masks
-                .set(i, mesh.masks.load(p * cap.mask_stride() + i))
         });
         block.for_each(cap.hash_stride(), |i| {
             self.hash.set(i, mesh.hash.load(p * cap.hash_stride() + i))
