@@ -311,3 +311,65 @@ proptest! {
         prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
     }
 }
+
+/// `for_each_in` visits the listed patches only: on the patches owning the
+/// active vertices it gives what `for_each` gives; on the others, nothing;
+/// an empty list does nothing; a list naming a slot not in use or one
+/// twice is an error.
+#[test]
+fn a_patch_list_limits_the_patches_visited() {
+    let input = grid(12, 9, &[false, true], false, &[7]);
+    let mut layout = AttributeLayout::new();
+    let out = layout.vertex::<f32, 3>("smoothed").unwrap();
+    let mask = layout.vertex::<u32, 1>("mask").unwrap();
+    let mut m =
+        DynamicMesh::with_attributes(&input, 16, CapacityFactors::default(), &layout).unwrap();
+    let active: Vec<[u32; 1]> = (0..input.positions.len())
+        .map(|i| [u32::from(i % 5 == 0)])
+        .collect();
+    m.set_attribute(&mask, &active).unwrap();
+    let owners = m.owner_patches(Kind::Vertex);
+    let mut holding: Vec<u32> = (0..owners.len())
+        .filter(|&v| active[v][0] != 0)
+        .map(|v| owners[v])
+        .collect();
+    holding.sort_unstable();
+    holding.dedup();
+    let others: Vec<u32> = (0..m.num_patches())
+        .filter(|p| holding.binary_search(p).is_err())
+        .collect();
+    assert!(!others.is_empty(), "some patch holds no active vertex");
+    let (counted, none, empty, bad) = user_backend()
+        .run_rounds(
+            &mut m,
+            |r| -> Result<_, RunError> {
+                r.for_each_in(&Laplacian { out, mask }, &others)?;
+                let none = r.take_count()?;
+                r.for_each_in(&Laplacian { out, mask }, &[])?;
+                let empty = r.take_count()?;
+                r.for_each_in(&Laplacian { out, mask }, &holding)?;
+                let counted = r.take_count()?;
+                let bad = [
+                    r.for_each_in(&Laplacian { out, mask }, &[0, 0]).is_err(),
+                    r.for_each_in(&Laplacian { out, mask }, &[u32::MAX])
+                        .is_err(),
+                ];
+                Ok((counted, none, empty, bad))
+            },
+            |e| e,
+        )
+        .expect("the run")
+        .value;
+    assert_eq!((none, empty), (0, 0));
+    assert_eq!(
+        counted as usize,
+        active.iter().filter(|a| a[0] != 0).count()
+    );
+    assert_eq!(bad, [true, true]);
+    let listed = m.attribute(&out).unwrap();
+    let mut all = m.clone();
+    user_backend()
+        .run_rounds(&mut all, |r| r.for_each(&Laplacian { out, mask }), |e| e)
+        .expect("the run");
+    assert_eq!(listed, all.attribute(&out).unwrap());
+}

@@ -214,6 +214,39 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toples
     }
 }
 
+/// The range of toplesets each patch owns vertices of, so that a pass
+/// visits only the patches with a vertex in its band or behind it.
+struct PatchLevels {
+    /// Per patch slot, the smallest and largest topleset of its owned
+    /// vertices other than the sources and the unreachable (`None`: none).
+    range: Vec<Option<(u32, u32)>>,
+}
+
+impl PatchLevels {
+    /// From each vertex's owner patch and topleset, in element order.
+    fn new(owners: &[u32], levels: &[[u32; 1]]) -> Self {
+        let slots = owners.iter().max().map_or(0, |&p| p as usize + 1);
+        let mut range: Vec<Option<(u32, u32)>> = vec![None; slots];
+        for (&p, &[level]) in owners.iter().zip(levels) {
+            if level != 0 && level != u32::MAX {
+                let r = &mut range[p as usize];
+                *r = Some(r.map_or((level, level), |(lo, hi)| (lo.min(level), hi.max(level))));
+            }
+        }
+        PatchLevels { range }
+    }
+
+    /// The patches that own a vertex [`GeodesicRelax`] makes active for
+    /// the band `[band_start, band_end)`: of a topleset in
+    /// `[band_start - 1, band_end)`.
+    fn active(&self, band_start: u32, band_end: u32) -> Vec<u32> {
+        let from = band_start.saturating_sub(1);
+        (0..self.range.len() as u32)
+            .filter(|&p| self.range[p as usize].is_some_and(|(lo, hi)| lo < band_end && hi >= from))
+            .collect()
+    }
+}
+
 /// The approximate geodesic distance of every vertex of `mesh` from the
 /// nearest of `sources`, in input order and model units: 0 at the sources,
 /// `f32::INFINITY` at a vertex no source reaches (another component, an
@@ -277,6 +310,7 @@ pub fn geodesic_distance(
     dynamic.set_attribute(&ping, &start)?;
     dynamic.set_attribute(&pong, &start)?;
     let count = sizes.len() as u32;
+    let patches = PatchLevels::new(&dynamic.owner_patches(cavity::Kind::Vertex), &levels);
     let ran = backend.run_rounds(
         &mut dynamic,
         |r| -> Result<_, GeodesicError> {
@@ -288,17 +322,20 @@ pub fn geodesic_distance(
              -> Result<u32, RunError> {
                 // The settling passes relax along the edges only, until no
                 // vertex changes by more than `SETTLED` of itself.
-                r.for_each(&GeodesicRelax {
-                    level: level_attr,
-                    origin: origin_attr,
-                    from,
-                    to,
-                    band_start,
-                    band_end,
-                    tolerance: if whole_band { SETTLED } else { t },
-                    whole_band: u32::from(whole_band),
-                    edges_only: u32::from(whole_band),
-                })?;
+                r.for_each_in(
+                    &GeodesicRelax {
+                        level: level_attr,
+                        origin: origin_attr,
+                        from,
+                        to,
+                        band_start,
+                        band_end,
+                        tolerance: if whole_band { SETTLED } else { t },
+                        whole_band: u32::from(whole_band),
+                        edges_only: u32::from(whole_band),
+                    },
+                    &patches.active(band_start, band_end),
+                )?;
                 (from, to) = (to, from);
                 Ok(r.take_count()? as u32)
             };

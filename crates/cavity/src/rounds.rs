@@ -196,6 +196,27 @@ impl<C: ElementKernels> ForEach<C> for AnyRounds<'_> {
     fn for_each(&mut self, c: &C) -> Result<(), RunError> {
         on_backend!(self, r => r.for_each(c))
     }
+    fn for_each_in(&mut self, c: &C, patches: &[u32]) -> Result<(), RunError> {
+        on_backend!(self, r => r.for_each_in(c, patches))
+    }
+}
+
+/// Checks a patch list of [`ForEach::for_each_in`]: every entry a patch
+/// slot in use (below `num_patches`), none twice.
+pub(crate) fn check_patch_list(patches: &[u32], num_patches: u32) -> Result<(), RunError> {
+    let mut seen = vec![false; num_patches as usize];
+    for &p in patches {
+        match seen.get_mut(p as usize) {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(RunError::Fatal(
+                    "a patch list names a patch slot that is not in use, or one twice",
+                    &[],
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl<C: RingKernels> ForEachRing<C> for AnyRounds<'_> {
@@ -718,6 +739,15 @@ pub trait ForEach<C: ElementKernels>: Rounds {
     /// added with `Backend::add_kernels`, or its shared memory exceeds the
     /// device's) or a failed launch.
     fn for_each(&mut self, c: &C) -> Result<(), RunError>;
+    /// [`ForEach::for_each`] on the patches `patches` lists only (patch
+    /// slots, as `DynamicMesh::owner_patches` gives them; each at most
+    /// once): when the host knows which patches hold the active elements,
+    /// the others are not even visited. Nothing for an empty list.
+    ///
+    /// # Errors
+    /// As [`ForEach::for_each`]; [`RunError::Fatal`] for a list that names
+    /// a patch slot not in use, or one twice.
+    fn for_each_in(&mut self, c: &C, patches: &[u32]) -> Result<(), RunError>;
 }
 
 /// A backend's update round of application `A`.
@@ -838,7 +868,24 @@ impl<C: ElementKernels> ForEach<C> for CpuRounds<'_> {
         // its patch's owned elements.
         unsafe {
             self.cpu
-                .launch::<ForEachKernel<C>>(raw.num_patches, smem, (raw, *c))
+                .launch::<ForEachKernel<C>>(raw.num_patches, smem, (raw, *c, 0))
+        };
+        Ok(())
+    }
+
+    fn for_each_in(&mut self, c: &C, patches: &[u32]) -> Result<(), RunError> {
+        let raw = self.mesh.raw();
+        check_patch_list(patches, raw.num_patches)?;
+        if patches.is_empty() {
+            return Ok(());
+        }
+        let smem = compute::shared_bytes::<C>(&raw.cap, 1);
+        let list = patches.as_ptr() as u64;
+        // SAFETY: as in `for_each`; the list holds distinct patch slots in
+        // use, one per block.
+        unsafe {
+            self.cpu
+                .launch::<ForEachKernel<C>>(patches.len() as u32, smem, (raw, *c, list))
         };
         Ok(())
     }

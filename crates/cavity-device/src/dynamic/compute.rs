@@ -651,7 +651,7 @@ crate::kernel! {
 }
 
 /// A computation with GPU kernels: its entry point, parameters
-/// `(RawDynamicMesh, computation)`.
+/// `(RawDynamicMesh, computation, patches)`.
 ///
 /// # Safety
 /// [`ElementKernels::FOR_EACH`] names an entry point with those parameters
@@ -662,12 +662,16 @@ pub unsafe trait ElementKernels: ElementComputation {
     const FOR_EACH: &'static str;
 }
 
-/// The kernel of computation `C`: one block per patch slot in use
-/// ([`for_each`]).
+/// The kernel of computation `C` ([`for_each`]): with `patches` 0 one
+/// block per patch slot in use, else block `b` on patch slot
+/// `patches[b]` (a list of the patches to visit, which the host gives
+/// when it knows where the active elements are).
 ///
 /// # Safety
-/// The mesh describes live arrays of a dynamic mesh; dynamic shared memory
-/// is [`shared_bytes::<C>`](shared_bytes) for the launch's threads.
+/// The mesh describes live arrays of a dynamic mesh; `patches` is 0 or
+/// holds one distinct patch slot in use per block of the grid; dynamic
+/// shared memory is [`shared_bytes::<C>`](shared_bytes) for the launch's
+/// threads.
 pub struct ForEachKernel<C>(core::marker::PhantomData<fn() -> C>);
 
 /// The bounds of the per-element kernels.
@@ -681,10 +685,10 @@ unsafe impl<C: ElementKernels> Kernel for ForEachKernel<C> {
         min_blocks: C::MIN_BLOCKS,
     };
     const HOST_ZEROED_SHARED: bool = false;
-    type Params = (RawDynamicMesh, C);
+    type Params = (RawDynamicMesh, C, u64);
 
     #[inline(always)]
-    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, c): Self::Params) {
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, c, patches): Self::Params) {
         const {
             assert!(
                 !matches!(C::QUERY, Query::FF),
@@ -693,7 +697,13 @@ unsafe impl<C: ElementKernels> Kernel for ForEachKernel<C> {
         };
         // SAFETY: the kernel's contract.
         let m = unsafe { DynMesh::new(&mesh) };
-        for_each(launch.block, launch.arena, &m, launch.block_idx, &c);
+        let p = if patches == 0 {
+            launch.block_idx
+        } else {
+            // SAFETY: the kernel's contract: one entry per block.
+            unsafe { GlobalU32::new(patches) }.load(launch.block_idx)
+        };
+        for_each(launch.block, launch.arena, &m, p, &c);
     }
 }
 
@@ -721,7 +731,7 @@ macro_rules! element_kernels {
         $crate::kernel!(
             @entry [$cfg] $crate::kernel!(@name concat!("ForEach", stringify!($c))),
             $crate::dynamic::compute::ForEachKernel<$c>,
-            (mesh: $crate::dynamic::layout::RawDynamicMesh, c: $c)
+            (mesh: $crate::dynamic::layout::RawDynamicMesh, c: $c, patches: u64)
         );
     )+};
 }

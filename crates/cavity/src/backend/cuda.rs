@@ -47,7 +47,9 @@ use crate::directed_edges::DirectedEdgesMesh;
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
 use crate::rings::{ForEachRing, RingRoom};
-use crate::rounds::{ForEach, Rounds, RunError, SlotRows, Status, Update, status_of};
+use crate::rounds::{
+    ForEach, Rounds, RunError, SlotRows, Status, Update, check_patch_list, status_of,
+};
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
 /// `CAVITY_CUDA_ARCH` said otherwise at build time).
@@ -706,6 +708,8 @@ pub struct CudaRounds<'a> {
     scratch: Option<CudaSlice<u32>>,
     /// The rings' scratch (`crate::rings`), grown as needed.
     rings: Option<CudaSlice<u32>>,
+    /// The last patch list of `for_each_in` (at least a word per patch).
+    patch_list: Option<CudaSlice<u32>>,
     /// The room the rings needed so far.
     ring_room: RingRoom,
     seconds: GpuSeconds,
@@ -863,6 +867,7 @@ impl<'a> CudaRounds<'a> {
             partials: None,
             scratch: None,
             rings: None,
+            patch_list: None,
             ring_room: RingRoom::default(),
             rounds: 0,
             pending: VecDeque::new(),
@@ -1073,6 +1078,41 @@ impl PatchPrefix {
 
 impl<C: ElementKernels> ForEach<C> for CudaRounds<'_> {
     fn for_each(&mut self, c: &C) -> Result<(), RunError> {
+        self.launch_for_each(c, None)
+    }
+
+    fn for_each_in(&mut self, c: &C, patches: &[u32]) -> Result<(), RunError> {
+        check_patch_list(patches, self.mesh.num_patches)?;
+        if patches.is_empty() {
+            return Ok(());
+        }
+        let s = &self.gpu.stream;
+        let e = driver("copying a patch list to the GPU");
+        if self
+            .patch_list
+            .as_ref()
+            .is_none_or(|b| b.len() < patches.len())
+        {
+            self.patch_list = None;
+            let len = patches.len().max(self.mesh.num_patches as usize);
+            self.patch_list = Some(s.alloc_zeros::<u32>(len).map_err(e)?);
+        }
+        let list = self.patch_list.as_mut().expect("allocated above");
+        s.memcpy_htod(patches, &mut list.slice_mut(..patches.len()))
+            .map_err(e)?;
+        let at = list.device_ptr(s).0;
+        self.launch_for_each(c, Some((at, patches.len() as u32)))
+    }
+}
+
+impl CudaRounds<'_> {
+    /// Computation `C`'s kernel (loaded at first use) on every patch slot
+    /// in use, or on the `(list, length)` of patch slots in device memory.
+    fn launch_for_each<C: ElementKernels>(
+        &mut self,
+        c: &C,
+        list: Option<(u64, u32)>,
+    ) -> Result<(), RunError> {
         let id = TypeId::of::<ForEachKernel<C>>();
         if !self.updates.contains_key(&id) {
             let threads = FOR_EACH_BOUNDS.threads;
@@ -1083,13 +1123,13 @@ impl<C: ElementKernels> ForEach<C> for CudaRounds<'_> {
         let loaded: &LoadedKernel<ForEachKernel<C>> = self.updates[&id]
             .downcast_ref()
             .expect("kernels are stored under their own type");
+        let (at, grid) = list.unwrap_or((0, self.mesh.num_patches));
         // SAFETY: the buffers behind `raw` live as long as `self`; one
-        // block per patch slot in use, with the shared memory the kernel
-        // was loaded with.
-        unsafe {
-            self.gpu
-                .launch(loaded, self.mesh.num_patches, (self.raw, *c))?
-        };
+        // block per patch slot in use, or per entry of the list, which
+        // holds `grid` distinct patch slots in use (`check_patch_list`),
+        // copied before the launch on the same stream; the shared memory
+        // the kernel was loaded with.
+        unsafe { self.gpu.launch(loaded, grid, (self.raw, *c, at))? };
         Ok(())
     }
 }

@@ -75,6 +75,17 @@ impl DynamicMesh {
             .collect()
     }
 
+    /// The patch slot that owns each active owned element of `kind`, in
+    /// element order ([`DynamicMesh::sources`]): where an element's
+    /// computation runs, for the patch lists of
+    /// `rounds::ForEach::for_each_in`.
+    pub fn owner_patches(&self, kind: Kind) -> Vec<u32> {
+        self.elements(kind)
+            .into_par_iter()
+            .map(|((p, _), _)| p)
+            .collect()
+    }
+
     /// The active owned edges as pairs of [`DynamicMesh::to_mesh`]'s
     /// vertex indices (in the edge's stored direction), in element order
     /// ([`DynamicMesh::sources`]).
