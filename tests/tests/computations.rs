@@ -17,7 +17,7 @@ use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 use cavity_device::operations::SplitLongEdges;
 use cavity_test_kernels::{
-    Laplacian, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
+    Laplacian, MarkMasked, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
 };
 use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row, user_backend};
 use proptest::prelude::*;
@@ -315,7 +315,8 @@ proptest! {
 /// `for_each_in` visits the listed patches only: on the patches owning the
 /// active vertices it gives what `for_each` gives; on the others, nothing;
 /// an empty list does nothing; a list naming a slot not in use or one
-/// twice is an error.
+/// twice is an error. A computation marks the patches of the vertices it
+/// chooses, and the host takes them (`Rounds::take_marked_patches`).
 #[test]
 fn a_patch_list_limits_the_patches_visited() {
     let input = grid(12, 9, &[false, true], false, &[7]);
@@ -372,4 +373,18 @@ fn a_patch_list_limits_the_patches_visited() {
         .run_rounds(&mut all, |r| r.for_each(&Laplacian { out, mask }), |e| e)
         .expect("the run");
     assert_eq!(listed, all.attribute(&out).unwrap());
+    // Marks: the patches owning a masked vertex, once; taken, they clear.
+    let marks = user_backend()
+        .run_rounds(
+            &mut all,
+            |r| -> Result<_, RunError> {
+                r.for_each(&MarkMasked { mask })?;
+                let first = r.take_marked_patches()?;
+                Ok((first, r.take_marked_patches()?))
+            },
+            |e| e,
+        )
+        .expect("the run")
+        .value;
+    assert_eq!(marks, (holding, Vec::new()));
 }

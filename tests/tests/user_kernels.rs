@@ -37,6 +37,7 @@ fn each_ptx_holds_its_own_crates_entry_points() {
         user,
         [
             "cavity_test_kernels_ForEachLaplacian",
+            "cavity_test_kernels_ForEachMarkMasked",
             "cavity_test_kernels_ForEachProbeEF",
             "cavity_test_kernels_ForEachProbeEV",
             "cavity_test_kernels_ForEachProbeFE",

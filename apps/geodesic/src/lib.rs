@@ -245,6 +245,19 @@ impl PatchLevels {
             .filter(|&p| self.range[p as usize].is_some_and(|(lo, hi)| lo < band_end && hi >= from))
             .collect()
     }
+
+    /// `marked` and their `neighbours`, those with a vertex of a topleset,
+    /// ascending, each once.
+    fn around(&self, marked: &[u32], neighbours: &[Vec<u32>]) -> Vec<u32> {
+        let mut visit: Vec<u32> = marked
+            .iter()
+            .flat_map(|&p| std::iter::once(p).chain(neighbours[p as usize].iter().copied()))
+            .filter(|&p| self.range.get(p as usize).is_some_and(Option::is_some))
+            .collect();
+        visit.sort_unstable();
+        visit.dedup();
+        visit
+    }
 }
 
 /// The approximate geodesic distance of every vertex of `mesh` from the
@@ -311,6 +324,9 @@ pub fn geodesic_distance(
     dynamic.set_attribute(&pong, &start)?;
     let count = sizes.len() as u32;
     let patches = PatchLevels::new(&dynamic.owner_patches(cavity::Kind::Vertex), &levels);
+    let neighbours: Vec<Vec<u32>> = (0..dynamic.num_patches())
+        .map(|p| dynamic.neighbour_patches(p).collect())
+        .collect();
     let ran = backend.run_rounds(
         &mut dynamic,
         |r| -> Result<_, GeodesicError> {
@@ -318,7 +334,8 @@ pub fn geodesic_distance(
             let (mut from, mut to) = (ping, pong);
             let mut relax = |r: &mut cavity::rounds::AnyRounds<'_>,
                              (band_start, band_end): (u32, u32),
-                             whole_band: bool|
+                             whole_band: bool,
+                             patches: &[u32]|
              -> Result<u32, RunError> {
                 // The settling passes relax along the edges only, until no
                 // vertex changes by more than `SETTLED` of itself.
@@ -334,7 +351,7 @@ pub fn geodesic_distance(
                         whole_band: u32::from(whole_band),
                         edges_only: u32::from(whole_band),
                     },
-                    &patches.active(band_start, band_end),
+                    patches,
                 )?;
                 (from, to) = (to, from);
                 Ok(r.take_count()? as u32)
@@ -344,20 +361,27 @@ pub fn geodesic_distance(
             while i < j && passes < 2 * count + 2 {
                 passes += 1;
                 i = i.max(j / 2);
-                if relax(r, (i, j), false)? == sizes[i as usize] {
+                if relax(r, (i, j), false, &patches.active(i, j))? == sizes[i as usize] {
                     i += 1;
                 }
                 if j < count {
                     j += 1;
                 }
             }
+            // The settling passes: the first over every patch with a
+            // vertex of a topleset, each next one over the patches where a
+            // distance changed and their neighbours (nowhere else can one
+            // change: the result is that of passes over every patch).
             let beyond: u32 = sizes.iter().skip(1).sum();
             let mut settling = 0;
+            let mut visit = patches.active(1, count);
+            r.take_marked_patches()?;
             while count > 1 && settling <= beyond {
                 settling += 1;
-                if relax(r, (1, count), true)? == 0 {
+                if relax(r, (1, count), true, &visit)? == 0 {
                     break;
                 }
+                visit = patches.around(&r.take_marked_patches()?, &neighbours);
             }
             // The last count waited for the last pass.
             let seconds = propagation.elapsed().as_secs_f64();

@@ -190,6 +190,9 @@ impl Rounds for AnyRounds<'_> {
     fn take_count(&mut self) -> Result<u64, RunError> {
         on_backend!(self, r => r.take_count())
     }
+    fn take_marked_patches(&mut self) -> Result<Vec<u32>, RunError> {
+        on_backend!(self, r => r.take_marked_patches())
+    }
 }
 
 impl<C: ElementKernels> ForEach<C> for AnyRounds<'_> {
@@ -199,6 +202,19 @@ impl<C: ElementKernels> ForEach<C> for AnyRounds<'_> {
     fn for_each_in(&mut self, c: &C, patches: &[u32]) -> Result<(), RunError> {
         on_backend!(self, r => r.for_each_in(c, patches))
     }
+}
+
+/// The patches whose flags carry `flag::MARKED`, ascending, with the mark
+/// cleared.
+pub(crate) fn take_marks(flags: &mut [u32]) -> Vec<u32> {
+    let mut marked = Vec::new();
+    for (p, f) in flags.iter_mut().enumerate() {
+        if *f & flag::MARKED != 0 {
+            *f &= !flag::MARKED;
+            marked.push(p as u32);
+        }
+    }
+    marked
 }
 
 /// Checks a patch list of [`ForEach::for_each_in`]: every entry a patch
@@ -603,6 +619,14 @@ pub trait Rounds {
     /// # Errors
     /// A failed copy.
     fn take_count(&mut self) -> Result<u64, RunError>;
+    /// The patches that per-element computations marked
+    /// (`cavity_device::dynamic::compute::Element::mark_patch`) since the
+    /// marks were last taken, ascending, after all the work launched so
+    /// far; the marks are cleared.
+    ///
+    /// # Errors
+    /// A failed copy.
+    fn take_marked_patches(&mut self) -> Result<Vec<u32>, RunError>;
     /// `Σ x·y` over every component of every active owned element.
     ///
     /// # Errors
@@ -1090,6 +1114,11 @@ impl Rounds for CpuRounds<'_> {
     fn take_count(&mut self) -> Result<u64, RunError> {
         let counted = &mut self.mesh.stats[stat::COUNTED as usize];
         Ok(u64::from(std::mem::take(counted)))
+    }
+
+    fn take_marked_patches(&mut self) -> Result<Vec<u32>, RunError> {
+        let patches = self.mesh.num_patches as usize;
+        Ok(take_marks(&mut self.mesh.flags[..patches]))
     }
 
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {

@@ -318,3 +318,28 @@ impl RingComputation for ProbeRing {
 }
 
 cavity_device::ring_kernels!(ProbeRing);
+
+/// Marks the patch of every vertex whose `mask` is non-zero
+/// (`Element::mark_patch`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct MarkMasked {
+    /// Which vertices mark.
+    pub mask: Attr<u32, 1>,
+}
+
+impl ElementComputation for MarkMasked {
+    const QUERY: Query = Query::VV;
+    const QUERY_RESULTS: bool = false;
+    fn compute<B: Block>(&self, e: &Element<'_, B>) {
+        if e.get(&self.mask)[0] != 0 {
+            e.mark_patch();
+        }
+    }
+}
+
+cavity_device::element_kernels!(MarkMasked);

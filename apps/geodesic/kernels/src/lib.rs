@@ -87,7 +87,9 @@ cavity_device::parameters! {
     /// change or changed by less than `tolerance` of its old value; the
     /// settled vertices of topleset `band_start` are counted
     /// (`Element::count`: the host takes the count after the pass), or
-    /// with `whole_band` 1 the vertices of the band that have not.
+    /// with `whole_band` 1 the vertices of the band that have not, and the
+    /// patch of a vertex whose distance changed is marked
+    /// (`Element::mark_patch`).
     pub struct GeodesicRelax {
         /// Hops from the nearest source (`u32::MAX`: unreachable).
         pub level: Attr<u32, 1>,
@@ -159,6 +161,11 @@ impl ElementComputation for GeodesicRelax {
             }
         }
         v.set(&self.to, [new]);
+        // A settling pass marks the patches where a distance changed: only
+        // they and their neighbours can change in the next one.
+        if self.whole_band != 0 && new < old {
+            v.mark_patch();
+        }
         // A distance that stays (0 at a vertex on a source's position
         // too) has converged; one still infinite has not.
         let settled = new.is_finite() && (new == old || (old - new) < self.tolerance * old);

@@ -161,6 +161,18 @@ impl<B: Block> Element<'_, B> {
         self.mesh.add_stat(super::layout::stat::COUNTED, 1);
     }
 
+    /// Marks the element's patch; the host takes the marked patches after
+    /// the computation (`Rounds::take_marked_patches`), e.g. to visit
+    /// only them and their neighbours next (`ForEach::for_each_in`). One
+    /// global atomic per patch (the first mark; later calls only read).
+    #[inline(always)]
+    pub fn mark_patch(&self) {
+        let p = self.copy.p;
+        if self.mesh.flags.load(p) & super::layout::flag::MARKED == 0 {
+            self.mesh.flags.fetch_or(p, super::layout::flag::MARKED);
+        }
+    }
+
     /// The element's value of `attr` (defaults unless `attr` is on the
     /// source kind and held by the mesh).
     #[inline(always)]

@@ -105,6 +105,10 @@ pub mod flag {
     /// gets room in one slicing instead of filling a few cavities a round
     /// until none fits.
     pub const CROWDED: u32 = 128;
+    /// A per-element computation marked the patch
+    /// (`compute::Element::mark_patch`) since the host last took the
+    /// marks (`Rounds::take_marked_patches`).
+    pub const MARKED: u32 = 256;
 }
 
 /// Global counters in [`RawDynamicMesh::stats`].

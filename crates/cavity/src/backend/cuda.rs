@@ -48,7 +48,7 @@ use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
 use crate::rings::{ForEachRing, RingRoom};
 use crate::rounds::{
-    ForEach, Rounds, RunError, SlotRows, Status, Update, check_patch_list, status_of,
+    ForEach, Rounds, RunError, SlotRows, Status, Update, check_patch_list, status_of, take_marks,
 };
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
@@ -1393,6 +1393,26 @@ impl Rounds for CudaRounds<'_> {
             .and_then(|()| s.synchronize())
             .map_err(e)?;
         Ok(u64::from(counted[0]))
+    }
+
+    fn take_marked_patches(&mut self) -> Result<Vec<u32>, RunError> {
+        let s = &self.gpu.stream;
+        let e = driver("taking the marked patches");
+        let patches = self.mesh.num_patches as usize;
+        let mut flags = vec![0u32; patches];
+        let mut on_device = self.bufs.flags.slice_mut(..patches);
+        s.memcpy_dtoh(&on_device, &mut flags)
+            .and_then(|()| s.synchronize())
+            .map_err(e)?;
+        let marked = take_marks(&mut flags);
+        if !marked.is_empty() {
+            // Nothing else runs on the stream: the flags go back with the
+            // marks cleared.
+            s.memcpy_htod(&flags, &mut on_device)
+                .and_then(|()| s.synchronize())
+                .map_err(e)?;
+        }
+        Ok(marked)
     }
 
     fn reduce(&mut self, r: &Reduction) -> Result<f64, RunError> {

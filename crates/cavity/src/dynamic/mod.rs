@@ -169,6 +169,17 @@ impl DynamicMesh {
         self.num_patches
     }
 
+    /// The patches patch `p` holds ribbon elements of (its stash), as the
+    /// host holds the mesh: every patch owning a neighbour of an element
+    /// `p` owns is among them.
+    pub fn neighbour_patches(&self, p: u32) -> impl Iterator<Item = u32> + '_ {
+        let at = (p * cavity_device::dynamic::layout::STASH_SIZE) as usize;
+        self.stash[at..at + cavity_device::dynamic::layout::STASH_SIZE as usize]
+            .iter()
+            .copied()
+            .filter(|&q| q != cavity_device::dynamic::layout::NO_PATCH)
+    }
+
     /// The static patcher's maximum faces per patch.
     pub fn patch_size(&self) -> u32 {
         self.patch_size
