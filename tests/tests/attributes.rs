@@ -368,3 +368,38 @@ fn reductions_match_serial_sums() {
         assert_eq!(*p, point_of(s).map(|x| 3.0 * x * 0.5));
     }
 }
+
+/// `set_attributes` writes several attributes of every kind at once: the
+/// same words as one `set_attribute` each (owners and ribbon copies); a
+/// wrong length is refused by name and the attributes before it stay set.
+#[test]
+fn several_attributes_at_once_write_what_one_at_a_time_writes() {
+    let input = shuffle(&grid(9, 7, &[true, false], false, &[4, 11]), 5);
+    let (one_by_one, a) = with_values(&input, 8, CapacityFactors::default());
+    let (layout, _) = Attrs::layout();
+    let mut m =
+        DynamicMesh::with_attributes(&input, 8, CapacityFactors::default(), &layout).expect("mesh");
+    let set = |kind| m.sources(kind);
+    let (vs, es, fs) = (set(Kind::Vertex), set(Kind::Edge), set(Kind::Face));
+    m.set_attributes(|w| {
+        w.set(&a.face, &fs.iter().map(|&s| face_of(s)).collect::<Vec<_>>())?;
+        w.set(
+            &a.point,
+            &vs.iter().map(|&s| point_of(s)).collect::<Vec<_>>(),
+        )?;
+        w.set(&a.edge, &es.iter().map(|&s| edge_of(s)).collect::<Vec<_>>())?;
+        w.set(&a.tag, &vs.iter().map(|&s| tag_of(s)).collect::<Vec<_>>())
+    })
+    .unwrap();
+    for kind in Kind::ALL {
+        assert_eq!(m.attr_words(kind), one_by_one.attr_words(kind), "{kind:?}");
+    }
+    let err = m
+        .set_attributes(|w| {
+            w.set(&a.tag, &vec![[7]; vs.len()])?;
+            w.set(&a.point, &[[0.0; 3]])
+        })
+        .unwrap_err();
+    assert!(matches!(err, AttributeError::Length { .. }), "{err}");
+    assert!(m.attribute(&a.tag).unwrap().iter().all(|&t| t == [7]));
+}

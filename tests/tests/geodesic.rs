@@ -425,3 +425,60 @@ fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
         );
     }
 }
+
+/// Toplesets large enough to be searched in parallel (18 271 sources, then
+/// fronts of 121 vertices): the levels, the origins and the sizes of a
+/// serial multi-source search (the origin: the smallest source position
+/// among a vertex's neighbours one topleset nearer).
+#[test]
+fn large_toplesets_match_a_serial_search() {
+    let mesh = grid(300, 120, &[false, true], false, &[]);
+    let sources: Vec<u32> = (0..mesh.positions.len() as u32)
+        .filter(|&v| v % 301 <= 150)
+        .rev()
+        .collect();
+    let t = toplesets(&mesh, &Topology::new(&mesh), &sources);
+    let n = mesh.positions.len();
+    let mut next = vec![Vec::new(); n];
+    for f in &mesh.faces {
+        for i in 0..3 {
+            for j in 0..3 {
+                if i != j {
+                    next[f[i] as usize].push(f[j]);
+                }
+            }
+        }
+    }
+    let mut level = vec![u32::MAX; n];
+    let mut origin = vec![u32::MAX; n];
+    for (k, &s) in sources.iter().enumerate() {
+        level[s as usize] = 0;
+        origin[s as usize] = k as u32;
+    }
+    let mut frontier: Vec<u32> = sources.clone();
+    let mut sizes = Vec::new();
+    while !frontier.is_empty() {
+        sizes.push(frontier.len() as u32);
+        let mut found = Vec::new();
+        for &v in &frontier {
+            for &u in &next[v as usize] {
+                if level[u as usize] == u32::MAX {
+                    level[u as usize] = sizes.len() as u32;
+                    found.push(u);
+                }
+            }
+        }
+        for &u in &found {
+            origin[u as usize] = next[u as usize]
+                .iter()
+                .filter(|&&v| level[v as usize] + 1 == level[u as usize])
+                .map(|&v| origin[v as usize])
+                .min()
+                .unwrap();
+        }
+        frontier = found;
+    }
+    assert_eq!(t.sizes, sizes);
+    assert_eq!(t.level, level);
+    assert_eq!(t.origin, origin);
+}

@@ -164,9 +164,15 @@ pub struct Toplesets {
     pub sizes: Vec<u32>,
 }
 
+/// Toplesets of at least this many vertices are searched from in
+/// parallel: below it, the threads' start-up costs more than the search
+/// (a topleset of the dragon at 5 M faces has about 2 000 vertices).
+const PARALLEL_TOPLESET: usize = 16_384;
+
 /// Toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
 /// `sources` (in range), by a breadth-first search one topleset at a time,
-/// each in parallel (the result does not depend on the threads).
+/// each large one in parallel (the result does not depend on the
+/// threads).
 pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toplesets {
     let n = mesh.positions.len();
     let level: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(u32::MAX)).collect();
@@ -184,26 +190,30 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toples
         let next = sizes.len() as u32;
         // A vertex of the next topleset takes the smallest origin among
         // its neighbours in this one (this topleset's origins are final).
-        let mut found: Vec<u32> = frontier
-            .par_iter()
-            .flat_map_iter(|&v| {
-                let from = origin[v as usize].load(Relaxed);
-                let (level, origin) = (&level, &origin);
-                topology
-                    .vertex_faces(v)
-                    .iter()
-                    .flat_map(move |&f| mesh.faces[f as usize])
-                    .filter(move |&u| {
-                        let first = level[u as usize]
-                            .compare_exchange(u32::MAX, next, Relaxed, Relaxed)
-                            .is_ok();
-                        if first || level[u as usize].load(Relaxed) == next {
-                            origin[u as usize].fetch_min(from, Relaxed);
-                        }
-                        first
-                    })
-            })
-            .collect();
+        let reach = |v: u32| {
+            let from = origin[v as usize].load(Relaxed);
+            let (level, origin) = (&level, &origin);
+            topology
+                .vertex_faces(v)
+                .iter()
+                .flat_map(move |&f| mesh.faces[f as usize])
+                .filter(move |&u| {
+                    let first = level[u as usize]
+                        .compare_exchange(u32::MAX, next, Relaxed, Relaxed)
+                        .is_ok();
+                    if first || level[u as usize].load(Relaxed) == next {
+                        origin[u as usize].fetch_min(from, Relaxed);
+                    }
+                    first
+                })
+        };
+        // A small topleset (most of them: a long mesh has thousands) on
+        // this thread, a large one on all: the same result either way.
+        let mut found: Vec<u32> = if frontier.len() < PARALLEL_TOPLESET {
+            frontier.iter().flat_map(|&v| reach(v)).collect()
+        } else {
+            frontier.par_iter().flat_map_iter(|&v| reach(v)).collect()
+        };
         found.sort_unstable();
         frontier = found;
     }
@@ -317,11 +327,13 @@ pub fn geodesic_distance(
         .iter()
         .map(|&[l]| [if l == 0 { 0.0 } else { f32::INFINITY }])
         .collect();
-    dynamic.set_attribute(&level_attr, &levels)?;
     let origins: Vec<[u32; 1]> = sources_of.iter().map(|&s| [origin[s as usize]]).collect();
-    dynamic.set_attribute(&origin_attr, &origins)?;
-    dynamic.set_attribute(&ping, &start)?;
-    dynamic.set_attribute(&pong, &start)?;
+    dynamic.set_attributes(|w| {
+        w.set(&level_attr, &levels)?;
+        w.set(&origin_attr, &origins)?;
+        w.set(&ping, &start)?;
+        w.set(&pong, &start)
+    })?;
     let count = sizes.len() as u32;
     let patches = PatchLevels::new(&dynamic.owner_patches(cavity::Kind::Vertex), &levels);
     let neighbours: Vec<Vec<u32>> = (0..dynamic.num_patches())

@@ -77,25 +77,38 @@ impl DynamicMesh {
         attr: &Attr<T, N>,
         values: &[[T; N]],
     ) -> Result<(), AttributeError> {
-        let info = self.attributes.info(attr)?;
-        let kind = attr.kind();
+        self.set_attributes(|w| w.set(attr, values))
+    }
+
+    /// Sets several attributes ([`AttributeWriter::set`], each as
+    /// [`DynamicMesh::set_attribute`] does) with the element order and the
+    /// ribbon's owners worked out once per kind, not once per attribute.
+    ///
+    /// # Errors
+    /// The first error of `write`.
+    pub fn set_attributes(
+        &mut self,
+        write: impl FnOnce(&mut AttributeWriter<'_>) -> Result<(), AttributeError>,
+    ) -> Result<(), AttributeError> {
+        write(&mut AttributeWriter {
+            mesh: self,
+            plans: [None, None, None],
+        })
+    }
+
+    /// Per element slot of `kind` (every patch slot), the element in
+    /// element order whose value it holds: an active owned element its
+    /// own, a ribbon copy its owner's (`u32::MAX`: neither); and the
+    /// number of elements.
+    fn slot_sources(&self, kind: Kind) -> (Vec<u32>, usize) {
         let elements = self.elements(kind);
-        if values.len() != elements.len() {
-            return Err(AttributeError::Length {
-                name: info.name.clone(),
-                expected: elements.len(),
-                got: values.len(),
-            });
+        let cap = self.cap.of(kind);
+        let mut source = vec![u32::MAX; (self.cap.patches * cap) as usize];
+        for (e, &((p, l), _)) in elements.iter().enumerate() {
+            source[(p * cap + l) as usize] = e as u32;
         }
-        let writes: Vec<(usize, [T; N])> = elements
-            .par_iter()
-            .zip(values)
-            .map(|(&((p, l), _), &v)| (self.attr_start(attr, p, l), v))
-            .collect();
-        // Ribbon copies: their owner's words, copied once the owners'
-        // values are in place.
-        let mesh = &*self;
-        let copies: Vec<(usize, usize)> = (0..self.num_patches)
+        let mesh = self;
+        let copies: Vec<(u32, u32)> = (0..self.num_patches)
             .into_par_iter()
             .flat_map_iter(|p| {
                 let table = mesh.frozen_table(p, kind);
@@ -103,30 +116,16 @@ impl DynamicMesh {
                     .filter(|&l| !mesh.is_owned(p, kind, l))
                     .filter_map(|l| {
                         let (q, owner) = mesh.owner_in(&table, p, kind, l)?;
-                        // An owned element's words are written above.
                         mesh.is_owned(q, kind, owner)
-                            .then(|| (mesh.attr_start(attr, p, l), mesh.attr_start(attr, q, owner)))
+                            .then_some((p * cap + l, q * cap + owner))
                     })
                     .collect::<Vec<_>>()
             })
             .collect();
-        let words = match kind {
-            Kind::Vertex => &mut self.vertex_attrs,
-            Kind::Edge => &mut self.edge_attrs,
-            Kind::Face => &mut self.face_attrs,
-        };
-        let len = N * T::WORDS as usize;
-        for (at, value) in writes {
-            for (c, x) in value.into_iter().enumerate() {
-                let w = x.to_words();
-                let i = at + c * T::WORDS as usize;
-                words[i..i + T::WORDS as usize].copy_from_slice(&w[..T::WORDS as usize]);
-            }
+        for (slot, owner) in copies {
+            source[slot as usize] = source[owner as usize];
         }
-        for (at, owner) in copies {
-            words.copy_within(owner..owner + len, at);
-        }
-        Ok(())
+        (source, elements.len())
     }
 
     /// Index of the first word of `attr` of local element `l` of patch `p`.
@@ -140,4 +139,60 @@ impl DynamicMesh {
 fn read<T: Scalar>(words: &[u32], at: usize) -> T {
     let hi = if T::WORDS == 2 { words[at + 1] } else { 0 };
     T::from_words([words[at], hi])
+}
+
+/// Writes attributes of a dynamic mesh in element order
+/// ([`DynamicMesh::set_attributes`]).
+pub struct AttributeWriter<'a> {
+    mesh: &'a mut DynamicMesh,
+    /// Per kind, once needed: [`DynamicMesh::slot_sources`].
+    plans: [Option<(Vec<u32>, usize)>; 3],
+}
+
+impl AttributeWriter<'_> {
+    /// Sets `attr` of every active owned element of its kind to `values`,
+    /// in element order, and of every ribbon copy to its owner's value.
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::set_attribute`].
+    pub fn set<T: Scalar, const N: usize>(
+        &mut self,
+        attr: &Attr<T, N>,
+        values: &[[T; N]],
+    ) -> Result<(), AttributeError> {
+        let info = self.mesh.attributes.info(attr)?;
+        let kind = attr.kind();
+        let plan = &mut self.plans[kind as usize];
+        if plan.is_none() {
+            *plan = Some(self.mesh.slot_sources(kind));
+        }
+        let (source, count) = plan.as_ref().expect("computed above");
+        if values.len() != *count {
+            return Err(AttributeError::Length {
+                name: info.name.clone(),
+                expected: *count,
+                got: values.len(),
+            });
+        }
+        let stride = self.mesh.cap.attr_stride(kind) as usize;
+        let offset = attr.offset() as usize;
+        let words = match kind {
+            Kind::Vertex => &mut self.mesh.vertex_attrs,
+            Kind::Edge => &mut self.mesh.edge_attrs,
+            Kind::Face => &mut self.mesh.face_attrs,
+        };
+        words
+            .par_chunks_mut(stride.max(1))
+            .zip(source.par_iter())
+            .for_each(|(slot, &e)| {
+                if let Some(value) = values.get(e as usize) {
+                    for (c, x) in value.iter().enumerate() {
+                        let w = x.to_words();
+                        let i = offset + c * T::WORDS as usize;
+                        slot[i..i + T::WORDS as usize].copy_from_slice(&w[..T::WORDS as usize]);
+                    }
+                }
+            });
+        Ok(())
+    }
 }

@@ -30,6 +30,7 @@ use cavity_device::dynamic::layout::{
 };
 use cavity_device::layout::{FE_REVERSED, Kind};
 
+pub use attribute::AttributeWriter;
 pub use capacity::{CapacityFactors, MIN_SPARE_PATCH_SLOTS};
 pub use error::{DynamicError, ValidationError, ValidationProblem};
 
