@@ -426,9 +426,8 @@ fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
     }
 }
 
-/// Toplesets large enough to be searched in parallel (18 271 sources, then
-/// fronts of 121 vertices): the levels, the origins and the sizes of a
-/// serial multi-source search (the origin: the smallest source position
+/// Many sources (18 271, then fronts of 121 vertices): the levels, the
+/// origins and the sizes of a serial multi-source search (the origin: the smallest source position
 /// among a vertex's neighbours one topleset nearer).
 #[test]
 fn large_toplesets_match_a_serial_search() {

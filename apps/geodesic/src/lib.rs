@@ -164,15 +164,9 @@ pub struct Toplesets {
     pub sizes: Vec<u32>,
 }
 
-/// Toplesets of at least this many vertices are searched from in
-/// parallel: below it, the threads' start-up costs more than the search
-/// (a topleset of the dragon at 5 M faces has about 2 000 vertices).
-const PARALLEL_TOPLESET: usize = 16_384;
-
 /// Toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
 /// `sources` (in range), by a breadth-first search one topleset at a time,
-/// each large one in parallel (the result does not depend on the
-/// threads).
+/// each in parallel (the result does not depend on the threads).
 pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toplesets {
     let n = mesh.positions.len();
     let level: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(u32::MAX)).collect();
@@ -207,13 +201,7 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toples
                     first
                 })
         };
-        // A small topleset (most of them: a long mesh has thousands) on
-        // this thread, a large one on all: the same result either way.
-        let mut found: Vec<u32> = if frontier.len() < PARALLEL_TOPLESET {
-            frontier.iter().flat_map(|&v| reach(v)).collect()
-        } else {
-            frontier.par_iter().flat_map_iter(|&v| reach(v)).collect()
-        };
+        let mut found: Vec<u32> = frontier.par_iter().flat_map_iter(|&v| reach(v)).collect();
         found.sort_unstable();
         frontier = found;
     }
