@@ -426,7 +426,8 @@ fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
     }
 }
 
-/// Many sources (18 271, then fronts of 121 vertices): the levels, the
+/// Many sources (18 271, searched from in parallel; then fronts of 121
+/// vertices, on one thread): the levels, the
 /// origins and the sizes of a serial multi-source search (the origin: the smallest source position
 /// among a vertex's neighbours one topleset nearer).
 #[test]
