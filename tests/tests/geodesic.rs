@@ -471,7 +471,7 @@ fn large_toplesets_match_a_serial_search() {
         for &u in &found {
             origin[u as usize] = next[u as usize]
                 .iter()
-                .filter(|&&v| level[v as usize] + 1 == level[u as usize])
+                .filter(|&&v| level[v as usize].checked_add(1) == Some(level[u as usize]))
                 .map(|&v| origin[v as usize])
                 .min()
                 .unwrap();
