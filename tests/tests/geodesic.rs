@@ -180,11 +180,9 @@ fn settings() -> GeodesicSettings {
     }
 }
 
-/// Hops from `s` to every vertex along the faces' edges (`u32::MAX`
-/// where unreachable), by a plain queue.
-fn hops_from(mesh: &TriMesh, s: u32) -> Vec<u32> {
-    let n = mesh.positions.len();
-    let mut next = vec![Vec::new(); n];
+/// Per vertex, the other corners of its faces (with repeats).
+fn corner_neighbours(mesh: &TriMesh) -> Vec<Vec<u32>> {
+    let mut next = vec![Vec::new(); mesh.positions.len()];
     for f in &mesh.faces {
         for i in 0..3 {
             for j in 0..3 {
@@ -194,6 +192,14 @@ fn hops_from(mesh: &TriMesh, s: u32) -> Vec<u32> {
             }
         }
     }
+    next
+}
+
+/// Hops from `s` to every vertex along the faces' edges (`u32::MAX`
+/// where unreachable), by a plain queue.
+fn hops_from(mesh: &TriMesh, s: u32) -> Vec<u32> {
+    let n = mesh.positions.len();
+    let next = corner_neighbours(mesh);
     let mut hops = vec![u32::MAX; n];
     hops[s as usize] = 0;
     let mut queue = std::collections::VecDeque::from([s]);
@@ -439,16 +445,7 @@ fn large_toplesets_match_a_serial_search() {
         .collect();
     let t = toplesets(&mesh, &Topology::new(&mesh), &sources);
     let n = mesh.positions.len();
-    let mut next = vec![Vec::new(); n];
-    for f in &mesh.faces {
-        for i in 0..3 {
-            for j in 0..3 {
-                if i != j {
-                    next[f[i] as usize].push(f[j]);
-                }
-            }
-        }
-    }
+    let next = corner_neighbours(&mesh);
     let mut level = vec![u32::MAX; n];
     let mut origin = vec![u32::MAX; n];
     for (k, &s) in sources.iter().enumerate() {
