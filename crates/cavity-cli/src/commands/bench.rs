@@ -4,12 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use cavity::TriMesh;
+use cavity::backend::Backend;
 use cavity_track::TrackSettings;
 
 use crate::device::backend;
 use crate::input::{BUNDLED_NAME, load, load_input};
 use crate::output::{say, spinner};
-use crate::{Common, DYNAMIC_PATCH_SIZE, DynamicArgs, Result};
+use crate::{Common, DYNAMIC_PATCH_SIZE, Device, DynamicArgs, Result};
 
 pub(crate) fn bench_queries(
     path: Option<&Path>,
@@ -64,6 +65,24 @@ fn subdivided_inputs(paths: &[PathBuf], subdivisions: &[u32]) -> Result<Vec<(Str
     Ok(meshes)
 }
 
+/// Runs a benchmark on each mesh of `paths` (or the bundled one) at each
+/// subdivision level on the `device`'s backend, with a spinner showing
+/// its progress lines, and prints the table `run` returns.
+fn bench_meshes<E: Into<Box<dyn std::error::Error>>>(
+    paths: &[PathBuf],
+    subdivisions: &[u32],
+    device: Device,
+    run: impl FnOnce(&[(String, TriMesh)], &Backend, &dyn Fn(&str)) -> std::result::Result<String, E>,
+) -> Result<()> {
+    let meshes = subdivided_inputs(paths, subdivisions)?;
+    let backend = backend(device)?;
+    let pb = spinner();
+    let table = run(&meshes, &backend, &|m| pb.set_message(m.to_string())).map_err(Into::into)?;
+    pb.finish_and_clear();
+    say!("{table}");
+    Ok(())
+}
+
 pub(crate) fn bench_remesh(
     paths: &[PathBuf],
     subdivisions: &[u32],
@@ -71,15 +90,15 @@ pub(crate) fn bench_remesh(
     args: &DynamicArgs,
 ) -> Result<()> {
     settings.settings.check()?;
-    let meshes = subdivided_inputs(paths, subdivisions)?;
-    let backend = backend(args.device)?;
-    let pb = spinner();
-    let bench = cavity_remesh::bench::remesh_bench(&meshes, settings, &backend, |m| {
-        pb.set_message(m.to_string())
-    })?;
-    pb.finish_and_clear();
-    say!("{}", bench.table());
-    Ok(())
+    bench_meshes(
+        paths,
+        subdivisions,
+        args.device,
+        |meshes, backend, progress| {
+            cavity_remesh::bench::remesh_bench(meshes, settings, backend, progress)
+                .map(|b| b.table())
+        },
+    )
 }
 
 pub(crate) fn bench_delaunay(
@@ -89,21 +108,20 @@ pub(crate) fn bench_delaunay(
     cpu_max_faces: usize,
     args: &DynamicArgs,
 ) -> Result<()> {
-    let meshes = subdivided_inputs(paths, subdivisions)?;
-    let backend = backend(args.device)?;
-    let pb = spinner();
     let settings = cavity_delaunay::bench::DelaunaySettings {
         patch_size: args.patch_size(DYNAMIC_PATCH_SIZE),
         factors: args.factors(),
         reps,
         cpu_max_faces,
     };
-    let bench = cavity_delaunay::bench::delaunay(&meshes, settings, &backend, |m| {
-        pb.set_message(m.to_string())
-    })?;
-    pb.finish_and_clear();
-    say!("{}", bench.table());
-    Ok(())
+    bench_meshes(
+        paths,
+        subdivisions,
+        args.device,
+        |meshes, backend, progress| {
+            cavity_delaunay::bench::delaunay(meshes, settings, backend, progress).map(|b| b.table())
+        },
+    )
 }
 
 pub(crate) fn bench_smooth(
@@ -112,15 +130,14 @@ pub(crate) fn bench_smooth(
     settings: &cavity_mcf::bench::McfBenchSettings,
     common: &Common,
 ) -> Result<()> {
-    let meshes = subdivided_inputs(paths, subdivisions)?;
-    let backend = backend(common.device)?;
-    let pb = spinner();
-    let bench = cavity_mcf::bench::mcf_bench(&meshes, settings, &backend, |m| {
-        pb.set_message(m.to_string())
-    })?;
-    pb.finish_and_clear();
-    say!("{}", bench.table());
-    Ok(())
+    bench_meshes(
+        paths,
+        subdivisions,
+        common.device,
+        |meshes, backend, progress| {
+            cavity_mcf::bench::mcf_bench(meshes, settings, backend, progress).map(|b| b.table())
+        },
+    )
 }
 
 /// Geodesic distance on each mesh of `paths` (or the bundled one) at each
@@ -132,15 +149,15 @@ pub(crate) fn bench_geodesic(
     common: &Common,
 ) -> Result<()> {
     settings.settings.check()?;
-    let meshes = subdivided_inputs(paths, subdivisions)?;
-    let backend = backend(common.device)?;
-    let pb = spinner();
-    let bench = cavity_geodesic::bench::geodesic_bench(&meshes, settings, &backend, |m| {
-        pb.set_message(m.to_string())
-    })?;
-    pb.finish_and_clear();
-    say!("{}", bench.table());
-    Ok(())
+    bench_meshes(
+        paths,
+        subdivisions,
+        common.device,
+        |meshes, backend, progress| {
+            cavity_geodesic::bench::geodesic_bench(meshes, settings, backend, progress)
+                .map(|b| b.table())
+        },
+    )
 }
 
 /// Bilateral denoising on each mesh of `paths` (or the bundled one) at
@@ -151,15 +168,15 @@ pub(crate) fn bench_denoise(
     settings: &cavity_denoise::bench::DenoiseBenchSettings,
     common: &Common,
 ) -> Result<()> {
-    let meshes = subdivided_inputs(paths, subdivisions)?;
-    let backend = backend(common.device)?;
-    let pb = spinner();
-    let bench = cavity_denoise::bench::denoise_bench(&meshes, settings, &backend, |m| {
-        pb.set_message(m.to_string())
-    })?;
-    pb.finish_and_clear();
-    say!("{}", bench.table());
-    Ok(())
+    bench_meshes(
+        paths,
+        subdivisions,
+        common.device,
+        |meshes, backend, progress| {
+            cavity_denoise::bench::denoise_bench(meshes, settings, backend, progress)
+                .map(|b| b.table())
+        },
+    )
 }
 
 /// Surface tracking of the curl-noise sheet at each of `grids`, with
