@@ -184,10 +184,7 @@ pub fn denoise_bench(
         rows.push(row);
     }
     Ok(DenoiseBench {
-        device: match backend {
-            Backend::Cuda(g) => g.name(),
-            Backend::Cpu(_) => "no GPU used".into(),
-        },
+        device: cavity::bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{s:?}"),
         rows,

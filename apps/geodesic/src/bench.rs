@@ -180,10 +180,7 @@ pub fn geodesic_bench(
         rows.push(row);
     }
     Ok(GeodesicBench {
-        device: match backend {
-            Backend::Cuda(g) => g.name(),
-            Backend::Cpu(_) => "no GPU used".into(),
-        },
+        device: cavity::bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{s:?}"),
         rows,

@@ -221,10 +221,7 @@ pub fn mcf_bench(
         rows.push(row);
     }
     Ok(McfBench {
-        device: match backend {
-            Backend::Cuda(g) => g.name(),
-            Backend::Cpu(_) => "no GPU used".into(),
-        },
+        device: cavity::bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{s:?}"),
         rows,

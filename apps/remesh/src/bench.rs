@@ -123,10 +123,7 @@ pub fn remesh_bench(
         rows.push(row);
     }
     Ok(RemeshBench {
-        device: match backend {
-            Backend::Cuda(g) => g.name(),
-            Backend::Cpu(_) => "no GPU used".into(),
-        },
+        device: cavity::bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{:?}", s.settings),
         rows,

@@ -81,10 +81,7 @@ pub fn track_bench(
         rows.push(row);
     }
     Ok(TrackBench {
-        device: match backend {
-            Backend::Cuda(g) => g.name(),
-            Backend::Cpu(_) => "no GPU used".into(),
-        },
+        device: cavity::bench::gpu_name(backend),
         cpu: cpu.name(),
         rows,
     })

@@ -10,3 +10,14 @@ mod queries;
 
 pub use peers::*;
 pub use queries::*;
+
+use crate::backend::Backend;
+
+/// The GPU a benchmark ran on, for its table's header: the device's name,
+/// or "no GPU used" on the CPU backend.
+pub fn gpu_name(backend: &Backend) -> String {
+    match backend {
+        Backend::Cuda(g) => g.name(),
+        Backend::Cpu(_) => "no GPU used".into(),
+    }
+}
