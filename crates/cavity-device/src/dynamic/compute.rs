@@ -26,7 +26,7 @@ use crate::layout::Kind;
 use crate::query::Query;
 
 use super::global::GlobalU32;
-use super::layout::{Capacity, POSITION, RawDynamicMesh, core_attrs};
+use super::layout::{Capacity, POSITION, RawDynamicMesh, computation_writes};
 use super::patch::{DynMesh, PatchCopy};
 
 /// A computation on every active element of [`ElementComputation::QUERY`]'s
@@ -275,8 +275,7 @@ impl<B: Block> Element<'_, B> {
             return;
         }
         kind.specialize(|kind| {
-            let position = kind == Kind::Vertex && attr.offset() + attr.words() <= 3;
-            if position || attr.offset() >= core_attrs(kind) {
+            if computation_writes(kind, attr) {
                 self.mesh
                     .store_attr_as(kind, attr, (self.copy.p, self.l), value);
             }

@@ -10,7 +10,7 @@
 //! owner-local index into one 32-bit word (section 5.1, "the key-value of
 //! our hash table").
 
-use crate::attribute::Attr;
+use crate::attribute::{Attr, Scalar};
 use crate::layout::Kind;
 
 /// Bits of a local index in the dynamic layout.
@@ -59,6 +59,15 @@ pub fn core_attrs(kind: Kind) -> u32 {
         Kind::Vertex => VERTEX_CORE_ATTRS,
         Kind::Edge | Kind::Face => ELEMENT_CORE_ATTRS,
     }
+}
+
+/// Whether a computation may write `attr` (of its own kind `kind`): a
+/// user attribute, or the vertex position ([`POSITION`]); the core's other
+/// words (the input index) are the core's.
+#[inline(always)]
+pub fn computation_writes<T: Scalar, const N: usize>(kind: Kind, attr: &Attr<T, N>) -> bool {
+    let position = kind == Kind::Vertex && attr.offset() + attr.words() <= 3;
+    position || attr.offset() >= core_attrs(kind)
 }
 
 /// The input index of an element a fill-in added.

@@ -38,7 +38,7 @@ use crate::query::Query;
 
 use super::compute::{FOR_EACH_BOUNDS, Needs, Windows, build_rows};
 use super::global::GlobalU32;
-use super::layout::{Capacity, POSITION, RawDynamicMesh, core_attrs};
+use super::layout::{Capacity, POSITION, RawDynamicMesh, computation_writes};
 use super::patch::{DynMesh, PatchCopy};
 
 /// A vertex by its owner's slot: `p × cap.vertices + l` for local vertex
@@ -151,14 +151,13 @@ impl<B: Block> Ring<'_, B> {
         self.get(&POSITION, v)
     }
 
-    /// Sets the center's value of vertex attribute `attr` (a user
-    /// attribute or the position, under the rule of
-    /// `compute::Element::set`: write an attribute the computation does
-    /// not read).
+    /// Sets the center's value of vertex attribute `attr` when a
+    /// computation may write it ([`computation_writes`]: a user attribute
+    /// or the position); write an attribute the computation does not
+    /// read.
     #[inline(always)]
     pub fn set<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, value: [T; N]) {
-        let position = attr.offset() + attr.words() <= 3;
-        if attr.kind() == Kind::Vertex && (position || attr.offset() >= core_attrs(Kind::Vertex)) {
+        if attr.kind() == Kind::Vertex && computation_writes(Kind::Vertex, attr) {
             let at = self.center.split(&self.mesh.cap);
             self.mesh.store_attr_as(Kind::Vertex, attr, at, value);
         }
