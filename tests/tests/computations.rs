@@ -17,7 +17,7 @@ use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 use cavity_device::operations::SplitLongEdges;
 use cavity_test_kernels::{
-    Laplacian, MarkMasked, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
+    Laplacian, MarkMasked, MinLabel, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
 };
 use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row, user_backend};
 use proptest::prelude::*;
@@ -387,4 +387,123 @@ fn a_patch_list_limits_the_patches_visited() {
         .expect("the run")
         .value;
     assert_eq!(marks, (holding, Vec::new()));
+}
+
+/// Runs [`MinLabel`] with `sweeps` per launch on `input` until no label
+/// changes; checks each launch's count against the labels it changed
+/// and returns the labels (element order) and the launches.
+fn min_labels(input: &TriMesh, patch_size: u32, sweeps: u32) -> Result<(Vec<u32>, u32), String> {
+    let mut layout = AttributeLayout::new();
+    let ping = layout.vertex::<u32, 1>("ping").map_err(|e| e.to_string())?;
+    let pong = layout.vertex::<u32, 1>("pong").map_err(|e| e.to_string())?;
+    let mut m =
+        DynamicMesh::with_attributes(input, patch_size, CapacityFactors::default(), &layout)
+            .map_err(|e| e.to_string())?;
+    let n = m.sources(Kind::Vertex).len();
+    let start: Vec<[u32; 1]> = (0..n as u32).map(|k| [k]).collect();
+    m.set_attribute(&ping, &start).map_err(|e| e.to_string())?;
+    m.set_attribute(&pong, &start).map_err(|e| e.to_string())?;
+    let (mut from, mut to) = (ping, pong);
+    for launches in 1..=n as u32 + 1 {
+        let c = MinLabel { from, to, sweeps };
+        let counted = user_backend()
+            .run_rounds(
+                &mut m,
+                |r| -> Result<_, RunError> {
+                    r.for_each(&c)?;
+                    r.take_count()
+                },
+                |e| e,
+            )
+            .map_err(|e| e.to_string())?
+            .value;
+        let (before, after) = (m.attribute(&from), m.attribute(&to));
+        let (before, after) = (
+            before.map_err(|e| e.to_string())?,
+            after.map_err(|e| e.to_string())?,
+        );
+        let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+        if counted as usize != changed {
+            return Err(format!(
+                "launch {launches}: counted {counted}, changed {changed}"
+            ));
+        }
+        if counted == 0 {
+            return Ok((after.into_iter().map(|[x]| x).collect(), launches));
+        }
+        // Both attributes must hold the labels before the next launch.
+        m.set_attribute(&from, &after).map_err(|e| e.to_string())?;
+        (from, to) = (to, from);
+    }
+    Err("the labels did not settle".into())
+}
+
+/// Every vertex's expected label: the smallest element index of its
+/// connected component (element order: `DynamicMesh::sources`).
+fn component_minima(input: &TriMesh, sources: &[u32]) -> Vec<u32> {
+    let mut parent: Vec<usize> = (0..input.positions.len()).collect();
+    fn find(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    for f in &input.faces {
+        for i in 0..3 {
+            let (a, b) = (
+                find(&mut parent, f[i] as usize),
+                find(&mut parent, f[(i + 1) % 3] as usize),
+            );
+            parent[a.max(b)] = a.min(b);
+        }
+    }
+    let mut least = vec![u32::MAX; input.positions.len()];
+    for (k, &s) in sources.iter().enumerate() {
+        let root = find(&mut parent, s as usize);
+        least[root] = least[root].min(k as u32);
+    }
+    sources
+        .iter()
+        .map(|&s| least[find(&mut parent, s as usize)])
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(12)))]
+
+    /// In-patch sweeps (`Sweeps`): the smallest-label propagation reaches
+    /// every component's smallest label with one sweep per launch and with
+    /// eight, in no more launches with eight; each launch counts the
+    /// labels it changed once and writes every label it computed.
+    #[test]
+    fn sweeps_reach_the_same_labels_in_fewer_launches(
+        input in any_mesh(),
+        patch_size in prop::sample::select(vec![4u32, 16, 64]),
+    ) {
+        let sources = DynamicMesh::new(&input, patch_size, CapacityFactors::default())
+            .map_err(|e| TestCaseError::fail(e.to_string()))?
+            .sources(Kind::Vertex);
+        let want = component_minima(&input, &sources);
+        let (one, plain) = min_labels(&input, patch_size, 1).map_err(TestCaseError::fail)?;
+        let (eight, swept) = min_labels(&input, patch_size, 8).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(&one, &want);
+        prop_assert_eq!(&eight, &want);
+        prop_assert!(swept <= plain, "{} launches with sweeps, {} without", swept, plain);
+    }
+}
+
+/// On a long strip of small patches the sweeps carry a label across a
+/// patch per launch: far fewer launches than one hop each.
+#[test]
+fn sweeps_cross_a_patch_per_launch() {
+    let input = grid(60, 3, &[false], false, &[]);
+    let (labels, plain) = min_labels(&input, 16, 1).unwrap();
+    let (swept_labels, swept) = min_labels(&input, 16, 16).unwrap();
+    assert!(labels.iter().all(|&l| l == 0));
+    assert_eq!(labels, swept_labels);
+    assert!(
+        2 * swept < plain,
+        "{swept} launches with sweeps, {plain} without"
+    );
 }

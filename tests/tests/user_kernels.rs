@@ -38,6 +38,7 @@ fn each_ptx_holds_its_own_crates_entry_points() {
         [
             "cavity_test_kernels_ForEachLaplacian",
             "cavity_test_kernels_ForEachMarkMasked",
+            "cavity_test_kernels_ForEachMinLabel",
             "cavity_test_kernels_ForEachProbeEF",
             "cavity_test_kernels_ForEachProbeEV",
             "cavity_test_kernels_ForEachProbeFE",

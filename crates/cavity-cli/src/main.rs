@@ -270,10 +270,14 @@ enum Command {
         /// which has no vertex list). Never the input.
         #[arg(short, long)]
         output: PathBuf,
-        /// A band's first topleset has converged when no vertex of it
-        /// changed by this fraction of its distance in a pass.
+        /// A patch has converged when no distance in it or its
+        /// neighbours fell by more than this fraction in a pass.
         #[arg(long, default_value_t = GeodesicSettings::default().tolerance)]
         tolerance: f32,
+        /// Sweeps of each patch per pass (1 to 256; 1: one relaxation per
+        /// pass, as RXMesh runs it).
+        #[arg(long, default_value_t = GeodesicSettings::default().sweeps)]
+        sweeps: u32,
         #[command(flatten)]
         common: Common,
     },
@@ -435,9 +439,12 @@ enum BenchWhat {
         /// The source vertex.
         #[arg(long, default_value_t = 0)]
         source: u32,
-        /// Relative change below which a topleset has converged.
+        /// Relative change below which a patch has converged.
         #[arg(long, default_value_t = GeodesicSettings::default().tolerance)]
         tolerance: f32,
+        /// Sweeps of each patch per pass.
+        #[arg(long, default_value_t = GeodesicSettings::default().sweeps)]
+        sweeps: u32,
         /// Timed GPU runs (the median is reported).
         #[arg(long, default_value_t = 5)]
         reps: usize,
@@ -578,6 +585,7 @@ fn option(setting: Setting) -> &'static str {
         (mcf::TOLERANCE, "--tolerance"),
         (mcf::MAX_ITERATIONS, "--max-iterations"),
         (geodesic::TOLERANCE, "--tolerance"),
+        (geodesic::SWEEPS, "--sweeps"),
         (denoise::ITERATIONS, "--iterations"),
         (denoise::MAX_HOPS, "--max-hops"),
     ]
@@ -649,11 +657,13 @@ fn run(cli: Cli) -> Result<()> {
             sources,
             output,
             tolerance,
+            sweeps,
             common,
         } => {
             let settings = GeodesicSettings {
                 tolerance,
                 patch_size: common.patch_size,
+                sweeps,
             };
             geodesic::geodesic(input.as_deref(), &output, &sources, &settings, &common)
         }
@@ -759,6 +769,7 @@ fn run(cli: Cli) -> Result<()> {
                     subdivisions,
                     source,
                     tolerance,
+                    sweeps,
                     reps,
                     cpu_max_faces,
                     exact_max_faces,
@@ -772,6 +783,7 @@ fn run(cli: Cli) -> Result<()> {
                 settings: GeodesicSettings {
                     tolerance,
                     patch_size: common.patch_size,
+                    sweeps,
                 },
                 reps,
                 cpu_max_faces,

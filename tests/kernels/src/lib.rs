@@ -23,7 +23,7 @@
 use cavity_device::attribute::Attr;
 use cavity_device::block::{Block, Scatter};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
-use cavity_device::dynamic::compute::{Element, ElementComputation};
+use cavity_device::dynamic::compute::{Element, ElementComputation, Sweeps};
 use cavity_device::dynamic::ring::{Ring, RingComputation, VertexSlot};
 use cavity_device::flip;
 use cavity_device::layout::Kind;
@@ -343,3 +343,47 @@ impl ElementComputation for MarkMasked {
 }
 
 cavity_device::element_kernels!(MarkMasked);
+
+/// Each vertex takes the smallest label among its own and its VV
+/// neighbours' in `from` into `to`, up to `sweeps` times per launch
+/// (in-patch sweeps, `Sweeps`, while a label changes), and counts the
+/// vertices whose label the launch changed (`Element::count`): repeated until none changes, every vertex
+/// holds the smallest label of its connected component.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct MinLabel {
+    /// The labels read.
+    pub from: Attr<u32, 1>,
+    /// The labels written.
+    pub to: Attr<u32, 1>,
+    /// Sweeps per launch.
+    pub sweeps: u32,
+}
+
+impl ElementComputation for MinLabel {
+    const QUERY: Query = Query::VV;
+    const SWEEPING: bool = true;
+    fn sweeps(&self) -> Sweeps {
+        Sweeps::new(self.sweeps, &self.from, &self.to)
+    }
+    fn compute<B: Block>(&self, e: &Element<'_, B>) {
+        let last = e.get_at(&self.from, e.local())[0];
+        let mut label = last;
+        for n in e.neighbors() {
+            label = label.min(e.get_at(&self.from, n)[0]);
+        }
+        e.set(&self.to, [label]);
+        if label != last {
+            e.sweep_again();
+        }
+        if label != e.get(&self.from)[0] {
+            e.count();
+        }
+    }
+}
+
+cavity_device::element_kernels!(MinLabel);

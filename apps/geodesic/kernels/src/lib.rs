@@ -3,9 +3,11 @@
 //! "Parallel geodesic distance computation on triangle meshes"), as
 //! RXMesh section 8.2 and the dynamic paper's section 6.1 run it: the
 //! vertices are grouped by their hops from the sources (toplesets, found on
-//! the host); each pass relaxes the vertices of a band of toplesets from
-//! their faces (VF), and the host moves the band on as its first topleset
-//! converges ([`GeodesicRelax`]).
+//! the host); each pass relaxes the vertices of the toplesets the band has
+//! reached from their faces (VF), in the patches where a distance changed
+//! by more than the tolerance in the pass before, their neighbours and
+//! those the band reaches next (the error-driven advance, by patch), and
+//! sweeps each patch several times ([`GeodesicRelax`]).
 //!
 //! The kernel half of the geodesic application crate (`apps/geodesic`).
 #![no_std]
@@ -14,7 +16,7 @@
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
-use cavity_device::dynamic::compute::{Element, ElementComputation};
+use cavity_device::dynamic::compute::{Element, ElementComputation, Sweeps};
 use cavity_device::operations::{dot, sub};
 use cavity_device::query::Query;
 
@@ -73,72 +75,73 @@ pub fn along_edges(v: [f32; 3], a: [f32; 3], b: [f32; 3], d_a: f32, d_b: f32) ->
 }
 
 cavity_device::parameters! {
-    /// One pass of the propagation: every vertex of a topleset in
-    /// `[band_start, band_end)` takes the smallest of its distance in
-    /// `from` and what each of its faces gives ([`update_step`]) into `to`;
-    /// with `edges_only` 1 a face gives only the paths along its edges
-    /// ([`along_edges`]). A vertex of the topleset before the band copies
-    /// `from` into `to` (the band starts at most one topleset later each
-    /// pass, so a vertex it leaves holds its last distance in both
-    /// attributes); the others, sources included, are not active
-    /// (both attributes hold their distance, or infinity ahead of the
-    /// band), and a patch with none in the band or behind it is skipped.
-    /// A vertex has settled when its distance is finite and did not
-    /// change or changed by less than `tolerance` of its old value; the
-    /// settled vertices of topleset `band_start` are counted
-    /// (`Element::count`: the host takes the count after the pass), or
-    /// with `whole_band` 1 the vertices of the band that have not, and the
-    /// patch of a vertex whose distance changed is marked
-    /// (`Element::mark_patch`).
+    /// One pass of the propagation over the patches the host lists: every
+    /// vertex of a topleset in `[1, band_end)` (sources and unreachable
+    /// vertices are not active) takes the smallest of its distance and
+    /// what each of its faces gives into `to`, with the source that
+    /// distance comes from into `source_to`. A face unfolds
+    /// ([`update_step`]) from two corners whose distances come from the
+    /// same source, else (or with `edges_only` 1) it gives the shorter path
+    /// along its edges ([`along_edges`]). The pass sweeps each patch up to
+    /// `sweeps` times (`Sweeps`, carrying the distance and its source; a
+    /// distance crosses the patch in one pass) while a distance falls by
+    /// more than `tolerance` of itself in a sweep, and marks the patch of a
+    /// vertex whose distance fell by more than that over the pass
+    /// (`Element::mark_patch`): only they and their neighbours can change
+    /// by that much in the next pass. [`GeodesicKeep`] follows, over the
+    /// same patches.
     pub struct GeodesicRelax {
         /// Hops from the nearest source (`u32::MAX`: unreachable).
         pub level: Attr<u32, 1>,
-        /// The source a vertex is fewest hops from: a face unfolds a
-        /// point source only from two corners of the same origin (two
-        /// distances from different sources give a virtual source that
-        /// can undercut every path); else it gives the paths along its
-        /// edges. A heuristic: near where two sources' regions meet, a
-        /// corner's distance can come from a source other than its
-        /// hop-nearest one (the settling passes then keep the result
-        /// 1-Lipschitz).
-        pub origin: Attr<u32, 1>,
         /// The distances read.
         pub from: Attr<f32, 1>,
         /// The distances written (not `from`).
         pub to: Attr<f32, 1>,
-        /// The band's first topleset.
-        pub band_start: u32,
+        /// The source (its position in the sources) each distance read
+        /// comes from (`u32::MAX`: none yet).
+        pub source_from: Attr<u32, 1>,
+        /// The sources of the distances written.
+        pub source_to: Attr<u32, 1>,
         /// The topleset after the band's last.
         pub band_end: u32,
-        /// Relative change below which a vertex has converged.
+        /// Relative change above which a vertex has not converged.
         pub tolerance: f32,
-        /// 1: count the vertices of the whole band that have not settled
-        /// (the settling passes), instead of the settled ones of its first
-        /// topleset.
-        pub whole_band: u32,
         /// 1: relax along the edges only.
         pub edges_only: u32,
+        /// Sweeps of each patch per pass, at most (at least 1).
+        pub sweeps: u32,
     }
+}
+
+/// Whether a distance that fell from `old` to `new` fell by more than
+/// `tolerance` of `old` (any fall from infinity does).
+#[inline(always)]
+fn fell(new: f32, old: f32, tolerance: f32) -> bool {
+    new < old && (old.is_infinite() || old - new >= tolerance * old)
 }
 
 impl ElementComputation for GeodesicRelax {
     const QUERY: Query = Query::VF;
+    const SWEEPING: bool = true;
+
+    fn sweeps(&self) -> Sweeps {
+        Sweeps::new(self.sweeps, &self.from, &self.to).and(&self.source_from, &self.source_to)
+    }
 
     fn active<B: Block>(&self, v: &Element<'_, B>) -> bool {
         let level = v.get(&self.level)[0];
-        level != 0 && level.saturating_add(1) >= self.band_start && level < self.band_end
+        level != 0 && level < self.band_end
     }
 
+    // Inlined into the sweep loop: a call would keep the element in local
+    // memory.
+    #[inline(always)]
     fn compute<B: Block>(&self, v: &Element<'_, B>) {
-        let level = v.get(&self.level)[0];
-        let old = v.get(&self.from)[0];
-        if level < self.band_start {
-            v.set(&self.to, [old]);
-            return;
-        }
         let l = v.local();
         let p = v.position(l);
-        let mut new = old;
+        // The distance the sweep before left, no larger than the pass's.
+        let last = v.get_at(&self.from, l)[0];
+        let (mut new, mut source) = (last, v.get_at(&self.source_from, l)[0]);
         for f in v.neighbors() {
             let [x, y, z] = v.face_vertices(f);
             let [a, b] = if x == l {
@@ -150,36 +153,66 @@ impl ElementComputation for GeodesicRelax {
             };
             let (pa, pb) = (v.position(a), v.position(b));
             let (d_a, d_b) = (v.get_at(&self.from, a)[0], v.get_at(&self.from, b)[0]);
-            let same = v.get_at(&self.origin, a)[0] == v.get_at(&self.origin, b)[0];
-            let d = if self.edges_only != 0 || !same {
-                along_edges(p, pa, pb, d_a, d_b)
+            let (s_a, s_b) = (
+                v.get_at(&self.source_from, a)[0],
+                v.get_at(&self.source_from, b)[0],
+            );
+            let (d, s) = if self.edges_only == 0 && s_a == s_b {
+                (update_step(p, pa, pb, d_a, d_b), s_a)
             } else {
-                update_step(p, pa, pb, d_a, d_b)
+                let length = |x: [f32; 3]| core::f32::math::sqrt(dot(x, x));
+                let (e_a, e_b) = (d_a + length(sub(p, pa)), d_b + length(sub(p, pb)));
+                if e_b < e_a { (e_b, s_b) } else { (e_a, s_a) }
             };
             if d < new {
-                new = d;
+                (new, source) = (d, s);
             }
         }
         v.set(&self.to, [new]);
-        // A settling pass marks the patches where a distance changed: only
-        // they and their neighbours can change in the next one.
-        if self.whole_band != 0 && new < old {
-            v.mark_patch();
+        v.set(&self.source_to, [source]);
+        if fell(new, last, self.tolerance) {
+            v.sweep_again();
         }
-        // A distance that stays (0 at a vertex on a source's position
-        // too) has converged; one still infinite has not.
-        let settled = new.is_finite() && (new == old || (old - new) < self.tolerance * old);
-        // Few atomics either way: the band's first topleset is small, and
-        // few vertices still change in a settling pass.
-        let counted = if self.whole_band != 0 {
-            !settled
-        } else {
-            settled && level == self.band_start
-        };
-        if counted {
-            v.count();
+        if fell(new, v.get(&self.from)[0], self.tolerance) {
+            v.mark_patch();
         }
     }
 }
 
-cavity_device::element_kernels!(GeodesicRelax);
+cavity_device::parameters! {
+    /// After a pass of [`GeodesicRelax`] over the same patches: every
+    /// vertex it relaxed copies its distance and source from `to` and
+    /// `source_to` back into `from` and `source_from`, so that both hold
+    /// every vertex's newest (a patch the next pass skips keeps them).
+    pub struct GeodesicKeep {
+        /// Hops from the nearest source (`u32::MAX`: unreachable).
+        pub level: Attr<u32, 1>,
+        /// The distances the pass read, written.
+        pub from: Attr<f32, 1>,
+        /// The distances the pass wrote, read.
+        pub to: Attr<f32, 1>,
+        /// The sources the pass read, written.
+        pub source_from: Attr<u32, 1>,
+        /// The sources the pass wrote, read.
+        pub source_to: Attr<u32, 1>,
+        /// The pass's `band_end`.
+        pub band_end: u32,
+    }
+}
+
+impl ElementComputation for GeodesicKeep {
+    const QUERY: Query = Query::VF;
+    const QUERY_RESULTS: bool = false;
+
+    fn active<B: Block>(&self, v: &Element<'_, B>) -> bool {
+        let level = v.get(&self.level)[0];
+        level != 0 && level < self.band_end
+    }
+
+    fn compute<B: Block>(&self, v: &Element<'_, B>) {
+        v.set(&self.from, v.get(&self.to));
+        v.set(&self.source_from, v.get(&self.source_to));
+    }
+}
+
+cavity_device::element_kernels!(GeodesicRelax, GeodesicKeep);

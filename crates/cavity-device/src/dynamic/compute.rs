@@ -56,6 +56,18 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
     /// as ptxas reports no spills.
     const MIN_BLOCKS: u32 = FOR_EACH_BOUNDS.min_blocks;
 
+    /// Whether the computation may sweep its patch several times in one
+    /// launch ([`ElementComputation::sweeps`]): reserves two words per
+    /// element slot of the source kind in shared memory. Off by default.
+    const SWEEPING: bool = false;
+
+    /// The in-patch sweeps of one launch ([`Sweeps`]); one by default, and
+    /// one unless [`ElementComputation::SWEEPING`].
+    #[inline(always)]
+    fn sweeps(&self) -> Sweeps {
+        Sweeps::ONE
+    }
+
     /// Whether the element is in the active set (all by default). Asked
     /// twice: first without the query's results ([`Element::len`] 0, no
     /// faces per edge) and before the patch's connectivity is loaded (only
@@ -74,6 +86,143 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
     fn compute<B: Block>(&self, element: &Element<'_, B>);
 }
 
+/// Sweeps of a relaxation inside its patch: one launch calls
+/// [`ElementComputation::compute`] up to `count` times on every active
+/// element, with a barrier between, as long as an element asks for
+/// another sweep ([`Element::sweep_again`]), so that a change crosses the
+/// patch in one launch instead of one launch per hop (a block-local
+/// Jacobi iteration, as the block-based fast iterative method of Jeong
+/// and Whitaker 2008 runs it). The carried attributes' values (one or two
+/// pairs `read` → `write`) live in shared memory during the launch: sweep
+/// `k` reads, through [`Element::get_at`] on `read`, the values sweep
+/// `k - 1` wrote with [`Element::set`] on `write` (the launch's `read`
+/// values in sweep 0; a not-owned element keeps its owner's launch
+/// value, as its owner's block is computing it), and after the last sweep
+/// every active owned element's carried values go to `write` (its `read`
+/// value where it set none). The result is deterministic: no block reads
+/// what another writes in the launch. In a sweeping launch the positions
+/// are read once, into shared memory; [`Element::get`] reads the launch's
+/// value; [`Element::count`] counts the last sweep's calls only; other
+/// attributes written with [`Element::set`] are written in every sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sweeps {
+    count: u32,
+    kind: Kind,
+    /// Carried pairs: 1 or 2.
+    pairs: u32,
+    read: [u32; 2],
+    write: [u32; 2],
+}
+
+impl Sweeps {
+    /// One sweep: a plain launch.
+    pub const ONE: Sweeps = Sweeps {
+        count: 1,
+        kind: Kind::Vertex,
+        pairs: 1,
+        read: [0; 2],
+        write: [0; 2],
+    };
+
+    /// Up to `count` sweeps (at least 1) carrying `read` into `write`: two
+    /// different one-word attributes (`f32` or `u32`; refused at compile
+    /// time for `f64`) of the computation's source kind (else the launch
+    /// sweeps once).
+    #[inline(always)]
+    pub fn new<T: Scalar>(count: u32, read: &Attr<T, 1>, write: &Attr<T, 1>) -> Sweeps {
+        const { assert!(T::WORDS == 1, "sweeps carry one-word attributes") };
+        let distinct = read.kind() == write.kind() && read.offset() != write.offset();
+        Sweeps {
+            count: if distinct { count.max(1) } else { 1 },
+            kind: read.kind(),
+            pairs: 1,
+            read: [read.offset(); 2],
+            write: [write.offset(); 2],
+        }
+    }
+
+    /// These sweeps carrying a second pair `read` → `write` as well (of
+    /// the same kind, four different attributes; else the launch sweeps
+    /// once).
+    #[inline(always)]
+    pub fn and<T: Scalar>(self, read: &Attr<T, 1>, write: &Attr<T, 1>) -> Sweeps {
+        const { assert!(T::WORDS == 1, "sweeps carry one-word attributes") };
+        let words = [self.read[0], self.write[0], read.offset(), write.offset()];
+        let distinct = (0..4).all(|i| (i + 1..4).all(|j| words[i] != words[j]));
+        let same_kind = read.kind() == self.kind && write.kind() == self.kind;
+        Sweeps {
+            count: if distinct && same_kind { self.count } else { 1 },
+            pairs: 2,
+            read: [self.read[0], read.offset()],
+            write: [self.write[0], write.offset()],
+            ..self
+        }
+    }
+
+    /// Calls per active element in one launch, at most.
+    #[inline(always)]
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The carried pair whose `read` (`of_write` false) or `write`
+    /// attribute starts at word `offset` of `kind`, for a one-component
+    /// attribute (`n` 1).
+    #[inline(always)]
+    fn pair(&self, kind: Kind, offset: u32, n: usize, of_write: bool) -> Option<usize> {
+        let words = if of_write { self.write } else { self.read };
+        if n != 1 || kind != self.kind {
+            return None;
+        }
+        if words[0] == offset {
+            Some(0)
+        } else if self.pairs == 2 && words[1] == offset {
+            Some(1)
+        } else {
+            None
+        }
+    }
+}
+
+/// Entry `j` (0 or 1) of a pair, chosen without indexing (an indexed
+/// array would live in local memory on the GPU).
+#[inline(always)]
+fn pick<T: Copy>(pair: [T; 2], j: usize) -> T {
+    if j == 0 { pair[0] } else { pair[1] }
+}
+
+/// The shared memory of a sweeping launch as one element sees it.
+#[derive(Clone, Copy)]
+struct Sweep {
+    sweeps: Sweeps,
+    /// Per carried pair, the values the previous sweep left (read).
+    values: [Shared<u32>; 2],
+    /// Per carried pair, the values this sweep writes.
+    next: [Shared<u32>; 2],
+    /// Per carried pair, the launch's values.
+    launch: [Shared<u32>; 2],
+    /// Three words per local vertex: its position.
+    positions: Shared<u32>,
+    /// The sweeps' counts and requests ([`Carried::flags`]).
+    flags: Shared<u32>,
+    /// The sweep.
+    k: u32,
+}
+
+impl Sweep {
+    /// Where sweep `k`'s count is.
+    #[inline(always)]
+    fn count_at(&self, k: u32) -> u32 {
+        k % 2
+    }
+
+    /// Where sweep `k`'s request for another sweep is.
+    #[inline(always)]
+    fn asked_at(&self, k: u32) -> u32 {
+        2 + k % 3
+    }
+}
+
 /// One element of a per-element computation: its query results and
 /// attributes. Neighbours are local indices of the query's target kind in
 /// the element's patch; reads resolve them to their owners.
@@ -87,6 +236,8 @@ pub struct Element<'a, B: Block> {
     query: Query,
     /// Whether the query's results were built (`QUERY_RESULTS`).
     results: bool,
+    /// The carried values, in a sweeping launch.
+    sweep: Option<Sweep>,
     l: u32,
 }
 
@@ -155,9 +306,15 @@ impl<B: Block> Element<'_, B> {
     /// Adds one to the computation's count, which the host reads (and
     /// zeroes) after the computation with `Rounds::take_count`: a test of
     /// convergence without a reduction over an attribute. One global
-    /// atomic per call: for counting a small part of the elements.
+    /// atomic per call: for counting a small part of the elements. In a
+    /// sweeping launch, the calls of the last sweep count (a shared
+    /// atomic per call, one global one per patch).
     #[inline(always)]
     pub fn count(&self) {
+        if let Some(s) = self.sweep {
+            self.block.shared_fetch_add(s.flags, s.count_at(s.k), 1);
+            return;
+        }
         self.mesh.add_stat(super::layout::stat::COUNTED, 1);
     }
 
@@ -174,12 +331,19 @@ impl<B: Block> Element<'_, B> {
     }
 
     /// The element's value of `attr` (defaults unless `attr` is on the
-    /// source kind and held by the mesh).
+    /// source kind and held by the mesh); the launch's value in a sweeping
+    /// launch ([`Sweeps`]: [`Element::get_at`] of [`Element::local`] reads
+    /// the carried value).
     #[inline(always)]
     pub fn get<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>) -> [T; N] {
         let kind = self.query.source();
         if attr.kind() != kind {
             return [T::default(); N];
+        }
+        if let Some((s, j)) = self.carried(kind, attr.offset(), N, false) {
+            let mut value = [T::default(); N];
+            value[0] = T::from_words([pick(s.launch, j).get(self.l), 0]);
+            return value;
         }
         kind.specialize(|kind| {
             // SAFETY: only this thread writes the element's own words
@@ -194,12 +358,18 @@ impl<B: Block> Element<'_, B> {
 
     /// The value of `attr` of local element `l` of the attribute's kind
     /// (a neighbour), read from its owner; defaults for an index that is
-    /// not an active local element.
+    /// not an active local element. In a sweeping launch, the carried
+    /// attribute's value the previous sweep left ([`Sweeps`]).
     #[inline(always)]
     pub fn get_at<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, l: u32) -> [T; N] {
         attr.kind().specialize(|kind| {
             if l >= self.copy.count(kind) || !self.copy.is_active(kind, l) {
                 return [T::default(); N];
+            }
+            if let Some((s, j)) = self.carried(kind, attr.offset(), N, false) {
+                let mut value = [T::default(); N];
+                value[0] = T::from_words([pick(s.values, j).get(l), 0]);
+                return value;
             }
             let owner = self.copy.owner_or_self(self.block, kind, l);
             self.mesh.load_attr_as(kind, attr, owner)
@@ -259,7 +429,23 @@ impl<B: Block> Element<'_, B> {
     /// index that is not an active local vertex).
     #[inline(always)]
     pub fn position(&self, v: u32) -> [f32; 3] {
+        if let Some(s) = self.sweep {
+            if v >= self.copy.count(Kind::Vertex) || !self.copy.is_active(Kind::Vertex, v) {
+                return [0.0; 3];
+            }
+            return [0, 1, 2].map(|c| f32::from_bits(s.positions.get(3 * v + c)));
+        }
         self.get_at(&POSITION, v)
+    }
+
+    /// In a sweeping launch ([`Sweeps`]), asks for another sweep: the
+    /// launch stops after a sweep in which no element asked (or after
+    /// [`Sweeps::count`]). Outside one, nothing.
+    #[inline(always)]
+    pub fn sweep_again(&self) {
+        if let Some(s) = self.sweep {
+            s.flags.set(s.asked_at(s.k), 1);
+        }
     }
 
     /// Sets the element's value of `attr` (only the element's own: a
@@ -267,11 +453,16 @@ impl<B: Block> Element<'_, B> {
     /// writing them; write to an attribute it does not read). Nothing
     /// unless `attr` is on the source kind, held by the mesh, and a user
     /// attribute or the position ([`POSITION`]; the core's other word,
-    /// the input index, is the core's).
+    /// the input index, is the core's). In a sweeping launch, the carried
+    /// attribute's value goes to the next sweep ([`Sweeps`]).
     #[inline(always)]
     pub fn set<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, value: [T; N]) {
         let kind = self.query.source();
         if attr.kind() != kind {
+            return;
+        }
+        if let Some((s, j)) = self.carried(kind, attr.offset(), N, true) {
+            pick(s.next, j).set(self.l, value[0].to_words()[0]);
             return;
         }
         kind.specialize(|kind| {
@@ -280,6 +471,16 @@ impl<B: Block> Element<'_, B> {
                     .store_attr_as(kind, attr, (self.copy.p, self.l), value);
             }
         })
+    }
+}
+
+impl<'a, B: Block> Element<'a, B> {
+    /// In a sweeping launch, the carried pair of a one-component
+    /// attribute of `kind` at word `offset` (`of_write`: as its `write`).
+    #[inline(always)]
+    fn carried(&self, kind: Kind, offset: u32, n: usize, of_write: bool) -> Option<(Sweep, usize)> {
+        let s = self.sweep?;
+        s.sweeps.pair(kind, offset, n, of_write).map(|j| (s, j))
     }
 }
 
@@ -325,6 +526,9 @@ pub(super) struct Windows {
     pub(super) rows: Rows,
     pub(super) scratch: Shared<u32>,
     faces: Option<Shared<u32>>,
+    /// A sweeping computation's carried values (per pair, two buffers),
+    /// positions (three words per vertex slot) and two counts.
+    carried: Option<Carried>,
 }
 
 impl Windows {
@@ -345,11 +549,54 @@ impl Windows {
         let entries = arena.alloc((per * cap.of(of)).max(1));
         let scratch = arena.alloc(crate::block::scan_scratch_len(threads));
         let faces = needs.faces_per_edge.then(|| arena.alloc(cap.edges.max(1)));
+        let slots = cap.of(query.source()).max(1);
+        let carried = needs.sweeping.then(|| Carried {
+            buffers: [0; 4].map(|_| arena.alloc(slots)),
+            launch: [0; 2].map(|_| arena.alloc(slots)),
+            active: arena.alloc(slots),
+            positions: arena.alloc(3 * cap.vertices.max(1)),
+            flags: arena.alloc(5),
+        });
         Windows {
             copy,
             rows: Rows { ends, entries },
             scratch,
             faces,
+            carried,
+        }
+    }
+}
+
+/// The shared memory of a sweeping computation ([`Sweeps`]).
+#[derive(Clone, Copy)]
+struct Carried {
+    /// Pair `j`'s two buffers: `2j` and `2j + 1` (sweep `k` reads buffer
+    /// `k % 2` and writes the other).
+    buffers: [Shared<u32>; 4],
+    /// Per pair, the launch's values.
+    launch: [Shared<u32>; 2],
+    /// Per element slot, 1 where the element computes.
+    active: Shared<u32>,
+    positions: Shared<u32>,
+    /// Sweep `k`'s count at `k % 2`, its request for another sweep at
+    /// `2 + k % 3` (zeroed a sweep ahead, read after its barrier: three
+    /// turns so that no thread zeroes one another may still read).
+    flags: Shared<u32>,
+}
+
+impl Carried {
+    /// What sweep `k` reads and writes.
+    #[inline(always)]
+    fn sweep(&self, sweeps: Sweeps, k: u32) -> Sweep {
+        let (r, w) = if k % 2 == 0 { (0, 1) } else { (1, 0) };
+        Sweep {
+            sweeps,
+            values: [self.buffers[r], self.buffers[2 + r]],
+            next: [self.buffers[w], self.buffers[2 + w]],
+            launch: self.launch,
+            positions: self.positions,
+            flags: self.flags,
+            k,
         }
     }
 }
@@ -360,6 +607,7 @@ impl Windows {
 pub(super) struct Needs {
     results: bool,
     faces_per_edge: bool,
+    sweeping: bool,
 }
 
 impl Needs {
@@ -368,6 +616,7 @@ impl Needs {
         Needs {
             results: C::QUERY_RESULTS,
             faces_per_edge: C::FACES_PER_EDGE,
+            sweeping: C::SWEEPING,
         }
     }
 
@@ -375,6 +624,7 @@ impl Needs {
     pub(super) const RESULTS: Needs = Needs {
         results: true,
         faces_per_edge: false,
+        sweeping: false,
     };
 }
 
@@ -481,12 +731,11 @@ pub fn for_each<B: Block, C: ElementComputation>(
         mesh,
         p,
         (C::QUERY, Needs::of::<C>()),
-        Some(|element: &Element<'_, B>| c.active(element)),
-        |element| {
-            if c.active(element) {
-                c.compute(element);
-            }
-        },
+        (
+            Some(|element: &Element<'_, B>| c.active(element)),
+            if C::SWEEPING { c.sweeps() } else { Sweeps::ONE },
+        ),
+        |element| c.compute(element),
     );
 }
 
@@ -495,7 +744,11 @@ pub fn for_each<B: Block, C: ElementComputation>(
 /// built in shared memory and the faces per edge counted as `needs` says
 /// ([`shared_bytes`], [`shared_bytes_of`]). With `screen`, a patch none of
 /// whose elements `screen` accepts (seen without query results) returns
-/// before building them.
+/// before building them, and `f` runs on the elements `screen` accepts
+/// (asked again, with the query's results). With more than one of
+/// `sweeps` (and the carried windows), `f` runs up to that many times per
+/// element ([`Sweeps`], `screen` asked once per element), and the carried
+/// values of the elements `screen` accepts are stored after.
 #[inline(always)]
 fn each_element<B: Block>(
     block: &B,
@@ -503,7 +756,7 @@ fn each_element<B: Block>(
     mesh: &DynMesh,
     p: u32,
     (query, needs): (Query, Needs),
-    screen: Option<impl Fn(&Element<'_, B>) -> bool>,
+    (screen, sweeps): (Option<impl Fn(&Element<'_, B>) -> bool>, Sweeps),
     mut f: impl FnMut(&Element<'_, B>),
 ) {
     if p >= mesh.num_patches {
@@ -514,6 +767,7 @@ fn each_element<B: Block>(
         rows,
         scratch,
         faces,
+        carried,
     } = Windows::alloc(arena, &mesh.cap, (query, needs), block.block_dim(), p);
     arena.check();
     // With a screen, the connectivity (most of the patch) is loaded only
@@ -526,20 +780,24 @@ fn each_element<B: Block>(
     }
     block.sync();
     let kind = query.source();
-    if let Some(screen) = screen {
+    let element =
+        |l: u32, results: bool, faces: Option<Shared<u32>>, sweep: Option<Sweep>| Element {
+            block,
+            mesh,
+            copy: &copy,
+            rows: &rows,
+            faces,
+            query,
+            results,
+            sweep,
+            l,
+        };
+    let owned = |l: u32| copy.is_owned(kind, l) && copy.is_active(kind, l);
+    if let Some(screen) = &screen {
         let mut any = false;
         block.for_each(copy.count(kind), |l| {
-            if copy.is_owned(kind, l) && copy.is_active(kind, l) {
-                any |= screen(&Element {
-                    block,
-                    mesh,
-                    copy: &copy,
-                    rows: &rows,
-                    faces: None,
-                    query,
-                    results: false,
-                    l,
-                });
+            if owned(l) {
+                any |= screen(&element(l, false, None, None));
             }
         });
         if !block.sync_any(any) {
@@ -554,21 +812,107 @@ fn each_element<B: Block>(
     if let Some(faces) = faces {
         count_edge_faces(block, &copy, faces);
     }
-    block.for_each(copy.count(kind), |l| {
-        if !(copy.is_owned(kind, l) && copy.is_active(kind, l)) {
-            return;
+    let sweeping = carried.filter(|_| sweeps.count > 1 && sweeps.kind == kind);
+    let pairs = sweeps.pairs as usize;
+    if let Some(c) = sweeping {
+        // The launch's carried values of every local element and the
+        // positions of every local vertex, from their owners, and which
+        // elements compute.
+        block.for_each(copy.count(kind), |l| {
+            let owner = copy
+                .is_active(kind, l)
+                .then(|| copy.owner_or_self(block, kind, l));
+            for j in 0..2 {
+                if j < pairs {
+                    let value = owner.map_or(0, |o| mesh.load_value(kind, o, sweeps.read[j], 1)[0]);
+                    c.buffers[2 * j].set(l, value);
+                    c.launch[j].set(l, value);
+                }
+            }
+            let computes = owned(l)
+                && screen
+                    .as_ref()
+                    .is_none_or(|s| s(&element(l, needs.results, faces, None)));
+            c.active.set(l, u32::from(computes));
+        });
+        block.for_each(copy.count(Kind::Vertex), |v| {
+            let at = copy
+                .is_active(Kind::Vertex, v)
+                .then(|| copy.owner_or_self(block, Kind::Vertex, v));
+            for i in 0..3 {
+                let word = at.map_or(0, |o| mesh.load_value(Kind::Vertex, o, i, 1)[0]);
+                c.positions.set(3 * v + i, word);
+            }
+        });
+        if block.thread_idx() == 0 {
+            for i in 0..5 {
+                c.flags.set(i, 0);
+            }
         }
-        let element = Element {
-            block,
-            mesh,
-            copy: &copy,
-            rows: &rows,
-            faces,
-            query,
-            results: needs.results,
-            l,
+        block.sync();
+    }
+    // One sweep without carried values; with them, up to `sweeps.count`
+    // (one call site of `f`, which inlines).
+    let rounds = if sweeping.is_some() { sweeps.count } else { 1 };
+    let mut turn = 0;
+    for k in 0..rounds {
+        turn = k;
+        let sweep = sweeping.map(|c| c.sweep(sweeps, k));
+        if let Some(s) = sweep.filter(|_| block.thread_idx() == 0) {
+            s.flags.set(s.count_at(k + 1), 0);
+            s.flags.set(s.asked_at(k + 1), 0);
+        }
+        block.for_each(copy.count(kind), |l| {
+            let computes = match (sweeping, sweep) {
+                (Some(c), Some(s)) => {
+                    // An element that sets no value carries its last one.
+                    for j in 0..2 {
+                        if j < pairs {
+                            pick(s.next, j).set(l, pick(s.values, j).get(l));
+                        }
+                    }
+                    c.active.get(l) != 0
+                }
+                _ => {
+                    owned(l)
+                        && screen
+                            .as_ref()
+                            .is_none_or(|s| s(&element(l, needs.results, faces, None)))
+                }
+            };
+            if computes {
+                f(&element(l, needs.results, faces, sweep));
+            }
+        });
+        let Some(s) = sweep else {
+            return;
         };
-        f(&element);
+        block.sync();
+        if s.flags.get(s.asked_at(k)) == 0 {
+            break;
+        }
+    }
+    let Some(c) = sweeping else {
+        return;
+    };
+    let last = c.sweep(sweeps, turn);
+    // The last sweep's count.
+    if block.thread_idx() == 0 {
+        mesh.add_stat(
+            super::layout::stat::COUNTED,
+            last.flags.get(last.count_at(turn)),
+        );
+    }
+    block.for_each(copy.count(kind), |l| {
+        if c.active.get(l) != 0 {
+            for (j, &word) in sweeps.write.iter().enumerate().take(pairs) {
+                let write = Attr::<u32, 1>::new(kind, word);
+                if computation_writes(kind, &write) {
+                    let value = pick(last.next, j).get(l);
+                    mesh.store_attr_as(kind, &write, (p, l), [value]);
+                }
+            }
+        }
     });
 }
 
@@ -602,7 +946,7 @@ pub fn export<B: Block>(
         mesh,
         p,
         (query, Needs::RESULTS),
-        screen,
+        (screen, Sweeps::ONE),
         |e| {
             let slot = p * mesh.cap.of(source) + e.local();
             if out.offsets.is_none() {
