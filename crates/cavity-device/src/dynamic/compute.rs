@@ -57,8 +57,10 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
     const MIN_BLOCKS: u32 = FOR_EACH_BOUNDS.min_blocks;
 
     /// Whether the computation may sweep its patch several times in one
-    /// launch ([`ElementComputation::sweeps`]): reserves two words per
-    /// element slot of the source kind in shared memory. Off by default.
+    /// launch ([`ElementComputation::sweeps`]): reserves in shared memory
+    /// seven words per element slot of the source kind (two buffers and
+    /// the launch's value per carried pair, whether it computes), three
+    /// per vertex slot (the positions) and five more. Off by default.
     const SWEEPING: bool = false;
 
     /// The in-patch sweeps of one launch ([`Sweeps`]); one by default, and
@@ -101,9 +103,11 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
 /// every active owned element's carried values go to `write` (its `read`
 /// value where it set none). The result is deterministic: no block reads
 /// what another writes in the launch. In a sweeping launch the positions
-/// are read once, into shared memory; [`Element::get`] reads the launch's
-/// value; [`Element::count`] counts the last sweep's calls only; other
+/// are read once, into shared memory; [`Element::get`] reads a carried
+/// `read` attribute's launch value (set no `read` attribute: write its
+/// `write`); [`Element::count`] counts the last sweep's calls only; other
 /// attributes written with [`Element::set`] are written in every sweep.
+/// A launch sweeps once unless the mesh holds every carried attribute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sweeps {
     count: u32,
@@ -142,8 +146,8 @@ impl Sweeps {
     }
 
     /// These sweeps carrying a second pair `read` → `write` as well (of
-    /// the same kind, four different attributes; else the launch sweeps
-    /// once).
+    /// the same kind, four different attributes, and not a third pair;
+    /// else the launch sweeps once).
     #[inline(always)]
     pub fn and<T: Scalar>(self, read: &Attr<T, 1>, write: &Attr<T, 1>) -> Sweeps {
         const { assert!(T::WORDS == 1, "sweeps carry one-word attributes") };
@@ -151,7 +155,11 @@ impl Sweeps {
         let distinct = (0..4).all(|i| (i + 1..4).all(|j| words[i] != words[j]));
         let same_kind = read.kind() == self.kind && write.kind() == self.kind;
         Sweeps {
-            count: if distinct && same_kind { self.count } else { 1 },
+            count: if distinct && same_kind && self.pairs == 1 {
+                self.count
+            } else {
+                1
+            },
             pairs: 2,
             read: [self.read[0], read.offset()],
             write: [self.write[0], write.offset()],
@@ -331,9 +339,9 @@ impl<B: Block> Element<'_, B> {
     }
 
     /// The element's value of `attr` (defaults unless `attr` is on the
-    /// source kind and held by the mesh); the launch's value in a sweeping
-    /// launch ([`Sweeps`]: [`Element::get_at`] of [`Element::local`] reads
-    /// the carried value).
+    /// source kind and held by the mesh); for a carried `read` attribute
+    /// in a sweeping launch, the launch's value ([`Sweeps`]:
+    /// [`Element::get_at`] of [`Element::local`] reads the carried one).
     #[inline(always)]
     pub fn get<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>) -> [T; N] {
         let kind = self.query.source();
@@ -526,8 +534,8 @@ pub(super) struct Windows {
     pub(super) rows: Rows,
     pub(super) scratch: Shared<u32>,
     faces: Option<Shared<u32>>,
-    /// A sweeping computation's carried values (per pair, two buffers),
-    /// positions (three words per vertex slot) and two counts.
+    /// A sweeping computation's carried values, positions and flags
+    /// ([`Carried`]).
     carried: Option<Carried>,
 }
 
@@ -812,8 +820,13 @@ fn each_element<B: Block>(
     if let Some(faces) = faces {
         count_edge_faces(block, &copy, faces);
     }
-    let sweeping = carried.filter(|_| sweeps.count > 1 && sweeps.kind == kind);
     let pairs = sweeps.pairs as usize;
+    let held = |offset: u32| mesh.holds(&Attr::<u32, 1>::new(kind, offset));
+    let sweeping = carried.filter(|_| {
+        sweeps.count > 1
+            && sweeps.kind == kind
+            && (0..pairs).all(|j| held(sweeps.read[j]) && held(sweeps.write[j]))
+    });
     if let Some(c) = sweeping {
         // The launch's carried values of every local element and the
         // positions of every local vertex, from their owners, and which
@@ -1089,4 +1102,30 @@ macro_rules! element_kernels {
             (mesh: $crate::dynamic::layout::RawDynamicMesh, c: $c, patches: u64)
         );
     )+};
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launch sweeps more than once only with distinct one-word
+    /// attributes of one kind, at most two pairs.
+    #[test]
+    fn sweeps_need_distinct_attributes_of_one_kind() {
+        let v = |offset| Attr::<f32, 1>::new(Kind::Vertex, offset);
+        let e = Attr::<f32, 1>::new(Kind::Edge, 5);
+        assert_eq!(Sweeps::new(8, &v(4), &v(5)).count(), 8);
+        assert_eq!(Sweeps::new(0, &v(4), &v(5)).count(), 1);
+        assert_eq!(Sweeps::new(8, &v(4), &v(4)).count(), 1);
+        assert_eq!(Sweeps::new(8, &v(4), &e).count(), 1);
+        let two = Sweeps::new(8, &v(4), &v(5)).and(&v(6), &v(7));
+        assert_eq!(two.count(), 8);
+        assert_eq!(Sweeps::new(8, &v(4), &v(5)).and(&v(5), &v(7)).count(), 1);
+        assert_eq!(Sweeps::new(8, &v(4), &v(5)).and(&v(6), &e).count(), 1);
+        assert_eq!(two.and(&v(8), &v(9)).count(), 1);
+        assert_eq!(two.pair(Kind::Vertex, 6, 1, false), Some(1));
+        assert_eq!(two.pair(Kind::Vertex, 7, 1, true), Some(1));
+        assert_eq!(two.pair(Kind::Vertex, 4, 1, true), None);
+        assert_eq!(two.pair(Kind::Vertex, 4, 3, false), None);
+    }
 }
