@@ -17,7 +17,8 @@ use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 use cavity_device::operations::SplitLongEdges;
 use cavity_test_kernels::{
-    Laplacian, MarkMasked, MinLabel, ProbeEF, ProbeEV, ProbeFE, ProbeFV, ProbeVE, ProbeVF, ProbeVV,
+    CornerSums, CornerSumsGathered, Laplacian, MarkMasked, MinLabel, ProbeEF, ProbeEV, ProbeFE,
+    ProbeFV, ProbeVE, ProbeVF, ProbeVV,
 };
 use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row, user_backend};
 use proptest::prelude::*;
@@ -506,4 +507,45 @@ fn sweeps_cross_a_patch_per_launch() {
         2 * swept < plain,
         "{swept} launches with sweeps, {plain} without"
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(12)))]
+
+    /// Positions and an attribute gathered into shared memory
+    /// (`ElementComputation::GATHERS`) read what the plain reads read:
+    /// the same sums, bit for bit, on any mesh and patch size.
+    #[test]
+    fn gathered_reads_match_plain_reads(
+        input in any_mesh(),
+        patch_size in prop::sample::select(vec![4u32, 16, 64]),
+    ) {
+        let mut layout = AttributeLayout::new();
+        let values = layout.vertex::<f32, 3>("values").unwrap();
+        let (plain, gathered) = (
+            layout.vertex::<f32, 3>("plain").unwrap(),
+            layout.vertex::<f32, 3>("gathered").unwrap(),
+        );
+        let mut m = DynamicMesh::with_attributes(&input, patch_size, CapacityFactors::default(), &layout)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let n = m.sources(Kind::Vertex).len();
+        let start: Vec<[f32; 3]> = (0..n)
+            .map(|k| [k as f32 * 0.25, 1.0 - k as f32, (k % 7) as f32])
+            .collect();
+        m.set_attribute(&values, &start).unwrap();
+        user_backend()
+            .run_rounds(
+                &mut m,
+                |r| -> Result<(), RunError> {
+                    r.for_each(&CornerSums { input: values, out: plain })?;
+                    r.for_each(&CornerSumsGathered { input: values, out: gathered })
+                },
+                |e| e,
+            )
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let (a, b) = (m.attribute(&plain).unwrap(), m.attribute(&gathered).unwrap());
+        prop_assert!(a.iter().any(|x| x.iter().any(|&c| c != 0.0)) || input.faces.is_empty());
+        let bits = |v: &[[f32; 3]]| v.iter().map(|x| x.map(f32::to_bits)).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&a), bits(&b));
+    }
 }

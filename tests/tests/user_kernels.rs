@@ -36,6 +36,8 @@ fn each_ptx_holds_its_own_crates_entry_points() {
     assert_eq!(
         user,
         [
+            "cavity_test_kernels_ForEachCornerSums",
+            "cavity_test_kernels_ForEachCornerSumsGathered",
             "cavity_test_kernels_ForEachLaplacian",
             "cavity_test_kernels_ForEachMarkMasked",
             "cavity_test_kernels_ForEachMinLabel",

@@ -23,7 +23,7 @@
 use cavity_device::attribute::Attr;
 use cavity_device::block::{Block, Scatter};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
-use cavity_device::dynamic::compute::{Element, ElementComputation, Sweeps};
+use cavity_device::dynamic::compute::{Element, ElementComputation, Gather, Sweeps};
 use cavity_device::dynamic::ring::{Ring, RingComputation, VertexSlot};
 use cavity_device::flip;
 use cavity_device::layout::Kind;
@@ -387,3 +387,51 @@ impl ElementComputation for MinLabel {
 }
 
 cavity_device::element_kernels!(MinLabel);
+
+/// Writes, per vertex, the sum over its faces `(v, a, b)` of
+/// `position(a) × input(b) + position(b)` (component by component): a
+/// computation reading its neighbours' positions and an attribute, once
+/// with the gathered words in shared memory (`GATHERS`) and once without,
+/// which must agree bit for bit.
+macro_rules! corner_sums {
+    ($($name:ident => $gathers:expr),+ $(,)?) => {$(
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug)]
+        #[cfg_attr(
+            not(target_arch = "nvptx64"),
+            derive(bytemuck::Pod, bytemuck::Zeroable)
+        )]
+        pub struct $name {
+            /// The attribute read at the corners.
+            pub input: Attr<f32, 3>,
+            /// The sums.
+            pub out: Attr<f32, 3>,
+        }
+
+        impl ElementComputation for $name {
+            const QUERY: Query = Query::VF;
+            const GATHERS: bool = $gathers;
+            const GATHERED_WORDS: u32 = 3;
+            fn gather(&self) -> Gather {
+                Gather::new(&self.input)
+            }
+            fn compute<B: Block>(&self, e: &Element<'_, B>) {
+                let l = e.local();
+                let mut sum = [0.0f32; 3];
+                for f in e.neighbors() {
+                    let [x, y, z] = e.face_vertices(f);
+                    let [a, b] = if x == l { [y, z] } else if y == l { [z, x] } else { [x, y] };
+                    let (pa, pb, ib) = (e.position(a), e.position(b), e.get_at(&self.input, b));
+                    for k in 0..3 {
+                        sum[k] += pa[k] * ib[k] + pb[k];
+                    }
+                }
+                e.set(&self.out, sum);
+            }
+        }
+
+        cavity_device::element_kernels!($name);
+    )+};
+}
+
+corner_sums!(CornerSums => false, CornerSumsGathered => true);

@@ -24,7 +24,7 @@
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
-use cavity_device::dynamic::compute::{Element, ElementComputation};
+use cavity_device::dynamic::compute::{Element, ElementComputation, Gather};
 use cavity_device::dynamic::layout::POSITION;
 use cavity_device::operations::{cross, dot, sub};
 use cavity_device::query::Query;
@@ -215,6 +215,14 @@ impl ElementComputation for McfMatVec {
     /// ptxas took 82 and the kernel, latency-bound, kept a fifth of the
     /// warps it could).
     const MIN_BLOCKS: u32 = 4;
+    /// The positions and `input` of the patch's vertices read once into
+    /// shared memory: each vertex reads about twelve of each.
+    const GATHERS: bool = true;
+    const GATHERED_WORDS: u32 = 3;
+
+    fn gather(&self) -> Gather {
+        Gather::new(&self.input)
+    }
 
     fn compute<B: Block>(&self, v: &Element<'_, B>) {
         if v.get(&self.fixed)[0] != 0 {

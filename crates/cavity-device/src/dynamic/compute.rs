@@ -59,9 +59,33 @@ pub trait ElementComputation: PlainData + Send + Sync + 'static {
     /// Whether the computation may sweep its patch several times in one
     /// launch ([`ElementComputation::sweeps`]): reserves in shared memory
     /// seven words per element slot of the source kind (two buffers and
-    /// the launch's value per carried pair, whether it computes), three
-    /// per vertex slot (the positions) and five more. Off by default.
+    /// the launch's value per carried pair, whether it computes), the
+    /// gathered positions ([`ElementComputation::GATHERED_WORDS`]) and five
+    /// words more. Off by default.
     const SWEEPING: bool = false;
+
+    /// Whether the block reads every local vertex's position, and the
+    /// attributes of [`ElementComputation::gather`], once from its owner
+    /// into shared memory, where [`Element::position`] and
+    /// [`Element::get_at`] find them: one load per local vertex instead of
+    /// one per read, for a computation whose reads of its neighbours'
+    /// words (through the ribbon, each a dependent global load) are its
+    /// cost (three words per vertex slot and
+    /// [`ElementComputation::GATHERED_WORDS`] more). Off by default; on
+    /// for a sweeping computation.
+    const GATHERS: bool = false;
+
+    /// Words per vertex slot reserved for the gathered attributes
+    /// ([`ElementComputation::GATHERS`]). 0 by default.
+    const GATHERED_WORDS: u32 = 0;
+
+    /// The vertex attributes gathered into shared memory ([`Gather`]; at
+    /// most [`ElementComputation::GATHERED_WORDS`] words in all, else
+    /// none is). None by default.
+    #[inline(always)]
+    fn gather(&self) -> Gather {
+        Gather::NONE
+    }
 
     /// The in-patch sweeps of one launch ([`Sweeps`]); one by default, and
     /// one unless [`ElementComputation::SWEEPING`].
@@ -192,6 +216,89 @@ impl Sweeps {
     }
 }
 
+/// The vertex attributes a computation reads at neighbours through shared
+/// memory ([`ElementComputation::GATHERED_WORDS`]): up to two, each of at
+/// most four words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gather {
+    /// Per attribute, its first word and its words (0: none).
+    attrs: [(u32, u32); 2],
+}
+
+impl Gather {
+    /// No attribute (the positions only, where any are gathered).
+    pub const NONE: Gather = Gather { attrs: [(0, 0); 2] };
+
+    /// Gathers vertex attribute `attr` (an attribute of another kind, or
+    /// of more than four words, is not gathered).
+    #[inline(always)]
+    pub fn new<T: Scalar, const N: usize>(attr: &Attr<T, N>) -> Gather {
+        Gather::NONE.and(attr)
+    }
+
+    /// These attributes and vertex attribute `attr` (a third one, or one
+    /// of another kind or of more than four words, is not gathered).
+    #[inline(always)]
+    pub fn and<T: Scalar, const N: usize>(self, attr: &Attr<T, N>) -> Gather {
+        let words = attr.words();
+        if attr.kind() != Kind::Vertex || words == 0 || words > 4 {
+            return self;
+        }
+        let mut attrs = self.attrs;
+        if attrs[0].1 == 0 {
+            attrs[0] = (attr.offset(), words);
+        } else if attrs[1].1 == 0 {
+            attrs[1] = (attr.offset(), words);
+        }
+        Gather { attrs }
+    }
+
+    /// Words gathered per vertex besides the positions.
+    #[inline(always)]
+    pub fn words(&self) -> u32 {
+        self.attrs[0].1 + self.attrs[1].1
+    }
+
+    /// These attributes less those `mesh` does not hold.
+    #[inline(always)]
+    fn held_by(self, mesh: &DynMesh) -> Gather {
+        let held = |(offset, words): (u32, u32)| {
+            words > 0 && mesh.holds(&Attr::<u32, 1>::new(Kind::Vertex, offset + words - 1))
+        };
+        let [first, second] = self.attrs.map(|a| if held(a) { a } else { (0, 0) });
+        Gather {
+            attrs: if first.1 == 0 {
+                [second, (0, 0)]
+            } else {
+                [first, second]
+            },
+        }
+    }
+
+    /// Where the words of the attribute at word `offset` with `words`
+    /// words start in a vertex's gathered words (after the positions).
+    #[inline(always)]
+    fn find(&self, offset: u32, words: u32) -> Option<u32> {
+        let [(a, n), (b, m)] = self.attrs;
+        if n == words && a == offset {
+            Some(3)
+        } else if m == words && b == offset {
+            Some(3 + n)
+        } else {
+            None
+        }
+    }
+}
+
+/// The gathered words of a launch as an element reads them.
+#[derive(Clone, Copy)]
+struct Gathered {
+    /// `stride` words per local vertex: its position, then the attributes.
+    words: Shared<u32>,
+    stride: u32,
+    gather: Gather,
+}
+
 /// Entry `j` (0 or 1) of a pair, chosen without indexing (an indexed
 /// array would live in local memory on the GPU).
 #[inline(always)]
@@ -209,8 +316,6 @@ struct Sweep {
     next: [Shared<u32>; 2],
     /// Per carried pair, the launch's values.
     launch: [Shared<u32>; 2],
-    /// Three words per local vertex: its position.
-    positions: Shared<u32>,
     /// The sweeps' counts and requests ([`Carried::flags`]).
     flags: Shared<u32>,
     /// The sweep.
@@ -246,6 +351,8 @@ pub struct Element<'a, B: Block> {
     results: bool,
     /// The carried values, in a sweeping launch.
     sweep: Option<Sweep>,
+    /// The gathered positions and attributes, where gathered.
+    gathered: Option<Gathered>,
     l: u32,
 }
 
@@ -379,6 +486,23 @@ impl<B: Block> Element<'_, B> {
                 value[0] = T::from_words([pick(s.values, j).get(l), 0]);
                 return value;
             }
+            if let Some((g, at)) = self
+                .gathered
+                .filter(|_| kind == Kind::Vertex)
+                .and_then(|g| {
+                    g.gather
+                        .find(attr.offset(), attr.words())
+                        .map(|at| (g, g.stride * l + at))
+                })
+            {
+                let mut value = [T::default(); N];
+                for (c, x) in value.iter_mut().enumerate() {
+                    let w = at + c as u32 * T::WORDS;
+                    let high = if T::WORDS == 2 { g.words.get(w + 1) } else { 0 };
+                    *x = T::from_words([g.words.get(w), high]);
+                }
+                return value;
+            }
             let owner = self.copy.owner_or_self(self.block, kind, l);
             self.mesh.load_attr_as(kind, attr, owner)
         })
@@ -437,11 +561,11 @@ impl<B: Block> Element<'_, B> {
     /// index that is not an active local vertex).
     #[inline(always)]
     pub fn position(&self, v: u32) -> [f32; 3] {
-        if let Some(s) = self.sweep {
+        if let Some(g) = self.gathered {
             if v >= self.copy.count(Kind::Vertex) || !self.copy.is_active(Kind::Vertex, v) {
                 return [0.0; 3];
             }
-            return [0, 1, 2].map(|c| f32::from_bits(s.positions.get(3 * v + c)));
+            return [0, 1, 2].map(|c| f32::from_bits(g.words.get(g.stride * v + c)));
         }
         self.get_at(&POSITION, v)
     }
@@ -534,9 +658,11 @@ pub(super) struct Windows {
     pub(super) rows: Rows,
     pub(super) scratch: Shared<u32>,
     faces: Option<Shared<u32>>,
-    /// A sweeping computation's carried values, positions and flags
-    /// ([`Carried`]).
+    /// A sweeping computation's carried values and flags ([`Carried`]).
     carried: Option<Carried>,
+    /// The gathered words ([`ElementComputation::GATHERED_WORDS`]): per
+    /// vertex slot, `3 + words` of them.
+    gathered: Option<(Shared<u32>, u32)>,
 }
 
 impl Windows {
@@ -562,8 +688,11 @@ impl Windows {
             buffers: [0; 4].map(|_| arena.alloc(slots)),
             launch: [0; 2].map(|_| arena.alloc(slots)),
             active: arena.alloc(slots),
-            positions: arena.alloc(3 * cap.vertices.max(1)),
             flags: arena.alloc(5),
+        });
+        let gathered = needs.gathered.map(|words| {
+            let stride = 3 + words;
+            (arena.alloc(stride * cap.vertices.max(1)), stride)
         });
         Windows {
             copy,
@@ -571,6 +700,7 @@ impl Windows {
             scratch,
             faces,
             carried,
+            gathered,
         }
     }
 }
@@ -585,7 +715,6 @@ struct Carried {
     launch: [Shared<u32>; 2],
     /// Per element slot, 1 where the element computes.
     active: Shared<u32>,
-    positions: Shared<u32>,
     /// Sweep `k`'s count at `k % 2`, its request for another sweep at
     /// `2 + k % 3` (zeroed a sweep ahead, read after its barrier: three
     /// turns so that no thread zeroes one another may still read).
@@ -602,7 +731,6 @@ impl Carried {
             values: [self.buffers[r], self.buffers[2 + r]],
             next: [self.buffers[w], self.buffers[2 + w]],
             launch: self.launch,
-            positions: self.positions,
             flags: self.flags,
             k,
         }
@@ -616,6 +744,8 @@ pub(super) struct Needs {
     results: bool,
     faces_per_edge: bool,
     sweeping: bool,
+    /// Gathered words per vertex besides the positions, where gathered.
+    gathered: Option<u32>,
 }
 
 impl Needs {
@@ -625,6 +755,11 @@ impl Needs {
             results: C::QUERY_RESULTS,
             faces_per_edge: C::FACES_PER_EDGE,
             sweeping: C::SWEEPING,
+            gathered: if C::SWEEPING || C::GATHERS {
+                Some(C::GATHERED_WORDS)
+            } else {
+                None
+            },
         }
     }
 
@@ -633,6 +768,7 @@ impl Needs {
         results: true,
         faces_per_edge: false,
         sweeping: false,
+        gathered: None,
     };
 }
 
@@ -742,9 +878,36 @@ pub fn for_each<B: Block, C: ElementComputation>(
         (
             Some(|element: &Element<'_, B>| c.active(element)),
             if C::SWEEPING { c.sweeps() } else { Sweeps::ONE },
+            Some(c.gather()).filter(|g| g.words() <= C::GATHERED_WORDS),
         ),
-        |element| c.compute(element),
+        Computing(c),
     );
+}
+
+/// What [`each_element`] does with an element, inlined into its loop (a
+/// call would keep the element in local memory on the GPU).
+trait Visit<B: Block> {
+    fn visit(&mut self, element: &Element<'_, B>);
+}
+
+/// A computation's [`ElementComputation::compute`].
+struct Computing<'c, C>(&'c C);
+
+impl<B: Block, C: ElementComputation> Visit<B> for Computing<'_, C> {
+    #[inline(always)]
+    fn visit(&mut self, element: &Element<'_, B>) {
+        self.0.compute(element);
+    }
+}
+
+/// A closure of the core's kernels.
+struct Calling<F>(F);
+
+impl<B: Block, F: FnMut(&Element<'_, B>)> Visit<B> for Calling<F> {
+    #[inline(always)]
+    fn visit(&mut self, element: &Element<'_, B>) {
+        (self.0)(element);
+    }
 }
 
 /// Calls `f` on every owned active element of `query`'s source kind in
@@ -764,8 +927,12 @@ fn each_element<B: Block>(
     mesh: &DynMesh,
     p: u32,
     (query, needs): (Query, Needs),
-    (screen, sweeps): (Option<impl Fn(&Element<'_, B>) -> bool>, Sweeps),
-    mut f: impl FnMut(&Element<'_, B>),
+    (screen, sweeps, gather): (
+        Option<impl Fn(&Element<'_, B>) -> bool>,
+        Sweeps,
+        Option<Gather>,
+    ),
+    mut f: impl Visit<B>,
 ) {
     if p >= mesh.num_patches {
         return;
@@ -776,6 +943,7 @@ fn each_element<B: Block>(
         scratch,
         faces,
         carried,
+        gathered,
     } = Windows::alloc(arena, &mesh.cap, (query, needs), block.block_dim(), p);
     arena.check();
     // With a screen, the connectivity (most of the patch) is loaded only
@@ -788,16 +956,23 @@ fn each_element<B: Block>(
     }
     block.sync();
     let kind = query.source();
+    // The gathered words, once loaded (with the connectivity).
+    let view = gathered.map(|(words, stride)| Gathered {
+        words,
+        stride,
+        gather: gather.map_or(Gather::NONE, |g| g.held_by(mesh)),
+    });
     let element =
-        |l: u32, results: bool, faces: Option<Shared<u32>>, sweep: Option<Sweep>| Element {
+        |l: u32, loaded: bool, faces: Option<Shared<u32>>, sweep: Option<Sweep>| Element {
             block,
             mesh,
             copy: &copy,
             rows: &rows,
             faces,
             query,
-            results,
+            results: loaded && needs.results,
             sweep,
+            gathered: view.filter(|_| loaded),
             l,
         };
     let owned = |l: u32| copy.is_owned(kind, l) && copy.is_active(kind, l);
@@ -819,6 +994,28 @@ fn each_element<B: Block>(
     }
     if let Some(faces) = faces {
         count_edge_faces(block, &copy, faces);
+    }
+    if let Some(g) = view {
+        // Every local vertex's position and gathered words, from its
+        // owner (the attributes the mesh holds).
+        let [(a, n), (b, m)] = g.gather.attrs;
+        block.for_each(copy.count(Kind::Vertex), |v| {
+            let at = copy
+                .is_active(Kind::Vertex, v)
+                .then(|| copy.owner_or_self(block, Kind::Vertex, v));
+            let load = |word| at.map_or(0, |o| mesh.load_value(Kind::Vertex, o, word, 1)[0]);
+            let base = g.stride * v;
+            for i in 0..3 {
+                g.words.set(base + i, load(i));
+            }
+            for i in 0..n {
+                g.words.set(base + 3 + i, load(a + i));
+            }
+            for i in 0..m {
+                g.words.set(base + 3 + n + i, load(b + i));
+            }
+        });
+        block.sync();
     }
     let pairs = sweeps.pairs as usize;
     let held = |offset: u32| mesh.holds(&Attr::<u32, 1>::new(kind, offset));
@@ -845,17 +1042,8 @@ fn each_element<B: Block>(
             let computes = owned(l)
                 && screen
                     .as_ref()
-                    .is_none_or(|s| s(&element(l, needs.results, faces, None)));
+                    .is_none_or(|s| s(&element(l, true, faces, None)));
             c.active.set(l, u32::from(computes));
-        });
-        block.for_each(copy.count(Kind::Vertex), |v| {
-            let at = copy
-                .is_active(Kind::Vertex, v)
-                .then(|| copy.owner_or_self(block, Kind::Vertex, v));
-            for i in 0..3 {
-                let word = at.map_or(0, |o| mesh.load_value(Kind::Vertex, o, i, 1)[0]);
-                c.positions.set(3 * v + i, word);
-            }
         });
         if block.thread_idx() == 0 {
             for i in 0..5 {
@@ -890,11 +1078,11 @@ fn each_element<B: Block>(
                     owned(l)
                         && screen
                             .as_ref()
-                            .is_none_or(|s| s(&element(l, needs.results, faces, None)))
+                            .is_none_or(|s| s(&element(l, true, faces, None)))
                 }
             };
             if computes {
-                f(&element(l, needs.results, faces, sweep));
+                f.visit(&element(l, true, faces, sweep));
             }
         });
         let Some(s) = sweep else {
@@ -959,8 +1147,8 @@ pub fn export<B: Block>(
         mesh,
         p,
         (query, Needs::RESULTS),
-        (screen, Sweeps::ONE),
-        |e| {
+        (screen, Sweeps::ONE, None),
+        Calling(|e: &Element<'_, B>| {
             let slot = p * mesh.cap.of(source) + e.local();
             if out.offsets.is_none() {
                 out.counts.store(slot, e.len());
@@ -972,7 +1160,7 @@ pub fn export<B: Block>(
                 out.values
                     .store(start + i as u32, q * mesh.cap.of(target) + l);
             }
-        },
+        }),
     );
 }
 
