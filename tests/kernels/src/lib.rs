@@ -344,24 +344,21 @@ impl ElementComputation for MarkMasked {
 
 cavity_device::element_kernels!(MarkMasked);
 
-/// Each vertex takes the smallest label among its own and its VV
-/// neighbours' in `from` into `to`, up to `sweeps` times per launch
-/// (in-patch sweeps, `Sweeps`, while a label changes), and counts the
-/// vertices whose label the launch changed (`Element::count`): repeated until none changes, every vertex
-/// holds the smallest label of its connected component.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct MinLabel {
-    /// The labels read.
-    pub from: Attr<u32, 1>,
-    /// The labels written.
-    pub to: Attr<u32, 1>,
-    /// Sweeps per launch.
-    pub sweeps: u32,
+cavity_device::parameters! {
+    /// Each vertex takes the smallest label among its own and its VV
+    /// neighbours' in `from` into `to`, up to `sweeps` times per launch
+    /// (in-patch sweeps, `Sweeps`, while a label changes), and counts the
+    /// vertices whose label the launch changed (`Element::count`):
+    /// repeated until none changes, every vertex holds the smallest label
+    /// of its connected component.
+    pub struct MinLabel {
+        /// The labels read.
+        pub from: Attr<u32, 1>,
+        /// The labels written.
+        pub to: Attr<u32, 1>,
+        /// Sweeps per launch.
+        pub sweeps: u32,
+    }
 }
 
 impl ElementComputation for MinLabel {
@@ -395,17 +392,14 @@ cavity_device::element_kernels!(MinLabel);
 /// which must agree bit for bit.
 macro_rules! corner_sums {
     ($($name:ident => $gathers:expr),+ $(,)?) => {$(
-        #[repr(C)]
-        #[derive(Clone, Copy, Debug)]
-        #[cfg_attr(
-            not(target_arch = "nvptx64"),
-            derive(bytemuck::Pod, bytemuck::Zeroable)
-        )]
-        pub struct $name {
-            /// The attribute read at the corners.
-            pub input: Attr<f32, 3>,
-            /// The sums.
-            pub out: Attr<f32, 3>,
+        cavity_device::parameters! {
+            #[doc = concat!("Corner sums (gathered: ", stringify!($gathers), ").")]
+            pub struct $name {
+                /// The attribute read at the corners.
+                pub input: Attr<f32, 3>,
+                /// The sums.
+                pub out: Attr<f32, 3>,
+            }
         }
 
         impl ElementComputation for $name {

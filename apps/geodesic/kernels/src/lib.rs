@@ -113,6 +113,13 @@ cavity_device::parameters! {
     }
 }
 
+/// Whether a vertex of topleset `level` is relaxed in a pass whose band
+/// ends at `band_end`: not a source, not unreachable, reached by the band.
+#[inline(always)]
+fn in_band(level: u32, band_end: u32) -> bool {
+    level != 0 && level < band_end
+}
+
 /// Whether a distance that fell from `old` to `new` fell by more than
 /// `tolerance` of `old` (any fall from infinity does).
 #[inline(always)]
@@ -129,8 +136,7 @@ impl ElementComputation for GeodesicRelax {
     }
 
     fn active<B: Block>(&self, v: &Element<'_, B>) -> bool {
-        let level = v.get(&self.level)[0];
-        level != 0 && level < self.band_end
+        in_band(v.get(&self.level)[0], self.band_end)
     }
 
     // Inlined into the sweep loop: a call would keep the element in local
@@ -205,8 +211,7 @@ impl ElementComputation for GeodesicKeep {
     const QUERY_RESULTS: bool = false;
 
     fn active<B: Block>(&self, v: &Element<'_, B>) -> bool {
-        let level = v.get(&self.level)[0];
-        level != 0 && level < self.band_end
+        in_band(v.get(&self.level)[0], self.band_end)
     }
 
     fn compute<B: Block>(&self, v: &Element<'_, B>) {
