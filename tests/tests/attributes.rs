@@ -328,11 +328,15 @@ fn reductions_match_serial_sums() {
                 let s = r.sum(&a.tag)?;
                 let mx = r.max(&a.face)?;
                 let fd = r.dot(&a.face, &a.face)?;
-                r.axpy(2.0, &a.point, &a.point)?;
+                // Each update returns the new y · y, as a dot product
+                // after it gives it.
+                let tripled = r.axpy(2.0, &a.point, &a.point)?;
                 let after = r.dot(&a.point, &a.point)?;
+                assert_eq!(tripled.to_bits(), after.to_bits());
                 let wrong = r.axpy(1.0, &a.tag, &a.tag).is_err();
                 // y ← x + alpha y with x = y: halves the tripled points.
-                r.xpay(&a.point, -0.5, &a.point)?;
+                let halved = r.xpay(&a.point, -0.5, &a.point)?;
+                assert_eq!(halved.to_bits(), r.dot(&a.point, &a.point)?.to_bits());
                 let wrong = wrong && r.xpay(&a.tag, 0.0, &a.tag).is_err();
                 // A hand-made reduction past the attribute words is refused.
                 let past = AttrWords {

@@ -1,8 +1,8 @@
 //! The mean-curvature-flow benchmark (`cavity bench smooth`, RXMesh
 //! section 8.1 and fig. 8a; the dynamic paper's table 3): per mesh, the
 //! time of one conjugate-gradient iteration (a matrix-vector product with
-//! the weights and areas recomputed, two dot products, three vector
-//! updates) on our GPU and on the CPU backend, the whole `smooth` call
+//! the weights and areas recomputed, a dot product, three vector
+//! updates, the residual's returning its norm) on our GPU and on the CPU backend, the whole `smooth` call
 //! (patching, upload, one step to the default tolerance, copy back) on the
 //! GPU, and the CPU peers a user would pick, run by
 //! `xtask/peers/mcf_peers.py` (libigl's `cotmatrix` and `massmatrix` with

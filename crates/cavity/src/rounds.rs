@@ -678,7 +678,9 @@ pub trait Rounds {
         self.reduce(&r)
     }
     /// `y ← alpha x + y` on every active owned element (computed in `f64`,
-    /// stored in `y`'s type).
+    /// stored in `y`'s type); returns `y · y` of the new `y`, as
+    /// [`Rounds::dot`] would give it, from the same pass (conjugate
+    /// gradients' residual update and its norm, Shewchuk 1994, B2).
     ///
     /// # Errors
     /// As [`Rounds::dot`], and [`RunError::Attribute`] for `u32`
@@ -688,16 +690,17 @@ pub trait Rounds {
         alpha: f64,
         x: &Attr<T, N>,
         y: &Attr<T, N>,
-    ) -> Result<(), RunError>
+    ) -> Result<f64, RunError>
     where
         Self: Sized,
     {
         let r = attributes::reduction(self.attributes(), ReduceOp::Axpy, x, y, alpha)?;
-        self.reduce(&r).map(|_| ())
+        self.reduce(&r)
     }
     /// `y ← x + alpha y` on every active owned element (computed in `f64`,
     /// stored in `y`'s type): conjugate gradients' direction update
-    /// (Shewchuk 1994, B2); `alpha = 0` copies `x` into `y`.
+    /// (Shewchuk 1994, B2); `alpha = 0` copies `x` into `y`. Returns `y · y`
+    /// of the new `y`, as [`Rounds::axpy`].
     ///
     /// # Errors
     /// As [`Rounds::axpy`].
@@ -706,12 +709,12 @@ pub trait Rounds {
         x: &Attr<T, N>,
         alpha: f64,
         y: &Attr<T, N>,
-    ) -> Result<(), RunError>
+    ) -> Result<f64, RunError>
     where
         Self: Sized,
     {
         let r = attributes::reduction(self.attributes(), ReduceOp::Xpay, x, y, alpha)?;
-        self.reduce(&r).map(|_| ())
+        self.reduce(&r)
     }
     /// The scheduler's state after all the work launched so far. The
     /// statuses of launched rounds not taken yet by

@@ -75,13 +75,17 @@ fn load(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32) -> f64 {
 }
 
 /// Stores `x` as component `c` of attribute `a` of element `at` (plain
-/// stores, as [`load`]).
+/// stores, as [`load`]); returns the square of the value stored (in the
+/// attribute's type), which the `Axpy` and `Xpay` partials sum.
 #[inline(always)]
-fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) {
+fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) -> f64 {
     let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
     let n = ty.words();
+    let words = ty.store_f64(x);
     // SAFETY: as in `load`.
-    unsafe { mesh.store_value_unshared(kind, at, a.offset + c * n, ty.store_f64(x), n) };
+    unsafe { mesh.store_value_unshared(kind, at, a.offset + c * n, words, n) };
+    let stored = ty.load_f64(words);
+    stored * stored
 }
 
 /// Whether the reduction's operands lie within their kind's attribute
@@ -93,8 +97,9 @@ fn sound(mesh: &DynMesh, r: &Reduction) -> bool {
 }
 
 /// Kernel body, one block per patch `p`: reduces `r` over the active owned
-/// elements of `p` (applies it, for `Axpy` and `Xpay`) and writes the patch's partial
-/// to `partials[p]`.
+/// elements of `p` (applies it, for `Axpy` and `Xpay`, and sums the
+/// squares of the values stored: `y · y` afterwards, in the order `Dot`
+/// takes it) and writes the patch's partial to `partials[p]`.
 #[inline(always)]
 pub fn reduce<B: Block>(
     block: &B,
@@ -122,13 +127,13 @@ pub fn reduce<B: Block>(
                     ReduceOp::Max => acc = combine(op, acc, x),
                     ReduceOp::Axpy => {
                         let y = load(mesh, &r.y, (p, l), c);
-                        store(mesh, &r.y, (p, l), c, r.alpha * x + y);
+                        acc += store(mesh, &r.y, (p, l), c, r.alpha * x + y);
                     }
                     ReduceOp::Xpay => {
                         let y = load(mesh, &r.y, (p, l), c);
                         // `alpha = 0` copies, whatever `y` held (NaN too).
                         let ay = if r.alpha == 0.0 { 0.0 } else { r.alpha * y };
-                        store(mesh, &r.y, (p, l), c, x + ay);
+                        acc += store(mesh, &r.y, (p, l), c, x + ay);
                     }
                 }
             }
