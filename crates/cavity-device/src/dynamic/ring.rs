@@ -175,7 +175,7 @@ pub struct RingScratch {
     /// `grid × cap.vertices × capacity` words: block `b`'s ring of local
     /// vertex `l` at `(b × cap.vertices + l) × capacity`.
     pub entries: u64,
-    /// One word, the launch's [`RingStatus`] (0 when all is well).
+    /// One word, the launch's status ([`ring_status`]: 0 when all is well).
     pub overflow: u64,
     /// Entries per ring, the center included (at least 1).
     pub capacity: u32,
