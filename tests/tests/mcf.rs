@@ -351,7 +351,7 @@ fn bad_settings_are_refused() {
         ),
     ] {
         match smooth(&mesh, &settings, &backend) {
-            Err(e @ McfError::Settings { .. }) => {
+            Err(e @ McfError::Settings(_)) => {
                 let message = e.to_string();
                 assert!(message.contains(what), "{message}");
             }

@@ -28,7 +28,7 @@ use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rings::ForEachRing;
 use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
-use cavity::settings::{NamesSettings, Setting};
+use cavity::settings::{NamesSettings, OutOfRange, Setting};
 use cavity::{MeshError, TriMesh};
 
 /// The denoising's settings, as its errors name them
@@ -46,14 +46,9 @@ pub mod setting {
 /// Errors of the denoising.
 #[derive(Debug, thiserror::Error)]
 pub enum DenoiseError {
-    /// A setting out of range: change `setting`.
-    #[error("{} {message}", setting.name())]
-    Settings {
-        /// The setting.
-        setting: Setting,
-        /// What its value must be.
-        message: &'static str,
-    },
+    /// A setting out of range: change the setting it names.
+    #[error(transparent)]
+    Settings(#[from] OutOfRange),
     /// The mesh has a non-finite coordinate or a bad face (the message
     /// names it).
     #[error(transparent)]
@@ -71,7 +66,7 @@ impl NamesSettings for DenoiseError {
     fn settings(&self) -> Vec<Setting> {
         match self {
             DenoiseError::Computation(e) => e.settings(),
-            DenoiseError::Settings { setting, .. } => vec![*setting],
+            DenoiseError::Settings(e) => e.settings(),
             DenoiseError::Mesh(_) => Vec::new(),
         }
     }
@@ -107,7 +102,7 @@ impl DenoiseSettings {
     /// # Errors
     /// [`DenoiseError::Settings`] naming the field out of range.
     pub fn check(&self) -> Result<(), DenoiseError> {
-        let bad = |setting, message| Err(DenoiseError::Settings { setting, message });
+        let bad = |setting, message| Err(OutOfRange::new(setting, message).into());
         if self.iterations == 0 {
             return bad(setting::ITERATIONS, "must be at least 1");
         }

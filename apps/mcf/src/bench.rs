@@ -19,6 +19,7 @@ use cavity::backend::cpu::CpuBackend;
 use cavity::bench::{median, peer_line, run_peer_script};
 use cavity::dynamic::CapacityFactors;
 use cavity::rounds::{AnyRounds, RunError};
+use cavity::settings::OutOfRange;
 
 use crate::{FlowMesh, McfAttributes, McfError, McfSettings, smooth, solve_step, start_step};
 
@@ -133,10 +134,10 @@ pub fn mcf_bench(
     }
     .check()?;
     if s.iterations == 0 || s.cpu_iterations == 0 {
-        return Err(McfError::Settings {
-            setting: crate::setting::MAX_ITERATIONS,
-            message: "must be at least 1",
-        }
+        return Err(McfError::from(OutOfRange::new(
+            crate::setting::MAX_ITERATIONS,
+            "must be at least 1",
+        ))
         .into());
     }
     cavity_app_ptx::add_to(backend)?;

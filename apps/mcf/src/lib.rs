@@ -26,7 +26,7 @@ use cavity::computation::ComputationError;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
-use cavity::settings::{NamesSettings, Setting};
+use cavity::settings::{NamesSettings, OutOfRange, Setting};
 use cavity::topology::{Topology, mean_edge_length_with};
 use cavity::{MeshError, TriMesh};
 
@@ -48,14 +48,9 @@ pub mod setting {
 /// Errors of the flow.
 #[derive(Debug, thiserror::Error)]
 pub enum McfError {
-    /// A setting out of range: change `setting`.
-    #[error("{} {message}", setting.name())]
-    Settings {
-        /// The setting.
-        setting: Setting,
-        /// What its value must be.
-        message: &'static str,
-    },
+    /// A setting out of range: change the setting it names.
+    #[error(transparent)]
+    Settings(#[from] OutOfRange),
     /// The mesh has a non-finite coordinate or a bad face (the message
     /// names it).
     #[error(transparent)]
@@ -71,7 +66,7 @@ impl NamesSettings for McfError {
     fn settings(&self) -> Vec<Setting> {
         match self {
             McfError::Computation(e) => e.settings(),
-            McfError::Settings { setting, .. } => vec![*setting],
+            McfError::Settings(e) => e.settings(),
             McfError::Mesh(_) => Vec::new(),
         }
     }
@@ -115,7 +110,7 @@ impl McfSettings {
     /// # Errors
     /// [`McfError::Settings`] naming the field out of range.
     pub fn check(&self) -> Result<(), McfError> {
-        let bad = |setting, message| Err(McfError::Settings { setting, message });
+        let bad = |setting, message| Err(OutOfRange::new(setting, message).into());
         if self.steps == 0 {
             return bad(setting::STEPS, "must be at least 1");
         }

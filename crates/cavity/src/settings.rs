@@ -38,3 +38,28 @@ pub trait NamesSettings {
     /// (empty when none would help).
     fn settings(&self) -> Vec<Setting>;
 }
+
+/// A setting out of range: change [`OutOfRange::setting`] to what
+/// [`OutOfRange::message`] says (the applications' settings checks, e.g.
+/// `cavity_mcf::McfSettings::check`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{} {message}", setting.name())]
+pub struct OutOfRange {
+    /// The setting.
+    pub setting: Setting,
+    /// What its value must be ("must be at least 1").
+    pub message: &'static str,
+}
+
+impl OutOfRange {
+    /// `setting` out of range: its value `message`.
+    pub const fn new(setting: Setting, message: &'static str) -> OutOfRange {
+        OutOfRange { setting, message }
+    }
+}
+
+impl NamesSettings for OutOfRange {
+    fn settings(&self) -> Vec<Setting> {
+        vec![self.setting]
+    }
+}
