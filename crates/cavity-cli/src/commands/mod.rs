@@ -9,3 +9,28 @@ pub(crate) mod normals;
 pub(crate) mod remesh;
 pub(crate) mod smooth;
 pub(crate) mod track;
+
+use std::path::Path;
+
+use cavity::TriMesh;
+use cavity::backend::Backend;
+use cavity::io::{Format, check_writable};
+
+use crate::device::backend;
+use crate::input::load_input;
+use crate::output::refuse_overwrite;
+use crate::{Common, Result};
+
+/// The start of a command that reads a mesh and writes one: refuses to
+/// write over the input, checks the output's format, reads the input (with
+/// its checks) and opens the backend `common` asks for.
+pub(crate) fn open(
+    input: Option<&Path>,
+    output: &Path,
+    common: &Common,
+) -> Result<(Format, TriMesh, Backend)> {
+    refuse_overwrite(input, output)?;
+    let format = check_writable(output)?;
+    let mesh = load_input(input)?.mesh;
+    Ok((format, mesh, backend(common.device)?))
+}

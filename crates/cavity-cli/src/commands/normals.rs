@@ -3,18 +3,14 @@
 use std::path::Path;
 use std::time::Instant;
 
-use cavity::io::{check_writable, write_mesh};
+use cavity::io::write_mesh;
 
-use crate::device::{GivenBack, backend};
-use crate::input::load_input;
-use crate::output::{refuse_overwrite, sayln};
+use crate::device::GivenBack;
+use crate::output::sayln;
 use crate::{Common, Result};
 
 pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
-    refuse_overwrite(input, output)?;
-    let format = check_writable(output)?;
-    let mesh = load_input(input)?.mesh;
-    let backend = backend(common.device)?;
+    let (format, mesh, backend) = super::open(input, output, common)?;
     let t = Instant::now();
     let normals = cavity_normals::vertex_normals(&mesh, common.patch_size, &backend)?;
     let seconds = t.elapsed().as_secs_f64();

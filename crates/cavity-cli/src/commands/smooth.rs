@@ -3,12 +3,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use cavity::io::{check_writable, write_mesh};
+use cavity::io::write_mesh;
 use cavity_mcf::McfSettings;
 
-use crate::device::{GivenBack, backend};
-use crate::input::load_input;
-use crate::output::{refuse_overwrite, sayln};
+use crate::device::GivenBack;
+use crate::output::sayln;
 use crate::{Common, Result};
 
 pub(crate) fn smooth(
@@ -18,10 +17,7 @@ pub(crate) fn smooth(
     common: &Common,
 ) -> Result<()> {
     settings.check()?;
-    refuse_overwrite(input, output)?;
-    let format = check_writable(output)?;
-    let mesh = load_input(input)?.mesh;
-    let backend = backend(common.device)?;
+    let (format, mesh, backend) = super::open(input, output, common)?;
     let t = Instant::now();
     let (smoothed, report) = cavity_mcf::smooth(&mesh, settings, &backend)?;
     let seconds = t.elapsed().as_secs_f64();
