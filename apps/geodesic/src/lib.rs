@@ -397,32 +397,19 @@ pub fn geodesic_distance(
              -> Result<Vec<u32>, RunError> {
                 // The settling passes relax along the edges only, until no
                 // vertex changes by more than `SETTLED` of itself.
-                r.for_each_in(
-                    &GeodesicRelax {
-                        level: level_attr,
-                        from,
-                        to,
-                        source_from: source,
-                        source_to: source_next,
-                        band_end,
-                        tolerance: if settling { SETTLED } else { t },
-                        edges_only: u32::from(settling),
-                        sweeps,
-                    },
-                    patches,
-                )?;
-                let level = level_attr;
-                r.for_each_in(
-                    &GeodesicKeep {
-                        level,
-                        from,
-                        to,
-                        source_from: source,
-                        source_to: source_next,
-                        band_end,
-                    },
-                    patches,
-                )?;
+                let pass = GeodesicRelax {
+                    level: level_attr,
+                    from,
+                    to,
+                    source_from: source,
+                    source_to: source_next,
+                    band_end,
+                    tolerance: if settling { SETTLED } else { t },
+                    edges_only: u32::from(settling),
+                    sweeps,
+                };
+                r.for_each_in(&pass, patches)?;
+                r.for_each_in(&GeodesicKeep { pass }, patches)?;
                 r.take_marked_patches()
             };
             // Each pass: the patches where a distance fell by more than the

@@ -191,18 +191,8 @@ cavity_device::parameters! {
     /// `source_to` back into `from` and `source_from`, so that both hold
     /// every vertex's newest (a patch the next pass skips keeps them).
     pub struct GeodesicKeep {
-        /// Hops from the nearest source (`u32::MAX`: unreachable).
-        pub level: Attr<u32, 1>,
-        /// The distances the pass read, written.
-        pub from: Attr<f32, 1>,
-        /// The distances the pass wrote, read.
-        pub to: Attr<f32, 1>,
-        /// The sources the pass read, written.
-        pub source_from: Attr<u32, 1>,
-        /// The sources the pass wrote, read.
-        pub source_to: Attr<u32, 1>,
-        /// The pass's `band_end`.
-        pub band_end: u32,
+        /// The pass.
+        pub pass: GeodesicRelax,
     }
 }
 
@@ -211,12 +201,13 @@ impl ElementComputation for GeodesicKeep {
     const QUERY_RESULTS: bool = false;
 
     fn active<B: Block>(&self, v: &Element<'_, B>) -> bool {
-        in_band(v.get(&self.level)[0], self.band_end)
+        self.pass.active(v)
     }
 
     fn compute<B: Block>(&self, v: &Element<'_, B>) {
-        v.set(&self.from, v.get(&self.to));
-        v.set(&self.source_from, v.get(&self.source_to));
+        let p = &self.pass;
+        v.set(&p.from, v.get(&p.to));
+        v.set(&p.source_from, v.get(&p.source_to));
     }
 }
 
