@@ -410,11 +410,9 @@ macro_rules! corner_sums {
                 Gather::new(&self.input)
             }
             fn compute<B: Block>(&self, e: &Element<'_, B>) {
-                let l = e.local();
                 let mut sum = [0.0f32; 3];
                 for f in e.neighbors() {
-                    let [x, y, z] = e.face_vertices(f);
-                    let [a, b] = if x == l { [y, z] } else if y == l { [z, x] } else { [x, y] };
+                    let [a, b] = e.other_corners(f);
                     let (pa, pb, ib) = (e.position(a), e.position(b), e.get_at(&self.input, b));
                     for k in 0..3 {
                         sum[k] += pa[k] * ib[k] + pb[k];

@@ -149,14 +149,7 @@ impl ElementComputation for GeodesicRelax {
         let last = v.get_at(&self.from, l)[0];
         let (mut new, mut source) = (last, v.get_at(&self.source_from, l)[0]);
         for f in v.neighbors() {
-            let [x, y, z] = v.face_vertices(f);
-            let [a, b] = if x == l {
-                [y, z]
-            } else if y == l {
-                [z, x]
-            } else {
-                [x, y]
-            };
+            let [a, b] = v.other_corners(f);
             let (pa, pb) = (v.position(a), v.position(b));
             let (d_a, d_b) = (v.get_at(&self.from, a)[0], v.get_at(&self.from, b)[0]);
             let (s_a, s_b) = (

@@ -101,21 +101,6 @@ fn canonical(corners: [[f32; 3]; 3]) -> [[f32; 3]; 3] {
     }
 }
 
-/// The other two corners of local face `f` of vertex `v`, in the face's
-/// orientation after `v`.
-#[inline(always)]
-fn others<B: Block>(v: &Element<'_, B>, f: u32) -> [u32; 2] {
-    let [x, y, z] = v.face_vertices(f);
-    let l = v.local();
-    if x == l {
-        [y, z]
-    } else if y == l {
-        [z, x]
-    } else {
-        [x, y]
-    }
-}
-
 cavity_device::parameters! {
     /// Marks the vertices the flow keeps in place (1) and the free ones
     /// (0) in `fixed`: a vertex is fixed when it has no face, an edge
@@ -136,7 +121,7 @@ impl ElementComputation for McfFixed {
         let mut area = 0.0f32;
         let mut fixed = v.is_empty();
         for f in v.neighbors() {
-            let [a, b] = others(v, f);
+            let [a, b] = v.other_corners(f);
             area += Corner::of(p, v.position(a), v.position(b)).area;
             for e in v.face_edges(f) {
                 let [x, y] = v.edge_vertices(e);
@@ -181,7 +166,7 @@ impl ElementComputation for McfResidual {
         let x = v.position(v.local());
         let mut kx = [0.0f32; 3];
         for f in v.neighbors() {
-            let [a, b] = others(v, f);
+            let [a, b] = v.other_corners(f);
             let (pa, pb) = (v.position(a), v.position(b));
             let c = Corner::of(x, pa, pb);
             for k in 0..3 {
@@ -235,7 +220,7 @@ impl ElementComputation for McfMatVec {
         let mut diagonal = 0.0f32;
         let mut off = [0.0f32; 3];
         for f in v.neighbors() {
-            let [a, b] = others(v, f);
+            let [a, b] = v.other_corners(f);
             let c = Corner::of(p, v.position(a), v.position(b));
             diagonal += c.area;
             for (u, w) in [(a, c.to_a), (b, c.to_b)] {

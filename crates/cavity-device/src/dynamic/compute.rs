@@ -528,6 +528,22 @@ impl<B: Block> Element<'_, B> {
         self.copy.face_vertices(f)
     }
 
+    /// The other two corners of local face `f` (a VF result of a vertex
+    /// computation), in the face's orientation after the element's vertex:
+    /// `[b, c]` of face `(v, b, c)` rotated to start at `v` (the first two
+    /// corners after the first when the element is not a corner).
+    #[inline(always)]
+    pub fn other_corners(&self, f: u32) -> [u32; 2] {
+        let [x, y, z] = self.face_vertices(f);
+        if x == self.l {
+            [y, z]
+        } else if y == self.l {
+            [z, x]
+        } else {
+            [x, y]
+        }
+    }
+
     /// The three edges of local face `f`, in the order of its corners
     /// (edge `i` runs from corner `i` to corner `i + 1`).
     #[inline(always)]
