@@ -4,11 +4,14 @@
 //! `u32`) per element.
 //!
 //! Values live in 32-bit words, per patch slot and element kind like
-//! every array of the dynamic layout: the words of local element `l` of
-//! patch slot `p` of kind `k` start at `(p × cap(k) + l) × stride(k)`
-//! (`dynamic::layout::Capacity::attr_stride`), and an attribute is a
-//! fixed run of those words, at [`Attr::offset`]. An `f64` takes two words
-//! (low word first). The dynamic core moves every word of an element with
+//! every array of the dynamic layout: each element of kind `k` has
+//! `stride(k)` words (`dynamic::layout::Capacity::attr_stride`), and an
+//! attribute is a fixed run of them, from word [`Attr::offset`]. An `f64`
+//! takes two words (low word first). Within a patch slot the words are
+//! stored word by word: word `i` of local element `l` of patch slot `p`
+//! lies at `p × cap(k) × stride(k) + i × cap(k) + l`
+//! (`dynamic::layout::Capacity::attr_index`), so that a warp's threads,
+//! taking consecutive elements, read one word of each in one transaction. The dynamic core moves every word of an element with
 //! it (migration, ownership changes, slicing), so an attribute stays with
 //! its element whatever patch holds it.
 //!

@@ -218,6 +218,17 @@ impl Capacity {
         self.of(kind) * self.attr_stride(kind)
     }
 
+    /// Index of word `word` (below [`Capacity::attr_stride`]) of local
+    /// element `l` of `kind` in patch slot `p`, in that kind's attribute
+    /// words. A patch slot's words are laid out word by word: word 0 of
+    /// every local element, then word 1, and so on, so that threads taking
+    /// consecutive elements read and write consecutive words (coalesced
+    /// on the GPU) and a computation pulls only the words it uses.
+    #[inline(always)]
+    pub fn attr_index(&self, kind: Kind, (p, l): (u32, u32), word: u32) -> u32 {
+        p * self.attr_words(kind) + word * self.of(kind) + l
+    }
+
     /// FE entries per patch slot.
     #[inline(always)]
     pub fn fe_stride(&self) -> u32 {
@@ -321,9 +332,10 @@ impl Capacity {
 /// - `locks[p]`, `flags[p]`: the patch lock word and [`flag`] bits;
 /// - `declined[p × declined_words..]`: seeds whose fill-in declined in this
 ///   sweep (bit per local seed; stale while `flag::NEW_SWEEP` is set);
-/// - `vertex_attrs[(p × V + v) × A..]`, `edge_attrs[(p × E + e) × A_E..]`,
-///   `face_attrs[(p × F + f) × A_F..]`: the attribute words of each local
-///   element (`Capacity::attr_stride`; see `crate::attribute`);
+/// - `vertex_attrs[p × V × A..]`, `edge_attrs[p × E × A_E..]`,
+///   `face_attrs[p × F × A_F..]`: the attribute words of each patch slot,
+///   word `i` of local element `l` at `i × V + l` (`V`, `E`, `F` the
+///   capacities; [`Capacity::attr_index`]; see `crate::attribute`);
 /// - `queue[..patches]`, `queue_state[..scheduler::STATE_WORDS]`: the
 ///   scheduler's ring buffer, its counters, the patch slots in use and the
 ///   round's share (see [`super::scheduler`]);

@@ -177,11 +177,11 @@ impl DynMesh {
         }
     }
 
-    /// Index of word `i` of the attribute words of local element `l` of
-    /// `kind` in patch `p`.
+    /// Index of word `i` of the attribute words of local element `at.1` of
+    /// `kind` in patch `at.0` (`Capacity::attr_index`).
     #[inline(always)]
-    pub fn attr_at(&self, kind: Kind, (p, l): (u32, u32), i: u32) -> u32 {
-        (p * self.cap.of(kind) + l) * self.cap.attr_stride(kind) + i
+    pub fn attr_at(&self, kind: Kind, at: (u32, u32), i: u32) -> u32 {
+        self.cap.attr_index(kind, at, i)
     }
 
     /// Copies the attribute words of local element `from.1` of `kind` in
@@ -311,8 +311,9 @@ impl DynMesh {
     /// at word `word` of local element `at.1` of `kind` in patch `at.0`.
     #[inline(always)]
     pub fn load_value(&self, kind: Kind, at: (u32, u32), word: u32, n: u32) -> [u32; 2] {
-        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
-        [words.load(i), if n == 2 { words.load(i + 1) } else { 0 }]
+        let words = self.attrs(kind);
+        let i = |k| self.attr_at(kind, at, word + k);
+        [words.load(i(0)), if n == 2 { words.load(i(1)) } else { 0 }]
     }
 
     /// [`DynMesh::load_value`] with plain loads (`GlobalU32::load_unshared`).
@@ -327,16 +328,13 @@ impl DynMesh {
         word: u32,
         n: u32,
     ) -> [u32; 2] {
-        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
+        let words = self.attrs(kind);
+        let i = |k| self.attr_at(kind, at, word + k);
         // SAFETY: the caller's contract.
         unsafe {
             [
-                words.load_unshared(i),
-                if n == 2 {
-                    words.load_unshared(i + 1)
-                } else {
-                    0
-                },
+                words.load_unshared(i(0)),
+                if n == 2 { words.load_unshared(i(1)) } else { 0 },
             ]
         }
     }
@@ -355,12 +353,13 @@ impl DynMesh {
         w: [u32; 2],
         n: u32,
     ) {
-        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
+        let words = self.attrs(kind);
+        let i = |k| self.attr_at(kind, at, word + k);
         // SAFETY: the caller's contract.
         unsafe {
-            words.store_unshared(i, w[0]);
+            words.store_unshared(i(0), w[0]);
             if n == 2 {
-                words.store_unshared(i + 1, w[1]);
+                words.store_unshared(i(1), w[1]);
             }
         }
     }
@@ -368,10 +367,10 @@ impl DynMesh {
     /// Stores the `n` words of one value (see [`DynMesh::load_value`]).
     #[inline(always)]
     pub fn store_value(&self, kind: Kind, at: (u32, u32), word: u32, w: [u32; 2], n: u32) {
-        let (words, i) = (self.attrs(kind), self.attr_at(kind, at, word));
-        words.store(i, w[0]);
+        let words = self.attrs(kind);
+        words.store(self.attr_at(kind, at, word), w[0]);
         if n == 2 {
-            words.store(i + 1, w[1]);
+            words.store(self.attr_at(kind, at, word + 1), w[1]);
         }
     }
 

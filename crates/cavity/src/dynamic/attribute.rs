@@ -30,7 +30,8 @@ impl DynamicMesh {
     }
 
     /// The attribute words of `kind` (`cap.attr_stride(kind)` per element
-    /// slot, every patch slot).
+    /// slot, every patch slot, word by word within a patch slot:
+    /// `Capacity::attr_index`).
     pub fn attr_words(&self, kind: Kind) -> &[u32] {
         match kind {
             Kind::Vertex => &self.vertex_attrs,
@@ -56,9 +57,13 @@ impl DynamicMesh {
         Ok(self
             .elements(attr.kind())
             .par_iter()
-            .map(|&((p, l), _)| {
-                let at = self.attr_start(attr, p, l);
-                std::array::from_fn(|c| read(words, at + c * T::WORDS as usize))
+            .map(|&(at, _)| {
+                let word = |w: u32| words[self.cap.attr_index(attr.kind(), at, w) as usize];
+                std::array::from_fn(|c| {
+                    let first = attr.offset() + c as u32 * T::WORDS;
+                    let hi = if T::WORDS == 2 { word(first + 1) } else { 0 };
+                    T::from_words([word(first), hi])
+                })
             })
             .collect())
     }
@@ -127,18 +132,6 @@ impl DynamicMesh {
         }
         (source, elements.len())
     }
-
-    /// Index of the first word of `attr` of local element `l` of patch `p`.
-    fn attr_start<T: Scalar, const N: usize>(&self, attr: &Attr<T, N>, p: u32, l: u32) -> usize {
-        let kind = attr.kind();
-        ((p * self.cap.of(kind) + l) * self.cap.attr_stride(kind) + attr.offset()) as usize
-    }
-}
-
-/// The value of type `T` stored at `words[at..]`.
-fn read<T: Scalar>(words: &[u32], at: usize) -> T {
-    let hi = if T::WORDS == 2 { words[at + 1] } else { 0 };
-    T::from_words([words[at], hi])
 }
 
 /// Writes attributes of a dynamic mesh in element order
@@ -174,22 +167,28 @@ impl AttributeWriter<'_> {
                 got: values.len(),
             });
         }
-        let stride = self.mesh.cap.attr_stride(kind) as usize;
-        let offset = attr.offset() as usize;
+        let cap = self.mesh.cap;
         let words = match kind {
             Kind::Vertex => &mut self.mesh.vertex_attrs,
             Kind::Edge => &mut self.mesh.edge_attrs,
             Kind::Face => &mut self.mesh.face_attrs,
         };
+        // One patch slot's words per task, word `i` of local element `l`
+        // at `Capacity::attr_index` of patch 0.
         words
-            .par_chunks_mut(stride.max(1))
-            .zip(source.par_iter())
-            .for_each(|(slot, &e)| {
-                if let Some(value) = values.get(e as usize) {
-                    for (c, x) in value.iter().enumerate() {
+            .par_chunks_mut(cap.attr_words(kind).max(1) as usize)
+            .zip(source.par_chunks(cap.of(kind).max(1) as usize))
+            .for_each(|(slot, sources)| {
+                for (l, &e) in (0..).zip(sources) {
+                    let Some(value) = values.get(e as usize) else {
+                        continue;
+                    };
+                    for (c, x) in (0..).zip(value) {
                         let w = x.to_words();
-                        let i = offset + c * T::WORDS as usize;
-                        slot[i..i + T::WORDS as usize].copy_from_slice(&w[..T::WORDS as usize]);
+                        for k in 0..T::WORDS {
+                            let word = attr.offset() + c * T::WORDS + k;
+                            slot[cap.attr_index(kind, (0, l), word) as usize] = w[k as usize];
+                        }
                     }
                 }
             });

@@ -336,8 +336,7 @@ fn convert_patch(
     }
 
     for kind in Kind::ALL {
-        let stride = cap.attr_stride(kind) as usize;
-        if stride == 0 {
+        if cap.attr_stride(kind) == 0 {
             continue;
         }
         let ribbon = &patched.ribbon[info.ribbon_start(kind) as usize..];
@@ -351,14 +350,17 @@ fn convert_patch(
                 patched.patches[q as usize].base(kind) + owner_local
             };
             let input = patched.to_input(kind)[handle as usize];
-            let words = &mut slot.attrs[kind as usize][l as usize * stride..][..stride];
+            // Word `i` of the element within its patch slot
+            // (`Capacity::attr_index` of patch 0).
+            let word = |i: u32| cap.attr_index(kind, (0, l), i) as usize;
+            let words = &mut *slot.attrs[kind as usize];
             if kind == Kind::Vertex {
-                for (value, x) in words.iter_mut().zip(mesh.positions[input as usize]) {
-                    *value = x.to_bits();
+                for (i, x) in (0..).zip(mesh.positions[input as usize]) {
+                    words[word(i)] = x.to_bits();
                 }
-                words[INPUT_INDEX_ATTR as usize] = input;
+                words[word(INPUT_INDEX_ATTR)] = input;
             } else {
-                words[ELEMENT_INPUT_INDEX as usize] = input;
+                words[word(ELEMENT_INPUT_INDEX)] = input;
             }
         }
     }

@@ -194,11 +194,10 @@ impl DynamicMesh {
             Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
         };
         let inputs = self.input_count(kind);
-        let stride = self.cap.attr_stride(kind);
-        if stride == 0 {
+        if self.cap.attr_stride(kind) == 0 {
             return NEW_ELEMENT;
         }
-        let at = (p * self.cap.of(kind) + l) * stride + word;
+        let at = self.cap.attr_index(kind, (p, l), word);
         let input = self.attr_words(kind)[at as usize];
         if input < inputs { input } else { NEW_ELEMENT }
     }

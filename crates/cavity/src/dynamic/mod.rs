@@ -91,12 +91,13 @@ pub struct DynamicMesh {
     /// `cap.declined_words()` words per slot (bit per local seed).
     pub(crate) declined: Vec<u32>,
     /// Attribute words of every local vertex, owned or not,
-    /// `cap.vertex_attrs` per vertex slot: the position `x, y, z` as `f32`
+    /// `cap.vertex_attrs` per vertex slot, word by word within a patch
+    /// slot (`Capacity::attr_index`): the position `x, y, z` as `f32`
     /// bits, the input index ([`INPUT_INDEX_ATTR`]), then the user's
     /// attributes (`crate::attributes`).
     pub(crate) vertex_attrs: Vec<u32>,
-    /// Attribute words of every local edge, `cap.edge_attrs` per edge slot
-    /// (none without user edge attributes): the input index, then the
+    /// Attribute words of every local edge, `cap.edge_attrs` per edge slot,
+    /// laid out as the vertices' (none without user edge attributes): the input index, then the
     /// user's (read them with [`DynamicMesh::attr_words`]).
     pub(crate) edge_attrs: Vec<u32>,
     /// Attribute words of every local face, as for edges.
@@ -370,8 +371,9 @@ impl DynamicMesh {
     /// The position stored with local vertex `v` of patch `p` (the owner's
     /// value, or the ribbon copy of it).
     pub fn position(&self, p: u32, v: u32) -> [f32; 3] {
-        let at = ((self.cap.vertices * p + v) * self.cap.vertex_attrs) as usize;
-        [0, 1, 2].map(|c| f32::from_bits(self.vertex_attrs[at + c]))
+        [0, 1, 2].map(|c| {
+            f32::from_bits(self.vertex_attrs[self.cap.attr_index(Kind::Vertex, (p, v), c) as usize])
+        })
     }
 
     /// Active owned elements of each kind (vertices, edges, faces) over the
