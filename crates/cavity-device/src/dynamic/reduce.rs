@@ -62,12 +62,12 @@ pub fn op_of(code: u32) -> ReduceOp {
     }
 }
 
-/// Component `c` of attribute `a` of element `at` as an `f64`. Plain
-/// loads: an element's words are read and written by the one thread that
-/// reduces it, and by no other.
+/// Component `c` of attribute `a` (of kind `kind`) of element `at` as an
+/// `f64`. Plain loads: an element's words are read and written by the one
+/// thread that reduces it, and by no other.
 #[inline(always)]
-fn load(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32) -> f64 {
-    let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
+fn load(mesh: &DynMesh, kind: Kind, a: &AttrWords, at: (u32, u32), c: u32) -> f64 {
+    let ty = ScalarType::from_code(a.scalar);
     let n = ty.words();
     // SAFETY: only this thread accesses the words of element `at` during
     // the reduction (one block per patch slot, one thread per element).
@@ -78,8 +78,8 @@ fn load(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32) -> f64 {
 /// stores, as [`load`]); returns the square of the value stored (in the
 /// attribute's type), which the `Axpy` and `Xpay` partials sum.
 #[inline(always)]
-fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) -> f64 {
-    let (kind, ty) = (Kind::from_u32(a.kind), ScalarType::from_code(a.scalar));
+fn store(mesh: &DynMesh, kind: Kind, a: &AttrWords, at: (u32, u32), c: u32, x: f64) -> f64 {
+    let ty = ScalarType::from_code(a.scalar);
     let n = ty.words();
     let words = ty.store_f64(x);
     // SAFETY: as in `load`.
@@ -94,6 +94,38 @@ fn store(mesh: &DynMesh, a: &AttrWords, at: (u32, u32), c: u32, x: f64) -> f64 {
 #[inline(always)]
 fn sound(mesh: &DynMesh, r: &Reduction) -> bool {
     r.fits(|kind| mesh.cap.attr_stride(kind))
+}
+
+/// This thread's partial of `r` (of kind `kind`) over its active owned
+/// elements of patch `p` ([`reduce`]).
+#[inline(always)]
+fn accumulate<B: Block>(block: &B, mesh: &DynMesh, kind: Kind, p: u32, r: &Reduction) -> f64 {
+    let op = op_of(r.op);
+    let mut acc = identity(op);
+    block.for_each(mesh.count(p, kind), |l| {
+        if !(mesh.bit(p, kind, false, l) && mesh.bit(p, kind, true, l)) {
+            return;
+        }
+        for c in 0..r.x.components {
+            let x = load(mesh, kind, &r.x, (p, l), c);
+            match op {
+                ReduceOp::Dot => acc += x * load(mesh, kind, &r.y, (p, l), c),
+                ReduceOp::Sum => acc += x,
+                ReduceOp::Max => acc = combine(op, acc, x),
+                ReduceOp::Axpy => {
+                    let y = load(mesh, kind, &r.y, (p, l), c);
+                    acc += store(mesh, kind, &r.y, (p, l), c, r.alpha * x + y);
+                }
+                ReduceOp::Xpay => {
+                    let y = load(mesh, kind, &r.y, (p, l), c);
+                    // `alpha = 0` copies, whatever `y` held (NaN too).
+                    let ay = if r.alpha == 0.0 { 0.0 } else { r.alpha * y };
+                    acc += store(mesh, kind, &r.y, (p, l), c, x + ay);
+                }
+            }
+        }
+    });
+    acc
 }
 
 /// Kernel body, one block per patch `p`: reduces `r` over the active owned
@@ -112,33 +144,13 @@ pub fn reduce<B: Block>(
     let op = op_of(r.op);
     let scratch = arena.alloc::<u32>(2 * block.block_dim());
     arena.check();
-    let mut acc = identity(op);
-    if sound(mesh, r) {
-        let kind = Kind::from_u32(r.x.kind);
-        block.for_each(mesh.count(p, kind), |l| {
-            if !(mesh.bit(p, kind, false, l) && mesh.bit(p, kind, true, l)) {
-                return;
-            }
-            for c in 0..r.x.components {
-                let x = load(mesh, &r.x, (p, l), c);
-                match op {
-                    ReduceOp::Dot => acc += x * load(mesh, &r.y, (p, l), c),
-                    ReduceOp::Sum => acc += x,
-                    ReduceOp::Max => acc = combine(op, acc, x),
-                    ReduceOp::Axpy => {
-                        let y = load(mesh, &r.y, (p, l), c);
-                        acc += store(mesh, &r.y, (p, l), c, r.alpha * x + y);
-                    }
-                    ReduceOp::Xpay => {
-                        let y = load(mesh, &r.y, (p, l), c);
-                        // `alpha = 0` copies, whatever `y` held (NaN too).
-                        let ay = if r.alpha == 0.0 { 0.0 } else { r.alpha * y };
-                        acc += store(mesh, &r.y, (p, l), c, x + ay);
-                    }
-                }
-            }
-        });
-    }
+    let acc = if sound(mesh, r) {
+        // The kind a constant in each copy of the loop: indexed by a
+        // run-time kind, the capacities would go to local memory.
+        Kind::from_u32(r.x.kind).specialize(|kind| accumulate(block, mesh, kind, p, r))
+    } else {
+        identity(op)
+    };
     let t = block.thread_idx();
     // Thread `i`'s partial in the shared scratch, an `f64` in two words.
     let set_partial = |i: u32, x: f64| {
