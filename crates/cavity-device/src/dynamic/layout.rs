@@ -202,6 +202,13 @@ impl Capacity {
         }
     }
 
+    /// Bits of a local vertex index (below [`Capacity::vertices`]): the
+    /// shift of a packed `(patch, local vertex)` (`super::ring::VertexSlot`).
+    #[inline(always)]
+    pub fn vertex_bits(&self) -> u32 {
+        u32::BITS - self.vertices.saturating_sub(1).leading_zeros()
+    }
+
     /// Attribute words per element of `kind`.
     #[inline(always)]
     pub fn attr_stride(&self, kind: Kind) -> u32 {

@@ -41,9 +41,15 @@ use super::global::GlobalU32;
 use super::layout::{Capacity, POSITION, RawDynamicMesh, computation_writes};
 use super::patch::{DynMesh, PatchCopy};
 
-/// A vertex by its owner's slot: `p × cap.vertices + l` for local vertex
-/// `l` owned by patch `p` (the handle a ring lists; read its attributes
-/// with [`Ring::get`]).
+/// A vertex by its owner's slot: local vertex `l` owned by patch `p`,
+/// packed as `p << b | l` with `b` the bits of a local vertex index
+/// ([`Capacity::vertex_bits`]; the handle a ring lists; read its
+/// attributes with [`Ring::get`]). It fits in 32 bits: the layout keeps
+/// `patches × vertices` times the (at least four) attribute words of a
+/// vertex below `2³²`. The order of the packed values is that
+/// of `(p, l)`. Splitting it is a shift and a mask: a ring reads the
+/// attributes of every vertex it lists, and a division by the capacity on
+/// each read cost the denoising filter a fifth of its time.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct VertexSlot(pub u32);
 
@@ -51,13 +57,22 @@ impl VertexSlot {
     /// The slot of local vertex `l` of patch `p`.
     #[inline(always)]
     pub fn new(cap: &Capacity, (p, l): (u32, u32)) -> Self {
-        VertexSlot(p * cap.vertices + l)
+        VertexSlot(p << cap.vertex_bits() | l)
     }
 
     /// `(owner patch, local index there)`.
     #[inline(always)]
     pub fn split(self, cap: &Capacity) -> (u32, u32) {
-        (self.0 / cap.vertices, self.0 % cap.vertices)
+        let bits = cap.vertex_bits();
+        (self.0 >> bits, self.0 & ((1 << bits) - 1))
+    }
+
+    /// The vertex's index among the vertex slots of every patch slot, `p ×
+    /// cap.vertices + l` (the numbering of the host's per-slot arrays).
+    #[inline(always)]
+    pub fn index(self, cap: &Capacity) -> u32 {
+        let (p, l) = self.split(cap);
+        p * cap.vertices + l
     }
 }
 
@@ -436,13 +451,13 @@ crate::kernel! {
             )
         };
         each_ring(launch, &m, &KRing { k }, &rings, |ring| {
-            let slot = ring.center().0;
+            let slot = ring.center().index(&m.cap);
             match offsets {
                 None => counts.store(slot, ring.len()),
                 Some(offsets) => {
                     let start = offsets.load(slot);
                     for (i, v) in ring.neighbors().enumerate() {
-                        values.store(start + i as u32, v.0);
+                        values.store(start + i as u32, v.index(&m.cap));
                     }
                 }
             }
