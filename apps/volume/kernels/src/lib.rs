@@ -1,0 +1,48 @@
+//! Kernels over the ternary sparse boundary operators of a volumetric
+//! mesh (Mueller-Roemer, Stork and Fellner, "Ternary Sparse Matrix
+//! Representation for Volumetric Mesh Subdivision and Processing on GPUs",
+//! sections 3-4): the count, scan and fill steps of a transpose and the
+//! per-row sort that makes its result deterministic (Algorithm 1).
+//!
+//! - [`signed`]: the ternary entry (a column index with its sign, `!c` for
+//!   -1), decoded without branches;
+//! - [`scan`]: a device-wide exclusive prefix sum in chunks ([`ScanChunks`],
+//!   [`AddChunkOffsets`]);
+//! - [`transpose`]: [`CountColumns`], [`FillTranspose`], [`SortRows`].
+//!
+//! Every kernel takes its work in chunks of [`CHUNK`] items per block, so
+//! that the CPU backend's one-thread blocks and the GPU's 256-thread blocks
+//! run the same launch.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+pub mod scan;
+pub mod signed;
+pub mod transpose;
+
+pub use scan::{AddChunkOffsets, ScanChunks};
+pub use transpose::{CountColumns, FillTranspose, SortRows};
+
+use cavity_device::kernel::LaunchBounds;
+
+/// Items (entries, rows or array elements) per block of every kernel here.
+pub const CHUNK: u32 = 2048;
+
+/// Threads per block and blocks per multiprocessor of every kernel here.
+pub const BOUNDS: LaunchBounds = LaunchBounds {
+    threads: 256,
+    min_blocks: 4,
+};
+
+/// The items `[start, end)` of block `block` of `n` items in [`CHUNK`]s.
+#[inline(always)]
+pub fn chunk(block: u32, n: u32) -> (u32, u32) {
+    let start = block.saturating_mul(CHUNK).min(n);
+    (start, start.saturating_add(CHUNK).min(n))
+}
+
+/// Blocks for `n` items in [`CHUNK`]s (at least one).
+#[inline(always)]
+pub fn blocks(n: u32) -> u32 {
+    n.div_ceil(CHUNK).max(1)
+}

@@ -1,0 +1,151 @@
+//! The transposes of the boundary operators on a backend, by count, scan,
+//! fill and a per-row sort (the paper's section 4, Algorithm 1), with the
+//! kernels of `cavity-volume-kernels`: the GPU runs them on its stream,
+//! the CPU backend runs the same kernels, one block per rayon worker.
+
+use cavity::backend::Backend;
+use cavity::backend::kernel_args::KernelArgs;
+use cavity_device::kernel::Kernel;
+use cavity_volume_kernels::{
+    AddChunkOffsets, BOUNDS, CountColumns, FillTranspose, ScanChunks, SortRows, blocks, scan,
+};
+use cudarc::driver::CudaSlice;
+
+use crate::VolumeError;
+use crate::ternary::TernaryCsr;
+
+/// An array of words on the backend.
+enum Words {
+    /// The CPU backend's: host memory.
+    Host(Vec<u32>),
+    /// The GPU's.
+    Gpu(CudaSlice<u32>),
+}
+
+/// The backend with the arrays of one run.
+struct Device<'a> {
+    backend: &'a Backend,
+}
+
+impl Device<'_> {
+    /// A copy of `data` on the backend.
+    fn upload(&self, data: &[u32]) -> Result<Words, VolumeError> {
+        Ok(match self.backend {
+            Backend::Cpu(_) => Words::Host(data.to_vec()),
+            Backend::Cuda(gpu) => Words::Gpu(gpu.upload(data)?),
+        })
+    }
+
+    /// `n` zeroed words on the backend.
+    fn zeros(&self, n: usize) -> Result<Words, VolumeError> {
+        self.upload(&vec![0; n])
+    }
+
+    /// The address of `words` as a kernel parameter.
+    fn address(&self, words: &mut Words) -> u64 {
+        match (self.backend, words) {
+            (_, Words::Host(v)) => v.as_mut_ptr() as u64,
+            (Backend::Cuda(gpu), Words::Gpu(s)) => gpu.address(s),
+            (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
+        }
+    }
+
+    /// The first `n` words of `words`, on the host (after the work
+    /// launched so far).
+    fn download(&self, words: Words, n: usize) -> Result<Vec<u32>, VolumeError> {
+        Ok(match (self.backend, words) {
+            (_, Words::Host(mut v)) => {
+                v.truncate(n);
+                v
+            }
+            (Backend::Cuda(gpu), Words::Gpu(s)) => gpu.download(&s, n)?,
+            (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
+        })
+    }
+
+    /// Launches `K` on `grid` blocks with `smem` bytes of shared memory
+    /// (given for the GPU's blocks; the CPU backend's one-thread blocks
+    /// get `cpu_smem`).
+    ///
+    /// # Safety
+    /// `params` keep `K`'s contract; the arrays they address live until
+    /// the next download.
+    unsafe fn launch<K: Kernel>(
+        &self,
+        grid: u32,
+        (smem, cpu_smem): (usize, usize),
+        params: K::Params,
+    ) -> Result<(), VolumeError>
+    where
+        K::Params: KernelArgs,
+    {
+        match self.backend {
+            // SAFETY: the caller's contract.
+            Backend::Cpu(cpu) => unsafe { cpu.launch::<K>(grid, cpu_smem, params) },
+            Backend::Cuda(gpu) => {
+                let kernel = gpu.load::<K>(smem)?;
+                // SAFETY: the caller's contract.
+                unsafe { gpu.launch(&kernel, grid, params) }?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces `data[..n]` with its exclusive prefix sum ([`scan`]).
+    fn exclusive_scan(&self, data: &mut Words, n: u32) -> Result<(), VolumeError> {
+        let grid = blocks(n);
+        let mut sums = self.zeros(grid as usize)?;
+        let (d, s) = (self.address(data), self.address(&mut sums));
+        let smem = (scan::shared_bytes(BOUNDS.threads), scan::shared_bytes(1));
+        // SAFETY: `data` holds `n` words, `sums` one per block; both live
+        // through the launches (the CPU backend's run before returning,
+        // the GPU's are ordered on its stream before any later free).
+        unsafe { self.launch::<ScanChunks>(grid, smem, (d, n, s))? };
+        if grid > 1 {
+            self.exclusive_scan(&mut sums, grid)?;
+            // SAFETY: as above.
+            unsafe { self.launch::<AddChunkOffsets>(grid, (0, 0), (d, n, s))? };
+        }
+        Ok(())
+    }
+}
+
+/// The transpose of `a` on `backend`, equal to
+/// [`TernaryCsr::transpose_serial`] (each row sorted by index): the
+/// columns' entries counted with atomics, the counts scanned into the
+/// offsets, each entry placed by an atomic cursor, each row sorted.
+///
+/// # Errors
+/// [`VolumeError::Backend`] when the GPU's kernels are missing, a launch
+/// or a copy fails.
+pub fn transpose(backend: &Backend, a: &TernaryCsr) -> Result<TernaryCsr, VolumeError> {
+    cavity_app_ptx::add_to(backend)?;
+    let d = Device { backend };
+    let (rows, columns, nnz) = (a.rows(), a.columns(), a.entries().len() as u32);
+    let mut offsets = d.upload(a.offsets())?;
+    let mut entries = d.upload(a.entries())?;
+    // One word past the columns: the scan leaves the total there.
+    let mut t_offsets = d.zeros(columns as usize + 1)?;
+    let mut cursor = d.zeros(columns as usize)?;
+    let mut t_entries = d.zeros(nnz as usize)?;
+    let (o, e) = (d.address(&mut offsets), d.address(&mut entries));
+    let (to, c, te) = (
+        d.address(&mut t_offsets),
+        d.address(&mut cursor),
+        d.address(&mut t_entries),
+    );
+    // SAFETY: `entries` holds `nnz` words below `columns`, `t_offsets`
+    // one per column and one more (`TernaryCsr::new` checked the indices).
+    unsafe { d.launch::<CountColumns>(blocks(nnz), (0, 0), (e, nnz, to))? };
+    d.exclusive_scan(&mut t_offsets, columns + 1)?;
+    // SAFETY: `offsets` holds `rows + 1` words delimiting `entries`;
+    // `t_offsets` is the scan, `cursor` zeroed per column, `t_entries`
+    // the total.
+    unsafe { d.launch::<FillTranspose>(blocks(rows), (0, 0), (o, e, rows, to, c, te))? };
+    // SAFETY: `t_offsets` holds `columns + 1` words delimiting `t_entries`.
+    unsafe { d.launch::<SortRows>(blocks(columns), (0, 0), (to, te, columns))? };
+    let t_offsets = d.download(t_offsets, columns as usize + 1)?;
+    let t_entries = d.download(t_entries, nnz as usize)?;
+    drop((offsets, entries, cursor));
+    TernaryCsr::new(t_offsets, t_entries, rows)
+}

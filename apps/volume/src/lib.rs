@@ -1,0 +1,66 @@
+//! Volumetric meshes stored as ternary sparse boundary operators
+//! (Mueller-Roemer, Stork and Fellner, "Ternary Sparse Matrix
+//! Representation for Volumetric Mesh Subdivision and Processing on
+//! GPUs", sections 3-4):
+//!
+//! - [`ternary`]: a ternary CSR matrix ([`TernaryCsr`]: entries -1, 0, +1,
+//!   the sign kept in the column index) and its serial transpose;
+//! - [`mesh`]: a polyhedral mesh ([`VolumeMesh`]) as its operators ∂1
+//!   (edges as ordered vertex pairs), ∂2 (faces to oriented edges) and ∂3
+//!   (cells to oriented faces), built from cell-vertex lists
+//!   ([`CellVertices`]: tetrahedra, hexahedra, prisms, pyramids, general
+//!   polyhedra; non-manifold meshes allowed) with consistent orientation;
+//! - [`device`]: the transposes on a backend, by count, scan, fill and a
+//!   per-row sort (the paper's Algorithm 1; kernels in
+//!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`).
+
+pub mod device;
+pub mod mesh;
+pub mod ternary;
+
+pub use cavity_volume_kernels::signed;
+pub use device::transpose;
+pub use mesh::{CellType, CellVertices, VolumeMesh};
+pub use ternary::TernaryCsr;
+
+use cavity::backend::BackendError;
+
+/// Errors of volumetric meshes.
+#[derive(Debug, thiserror::Error)]
+pub enum VolumeError {
+    /// A cell names a vertex that does not exist: fix the cell list or
+    /// the positions.
+    #[error("cell {cell} names vertex {vertex}, but the mesh has {vertices} vertices")]
+    VertexOutOfRange {
+        /// The cell, in input order.
+        cell: usize,
+        /// The vertex it names.
+        vertex: u32,
+        /// Vertices in the mesh.
+        vertices: usize,
+    },
+    /// A cell names one vertex twice, or has a face of fewer than three
+    /// distinct vertices: such a cell has no volume; remove it.
+    #[error("cell {cell} is degenerate: {what}")]
+    DegenerateCell {
+        /// The cell, in input order.
+        cell: usize,
+        /// What is wrong, in words.
+        what: String,
+    },
+    /// A matrix's offsets or entries do not describe a ternary CSR matrix
+    /// (the message says how).
+    #[error("not a ternary CSR matrix: {0}")]
+    Matrix(String),
+    /// More elements than the 31-bit indices of the ternary entries hold.
+    #[error("{what}: {count} elements, more than the 2^31 - 1 a ternary entry indexes")]
+    TooLarge {
+        /// Which elements.
+        what: &'static str,
+        /// How many.
+        count: usize,
+    },
+    /// The backend failed (no kernels, a launch, a copy).
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}

@@ -1,0 +1,308 @@
+//! A polyhedral mesh as its boundary operators (the paper's section 3):
+//! ∂1 as ordered vertex pairs (edge `(a, b)` is `b - a`), ∂2 (faces to
+//! oriented edges, each face's edges in the order of its vertex loop) and
+//! ∂3 (cells to oriented faces, each face oriented outward from the cell
+//! by its sign), with the vertex positions.
+//!
+//! [`VolumeMesh::from_cells`] builds them from cell-vertex lists. A face
+//! or an edge is stored once, oriented as the first cell that has it sees
+//! it; a later cell refers to it with the sign that orients it its way.
+//! Any number of cells may share a face (non-manifold meshes are kept).
+
+use std::collections::HashMap;
+
+use crate::VolumeError;
+use crate::signed::{encode, index, is_negative};
+use crate::ternary::TernaryCsr;
+
+/// The kinds of cells, each with its vertex order (those of VTK and Gmsh
+/// for tetrahedra, hexahedra and pyramids; Gmsh's for prisms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CellType {
+    /// Vertices `0..4`, positively oriented: `3` on the side of `(0, 1, 2)`
+    /// its counter-clockwise loop points to.
+    Tetrahedron,
+    /// Bottom `0, 1, 2, 3` counter-clockwise seen from the top, top
+    /// `4, 5, 6, 7` above them.
+    Hexahedron,
+    /// Bottom triangle `0, 1, 2` counter-clockwise seen from the top, top
+    /// `3, 4, 5` above them.
+    Prism,
+    /// Base `0, 1, 2, 3` counter-clockwise seen from the apex `4`.
+    Pyramid,
+    /// Any polyhedron, given by its faces' outward loops.
+    Polyhedron,
+}
+
+/// The outward vertex loops of a tetrahedron's faces (local vertices).
+const TET_FACES: [&[u32]; 4] = [&[0, 2, 1], &[0, 1, 3], &[1, 2, 3], &[0, 3, 2]];
+/// The outward loops of a hexahedron's faces.
+const HEX_FACES: [&[u32]; 6] = [
+    &[0, 3, 2, 1],
+    &[4, 5, 6, 7],
+    &[0, 1, 5, 4],
+    &[1, 2, 6, 5],
+    &[2, 3, 7, 6],
+    &[3, 0, 4, 7],
+];
+/// The outward loops of a prism's faces.
+const PRISM_FACES: [&[u32]; 5] = [
+    &[0, 2, 1],
+    &[3, 4, 5],
+    &[0, 1, 4, 3],
+    &[1, 2, 5, 4],
+    &[2, 0, 3, 5],
+];
+/// The outward loops of a pyramid's faces.
+const PYRAMID_FACES: [&[u32]; 5] = [
+    &[0, 3, 2, 1],
+    &[0, 1, 4],
+    &[1, 2, 4],
+    &[2, 3, 4],
+    &[3, 0, 4],
+];
+
+/// One cell of a cell-vertex list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CellVertices {
+    /// A tetrahedron ([`CellType::Tetrahedron`]).
+    Tetrahedron([u32; 4]),
+    /// A hexahedron ([`CellType::Hexahedron`]).
+    Hexahedron([u32; 8]),
+    /// A prism ([`CellType::Prism`]).
+    Prism([u32; 6]),
+    /// A pyramid ([`CellType::Pyramid`]).
+    Pyramid([u32; 5]),
+    /// A polyhedron: its faces' vertex loops, each counter-clockwise seen
+    /// from outside.
+    Polyhedron(Vec<Vec<u32>>),
+}
+
+impl CellVertices {
+    /// The cell's type.
+    pub fn cell_type(&self) -> CellType {
+        match self {
+            CellVertices::Tetrahedron(_) => CellType::Tetrahedron,
+            CellVertices::Hexahedron(_) => CellType::Hexahedron,
+            CellVertices::Prism(_) => CellType::Prism,
+            CellVertices::Pyramid(_) => CellType::Pyramid,
+            CellVertices::Polyhedron(_) => CellType::Polyhedron,
+        }
+    }
+
+    /// The cell's faces as outward vertex loops (global vertices).
+    pub fn faces(&self) -> Vec<Vec<u32>> {
+        let local = |vertices: &[u32], table: &[&[u32]]| -> Vec<Vec<u32>> {
+            table
+                .iter()
+                .map(|f| f.iter().map(|&i| vertices[i as usize]).collect())
+                .collect()
+        };
+        match self {
+            CellVertices::Tetrahedron(v) => local(v, &TET_FACES),
+            CellVertices::Hexahedron(v) => local(v, &HEX_FACES),
+            CellVertices::Prism(v) => local(v, &PRISM_FACES),
+            CellVertices::Pyramid(v) => local(v, &PYRAMID_FACES),
+            CellVertices::Polyhedron(faces) => faces.clone(),
+        }
+    }
+
+    /// The cell's distinct vertices, in the order they are listed.
+    pub fn vertices(&self) -> Vec<u32> {
+        let listed: Vec<u32> = match self {
+            CellVertices::Tetrahedron(v) => v.to_vec(),
+            CellVertices::Hexahedron(v) => v.to_vec(),
+            CellVertices::Prism(v) => v.to_vec(),
+            CellVertices::Pyramid(v) => v.to_vec(),
+            CellVertices::Polyhedron(faces) => faces.concat(),
+        };
+        let mut seen = Vec::new();
+        for v in listed {
+            if !seen.contains(&v) {
+                seen.push(v);
+            }
+        }
+        seen
+    }
+}
+
+/// A polyhedral mesh as its boundary operators.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VolumeMesh {
+    positions: Vec<[f32; 3]>,
+    edges: Vec<[u32; 2]>,
+    faces: TernaryCsr,
+    cells: TernaryCsr,
+    cell_types: Vec<CellType>,
+}
+
+impl VolumeMesh {
+    /// The mesh of `cells` over the vertices at `positions`: every face of
+    /// every cell and every edge of every face, each stored once (faces
+    /// and edges are the same when they have the same vertices).
+    ///
+    /// # Errors
+    /// [`VolumeError::VertexOutOfRange`] for a cell naming a vertex past
+    /// `positions`; [`VolumeError::DegenerateCell`] for a cell of a type
+    /// with a fixed vertex count that names a vertex twice, or a face of
+    /// fewer than three vertices or with a repeated vertex;
+    /// [`VolumeError::TooLarge`] past `2³¹ - 1` edges or faces.
+    pub fn from_cells(
+        positions: Vec<[f32; 3]>,
+        cells: &[CellVertices],
+    ) -> Result<VolumeMesh, VolumeError> {
+        let mut edges: Vec<[u32; 2]> = Vec::new();
+        let mut edge_ids: HashMap<[u32; 2], u32> = HashMap::new();
+        let mut face_loops: Vec<Vec<u32>> = Vec::new();
+        let mut face_ids: HashMap<Vec<u32>, u32> = HashMap::new();
+        let (mut face_offsets, mut face_entries) = (vec![0u32], Vec::new());
+        let (mut cell_offsets, mut cell_entries) = (vec![0u32], Vec::new());
+        for (c, cell) in cells.iter().enumerate() {
+            check_cell(c, cell, positions.len())?;
+            for face in cell.faces() {
+                let mut key = face.clone();
+                key.sort_unstable();
+                let entry = match face_ids.get(&key) {
+                    Some(&f) => encode(f, !same_turn(&face_loops[f as usize], &face)),
+                    None => {
+                        let f = face_loops.len() as u32;
+                        for (i, &a) in face.iter().enumerate() {
+                            let b = face[(i + 1) % face.len()];
+                            let e = *edge_ids.entry([a.min(b), a.max(b)]).or_insert_with(|| {
+                                edges.push([a, b]);
+                                edges.len() as u32 - 1
+                            });
+                            face_entries.push(encode(e, edges[e as usize] != [a, b]));
+                        }
+                        face_offsets.push(face_entries.len() as u32);
+                        face_ids.insert(key, f);
+                        face_loops.push(face);
+                        encode(f, false)
+                    }
+                };
+                cell_entries.push(entry);
+            }
+            cell_offsets.push(cell_entries.len() as u32);
+        }
+        for (what, count) in [("edges", edges.len()), ("faces", face_loops.len())] {
+            if count > i32::MAX as usize {
+                return Err(VolumeError::TooLarge { what, count });
+            }
+        }
+        Ok(VolumeMesh {
+            faces: TernaryCsr::new(face_offsets, face_entries, edges.len() as u32)?,
+            cells: TernaryCsr::new(cell_offsets, cell_entries, face_loops.len() as u32)?,
+            positions,
+            edges,
+            cell_types: cells.iter().map(CellVertices::cell_type).collect(),
+        })
+    }
+
+    /// The vertex positions.
+    pub fn positions(&self) -> &[[f32; 3]] {
+        &self.positions
+    }
+
+    /// ∂1: each edge as its ordered vertex pair `(tail, head)`.
+    pub fn edges(&self) -> &[[u32; 2]] {
+        &self.edges
+    }
+
+    /// ∂1 as a ternary matrix: row `e` is `-tail + head`.
+    pub fn d1(&self) -> TernaryCsr {
+        let offsets = (0..=self.edges.len() as u32).map(|e| 2 * e).collect();
+        let entries = self
+            .edges
+            .iter()
+            .flat_map(|&[a, b]| [encode(a, true), encode(b, false)])
+            .collect();
+        TernaryCsr::new(offsets, entries, self.positions.len() as u32)
+            .expect("edges name existing vertices")
+    }
+
+    /// ∂2: faces (rows) to their oriented edges in loop order.
+    pub fn d2(&self) -> &TernaryCsr {
+        &self.faces
+    }
+
+    /// ∂3: cells (rows) to their faces, each signed to face outward.
+    pub fn d3(&self) -> &TernaryCsr {
+        &self.cells
+    }
+
+    /// The type of every cell, in input order.
+    pub fn cell_types(&self) -> &[CellType] {
+        &self.cell_types
+    }
+
+    /// Vertices, edges, faces and cells.
+    pub fn counts(&self) -> [usize; 4] {
+        [
+            self.positions.len(),
+            self.edges.len(),
+            self.faces.rows() as usize,
+            self.cells.rows() as usize,
+        ]
+    }
+
+    /// Face `f`'s vertex loop, from its signed edges: each edge's tail as
+    /// the face runs through it.
+    pub fn face_vertices(&self, f: u32) -> Vec<u32> {
+        self.faces
+            .row(f)
+            .iter()
+            .map(|&e| {
+                let [a, b] = self.edges[index(e) as usize];
+                if is_negative(e) { b } else { a }
+            })
+            .collect()
+    }
+
+    /// Bytes of the operators and positions.
+    pub fn bytes(&self) -> usize {
+        12 * self.positions.len() + 8 * self.edges.len() + self.faces.bytes() + self.cells.bytes()
+    }
+}
+
+/// Whether loop `b` runs through the vertices of loop `a` (the same set)
+/// in the same cyclic order.
+fn same_turn(a: &[u32], b: &[u32]) -> bool {
+    let n = a.len();
+    let k = b.iter().position(|&v| v == a[0]).unwrap_or(0);
+    n < 2 || b[(k + 1) % n] == a[1]
+}
+
+/// Checks cell `c`'s vertices and faces.
+fn check_cell(c: usize, cell: &CellVertices, vertices: usize) -> Result<(), VolumeError> {
+    let degenerate = |what: String| Err(VolumeError::DegenerateCell { cell: c, what });
+    let faces = cell.faces();
+    for face in &faces {
+        if let Some(&v) = face.iter().find(|&&v| v as usize >= vertices) {
+            return Err(VolumeError::VertexOutOfRange {
+                cell: c,
+                vertex: v,
+                vertices,
+            });
+        }
+        let mut sorted = face.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() < 3 || sorted.len() < face.len() {
+            return degenerate(format!("a face with vertices {face:?}"));
+        }
+    }
+    if faces.len() < 4 {
+        return degenerate(format!("{} faces", faces.len()));
+    }
+    let listed = match cell {
+        CellVertices::Tetrahedron(v) => v.len(),
+        CellVertices::Hexahedron(v) => v.len(),
+        CellVertices::Prism(v) => v.len(),
+        CellVertices::Pyramid(v) => v.len(),
+        CellVertices::Polyhedron(_) => return Ok(()),
+    };
+    if cell.vertices().len() < listed {
+        return degenerate("a vertex named twice".into());
+    }
+    Ok(())
+}

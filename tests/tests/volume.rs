@@ -1,0 +1,404 @@
+//! Volumetric meshes as ternary boundary operators (`cavity-volume`):
+//! construction from cell-vertex lists, orientation, ∂∂ = 0, and the
+//! transposes on the test backend against the serial transpose and
+//! against relations read off the cell-vertex lists directly.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cavity_tests::test_backend;
+use cavity_volume::signed::{encode, index, is_negative, sign};
+use cavity_volume::{CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
+use proptest::prelude::*;
+
+/// A perturbed grid of `n.0 × n.1 × n.2` unit cubes, each six positively
+/// oriented tetrahedra (the Kuhn split) or, where `hex` says, one
+/// hexahedron; cubes where `keep` says no are left out (holes, cavities,
+/// several components). Vertices are numbered on the grid, unused ones
+/// included.
+fn grid(
+    n: [u32; 3],
+    jitter: u64,
+    keep: impl Fn(u32) -> bool,
+    hex: impl Fn(u32) -> bool,
+) -> (Vec<[f32; 3]>, Vec<CellVertices>) {
+    let [nx, ny, nz] = n;
+    let id = |x: u32, y: u32, z: u32| x + (nx + 1) * (y + (ny + 1) * z);
+    let mut positions = Vec::new();
+    for z in 0..=nz {
+        for y in 0..=ny {
+            for x in 0..=nx {
+                let i = id(x, y, z) as u64;
+                let h = |k: u64| {
+                    let v =
+                        (i * 2654435761 + k * 40503 + jitter * 97).wrapping_mul(0x9E3779B97F4A7C15);
+                    ((v >> 40) % 1000) as f32 / 1000.0 * 0.1 - 0.05
+                };
+                positions.push([x as f32 + h(1), y as f32 + h(2), z as f32 + h(3)]);
+            }
+        }
+    }
+    let mut cells = Vec::new();
+    let mut cube = 0;
+    for z in 0..nz {
+        for y in 0..ny {
+            for x in 0..nx {
+                let c = cube;
+                cube += 1;
+                if !keep(c) {
+                    continue;
+                }
+                let v = |d: [u32; 3]| id(x + d[0], y + d[1], z + d[2]);
+                if hex(c) {
+                    cells.push(CellVertices::Hexahedron([
+                        v([0, 0, 0]),
+                        v([1, 0, 0]),
+                        v([1, 1, 0]),
+                        v([0, 1, 0]),
+                        v([0, 0, 1]),
+                        v([1, 0, 1]),
+                        v([1, 1, 1]),
+                        v([0, 1, 1]),
+                    ]));
+                    continue;
+                }
+                for [a, b, _] in [
+                    [0, 1, 2],
+                    [0, 2, 1],
+                    [1, 0, 2],
+                    [1, 2, 0],
+                    [2, 0, 1],
+                    [2, 1, 0],
+                ] {
+                    let mut p = [0u32; 3];
+                    let first = {
+                        p[a] = 1;
+                        p
+                    };
+                    p[b] = 1;
+                    let mut t = [v([0, 0, 0]), v(first), v(p), v([1, 1, 1])];
+                    // The Kuhn path's parity decides the orientation.
+                    if (a + 1) % 3 != b {
+                        t.swap(1, 2);
+                    }
+                    cells.push(CellVertices::Tetrahedron(t));
+                }
+            }
+        }
+    }
+    (positions, cells)
+}
+
+/// The signed volume of cell `c` from its faces as the mesh stores them
+/// (each face's loop reversed where the cell's sign is -1; fans from the
+/// first vertex; the divergence theorem).
+fn cell_volume(m: &VolumeMesh, c: u32) -> f64 {
+    let p = |v: u32| m.positions()[v as usize].map(f64::from);
+    let mut volume = 0.0;
+    for &f in m.d3().row(c) {
+        let mut loop_ = m.face_vertices(index(f));
+        if is_negative(f) {
+            loop_.reverse();
+        }
+        for i in 1..loop_.len() - 1 {
+            let [a, b, c] = [p(loop_[0]), p(loop_[i]), p(loop_[i + 1])];
+            volume += (a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+                + a[2] * (b[0] * c[1] - b[1] * c[0]))
+                / 6.0;
+        }
+    }
+    volume
+}
+
+/// Checks ∂1∂2 = 0 and ∂2∂3 = 0 with signs, and that every cell is closed
+/// and outward (positive volume) with a consistent orientation.
+fn check_operators(m: &VolumeMesh) -> Result<(), String> {
+    let d1 = m.d1();
+    for f in 0..m.d2().rows() {
+        let mut chain: BTreeMap<u32, i32> = BTreeMap::new();
+        for &e in m.d2().row(f) {
+            for &v in d1.row(index(e)) {
+                *chain.entry(index(v)).or_default() += sign(e) * sign(v);
+            }
+        }
+        if chain.values().any(|&x| x != 0) {
+            return Err(format!("∂1∂2 of face {f}: {chain:?}"));
+        }
+    }
+    for c in 0..m.d3().rows() {
+        let mut chain: BTreeMap<u32, i32> = BTreeMap::new();
+        for &f in m.d3().row(c) {
+            for &e in m.d2().row(index(f)) {
+                *chain.entry(index(e)).or_default() += sign(f) * sign(e);
+            }
+        }
+        if chain.values().any(|&x| x != 0) {
+            return Err(format!("∂2∂3 of cell {c}: {chain:?}"));
+        }
+        let volume = cell_volume(m, c);
+        if volume <= 0.0 {
+            return Err(format!("cell {c} has volume {volume}"));
+        }
+    }
+    Ok(())
+}
+
+/// Row sets of `a` as (index, sign) pairs.
+fn row_sets(a: &TernaryCsr) -> Vec<BTreeSet<(u32, i32)>> {
+    (0..a.rows())
+        .map(|r| a.row(r).iter().map(|&e| (index(e), sign(e))).collect())
+        .collect()
+}
+
+/// The transposes of ∂1, ∂2 and ∂3 on the test backend against the
+/// serial transpose (exactly: sorted rows), and the double transpose
+/// against the operator (as sets).
+fn check_transposes(m: &VolumeMesh) -> Result<(), String> {
+    let backend = test_backend();
+    for (name, a) in [
+        ("∂1", m.d1()),
+        ("∂2", m.d2().clone()),
+        ("∂3", m.d3().clone()),
+    ] {
+        let t = transpose(&backend, &a).map_err(|e| e.to_string())?;
+        if t != a.transpose_serial() {
+            return Err(format!("{name}ᵀ differs from the serial transpose"));
+        }
+        if row_sets(&t.transpose_serial()) != row_sets(&a) {
+            return Err(format!("{name}ᵀᵀ differs from {name}"));
+        }
+    }
+    Ok(())
+}
+
+/// Per face (by its vertex set), the cells of the cell-vertex lists that
+/// have it, and per edge (by its vertex pair) the faces' vertex sets that
+/// have it: the relations d3 = ∂3ᵀ and d2 = ∂2ᵀ read off the input.
+fn check_against_cells(m: &VolumeMesh, cells: &[CellVertices]) -> Result<(), String> {
+    let key = |mut vs: Vec<u32>| {
+        vs.sort_unstable();
+        vs
+    };
+    let mut face_cells: BTreeMap<Vec<u32>, BTreeSet<u32>> = BTreeMap::new();
+    let mut edge_faces: BTreeMap<[u32; 2], BTreeSet<Vec<u32>>> = BTreeMap::new();
+    for (c, cell) in cells.iter().enumerate() {
+        for face in cell.faces() {
+            face_cells
+                .entry(key(face.clone()))
+                .or_default()
+                .insert(c as u32);
+            for (i, &a) in face.iter().enumerate() {
+                let b = face[(i + 1) % face.len()];
+                edge_faces
+                    .entry([a.min(b), a.max(b)])
+                    .or_default()
+                    .insert(key(face.clone()));
+            }
+        }
+    }
+    let backend = test_backend();
+    let d3 = transpose(&backend, m.d3()).map_err(|e| e.to_string())?;
+    let d2 = transpose(&backend, m.d2()).map_err(|e| e.to_string())?;
+    let face_key = |f: u32| key(m.face_vertices(f));
+    if d3.rows() as usize != face_cells.len() || d2.rows() as usize != edge_faces.len() {
+        return Err(format!(
+            "{} faces and {} edges, the cells have {} and {}",
+            d3.rows(),
+            d2.rows(),
+            face_cells.len(),
+            edge_faces.len()
+        ));
+    }
+    for f in 0..d3.rows() {
+        let got: BTreeSet<u32> = d3.row(f).iter().map(|&c| index(c)).collect();
+        if face_cells.get(&face_key(f)) != Some(&got) {
+            return Err(format!("face {f} {:?}: cells {got:?}", face_key(f)));
+        }
+    }
+    for (e, &[a, b]) in m.edges().iter().enumerate() {
+        let got: BTreeSet<Vec<u32>> = d2
+            .row(e as u32)
+            .iter()
+            .map(|&f| face_key(index(f)))
+            .collect();
+        if edge_faces.get(&[a.min(b), a.max(b)]) != Some(&got) {
+            return Err(format!("edge {e} ({a}, {b}): faces {got:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn one_cell_of_each_type_has_its_elements_and_volume() {
+    let cube: Vec<[f32; 3]> = (0..8u32)
+        .map(|i| [(i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32])
+        .collect();
+    // Corners by (x, y, z) bits: the hexahedron's order.
+    let hex = [0, 1, 3, 2, 4, 5, 7, 6];
+    let faces_of_hex = CellVertices::Hexahedron(hex).faces();
+    let cases = [
+        (
+            CellVertices::Tetrahedron([0, 1, 2, 4]),
+            [4, 6, 4, 1],
+            1.0 / 6.0,
+        ),
+        (CellVertices::Hexahedron(hex), [8, 12, 6, 1], 1.0),
+        (CellVertices::Prism([0, 1, 2, 4, 5, 6]), [6, 9, 5, 1], 0.5),
+        (
+            CellVertices::Pyramid([0, 1, 3, 2, 7]),
+            [5, 8, 5, 1],
+            1.0 / 3.0,
+        ),
+        (CellVertices::Polyhedron(faces_of_hex), [8, 12, 6, 1], 1.0),
+    ];
+    for (cell, counts, volume) in cases {
+        let m = VolumeMesh::from_cells(cube.clone(), std::slice::from_ref(&cell)).unwrap();
+        let used = counts[0];
+        let mut got = m.counts();
+        got[0] = cell.vertices().len();
+        assert_eq!(got, [used, counts[1], counts[2], counts[3]], "{cell:?}");
+        assert!(
+            (cell_volume(&m, 0) - volume).abs() < 1e-6,
+            "{cell:?}: {}",
+            cell_volume(&m, 0)
+        );
+        check_operators(&m).unwrap();
+        check_transposes(&m).unwrap();
+    }
+}
+
+#[test]
+fn a_hexahedral_grid_has_the_grid_counts_and_opposite_signs_inside() {
+    let (nx, ny, nz) = (4u32, 3, 2);
+    let (positions, cells) = grid([nx, ny, nz], 1, |_| true, |_| true);
+    let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+    let edges = nx * (ny + 1) * (nz + 1) + (nx + 1) * ny * (nz + 1) + (nx + 1) * (ny + 1) * nz;
+    let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
+    let v = ((nx + 1) * (ny + 1) * (nz + 1)) as usize;
+    assert_eq!(
+        m.counts(),
+        [v, edges as usize, faces as usize, (nx * ny * nz) as usize]
+    );
+    check_operators(&m).unwrap();
+    let d3 = transpose(&test_backend(), m.d3()).unwrap();
+    let mut boundary = 0;
+    for f in 0..d3.rows() {
+        match d3.row(f) {
+            [_] => boundary += 1,
+            [a, b] => assert_eq!(sign(*a) + sign(*b), 0, "face {f}"),
+            row => panic!("face {f} in {} cells", row.len()),
+        }
+    }
+    assert_eq!(boundary, 2 * (nx * ny + ny * nz + nz * nx));
+}
+
+#[test]
+fn a_tetrahedral_ball_has_euler_characteristic_one() {
+    let (positions, cells) = grid([3, 3, 3], 2, |_| true, |_| false);
+    let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+    let [v, e, f, c] = m.counts().map(|x| x as i64);
+    assert_eq!(v - e + f - c, 1);
+    assert_eq!(c, 6 * 27);
+    check_operators(&m).unwrap();
+    check_transposes(&m).unwrap();
+    check_against_cells(&m, &cells).unwrap();
+}
+
+#[test]
+fn bad_cells_are_named() {
+    let positions = vec![[0.0; 3]; 4];
+    let far = VolumeMesh::from_cells(
+        positions.clone(),
+        &[CellVertices::Tetrahedron([0, 1, 2, 9])],
+    );
+    assert!(
+        matches!(
+            far,
+            Err(VolumeError::VertexOutOfRange {
+                cell: 0,
+                vertex: 9,
+                ..
+            })
+        ),
+        "{far:?}"
+    );
+    let twice = VolumeMesh::from_cells(
+        positions.clone(),
+        &[
+            CellVertices::Tetrahedron([0, 1, 2, 3]),
+            CellVertices::Tetrahedron([0, 1, 1, 3]),
+        ],
+    );
+    assert!(
+        matches!(twice, Err(VolumeError::DegenerateCell { cell: 1, .. })),
+        "{twice:?}"
+    );
+    let flat = VolumeMesh::from_cells(
+        positions,
+        &[CellVertices::Polyhedron(vec![vec![0, 1, 2]; 3])],
+    );
+    assert!(
+        matches!(flat, Err(VolumeError::DegenerateCell { cell: 0, .. })),
+        "{flat:?}"
+    );
+    assert!(TernaryCsr::new(vec![0, 2], vec![encode(0, false), encode(3, true)], 3).is_err());
+    assert!(TernaryCsr::new(vec![1, 2], vec![0, 1], 3).is_err());
+}
+
+#[test]
+fn a_transpose_over_millions_of_columns_scans_in_three_levels() {
+    // More than 2048² columns: the scan recurses twice.
+    let columns = 2048 * 2048 + 5000;
+    let rows = 20_000u32;
+    let mut offsets = vec![0u32];
+    let mut entries = Vec::new();
+    for r in 0..rows {
+        for k in 0..(r % 4) {
+            let c = (r as u64 * 7919 + k as u64 * 104_729) % columns as u64;
+            if !entries[*offsets.last().unwrap() as usize..].contains(&(c as u32))
+                && !entries[*offsets.last().unwrap() as usize..].contains(&!(c as u32))
+            {
+                entries.push(encode(c as u32, (r + k) % 3 == 0));
+            }
+        }
+        offsets.push(entries.len() as u32);
+    }
+    let a = TernaryCsr::new(offsets, entries, columns).unwrap();
+    let t = transpose(&test_backend(), &a).unwrap();
+    assert_eq!(t, a.transpose_serial());
+}
+
+#[test]
+fn columns_filled_from_many_blocks_come_out_sorted() {
+    // Each of 64 columns gets entries from every chunk of rows, filled by
+    // blocks that race: only the per-row sort orders them.
+    let rows = 1_000_000u32;
+    let offsets = (0..=rows).collect();
+    let entries = (0..rows).map(|r| encode(r % 64, r % 3 == 0)).collect();
+    let a = TernaryCsr::new(offsets, entries, 64).unwrap();
+    let t = transpose(&test_backend(), &a).unwrap();
+    assert_eq!(t, a.transpose_serial());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Random meshes: perturbed grids with holes and cavities, several
+    /// components (cubes left out between them), mixed tetrahedra and
+    /// hexahedra.
+    #[test]
+    fn random_meshes_have_consistent_operators_and_transposes(
+        n in (1u32..5, 1u32..5, 1u32..4),
+        jitter in 0u64..1000,
+        keep in 0u32..1000,
+        hex in 0u32..1000,
+    ) {
+        let keep_cube = |c: u32| (c.wrapping_mul(2654435761) ^ keep) % 5 != 0;
+        let hex_cube = |c: u32| (c.wrapping_mul(40503) ^ hex) % 3 == 0;
+        let (positions, cells) = grid([n.0, n.1, n.2], jitter, keep_cube, hex_cube);
+        prop_assume!(!cells.is_empty());
+        let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+        check_operators(&m).map_err(TestCaseError::fail)?;
+        check_transposes(&m).map_err(TestCaseError::fail)?;
+        check_against_cells(&m, &cells).map_err(TestCaseError::fail)?;
+    }
+}
