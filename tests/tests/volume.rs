@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cavity_tests::test_backend;
+use cavity_volume::relations::{cell_edges, cell_vertices, face_vertices};
 use cavity_volume::signed::{encode, index, is_negative, sign};
 use cavity_volume::{CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
 use proptest::prelude::*;
@@ -227,6 +228,61 @@ fn check_against_cells(m: &VolumeMesh, cells: &[CellVertices]) -> Result<(), Str
     Ok(())
 }
 
+/// Face-vertices (exactly: each face's loop), cell-vertices and
+/// cell-edges (as sets) on the test backend against the cell-vertex lists.
+fn check_relations(m: &VolumeMesh, cells: &[CellVertices]) -> Result<(), String> {
+    let backend = test_backend();
+    let err = |e: VolumeError| e.to_string();
+    let fv = face_vertices(&backend, m).map_err(err)?;
+    for f in 0..fv.rows() {
+        if fv.row(f) != m.face_vertices(f) {
+            return Err(format!(
+                "face {f}: {:?} against {:?}",
+                fv.row(f),
+                m.face_vertices(f)
+            ));
+        }
+    }
+    let sorted = |mut v: Vec<u32>| {
+        v.sort_unstable();
+        v
+    };
+    let cv = cell_vertices(&backend, m).map_err(err)?;
+    let ce = cell_edges(&backend, m).map_err(err)?;
+    for (c, cell) in cells.iter().enumerate() {
+        let c = c as u32;
+        if cv.row(c) != sorted(cell.vertices()) {
+            return Err(format!(
+                "cell {c}: vertices {:?} against {:?}",
+                cv.row(c),
+                cell.vertices()
+            ));
+        }
+        let pairs: BTreeSet<[u32; 2]> = cell
+            .faces()
+            .iter()
+            .flat_map(|f| {
+                (0..f.len()).map(move |i| {
+                    let (a, b) = (f[i], f[(i + 1) % f.len()]);
+                    [a.min(b), a.max(b)]
+                })
+            })
+            .collect();
+        let got: BTreeSet<[u32; 2]> = ce
+            .row(c)
+            .iter()
+            .map(|&e| {
+                let [a, b] = m.edges()[e as usize];
+                [a.min(b), a.max(b)]
+            })
+            .collect();
+        if got != pairs || ce.row(c).windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format!("cell {c}: edges {:?}", ce.row(c)));
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn one_cell_of_each_type_has_its_elements_and_volume() {
     let cube: Vec<[f32; 3]> = (0..8u32)
@@ -263,6 +319,7 @@ fn one_cell_of_each_type_has_its_elements_and_volume() {
         );
         check_operators(&m).unwrap();
         check_transposes(&m).unwrap();
+        check_relations(&m, std::slice::from_ref(&cell)).unwrap();
     }
 }
 
@@ -301,6 +358,7 @@ fn a_tetrahedral_ball_has_euler_characteristic_one() {
     check_operators(&m).unwrap();
     check_transposes(&m).unwrap();
     check_against_cells(&m, &cells).unwrap();
+    check_relations(&m, &cells).unwrap();
 }
 
 #[test]
@@ -400,5 +458,6 @@ proptest! {
         check_operators(&m).map_err(TestCaseError::fail)?;
         check_transposes(&m).map_err(TestCaseError::fail)?;
         check_against_cells(&m, &cells).map_err(TestCaseError::fail)?;
+        check_relations(&m, &cells).map_err(TestCaseError::fail)?;
     }
 }

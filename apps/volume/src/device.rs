@@ -15,7 +15,7 @@ use crate::VolumeError;
 use crate::ternary::TernaryCsr;
 
 /// An array of words on the backend.
-enum Words {
+pub(crate) enum Words {
     /// The CPU backend's: host memory.
     Host(Vec<u32>),
     /// The GPU's.
@@ -23,13 +23,13 @@ enum Words {
 }
 
 /// The backend with the arrays of one run.
-struct Device<'a> {
-    backend: &'a Backend,
+pub(crate) struct Device<'a> {
+    pub(crate) backend: &'a Backend,
 }
 
 impl Device<'_> {
     /// A copy of `data` on the backend.
-    fn upload(&self, data: &[u32]) -> Result<Words, VolumeError> {
+    pub(crate) fn upload(&self, data: &[u32]) -> Result<Words, VolumeError> {
         Ok(match self.backend {
             Backend::Cpu(_) => Words::Host(data.to_vec()),
             Backend::Cuda(gpu) => Words::Gpu(gpu.upload(data)?),
@@ -37,12 +37,12 @@ impl Device<'_> {
     }
 
     /// `n` zeroed words on the backend.
-    fn zeros(&self, n: usize) -> Result<Words, VolumeError> {
+    pub(crate) fn zeros(&self, n: usize) -> Result<Words, VolumeError> {
         self.upload(&vec![0; n])
     }
 
     /// The address of `words` as a kernel parameter.
-    fn address(&self, words: &mut Words) -> u64 {
+    pub(crate) fn address(&self, words: &mut Words) -> u64 {
         match (self.backend, words) {
             (_, Words::Host(v)) => v.as_mut_ptr() as u64,
             (Backend::Cuda(gpu), Words::Gpu(s)) => gpu.address(s),
@@ -52,7 +52,7 @@ impl Device<'_> {
 
     /// The first `n` words of `words`, on the host (after the work
     /// launched so far).
-    fn download(&self, words: Words, n: usize) -> Result<Vec<u32>, VolumeError> {
+    pub(crate) fn download(&self, words: Words, n: usize) -> Result<Vec<u32>, VolumeError> {
         Ok(match (self.backend, words) {
             (_, Words::Host(mut v)) => {
                 v.truncate(n);
@@ -70,7 +70,7 @@ impl Device<'_> {
     /// # Safety
     /// `params` keep `K`'s contract; the arrays they address live until
     /// the next download.
-    unsafe fn launch<K: Kernel>(
+    pub(crate) unsafe fn launch<K: Kernel>(
         &self,
         grid: u32,
         (smem, cpu_smem): (usize, usize),
@@ -92,7 +92,7 @@ impl Device<'_> {
     }
 
     /// Replaces `data[..n]` with its exclusive prefix sum ([`scan`]).
-    fn exclusive_scan(&self, data: &mut Words, n: u32) -> Result<(), VolumeError> {
+    pub(crate) fn exclusive_scan(&self, data: &mut Words, n: u32) -> Result<(), VolumeError> {
         let grid = blocks(n);
         let mut sums = self.zeros(grid as usize)?;
         let (d, s) = (self.address(data), self.address(&mut sums));

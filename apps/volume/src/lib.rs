@@ -12,10 +12,13 @@
 //!   polyhedra; non-manifold meshes allowed) with consistent orientation;
 //! - [`device`]: the transposes on a backend, by count, scan, fill and a
 //!   per-row sort (the paper's Algorithm 1; kernels in
-//!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`).
+//!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`);
+//! - [`relations`]: the indirect relations (face-vertices, cell-edges,
+//!   cell-vertices) on a backend, by count, scan and fill.
 
 pub mod device;
 pub mod mesh;
+pub mod relations;
 pub mod ternary;
 
 pub use cavity_volume_kernels::signed;

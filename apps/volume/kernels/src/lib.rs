@@ -8,7 +8,9 @@
 //!   -1), decoded without branches;
 //! - [`scan`]: a device-wide exclusive prefix sum in chunks ([`ScanChunks`],
 //!   [`AddChunkOffsets`]);
-//! - [`transpose`]: [`CountColumns`], [`FillTranspose`], [`SortRows`].
+//! - [`transpose`]: [`CountColumns`], [`FillTranspose`], [`SortRows`];
+//! - [`relations`]: the indirect relations, [`FaceVertices`],
+//!   [`ComposeCount`] and [`ComposeFill`].
 //!
 //! Every kernel takes its work in chunks of [`CHUNK`] items per block, so
 //! that the CPU backend's one-thread blocks and the GPU's 256-thread blocks
@@ -16,10 +18,12 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod relations;
 pub mod scan;
 pub mod signed;
 pub mod transpose;
 
+pub use relations::{ComposeCount, ComposeFill, FaceVertices};
 pub use scan::{AddChunkOffsets, ScanChunks};
 pub use transpose::{CountColumns, FillTranspose, SortRows};
 

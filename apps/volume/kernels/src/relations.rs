@@ -1,0 +1,171 @@
+//! The indirect relations of the paper's section 4 by count, scan and
+//! fill: [`FaceVertices`] reads each face's vertex loop off ∂2 and ∂1
+//! (the tail of each signed edge, so the rows need no count), and
+//! [`ComposeCount`] with [`ComposeFill`] build the deduplicated product
+//! of two relations (cell-edges from ∂3 and ∂2, cell-vertices from ∂3 and
+//! face-vertices), each row's entries in the order they are first met;
+//! `crate::SortRows` then sorts them.
+
+use cavity_device::dynamic::global::GlobalU32;
+
+use crate::signed::{index, is_negative};
+use crate::{BOUNDS, chunk};
+
+cavity_device::kernel! {
+    /// Writes the vertex loop of each of the `faces` faces of ∂2
+    /// (`offsets`, `entries`) to `out` at the same offsets: for each signed
+    /// edge, its tail as the face runs through it (`edges` holds each
+    /// edge's `(tail, head)`, two words).
+    ///
+    /// # Safety
+    /// `offsets` holds `faces + 1` words delimiting `entries`, whose
+    /// indices name edges of `edges`; `out` holds as many words as
+    /// `entries`.
+    #[launch_bounds = BOUNDS]
+    pub kernel FaceVertices(launch, offsets: u64, entries: u64, faces: u32, edges: u64, out: u64) {
+        // SAFETY: the kernel's contract.
+        let (offsets, entries, edges, out) = unsafe {
+            (
+                GlobalU32::new(offsets),
+                GlobalU32::new(entries),
+                GlobalU32::new(edges),
+                GlobalU32::new(out),
+            )
+        };
+        let (start, end) = chunk(launch.block_idx, faces);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            // SAFETY: the inputs are read only; each face's words of `out`
+            // are written by one thread.
+            unsafe {
+                for i in offsets.load_unshared(f)..offsets.load_unshared(f + 1) {
+                    let e = entries.load_unshared(i);
+                    let end = u32::from(is_negative(e));
+                    out.store_unshared(i, edges.load_unshared(2 * index(e) + end));
+                }
+            }
+        });
+    }
+}
+
+/// Calls `f` on each distinct index of row `r` of the product of `a` and
+/// `b` (the indices of `b`'s rows named by `a`'s row, signs dropped), in
+/// the order first met; returns how many there were. A repeat is found by
+/// walking the row again up to it: rows are short.
+///
+/// # Safety
+/// The arrays describe two CSR matrices, `a`'s indices naming `b`'s rows.
+#[inline(always)]
+unsafe fn distinct(
+    (a_off, a_ent): (GlobalU32, GlobalU32),
+    (b_off, b_ent): (GlobalU32, GlobalU32),
+    r: u32,
+    mut f: impl FnMut(u32, u32),
+) -> u32 {
+    let mut count = 0;
+    // SAFETY: the caller's contract; read only.
+    unsafe {
+        let (a0, a1) = (a_off.load_unshared(r), a_off.load_unshared(r + 1));
+        for i in a0..a1 {
+            let row = index(a_ent.load_unshared(i));
+            for j in b_off.load_unshared(row)..b_off.load_unshared(row + 1) {
+                let x = index(b_ent.load_unshared(j));
+                let mut seen = false;
+                'earlier: for i2 in a0..=i {
+                    let row2 = index(a_ent.load_unshared(i2));
+                    let last = if i2 == i {
+                        j
+                    } else {
+                        b_off.load_unshared(row2 + 1)
+                    };
+                    for j2 in b_off.load_unshared(row2)..last {
+                        if index(b_ent.load_unshared(j2)) == x {
+                            seen = true;
+                            break 'earlier;
+                        }
+                    }
+                }
+                if !seen {
+                    f(count, x);
+                    count += 1;
+                }
+            }
+        }
+    }
+    count
+}
+
+cavity_device::kernel! {
+    /// Writes to `counts[r]` the number of distinct indices in row `r` of
+    /// the product of `a` (`rows` rows) and `b`.
+    ///
+    /// # Safety
+    /// The arrays describe two CSR matrices, `a`'s indices naming `b`'s
+    /// rows; `counts` holds `rows` words.
+    #[launch_bounds = BOUNDS]
+    pub kernel ComposeCount(
+        launch,
+        a_offsets: u64,
+        a_entries: u64,
+        rows: u32,
+        b_offsets: u64,
+        b_entries: u64,
+        counts: u64,
+    ) {
+        // SAFETY: the kernel's contract.
+        let (a, b, counts) = unsafe {
+            (
+                (GlobalU32::new(a_offsets), GlobalU32::new(a_entries)),
+                (GlobalU32::new(b_offsets), GlobalU32::new(b_entries)),
+                GlobalU32::new(counts),
+            )
+        };
+        let (start, end) = chunk(launch.block_idx, rows);
+        launch.block.for_each(end - start, |k| {
+            let r = start + k;
+            // SAFETY: the kernel's contract; one thread per row of `counts`.
+            unsafe { counts.store_unshared(r, distinct(a, b, r, |_, _| {})) };
+        });
+    }
+}
+
+cavity_device::kernel! {
+    /// Writes the distinct indices of row `r` of the product of `a`
+    /// (`rows` rows) and `b` to `out[offsets[r]..]`, in the order first
+    /// met (`offsets`: the scan of [`ComposeCount`]'s counts).
+    ///
+    /// # Safety
+    /// As [`ComposeCount`]; `offsets` holds `rows + 1` words and `out`
+    /// their total.
+    #[launch_bounds = BOUNDS]
+    pub kernel ComposeFill(
+        launch,
+        a_offsets: u64,
+        a_entries: u64,
+        rows: u32,
+        b_offsets: u64,
+        b_entries: u64,
+        offsets: u64,
+        out: u64,
+    ) {
+        // SAFETY: the kernel's contract.
+        let (a, b, offsets, out) = unsafe {
+            (
+                (GlobalU32::new(a_offsets), GlobalU32::new(a_entries)),
+                (GlobalU32::new(b_offsets), GlobalU32::new(b_entries)),
+                GlobalU32::new(offsets),
+                GlobalU32::new(out),
+            )
+        };
+        let (start, end) = chunk(launch.block_idx, rows);
+        launch.block.for_each(end - start, |k| {
+            let r = start + k;
+            // SAFETY: the kernel's contract; each row's words of `out` are
+            // written by one thread.
+            unsafe {
+                let at = offsets.load_unshared(r);
+                distinct(a, b, r, |i, x| out.store_unshared(at + i, x));
+            }
+        });
+    }
+}

@@ -1,0 +1,111 @@
+//! The indirect relations of a [`VolumeMesh`] on a backend (the paper's
+//! section 4): face-vertices from ∂2 and ∂1, and the deduplicated
+//! products cell-edges (∂3 then ∂2) and cell-vertices (∂3 then
+//! face-vertices), by count, scan and fill with each row sorted by index
+//! (face-vertices keeps each face's loop order). Their bottom-up duals
+//! (vertex-faces, edge-cells, vertex-cells) are their transposes
+//! ([`crate::transpose`]). Entries are unsigned indices (a [`TernaryCsr`]
+//! whose entries are all positive).
+
+use cavity::backend::Backend;
+use cavity_volume_kernels::{ComposeCount, ComposeFill, FaceVertices, SortRows, blocks};
+
+use crate::VolumeError;
+use crate::device::Device;
+use crate::mesh::VolumeMesh;
+use crate::ternary::TernaryCsr;
+
+/// Each face's vertex loop (row `f`: the tails of its signed edges, in
+/// ∂2's order; the columns are the vertices).
+///
+/// # Errors
+/// [`VolumeError::Backend`] when the GPU's kernels are missing, a launch
+/// or a copy fails.
+pub fn face_vertices(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
+    cavity_app_ptx::add_to(backend)?;
+    let d = Device { backend };
+    let d2 = mesh.d2();
+    let (faces, nnz) = (d2.rows(), d2.entries().len());
+    let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
+    let (mut offsets, mut entries) = (d.upload(d2.offsets())?, d.upload(d2.entries())?);
+    let (mut edges, mut out) = (d.upload(&pairs)?, d.zeros(nnz)?);
+    let params = (
+        d.address(&mut offsets),
+        d.address(&mut entries),
+        faces,
+        d.address(&mut edges),
+        d.address(&mut out),
+    );
+    // SAFETY: `offsets` holds `faces + 1` words delimiting `entries`,
+    // whose edges are in `edges`; `out` holds `nnz` words.
+    unsafe { d.launch::<FaceVertices>(blocks(faces), (0, 0), params)? };
+    let out = d.download(out, nnz)?;
+    drop((offsets, entries, edges));
+    TernaryCsr::new(d2.offsets().to_vec(), out, mesh.positions().len() as u32)
+}
+
+/// The relation from `a`'s rows to `b`'s columns through `a`'s columns
+/// (`b`'s rows): row `r` holds each column of the rows of `b` that row `r`
+/// of `a` names, once, by ascending index; signs are dropped.
+///
+/// # Errors
+/// [`VolumeError::Matrix`] when `a` has more columns than `b` has rows;
+/// [`VolumeError::Backend`] as [`face_vertices`].
+pub fn compose(
+    backend: &Backend,
+    a: &TernaryCsr,
+    b: &TernaryCsr,
+) -> Result<TernaryCsr, VolumeError> {
+    if a.columns() > b.rows() {
+        return Err(VolumeError::Matrix(format!(
+            "composing {} columns with {} rows",
+            a.columns(),
+            b.rows()
+        )));
+    }
+    cavity_app_ptx::add_to(backend)?;
+    let d = Device { backend };
+    let rows = a.rows();
+    let (mut ao, mut ae) = (d.upload(a.offsets())?, d.upload(a.entries())?);
+    let (mut bo, mut be) = (d.upload(b.offsets())?, d.upload(b.entries())?);
+    let mut offsets = d.zeros(rows as usize + 1)?;
+    let (ao, ae, bo, be) = (
+        d.address(&mut ao),
+        d.address(&mut ae),
+        d.address(&mut bo),
+        d.address(&mut be),
+    );
+    let o = d.address(&mut offsets);
+    // SAFETY: the two matrices as `TernaryCsr` checked them, `a`'s columns
+    // naming `b`'s rows; `offsets` holds `rows + 1` words.
+    unsafe { d.launch::<ComposeCount>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o))? };
+    d.exclusive_scan(&mut offsets, rows + 1)?;
+    let host_offsets = d.download(offsets, rows as usize + 1)?;
+    let total = host_offsets[rows as usize] as usize;
+    let mut offsets = d.upload(&host_offsets)?;
+    let mut out = d.zeros(total)?;
+    let (o, x) = (d.address(&mut offsets), d.address(&mut out));
+    // SAFETY: as above; `offsets` is the scan of the counts and `out`
+    // holds their total.
+    unsafe { d.launch::<ComposeFill>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, x))? };
+    // SAFETY: `offsets` holds `rows + 1` words delimiting `out`.
+    unsafe { d.launch::<SortRows>(blocks(rows), (0, 0), (o, x, rows))? };
+    let out = d.download(out, total)?;
+    TernaryCsr::new(host_offsets, out, b.columns())
+}
+
+/// Each cell's edges (∂3 then ∂2), by ascending index.
+///
+/// # Errors
+/// As [`compose`].
+pub fn cell_edges(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
+    compose(backend, mesh.d3(), mesh.d2())
+}
+
+/// Each cell's vertices (∂3 then [`face_vertices`]), by ascending index.
+///
+/// # Errors
+/// As [`compose`].
+pub fn cell_vertices(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
+    compose(backend, mesh.d3(), &face_vertices(backend, mesh)?)
+}
