@@ -27,7 +27,19 @@ pub use relations::{ComposeCount, ComposeFill, FaceVertices};
 pub use scan::{AddChunkOffsets, ScanChunks};
 pub use transpose::{CountColumns, FillTranspose, SortRows};
 
+use cavity_device::dynamic::global::GlobalU32;
 use cavity_device::kernel::LaunchBounds;
+
+/// The arrays of words at `addresses` (kernel parameters).
+///
+/// # Safety
+/// Each address is that of a live array of words that the kernel's
+/// contract names, accessed as that contract says.
+#[inline(always)]
+pub unsafe fn arrays<const N: usize>(addresses: [u64; N]) -> [GlobalU32; N] {
+    // SAFETY: the caller's contract.
+    addresses.map(|a| unsafe { GlobalU32::new(a) })
+}
 
 /// Items (entries, rows or array elements) per block of every kernel here.
 pub const CHUNK: u32 = 2048;

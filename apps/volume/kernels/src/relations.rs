@@ -9,7 +9,7 @@
 use cavity_device::dynamic::global::GlobalU32;
 
 use crate::signed::{index, is_negative};
-use crate::{BOUNDS, chunk};
+use crate::{BOUNDS, arrays, chunk};
 
 cavity_device::kernel! {
     /// Writes the vertex loop of each of the `faces` faces of ∂2
@@ -24,14 +24,7 @@ cavity_device::kernel! {
     #[launch_bounds = BOUNDS]
     pub kernel FaceVertices(launch, offsets: u64, entries: u64, faces: u32, edges: u64, out: u64) {
         // SAFETY: the kernel's contract.
-        let (offsets, entries, edges, out) = unsafe {
-            (
-                GlobalU32::new(offsets),
-                GlobalU32::new(entries),
-                GlobalU32::new(edges),
-                GlobalU32::new(out),
-            )
-        };
+        let [offsets, entries, edges, out] = unsafe { arrays([offsets, entries, edges, out]) };
         let (start, end) = chunk(launch.block_idx, faces);
         launch.block.for_each(end - start, |k| {
             let f = start + k;
@@ -113,13 +106,9 @@ cavity_device::kernel! {
         counts: u64,
     ) {
         // SAFETY: the kernel's contract.
-        let (a, b, counts) = unsafe {
-            (
-                (GlobalU32::new(a_offsets), GlobalU32::new(a_entries)),
-                (GlobalU32::new(b_offsets), GlobalU32::new(b_entries)),
-                GlobalU32::new(counts),
-            )
-        };
+        let [ao, ae, bo, be, counts] =
+            unsafe { arrays([a_offsets, a_entries, b_offsets, b_entries, counts]) };
+        let (a, b) = ((ao, ae), (bo, be));
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;
@@ -149,14 +138,9 @@ cavity_device::kernel! {
         out: u64,
     ) {
         // SAFETY: the kernel's contract.
-        let (a, b, offsets, out) = unsafe {
-            (
-                (GlobalU32::new(a_offsets), GlobalU32::new(a_entries)),
-                (GlobalU32::new(b_offsets), GlobalU32::new(b_entries)),
-                GlobalU32::new(offsets),
-                GlobalU32::new(out),
-            )
-        };
+        let [ao, ae, bo, be, offsets, out] =
+            unsafe { arrays([a_offsets, a_entries, b_offsets, b_entries, offsets, out]) };
+        let (a, b) = ((ao, ae), (bo, be));
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;

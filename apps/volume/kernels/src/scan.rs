@@ -5,10 +5,8 @@
 //! ([`AddChunkOffsets`]). The scan step of count-scan-fill (the paper's
 //! Algorithm 1).
 
+use crate::{BOUNDS, CHUNK, arrays, chunk};
 use cavity_device::block::{SharedArena, scan_scratch_len};
-use cavity_device::dynamic::global::GlobalU32;
-
-use crate::{BOUNDS, CHUNK, chunk};
 
 /// Shared-memory bytes of [`ScanChunks`] with `threads` threads per block.
 pub fn shared_bytes(threads: u32) -> usize {
@@ -33,7 +31,7 @@ cavity_device::kernel! {
         let scratch = launch.arena.alloc::<u32>(scan_scratch_len(block.block_dim()));
         launch.arena.check();
         // SAFETY: the kernel's contract.
-        let (data, sums) = unsafe { (GlobalU32::new(data), GlobalU32::new(sums)) };
+        let [data, sums] = unsafe { arrays([data, sums]) };
         let (start, end) = chunk(launch.block_idx, n);
         // SAFETY: each word of the chunk is read and written by one thread.
         block.for_each(end - start, |k| values.set(k, unsafe { data.load_unshared(start + k) }));
@@ -58,7 +56,7 @@ cavity_device::kernel! {
     #[launch_bounds = BOUNDS]
     pub kernel AddChunkOffsets(launch, data: u64, n: u32, sums: u64) {
         // SAFETY: the kernel's contract.
-        let (data, sums) = unsafe { (GlobalU32::new(data), GlobalU32::new(sums)) };
+        let [data, sums] = unsafe { arrays([data, sums]) };
         let (start, end) = chunk(launch.block_idx, n);
         // SAFETY: read only.
         let before = unsafe { sums.load_unshared(launch.block_idx) };

@@ -6,10 +6,8 @@
 //! cursor, and [`SortRows`] sorts each row of the transpose by index, so
 //! that the result does not depend on the order the atomics took.
 
-use cavity_device::dynamic::global::GlobalU32;
-
 use crate::signed::{index, with_sign_of};
-use crate::{BOUNDS, chunk};
+use crate::{BOUNDS, arrays, chunk};
 
 cavity_device::kernel! {
     /// Adds one to `counts[c]` for each of the `n` entries of column `c`
@@ -21,7 +19,7 @@ cavity_device::kernel! {
     #[launch_bounds = BOUNDS]
     pub kernel CountColumns(launch, entries: u64, n: u32, counts: u64) {
         // SAFETY: the kernel's contract.
-        let (entries, counts) = unsafe { (GlobalU32::new(entries), GlobalU32::new(counts)) };
+        let [entries, counts] = unsafe { arrays([entries, counts]) };
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
             // SAFETY: `entries` is read only.
@@ -53,15 +51,8 @@ cavity_device::kernel! {
         t_entries: u64,
     ) {
         // SAFETY: the kernel's contract.
-        let (offsets, entries, t_offsets, cursor, t_entries) = unsafe {
-            (
-                GlobalU32::new(offsets),
-                GlobalU32::new(entries),
-                GlobalU32::new(t_offsets),
-                GlobalU32::new(cursor),
-                GlobalU32::new(t_entries),
-            )
-        };
+        let [offsets, entries, t_offsets, cursor, t_entries] =
+            unsafe { arrays([offsets, entries, t_offsets, cursor, t_entries]) };
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;
@@ -90,7 +81,7 @@ cavity_device::kernel! {
     #[launch_bounds = BOUNDS]
     pub kernel SortRows(launch, offsets: u64, entries: u64, rows: u32) {
         // SAFETY: the kernel's contract.
-        let (offsets, entries) = unsafe { (GlobalU32::new(offsets), GlobalU32::new(entries)) };
+        let [offsets, entries] = unsafe { arrays([offsets, entries]) };
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;
