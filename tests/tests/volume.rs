@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cavity_tests::test_backend;
+use cavity_volume::boundary::{boundary, smooth};
 use cavity_volume::relations::{cell_edges, cell_vertices, face_vertices};
 use cavity_volume::signed::{encode, index, is_negative, sign};
 use cavity_volume::{CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
@@ -283,6 +284,116 @@ fn check_relations(m: &VolumeMesh, cells: &[CellVertices]) -> Result<(), String>
     Ok(())
 }
 
+/// `face` rotated to start at its smallest vertex (the same for any
+/// rotation of one oriented loop).
+fn canonical(face: &[u32]) -> Vec<u32> {
+    let k = (0..face.len()).min_by_key(|&i| face[i]).unwrap_or(0);
+    face[k..].iter().chain(&face[..k]).copied().collect()
+}
+
+/// The boundary on the test backend against the boundary of the sum of
+/// the cells read off the cell-vertex lists (oriented loops, their edges
+/// and vertices); its own boundary is empty and it encloses the cells'
+/// volume.
+fn check_boundary(m: &VolumeMesh, cells: &[CellVertices]) -> Result<(), String> {
+    let mut sums: BTreeMap<Vec<u32>, (Vec<u32>, i32)> = BTreeMap::new();
+    for cell in cells {
+        for face in cell.faces() {
+            let mut key = face.clone();
+            key.sort_unstable();
+            let entry = sums.entry(key).or_insert_with(|| (canonical(&face), 0));
+            let same = canonical(&face) == entry.0;
+            entry.1 += if same { 1 } else { -1 };
+        }
+    }
+    let outward = |(first, sum): &(Vec<u32>, i32)| {
+        let mut l = first.clone();
+        if *sum < 0 {
+            l.reverse();
+        }
+        canonical(&l)
+    };
+    let want: BTreeSet<Vec<u32>> = sums.values().filter(|s| s.1 != 0).map(outward).collect();
+    let b = boundary(&test_backend(), m).map_err(|e| e.to_string())?;
+    let got: BTreeSet<Vec<u32>> = b
+        .faces
+        .iter()
+        .map(|&f| {
+            let mut l = m.face_vertices(index(f));
+            if is_negative(f) {
+                l.reverse();
+            }
+            canonical(&l)
+        })
+        .collect();
+    if got != want || got.len() != b.faces.len() {
+        return Err(format!("boundary faces {got:?} against {want:?}"));
+    }
+    let mut chain: BTreeMap<u32, i32> = BTreeMap::new();
+    let mut edges = BTreeSet::new();
+    for &f in &b.faces {
+        for &e in m.d2().row(index(f)) {
+            *chain.entry(index(e)).or_default() += sign(f) * sign(e);
+            edges.insert(index(e));
+        }
+    }
+    if chain.values().any(|&x| x != 0) {
+        return Err("the boundary has a boundary".into());
+    }
+    let vertices: BTreeSet<u32> = edges.iter().flat_map(|&e| m.edges()[e as usize]).collect();
+    if b.edges != edges.into_iter().collect::<Vec<_>>()
+        || b.vertices != vertices.into_iter().collect::<Vec<_>>()
+    {
+        return Err("boundary edges or vertices differ".into());
+    }
+    Ok(())
+}
+
+/// Laplacian smoothing on the test backend against a serial smoothing over
+/// the edges read off the cell-vertex lists: boundary vertices and
+/// vertices without edges stay bit for bit.
+fn check_smoothing(m: &VolumeMesh, cells: &[CellVertices], iterations: u32) -> Result<(), String> {
+    let mut neighbours = vec![BTreeSet::new(); m.positions().len()];
+    for cell in cells {
+        for face in cell.faces() {
+            for i in 0..face.len() {
+                let (a, b) = (face[i], face[(i + 1) % face.len()]);
+                neighbours[a as usize].insert(b);
+                neighbours[b as usize].insert(a);
+            }
+        }
+    }
+    let fixed: BTreeSet<u32> = boundary(&test_backend(), m)
+        .map_err(|e| e.to_string())?
+        .vertices
+        .into_iter()
+        .collect();
+    let mut p: Vec<[f64; 3]> = m.positions().iter().map(|x| x.map(f64::from)).collect();
+    for _ in 0..iterations {
+        let before = p.clone();
+        for (v, n) in neighbours.iter().enumerate() {
+            if !fixed.contains(&(v as u32)) && !n.is_empty() {
+                p[v] = [0, 1, 2].map(|c| {
+                    n.iter().map(|&u| before[u as usize][c]).sum::<f64>() / n.len() as f64
+                });
+            }
+        }
+    }
+    let got = smooth(&test_backend(), m, iterations).map_err(|e| e.to_string())?;
+    for (v, (g, w)) in got.iter().zip(&p).enumerate() {
+        let moved = !fixed.contains(&(v as u32)) && !neighbours[v].is_empty();
+        let ok = if moved {
+            (0..3).all(|c| (f64::from(g[c]) - w[c]).abs() < 1e-4)
+        } else {
+            *g == m.positions()[v]
+        };
+        if !ok {
+            return Err(format!("vertex {v}: {g:?} against {w:?}"));
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn one_cell_of_each_type_has_its_elements_and_volume() {
     let cube: Vec<[f32; 3]> = (0..8u32)
@@ -320,6 +431,7 @@ fn one_cell_of_each_type_has_its_elements_and_volume() {
         check_operators(&m).unwrap();
         check_transposes(&m).unwrap();
         check_relations(&m, std::slice::from_ref(&cell)).unwrap();
+        check_boundary(&m, std::slice::from_ref(&cell)).unwrap();
     }
 }
 
@@ -346,6 +458,8 @@ fn a_hexahedral_grid_has_the_grid_counts_and_opposite_signs_inside() {
         }
     }
     assert_eq!(boundary, 2 * (nx * ny + ny * nz + nz * nx));
+    check_boundary(&m, &cells).unwrap();
+    check_smoothing(&m, &cells, 4).unwrap();
 }
 
 #[test]
@@ -359,6 +473,13 @@ fn a_tetrahedral_ball_has_euler_characteristic_one() {
     check_transposes(&m).unwrap();
     check_against_cells(&m, &cells).unwrap();
     check_relations(&m, &cells).unwrap();
+    check_boundary(&m, &cells).unwrap();
+    check_smoothing(&m, &cells, 3).unwrap();
+    let b = boundary(&test_backend(), &m).unwrap();
+    // The surface of a ball: V - E + F = 2 (triangles).
+    let [v, e, f] = [b.vertices.len(), b.edges.len(), b.faces.len()].map(|x| x as i64);
+    assert_eq!(v - e + f, 2);
+    assert_eq!(v, 4 * 4 * 4 - 2 * 2 * 2);
 }
 
 #[test]
@@ -459,5 +580,7 @@ proptest! {
         check_transposes(&m).map_err(TestCaseError::fail)?;
         check_against_cells(&m, &cells).map_err(TestCaseError::fail)?;
         check_relations(&m, &cells).map_err(TestCaseError::fail)?;
+        check_boundary(&m, &cells).map_err(TestCaseError::fail)?;
+        check_smoothing(&m, &cells, 2).map_err(TestCaseError::fail)?;
     }
 }

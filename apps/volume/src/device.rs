@@ -3,8 +3,8 @@
 //! kernels of `cavity-volume-kernels`: the GPU runs them on its stream,
 //! the CPU backend runs the same kernels, one block per rayon worker.
 
-use cavity::backend::Backend;
 use cavity::backend::kernel_args::KernelArgs;
+use cavity::backend::{Backend, BackendError};
 use cavity_device::kernel::Kernel;
 use cavity_volume_kernels::{
     AddChunkOffsets, BOUNDS, CountColumns, FillTranspose, ScanChunks, SortRows, blocks, scan,
@@ -59,6 +59,22 @@ impl Device<'_> {
                 v
             }
             (Backend::Cuda(gpu), Words::Gpu(s)) => gpu.download(&s, n)?,
+            (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
+        })
+    }
+
+    /// Word `i` of `words` (after the work launched so far).
+    pub(crate) fn word(&self, words: &Words, i: u32) -> Result<u32, VolumeError> {
+        let i = i as usize;
+        Ok(match (self.backend, words) {
+            (_, Words::Host(v)) => v[i],
+            (Backend::Cuda(gpu), Words::Gpu(s)) => gpu
+                .stream()
+                .clone_dtoh(&s.slice(i..i + 1))
+                .map_err(|source| BackendError::Driver {
+                    what: "reading a count back",
+                    source,
+                })?[0],
             (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
         })
     }

@@ -13,9 +13,12 @@
 //! - [`device`]: the transposes on a backend, by count, scan, fill and a
 //!   per-row sort (the paper's Algorithm 1; kernels in
 //!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`);
+//! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
+//!   vertices;
 //! - [`relations`]: the indirect relations (face-vertices, cell-edges,
 //!   cell-vertices) on a backend, by count, scan and fill.
 
+pub mod boundary;
 pub mod device;
 pub mod mesh;
 pub mod relations;

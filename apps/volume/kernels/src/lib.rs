@@ -10,7 +10,9 @@
 //!   [`AddChunkOffsets`]);
 //! - [`transpose`]: [`CountColumns`], [`FillTranspose`], [`SortRows`];
 //! - [`relations`]: the indirect relations, [`FaceVertices`],
-//!   [`ComposeCount`] and [`ComposeFill`].
+//!   [`ComposeCount`] and [`ComposeFill`];
+//! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
+//!   vertices.
 //!
 //! Every kernel takes its work in chunks of [`CHUNK`] items per block, so
 //! that the CPU backend's one-thread blocks and the GPU's 256-thread blocks
@@ -18,11 +20,13 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod boundary;
 pub mod relations;
 pub mod scan;
 pub mod signed;
 pub mod transpose;
 
+pub use boundary::{Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, SmoothInner};
 pub use relations::{ComposeCount, ComposeFill, FaceVertices};
 pub use scan::{AddChunkOffsets, ScanChunks};
 pub use transpose::{CountColumns, FillTranspose, SortRows};

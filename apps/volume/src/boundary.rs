@@ -1,0 +1,152 @@
+//! Boundary extraction and Laplacian smoothing of inner vertices on a
+//! backend (the paper's section 4.2; kernels in
+//! `cavity_volume_kernels::boundary`).
+
+use cavity::backend::Backend;
+use cavity_volume_kernels::{
+    Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, SmoothInner, blocks,
+};
+
+use crate::VolumeError;
+use crate::device::{Device, Words};
+use crate::mesh::VolumeMesh;
+use crate::transpose;
+
+/// The boundary of a mesh: the boundary of the sum of its cells.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Boundary {
+    /// The boundary faces, ascending, each signed to face out of the mesh
+    /// (`crate::signed`: -1 where the face's stored loop points inward).
+    /// A face is on the boundary when the signs its cells use it with do
+    /// not cancel: in a manifold mesh, a face of one cell.
+    pub faces: Vec<u32>,
+    /// The edges of the boundary faces, ascending.
+    pub edges: Vec<u32>,
+    /// The vertices of the boundary edges, ascending.
+    pub vertices: Vec<u32>,
+}
+
+/// The kept ones of `n` elements whose 0/1 marks are in `marks` (`n + 1`
+/// words, the last 0), signed by `minus` where given.
+fn compact(
+    d: &Device<'_>,
+    marks: &mut Words,
+    minus: Option<&mut Words>,
+    n: u32,
+) -> Result<(Words, u32), VolumeError> {
+    d.exclusive_scan(marks, n + 1)?;
+    let count = d.word(marks, n)?;
+    let mut out = d.zeros(count as usize)?;
+    let (m, o) = (d.address(marks), d.address(&mut out));
+    let s = minus.map_or(0, |w| d.address(w));
+    // SAFETY: `marks` holds the scan over `n + 1` words, `minus` (unless 0)
+    // `n`, `out` the total.
+    unsafe { d.launch::<Compact>(blocks(n), (0, 0), (m, s, n, o))? };
+    Ok((out, count))
+}
+
+/// The boundary of `mesh` on `backend`: `d3 = ∂3ᵀ` ([`transpose`]), the
+/// faces whose cells' signs do not cancel, then their edges and vertices,
+/// each set compacted by a scan.
+///
+/// # Errors
+/// [`VolumeError::Backend`] when the GPU's kernels are missing, a launch
+/// or a copy fails.
+pub fn boundary(backend: &Backend, mesh: &VolumeMesh) -> Result<Boundary, VolumeError> {
+    let d3 = transpose(backend, mesh.d3())?;
+    let d = Device { backend };
+    let [_, edges, faces, _] = mesh.counts().map(|x| x as u32);
+    let (mut off, mut ent) = (d.upload(d3.offsets())?, d.upload(d3.entries())?);
+    let (mut keep, mut minus) = (d.zeros(faces as usize + 1)?, d.zeros(faces as usize)?);
+    let params = (
+        d.address(&mut off),
+        d.address(&mut ent),
+        faces,
+        d.address(&mut keep),
+        d.address(&mut minus),
+    );
+    // SAFETY: `d3` has `faces` rows; `keep` and `minus` hold a word per face.
+    unsafe { d.launch::<MarkBoundaryFaces>(blocks(faces), (0, 0), params)? };
+    let (mut face_list, nf) = compact(&d, &mut keep, Some(&mut minus), faces)?;
+    let d2 = mesh.d2();
+    let (mut off2, mut ent2) = (d.upload(d2.offsets())?, d.upload(d2.entries())?);
+    let mut edge_keep = d.zeros(edges as usize + 1)?;
+    let params = (
+        d.address(&mut face_list),
+        nf,
+        d.address(&mut off2),
+        d.address(&mut ent2),
+        d.address(&mut edge_keep),
+    );
+    // SAFETY: the listed faces are rows of ∂2; `edge_keep` holds a word
+    // per edge and one more.
+    unsafe { d.launch::<MarkFaceEdges>(blocks(nf), (0, 0), params)? };
+    let (mut edge_list, ne) = compact(&d, &mut edge_keep, None, edges)?;
+    let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
+    let mut pairs = d.upload(&pairs)?;
+    let vertices = mesh.positions().len() as u32;
+    let mut vertex_keep = d.zeros(vertices as usize + 1)?;
+    let params = (
+        d.address(&mut edge_list),
+        ne,
+        d.address(&mut pairs),
+        d.address(&mut vertex_keep),
+    );
+    // SAFETY: the listed edges are in `pairs`; `vertex_keep` holds a word
+    // per vertex and one more.
+    unsafe { d.launch::<MarkEdgeVertices>(blocks(ne), (0, 0), params)? };
+    let (vertex_list, nv) = compact(&d, &mut vertex_keep, None, vertices)?;
+    Ok(Boundary {
+        faces: d.download(face_list, nf as usize)?,
+        edges: d.download(edge_list, ne as usize)?,
+        vertices: d.download(vertex_list, nv as usize)?,
+    })
+}
+
+/// `iterations` steps of Laplacian smoothing of the inner vertices (those
+/// not on the [`boundary`]) on `backend`: each step moves every inner
+/// vertex to the average of its neighbours' positions of the step before
+/// (through `d1 = ∂1ᵀ`). Returns the positions.
+///
+/// # Errors
+/// As [`boundary`].
+pub fn smooth(
+    backend: &Backend,
+    mesh: &VolumeMesh,
+    iterations: u32,
+) -> Result<Vec<[f32; 3]>, VolumeError> {
+    let fixed = boundary(backend, mesh)?.vertices;
+    let d1 = transpose(backend, &mesh.d1())?;
+    let d = Device { backend };
+    let vertices = mesh.positions().len() as u32;
+    let mut marks = vec![0u32; vertices as usize];
+    for v in fixed {
+        marks[v as usize] = 1;
+    }
+    let words: Vec<u32> = mesh
+        .positions()
+        .iter()
+        .flatten()
+        .map(|x| x.to_bits())
+        .collect();
+    let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
+    let (mut off, mut ent) = (d.upload(d1.offsets())?, d.upload(d1.entries())?);
+    let (mut pairs, mut marks) = (d.upload(&pairs)?, d.upload(&marks)?);
+    let (mut from, mut to) = (d.upload(&words)?, d.upload(&words)?);
+    let (o, e, p, m) = (
+        d.address(&mut off),
+        d.address(&mut ent),
+        d.address(&mut pairs),
+        d.address(&mut marks),
+    );
+    for _ in 0..iterations {
+        let (f, t) = (d.address(&mut from), d.address(&mut to));
+        // SAFETY: `d1` has a row per vertex; the position arrays hold three
+        // words per vertex.
+        unsafe { d.launch::<SmoothInner>(blocks(vertices), (0, 0), (o, e, vertices, p, m, f, t))? };
+        std::mem::swap(&mut from, &mut to);
+    }
+    let out = d.download(from, words.len())?;
+    let (points, _) = out.as_chunks::<3>();
+    Ok(points.iter().map(|c| c.map(f32::from_bits)).collect())
+}
