@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cavity_tests::test_backend;
 use cavity_volume::boundary::{boundary, smooth};
+use cavity_volume::io::{CellMesh, VolumeIoError, read_volume, write_volume};
 use cavity_volume::relations::{cell_edges, cell_vertices, face_vertices};
 use cavity_volume::signed::{encode, index, is_negative, sign};
 use cavity_volume::{CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
@@ -556,6 +557,111 @@ fn columns_filled_from_many_blocks_come_out_sorted() {
     let a = TernaryCsr::new(offsets, entries, 64).unwrap();
     let t = transpose(&test_backend(), &a).unwrap();
     assert_eq!(t, a.transpose_serial());
+}
+
+#[test]
+fn medit_and_tetgen_files_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (positions, cells) = grid([3, 2, 2], 7, |c| c % 4 != 1, |c| c % 3 == 0);
+    let mixed = CellMesh {
+        positions: positions.clone(),
+        cells,
+    };
+    let medit = dir.path().join("mixed.mesh");
+    write_volume(&medit, &mixed).unwrap();
+    // MEDIT keeps the cells by type: tetrahedra, then hexahedra here.
+    let mut by_type = mixed.clone();
+    by_type
+        .cells
+        .sort_by_key(|c| matches!(c, CellVertices::Hexahedron(_)));
+    assert_eq!(read_volume(&medit).unwrap(), by_type);
+    let (positions, cells) = grid([2, 2, 2], 3, |_| true, |_| false);
+    let tets = CellMesh { positions, cells };
+    let tetgen = dir.path().join("tets.ele");
+    write_volume(&tetgen, &tets).unwrap();
+    assert_eq!(read_volume(&dir.path().join("tets.node")).unwrap(), tets);
+    // TetGen holds tetrahedra only; nothing is written then.
+    let refused = write_volume(&dir.path().join("mixed.node"), &mixed);
+    assert!(
+        matches!(refused, Err(VolumeIoError::Unsupported { .. })),
+        "{refused:?}"
+    );
+    assert!(!dir.path().join("mixed.node").exists());
+}
+
+#[test]
+fn bad_files_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let line = |r: Result<CellMesh, VolumeIoError>| match r {
+        Err(VolumeIoError::Syntax { line, .. }) => line,
+        other => panic!("{other:?}"),
+    };
+    let header =
+        "MeshVersionFormatted 2\nDimension 3\nVertices\n4\n0 0 0 0\n1 0 0 0\n0 1 0 0\n0 0 1 0\n";
+    let far = write(
+        "far.mesh",
+        &format!("{header}Tetrahedra\n1\n1 2 3 5 0\nEnd\n"),
+    );
+    assert_eq!(line(read_volume(&far)), 11);
+    let word = write(
+        "word.mesh",
+        &format!("{header}Tetrahedra\n1\n1 2 three 4 0\nEnd\n"),
+    );
+    assert_eq!(line(read_volume(&word)), 11);
+    let unknown = write("unknown.mesh", &format!("{header}Bubbles\n1\n"));
+    assert_eq!(line(read_volume(&unknown)), 9);
+    let short = write(
+        "short.mesh",
+        "MeshVersionFormatted 2\nDimension 3\nVertices\n2\n0 0 0 0\n",
+    );
+    assert!(matches!(
+        read_volume(&short),
+        Err(VolumeIoError::Syntax { .. })
+    ));
+    write("t.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
+    let ele = write("t.ele", "1 4 0\n0 0 1 2 4\n");
+    assert_eq!(line(read_volume(&ele)), 2);
+    let other = read_volume(&dir.path().join("t.vtk"));
+    assert!(
+        matches!(other, Err(VolumeIoError::UnknownFormat(_))),
+        "{other:?}"
+    );
+}
+
+#[test]
+fn cells_listed_inside_out_are_oriented() {
+    let cube: Vec<[f32; 3]> = (0..8u32)
+        .map(|i| [(i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32])
+        .collect();
+    let hex = [0, 1, 3, 2, 4, 5, 7, 6];
+    let mirrored = [
+        CellVertices::Tetrahedron([0, 2, 1, 4]),
+        CellVertices::Hexahedron([0, 2, 3, 1, 4, 6, 7, 5]),
+        CellVertices::Prism([0, 2, 1, 4, 6, 5]),
+        CellVertices::Pyramid([0, 2, 3, 1, 7]),
+        CellVertices::Polyhedron(
+            CellVertices::Hexahedron(hex)
+                .faces()
+                .into_iter()
+                .map(|f| f.into_iter().rev().collect())
+                .collect(),
+        ),
+    ];
+    for cell in mirrored {
+        assert!(cell.signed_volume(&cube) < 0.0, "{cell:?}");
+        let fixed = cell.clone().oriented(&cube);
+        assert!(
+            (fixed.signed_volume(&cube) + cell.signed_volume(&cube)).abs() < 1e-9,
+            "{fixed:?}"
+        );
+        let m = VolumeMesh::from_cells(cube.clone(), std::slice::from_ref(&fixed)).unwrap();
+        check_operators(&m).unwrap();
+    }
 }
 
 proptest! {

@@ -15,11 +15,13 @@
 //!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`);
 //! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
 //!   vertices;
+//! - [`io`]: MEDIT `.mesh` and TetGen `.node`/`.ele` files;
 //! - [`relations`]: the indirect relations (face-vertices, cell-edges,
 //!   cell-vertices) on a backend, by count, scan and fill.
 
 pub mod boundary;
 pub mod device;
+pub mod io;
 pub mod mesh;
 pub mod relations;
 pub mod ternary;

@@ -107,6 +107,50 @@ impl CellVertices {
         }
     }
 
+    /// The volume the cell's face loops enclose (the divergence theorem
+    /// over fans of its faces, in `f64`): positive for a cell whose faces
+    /// face out.
+    pub fn signed_volume(&self, positions: &[[f32; 3]]) -> f64 {
+        let p = |v: u32| positions[v as usize].map(f64::from);
+        let mut volume = 0.0;
+        for face in self.faces() {
+            for i in 1..face.len().saturating_sub(1) {
+                let [a, b, c] = [p(face[0]), p(face[i]), p(face[i + 1])];
+                volume += a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+                    + a[2] * (b[0] * c[1] - b[1] * c[0]);
+            }
+        }
+        volume / 6.0
+    }
+
+    /// The cell with its faces facing out: mirrored (a tetrahedron's
+    /// vertices 1 and 2 swapped, the loops of the other types reversed)
+    /// when its [`CellVertices::signed_volume`] is negative, as for cells
+    /// listed in the other handedness. Its vertices must lie in
+    /// `positions`.
+    pub fn oriented(self, positions: &[[f32; 3]]) -> CellVertices {
+        if self.signed_volume(positions) >= 0.0 {
+            return self;
+        }
+        match self {
+            CellVertices::Tetrahedron([a, b, c, d]) => CellVertices::Tetrahedron([a, c, b, d]),
+            CellVertices::Hexahedron(v) => {
+                CellVertices::Hexahedron([v[0], v[3], v[2], v[1], v[4], v[7], v[6], v[5]])
+            }
+            CellVertices::Prism(v) => CellVertices::Prism([v[0], v[2], v[1], v[3], v[5], v[4]]),
+            CellVertices::Pyramid(v) => CellVertices::Pyramid([v[0], v[3], v[2], v[1], v[4]]),
+            CellVertices::Polyhedron(faces) => CellVertices::Polyhedron(
+                faces
+                    .into_iter()
+                    .map(|mut f| {
+                        f.reverse();
+                        f
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
     /// The cell's distinct vertices, in the order they are listed.
     pub fn vertices(&self) -> Vec<u32> {
         let listed: Vec<u32> = match self {

@@ -37,7 +37,9 @@ use cavity_remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
 use cavity_track::{TrackError, TrackSettings};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::commands::{bench, delaunay, denoise, geodesic, info, normals, remesh, smooth, track};
+use crate::commands::{
+    bench, delaunay, denoise, geodesic, info, normals, remesh, smooth, tet, track,
+};
 use crate::output::Stdout;
 
 #[derive(Parser)]
@@ -142,6 +144,47 @@ impl DynamicArgs {
     }
 }
 
+/// The volumetric commands (`cavity tet ...`).
+#[derive(Subcommand)]
+enum TetCommand {
+    /// Counts of vertices, edges, faces and cells by type, the boundary's
+    /// counts, memory in bytes per cell, and the times.
+    Info {
+        /// Input mesh (.mesh, .node or .ele).
+        mesh: PathBuf,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+    /// The boundary (the faces whose cells do not cancel, facing out) as a
+    /// surface, polygons split into triangle fans.
+    Boundary {
+        /// Input mesh (.mesh, .node or .ele).
+        mesh: PathBuf,
+        /// Output surface (.ply, .obj, .off or .stl).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+    /// Laplacian smoothing of the inner vertices: each step moves every
+    /// vertex off the boundary to the average of its edge neighbours.
+    Smooth {
+        /// Input mesh (.mesh, .node or .ele).
+        mesh: PathBuf,
+        /// Output mesh (.mesh, or .node/.ele for tetrahedra); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Smoothing steps.
+        #[arg(long, default_value_t = 10)]
+        iterations: u32,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Isotropic remeshing (dynamic paper section 6.3, Botsch and Kobbelt
@@ -206,6 +249,13 @@ enum Command {
         every: Option<u32>,
         #[command(flatten)]
         dynamic: DynamicArgs,
+    },
+    /// Volumetric meshes (MEDIT .mesh, TetGen .node/.ele) as ternary
+    /// sparse boundary operators (Mueller-Roemer et al.): counts,
+    /// boundary, smoothing.
+    Tet {
+        #[command(subcommand)]
+        what: TetCommand,
     },
     /// Counts, components, boundary loops, non-manifold elements and patch statistics.
     Info {
@@ -629,6 +679,20 @@ fn run(cli: Cli) -> Result<()> {
             track::track(&settings, &output, every, &dynamic)
         }
         Command::Info { mesh, patch_size } => info::info(mesh.as_deref(), patch_size),
+        Command::Tet { what } => match what {
+            TetCommand::Info { mesh, device } => tet::info(&mesh, device),
+            TetCommand::Boundary {
+                mesh,
+                output,
+                device,
+            } => tet::boundary_surface(&mesh, &output, device),
+            TetCommand::Smooth {
+                mesh,
+                output,
+                iterations,
+                device,
+            } => tet::smooth_inner(&mesh, &output, iterations, device),
+        },
         Command::Normals {
             input,
             output,

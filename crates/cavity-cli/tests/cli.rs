@@ -324,3 +324,66 @@ fn denoising_moves_vertices_keeps_the_faces_and_never_the_input() {
         std::fs::read(asset("bumpy-cube.obj")).expect("read")
     );
 }
+
+#[test]
+fn tet_commands_read_write_and_refuse_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("two-hexes.mesh");
+    let mut text = String::from("MeshVersionFormatted 2\nDimension 3\nVertices\n12\n");
+    for (x, y, z) in (0..3).flat_map(|x| [(x, 0, 0), (x, 1, 0), (x, 0, 1), (x, 1, 1)]) {
+        text += &format!("{x} {y} {z} 0\n");
+    }
+    // Vertex (x, y, z) is number 4x + y + 2z + 1.
+    text += "Hexahedra\n2\n1 5 6 2 3 7 8 4 0\n5 9 10 6 7 11 12 8 0\nEnd\n";
+    std::fs::write(&input, &text).unwrap();
+    let info = cavity()
+        .args(["tet", "info", "--device", "cpu"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.status.success(),
+        "{}",
+        String::from_utf8_lossy(&info.stderr)
+    );
+    assert!(
+        stdout.contains("12 vertices, 20 edges, 11 faces, 2 cells"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("boundary: 10 faces, 20 edges, 12 vertices"),
+        "{stdout}"
+    );
+    let surface = dir.path().join("boundary.obj");
+    succeeds(&["tet", "boundary", "--device", "cpu"], &input, &surface);
+    let read = cavity::io::read_mesh(&surface).unwrap().mesh;
+    assert_eq!((read.num_vertices(), read.num_faces()), (12, 20));
+    let smoothed = dir.path().join("smoothed.mesh");
+    succeeds(&["tet", "smooth", "--device", "cpu"], &input, &smoothed);
+    assert!(
+        std::fs::read_to_string(&smoothed)
+            .unwrap()
+            .contains("Hexahedra\n2\n")
+    );
+    let again = cavity()
+        .args(["tet", "smooth", "--device", "cpu"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert_eq!(
+        std::fs::read_to_string(&input).unwrap(),
+        text,
+        "the input is untouched"
+    );
+    std::fs::write(&input, text.replace("5 9 10 6", "5 9 x 6")).unwrap();
+    let bad = cavity().args(["tet", "info"]).arg(&input).output().unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && stderr.contains("two-hexes.mesh:20:"),
+        "{stderr}"
+    );
+}

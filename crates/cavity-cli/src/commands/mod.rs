@@ -8,6 +8,7 @@ pub(crate) mod info;
 pub(crate) mod normals;
 pub(crate) mod remesh;
 pub(crate) mod smooth;
+pub(crate) mod tet;
 pub(crate) mod track;
 
 use std::path::Path;
