@@ -420,6 +420,8 @@ fn one_cell_of_each_type_has_its_elements_and_volume() {
     ];
     for (cell, counts, volume) in cases {
         let m = VolumeMesh::from_cells(cube.clone(), std::slice::from_ref(&cell)).unwrap();
+        let serial = VolumeMesh::from_cells_serial(cube.clone(), std::slice::from_ref(&cell));
+        assert_eq!(m, serial.unwrap());
         let used = counts[0];
         let mut got = m.counts();
         got[0] = cell.vertices().len();
@@ -466,7 +468,9 @@ fn a_hexahedral_grid_has_the_grid_counts_and_opposite_signs_inside() {
 #[test]
 fn a_tetrahedral_ball_has_euler_characteristic_one() {
     let (positions, cells) = grid([3, 3, 3], 2, |_| true, |_| false);
+    let serial = VolumeMesh::from_cells_serial(positions.clone(), &cells).unwrap();
     let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+    assert_eq!(m, serial);
     let [v, e, f, c] = m.counts().map(|x| x as i64);
     assert_eq!(v - e + f - c, 1);
     assert_eq!(c, 6 * 27);
@@ -481,6 +485,29 @@ fn a_tetrahedral_ball_has_euler_characteristic_one() {
     let [v, e, f] = [b.vertices.len(), b.edges.len(), b.faces.len()].map(|x| x as i64);
     assert_eq!(v - e + f, 2);
     assert_eq!(v, 4 * 4 * 4 - 2 * 2 * 2);
+}
+
+#[test]
+fn a_pentagonal_prism_is_one_polyhedron() {
+    // Faces of five vertices: the build falls back to the serial one.
+    let ring = |z: f32| {
+        (0..5).map(move |k| {
+            let a = k as f32 * std::f32::consts::TAU / 5.0;
+            [a.cos(), a.sin(), z]
+        })
+    };
+    let positions: Vec<[f32; 3]> = ring(0.0).chain(ring(1.0)).collect();
+    let mut faces = vec![vec![4, 3, 2, 1, 0], vec![5, 6, 7, 8, 9]];
+    for k in 0..5 {
+        let n = (k + 1) % 5;
+        faces.push(vec![k, n, n + 5, k + 5]);
+    }
+    let cells = [CellVertices::Polyhedron(faces)];
+    let m = VolumeMesh::from_cells(positions.clone(), &cells).unwrap();
+    assert_eq!(m, VolumeMesh::from_cells_serial(positions, &cells).unwrap());
+    assert_eq!(m.counts(), [10, 15, 7, 1]);
+    check_operators(&m).unwrap();
+    check_boundary(&m, &cells).unwrap();
 }
 
 #[test]
@@ -681,7 +708,9 @@ proptest! {
         let hex_cube = |c: u32| (c.wrapping_mul(40503) ^ hex) % 3 == 0;
         let (positions, cells) = grid([n.0, n.1, n.2], jitter, keep_cube, hex_cube);
         prop_assume!(!cells.is_empty());
+        let serial = VolumeMesh::from_cells_serial(positions.clone(), &cells).unwrap();
         let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+        prop_assert_eq!(&m, &serial, "the parallel build numbers as the serial one");
         check_operators(&m).map_err(TestCaseError::fail)?;
         check_transposes(&m).map_err(TestCaseError::fail)?;
         check_against_cells(&m, &cells).map_err(TestCaseError::fail)?;

@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use crate::VolumeError;
 use crate::signed::{encode, index, is_negative};
 use crate::ternary::TernaryCsr;
@@ -183,7 +185,9 @@ pub struct VolumeMesh {
 impl VolumeMesh {
     /// The mesh of `cells` over the vertices at `positions`: every face of
     /// every cell and every edge of every face, each stored once (faces
-    /// and edges are the same when they have the same vertices).
+    /// and edges are the same when they have the same vertices), numbered
+    /// in the order the cells first name them. Built in parallel by
+    /// sorting the faces' and edges' occurrences by their vertices.
     ///
     /// # Errors
     /// [`VolumeError::VertexOutOfRange`] for a cell naming a vertex past
@@ -192,6 +196,53 @@ impl VolumeMesh {
     /// fewer than three vertices or with a repeated vertex;
     /// [`VolumeError::TooLarge`] past `2³¹ - 1` edges or faces.
     pub fn from_cells(
+        positions: Vec<[f32; 3]>,
+        cells: &[CellVertices],
+    ) -> Result<VolumeMesh, VolumeError> {
+        if let Some(error) = cells
+            .par_iter()
+            .enumerate()
+            .find_map_first(|(c, cell)| check_cell(c, cell, positions.len()).err())
+        {
+            return Err(error);
+        }
+        let occurrences: Vec<Occurrence> = cells
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(c, cell)| {
+                cell.faces()
+                    .into_iter()
+                    .enumerate()
+                    .map(move |(j, face)| Occurrence::new(&face, c as u32, j as u32))
+            })
+            .collect();
+        if occurrences.iter().any(|o| o.len == 0) {
+            return Self::from_cells_serial(positions, cells);
+        }
+        let (face_loops, cell_offsets, cell_entries) = number_faces(occurrences, cells.len());
+        let (edges, face_offsets, face_entries) = number_edges(&face_loops);
+        for (what, count) in [("edges", edges.len()), ("faces", face_loops.len())] {
+            if count > i32::MAX as usize {
+                return Err(VolumeError::TooLarge { what, count });
+            }
+        }
+        Ok(VolumeMesh {
+            faces: TernaryCsr::new(face_offsets, face_entries, edges.len() as u32)?,
+            cells: TernaryCsr::new(cell_offsets, cell_entries, face_loops.len() as u32)?,
+            positions,
+            edges,
+            cell_types: cells.iter().map(CellVertices::cell_type).collect(),
+        })
+    }
+
+    /// [`VolumeMesh::from_cells`] serially, one cell after another with hash
+    /// maps of the faces and edges seen: the reference the parallel build
+    /// is tested against (the same mesh, numbered alike), and the build of
+    /// meshes with faces of more than four vertices.
+    ///
+    /// # Errors
+    /// As [`VolumeMesh::from_cells`].
+    pub fn from_cells_serial(
         positions: Vec<[f32; 3]>,
         cells: &[CellVertices],
     ) -> Result<VolumeMesh, VolumeError> {
@@ -349,4 +400,126 @@ fn check_cell(c: usize, cell: &CellVertices, vertices: usize) -> Result<(), Volu
         return degenerate("a vertex named twice".into());
     }
     Ok(())
+}
+
+/// One face of one cell, keyed by its sorted vertices (faces of at most
+/// four vertices; `len` 0 for a longer one).
+#[derive(Clone, Copy)]
+struct Occurrence {
+    key: [u32; 4],
+    face: [u32; 4],
+    len: u32,
+    cell: u32,
+    local: u32,
+}
+
+impl Occurrence {
+    fn new(face: &[u32], cell: u32, local: u32) -> Self {
+        let (mut key, mut loop_) = ([u32::MAX; 4], [u32::MAX; 4]);
+        let len = if face.len() <= 4 {
+            face.len() as u32
+        } else {
+            0
+        };
+        if len > 0 {
+            key[..face.len()].copy_from_slice(face);
+            loop_[..face.len()].copy_from_slice(face);
+            key.sort_unstable();
+        }
+        Occurrence {
+            key,
+            face: loop_,
+            len,
+            cell,
+            local,
+        }
+    }
+
+    fn face(&self) -> &[u32] {
+        &self.face[..self.len as usize]
+    }
+}
+
+/// Starts of the runs of equal `key`s in `sorted`, and its length.
+fn runs<T: Sync, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K + Sync) -> Vec<usize> {
+    let mut starts: Vec<usize> = (0..sorted.len())
+        .into_par_iter()
+        .filter(|&i| i == 0 || key(&sorted[i]) != key(&sorted[i - 1]))
+        .collect();
+    starts.push(sorted.len());
+    starts
+}
+
+/// The faces numbered in the order the cells first name them, each with
+/// the loop of that first occurrence, and ∂3 (offsets and entries) with
+/// each cell's faces in its local order.
+fn number_faces(mut occ: Vec<Occurrence>, cells: usize) -> (Vec<Vec<u32>>, Vec<u32>, Vec<u32>) {
+    occ.par_sort_unstable_by_key(|o| (o.key, o.cell, o.local));
+    let starts = runs(&occ, |o| o.key);
+    // Each run's first occurrence is its face's first in cell order.
+    let mut order: Vec<usize> = (0..starts.len() - 1).collect();
+    order.par_sort_unstable_by_key(|&g| (occ[starts[g]].cell, occ[starts[g]].local));
+    let mut id = vec![0u32; order.len()];
+    for (f, &g) in order.iter().enumerate() {
+        id[g] = f as u32;
+    }
+    let face_loops: Vec<Vec<u32>> = order
+        .par_iter()
+        .map(|&g| occ[starts[g]].face().to_vec())
+        .collect();
+    let mut counts = vec![0u32; cells + 1];
+    for o in &occ {
+        counts[o.cell as usize + 1] += 1;
+    }
+    for c in 0..cells {
+        counts[c + 1] += counts[c];
+    }
+    let offsets = counts;
+    let mut entries = vec![0u32; occ.len()];
+    for g in 0..starts.len() - 1 {
+        let first = occ[starts[g]].face();
+        for o in &occ[starts[g]..starts[g + 1]] {
+            let at = offsets[o.cell as usize] + o.local;
+            entries[at as usize] = encode(id[g], !same_turn(first, o.face()));
+        }
+    }
+    (face_loops, offsets, entries)
+}
+
+/// The edges numbered in the order the faces (in order) first name them,
+/// each stored as that first occurrence's ordered pair, and ∂2 (offsets
+/// and entries) with each face's edges in its loop's order.
+fn number_edges(faces: &[Vec<u32>]) -> (Vec<[u32; 2]>, Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; faces.len() + 1];
+    for (f, face) in faces.iter().enumerate() {
+        offsets[f + 1] = offsets[f] + face.len() as u32;
+    }
+    // (sorted pair, face, place in the face, the pair as the face runs).
+    let mut occ: Vec<([u32; 2], u32, u32, [u32; 2])> = faces
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(f, face)| {
+            (0..face.len()).map(move |i| {
+                let (a, b) = (face[i], face[(i + 1) % face.len()]);
+                ([a.min(b), a.max(b)], f as u32, i as u32, [a, b])
+            })
+        })
+        .collect();
+    occ.par_sort_unstable_by_key(|o| (o.0, o.1, o.2));
+    let starts = runs(&occ, |o| o.0);
+    let mut order: Vec<usize> = (0..starts.len() - 1).collect();
+    order.par_sort_unstable_by_key(|&g| (occ[starts[g]].1, occ[starts[g]].2));
+    let mut id = vec![0u32; order.len()];
+    for (e, &g) in order.iter().enumerate() {
+        id[g] = e as u32;
+    }
+    let edges: Vec<[u32; 2]> = order.iter().map(|&g| occ[starts[g]].3).collect();
+    let mut entries = vec![0u32; occ.len()];
+    for g in 0..starts.len() - 1 {
+        for o in &occ[starts[g]..starts[g + 1]] {
+            let at = offsets[o.1 as usize] + o.2;
+            entries[at as usize] = encode(id[g], edges[id[g] as usize] != o.3);
+        }
+    }
+    (edges, offsets, entries)
 }

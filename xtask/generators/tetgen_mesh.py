@@ -1,0 +1,67 @@
+"""Tetrahedral meshes of closed surfaces with TetGen (the `tetgen` wheel,
+0.8.4; see ../shared/PEERS.md), written as TetGen .node/.ele files that
+`cavity tet` reads.
+
+    python3 tetgen_mesh.py SURFACE.obj OUT.node [--max-volume V]
+
+--max-volume is relative to the surface's bounding-box volume (smaller
+gives more tetrahedra: about 1e-6 gives a million on Spot). The large
+outputs are not kept in the repository; this script makes them again.
+"""
+
+import argparse
+import sys
+import time
+
+import numpy as np
+import tetgen
+
+
+def read_obj(path):
+    vertices, faces = [], []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            if parts[0] == "v":
+                vertices.append([float(x) for x in parts[1:4]])
+            elif parts[0] == "f":
+                loop = [int(p.split("/")[0]) - 1 for p in parts[1:]]
+                for k in range(1, len(loop) - 1):
+                    faces.append([loop[0], loop[k], loop[k + 1]])
+    return np.array(vertices, dtype=np.float64), np.array(faces, dtype=np.int32)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("surface")
+    parser.add_argument("out")
+    parser.add_argument("--max-volume", type=float, default=1e-5)
+    args = parser.parse_args()
+    v, f = read_obj(args.surface)
+    box = np.prod(v.max(axis=0) - v.min(axis=0))
+    start = time.time()
+    gen = tetgen.TetGen(v, f)
+    nodes, elems = gen.tetrahedralize(
+        steinerleft=-1,
+        fixedvolume=True,
+        maxvolume=args.max_volume * box,
+        minratio=1.5,
+        quality=True,
+    )[:2]
+    seconds = time.time() - start
+    stem = args.out.rsplit(".", 1)[0]
+    with open(stem + ".node", "w") as out:
+        out.write(f"{len(nodes)} 3 0 0\n")
+        for i, p in enumerate(nodes):
+            out.write(f"{i} {p[0]:.9g} {p[1]:.9g} {p[2]:.9g}\n")
+    with open(stem + ".ele", "w") as out:
+        out.write(f"{len(elems)} 4 0\n")
+        for i, t in enumerate(elems):
+            out.write(f"{i} {t[0]} {t[1]} {t[2]} {t[3]}\n")
+    print(f"{args.surface}: {len(nodes)} vertices, {len(elems)} tetrahedra in {seconds:.1f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
