@@ -6,9 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use cavity_tests::test_backend;
-use cavity_volume::boundary::{boundary, smooth};
+use cavity_volume::boundary::{boundary, boundary_serial, smooth, smooth_serial};
 use cavity_volume::io::{CellMesh, VolumeIoError, read_volume, write_volume};
-use cavity_volume::relations::{cell_edges, cell_vertices, face_vertices};
+use cavity_volume::relations::{
+    cell_edges, cell_vertices, compose_serial, face_vertices, face_vertices_serial,
+};
 use cavity_volume::signed::{encode, index, is_negative, sign};
 use cavity_volume::{CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
 use proptest::prelude::*;
@@ -511,6 +513,21 @@ fn a_pentagonal_prism_is_one_polyhedron() {
 }
 
 #[test]
+fn the_benchmark_times_every_operation() {
+    let (positions, cells) = grid([3, 3, 2], 5, |_| true, |c| c % 2 == 0);
+    let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+    let cpu = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
+    let bench =
+        cavity_volume::bench::tet_bench("grid", &m, &test_backend(), &cpu, 1, |_| {}).unwrap();
+    assert_eq!(bench.rows.len(), 8);
+    let table = bench.table();
+    assert!(
+        table.contains("| boundary |") && table.contains("bytes per cell"),
+        "{table}"
+    );
+}
+
+#[test]
 fn bad_cells_are_named() {
     let positions = vec![[0.0; 3]; 4];
     let far = VolumeMesh::from_cells(
@@ -717,5 +734,13 @@ proptest! {
         check_relations(&m, &cells).map_err(TestCaseError::fail)?;
         check_boundary(&m, &cells).map_err(TestCaseError::fail)?;
         check_smoothing(&m, &cells, 2).map_err(TestCaseError::fail)?;
+        // The serial runs of the benchmark give the same, bit for bit.
+        let backend = test_backend();
+        let fv = face_vertices_serial(&m);
+        prop_assert_eq!(face_vertices(&backend, &m).unwrap(), fv.clone());
+        prop_assert_eq!(cell_edges(&backend, &m).unwrap(), compose_serial(m.d3(), m.d2()));
+        prop_assert_eq!(cell_vertices(&backend, &m).unwrap(), compose_serial(m.d3(), &fv));
+        prop_assert_eq!(boundary(&backend, &m).unwrap(), boundary_serial(&m));
+        prop_assert_eq!(smooth(&backend, &m, 3).unwrap(), smooth_serial(&m, 3));
     }
 }

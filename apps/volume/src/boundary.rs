@@ -10,6 +10,7 @@ use cavity_volume_kernels::{
 use crate::VolumeError;
 use crate::device::{Device, Words};
 use crate::mesh::VolumeMesh;
+use crate::signed::{encode, index, is_negative, sign};
 use crate::transpose;
 
 /// The boundary of a mesh: the boundary of the sum of its cells.
@@ -149,4 +150,68 @@ pub fn smooth(
     let out = d.download(from, words.len())?;
     let (points, _) = out.as_chunks::<3>();
     Ok(points.iter().map(|c| c.map(f32::from_bits)).collect())
+}
+
+/// [`boundary`] serially (the reference and the benchmark's serial run).
+pub fn boundary_serial(mesh: &VolumeMesh) -> Boundary {
+    let d3 = mesh.d3().transpose_serial();
+    let mut faces = Vec::new();
+    let mut edge_marks = vec![false; mesh.edges().len()];
+    for f in 0..d3.rows() {
+        let sum: i32 = d3.row(f).iter().map(|&c| sign(c)).sum();
+        if sum != 0 {
+            faces.push(encode(f, sum < 0));
+            for &e in mesh.d2().row(f) {
+                edge_marks[index(e) as usize] = true;
+            }
+        }
+    }
+    let mut vertex_marks = vec![false; mesh.positions().len()];
+    let edges: Vec<u32> = (0..edge_marks.len() as u32)
+        .filter(|&e| edge_marks[e as usize])
+        .collect();
+    for &e in &edges {
+        for v in mesh.edges()[e as usize] {
+            vertex_marks[v as usize] = true;
+        }
+    }
+    Boundary {
+        faces,
+        edges,
+        vertices: (0..vertex_marks.len() as u32)
+            .filter(|&v| vertex_marks[v as usize])
+            .collect(),
+    }
+}
+
+/// [`smooth`] serially, in the same order of additions (bit for bit the
+/// same positions).
+pub fn smooth_serial(mesh: &VolumeMesh, iterations: u32) -> Vec<[f32; 3]> {
+    let mut fixed = vec![false; mesh.positions().len()];
+    for v in boundary_serial(mesh).vertices {
+        fixed[v as usize] = true;
+    }
+    let d1 = mesh.d1().transpose_serial();
+    let mut from = mesh.positions().to_vec();
+    for _ in 0..iterations {
+        let to: Vec<[f32; 3]> = (0..from.len() as u32)
+            .map(|v| {
+                let row = d1.row(v);
+                if fixed[v as usize] || row.is_empty() {
+                    return from[v as usize];
+                }
+                let mut sum = [0.0f32; 3];
+                for &e in row {
+                    let [a, b] = mesh.edges()[index(e) as usize];
+                    let other = if is_negative(e) { b } else { a };
+                    for (c, s) in sum.iter_mut().enumerate() {
+                        *s += from[other as usize][c];
+                    }
+                }
+                sum.map(|s| s / row.len() as f32)
+            })
+            .collect();
+        from = to;
+    }
+    from
 }

@@ -13,12 +13,14 @@
 //! - [`device`]: the transposes on a backend, by count, scan, fill and a
 //!   per-row sort (the paper's Algorithm 1; kernels in
 //!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`);
+//! - [`bench`]: `cavity bench tet`;
 //! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
 //!   vertices;
 //! - [`io`]: MEDIT `.mesh` and TetGen `.node`/`.ele` files;
 //! - [`relations`]: the indirect relations (face-vertices, cell-edges,
 //!   cell-vertices) on a backend, by count, scan and fill.
 
+pub mod bench;
 pub mod boundary;
 pub mod device;
 pub mod io;

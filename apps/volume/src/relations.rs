@@ -13,6 +13,7 @@ use cavity_volume_kernels::{ComposeCount, ComposeFill, FaceVertices, SortRows, b
 use crate::VolumeError;
 use crate::device::Device;
 use crate::mesh::VolumeMesh;
+use crate::signed::index;
 use crate::ternary::TernaryCsr;
 
 /// Each face's vertex loop (row `f`: the tails of its signed edges, in
@@ -108,4 +109,36 @@ pub fn cell_edges(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, Vo
 /// As [`compose`].
 pub fn cell_vertices(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
     compose(backend, mesh.d3(), &face_vertices(backend, mesh)?)
+}
+
+/// [`compose`] serially (the reference and the benchmark's serial run):
+/// each row's indices collected, sorted and deduplicated.
+pub fn compose_serial(a: &TernaryCsr, b: &TernaryCsr) -> TernaryCsr {
+    let mut offsets = vec![0u32];
+    let mut entries = Vec::new();
+    let mut row = Vec::new();
+    for r in 0..a.rows() {
+        row.clear();
+        for &e in a.row(r) {
+            row.extend(b.row(index(e)).iter().map(|&x| index(x)));
+        }
+        row.sort_unstable();
+        row.dedup();
+        entries.extend_from_slice(&row);
+        offsets.push(entries.len() as u32);
+    }
+    TernaryCsr::new(offsets, entries, b.columns()).expect("indices of b's columns")
+}
+
+/// [`face_vertices`] serially.
+pub fn face_vertices_serial(mesh: &VolumeMesh) -> TernaryCsr {
+    let entries = (0..mesh.d2().rows())
+        .flat_map(|f| mesh.face_vertices(f))
+        .collect();
+    TernaryCsr::new(
+        mesh.d2().offsets().to_vec(),
+        entries,
+        mesh.positions().len() as u32,
+    )
+    .expect("vertices of the mesh")
 }

@@ -537,6 +537,18 @@ enum BenchWhat {
         #[command(flatten)]
         common: Common,
     },
+    /// Volumetric meshes (.mesh, .node/.ele): the transposes, relations, boundary and ten smoothing steps on the GPU, the CPU backend and serially in one run, with bytes per cell.
+    Tet {
+        /// Input meshes.
+        #[arg(required = true)]
+        meshes: Vec<PathBuf>,
+        /// Timed runs per operation (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Backend for the GPU column (the CPU backend and the serial runs always run).
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.
@@ -750,6 +762,14 @@ fn run(cli: Cli) -> Result<()> {
             output,
             dynamic,
         } => delaunay::delaunay(input.as_deref(), &output, &dynamic),
+        Command::Bench {
+            what:
+                BenchWhat::Tet {
+                    meshes,
+                    reps,
+                    device,
+                },
+        } => tet::bench(&meshes, reps, device),
         Command::Bench {
             what:
                 BenchWhat::Queries {

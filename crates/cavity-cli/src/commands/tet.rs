@@ -1,11 +1,14 @@
 //! `cavity tet`: volumetric meshes as ternary boundary operators
 //! (`cavity-volume`): counts and boundary (`info`), the boundary as a
-//! surface (`boundary`), Laplacian smoothing of inner vertices (`smooth`).
+//! surface (`boundary`), Laplacian smoothing of inner vertices (`smooth`),
+//! and `cavity bench tet`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cavity::TriMesh;
+use cavity::backend::Backend;
+use cavity::backend::cpu::CpuBackend;
 use cavity::io::{check_writable, write_mesh};
 use cavity_volume::boundary::{Boundary, boundary, smooth};
 use cavity_volume::io::{CellMesh, VolumeFormat, read_volume, write_volume};
@@ -15,7 +18,7 @@ use cavity_volume::{CellType, CellVertices, VolumeMesh};
 use crate::Device;
 use crate::Result;
 use crate::device::backend;
-use crate::output::sayln;
+use crate::output::{say, sayln, spinner};
 
 /// The mesh at `path` with its cells oriented outward, built, and the
 /// seconds reading and building took.
@@ -166,5 +169,27 @@ pub(crate) fn smooth_inner(
         backend.name(),
         output.display()
     );
+    Ok(())
+}
+
+/// `cavity bench tet`: each mesh's operations on the GPU (when `device`
+/// gives one), the CPU backend and serially.
+pub(crate) fn bench(meshes: &[PathBuf], reps: usize, device: Device) -> Result<()> {
+    let gpu = backend(device)?;
+    let cpu = Backend::Cpu(CpuBackend::new());
+    for path in meshes {
+        let (mesh, _, _, _) = load(path)?;
+        let pb = spinner();
+        let bench = cavity_volume::bench::tet_bench(
+            &path.display().to_string(),
+            &mesh,
+            &gpu,
+            &cpu,
+            reps,
+            |m| pb.set_message(m.to_string()),
+        )?;
+        pb.finish_and_clear();
+        say!("{}\n", bench.table());
+    }
     Ok(())
 }
