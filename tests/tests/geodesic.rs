@@ -246,7 +246,10 @@ proptest! {
     /// Any generated mesh (holes, non-manifold edges, isolated vertices,
     /// fans, several components, shuffled) and one source, at 1, 4 and 16
     /// sweeps per pass: the invariants hold and the distances match the
-    /// serial propagation within 1e-3 of the largest finite distance.
+    /// serial propagation within 1e-3 of the largest finite distance. The
+    /// propagation runs to a tolerance of 1e-5: at the default 1e-3 a
+    /// patch stops once no distance falls by more than that fraction, and
+    /// the stops add up along a path (a generated case ended 1.3e-3 off).
     #[test]
     fn matches_the_serial_propagation(
         mesh in any_mesh(),
@@ -254,7 +257,7 @@ proptest! {
         sweeps in prop::sample::select(vec![1u32, 4, 16]),
     ) {
         let sources = [pick % mesh.positions.len() as u32];
-        let s = GeodesicSettings { sweeps, ..settings() };
+        let s = GeodesicSettings { sweeps, tolerance: 1e-5, ..settings() };
         let (d, report) = geodesic_distance(&mesh, &sources, &s, &test_backend())
             .expect("geodesic");
         check_invariants(&mesh, &sources, &d).map_err(TestCaseError::fail)?;
