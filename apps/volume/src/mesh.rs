@@ -221,14 +221,32 @@ impl VolumeMesh {
         }
         let (face_loops, cell_offsets, cell_entries) = number_faces(occurrences, cells.len());
         let (edges, face_offsets, face_entries) = number_edges(&face_loops);
-        for (what, count) in [("edges", edges.len()), ("faces", face_loops.len())] {
+        Self::assemble(
+            positions,
+            cells,
+            edges,
+            (face_offsets, face_entries, face_loops.len()),
+            (cell_offsets, cell_entries),
+        )
+    }
+
+    /// The mesh of its parts, the faces' count checked against the ternary
+    /// entries' range.
+    fn assemble(
+        positions: Vec<[f32; 3]>,
+        cells: &[CellVertices],
+        edges: Vec<[u32; 2]>,
+        (face_offsets, face_entries, faces): (Vec<u32>, Vec<u32>, usize),
+        (cell_offsets, cell_entries): (Vec<u32>, Vec<u32>),
+    ) -> Result<VolumeMesh, VolumeError> {
+        for (what, count) in [("edges", edges.len()), ("faces", faces)] {
             if count > i32::MAX as usize {
                 return Err(VolumeError::TooLarge { what, count });
             }
         }
         Ok(VolumeMesh {
             faces: TernaryCsr::new(face_offsets, face_entries, edges.len() as u32)?,
-            cells: TernaryCsr::new(cell_offsets, cell_entries, face_loops.len() as u32)?,
+            cells: TernaryCsr::new(cell_offsets, cell_entries, faces as u32)?,
             positions,
             edges,
             cell_types: cells.iter().map(CellVertices::cell_type).collect(),
@@ -279,18 +297,13 @@ impl VolumeMesh {
             }
             cell_offsets.push(cell_entries.len() as u32);
         }
-        for (what, count) in [("edges", edges.len()), ("faces", face_loops.len())] {
-            if count > i32::MAX as usize {
-                return Err(VolumeError::TooLarge { what, count });
-            }
-        }
-        Ok(VolumeMesh {
-            faces: TernaryCsr::new(face_offsets, face_entries, edges.len() as u32)?,
-            cells: TernaryCsr::new(cell_offsets, cell_entries, face_loops.len() as u32)?,
+        Self::assemble(
             positions,
+            cells,
             edges,
-            cell_types: cells.iter().map(CellVertices::cell_type).collect(),
-        })
+            (face_offsets, face_entries, face_loops.len()),
+            (cell_offsets, cell_entries),
+        )
     }
 
     /// The vertex positions.
