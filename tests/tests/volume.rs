@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use cavity::io::MeshIoError;
 use cavity_tests::test_backend;
 use cavity_volume::boundary::{boundary, boundary_serial, smooth, smooth_serial};
 use cavity_volume::io::{CellMesh, VolumeIoError, read_volume, write_volume};
@@ -642,7 +643,7 @@ fn bad_files_name_the_line() {
         p
     };
     let line = |r: Result<CellMesh, VolumeIoError>| match r {
-        Err(VolumeIoError::Syntax { line, .. }) => line,
+        Err(VolumeIoError::File(MeshIoError::Syntax { line, .. })) => line,
         other => panic!("{other:?}"),
     };
     let header =
@@ -665,7 +666,7 @@ fn bad_files_name_the_line() {
     );
     assert!(matches!(
         read_volume(&short),
-        Err(VolumeIoError::Syntax { .. })
+        Err(VolumeIoError::File(MeshIoError::Syntax { .. }))
     ));
     write("t.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
     let ele = write("t.ele", "1 4 0\n0 0 1 2 4\n");

@@ -38,7 +38,19 @@ impl Device<'_> {
 
     /// `n` zeroed words on the backend.
     pub(crate) fn zeros(&self, n: usize) -> Result<Words, VolumeError> {
-        self.upload(&vec![0; n])
+        Ok(match self.backend {
+            Backend::Cpu(_) => Words::Host(vec![0; n]),
+            // Set on the device: no host array crosses the bus (at least one
+            // word, as `CudaBackend::upload` gives, for a valid address).
+            Backend::Cuda(gpu) => {
+                Words::Gpu(gpu.stream().alloc_zeros(n.max(1)).map_err(|source| {
+                    BackendError::Driver {
+                        what: "allocating a zeroed array",
+                        source,
+                    }
+                })?)
+            }
+        })
     }
 
     /// The address of `words` as a kernel parameter.

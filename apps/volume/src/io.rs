@@ -8,6 +8,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use cavity::io::MeshIoError;
+
 use crate::mesh::{CellType, CellVertices};
 
 /// Errors of reading and writing volumetric meshes; each names the file.
@@ -17,24 +19,10 @@ pub enum VolumeIoError {
     /// `.ele`.
     #[error("{0}: unknown volumetric mesh format (expected .mesh, .node or .ele)")]
     UnknownFormat(String),
-    /// An operating-system error.
-    #[error("{file}: {source}")]
-    Io {
-        /// The file.
-        file: String,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A malformed line.
-    #[error("{file}:{line}: {message}")]
-    Syntax {
-        /// The file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// What is wrong.
-        message: String,
-    },
+    /// The file could not be read or written, or a line is malformed
+    /// (`MeshIoError::Io`, `MeshIoError::Syntax`: the file, and the line).
+    #[error(transparent)]
+    File(#[from] MeshIoError),
     /// Something the format cannot hold (a polyhedron in MEDIT, another
     /// cell than a tetrahedron in TetGen): choose another format.
     #[error("{file}: {message}")]
@@ -107,11 +95,12 @@ impl<'a> Tokens<'a> {
     }
 
     fn error(&self, line: usize, message: String) -> VolumeIoError {
-        VolumeIoError::Syntax {
+        MeshIoError::Syntax {
             file: self.file.clone(),
             line,
             message,
         }
+        .into()
     }
 
     fn next(&mut self, what: &str) -> Result<(usize, &'a str), VolumeIoError> {
@@ -137,9 +126,12 @@ impl<'a> Tokens<'a> {
 }
 
 fn read_text(path: &Path) -> Result<String, VolumeIoError> {
-    std::fs::read_to_string(path).map_err(|source| VolumeIoError::Io {
-        file: path.display().to_string(),
-        source,
+    std::fs::read_to_string(path).map_err(|source| {
+        MeshIoError::Io {
+            file: path.display().to_string(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -322,9 +314,12 @@ fn listed(cell: &CellVertices) -> Option<&[u32]> {
 
 /// Writes `text` to `path` through a temporary file beside it.
 fn write_atomically(path: &Path, text: &[u8]) -> Result<(), VolumeIoError> {
-    let io = |source| VolumeIoError::Io {
-        file: path.display().to_string(),
-        source,
+    let io = |source| -> VolumeIoError {
+        MeshIoError::Io {
+            file: path.display().to_string(),
+            source,
+        }
+        .into()
     };
     let dir = path
         .parent()
@@ -343,7 +338,7 @@ fn write_atomically(path: &Path, text: &[u8]) -> Result<(), VolumeIoError> {
 ///
 /// # Errors
 /// [`VolumeIoError::Unsupported`] for a polyhedron (either format) or
-/// another cell than a tetrahedron (TetGen); [`VolumeIoError::Io`].
+/// another cell than a tetrahedron (TetGen); [`VolumeIoError::File`].
 pub fn write_volume(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
     let unsupported = |message: String| VolumeIoError::Unsupported {
         file: path.display().to_string(),

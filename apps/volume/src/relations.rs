@@ -8,7 +8,7 @@
 //! whose entries are all positive).
 
 use cavity::backend::Backend;
-use cavity_volume_kernels::{ComposeCount, ComposeFill, FaceVertices, SortRows, blocks};
+use cavity_volume_kernels::{Compose, FaceVertices, SortRows, blocks};
 
 use crate::VolumeError;
 use crate::device::Device;
@@ -78,19 +78,18 @@ pub fn compose(
     );
     let o = d.address(&mut offsets);
     // SAFETY: the two matrices as `TernaryCsr` checked them, `a`'s columns
-    // naming `b`'s rows; `offsets` holds `rows + 1` words.
-    unsafe { d.launch::<ComposeCount>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o))? };
+    // naming `b`'s rows; `offsets` holds `rows + 1` words; counting pass.
+    unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, 0))? };
     d.exclusive_scan(&mut offsets, rows + 1)?;
-    let host_offsets = d.download(offsets, rows as usize + 1)?;
-    let total = host_offsets[rows as usize] as usize;
-    let mut offsets = d.upload(&host_offsets)?;
+    let total = d.word(&offsets, rows)? as usize;
     let mut out = d.zeros(total)?;
-    let (o, x) = (d.address(&mut offsets), d.address(&mut out));
+    let x = d.address(&mut out);
     // SAFETY: as above; `offsets` is the scan of the counts and `out`
     // holds their total.
-    unsafe { d.launch::<ComposeFill>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, x))? };
+    unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, x))? };
     // SAFETY: `offsets` holds `rows + 1` words delimiting `out`.
     unsafe { d.launch::<SortRows>(blocks(rows), (0, 0), (o, x, rows))? };
+    let host_offsets = d.download(offsets, rows as usize + 1)?;
     let out = d.download(out, total)?;
     TernaryCsr::new(host_offsets, out, b.columns())
 }

@@ -10,7 +10,7 @@
 //!   [`AddChunkOffsets`]);
 //! - [`transpose`]: [`CountColumns`], [`FillTranspose`], [`SortRows`];
 //! - [`relations`]: the indirect relations, [`FaceVertices`],
-//!   [`ComposeCount`] and [`ComposeFill`];
+//!   [`Compose`];
 //! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
 //!   vertices.
 //!
@@ -27,7 +27,7 @@ pub mod signed;
 pub mod transpose;
 
 pub use boundary::{Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, SmoothInner};
-pub use relations::{ComposeCount, ComposeFill, FaceVertices};
+pub use relations::{Compose, FaceVertices};
 pub use scan::{AddChunkOffsets, ScanChunks};
 pub use transpose::{CountColumns, FillTranspose, SortRows};
 

@@ -1,7 +1,7 @@
 //! The indirect relations of the paper's section 4 by count, scan and
 //! fill: [`FaceVertices`] reads each face's vertex loop off ∂2 and ∂1
 //! (the tail of each signed edge, so the rows need no count), and
-//! [`ComposeCount`] with [`ComposeFill`] build the deduplicated product
+//! [`Compose`], counting then filling, builds the deduplicated product
 //! of two relations (cell-edges from ∂3 and ∂2, cell-vertices from ∂3 and
 //! face-vertices), each row's entries in the order they are first met;
 //! `crate::SortRows` then sorts them.
@@ -89,45 +89,18 @@ unsafe fn distinct(
 }
 
 cavity_device::kernel! {
-    /// Writes to `counts[r]` the number of distinct indices in row `r` of
-    /// the product of `a` (`rows` rows) and `b`.
+    /// Row `r` of the product of `a` (`rows` rows) and `b`, deduplicated:
+    /// with `out` 0 (the counting pass), the number of its distinct
+    /// indices goes to `offsets[r]`; otherwise (the filling pass,
+    /// `offsets` the scan of the counts) the indices go to
+    /// `out[offsets[r]..]`, in the order first met.
     ///
     /// # Safety
     /// The arrays describe two CSR matrices, `a`'s indices naming `b`'s
-    /// rows; `counts` holds `rows` words.
+    /// rows; `offsets` holds `rows` words (`rows + 1` when filling) and
+    /// `out` (unless 0) their total.
     #[launch_bounds = BOUNDS]
-    pub kernel ComposeCount(
-        launch,
-        a_offsets: u64,
-        a_entries: u64,
-        rows: u32,
-        b_offsets: u64,
-        b_entries: u64,
-        counts: u64,
-    ) {
-        // SAFETY: the kernel's contract.
-        let [ao, ae, bo, be, counts] =
-            unsafe { arrays([a_offsets, a_entries, b_offsets, b_entries, counts]) };
-        let (a, b) = ((ao, ae), (bo, be));
-        let (start, end) = chunk(launch.block_idx, rows);
-        launch.block.for_each(end - start, |k| {
-            let r = start + k;
-            // SAFETY: the kernel's contract; one thread per row of `counts`.
-            unsafe { counts.store_unshared(r, distinct(a, b, r, |_, _| {})) };
-        });
-    }
-}
-
-cavity_device::kernel! {
-    /// Writes the distinct indices of row `r` of the product of `a`
-    /// (`rows` rows) and `b` to `out[offsets[r]..]`, in the order first
-    /// met (`offsets`: the scan of [`ComposeCount`]'s counts).
-    ///
-    /// # Safety
-    /// As [`ComposeCount`]; `offsets` holds `rows + 1` words and `out`
-    /// their total.
-    #[launch_bounds = BOUNDS]
-    pub kernel ComposeFill(
+    pub kernel Compose(
         launch,
         a_offsets: u64,
         a_entries: u64,
@@ -138,17 +111,21 @@ cavity_device::kernel! {
         out: u64,
     ) {
         // SAFETY: the kernel's contract.
-        let [ao, ae, bo, be, offsets, out] =
+        let [ao, ae, bo, be, offsets, values] =
             unsafe { arrays([a_offsets, a_entries, b_offsets, b_entries, offsets, out]) };
         let (a, b) = ((ao, ae), (bo, be));
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;
-            // SAFETY: the kernel's contract; each row's words of `out` are
-            // written by one thread.
+            // SAFETY: the kernel's contract; one thread writes each row's
+            // count or its words of `out`.
             unsafe {
-                let at = offsets.load_unshared(r);
-                distinct(a, b, r, |i, x| out.store_unshared(at + i, x));
+                if out == 0 {
+                    offsets.store_unshared(r, distinct(a, b, r, |_, _| {}));
+                } else {
+                    let at = offsets.load_unshared(r);
+                    distinct(a, b, r, |i, x| values.store_unshared(at + i, x));
+                }
             }
         });
     }

@@ -40,18 +40,12 @@ fn files(path: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// Errors when writing `output` would replace a file of `input`.
+/// Errors when writing `output` would replace a file of `input` (each
+/// file of a TetGen pair against each).
 fn refuse_overwrite(input: &Path, output: &Path) -> Result<()> {
     for i in files(input) {
         for o in files(output) {
-            if o.exists() && i.exists() && std::fs::canonicalize(&i)? == std::fs::canonicalize(&o)?
-            {
-                return Err(format!(
-                    "refusing to overwrite the input {}: choose another -o",
-                    i.display()
-                )
-                .into());
-            }
+            crate::output::refuse_overwrite(Some(&i), &o)?;
         }
     }
     Ok(())
@@ -155,8 +149,8 @@ pub(crate) fn smooth_inner(
     device: Device,
 ) -> Result<()> {
     VolumeFormat::of(output)?;
-    refuse_overwrite(input, output)?;
     let (mesh, cells, _, _) = load(input)?;
+    refuse_overwrite(input, output)?;
     let backend = backend(device)?;
     let t = Instant::now();
     let positions = smooth(&backend, &mesh, iterations)?;
