@@ -13,6 +13,7 @@ use cavity_volume::relations::{
     cell_edges, cell_vertices, compose_serial, face_vertices, face_vertices_serial,
 };
 use cavity_volume::signed::{encode, index, is_negative, sign};
+use cavity_volume::subdivide::{subdivide, subdivide_serial};
 use cavity_volume::{CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
 use proptest::prelude::*;
 
@@ -743,5 +744,214 @@ proptest! {
         prop_assert_eq!(cell_vertices(&backend, &m).unwrap(), compose_serial(m.d3(), &fv));
         prop_assert_eq!(boundary(&backend, &m).unwrap(), boundary_serial(&m));
         prop_assert_eq!(smooth(&backend, &m, 3).unwrap(), smooth_serial(&m, 3));
+    }
+}
+
+/// The counts of `m` after a level of subdivision, from its cells' face
+/// loops alone (eqs. 1-4): vertices, edges, faces and cells, then the
+/// entries of ∂1, ∂2 and ∂3 and of the indirect relations.
+fn counts_from_loops(m: &VolumeMesh) -> [usize; 4] {
+    let [v, e, f, c] = m.counts();
+    let face_sizes: usize = (0..f as u32).map(|f| m.face_vertices(f).len()).sum();
+    let (mut cell_faces, mut cell_edges, mut cell_vertices) = (0, 0, 0);
+    for c in 0..c as u32 {
+        let loops = m.cell_faces(c);
+        cell_faces += loops.len();
+        let mut edges = BTreeSet::new();
+        let mut vertices = BTreeSet::new();
+        for l in &loops {
+            for i in 0..l.len() {
+                let (a, b) = (l[i], l[(i + 1) % l.len()]);
+                edges.insert((a.min(b), a.max(b)));
+                vertices.insert(a);
+            }
+        }
+        cell_edges += edges.len();
+        cell_vertices += vertices.len();
+    }
+    [
+        v + e + f + c,
+        2 * e + face_sizes + cell_faces,
+        face_sizes + cell_edges,
+        cell_vertices,
+    ]
+}
+
+/// Checks `levels` levels of subdivision of `m` (serially, and on the
+/// test backend equal bit for bit): the counts of eqs. 1-4, closed,
+/// outward cells of positive volume, quadrilateral faces, each cell's
+/// faces twice its corner's faces, the Euler characteristic kept, and
+/// the boundary's `n`-gons split into `n` quadrilaterals each.
+fn check_subdivision(m: &VolumeMesh, levels: u32) -> Result<VolumeMesh, String> {
+    let backend = test_backend();
+    let mut m = m.clone();
+    let euler = |m: &VolumeMesh| {
+        let [v, e, f, c] = m.counts().map(|x| x as i64);
+        v - e + f - c
+    };
+    for level in 1..=levels {
+        let next = subdivide_serial(&m).map_err(|e| e.to_string())?;
+        let on_backend = subdivide(&backend, &m, 1).map_err(|e| e.to_string())?;
+        if on_backend != next {
+            return Err(format!(
+                "level {level}: the backend's mesh differs from the serial one"
+            ));
+        }
+        if next.counts() != counts_from_loops(&m) {
+            return Err(format!(
+                "level {level}: counts {:?}, eqs. 1-4 give {:?}",
+                next.counts(),
+                counts_from_loops(&m)
+            ));
+        }
+        check_operators(&next).map_err(|e| format!("level {level}: {e}"))?;
+        if euler(&next) != euler(&m) {
+            return Err(format!(
+                "level {level}: Euler characteristic {}",
+                euler(&next)
+            ));
+        }
+        if let Some(f) = (0..next.d2().rows()).find(|&f| next.d2().row(f).len() != 4) {
+            return Err(format!("level {level}: face {f} is not a quadrilateral"));
+        }
+        let corners: usize = boundary_serial(&m)
+            .faces
+            .iter()
+            .map(|&f| m.d2().row(index(f)).len())
+            .sum();
+        if boundary_serial(&next).faces.len() != corners {
+            return Err(format!(
+                "level {level}: the boundary is not split into quadrilaterals"
+            ));
+        }
+        m = next;
+    }
+    Ok(m)
+}
+
+#[test]
+fn one_tetrahedron_hexahedron_and_pyramid_subdivide_into_the_known_cells() {
+    let cube: Vec<[f32; 3]> = (0..8u32)
+        .map(|i| [(i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32])
+        .collect();
+    let hex = [0, 1, 3, 2, 4, 5, 7, 6];
+    // (cell, vertices after one level, hexahedra, other cells' face counts)
+    let cases = [
+        (CellVertices::Tetrahedron([0, 1, 2, 4]), 15, 4, vec![]),
+        (CellVertices::Hexahedron(hex), 27, 8, vec![]),
+        (CellVertices::Prism([0, 1, 2, 4, 5, 6]), 21, 6, vec![]),
+        // Fig. 2: four hexahedra at the base, ten vertices and eight
+        // quadrilaterals at the apex.
+        (CellVertices::Pyramid([0, 1, 3, 2, 7]), 19, 4, vec![(10, 8)]),
+    ];
+    for (cell, vertices, hexahedra, others) in cases {
+        let m = VolumeMesh::from_cells(cube.clone(), std::slice::from_ref(&cell)).unwrap();
+        let s = check_subdivision(&m, 1).unwrap();
+        assert_eq!(s.positions().len(), vertices + 8 - cell.vertices().len());
+        let cells = s.cells();
+        let hexes = cells
+            .iter()
+            .filter(|c| matches!(c, CellVertices::Hexahedron(_)))
+            .count();
+        assert_eq!(hexes, hexahedra, "{cell:?}");
+        let mut other: Vec<(usize, usize)> = cells
+            .iter()
+            .filter_map(|c| match c {
+                CellVertices::Polyhedron(faces) => Some((c.vertices().len(), faces.len())),
+                _ => None,
+            })
+            .collect();
+        other.sort();
+        assert_eq!(other, others, "{cell:?}");
+        // The recovered cell-vertex lists build the same mesh's cells, each
+        // of positive volume.
+        for c in &cells {
+            assert!(c.signed_volume(s.positions()) > 0.0, "{c:?}");
+        }
+        let rebuilt = VolumeMesh::from_cells(s.positions().to_vec(), &cells).unwrap();
+        assert_eq!(rebuilt.counts(), s.counts());
+        check_subdivision(&m, 3).unwrap();
+    }
+}
+
+#[test]
+fn subdividing_a_regular_grid_reproduces_linear_positions_inside() {
+    // Tricubic B-spline refinement keeps a linear field: on an unperturbed
+    // grid every point made by the inside rules is the lattice point of the
+    // grid of half the spacing.
+    let (positions, cells) = grid([4, 4, 4], 0, |_| true, |_| true);
+    let positions: Vec<[f32; 3]> = positions.iter().map(|p| p.map(|x| x.round())).collect();
+    let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+    let s = check_subdivision(&m, 1).unwrap();
+    let [v, e, f, _] = m.counts();
+    let b = boundary_serial(&m);
+    let inside = |x: [f32; 3]| x.iter().all(|&c| c > 0.0 && c < 4.0);
+    let centre = |vs: &[u32]| {
+        let mut sum = [0.0f32; 3];
+        for &v in vs {
+            for (s, x) in sum.iter_mut().zip(m.positions()[v as usize]) {
+                *s += x / vs.len() as f32;
+            }
+        }
+        sum
+    };
+    let mut checked = 0;
+    for (i, p) in s.positions().iter().enumerate() {
+        let expected = if i < v {
+            if b.vertices.binary_search(&(i as u32)).is_ok() {
+                continue;
+            }
+            m.positions()[i]
+        } else if i < v + e {
+            let [a, c] = m.edges()[i - v];
+            centre(&[a, c])
+        } else if i < v + e + f {
+            centre(&m.face_vertices((i - v - e) as u32))
+        } else {
+            centre(&CellVertices::Polyhedron(m.cell_faces((i - v - e - f) as u32)).vertices())
+        };
+        if !inside(expected) {
+            continue;
+        }
+        for k in 0..3 {
+            assert!(
+                (p[k] - expected[k]).abs() < 1e-5,
+                "point {i}: {p:?}, not {expected:?}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked > 300, "{checked}");
+}
+
+#[test]
+fn open_polyhedra_are_refused() {
+    let cube: Vec<[f32; 3]> = (0..8u32)
+        .map(|i| [(i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32])
+        .collect();
+    let mut faces = CellVertices::Hexahedron([0, 1, 3, 2, 4, 5, 7, 6]).faces();
+    faces.pop();
+    let error = VolumeMesh::from_cells(cube, &[CellVertices::Polyhedron(faces)]).unwrap_err();
+    assert!(error.to_string().contains("not closed"), "{error}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Two levels of subdivision of random meshes (perturbed grids with
+    /// holes and cavities, several components, mixed cells).
+    #[test]
+    fn random_meshes_subdivide_into_closed_outward_cells(
+        n in (1u32..4, 1u32..4, 1u32..3),
+        jitter in 0u64..1000,
+        keep in 0u32..1000,
+        hex in 0u32..1000,
+    ) {
+        let keep_cube = |c: u32| (c.wrapping_mul(2654435761) ^ keep) % 5 != 0;
+        let hex_cube = |c: u32| (c.wrapping_mul(40503) ^ hex) % 3 == 0;
+        let (positions, cells) = grid([n.0, n.1, n.2], jitter, keep_cube, hex_cube);
+        prop_assume!(!cells.is_empty());
+        let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+        check_subdivision(&m, 2).map_err(TestCaseError::fail)?;
     }
 }

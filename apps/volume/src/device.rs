@@ -22,7 +22,19 @@ pub(crate) enum Words {
     Gpu(CudaSlice<u32>),
 }
 
+/// A ternary CSR matrix on the backend.
+pub(crate) struct Csr {
+    /// `rows + 1` words.
+    pub(crate) offsets: Words,
+    /// `nnz` words (at least one on the GPU).
+    pub(crate) entries: Words,
+    pub(crate) rows: u32,
+    pub(crate) columns: u32,
+    pub(crate) nnz: u32,
+}
+
 /// The backend with the arrays of one run.
+#[derive(Clone, Copy)]
 pub(crate) struct Device<'a> {
     pub(crate) backend: &'a Backend,
 }
@@ -60,6 +72,50 @@ impl Device<'_> {
             (Backend::Cuda(gpu), Words::Gpu(s)) => gpu.address(s),
             (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
         }
+    }
+
+    /// The address of `words` as the parameter of a kernel that only
+    /// reads it.
+    pub(crate) fn read(&self, words: &Words) -> u64 {
+        match (self.backend, words) {
+            (_, Words::Host(v)) => v.as_ptr() as u64,
+            (Backend::Cuda(gpu), Words::Gpu(s)) => gpu.address(s),
+            (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
+        }
+    }
+
+    /// A copy of the first `n` words of `words` on the backend.
+    pub(crate) fn copy(&self, words: &Words, n: usize) -> Result<Words, VolumeError> {
+        Ok(match (self.backend, words) {
+            (_, Words::Host(v)) => Words::Host(v[..n].to_vec()),
+            (Backend::Cuda(gpu), Words::Gpu(s)) => Words::Gpu(
+                gpu.stream()
+                    .clone_dtod(&s.slice(..n.max(1)))
+                    .map_err(|source| BackendError::Driver {
+                        what: "copying an array",
+                        source,
+                    })?,
+            ),
+            (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
+        })
+    }
+
+    /// `a` on the backend.
+    pub(crate) fn upload_csr(&self, a: &TernaryCsr) -> Result<Csr, VolumeError> {
+        Ok(Csr {
+            offsets: self.upload(a.offsets())?,
+            entries: self.upload(a.entries())?,
+            rows: a.rows(),
+            columns: a.columns(),
+            nnz: a.entries().len() as u32,
+        })
+    }
+
+    /// `a` on the host (checked).
+    pub(crate) fn download_csr(&self, a: Csr) -> Result<TernaryCsr, VolumeError> {
+        let offsets = self.download(a.offsets, a.rows as usize + 1)?;
+        let entries = self.download(a.entries, a.nnz as usize)?;
+        TernaryCsr::new(offsets, entries, a.columns)
     }
 
     /// The first `n` words of `words`, on the host (after the work
@@ -149,31 +205,43 @@ impl Device<'_> {
 pub fn transpose(backend: &Backend, a: &TernaryCsr) -> Result<TernaryCsr, VolumeError> {
     cavity_app_ptx::add_to(backend)?;
     let d = Device { backend };
-    let (rows, columns, nnz) = (a.rows(), a.columns(), a.entries().len() as u32);
-    let mut offsets = d.upload(a.offsets())?;
-    let mut entries = d.upload(a.entries())?;
-    // One word past the columns: the scan leaves the total there.
-    let mut t_offsets = d.zeros(columns as usize + 1)?;
-    let mut cursor = d.zeros(columns as usize)?;
-    let mut t_entries = d.zeros(nnz as usize)?;
-    let (o, e) = (d.address(&mut offsets), d.address(&mut entries));
-    let (to, c, te) = (
-        d.address(&mut t_offsets),
-        d.address(&mut cursor),
-        d.address(&mut t_entries),
-    );
-    // SAFETY: `entries` holds `nnz` words below `columns`, `t_offsets`
-    // one per column and one more (`TernaryCsr::new` checked the indices).
-    unsafe { d.launch::<CountColumns>(blocks(nnz), (0, 0), (e, nnz, to))? };
-    d.exclusive_scan(&mut t_offsets, columns + 1)?;
-    // SAFETY: `offsets` holds `rows + 1` words delimiting `entries`;
-    // `t_offsets` is the scan, `cursor` zeroed per column, `t_entries`
-    // the total.
-    unsafe { d.launch::<FillTranspose>(blocks(rows), (0, 0), (o, e, rows, to, c, te))? };
-    // SAFETY: `t_offsets` holds `columns + 1` words delimiting `t_entries`.
-    unsafe { d.launch::<SortRows>(blocks(columns), (0, 0), (to, te, columns))? };
-    let t_offsets = d.download(t_offsets, columns as usize + 1)?;
-    let t_entries = d.download(t_entries, nnz as usize)?;
-    drop((offsets, entries, cursor));
-    TernaryCsr::new(t_offsets, t_entries, rows)
+    let t = d.transpose(&d.upload_csr(a)?)?;
+    d.download_csr(t)
+}
+
+impl Device<'_> {
+    /// [`transpose`] of a matrix on the backend.
+    pub(crate) fn transpose(&self, a: &Csr) -> Result<Csr, VolumeError> {
+        let d = self;
+        let (rows, columns, nnz) = (a.rows, a.columns, a.nnz);
+        // One word past the columns: the scan leaves the total there.
+        let mut t_offsets = d.zeros(columns as usize + 1)?;
+        let mut cursor = d.zeros(columns as usize)?;
+        let mut t_entries = d.zeros(nnz as usize)?;
+        let (o, e) = (d.read(&a.offsets), d.read(&a.entries));
+        let (to, c, te) = (
+            d.address(&mut t_offsets),
+            d.address(&mut cursor),
+            d.address(&mut t_entries),
+        );
+        // SAFETY: `entries` holds `nnz` words below `columns`, `t_offsets`
+        // one per column and one more (`TernaryCsr::new` checked the
+        // indices of every matrix that reaches the backend).
+        unsafe { d.launch::<CountColumns>(blocks(nnz), (0, 0), (e, nnz, to))? };
+        d.exclusive_scan(&mut t_offsets, columns + 1)?;
+        // SAFETY: `offsets` holds `rows + 1` words delimiting `entries`;
+        // `t_offsets` is the scan, `cursor` zeroed per column, `t_entries`
+        // the total.
+        unsafe { d.launch::<FillTranspose>(blocks(rows), (0, 0), (o, e, rows, to, c, te))? };
+        // SAFETY: `t_offsets` holds `columns + 1` words delimiting
+        // `t_entries`.
+        unsafe { d.launch::<SortRows>(blocks(columns), (0, 0), (to, te, columns))? };
+        Ok(Csr {
+            offsets: t_offsets,
+            entries: t_entries,
+            rows: columns,
+            columns: rows,
+            nnz,
+        })
+    }
 }

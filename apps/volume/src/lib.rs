@@ -18,7 +18,10 @@
 //!   vertices;
 //! - [`io`]: MEDIT `.mesh` and TetGen `.node`/`.ele` files;
 //! - [`relations`]: the indirect relations (face-vertices, cell-edges,
-//!   cell-vertices) on a backend, by count, scan and fill.
+//!   cell-vertices) on a backend, by count, scan and fill;
+//! - [`resident`]: a mesh kept on a backend ([`ResidentMesh`]) with its
+//!   relations computed there on demand and cached;
+//! - [`subdivide`]: volumetric Catmull-Clark subdivision.
 
 pub mod bench;
 pub mod boundary;
@@ -26,11 +29,14 @@ pub mod device;
 pub mod io;
 pub mod mesh;
 pub mod relations;
+pub mod resident;
+pub mod subdivide;
 pub mod ternary;
 
 pub use cavity_volume_kernels::signed;
 pub use device::transpose;
 pub use mesh::{CellType, CellVertices, VolumeMesh};
+pub use resident::{Relation, ResidentMesh};
 pub use ternary::TernaryCsr;
 
 use cavity::backend::BackendError;

@@ -36,6 +36,88 @@ pub enum CellType {
     Polyhedron,
 }
 
+impl CellType {
+    /// The type of a closed cell whose faces have `sizes` vertices: four
+    /// triangles a tetrahedron, six quadrilaterals a hexahedron, two
+    /// triangles and three quadrilaterals a prism, four triangles and a
+    /// quadrilateral a pyramid, anything else a polyhedron.
+    pub fn of_faces(sizes: impl Iterator<Item = usize>) -> CellType {
+        let (mut triangles, mut quads, mut other) = (0, 0, 0);
+        for n in sizes {
+            match n {
+                3 => triangles += 1,
+                4 => quads += 1,
+                _ => other += 1,
+            }
+        }
+        match (triangles, quads, other) {
+            (4, 0, 0) => CellType::Tetrahedron,
+            (0, 6, 0) => CellType::Hexahedron,
+            (2, 3, 0) => CellType::Prism,
+            (4, 1, 0) => CellType::Pyramid,
+            _ => CellType::Polyhedron,
+        }
+    }
+}
+
+/// The cell of `ty` whose outward face loops are `faces`, its vertices in
+/// the type's order: the loop of the face that is the type's first face
+/// (reversed: that face is the bottom, seen from inside), then the
+/// vertices across the cell's side edges from it (hexahedra, prisms) or
+/// the one vertex off it (tetrahedra, pyramids).
+fn cell_of_faces(ty: CellType, faces: Vec<Vec<u32>>) -> CellVertices {
+    let first = |n: usize| {
+        faces
+            .iter()
+            .find(|f| f.len() == n)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let all: Vec<u32> = faces.concat();
+    let apex = |base: &[u32]| all.iter().copied().find(|v| !base.contains(v)).unwrap_or(0);
+    // The vertex joined to `v` by an edge of the cell, off `base`.
+    let across = |v: u32, base: &[u32]| {
+        faces
+            .iter()
+            .flat_map(|f| (0..f.len()).map(move |i| [f[i], f[(i + 1) % f.len()]]))
+            .find(|&[a, b]| a == v && !base.contains(&b))
+            .map_or(0, |[_, b]| b)
+    };
+    let bottom = |n: usize| {
+        let mut b = first(n);
+        b.reverse();
+        b.rotate_right(1);
+        b
+    };
+    match ty {
+        CellType::Tetrahedron => {
+            let b = bottom(3);
+            CellVertices::Tetrahedron([b[0], b[1], b[2], apex(&b)])
+        }
+        CellType::Pyramid => {
+            let b = bottom(4);
+            CellVertices::Pyramid([b[0], b[1], b[2], b[3], apex(&b)])
+        }
+        CellType::Prism => {
+            let b = bottom(3);
+            CellVertices::Prism([
+                b[0],
+                b[1],
+                b[2],
+                across(b[0], &b),
+                across(b[1], &b),
+                across(b[2], &b),
+            ])
+        }
+        CellType::Hexahedron => {
+            let b = bottom(4);
+            let t: Vec<u32> = b.iter().map(|&v| across(v, &b)).collect();
+            CellVertices::Hexahedron([b[0], b[1], b[2], b[3], t[0], t[1], t[2], t[3]])
+        }
+        CellType::Polyhedron => CellVertices::Polyhedron(faces),
+    }
+}
+
 /// The outward vertex loops of a tetrahedron's faces (local vertices).
 const TET_FACES: [&[u32]; 4] = [&[0, 2, 1], &[0, 1, 3], &[1, 2, 3], &[0, 3, 2]];
 /// The outward loops of a hexahedron's faces.
@@ -306,6 +388,99 @@ impl VolumeMesh {
         )
     }
 
+    /// The mesh of its operators: `positions`, ∂1 as `edges` (ordered
+    /// vertex pairs), ∂2 (`faces`: faces to signed edges in loop order) and
+    /// ∂3 (`cells`: cells to signed faces, outward). Each cell's type is
+    /// read off its faces' sizes ([`CellType::of_faces`]).
+    ///
+    /// # Errors
+    /// [`VolumeError::Matrix`] when an edge names a vertex past
+    /// `positions`, ∂2's columns are not the edges or ∂3's not ∂2's rows,
+    /// or a face's edges do not form a loop.
+    pub fn from_operators(
+        positions: Vec<[f32; 3]>,
+        edges: Vec<[u32; 2]>,
+        faces: TernaryCsr,
+        cells: TernaryCsr,
+    ) -> Result<VolumeMesh, VolumeError> {
+        let bad = |m: String| Err(VolumeError::Matrix(m));
+        if let Some(e) = edges
+            .iter()
+            .position(|p| p.iter().any(|&v| v as usize >= positions.len()))
+        {
+            return bad(format!(
+                "edge {e} names a vertex past the {} vertices",
+                positions.len()
+            ));
+        }
+        if faces.columns() as usize != edges.len() || cells.columns() != faces.rows() {
+            return bad(format!(
+                "∂2 has {} columns for {} edges, ∂3 {} columns for {} faces",
+                faces.columns(),
+                edges.len(),
+                cells.columns(),
+                faces.rows()
+            ));
+        }
+        let mut mesh = VolumeMesh {
+            positions,
+            edges,
+            faces,
+            cells,
+            cell_types: Vec::new(),
+        };
+        if let Some(f) = (0..mesh.faces.rows()).find(|&f| !mesh.is_loop(f)) {
+            return bad(format!("the edges of face {f} do not form a loop"));
+        }
+        mesh.cell_types = (0..mesh.cells.rows())
+            .map(|c| {
+                let sizes = mesh
+                    .cells
+                    .row(c)
+                    .iter()
+                    .map(|&f| mesh.faces.row(index(f)).len());
+                CellType::of_faces(sizes)
+            })
+            .collect();
+        Ok(mesh)
+    }
+
+    /// Whether face `f`'s signed edges run head to tail around a loop.
+    fn is_loop(&self, f: u32) -> bool {
+        let ends = |e: u32| {
+            let [a, b] = self.edges[index(e) as usize];
+            if is_negative(e) { [b, a] } else { [a, b] }
+        };
+        let row = self.faces.row(f);
+        (0..row.len()).all(|i| ends(row[i])[1] == ends(row[(i + 1) % row.len()])[0])
+    }
+
+    /// Cell `c`'s faces as outward vertex loops (each face's loop,
+    /// reversed where ∂3 uses it with sign -1).
+    pub fn cell_faces(&self, c: u32) -> Vec<Vec<u32>> {
+        self.cells
+            .row(c)
+            .iter()
+            .map(|&f| {
+                let mut face = self.face_vertices(index(f));
+                if is_negative(f) {
+                    face.reverse();
+                }
+                face
+            })
+            .collect()
+    }
+
+    /// The cells as cell-vertex lists ([`CellVertices`], each with its
+    /// type's vertex order, recovered from its outward faces), e.g. to
+    /// write a mesh built from its operators.
+    pub fn cells(&self) -> Vec<CellVertices> {
+        (0..self.cells.rows())
+            .into_par_iter()
+            .map(|c| cell_of_faces(self.cell_types[c as usize], self.cell_faces(c)))
+            .collect()
+    }
+
     /// The vertex positions.
     pub fn positions(&self) -> &[[f32; 3]] {
         &self.positions
@@ -407,12 +582,34 @@ fn check_cell(c: usize, cell: &CellVertices, vertices: usize) -> Result<(), Volu
         CellVertices::Hexahedron(v) => v.len(),
         CellVertices::Prism(v) => v.len(),
         CellVertices::Pyramid(v) => v.len(),
-        CellVertices::Polyhedron(_) => return Ok(()),
+        CellVertices::Polyhedron(_) => {
+            return match open_edge(&faces) {
+                Some([a, b]) => degenerate(format!(
+                    "not closed: its faces run through edge ({a}, {b}) other than once each way"
+                )),
+                None => Ok(()),
+            };
+        }
     };
     if cell.vertices().len() < listed {
         return degenerate("a vertex named twice".into());
     }
     Ok(())
+}
+
+/// A directed edge of `faces` (outward loops) that the loops do not run
+/// through exactly once, or whose reverse they do not: `None` for a
+/// closed, consistently oriented cell.
+fn open_edge(faces: &[Vec<u32>]) -> Option<[u32; 2]> {
+    let mut runs: HashMap<[u32; 2], u32> = HashMap::new();
+    for face in faces {
+        for (i, &a) in face.iter().enumerate() {
+            *runs.entry([a, face[(i + 1) % face.len()]]).or_default() += 1;
+        }
+    }
+    runs.iter()
+        .find(|&(&[a, b], &n)| n != 1 || runs.get(&[b, a]) != Some(&1))
+        .map(|(&e, _)| e)
 }
 
 /// One face of one cell, keyed by its sorted vertices (faces of at most

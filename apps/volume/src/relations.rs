@@ -11,7 +11,7 @@ use cavity::backend::Backend;
 use cavity_volume_kernels::{Compose, FaceVertices, SortRows, blocks};
 
 use crate::VolumeError;
-use crate::device::Device;
+use crate::device::{Csr, Device, Words};
 use crate::mesh::VolumeMesh;
 use crate::signed::index;
 use crate::ternary::TernaryCsr;
@@ -25,24 +25,13 @@ use crate::ternary::TernaryCsr;
 pub fn face_vertices(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
     cavity_app_ptx::add_to(backend)?;
     let d = Device { backend };
-    let d2 = mesh.d2();
-    let (faces, nnz) = (d2.rows(), d2.entries().len());
     let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
-    let (mut offsets, mut entries) = (d.upload(d2.offsets())?, d.upload(d2.entries())?);
-    let (mut edges, mut out) = (d.upload(&pairs)?, d.zeros(nnz)?);
-    let params = (
-        d.address(&mut offsets),
-        d.address(&mut entries),
-        faces,
-        d.address(&mut edges),
-        d.address(&mut out),
-    );
-    // SAFETY: `offsets` holds `faces + 1` words delimiting `entries`,
-    // whose edges are in `edges`; `out` holds `nnz` words.
-    unsafe { d.launch::<FaceVertices>(blocks(faces), (0, 0), params)? };
-    let out = d.download(out, nnz)?;
-    drop((offsets, entries, edges));
-    TernaryCsr::new(d2.offsets().to_vec(), out, mesh.positions().len() as u32)
+    let fv = d.face_vertices(
+        &d.upload_csr(mesh.d2())?,
+        &d.upload(&pairs)?,
+        mesh.positions().len() as u32,
+    )?;
+    d.download_csr(fv)
 }
 
 /// The relation from `a`'s rows to `b`'s columns through `a`'s columns
@@ -66,32 +55,73 @@ pub fn compose(
     }
     cavity_app_ptx::add_to(backend)?;
     let d = Device { backend };
-    let rows = a.rows();
-    let (mut ao, mut ae) = (d.upload(a.offsets())?, d.upload(a.entries())?);
-    let (mut bo, mut be) = (d.upload(b.offsets())?, d.upload(b.entries())?);
-    let mut offsets = d.zeros(rows as usize + 1)?;
-    let (ao, ae, bo, be) = (
-        d.address(&mut ao),
-        d.address(&mut ae),
-        d.address(&mut bo),
-        d.address(&mut be),
-    );
-    let o = d.address(&mut offsets);
-    // SAFETY: the two matrices as `TernaryCsr` checked them, `a`'s columns
-    // naming `b`'s rows; `offsets` holds `rows + 1` words; counting pass.
-    unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, 0))? };
-    d.exclusive_scan(&mut offsets, rows + 1)?;
-    let total = d.word(&offsets, rows)? as usize;
-    let mut out = d.zeros(total)?;
-    let x = d.address(&mut out);
-    // SAFETY: as above; `offsets` is the scan of the counts and `out`
-    // holds their total.
-    unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, x))? };
-    // SAFETY: `offsets` holds `rows + 1` words delimiting `out`.
-    unsafe { d.launch::<SortRows>(blocks(rows), (0, 0), (o, x, rows))? };
-    let host_offsets = d.download(offsets, rows as usize + 1)?;
-    let out = d.download(out, total)?;
-    TernaryCsr::new(host_offsets, out, b.columns())
+    let c = d.compose(&d.upload_csr(a)?, &d.upload_csr(b)?)?;
+    d.download_csr(c)
+}
+
+impl Device<'_> {
+    /// [`face_vertices`] of ∂2 (`d2`) and ∂1 (`pairs`, two words per edge)
+    /// on the backend, over `vertices` vertices.
+    pub(crate) fn face_vertices(
+        &self,
+        d2: &Csr,
+        pairs: &Words,
+        vertices: u32,
+    ) -> Result<Csr, VolumeError> {
+        let d = self;
+        let mut out = d.zeros(d2.nnz as usize)?;
+        let params = (
+            d.read(&d2.offsets),
+            d.read(&d2.entries),
+            d2.rows,
+            d.read(pairs),
+            d.address(&mut out),
+        );
+        // SAFETY: `offsets` holds `faces + 1` words delimiting `entries`,
+        // whose edges are in `pairs`; `out` holds `nnz` words.
+        unsafe { d.launch::<FaceVertices>(blocks(d2.rows), (0, 0), params)? };
+        Ok(Csr {
+            offsets: d.copy(&d2.offsets, d2.rows as usize + 1)?,
+            entries: out,
+            rows: d2.rows,
+            columns: vertices,
+            nnz: d2.nnz,
+        })
+    }
+
+    /// [`compose`] on the backend (`a`'s columns naming `b`'s rows).
+    pub(crate) fn compose(&self, a: &Csr, b: &Csr) -> Result<Csr, VolumeError> {
+        let d = self;
+        let rows = a.rows;
+        let mut offsets = d.zeros(rows as usize + 1)?;
+        let (ao, ae, bo, be) = (
+            d.read(&a.offsets),
+            d.read(&a.entries),
+            d.read(&b.offsets),
+            d.read(&b.entries),
+        );
+        let o = d.address(&mut offsets);
+        // SAFETY: `a`'s columns name `b`'s rows (both checked as
+        // `TernaryCsr` or built by the kernels); `offsets` holds `rows + 1`
+        // words; counting pass.
+        unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, 0))? };
+        d.exclusive_scan(&mut offsets, rows + 1)?;
+        let total = d.word(&offsets, rows)?;
+        let mut out = d.zeros(total as usize)?;
+        let x = d.address(&mut out);
+        // SAFETY: as above; `offsets` is the scan of the counts and `out`
+        // holds their total.
+        unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, x))? };
+        // SAFETY: `offsets` holds `rows + 1` words delimiting `out`.
+        unsafe { d.launch::<SortRows>(blocks(rows), (0, 0), (o, x, rows))? };
+        Ok(Csr {
+            offsets,
+            entries: out,
+            rows,
+            columns: b.columns,
+            nnz: total,
+        })
+    }
 }
 
 /// Each cell's edges (∂3 then ∂2), by ascending index.

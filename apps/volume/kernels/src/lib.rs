@@ -12,7 +12,8 @@
 //! - [`relations`]: the indirect relations, [`FaceVertices`],
 //!   [`Compose`];
 //! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
-//!   vertices.
+//!   vertices;
+//! - [`subdivide`]: one level of volumetric Catmull-Clark subdivision.
 //!
 //! Every kernel takes its work in chunks of [`CHUNK`] items per block, so
 //! that the CPU backend's one-thread blocks and the GPU's 256-thread blocks
@@ -24,11 +25,16 @@ pub mod boundary;
 pub mod relations;
 pub mod scan;
 pub mod signed;
+pub mod subdivide;
 pub mod transpose;
 
 pub use boundary::{Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, SmoothInner};
 pub use relations::{Compose, FaceVertices};
 pub use scan::{AddChunkOffsets, ScanChunks};
+pub use subdivide::{
+    CellCells, CellFaces, EdgeOperator, EdgePoints, FaceFaces, FacePoints, RowMeans, SplitEdges,
+    SpokeEdges, Stride, VertexPoints,
+};
 pub use transpose::{CountColumns, FillTranspose, SortRows};
 
 use cavity_device::dynamic::global::GlobalU32;

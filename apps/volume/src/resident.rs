@@ -1,0 +1,259 @@
+//! A volumetric mesh that stays on a backend between operations (the
+//! paper's section 4: the operators live on the GPU and the derived
+//! relations are computed there on demand): [`ResidentMesh`] holds the
+//! positions, ∂1, ∂2 and ∂3 on the backend and caches each relation
+//! ([`Relation`]) the first time an operation asks for it.
+//!
+//! The operators of a resident mesh do not change (an operation that
+//! changes them, as [`ResidentMesh::subdivide`], makes a new mesh with an
+//! empty cache), so a cached relation stays valid for the mesh's life;
+//! [`ResidentMesh::clear_relations`] drops them (to time an operation
+//! with its relations, or to free their memory).
+
+use cavity::backend::Backend;
+use cavity_volume_kernels::{EdgeOperator, Stride, blocks};
+
+use crate::VolumeError;
+use crate::device::{Csr, Device, Words};
+use crate::mesh::VolumeMesh;
+use crate::ternary::TernaryCsr;
+
+/// The derived relations of a mesh, each a ternary CSR matrix (sorted
+/// rows; the indirect ones unsigned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// Each face's vertex loop (∂2 then ∂1, by tails).
+    FaceVertices,
+    /// Each cell's edges (∂3 then ∂2).
+    CellEdges,
+    /// Each cell's vertices (∂3 then face-vertices).
+    CellVertices,
+    /// `d1 = ∂1ᵀ`: each vertex's edges.
+    VertexEdges,
+    /// `d2 = ∂2ᵀ`: each edge's faces.
+    EdgeFaces,
+    /// `d3 = ∂3ᵀ`: each face's cells, signed.
+    FaceCells,
+    /// The transposed face-vertices: each vertex's faces.
+    VertexFaces,
+    /// The transposed cell-edges: each edge's cells.
+    EdgeCells,
+    /// The transposed cell-vertices: each vertex's cells.
+    VertexCells,
+}
+
+impl Relation {
+    /// Every relation, in the order of their cache slots.
+    pub const ALL: [Relation; 9] = [
+        Relation::FaceVertices,
+        Relation::CellEdges,
+        Relation::CellVertices,
+        Relation::VertexEdges,
+        Relation::EdgeFaces,
+        Relation::FaceCells,
+        Relation::VertexFaces,
+        Relation::EdgeCells,
+        Relation::VertexCells,
+    ];
+}
+
+/// A mesh's operators and positions on a backend, with its cached
+/// relations.
+pub struct ResidentMesh<'a> {
+    pub(crate) d: Device<'a>,
+    /// Three `f32` words per vertex.
+    pub(crate) positions: Words,
+    /// ∂1: two words per edge.
+    pub(crate) pairs: Words,
+    pub(crate) d2: Csr,
+    pub(crate) d3: Csr,
+    /// Vertices, edges, faces, cells.
+    pub(crate) counts: [u32; 4],
+    cache: [Option<Csr>; 9],
+}
+
+impl<'a> ResidentMesh<'a> {
+    /// `mesh` copied to `backend`.
+    ///
+    /// # Errors
+    /// [`VolumeError::Backend`] when the GPU's kernels are missing or a
+    /// copy fails.
+    pub fn upload(backend: &'a Backend, mesh: &VolumeMesh) -> Result<Self, VolumeError> {
+        cavity_app_ptx::add_to(backend)?;
+        let d = Device { backend };
+        let words: Vec<u32> = mesh
+            .positions()
+            .iter()
+            .flatten()
+            .map(|x| x.to_bits())
+            .collect();
+        let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
+        Ok(ResidentMesh {
+            positions: d.upload(&words)?,
+            pairs: d.upload(&pairs)?,
+            d2: d.upload_csr(mesh.d2())?,
+            d3: d.upload_csr(mesh.d3())?,
+            counts: mesh.counts().map(|x| x as u32),
+            cache: Default::default(),
+            d,
+        })
+    }
+
+    /// A mesh of parts already on the backend, with an empty cache.
+    pub(crate) fn of_parts(
+        d: Device<'a>,
+        (positions, pairs): (Words, Words),
+        d2: Csr,
+        d3: Csr,
+        counts: [u32; 4],
+    ) -> Self {
+        ResidentMesh {
+            d,
+            positions,
+            pairs,
+            d2,
+            d3,
+            counts,
+            cache: Default::default(),
+        }
+    }
+
+    /// Vertices, edges, faces and cells.
+    pub fn counts(&self) -> [usize; 4] {
+        self.counts.map(|x| x as usize)
+    }
+
+    /// The mesh, copied to the host (after the work launched so far).
+    ///
+    /// # Errors
+    /// [`VolumeError::Backend`] when a copy fails; [`VolumeError::Matrix`]
+    /// if the operators came back malformed.
+    pub fn download(&self) -> Result<VolumeMesh, VolumeError> {
+        let d = &self.d;
+        let [v, e, _, _] = self.counts.map(|x| x as usize);
+        let words = d.download(d.copy(&self.positions, 3 * v)?, 3 * v)?;
+        let (points, _) = words.as_chunks::<3>();
+        let pairs = d.download(d.copy(&self.pairs, 2 * e)?, 2 * e)?;
+        let (pairs, _) = pairs.as_chunks::<2>();
+        let csr = |a: &Csr| -> Result<TernaryCsr, VolumeError> {
+            let copy = Csr {
+                offsets: d.copy(&a.offsets, a.rows as usize + 1)?,
+                entries: d.copy(&a.entries, a.nnz as usize)?,
+                ..*a
+            };
+            d.download_csr(copy)
+        };
+        VolumeMesh::from_operators(
+            points.iter().map(|c| c.map(f32::from_bits)).collect(),
+            pairs.to_vec(),
+            csr(&self.d2)?,
+            csr(&self.d3)?,
+        )
+    }
+
+    /// Relation `r`, computed on the backend (with the relations it is
+    /// made of) unless cached.
+    ///
+    /// # Errors
+    /// [`VolumeError::Backend`] when a launch or a copy fails.
+    pub fn relation(&mut self, r: Relation) -> Result<TernaryCsr, VolumeError> {
+        self.ensure(r)?;
+        let a = self.cached(r);
+        let d = &self.d;
+        let copy = Csr {
+            offsets: d.copy(&a.offsets, a.rows as usize + 1)?,
+            entries: d.copy(&a.entries, a.nnz as usize)?,
+            ..*a
+        };
+        d.download_csr(copy)
+    }
+
+    /// Computes every relation not cached yet.
+    ///
+    /// # Errors
+    /// As [`ResidentMesh::relation`].
+    pub fn prepare(&mut self) -> Result<(), VolumeError> {
+        for r in Relation::ALL {
+            self.ensure(r)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the cached relations.
+    pub fn clear_relations(&mut self) {
+        self.cache = Default::default();
+    }
+
+    /// Cached relation `r` (after [`ResidentMesh::ensure`]).
+    pub(crate) fn cached(&self, r: Relation) -> &Csr {
+        self.cache[r as usize]
+            .as_ref()
+            .expect("the relation was computed")
+    }
+
+    /// Computes relation `r` (and those it is made of) unless cached.
+    pub(crate) fn ensure(&mut self, r: Relation) -> Result<(), VolumeError> {
+        if self.cache[r as usize].is_some() {
+            return Ok(());
+        }
+        let base = match r {
+            Relation::CellVertices | Relation::VertexFaces => Some(Relation::FaceVertices),
+            Relation::EdgeCells => Some(Relation::CellEdges),
+            Relation::VertexCells => Some(Relation::CellVertices),
+            _ => None,
+        };
+        if let Some(b) = base {
+            self.ensure(b)?;
+        }
+        let d = &self.d;
+        let [vertices, edges, _, _] = self.counts;
+        let value = match r {
+            Relation::FaceVertices => d.face_vertices(&self.d2, &self.pairs, vertices)?,
+            Relation::CellEdges => d.compose(&self.d3, &self.d2)?,
+            Relation::CellVertices => d.compose(&self.d3, self.cached(Relation::FaceVertices))?,
+            Relation::VertexEdges => d.transpose(&self.edge_operator()?)?,
+            Relation::EdgeFaces => d.transpose(&self.d2)?,
+            Relation::FaceCells => d.transpose(&self.d3)?,
+            Relation::VertexFaces => d.transpose(self.cached(Relation::FaceVertices))?,
+            Relation::EdgeCells => d.transpose(self.cached(Relation::CellEdges))?,
+            Relation::VertexCells => d.transpose(self.cached(Relation::CellVertices))?,
+        };
+        debug_assert!(r != Relation::VertexEdges || value.rows == vertices);
+        debug_assert!(r != Relation::EdgeFaces || value.rows == edges);
+        self.cache[r as usize] = Some(value);
+        Ok(())
+    }
+
+    /// ∂1 as a ternary matrix on the backend (`-tail + head` per edge).
+    fn edge_operator(&self) -> Result<Csr, VolumeError> {
+        let d = &self.d;
+        let [vertices, edges, _, _] = self.counts;
+        let (mut offsets, mut entries) =
+            (d.zeros(edges as usize + 1)?, d.zeros(2 * edges as usize)?);
+        let o = d.address(&mut offsets);
+        // SAFETY: `offsets` holds `edges + 1` words.
+        unsafe { d.launch::<Stride>(blocks(edges + 1), (0, 0), (o, edges + 1, 2))? };
+        let params = (d.read(&self.pairs), edges, d.address(&mut entries));
+        // SAFETY: `pairs` holds two words per edge, `entries` as many.
+        unsafe { d.launch::<EdgeOperator>(blocks(edges), (0, 0), params)? };
+        Ok(Csr {
+            offsets,
+            entries,
+            rows: edges,
+            columns: vertices,
+            nnz: 2 * edges,
+        })
+    }
+
+    /// Waits for the work launched so far (on the GPU; the CPU backend's
+    /// launches return when done).
+    ///
+    /// # Errors
+    /// [`VolumeError::Backend`] when the GPU reports a failure.
+    pub fn synchronize(&self) -> Result<(), VolumeError> {
+        if let Backend::Cuda(gpu) = self.d.backend {
+            gpu.synchronize()?;
+        }
+        Ok(())
+    }
+}
