@@ -8,13 +8,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use cavity::io::MeshIoError;
 use cavity_tests::test_backend;
 use cavity_volume::boundary::{boundary, boundary_serial, smooth, smooth_serial};
-use cavity_volume::io::{CellMesh, VolumeIoError, read_volume, write_volume};
+use cavity_volume::io::gmsh::MshVersion;
+use cavity_volume::io::{
+    CellMesh, VolumeIoError, WriteOptions, read_volume, write_volume, write_volume_with,
+};
 use cavity_volume::relations::{
     cell_edges, cell_vertices, compose_serial, face_vertices, face_vertices_serial,
 };
 use cavity_volume::signed::{encode, index, is_negative, sign};
 use cavity_volume::subdivide::{subdivide, subdivide_serial};
-use cavity_volume::{CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
+use cavity_volume::{CellType, CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
 use proptest::prelude::*;
 
 /// A perturbed grid of `n.0 × n.1 × n.2` unit cubes, each six positively
@@ -521,12 +524,20 @@ fn the_benchmark_times_every_operation() {
     let cpu = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
     let bench =
         cavity_volume::bench::tet_bench("grid", &m, &test_backend(), &cpu, 1, |_| {}).unwrap();
-    assert_eq!(bench.rows.len(), 8);
+    assert_eq!(bench.rows.len(), 10);
     let table = bench.table();
     assert!(
-        table.contains("| boundary |") && table.contains("bytes per cell"),
+        table.contains("| boundary |")
+            && table.contains("| Catmull-Clark: one level |")
+            && table.contains("bytes per cell"),
         "{table}"
     );
+    let on_gpu = matches!(test_backend(), cavity::backend::Backend::Cuda(_));
+    for row in &bench.rows {
+        assert_eq!(row.gpu.is_some(), on_gpu, "{}", row.operation);
+        assert_eq!(row.gpu_call.is_some(), on_gpu, "{}", row.operation);
+        assert!(row.cpu > 0.0 && row.serial > 0.0, "{}", row.operation);
+    }
 }
 
 #[test]
@@ -672,7 +683,7 @@ fn bad_files_name_the_line() {
     write("t.node", "4 3 0 0\n0 0 0 0\n1 1 0 0\n2 0 1 0\n3 0 0 1\n");
     let ele = write("t.ele", "1 4 0\n0 0 1 2 4\n");
     assert_eq!(line(read_volume(&ele)), 2);
-    let other = read_volume(&dir.path().join("t.vtk"));
+    let other = read_volume(&dir.path().join("t.xyz"));
     assert!(
         matches!(other, Err(VolumeIoError::UnknownFormat(_))),
         "{other:?}"
@@ -954,4 +965,186 @@ proptest! {
         let m = VolumeMesh::from_cells(positions, &cells).unwrap();
         check_subdivision(&m, 2).map_err(TestCaseError::fail)?;
     }
+}
+
+/// The cells of `m`, sorted (as their debug text).
+fn sorted_cells(m: &CellMesh) -> Vec<String> {
+    let mut cells: Vec<String> = m.cells.iter().map(|c| format!("{c:?}")).collect();
+    cells.sort();
+    cells
+}
+
+/// The Gmsh fixtures: the same mixed mesh written by Gmsh in each version
+/// and encoding (`xtask/generators/gmsh_mesh.py mixed --n 2`).
+fn gmsh_fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/volume")
+        .join(name)
+}
+
+#[test]
+fn gmsh_files_of_each_version_and_encoding_read_alike() {
+    let names = [
+        "mixed-2.2.msh",
+        "mixed-2.2-binary.msh",
+        "mixed-4.1.msh",
+        "mixed-4.1-binary.msh",
+    ];
+    // Gmsh writes 4.1 files by entity, 2.2 files by element: the same
+    // cells, in another order.
+    let first = read_volume(&gmsh_fixture(names[0])).unwrap();
+    for name in &names[1..] {
+        let other = read_volume(&gmsh_fixture(name)).unwrap();
+        assert_eq!(other.positions, first.positions, "{name}");
+        assert_eq!(sorted_cells(&other), sorted_cells(&first), "{name}");
+    }
+    let count = |ty: CellType| first.cells.iter().filter(|c| c.cell_type() == ty).count();
+    assert_eq!(
+        [
+            count(CellType::Tetrahedron),
+            count(CellType::Hexahedron),
+            count(CellType::Prism),
+            count(CellType::Pyramid),
+        ],
+        [174, 8, 28, 4]
+    );
+    let cells: Vec<CellVertices> = first
+        .cells
+        .iter()
+        .map(|c| c.clone().oriented(&first.positions))
+        .collect();
+    let m = VolumeMesh::from_cells(first.positions.clone(), &cells).unwrap();
+    check_operators(&m).unwrap();
+    check_relations(&m, &cells).unwrap();
+    check_boundary(&m, &cells).unwrap();
+    // Two components (the prisms apart): Euler characteristic 2.
+    let [v, e, f, c] = m.counts().map(|x| x as i64);
+    assert_eq!(v - e + f - c, 2);
+    // The pyramids' apexes give polyhedra of ten vertices.
+    let s = check_subdivision(&m, 2).unwrap();
+    assert!(
+        s.cells()
+            .iter()
+            .any(|c| matches!(c, CellVertices::Polyhedron(_)))
+    );
+}
+
+#[test]
+fn every_format_and_encoding_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let mixed = read_volume(&gmsh_fixture("mixed-4.1.msh")).unwrap();
+    let encodings = [
+        ("a.vtk", false, MshVersion::V41),
+        ("b.vtk", true, MshVersion::V41),
+        ("c.msh", false, MshVersion::V22),
+        ("d.msh", true, MshVersion::V22),
+        ("e.msh", false, MshVersion::V41),
+        ("f.msh", true, MshVersion::V41),
+    ];
+    for (name, binary, msh_version) in encodings {
+        let path = dir.path().join(name);
+        let options = WriteOptions {
+            binary,
+            msh_version,
+        };
+        write_volume_with(&path, &mixed, options).unwrap();
+        let back = read_volume(&path).unwrap();
+        // Gmsh writes cells by type: compare as sets.
+        assert_eq!(back.positions, mixed.positions, "{name}");
+        assert_eq!(sorted_cells(&back), sorted_cells(&mixed), "{name}");
+    }
+    // Polyhedra (a subdivided pyramid's apex cell): VTK holds them; MEDIT
+    // and Gmsh refuse them and leave nothing behind.
+    let cube: Vec<[f32; 3]> = (0..8u32)
+        .map(|i| [(i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32])
+        .collect();
+    let pyramid = VolumeMesh::from_cells(cube, &[CellVertices::Pyramid([0, 1, 3, 2, 7])]).unwrap();
+    let s = subdivide_serial(&pyramid).unwrap();
+    let subdivided = CellMesh {
+        positions: s.positions().to_vec(),
+        cells: s.cells(),
+    };
+    for binary in [false, true] {
+        let path = dir.path().join(format!("poly-{binary}.vtk"));
+        let options = WriteOptions {
+            binary,
+            ..Default::default()
+        };
+        write_volume_with(&path, &subdivided, options).unwrap();
+        let back = read_volume(&path).unwrap();
+        assert_eq!(back, subdivided);
+        let rebuilt = VolumeMesh::from_cells(back.positions, &back.cells).unwrap();
+        assert_eq!(rebuilt.counts(), s.counts());
+    }
+    for name in ["poly.mesh", "poly.msh"] {
+        let refused = write_volume(&dir.path().join(name), &subdivided);
+        assert!(
+            matches!(refused, Err(VolumeIoError::Unsupported { .. })),
+            "{refused:?}"
+        );
+        assert!(!dir.path().join(name).exists());
+    }
+}
+
+#[test]
+fn bad_gmsh_and_vtk_files_name_the_line_or_the_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    let line = |r: Result<CellMesh, VolumeIoError>| match r {
+        Err(VolumeIoError::File(MeshIoError::Syntax { line, .. })) => line,
+        other => panic!("{other:?}"),
+    };
+    let nodes = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n$EndNodes\n";
+    let missing = write(
+        "missing.msh",
+        format!("{nodes}$Elements\n1\n1 4 2 1 1 1 2 3 9\n$EndElements\n").as_bytes(),
+    );
+    assert_eq!(line(read_volume(&missing)), 13);
+    let word = write(
+        "word.msh",
+        format!("{nodes}$Elements\n1\n1 4 2 1 1 1 two 3 4\n$EndElements\n").as_bytes(),
+    );
+    assert_eq!(line(read_volume(&word)), 13);
+    let quadratic = write(
+        "quadratic.msh",
+        format!("{nodes}$Elements\n1\n1 11 2 1 1 1 2 3 4 1 2 3 4 1 2\n$EndElements\n").as_bytes(),
+    );
+    let e = read_volume(&quadratic).unwrap_err();
+    assert!(matches!(e, VolumeIoError::Unsupported { .. }), "{e}");
+    let version = write("v3.msh", b"$MeshFormat\n3.0 0 8\n$EndMeshFormat\n");
+    let e = read_volume(&version).unwrap_err();
+    assert!(e.to_string().contains("2.2 and 4.1"), "{e}");
+    // A binary file cut short names what it was reading.
+    let whole = std::fs::read(gmsh_fixture("mixed-2.2-binary.msh")).unwrap();
+    let cut = write("cut.msh", &whole[..whole.len() / 2]);
+    let e = read_volume(&cut).unwrap_err();
+    assert!(matches!(e, VolumeIoError::Malformed { .. }), "{e}");
+    let whole = std::fs::read(gmsh_fixture("mixed-4.1.msh")).unwrap();
+    let text = String::from_utf8(whole)
+        .unwrap()
+        .replacen("$EndNodes", "$EndNodez", 1);
+    let e = read_volume(&write("bad41.msh", text.as_bytes())).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            VolumeIoError::File(MeshIoError::Syntax { .. }) | VolumeIoError::Malformed { .. }
+        ),
+        "{e}"
+    );
+    let vtk = write(
+        "garbage.vtk",
+        b"# vtk DataFile Version 4.2\nx\nASCII\nDATASET BUBBLES\n",
+    );
+    let e = read_volume(&vtk).unwrap_err();
+    assert!(matches!(e, VolumeIoError::Malformed { .. }), "{e}");
+    let far = write(
+        "far.vtk",
+        b"# vtk DataFile Version 4.2\nx\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 4 float\n0 0 0 1 0 0 0 1 0 0 0 1\nCELLS 1 5\n4 0 1 2 7\nCELL_TYPES 1\n10\n",
+    );
+    let e = read_volume(&far).unwrap_err();
+    assert!(e.to_string().contains("cell 0"), "{e}");
 }

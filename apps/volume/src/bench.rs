@@ -2,10 +2,16 @@
 //! on the GPU, the CPU backend and serially, in one run: the transposes
 //! d1, d2 and d3 (the paper's table 3), the relations face-vertices,
 //! cell-edges and cell-vertices (table 4), the boundary and ten steps of
-//! Laplacian smoothing (table 5), with bytes per cell (table 2). Times are
-//! medians of the whole calls after a warm-up (wall clock; on the GPU
-//! they include the uploads and downloads of each call: the mesh is not
-//! kept on the device between operations yet).
+//! Laplacian smoothing, and one level of Catmull-Clark subdivision with
+//! the relations it needs computed first ("relations") and all in all
+//! (table 5), with bytes per cell (table 2).
+//!
+//! On a backend each operation runs on a [`ResidentMesh`] with its
+//! relations cleared first (so each time includes the relations the
+//! operation computes): on the GPU timed with CUDA events, on the CPU
+//! backend by the wall clock. The GPU is also timed by the wall clock over
+//! the whole call of the host function, the mesh's upload and the
+//! result's download included. Medians after a warm-up.
 
 use std::time::Instant;
 
@@ -18,6 +24,8 @@ use crate::mesh::VolumeMesh;
 use crate::relations::{
     cell_edges, cell_vertices, compose_serial, face_vertices, face_vertices_serial,
 };
+use crate::resident::{Relation, ResidentMesh};
+use crate::subdivide::{subdivide, subdivide_serial};
 use crate::transpose;
 
 /// Smoothing steps the benchmark runs.
@@ -28,9 +36,11 @@ pub const SMOOTHING_STEPS: u32 = 10;
 pub struct TetRow {
     /// The operation.
     pub operation: &'static str,
-    /// On the GPU (none without one).
+    /// On the GPU, the mesh resident (CUDA events; none without a GPU).
     pub gpu: Option<f64>,
-    /// On the CPU backend.
+    /// On the GPU, the whole call (uploads and downloads included).
+    pub gpu_call: Option<f64>,
+    /// On the CPU backend, the mesh resident.
     pub cpu: f64,
     /// Serially.
     pub serial: f64,
@@ -65,6 +75,60 @@ fn time<T>(reps: usize, mut f: impl FnMut() -> Result<T, VolumeError>) -> Result
     Ok(median(times))
 }
 
+/// An operation on a resident mesh.
+type Resident<'a> = Box<dyn Fn(&mut ResidentMesh<'_>) -> Result<(), VolumeError> + 'a>;
+/// An operation's whole call on a backend.
+type Call<'a> = Box<dyn Fn(&Backend) -> Result<(), VolumeError> + 'a>;
+/// An operation's serial run.
+type Serial<'a> = Box<dyn Fn() -> Result<(), VolumeError> + 'a>;
+
+/// The median milliseconds of `op` on `mesh` resident on `backend`, its
+/// relations cleared before each run: CUDA events on the GPU, the wall
+/// clock on the CPU backend.
+fn time_resident(
+    backend: &Backend,
+    mesh: &VolumeMesh,
+    reps: usize,
+    op: &Resident<'_>,
+) -> Result<f64, VolumeError> {
+    let mut m = ResidentMesh::upload(backend, mesh)?;
+    match backend {
+        Backend::Cuda(gpu) => {
+            let mut failure = None;
+            let times = gpu.time(1, reps.max(1), || {
+                m.clear_relations();
+                if let Err(e) = op(&mut m) {
+                    failure.get_or_insert(e);
+                }
+                Ok(())
+            })?;
+            match failure {
+                Some(e) => Err(e),
+                None => Ok(median(times) / 1e3),
+            }
+        }
+        Backend::Cpu(_) => time(reps, || {
+            m.clear_relations();
+            op(&mut m)
+        }),
+    }
+}
+
+/// `Ok`, the value dropped (a serial run's result).
+fn done<T>(_: T) -> Result<(), VolumeError> {
+    Ok(())
+}
+
+/// The relations a level of subdivision reads, serially.
+fn subdivision_relations_serial(mesh: &VolumeMesh) {
+    let fv = face_vertices_serial(mesh);
+    let ce = compose_serial(mesh.d3(), mesh.d2());
+    let cv = compose_serial(mesh.d3(), &fv);
+    for a in [&mesh.d1(), mesh.d2(), mesh.d3(), &fv, &ce, &cv] {
+        drop(a.transpose_serial());
+    }
+}
+
 /// Runs every operation on `mesh` on `gpu` (when it is the GPU), on `cpu`
 /// and serially, `reps` times each.
 ///
@@ -78,66 +142,89 @@ pub fn tet_bench(
     reps: usize,
     progress: impl Fn(&str),
 ) -> Result<TetBench, VolumeError> {
-    type Op<'a> = Box<dyn Fn(&Backend) -> Result<(), VolumeError> + 'a>;
-    type Serial<'a> = Box<dyn Fn() + 'a>;
     let d1 = mesh.d1();
-    let operations: Vec<(&'static str, Op<'_>, Serial<'_>)> = vec![
+    let relation = |r: Relation| -> Resident<'_> { Box::new(move |m| m.ensure(r)) };
+    let operations: Vec<(&'static str, Resident<'_>, Call<'_>, Serial<'_>)> = vec![
         (
             "d1 = ∂1ᵀ",
+            relation(Relation::VertexEdges),
             Box::new(|b| transpose(b, &d1).map(drop)),
-            Box::new(|| drop(d1.transpose_serial())),
+            Box::new(|| done(d1.transpose_serial())),
         ),
         (
             "d2 = ∂2ᵀ",
+            relation(Relation::EdgeFaces),
             Box::new(|b| transpose(b, mesh.d2()).map(drop)),
-            Box::new(|| drop(mesh.d2().transpose_serial())),
+            Box::new(|| done(mesh.d2().transpose_serial())),
         ),
         (
             "d3 = ∂3ᵀ",
+            relation(Relation::FaceCells),
             Box::new(|b| transpose(b, mesh.d3()).map(drop)),
-            Box::new(|| drop(mesh.d3().transpose_serial())),
+            Box::new(|| done(mesh.d3().transpose_serial())),
         ),
         (
             "face-vertices",
+            relation(Relation::FaceVertices),
             Box::new(|b| face_vertices(b, mesh).map(drop)),
-            Box::new(|| drop(face_vertices_serial(mesh))),
+            Box::new(|| done(face_vertices_serial(mesh))),
         ),
         (
             "cell-edges",
+            relation(Relation::CellEdges),
             Box::new(|b| cell_edges(b, mesh).map(drop)),
-            Box::new(|| drop(compose_serial(mesh.d3(), mesh.d2()))),
+            Box::new(|| done(compose_serial(mesh.d3(), mesh.d2()))),
         ),
         (
             "cell-vertices",
+            relation(Relation::CellVertices),
             Box::new(|b| cell_vertices(b, mesh).map(drop)),
-            Box::new(|| drop(compose_serial(mesh.d3(), &face_vertices_serial(mesh)))),
+            Box::new(|| done(compose_serial(mesh.d3(), &face_vertices_serial(mesh)))),
         ),
         (
             "boundary",
+            Box::new(|m| m.boundary().map(drop)),
             Box::new(|b| boundary(b, mesh).map(drop)),
-            Box::new(|| drop(boundary_serial(mesh))),
+            Box::new(|| done(boundary_serial(mesh))),
         ),
         (
             "10 smoothing steps",
+            Box::new(|m| m.smooth(SMOOTHING_STEPS)),
             Box::new(|b| smooth(b, mesh, SMOOTHING_STEPS).map(drop)),
-            Box::new(|| drop(smooth_serial(mesh, SMOOTHING_STEPS))),
+            Box::new(|| done(smooth_serial(mesh, SMOOTHING_STEPS))),
+        ),
+        (
+            "Catmull-Clark: relations",
+            Box::new(|m| m.prepare()),
+            Box::new(|b| ResidentMesh::upload(b, mesh)?.prepare()),
+            Box::new(|| {
+                subdivision_relations_serial(mesh);
+                Ok(())
+            }),
+        ),
+        (
+            "Catmull-Clark: one level",
+            Box::new(|m| m.subdivide().map(drop)),
+            Box::new(|b| subdivide(b, mesh, 1).map(drop)),
+            Box::new(|| subdivide_serial(mesh).map(drop)),
         ),
     ];
     let mut rows = Vec::new();
-    for (operation, run, serial) in &operations {
+    for (operation, resident, call, serial) in &operations {
         progress(&format!("{name}: {operation}"));
-        let on_gpu = match gpu {
-            Backend::Cuda(_) => Some(time(reps, || run(gpu))?),
-            Backend::Cpu(_) => None,
+        let (on_gpu, gpu_call) = match gpu {
+            Backend::Cuda(_) => (
+                Some(time_resident(gpu, mesh, reps, resident)?),
+                Some(time(reps, || call(gpu))?),
+            ),
+            Backend::Cpu(_) => (None, None),
         };
         rows.push(TetRow {
             operation,
             gpu: on_gpu,
-            cpu: time(reps, || run(cpu))?,
-            serial: time(reps, || {
-                serial();
-                Ok(())
-            })?,
+            gpu_call,
+            cpu: time_resident(cpu, mesh, reps, resident)?,
+            serial: time(reps, serial)?,
         });
     }
     let counts = mesh.counts();
@@ -159,14 +246,16 @@ impl TetBench {
             "{}: {v} vertices, {e} edges, {f} faces, {c} cells, {:.1} bytes per cell; GPU: {}; CPU backend: {}\n\n",
             self.mesh, self.bytes_per_cell, self.gpu, self.cpu
         );
-        s += "| operation | GPU ms | CPU backend ms | serial ms | GPU vs CPU backend | GPU vs serial |\n";
-        s += "|---|---|---|---|---|---|\n";
+        s += "| operation | GPU ms (resident) | GPU ms (whole call) | CPU backend ms | serial ms | GPU vs CPU backend | GPU vs serial |\n";
+        s += "|---|---|---|---|---|---|---|\n";
+        let ms = |x: Option<f64>| x.map_or("-".into(), |g| format!("{:.3}", g * 1e3));
         for r in &self.rows {
-            let gpu = r.gpu.map_or("-".into(), |g| format!("{:.3}", g * 1e3));
             let ratio = |x: f64| r.gpu.map_or("-".into(), |g| format!("{:.1}x", x / g));
             s += &format!(
-                "| {} | {gpu} | {:.3} | {:.3} | {} | {} |\n",
+                "| {} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
                 r.operation,
+                ms(r.gpu),
+                ms(r.gpu_call),
                 r.cpu * 1e3,
                 r.serial * 1e3,
                 ratio(r.cpu),

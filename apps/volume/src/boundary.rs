@@ -4,14 +4,14 @@
 
 use cavity::backend::Backend;
 use cavity_volume_kernels::{
-    Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, SmoothInner, blocks,
+    Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SmoothInner, blocks,
 };
 
 use crate::VolumeError;
 use crate::device::{Device, Words};
 use crate::mesh::VolumeMesh;
+use crate::resident::{Relation, ResidentMesh};
 use crate::signed::{encode, index, is_negative, sign};
-use crate::transpose;
 
 /// The boundary of a mesh: the boundary of the sum of its cells.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,68 +46,23 @@ fn compact(
     Ok((out, count))
 }
 
-/// The boundary of `mesh` on `backend`: `d3 = ∂3ᵀ` ([`transpose`]), the
+/// The boundary of `mesh` on `backend`: `d3 = ∂3ᵀ` ([`crate::transpose`]), the
 /// faces whose cells' signs do not cancel, then their edges and vertices,
-/// each set compacted by a scan.
+/// each set compacted by a scan ([`ResidentMesh::boundary`] on the mesh
+/// copied to the backend).
 ///
 /// # Errors
 /// [`VolumeError::Backend`] when the GPU's kernels are missing, a launch
 /// or a copy fails.
 pub fn boundary(backend: &Backend, mesh: &VolumeMesh) -> Result<Boundary, VolumeError> {
-    let d3 = transpose(backend, mesh.d3())?;
-    let d = Device { backend };
-    let [_, edges, faces, _] = mesh.counts().map(|x| x as u32);
-    let (mut off, mut ent) = (d.upload(d3.offsets())?, d.upload(d3.entries())?);
-    let (mut keep, mut minus) = (d.zeros(faces as usize + 1)?, d.zeros(faces as usize)?);
-    let params = (
-        d.address(&mut off),
-        d.address(&mut ent),
-        faces,
-        d.address(&mut keep),
-        d.address(&mut minus),
-    );
-    // SAFETY: `d3` has `faces` rows; `keep` and `minus` hold a word per face.
-    unsafe { d.launch::<MarkBoundaryFaces>(blocks(faces), (0, 0), params)? };
-    let (mut face_list, nf) = compact(&d, &mut keep, Some(&mut minus), faces)?;
-    let d2 = mesh.d2();
-    let (mut off2, mut ent2) = (d.upload(d2.offsets())?, d.upload(d2.entries())?);
-    let mut edge_keep = d.zeros(edges as usize + 1)?;
-    let params = (
-        d.address(&mut face_list),
-        nf,
-        d.address(&mut off2),
-        d.address(&mut ent2),
-        d.address(&mut edge_keep),
-    );
-    // SAFETY: the listed faces are rows of ∂2; `edge_keep` holds a word
-    // per edge and one more.
-    unsafe { d.launch::<MarkFaceEdges>(blocks(nf), (0, 0), params)? };
-    let (mut edge_list, ne) = compact(&d, &mut edge_keep, None, edges)?;
-    let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
-    let mut pairs = d.upload(&pairs)?;
-    let vertices = mesh.positions().len() as u32;
-    let mut vertex_keep = d.zeros(vertices as usize + 1)?;
-    let params = (
-        d.address(&mut edge_list),
-        ne,
-        d.address(&mut pairs),
-        d.address(&mut vertex_keep),
-    );
-    // SAFETY: the listed edges are in `pairs`; `vertex_keep` holds a word
-    // per vertex and one more.
-    unsafe { d.launch::<MarkEdgeVertices>(blocks(ne), (0, 0), params)? };
-    let (vertex_list, nv) = compact(&d, &mut vertex_keep, None, vertices)?;
-    Ok(Boundary {
-        faces: d.download(face_list, nf as usize)?,
-        edges: d.download(edge_list, ne as usize)?,
-        vertices: d.download(vertex_list, nv as usize)?,
-    })
+    ResidentMesh::upload(backend, mesh)?.boundary()
 }
 
 /// `iterations` steps of Laplacian smoothing of the inner vertices (those
 /// not on the [`boundary`]) on `backend`: each step moves every inner
 /// vertex to the average of its neighbours' positions of the step before
-/// (through `d1 = ∂1ᵀ`). Returns the positions.
+/// (through `d1 = ∂1ᵀ`). Returns the positions ([`ResidentMesh::smooth`]
+/// on the mesh copied to the backend).
 ///
 /// # Errors
 /// As [`boundary`].
@@ -116,40 +71,108 @@ pub fn smooth(
     mesh: &VolumeMesh,
     iterations: u32,
 ) -> Result<Vec<[f32; 3]>, VolumeError> {
-    let fixed = boundary(backend, mesh)?.vertices;
-    let d1 = transpose(backend, &mesh.d1())?;
-    let d = Device { backend };
-    let vertices = mesh.positions().len() as u32;
-    let mut marks = vec![0u32; vertices as usize];
-    for v in fixed {
-        marks[v as usize] = 1;
+    let mut m = ResidentMesh::upload(backend, mesh)?;
+    m.smooth(iterations)?;
+    m.positions()
+}
+
+/// The boundary's faces (signed), edges and vertices on the backend, with
+/// their counts.
+type Marked = ([Words; 3], [u32; 3]);
+
+impl ResidentMesh<'_> {
+    /// The boundary's elements, on the backend.
+    fn mark_boundary(&mut self) -> Result<Marked, VolumeError> {
+        self.ensure(Relation::FaceCells)?;
+        let d = self.d;
+        let [vertices, edges, faces, _] = self.counts;
+        let d3 = self.cached(Relation::FaceCells);
+        let (mut keep, mut minus) = (d.zeros(faces as usize + 1)?, d.zeros(faces as usize)?);
+        let params = (
+            d.read(&d3.offsets),
+            d.read(&d3.entries),
+            faces,
+            d.address(&mut keep),
+            d.address(&mut minus),
+        );
+        // SAFETY: `d3` has `faces` rows; `keep` and `minus` hold a word per face.
+        unsafe { d.launch::<MarkBoundaryFaces>(blocks(faces), (0, 0), params)? };
+        let (mut face_list, nf) = compact(&d, &mut keep, Some(&mut minus), faces)?;
+        let mut edge_keep = d.zeros(edges as usize + 1)?;
+        let params = (
+            d.address(&mut face_list),
+            nf,
+            d.read(&self.d2.offsets),
+            d.read(&self.d2.entries),
+            d.address(&mut edge_keep),
+        );
+        // SAFETY: the listed faces are rows of ∂2; `edge_keep` holds a word
+        // per edge and one more.
+        unsafe { d.launch::<MarkFaceEdges>(blocks(nf), (0, 0), params)? };
+        let (mut edge_list, ne) = compact(&d, &mut edge_keep, None, edges)?;
+        let mut vertex_keep = d.zeros(vertices as usize + 1)?;
+        let params = (
+            d.address(&mut edge_list),
+            ne,
+            d.read(&self.pairs),
+            d.address(&mut vertex_keep),
+        );
+        // SAFETY: the listed edges are in `pairs`; `vertex_keep` holds a
+        // word per vertex and one more.
+        unsafe { d.launch::<MarkEdgeVertices>(blocks(ne), (0, 0), params)? };
+        let (vertex_list, nv) = compact(&d, &mut vertex_keep, None, vertices)?;
+        Ok(([face_list, edge_list, vertex_list], [nf, ne, nv]))
     }
-    let words: Vec<u32> = mesh
-        .positions()
-        .iter()
-        .flatten()
-        .map(|x| x.to_bits())
-        .collect();
-    let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
-    let (mut off, mut ent) = (d.upload(d1.offsets())?, d.upload(d1.entries())?);
-    let (mut pairs, mut marks) = (d.upload(&pairs)?, d.upload(&marks)?);
-    let (mut from, mut to) = (d.upload(&words)?, d.upload(&words)?);
-    let (o, e, p, m) = (
-        d.address(&mut off),
-        d.address(&mut ent),
-        d.address(&mut pairs),
-        d.address(&mut marks),
-    );
-    for _ in 0..iterations {
-        let (f, t) = (d.address(&mut from), d.address(&mut to));
-        // SAFETY: `d1` has a row per vertex; the position arrays hold three
-        // words per vertex.
-        unsafe { d.launch::<SmoothInner>(blocks(vertices), (0, 0), (o, e, vertices, p, m, f, t))? };
-        std::mem::swap(&mut from, &mut to);
+
+    /// The boundary of the mesh (as [`boundary`]; `d3 = ∂3ᵀ` cached).
+    ///
+    /// # Errors
+    /// As [`boundary`].
+    pub fn boundary(&mut self) -> Result<Boundary, VolumeError> {
+        let ([faces, edges, vertices], [nf, ne, nv]) = self.mark_boundary()?;
+        let d = self.d;
+        Ok(Boundary {
+            faces: d.download(faces, nf as usize)?,
+            edges: d.download(edges, ne as usize)?,
+            vertices: d.download(vertices, nv as usize)?,
+        })
     }
-    let out = d.download(from, words.len())?;
-    let (points, _) = out.as_chunks::<3>();
-    Ok(points.iter().map(|c| c.map(f32::from_bits)).collect())
+
+    /// `iterations` steps of Laplacian smoothing of the inner vertices on
+    /// the backend (as [`smooth`]), the mesh's positions replaced; the
+    /// boundary and `d1 = ∂1ᵀ` cached.
+    ///
+    /// # Errors
+    /// As [`boundary`].
+    pub fn smooth(&mut self, iterations: u32) -> Result<(), VolumeError> {
+        let ([_, _, mut fixed], [_, _, nv]) = self.mark_boundary()?;
+        self.ensure(Relation::VertexEdges)?;
+        let d = self.d;
+        let vertices = self.counts[0];
+        let mut marks = d.zeros(vertices as usize)?;
+        let params = (d.address(&mut fixed), nv, d.address(&mut marks));
+        // SAFETY: `fixed` lists `nv` vertices below `vertices`; `marks`
+        // holds a word per vertex.
+        unsafe { d.launch::<MarkListed>(blocks(nv), (0, 0), params)? };
+        let d1 = self.cached(Relation::VertexEdges);
+        let (o, e, p, m) = (
+            d.read(&d1.offsets),
+            d.read(&d1.entries),
+            d.read(&self.pairs),
+            d.read(&marks),
+        );
+        let mut to = d.copy(&self.positions, 3 * vertices as usize)?;
+        for _ in 0..iterations {
+            let (f, t) = (d.address(&mut self.positions), d.address(&mut to));
+            // SAFETY: `d1` has a row per vertex; the position arrays hold
+            // three words per vertex.
+            unsafe {
+                d.launch::<SmoothInner>(blocks(vertices), (0, 0), (o, e, vertices, p, m, f, t))?
+            };
+            std::mem::swap(&mut self.positions, &mut to);
+        }
+        Ok(())
+    }
 }
 
 /// [`boundary`] serially (the reference and the benchmark's serial run).

@@ -123,6 +123,19 @@ impl<'a> ResidentMesh<'a> {
         self.counts.map(|x| x as usize)
     }
 
+    /// The vertex positions, copied to the host (after the work launched
+    /// so far).
+    ///
+    /// # Errors
+    /// [`VolumeError::Backend`] when a copy fails.
+    pub fn positions(&self) -> Result<Vec<[f32; 3]>, VolumeError> {
+        let d = &self.d;
+        let n = 3 * self.counts[0] as usize;
+        let words = d.download(d.copy(&self.positions, n)?, n)?;
+        let (points, _) = words.as_chunks::<3>();
+        Ok(points.iter().map(|c| c.map(f32::from_bits)).collect())
+    }
+
     /// The mesh, copied to the host (after the work launched so far).
     ///
     /// # Errors
@@ -130,9 +143,7 @@ impl<'a> ResidentMesh<'a> {
     /// if the operators came back malformed.
     pub fn download(&self) -> Result<VolumeMesh, VolumeError> {
         let d = &self.d;
-        let [v, e, _, _] = self.counts.map(|x| x as usize);
-        let words = d.download(d.copy(&self.positions, 3 * v)?, 3 * v)?;
-        let (points, _) = words.as_chunks::<3>();
+        let e = self.counts[1] as usize;
         let pairs = d.download(d.copy(&self.pairs, 2 * e)?, 2 * e)?;
         let (pairs, _) = pairs.as_chunks::<2>();
         let csr = |a: &Csr| -> Result<TernaryCsr, VolumeError> {
@@ -144,7 +155,7 @@ impl<'a> ResidentMesh<'a> {
             d.download_csr(copy)
         };
         VolumeMesh::from_operators(
-            points.iter().map(|c| c.map(f32::from_bits)).collect(),
+            self.positions()?,
             pairs.to_vec(),
             csr(&self.d2)?,
             csr(&self.d3)?,

@@ -144,13 +144,47 @@ impl DynamicArgs {
     }
 }
 
+/// How a volumetric mesh is written.
+#[derive(clap::Args, Clone, Copy)]
+struct VolumeEncoding {
+    /// Binary rather than ASCII (.vtk and .msh).
+    #[arg(long)]
+    binary: bool,
+    /// The Gmsh version of a .msh output.
+    #[arg(long, value_enum, default_value = "4.1")]
+    msh_version: MshVersionArg,
+}
+
+/// The Gmsh versions written.
+#[derive(Clone, Copy, ValueEnum)]
+enum MshVersionArg {
+    /// MSH 2.2.
+    #[value(name = "2.2")]
+    V22,
+    /// MSH 4.1.
+    #[value(name = "4.1")]
+    V41,
+}
+
+impl VolumeEncoding {
+    fn options(self) -> cavity_volume::io::WriteOptions {
+        cavity_volume::io::WriteOptions {
+            binary: self.binary,
+            msh_version: match self.msh_version {
+                MshVersionArg::V22 => cavity_volume::io::gmsh::MshVersion::V22,
+                MshVersionArg::V41 => cavity_volume::io::gmsh::MshVersion::V41,
+            },
+        }
+    }
+}
+
 /// The volumetric commands (`cavity tet ...`).
 #[derive(Subcommand)]
 enum TetCommand {
     /// Counts of vertices, edges, faces and cells by type, the boundary's
     /// counts, memory in bytes per cell, and the times.
     Info {
-        /// Input mesh (.mesh, .node or .ele).
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
         mesh: PathBuf,
         /// Backend to run on.
         #[arg(long, value_enum, default_value = "auto")]
@@ -159,7 +193,7 @@ enum TetCommand {
     /// The boundary (the faces whose cells do not cancel, facing out) as a
     /// surface, polygons split into triangle fans.
     Boundary {
-        /// Input mesh (.mesh, .node or .ele).
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
         mesh: PathBuf,
         /// Output surface (.ply, .obj, .off or .stl).
         #[arg(short, long)]
@@ -171,9 +205,10 @@ enum TetCommand {
     /// Laplacian smoothing of the inner vertices: each step moves every
     /// vertex off the boundary to the average of its edge neighbours.
     Smooth {
-        /// Input mesh (.mesh, .node or .ele).
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
         mesh: PathBuf,
-        /// Output mesh (.mesh, or .node/.ele for tetrahedra); never the input.
+        /// Output mesh (.mesh, .vtk, .msh, or .node/.ele for tetrahedra);
+        /// never the input.
         #[arg(short, long)]
         output: PathBuf,
         /// Smoothing steps.
@@ -182,6 +217,39 @@ enum TetCommand {
         /// Backend to run on.
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
+        #[command(flatten)]
+        encoding: VolumeEncoding,
+    },
+    /// Volumetric Catmull-Clark subdivision (Joy and MacCracken): each
+    /// level splits every cell into one cell per vertex (hexahedra from
+    /// tetrahedra, prisms and hexahedra; general polyhedra at vertices of
+    /// more than three faces, as a pyramid's apex).
+    Subdivide {
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Output mesh (.mesh, .vtk or .msh; .vtk for cells other than
+        /// hexahedra, as a pyramid's apex gives); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Subdivision levels (each multiplies the cells by about 4 to 8).
+        #[arg(long, default_value_t = 1)]
+        levels: u32,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+        #[command(flatten)]
+        encoding: VolumeEncoding,
+    },
+    /// Converts a volumetric mesh between formats (cells oriented outward).
+    Convert {
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Output mesh (.mesh, .vtk, .msh, or .node/.ele for tetrahedra);
+        /// never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        encoding: VolumeEncoding,
     },
 }
 
@@ -250,7 +318,7 @@ enum Command {
         #[command(flatten)]
         dynamic: DynamicArgs,
     },
-    /// Volumetric meshes (MEDIT .mesh, TetGen .node/.ele) as ternary
+    /// Volumetric meshes (MEDIT .mesh, TetGen .node/.ele, VTK .vtk, Gmsh .msh) as ternary
     /// sparse boundary operators (Mueller-Roemer et al.): counts,
     /// boundary, smoothing.
     Tet {
@@ -703,7 +771,20 @@ fn run(cli: Cli) -> Result<()> {
                 output,
                 iterations,
                 device,
-            } => tet::smooth_inner(&mesh, &output, iterations, device),
+                encoding,
+            } => tet::smooth_inner(&mesh, &output, iterations, device, encoding.options()),
+            TetCommand::Subdivide {
+                mesh,
+                output,
+                levels,
+                device,
+                encoding,
+            } => tet::subdivide(&mesh, &output, levels, device, encoding.options()),
+            TetCommand::Convert {
+                mesh,
+                output,
+                encoding,
+            } => tet::convert(&mesh, &output, encoding.options()),
         },
         Command::Normals {
             input,

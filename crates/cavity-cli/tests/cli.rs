@@ -366,6 +366,36 @@ fn tet_commands_read_write_and_refuse_overwrites() {
             .unwrap()
             .contains("Hexahedra\n2\n")
     );
+    // Two levels of subdivision: 2 × 8 × 8 hexahedra, as MSH 2.2 binary,
+    // then converted to VTK and read back.
+    let subdivided = dir.path().join("subdivided.msh");
+    succeeds(
+        &[
+            "tet",
+            "subdivide",
+            "--device",
+            "cpu",
+            "--levels",
+            "2",
+            "--binary",
+            "--msh-version",
+            "2.2",
+        ],
+        &input,
+        &subdivided,
+    );
+    let vtk = dir.path().join("subdivided.vtk");
+    succeeds(&["tet", "convert"], &subdivided, &vtk);
+    let info = cavity()
+        .args(["tet", "info", "--device", "cpu"])
+        .arg(&vtk)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        stdout.contains("128 cells") && stdout.contains("Hexahedron: 128"),
+        "{stdout}"
+    );
     let again = cavity()
         .args(["tet", "smooth", "--device", "cpu"])
         .arg(&input)

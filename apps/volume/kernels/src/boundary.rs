@@ -86,6 +86,24 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    /// Sets `marks[x] = 1` for each of the `count` elements `x` listed in
+    /// `list`.
+    ///
+    /// # Safety
+    /// The listed elements are below the length of `marks`.
+    #[launch_bounds = BOUNDS]
+    pub kernel MarkListed(launch, list: u64, count: u32, marks: u64) {
+        // SAFETY: the kernel's contract.
+        let [list, marks] = unsafe { arrays([list, marks]) };
+        let (start, end) = chunk(launch.block_idx, count);
+        launch.block.for_each(end - start, |k| {
+            // SAFETY: read only input; every store writes the same 1.
+            unsafe { marks.store_unshared(list.load_unshared(start + k), 1) };
+        });
+    }
+}
+
+cavity_device::kernel! {
     /// Lists the kept ones of `n` elements: `offsets` is the exclusive scan
     /// of their 0/1 marks over `n + 1` words (so element `i` is kept when
     /// `offsets[i + 1] > offsets[i]`), and each kept `i` goes to

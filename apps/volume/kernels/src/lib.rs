@@ -28,7 +28,9 @@ pub mod signed;
 pub mod subdivide;
 pub mod transpose;
 
-pub use boundary::{Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, SmoothInner};
+pub use boundary::{
+    Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SmoothInner,
+};
 pub use relations::{Compose, FaceVertices};
 pub use scan::{AddChunkOffsets, ScanChunks};
 pub use subdivide::{

@@ -1,6 +1,7 @@
 //! `cavity tet`: volumetric meshes as ternary boundary operators
 //! (`cavity-volume`): counts and boundary (`info`), the boundary as a
 //! surface (`boundary`), Laplacian smoothing of inner vertices (`smooth`),
+//! Catmull-Clark subdivision (`subdivide`), format conversion (`convert`),
 //! and `cavity bench tet`.
 
 use std::path::{Path, PathBuf};
@@ -11,9 +12,9 @@ use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity::io::{check_writable, write_mesh};
 use cavity_volume::boundary::{Boundary, boundary, smooth};
-use cavity_volume::io::{CellMesh, VolumeFormat, read_volume, write_volume};
+use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::signed::{index, is_negative};
-use cavity_volume::{CellType, CellVertices, VolumeMesh};
+use cavity_volume::{CellType, CellVertices, ResidentMesh, VolumeMesh};
 
 use crate::Device;
 use crate::Result;
@@ -147,6 +148,7 @@ pub(crate) fn smooth_inner(
     output: &Path,
     iterations: u32,
     device: Device,
+    options: WriteOptions,
 ) -> Result<()> {
     VolumeFormat::of(output)?;
     let (mesh, cells, _, _) = load(input)?;
@@ -155,13 +157,87 @@ pub(crate) fn smooth_inner(
     let t = Instant::now();
     let positions = smooth(&backend, &mesh, iterations)?;
     let seconds = t.elapsed().as_secs_f64();
-    write_volume(output, &CellMesh { positions, cells })?;
+    write_volume_with(output, &CellMesh { positions, cells }, options)?;
     sayln!(
         "smoothed the inner vertices of {} by {iterations} Laplacian step(s) in {:.3} ms on {} (with the boundary and the transposes); wrote {}",
         input.display(),
         seconds * 1e3,
         backend.name(),
         output.display()
+    );
+    Ok(())
+}
+
+pub(crate) fn subdivide(
+    input: &Path,
+    output: &Path,
+    levels: u32,
+    device: Device,
+    options: WriteOptions,
+) -> Result<()> {
+    VolumeFormat::of(output)?;
+    let (mesh, _, read, build) = load(input)?;
+    refuse_overwrite(input, output)?;
+    let backend = backend(device)?;
+    let pb = spinner();
+    pb.set_message(format!("subdividing {levels} level(s)"));
+    let t = Instant::now();
+    let mut resident = ResidentMesh::upload(&backend, &mesh)?;
+    for _ in 0..levels {
+        resident = resident.subdivide()?;
+    }
+    resident.synchronize()?;
+    let seconds = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let subdivided = resident.download()?;
+    drop(resident);
+    let cells = subdivided.cells();
+    let download = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    write_volume_with(
+        output,
+        &CellMesh {
+            positions: subdivided.positions().to_vec(),
+            cells,
+        },
+        options,
+    )?;
+    pb.finish_and_clear();
+    let [v, e, f, c] = subdivided.counts();
+    sayln!(
+        "subdivided {} by {levels} Catmull-Clark level(s) on {}: {v} vertices, {e} edges, {f} faces, {c} cells",
+        input.display(),
+        backend.name()
+    );
+    sayln!(
+        "read {read:.3} s, operators {build:.3} s, upload and subdivision {:.3} ms (relations included), download and cell lists {download:.3} s, write {:.3} s; wrote {}",
+        seconds * 1e3,
+        t.elapsed().as_secs_f64(),
+        output.display()
+    );
+    Ok(())
+}
+
+pub(crate) fn convert(input: &Path, output: &Path, options: WriteOptions) -> Result<()> {
+    VolumeFormat::of(output)?;
+    let (mesh, cells, read, _) = load(input)?;
+    refuse_overwrite(input, output)?;
+    let t = Instant::now();
+    write_volume_with(
+        output,
+        &CellMesh {
+            positions: mesh.positions().to_vec(),
+            cells,
+        },
+        options,
+    )?;
+    sayln!(
+        "{}: {} vertices, {} cells; read {read:.3} s, wrote {} in {:.3} s",
+        input.display(),
+        mesh.positions().len(),
+        mesh.counts()[3],
+        output.display(),
+        t.elapsed().as_secs_f64()
     );
     Ok(())
 }

@@ -1,0 +1,137 @@
+//! MEDIT `.mesh` files (ASCII): `Vertices` (with references), then
+//! `Tetrahedra`, `Prisms`, `Pyramids` and `Hexahedra` (vertices numbered
+//! from 1, each cell with a reference); the surface and feature sections
+//! (`Triangles`, `Edges`, `Corners`, ...) are skipped.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use super::{
+    CellMesh, Tokens, VolumeIoError, format_lines, indices, listed, read_text, unsupported,
+    write_atomically,
+};
+use crate::mesh::{CellType, CellVertices};
+
+/// Reads a MEDIT file.
+///
+/// # Errors
+/// As [`super::read_volume`].
+pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
+    let text = read_text(path)?;
+    let mut t = Tokens::new(path, &text);
+    let mut positions = Vec::new();
+    let mut cells = Vec::new();
+    let mut dimension = 3;
+    while let Ok((line, keyword)) = t.next("a section") {
+        let skip = |t: &mut Tokens<'_>, per: usize| -> Result<(), VolumeIoError> {
+            let n: usize = t.number("the count")?;
+            for _ in 0..n * per {
+                t.next("the section's entries")?;
+            }
+            Ok(())
+        };
+        match keyword {
+            "MeshVersionFormatted" => {
+                t.next("the version")?;
+            }
+            "Dimension" => {
+                dimension = t.number("the dimension")?;
+                if dimension != 3 {
+                    return Err(t.error(line, format!("dimension {dimension}: only 3 is a volume")));
+                }
+            }
+            "Vertices" => {
+                let n: usize = t.number("the vertex count")?;
+                positions.reserve(n);
+                for i in 0..n {
+                    let l = t.line_of_next().unwrap_or(line);
+                    let mut p = [0f32; 3];
+                    for x in p.iter_mut().take(dimension) {
+                        *x = t.number("a coordinate")?;
+                    }
+                    if p.iter().any(|x| !x.is_finite()) {
+                        return Err(
+                            t.error(l, format!("vertex {} has a non-finite coordinate", i + 1))
+                        );
+                    }
+                    t.next("the vertex's reference")?;
+                    positions.push(p);
+                }
+            }
+            "Tetrahedra" | "Prisms" | "Pyramids" | "Hexahedra" => {
+                let n: usize = t.number("the cell count")?;
+                let nv = positions.len();
+                for _ in 0..n {
+                    let cell = match keyword {
+                        "Tetrahedra" => {
+                            CellVertices::Tetrahedron(indices(&mut t, 1, nv, "a tetrahedron")?)
+                        }
+                        "Prisms" => CellVertices::Prism(indices(&mut t, 1, nv, "a prism")?),
+                        "Pyramids" => CellVertices::Pyramid(indices(&mut t, 1, nv, "a pyramid")?),
+                        _ => CellVertices::Hexahedron(indices(&mut t, 1, nv, "a hexahedron")?),
+                    };
+                    t.next("the cell's reference")?;
+                    cells.push(cell);
+                }
+            }
+            "Edges" => skip(&mut t, 3)?,
+            "Triangles" => skip(&mut t, 4)?,
+            "Quadrilaterals" => skip(&mut t, 5)?,
+            "Corners" | "RequiredVertices" | "Ridges" | "RequiredEdges" => skip(&mut t, 1)?,
+            "Normals" | "Tangents" => skip(&mut t, 3)?,
+            "NormalAtVertices" | "TangentAtVertices" => skip(&mut t, 2)?,
+            "End" => break,
+            other => return Err(t.error(line, format!("unknown section {other:?}"))),
+        }
+    }
+    Ok(CellMesh { positions, cells })
+}
+
+/// Writes a MEDIT file, each cell type in its section.
+///
+/// # Errors
+/// [`VolumeIoError::Unsupported`] for a polyhedron;
+/// [`VolumeIoError::File`].
+pub fn write(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
+    if let Some(i) = mesh
+        .cells
+        .iter()
+        .position(|c| matches!(c, CellVertices::Polyhedron(_)))
+    {
+        return Err(unsupported(
+            path,
+            format!("cell {i} is a general polyhedron, which MEDIT cannot hold"),
+        ));
+    }
+    let mut s = String::from("MeshVersionFormatted 1\nDimension 3\n");
+    let _ = writeln!(s, "Vertices\n{}", mesh.positions.len());
+    s += &format_lines(&mesh.positions, |s, _, p| {
+        let _ = writeln!(s, "{} {} {} 0", p[0], p[1], p[2]);
+    });
+    let sections = [
+        ("Tetrahedra", CellType::Tetrahedron),
+        ("Prisms", CellType::Prism),
+        ("Pyramids", CellType::Pyramid),
+        ("Hexahedra", CellType::Hexahedron),
+    ];
+    for (name, ty) in sections {
+        let rows: Vec<&[u32]> = mesh
+            .cells
+            .iter()
+            .filter(|c| c.cell_type() == ty)
+            .filter_map(listed)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "{name}\n{}", rows.len());
+        s += &format_lines(&rows, |s, _, r| {
+            for v in *r {
+                let _ = write!(s, "{} ", *v + 1);
+            }
+            s.push_str("0\n");
+        });
+    }
+    s.push_str("End\n");
+    write_atomically(path, s.as_bytes())
+}

@@ -1,0 +1,307 @@
+//! Reading and writing volumetric meshes, one module per format:
+//!
+//! - [`medit`]: MEDIT `.mesh` (ASCII; vertices, tetrahedra, prisms,
+//!   pyramids, hexahedra; the surface sections skipped);
+//! - [`tetgen`]: TetGen `.node` / `.ele` (tetrahedra; either file names
+//!   the pair);
+//! - [`vtk`]: legacy VTK `.vtk` unstructured grids (ASCII or binary;
+//!   tetrahedra, hexahedra, wedges, pyramids and polyhedra), through the
+//!   `vtkio` crate, for viewers such as ParaView;
+//! - [`gmsh`]: Gmsh `.msh`, versions 2.2 and 4.1, ASCII or binary (4.1
+//!   read through the `mshio` crate); the volume elements are read, the
+//!   lower-dimensional ones skipped.
+//!
+//! Errors name the file, and the line or the element. Writes go to a
+//! temporary file beside the destination and are renamed over it once
+//! complete.
+
+pub mod gmsh;
+pub mod medit;
+pub mod tetgen;
+pub mod vtk;
+
+use std::io::Write;
+use std::path::Path;
+
+use cavity::io::MeshIoError;
+use rayon::prelude::*;
+
+use crate::mesh::CellVertices;
+
+/// Errors of reading and writing volumetric meshes; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum VolumeIoError {
+    /// The extension is not a volumetric format: use `.mesh`, `.node`,
+    /// `.ele`, `.vtk` or `.msh`.
+    #[error("{0}: unknown volumetric mesh format (expected .mesh, .node, .ele, .vtk or .msh)")]
+    UnknownFormat(String),
+    /// The file could not be read or written, or a line is malformed
+    /// (`MeshIoError::Io`, `MeshIoError::Syntax`: the file, and the line).
+    #[error(transparent)]
+    File(#[from] MeshIoError),
+    /// The file is not what its format says: the message names the node,
+    /// element or cell and what is wrong, or gives the parser's words
+    /// (`vtkio`, `mshio`) where it cannot tell the line.
+    #[error("{file}: {message}")]
+    Malformed {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Something the format cannot hold (a polyhedron in MEDIT or Gmsh,
+    /// another cell than a tetrahedron in TetGen), or a file holding
+    /// something this reader does not (another cell type, a data set other
+    /// than an unstructured grid, higher-order elements): the message says
+    /// what; choose another format.
+    #[error("{file}: {message}")]
+    Unsupported {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The volumetric formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VolumeFormat {
+    /// MEDIT `.mesh`, ASCII.
+    Medit,
+    /// TetGen `.node` and `.ele` (the path names either; the other has the
+    /// same stem).
+    TetGen,
+    /// Legacy VTK `.vtk`, an unstructured grid.
+    Vtk,
+    /// Gmsh `.msh`.
+    Gmsh,
+}
+
+impl VolumeFormat {
+    /// The format of `path` by its extension.
+    ///
+    /// # Errors
+    /// [`VolumeIoError::UnknownFormat`].
+    pub fn of(path: &Path) -> Result<VolumeFormat, VolumeIoError> {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("mesh") => Ok(VolumeFormat::Medit),
+            Some(e) if e.eq_ignore_ascii_case("node") || e.eq_ignore_ascii_case("ele") => {
+                Ok(VolumeFormat::TetGen)
+            }
+            Some(e) if e.eq_ignore_ascii_case("vtk") => Ok(VolumeFormat::Vtk),
+            Some(e) if e.eq_ignore_ascii_case("msh") => Ok(VolumeFormat::Gmsh),
+            _ => Err(VolumeIoError::UnknownFormat(path.display().to_string())),
+        }
+    }
+}
+
+/// A volumetric mesh as read: positions and cells (vertex indices from 0).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellMesh {
+    /// Vertex positions.
+    pub positions: Vec<[f32; 3]>,
+    /// The cells.
+    pub cells: Vec<CellVertices>,
+}
+
+/// Whitespace-separated tokens of a text file with their 1-based lines;
+/// `#` starts a comment to the end of its line.
+pub(super) struct Tokens<'a> {
+    file: String,
+    items: std::iter::Peekable<std::vec::IntoIter<(usize, &'a str)>>,
+    pub(super) last_line: usize,
+}
+
+impl<'a> Tokens<'a> {
+    pub(super) fn new(file: &Path, text: &'a str) -> Self {
+        let items: Vec<(usize, &str)> = text
+            .lines()
+            .enumerate()
+            .flat_map(|(i, l)| {
+                let l = l.split('#').next().unwrap_or("");
+                l.split_whitespace().map(move |t| (i + 1, t))
+            })
+            .collect();
+        Tokens {
+            file: file.display().to_string(),
+            items: items.into_iter().peekable(),
+            last_line: 0,
+        }
+    }
+
+    pub(super) fn error(&self, line: usize, message: String) -> VolumeIoError {
+        MeshIoError::Syntax {
+            file: self.file.clone(),
+            line,
+            message,
+        }
+        .into()
+    }
+
+    pub(super) fn next(&mut self, what: &str) -> Result<(usize, &'a str), VolumeIoError> {
+        let item = self.items.next();
+        match item {
+            Some((line, t)) => {
+                self.last_line = line;
+                Ok((line, t))
+            }
+            None => Err(self.error(self.last_line, format!("the file ends before {what}"))),
+        }
+    }
+
+    pub(super) fn number<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, VolumeIoError> {
+        let (line, t) = self.next(what)?;
+        t.parse()
+            .map_err(|_| self.error(line, format!("{what}: {t:?} is not a number")))
+    }
+
+    pub(super) fn line_of_next(&mut self) -> Option<usize> {
+        self.items.peek().map(|&(l, _)| l)
+    }
+}
+
+pub(super) fn read_text(path: &Path) -> Result<String, VolumeIoError> {
+    std::fs::read_to_string(path).map_err(|source| {
+        MeshIoError::Io {
+            file: path.display().to_string(),
+            source,
+        }
+        .into()
+    })
+}
+
+/// Reads the mesh at `path` ([`VolumeFormat::of`]).
+///
+/// # Errors
+/// [`VolumeIoError`] naming the file and the line (or the element): an
+/// unknown section, a token that is not a number, a vertex index out of
+/// range, a non-finite coordinate, a file that ends early, a cell type the
+/// reader does not take.
+pub fn read_volume(path: &Path) -> Result<CellMesh, VolumeIoError> {
+    match VolumeFormat::of(path)? {
+        VolumeFormat::Medit => medit::read(path),
+        VolumeFormat::TetGen => tetgen::read(path),
+        VolumeFormat::Vtk => vtk::read(path),
+        VolumeFormat::Gmsh => gmsh::read(path),
+    }
+}
+
+/// How [`write_volume_with`] encodes a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct WriteOptions {
+    /// Binary rather than ASCII (VTK and Gmsh; MEDIT and TetGen files are
+    /// ASCII).
+    pub binary: bool,
+    /// The Gmsh version.
+    pub msh_version: gmsh::MshVersion,
+}
+
+/// Writes `mesh` to `path` ([`VolumeFormat::of`]) as ASCII (Gmsh 4.1).
+///
+/// # Errors
+/// As [`write_volume_with`].
+pub fn write_volume(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
+    write_volume_with(path, mesh, WriteOptions::default())
+}
+
+/// Writes `mesh` to `path` ([`VolumeFormat::of`]) encoded as `options`
+/// say: MEDIT with each cell type in its section, TetGen as a `.node` and
+/// an `.ele` file (numbered from 0), VTK as an unstructured grid, Gmsh
+/// with the cells as volume elements of one entity.
+///
+/// # Errors
+/// [`VolumeIoError::Unsupported`] for a polyhedron (MEDIT, Gmsh, TetGen)
+/// or another cell than a tetrahedron (TetGen); [`VolumeIoError::File`]
+/// when the file cannot be written.
+pub fn write_volume_with(
+    path: &Path,
+    mesh: &CellMesh,
+    options: WriteOptions,
+) -> Result<(), VolumeIoError> {
+    match VolumeFormat::of(path)? {
+        VolumeFormat::Medit => medit::write(path, mesh),
+        VolumeFormat::TetGen => tetgen::write(path, mesh),
+        VolumeFormat::Vtk => vtk::write(path, mesh, options.binary),
+        VolumeFormat::Gmsh => gmsh::write(path, mesh, options),
+    }
+}
+
+/// An error naming `file` and what it cannot hold.
+pub(super) fn unsupported(file: &Path, message: String) -> VolumeIoError {
+    VolumeIoError::Unsupported {
+        file: file.display().to_string(),
+        message,
+    }
+}
+
+/// The text of `items`, each formatted by `line` (with its index), in
+/// parallel chunks joined in order.
+pub(super) fn format_lines<T: Sync>(
+    items: &[T],
+    line: impl Fn(&mut String, usize, &T) + Sync,
+) -> String {
+    const CHUNK: usize = 1 << 14;
+    let parts: Vec<String> = items
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(k, chunk)| {
+            let mut s = String::with_capacity(chunk.len() * 32);
+            for (i, item) in chunk.iter().enumerate() {
+                line(&mut s, k * CHUNK + i, item);
+            }
+            s
+        })
+        .collect();
+    parts.concat()
+}
+
+/// A cell's vertex indices checked against the vertex count, made 0-based.
+pub(super) fn indices<const N: usize>(
+    t: &mut Tokens<'_>,
+    base: u32,
+    vertices: usize,
+    what: &str,
+) -> Result<[u32; N], VolumeIoError> {
+    let mut out = [0u32; N];
+    for x in &mut out {
+        let line = t.line_of_next().unwrap_or(t.last_line);
+        let v: u32 = t.number(what)?;
+        if v < base || (v - base) as usize >= vertices {
+            return Err(t.error(line, format!("{what} names vertex {v}, but there are {vertices} vertices (numbered from {base})")));
+        }
+        *x = v - base;
+    }
+    Ok(out)
+}
+
+/// The vertices a cell of a fixed type lists, in its order (none for a
+/// polyhedron).
+pub(super) fn listed(cell: &CellVertices) -> Option<&[u32]> {
+    match cell {
+        CellVertices::Tetrahedron(v) => Some(v),
+        CellVertices::Hexahedron(v) => Some(v),
+        CellVertices::Prism(v) => Some(v),
+        CellVertices::Pyramid(v) => Some(v),
+        CellVertices::Polyhedron(_) => None,
+    }
+}
+
+/// Writes `text` to `path` through a temporary file beside it.
+pub(super) fn write_atomically(path: &Path, text: &[u8]) -> Result<(), VolumeIoError> {
+    let io = |source| -> VolumeIoError {
+        MeshIoError::Io {
+            file: path.display().to_string(),
+            source,
+        }
+        .into()
+    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    tmp.write_all(text).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}
