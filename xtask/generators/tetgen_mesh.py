@@ -2,10 +2,15 @@
 0.8.4; see ../shared/PEERS.md), written as TetGen .node/.ele files that
 `cavity tet` reads.
 
-    python3 tetgen_mesh.py SURFACE.obj OUT.node [--max-volume V]
+    python3 tetgen_mesh.py SURFACE.obj OUT.node [--max-volume V] [--repair] [--save-surface S.obj]
 
 --max-volume is relative to the surface's bounding-box volume (smaller
-gives more tetrahedra: about 1e-6 gives a million on Spot). The large
+gives more tetrahedra: about 1e-6 gives a million on Spot). --repair runs
+MeshFix (the `pymeshfix` wheel, 0.18.1) first: it joins the components,
+fills every hole and removes degenerate and self-intersecting triangles,
+as a scan needs before TetGen takes it (the Stanford bunny scan of
+../shared/data/scans/ has 70 holes and non-manifold edges); the surface
+may then be any format MeshFix reads (.ply, .off, .stl, .obj). The large
 outputs are not kept in the repository; this script makes them again.
 """
 
@@ -33,13 +38,39 @@ def read_obj(path):
     return np.array(vertices, dtype=np.float64), np.array(faces, dtype=np.int32)
 
 
+def repair(path):
+    from pymeshfix import MeshFix, PyTMesh
+
+    loaded = PyTMesh()
+    loaded.set_quiet(True)
+    loaded.load_file(path)
+    holes = loaded.n_boundaries
+    v, f = loaded.return_arrays()
+    fix = MeshFix(np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int32))
+    fix.repair(joincomp=True, remove_smallest_components=True)
+    v, f = fix.points, fix.faces
+    print(f"{path}: {holes} holes filled; {len(v)} vertices, {len(f)} triangles", file=sys.stderr)
+    return np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int32)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("surface")
     parser.add_argument("out")
     parser.add_argument("--max-volume", type=float, default=1e-5)
+    parser.add_argument("--repair", action="store_true")
+    parser.add_argument("--save-surface", help="write the (repaired) surface here as OBJ")
     args = parser.parse_args()
-    v, f = read_obj(args.surface)
+    if args.repair:
+        v, f = repair(args.surface)
+    else:
+        v, f = read_obj(args.surface)
+    if args.save_surface:
+        with open(args.save_surface, "w") as out:
+            for p in v:
+                out.write(f"v {p[0]:.9g} {p[1]:.9g} {p[2]:.9g}\n")
+            for t in f:
+                out.write(f"f {t[0] + 1} {t[1] + 1} {t[2] + 1}\n")
     box = np.prod(v.max(axis=0) - v.min(axis=0))
     start = time.time()
     gen = tetgen.TetGen(v, f)

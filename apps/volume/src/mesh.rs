@@ -405,8 +405,8 @@ impl VolumeMesh {
     ) -> Result<VolumeMesh, VolumeError> {
         let bad = |m: String| Err(VolumeError::Matrix(m));
         if let Some(e) = edges
-            .iter()
-            .position(|p| p.iter().any(|&v| v as usize >= positions.len()))
+            .par_iter()
+            .position_first(|p| p.iter().any(|&v| v as usize >= positions.len()))
         {
             return bad(format!(
                 "edge {e} names a vertex past the {} vertices",
@@ -429,10 +429,14 @@ impl VolumeMesh {
             cells,
             cell_types: Vec::new(),
         };
-        if let Some(f) = (0..mesh.faces.rows()).find(|&f| !mesh.is_loop(f)) {
+        if let Some(f) = (0..mesh.faces.rows())
+            .into_par_iter()
+            .find_first(|&f| !mesh.is_loop(f))
+        {
             return bad(format!("the edges of face {f} do not form a loop"));
         }
         mesh.cell_types = (0..mesh.cells.rows())
+            .into_par_iter()
             .map(|c| {
                 let sizes = mesh
                     .cells

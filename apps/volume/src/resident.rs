@@ -136,29 +136,23 @@ impl<'a> ResidentMesh<'a> {
         Ok(points.iter().map(|c| c.map(f32::from_bits)).collect())
     }
 
-    /// The mesh, copied to the host (after the work launched so far).
+    /// The mesh, moved to the host (after the work launched so far).
     ///
     /// # Errors
     /// [`VolumeError::Backend`] when a copy fails; [`VolumeError::Matrix`]
     /// if the operators came back malformed.
-    pub fn download(&self) -> Result<VolumeMesh, VolumeError> {
-        let d = &self.d;
-        let e = self.counts[1] as usize;
-        let pairs = d.download(d.copy(&self.pairs, 2 * e)?, 2 * e)?;
+    pub fn download(self) -> Result<VolumeMesh, VolumeError> {
+        let d = self.d;
+        let [v, e, _, _] = self.counts.map(|x| x as usize);
+        let words = d.download(self.positions, 3 * v)?;
+        let (points, _) = words.as_chunks::<3>();
+        let pairs = d.download(self.pairs, 2 * e)?;
         let (pairs, _) = pairs.as_chunks::<2>();
-        let csr = |a: &Csr| -> Result<TernaryCsr, VolumeError> {
-            let copy = Csr {
-                offsets: d.copy(&a.offsets, a.rows as usize + 1)?,
-                entries: d.copy(&a.entries, a.nnz as usize)?,
-                ..*a
-            };
-            d.download_csr(copy)
-        };
         VolumeMesh::from_operators(
-            self.positions()?,
+            points.iter().map(|c| c.map(f32::from_bits)).collect(),
             pairs.to_vec(),
-            csr(&self.d2)?,
-            csr(&self.d3)?,
+            d.download_csr(self.d2)?,
+            d.download_csr(self.d3)?,
         )
     }
 

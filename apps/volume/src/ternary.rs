@@ -4,6 +4,8 @@
 //! boundary operators ∂2 and ∂3 of a [`crate::VolumeMesh`] are such
 //! matrices, as are their transposes.
 
+use rayon::prelude::*;
+
 use crate::VolumeError;
 use crate::signed::{index, with_sign_of};
 
@@ -31,7 +33,7 @@ impl TernaryCsr {
         if offsets.first() != Some(&0) {
             return bad("the offsets do not start at 0".into());
         }
-        if let Some(r) = offsets.windows(2).position(|w| w[1] < w[0]) {
+        if let Some(r) = offsets.par_windows(2).position_first(|w| w[1] < w[0]) {
             return bad(format!("the offsets decrease at row {r}"));
         }
         if offsets.last().map(|&o| o as usize) != Some(entries.len()) {
@@ -41,7 +43,7 @@ impl TernaryCsr {
                 entries.len()
             ));
         }
-        if let Some(i) = entries.iter().position(|&e| index(e) >= columns) {
+        if let Some(i) = entries.par_iter().position_first(|&e| index(e) >= columns) {
             return bad(format!(
                 "entry {i} is in column {}, past the {columns} columns",
                 index(entries[i])

@@ -190,7 +190,6 @@ pub(crate) fn subdivide(
     let seconds = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let subdivided = resident.download()?;
-    drop(resident);
     let cells = subdivided.cells();
     let download = t.elapsed().as_secs_f64();
     let t = Instant::now();
