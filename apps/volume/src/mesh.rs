@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rayon::prelude::*;
 
 use crate::VolumeError;
@@ -176,18 +178,44 @@ impl CellVertices {
 
     /// The cell's faces as outward vertex loops (global vertices).
     pub fn faces(&self) -> Vec<Vec<u32>> {
-        let local = |vertices: &[u32], table: &[&[u32]]| -> Vec<Vec<u32>> {
-            table
-                .iter()
-                .map(|f| f.iter().map(|&i| vertices[i as usize]).collect())
-                .collect()
-        };
+        let mut faces = Vec::with_capacity(self.face_count());
+        self.for_each_face(|_, face| faces.push(face.to_vec()));
+        faces
+    }
+
+    /// The number of the cell's faces.
+    pub fn face_count(&self) -> usize {
         match self {
-            CellVertices::Tetrahedron(v) => local(v, &TET_FACES),
-            CellVertices::Hexahedron(v) => local(v, &HEX_FACES),
-            CellVertices::Prism(v) => local(v, &PRISM_FACES),
-            CellVertices::Pyramid(v) => local(v, &PYRAMID_FACES),
-            CellVertices::Polyhedron(faces) => faces.clone(),
+            CellVertices::Tetrahedron(_) => TET_FACES.len(),
+            CellVertices::Hexahedron(_) => HEX_FACES.len(),
+            CellVertices::Prism(_) => PRISM_FACES.len(),
+            CellVertices::Pyramid(_) => PYRAMID_FACES.len(),
+            CellVertices::Polyhedron(faces) => faces.len(),
+        }
+    }
+
+    /// Calls `visit` with each face's number and outward vertex loop
+    /// (global vertices), in the order of [`CellVertices::faces`], without
+    /// allocating for the fixed types.
+    pub fn for_each_face(&self, mut visit: impl FnMut(usize, &[u32])) {
+        let (vertices, table): (&[u32], &[&[u32]]) = match self {
+            CellVertices::Tetrahedron(v) => (v, &TET_FACES),
+            CellVertices::Hexahedron(v) => (v, &HEX_FACES),
+            CellVertices::Prism(v) => (v, &PRISM_FACES),
+            CellVertices::Pyramid(v) => (v, &PYRAMID_FACES),
+            CellVertices::Polyhedron(faces) => {
+                for (j, face) in faces.iter().enumerate() {
+                    visit(j, face);
+                }
+                return;
+            }
+        };
+        let mut face = [0u32; 4];
+        for (j, local) in table.iter().enumerate() {
+            for (k, &i) in local.iter().enumerate() {
+                face[k] = vertices[i as usize];
+            }
+            visit(j, &face[..local.len()]);
         }
     }
 
@@ -288,26 +316,27 @@ impl VolumeMesh {
         {
             return Err(error);
         }
-        let occurrences: Vec<Occurrence> = cells
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(c, cell)| {
-                cell.faces()
-                    .into_iter()
-                    .enumerate()
-                    .map(move |(j, face)| Occurrence::new(&face, c as u32, j as u32))
-            })
-            .collect();
+        let counts: Vec<u32> = cells.par_iter().map(|c| c.face_count() as u32).collect();
+        let cell_offsets = exclusive_scan(&counts);
+        let mut occurrences =
+            vec![Occurrence::new(&[], 0); *cell_offsets.last().unwrap_or(&0) as usize];
+        split_by(&mut occurrences, &cell_offsets)
+            .into_par_iter()
+            .zip(cells.par_iter())
+            .zip(cell_offsets.par_iter())
+            .for_each(|((out, cell), &first)| {
+                cell.for_each_face(|j, face| out[j] = Occurrence::new(face, first + j as u32));
+            });
         if occurrences.iter().any(|o| o.len == 0) {
             return Self::from_cells_serial(positions, cells);
         }
-        let (face_loops, cell_offsets, cell_entries) = number_faces(occurrences, cells.len());
-        let (edges, face_offsets, face_entries) = number_edges(&face_loops);
+        let (faces, cell_entries) = number_faces(occurrences);
+        let (edges, face_entries) = number_edges(&faces);
         Self::assemble(
             positions,
             cells,
             edges,
-            (face_offsets, face_entries, face_loops.len()),
+            (faces.offsets, face_entries, faces.count),
             (cell_offsets, cell_entries),
         )
     }
@@ -617,18 +646,18 @@ fn open_edge(faces: &[Vec<u32>]) -> Option<[u32; 2]> {
 }
 
 /// One face of one cell, keyed by its sorted vertices (faces of at most
-/// four vertices; `len` 0 for a longer one).
+/// four vertices; `len` 0 for a longer one), with its place among all
+/// cells' faces in cell order (its entry of ∂3).
 #[derive(Clone, Copy)]
 struct Occurrence {
     key: [u32; 4],
     face: [u32; 4],
     len: u32,
-    cell: u32,
-    local: u32,
+    at: u32,
 }
 
 impl Occurrence {
-    fn new(face: &[u32], cell: u32, local: u32) -> Self {
+    fn new(face: &[u32], at: u32) -> Self {
         let (mut key, mut loop_) = ([u32::MAX; 4], [u32::MAX; 4]);
         let len = if face.len() <= 4 {
             face.len() as u32
@@ -644,14 +673,150 @@ impl Occurrence {
             key,
             face: loop_,
             len,
-            cell,
-            local,
+            at,
         }
     }
 
     fn face(&self) -> &[u32] {
         &self.face[..self.len as usize]
     }
+}
+
+/// The exclusive prefix sum of `counts`, one more word for the total.
+fn exclusive_scan(counts: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(counts.len() + 1);
+    let mut sum = 0u32;
+    out.push(0);
+    for &c in counts {
+        sum += c;
+        out.push(sum);
+    }
+    out
+}
+
+/// The ids of the runs of equal keys of a sorted list (`starts`, as
+/// [`runs`] gives), numbered in the order of their first elements' places
+/// (`at`, below `n`): an exclusive scan over the `n` places of marks at
+/// the first places.
+fn number_runs(starts: &[usize], at: impl Fn(usize) -> u32 + Sync, n: usize) -> Vec<u32> {
+    let first: Vec<AtomicU32> = (0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    starts[..starts.len() - 1]
+        .par_iter()
+        .for_each(|&p| first[at(p) as usize].store(1, Ordering::Relaxed));
+    let marks: Vec<u32> = first.into_par_iter().map(AtomicU32::into_inner).collect();
+    let ids = exclusive_scan(&marks);
+    starts[..starts.len() - 1]
+        .par_iter()
+        .map(|&p| ids[at(p) as usize])
+        .collect()
+}
+
+/// `items` cut into the consecutive pieces `offsets` delimits (`offsets`
+/// from 0 to at most `items.len()`), to fill them in parallel.
+fn split_by<'a, T>(items: &'a mut [T], offsets: &[u32]) -> Vec<&'a mut [T]> {
+    let mut rest = items;
+    offsets
+        .windows(2)
+        .map(|w| {
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut((w[1] - w[0]) as usize);
+            rest = tail;
+            piece
+        })
+        .collect()
+}
+
+/// Words written at distinct places from parallel threads.
+struct Scatter(Vec<AtomicU32>);
+
+impl Scatter {
+    fn new(n: usize) -> Self {
+        Scatter((0..n).into_par_iter().map(|_| AtomicU32::new(0)).collect())
+    }
+
+    fn set(&self, i: usize, value: u32) {
+        self.0[i].store(value, Ordering::Relaxed);
+    }
+
+    fn into_vec(self) -> Vec<u32> {
+        self.0.into_par_iter().map(AtomicU32::into_inner).collect()
+    }
+}
+
+/// Each face's vertex loop, flat: face `f` is
+/// `vertices[offsets[f]..offsets[f + 1]]`.
+struct FaceLoops {
+    offsets: Vec<u32>,
+    vertices: Vec<u32>,
+    count: usize,
+}
+
+/// The faces numbered in the order the cells first name them, each with
+/// the loop of that first occurrence, and ∂3's entries (each cell's faces
+/// in its local order).
+fn number_faces(mut occ: Vec<Occurrence>) -> (FaceLoops, Vec<u32>) {
+    occ.par_sort_unstable_by_key(|o| (o.key, o.at));
+    let starts = runs(&occ, |o| o.key);
+    let ids = number_runs(&starts, |p| occ[p].at, occ.len());
+    let faces = ids.len();
+    let first = Scatter::new(faces);
+    let entries = Scatter::new(occ.len());
+    (0..faces).into_par_iter().for_each(|g| {
+        let (a, b) = (starts[g], starts[g + 1]);
+        first.set(ids[g] as usize, a as u32);
+        let loop_ = occ[a].face();
+        for o in &occ[a..b] {
+            entries.set(o.at as usize, encode(ids[g], !same_turn(loop_, o.face())));
+        }
+    });
+    let first = first.into_vec();
+    let lens: Vec<u32> = first.par_iter().map(|&p| occ[p as usize].len).collect();
+    let vertices = first
+        .par_iter()
+        .flat_map_iter(|&p| occ[p as usize].face().iter().copied())
+        .collect();
+    let loops = FaceLoops {
+        offsets: exclusive_scan(&lens),
+        vertices,
+        count: faces,
+    };
+    (loops, entries.into_vec())
+}
+
+/// The edges numbered in the order the faces (in order) first name them,
+/// each stored as that first occurrence's ordered pair, and ∂2's entries
+/// (each face's edges in its loop's order).
+fn number_edges(faces: &FaceLoops) -> (Vec<[u32; 2]>, Vec<u32>) {
+    // (sorted pair, place in ∂2, the pair as the face runs).
+    let mut occ = vec![([0u32; 2], 0u32, [0u32; 2]); faces.vertices.len()];
+    split_by(&mut occ, &faces.offsets)
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(f, out)| {
+            let a = faces.offsets[f] as usize;
+            let face = &faces.vertices[a..a + out.len()];
+            for (i, o) in out.iter_mut().enumerate() {
+                let (u, v) = (face[i], face[(i + 1) % face.len()]);
+                *o = ([u.min(v), u.max(v)], (a + i) as u32, [u, v]);
+            }
+        });
+    occ.par_sort_unstable_by_key(|o| (o.0, o.1));
+    let starts = runs(&occ, |o| o.0);
+    let ids = number_runs(&starts, |p| occ[p].1, occ.len());
+    let edges = Scatter::new(2 * ids.len());
+    let entries = Scatter::new(occ.len());
+    (0..ids.len()).into_par_iter().for_each(|g| {
+        let (a, b) = (starts[g], starts[g + 1]);
+        let pair = occ[a].2;
+        let e = ids[g];
+        edges.set(2 * e as usize, pair[0]);
+        edges.set(2 * e as usize + 1, pair[1]);
+        for o in &occ[a..b] {
+            entries.set(o.1 as usize, encode(e, o.2 != pair));
+        }
+    });
+    let edges = edges.into_vec();
+    let (pairs, _) = edges.as_chunks::<2>();
+    (pairs.to_vec(), entries.into_vec())
 }
 
 /// Starts of the runs of equal `key`s in `sorted`, and its length.
@@ -662,78 +827,4 @@ fn runs<T: Sync, K: PartialEq>(sorted: &[T], key: impl Fn(&T) -> K + Sync) -> Ve
         .collect();
     starts.push(sorted.len());
     starts
-}
-
-/// The faces numbered in the order the cells first name them, each with
-/// the loop of that first occurrence, and ∂3 (offsets and entries) with
-/// each cell's faces in its local order.
-fn number_faces(mut occ: Vec<Occurrence>, cells: usize) -> (Vec<Vec<u32>>, Vec<u32>, Vec<u32>) {
-    occ.par_sort_unstable_by_key(|o| (o.key, o.cell, o.local));
-    let starts = runs(&occ, |o| o.key);
-    // Each run's first occurrence is its face's first in cell order.
-    let mut order: Vec<usize> = (0..starts.len() - 1).collect();
-    order.par_sort_unstable_by_key(|&g| (occ[starts[g]].cell, occ[starts[g]].local));
-    let mut id = vec![0u32; order.len()];
-    for (f, &g) in order.iter().enumerate() {
-        id[g] = f as u32;
-    }
-    let face_loops: Vec<Vec<u32>> = order
-        .par_iter()
-        .map(|&g| occ[starts[g]].face().to_vec())
-        .collect();
-    let mut counts = vec![0u32; cells + 1];
-    for o in &occ {
-        counts[o.cell as usize + 1] += 1;
-    }
-    for c in 0..cells {
-        counts[c + 1] += counts[c];
-    }
-    let offsets = counts;
-    let mut entries = vec![0u32; occ.len()];
-    for g in 0..starts.len() - 1 {
-        let first = occ[starts[g]].face();
-        for o in &occ[starts[g]..starts[g + 1]] {
-            let at = offsets[o.cell as usize] + o.local;
-            entries[at as usize] = encode(id[g], !same_turn(first, o.face()));
-        }
-    }
-    (face_loops, offsets, entries)
-}
-
-/// The edges numbered in the order the faces (in order) first name them,
-/// each stored as that first occurrence's ordered pair, and ∂2 (offsets
-/// and entries) with each face's edges in its loop's order.
-fn number_edges(faces: &[Vec<u32>]) -> (Vec<[u32; 2]>, Vec<u32>, Vec<u32>) {
-    let mut offsets = vec![0u32; faces.len() + 1];
-    for (f, face) in faces.iter().enumerate() {
-        offsets[f + 1] = offsets[f] + face.len() as u32;
-    }
-    // (sorted pair, face, place in the face, the pair as the face runs).
-    let mut occ: Vec<([u32; 2], u32, u32, [u32; 2])> = faces
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(f, face)| {
-            (0..face.len()).map(move |i| {
-                let (a, b) = (face[i], face[(i + 1) % face.len()]);
-                ([a.min(b), a.max(b)], f as u32, i as u32, [a, b])
-            })
-        })
-        .collect();
-    occ.par_sort_unstable_by_key(|o| (o.0, o.1, o.2));
-    let starts = runs(&occ, |o| o.0);
-    let mut order: Vec<usize> = (0..starts.len() - 1).collect();
-    order.par_sort_unstable_by_key(|&g| (occ[starts[g]].1, occ[starts[g]].2));
-    let mut id = vec![0u32; order.len()];
-    for (e, &g) in order.iter().enumerate() {
-        id[g] = e as u32;
-    }
-    let edges: Vec<[u32; 2]> = order.iter().map(|&g| occ[starts[g]].3).collect();
-    let mut entries = vec![0u32; occ.len()];
-    for g in 0..starts.len() - 1 {
-        for o in &occ[starts[g]..starts[g + 1]] {
-            let at = offsets[o.1 as usize] + o.2;
-            entries[at as usize] = encode(id[g], edges[id[g] as usize] != o.3);
-        }
-    }
-    (edges, offsets, entries)
 }

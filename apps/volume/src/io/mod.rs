@@ -108,24 +108,36 @@ pub struct CellMesh {
 /// `#` starts a comment to the end of its line.
 pub(super) struct Tokens<'a> {
     file: String,
-    items: std::iter::Peekable<std::vec::IntoIter<(usize, &'a str)>>,
+    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+    /// The rest of the current line's tokens, and its number.
+    current: (std::str::SplitWhitespace<'a>, usize),
+    peeked: Option<(usize, &'a str)>,
     pub(super) last_line: usize,
 }
 
 impl<'a> Tokens<'a> {
     pub(super) fn new(file: &Path, text: &'a str) -> Self {
-        let items: Vec<(usize, &str)> = text
-            .lines()
-            .enumerate()
-            .flat_map(|(i, l)| {
-                let l = l.split('#').next().unwrap_or("");
-                l.split_whitespace().map(move |t| (i + 1, t))
-            })
-            .collect();
         Tokens {
             file: file.display().to_string(),
-            items: items.into_iter().peekable(),
+            lines: text.lines().enumerate(),
+            current: ("".split_whitespace(), 0),
+            peeked: None,
             last_line: 0,
+        }
+    }
+
+    /// The next token and its line, read lazily line by line.
+    fn advance(&mut self) -> Option<(usize, &'a str)> {
+        if let Some(item) = self.peeked.take() {
+            return Some(item);
+        }
+        loop {
+            if let Some(t) = self.current.0.next() {
+                return Some((self.current.1, t));
+            }
+            let (i, l) = self.lines.next()?;
+            let l = l.split('#').next().unwrap_or("");
+            self.current = (l.split_whitespace(), i + 1);
         }
     }
 
@@ -139,7 +151,7 @@ impl<'a> Tokens<'a> {
     }
 
     pub(super) fn next(&mut self, what: &str) -> Result<(usize, &'a str), VolumeIoError> {
-        let item = self.items.next();
+        let item = self.advance();
         match item {
             Some((line, t)) => {
                 self.last_line = line;
@@ -156,7 +168,9 @@ impl<'a> Tokens<'a> {
     }
 
     pub(super) fn line_of_next(&mut self) -> Option<usize> {
-        self.items.peek().map(|&(l, _)| l)
+        let item = self.advance();
+        self.peeked = item;
+        item.map(|(l, _)| l)
     }
 }
 
