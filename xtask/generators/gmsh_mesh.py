@@ -4,12 +4,18 @@ development machine), written as Gmsh .msh files that `cavity tet` reads.
 
     python3 gmsh_mesh.py hex OUT.msh [--n N]
     python3 gmsh_mesh.py mixed OUT.msh [--n N] [--version 2.2|4.1] [--binary]
+    python3 gmsh_mesh.py surface OUT.msh --surface S.obj [--n N] [--hexahedra]
 
 `hex`: the unit cube as N x N x N hexahedra (a transfinite, recombined
 grid). `mixed`: a unit box of N^3 hexahedra joined to a box of
 tetrahedra, with the pyramids Gmsh puts on the hexahedra's faces between
 them, and apart from them a box of prisms (a triangulated square
-extruded in N layers). The test fixtures in tests/data/volume/ are `mixed --n 2` in
+extruded in N layers). `surface`: the volume inside a closed triangle
+surface (an OBJ, such as the Stanford bunny repaired by
+`tetgen_mesh.py --repair --save-surface`), tetrahedra of size about
+1/N of its bounding box (HXT, in parallel), each split into four
+hexahedra with --hexahedra (Gmsh's subdivision algorithm 2): an
+all-hexahedral mesh of a real shape. The test fixtures in tests/data/volume/ are `mixed --n 2` in
 each version and encoding.
 """
 
@@ -58,9 +64,50 @@ def mixed(n):
     gmsh.model.mesh.generate(3)
 
 
+def surface(n, path):
+    import os
+    import tempfile
+
+    vertices, triangles = [], []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0] == "v":
+                vertices.append(parts[1:4])
+            elif parts and parts[0] == "f":
+                triangles.append([int(p.split("/")[0]) for p in parts[1:4]])
+    with tempfile.TemporaryDirectory() as d:
+        stl = os.path.join(d, "surface.stl")
+        with open(stl, "w") as out:
+            out.write("solid s\n")
+            for t in triangles:
+                out.write("facet normal 0 0 0\nouter loop\n")
+                for i in t:
+                    out.write("vertex {} {} {}\n".format(*vertices[i - 1]))
+                out.write("endloop\nendfacet\n")
+            out.write("endsolid s\n")
+        gmsh.merge(stl)
+    lo = [min(float(v[k]) for v in vertices) for k in range(3)]
+    hi = [max(float(v[k]) for v in vertices) for k in range(3)]
+    size = max(h - l for h, l in zip(hi, lo)) / n
+    # Patches split at 40-degree creases, each parametrizable (as Gmsh's
+    # tutorial 13 remeshes an STL).
+    gmsh.model.mesh.classifySurfaces(0.698, True, True, 3.14159)
+    gmsh.model.mesh.createGeometry()
+    loop = gmsh.model.geo.addSurfaceLoop([t for _, t in gmsh.model.getEntities(2)])
+    gmsh.model.geo.addVolume([loop])
+    gmsh.model.geo.synchronize()
+    gmsh.option.setNumber("Mesh.MeshSizeMax", size)
+    gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", 0)
+    gmsh.option.setNumber("Mesh.Algorithm3D", 10)
+    gmsh.model.mesh.generate(3)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("kind", choices=["hex", "mixed"])
+    parser.add_argument("kind", choices=["hex", "mixed", "surface"])
+    parser.add_argument("--surface")
+    parser.add_argument("--hexahedra", action="store_true")
     parser.add_argument("out")
     parser.add_argument("--n", type=int, default=8)
     parser.add_argument("--version", choices=["2.2", "4.1"], default="4.1")
@@ -69,7 +116,13 @@ def main():
     gmsh.initialize()
     gmsh.option.setNumber("General.Terminal", 0)
     start = time.time()
-    {"hex": hex_box, "mixed": mixed}[args.kind](args.n)
+    if args.kind == "surface":
+        surface(args.n, args.surface)
+        if args.hexahedra:
+            gmsh.option.setNumber("Mesh.SubdivisionAlgorithm", 2)
+            gmsh.model.mesh.refine()
+    else:
+        {"hex": hex_box, "mixed": mixed}[args.kind](args.n)
     gmsh.option.setNumber("Mesh.MshFileVersion", float(args.version))
     gmsh.option.setNumber("Mesh.Binary", 1 if args.binary else 0)
     gmsh.option.setNumber("Mesh.SaveAll", 0)

@@ -20,7 +20,6 @@ pub mod medit;
 pub mod tetgen;
 pub mod vtk;
 
-use std::io::Write;
 use std::path::Path;
 
 use cavity::io::MeshIoError;
@@ -300,22 +299,9 @@ pub(super) fn listed(cell: &CellVertices) -> Option<&[u32]> {
     }
 }
 
-/// Writes `text` to `path` through a temporary file beside it.
+/// Writes `text` to `path` through a temporary file beside it
+/// ([`cavity::io::write_bytes`]: renamed over `path` once complete, with
+/// the mode a new file gets).
 pub(super) fn write_atomically(path: &Path, text: &[u8]) -> Result<(), VolumeIoError> {
-    let io = |source| -> VolumeIoError {
-        MeshIoError::Io {
-            file: path.display().to_string(),
-            source,
-        }
-        .into()
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(text).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    Ok(cavity::io::write_bytes(path, text)?)
 }

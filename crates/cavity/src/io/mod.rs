@@ -367,6 +367,32 @@ pub fn write_column(path: &Path, values: &[f32]) -> Result<(), MeshIoError> {
     .commit()
 }
 
+/// Writes `bytes` to `path` atomically as [`write_mesh`] does (a
+/// temporary file beside it, flushed, given the mode of the file it
+/// replaces or that of `File::create`, renamed over it): for formats
+/// written by other crates, such as the volumetric ones.
+///
+/// # Errors
+///
+/// [`MeshIoError::Io`] naming `path` when writing fails (the destination
+/// is then unchanged).
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), MeshIoError> {
+    let name = path.display().to_string();
+    let io = |source| MeshIoError::Io {
+        file: name.clone(),
+        source,
+    };
+    let mut tmp = temp_file(parent_dir(path), path).map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    set_mode(tmp.as_file(), path).map_err(io)?;
+    tmp.as_file().sync_all().map_err(io)?;
+    StagedMesh {
+        file: tmp,
+        path: path.to_path_buf(),
+    }
+    .commit()
+}
+
 /// A mesh written in full to a temporary file beside its destination,
 /// not yet in place: [`StagedMesh::commit`] renames it over the
 /// destination; dropping it deletes the temporary file and leaves the
