@@ -17,7 +17,10 @@ use cavity_volume::relations::{
 };
 use cavity_volume::signed::{encode, index, is_negative, sign};
 use cavity_volume::subdivide::{subdivide, subdivide_serial};
-use cavity_volume::{CellType, CellVertices, TernaryCsr, VolumeError, VolumeMesh, transpose};
+use cavity_volume::{
+    CellType, CellVertices, Operator, Relation, ResidentMesh, TernaryCsr, VolumeError, VolumeMesh,
+    transpose,
+};
 use proptest::prelude::*;
 
 /// A perturbed grid of `n.0 × n.1 × n.2` unit cubes, each six positively
@@ -721,6 +724,22 @@ fn cells_listed_inside_out_are_oriented() {
     }
 }
 
+prop_compose! {
+    /// A random [`grid`] of fewer than `max` cubes a side: perturbed, with
+    /// holes and cavities, several components (cubes left out between
+    /// them), mixed tetrahedra and hexahedra.
+    fn random_grid(max: [u32; 3])(
+        n in (1..max[0], 1..max[1], 1..max[2]),
+        jitter in 0u64..1000,
+        keep in 0u32..1000,
+        hex in 0u32..1000,
+    ) -> (Vec<[f32; 3]>, Vec<CellVertices>) {
+        let keep_cube = |c: u32| (c.wrapping_mul(2654435761) ^ keep) % 5 != 0;
+        let hex_cube = |c: u32| (c.wrapping_mul(40503) ^ hex) % 3 == 0;
+        grid([n.0, n.1, n.2], jitter, keep_cube, hex_cube)
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -729,14 +748,8 @@ proptest! {
     /// hexahedra.
     #[test]
     fn random_meshes_have_consistent_operators_and_transposes(
-        n in (1u32..5, 1u32..5, 1u32..4),
-        jitter in 0u64..1000,
-        keep in 0u32..1000,
-        hex in 0u32..1000,
+        (positions, cells) in random_grid([5, 5, 4]),
     ) {
-        let keep_cube = |c: u32| (c.wrapping_mul(2654435761) ^ keep) % 5 != 0;
-        let hex_cube = |c: u32| (c.wrapping_mul(40503) ^ hex) % 3 == 0;
-        let (positions, cells) = grid([n.0, n.1, n.2], jitter, keep_cube, hex_cube);
         prop_assume!(!cells.is_empty());
         let serial = VolumeMesh::from_cells_serial(positions.clone(), &cells).unwrap();
         let m = VolumeMesh::from_cells(positions, &cells).unwrap();
@@ -953,14 +966,8 @@ proptest! {
     /// holes and cavities, several components, mixed cells).
     #[test]
     fn random_meshes_subdivide_into_closed_outward_cells(
-        n in (1u32..4, 1u32..4, 1u32..3),
-        jitter in 0u64..1000,
-        keep in 0u32..1000,
-        hex in 0u32..1000,
+        (positions, cells) in random_grid([4, 4, 3]),
     ) {
-        let keep_cube = |c: u32| (c.wrapping_mul(2654435761) ^ keep) % 5 != 0;
-        let hex_cube = |c: u32| (c.wrapping_mul(40503) ^ hex) % 3 == 0;
-        let (positions, cells) = grid([n.0, n.1, n.2], jitter, keep_cube, hex_cube);
         prop_assume!(!cells.is_empty());
         let m = VolumeMesh::from_cells(positions, &cells).unwrap();
         check_subdivision(&m, 2).map_err(TestCaseError::fail)?;
@@ -1147,4 +1154,50 @@ fn bad_gmsh_and_vtk_files_name_the_line_or_the_element() {
     );
     let e = read_volume(&far).unwrap_err();
     assert!(e.to_string().contains("cell 0"), "{e}");
+}
+
+#[test]
+fn replacing_the_cells_drops_only_the_relations_through_them() {
+    let (positions, cells) = grid([3, 3, 2], 4, |_| true, |c| c % 2 == 0);
+    let m = VolumeMesh::from_cells(positions, &cells).unwrap();
+    let backend = test_backend();
+    let mut r = ResidentMesh::upload(&backend, &m).unwrap();
+    r.prepare().unwrap();
+    assert!(Relation::ALL.iter().all(|&x| r.is_cached(x)));
+    // Every other cell: the same faces and edges, a part of the mesh.
+    let (mut offsets, mut entries) = (vec![0u32], Vec::new());
+    for c in (0..m.d3().rows()).filter(|c| c % 2 == 0) {
+        entries.extend_from_slice(m.d3().row(c));
+        offsets.push(entries.len() as u32);
+    }
+    let d3 = TernaryCsr::new(offsets, entries, m.d3().columns()).unwrap();
+    r.set_cells(&d3).unwrap();
+    for x in Relation::ALL {
+        let through_cells = x.depends_on().contains(&Operator::Cells);
+        assert_eq!(r.is_cached(x), !through_cells, "{x:?}");
+    }
+    let part = VolumeMesh::from_operators(
+        m.positions().to_vec(),
+        m.edges().to_vec(),
+        m.d2().clone(),
+        d3,
+    )
+    .unwrap();
+    let mut fresh = ResidentMesh::upload(&backend, &part).unwrap();
+    for x in Relation::ALL {
+        assert_eq!(r.relation(x).unwrap(), fresh.relation(x).unwrap(), "{x:?}");
+    }
+    assert_eq!(r.boundary().unwrap(), boundary_serial(&part));
+    // New positions: every relation stays.
+    let moved: Vec<[f32; 3]> = m
+        .positions()
+        .iter()
+        .map(|p| [2.0 * p[0], p[1], p[2]])
+        .collect();
+    r.set_positions(&moved).unwrap();
+    assert!(Relation::ALL.iter().all(|&x| r.is_cached(x)));
+    assert_eq!(r.positions().unwrap(), moved);
+    assert!(r.set_positions(&moved[1..]).is_err());
+    let wrong = TernaryCsr::new(vec![0], Vec::new(), 3).unwrap();
+    assert!(r.set_cells(&wrong).is_err());
 }

@@ -36,7 +36,7 @@ pub mod ternary;
 pub use cavity_volume_kernels::signed;
 pub use device::transpose;
 pub use mesh::{CellType, CellVertices, VolumeMesh};
-pub use resident::{Relation, ResidentMesh};
+pub use resident::{Operator, Relation, ResidentMesh};
 pub use ternary::TernaryCsr;
 
 use cavity::backend::BackendError;

@@ -684,14 +684,11 @@ impl Occurrence {
 
 /// The exclusive prefix sum of `counts`, one more word for the total.
 fn exclusive_scan(counts: &[u32]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(counts.len() + 1);
-    let mut sum = 0u32;
-    out.push(0);
-    for &c in counts {
-        sum += c;
-        out.push(sum);
-    }
-    out
+    let sums = counts.iter().scan(0u32, |sum, &c| {
+        *sum += c;
+        Some(*sum)
+    });
+    std::iter::once(0).chain(sums).collect()
 }
 
 /// The ids of the runs of equal keys of a sorted list (`starts`, as

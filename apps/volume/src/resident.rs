@@ -4,11 +4,14 @@
 //! positions, ∂1, ∂2 and ∂3 on the backend and caches each relation
 //! ([`Relation`]) the first time an operation asks for it.
 //!
-//! The operators of a resident mesh do not change (an operation that
-//! changes them, as [`ResidentMesh::subdivide`], makes a new mesh with an
-//! empty cache), so a cached relation stays valid for the mesh's life;
-//! [`ResidentMesh::clear_relations`] drops them (to time an operation
-//! with its relations, or to free their memory).
+//! A change to the mesh drops the cached relations computed from what
+//! changed ([`Relation::depends_on`]): [`ResidentMesh::set_cells`]
+//! replaces ∂3 and drops the relations through the cells, keeping
+//! face-vertices and the transposes of ∂1 and ∂2;
+//! [`ResidentMesh::set_positions`] drops none. An operation that makes
+//! new elements, as [`ResidentMesh::subdivide`], makes a new mesh with an
+//! empty cache. [`ResidentMesh::clear_relations`] drops them all (to time
+//! an operation with its relations, or to free their memory).
 
 use cavity::backend::Backend;
 use cavity_volume_kernels::{EdgeOperator, Stride, blocks};
@@ -42,7 +45,35 @@ pub enum Relation {
     VertexCells,
 }
 
+/// What a mesh is made of: the positions and the three boundary
+/// operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operator {
+    /// The vertex positions (no relation depends on them).
+    Positions,
+    /// ∂1, the edges' vertex pairs.
+    Edges,
+    /// ∂2, faces to signed edges.
+    Faces,
+    /// ∂3, cells to signed faces.
+    Cells,
+}
+
 impl Relation {
+    /// The operators the relation is computed from: a change to one of
+    /// them drops it from a [`ResidentMesh`]'s cache.
+    pub fn depends_on(self) -> &'static [Operator] {
+        use Operator::{Cells, Edges, Faces};
+        match self {
+            Relation::FaceVertices | Relation::VertexFaces => &[Edges, Faces],
+            Relation::CellEdges | Relation::EdgeCells => &[Faces, Cells],
+            Relation::CellVertices | Relation::VertexCells => &[Edges, Faces, Cells],
+            Relation::VertexEdges => &[Edges],
+            Relation::EdgeFaces => &[Faces],
+            Relation::FaceCells => &[Cells],
+        }
+    }
+
     /// Every relation, in the order of their cache slots.
     pub const ALL: [Relation; 9] = [
         Relation::FaceVertices,
@@ -187,6 +218,63 @@ impl<'a> ResidentMesh<'a> {
     /// Drops the cached relations.
     pub fn clear_relations(&mut self) {
         self.cache = Default::default();
+    }
+
+    /// Whether relation `r` is cached.
+    pub fn is_cached(&self, r: Relation) -> bool {
+        self.cache[r as usize].is_some()
+    }
+
+    /// Drops the cached relations that depend on `changed`.
+    fn invalidate(&mut self, changed: Operator) {
+        for r in Relation::ALL {
+            if r.depends_on().contains(&changed) {
+                self.cache[r as usize] = None;
+            }
+        }
+    }
+
+    /// Replaces the positions (as many as the vertices); no relation
+    /// depends on them, so the cache is kept.
+    ///
+    /// # Errors
+    /// [`VolumeError::Matrix`] for another number of positions;
+    /// [`VolumeError::Backend`] when the copy fails.
+    pub fn set_positions(&mut self, positions: &[[f32; 3]]) -> Result<(), VolumeError> {
+        if positions.len() != self.counts[0] as usize {
+            return Err(VolumeError::Matrix(format!(
+                "{} positions for {} vertices",
+                positions.len(),
+                self.counts[0]
+            )));
+        }
+        let words: Vec<u32> = positions.iter().flatten().map(|x| x.to_bits()).collect();
+        self.positions = self.d.upload(&words)?;
+        self.invalidate(Operator::Positions);
+        Ok(())
+    }
+
+    /// Replaces ∂3 by `cells` over the same faces (the cells may be
+    /// fewer, more or others, as a part of the mesh is), dropping the
+    /// cached relations that depend on the cells ([`Relation::depends_on`]);
+    /// the others stay.
+    ///
+    /// # Errors
+    /// [`VolumeError::Matrix`] when `cells` has another number of columns
+    /// than the mesh has faces; [`VolumeError::Backend`] when the copy
+    /// fails.
+    pub fn set_cells(&mut self, cells: &TernaryCsr) -> Result<(), VolumeError> {
+        if cells.columns() != self.counts[2] {
+            return Err(VolumeError::Matrix(format!(
+                "∂3 of {} columns for {} faces",
+                cells.columns(),
+                self.counts[2]
+            )));
+        }
+        self.d3 = self.d.upload_csr(cells)?;
+        self.counts[3] = cells.rows();
+        self.invalidate(Operator::Cells);
+        Ok(())
     }
 
     /// Cached relation `r` (after [`ResidentMesh::ensure`]).

@@ -358,13 +358,7 @@ pub fn write_column(path: &Path, values: &[f32]) -> Result<(), MeshIoError> {
         .map_err(io)?;
         out.flush().map_err(io)?;
     }
-    set_mode(tmp.as_file(), path).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    StagedMesh {
-        file: tmp,
-        path: path.to_path_buf(),
-    }
-    .commit()
+    StagedMesh::finish(tmp, path).map_err(io)?.commit()
 }
 
 /// Writes `bytes` to `path` atomically as [`write_mesh`] does (a
@@ -384,13 +378,7 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), MeshIoError> {
     };
     let mut tmp = temp_file(parent_dir(path), path).map_err(io)?;
     tmp.write_all(bytes).map_err(io)?;
-    set_mode(tmp.as_file(), path).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    StagedMesh {
-        file: tmp,
-        path: path.to_path_buf(),
-    }
-    .commit()
+    StagedMesh::finish(tmp, path).map_err(io)?.commit()
 }
 
 /// A mesh written in full to a temporary file beside its destination,
@@ -403,6 +391,17 @@ pub struct StagedMesh {
 }
 
 impl StagedMesh {
+    /// `tmp`, written in full, given the mode `path` should have and
+    /// synced, staged to replace `path`.
+    fn finish(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<StagedMesh> {
+        set_mode(tmp.as_file(), path)?;
+        tmp.as_file().sync_all()?;
+        Ok(StagedMesh {
+            file: tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
     /// Renames the written mesh over its destination.
     ///
     /// # Errors
