@@ -1,0 +1,204 @@
+//! The half-edge structure of a 2D triangulation (GPolylla, section 4):
+//! arrays of `origin`, `twin`, `next` and `prev` per half-edge, with the
+//! interior half-edges first, `3f + i` running from corner `i` to corner
+//! `i + 1` of triangle `f` (counter-clockwise; the incident half-edge of
+//! face `f` is `3f`), then one border half-edge per boundary edge, on the
+//! exterior face, linked around the boundary loops. The queries:
+//!
+//! - `cw_vertex_edge(h) = next(twin(h))`: the half-edge out of
+//!   `origin(h)` next clockwise;
+//! - `ccw_vertex_edge(h) = twin(prev(h))`: next counter-clockwise;
+//! - `is_border(h)`: `h` lies on the exterior face (`h >= interior`).
+//!
+//! Turning around a vertex by either query passes every half-edge out of
+//! it once, the border one included.
+
+use std::collections::HashMap;
+
+use crate::PolyllaError;
+
+/// No half-edge.
+pub const NONE: u32 = u32::MAX;
+
+/// A triangulation as half-edges, with its vertex positions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HalfEdges {
+    /// Vertex positions, two coordinates each.
+    pub positions: Vec<[f64; 2]>,
+    /// The vertex each half-edge leaves.
+    pub origin: Vec<u32>,
+    /// The opposite half-edge.
+    pub twin: Vec<u32>,
+    /// The next half-edge around its face.
+    pub next: Vec<u32>,
+    /// The previous half-edge around its face.
+    pub prev: Vec<u32>,
+    /// A half-edge out of each vertex (`NONE` for a vertex of no triangle).
+    pub edge_of_vertex: Vec<u32>,
+    /// Interior half-edges (three per triangle); the border ones follow.
+    pub interior: u32,
+}
+
+impl HalfEdges {
+    /// The half-edges of `triangles` over `positions`. Triangles listed
+    /// clockwise are turned counter-clockwise; twins are found by their
+    /// vertex pairs.
+    ///
+    /// # Errors
+    /// [`PolyllaError::Input`] for a triangle naming a vertex that does not
+    /// exist, a degenerate triangle (a repeated vertex or no area), or an
+    /// edge of more than two triangles or of two triangles on one side.
+    pub fn from_triangles(
+        positions: Vec<[f64; 2]>,
+        triangles: &[[u32; 3]],
+    ) -> Result<HalfEdges, PolyllaError> {
+        let bad = |t: usize, what: String| PolyllaError::Input(format!("triangle {t}: {what}"));
+        let n = positions.len();
+        let mut tris = Vec::with_capacity(triangles.len());
+        for (t, &[a, b, c]) in triangles.iter().enumerate() {
+            if let Some(v) = [a, b, c].into_iter().find(|&v| v as usize >= n) {
+                return Err(bad(t, format!("vertex {v}, but there are {n} vertices")));
+            }
+            let area = orient(
+                positions[a as usize],
+                positions[b as usize],
+                positions[c as usize],
+            );
+            if a == b || b == c || a == c || area == 0.0 {
+                return Err(bad(t, "degenerate (no area)".into()));
+            }
+            tris.push(if area > 0.0 { [a, b, c] } else { [a, c, b] });
+        }
+        let interior = 3 * tris.len();
+        let mut origin = Vec::with_capacity(interior);
+        let mut next = Vec::with_capacity(interior);
+        let mut prev = Vec::with_capacity(interior);
+        for (f, t) in tris.iter().enumerate() {
+            for (i, &corner) in t.iter().enumerate() {
+                origin.push(corner);
+                next.push((3 * f + (i + 1) % 3) as u32);
+                prev.push((3 * f + (i + 2) % 3) as u32);
+            }
+        }
+        // The target of interior half-edge `h`: the origin of the next.
+        let targets: Vec<u32> = (0..interior).map(|h| origin[next[h] as usize]).collect();
+        let target = |h: usize| targets[h];
+        let mut by_pair: HashMap<(u32, u32), u32> = HashMap::with_capacity(interior);
+        for (h, &a) in origin.iter().enumerate() {
+            let b = target(h);
+            if by_pair.insert((a, b), h as u32).is_some() {
+                return Err(bad(
+                    h / 3,
+                    format!(
+                        "edge ({a}, {b}) is used the same way by another triangle (overlap or a non-manifold edge)"
+                    ),
+                ));
+            }
+        }
+        let twin_of = |h: usize| by_pair.get(&(target(h), origin[h])).copied();
+        let mut twin: Vec<u32> = (0..interior).map(|h| twin_of(h).unwrap_or(NONE)).collect();
+        // Border half-edges: one per unmatched interior half-edge.
+        for h in 0..interior {
+            if twin[h] == NONE {
+                let g = origin.len() as u32;
+                origin.push(target(h));
+                twin.push(h as u32);
+                twin[h] = g;
+                next.push(NONE);
+                prev.push(NONE);
+            }
+        }
+        // A border half-edge `b` (a to v) continues with the border
+        // half-edge out of v across the triangles at v from `twin(b)`.
+        for b in interior..origin.len() {
+            let mut h = twin[b] as usize;
+            loop {
+                let t = twin[prev[h] as usize] as usize;
+                if t >= interior {
+                    next[b] = t as u32;
+                    prev[t] = b as u32;
+                    break;
+                }
+                h = t;
+            }
+        }
+        let mut edge_of_vertex = vec![NONE; n];
+        for h in (0..origin.len()).rev() {
+            edge_of_vertex[origin[h] as usize] = h as u32;
+        }
+        Ok(HalfEdges {
+            positions,
+            origin,
+            twin,
+            next,
+            prev,
+            edge_of_vertex,
+            interior: interior as u32,
+        })
+    }
+
+    /// Half-edges, interior and border.
+    pub fn len(&self) -> usize {
+        self.origin.len()
+    }
+
+    /// Whether there are no half-edges.
+    pub fn is_empty(&self) -> bool {
+        self.origin.is_empty()
+    }
+
+    /// Triangles.
+    pub fn triangles(&self) -> usize {
+        self.interior as usize / 3
+    }
+
+    /// The vertex `h` points to.
+    pub fn target(&self, h: u32) -> u32 {
+        self.origin[self.twin[h as usize] as usize]
+    }
+
+    /// Whether `h` lies on the exterior face.
+    pub fn is_border(&self, h: u32) -> bool {
+        h >= self.interior
+    }
+
+    /// Whether the edge of `h` is on the boundary (`h` or its twin on the
+    /// exterior face).
+    pub fn is_border_edge(&self, h: u32) -> bool {
+        self.is_border(h) || self.is_border(self.twin[h as usize])
+    }
+
+    /// The half-edge out of `origin(h)` next clockwise.
+    pub fn cw_vertex_edge(&self, h: u32) -> u32 {
+        self.next[self.twin[h as usize] as usize]
+    }
+
+    /// The half-edge out of `origin(h)` next counter-clockwise.
+    pub fn ccw_vertex_edge(&self, h: u32) -> u32 {
+        self.twin[self.prev[h as usize] as usize]
+    }
+
+    /// The squared length of `h`'s edge.
+    pub fn length2(&self, h: u32) -> f64 {
+        let [ax, ay] = self.positions[self.origin[h as usize] as usize];
+        let [bx, by] = self.positions[self.target(h) as usize];
+        let (dx, dy) = (bx - ax, by - ay);
+        dx * dx + dy * dy
+    }
+
+    /// The area of the triangles.
+    pub fn area(&self) -> f64 {
+        (0..self.triangles())
+            .map(|f| {
+                let p = |i: usize| self.positions[self.origin[3 * f + i] as usize];
+                orient(p(0), p(1), p(2)) / 2.0
+            })
+            .sum()
+    }
+}
+
+/// Twice the signed area of triangle `(a, b, c)`: positive when
+/// counter-clockwise.
+pub fn orient(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
+    (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+}

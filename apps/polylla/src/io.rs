@@ -1,0 +1,326 @@
+//! Polylla's files: triangulations in, from Triangle's `.node` / `.ele`
+//! pair (either names it; attributes and markers skipped, vertices
+//! numbered from 0 or 1) or a 2D OFF file (triangles; every `z` must be
+//! zero); the polygonal mesh out as OFF (one face per polygon, `z = 0`)
+//! and as an SVG picture (the triangulation in light lines, the polygons'
+//! edges bold). Errors name the file and the line; outputs are written
+//! atomically ([`cavity::io::write_bytes`]).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use cavity::io::MeshIoError;
+
+use crate::halfedge::HalfEdges;
+use crate::sequential::Polylla;
+use crate::{PolyllaError, Triangulation};
+
+/// The non-empty, comment-free lines of `text` with their 1-based numbers.
+fn lines(text: &str) -> impl Iterator<Item = (usize, Vec<&str>)> {
+    text.lines().enumerate().filter_map(|(i, l)| {
+        let words: Vec<&str> = l
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        (!words.is_empty()).then_some((i + 1, words))
+    })
+}
+
+/// A syntax error of `file` at `line`.
+fn syntax(file: &Path, line: usize, message: String) -> PolyllaError {
+    MeshIoError::Syntax {
+        file: file.display().to_string(),
+        line,
+        message,
+    }
+    .into()
+}
+
+/// Word `i` of a line as a number.
+fn number<T: std::str::FromStr>(
+    file: &Path,
+    (line, words): &(usize, Vec<&str>),
+    i: usize,
+    what: &str,
+) -> Result<T, PolyllaError> {
+    let w = words
+        .get(i)
+        .ok_or_else(|| syntax(file, *line, format!("the line ends before {what}")))?;
+    w.parse()
+        .map_err(|_| syntax(file, *line, format!("{what}: {w:?} is not a number")))
+}
+
+fn read_text(path: &Path) -> Result<String, PolyllaError> {
+    std::fs::read_to_string(path).map_err(|source| {
+        MeshIoError::Io {
+            file: path.display().to_string(),
+            source,
+        }
+        .into()
+    })
+}
+
+/// Reads a triangulation: Triangle's pair for `.node` or `.ele`, 2D OFF
+/// for `.off` (vertices 0-based).
+///
+/// # Errors
+/// [`PolyllaError::File`] naming the file and line: a malformed line, a
+/// vertex number out of range, a non-finite coordinate, a face that is
+/// not a triangle, a non-zero `z`; [`PolyllaError::Input`] for another
+/// extension.
+pub fn read_triangulation(path: &Path) -> Result<Triangulation, PolyllaError> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("node" | "ele") => read_triangle(path),
+        Some("off") => read_off(path),
+        _ => Err(PolyllaError::Input(format!(
+            "{}: unknown triangulation format (expected .node, .ele or .off)",
+            path.display()
+        ))),
+    }
+}
+
+/// The `.node` and `.ele` files of the pair `path` names.
+fn pair(path: &Path) -> (PathBuf, PathBuf) {
+    (path.with_extension("node"), path.with_extension("ele"))
+}
+
+fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
+    let (node, ele) = pair(path);
+    let text = read_text(&node)?;
+    let mut it = lines(&text);
+    let header = it
+        .next()
+        .ok_or_else(|| syntax(&node, 1, "an empty file".into()))?;
+    let n: usize = number(&node, &header, 0, "the vertex count")?;
+    let dim: usize = number(&node, &header, 1, "the dimension")?;
+    if dim != 2 {
+        return Err(syntax(
+            &node,
+            header.0,
+            format!("dimension {dim}: a triangulation is 2D"),
+        ));
+    }
+    let mut positions = Vec::with_capacity(n);
+    let mut base = 0;
+    for i in 0..n {
+        let l = it.next().ok_or_else(|| {
+            syntax(
+                &node,
+                header.0,
+                format!("{n} vertices announced, {i} found"),
+            )
+        })?;
+        let index: u32 = number(&node, &l, 0, "the vertex number")?;
+        if i == 0 {
+            base = index.min(1);
+        }
+        let p = [number(&node, &l, 1, "x")?, number(&node, &l, 2, "y")?];
+        if p.iter().any(|x: &f64| !x.is_finite()) {
+            return Err(syntax(
+                &node,
+                l.0,
+                format!("vertex {index} has a non-finite coordinate"),
+            ));
+        }
+        positions.push(p);
+    }
+    let text = read_text(&ele)?;
+    let mut it = lines(&text);
+    let header = it
+        .next()
+        .ok_or_else(|| syntax(&ele, 1, "an empty file".into()))?;
+    let m: usize = number(&ele, &header, 0, "the triangle count")?;
+    let per: usize = number(&ele, &header, 1, "the nodes per triangle")?;
+    if per != 3 {
+        return Err(syntax(
+            &ele,
+            header.0,
+            format!("{per} nodes per triangle: linear triangles (3) only"),
+        ));
+    }
+    let mut triangles = Vec::with_capacity(m);
+    for i in 0..m {
+        let l = it.next().ok_or_else(|| {
+            syntax(
+                &ele,
+                header.0,
+                format!("{m} triangles announced, {i} found"),
+            )
+        })?;
+        let mut t = [0u32; 3];
+        for (k, x) in t.iter_mut().enumerate() {
+            let v: u32 = number(&ele, &l, k + 1, "a corner")?;
+            if v < base || (v - base) as usize >= n {
+                return Err(syntax(
+                    &ele,
+                    l.0,
+                    format!(
+                        "corner {v}, but the vertices are numbered {base} to {}",
+                        n as u32 + base - 1
+                    ),
+                ));
+            }
+            *x = v - base;
+        }
+        triangles.push(t);
+    }
+    Ok(Triangulation {
+        positions,
+        triangles,
+    })
+}
+
+fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
+    let text = read_text(path)?;
+    let mut it = lines(&text);
+    let first = it
+        .next()
+        .ok_or_else(|| syntax(path, 1, "an empty file".into()))?;
+    let counts = if first.1[0] == "OFF" && first.1.len() == 1 {
+        it.next()
+            .ok_or_else(|| syntax(path, first.0, "no counts".into()))?
+    } else if first.1[0] == "OFF" {
+        (first.0, first.1[1..].to_vec())
+    } else {
+        return Err(syntax(
+            path,
+            first.0,
+            "not an OFF file (no OFF header)".into(),
+        ));
+    };
+    let n: usize = number(path, &counts, 0, "the vertex count")?;
+    let m: usize = number(path, &counts, 1, "the face count")?;
+    let mut positions = Vec::with_capacity(n);
+    for i in 0..n {
+        let l = it
+            .next()
+            .ok_or_else(|| syntax(path, counts.0, format!("{n} vertices announced, {i} found")))?;
+        let p: [f64; 2] = [number(path, &l, 0, "x")?, number(path, &l, 1, "y")?];
+        let z: f64 = if l.1.len() > 2 {
+            number(path, &l, 2, "z")?
+        } else {
+            0.0
+        };
+        if z != 0.0 {
+            return Err(syntax(
+                path,
+                l.0,
+                format!("vertex {i} has z = {z}: Polylla takes a planar (z = 0) triangulation"),
+            ));
+        }
+        if p.iter().any(|x| !x.is_finite()) {
+            return Err(syntax(
+                path,
+                l.0,
+                format!("vertex {i} has a non-finite coordinate"),
+            ));
+        }
+        positions.push(p);
+    }
+    let mut triangles = Vec::with_capacity(m);
+    for i in 0..m {
+        let l = it
+            .next()
+            .ok_or_else(|| syntax(path, counts.0, format!("{m} faces announced, {i} found")))?;
+        let k: usize = number(path, &l, 0, "the face's vertex count")?;
+        if k != 3 {
+            return Err(syntax(
+                path,
+                l.0,
+                format!("face {i} has {k} vertices: a triangulation has triangles"),
+            ));
+        }
+        let mut t = [0u32; 3];
+        for (j, x) in t.iter_mut().enumerate() {
+            *x = number(path, &l, j + 1, "a corner")?;
+            if *x as usize >= n {
+                return Err(syntax(
+                    path,
+                    l.0,
+                    format!("face {i} names vertex {x}, but there are {n}"),
+                ));
+            }
+        }
+        triangles.push(t);
+    }
+    Ok(Triangulation {
+        positions,
+        triangles,
+    })
+}
+
+/// Writes the polygons of `poly` over `mesh` as OFF: every vertex
+/// (`z = 0`), one face per polygon in [`Polylla::polygons`]' order.
+///
+/// # Errors
+/// [`PolyllaError::File`] when the file cannot be written.
+pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
+    let mut s = format!("OFF\n{} {} 0\n", mesh.positions.len(), poly.polygons.len());
+    for p in &mesh.positions {
+        let _ = writeln!(s, "{} {} 0", p[0], p[1]);
+    }
+    for &seed in &poly.polygons {
+        let vertices = poly.polygon(mesh, seed);
+        let _ = write!(s, "{}", vertices.len());
+        for v in vertices {
+            let _ = write!(s, " {v}");
+        }
+        s.push('\n');
+    }
+    Ok(cavity::io::write_bytes(path, s.as_bytes())?)
+}
+
+/// Writes an SVG picture of `poly` over `mesh`: the triangulation's edges
+/// in thin grey, the polygons' edges in thick black, 1000 pixels across.
+///
+/// # Errors
+/// [`PolyllaError::File`] when the file cannot be written.
+pub fn write_svg(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for p in &mesh.positions {
+        for k in 0..2 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    let span = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
+    let scale = 1000.0 / span;
+    let (w, h) = ((hi[0] - lo[0]) * scale, (hi[1] - lo[1]) * scale);
+    let at = |v: u32| {
+        let p = mesh.positions[v as usize];
+        ((p[0] - lo[0]) * scale, h - (p[1] - lo[1]) * scale)
+    };
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"-10 -10 {} {}\" width=\"{}\" height=\"{}\">\n",
+        w + 20.0,
+        h + 20.0,
+        (w + 20.0).ceil(),
+        (h + 20.0).ceil()
+    );
+    let mut segments = |edges: &mut dyn Iterator<Item = u32>, style: &str| {
+        let _ = write!(s, "<path style=\"{style}\" d=\"");
+        for e in edges {
+            let ((ax, ay), (bx, by)) = (at(mesh.origin[e as usize]), at(mesh.target(e)));
+            let _ = write!(s, "M{ax:.2} {ay:.2}L{bx:.2} {by:.2}");
+        }
+        s.push_str("\"/>\n");
+    };
+    let once = |h: u32| h < mesh.twin[h as usize];
+    segments(
+        &mut (0..mesh.len() as u32).filter(|&h| once(h)),
+        "stroke:#bbb;stroke-width:0.5;fill:none",
+    );
+    segments(
+        &mut (0..mesh.len() as u32).filter(|&h| once(h) && poly.frontier[h as usize]),
+        "stroke:#000;stroke-width:1.5;fill:none",
+    );
+    s.push_str("</svg>\n");
+    Ok(cavity::io::write_bytes(path, s.as_bytes())?)
+}

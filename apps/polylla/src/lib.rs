@@ -1,0 +1,48 @@
+//! Polylla polygonal meshes from triangulations (Salinas-Fernández,
+//! Hitschfeld-Kahler, Navarro and others; the GPU version: "GPolylla:
+//! Fully GPU-accelerated polygonal mesh generator"): the triangles of each
+//! terminal-edge region (those whose longest-edge propagation paths end at
+//! the same terminal edge) are joined into one polygon, and polygons with
+//! barrier edges are split at the barrier tips.
+//!
+//! - [`halfedge`]: the half-edge structure of a 2D triangulation;
+//! - [`sequential`]: sequential Polylla (label, traversal, repair), the
+//!   baseline and oracle;
+//! - [`generate`]: Delaunay triangulations of random points and of grids
+//!   (with `spade`);
+//! - [`io`]: Triangle `.node`/`.ele`/`.neigh` and 2D OFF input, OFF
+//!   polygons and SVG output.
+
+pub mod generate;
+pub mod halfedge;
+pub mod io;
+pub mod sequential;
+
+pub use halfedge::HalfEdges;
+pub use sequential::{Polylla, polylla_sequential};
+
+/// A 2D triangulation: vertex positions and triangles (vertex indices,
+/// either orientation).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Triangulation {
+    /// Vertex positions.
+    pub positions: Vec<[f64; 2]>,
+    /// Triangles.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// Errors of Polylla.
+#[derive(Debug, thiserror::Error)]
+pub enum PolyllaError {
+    /// The triangulation cannot be a Polylla input (the message names the
+    /// triangle or vertex and what is wrong): fix the input.
+    #[error("{0}")]
+    Input(String),
+    /// A file could not be read or written, or is malformed (the file and
+    /// the line).
+    #[error(transparent)]
+    File(#[from] cavity::io::MeshIoError),
+    /// Spade could not triangulate the points (a non-finite coordinate).
+    #[error("triangulating the points: {0}")]
+    Triangulation(String),
+}

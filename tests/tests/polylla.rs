@@ -1,0 +1,277 @@
+//! Polylla against its definitions: the polygons partition the
+//! triangulation (areas), every polygon is simple and made of frontier
+//! edges, every terminal-edge region (found here by following longest
+//! edges, independently of the library's labels) gives a polygon, on
+//! generated, real and random inputs.
+
+use std::collections::BTreeSet;
+
+use cavity_polylla::generate::{delaunay, grid_points, random_points};
+use cavity_polylla::halfedge::orient;
+use cavity_polylla::io::{read_triangulation, write_off, write_svg};
+use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation, polylla_sequential};
+use proptest::prelude::*;
+
+/// The terminal-edge regions of `mesh`, found by walking each triangle's
+/// longest-edge propagation path (longest edges by length, ties by the
+/// edge's smaller half-edge, the rule the library documents): the number
+/// of distinct terminal edges.
+fn terminal_regions(mesh: &HalfEdges) -> usize {
+    let len = |h: u32| {
+        let (p, q) = (
+            mesh.positions[mesh.origin[h as usize] as usize],
+            mesh.positions[mesh.target(h) as usize],
+        );
+        (q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2)
+    };
+    let edge = |h: u32| h.min(mesh.twin[h as usize]);
+    let longest = |f: u32| {
+        (3 * f..3 * f + 3)
+            .max_by(|&a, &b| len(a).total_cmp(&len(b)).then(edge(a).cmp(&edge(b))))
+            .expect("three edges")
+    };
+    let mut terminals = BTreeSet::new();
+    for f in 0..mesh.triangles() as u32 {
+        let mut f = f;
+        for _ in 0..=mesh.triangles() {
+            let h = longest(f);
+            let t = mesh.twin[h as usize];
+            if t >= mesh.interior || longest(t / 3) == t {
+                terminals.insert(edge(h));
+                break;
+            }
+            f = t / 3;
+        }
+    }
+    terminals.len()
+}
+
+/// Checks `poly` over `mesh`: partition, no barrier edges or tips, frontier edges,
+/// consistent links, at least one polygon per terminal-edge region.
+fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<(), String> {
+    let mut total = 0.0;
+    let mut seen = BTreeSet::new();
+    for &seed in &poly.polygons {
+        let edges = poly.polygon_edges(seed);
+        if edges.iter().min() != Some(&seed) {
+            return Err(format!(
+                "polygon {seed} is not named by its smallest half-edge"
+            ));
+        }
+        let vertices = poly.polygon(mesh, seed);
+        // Simple in Polylla's sense: no barrier edge (an edge whose two
+        // half-edges bound the same polygon). A polygon may touch itself
+        // at a vertex, where its region wraps around other regions.
+        let own: BTreeSet<u32> = edges.iter().copied().collect();
+        if let Some(&h) = edges
+            .iter()
+            .find(|&&h| own.contains(&mesh.twin[h as usize]))
+        {
+            return Err(format!(
+                "polygon {seed} keeps barrier edge {h}: {vertices:?}"
+            ));
+        }
+        let mut area = 0.0;
+        for (i, &h) in edges.iter().enumerate() {
+            if !poly.frontier[h as usize] || mesh.is_border(h) {
+                return Err(format!(
+                    "polygon {seed}: half-edge {h} is not an inner frontier half-edge"
+                ));
+            }
+            if poly.prev[poly.next[h as usize] as usize] != h
+                || mesh.origin[edges[(i + 1) % edges.len()] as usize] != mesh.target(h)
+            {
+                return Err(format!("polygon {seed}: broken links at {h}"));
+            }
+            if !seen.insert(h) {
+                return Err(format!("half-edge {h} in two polygons"));
+            }
+            let (p, q) = (
+                mesh.positions[mesh.origin[h as usize] as usize],
+                mesh.positions[mesh.target(h) as usize],
+            );
+            area += orient([0.0, 0.0], p, q) / 2.0;
+        }
+        if area <= 0.0 {
+            return Err(format!("polygon {seed} has area {area}"));
+        }
+        total += area;
+    }
+    let inner_frontier = (0..mesh.interior)
+        .filter(|&h| poly.frontier[h as usize])
+        .count();
+    if seen.len() != inner_frontier {
+        return Err(format!(
+            "{} polygon half-edges, {inner_frontier} inner frontier half-edges",
+            seen.len()
+        ));
+    }
+    let want = mesh.area();
+    if (total - want).abs() > 1e-9 * want.abs().max(1.0) {
+        return Err(format!("the polygons cover {total}, the triangles {want}"));
+    }
+    // No barrier tip remains: no vertex has exactly one frontier edge.
+    let mut count = vec![0; mesh.positions.len()];
+    for h in 0..mesh.len() as u32 {
+        if poly.frontier[h as usize] && h < mesh.twin[h as usize] {
+            count[mesh.origin[h as usize] as usize] += 1;
+            count[mesh.target(h) as usize] += 1;
+        }
+    }
+    if let Some(v) = count.iter().position(|&c| c == 1) {
+        return Err(format!("vertex {v} is a barrier tip"));
+    }
+    let regions = terminal_regions(mesh);
+    if poly.polygons.len() < regions {
+        return Err(format!(
+            "{} polygons for {regions} terminal-edge regions",
+            poly.polygons.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Polylla of the triangulation, checked.
+fn run(positions: Vec<[f64; 2]>, triangles: &[[u32; 3]]) -> Result<(HalfEdges, Polylla), String> {
+    let mesh = HalfEdges::from_triangles(positions, triangles).map_err(|e| e.to_string())?;
+    let poly = polylla_sequential(&mesh);
+    check(&mesh, &poly)?;
+    Ok((mesh, poly))
+}
+
+#[test]
+fn two_triangles_of_a_square_are_one_quadrilateral() {
+    let positions = vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
+    let (mesh, poly) = run(positions, &[[0, 1, 2], [0, 2, 3]]).unwrap();
+    assert_eq!(poly.polygons.len(), 1);
+    assert_eq!(poly.polygon(&mesh, poly.polygons[0]).len(), 4);
+    assert_eq!(poly.repaired, 0);
+}
+
+#[test]
+fn generated_random_and_grid_triangulations_give_valid_polygons() {
+    for n in [10, 100, 2000] {
+        let t = delaunay(&random_points(n, 7)).unwrap();
+        let (_, poly) = run(t.positions, &t.triangles).unwrap();
+        assert!(!poly.polygons.is_empty());
+    }
+    // A grid: every square's two triangles are cocircular, lengths tie.
+    let t = delaunay(&grid_points(30)).unwrap();
+    let (mesh, poly) = run(t.positions, &t.triangles).unwrap();
+    assert_eq!(mesh.triangles(), 2 * 29 * 29);
+    assert!(
+        poly.polygons.len() >= 29 * 29 / 2,
+        "{}",
+        poly.polygons.len()
+    );
+}
+
+#[test]
+fn greenland_points_give_valid_polygons_with_barriers_repaired() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/polylla/greenland.node");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let points: Vec<[f64; 2]> = text
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let w: Vec<f64> = l
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            (w.len() >= 3).then(|| [w[1], w[2]])
+        })
+        .collect();
+    assert_eq!(points.len(), 33343);
+    let t = delaunay(&points).unwrap();
+    let (mesh, poly) = run(t.positions, &t.triangles).unwrap();
+    assert!(poly.polygons.len() > 1000, "{}", poly.polygons.len());
+    assert!(
+        poly.repaired > 0,
+        "{} triangles, no barrier tip",
+        mesh.triangles()
+    );
+}
+
+#[test]
+fn files_read_and_write_and_bad_lines_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let off = dir.path().join("square.off");
+    std::fs::write(
+        &off,
+        "OFF\n4 2 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n3 0 1 2\n3 0 2 3\n",
+    )
+    .unwrap();
+    let t = read_triangulation(&off).unwrap();
+    let (mesh, poly) = run(t.positions, &t.triangles).unwrap();
+    let out = dir.path().join("poly.off");
+    write_off(&out, &mesh, &poly).unwrap();
+    assert!(std::fs::read_to_string(&out).unwrap().contains("\n4 "));
+    let svg = dir.path().join("poly.svg");
+    write_svg(&svg, &mesh, &poly).unwrap();
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    std::fs::write(
+        dir.path().join("t.node"),
+        "4 2 0 0\n1 0 0\n2 1 0\n3 1 1\n4 0 1\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("t.ele"), "2 3 0\n1 1 2 3\n2 1 3 4\n").unwrap();
+    let t = read_triangulation(&dir.path().join("t.ele")).unwrap();
+    assert_eq!(
+        (t.positions.len(), t.triangles),
+        (4, vec![[0, 1, 2], [0, 2, 3]])
+    );
+    let line = |r: Result<_, PolyllaError>| match r {
+        Err(PolyllaError::File(cavity::io::MeshIoError::Syntax { line, message, .. })) => {
+            (line, message)
+        }
+        other => panic!("{other:?}"),
+    };
+    std::fs::write(&off, "OFF\n3 1 0\n0 0 0\n1 0 0.5\n0 1 0\n3 0 1 2\n").unwrap();
+    let (l, message) = line(read_triangulation(&off));
+    assert_eq!(l, 4);
+    assert!(message.contains("planar"), "{message}");
+    std::fs::write(dir.path().join("t.ele"), "1 3 0\n1 1 2 9\n").unwrap();
+    assert_eq!(line(read_triangulation(&dir.path().join("t.node"))).0, 2);
+    let overlap = HalfEdges::from_triangles(
+        vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]],
+        &[[0, 1, 2], [0, 1, 2]],
+    );
+    assert!(
+        matches!(overlap, Err(PolyllaError::Input(_))),
+        "{overlap:?}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random point sets, some on a coarse lattice (collinear and
+    /// cocircular points, ties of lengths), triangulated, with some
+    /// triangles removed (holes and several components).
+    #[test]
+    fn random_triangulations_give_valid_polygons(
+        points in prop::collection::vec((0u32..40, 0u32..40), 3..200),
+        lattice in any::<bool>(),
+        holes in 0u32..4,
+        salt in any::<u32>(),
+    ) {
+        let points: Vec<[f64; 2]> = points
+            .iter()
+            .map(|&(x, y)| if lattice {
+                [f64::from(x / 4), f64::from(y / 4)]
+            } else {
+                [f64::from(x) + f64::from(y % 7) / 7.0, f64::from(y) + f64::from(x % 5) / 5.0]
+            })
+            .collect();
+        let Triangulation { positions, triangles } = delaunay(&points).unwrap();
+        let triangles: Vec<[u32; 3]> = triangles
+            .into_iter()
+            .enumerate()
+            .filter(|&(t, _)| holes == 0 || (t as u32).wrapping_mul(2654435761).wrapping_add(salt) % 11 >= holes)
+            .map(|(_, t)| t)
+            .collect();
+        prop_assume!(!triangles.is_empty());
+        run(positions, &triangles).map_err(TestCaseError::fail)?;
+    }
+}
