@@ -4,11 +4,12 @@
 
 use cavity::backend::Backend;
 use cavity_volume_kernels::{
-    Compact, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SmoothInner, blocks,
+    MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SmoothInner, blocks,
 };
 
 use crate::VolumeError;
-use crate::device::{Device, Words};
+use cavity_arrays::Words;
+
 use crate::mesh::VolumeMesh;
 use crate::resident::{Relation, ResidentMesh};
 use crate::signed::{encode, index, is_negative, sign};
@@ -25,25 +26,6 @@ pub struct Boundary {
     pub edges: Vec<u32>,
     /// The vertices of the boundary edges, ascending.
     pub vertices: Vec<u32>,
-}
-
-/// The kept ones of `n` elements whose 0/1 marks are in `marks` (`n + 1`
-/// words, the last 0), signed by `minus` where given.
-fn compact(
-    d: &Device<'_>,
-    marks: &mut Words,
-    minus: Option<&mut Words>,
-    n: u32,
-) -> Result<(Words, u32), VolumeError> {
-    d.exclusive_scan(marks, n + 1)?;
-    let count = d.word(marks, n)?;
-    let mut out = d.zeros(count as usize)?;
-    let (m, o) = (d.address(marks), d.address(&mut out));
-    let s = minus.map_or(0, |w| d.address(w));
-    // SAFETY: `marks` holds the scan over `n + 1` words, `minus` (unless 0)
-    // `n`, `out` the total.
-    unsafe { d.launch::<Compact>(blocks(n), (0, 0), (m, s, n, o))? };
-    Ok((out, count))
 }
 
 /// The boundary of `mesh` on `backend`: `d3 = ∂3ᵀ` ([`crate::transpose`]), the
@@ -97,7 +79,7 @@ impl ResidentMesh<'_> {
         );
         // SAFETY: `d3` has `faces` rows; `keep` and `minus` hold a word per face.
         unsafe { d.launch::<MarkBoundaryFaces>(blocks(faces), (0, 0), params)? };
-        let (mut face_list, nf) = compact(&d, &mut keep, Some(&mut minus), faces)?;
+        let (mut face_list, nf) = d.compact(&mut keep, Some(&mut minus), faces)?;
         let mut edge_keep = d.zeros(edges as usize + 1)?;
         let params = (
             d.address(&mut face_list),
@@ -109,7 +91,7 @@ impl ResidentMesh<'_> {
         // SAFETY: the listed faces are rows of ∂2; `edge_keep` holds a word
         // per edge and one more.
         unsafe { d.launch::<MarkFaceEdges>(blocks(nf), (0, 0), params)? };
-        let (mut edge_list, ne) = compact(&d, &mut edge_keep, None, edges)?;
+        let (mut edge_list, ne) = d.compact(&mut edge_keep, None, edges)?;
         let mut vertex_keep = d.zeros(vertices as usize + 1)?;
         let params = (
             d.address(&mut edge_list),
@@ -120,7 +102,7 @@ impl ResidentMesh<'_> {
         // SAFETY: the listed edges are in `pairs`; `vertex_keep` holds a
         // word per vertex and one more.
         unsafe { d.launch::<MarkEdgeVertices>(blocks(ne), (0, 0), params)? };
-        let (vertex_list, nv) = compact(&d, &mut vertex_keep, None, vertices)?;
+        let (vertex_list, nv) = d.compact(&mut vertex_keep, None, vertices)?;
         Ok(([face_list, edge_list, vertex_list], [nf, ne, nv]))
     }
 

@@ -11,7 +11,9 @@ use cavity::backend::Backend;
 use cavity_volume_kernels::{Compose, FaceVertices, SortRows, blocks};
 
 use crate::VolumeError;
-use crate::device::{Csr, Device, Words};
+use cavity_arrays::{Device, Words};
+
+use crate::device::{Csr, CsrOps};
 use crate::mesh::VolumeMesh;
 use crate::signed::index;
 use crate::ternary::TernaryCsr;
@@ -24,7 +26,7 @@ use crate::ternary::TernaryCsr;
 /// or a copy fails.
 pub fn face_vertices(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
     cavity_app_ptx::add_to(backend)?;
-    let d = Device { backend };
+    let d = Device::new(backend);
     let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
     let fv = d.face_vertices(
         &d.upload_csr(mesh.d2())?,
@@ -54,20 +56,22 @@ pub fn compose(
         )));
     }
     cavity_app_ptx::add_to(backend)?;
-    let d = Device { backend };
+    let d = Device::new(backend);
     let c = d.compose(&d.upload_csr(a)?, &d.upload_csr(b)?)?;
     d.download_csr(c)
 }
 
-impl Device<'_> {
+/// The indirect relations on the backend.
+pub(crate) trait RelationOps {
     /// [`face_vertices`] of ∂2 (`d2`) and ∂1 (`pairs`, two words per edge)
     /// on the backend, over `vertices` vertices.
-    pub(crate) fn face_vertices(
-        &self,
-        d2: &Csr,
-        pairs: &Words,
-        vertices: u32,
-    ) -> Result<Csr, VolumeError> {
+    fn face_vertices(&self, d2: &Csr, pairs: &Words, vertices: u32) -> Result<Csr, VolumeError>;
+    /// [`compose`] on the backend (`a`'s columns naming `b`'s rows).
+    fn compose(&self, a: &Csr, b: &Csr) -> Result<Csr, VolumeError>;
+}
+
+impl RelationOps for Device<'_> {
+    fn face_vertices(&self, d2: &Csr, pairs: &Words, vertices: u32) -> Result<Csr, VolumeError> {
         let d = self;
         let mut out = d.zeros(d2.nnz as usize)?;
         let params = (
@@ -89,8 +93,7 @@ impl Device<'_> {
         })
     }
 
-    /// [`compose`] on the backend (`a`'s columns naming `b`'s rows).
-    pub(crate) fn compose(&self, a: &Csr, b: &Csr) -> Result<Csr, VolumeError> {
+    fn compose(&self, a: &Csr, b: &Csr) -> Result<Csr, VolumeError> {
         let d = self;
         let rows = a.rows;
         let mut offsets = d.zeros(rows as usize + 1)?;

@@ -17,8 +17,11 @@ use cavity::backend::Backend;
 use cavity_volume_kernels::{EdgeOperator, Stride, blocks};
 
 use crate::VolumeError;
-use crate::device::{Csr, Device, Words};
+use cavity_arrays::{Device, Words};
+
+use crate::device::{Csr, CsrOps};
 use crate::mesh::VolumeMesh;
+use crate::relations::RelationOps;
 use crate::ternary::TernaryCsr;
 
 /// The derived relations of a mesh, each a ternary CSR matrix (sorted
@@ -111,7 +114,7 @@ impl<'a> ResidentMesh<'a> {
     /// copy fails.
     pub fn upload(backend: &'a Backend, mesh: &VolumeMesh) -> Result<Self, VolumeError> {
         cavity_app_ptx::add_to(backend)?;
-        let d = Device { backend };
+        let d = Device::new(backend);
         let words: Vec<u32> = mesh
             .positions()
             .iter()
@@ -344,7 +347,7 @@ impl<'a> ResidentMesh<'a> {
     /// # Errors
     /// [`VolumeError::Backend`] when the GPU reports a failure.
     pub fn synchronize(&self) -> Result<(), VolumeError> {
-        if let Backend::Cuda(gpu) = self.d.backend {
+        if let Backend::Cuda(gpu) = self.d.backend() {
             gpu.synchronize()?;
         }
         Ok(())

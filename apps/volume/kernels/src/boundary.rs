@@ -6,7 +6,7 @@
 //! of a non-manifold mesh is on it too). Its edges and their vertices are
 //! marked by further passes, and each set is compacted by a scan.
 
-use crate::signed::{encode, index, is_negative, sign};
+use crate::signed::{index, is_negative, sign};
 use crate::{BOUNDS, arrays, chunk};
 
 cavity_device::kernel! {
@@ -99,35 +99,6 @@ cavity_device::kernel! {
         launch.block.for_each(end - start, |k| {
             // SAFETY: read only input; every store writes the same 1.
             unsafe { marks.store_unshared(list.load_unshared(start + k), 1) };
-        });
-    }
-}
-
-cavity_device::kernel! {
-    /// Lists the kept ones of `n` elements: `offsets` is the exclusive scan
-    /// of their 0/1 marks over `n + 1` words (so element `i` is kept when
-    /// `offsets[i + 1] > offsets[i]`), and each kept `i` goes to
-    /// `out[offsets[i]]`, signed -1 where `minus[i]` is 1 (`minus` 0: no
-    /// signs).
-    ///
-    /// # Safety
-    /// `offsets` holds `n + 1` words, `minus` (unless 0) `n`, `out` the
-    /// total.
-    #[launch_bounds = BOUNDS]
-    pub kernel Compact(launch, offsets: u64, minus: u64, n: u32, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [offsets, minus_words, out] = unsafe { arrays([offsets, minus, out]) };
-        let (start, end) = chunk(launch.block_idx, n);
-        launch.block.for_each(end - start, |k| {
-            let i = start + k;
-            // SAFETY: read only inputs; one thread writes each kept place.
-            unsafe {
-                let at = offsets.load_unshared(i);
-                if offsets.load_unshared(i + 1) > at {
-                    let negative = minus != 0 && minus_words.load_unshared(i) != 0;
-                    out.store_unshared(at, encode(i, negative));
-                }
-            }
         });
     }
 }

@@ -2,7 +2,7 @@
 //! block scans its chunk in shared memory ([`ScanChunks`]) and writes the
 //! chunk's total; the totals are scanned the same way (the host recurses
 //! until one chunk is left); each chunk then adds its total's prefix
-//! ([`AddChunkOffsets`]). The scan step of count-scan-fill (the paper's
+//! ([`AddChunkOffsets`]). The scan step of count-scan-fill (the volumetric
 //! Algorithm 1).
 
 use crate::{BOUNDS, CHUNK, arrays, chunk};
