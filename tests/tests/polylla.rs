@@ -6,10 +6,12 @@
 
 use std::collections::BTreeSet;
 
+use cavity_polylla::device::polylla;
 use cavity_polylla::generate::{delaunay, grid_points, random_points};
 use cavity_polylla::halfedge::orient;
 use cavity_polylla::io::{read_triangulation, write_off, write_svg};
 use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation, polylla_sequential};
+use cavity_tests::test_backend;
 use proptest::prelude::*;
 
 /// The terminal-edge regions of `mesh`, found by walking each triangle's
@@ -131,11 +133,28 @@ fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<(), String> {
     Ok(())
 }
 
-/// Polylla of the triangulation, checked.
+/// Polylla of the triangulation, checked; the backend's (GPolylla's
+/// kernels) equal to the sequential one, half-edge for half-edge.
 fn run(positions: Vec<[f64; 2]>, triangles: &[[u32; 3]]) -> Result<(HalfEdges, Polylla), String> {
     let mesh = HalfEdges::from_triangles(positions, triangles).map_err(|e| e.to_string())?;
     let poly = polylla_sequential(&mesh);
     check(&mesh, &poly)?;
+    let (on_backend, timings) = polylla(&test_backend(), &mesh).map_err(|e| e.to_string())?;
+    if on_backend != poly {
+        let first = (0..mesh.len()).find(|&h| {
+            on_backend.next[h] != poly.next[h] || on_backend.frontier[h] != poly.frontier[h]
+        });
+        return Err(format!(
+            "the backend's Polylla differs: {} polygons against {}, {} repairs against {}, first differing half-edge {first:?}",
+            on_backend.polygons.len(),
+            poly.polygons.len(),
+            on_backend.repaired,
+            poly.repaired
+        ));
+    }
+    if timings.steps.len() != 10 {
+        return Err(format!("{} timed steps", timings.steps.len()));
+    }
     Ok((mesh, poly))
 }
 

@@ -11,6 +11,7 @@ pub use cavity_denoise_kernels as denoise;
 pub use cavity_geodesic_kernels as geodesic;
 pub use cavity_mcf_kernels as mcf;
 pub use cavity_normals_kernels as normals;
+pub use cavity_polylla_kernels as polylla;
 pub use cavity_remesh_kernels as remesh;
 pub use cavity_track_kernels as track;
 pub use cavity_volume_kernels as volume;

@@ -8,11 +8,16 @@
 //! - [`halfedge`]: the half-edge structure of a 2D triangulation;
 //! - [`sequential`]: sequential Polylla (label, traversal, repair), the
 //!   baseline and oracle;
+//! - [`bench`]: `cavity bench polylla`;
+//! - [`device`]: GPolylla on a backend (the GPU, or the CPU backend
+//!   running the same kernels), each step timed;
 //! - [`generate`]: Delaunay triangulations of random points and of grids
 //!   (with `spade`);
 //! - [`io`]: Triangle `.node`/`.ele`/`.neigh` and 2D OFF input, OFF
 //!   polygons and SVG output.
 
+pub mod bench;
+pub mod device;
 pub mod generate;
 pub mod halfedge;
 pub mod io;
@@ -42,6 +47,9 @@ pub enum PolyllaError {
     /// the line).
     #[error(transparent)]
     File(#[from] cavity::io::MeshIoError),
+    /// The backend failed (no kernels, a launch, a copy; out of memory).
+    #[error(transparent)]
+    Backend(#[from] cavity::backend::BackendError),
     /// Spade could not triangulate the points (a non-finite coordinate).
     #[error("triangulating the points: {0}")]
     Triangulation(String),

@@ -38,7 +38,7 @@ use cavity_track::{TrackError, TrackSettings};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
-    bench, delaunay, denoise, geodesic, info, normals, remesh, smooth, tet, track,
+    bench, delaunay, denoise, geodesic, info, normals, polylla, remesh, smooth, tet, track,
 };
 use crate::output::Stdout;
 
@@ -333,6 +333,34 @@ enum Command {
         #[arg(long, default_value_t = DEFAULT_PATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=MAX_PATCH_SIZE as i64))]
         patch_size: u32,
     },
+    /// Polylla polygonal meshes (GPolylla): the triangles of each
+    /// terminal-edge region joined into a polygon, barrier tips repaired.
+    /// Input: Triangle .node/.ele (a .node alone is triangulated), 2D OFF,
+    /// or a generated Delaunay triangulation (--random N, --grid N).
+    Polylla {
+        /// Input triangulation (.node, .ele or .off); none with --random or
+        /// --grid.
+        #[arg(required_unless_present_any = ["random", "grid"])]
+        input: Option<PathBuf>,
+        /// Output polygons (.off); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Triangulate this many random points in the unit square.
+        #[arg(long, conflicts_with_all = ["input", "grid"])]
+        random: Option<usize>,
+        /// Triangulate an N x N grid of points.
+        #[arg(long, conflicts_with_all = ["input", "random"])]
+        grid: Option<usize>,
+        /// Seed of the random points.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also draw the polygons over the triangulation as SVG.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
     /// Area-weighted vertex normals (RXMesh listing 1), written with the mesh.
     Normals {
         /// Input mesh; the bundled mesh when omitted.
@@ -617,6 +645,21 @@ enum BenchWhat {
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
     },
+    /// GPolylla on Delaunay triangulations of random points and grids: the GPU's kernels alone and with copies, the CPU backend and the sequential version in one run.
+    Polylla {
+        /// Random point counts.
+        #[arg(long, value_delimiter = ',', default_values_t = [1_000_000usize])]
+        random: Vec<usize>,
+        /// Grid sides (N x N points).
+        #[arg(long, value_delimiter = ',', default_values_t = [1000usize])]
+        grid: Vec<usize>,
+        /// Timed runs per input (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Backend for the GPU columns (the CPU backend and the sequential runs always run).
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.
@@ -786,6 +829,23 @@ fn run(cli: Cli) -> Result<()> {
                 encoding,
             } => tet::convert(&mesh, &output, encoding.options()),
         },
+        Command::Polylla {
+            input,
+            output,
+            random,
+            grid,
+            seed,
+            svg,
+            device,
+        } => {
+            let source = match (input, random, grid) {
+                (Some(path), _, _) => polylla::Source::File(path),
+                (None, Some(n), _) => polylla::Source::Random(n, seed),
+                (None, None, Some(n)) => polylla::Source::Grid(n),
+                (None, None, None) => unreachable!("clap requires an input"),
+            };
+            polylla::polylla_command(&source, &output, svg.as_deref(), device)
+        }
         Command::Normals {
             input,
             output,
@@ -843,6 +903,15 @@ fn run(cli: Cli) -> Result<()> {
             output,
             dynamic,
         } => delaunay::delaunay(input.as_deref(), &output, &dynamic),
+        Command::Bench {
+            what:
+                BenchWhat::Polylla {
+                    random,
+                    grid,
+                    reps,
+                    device,
+                },
+        } => polylla::bench(&random, &grid, reps, device),
         Command::Bench {
             what:
                 BenchWhat::Tet {

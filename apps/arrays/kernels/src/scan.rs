@@ -3,7 +3,7 @@
 //! chunk's total; the totals are scanned the same way (the host recurses
 //! until one chunk is left); each chunk then adds its total's prefix
 //! ([`AddChunkOffsets`]). The scan step of count-scan-fill (the volumetric
-//! Algorithm 1).
+//! paper's Algorithm 1).
 
 use crate::{BOUNDS, CHUNK, arrays, chunk};
 use cavity_device::block::{SharedArena, scan_scratch_len};

@@ -6,6 +6,7 @@ pub(crate) mod denoise;
 pub(crate) mod geodesic;
 pub(crate) mod info;
 pub(crate) mod normals;
+pub(crate) mod polylla;
 pub(crate) mod remesh;
 pub(crate) mod smooth;
 pub(crate) mod tet;

@@ -1,0 +1,130 @@
+//! `cavity bench polylla`: GPolylla on Delaunay triangulations of random
+//! points and of grids, the GPU's kernels alone (CUDA events) and with
+//! the copies, the CPU backend running the same kernels, and the
+//! sequential version, in one run; medians after a warm-up.
+
+use std::time::Instant;
+
+use cavity::backend::Backend;
+use cavity::bench::{gpu_name, median};
+
+use crate::PolyllaError;
+use crate::device::{Timings, polylla};
+use crate::halfedge::HalfEdges;
+use crate::sequential::polylla_sequential;
+
+/// One input's times, milliseconds.
+#[derive(Clone, Debug)]
+pub struct PolyllaRow {
+    /// The input, in words.
+    pub input: String,
+    /// Vertices and triangles.
+    pub counts: [usize; 2],
+    /// Polygons and barrier tips repaired.
+    pub polygons: [usize; 2],
+    /// The GPU's kernels (and the scan), and its whole run with the
+    /// copies; none without a GPU.
+    pub gpu: Option<[f64; 2]>,
+    /// The step times of the GPU's median run.
+    pub gpu_steps: Option<Timings>,
+    /// The CPU backend's kernels.
+    pub cpu: f64,
+    /// The sequential version.
+    pub sequential: f64,
+}
+
+/// The median milliseconds of `reps` runs of GPolylla on `backend`
+/// (after a warm-up): the kernels, the whole run, and the median run's
+/// steps.
+fn time_backend(
+    backend: &Backend,
+    mesh: &HalfEdges,
+    reps: usize,
+) -> Result<([f64; 2], Timings), PolyllaError> {
+    polylla(backend, mesh)?;
+    let mut runs = Vec::new();
+    for _ in 0..reps.max(1) {
+        runs.push(polylla(backend, mesh)?.1);
+    }
+    runs.sort_by(|a, b| a.kernels().total_cmp(&b.kernels()));
+    let totals = median(runs.iter().map(Timings::total).collect());
+    let mid = runs.swap_remove(runs.len() / 2);
+    Ok(([mid.kernels(), totals], mid))
+}
+
+/// Times `mesh` (named `input`) on `gpu` (when it is the GPU), on `cpu`
+/// and sequentially, checking that they agree.
+///
+/// # Errors
+/// A failed run on a backend; [`PolyllaError::Input`] if the backends'
+/// results differ from the sequential one.
+pub fn polylla_bench_row(
+    input: &str,
+    mesh: &HalfEdges,
+    gpu: &Backend,
+    cpu: &Backend,
+    reps: usize,
+) -> Result<PolyllaRow, PolyllaError> {
+    let reference = polylla_sequential(mesh);
+    let mut times = Vec::new();
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        std::hint::black_box(polylla_sequential(mesh));
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let sequential = median(times);
+    let (gpu_times, gpu_steps) = match gpu {
+        Backend::Cuda(_) => {
+            if polylla(gpu, mesh)?.0 != reference {
+                return Err(PolyllaError::Input(format!(
+                    "{input}: the GPU's polygons differ from the sequential ones"
+                )));
+            }
+            let (t, steps) = time_backend(gpu, mesh, reps)?;
+            (Some(t), Some(steps))
+        }
+        Backend::Cpu(_) => (None, None),
+    };
+    if polylla(cpu, mesh)?.0 != reference {
+        return Err(PolyllaError::Input(format!(
+            "{input}: the CPU backend's polygons differ from the sequential ones"
+        )));
+    }
+    let (cpu_times, _) = time_backend(cpu, mesh, reps)?;
+    Ok(PolyllaRow {
+        input: input.to_string(),
+        counts: [mesh.positions.len(), mesh.triangles()],
+        polygons: [reference.polygons.len(), reference.repaired],
+        gpu: gpu_times,
+        gpu_steps,
+        cpu: cpu_times[0],
+        sequential,
+    })
+}
+
+/// The rows as a Markdown table with a header line naming the devices.
+pub fn polylla_table(rows: &[PolyllaRow], gpu: &Backend, cpu: &Backend) -> String {
+    let mut s = format!("GPU: {}; CPU backend: {}\n\n", gpu_name(gpu), cpu.name());
+    s += "| input | vertices | triangles | polygons | tips repaired | GPU kernels ms | GPU with copies ms | CPU backend ms | sequential ms | GPU kernels vs sequential |\n";
+    s += "|---|---|---|---|---|---|---|---|---|---|\n";
+    for r in rows {
+        let (k, w) = r.gpu.map_or(("-".into(), "-".into()), |[k, w]| {
+            (format!("{k:.3}"), format!("{w:.3}"))
+        });
+        let ratio = r
+            .gpu
+            .map_or("-".into(), |[k, _]| format!("{:.0}x", r.sequential / k));
+        s += &format!(
+            "| {} | {} | {} | {} | {} | {k} | {w} | {:.3} | {:.1} | {ratio} |\n",
+            r.input, r.counts[0], r.counts[1], r.polygons[0], r.polygons[1], r.cpu, r.sequential
+        );
+    }
+    if let Some(steps) = rows.last().and_then(|r| r.gpu_steps.as_ref()) {
+        s += "\nGPU steps of the last input, ms:";
+        for (name, ms) in &steps.steps {
+            s += &format!(" {name} {ms:.3};");
+        }
+        s.push('\n');
+    }
+    s
+}
