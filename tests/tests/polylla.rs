@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use cavity_polylla::device::polylla;
-use cavity_polylla::generate::{delaunay, grid_points, random_points};
+use cavity_polylla::generate::{delaunay, delaunay_half_edges, grid_points, random_points};
 use cavity_polylla::halfedge::orient;
 use cavity_polylla::io::{read_triangulation, write_off, write_svg};
 use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation, polylla_sequential};
@@ -53,6 +53,12 @@ fn terminal_regions(mesh: &HalfEdges) -> usize {
 fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<(), String> {
     let mut total = 0.0;
     let mut seen = BTreeSet::new();
+    // The squared extent of the points, the scale of areas.
+    let scale = mesh
+        .positions
+        .iter()
+        .flat_map(|p| p.iter().map(|x| x * x))
+        .fold(1.0f64, f64::max);
     for &seed in &poly.polygons {
         let edges = poly.polygon_edges(seed);
         if edges.iter().min() != Some(&seed) {
@@ -74,6 +80,7 @@ fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<(), String> {
             ));
         }
         let mut area = 0.0;
+        let first = mesh.positions[vertices[0] as usize];
         for (i, &h) in edges.iter().enumerate() {
             if !poly.frontier[h as usize] || mesh.is_border(h) {
                 return Err(format!(
@@ -92,9 +99,10 @@ fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<(), String> {
                 mesh.positions[mesh.origin[h as usize] as usize],
                 mesh.positions[mesh.target(h) as usize],
             );
-            area += orient([0.0, 0.0], p, q) / 2.0;
+            area += orient(first, p, q) / 2.0;
         }
-        if area <= 0.0 {
+        // Positive, up to the rounding of nearly degenerate triangles.
+        if area <= -1e-12 * scale {
             return Err(format!("polygon {seed} has area {area}"));
         }
         total += area;
@@ -183,6 +191,39 @@ fn generated_random_and_grid_triangulations_give_valid_polygons() {
         "{}",
         poly.polygons.len()
     );
+}
+
+#[test]
+fn half_edges_read_off_spade_match_those_built_from_its_triangles() {
+    let points = random_points(3000, 3);
+    let t = delaunay(&points).unwrap();
+    let built = HalfEdges::from_triangles(t.positions, &t.triangles).unwrap();
+    let read = delaunay_half_edges(&points).unwrap();
+    assert_eq!(read.positions, built.positions);
+    let interior = built.interior as usize;
+    assert_eq!(read.interior, built.interior);
+    assert_eq!(read.origin[..interior], built.origin[..interior]);
+    assert_eq!(read.len(), built.len());
+    for h in 0..read.interior {
+        let (r, b) = (read.twin[h as usize], built.twin[h as usize]);
+        // Twins of interior half-edges agree; a border twin is a border
+        // half-edge in both, from the same vertex.
+        assert!(
+            r == b
+                || (read.is_border(r)
+                    && built.is_border(b)
+                    && read.origin[r as usize] == built.origin[b as usize])
+        );
+        assert_eq!(
+            read.origin[read.next[r as usize] as usize],
+            built.origin[built.next[b as usize] as usize]
+        );
+    }
+    let (a, b) = (polylla_sequential(&read), polylla_sequential(&built));
+    assert_eq!(a.polygons, b.polygons);
+    assert_eq!(a.next[..interior], b.next[..interior]);
+    let (on_backend, _) = polylla(&test_backend(), &read).unwrap();
+    assert_eq!(on_backend, a);
 }
 
 #[test]

@@ -8,6 +8,7 @@ use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
 use spade::{DelaunayTriangulation, Point2, Triangulation as _};
 
+use crate::halfedge::{HalfEdges, NONE};
 use crate::{PolyllaError, Triangulation};
 
 /// The Delaunay triangulation of `points`: its vertices (in spade's
@@ -30,6 +31,68 @@ pub fn delaunay(points: &[[f64; 2]]) -> Result<Triangulation, PolyllaError> {
     Ok(Triangulation {
         positions,
         triangles,
+    })
+}
+
+/// The half-edges of the Delaunay triangulation of `points` read off
+/// spade's own half-edge structure (no twins to match): spade's inner
+/// faces in its order, each face's edges as spade lists them, then the
+/// edges of the outer face. Its interior half-edges are those of
+/// [`HalfEdges::from_triangles`] of [`delaunay`]'s triangles; its border
+/// half-edges may come in another order.
+///
+/// # Errors
+/// As [`delaunay`].
+pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaError> {
+    let vertices: Vec<Point2<f64>> = points.iter().map(|p| Point2::new(p[0], p[1])).collect();
+    let t = DelaunayTriangulation::<Point2<f64>>::bulk_load(vertices)
+        .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
+    let positions: Vec<[f64; 2]> = t
+        .vertices()
+        .map(|v| [v.position().x, v.position().y])
+        .collect();
+    let mut id = vec![NONE; t.num_directed_edges()];
+    let interior = 3 * t.num_inner_faces();
+    let mut origin = Vec::with_capacity(interior);
+    for (f, face) in t.inner_faces().enumerate() {
+        for (i, e) in face.adjacent_edges().iter().enumerate() {
+            id[e.fix().index()] = (3 * f + i) as u32;
+            origin.push(e.from().fix().index() as u32);
+        }
+    }
+    let border: Vec<_> = t.directed_edges().filter(|e| e.is_outer_edge()).collect();
+    for (k, e) in border.iter().enumerate() {
+        id[e.fix().index()] = (interior + k) as u32;
+        origin.push(e.from().fix().index() as u32);
+    }
+    let mut twin = vec![NONE; origin.len()];
+    let (mut next, mut prev) = (vec![NONE; origin.len()], vec![NONE; origin.len()]);
+    for (f, face) in t.inner_faces().enumerate() {
+        for (i, e) in face.adjacent_edges().iter().enumerate() {
+            let h = 3 * f + i;
+            twin[h] = id[e.rev().fix().index()];
+            next[h] = (3 * f + (i + 1) % 3) as u32;
+            prev[h] = (3 * f + (i + 2) % 3) as u32;
+        }
+    }
+    for (k, e) in border.iter().enumerate() {
+        let h = interior + k;
+        twin[h] = id[e.rev().fix().index()];
+        next[h] = id[e.next().fix().index()];
+        prev[h] = id[e.prev().fix().index()];
+    }
+    let mut edge_of_vertex = vec![NONE; positions.len()];
+    for (h, &v) in origin.iter().enumerate().rev() {
+        edge_of_vertex[v as usize] = h as u32;
+    }
+    Ok(HalfEdges {
+        positions,
+        origin,
+        twin,
+        next,
+        prev,
+        edge_of_vertex,
+        interior: interior as u32,
     })
 }
 

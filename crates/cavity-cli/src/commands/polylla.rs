@@ -10,7 +10,7 @@ use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity_polylla::bench::{polylla_bench_row, polylla_table};
 use cavity_polylla::device::polylla;
-use cavity_polylla::generate::{delaunay, grid_points, random_points};
+use cavity_polylla::generate::{delaunay_half_edges, grid_points, random_points};
 use cavity_polylla::io::{read_triangulation, write_off, write_svg};
 use cavity_polylla::{HalfEdges, PolyllaError, Triangulation};
 
@@ -62,8 +62,8 @@ fn node_points(path: &Path) -> std::result::Result<Vec<[f64; 2]>, PolyllaError> 
     Ok(points)
 }
 
-/// The triangulation of `source`, and how it was made.
-fn triangulation(source: &Source) -> std::result::Result<(Triangulation, String), PolyllaError> {
+/// The half-edges of `source`'s triangulation, and how it was made.
+fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), PolyllaError> {
     Ok(match source {
         Source::File(path) => {
             let is_node = path
@@ -73,19 +73,26 @@ fn triangulation(source: &Source) -> std::result::Result<(Triangulation, String)
                 let points = node_points(path)?;
                 let n = points.len();
                 (
-                    delaunay(&points)?,
+                    delaunay_half_edges(&points)?,
                     format!("{} ({n} points, Delaunay by spade)", path.display()),
                 )
             } else {
-                (read_triangulation(path)?, path.display().to_string())
+                let Triangulation {
+                    positions,
+                    triangles,
+                } = read_triangulation(path)?;
+                (
+                    HalfEdges::from_triangles(positions, &triangles)?,
+                    path.display().to_string(),
+                )
             }
         }
         Source::Random(n, seed) => (
-            delaunay(&random_points(*n, *seed))?,
+            delaunay_half_edges(&random_points(*n, *seed))?,
             format!("{n} random points (seed {seed}), Delaunay"),
         ),
         Source::Grid(n) => (
-            delaunay(&grid_points(*n))?,
+            delaunay_half_edges(&grid_points(*n))?,
             format!("{n} x {n} grid, Delaunay"),
         ),
     })
@@ -104,17 +111,8 @@ pub(crate) fn polylla_command(
     let pb = spinner();
     pb.set_message("reading and triangulating");
     let t = Instant::now();
-    let (
-        Triangulation {
-            positions,
-            triangles,
-        },
-        what,
-    ) = triangulation(source)?;
+    let (mesh, what) = half_edges(source)?;
     let read = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let mesh = HalfEdges::from_triangles(positions, &triangles)?;
-    let build = t.elapsed().as_secs_f64();
     pb.set_message("Polylla");
     let t = Instant::now();
     let (poly, timings) = polylla(&backend, &mesh)?;
@@ -145,7 +143,7 @@ pub(crate) fn polylla_command(
         timings.total()
     );
     sayln!(
-        "read {read:.3} s, half-edges {build:.3} s, Polylla {run:.3} s, write {write:.3} s; wrote {}{}",
+        "triangulation and half-edges {read:.3} s, Polylla {run:.3} s, write {write:.3} s; wrote {}{}",
         output.display(),
         svg.map_or(String::new(), |s| format!(" and {}", s.display()))
     );
@@ -163,9 +161,8 @@ pub(crate) fn bench(random: &[usize], grid: &[usize], reps: usize, device: Devic
         .map(|&n| Source::Random(n, 1))
         .chain(grid.iter().map(|&n| Source::Grid(n)));
     for source in inputs {
-        let (t, what) = triangulation(&source)?;
+        let (mesh, what) = half_edges(&source)?;
         pb.set_message(what.clone());
-        let mesh = HalfEdges::from_triangles(t.positions, &t.triangles)?;
         rows.push(polylla_bench_row(&what, &mesh, &gpu, &cpu, reps)?);
     }
     pb.finish_and_clear();
