@@ -335,3 +335,17 @@ proptest! {
         run(positions, &triangles).map_err(TestCaseError::fail)?;
     }
 }
+
+#[test]
+fn the_benchmark_times_every_backend_and_checks_them() {
+    let mesh = delaunay_half_edges(&random_points(5000, 5)).unwrap();
+    let cpu = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
+    let gpu = test_backend();
+    let row = cavity_polylla::bench::polylla_bench_row("random", &mesh, &gpu, &cpu, 1).unwrap();
+    assert_eq!(row.counts, [5000, mesh.triangles()]);
+    let on_gpu = matches!(gpu, cavity::backend::Backend::Cuda(_));
+    assert_eq!(row.gpu.is_some(), on_gpu);
+    assert!(row.cpu > 0.0 && row.sequential > 0.0);
+    let table = cavity_polylla::bench::polylla_table(&[row], &gpu, &cpu);
+    assert!(table.contains("| random | 5000 |"), "{table}");
+}

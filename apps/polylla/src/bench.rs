@@ -119,8 +119,9 @@ pub fn polylla_table(rows: &[PolyllaRow], gpu: &Backend, cpu: &Backend) -> Strin
             r.input, r.counts[0], r.counts[1], r.polygons[0], r.polygons[1], r.cpu, r.sequential
         );
     }
-    if let Some(steps) = rows.last().and_then(|r| r.gpu_steps.as_ref()) {
-        s += "\nGPU steps of the last input, ms:";
+    let largest = rows.iter().max_by_key(|r| r.counts[1]);
+    if let Some((r, steps)) = largest.and_then(|r| Some((r, r.gpu_steps.as_ref()?))) {
+        s += &format!("\nGPU steps of the largest input ({}), ms:", r.input);
         for (name, ms) in &steps.steps {
             s += &format!(" {name} {ms:.3};");
         }

@@ -417,3 +417,73 @@ fn tet_commands_read_write_and_refuse_overwrites() {
         "{stderr}"
     );
 }
+
+#[test]
+fn polylla_writes_polygons_and_a_picture_and_names_bad_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let off = dir.path().join("random.off");
+    let svg = dir.path().join("random.svg");
+    let out = cavity()
+        .args([
+            "polylla", "--random", "2000", "--seed", "3", "--device", "cpu", "-o",
+        ])
+        .arg(&off)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("2000 vertices")
+            && stdout.contains("polygons")
+            && stdout.contains("barrier tips repaired"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("longest edges") && stdout.contains("scan and compact"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&off).unwrap();
+    assert!(text.starts_with("OFF\n2000 "), "{}", &text[..20]);
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<path"));
+    // A triangulation read back from OFF; a non-planar one refused with
+    // its line; the input never overwritten.
+    let tri = dir.path().join("square.off");
+    std::fs::write(
+        &tri,
+        "OFF\n4 2 0\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n3 0 1 2\n3 0 2 3\n",
+    )
+    .unwrap();
+    let (stdout, _) = succeeds(
+        &["polylla", "--device", "cpu"],
+        &tri,
+        &dir.path().join("square-poly.off"),
+    );
+    assert!(stdout.contains("2 triangles -> 1 polygons"), "{stdout}");
+    let again = cavity()
+        .args(["polylla", "--device", "cpu"])
+        .arg(&tri)
+        .arg("-o")
+        .arg(&tri)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    std::fs::write(&tri, "OFF\n3 1 0\n0 0 0\n1 0 2\n0 1 0\n3 0 1 2\n").unwrap();
+    let bad = cavity()
+        .args(["polylla", "--device", "cpu"])
+        .arg(&tri)
+        .arg("-o")
+        .arg(dir.path().join("x.off"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && stderr.contains("square.off:4:"),
+        "{stderr}"
+    );
+}
