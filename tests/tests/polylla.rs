@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use cavity_polylla::device::polylla;
 use cavity_polylla::generate::{delaunay, delaunay_half_edges, grid_points, random_points};
-use cavity_polylla::halfedge::orient;
+use cavity_polylla::halfedge::{NONE, orient};
 use cavity_polylla::io::{read_triangulation, write_off, write_svg};
 use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation, polylla_sequential};
 use cavity_tests::test_backend;
@@ -219,6 +219,19 @@ fn half_edges_read_off_spade_match_those_built_from_its_triangles() {
             built.origin[built.next[b as usize] as usize]
         );
     }
+    // Neighbours across each corner's opposite edge give the same twins.
+    let neighbours: Vec<[u32; 3]> = (0..built.triangles())
+        .map(|f| {
+            std::array::from_fn(|j| {
+                let t = built.twin[3 * f + (j + 1) % 3];
+                if built.is_border(t) { NONE } else { t / 3 }
+            })
+        })
+        .collect();
+    let tri = delaunay(&points).unwrap();
+    let with =
+        HalfEdges::from_triangles_with(tri.positions, &tri.triangles, Some(&neighbours)).unwrap();
+    assert_eq!(with, built);
     let (a, b) = (polylla_sequential(&read), polylla_sequential(&built));
     assert_eq!(a.polygons, b.polygons);
     assert_eq!(a.next[..interior], b.next[..interior]);
@@ -276,7 +289,22 @@ fn files_read_and_write_and_bad_lines_are_named() {
     )
     .unwrap();
     std::fs::write(dir.path().join("t.ele"), "2 3 0\n1 1 2 3\n2 1 3 4\n").unwrap();
+    std::fs::write(dir.path().join("t.neigh"), "2 3\n1 -1 2 -1\n2 -1 -1 1\n").unwrap();
     let t = read_triangulation(&dir.path().join("t.ele")).unwrap();
+    assert_eq!(t.neighbours, Some(vec![[NONE, 1, NONE], [NONE, NONE, 0]]));
+    let with =
+        HalfEdges::from_triangles_with(t.positions.clone(), &t.triangles, t.neighbours.as_deref());
+    assert_eq!(
+        with.unwrap(),
+        HalfEdges::from_triangles(t.positions.clone(), &t.triangles).unwrap()
+    );
+    let wrong = HalfEdges::from_triangles_with(
+        t.positions.clone(),
+        &t.triangles,
+        Some(&[[1, NONE, NONE], [NONE, NONE, 0]]),
+    );
+    assert!(matches!(wrong, Err(PolyllaError::Input(_))), "{wrong:?}");
+    std::fs::remove_file(dir.path().join("t.neigh")).unwrap();
     assert_eq!(
         (t.positions.len(), t.triangles),
         (4, vec![[0, 1, 2], [0, 2, 3]])
@@ -324,7 +352,7 @@ proptest! {
                 [f64::from(x) + f64::from(y % 7) / 7.0, f64::from(y) + f64::from(x % 5) / 5.0]
             })
             .collect();
-        let Triangulation { positions, triangles } = delaunay(&points).unwrap();
+        let Triangulation { positions, triangles, .. } = delaunay(&points).unwrap();
         let triangles: Vec<[u32; 3]> = triangles
             .into_iter()
             .enumerate()

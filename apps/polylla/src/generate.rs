@@ -31,6 +31,7 @@ pub fn delaunay(points: &[[f64; 2]]) -> Result<Triangulation, PolyllaError> {
     Ok(Triangulation {
         positions,
         triangles,
+        neighbours: None,
     })
 }
 

@@ -52,9 +52,27 @@ impl HalfEdges {
         positions: Vec<[f64; 2]>,
         triangles: &[[u32; 3]],
     ) -> Result<HalfEdges, PolyllaError> {
+        Self::from_triangles_with(positions, triangles, None)
+    }
+
+    /// [`HalfEdges::from_triangles`] with each triangle's neighbours given
+    /// (Triangle's `.neigh`: neighbour `j` across the edge opposite corner
+    /// `j`, [`NONE`] on the boundary), twins read off them instead of
+    /// matched by vertex pairs.
+    ///
+    /// # Errors
+    /// As [`HalfEdges::from_triangles`]; [`PolyllaError::Input`] too for a
+    /// neighbour that does not exist or does not share the edge, or
+    /// neighbours that do not name each other.
+    pub fn from_triangles_with(
+        positions: Vec<[f64; 2]>,
+        triangles: &[[u32; 3]],
+        neighbours: Option<&[[u32; 3]]>,
+    ) -> Result<HalfEdges, PolyllaError> {
         let bad = |t: usize, what: String| PolyllaError::Input(format!("triangle {t}: {what}"));
         let n = positions.len();
         let mut tris = Vec::with_capacity(triangles.len());
+        let mut across = Vec::new();
         for (t, &[a, b, c]) in triangles.iter().enumerate() {
             if let Some(v) = [a, b, c].into_iter().find(|&v| v as usize >= n) {
                 return Err(bad(t, format!("vertex {v}, but there are {n} vertices")));
@@ -68,6 +86,16 @@ impl HalfEdges {
                 return Err(bad(t, "degenerate (no area)".into()));
             }
             tris.push(if area > 0.0 { [a, b, c] } else { [a, c, b] });
+            if let Some(nb) = neighbours {
+                let [n0, n1, n2] = *nb
+                    .get(t)
+                    .ok_or_else(|| bad(t, "no neighbours listed".into()))?;
+                across.push(if area > 0.0 {
+                    [n0, n1, n2]
+                } else {
+                    [n0, n2, n1]
+                });
+            }
         }
         let interior = 3 * tris.len();
         let mut origin = Vec::with_capacity(interior);
@@ -83,20 +111,11 @@ impl HalfEdges {
         // The target of interior half-edge `h`: the origin of the next.
         let targets: Vec<u32> = (0..interior).map(|h| origin[next[h] as usize]).collect();
         let target = |h: usize| targets[h];
-        let mut by_pair: HashMap<(u32, u32), u32> = HashMap::with_capacity(interior);
-        for (h, &a) in origin.iter().enumerate() {
-            let b = target(h);
-            if by_pair.insert((a, b), h as u32).is_some() {
-                return Err(bad(
-                    h / 3,
-                    format!(
-                        "edge ({a}, {b}) is used the same way by another triangle (overlap or a non-manifold edge)"
-                    ),
-                ));
-            }
-        }
-        let twin_of = |h: usize| by_pair.get(&(target(h), origin[h])).copied();
-        let mut twin: Vec<u32> = (0..interior).map(|h| twin_of(h).unwrap_or(NONE)).collect();
+        let mut twin = if neighbours.is_some() {
+            twins_of_neighbours(&origin, &targets, &across)?
+        } else {
+            twins_by_pairs(&origin, &targets)?
+        };
         // Border half-edges: one per unmatched interior half-edge.
         for h in 0..interior {
             if twin[h] == NONE {
@@ -201,4 +220,61 @@ impl HalfEdges {
 /// counter-clockwise.
 pub fn orient(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
     (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+}
+
+/// The twins of the interior half-edges (`origin`, `targets`) matched by
+/// their vertex pairs ([`NONE`] on the boundary).
+fn twins_by_pairs(origin: &[u32], targets: &[u32]) -> Result<Vec<u32>, PolyllaError> {
+    let bad = |t: usize, what: String| PolyllaError::Input(format!("triangle {t}: {what}"));
+    let target = |h: usize| targets[h];
+    let mut by_pair: HashMap<(u32, u32), u32> = HashMap::with_capacity(origin.len());
+    for (h, &a) in origin.iter().enumerate() {
+        let b = target(h);
+        if by_pair.insert((a, b), h as u32).is_some() {
+            return Err(bad(
+                h / 3,
+                format!(
+                    "edge ({a}, {b}) is used the same way by another triangle (overlap or a non-manifold edge)"
+                ),
+            ));
+        }
+    }
+    let twin_of = |h: usize| by_pair.get(&(target(h), origin[h])).copied();
+    Ok((0..origin.len())
+        .map(|h| twin_of(h).unwrap_or(NONE))
+        .collect())
+}
+
+/// The twins of the interior half-edges (`origin`, `targets`) read off
+/// each triangle's neighbours across its corners' opposite edges
+/// (`across`), checked: the neighbour shares the edge, and the two name
+/// each other.
+fn twins_of_neighbours(
+    origin: &[u32],
+    targets: &[u32],
+    across: &[[u32; 3]],
+) -> Result<Vec<u32>, PolyllaError> {
+    let bad = |t: usize, what: String| PolyllaError::Input(format!("triangle {t}: {what}"));
+    let mut twin = vec![NONE; origin.len()];
+    for (h, t) in twin.iter_mut().enumerate() {
+        let (f, i) = (h / 3, h % 3);
+        let u = across[f][(i + 2) % 3];
+        if u == NONE {
+            continue;
+        }
+        let (a, b) = (origin[h], targets[h]);
+        let found = (3 * u as usize..3 * u as usize + 3)
+            .filter(|&g| g < origin.len())
+            .find(|&g| origin[g] == b && targets[g] == a);
+        *t = match found {
+            Some(g) if across[g / 3][(g % 3 + 2) % 3] == f as u32 => g as u32,
+            _ => {
+                return Err(bad(
+                    f,
+                    format!("neighbour {u} across edge ({a}, {b}) does not share it back"),
+                ));
+            }
+        };
+    }
+    Ok(twin)
 }

@@ -1,6 +1,6 @@
 //! Polylla's files: triangulations in, from Triangle's `.node` / `.ele`
 //! pair (either names it; attributes and markers skipped, vertices
-//! numbered from 0 or 1) or a 2D OFF file (triangles; every `z` must be
+//! numbered from 0 or 1; the `.neigh` file beside them read when there) or a 2D OFF file (triangles; every `z` must be
 //! zero); the polygonal mesh out as OFF (one face per polygon, `z = 0`)
 //! and as an SVG picture (the triangulation in light lines, the polygons'
 //! edges bold). Errors name the file and the line; outputs are written
@@ -146,6 +146,7 @@ fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
         ));
     }
     let mut triangles = Vec::with_capacity(m);
+    let mut first = 0;
     for i in 0..m {
         let l = it.next().ok_or_else(|| {
             syntax(
@@ -154,6 +155,9 @@ fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
                 format!("{m} triangles announced, {i} found"),
             )
         })?;
+        if i == 0 {
+            first = number::<u32>(&ele, &l, 0, "the triangle number")?.min(1);
+        }
         let mut t = [0u32; 3];
         for (k, x) in t.iter_mut().enumerate() {
             let v: u32 = number(&ele, &l, k + 1, "a corner")?;
@@ -171,10 +175,62 @@ fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
         }
         triangles.push(t);
     }
+    let neigh = path.with_extension("neigh");
+    let neighbours = if neigh.exists() {
+        Some(read_neighbours(&neigh, m, first)?)
+    } else {
+        None
+    };
     Ok(Triangulation {
         positions,
         triangles,
+        neighbours,
     })
+}
+
+/// Triangle's `.neigh` file of `m` triangles numbered from `first`:
+/// each triangle's neighbours opposite its corners, -1 for none.
+fn read_neighbours(path: &Path, m: usize, first: u32) -> Result<Vec<[u32; 3]>, PolyllaError> {
+    let text = read_text(path)?;
+    let mut it = lines(&text);
+    let header = it
+        .next()
+        .ok_or_else(|| syntax(path, 1, "an empty file".into()))?;
+    let n: usize = number(path, &header, 0, "the triangle count")?;
+    if n != m {
+        return Err(syntax(
+            path,
+            header.0,
+            format!("{n} triangles, but the .ele file has {m}"),
+        ));
+    }
+    let mut out = Vec::with_capacity(m);
+    for i in 0..m {
+        let l = it.next().ok_or_else(|| {
+            syntax(
+                path,
+                header.0,
+                format!("{m} triangles announced, {i} found"),
+            )
+        })?;
+        let mut t = [crate::halfedge::NONE; 3];
+        for (k, x) in t.iter_mut().enumerate() {
+            let u: i64 = number(path, &l, k + 1, "a neighbour")?;
+            if u >= 0 {
+                let u = u as u64;
+                if u < u64::from(first) || u - u64::from(first) >= m as u64 {
+                    return Err(syntax(
+                        path,
+                        l.0,
+                        format!("neighbour {u} is not a triangle"),
+                    ));
+                }
+                *x = (u - u64::from(first)) as u32;
+            }
+        }
+        out.push(t);
+    }
+    Ok(out)
 }
 
 fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
@@ -253,6 +309,7 @@ fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
     Ok(Triangulation {
         positions,
         triangles,
+        neighbours: None,
     })
 }
 

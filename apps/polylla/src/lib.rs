@@ -34,6 +34,10 @@ pub struct Triangulation {
     pub positions: Vec<[f64; 2]>,
     /// Triangles.
     pub triangles: Vec<[u32; 3]>,
+    /// Each triangle's neighbours across the edges opposite its corners
+    /// (`halfedge::NONE` on the boundary), when the input lists them
+    /// (Triangle's `.neigh`).
+    pub neighbours: Option<Vec<[u32; 3]>>,
 }
 
 /// Errors of Polylla.

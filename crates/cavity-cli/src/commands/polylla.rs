@@ -80,9 +80,10 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
                 let Triangulation {
                     positions,
                     triangles,
+                    neighbours,
                 } = read_triangulation(path)?;
                 (
-                    HalfEdges::from_triangles(positions, &triangles)?,
+                    HalfEdges::from_triangles_with(positions, &triangles, neighbours.as_deref())?,
                     path.display().to_string(),
                 )
             }
