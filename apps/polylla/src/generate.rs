@@ -82,19 +82,11 @@ pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaErro
         next[h] = id[e.next().fix().index()];
         prev[h] = id[e.prev().fix().index()];
     }
-    let mut edge_of_vertex = vec![NONE; positions.len()];
-    for (h, &v) in origin.iter().enumerate().rev() {
-        edge_of_vertex[v as usize] = h as u32;
-    }
-    Ok(HalfEdges {
+    Ok(HalfEdges::of_parts(
         positions,
-        origin,
-        twin,
-        next,
-        prev,
-        edge_of_vertex,
-        interior: interior as u32,
-    })
+        [origin, twin, next, prev],
+        interior as u32,
+    ))
 }
 
 /// `n` random points in the unit square (seeded by `seed`), the four

@@ -141,19 +141,34 @@ impl HalfEdges {
                 h = t;
             }
         }
-        let mut edge_of_vertex = vec![NONE; n];
-        for h in (0..origin.len()).rev() {
-            edge_of_vertex[origin[h] as usize] = h as u32;
+        Ok(HalfEdges::of_parts(
+            positions,
+            [origin, twin, next, prev],
+            interior as u32,
+        ))
+    }
+
+    /// The half-edges of their arrays (`origin`, `twin`, `next`, `prev`,
+    /// the first `interior` of them three per triangle), with a half-edge
+    /// out of each vertex found: the smallest.
+    pub(crate) fn of_parts(
+        positions: Vec<[f64; 2]>,
+        [origin, twin, next, prev]: [Vec<u32>; 4],
+        interior: u32,
+    ) -> HalfEdges {
+        let mut edge_of_vertex = vec![NONE; positions.len()];
+        for (h, &v) in origin.iter().enumerate().rev() {
+            edge_of_vertex[v as usize] = h as u32;
         }
-        Ok(HalfEdges {
+        HalfEdges {
             positions,
             origin,
             twin,
             next,
             prev,
             edge_of_vertex,
-            interior: interior as u32,
-        })
+            interior,
+        }
     }
 
     /// Half-edges, interior and border.
