@@ -640,6 +640,19 @@ fn medit_and_tetgen_files_round_trip() {
     let tetgen = dir.path().join("tets.ele");
     write_volume(&tetgen, &tets).unwrap();
     assert_eq!(read_volume(&dir.path().join("tets.node")).unwrap(), tets);
+    // One record per line is read in parallel; records across lines (and
+    // comments) by tokens: the same mesh.
+    let node = "# points\n5 3 0 0\n0 0 0 0\n1 1 0 0 # x\n2 0 1 0\n3 0 0 1\n4 1 1 1\n";
+    std::fs::write(dir.path().join("pair.node"), node).unwrap();
+    std::fs::write(dir.path().join("pair.ele"), "2 4 0\n0 0 1 2 3\n1 1 2 3 4\n").unwrap();
+    let lines = read_volume(&dir.path().join("pair.ele")).unwrap();
+    std::fs::write(
+        dir.path().join("pair.ele"),
+        "2 4 0\n0 0 1\n2 3\n1 1 2 3 4\n",
+    )
+    .unwrap();
+    assert_eq!(read_volume(&dir.path().join("pair.ele")).unwrap(), lines);
+    assert_eq!(lines.cells[1], CellVertices::Tetrahedron([1, 2, 3, 4]));
     // TetGen holds tetrahedra only; nothing is written then.
     let refused = write_volume(&dir.path().join("mixed.node"), &mixed);
     assert!(

@@ -103,6 +103,19 @@ pub struct CellMesh {
     pub cells: Vec<CellVertices>,
 }
 
+impl CellMesh {
+    /// The mesh with every cell facing out ([`CellVertices::oriented`]),
+    /// the cells in parallel.
+    pub fn oriented(self) -> CellMesh {
+        let CellMesh { positions, cells } = self;
+        let cells = cells
+            .into_par_iter()
+            .map(|c| c.oriented(&positions))
+            .collect();
+        CellMesh { positions, cells }
+    }
+}
+
 /// Whitespace-separated tokens of a text file with their 1-based lines;
 /// `#` starts a comment to the end of its line.
 pub(super) struct Tokens<'a> {

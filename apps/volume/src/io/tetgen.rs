@@ -2,6 +2,8 @@
 //! attributes and boundary markers skipped) and linear tetrahedra.
 
 use std::fmt::Write as _;
+
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 use super::{
@@ -21,8 +23,95 @@ pub fn pair(path: &Path) -> (PathBuf, PathBuf) {
 /// As [`super::read_volume`].
 pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
     let (node, ele) = pair(path);
-    let text = read_text(&node)?;
-    let mut t = Tokens::new(&node, &text);
+    let (node_text, ele_text) = (read_text(&node)?, read_text(&ele)?);
+    if let Some(mesh) = read_records(&node_text, &ele_text) {
+        return Ok(mesh);
+    }
+    read_tokens(&node, &node_text, &ele, &ele_text)
+}
+
+/// The non-empty lines of `text` without their comments.
+fn records(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// The numbers of `line`, exactly `count` of them, or `None`.
+fn fields<T: std::str::FromStr + Copy + Default, const N: usize>(
+    line: &str,
+    count: usize,
+) -> Option<[T; N]> {
+    let mut out = [T::default(); N];
+    let mut words = line.split_whitespace();
+    for x in &mut out {
+        *x = words.next()?.parse().ok()?;
+    }
+    (words.count() + N == count).then_some(out)
+}
+
+/// The pair parsed one record per line, in parallel: `None` at the first
+/// irregularity of any kind (then [`read_tokens`] reads the files and
+/// names what is wrong, and where).
+fn read_records(node: &str, ele: &str) -> Option<CellMesh> {
+    let lines = records(node);
+    let [n, dim, attributes, markers]: [usize; 4] = fields(lines.first()?, 4)?;
+    let per_vertex = 4 + attributes + markers.min(1);
+    let vertex_lines = lines.get(1..n.checked_add(1)?)?;
+    let base = match vertex_lines.first() {
+        Some(l) => l.split_whitespace().next()?.parse::<u32>().ok()?.min(1),
+        None => 0,
+    };
+    if dim != 3 {
+        return None;
+    }
+    let positions: Vec<[f32; 3]> = vertex_lines
+        .par_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut words = l.split_whitespace();
+            let index: u32 = words.next()?.parse().ok()?;
+            let p: [f32; 3] = [
+                words.next()?.parse().ok()?,
+                words.next()?.parse().ok()?,
+                words.next()?.parse().ok()?,
+            ];
+            let ok = index == i as u32 + base
+                && p.iter().all(|x| x.is_finite())
+                && words.count() + 4 == per_vertex;
+            ok.then_some(p)
+        })
+        .collect::<Option<_>>()?;
+    let lines = records(ele);
+    let [m, per, attributes]: [usize; 3] = fields(lines.first()?, 3)?;
+    if per != 4 {
+        return None;
+    }
+    let vertices = positions.len() as u32;
+    let cells = lines
+        .get(1..m.checked_add(1)?)?
+        .par_iter()
+        .map(|l| {
+            let [_, a, b, c, d]: [u32; 5] = fields(l, 5 + attributes)?;
+            let v = [a, b, c, d].map(|x| x.wrapping_sub(base));
+            v.iter()
+                .all(|&x| x < vertices)
+                .then_some(CellVertices::Tetrahedron(v))
+        })
+        .collect::<Option<_>>()?;
+    Some(CellMesh { positions, cells })
+}
+
+/// The pair read token by token (records across lines allowed), naming
+/// the file and line of what is wrong.
+fn read_tokens(
+    node: &Path,
+    text: &str,
+    ele: &Path,
+    ele_text: &str,
+) -> Result<CellMesh, VolumeIoError> {
+    let mut t = Tokens::new(node, text);
     let n: usize = t.number("the vertex count")?;
     let dim: usize = t.number("the dimension")?;
     let attributes: usize = t.number("the attribute count")?;
@@ -53,8 +142,7 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
         }
         positions.push(p);
     }
-    let text = read_text(&ele)?;
-    let mut t = Tokens::new(&ele, &text);
+    let mut t = Tokens::new(ele, ele_text);
     let n: usize = t.number("the tetrahedron count")?;
     let per: usize = t.number("the nodes per tetrahedron")?;
     let attributes: usize = t.number("the attribute count")?;

@@ -25,8 +25,7 @@ use crate::output::{say, sayln, spinner};
 /// seconds reading and building took.
 fn load(path: &Path) -> Result<(VolumeMesh, Vec<CellVertices>, f64, f64)> {
     let t = Instant::now();
-    let CellMesh { positions, cells } = read_volume(path)?;
-    let cells: Vec<CellVertices> = cells.into_iter().map(|c| c.oriented(&positions)).collect();
+    let CellMesh { positions, cells } = read_volume(path)?.oriented();
     let read = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let mesh = VolumeMesh::from_cells(positions, &cells)?;
