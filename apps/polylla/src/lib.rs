@@ -8,7 +8,7 @@
 //! - [`halfedge`]: the half-edge structure of a 2D triangulation;
 //! - [`sequential`]: sequential Polylla (label, traversal, repair), the
 //!   baseline and oracle;
-//! - [`bench`]: `cavity bench polylla`;
+//! - [`bench`](mod@bench): `cavity bench polylla`;
 //! - [`device`]: GPolylla on a backend (the GPU, or the CPU backend
 //!   running the same kernels), each step timed;
 //! - [`generate`]: Delaunay triangulations of random points and of grids

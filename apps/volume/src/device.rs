@@ -1,4 +1,4 @@
-//! Ternary CSR matrices on a backend ([`Csr`], arrays of `cavity-arrays`)
+//! Ternary CSR matrices on a backend (`Csr`, arrays of `cavity-arrays`)
 //! and their transposes, by count, scan, fill and a per-row sort (the
 //! paper's section 4, Algorithm 1), with the kernels of
 //! `cavity-volume-kernels`: the GPU runs them on its stream, the CPU

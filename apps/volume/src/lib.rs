@@ -13,7 +13,7 @@
 //! - [`device`]: the transposes on a backend, by count, scan, fill and a
 //!   per-row sort (the paper's Algorithm 1; kernels in
 //!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`);
-//! - [`bench`]: `cavity bench tet`;
+//! - [`bench`](mod@bench): `cavity bench tet`;
 //! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
 //!   vertices;
 //! - [`io`]: MEDIT `.mesh` and TetGen `.node`/`.ele` files;

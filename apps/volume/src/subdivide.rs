@@ -80,7 +80,7 @@ struct Relations {
 }
 
 /// One level of Catmull-Clark subdivision of `mesh`, serially: the
-/// reference the backends' [`subdivide`](crate::subdivide::subdivide) is
+/// reference the backends' [`subdivide`] is
 /// tested against (the same mesh, bit for bit) and the benchmark's serial
 /// run.
 ///

@@ -1,7 +1,7 @@
 //! The transpose of a ternary CSR matrix (rows `offsets`, entries
 //! [`crate::signed`]) by count, scan and fill (the paper's section 4,
 //! Algorithm 1): [`CountColumns`] counts each column's entries, the host
-//! scans the counts into the transpose's offsets ([`crate::scan`]),
+//! scans the counts into the transpose's offsets (`cavity_arrays_kernels::scan`),
 //! [`FillTranspose`] places each entry in its column's row by an atomic
 //! cursor, and [`SortRows`] sorts each row of the transpose by index, so
 //! that the result does not depend on the order the atomics took.
