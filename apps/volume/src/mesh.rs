@@ -67,16 +67,25 @@ impl CellType {
 /// (reversed: that face is the bottom, seen from inside), then the
 /// vertices across the cell's side edges from it (hexahedra, prisms) or
 /// the one vertex off it (tetrahedra, pyramids).
-fn cell_of_faces(ty: CellType, faces: Vec<Vec<u32>>) -> CellVertices {
-    let first = |n: usize| {
+fn cell_of_faces(ty: CellType, faces: &[&[u32]]) -> CellVertices {
+    // The bottom: the first face of `n` vertices, its loop reversed (seen
+    // from inside) and started at its last vertex.
+    let bottom = |n: usize| {
+        let mut b = [0u32; 4];
+        if let Some(f) = faces.iter().find(|f| f.len() == n) {
+            for (k, x) in b.iter_mut().take(n).enumerate() {
+                *x = f[(2 * n - k) % n];
+            }
+        }
+        b
+    };
+    let apex = |base: &[u32]| {
         faces
             .iter()
-            .find(|f| f.len() == n)
-            .cloned()
-            .unwrap_or_default()
+            .flat_map(|f| f.iter().copied())
+            .find(|v| !base.contains(v))
+            .unwrap_or(0)
     };
-    let all: Vec<u32> = faces.concat();
-    let apex = |base: &[u32]| all.iter().copied().find(|v| !base.contains(v)).unwrap_or(0);
     // The vertex joined to `v` by an edge of the cell, off `base`.
     let across = |v: u32, base: &[u32]| {
         faces
@@ -85,16 +94,10 @@ fn cell_of_faces(ty: CellType, faces: Vec<Vec<u32>>) -> CellVertices {
             .find(|&[a, b]| a == v && !base.contains(&b))
             .map_or(0, |[_, b]| b)
     };
-    let bottom = |n: usize| {
-        let mut b = first(n);
-        b.reverse();
-        b.rotate_right(1);
-        b
-    };
     match ty {
         CellType::Tetrahedron => {
             let b = bottom(3);
-            CellVertices::Tetrahedron([b[0], b[1], b[2], apex(&b)])
+            CellVertices::Tetrahedron([b[0], b[1], b[2], apex(&b[..3])])
         }
         CellType::Pyramid => {
             let b = bottom(4);
@@ -102,21 +105,17 @@ fn cell_of_faces(ty: CellType, faces: Vec<Vec<u32>>) -> CellVertices {
         }
         CellType::Prism => {
             let b = bottom(3);
-            CellVertices::Prism([
-                b[0],
-                b[1],
-                b[2],
-                across(b[0], &b),
-                across(b[1], &b),
-                across(b[2], &b),
-            ])
+            let t = [0, 1, 2].map(|k| across(b[k], &b[..3]));
+            CellVertices::Prism([b[0], b[1], b[2], t[0], t[1], t[2]])
         }
         CellType::Hexahedron => {
             let b = bottom(4);
-            let t: Vec<u32> = b.iter().map(|&v| across(v, &b)).collect();
+            let t = b.map(|v| across(v, &b));
             CellVertices::Hexahedron([b[0], b[1], b[2], b[3], t[0], t[1], t[2], t[3]])
         }
-        CellType::Polyhedron => CellVertices::Polyhedron(faces),
+        CellType::Polyhedron => {
+            CellVertices::Polyhedron(faces.iter().map(|f| f.to_vec()).collect())
+        }
     }
 }
 
@@ -510,7 +509,31 @@ impl VolumeMesh {
     pub fn cells(&self) -> Vec<CellVertices> {
         (0..self.cells.rows())
             .into_par_iter()
-            .map(|c| cell_of_faces(self.cell_types[c as usize], self.cell_faces(c)))
+            .map(|c| {
+                let ty = self.cell_types[c as usize];
+                if ty == CellType::Polyhedron {
+                    let loops = self.cell_faces(c);
+                    let faces: Vec<&[u32]> = loops.iter().map(Vec::as_slice).collect();
+                    return cell_of_faces(ty, &faces);
+                }
+                // At most six faces of at most four vertices: on the stack.
+                let mut words = [[0u32; 4]; 6];
+                let mut lens = [0usize; 6];
+                for (k, &f) in self.cells.row(c).iter().enumerate() {
+                    let row = self.faces.row(index(f));
+                    for (i, &e) in row.iter().enumerate() {
+                        let [a, b] = self.edges[index(e) as usize];
+                        let tail = if is_negative(e) { b } else { a };
+                        // Reversed where the cell uses the face with -1.
+                        let at = if is_negative(f) { row.len() - 1 - i } else { i };
+                        words[k][at] = tail;
+                    }
+                    lens[k] = row.len();
+                }
+                let n = self.cells.row(c).len();
+                let faces: [&[u32]; 6] = std::array::from_fn(|k| &words[k][..lens[k]]);
+                cell_of_faces(ty, &faces[..n])
+            })
             .collect()
     }
 
