@@ -13,7 +13,7 @@
 //! Turning around a vertex by either query passes every half-edge out of
 //! it once, the border one included.
 
-use std::collections::HashMap;
+use rayon::prelude::*;
 
 use crate::PolyllaError;
 
@@ -238,26 +238,35 @@ pub fn orient(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
 }
 
 /// The twins of the interior half-edges (`origin`, `targets`) matched by
-/// their vertex pairs ([`NONE`] on the boundary).
+/// their vertex pairs ([`NONE`] on the boundary): the half-edges sorted
+/// by their edge's vertex pair in parallel, each run of one pair the two
+/// half-edges of an edge (or one, on the boundary).
 fn twins_by_pairs(origin: &[u32], targets: &[u32]) -> Result<Vec<u32>, PolyllaError> {
-    let bad = |t: usize, what: String| PolyllaError::Input(format!("triangle {t}: {what}"));
-    let target = |h: usize| targets[h];
-    let mut by_pair: HashMap<(u32, u32), u32> = HashMap::with_capacity(origin.len());
-    for (h, &a) in origin.iter().enumerate() {
-        let b = target(h);
-        if by_pair.insert((a, b), h as u32).is_some() {
-            return Err(bad(
-                h / 3,
-                format!(
-                    "edge ({a}, {b}) is used the same way by another triangle (overlap or a non-manifold edge)"
-                ),
-            ));
+    let key = |h: usize| {
+        let (a, b) = (origin[h], targets[h]);
+        (u64::from(a.min(b)) << 32 | u64::from(a.max(b)), h as u32)
+    };
+    let mut keys: Vec<(u64, u32)> = (0..origin.len()).into_par_iter().map(key).collect();
+    keys.par_sort_unstable();
+    let mut twin = vec![NONE; origin.len()];
+    let mut at = 0;
+    while at < keys.len() {
+        let run = keys[at..].iter().take_while(|k| k.0 == keys[at].0).count();
+        let (h, g) = (keys[at].1 as usize, keys[at + run - 1].1 as usize);
+        if run > 2 || (run == 2 && origin[h] == origin[g]) {
+            let (a, b) = (origin[h], targets[h]);
+            return Err(PolyllaError::Input(format!(
+                "triangle {}: edge ({a}, {b}) is used the same way by another triangle (overlap or a non-manifold edge)",
+                h / 3
+            )));
         }
+        if run == 2 {
+            twin[h] = g as u32;
+            twin[g] = h as u32;
+        }
+        at += run;
     }
-    let twin_of = |h: usize| by_pair.get(&(target(h), origin[h])).copied();
-    Ok((0..origin.len())
-        .map(|h| twin_of(h).unwrap_or(NONE))
-        .collect())
+    Ok(twin)
 }
 
 /// The twins of the interior half-edges (`origin`, `targets`) read off
