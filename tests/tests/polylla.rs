@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use cavity_polylla::device::polylla;
 use cavity_polylla::generate::{delaunay, delaunay_half_edges, grid_points, random_points};
 use cavity_polylla::halfedge::{NONE, orient};
-use cavity_polylla::io::{read_triangulation, write_off, write_svg};
+use cavity_polylla::io::{read_node, read_triangulation, write_off, write_svg};
 use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation, polylla_sequential};
 use cavity_tests::test_backend;
 use proptest::prelude::*;
@@ -243,18 +243,7 @@ fn half_edges_read_off_spade_match_those_built_from_its_triangles() {
 fn greenland_points_give_valid_polygons_with_barriers_repaired() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/data/polylla/greenland.node");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let points: Vec<[f64; 2]> = text
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let w: Vec<f64> = l
-                .split_whitespace()
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            (w.len() >= 3).then(|| [w[1], w[2]])
-        })
-        .collect();
+    let (points, _) = read_node(&path).unwrap();
     assert_eq!(points.len(), 33343);
     let t = delaunay(&points).unwrap();
     let (mesh, poly) = run(t.positions, &t.triangles).unwrap();

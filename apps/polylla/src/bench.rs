@@ -11,7 +11,7 @@ use cavity::bench::{gpu_name, median};
 use crate::PolyllaError;
 use crate::device::{Timings, polylla};
 use crate::halfedge::HalfEdges;
-use crate::sequential::polylla_sequential;
+use crate::sequential::{Polylla, polylla_sequential};
 
 /// One input's times, milliseconds.
 #[derive(Clone, Debug)]
@@ -33,15 +33,22 @@ pub struct PolyllaRow {
     pub sequential: f64,
 }
 
-/// The median milliseconds of `reps` runs of GPolylla on `backend`
-/// (after a warm-up): the kernels, the whole run, and the median run's
-/// steps.
+/// The median milliseconds of `reps` runs of GPolylla on `backend` after
+/// a warm-up whose result must be `reference`: the kernels, the whole
+/// run, and the median run's steps.
 fn time_backend(
     backend: &Backend,
     mesh: &HalfEdges,
+    reference: &Polylla,
+    input: &str,
     reps: usize,
 ) -> Result<([f64; 2], Timings), PolyllaError> {
-    polylla(backend, mesh)?;
+    if polylla(backend, mesh)?.0 != *reference {
+        return Err(PolyllaError::Input(format!(
+            "{input}: the polygons on {} differ from the sequential ones",
+            backend.name()
+        )));
+    }
     let mut runs = Vec::new();
     for _ in 0..reps.max(1) {
         runs.push(polylla(backend, mesh)?.1);
@@ -75,22 +82,12 @@ pub fn polylla_bench_row(
     let sequential = median(times);
     let (gpu_times, gpu_steps) = match gpu {
         Backend::Cuda(_) => {
-            if polylla(gpu, mesh)?.0 != reference {
-                return Err(PolyllaError::Input(format!(
-                    "{input}: the GPU's polygons differ from the sequential ones"
-                )));
-            }
-            let (t, steps) = time_backend(gpu, mesh, reps)?;
+            let (t, steps) = time_backend(gpu, mesh, &reference, input, reps)?;
             (Some(t), Some(steps))
         }
         Backend::Cpu(_) => (None, None),
     };
-    if polylla(cpu, mesh)?.0 != reference {
-        return Err(PolyllaError::Input(format!(
-            "{input}: the CPU backend's polygons differ from the sequential ones"
-        )));
-    }
-    let (cpu_times, _) = time_backend(cpu, mesh, reps)?;
+    let (cpu_times, _) = time_backend(cpu, mesh, &reference, input, reps)?;
     Ok(PolyllaRow {
         input: input.to_string(),
         counts: [mesh.positions.len(), mesh.triangles()],

@@ -53,6 +53,27 @@ fn number<T: std::str::FromStr>(
         .map_err(|_| syntax(file, *line, format!("{what}: {w:?} is not a number")))
 }
 
+/// Record `i` of the `n` that the header on line `header` announces.
+fn record<'a>(
+    it: &mut impl Iterator<Item = (usize, Vec<&'a str>)>,
+    file: &Path,
+    header: usize,
+    (i, n): (usize, usize),
+    what: &str,
+) -> Result<(usize, Vec<&'a str>), PolyllaError> {
+    it.next()
+        .ok_or_else(|| syntax(file, header, format!("{n} {what} announced, {i} found")))
+}
+
+/// The header line of `file` (its first record).
+fn header<'a>(
+    it: &mut impl Iterator<Item = (usize, Vec<&'a str>)>,
+    file: &Path,
+) -> Result<(usize, Vec<&'a str>), PolyllaError> {
+    it.next()
+        .ok_or_else(|| syntax(file, 1, "an empty file".into()))
+}
+
 fn read_text(path: &Path) -> Result<String, PolyllaError> {
     std::fs::read_to_string(path).map_err(|source| {
         MeshIoError::Io {
@@ -92,18 +113,21 @@ fn pair(path: &Path) -> (PathBuf, PathBuf) {
     (path.with_extension("node"), path.with_extension("ele"))
 }
 
-fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
-    let (node, ele) = pair(path);
-    let text = read_text(&node)?;
+/// The vertices of Triangle's `.node` file (2D; attributes and markers
+/// skipped) and the number the first has (0 or 1).
+///
+/// # Errors
+/// [`PolyllaError::File`] naming the line: a malformed line, another
+/// dimension than 2, a non-finite coordinate, a file that ends early.
+pub fn read_node(node: &Path) -> Result<(Vec<[f64; 2]>, u32), PolyllaError> {
+    let text = read_text(node)?;
     let mut it = lines(&text);
-    let header = it
-        .next()
-        .ok_or_else(|| syntax(&node, 1, "an empty file".into()))?;
-    let n: usize = number(&node, &header, 0, "the vertex count")?;
-    let dim: usize = number(&node, &header, 1, "the dimension")?;
+    let header = header(&mut it, node)?;
+    let n: usize = number(node, &header, 0, "the vertex count")?;
+    let dim: usize = number(node, &header, 1, "the dimension")?;
     if dim != 2 {
         return Err(syntax(
-            &node,
+            node,
             header.0,
             format!("dimension {dim}: a triangulation is 2D"),
         ));
@@ -111,32 +135,31 @@ fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
     let mut positions = Vec::with_capacity(n);
     let mut base = 0;
     for i in 0..n {
-        let l = it.next().ok_or_else(|| {
-            syntax(
-                &node,
-                header.0,
-                format!("{n} vertices announced, {i} found"),
-            )
-        })?;
-        let index: u32 = number(&node, &l, 0, "the vertex number")?;
+        let l = record(&mut it, node, header.0, (i, n), "vertices")?;
+        let index: u32 = number(node, &l, 0, "the vertex number")?;
         if i == 0 {
             base = index.min(1);
         }
-        let p = [number(&node, &l, 1, "x")?, number(&node, &l, 2, "y")?];
+        let p = [number(node, &l, 1, "x")?, number(node, &l, 2, "y")?];
         if p.iter().any(|x: &f64| !x.is_finite()) {
             return Err(syntax(
-                &node,
+                node,
                 l.0,
                 format!("vertex {index} has a non-finite coordinate"),
             ));
         }
         positions.push(p);
     }
+    Ok((positions, base))
+}
+
+fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
+    let (node, ele) = pair(path);
+    let (positions, base) = read_node(&node)?;
+    let n = positions.len();
     let text = read_text(&ele)?;
     let mut it = lines(&text);
-    let header = it
-        .next()
-        .ok_or_else(|| syntax(&ele, 1, "an empty file".into()))?;
+    let header = header(&mut it, &ele)?;
     let m: usize = number(&ele, &header, 0, "the triangle count")?;
     let per: usize = number(&ele, &header, 1, "the nodes per triangle")?;
     if per != 3 {
@@ -149,13 +172,7 @@ fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
     let mut triangles = Vec::with_capacity(m);
     let mut first = 0;
     for i in 0..m {
-        let l = it.next().ok_or_else(|| {
-            syntax(
-                &ele,
-                header.0,
-                format!("{m} triangles announced, {i} found"),
-            )
-        })?;
+        let l = record(&mut it, &ele, header.0, (i, m), "triangles")?;
         if i == 0 {
             first = number::<u32>(&ele, &l, 0, "the triangle number")?.min(1);
         }
@@ -194,9 +211,7 @@ fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
 fn read_neighbours(path: &Path, m: usize, first: u32) -> Result<Vec<[u32; 3]>, PolyllaError> {
     let text = read_text(path)?;
     let mut it = lines(&text);
-    let header = it
-        .next()
-        .ok_or_else(|| syntax(path, 1, "an empty file".into()))?;
+    let header = header(&mut it, path)?;
     let n: usize = number(path, &header, 0, "the triangle count")?;
     if n != m {
         return Err(syntax(
@@ -207,13 +222,7 @@ fn read_neighbours(path: &Path, m: usize, first: u32) -> Result<Vec<[u32; 3]>, P
     }
     let mut out = Vec::with_capacity(m);
     for i in 0..m {
-        let l = it.next().ok_or_else(|| {
-            syntax(
-                path,
-                header.0,
-                format!("{m} triangles announced, {i} found"),
-            )
-        })?;
+        let l = record(&mut it, path, header.0, (i, m), "triangles")?;
         let mut t = [crate::halfedge::NONE; 3];
         for (k, x) in t.iter_mut().enumerate() {
             let u: i64 = number(path, &l, k + 1, "a neighbour")?;
@@ -237,9 +246,7 @@ fn read_neighbours(path: &Path, m: usize, first: u32) -> Result<Vec<[u32; 3]>, P
 fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
     let text = read_text(path)?;
     let mut it = lines(&text);
-    let first = it
-        .next()
-        .ok_or_else(|| syntax(path, 1, "an empty file".into()))?;
+    let first = header(&mut it, path)?;
     let counts = if first.1[0] == "OFF" && first.1.len() == 1 {
         it.next()
             .ok_or_else(|| syntax(path, first.0, "no counts".into()))?
@@ -256,9 +263,7 @@ fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
     let m: usize = number(path, &counts, 1, "the face count")?;
     let mut positions = Vec::with_capacity(n);
     for i in 0..n {
-        let l = it
-            .next()
-            .ok_or_else(|| syntax(path, counts.0, format!("{n} vertices announced, {i} found")))?;
+        let l = record(&mut it, path, counts.0, (i, n), "vertices")?;
         let p: [f64; 2] = [number(path, &l, 0, "x")?, number(path, &l, 1, "y")?];
         let z: f64 = if l.1.len() > 2 {
             number(path, &l, 2, "z")?
@@ -283,9 +288,7 @@ fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
     }
     let mut triangles = Vec::with_capacity(m);
     for i in 0..m {
-        let l = it
-            .next()
-            .ok_or_else(|| syntax(path, counts.0, format!("{m} faces announced, {i} found")))?;
+        let l = record(&mut it, path, counts.0, (i, m), "faces")?;
         let k: usize = number(path, &l, 0, "the face's vertex count")?;
         if k != 3 {
             return Err(syntax(

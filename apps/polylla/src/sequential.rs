@@ -195,12 +195,9 @@ pub fn polylla_sequential(mesh: &HalfEdges) -> Polylla {
         let mut pieces = Vec::new();
         for &m in &middles {
             for s in [m, mesh.twin[m as usize]] {
-                let piece = traverse(mesh, &frontier, s);
-                if piece
-                    .iter()
-                    .all(|&h| !pieces.iter().any(|p: &Vec<u32>| p.contains(&h)))
-                {
-                    pieces.push(piece);
+                // A seed on a polygon already traversed gives that polygon.
+                if !pieces.iter().any(|p: &Vec<u32>| p.contains(&s)) {
+                    pieces.push(traverse(mesh, &frontier, s));
                 }
             }
         }

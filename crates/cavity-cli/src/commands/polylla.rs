@@ -11,7 +11,7 @@ use cavity::backend::cpu::CpuBackend;
 use cavity_polylla::bench::{polylla_bench_row, polylla_table};
 use cavity_polylla::device::polylla;
 use cavity_polylla::generate::{delaunay_half_edges, grid_points, random_points};
-use cavity_polylla::io::{read_triangulation, write_off, write_svg};
+use cavity_polylla::io::{read_node, read_triangulation, write_off, write_svg};
 use cavity_polylla::{HalfEdges, PolyllaError, Triangulation};
 
 use crate::Device;
@@ -29,39 +29,6 @@ pub(crate) enum Source {
     Grid(usize),
 }
 
-/// The points of a `.node` file with no `.ele` beside it: vertex number,
-/// x, y per line after the header.
-fn node_points(path: &Path) -> std::result::Result<Vec<[f64; 2]>, PolyllaError> {
-    let text = std::fs::read_to_string(path).map_err(|source| cavity::io::MeshIoError::Io {
-        file: path.display().to_string(),
-        source,
-    })?;
-    let mut points = Vec::new();
-    for (i, line) in text.lines().enumerate().skip(1) {
-        let words: Vec<&str> = line
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        if words.is_empty() {
-            continue;
-        }
-        let coordinate = |k: usize| -> std::result::Result<f64, PolyllaError> {
-            words.get(k).and_then(|w| w.parse().ok()).ok_or_else(|| {
-                cavity::io::MeshIoError::Syntax {
-                    file: path.display().to_string(),
-                    line: i + 1,
-                    message: format!("coordinate {k} is missing or not a number"),
-                }
-                .into()
-            })
-        };
-        points.push([coordinate(1)?, coordinate(2)?]);
-    }
-    Ok(points)
-}
-
 /// The half-edges of `source`'s triangulation, and how it was made.
 fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), PolyllaError> {
     Ok(match source {
@@ -70,7 +37,7 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
                 .extension()
                 .is_some_and(|e| e.eq_ignore_ascii_case("node"));
             if is_node && !path.with_extension("ele").exists() {
-                let points = node_points(path)?;
+                let (points, _) = read_node(path)?;
                 let n = points.len();
                 (
                     delaunay_half_edges(&points)?,
