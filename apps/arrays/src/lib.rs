@@ -112,6 +112,19 @@ impl<'a> Device<'a> {
         })
     }
 
+    /// A copy of the first `n` words of `words` on the host, `words` kept
+    /// (after the work launched so far).
+    ///
+    /// # Errors
+    /// [`BackendError`] when the copy fails.
+    pub fn read_back(&self, words: &Words, n: usize) -> Result<Vec<u32>, BackendError> {
+        Ok(match (self.backend, words) {
+            (_, Words::Host(v)) => v[..n].to_vec(),
+            (Backend::Cuda(gpu), Words::Gpu(s)) => gpu.download(s, n)?,
+            (Backend::Cpu(_), Words::Gpu(_)) => unreachable!("GPU words on the CPU backend"),
+        })
+    }
+
     /// Word `i` of `words` (after the work launched so far).
     pub fn word(&self, words: &Words, i: u32) -> Result<u32, BackendError> {
         let i = i as usize;

@@ -9,8 +9,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use cavity::io::MeshIoError;
-use rayon::prelude::*;
+use cavity::io::{MeshIoError, format_lines};
 
 use crate::halfedge::HalfEdges;
 use crate::sequential::Polylla;
@@ -324,10 +323,10 @@ fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
 /// [`PolyllaError::File`] when the file cannot be written.
 pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
     let mut s = format!("OFF\n{} {} 0\n", mesh.positions.len(), poly.polygons.len());
-    s += &in_parallel(&mesh.positions, |s, p| {
+    s += &format_lines(&mesh.positions, |s, _, p| {
         let _ = writeln!(s, "{} {} 0", p[0], p[1]);
     });
-    s += &in_parallel(&poly.polygons, |s, &seed| {
+    s += &format_lines(&poly.polygons, |s, _, &seed| {
         let vertices = poly.polygon(mesh, seed);
         let _ = write!(s, "{}", vertices.len());
         for v in vertices {
@@ -336,22 +335,6 @@ pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), Po
         s.push('\n');
     });
     Ok(cavity::io::write_bytes(path, s.as_bytes())?)
-}
-
-/// The text of `items`, each written by `line`, formatted in parallel
-/// chunks joined in order.
-fn in_parallel<T: Sync>(items: &[T], line: impl Fn(&mut String, &T) + Sync) -> String {
-    let parts: Vec<String> = items
-        .par_chunks(1 << 14)
-        .map(|chunk| {
-            let mut s = String::new();
-            for item in chunk {
-                line(&mut s, item);
-            }
-            s
-        })
-        .collect();
-    parts.concat()
 }
 
 /// Writes an SVG picture of `poly` over `mesh`: the triangulation's edges

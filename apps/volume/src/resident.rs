@@ -165,7 +165,7 @@ impl<'a> ResidentMesh<'a> {
     pub fn positions(&self) -> Result<Vec<[f32; 3]>, VolumeError> {
         let d = &self.d;
         let n = 3 * self.counts[0] as usize;
-        let words = d.download(d.copy(&self.positions, n)?, n)?;
+        let words = d.read_back(&self.positions, n)?;
         let (points, _) = words.as_chunks::<3>();
         Ok(points.iter().map(|c| c.map(f32::from_bits)).collect())
     }
@@ -199,12 +199,8 @@ impl<'a> ResidentMesh<'a> {
         self.ensure(r)?;
         let a = self.cached(r);
         let d = &self.d;
-        let copy = Csr {
-            offsets: d.copy(&a.offsets, a.rows as usize + 1)?,
-            entries: d.copy(&a.entries, a.nnz as usize)?,
-            ..*a
-        };
-        d.download_csr(copy)
+        let offsets = d.read_back(&a.offsets, a.rows as usize + 1)?;
+        TernaryCsr::new(offsets, d.read_back(&a.entries, a.nnz as usize)?, a.columns)
     }
 
     /// Computes every relation not cached yet.

@@ -14,9 +14,9 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use cavity::io::MeshIoError;
+use cavity::io::{MeshIoError, format_lines};
 
-use super::{CellMesh, VolumeIoError, format_lines, listed, unsupported, write_atomically};
+use super::{CellMesh, VolumeIoError, listed, unsupported, write_atomically};
 use crate::mesh::CellVertices;
 
 /// The MSH version a file is written in.

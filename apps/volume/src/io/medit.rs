@@ -6,9 +6,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use cavity::io::format_lines;
+
 use super::{
-    CellMesh, Tokens, VolumeIoError, format_lines, indices, listed, read_text, unsupported,
-    write_atomically,
+    CellMesh, Tokens, VolumeIoError, indices, listed, read_text, unsupported, write_atomically,
 };
 use crate::mesh::{CellType, CellVertices};
 

@@ -260,27 +260,6 @@ pub(super) fn unsupported(file: &Path, message: String) -> VolumeIoError {
     }
 }
 
-/// The text of `items`, each formatted by `line` (with its index), in
-/// parallel chunks joined in order.
-pub(super) fn format_lines<T: Sync>(
-    items: &[T],
-    line: impl Fn(&mut String, usize, &T) + Sync,
-) -> String {
-    const CHUNK: usize = 1 << 14;
-    let parts: Vec<String> = items
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(k, chunk)| {
-            let mut s = String::with_capacity(chunk.len() * 32);
-            for (i, item) in chunk.iter().enumerate() {
-                line(&mut s, k * CHUNK + i, item);
-            }
-            s
-        })
-        .collect();
-    parts.concat()
-}
-
 /// A cell's vertex indices checked against the vertex count, made 0-based.
 pub(super) fn indices<const N: usize>(
     t: &mut Tokens<'_>,

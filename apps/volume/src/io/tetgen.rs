@@ -6,10 +6,9 @@ use std::fmt::Write as _;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-use super::{
-    CellMesh, Tokens, VolumeIoError, format_lines, indices, read_text, unsupported,
-    write_atomically,
-};
+use cavity::io::format_lines;
+
+use super::{CellMesh, Tokens, VolumeIoError, indices, read_text, unsupported, write_atomically};
 use crate::mesh::CellVertices;
 
 /// The `.node` and `.ele` files of the TetGen pair `path` names.

@@ -13,6 +13,8 @@ mod ply;
 mod stl;
 mod text;
 
+pub use text::format_lines;
+
 use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 

@@ -177,6 +177,25 @@ pub(super) fn write_chunked(
     Ok(())
 }
 
+/// The text of `items`, item `i` written by `line(text, i, item)`, the
+/// items formatted in parallel chunks of [`WRITE_CHUNK`] and joined in
+/// order: the body of a text format written by another crate (the
+/// volumetric and polygonal meshes' writers).
+pub fn format_lines<T: Sync>(items: &[T], line: impl Fn(&mut String, usize, &T) + Sync) -> String {
+    let parts: Vec<String> = items
+        .par_chunks(WRITE_CHUNK)
+        .enumerate()
+        .map(|(k, chunk)| {
+            let mut s = String::with_capacity(chunk.len() * 32);
+            for (i, item) in chunk.iter().enumerate() {
+                line(&mut s, k * WRITE_CHUNK + i, item);
+            }
+            s
+        })
+        .collect();
+    parts.concat()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
