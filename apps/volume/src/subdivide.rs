@@ -72,6 +72,24 @@ pub fn counts_after(counts: Counts, nnz: [usize; 3], relations: [usize; 3]) -> C
     [v + e + f + c, nnz.iter().sum(), fv + ce, cv]
 }
 
+/// Checks a subdivided mesh's `counts`: elements below `2³¹` (the
+/// ternary entries' indices), and the words of each array (three per
+/// position, two per edge, four per face, up to eight per cell) below
+/// `2³²`.
+fn check_counts(counts: Counts) -> Result<(), VolumeError> {
+    let words = [3, 2, 4, 8];
+    for ((what, n), w) in ["vertices", "edges", "faces", "cells"]
+        .into_iter()
+        .zip(counts)
+        .zip(words)
+    {
+        if n > i32::MAX as usize || n.saturating_mul(w) > u32::MAX as usize {
+            return Err(VolumeError::TooLarge { what, count: n });
+        }
+    }
+    Ok(())
+}
+
 /// The relations a level of subdivision reads, serially.
 struct Relations {
     face_vertices: TernaryCsr,
@@ -85,8 +103,7 @@ struct Relations {
 /// run.
 ///
 /// # Errors
-/// [`VolumeError::TooLarge`] when the subdivided mesh has more than
-/// `2³¹ - 1` elements of a kind.
+/// [`VolumeError::TooLarge`] as [`subdivide`].
 pub fn subdivide_serial(mesh: &VolumeMesh) -> Result<VolumeMesh, VolumeError> {
     let face_vertices = face_vertices_serial(mesh);
     let relations = Relations {
@@ -107,14 +124,7 @@ pub fn subdivide_serial(mesh: &VolumeMesh) -> Result<VolumeMesh, VolumeError> {
             relations.cell_vertices.entries().len(),
         ],
     );
-    for (what, n) in ["vertices", "edges", "faces", "cells"]
-        .into_iter()
-        .zip(counts)
-    {
-        if n > i32::MAX as usize {
-            return Err(VolumeError::TooLarge { what, count: n });
-        }
-    }
+    check_counts(counts)?;
     let positions = positions_serial(mesh, &relations);
     let edges = edges_serial(mesh);
     let faces = faces_serial(mesh, &relations);
@@ -401,17 +411,7 @@ impl<'a> ResidentMesh<'a> {
             [2 * e as usize, nnz2 as usize, nnz3 as usize],
             [fv.nnz as usize, ce.nnz as usize, cv.nnz as usize],
         );
-        // Elements below 2³¹; the words of each array below 2³².
-        let words = [3 * counts[0], 2 * counts[1], 4 * counts[2], 8 * counts[3]];
-        for ((what, n), w) in ["vertices", "edges", "faces", "cells"]
-            .into_iter()
-            .zip(counts)
-            .zip(words)
-        {
-            if n > i32::MAX as usize || w > u32::MAX as usize {
-                return Err(VolumeError::TooLarge { what, count: n });
-            }
-        }
+        check_counts(counts)?;
         let [nv, ne, nf, nc] = counts.map(|x| x as u32);
         let two_e = 2 * e;
 
