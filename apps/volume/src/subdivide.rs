@@ -397,9 +397,7 @@ impl<'a> ResidentMesh<'a> {
     /// # Errors
     /// As [`subdivide`].
     pub fn subdivide(&mut self) -> Result<ResidentMesh<'a>, VolumeError> {
-        for r in Relation::ALL {
-            self.ensure(r)?;
-        }
+        self.prepare()?;
         let d = self.d;
         let [v, e, f, c] = self.counts;
         let (nnz2, nnz3) = (self.d2.nnz, self.d3.nnz);
