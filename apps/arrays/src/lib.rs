@@ -8,7 +8,9 @@
 
 use cavity::backend::kernel_args::KernelArgs;
 use cavity::backend::{Backend, BackendError};
-use cavity_arrays_kernels::{AddChunkOffsets, BOUNDS, Compact, ScanChunks, blocks, scan};
+use cavity_arrays_kernels::{
+    AddChunkOffsets, BOUNDS, Compact, CountBits, ListBits, ScanChunks, blocks, scan,
+};
 use cavity_device::kernel::Kernel;
 use cudarc::driver::CudaSlice;
 
@@ -212,6 +214,27 @@ impl<'a> Device<'a> {
         // SAFETY: `marks` holds the scan over `n + 1` words, `complement`
         // (unless 0) `n`, `out` the total.
         unsafe { self.launch::<Compact>(blocks(n), (0, 0), (m, s, n, o))? };
+        Ok((out, count))
+    }
+
+    /// The set bits of the bitmask `bits` (`words` words, 32 elements a
+    /// word) as the ascending list of their elements, with its length
+    /// ([`cavity_arrays_kernels::bits`]).
+    ///
+    /// # Errors
+    /// As [`Device::launch`].
+    pub fn compact_bits(&self, bits: &Words, words: u32) -> Result<(Words, u32), BackendError> {
+        let mut counts = self.zeros(words as usize + 1)?;
+        let (b, c) = (self.read(bits), self.address(&mut counts));
+        // SAFETY: `bits` holds `words` words, `counts` one more.
+        unsafe { self.launch::<CountBits>(blocks(words), (0, 0), (b, words, c))? };
+        self.exclusive_scan(&mut counts, words + 1)?;
+        let count = self.word(&counts, words)?;
+        let mut out = self.zeros(count as usize)?;
+        let o = self.address(&mut out);
+        // SAFETY: `counts` holds the scan of the bits' counts over
+        // `words + 1` words, `out` the total.
+        unsafe { self.launch::<ListBits>(blocks(words), (0, 0), (b, c, words, o))? };
         Ok((out, count))
     }
 }

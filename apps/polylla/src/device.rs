@@ -11,10 +11,10 @@ use cavity::backend::{Backend, BackendError};
 use cavity_arrays::{Device, Words};
 use cavity_arrays_kernels::blocks;
 use cavity_polylla_kernels::{
-    BarrierTips, FrontierEdges, LongestEdges, MergeFrontier, MoveSeeds, PolygonSeeds, Relink,
-    SeedEdges,
+    BarrierTips, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink, repair,
 };
 use cudarc::driver::sys::CUevent_flags;
+use rayon::prelude::*;
 
 use crate::PolyllaError;
 use crate::halfedge::HalfEdges;
@@ -94,17 +94,21 @@ impl Clock<'_> {
 /// and high word.
 fn position_words(mesh: &HalfEdges) -> Vec<u32> {
     mesh.positions
-        .iter()
-        .flatten()
-        .flat_map(|x| {
-            let b = x.to_bits();
-            [b as u32, (b >> 32) as u32]
+        .par_iter()
+        .flat_map_iter(|p| {
+            p.iter().flat_map(|x| {
+                let b = x.to_bits();
+                [b as u32, (b >> 32) as u32]
+            })
         })
         .collect()
 }
 
 /// GPolylla of `mesh` on `backend`: the same [`Polylla`] as
-/// [`crate::polylla_sequential`], with the time of each step.
+/// [`crate::polylla_sequential`], with the time of each step. The
+/// interior half-edges' `next` and `prev` are taken as the structure
+/// defines them (around each triangle, [`HalfEdges`]); only the border
+/// half-edges' are copied to the device.
 ///
 /// # Errors
 /// [`PolyllaError::Backend`] when the GPU's kernels are missing, a launch
@@ -124,47 +128,52 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         timings: Timings::default(),
     };
     let (halfedges, interior) = (mesh.len() as u32, mesh.interior);
-    let vertices = mesh.positions.len() as u32;
-    let (origin, twin, next, prev, edge_of_vertex, positions) =
+    let (triangles, vertices) = (interior / 3, mesh.positions.len() as u32);
+    let inside = interior as usize;
+    let (origin, twin, border_next, border_prev, edge_of_vertex, positions) =
         clock.step("copy to device", || {
             Ok((
                 d.upload(&mesh.origin)?,
                 d.upload(&mesh.twin)?,
-                d.upload(&mesh.next)?,
-                d.upload(&mesh.prev)?,
+                d.upload(&mesh.next[inside..])?,
+                d.upload(&mesh.prev[inside..])?,
                 d.upload(&mesh.edge_of_vertex)?,
                 d.upload(&position_words(mesh))?,
             ))
         })?;
     let zeros = |n: u32| -> Result<Words, PolyllaError> { Ok(d.zeros(n as usize)?) };
-    let (mut longest, mut frontier, mut extra) =
-        (zeros(halfedges)?, zeros(halfedges)?, zeros(halfedges)?);
-    let (mut seeds, mut moved, mut marks) =
-        (zeros(interior)?, zeros(interior)?, zeros(interior + 1)?);
-    let (mut new_next, mut new_prev, mut repaired) =
-        (zeros(halfedges)?, zeros(halfedges)?, zeros(1)?);
-    let [o, t, n, p, ev, pos] =
-        [&origin, &twin, &next, &prev, &edge_of_vertex, &positions].map(|w| d.read(w));
-    let (l, f, x) = (
+    // A byte per triangle, a bit per interior half-edge, two bits per
+    // vertex.
+    let (bytes, bits) = (triangles.div_ceil(4), interior.div_ceil(32));
+    let (mut longest, mut labels, mut ends) =
+        (zeros(bytes)?, zeros(bytes)?, zeros(vertices.div_ceil(16))?);
+    let (mut moved, mut polygons, mut repaired) = (zeros(bits)?, zeros(bits)?, zeros(1)?);
+    let (mut new_next, mut new_prev) = (zeros(halfedges)?, zeros(halfedges)?);
+    let [o, t, bn, bp, ev, pos] = [
+        &origin,
+        &twin,
+        &border_next,
+        &border_prev,
+        &edge_of_vertex,
+        &positions,
+    ]
+    .map(|w| d.read(w));
+    let (l, lb, e) = (
         d.address(&mut longest),
-        d.address(&mut frontier),
-        d.address(&mut extra),
+        d.address(&mut labels),
+        d.address(&mut ends),
     );
-    let (s, m, pm) = (
-        d.address(&mut seeds),
+    let (mv, pg, r) = (
         d.address(&mut moved),
-        d.address(&mut marks),
-    );
-    let (nn, np, r) = (
-        d.address(&mut new_next),
-        d.address(&mut new_prev),
+        d.address(&mut polygons),
         d.address(&mut repaired),
     );
-    let triangles = interior / 3;
-    // Every launch below: the arrays hold a word per half-edge,
-    // per interior half-edge or per vertex as each kernel's contract says,
-    // `marks` one more for its scan, `repaired` one; they live until the
-    // downloads at the end.
+    let (nn, np) = (d.address(&mut new_next), d.address(&mut new_prev));
+    let links = [t, bn, bp];
+    // Every launch below: the arrays hold a word per half-edge or vertex,
+    // a byte per triangle, a bit per interior half-edge or two per vertex
+    // as each kernel's contract says, `repaired` one word; they live until
+    // the downloads at the end.
     clock.step("longest edges", || {
         // SAFETY: as said above the launches.
         unsafe {
@@ -172,56 +181,59 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         };
         Ok(())
     })?;
-    clock.step("frontier edges", || {
+    clock.step("frontier and seed edges", || {
         // SAFETY: as said above the launches.
-        unsafe {
-            d.launch::<FrontierEdges>(blocks(halfedges), (0, 0), (t, l, [interior, halfedges], f))?
-        };
-        Ok(())
-    })?;
-    clock.step("seed edges", || {
-        // SAFETY: as said above the launches.
-        unsafe { d.launch::<SeedEdges>(blocks(interior), (0, 0), (t, l, interior, s))? };
+        unsafe { d.launch::<Labels>(blocks(triangles), (0, 0), ([o, t, l], interior, lb, e))? };
         Ok(())
     })?;
     clock.step("barrier tips", || {
-        let params = ([t, n, ev], vertices, f, x, s, r);
+        let params = (links, [interior, vertices], [ev, lb, e], l, r);
+        let smem = repair::shared_bytes();
         // SAFETY: as said above the launches.
-        unsafe { d.launch::<BarrierTips>(blocks(vertices), (0, 0), params)? };
+        unsafe { d.launch::<BarrierTips>(blocks(vertices), (smem, smem), params)? };
         // SAFETY: as said above the launches.
-        unsafe { d.launch::<MergeFrontier>(blocks(halfedges), (0, 0), (f, x, halfedges))? };
+        unsafe { d.launch::<MergeExtra>(blocks(bytes), (0, 0), (l, lb, bytes))? };
         Ok(())
     })?;
     clock.step("re-link", || {
-        let params = ([t, n, p, f], [interior, halfedges], nn, np);
+        let params = (links, lb, [interior, halfedges], [nn, np]);
         // SAFETY: as said above the launches.
         unsafe { d.launch::<Relink>(blocks(halfedges), (0, 0), params)? };
         Ok(())
     })?;
     clock.step("move seeds", || {
         // SAFETY: as said above the launches.
-        unsafe { d.launch::<MoveSeeds>(blocks(interior), (0, 0), ([t, n, f], interior, s, m))? };
+        unsafe { d.launch::<MoveSeeds>(blocks(triangles), (0, 0), (links, lb, interior, mv))? };
         Ok(())
     })?;
     clock.step("polygon seeds", || {
-        // SAFETY: as said above the launches.
-        unsafe { d.launch::<PolygonSeeds>(blocks(interior), (0, 0), (nn, m, interior, pm))? };
+        // One thread per moved seed: the walks around the polygons are
+        // chains of dependent loads, as many as possible in flight.
+        let (mut seeds, n) = d.compact_bits(&moved, bits)?;
+        let s = d.address(&mut seeds);
+        // SAFETY: as said above the launches; `seeds` holds the `n` moved
+        // seeds and lives through the launch (freed after the stream's
+        // work before it).
+        unsafe { d.launch::<PolygonSeeds>(blocks(n), (0, 0), (nn, s, n, pg))? };
         Ok(())
     })?;
-    let (list, count) = clock.step("scan and compact", || {
-        Ok(d.compact(&mut marks, None, interior)?)
-    })?;
-    let (frontier, next, prev, polygons, repaired) = clock.step("copy to host", || {
+    let (list, count) = clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
+    let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
         Ok((
-            d.download(frontier, halfedges as usize)?,
+            d.download(labels, bytes as usize)?,
             d.download(new_next, halfedges as usize)?,
             d.download(new_prev, halfedges as usize)?,
             d.download(list, count as usize)?,
             d.download(repaired, 1)?[0],
         ))
     })?;
+    let labels: &[u8] = bytemuck::cast_slice(&labels);
+    let frontier = (0..halfedges)
+        .into_par_iter()
+        .map(|h| h >= interior || labels[(h / 3) as usize] >> (h % 3) & 1 != 0)
+        .collect();
     let poly = Polylla {
-        frontier: frontier.iter().map(|&w| w != 0).collect(),
+        frontier,
         next,
         prev,
         polygons,

@@ -77,11 +77,14 @@ impl HalfEdges {
             if let Some(v) = [a, b, c].into_iter().find(|&v| v as usize >= n) {
                 return Err(bad(t, format!("vertex {v}, but there are {n} vertices")));
             }
-            let area = orient(
-                positions[a as usize],
-                positions[b as usize],
-                positions[c as usize],
-            );
+            // The exact sign (Shewchuk's adaptive predicate): a nearly flat
+            // triangle of a Delaunay triangulation is not taken for a
+            // degenerate one, nor turned over, by rounding.
+            let point = |v: u32| {
+                let [x, y] = positions[v as usize];
+                robust::Coord { x, y }
+            };
+            let area = robust::orient2d(point(a), point(b), point(c));
             if a == b || b == c || a == c || area == 0.0 {
                 return Err(bad(t, "degenerate (no area)".into()));
             }

@@ -2,14 +2,17 @@
 //! so that the CPU backend's one-thread blocks and the GPU's 256-thread
 //! blocks run the same launch: a device-wide exclusive prefix sum
 //! ([`scan`]) and the compaction of marked elements into a list
-//! ([`compact`]), the scan and fill steps of count-scan-fill (the
-//! volumetric paper's Algorithm 1, GPolylla's seed compaction).
+//! ([`compact`]; of the set bits of a bitmask: [`bits`]), the scan and
+//! fill steps of count-scan-fill (the volumetric paper's Algorithm 1,
+//! GPolylla's seed compaction).
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod bits;
 pub mod compact;
 pub mod scan;
 
+pub use bits::{CountBits, ListBits};
 pub use compact::Compact;
 pub use scan::{AddChunkOffsets, ScanChunks};
 

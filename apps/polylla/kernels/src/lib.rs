@@ -1,26 +1,32 @@
 //! GPolylla's kernels (Salinas-Fernández et al., "GPolylla: Fully
 //! GPU-accelerated polygonal mesh generator", section 6) over the
-//! half-edge arrays of a 2D triangulation (`origin`, `twin`, `next`,
-//! `prev`, one word per half-edge; the interior half-edges first, `3f + i`
-//! of triangle `f`, then the border ones; positions as two `f64` per
-//! vertex, four words):
+//! half-edge arrays of a 2D triangulation: `origin` and `twin`, one word
+//! per half-edge, the interior half-edges first (`3f + i` of triangle
+//! `f`, whose `next` and `prev` are implicit: [`Mesh::next`]), then the
+//! border ones with their `next` and `prev` in arrays of their own;
+//! positions as two `f64` per vertex, four words.
 //!
-//! - [`label`]: [`LongestEdges`] (a thread per triangle), [`FrontierEdges`]
-//!   and [`SeedEdges`] (a thread per half-edge);
-//! - [`repair`]: [`BarrierTips`] (a thread per vertex: a vertex of one
-//!   frontier edge gets its middle edge as a new frontier edge, both
-//!   half-edges seeds) and [`MergeFrontier`];
+//! - [`label`]: [`LongestEdges`] (a byte per triangle: the corner of its
+//!   longest edge) and [`Labels`] (a byte per triangle: frontier and seed
+//!   bits of its three half-edges; each vertex's count of frontier edges,
+//!   saturated at two, in two bits);
+//! - [`repair`]: [`BarrierTips`] (a thread per vertex; a vertex of one
+//!   frontier edge turns its star to find the middle edge, which becomes
+//!   a frontier edge and both its half-edges seeds) and [`MergeExtra`];
 //! - [`link`]: [`Relink`] (`next` and `prev` of each frontier half-edge to
 //!   the next frontier half-edge turning clockwise, the previous turning
 //!   counter-clockwise), [`MoveSeeds`] (each seed onto the first frontier
-//!   half-edge clockwise around its origin) and [`PolygonSeeds`] (each
-//!   polygon named once, by its smallest half-edge); the list of polygons
-//!   is the compaction of those marks (`cavity-arrays-kernels`).
+//!   half-edge clockwise around its origin, a bit per interior half-edge)
+//!   and [`PolygonSeeds`] (each polygon named once, by its smallest
+//!   half-edge, a bit per interior half-edge); the list of polygons is the
+//!   compaction of those bits (`cavity-arrays-kernels`).
 //!
-//! The labels are words of 0 and 1; a kernel reads the labels of the
-//! kernels before it and writes its own array, so no thread reads a word
-//! another writes in the same launch (the marks of [`BarrierTips`] and
-//! [`MoveSeeds`], which threads may share, are atomic ORs of 1).
+//! The paper keeps a word per half-edge for each label; bytes per triangle
+//! and bits per half-edge keep the arrays that the kernels gather from at
+//! random small enough for the GPU's L2 cache. A kernel reads the labels
+//! of the kernels before it and writes its own, so no thread reads a
+//! byte another writes in the same launch; marks that threads may share
+//! are atomic ORs.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
@@ -28,11 +34,28 @@ pub mod label;
 pub mod link;
 pub mod repair;
 
-pub use label::{FrontierEdges, LongestEdges, SeedEdges};
+pub use label::{Labels, LongestEdges};
 pub use link::{MoveSeeds, PolygonSeeds, Relink};
-pub use repair::{BarrierTips, MergeFrontier};
+pub use repair::{BarrierTips, MergeExtra};
 
 use cavity_device::dynamic::global::GlobalU32;
+
+/// Bits of a triangle's label byte: bit `i` (of [`FRONTIER`]) marks
+/// half-edge `3f + i` as a frontier half-edge, bit `3 + i` (of [`SEED`])
+/// as a seed.
+pub const FRONTIER: u8 = 0b111;
+
+/// The seed bits of a triangle's label byte.
+pub const SEED: u8 = 0b111 << 3;
+
+/// Bits of a triangle's byte of [`LongestEdges`] holding the corner of its
+/// longest edge; [`BarrierTips`] sets bit `2 + i` (of [`EXTRA_SHIFT`]) for
+/// a half-edge `3f + i` made a frontier edge at a tip.
+pub const LONGEST: u8 = 0b11;
+
+/// The first bit of a tip's new frontier half-edges in the bytes of
+/// [`LongestEdges`].
+pub const EXTRA_SHIFT: u32 = 2;
 
 /// Coordinate `k` (0 or 1) of vertex `v` of `positions` (two `f64` per
 /// vertex, each as its low and high word).
@@ -64,4 +87,99 @@ pub fn rank(a: [f64; 2], b: [f64; 2], h: u32, twin: u32) -> (f64, u32) {
 #[inline(always)]
 pub fn above(a: (f64, u32), b: (f64, u32)) -> bool {
     a.0 > b.0 || (a.0 == b.0 && a.1 > b.1)
+}
+
+/// The connectivity the kernels turn around vertices with: `twin`, the
+/// border half-edges' `next` and `prev` (indexed from `interior`), and the
+/// interior half-edges' implicit ones.
+#[derive(Clone, Copy)]
+pub struct Mesh {
+    /// The opposite half-edge of each half-edge.
+    pub twin: GlobalU32,
+    /// `next` of border half-edge `interior + k` at `k`.
+    pub border_next: GlobalU32,
+    /// `prev` of border half-edge `interior + k` at `k`.
+    pub border_prev: GlobalU32,
+    /// Interior half-edges (three per triangle).
+    pub interior: u32,
+}
+
+impl Mesh {
+    /// The next half-edge around `h`'s face.
+    ///
+    /// # Safety
+    /// `h` is a half-edge of the mesh; nothing writes the arrays while the
+    /// kernel runs.
+    #[inline(always)]
+    pub unsafe fn next(&self, h: u32) -> u32 {
+        if h < self.interior {
+            if h % 3 == 2 { h - 2 } else { h + 1 }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { self.border_next.load_unshared(h - self.interior) }
+        }
+    }
+
+    /// The previous half-edge around `h`'s face.
+    ///
+    /// # Safety
+    /// As [`Mesh::next`].
+    #[inline(always)]
+    pub unsafe fn prev(&self, h: u32) -> u32 {
+        if h < self.interior {
+            if h % 3 == 0 { h + 2 } else { h - 1 }
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { self.border_prev.load_unshared(h - self.interior) }
+        }
+    }
+
+    /// The opposite half-edge of `h`.
+    ///
+    /// # Safety
+    /// As [`Mesh::next`].
+    #[inline(always)]
+    pub unsafe fn twin(&self, h: u32) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { self.twin.load_unshared(h) }
+    }
+
+    /// The half-edge out of `h`'s origin next clockwise: `next(twin(h))`.
+    ///
+    /// # Safety
+    /// As [`Mesh::next`].
+    #[inline(always)]
+    pub unsafe fn cw(&self, h: u32) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { self.next(self.twin(h)) }
+    }
+
+    /// Whether `h` is a frontier half-edge by the label bytes `labels`
+    /// (border half-edges always are).
+    ///
+    /// # Safety
+    /// As [`Mesh::next`]; `labels` holds a byte per triangle that nothing
+    /// writes while the kernel runs.
+    #[inline(always)]
+    pub unsafe fn frontier(&self, labels: GlobalU32, h: u32) -> bool {
+        // SAFETY: the caller's contract.
+        h >= self.interior || unsafe { labels.load_byte_unshared(h / 3) } >> (h % 3) & 1 != 0
+    }
+}
+
+/// The arrays of a [`Mesh`] at addresses `[twin, border_next,
+/// border_prev]`.
+///
+/// # Safety
+/// As [`cavity_arrays_kernels::arrays`].
+#[inline(always)]
+pub unsafe fn connectivity(addresses: [u64; 3], interior: u32) -> Mesh {
+    // SAFETY: the caller's contract.
+    let [twin, border_next, border_prev] = unsafe { cavity_arrays_kernels::arrays(addresses) };
+    Mesh {
+        twin,
+        border_next,
+        border_prev,
+        interior,
+    }
 }

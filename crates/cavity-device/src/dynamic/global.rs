@@ -74,6 +74,71 @@ impl GlobalU32 {
         unsafe { self.ptr.add(i as usize).write(v) }
     }
 
+    /// Reads byte `i` of the array (byte `i % 4` of word `i / 4`, little
+    /// endian on both targets) with a plain load.
+    ///
+    /// # Safety
+    /// No other thread or device writes that byte while the kernel runs.
+    #[inline(always)]
+    pub unsafe fn load_byte_unshared(&self, i: u32) -> u8 {
+        // SAFETY: as in `load_unshared`, for the byte inside the array.
+        unsafe { self.ptr.cast::<u8>().add(i as usize).read() }
+    }
+
+    /// Writes byte `i` of the array with a plain store (the other bytes of
+    /// its word untouched).
+    ///
+    /// # Safety
+    /// No other thread or device reads or writes that byte while the
+    /// kernel runs.
+    #[inline(always)]
+    pub unsafe fn store_byte_unshared(&self, i: u32, v: u8) {
+        // SAFETY: as in `store_unshared`, for the byte inside the array.
+        unsafe { self.ptr.cast::<u8>().add(i as usize).write(v) }
+    }
+
+    /// Atomically ors `v` into entry `i` without returning the old value:
+    /// on the GPU a reduction of device scope (`red.relaxed.gpu`; the
+    /// atomics of `core` are of system scope and return the old value),
+    /// for marks that many threads set and none reads in the same kernel.
+    #[inline(always)]
+    pub fn or(&self, i: u32, v: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: `new`'s contract: entry `i` is a valid, aligned word of
+        // global memory for atomic access.
+        unsafe {
+            core::arch::asm!("red.relaxed.gpu.global.or.b32 [{p}], {v};",
+                 p = in(reg64) self.ptr.add(i as usize), v = in(reg32) v);
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        self.fetch_or(i, v);
+    }
+
+    /// [`GlobalU32::fetch_or`] of device scope on the GPU
+    /// (`atom.relaxed.gpu`): for words no host or peer device touches
+    /// while the kernel runs.
+    #[inline(always)]
+    pub fn fetch_or_gpu(&self, i: u32, v: u32) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let old: u32;
+            // SAFETY: as in `or`.
+            unsafe {
+                core::arch::asm!("atom.relaxed.gpu.global.or.b32 {o}, [{p}], {v};",
+                     o = out(reg32) old, p = in(reg64) self.ptr.add(i as usize), v = in(reg32) v);
+            }
+            old
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        self.fetch_or(i, v)
+    }
+
+    /// [`GlobalU32::or`] of `v` into byte `i` of the array (its word).
+    #[inline(always)]
+    pub fn or_byte(&self, i: u32, v: u8) {
+        self.or(i / 4, u32::from(v) << (8 * (i % 4)));
+    }
+
     /// Atomically adds `v` (wrapping); returns the old value.
     #[inline(always)]
     pub fn fetch_add(&self, i: u32, v: u32) -> u32 {
