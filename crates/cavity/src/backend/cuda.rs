@@ -7,7 +7,7 @@
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
 use std::marker::PhantomData;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
@@ -41,6 +41,7 @@ use cavity_device::workload::{
 
 use super::cubin_cache::{self, KernelOrigin};
 use super::kernel_args::KernelArgs;
+use super::staging::{STAGED_FROM, Staging};
 use super::{BackendError, GpuSeconds, QueryResult, max_shared_bytes, sources};
 use crate::attributes::{self, AttributeLayout};
 use crate::directed_edges::DirectedEdgesMesh;
@@ -78,6 +79,8 @@ pub struct CudaBackend {
     name: String,
     smem_limit: usize,
     origin: KernelOrigin,
+    /// Pinned buffers for large copies, allocated at the first.
+    staging: Mutex<Option<Staging>>,
 }
 
 /// A patched mesh resident in GPU memory.
@@ -182,6 +185,7 @@ impl CudaBackend {
             name,
             smem_limit,
             origin,
+            staging: Mutex::new(None),
         })
     }
 
@@ -367,14 +371,29 @@ impl CudaBackend {
     }
 
     /// Copies a host slice to the device (at least one element, so empty
-    /// meshes get valid pointers).
-    pub fn upload<T: cudarc::driver::DeviceRepr + Default + Clone>(
+    /// meshes get valid pointers); from [`STAGED_FROM`] bytes through
+    /// pinned buffers ([`super::staging`]).
+    pub fn upload<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
         &self,
         data: &[T],
     ) -> Result<CudaSlice<T>, BackendError> {
+        if std::mem::size_of_val(data) >= STAGED_FROM {
+            // SAFETY: the copy below writes every element before any use.
+            let mut dst = unsafe { self.stream.alloc::<T>(data.len()) }
+                .map_err(driver("allocating on the GPU"))?;
+            {
+                let (ptr, _record) = dst.device_ptr_mut(&self.stream);
+                // SAFETY: `dst` holds `data`'s bytes and is used only on
+                // this stream, after the copies.
+                self.with_staging("copying to the GPU", |staging| unsafe {
+                    staging.upload(&self.stream, bytemuck::cast_slice(data), ptr)
+                })?;
+            }
+            return Ok(dst);
+        }
         let padded;
         let src = if data.is_empty() {
-            padded = vec![T::default()];
+            padded = vec![T::zeroed()];
             &padded[..]
         } else {
             data
@@ -384,8 +403,12 @@ impl CudaBackend {
             .map_err(driver("copying to the GPU"))
     }
 
-    /// Copies a device slice back.
-    pub fn download<T: cudarc::driver::DeviceRepr + Default + Clone>(
+    /// Copies a device slice back, keeping its first `len` elements (all
+    /// of it when shorter), after the work enqueued so far. Through pageable
+    /// memory, the driver's way: through the staging buffers of
+    /// [`CudaBackend::upload`] it was slower (367 against 280 ms for
+    /// GPolylla's 2.2 GB at 44 M points, docs/benchmarks.md).
+    pub fn download<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
         &self,
         data: &CudaSlice<T>,
         len: usize,
@@ -398,7 +421,22 @@ impl CudaBackend {
         Ok(v)
     }
 
-    /// Uploads the patched mesh.
+    /// Runs `f` (doing `what`) on the staging buffers, allocated at the
+    /// first use.
+    fn with_staging<R>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut Staging) -> Result<R, cudarc::driver::DriverError>,
+    ) -> Result<R, BackendError> {
+        let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        let staging = match &mut *guard {
+            Some(s) => s,
+            empty => empty
+                .insert(Staging::new(&self.ctx).map_err(driver("allocating pinned host memory"))?),
+        };
+        f(staging).map_err(driver(what))
+    }
+
     pub fn upload_mesh(&self, mesh: &PatchedMesh) -> Result<DeviceMesh, BackendError> {
         let patches = self.upload(bytemuck::cast_slice::<_, u8>(&mesh.patches))?;
         let fe = self.upload(&mesh.fe)?;

@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod cubin_cache;
 pub mod cuda;
 pub mod kernel_args;
+pub mod staging;
 pub mod territories;
 
 use std::fmt;
