@@ -209,7 +209,7 @@ pub fn write(path: &Path, mesh: &CellMesh, binary: bool) -> Result<(), VolumeIoE
         types.push(ty);
     }
     let vtk = Vtk {
-        version: Version::new((4, 2)),
+        version: Version::new_legacy(4, 2),
         title: "cavity volumetric mesh".into(),
         byte_order: ByteOrder::BigEndian,
         file_path: None,
