@@ -35,7 +35,7 @@ pub mod ternary;
 
 pub use cavity_volume_kernels::signed;
 pub use device::transpose;
-pub use mesh::{CellType, CellVertices, VolumeMesh};
+pub use mesh::{CellType, CellVertices, VolumeMesh, check_cells};
 pub use resident::{Operator, Relation, ResidentMesh};
 pub use ternary::TernaryCsr;
 

@@ -308,13 +308,7 @@ impl VolumeMesh {
         positions: Vec<[f32; 3]>,
         cells: &[CellVertices],
     ) -> Result<VolumeMesh, VolumeError> {
-        if let Some(error) = cells
-            .par_iter()
-            .enumerate()
-            .find_map_first(|(c, cell)| check_cell(c, cell, positions.len()).err())
-        {
-            return Err(error);
-        }
+        check_cells(cells, positions.len())?;
         let counts: Vec<u32> = cells.par_iter().map(|c| c.face_count() as u32).collect();
         let cell_offsets = exclusive_scan(&counts);
         let mut occurrences =
@@ -612,6 +606,24 @@ fn same_turn(a: &[u32], b: &[u32]) -> bool {
 }
 
 /// Checks cell `c`'s vertices and faces.
+/// Checks each of `cells` on its own, in parallel, over `vertices`
+/// vertices: what [`VolumeMesh::from_cells`] refuses before it numbers the
+/// faces and edges (a format conversion needs no more).
+///
+/// # Errors
+/// The first cell's (by index) [`VolumeError::VertexOutOfRange`] or
+/// [`VolumeError::DegenerateCell`], as [`VolumeMesh::from_cells`].
+pub fn check_cells(cells: &[CellVertices], vertices: usize) -> Result<(), VolumeError> {
+    match cells
+        .par_iter()
+        .enumerate()
+        .find_map_first(|(c, cell)| check_cell(c, cell, vertices).err())
+    {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
 fn check_cell(c: usize, cell: &CellVertices, vertices: usize) -> Result<(), VolumeError> {
     let degenerate = |what: String| Err(VolumeError::DegenerateCell { cell: c, what });
     let faces = cell.faces();

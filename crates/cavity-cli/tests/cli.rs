@@ -409,6 +409,20 @@ fn tet_commands_read_write_and_refuse_overwrites() {
         text,
         "the input is untouched"
     );
+    // A conversion builds no operators but checks each cell.
+    std::fs::write(&input, text.replace("5 9 10 6", "5 9 9 6")).unwrap();
+    let degenerate = cavity()
+        .args(["tet", "convert"])
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("degenerate.vtk"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&degenerate.stderr);
+    assert!(
+        !degenerate.status.success() && stderr.contains("cell 1 is degenerate"),
+        "{stderr}"
+    );
     std::fs::write(&input, text.replace("5 9 10 6", "5 9 x 6")).unwrap();
     let bad = cavity().args(["tet", "info"]).arg(&input).output().unwrap();
     let stderr = String::from_utf8_lossy(&bad.stderr);

@@ -14,7 +14,7 @@ use cavity::io::{check_writable, write_mesh};
 use cavity_volume::boundary::{Boundary, boundary, smooth};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::signed::{index, is_negative};
-use cavity_volume::{CellType, CellVertices, ResidentMesh, VolumeMesh};
+use cavity_volume::{CellType, CellVertices, ResidentMesh, VolumeMesh, check_cells};
 
 use crate::Device;
 use crate::Result;
@@ -218,22 +218,20 @@ pub(crate) fn subdivide(
 
 pub(crate) fn convert(input: &Path, output: &Path, options: WriteOptions) -> Result<()> {
     VolumeFormat::of(output)?;
-    let (mesh, cells, read, _) = load(input)?;
+    let t = Instant::now();
+    // Each cell checked on its own: a conversion numbers no faces or
+    // edges, so it builds no operators.
+    let mesh = read_volume(input)?.oriented();
+    check_cells(&mesh.cells, mesh.positions.len())?;
+    let read = t.elapsed().as_secs_f64();
     refuse_overwrite(input, output)?;
     let t = Instant::now();
-    write_volume_with(
-        output,
-        &CellMesh {
-            positions: mesh.positions().to_vec(),
-            cells,
-        },
-        options,
-    )?;
+    write_volume_with(output, &mesh, options)?;
     sayln!(
         "{}: {} vertices, {} cells; read {read:.3} s, wrote {} in {:.3} s",
         input.display(),
-        mesh.positions().len(),
-        mesh.counts()[3],
+        mesh.positions.len(),
+        mesh.cells.len(),
         output.display(),
         t.elapsed().as_secs_f64()
     );
