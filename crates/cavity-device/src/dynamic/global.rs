@@ -78,7 +78,8 @@ impl GlobalU32 {
     /// endian on both targets) with a plain load.
     ///
     /// # Safety
-    /// No other thread or device writes that byte while the kernel runs.
+    /// No other thread or device writes that byte while the kernel runs,
+    /// nor writes its word atomically (a mixed-size race on the host).
     #[inline(always)]
     pub unsafe fn load_byte_unshared(&self, i: u32) -> u8 {
         // SAFETY: as in `load_unshared`, for the byte inside the array.
@@ -90,7 +91,7 @@ impl GlobalU32 {
     ///
     /// # Safety
     /// No other thread or device reads or writes that byte while the
-    /// kernel runs.
+    /// kernel runs, nor accesses its word atomically.
     #[inline(always)]
     pub unsafe fn store_byte_unshared(&self, i: u32, v: u8) {
         // SAFETY: as in `store_unshared`, for the byte inside the array.

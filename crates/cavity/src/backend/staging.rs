@@ -57,9 +57,12 @@ impl Staging {
     /// Buffer `k`, once the copy through it that was last enqueued is
     /// complete, as `len` bytes.
     fn buffer(&mut self, k: usize, len: usize) -> Result<&mut [u8], DriverError> {
-        if let Some(e) = self.done[k].take() {
+        // The event is dropped only once waited for: after a failed wait
+        // the buffer stays unusable.
+        if let Some(e) = &self.done[k] {
             e.synchronize()?;
         }
+        self.done[k] = None;
         debug_assert!(len <= self.buffers[k].len());
         // SAFETY: the buffer holds `PIECE >= len` bytes, no copy uses it
         // any more, and `&mut self` keeps it to this caller.
@@ -93,8 +96,25 @@ impl Staging {
             unsafe {
                 result::memcpy_htod_async(dst + (i * PIECE) as u64, buffer, stream.cu_stream())?
             };
-            self.done[k] = Some(stream.record_event(None)?);
+            match stream.record_event(None) {
+                Ok(e) => self.done[k] = Some(e),
+                Err(e) => {
+                    // No event marks the copy in flight: wait for it here.
+                    stream.synchronize()?;
+                    return Err(e);
+                }
+            }
         }
         Ok(())
+    }
+}
+
+impl Drop for Staging {
+    /// Waits for the copies still reading the buffers before they are
+    /// freed (errors are ignored: the context is failing then).
+    fn drop(&mut self) {
+        for e in self.done.iter().flatten() {
+            let _ = e.synchronize();
+        }
     }
 }
