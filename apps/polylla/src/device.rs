@@ -5,15 +5,12 @@
 //! step is timed: with CUDA events on the GPU, by the wall clock on the
 //! CPU backend.
 
-use std::time::Instant;
-
-use cavity::backend::{Backend, BackendError};
+use cavity::backend::Backend;
 use cavity_arrays::{Device, Words};
 use cavity_arrays_kernels::blocks;
 use cavity_polylla_kernels::{
     BarrierTips, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink, repair,
 };
-use cudarc::driver::sys::CUevent_flags;
 use rayon::prelude::*;
 
 use crate::PolyllaError;
@@ -53,55 +50,16 @@ struct Clock<'a> {
 }
 
 impl Clock<'_> {
-    /// Runs `f` as step `name`, timed.
+    /// Runs `f` as step `name`, timed ([`Backend::timed`]).
     fn step<T>(
         &mut self,
         name: &'static str,
         f: impl FnOnce() -> Result<T, PolyllaError>,
     ) -> Result<T, PolyllaError> {
-        let driver = |what: &'static str| {
-            move |source| PolyllaError::Backend(BackendError::Driver { what, source })
-        };
-        match self.backend {
-            Backend::Cuda(gpu) => {
-                let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-                let start = gpu
-                    .stream()
-                    .record_event(flags)
-                    .map_err(driver("recording an event"))?;
-                let out = f()?;
-                let end = gpu
-                    .stream()
-                    .record_event(flags)
-                    .map_err(driver("recording an event"))?;
-                let ms = start.elapsed_ms(&end).map_err(driver("timing"))?;
-                self.timings.steps.push((name, f64::from(ms)));
-                Ok(out)
-            }
-            Backend::Cpu(_) => {
-                let t = Instant::now();
-                let out = f()?;
-                self.timings
-                    .steps
-                    .push((name, t.elapsed().as_secs_f64() * 1e3));
-                Ok(out)
-            }
-        }
+        let (out, ms) = self.backend.timed(f)?;
+        self.timings.steps.push((name, ms));
+        Ok(out)
     }
-}
-
-/// The words of `mesh`'s positions: each coordinate's `f64` as its low
-/// and high word.
-fn position_words(mesh: &HalfEdges) -> Vec<u32> {
-    mesh.positions
-        .par_iter()
-        .flat_map_iter(|p| {
-            p.iter().flat_map(|x| {
-                let b = x.to_bits();
-                [b as u32, (b >> 32) as u32]
-            })
-        })
-        .collect()
 }
 
 /// GPolylla of `mesh` on `backend`: the same [`Polylla`] as
@@ -138,7 +96,9 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
                 d.upload(&mesh.next[inside..])?,
                 d.upload(&mesh.prev[inside..])?,
                 d.upload(&mesh.edge_of_vertex)?,
-                d.upload(&position_words(mesh))?,
+                // Each coordinate's `f64` as its low and high word (the
+                // layout `coordinate` reads; hosts and GPUs are little endian).
+                d.upload(bytemuck::cast_slice(&mesh.positions))?,
             ))
         })?;
     let zeros = |n: u32| -> Result<Words, PolyllaError> { Ok(d.zeros(n as usize)?) };

@@ -82,9 +82,9 @@ type Call<'a> = Box<dyn Fn(&Backend) -> Result<(), VolumeError> + 'a>;
 /// An operation's serial run.
 type Serial<'a> = Box<dyn Fn() -> Result<(), VolumeError> + 'a>;
 
-/// The median milliseconds of `op` on `mesh` resident on `backend`, its
-/// relations cleared before each run: CUDA events on the GPU, the wall
-/// clock on the CPU backend.
+/// The median seconds of `op` on `mesh` resident on `backend` after one
+/// warm-up, its relations cleared before each run ([`Backend::timed`]:
+/// CUDA events on the GPU, the wall clock on the CPU backend).
 fn time_resident(
     backend: &Backend,
     mesh: &VolumeMesh,
@@ -92,26 +92,17 @@ fn time_resident(
     op: &Resident<'_>,
 ) -> Result<f64, VolumeError> {
     let mut m = ResidentMesh::upload(backend, mesh)?;
-    match backend {
-        Backend::Cuda(gpu) => {
-            let mut failure = None;
-            let times = gpu.time(1, reps.max(1), || {
-                m.clear_relations();
-                if let Err(e) = op(&mut m) {
-                    failure.get_or_insert(e);
-                }
-                Ok(())
-            })?;
-            match failure {
-                Some(e) => Err(e),
-                None => Ok(median(times) / 1e3),
-            }
-        }
-        Backend::Cpu(_) => time(reps, || {
+    let mut times = Vec::new();
+    for run in 0..=reps.max(1) {
+        let ((), ms) = backend.timed(|| {
             m.clear_relations();
             op(&mut m)
-        }),
+        })?;
+        if run > 0 {
+            times.push(ms / 1e3);
+        }
     }
+    Ok(median(times))
 }
 
 /// `Ok`, the value dropped (a serial run's result).

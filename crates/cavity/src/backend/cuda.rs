@@ -536,21 +536,31 @@ impl CudaBackend {
         for _ in 0..warmup {
             launch()?;
         }
-        let mut times = Vec::with_capacity(reps);
-        for _ in 0..reps {
-            let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-            let start = self
-                .stream
+        (0..reps).map(|_| Ok(self.timed(&mut launch)?.1)).collect()
+    }
+
+    /// Runs `f` between two CUDA events recorded on the stream; returns
+    /// its result and the milliseconds between the events (the GPU work
+    /// `f` enqueues, and whatever `f` waits for on the host meanwhile).
+    ///
+    /// # Errors
+    /// `f`'s; [`BackendError::Driver`] when an event cannot be recorded or
+    /// timed.
+    pub fn timed<T, E: From<BackendError>>(
+        &self,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(T, f64), E> {
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let event = || {
+            self.stream
                 .record_event(flags)
-                .map_err(driver("recording an event"))?;
-            launch()?;
-            let end = self
-                .stream
-                .record_event(flags)
-                .map_err(driver("recording an event"))?;
-            times.push(start.elapsed_ms(&end).map_err(driver("timing"))? as f64);
-        }
-        Ok(times)
+                .map_err(driver("recording an event"))
+        };
+        let start = event()?;
+        let out = f()?;
+        let end = event()?;
+        let ms = start.elapsed_ms(&end).map_err(driver("timing"))?;
+        Ok((out, f64::from(ms)))
     }
 
     /// Launches the neighbour-sum workload of `query` on `mesh`, resident

@@ -198,6 +198,27 @@ fn with_origin(note: String, gpu: &cuda::CudaBackend) -> String {
 }
 
 impl Backend {
+    /// Runs `f`, timed: by CUDA events around the work it enqueues on the
+    /// GPU ([`cuda::CudaBackend::timed`]), by the wall clock on the CPU
+    /// backend (whose kernels run before their launch returns). Returns
+    /// its result and the milliseconds.
+    ///
+    /// # Errors
+    /// `f`'s; [`BackendError::Driver`] when the GPU's events fail.
+    pub fn timed<T, E: From<BackendError>>(
+        &self,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(T, f64), E> {
+        match self {
+            Backend::Cuda(gpu) => gpu.timed(f),
+            Backend::Cpu(_) => {
+                let t = std::time::Instant::now();
+                let out = f()?;
+                Ok((out, t.elapsed().as_secs_f64() * 1e3))
+            }
+        }
+    }
+
     /// Runs `driver` on this backend's rounds over `mesh` and leaves the
     /// result in `mesh` (the GPU copies it back; `copy_back` turns a failed
     /// copy into the driver's error). When the driver fails, `mesh` still
