@@ -1,11 +1,11 @@
 //! Arrays of words on a backend (`cavity-arrays`): copies of every size
-//! both ways (on the GPU, uploads from `cavity::backend::staging::STAGED_FROM`
+//! both ways (on the GPU, uploads from `cavity::backend::cuda::staging::STAGED_FROM`
 //! bytes go through the pinned staging buffers, in pieces of
 //! `staging::PIECE` bytes; downloads of a prefix too), checked
 //! through a scan that reads them on the device; the compaction of a
 //! bitmask.
 
-use cavity::backend::staging::{PIECE, STAGED_FROM};
+use cavity::backend::cuda::staging::{PIECE, STAGED_FROM};
 use cavity_arrays::Device;
 use cavity_tests::test_backend;
 

@@ -3,11 +3,11 @@
 //! with the reference mesh on every manifold input, and its construction
 //! refuses exactly the non-manifold ones.
 
-use cavity::directed_edges::DirectedEdgesMesh;
 use cavity::reference::ReferenceMesh;
 use cavity::topology::Topology;
 use cavity::{Query, TriMesh};
-use cavity_device::baseline::pde_sum;
+use cavity_bench::directed_edges::DirectedEdgesMesh;
+use cavity_bench_kernels::baseline::pde_sum;
 use cavity_device::block::Scatter;
 use cavity_tests::{any_mesh, fan, grid, reference_row};
 use proptest::prelude::*;

@@ -1,4 +1,4 @@
-//! The CPU backend's deterministic schedule (`cavity::backend::territories`):
+//! The CPU backend's deterministic schedule (`cavity::backend::cpu::territories`):
 //! the dynamic applications (remeshing, Delaunay flips, surface tracking)
 //! give the same mesh, bit for bit, whatever the number of workers and from
 //! run to run, on inputs with open boundaries, holes and patches small
@@ -7,12 +7,13 @@
 
 use cavity::TriMesh;
 use cavity::backend::Backend;
+use cavity::backend::cpu::rounds::refill_host;
+use cavity::backend::cpu::territories;
 use cavity::backend::cpu::{CpuBackend, Schedule};
-use cavity::backend::territories;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::rounds::refill_host;
 use cavity_delaunay::delaunay;
 use cavity_device::dynamic::layout::{NO_PATCH, STASH_SIZE};
+use cavity_device::dynamic::queue;
 use cavity_device::dynamic::{lock, scheduler};
 use cavity_remesh::{Hooks, Layout, RemeshSettings, remesh};
 use cavity_tests::{bundled_mesh, grid, on_workers};
@@ -153,14 +154,11 @@ fn picked_patches_are_spaced_apart_and_alone_in_their_territories() {
     assert!(mesh.num_patches() > 100, "{} patches", mesh.num_patches());
     for salt in [0, 1, 7, 12345] {
         refill_host(&mut mesh, false);
-        let queued = mesh.storage().queue_state[scheduler::COUNT as usize];
+        let queued = mesh.storage().queue_state[queue::COUNT as usize];
         let n = territories::prepare(&mut mesh, salt) as usize;
         assert!(n > 1, "salt {salt}: {n} picked");
         let picked = mesh.storage().queue[..n].to_vec();
-        assert_eq!(
-            mesh.storage().queue_state[scheduler::COUNT as usize],
-            queued
-        );
+        assert_eq!(mesh.storage().queue_state[queue::COUNT as usize], queued);
         let top = (0..mesh.num_patches())
             .reduce(|a, b| {
                 if scheduler::outranks(b, a, salt) {

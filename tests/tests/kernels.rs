@@ -6,8 +6,8 @@
 //! there is no PTX loaded and the test says so.
 
 use cavity::backend::BackendError;
-use cavity::backend::cubin_cache::KernelOrigin;
 use cavity::backend::cuda::CudaBackend;
+use cavity::backend::cuda::cubin_cache::KernelOrigin;
 use cavity_device::block::Block;
 use cavity_device::dynamic::cleanup::Compact;
 use cavity_device::dynamic::layout::RawDynamicMesh;

@@ -16,17 +16,18 @@
 //! `TEST_WORKERS` sets the CPU backend's workers (default 4).
 
 use cavity::TriMesh;
+use cavity::backend::AnyRounds;
+use cavity::backend::cpu::CpuRounds;
 use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{
-    AnyRounds, CpuRounds, ForEach, Rounds, RunError, RunReport, SweepOptions, Update, sweeps,
-    sweeps_at_most, sweeps_with,
+    ForEach, Rounds, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
 };
 use cavity_device::block::Block;
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::smooth::Smoothing;
-use cavity_device::kernel::CavityKernels;
+use cavity_device::dynamic::update::CavityKernels;
 use cavity_device::layout::Kind;
 use cavity_device::operations::{
     CollapseShortEdges, CollapseSmallFaces, DeleteEdgesInBall, DeleteFacesInBall,

@@ -9,7 +9,6 @@ use std::collections::{HashMap, HashSet};
 use cavity::Kind;
 use cavity::attributes::AttributeLayout;
 use cavity::backend::Backend;
-use cavity::backend::max_shared_bytes;
 use cavity::dynamic::NEW_ELEMENT;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::rounds::sweeps;
@@ -116,13 +115,13 @@ fn a_user_kernel_computes_valences() {
     let mesh = jittered(12, &[5, 40, 41]);
     let patched = PatchedMesh::new(&mesh, 16).expect("patches");
     let n = patched.to_input(Kind::Vertex).len();
-    let smem = max_shared_bytes(&patched, Query::VV, Valences::BOUNDS.threads);
+    let smem = patched.query_shared_bytes(Query::VV, Valences::BOUNDS.threads);
     let grid = patched.num_patches();
     let by_handle = match user_backend() {
         Backend::Cpu(cpu) => {
             let mut out = vec![0u32; n];
             let params = (patched.raw(), out.as_mut_ptr() as u64, n as u32);
-            let smem = max_shared_bytes(&patched, Query::VV, 1);
+            let smem = patched.query_shared_bytes(Query::VV, 1);
             // SAFETY: the mesh's arrays and `out` (one entry per vertex
             // handle) live through the call; the shared memory is VV's.
             unsafe { cpu.launch::<Valences>(grid, smem, params) };

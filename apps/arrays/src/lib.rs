@@ -6,7 +6,7 @@
 //! on its stream, the CPU backend the same kernels, one block per rayon
 //! worker), a device-wide exclusive scan and compaction.
 
-use cavity::backend::kernel_args::KernelArgs;
+use cavity::backend::cuda::kernel_args::KernelArgs;
 use cavity::backend::{Backend, BackendError};
 use cavity_arrays_kernels::{
     AddChunkOffsets, BOUNDS, Compact, CountBits, ListBits, ScanChunks, blocks, scan,

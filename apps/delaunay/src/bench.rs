@@ -9,11 +9,13 @@
 
 use cavity::TriMesh;
 use cavity::backend::Backend;
+use cavity::backend::cpu::CpuRounds;
 use cavity::backend::cuda::{CudaBackend, CudaRounds};
-use cavity::bench::{attribute, median};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::patched::PatchedMesh;
-use cavity::rounds::{CpuRounds, Rounds};
+use cavity::rounds::Rounds;
+use cavity_bench::launch::GpuWorkload;
+use cavity_bench::{attribute, median};
 use cavity_device::query::Query;
 
 use crate::serial::flip_serial;
@@ -92,11 +94,11 @@ fn vv_ms(
     reps: usize,
 ) -> Result<f64, Box<dyn std::error::Error>> {
     let patched = PatchedMesh::with_partition(mesh, face_patch, patch_size)?;
-    let dm = gpu.upload_mesh(&patched)?;
+    let workload = GpuWorkload::new(gpu, &patched)?;
     let attr = gpu.upload(&attribute(patched.count(Query::VV.target())))?;
     let mut out = gpu.upload(&vec![0f32; patched.count(Query::VV.source())])?;
     Ok(median(gpu.time(3, reps, || {
-        gpu.neighbor_sum(&patched, &dm, Query::VV, &attr, &mut out)
+        workload.neighbor_sum(Query::VV, &attr, &mut out)
     })?))
 }
 

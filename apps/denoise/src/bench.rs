@@ -11,12 +11,13 @@ use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
+use cavity::backend::AnyRounds;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
-use cavity::bench::median;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
-use cavity::rounds::{AnyRounds, Rounds, RunError};
+use cavity::rounds::{Rounds, RunError};
+use cavity_bench::median;
 
 use crate::{DenoiseAttributes, DenoiseError, DenoiseSettings, declare, denoise, iterate, serial};
 
@@ -184,7 +185,7 @@ pub fn denoise_bench(
         rows.push(row);
     }
     Ok(DenoiseBench {
-        device: cavity::bench::gpu_name(backend),
+        device: cavity_bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{s:?}"),
         rows,

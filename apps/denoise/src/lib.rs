@@ -22,12 +22,13 @@ pub use cavity_denoise_kernels::{DenoiseFilter, DenoiseMove, DenoiseNormals, MIN
 use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeError, AttributeLayout};
+use cavity::backend::AnyRounds;
 use cavity::backend::Backend;
 use cavity::computation::ComputationError;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rings::ForEachRing;
-use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
+use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, OutOfRange, Setting};
 use cavity::{MeshError, TriMesh};
 

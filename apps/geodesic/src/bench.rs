@@ -13,7 +13,7 @@ use std::time::Instant;
 use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
-use cavity::bench::{median, peer_line, run_peer_script};
+use cavity_bench::{median, peer_line, run_peer_script};
 
 use crate::{GeodesicError, GeodesicReport, GeodesicSettings, geodesic_distance};
 
@@ -180,7 +180,7 @@ pub fn geodesic_bench(
         rows.push(row);
     }
     Ok(GeodesicBench {
-        device: cavity::bench::gpu_name(backend),
+        device: cavity_bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{s:?}"),
         rows,

@@ -390,7 +390,7 @@ pub fn geodesic_distance(
             // correct again (at /4: 0.11 s at 16 sweeps and 8 toplesets,
             // 0.24 s at 32 and 16, 0.18 s at 16 and 4).
             let advance = settings.advance();
-            let relax = |r: &mut cavity::rounds::AnyRounds<'_>,
+            let relax = |r: &mut cavity::backend::AnyRounds<'_>,
                          band_end: u32,
                          settling: bool,
                          patches: &[u32]|

@@ -14,12 +14,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cavity::TriMesh;
+use cavity::backend::AnyRounds;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
-use cavity::bench::{median, peer_line, run_peer_script};
 use cavity::dynamic::CapacityFactors;
-use cavity::rounds::{AnyRounds, RunError};
+use cavity::rounds::RunError;
 use cavity::settings::OutOfRange;
+use cavity_bench::{median, peer_line, run_peer_script};
 
 use crate::{FlowMesh, McfAttributes, McfError, McfSettings, smooth, solve_step, start_step};
 
@@ -222,7 +223,7 @@ pub fn mcf_bench(
         rows.push(row);
     }
     Ok(McfBench {
-        device: cavity::bench::gpu_name(backend),
+        device: cavity_bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{s:?}"),
         rows,

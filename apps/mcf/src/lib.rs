@@ -21,11 +21,12 @@ pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual
 use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeError, AttributeLayout};
+use cavity::backend::AnyRounds;
 use cavity::backend::Backend;
 use cavity::computation::ComputationError;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
-use cavity::rounds::{AnyRounds, ForEach, Rounds, RunError};
+use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, OutOfRange, Setting};
 use cavity::topology::{Topology, mean_edge_length_with};
 use cavity::{MeshError, TriMesh};

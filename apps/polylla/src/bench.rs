@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use cavity::backend::Backend;
-use cavity::bench::{gpu_name, median};
+use cavity_bench::{gpu_name, median};
 
 use crate::PolyllaError;
 use crate::device::{Timings, polylla};

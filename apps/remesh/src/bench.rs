@@ -15,7 +15,7 @@ use cavity::TriMesh;
 use cavity::backend::cpu::CpuBackend;
 use cavity::backend::{Backend, GpuSeconds};
 
-use cavity::bench::{median, peer_line, run_peer_script};
+use cavity_bench::{median, peer_line, run_peer_script};
 
 /// A peer remesher's run: its time and output statistics, or why it did
 /// not run.
@@ -123,7 +123,7 @@ pub fn remesh_bench(
         rows.push(row);
     }
     Ok(RemeshBench {
-        device: cavity::bench::gpu_name(backend),
+        device: cavity_bench::gpu_name(backend),
         cpu: cpu.name(),
         settings: format!("{:?}", s.settings),
         rows,

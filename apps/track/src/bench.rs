@@ -10,7 +10,7 @@ use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity_remesh::Layout;
 
-use cavity::bench::median;
+use cavity_bench::median;
 
 /// One grid of the benchmark.
 #[derive(Clone, Debug)]
@@ -81,7 +81,7 @@ pub fn track_bench(
         rows.push(row);
     }
     Ok(TrackBench {
-        device: cavity::bench::gpu_name(backend),
+        device: cavity_bench::gpu_name(backend),
         cpu: cpu.name(),
         rows,
     })

@@ -16,7 +16,7 @@
 use std::time::Instant;
 
 use cavity::backend::Backend;
-use cavity::bench::{gpu_name, median};
+use cavity_bench::{gpu_name, median};
 
 use crate::VolumeError;
 use crate::boundary::{boundary, boundary_serial, smooth, smooth_serial};

@@ -15,18 +15,16 @@
 //!
 //! The host launches a kernel by its type, never by a name string, and
 //! passes [`Kernel::Params`], plain data (`bytemuck::Pod` on the host:
-//! numbers, device addresses as `u64`, `repr(C)` structs of them). A
-//! cavity application gets its update and survey kernels from
-//! [`cavity_kernels!`](macro@crate::cavity_kernels) ([`CavityKernels`], [`UpdateKernel`],
-//! [`SurveyKernel`]).
-
-use core::marker::PhantomData;
+//! numbers, device addresses as `u64`, `repr(C)` structs of them). The
+//! kernels of the programming model are declared with the concept they
+//! run: a cavity application's update and survey kernels by
+//! [`cavity_kernels!`](macro@crate::cavity_kernels)
+//! ([`crate::dynamic::update`]), a per-element computation's by
+//! [`element_kernels!`](macro@crate::element_kernels)
+//! ([`crate::dynamic::compute`]), a ring computation's by
+//! [`ring_kernels!`](macro@crate::ring_kernels) ([`crate::dynamic::ring`]).
 
 use crate::block::{Block, SharedArena};
-use crate::dynamic::cavity::CavityApp;
-use crate::dynamic::layout::RawDynamicMesh;
-use crate::dynamic::patch::DynMesh;
-use crate::dynamic::update;
 
 /// CUDA's `__launch_bounds__`: at most `threads` threads per block (the
 /// host launches exactly that many) and at least `min_blocks` resident
@@ -93,7 +91,8 @@ pub trait PlainData: Copy {}
 #[cfg(target_arch = "nvptx64")]
 impl<T: Copy> PlainData for T {}
 
-/// A kernel declared by [`kernel!`](macro@crate::kernel) (or, for a cavity application, by
+/// A kernel declared by [`kernel!`](macro@crate::kernel) (or by the
+/// programming model's declarations, such as
 /// [`cavity_kernels!`](macro@crate::cavity_kernels)).
 ///
 /// # Safety
@@ -209,104 +208,4 @@ macro_rules! kernel {
     (#[$($first:tt)*] $($rest:tt)*) => {
         $crate::kernel!(@declare [target_arch = "nvptx64"] #[$($first)*] $($rest)*);
     };
-}
-
-/// A cavity application with GPU kernels: its update round
-/// ([`UpdateKernel`]) and survey ([`SurveyKernel`]), parameters
-/// `(RawDynamicMesh, salt, application)`.
-///
-/// # Safety
-/// [`CavityKernels::UPDATE`] and [`CavityKernels::SURVEY`] name entry
-/// points with those parameters that run those bodies: implement it with
-/// [`cavity_kernels!`](macro@crate::cavity_kernels) only.
-pub unsafe trait CavityKernels: CavityApp + PlainData + Send + Sync + 'static {
-    /// The update kernel's entry name.
-    const UPDATE: &'static str;
-    /// The survey kernel's entry name.
-    const SURVEY: &'static str;
-}
-
-/// The update round of cavity application `A` (`dynamic::update`): each
-/// block takes queued patches until the round's share is taken.
-///
-/// # Safety
-/// The mesh describes live arrays of a dynamic mesh; dynamic shared memory
-/// is `dynamic::update::shared_bytes::<A>(&mesh.cap, threads)`.
-pub struct UpdateKernel<A>(PhantomData<fn() -> A>);
-
-/// The survey between sweeps of cavity application `A`: one block per
-/// patch slot in use (`dynamic::update::survey`).
-///
-/// # Safety
-/// As for [`UpdateKernel`].
-pub struct SurveyKernel<A>(PhantomData<fn() -> A>);
-
-// SAFETY: `A::UPDATE` is such an entry (`CavityKernels`).
-unsafe impl<A: CavityKernels> Kernel for UpdateKernel<A> {
-    const NAME: &'static str = A::UPDATE;
-    const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
-    const HOST_ZEROED_SHARED: bool = true;
-    type Params = (RawDynamicMesh, u32, A);
-
-    #[inline(always)]
-    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, salt, app): Self::Params) {
-        // SAFETY: the kernel's contract.
-        let m = unsafe { DynMesh::new(&mesh) };
-        while update::update(launch.block, launch.arena, &m, &app, salt) {
-            // SAFETY: the windows of the patch just processed are not used
-            // again.
-            unsafe { launch.arena.reset() };
-        }
-    }
-}
-
-// SAFETY: `A::SURVEY` is such an entry (`CavityKernels`).
-unsafe impl<A: CavityKernels> Kernel for SurveyKernel<A> {
-    const NAME: &'static str = A::SURVEY;
-    const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
-    const HOST_ZEROED_SHARED: bool = false;
-    type Params = (RawDynamicMesh, u32, A);
-
-    #[inline(always)]
-    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, salt, app): Self::Params) {
-        // SAFETY: the kernel's contract.
-        let m = unsafe { DynMesh::new(&mesh) };
-        update::survey(launch.block, launch.arena, &m, &app, launch.block_idx, salt);
-    }
-}
-
-/// Declares cavity applications' GPU kernels: for each type (a
-/// [`CavityApp`], plain `repr(C)` data, `bytemuck::Pod` on the host), the
-/// [`CavityKernels`] implementation and, on `nvptx64`, the entry points
-/// `CRATE_UpdateName` and `CRATE_SurveyName` of [`UpdateKernel`] and
-/// [`SurveyKernel`].
-#[macro_export]
-macro_rules! cavity_kernels {
-    (@core $($app:ident),+ $(,)?) => {
-        $crate::cavity_kernels!(
-            @declare [all(target_arch = "nvptx64", feature = "core-entries")] $($app),+
-        );
-    };
-    ($($app:ident),+ $(,)?) => {
-        $crate::cavity_kernels!(@declare [target_arch = "nvptx64"] $($app),+);
-    };
-    (@declare [$cfg:meta] $($app:ident),+) => {$(
-        // SAFETY: the entry points below take the update and survey
-        // kernels' parameters and run their bodies.
-        unsafe impl $crate::kernel::CavityKernels for $app {
-            const UPDATE: &'static str = $crate::kernel!(@name concat!("Update", stringify!($app)));
-            const SURVEY: &'static str = $crate::kernel!(@name concat!("Survey", stringify!($app)));
-        }
-
-        $crate::kernel!(
-            @entry [$cfg] $crate::kernel!(@name concat!("Update", stringify!($app))),
-            $crate::kernel::UpdateKernel<$app>,
-            (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
-        );
-        $crate::kernel!(
-            @entry [$cfg] $crate::kernel!(@name concat!("Survey", stringify!($app))),
-            $crate::kernel::SurveyKernel<$app>,
-            (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
-        );
-    )+};
 }

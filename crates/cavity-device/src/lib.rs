@@ -15,16 +15,15 @@
 )]
 
 pub mod attribute;
-pub mod baseline;
 pub mod block;
 pub mod dynamic;
 pub mod eigen;
+pub mod export;
 pub mod flip;
 pub mod kernel;
 pub mod layout;
 pub mod operations;
 pub mod query;
-pub mod workload;
 
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]

@@ -20,8 +20,7 @@
 //!   (`apps/`): Delaunay edge flips (`cavity_delaunay`), vertex normals
 //!   (`cavity_normals`), isotropic remeshing (`cavity_remesh`) and surface
 //!   tracking (`cavity_track`).
-//! - [`reference`](mod@reference): a plain serial mesh, the tests' oracle;
-//!   [`bench`](mod@bench): the benchmarks behind `cavity bench`.
+//! - [`reference`](mod@reference): a plain serial mesh, the tests' oracle.
 //! - Errors name the library's settings ([`settings::Setting`]); a front
 //!   end maps them to its own options.
 //!
@@ -65,17 +64,16 @@
 
 pub mod attributes;
 pub mod backend;
-pub mod bench;
 pub mod components;
 pub mod computation;
 pub mod defects;
-pub mod directed_edges;
 pub mod dynamic;
 pub mod io;
 pub mod mesh;
 pub mod normalize;
 pub mod patched;
 pub mod patcher;
+pub mod query_result;
 pub mod reference;
 pub mod rings;
 pub mod rounds;
@@ -86,3 +84,4 @@ pub use cavity_device::layout::Kind;
 pub use cavity_device::query::Query;
 pub use mesh::{MeshError, TriMesh};
 pub use patched::{PatchStats, PatchedMesh};
+pub use query_result::QueryResult;

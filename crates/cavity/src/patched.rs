@@ -18,6 +18,7 @@ use cavity_device::layout::{
     FE_REVERSED, Kind, MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, MAX_LOCAL_FACES, PatchInfo, PatchMesh,
     RawPatchMesh, ribbon_entry,
 };
+use cavity_device::query::Query;
 
 use crate::TriMesh;
 use crate::patcher::{self, Partition, PatchError};
@@ -462,6 +463,16 @@ impl PatchedMesh {
     /// Number of patches.
     pub fn num_patches(&self) -> u32 {
         self.patches.len() as u32
+    }
+
+    /// The dynamic shared memory `query`'s kernels need for the largest
+    /// patch with `block_dim` threads per block, in bytes.
+    pub fn query_shared_bytes(&self, query: Query, block_dim: u32) -> usize {
+        self.patches
+            .iter()
+            .map(|p| cavity_device::query::shared_bytes(p, query, block_dim))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Element count of `kind`.

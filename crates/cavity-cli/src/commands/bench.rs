@@ -31,7 +31,7 @@ pub(crate) fn bench_queries(
     };
     let backend = backend(common.device)?;
     let pb = spinner();
-    let bench = cavity::bench::queries(&mesh, common.patch_size, &backend, reps, |m| {
+    let bench = cavity_bench::queries(&mesh, common.patch_size, &backend, reps, |m| {
         pb.set_message(m.to_string())
     })?;
     pb.finish_and_clear();

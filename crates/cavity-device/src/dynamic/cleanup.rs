@@ -11,7 +11,7 @@
 //!    cleared; patches that did not change and whose ribbon the calibration
 //!    left alone are skipped; `NAMED` is cleared (the neighbours that
 //!    copied from a patch dropped the copies they do not need); the
-//!    scheduler's round is closed (`scheduler::close_round`). Slots freed
+//!    scheduler's round is closed (`queue::close_round`). Slots freed
 //!    here are reused from the next round on: nothing names them any more.
 
 use crate::block::{Block, Shared, SharedArena};
@@ -22,7 +22,7 @@ use super::hash::{self, RIBBON};
 use super::layout::RawDynamicMesh;
 use super::layout::{COUNT_STASH, Capacity, NO_PATCH, STASH_SIZE, flag, stat};
 use super::patch::{DynMesh, PatchCopy};
-use super::scheduler;
+use super::queue;
 
 /// Longest ownership chain the cleanup follows (a round moves an element at
 /// most once, so one forwarding hop is the most a round leaves).
@@ -190,7 +190,7 @@ fn compact_windows(arena: &mut SharedArena, cap: &Capacity, _threads: u32) -> Co
 pub fn compact<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, p: u32) {
     let cap = mesh.cap;
     if p == 0 && block.thread_idx() == 0 {
-        scheduler::close_round(mesh.queue_state);
+        queue::close_round(mesh.queue_state);
     }
     let flags = mesh.flags.load(p);
     if flags & flag::NAMED != 0 && block.thread_idx() == 0 {

@@ -343,7 +343,7 @@ impl Capacity {
 ///   `face_attrs[p × F × A_F..]`: the attribute words of each patch slot,
 ///   word `i` of local element `l` at `i × V + l` (`V`, `E`, `F` the
 ///   capacities; [`Capacity::attr_index`]; see `crate::attribute`);
-/// - `queue[..patches]`, `queue_state[..scheduler::STATE_WORDS]`: the
+/// - `queue[..patches]`, `queue_state[..queue::STATE_WORDS]`: the
 ///   scheduler's ring buffer, its counters, the patch slots in use and the
 ///   round's share (see [`super::scheduler`]);
 /// - `stats[..stat::COUNT]`: global counters.

@@ -15,7 +15,7 @@ use super::global::GlobalU32;
 pub const FREE: u32 = 0;
 /// The lock word of a patch that no block may take in this round: the CPU
 /// backend's deterministic schedule leaves free only the patches it gives
-/// to a block (`cavity::backend::territories`), so that no lock is ever
+/// to a block (`cavity::backend::cpu::territories`), so that no lock is ever
 /// contended and a round's outcome does not depend on timing. A block
 /// working on patch `me` holds `me + 1 < RESERVED`.
 pub const RESERVED: u32 = u32::MAX;

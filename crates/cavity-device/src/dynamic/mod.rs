@@ -13,6 +13,7 @@ pub mod layout;
 pub mod lock;
 pub mod migrate;
 pub mod patch;
+pub mod queue;
 pub mod reduce;
 pub mod ring;
 pub mod scheduler;

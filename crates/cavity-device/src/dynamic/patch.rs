@@ -12,7 +12,7 @@ use super::hash::{self, Slots};
 use super::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, NO_PATCH, RawDynamicMesh, STASH_SIZE, flag,
 };
-use super::{lock, scheduler};
+use super::{lock, queue};
 
 /// The global arrays of the dynamic mesh, typed (see [`RawDynamicMesh`]).
 #[derive(Clone, Copy)]
@@ -128,7 +128,7 @@ impl DynMesh {
     #[inline(always)]
     pub fn enqueue(&self, p: u32) {
         self.flags.fetch_or(p, flag::QUEUED);
-        scheduler::push(self.queue, self.queue_state, self.cap.patches, p);
+        queue::push(self.queue, self.queue_state, self.cap.patches, p);
     }
 
     /// Whether patch `q` competes in this round: queued, or locked (being

@@ -10,82 +10,16 @@
 //! The scheduler avoids processing neighbouring patches in the same round
 //! (section 4.3): a dequeued patch that a competing neighbour outranks in
 //! the round is enqueued again untouched ([`outranks`]), so blocks seldom
-//! wait for a lock and the locks can be impatient.
-//!
-//! `state[0]` counts queued patches, `state[1]` and `state[2]` are the
-//! front and back positions (modulo the queue's length); a slot holds
-//! [`NO_PATCH`] while empty. `state[3]` is the number of patch slots in use
-//! (patch slicing takes the next one). `state[4]` is the round's share,
-//! the patches queued when it began, and `state[5]` counts the dequeues
-//! the round tried: a round dequeues at most its share, as if it had
-//! exactly one block per queued patch, whatever its block count (the host
-//! launches a round before it knows how many patches the previous one left
-//! queued: `rounds::Rounds::runs_ahead` in the host crate).
+//! wait for a lock and the locks can be impatient. The queue itself is
+//! [`super::queue`].
 
 use crate::block::{Block, SharedArena, scan_scratch_len};
 use crate::kernel::DYNAMIC_BOUNDS;
 
-use super::global::GlobalU32;
 use super::layout::RawDynamicMesh;
 use super::layout::{NO_PATCH, flag, stat};
 use super::patch::DynMesh;
-
-/// Index of the queued-patch count in the queue state.
-pub const COUNT: u32 = 0;
-/// Index of the number of patch slots in use in the queue state.
-pub const PATCHES: u32 = 3;
-/// Words of the queue state.
-pub const STATE_WORDS: u32 = 6;
-const FRONT: u32 = 1;
-const BACK: u32 = 2;
-/// Index of the round's share (patches queued when the round began).
-const SHARE: u32 = 4;
-/// Index of the dequeues the round tried.
-const TRIED: u32 = 5;
-
-/// Enqueues `patch`. The queue's length must exceed the number of patches
-/// queued at once (one slot per patch slot suffices).
-#[inline(always)]
-pub fn push(queue: GlobalU32, state: GlobalU32, len: u32, patch: u32) {
-    state.fetch_add(COUNT, 1);
-    let pos = state.fetch_add(BACK, 1) % len;
-    // The slot is empty unless a slow dequeue of the previous lap still
-    // holds it; wait for it.
-    while queue.compare_exchange(pos, NO_PATCH, patch) != NO_PATCH {
-        core::hint::spin_loop();
-    }
-}
-
-/// Dequeues a patch, or `None` when the queue is empty or the round tried
-/// as many dequeues as its share.
-#[inline(always)]
-pub fn pop(queue: GlobalU32, state: GlobalU32, len: u32) -> Option<u32> {
-    if state.fetch_add(TRIED, 1) >= state.load(SHARE) {
-        return None;
-    }
-    let before = state.fetch_add(COUNT, u32::MAX);
-    if before == 0 || before > i32::MAX as u32 {
-        state.fetch_add(COUNT, 1);
-        return None;
-    }
-    let pos = state.fetch_add(FRONT, 1) % len;
-    loop {
-        let p = queue.swap(pos, NO_PATCH);
-        if p != NO_PATCH {
-            return Some(p);
-        }
-        // The matching enqueue has counted itself but not written yet.
-        core::hint::spin_loop();
-    }
-}
-
-/// Ends a round (one thread, no update running): the next round's share
-/// is the patches queued now.
-#[inline(always)]
-pub fn close_round(state: GlobalU32) {
-    state.store(SHARE, state.load(COUNT));
-    state.store(TRIED, 0);
-}
+use super::queue;
 
 /// Shared memory of [`refill`] in bytes, for `threads` threads.
 pub fn refill_shared_bytes(threads: u32) -> usize {
@@ -135,10 +69,7 @@ pub fn refill<B: Block>(block: &B, arena: &mut SharedArena, mesh: &DynMesh, chan
         mesh.queue.store(queued + i, NO_PATCH);
     });
     if t == 0 {
-        let state = mesh.queue_state;
-        for (i, v) in [queued, 0, queued, n, queued, 0].into_iter().enumerate() {
-            state.store(i as u32, v);
-        }
+        queue::reset(mesh.queue_state, queued, n);
         // The computations' count is the host's to take
         // (`Rounds::take_count`): a refill keeps it.
         for i in (0..stat::COUNT).filter(|&i| i != stat::COUNTED) {

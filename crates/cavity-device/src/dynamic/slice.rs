@@ -30,7 +30,7 @@ use super::hash::{self, RIBBON};
 use super::layout::RawDynamicMesh;
 use super::layout::{COUNT_STASH, Capacity, LOCAL_BITS, NO_PATCH, flag, stat};
 use super::patch::{DynMesh, PatchCopy};
-use super::scheduler;
+use super::queue;
 
 /// Lloyd iterations (seed placement, then this many assignments).
 pub const LLOYD_ITERATIONS: u32 = 3;
@@ -194,7 +194,7 @@ fn search<B: Block>(
 
 /// Slices patch `p` when it is flagged [`flag::SLICE`] (one block per
 /// patch; see the module documentation). The new patch takes the next
-/// patch slot (`queue_state[scheduler::PATCHES]`) and the declined marks
+/// patch slot (`queue_state[queue::PATCHES]`) and the declined marks
 /// of the moved seeds of kind `seed` (the kind of the application whose
 /// round flagged `p`; `split_declined`); both patches are flagged
 /// `DIRTY | CHANGED` and enqueued. Sets `stat::FATAL` to
@@ -355,14 +355,12 @@ fn split_declined<B: Block>(block: &B, mesh: &DynMesh, w: &Windows, seed: Kind) 
 /// `spare`.
 #[inline(always)]
 fn claim_slot(mesh: &DynMesh, spare: u32) -> Option<u32> {
-    let mut n = mesh.queue_state.load(scheduler::PATCHES);
+    let mut n = mesh.queue_state.load(queue::PATCHES);
     loop {
         if n + spare >= mesh.cap.patches {
             return None;
         }
-        let seen = mesh
-            .queue_state
-            .compare_exchange(scheduler::PATCHES, n, n + 1);
+        let seen = mesh.queue_state.compare_exchange(queue::PATCHES, n, n + 1);
         if seen == n {
             return Some(n);
         }

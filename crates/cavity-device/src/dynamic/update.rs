@@ -8,17 +8,21 @@
 //! lost is enqueued again for the next round; the host runs the cleanup
 //! kernels between rounds and relaunches until the queue is empty.
 
+use core::marker::PhantomData;
+
 use crate::block::{Block, SharedArena};
+use crate::kernel::{DYNAMIC_BOUNDS, Kernel, Launch, LaunchBounds, PlainData};
 
 use super::cavity::{
     self, CTL_CHANGED, CTL_DEFERRED, CTL_FATAL, CTL_FILLED, CTL_NO_ROOM, CTL_OK, CTL_PATCH,
     CTL_TAKEN, CTL_WAITING, CavityApp, Ctx, NONE, Work,
 };
 use super::global::fence;
-use super::layout::{Capacity, NO_PATCH, STASH_SIZE, flag, stat};
+use super::layout::{Capacity, NO_PATCH, RawDynamicMesh, STASH_SIZE, flag, stat};
 use super::lock;
 use super::migrate::{self, Expansion, Migration, Needs};
 use super::patch::{DynMesh, PatchCopy};
+use super::queue;
 use super::scheduler;
 
 /// Shared memory of [`update`] for capacity `cap`, template seed kind of
@@ -183,7 +187,7 @@ pub fn update<B: Block, A: CavityApp>(
         let p = if mesh.failed() {
             NONE
         } else {
-            scheduler::pop(mesh.queue, mesh.queue_state, qlen).unwrap_or(NONE)
+            queue::pop(mesh.queue, mesh.queue_state, qlen).unwrap_or(NONE)
         };
         work.ctl.set(CTL_PATCH, p);
         for i in [
@@ -408,4 +412,104 @@ pub fn update<B: Block, A: CavityApp>(
         lock::unlock(mesh.locks, p);
     }
     true
+}
+
+/// A cavity application with GPU kernels: its update round
+/// ([`UpdateKernel`]) and survey ([`SurveyKernel`]), parameters
+/// `(RawDynamicMesh, salt, application)`.
+///
+/// # Safety
+/// [`CavityKernels::UPDATE`] and [`CavityKernels::SURVEY`] name entry
+/// points with those parameters that run those bodies: implement it with
+/// [`cavity_kernels!`](macro@crate::cavity_kernels) only.
+pub unsafe trait CavityKernels: CavityApp + PlainData + Send + Sync + 'static {
+    /// The update kernel's entry name.
+    const UPDATE: &'static str;
+    /// The survey kernel's entry name.
+    const SURVEY: &'static str;
+}
+
+/// The update round of cavity application `A` ([`update`]): each
+/// block takes queued patches until the round's share is taken.
+///
+/// # Safety
+/// The mesh describes live arrays of a dynamic mesh; dynamic shared memory
+/// is [`shared_bytes`]`::<A>(&mesh.cap, threads)`.
+pub struct UpdateKernel<A>(PhantomData<fn() -> A>);
+
+/// The survey between sweeps of cavity application `A`: one block per
+/// patch slot in use ([`survey`]).
+///
+/// # Safety
+/// As for [`UpdateKernel`].
+pub struct SurveyKernel<A>(PhantomData<fn() -> A>);
+
+// SAFETY: `A::UPDATE` is such an entry (`CavityKernels`).
+unsafe impl<A: CavityKernels> Kernel for UpdateKernel<A> {
+    const NAME: &'static str = A::UPDATE;
+    const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
+    const HOST_ZEROED_SHARED: bool = true;
+    type Params = (RawDynamicMesh, u32, A);
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, salt, app): Self::Params) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        while update(launch.block, launch.arena, &m, &app, salt) {
+            // SAFETY: the windows of the patch just processed are not used
+            // again.
+            unsafe { launch.arena.reset() };
+        }
+    }
+}
+
+// SAFETY: `A::SURVEY` is such an entry (`CavityKernels`).
+unsafe impl<A: CavityKernels> Kernel for SurveyKernel<A> {
+    const NAME: &'static str = A::SURVEY;
+    const BOUNDS: LaunchBounds = DYNAMIC_BOUNDS;
+    const HOST_ZEROED_SHARED: bool = false;
+    type Params = (RawDynamicMesh, u32, A);
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, (mesh, salt, app): Self::Params) {
+        // SAFETY: the kernel's contract.
+        let m = unsafe { DynMesh::new(&mesh) };
+        survey(launch.block, launch.arena, &m, &app, launch.block_idx, salt);
+    }
+}
+
+/// Declares cavity applications' GPU kernels: for each type (a
+/// [`CavityApp`], plain `repr(C)` data, `bytemuck::Pod` on the host), the
+/// [`CavityKernels`] implementation and, on `nvptx64`, the entry points
+/// `CRATE_UpdateName` and `CRATE_SurveyName` of [`UpdateKernel`] and
+/// [`SurveyKernel`].
+#[macro_export]
+macro_rules! cavity_kernels {
+    (@core $($app:ident),+ $(,)?) => {
+        $crate::cavity_kernels!(
+            @declare [all(target_arch = "nvptx64", feature = "core-entries")] $($app),+
+        );
+    };
+    ($($app:ident),+ $(,)?) => {
+        $crate::cavity_kernels!(@declare [target_arch = "nvptx64"] $($app),+);
+    };
+    (@declare [$cfg:meta] $($app:ident),+) => {$(
+        // SAFETY: the entry points below take the update and survey
+        // kernels' parameters and run their bodies.
+        unsafe impl $crate::dynamic::update::CavityKernels for $app {
+            const UPDATE: &'static str = $crate::kernel!(@name concat!("Update", stringify!($app)));
+            const SURVEY: &'static str = $crate::kernel!(@name concat!("Survey", stringify!($app)));
+        }
+
+        $crate::kernel!(
+            @entry [$cfg] $crate::kernel!(@name concat!("Update", stringify!($app))),
+            $crate::dynamic::update::UpdateKernel<$app>,
+            (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
+        );
+        $crate::kernel!(
+            @entry [$cfg] $crate::kernel!(@name concat!("Survey", stringify!($app))),
+            $crate::dynamic::update::SurveyKernel<$app>,
+            (mesh: $crate::dynamic::layout::RawDynamicMesh, salt: u32, app: $app)
+        );
+    )+};
 }

@@ -1,14 +1,17 @@
-//! Backends that run the patch kernels: the GPU (embedded PTX through
-//! cudarc) and the CPU backend (the same kernels, one patch per rayon worker).
-//! `--device auto|cuda|cpu`: auto takes the GPU when a driver and a device
-//! exist and says which it chose.
+//! Backends that run the patch kernels: the GPU ([`cuda`]: embedded PTX
+//! through cudarc) and the CPU backend ([`cpu`]: the same kernels, one
+//! patch per rayon worker), behind [`Backend`]; [`AnyRounds`] is the
+//! dynamic rounds of either ([`rounds`]). `--device auto|cuda|cpu`: auto
+//! takes the GPU when a driver and a device exist and says which it chose.
 
 pub mod cpu;
-pub mod cubin_cache;
 pub mod cuda;
-pub mod kernel_args;
-pub mod staging;
-pub mod territories;
+pub mod error;
+pub mod rounds;
+
+pub use cuda::GpuSeconds;
+pub use error::BackendError;
+pub use rounds::AnyRounds;
 
 use std::fmt;
 use std::str::FromStr;
@@ -16,13 +19,13 @@ use std::str::FromStr;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::compute::ElementComputation;
 use cavity_device::dynamic::layout::Capacity;
-use cavity_device::layout::Kind;
 use cavity_device::query::Query;
 
 use crate::dynamic::DynamicMesh;
 use crate::patched::PatchedMesh;
-use crate::rounds::{AnyRounds, CpuRounds, RunError};
-use crate::settings::{NamesSettings, Setting};
+use crate::query_result::QueryResult;
+use crate::rounds::RunError;
+use cpu::CpuRounds;
 
 /// Which backend to use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,72 +57,6 @@ impl FromStr for DeviceChoice {
     }
 }
 
-/// Errors of the backends.
-#[derive(Debug, thiserror::Error)]
-pub enum BackendError {
-    /// No usable CUDA driver or device.
-    #[error("no CUDA device available: {0}")]
-    NoCuda(String),
-    /// This build has no GPU kernels: the toolchain that built it could not
-    /// build PTX (the reason says what it lacked). Fix: install what it
-    /// names, then rebuild (`cargo clean -p cavity` first, or touch
-    /// `crates/cavity-device`).
-    #[error("this build has no GPU kernels: {0}; then rebuild (cargo clean -p cavity)")]
-    NoKernels(&'static str),
-    /// No loaded PTX module has the kernel. Fix: add the PTX of the kernel
-    /// crate that declares it (`CudaBackend::add_kernels`); the device
-    /// crate's own kernels are in its PTX only with its `core-entries`
-    /// feature (the default).
-    #[error(
-        "no loaded PTX has kernel {0}: add the PTX of the kernel crate that declares it (the device crate's own kernels need its core-entries feature)"
-    )]
-    NoSuchKernel(&'static str),
-    /// A kernel of the loaded PTX takes other parameters than its
-    /// declaration (`cavity_device::kernel!`) in this build says: the PTX
-    /// was built from other sources. Fix: rebuild the kernel crate's PTX
-    /// with this build (`cargo clean -p cavity`, or the crate's own build).
-    #[error(
-        "kernel {kernel} of the PTX takes parameters of {found:?} bytes, its declaration {declared:?}: the PTX was built from other sources; rebuild it"
-    )]
-    KernelSignature {
-        /// The kernel's entry name.
-        kernel: &'static str,
-        /// The declared parameters' sizes in bytes (zero-sized ones left out).
-        declared: Vec<usize>,
-        /// The entry point's parameter sizes in bytes.
-        found: Vec<usize>,
-    },
-    /// A CUDA driver call failed.
-    #[error("CUDA error while {what}: {source}")]
-    Driver {
-        /// What was being done.
-        what: &'static str,
-        /// The driver's error.
-        source: cudarc::driver::DriverError,
-    },
-    /// A patch needs more shared memory than the device gives a block.
-    #[error(
-        "a patch needs {needed} bytes of shared memory for kernel {kernel}, the device allows {limit}; lower the patch size"
-    )]
-    SharedMemory {
-        /// Bytes needed by the largest patch.
-        needed: usize,
-        /// The device's per-block limit.
-        limit: usize,
-        /// The kernel (its entry name).
-        kernel: &'static str,
-    },
-}
-
-impl NamesSettings for BackendError {
-    fn settings(&self) -> Vec<Setting> {
-        match self {
-            BackendError::SharedMemory { .. } => vec![Setting::PATCH_SIZE],
-            _ => Vec::new(),
-        }
-    }
-}
-
 /// A backend ready to run kernels.
 pub enum Backend {
     /// The CPU backend.
@@ -144,48 +81,6 @@ pub struct OnRounds<T> {
     pub device: String,
     /// On the GPU, where the time went.
     pub gpu_seconds: Option<GpuSeconds>,
-}
-
-/// Where the time of a GPU run of rounds went, in seconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct GpuSeconds {
-    /// In the update, calibration and compaction kernels of all rounds
-    /// (CUDA events around each launch).
-    pub kernels: [f64; 3],
-    /// Allocating the dynamic mesh on the device and uploading it (wall
-    /// clock).
-    pub upload: f64,
-    /// Copying the mesh back, summed over every copy (wall clock).
-    pub copy_back: f64,
-}
-
-/// A query's result over all owned source elements, by source handle:
-/// row `h` is `values[offsets[h]..offsets[h + 1]]`, in global handles.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QueryResult {
-    /// `n + 1` row offsets.
-    pub offsets: Vec<u32>,
-    /// Concatenated rows.
-    pub values: Vec<u32>,
-}
-
-impl QueryResult {
-    /// Row of source handle `h`.
-    pub fn row(&self, h: u32) -> &[u32] {
-        &self.values[self.offsets[h as usize] as usize..self.offsets[h as usize + 1] as usize]
-    }
-
-    /// Builds offsets from per-source counts.
-    pub(crate) fn offsets_of(counts: &[u32]) -> Vec<u32> {
-        let mut offsets = Vec::with_capacity(counts.len() + 1);
-        let mut sum = 0u32;
-        offsets.push(0);
-        for &c in counts {
-            sum += c;
-            offsets.push(sum);
-        }
-        offsets
-    }
 }
 
 /// `note` followed by the GPU kernels' compilation when it happened in
@@ -358,27 +253,4 @@ impl Backend {
             Backend::Cuda(gpu) => gpu.add_kernels(ptx).map(|_| ()),
         }
     }
-}
-
-/// Largest shared-memory size `query` needs over the patches with
-/// `block_dim` threads.
-pub fn max_shared_bytes(mesh: &PatchedMesh, query: Query, block_dim: u32) -> usize {
-    mesh.patches
-        .iter()
-        .map(|p| cavity_device::query::shared_bytes(p, query, block_dim))
-        .max()
-        .unwrap_or(0)
-}
-
-/// Element count of the query's source kind.
-fn sources(mesh: &PatchedMesh, query: Query) -> usize {
-    mesh.count(query.source())
-}
-
-/// Vertex positions of `mesh` in vertex-handle order (3 floats each).
-pub fn positions_by_handle(mesh: &PatchedMesh, positions: &[[f32; 3]]) -> Vec<f32> {
-    mesh.to_input(Kind::Vertex)
-        .iter()
-        .flat_map(|&v| positions[v as usize])
-        .collect()
 }

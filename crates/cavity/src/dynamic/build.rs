@@ -10,7 +10,7 @@ use cavity_device::dynamic::layout::{
     COUNT_STASH, COUNT_WORDS, Capacity, ELEMENT_INPUT_INDEX, INPUT_INDEX_ATTR, MAX_CAPACITY,
     NO_PATCH, STASH_SIZE, stat,
 };
-use cavity_device::dynamic::scheduler;
+use cavity_device::dynamic::queue;
 use cavity_device::layout::{Kind, ribbon_owner};
 
 use crate::topology::Topology;
@@ -204,10 +204,10 @@ impl DynamicMesh {
             edge_attrs: vec![0; cap.attr_words(Kind::Edge) as usize * n],
             face_attrs: vec![0; cap.attr_words(Kind::Face) as usize * n],
             queue: vec![NO_PATCH; n],
-            queue_state: vec![0; scheduler::STATE_WORDS as usize],
+            queue_state: vec![0; queue::STATE_WORDS as usize],
             stats: vec![0; stat::COUNT as usize],
         };
-        out.queue_state[scheduler::PATCHES as usize] = num_patches;
+        out.queue_state[queue::PATCHES as usize] = num_patches;
         // Every slot in parallel: its hash tables and stash filled empty
         // (the other arrays start zeroed), then the patch in use copied.
         let failed = out

@@ -10,7 +10,7 @@ use cavity_device::layout::Kind;
 use cavity_device::query::Query;
 
 use crate::TriMesh;
-use crate::backend::QueryResult;
+use crate::query_result::QueryResult;
 
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
 

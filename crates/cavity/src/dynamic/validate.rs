@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use cavity_device::dynamic::hash::{self, EMPTY};
 use cavity_device::dynamic::layout::STASH_SIZE;
-use cavity_device::dynamic::scheduler;
+use cavity_device::dynamic::queue;
 use cavity_device::layout::{FE_REVERSED, Kind};
 
 use crate::reference::UnionFind;
@@ -58,7 +58,7 @@ impl DynamicMesh {
                 },
             );
         }
-        let counted = self.queue_state[scheduler::PATCHES as usize];
+        let counted = self.queue_state[queue::PATCHES as usize];
         if counted != self.num_patches {
             return fail(
                 self.num_patches.saturating_sub(1),

@@ -1,11 +1,11 @@
 //! Host construction of the Directed Edges arrays that the PDE baseline of
 //! the query benchmark walks (RXMesh section 7; Campagna et al. 1998).
-//! See [`cavity_device::baseline::DirectedEdges`] for the layout.
+//! See [`cavity_bench_kernels::baseline::DirectedEdges`] for the layout.
 
-use cavity_device::baseline::{DirectedEdges, NO_HALF_EDGE};
+use cavity_bench_kernels::baseline::{DirectedEdges, NO_HALF_EDGE};
 
-use crate::TriMesh;
-use crate::topology::Topology;
+use cavity::TriMesh;
+use cavity::topology::Topology;
 
 /// Owned Directed Edges arrays of a manifold mesh in input numbering.
 #[derive(Clone, Debug)]

@@ -1,8 +1,9 @@
-//! Per-element computations run through the query model by the tests and
-//! benchmarks: exporting a query's full result, and summing an attribute
-//! over each element's neighbours; their kernels, [`QueryExport`] and
-//! [`QueryNeighborSum`], one per query (the query fixed at compile time,
-//! so that each gets its own register allocation).
+//! A query's whole result exported from the static patch layout (RXMesh,
+//! section 6): [`export`] and its kernels [`QueryExport`], one per query
+//! (the query fixed at compile time, so that each gets its own register
+//! allocation), and the machinery to pick a kernel family's member by a
+//! query chosen at run time ([`PerQuery`], [`for_query`]), which kernel
+//! crates use for families of their own.
 
 use crate::block::{Block, Scatter, SharedArena};
 use crate::kernel::{Kernel, Launch, LaunchBounds, slice_at};
@@ -51,43 +52,10 @@ pub fn export<B: Block>(
     );
 }
 
-/// `out[src] = Σ attr[n]` over the results `n` of `query` for each owned
-/// element `src` of `patch`: the query benchmark's workload.
-#[inline(always)]
-pub fn neighbor_sum<B: Block>(
-    block: &B,
-    arena: &mut SharedArena,
-    mesh: &PatchMesh,
-    patch: u32,
-    query: Query,
-    attr: &[f32],
-    out: &Scatter<f32>,
-) {
-    query::for_each(
-        block,
-        arena,
-        mesh,
-        patch,
-        query,
-        |_| true,
-        |src, n| {
-            let mut sum = 0.0;
-            for i in 0..n.len() {
-                sum += attr[n.get(i) as usize];
-            }
-            out.write(src as usize, sum);
-        },
-    );
-}
-
 /// The parameters of [`QueryExport`]: the mesh, then the addresses and
 /// lengths of `offsets` (address 0 in the counting pass), `counts` and
 /// `out` ([`ExportTarget`]).
 pub type ExportParams = (RawPatchMesh, u64, u32, u64, u32, u64, u32);
-
-/// The parameters of [`QueryNeighborSum`]: the mesh, then the addresses
-/// and lengths of `attr` and `out`.
-pub type NeighborSumParams = (RawPatchMesh, u64, u32, u64, u32);
 
 /// The export kernel of query `Query::ALL[Q]` ([`export`]), one block per
 /// patch, `Query::launch_bounds` threads.
@@ -98,13 +66,6 @@ pub type NeighborSumParams = (RawPatchMesh, u64, u32, u64, u32);
 /// for the largest patch.
 pub struct QueryExport<const Q: u8>;
 
-/// The neighbour-sum kernel of query `Query::ALL[Q]` ([`neighbor_sum`]),
-/// one block per patch.
-///
-/// # Safety
-/// As for [`QueryExport`], with `attr` and `out` (written).
-pub struct QueryNeighborSum<const Q: u8>;
-
 /// Declares the query kernels' entry names by query and, on `nvptx64`,
 /// their entry points.
 macro_rules! query_kernels {
@@ -113,10 +74,6 @@ macro_rules! query_kernels {
         const EXPORT_NAMES: [&str; 8] =
             [$(crate::kernel!(@name concat!("QueryExport", stringify!($name)))),*];
 
-        /// The entry names of [`QueryNeighborSum`] by query.
-        const SUM_NAMES: [&str; 8] =
-            [$(crate::kernel!(@name concat!("QueryNeighborSum", stringify!($name)))),*];
-
         $(
             crate::kernel!(
                 @entry [all(target_arch = "nvptx64", feature = "core-entries")]
@@ -124,12 +81,6 @@ macro_rules! query_kernels {
                 QueryExport<$q>,
                 (mesh: RawPatchMesh, offsets: u64, n_offsets: u32,
                  counts: u64, n_counts: u32, out: u64, n_out: u32)
-            );
-            crate::kernel!(
-                @entry [all(target_arch = "nvptx64", feature = "core-entries")]
-                crate::kernel!(@name concat!("QueryNeighborSum", stringify!($name))),
-                QueryNeighborSum<$q>,
-                (mesh: RawPatchMesh, attr: u64, n_attr: u32, out: u64, n_out: u32)
             );
         )*
     };
@@ -172,37 +123,8 @@ unsafe impl<const Q: u8> Kernel for QueryExport<Q> {
     }
 }
 
-// SAFETY: as for `QueryExport`.
-unsafe impl<const Q: u8> Kernel for QueryNeighborSum<Q> {
-    const NAME: &'static str = SUM_NAMES[Q as usize];
-    const BOUNDS: LaunchBounds = Query::ALL[Q as usize].launch_bounds();
-    const HOST_ZEROED_SHARED: bool = false;
-    type Params = NeighborSumParams;
-
-    #[inline(always)]
-    unsafe fn run<B: Block>(launch: &mut Launch<'_, B>, params: NeighborSumParams) {
-        let (mesh, attr, n_attr, out, n_out) = params;
-        // SAFETY: the kernel's contract.
-        unsafe {
-            let mesh = mesh.view();
-            let attr = slice_at(attr, n_attr);
-            let out = Scatter::from_raw(out as *mut f32, n_out as usize);
-            let query = Query::ALL[Q as usize];
-            neighbor_sum(
-                launch.block,
-                launch.arena,
-                &mesh,
-                launch.block_idx,
-                query,
-                attr,
-                &out,
-            );
-        }
-    }
-}
-
 /// A family of kernels with one member per query, all with the same
-/// parameters ([`Exports`], [`NeighborSums`]).
+/// parameters (such as [`Exports`]).
 pub trait PerQuery {
     /// The members' parameters.
     type Params;
@@ -216,14 +138,6 @@ pub enum Exports {}
 impl PerQuery for Exports {
     type Params = ExportParams;
     type Kernel<const Q: u8> = QueryExport<Q>;
-}
-
-/// The [`QueryNeighborSum`] kernels.
-pub enum NeighborSums {}
-
-impl PerQuery for NeighborSums {
-    type Params = NeighborSumParams;
-    type Kernel<const Q: u8> = QueryNeighborSum<Q>;
 }
 
 /// What to do with the kernels of one query, chosen at run time

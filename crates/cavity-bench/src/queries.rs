@@ -10,13 +10,18 @@ use std::time::Instant;
 
 use cavity_device::query::Query;
 
-use crate::TriMesh;
-use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::{CudaBackend, DeviceDirectedEdges, DeviceMesh};
-use crate::backend::{Backend, BackendError};
+use cavity::TriMesh;
+use cavity::backend::cpu::CpuBackend;
+use cavity::backend::cuda::CudaBackend;
+use cavity::backend::{Backend, BackendError};
+use cavity::patched::{PatchStats, PatchedMesh};
+use cavity::topology::{Topology, transpose3};
+
 use crate::directed_edges::DirectedEdgesMesh;
-use crate::patched::{PatchStats, PatchedMesh};
-use crate::topology::{Topology, transpose3};
+use crate::launch::{
+    DeviceDirectedEdges, GpuWorkload, baseline_pde, baseline_sum, cpu_neighbor_sum,
+};
+use crate::median;
 
 /// One row of the query benchmark. Times in milliseconds.
 #[derive(Clone, Debug)]
@@ -55,15 +60,6 @@ pub struct QueryBench {
     pub patch_seconds: f64,
     /// One row per query.
     pub rows: Vec<QueryRow>,
-}
-
-/// The median of `v` (the upper one of an even count).
-///
-/// # Panics
-/// For an empty `v`.
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Deterministic attribute values in `[0, 1)`.
@@ -152,11 +148,11 @@ pub fn queries(
         Backend::Cpu(_) => None,
     };
     let resident = match gpu {
-        Some(g) => Some(g.upload_mesh(&patched)?),
+        Some(g) => Some(GpuWorkload::new(g, &patched)?),
         None => None,
     };
     let resident_de = match (gpu, &directed) {
-        (Some(g), Some(d)) => Some(g.upload_directed_edges(d)?),
+        (Some(g), Some(d)) => Some(DeviceDirectedEdges::upload(g, d)?),
         _ => None,
     };
     let mut rows = Vec::new();
@@ -166,21 +162,21 @@ pub fn queries(
         let attr = attribute(patched.count(tgt));
         let n = patched.count(query.source());
         let mut out = vec![0f32; n];
-        cpu.neighbor_sum(&patched, query, &attr, &mut out);
+        cpu_neighbor_sum(&cpu, &patched, query, &attr, &mut out);
         let cpu_ms = median(
             (0..reps)
                 .map(|_| {
                     let t = Instant::now();
-                    cpu.neighbor_sum(&patched, query, &attr, &mut out);
+                    cpu_neighbor_sum(&cpu, &patched, query, &attr, &mut out);
                     t.elapsed().as_secs_f64() * 1e3
                 })
                 .collect(),
         );
         let (gpu_ms, baseline_ms, pde_ms, max_rel_diff) = match (gpu, &resident) {
-            (Some(g), Some(dm)) => {
+            (Some(g), Some(workload)) => {
                 let inputs = GpuInputs {
                     patched: &patched,
-                    dm,
+                    workload,
                     de: resident_de.as_ref(),
                     mesh,
                     topo: &topo,
@@ -216,7 +212,7 @@ pub fn queries(
 /// What the GPU side of one benchmark row reads.
 struct GpuInputs<'a> {
     patched: &'a PatchedMesh,
-    dm: &'a DeviceMesh,
+    workload: &'a GpuWorkload<'a>,
     de: Option<&'a DeviceDirectedEdges>,
     mesh: &'a TriMesh,
     topo: &'a Topology,
@@ -245,7 +241,7 @@ fn gpu_times(
     let d_attr = g.upload(attr)?;
     let mut d_out = g.upload(&vec![0f32; n])?;
     let ours = median(g.time(3, reps, || {
-        g.neighbor_sum(inp.patched, inp.dm, query, &d_attr, &mut d_out)
+        inp.workload.neighbor_sum(query, &d_attr, &mut d_out)
     })?);
     let ours_out = g.download(&d_out, n)?;
 
@@ -255,7 +251,7 @@ fn gpu_times(
     let (d_off, d_adj, d_ai) = (g.upload(&offsets)?, g.upload(&adj)?, g.upload(&attr_input)?);
     let mut d_bout = g.upload(&vec![0f32; n])?;
     let csr = median(g.time(3, reps, || {
-        g.baseline_sum(n as u32, &d_off, &d_adj, &d_ai, &mut d_bout)
+        baseline_sum(g, n as u32, &d_off, &d_adj, &d_ai, &mut d_bout)
     })?);
     let to_in = inp.patched.to_input(src);
     let diff = |base_out: &[f32]| {
@@ -271,7 +267,7 @@ fn gpu_times(
         Some(de) => {
             let mut d_pout = g.upload(&vec![0f32; n])?;
             let t = median(g.time(3, reps, || {
-                g.baseline_pde(query, n as u32, de, &d_ai, &mut d_pout)
+                baseline_pde(g, query, n as u32, de, &d_ai, &mut d_pout)
             })?);
             max_rel_diff = max_rel_diff.max(diff(&g.download(&d_pout, n)?));
             Some(t)

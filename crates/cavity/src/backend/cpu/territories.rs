@@ -28,6 +28,7 @@ use std::collections::VecDeque;
 
 use cavity_device::dynamic::layout::{NO_PATCH, STASH_SIZE, flag};
 use cavity_device::dynamic::lock::{FREE, RESERVED};
+use cavity_device::dynamic::queue;
 use cavity_device::dynamic::scheduler;
 
 use crate::dynamic::DynamicMesh;
@@ -58,7 +59,7 @@ pub fn prepare(mesh: &mut DynamicMesh, salt: u32) -> u32 {
     queued.dedup();
     debug_assert_eq!(
         queued.len(),
-        mesh.queue_state[scheduler::COUNT as usize] as usize,
+        mesh.queue_state[queue::COUNT as usize] as usize,
         "the queue holds each queued patch once"
     );
     let neighbours = patch_graph(mesh);
@@ -122,7 +123,7 @@ pub fn prepare(mesh: &mut DynamicMesh, salt: u32) -> u32 {
     let front: Vec<u32> = picked.iter().copied().chain(rest).collect();
     mesh.queue.fill(NO_PATCH);
     mesh.queue[..front.len()].copy_from_slice(&front);
-    mesh.queue_state[scheduler::COUNT as usize] = front.len() as u32;
+    mesh.queue_state[queue::COUNT as usize] = front.len() as u32;
     mesh.queue_state[1] = 0;
     mesh.queue_state[2] = front.len() as u32;
     picked.len() as u32

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::TriMesh;
-use crate::io::{Format, write_mesh};
+use cavity::TriMesh;
+use cavity::io::{Format, write_mesh};
 
 /// What a peer script printed.
 #[derive(Clone, Debug, Default, PartialEq)]

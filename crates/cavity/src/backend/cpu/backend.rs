@@ -1,6 +1,6 @@
-//! The CPU backend: the device crate's patch kernels run on the host, one
-//! patch per rayon worker, each worker with its own shared-memory buffer
-//! ([`cavity_device::block::HostBlock`]).
+//! The CPU backend's launches: declared kernels run on the host, one block
+//! per rayon task, each worker with its own shared-memory buffer; the
+//! static queries, and the dynamic kernels of a round on host arrays.
 
 use rayon::prelude::*;
 
@@ -15,13 +15,13 @@ use cavity_device::dynamic::scheduler::{self, Refill};
 use cavity_device::dynamic::slice::{self, Slice};
 use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
 use cavity_device::dynamic::update;
+use cavity_device::export::{Exports, ForQuery, PerQuery, for_query};
 use cavity_device::kernel::{Kernel, Launch};
 use cavity_device::layout::Kind;
 use cavity_device::query::{self, Neighbors, Query};
-use cavity_device::workload::{Exports, ForQuery, NeighborSums, PerQuery, for_query};
 
-use super::{QueryResult, max_shared_bytes, sources};
 use crate::patched::PatchedMesh;
+use crate::query_result::QueryResult;
 
 /// How the CPU backend schedules the patches of a dynamic update round.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,9 +95,13 @@ impl CpuBackend {
         f: impl Fn(u32, Neighbors) + Sync,
     ) {
         let view = mesh.view();
-        self.run_patches(mesh, max_shared_bytes(mesh, query, 1), |block, arena, p| {
-            query::for_each(block, arena, &view, p, query, &active, &f);
-        });
+        self.run_patches(
+            mesh,
+            mesh.query_shared_bytes(query, 1),
+            |block, arena, p| {
+                query::for_each(block, arena, &view, p, query, &active, &f);
+            },
+        );
     }
 
     /// Runs declared kernel `K` on `grid` blocks, in parallel on the
@@ -138,8 +142,12 @@ impl CpuBackend {
     ///
     /// # Safety
     /// As for [`CpuBackend::launch`].
-    unsafe fn launch_query<F: PerQuery>(&self, mesh: &PatchedMesh, query: Query, params: F::Params)
-    where
+    pub unsafe fn launch_query<F: PerQuery>(
+        &self,
+        mesh: &PatchedMesh,
+        query: Query,
+        params: F::Params,
+    ) where
         F::Params: Copy + Send + Sync,
     {
         /// Launches the member of `F` of one query.
@@ -162,7 +170,7 @@ impl CpuBackend {
         let run = Run::<F> {
             cpu: self,
             grid: mesh.num_patches(),
-            smem: max_shared_bytes(mesh, query, 1),
+            smem: mesh.query_shared_bytes(query, 1),
             params,
         };
         for_query(query, run);
@@ -171,7 +179,7 @@ impl CpuBackend {
     /// All results of `query` in global handles.
     pub fn query(&self, mesh: &PatchedMesh, query: Query) -> QueryResult {
         let raw = mesh.raw();
-        let mut counts = vec![0u32; sources(mesh, query)];
+        let mut counts = vec![0u32; mesh.count(query.source())];
         let n = counts.len() as u32;
         let params = (raw, 0, 0, addr_mut(&mut counts), n, 0, 0);
         // SAFETY: `counts` holds `n` entries; the counting pass reads no
@@ -192,19 +200,6 @@ impl CpuBackend {
         // SAFETY: the arrays hold the lengths passed.
         unsafe { self.launch_query::<Exports>(mesh, query, params) };
         QueryResult { offsets, values }
-    }
-
-    /// `out[src] = Σ attr[n]` over `query`'s results (the benchmark workload).
-    pub fn neighbor_sum(&self, mesh: &PatchedMesh, query: Query, attr: &[f32], out: &mut [f32]) {
-        let params = (
-            mesh.raw(),
-            addr(attr),
-            attr.len() as u32,
-            addr_mut(out),
-            out.len() as u32,
-        );
-        // SAFETY: the arrays hold the lengths passed.
-        unsafe { self.launch_query::<NeighborSums>(mesh, query, params) };
     }
 
     /// Runs `kernel(block, arena, i)` for `i` in `0..n` on the workers, each

@@ -8,9 +8,9 @@
 //!   per face, `h = 3f + i` from corner `i` to corner `i + 1`, with a twin
 //!   array, and vertex queries walking the half-edges around the vertex.
 
-use crate::block::Scatter;
-use crate::kernel::{ELEMENT_BOUNDS, slice_at};
-use crate::query::Query;
+use cavity_device::block::Scatter;
+use cavity_device::kernel::{ELEMENT_BOUNDS, slice_at};
+use cavity_device::query::{self, Query};
 
 /// `out[i] = Σ attr[adj[k]]` for `k` in `offsets[i]..offsets[i + 1]`.
 #[inline(always)]
@@ -153,8 +153,7 @@ pub struct RawDirectedEdges {
     pub max_valence: u32,
 }
 
-crate::kernel! {
-    @core
+cavity_device::kernel! {
     /// The naive baseline ([`csr_sum`]): one thread per element over a CSR
     /// adjacency in global memory, element-wise.
     ///
@@ -189,8 +188,7 @@ crate::kernel! {
     }
 }
 
-crate::kernel! {
-    @core
+cavity_device::kernel! {
     /// The PDE baseline ([`pde_sum`]): one thread per element of `query`'s
     /// (a `Query` code) source kind over the Directed Edges arrays,
     /// element-wise.
@@ -226,7 +224,7 @@ crate::kernel! {
             return;
         };
         let (mut i, stride) = launch.grid_stride();
-        crate::query::specialize(query, |q| {
+        query::specialize(query, |q| {
             while i < n {
                 pde_sum(q, i, &de, mesh.max_valence, attr, &out);
                 i += stride;

@@ -1,0 +1,39 @@
+//! The benchmarks' shared harness and the core's own benchmark, kept out of
+//! the library crates (`cavity`, `cavity-device`), which ship without them:
+//!
+//! - [`median`], [`gpu_name`], [`attribute`]: what every benchmark's table
+//!   needs; [`peers`]: running a CPU peer's script (`xtask/peers/*.py`);
+//! - [`queries`](fn@queries): the first-order query benchmark (`cavity bench
+//!   queries`), our patch kernels against the global-memory baselines of
+//!   RXMesh section 7 ([`launch`], [`directed_edges`]) and the CPU backend.
+//!
+//! The applications' benchmarks (`cavity_remesh::bench`, ...) are built
+//! on the harness.
+
+pub mod directed_edges;
+pub mod launch;
+pub mod peers;
+mod queries;
+
+pub use peers::*;
+pub use queries::*;
+
+use cavity::backend::Backend;
+
+/// The GPU a benchmark ran on, for its table's header: the device's name,
+/// or "no GPU used" on the CPU backend.
+pub fn gpu_name(backend: &Backend) -> String {
+    match backend {
+        Backend::Cuda(g) => g.name(),
+        Backend::Cpu(_) => "no GPU used".into(),
+    }
+}
+
+/// The median of `v` (the upper one of an even count).
+///
+/// # Panics
+/// For an empty `v`.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}

@@ -1,0 +1,371 @@
+//! The CUDA context: device 0 opened through cudarc, the device crate's
+//! PTX loaded (from the kernels' cache, [`super::cubin_cache`]), kernel
+//! crates' modules added, declared kernels loaded by type and launched on
+//! the one stream all work is queued on, and timing by CUDA events.
+
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, RwLock};
+
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, LaunchConfig,
+};
+
+use cavity_device::dynamic::cavity::CavityApp;
+use cavity_device::dynamic::compute::{self, ElementComputation, FOR_EACH_BOUNDS};
+use cavity_device::dynamic::layout::Capacity;
+use cavity_device::dynamic::update;
+use cavity_device::kernel::{DYNAMIC_BOUNDS, Kernel};
+
+use super::cubin_cache::{self, KernelOrigin};
+use super::kernel_args::KernelArgs;
+use super::staging::Staging;
+use crate::backend::error::BackendError;
+
+/// The device crate compiled to PTX by `build.rs` (sm_90 unless
+/// `CAVITY_CUDA_ARCH` said otherwise at build time).
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/cavity_device.ptx"));
+
+/// A hash of [`PTX`] taken at build time: the key of its compiled form in
+/// the kernels' cache ([`super::cubin_cache`]).
+const PTX_HASH: u64 = include!(concat!(env!("OUT_DIR"), "/ptx_hash.rs"));
+
+/// Why this build has no PTX ([`PTX`] is empty): the build script's
+/// toolchain could not build it (`cavity_ptx_builder::Outcome::Skipped`).
+pub const PTX_MISSING: Option<&str> = include!(concat!(env!("OUT_DIR"), "/ptx_missing.rs"));
+
+pub(super) fn driver(what: &'static str) -> impl Fn(DriverError) -> BackendError + Copy {
+    move |source| BackendError::Driver { what, source }
+}
+
+/// A CUDA context on device 0 with the kernels loaded.
+pub struct CudaBackend {
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    /// Modules of kernel crates added with [`CudaBackend::add_kernels`],
+    /// with their PTX's hash.
+    added: RwLock<Vec<(u64, Arc<CudaModule>)>>,
+    name: String,
+    smem_limit: usize,
+    origin: KernelOrigin,
+    /// Pinned buffers for large copies, allocated at the first.
+    pub(super) staging: Mutex<Option<Staging>>,
+}
+
+/// A declared kernel ([`cavity_device::kernel`](mod@cavity_device::kernel)) loaded from the module,
+/// with the dynamic shared memory of its launches; `P` is its parameter
+/// tuple, so that a launch takes exactly the parameters the kernel
+/// declares. Made by [`CudaBackend::load`] only.
+pub struct Loaded<P> {
+    pub(super) f: CudaFunction,
+    smem: u32,
+    pub(super) threads: u32,
+    _params: PhantomData<fn(P)>,
+}
+
+/// Kernel `K` loaded ([`Loaded`] of its parameters).
+pub type LoadedKernel<K> = Loaded<<K as Kernel>::Params>;
+
+impl<P> Loaded<P> {
+    /// Threads per block of its launches (the kernel's declared bounds).
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+}
+
+impl CudaBackend {
+    /// Opens device 0 and loads the PTX. Errors (never panics) when the
+    /// driver library is missing, no device exists or the PTX does not load.
+    pub fn new() -> Result<CudaBackend, BackendError> {
+        CudaBackend::with_notice(&|| {})
+    }
+
+    /// [`CudaBackend::new`], calling `before_compile` when the kernels are
+    /// not in the cache and are about to be compiled for this device
+    /// ([`super::cubin_cache`]; up to about 35 s on an H100). With the cache
+    /// off (`CUDA_CACHE_DISABLE=1`, or no cache directory) the driver loads
+    /// the PTX itself and nothing is called.
+    ///
+    /// # Errors
+    /// As [`CudaBackend::new`].
+    pub fn with_notice(before_compile: &dyn Fn()) -> Result<CudaBackend, BackendError> {
+        if let Some(reason) = PTX_MISSING {
+            return Err(BackendError::NoKernels(reason));
+        }
+        // cudarc's dynamic loading panics when libcuda is absent: turn that
+        // into an error, silencing the panic message.
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(0));
+        std::panic::set_hook(hook);
+        let ctx = match ctx {
+            Err(_) => {
+                return Err(BackendError::NoCuda(
+                    "the CUDA driver library (libcuda.so) could not be loaded".into(),
+                ));
+            }
+            Ok(Err(e)) => return Err(BackendError::NoCuda(format!("driver error {e}"))),
+            Ok(Ok(ctx)) => ctx,
+        };
+        let name = ctx.name().map_err(driver("reading the device name"))?;
+        let smem_limit = ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(driver("reading the shared-memory limit"))? as usize;
+        let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
+            .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
+        let stream = ctx.default_stream();
+        Ok(CudaBackend {
+            ctx,
+            stream,
+            module,
+            added: RwLock::new(Vec::new()),
+            name,
+            smem_limit,
+            origin,
+            staging: Mutex::new(None),
+        })
+    }
+
+    /// Where the kernels came from (the cache, or compiled in this run).
+    pub fn kernel_origin(&self) -> &KernelOrigin {
+        &self.origin
+    }
+
+    /// The device name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    /// Whether the update kernel of `A` gets the shared memory it needs at
+    /// capacity `cap`.
+    pub fn fits_update<A: CavityApp>(&self, cap: &Capacity) -> bool {
+        update::shared_bytes::<A>(cap, DYNAMIC_BOUNDS.threads) <= self.smem_limit
+    }
+
+    /// Whether the kernel of per-element computation `C` gets the shared
+    /// memory it needs at capacity `cap`.
+    pub fn fits_for_each<C: ElementComputation>(&self, cap: &Capacity) -> bool {
+        compute::shared_bytes::<C>(cap, FOR_EACH_BOUNDS.threads) <= self.smem_limit
+    }
+
+    /// The stream all work is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Adds the kernels of a kernel crate: `ptx`, built by
+    /// `cavity_ptx_builder` from a crate whose kernels are declared with
+    /// `cavity_device::kernel!` or `cavity_kernels!` (and that depends on
+    /// `cavity-device` without its default `core-entries` feature, so that
+    /// its PTX holds its own kernels only). [`CudaBackend::load`] then
+    /// finds them, and the dynamic rounds find a cavity application's
+    /// update and survey kernels there. The compiled module goes to the
+    /// kernels' cache as the device crate's does.
+    ///
+    /// The same PTX twice (or the device crate's own) is loaded once: the
+    /// second call returns [`KernelOrigin::Loaded`].
+    ///
+    /// # Errors
+    /// [`BackendError::NoKernels`] for an empty `ptx` (the kernel crate's
+    /// build skipped the PTX step); a driver error when it does not load.
+    pub fn add_kernels(&self, ptx: &str) -> Result<KernelOrigin, BackendError> {
+        if ptx.is_empty() {
+            return Err(BackendError::NoKernels(
+                "the kernel crate's PTX is empty: its build skipped the PTX step",
+            ));
+        }
+        let mut hasher = std::hash::DefaultHasher::new();
+        std::hash::Hash::hash(ptx, &mut hasher);
+        let hash = std::hash::Hasher::finish(&hasher);
+        let mut added = self.added.write().unwrap_or_else(|e| e.into_inner());
+        if hash == PTX_HASH || added.iter().any(|(h, _)| *h == hash) {
+            return Ok(KernelOrigin::Loaded);
+        }
+        let (module, origin) = cubin_cache::load(&self.ctx, ptx, hash, &|| {})
+            .map_err(driver("loading a kernel crate's PTX"))?;
+        added.push((hash, module));
+        Ok(origin)
+    }
+
+    /// The function `name` of the device crate's module or of an added
+    /// one (the first that has it).
+    fn function(&self, name: &'static str) -> Result<CudaFunction, BackendError> {
+        use cudarc::driver::sys::CUresult;
+        let added = self.added.read().unwrap_or_else(|e| e.into_inner());
+        for module in std::iter::once(&self.module).chain(added.iter().map(|(_, m)| m)) {
+            match module.load_function(name) {
+                Ok(f) => return Ok(f),
+                Err(e) if e.0 == CUresult::CUDA_ERROR_NOT_FOUND => {}
+                Err(e) => return Err(driver("finding a kernel in the PTX")(e)),
+            }
+        }
+        Err(BackendError::NoSuchKernel(name))
+    }
+
+    /// Kernel `K` from the module, its launches with `smem` bytes of
+    /// dynamic shared memory per block.
+    ///
+    /// # Errors
+    /// [`BackendError::SharedMemory`] when `smem` exceeds the device's
+    /// per-block limit; [`BackendError::NoSuchKernel`] when no loaded
+    /// module has it; [`BackendError::KernelSignature`] when its entry
+    /// point takes other parameters than the declaration says.
+    pub fn load<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError>
+    where
+        K::Params: KernelArgs,
+    {
+        if smem > self.smem_limit {
+            return Err(BackendError::SharedMemory {
+                needed: smem,
+                limit: self.smem_limit,
+                kernel: K::NAME,
+            });
+        }
+        let f = self.function(K::NAME)?;
+        let declared = K::Params::sizes();
+        if let Some(found) = param_sizes(&f)
+            && found != declared
+        {
+            return Err(BackendError::KernelSignature {
+                kernel: K::NAME,
+                declared,
+                found,
+            });
+        }
+        // The function's limit is shared by every `Loaded` of it: it only
+        // grows.
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let limit = f
+            .get_attribute(attr)
+            .map_err(driver("reading the kernel's shared-memory limit"))?;
+        if smem as i32 > limit {
+            f.set_attribute(attr, smem as i32)
+                .map_err(driver("raising the kernel's shared-memory limit"))?;
+        }
+        Ok(Loaded {
+            f,
+            smem: smem as u32,
+            threads: K::BOUNDS.threads,
+            _params: PhantomData,
+        })
+    }
+
+    /// Kernel `K` as [`CudaBackend::load`] loads it, with all of the
+    /// multiprocessor's unified memory as shared memory, so that as many
+    /// blocks fit as its launch bounds ask for (the dynamic kernels).
+    ///
+    /// # Errors
+    /// As [`CudaBackend::load`].
+    pub fn load_carved<K: Kernel>(&self, smem: usize) -> Result<Loaded<K::Params>, BackendError>
+    where
+        K::Params: KernelArgs,
+    {
+        let k = self.load::<K>(smem)?;
+        k.f.set_attribute(
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            100,
+        )
+        .map_err(driver("setting the kernel's shared-memory carveout"))?;
+        Ok(k)
+    }
+
+    /// Launches `kernel` on `grid` blocks (at least one) of its declared
+    /// threads per block, with `params`.
+    ///
+    /// # Safety
+    /// `params` keep the kernel's contract (its declaration's `# Safety`):
+    /// the memory they address is live and stays so until the kernel
+    /// completes on the stream; `kernel` was loaded with the dynamic shared
+    /// memory that contract asks for, and `grid` is the grid it names.
+    ///
+    /// # Errors
+    /// A driver error when the launch fails.
+    pub unsafe fn launch<P: KernelArgs>(
+        &self,
+        kernel: &Loaded<P>,
+        grid: u32,
+        params: P,
+    ) -> Result<(), BackendError> {
+        let mut b = self.stream.launch_builder(&kernel.f);
+        params.push(&mut b);
+        let cfg = LaunchConfig {
+            grid_dim: (grid.max(1), 1, 1),
+            block_dim: (kernel.threads, 1, 1),
+            shared_mem_bytes: kernel.smem,
+        };
+        // SAFETY: `params` is the kernel's parameter tuple (`Loaded<P>`
+        // comes from the kernel's declaration); the caller keeps its
+        // contract.
+        unsafe { b.launch(cfg) }.map_err(driver("launching a kernel"))?;
+        Ok(())
+    }
+
+    /// Times `launch` with CUDA events: `warmup` untimed runs, then `reps`
+    /// timed ones; returns each run's milliseconds.
+    pub fn time(
+        &self,
+        warmup: usize,
+        reps: usize,
+        mut launch: impl FnMut() -> Result<(), BackendError>,
+    ) -> Result<Vec<f64>, BackendError> {
+        for _ in 0..warmup {
+            launch()?;
+        }
+        (0..reps).map(|_| Ok(self.timed(&mut launch)?.1)).collect()
+    }
+
+    /// Runs `f` between two CUDA events recorded on the stream; returns
+    /// its result and the milliseconds between the events (the GPU work
+    /// `f` enqueues, and whatever `f` waits for on the host meanwhile).
+    ///
+    /// # Errors
+    /// `f`'s; [`BackendError::Driver`] when an event cannot be recorded or
+    /// timed.
+    pub fn timed<T, E: From<BackendError>>(
+        &self,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<(T, f64), E> {
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        let event = || {
+            self.stream
+                .record_event(flags)
+                .map_err(driver("recording an event"))
+        };
+        let start = event()?;
+        let out = f()?;
+        let end = event()?;
+        let ms = start.elapsed_ms(&end).map_err(driver("timing"))?;
+        Ok((out, f64::from(ms)))
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<(), BackendError> {
+        self.ctx.synchronize().map_err(driver("synchronizing"))
+    }
+}
+
+/// The byte sizes of `f`'s parameters, where the driver tells them (CUDA
+/// 12.4 and newer; `None` otherwise).
+fn param_sizes(f: &CudaFunction) -> Option<Vec<usize>> {
+    use cudarc::driver::sys;
+    let mut version = 0;
+    // SAFETY: writes one integer.
+    let known = unsafe { sys::cuDriverGetVersion(&mut version) };
+    if known != sys::CUresult::CUDA_SUCCESS || version < 12040 {
+        return None;
+    }
+    let mut sizes = Vec::new();
+    loop {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `f` is a live function of a loaded module; the call
+        // writes two integers, or fails past the last parameter.
+        let r = unsafe {
+            sys::cuFuncGetParamInfo(f.cu_function(), sizes.len(), &mut offset, &mut size)
+        };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            return Some(sizes);
+        }
+        sizes.push(size);
+    }
+}

@@ -1,0 +1,85 @@
+//! Copies between the host and the GPU: uploads (from [`STAGED_FROM`]
+//! bytes through the pinned buffers of [`super::staging`]), downloads, and
+//! the device addresses of buffers as kernel parameters.
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+
+use super::context::{CudaBackend, driver};
+use super::staging::{STAGED_FROM, Staging};
+use crate::backend::error::BackendError;
+
+impl CudaBackend {
+    /// The device address of `slice`, a kernel parameter: for a buffer
+    /// of this backend's stream that no other stream uses (cudarc's event
+    /// tracking is not kept up).
+    pub fn address<T>(&self, slice: &CudaSlice<T>) -> u64 {
+        slice.device_ptr(&self.stream).0
+    }
+
+    /// Copies a host slice to the device (at least one element, so empty
+    /// meshes get valid pointers); from [`STAGED_FROM`] bytes through
+    /// pinned buffers ([`super::staging`]).
+    pub fn upload<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
+        &self,
+        data: &[T],
+    ) -> Result<CudaSlice<T>, BackendError> {
+        if std::mem::size_of_val(data) >= STAGED_FROM {
+            // SAFETY: the copy below writes every element before any use.
+            let mut dst = unsafe { self.stream.alloc::<T>(data.len()) }
+                .map_err(driver("allocating on the GPU"))?;
+            {
+                let (ptr, _record) = dst.device_ptr_mut(&self.stream);
+                // SAFETY: `dst` holds `data`'s bytes and is used only on
+                // this stream, after the copies.
+                self.with_staging("copying to the GPU", |staging| unsafe {
+                    staging.upload(&self.stream, bytemuck::cast_slice(data), ptr)
+                })?;
+            }
+            return Ok(dst);
+        }
+        let padded;
+        let src = if data.is_empty() {
+            padded = vec![T::zeroed()];
+            &padded[..]
+        } else {
+            data
+        };
+        self.stream
+            .clone_htod(src)
+            .map_err(driver("copying to the GPU"))
+    }
+
+    /// Copies a device slice back, keeping its first `len` elements (all
+    /// of it when shorter), after the work enqueued so far. Through pageable
+    /// memory, the driver's way: through the staging buffers of
+    /// [`CudaBackend::upload`] it was slower (367 against 280 ms for
+    /// GPolylla's 2.2 GB at 44 M points, docs/benchmarks.md).
+    pub fn download<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
+        &self,
+        data: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>, BackendError> {
+        let mut v = self
+            .stream
+            .clone_dtoh(data)
+            .map_err(driver("copying from the GPU"))?;
+        v.truncate(len);
+        Ok(v)
+    }
+
+    /// Runs `f` (doing `what`) on the staging buffers, allocated at the
+    /// first use.
+    fn with_staging<R>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(&mut Staging) -> Result<R, cudarc::driver::DriverError>,
+    ) -> Result<R, BackendError> {
+        let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
+        let staging = match &mut *guard {
+            Some(s) => s,
+            empty => empty
+                .insert(Staging::new(&self.ctx).map_err(driver("allocating pinned host memory"))?),
+        };
+        f(staging).map_err(driver(what))
+    }
+}
