@@ -14,14 +14,23 @@ use cavity::reference::{MeshStats, ReferenceMesh};
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use proptest::prelude::*;
 
-/// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`). Panics when
-/// `cuda` is asked for and no GPU is usable, so a GPU run cannot pass on the CPU.
+/// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`), with the
+/// applications' kernels and the tests' kernel crate added
+/// (`Backend::add_kernels`: the operations the tests run live in
+/// `tests/kernels` and `apps/remesh/kernels`, not in the core). Panics when
+/// `cuda` is asked for and no GPU is usable, so a GPU run cannot pass on
+/// the CPU.
 pub fn test_backend() -> Backend {
     let choice: DeviceChoice = std::env::var("CAVITY_TEST_DEVICE")
         .unwrap_or_else(|_| "cpu".into())
         .parse()
         .expect("CAVITY_TEST_DEVICE");
-    Backend::select(choice).expect("backend").0
+    let backend = Backend::select(choice).expect("backend").0;
+    cavity_app_ptx::add_to(&backend).expect("the applications' PTX loads");
+    backend
+        .add_kernels(TEST_KERNELS_PTX)
+        .expect("the kernel crate's PTX loads");
+    backend
 }
 
 /// [`test_backend`] with dynamic rounds in `schedule` when it is the CPU
@@ -40,16 +49,6 @@ pub fn test_backend_with(schedule: Schedule) -> Backend {
 /// (empty when the build had no PTX toolchain).
 pub const TEST_KERNELS_PTX: &str =
     include_str!(concat!(env!("OUT_DIR"), "/cavity_test_kernels.ptx"));
-
-/// [`test_backend`] with the tests' kernel crate added
-/// (`Backend::add_kernels`).
-pub fn user_backend() -> Backend {
-    let backend = test_backend();
-    backend
-        .add_kernels(TEST_KERNELS_PTX)
-        .expect("the kernel crate's PTX loads");
-    backend
-}
 
 /// The median length of `mesh`'s edges (1 without edges).
 pub fn median_edge_length(mesh: &TriMesh) -> f32 {

@@ -15,7 +15,8 @@ use cavity::rounds::{Rounds, RunError, sweeps};
 use cavity::{Kind, PatchedMesh};
 use cavity_device::attribute::{AttrWords, Reduction};
 use cavity_device::dynamic::update::CavityKernels;
-use cavity_device::operations::{CollapseShortEdges, SplitLargeFaces, SplitLongEdges};
+use cavity_remesh_kernels::split::SplitLongEdges;
+use cavity_test_kernels::operations::{CollapseShortEdges, SplitLargeFaces};
 use cavity_tests::{
     any_mesh, cases, grid, median_edge_length, shuffle, test_backend, test_backend_with,
 };

@@ -15,12 +15,12 @@ use cavity::reference::ReferenceMesh;
 use cavity::rounds::{ForEach, Rounds, RunError, sweeps};
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
-use cavity_device::operations::SplitLongEdges;
+use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_test_kernels::{
     CornerSums, CornerSumsGathered, Laplacian, MarkMasked, MinLabel, ProbeEF, ProbeEV, ProbeFE,
     ProbeFV, ProbeVE, ProbeVF, ProbeVV,
 };
-use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row, user_backend};
+use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row, test_backend};
 use proptest::prelude::*;
 
 /// `[count, Σ (id + 1), Σ (id + 1)²]` of `ids` (wrapping), as the probes
@@ -55,7 +55,7 @@ fn check_probes(input: &TriMesh, patch_size: u32) -> Result<(), String> {
         if query == Query::FF {
             continue;
         }
-        user_backend()
+        test_backend()
             .run_rounds(
                 &mut m,
                 |r| -> Result<(), RunError> {
@@ -158,7 +158,7 @@ fn a_computation_runs_on_the_mesh_cavities_changed() {
         .collect();
     m.set_attribute(&mask, &active).unwrap();
     let split = SplitLongEdges::new(0.8);
-    let (report, counted, again) = user_backend()
+    let (report, counted, again) = test_backend()
         .run_rounds(
             &mut m,
             |r| -> Result<_, RunError> {
@@ -222,7 +222,7 @@ fn check_exported_queries(input: &TriMesh, patch_size: u32, max_length: f32) -> 
     )
     .map_err(|e| e.to_string())?;
     let split = SplitLongEdges::new(max_length);
-    let results = user_backend()
+    let results = test_backend()
         .run_rounds(
             &mut m,
             |r| -> Result<_, RunError> {
@@ -341,7 +341,7 @@ fn a_patch_list_limits_the_patches_visited() {
         .filter(|p| holding.binary_search(p).is_err())
         .collect();
     assert!(!others.is_empty(), "some patch holds no active vertex");
-    let (counted, none, empty, bad) = user_backend()
+    let (counted, none, empty, bad) = test_backend()
         .run_rounds(
             &mut m,
             |r| -> Result<_, RunError> {
@@ -370,12 +370,12 @@ fn a_patch_list_limits_the_patches_visited() {
     assert_eq!(bad, [true, true]);
     let listed = m.attribute(&out).unwrap();
     let mut all = m.clone();
-    user_backend()
+    test_backend()
         .run_rounds(&mut all, |r| r.for_each(&Laplacian { out, mask }), |e| e)
         .expect("the run");
     assert_eq!(listed, all.attribute(&out).unwrap());
     // Marks: the patches owning a masked vertex, once; taken, they clear.
-    let marks = user_backend()
+    let marks = test_backend()
         .run_rounds(
             &mut all,
             |r| -> Result<_, RunError> {
@@ -407,7 +407,7 @@ fn min_labels(input: &TriMesh, patch_size: u32, sweeps: u32) -> Result<(Vec<u32>
     let (mut from, mut to) = (ping, pong);
     for launches in 1..=n as u32 + 1 {
         let c = MinLabel { from, to, sweeps };
-        let counted = user_backend()
+        let counted = test_backend()
             .run_rounds(
                 &mut m,
                 |r| -> Result<_, RunError> {
@@ -533,7 +533,7 @@ proptest! {
             .map(|k| [k as f32 * 0.25, 1.0 - k as f32, (k % 7) as f32])
             .collect();
         m.set_attribute(&values, &start).unwrap();
-        user_backend()
+        test_backend()
             .run_rounds(
                 &mut m,
                 |r| -> Result<(), RunError> {

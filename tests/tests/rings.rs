@@ -15,9 +15,9 @@ use cavity::reference::ReferenceMesh;
 use cavity::rings::ForEachRing;
 use cavity::rounds::{Rounds, RunError, sweeps};
 use cavity::{Kind, TriMesh};
-use cavity_device::operations::SplitLongEdges;
+use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_test_kernels::ProbeRing;
-use cavity_tests::{any_mesh, cases, grid, median_edge_length, user_backend};
+use cavity_tests::{any_mesh, cases, grid, median_edge_length, test_backend};
 use proptest::prelude::*;
 
 /// Hop distance from `v` of every vertex at most `k` hops away.
@@ -48,7 +48,7 @@ fn check_k_rings(input: &TriMesh, patch_size: u32, split: Option<f32>) -> Result
         patches: 8.0,
     };
     let mut m = DynamicMesh::new(input, patch_size, factors).map_err(|e| e.to_string())?;
-    let rings = user_backend()
+    let rings = test_backend()
         .run_rounds(
             &mut m,
             |r| -> Result<_, RunError> {
@@ -113,7 +113,7 @@ fn check_probe(input: &TriMesh, patch_size: u32, hops: u32, radius: f32) -> Resu
         hops,
         radius,
     };
-    user_backend()
+    test_backend()
         .run_rounds(&mut m, |r| r.for_each_ring(&probe), |e| e)
         .map_err(|e| e.to_string())?;
     let got = m.attribute(&out).map_err(|e| e.to_string())?;
@@ -190,7 +190,7 @@ fn large_rings_grow_the_scratch() {
     let input = grid(30, 30, &[false], false, &[]);
     check_probe(&input, 16, 12, f32::INFINITY).unwrap();
     let mut m = DynamicMesh::new(&input, 16, CapacityFactors::default()).unwrap();
-    let ring = user_backend()
+    let ring = test_backend()
         .run_rounds(&mut m, |r| r.k_ring(12), |e| e)
         .unwrap()
         .value;

@@ -25,16 +25,19 @@ use cavity::rounds::{
     ForEach, Rounds, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
 };
 use cavity_device::block::Block;
+use cavity_device::dynamic::cavity::fills::MAX_LOOP;
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::dynamic::update::CavityKernels;
+use cavity_device::geometry::{area, smallest_angle_sin};
 use cavity_device::layout::Kind;
-use cavity_device::operations::{
-    CollapseShortEdges, CollapseSmallFaces, DeleteEdgesInBall, DeleteFacesInBall,
-    DeleteVerticesInBall, MAX_LOOP, RefineFaceNeighbourhood, SLIVER_SIN, SplitLargeFaces,
-    SplitLongEdges, SplitVertices, area, smallest_angle_sin,
-};
+use cavity_remesh_kernels::SLIVER_SIN;
+use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
+use cavity_test_kernels::operations::{
+    CollapseShortEdges, CollapseSmallFaces, DeleteEdgesInBall, DeleteFacesInBall,
+    DeleteVerticesInBall, RefineFaceNeighbourhood, SplitLargeFaces, SplitVertices,
+};
 use cavity_tests::{
     any_mesh, cases, concat, fan, grid, test_backend, test_backend_with, validate_each_round,
 };

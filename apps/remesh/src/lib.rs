@@ -72,7 +72,7 @@ pub mod setting {
 use std::time::Instant;
 
 use cavity_device::dynamic::smooth::Smoothing;
-use cavity_device::operations::SplitLongEdges;
+use cavity_remesh_kernels::split::SplitLongEdges;
 pub use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
 pub use quality::{Quality, mean_edge_length, mean_edge_length_with};
 

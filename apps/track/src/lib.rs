@@ -36,8 +36,8 @@ pub mod setting {
 use std::time::Instant;
 
 use cavity_device::dynamic::smooth::Smoothing;
-use cavity_device::operations::SplitLongEdges;
 use cavity_remesh_kernels::CollapseShortEdgesSafely;
+use cavity_remesh_kernels::split::SplitLongEdges;
 pub use cavity_track_kernels::{Advect, Advection, ShorterDiagonal};
 
 use cavity::TriMesh;

@@ -209,3 +209,21 @@ macro_rules! kernel {
         $crate::kernel!(@declare [target_arch = "nvptx64"] #[$($first)*] $($rest)*);
     };
 }
+
+/// Declares an operation's parameter struct: `repr(C)` plain data, so that
+/// it is the GPU kernel's by-value argument as it is on the host (`Clone,
+/// Copy, Debug, PartialEq`, and `bytemuck::Pod` off the GPU: a kernel crate
+/// that uses it depends on `bytemuck` for its host build).
+#[macro_export]
+macro_rules! parameters {
+    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[cfg_attr(
+            not(target_arch = "nvptx64"),
+            derive(bytemuck::Pod, bytemuck::Zeroable)
+        )]
+        pub struct $name { $($body)* }
+    };
+}

@@ -20,9 +20,9 @@ pub mod dynamic;
 pub mod eigen;
 pub mod export;
 pub mod flip;
+pub mod geometry;
 pub mod kernel;
 pub mod layout;
-pub mod operations;
 pub mod query;
 
 #[cfg(target_arch = "nvptx64")]

@@ -10,8 +10,11 @@
 //! - [`FlipToShorter`]: a cavity application (template `EdgeFaces`) that
 //!   flips an interior edge to the other diagonal of its two faces when
 //!   that is shorter by a factor and the two faces form a convex quad.
-//! - [`SplitInterpolating`]: the core's edge split with attributes: the
-//!   new vertex gets the mean of its edge's values, the new faces a label.
+//! - [`SplitInterpolating`]: an edge split with attributes: the new
+//!   vertex gets the mean of its edge's values, the new faces a label.
+//! - [`operations`]: the mesh operations of the cavity templates that the
+//!   tests run (face split, collapses, vertex split, deletes, a cavity of
+//!   the user's own).
 //! - [`ProbeVV`] and the other probes: per-element computations on the
 //!   dynamic mesh that record what a query returned (count and sums of the
 //!   results' identities); [`Laplacian`]: the mean of a vertex's
@@ -20,15 +23,19 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod operations;
+
 use cavity_device::attribute::Attr;
 use cavity_device::block::{Block, Scatter};
+use cavity_device::dynamic::cavity::criteria::{length, longest_first};
+use cavity_device::dynamic::cavity::fills::{simple_chain, simple_loop, star_fill};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::compute::{Element, ElementComputation, Gather, Sweeps};
 use cavity_device::dynamic::ring::{Ring, RingComputation, VertexSlot};
 use cavity_device::flip;
+use cavity_device::geometry::midpoint;
 use cavity_device::layout::Kind;
 use cavity_device::layout::RawPatchMesh;
-use cavity_device::operations::SplitLongEdges;
 use cavity_device::query::{self, Query};
 
 cavity_device::kernel! {
@@ -127,10 +134,11 @@ impl CavityApp for FlipToShorter {
     }
 }
 
-/// [`SplitLongEdges`] carrying attributes: the vertex a split adds gets
-/// the mean of `value` at the split edge's ends (so a `value` linear in
-/// the position stays linear in it), and the faces it adds get `label`
-/// `NEW_LABEL`.
+/// An edge split carrying attributes: every edge with one or two faces
+/// longer than `max_length`, longest first, gets a vertex at its midpoint
+/// joined to the opposite vertices; that vertex gets the mean of `value`
+/// at the split edge's ends (so a `value` linear in the position stays
+/// linear in it), and the faces it adds get `label` [`NEW_LABEL`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 #[cfg_attr(
@@ -138,8 +146,8 @@ impl CavityApp for FlipToShorter {
     derive(bytemuck::Pod, bytemuck::Zeroable)
 )]
 pub struct SplitInterpolating {
-    /// The split.
-    pub split: SplitLongEdges,
+    /// Longest edge left alone.
+    pub max_length: f32,
     /// A vertex attribute.
     pub value: Attr<f64, 1>,
     /// A face attribute.
@@ -150,28 +158,27 @@ pub struct SplitInterpolating {
 pub const NEW_LABEL: u32 = 7;
 
 impl CavityApp for SplitInterpolating {
-    const TEMPLATE: Template = SplitLongEdges::TEMPLATE;
-    const MAX_NEW: [u32; 3] = SplitLongEdges::MAX_NEW;
-    const JOINS_BOUNDARY: bool = SplitLongEdges::JOINS_BOUNDARY;
-    const SCREENS: bool = SplitLongEdges::SCREENS;
-
-    fn screen<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        self.split.screen(ctx, e)
-    }
+    const TEMPLATE: Template = Template::EdgeFaces;
+    const MAX_NEW: [u32; 3] = [1, 4, 4];
+    const JOINS_BOUNDARY: bool = false;
 
     fn create<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32) -> bool {
-        self.split.create(ctx, e)
+        matches!(ctx.edge_faces(e).0, 1 | 2) && length(ctx, e) > self.max_length
     }
 
-    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, random: u32) -> u32 {
-        self.split.priority(ctx, e, random)
+    fn priority<B: Block>(&self, ctx: &Ctx<'_, B>, e: u32, _: u32) -> u32 {
+        longest_first(length(ctx, e))
     }
 
     fn fill<B: Block>(&self, fill: &mut FillIn<'_, B>) -> bool {
-        if !self.split.fill(fill) {
+        let n = fill.boundary_len();
+        let disk = simple_loop(fill) && n == 4;
+        let half_disk = simple_chain(fill) && n == 2;
+        let [a, b] = fill.ctx.edge_vertices(fill.seed());
+        let at = midpoint(fill.ctx.position(a), fill.ctx.position(b));
+        if !(disk || half_disk) || !star_fill(fill, at) {
             return false;
         }
-        let [a, b] = fill.ctx.edge_vertices(fill.seed());
         let mean = 0.5 * (fill.ctx.attr(&self.value, a)[0] + fill.ctx.attr(&self.value, b)[0]);
         if let Some(v) = fill.added(Kind::Vertex, 0) {
             fill.set_attr(&self.value, v, [mean]);

@@ -13,7 +13,7 @@
 use cavity_device::block::Block;
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::flip;
-use cavity_device::operations::{cross, dot, norm, sub};
+use cavity_device::geometry::{cross, dot, norm, sub};
 
 /// Flips of edges with `cot α + cot β < -TOLERANCE` (opposite angles `α`,
 /// `β`; the sum exceeds π exactly when the cotangents sum below zero).

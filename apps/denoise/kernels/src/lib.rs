@@ -32,7 +32,7 @@ use cavity_device::block::Block;
 use cavity_device::dynamic::compute::{Element, ElementComputation};
 use cavity_device::dynamic::layout::POSITION;
 use cavity_device::dynamic::ring::{Ring, RingComputation, VertexSlot};
-use cavity_device::operations::{cross, dot, sub};
+use cavity_device::geometry::{cross, dot, sub};
 use cavity_device::query::Query;
 
 /// The smallest `σs` (RXMesh's OpenMesh reference adds it to a zero

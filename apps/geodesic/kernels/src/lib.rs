@@ -17,7 +17,7 @@
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
 use cavity_device::dynamic::compute::{Element, ElementComputation, Sweeps};
-use cavity_device::operations::{dot, sub};
+use cavity_device::geometry::{dot, sub};
 use cavity_device::query::Query;
 
 /// The distance at `v` that face `(v, a, b)` gives from the distances

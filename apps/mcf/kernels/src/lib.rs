@@ -26,7 +26,7 @@ use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
 use cavity_device::dynamic::compute::{Element, ElementComputation, Gather};
 use cavity_device::dynamic::layout::POSITION;
-use cavity_device::operations::{cross, dot, sub};
+use cavity_device::geometry::{cross, dot, sub};
 use cavity_device::query::Query;
 
 /// A corner's share of its face: the cotan weights of the corner's two

@@ -11,7 +11,7 @@
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
 use cavity_device::dynamic::compute::{Element, ElementComputation};
-use cavity_device::operations::{cross, sub};
+use cavity_device::geometry::{cross, sub};
 use cavity_device::query::Query;
 
 cavity_device::parameters! {

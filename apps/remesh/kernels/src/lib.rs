@@ -3,7 +3,7 @@
 //! keeps every new edge short and no face folded, and the edge flip that
 //! brings the valences of the four vertices closer to 6 (4 on the
 //! boundary; in the sum of squared differences). The split of long edges is
-//! [`cavity_device::operations::SplitLongEdges`]. Feature edges (a
+//! [`split::SplitLongEdges`]. Feature edges (a
 //! dihedral angle whose cosine is below `feature_cos`) are neither flipped
 //! nor collapsed. The valence flips read the valences of vertices their
 //! patch does not own from a vertex attribute that [`StoreValences`], a
@@ -16,20 +16,25 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod split;
+
 use core::cell::Cell;
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
 use cavity_device::dynamic::boundary::BoundaryStar;
+use cavity_device::dynamic::cavity::criteria::{length, shortest_first};
+use cavity_device::dynamic::cavity::fills::{MAX_LOOP, collapsible, simple_chain, star_fill};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
 use cavity_device::dynamic::compute::{Element, ElementComputation};
 use cavity_device::flip;
+use cavity_device::geometry::{cross, dot, midpoint, norm, normal, smallest_angle_sin, sub};
 use cavity_device::layout::Kind;
-use cavity_device::operations::{
-    MAX_LOOP, SLIVER_SIN, collapsible, cross, dot, length, midpoint, norm, normal, shortest_first,
-    simple_chain, smallest_angle_sin, star_fill, sub,
-};
 use cavity_device::query::Query;
+
+/// Sine of 10°: remeshing operations create no face whose smallest angle
+/// is below both this and the smallest angle of the faces they replace.
+pub const SLIVER_SIN: f32 = 0.173_648_18;
 
 /// Cosine of the dihedral angle at interior edge `e` (1 when flat), from
 /// the normals of its two faces; `None` when one is degenerate.

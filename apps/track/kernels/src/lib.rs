@@ -19,7 +19,7 @@ use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::compute::{Element, ElementComputation};
 use cavity_device::dynamic::layout::POSITION;
 use cavity_device::flip;
-use cavity_device::operations::{cross, dot, norm, sub};
+use cavity_device::geometry::{cross, dot, norm, sub};
 use cavity_device::query::Query;
 use cavity_remesh_kernels::{smooth, unfolded};
 

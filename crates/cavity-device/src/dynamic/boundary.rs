@@ -5,8 +5,8 @@
 //! remeshing collapse (`apps/remesh`) moves only plain boundary vertices.
 
 use crate::block::Block;
+use crate::geometry::{dot, norm, sub};
 use crate::layout::Kind;
-use crate::operations::{dot, norm, sub};
 
 use super::cavity::Ctx;
 

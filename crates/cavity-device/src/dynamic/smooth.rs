@@ -24,9 +24,10 @@
 
 use crate::block::{Block, SharedArena};
 use crate::eigen::symmetric_eigen;
+use crate::geometry::{dot, norm, normal};
 use crate::kernel::DYNAMIC_BOUNDS;
 use crate::layout::Kind;
-use crate::operations::{dot, norm, normal, parameters};
+use crate::parameters;
 
 use super::boundary::{BoundaryStar, turns_gently};
 use super::cavity::{self, Ctx, Work};

@@ -6,7 +6,7 @@
 //!   with the VV query that reads one attribute and writes another.
 //! - [`SplitHighValence`]: a cavity application that splits every interior
 //!   vertex of valence above a limit into two (the `VertexStar` template,
-//!   filled by `cavity_device::operations::vertex_split_fill`).
+//!   filled by `cavity_device::dynamic::cavity::fills::vertex_split_fill`).
 //!
 //! `element_kernels!` and `cavity_kernels!` export the GPU entry points;
 //! the host crate's build script compiles this crate to PTX with
@@ -16,9 +16,9 @@
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
+use cavity_device::dynamic::cavity::fills::{MAX_LOOP, simple_loop, vertex_split_fill};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::compute::{Element, ElementComputation};
-use cavity_device::operations::{MAX_LOOP, simple_loop, vertex_split_fill};
 use cavity_device::query::Query;
 
 /// One Laplacian smoothing step: `to = from + lambda (mean of the VV

@@ -12,7 +12,9 @@
 //! cavities whose closure holds it.
 
 mod conflict;
+pub mod criteria;
 mod fill_in;
+pub mod fills;
 mod free;
 mod register;
 mod relations;
@@ -425,7 +427,7 @@ impl<'a, B: Block> FillIn<'a, B> {
 
     /// Lowers the slots the fill-in reserves to `counts` (vertices, edges,
     /// faces) when it knows them before its first new element (as
-    /// [`crate::operations::star_fill`] does): the cavities of a pass draw
+    /// [`fills::star_fill`] does): the cavities of a pass draw
     /// on one free list, so that a reservation of the worst case
     /// ([`CavityApp::max_new`]) leaves others out of room. Does nothing
     /// once an element was added.
