@@ -22,16 +22,16 @@ use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::reference::ReferenceMesh;
 use cavity::rounds::{
-    ForEach, Rounds, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
+    ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
 };
 use cavity_device::block::Block;
 use cavity_device::dynamic::cavity::fills::MAX_LOOP;
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
-use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::dynamic::update::CavityKernels;
 use cavity_device::geometry::{area, smallest_angle_sin};
 use cavity_device::layout::Kind;
 use cavity_remesh_kernels::SLIVER_SIN;
+use cavity_remesh_kernels::smooth::Smoothing;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
 use cavity_test_kernels::operations::{
@@ -656,7 +656,7 @@ fn tangential_smoothing_evens_a_jittered_grid() {
     };
     for patch_size in [8, 64] {
         let (_, out) = with_rounds(&input, patch_size, ROOMY, true, |r| {
-            r.smooth(&params, 10)?;
+            cavity_remesh::smooth::smooth(r, &params, 10)?;
             Ok(RunReport::default())
         })
         .expect("smoothing");
@@ -700,7 +700,7 @@ fn null_space_smoothing_keeps_a_crease() {
             rank_ratio,
         };
         with_rounds(&input, patch_size, ROOMY, true, |r| {
-            r.smooth(&params, 10)?;
+            cavity_remesh::smooth::smooth(r, &params, 10)?;
             Ok(RunReport::default())
         })
         .expect("smoothing")
@@ -1235,7 +1235,7 @@ proptest! {
 }
 
 /// One tangential smoothing step of `m` (`rank_ratio` 0), serial over the
-/// reference mesh: the oracle of `dynamic::smooth`, written from its rules
+/// reference mesh: the oracle of `cavity_remesh_kernels::smooth`, written from its rules
 /// (every vertex sees its neighbours' old positions).
 fn serial_smoothing_step(m: &TriMesh, r: &ReferenceMesh, params: &Smoothing) -> Vec<[f32; 3]> {
     use glam::Vec3;
@@ -1331,7 +1331,7 @@ proptest! {
             rank_ratio: 0.0,
         };
         let (_, out) = with_rounds(&input, patch_size, ROOMY, false, |r| {
-            r.smooth(&params, steps)?;
+            cavity_remesh::smooth::smooth(r, &params, steps)?;
             Ok(RunReport::default())
         })
         .expect("smoothing");

@@ -15,7 +15,7 @@
 //!    sweeps); in the last iteration only when the new edge is at most
 //!    4/3 L (see `last_flips`);
 //! 4. tangential smoothing: area-weighted relaxation projected on the
-//!    tangent plane (`cavity_device::dynamic::smooth`).
+//!    tangent plane ([`smooth`](mod@smooth)).
 //!
 //! Open boundaries are remeshed along themselves, as CGAL's
 //! `isotropic_remeshing` does: long boundary edges are split, short ones
@@ -53,6 +53,7 @@
 
 pub mod bench;
 pub mod quality;
+pub mod smooth;
 
 /// The settings of remeshing that its errors may ask to change
 /// (`cavity::settings`; a front end maps them to its options).
@@ -71,10 +72,11 @@ pub mod setting {
 
 use std::time::Instant;
 
-use cavity_device::dynamic::smooth::Smoothing;
+use cavity_remesh_kernels::smooth::Smoothing;
 use cavity_remesh_kernels::split::SplitLongEdges;
 pub use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
 pub use quality::{Quality, mean_edge_length, mean_edge_length_with};
+use smooth::{SmoothRounds, smooth};
 
 use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
@@ -343,6 +345,7 @@ pub trait RemeshRounds:
     + Update<CollapseShortEdgesSafely>
     + Update<ImproveValence>
     + ForEach<StoreValences>
+    + SmoothRounds
 {
 }
 
@@ -351,6 +354,7 @@ impl<R> RemeshRounds for R where
         + Update<CollapseShortEdgesSafely>
         + Update<ImproveValence>
         + ForEach<StoreValences>
+        + SmoothRounds
         + ?Sized
 {
 }
@@ -483,8 +487,7 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
                 Phase::Split => sweeps(runner, &split, true, None).map(Some),
                 Phase::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
                 Phase::Flip => flip_sweeps(runner, &flip(iteration), store).map(Some),
-                Phase::Smooth => runner
-                    .smooth(&smoothing, settings.smoothing_steps)
+                Phase::Smooth => smooth(runner, &smoothing, settings.smoothing_steps)
                     .and_then(|()| runner.status().map(|_| None)),
             }
             .map_err(|source| RemeshError::Run {

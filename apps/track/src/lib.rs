@@ -11,7 +11,7 @@
 //! 3. collapse edges shorter than 1/2 L₀ to their midpoint, unless that
 //!    breaks the link condition, folds or slivers a face or makes an edge
 //!    longer than 3/2 L₀ (`CollapseShortEdgesSafely`);
-//! 4. one step of null-space smoothing (`dynamic::smooth` with
+//! 4. one step of null-space smoothing (`cavity_remesh::smooth` with
 //!    `rank_ratio` 0.03, El Topo's).
 //!
 //! L₀ is the initial mean edge length. Each of 1-3 runs to convergence.
@@ -35,8 +35,9 @@ pub mod setting {
 
 use std::time::Instant;
 
-use cavity_device::dynamic::smooth::Smoothing;
+use cavity_remesh::smooth::{SmoothRounds, smooth};
 use cavity_remesh_kernels::CollapseShortEdgesSafely;
+use cavity_remesh_kernels::smooth::Smoothing;
 use cavity_remesh_kernels::split::SplitLongEdges;
 pub use cavity_track_kernels::{Advect, Advection, ShorterDiagonal};
 
@@ -219,6 +220,7 @@ pub trait TrackRounds:
     + Update<ShorterDiagonal>
     + Update<CollapseShortEdgesSafely>
     + ForEach<Advect>
+    + SmoothRounds
 {
 }
 
@@ -227,6 +229,7 @@ impl<R> TrackRounds for R where
         + Update<ShorterDiagonal>
         + Update<CollapseShortEdgesSafely>
         + ForEach<Advect>
+        + SmoothRounds
         + ?Sized
 {
 }
@@ -305,7 +308,7 @@ pub fn track_rounds<R: TrackRounds + ?Sized>(
                 Step::Split => sweeps(runner, &split, true, None).map(Some),
                 Step::Flip => sweeps(runner, &flip, true, None).map(Some),
                 Step::Collapse => sweeps_at_most(runner, &collapse, COLLAPSE_SWEEPS).map(Some),
-                Step::Smooth => runner.smooth(&smoothing, 1).map(|()| None),
+                Step::Smooth => smooth(runner, &smoothing, 1).map(|()| None),
             }
             .and_then(|run| runner.status().map(|_| run))
             .map_err(|source| TrackError::Run {

@@ -2,6 +2,13 @@
 //! (square roots by core's float math, which the GPU runs as `sqrt.rn`):
 //! what kernels of every kind use for lengths, normals, areas and angles.
 
+/// `√x`, rounded as IEEE's square root (`sqrt.rn.f32` on the GPU), for
+/// kernel crates on a stable `core` (core's float math is unstable).
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    core::f32::math::sqrt(x)
+}
+
 /// `a - b`.
 pub fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
@@ -28,7 +35,7 @@ pub fn normal(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> [f32; 3] {
 
 /// `|a|`.
 pub fn norm(a: [f32; 3]) -> f32 {
-    core::f32::math::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+    sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 }
 
 /// The midpoint of `a` and `b`.

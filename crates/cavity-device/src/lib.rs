@@ -17,7 +17,6 @@
 pub mod attribute;
 pub mod block;
 pub mod dynamic;
-pub mod eigen;
 pub mod export;
 pub mod flip;
 pub mod geometry;

@@ -17,9 +17,9 @@ use std::time::Instant;
 use cavity_device::attribute::{Attr, ReduceOp, Reduction, Scalar};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::compute::ElementKernels;
-use cavity_device::dynamic::layout::{flag, stat};
+use cavity_device::dynamic::layout::{Capacity, flag, stat};
+use cavity_device::dynamic::patch_computation::PatchKernels;
 use cavity_device::dynamic::queue;
-use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
 
@@ -447,9 +447,6 @@ pub trait Rounds {
     /// an application with seeds of kind `seed`, then runs the cleanup
     /// kernels over all patch slots in use.
     fn slice(&mut self, seed: Kind) -> Result<(), RunError>;
-    /// `steps` smoothing steps of every owned vertex
-    /// (`cavity_device::dynamic::smooth`), between rounds.
-    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError>;
     /// The attributes the mesh carries.
     fn attributes(&self) -> &AttributeLayout;
     /// `query` (not FF) of every owned active element, by slot: per slot
@@ -676,6 +673,41 @@ pub trait ForEach<C: ElementKernels>: Rounds {
     /// As [`ForEach::for_each`]; [`RunError::Fatal`] for a list that names
     /// a patch slot not in use, or one twice.
     fn for_each_in(&mut self, c: &C, patches: &[u32]) -> Result<(), RunError>;
+}
+
+/// A backend's run of patch computation `C`
+/// (`cavity_device::dynamic::patch_computation`) on the mesh it holds,
+/// between rounds: one block per patch slot in use, with the rounds'
+/// scratch, which lives as long as the rounds and is shared by every patch
+/// computation they run (a computation reads what the ones before it left
+/// there).
+pub trait ForEachPatch<C: PatchKernels>: Rounds {
+    /// Runs `c` on every patch slot in use, the scratch grown first to
+    /// `c.scratch_words` (its words kept, new ones zero).
+    ///
+    /// # Errors
+    /// [`RunError::Fatal`] when the scratch outgrows 32-bit indices (lower
+    /// the patch factor); on the GPU, a shared-memory or driver error.
+    fn for_each_patch(&mut self, c: &C) -> Result<(), RunError>;
+}
+
+/// The scratch words patch computation `c` needs at capacity `cap`.
+///
+/// # Errors
+/// [`RunError::Fatal`] past `u32::MAX` words (the kernels index it with
+/// `u32`).
+pub(crate) fn patch_scratch_words<C: PatchKernels>(
+    c: &C,
+    cap: &Capacity,
+) -> Result<usize, RunError> {
+    let words = c.scratch_words(cap);
+    if words > u64::from(u32::MAX) {
+        return Err(RunError::Fatal(
+            "a patch computation's scratch outgrows 32-bit indices: lower the patch factor",
+            &[Setting::PATCH_FACTOR],
+        ));
+    }
+    Ok(words as usize)
 }
 
 /// A backend's update round of application `A`.

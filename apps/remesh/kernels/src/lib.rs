@@ -16,13 +16,15 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod boundary;
+pub mod eigen;
+pub mod smooth;
 pub mod split;
 
 use core::cell::Cell;
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
-use cavity_device::dynamic::boundary::BoundaryStar;
 use cavity_device::dynamic::cavity::criteria::{length, shortest_first};
 use cavity_device::dynamic::cavity::fills::{MAX_LOOP, collapsible, simple_chain, star_fill};
 use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, HalfEdge, Template};
@@ -31,6 +33,8 @@ use cavity_device::flip;
 use cavity_device::geometry::{cross, dot, midpoint, norm, normal, smallest_angle_sin, sub};
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
+
+use boundary::BoundaryStar;
 
 /// Sine of 10°: remeshing operations create no face whose smallest angle
 /// is below both this and the smallest angle of the faces they replace.

@@ -4,9 +4,9 @@
 //! (Bridson, Houriham and Nordenstam 2007), then the mesh is improved by
 //! edge splits, edge flips, edge collapses and null-space smoothing. This
 //! crate holds the velocity field, the advection (a per-vertex
-//! computation) and the flip criterion; the split is the core's, the
-//! collapse remeshing's (`cavity-remesh-kernels`), the smoothing the
-//! core's (`cavity_device::dynamic::smooth`).
+//! computation) and the flip criterion; the split, the collapse and the
+//! smoothing are remeshing's (`cavity-remesh-kernels`: `split`,
+//! `CollapseShortEdgesSafely`, `smooth`).
 //!
 //! The kernel half of the tracking application crate (`apps/track`),
 //! written on cavity's public model.

@@ -3,7 +3,6 @@
 //! hash tables, patch locks, the queue scheduler, the cavity operator and
 //! patch slicing.
 
-pub mod boundary;
 pub mod cavity;
 pub mod cleanup;
 pub mod compute;
@@ -13,10 +12,10 @@ pub mod layout;
 pub mod lock;
 pub mod migrate;
 pub mod patch;
+pub mod patch_computation;
 pub mod queue;
 pub mod reduce;
 pub mod ring;
 pub mod scheduler;
 pub mod slice;
-pub mod smooth;
 pub mod update;

@@ -2,8 +2,8 @@
 
 use cavity_device::attribute::Reduction;
 use cavity_device::dynamic::compute::ElementKernels;
+use cavity_device::dynamic::patch_computation::PatchKernels;
 use cavity_device::dynamic::ring::RingKernels;
-use cavity_device::dynamic::smooth::Smoothing;
 use cavity_device::dynamic::update::CavityKernels;
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
@@ -13,7 +13,7 @@ use super::cuda::CudaRounds;
 use crate::attributes::AttributeLayout;
 use crate::dynamic::DynamicMesh;
 use crate::rings::ForEachRing;
-use crate::rounds::{ForEach, Rounds, RunError, SlotRows, Status, Update};
+use crate::rounds::{ForEach, ForEachPatch, Rounds, RunError, SlotRows, Status, Update};
 
 /// Rounds on either backend, what [`Backend::run_rounds`] hands its
 /// driver, so that one driver body (remeshing, tracking, the Delaunay
@@ -45,9 +45,6 @@ impl Rounds for AnyRounds<'_> {
     }
     fn slice(&mut self, seed: Kind) -> Result<(), RunError> {
         on_backend!(self, r => r.slice(seed))
-    }
-    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
-        on_backend!(self, r => r.smooth(params, steps))
     }
     fn status(&mut self) -> Result<Status, RunError> {
         on_backend!(self, r => r.status())
@@ -105,5 +102,11 @@ impl<A: CavityKernels> Update<A> for AnyRounds<'_> {
     }
     fn round(&mut self, app: &A, blocks: u32) -> Result<(), RunError> {
         on_backend!(self, r => r.round(app, blocks))
+    }
+}
+
+impl<C: PatchKernels> ForEachPatch<C> for AnyRounds<'_> {
+    fn for_each_patch(&mut self, c: &C) -> Result<(), RunError> {
+        on_backend!(self, r => r.for_each_patch(c))
     }
 }

@@ -13,7 +13,6 @@ use cavity_device::dynamic::patch::DynMesh;
 use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::scheduler::{self, Refill};
 use cavity_device::dynamic::slice::{self, Slice};
-use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
 use cavity_device::dynamic::update;
 use cavity_device::export::{Exports, ForQuery, PerQuery, for_query};
 use cavity_device::kernel::{Kernel, Launch};
@@ -309,43 +308,6 @@ impl CpuBackend {
                 Schedule::Racing => self.launch::<Slice>(grid, smem, params),
                 Schedule::Deterministic => self.launch_serial::<Slice>(grid, smem, params),
             }
-        }
-    }
-
-    /// `steps` smoothing steps (`dynamic::smooth`): the rings, the steps
-    /// between the two position buffers of `scratch`, the copy over the
-    /// positions, one block per patch each; nothing when `steps` is 0.
-    ///
-    /// # Safety
-    /// As for [`CpuBackend::update_round`]; `scratch` holds at least
-    /// `smooth::scratch_layout(&raw.cap)[4]` words.
-    pub unsafe fn smooth(
-        &self,
-        raw: &RawDynamicMesh,
-        scratch: &mut [u32],
-        params: &Smoothing,
-        steps: u32,
-    ) {
-        let [a, b, headers, entries, len] = smooth::scratch_layout(&raw.cap);
-        assert!(scratch.len() as u64 >= len);
-        if steps == 0 {
-            return;
-        }
-        let base = scratch.as_mut_ptr() as u64;
-        let at = |word: u64| base + 4 * word;
-        let (headers, entries, grid, p) = (at(headers), at(entries), raw.num_patches, *params);
-        let smem = smooth::shared_bytes(&raw.cap, 1);
-        // SAFETY: the caller's contract; the words are inside `scratch`,
-        // which outlives the calls; each block writes only its own patch's
-        // slots, entries and vertices.
-        unsafe {
-            self.launch::<SmoothRings>(grid, smem, (*raw, headers, entries, at(a), p));
-            let (mut from, mut to) = (at(a), at(b));
-            for _ in 0..steps {
-                self.launch::<SmoothStep>(grid, 0, (*raw, headers, entries, from, to, p));
-                (from, to) = (to, from);
-            }
-            self.launch::<SmoothApply>(grid, 0, (*raw, from));
         }
     }
 

@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::compute::{self, ElementKernels, ExportQuery, ForEachKernel};
 use cavity_device::dynamic::layout::{Capacity, stat};
+use cavity_device::dynamic::patch_computation::{PatchKernel, PatchKernels, Scratch};
 use cavity_device::dynamic::ring::{self, ExportRing, RingKernel, RingKernels, RingScratch};
-use cavity_device::dynamic::smooth::{self, Smoothing};
 use cavity_device::layout::Kind;
 use cavity_device::query::Query;
 
@@ -21,9 +21,9 @@ use crate::dynamic::DynamicMesh;
 use crate::query_result::QueryResult;
 use crate::rings::{ForEachRing, RingRoom};
 use crate::rounds::{
-    ForEach, Rounds, RunError, SlotRows, Status, Update, check_patch_list, status_of, take_marks,
+    ForEach, ForEachPatch, Rounds, RunError, SlotRows, Status, Update, check_patch_list,
+    patch_scratch_words, status_of, take_marks,
 };
-use crate::settings::Setting;
 
 /// Enqueues patches in the host arrays: all of them, or with
 /// `changed_only` those flagged `CHANGED` (the flags are cleared); marks
@@ -37,29 +37,6 @@ pub fn refill_host(mesh: &mut DynamicMesh, changed_only: bool) {
     unsafe { CpuBackend::new().refill(&raw, changed_only) };
 }
 
-/// Words of the smoothing's scratch (`smooth::scratch_layout`) for
-/// capacity `cap`.
-///
-/// # Errors
-/// [`RunError::Fatal`] when one of its buffers holds more than `u32::MAX`
-/// words (the kernels index each with `u32`).
-pub(crate) fn smoothing_words(cap: &Capacity) -> Result<usize, RunError> {
-    let [_, b, headers, entries, end] = smooth::scratch_layout(cap);
-    let largest = b.max(headers - b).max(entries - headers).max(end - entries);
-    if largest > u64::from(u32::MAX) {
-        return Err(RunError::Fatal(
-            "the smoothing's buffers outgrow 32-bit indices: lower the patch factor",
-            &[Setting::PATCH_FACTOR],
-        ));
-    }
-    usize::try_from(end).map_err(|_| {
-        RunError::Fatal(
-            "the smoothing's buffers outgrow this host's addresses: lower the patch factor",
-            &[Setting::PATCH_FACTOR],
-        )
-    })
-}
-
 /// The CPU backend's rounds: the kernels run on the mesh's host arrays,
 /// one block per rayon task, in the backend's [`Schedule`]: with the
 /// deterministic one (the default) each round runs the patches that
@@ -69,8 +46,7 @@ pub(crate) fn smoothing_words(cap: &Capacity) -> Result<usize, RunError> {
 pub struct CpuRounds<'a> {
     mesh: &'a mut DynamicMesh,
     cpu: CpuBackend,
-    /// The smoothing's buffers (`smooth::scratch_layout`), allocated at
-    /// the first smoothing and reused.
+    /// The patch computations' scratch, grown as they ask.
     scratch: Vec<u32>,
     /// The rings' scratch, then their overflow word (`rings`).
     rings: Vec<u32>,
@@ -231,18 +207,6 @@ impl Rounds for CpuRounds<'_> {
         Ok(())
     }
 
-    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
-        if steps == 0 {
-            return Ok(());
-        }
-        let words = smoothing_words(&self.mesh.cap)?;
-        self.scratch.resize(words, 0);
-        let raw = self.mesh.raw();
-        // SAFETY: as in `round`; the scratch has the documented length.
-        unsafe { self.cpu.smooth(&raw, &mut self.scratch, params, steps) };
-        Ok(())
-    }
-
     fn attributes(&self) -> &AttributeLayout {
         self.mesh.attributes()
     }
@@ -373,5 +337,28 @@ impl Rounds for CpuRounds<'_> {
 
     fn device(&self) -> String {
         self.cpu.name()
+    }
+}
+
+impl<C: PatchKernels> ForEachPatch<C> for CpuRounds<'_> {
+    fn for_each_patch(&mut self, c: &C) -> Result<(), RunError> {
+        let words = patch_scratch_words(c, &self.mesh.cap)?;
+        if self.scratch.len() < words {
+            self.scratch.resize(words, 0);
+        }
+        let raw = self.mesh.raw();
+        let smem = c.shared_bytes(&raw.cap, 1);
+        // SAFETY: the scratch's words live in `self` through the call.
+        let scratch = unsafe {
+            Scratch::from_raw(self.scratch.as_mut_ptr() as u64, self.scratch.len() as u32)
+        };
+        // SAFETY: as in `round`; one block per patch slot in use, each
+        // writing its own patch's elements and the scratch words its
+        // computation's contract gives it.
+        unsafe {
+            self.cpu
+                .launch::<PatchKernel<C>>(raw.num_patches, smem, (raw, *c, scratch))
+        };
+        Ok(())
     }
 }

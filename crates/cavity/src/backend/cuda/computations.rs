@@ -1,13 +1,15 @@
 //! Per-element and ring computations on the resident mesh on the GPU:
 //! a computation's kernel over every patch slot in use or a list of them
 //! ([`ForEach`]), and ring kernels relaunched with more room until no ring
-//! overflows ([`ForEachRing`]).
+//! overflows ([`ForEachRing`]); patch computations with the rounds'
+//! scratch ([`ForEachPatch`]).
 
 use std::any::TypeId;
 
-use cudarc::driver::DevicePtr;
+use cudarc::driver::{DevicePtr, DevicePtrMut};
 
 use cavity_device::dynamic::compute::{self, ElementKernels, FOR_EACH_BOUNDS, ForEachKernel};
+use cavity_device::dynamic::patch_computation::{PatchKernel, PatchKernels, Scratch};
 use cavity_device::dynamic::ring::{self, RingKernel, RingKernels, RingScratch};
 use cavity_device::kernel::Kernel;
 
@@ -15,7 +17,7 @@ use super::context::{LoadedKernel, driver};
 use super::kernel_args::KernelArgs;
 use super::rounds::{CavityKernel, CudaRounds};
 use crate::rings::{ForEachRing, RingRoom};
-use crate::rounds::{ForEach, RunError, check_patch_list};
+use crate::rounds::{ForEach, ForEachPatch, RunError, check_patch_list, patch_scratch_words};
 
 impl<C: ElementKernels> ForEach<C> for CudaRounds<'_> {
     fn for_each(&mut self, c: &C) -> Result<(), RunError> {
@@ -145,6 +147,45 @@ impl<C: RingKernels> ForEachRing<C> for CudaRounds<'_> {
     fn for_each_ring(&mut self, c: &C) -> Result<(), RunError> {
         let (raw, c) = (self.raw, *c);
         self.launch_rings::<RingKernel<C>>(|scratch| (raw, c, scratch))?;
+        Ok(())
+    }
+}
+
+impl<C: PatchKernels> ForEachPatch<C> for CudaRounds<'_> {
+    fn for_each_patch(&mut self, c: &C) -> Result<(), RunError> {
+        let words = patch_scratch_words(c, &self.mesh.cap)?;
+        let threads = PatchKernel::<C>::BOUNDS.threads;
+        let smem = c.shared_bytes(&self.mesh.cap, threads);
+        let id = TypeId::of::<PatchKernel<C>>();
+        if !self.updates.contains_key(&id) {
+            let loaded = self.gpu.load_carved::<PatchKernel<C>>(smem)?;
+            self.updates.insert(id, Box::new(loaded));
+        }
+        let s = self.gpu.stream();
+        let e = driver("growing the patch computations' scratch");
+        if self.scratch.as_ref().is_none_or(|b| b.len() < words) {
+            let mut grown = s.alloc_zeros::<u32>(words.max(1)).map_err(e)?;
+            if let Some(old) = self.scratch.take() {
+                let kept = old.len().min(words);
+                s.memcpy_dtod(&old.slice(..kept), &mut grown.slice_mut(..kept))
+                    .map_err(e)?;
+            }
+            self.scratch = Some(grown);
+        }
+        let scratch = self.scratch.as_mut().expect("allocated above");
+        let len = scratch.len() as u32;
+        let (addr, _written) = scratch.device_ptr_mut(s);
+        // SAFETY: the scratch lives in `self`, on this stream, whose later
+        // work is ordered after the launch.
+        let scratch = unsafe { Scratch::from_raw(addr, len) };
+        let loaded: &LoadedKernel<PatchKernel<C>> = self.updates[&id]
+            .downcast_ref()
+            .expect("kernels are stored under their own type");
+        let (raw, grid) = (self.raw, self.mesh.num_patches);
+        // SAFETY: the buffers behind `raw` live as long as `self`; one block
+        // per patch slot in use; the shared memory the kernel was loaded
+        // with.
+        unsafe { self.gpu.launch(loaded, grid, (raw, *c, scratch))? };
         Ok(())
     }
 }

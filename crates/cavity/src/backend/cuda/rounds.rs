@@ -20,7 +20,6 @@ use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::ring::ExportRing;
 use cavity_device::dynamic::scheduler::{self, Refill};
 use cavity_device::dynamic::slice::{self, Slice};
-use cavity_device::dynamic::smooth::{self, SmoothApply, SmoothRings, SmoothStep, Smoothing};
 use cavity_device::dynamic::update::{self, CavityKernels, SurveyKernel, UpdateKernel};
 use cavity_device::kernel::{DYNAMIC_BOUNDS, ELEMENT_BOUNDS, Kernel};
 use cavity_device::layout::Kind;
@@ -63,13 +62,6 @@ pub(super) struct CavityKernel<P> {
     pub(super) resident: u32,
 }
 
-/// The smoothing's kernels.
-pub(super) struct SmoothKernels {
-    rings: LoadedKernel<SmoothRings>,
-    step: LoadedKernel<SmoothStep>,
-    apply: LoadedKernel<SmoothApply>,
-}
-
 /// Update rounds of dynamic applications on the GPU (see
 /// [`crate::rounds`]): the mesh lives on the device from [`CudaRounds::new`]
 /// on; [`Rounds::mesh`] copies it back.
@@ -86,12 +78,11 @@ pub struct CudaRounds<'a> {
     pub(super) compact: LoadedKernel<Compact>,
     pub(super) refill: LoadedKernel<Refill>,
     pub(super) slice: LoadedKernel<Slice>,
-    /// The smoothing's rings, step and apply kernels.
-    pub(super) smooth: SmoothKernels,
     pub(super) reduce: LoadedKernel<Reduce>,
     /// One `f64` per patch slot for the reductions' partials, allocated at
     /// the first reduction.
     pub(super) partials: Option<CudaSlice<f64>>,
+    /// The patch computations' scratch, grown as they ask.
     pub(super) scratch: Option<CudaSlice<u32>>,
     /// The rings' scratch (`crate::rings`), grown as needed.
     pub(super) rings: Option<CudaSlice<u32>>,
@@ -110,7 +101,7 @@ pub struct CudaRounds<'a> {
 }
 
 impl<'a> CudaRounds<'a> {
-    /// Uploads `mesh` and prepares the cleanup, slicing and smoothing
+    /// Uploads `mesh` and prepares the cleanup and slicing
     /// kernels. Errors when a kernel's shared memory exceeds the device's
     /// limit (lower the capacity factor or the patch size); an
     /// application's update kernel is checked at its first round, a
@@ -161,17 +152,11 @@ impl<'a> CudaRounds<'a> {
             stats: bufs.stats.device_ptr(s).0,
         };
         let threads = DYNAMIC_BOUNDS.threads;
-        let smooth_smem = smooth::shared_bytes(&mesh.cap, threads);
         let compact =
             gpu.load_carved::<Compact>(cleanup::compact_shared_bytes(&mesh.cap, threads))?;
         let refill = gpu.load_carved::<Refill>(scheduler::refill_shared_bytes(threads))?;
         let slice = gpu.load_carved::<Slice>(slice::shared_bytes(&mesh.cap, threads))?;
         let calibrate = gpu.load::<Calibrate>(0)?;
-        let smooth = SmoothKernels {
-            rings: gpu.load_carved::<SmoothRings>(smooth_smem)?,
-            step: gpu.load::<SmoothStep>(0)?,
-            apply: gpu.load::<SmoothApply>(0)?,
-        };
         Ok(CudaRounds {
             gpu,
             mesh,
@@ -182,7 +167,6 @@ impl<'a> CudaRounds<'a> {
             compact,
             refill,
             slice,
-            smooth,
             reduce: gpu.load::<Reduce>(reduce::shared_bytes(ELEMENT_BOUNDS.threads))?,
             partials: None,
             scratch: None,
@@ -391,40 +375,6 @@ impl Rounds for CudaRounds<'_> {
         self.mesh.num_patches = n;
         self.raw.num_patches = n;
         self.cleanup(n)?;
-        Ok(())
-    }
-
-    fn smooth(&mut self, params: &Smoothing, steps: u32) -> Result<(), RunError> {
-        if steps == 0 {
-            return Ok(());
-        }
-        let [a, b, headers, entries, _] = smooth::scratch_layout(&self.mesh.cap);
-        let words = crate::backend::cpu::rounds::smoothing_words(&self.mesh.cap)?;
-        let s = &self.gpu.stream;
-        let scratch = match self.scratch.take() {
-            Some(buf) => buf,
-            None => s
-                .alloc_zeros::<u32>(words)
-                .map_err(driver("allocating the smoothing's buffers"))?,
-        };
-        let base = scratch.device_ptr(s).0;
-        self.scratch = Some(scratch);
-        let at = |word: u64| base + 4 * word;
-        let (headers, entries) = (at(headers), at(entries));
-        let (grid, raw, p, gpu) = (self.mesh.num_patches, self.raw, *params, self.gpu);
-        let SmoothKernels { rings, step, apply } = &self.smooth;
-        // SAFETY: the buffers lie inside the scratch (`scratch_layout`),
-        // which lives in `self`, as do the mesh's.
-        unsafe { gpu.launch(rings, grid, (raw, headers, entries, at(a), p))? };
-        let (mut from, mut to) = (at(a), at(b));
-        for _ in 0..steps {
-            // SAFETY: as above, after the rings; `from` and `to` are the
-            // two disjoint position buffers.
-            unsafe { gpu.launch(step, grid, (raw, headers, entries, from, to, p))? };
-            (from, to) = (to, from);
-        }
-        // SAFETY: as above; `from` holds the last step's positions.
-        unsafe { gpu.launch(apply, grid, (raw, from))? };
         Ok(())
     }
 

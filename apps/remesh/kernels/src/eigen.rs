@@ -3,6 +3,8 @@
 //! null-space smoothing on the device, where no linear-algebra library
 //! runs.
 
+use cavity_device::geometry::sqrt;
+
 /// Sweeps over the three off-diagonal entries; Jacobi converges
 /// quadratically, and `f32` needs far fewer.
 const SWEEPS: u32 = 8;
@@ -47,14 +49,14 @@ pub fn symmetric_eigen(a: Mat3) -> ([f32; 3], Mat3) {
             let t = if theta.abs() > 1e15 {
                 0.5 / theta
             } else {
-                let r = core::f32::math::sqrt(theta * theta + 1.0);
+                let r = sqrt(theta * theta + 1.0);
                 if theta >= 0.0 {
                     1.0 / (theta + r)
                 } else {
                     -1.0 / (-theta + r)
                 }
             };
-            let c = 1.0 / core::f32::math::sqrt(t * t + 1.0);
+            let c = 1.0 / sqrt(t * t + 1.0);
             let s = t * c;
             let mut j = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
             j[p][p] = c;

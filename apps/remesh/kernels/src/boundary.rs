@@ -1,14 +1,14 @@
 //! The boundary star of a vertex: what a patch sees of a vertex on the
 //! mesh boundary (its boundary edges, their other ends, whether an edge at
 //! it is non-manifold), and whether the boundary polyline turns gently
-//! there. The smoothing (`dynamic::smooth`) keeps corners with it; the
-//! remeshing collapse (`apps/remesh`) moves only plain boundary vertices.
+//! there. The smoothing ([`crate::smooth`]) keeps corners with it; the
+//! remeshing collapse ([`crate::CollapseShortEdgesSafely`]) moves only
+//! plain boundary vertices.
 
-use crate::block::Block;
-use crate::geometry::{dot, norm, sub};
-use crate::layout::Kind;
-
-use super::cavity::Ctx;
+use cavity_device::block::Block;
+use cavity_device::dynamic::cavity::Ctx;
+use cavity_device::geometry::{dot, norm, sub};
+use cavity_device::layout::Kind;
 
 /// What the patch sees of vertex `v` on the mesh boundary: its boundary
 /// edges (one face) and their other ends, and whether an edge at `v` has
