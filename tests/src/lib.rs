@@ -10,8 +10,8 @@ use std::collections::{BTreeSet, HashSet};
 use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::dynamic::DynamicMesh;
-use cavity::reference::{MeshStats, ReferenceMesh};
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
+use cavity_reference::{MeshStats, ReferenceMesh};
 use proptest::prelude::*;
 
 /// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`), with the

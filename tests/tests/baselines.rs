@@ -3,12 +3,12 @@
 //! with the reference mesh on every manifold input, and its construction
 //! refuses exactly the non-manifold ones.
 
-use cavity::reference::ReferenceMesh;
 use cavity::topology::Topology;
 use cavity::{Query, TriMesh};
 use cavity_bench::directed_edges::DirectedEdgesMesh;
 use cavity_bench_kernels::baseline::pde_sum;
 use cavity_device::block::Scatter;
+use cavity_reference::ReferenceMesh;
 use cavity_tests::{any_mesh, fan, grid, reference_row};
 use proptest::prelude::*;
 

@@ -11,10 +11,10 @@ use std::collections::HashMap;
 
 use cavity::attributes::{Attr, AttributeLayout};
 use cavity::dynamic::{CapacityFactors, DynamicMesh, INPUT_INDEX_ATTR, NEW_ELEMENT};
-use cavity::reference::ReferenceMesh;
 use cavity::rounds::{ForEach, Rounds, RunError, sweeps};
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
+use cavity_reference::ReferenceMesh;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_test_kernels::{
     CornerSums, CornerSumsGathered, Laplacian, MarkMasked, MinLabel, ProbeEF, ProbeEV, ProbeFE,

@@ -7,9 +7,9 @@
 use cavity::TriMesh;
 use cavity::backend::cpu::Schedule;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::reference::ReferenceMesh;
 use cavity_delaunay::cotangent;
 use cavity_delaunay::flip_edges;
+use cavity_reference::ReferenceMesh;
 use cavity_tests::{any_mesh, cases, grid, test_backend_with, validate_each_round};
 use proptest::prelude::*;
 

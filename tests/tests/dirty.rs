@@ -4,13 +4,12 @@
 //! `CAVITY_TEST_DEVICE` names.
 
 use cavity::TriMesh;
-use cavity::defects::{
-    Defects, Keeps, OutputError, check_output, remove_duplicate_faces, topology_stats,
-};
+use cavity::defects::{Defects, Keeps, OutputError, check_output, remove_duplicate_faces};
 use cavity::dynamic::CapacityFactors;
-use cavity::reference::ReferenceMesh;
+use cavity::stats::topology_stats;
 use cavity_delaunay::delaunay;
 use cavity_normals::vertex_normals;
+use cavity_reference::ReferenceMesh;
 use cavity_remesh::{Hooks, Layout, RemeshReport, RemeshSettings, remesh};
 use cavity_tests::{any_mesh, asset_mesh, grid, test_backend};
 use proptest::prelude::*;

@@ -13,14 +13,14 @@
 use cavity::TriMesh;
 use cavity::defects::{
     Defects, Keeps, check_output, remove_duplicate_faces, remove_duplicate_faces_with_topology,
-    topology_stats,
 };
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::reference::ReferenceMesh;
 use cavity::rounds::RunError;
+use cavity::stats::topology_stats;
 use cavity::topology::Topology;
 use cavity_delaunay::delaunay;
 use cavity_normals::vertex_normals;
+use cavity_reference::ReferenceMesh;
 use cavity_remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
 use cavity_tests::{Dirt, cases, dirty_mesh, test_backend, topology};
 use proptest::prelude::*;

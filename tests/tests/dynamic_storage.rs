@@ -6,12 +6,12 @@ use cavity::dynamic::{
     CapacityFactors, DynamicError, DynamicMesh, MIN_SPARE_PATCH_SLOTS, StorageMut, ValidationError,
     ValidationProblem,
 };
-use cavity::reference::ReferenceMesh;
 use cavity::settings::{NamesSettings, Setting};
 use cavity::{Kind, TriMesh};
 use cavity_device::dynamic::hash::{self, EMPTY};
 use cavity_device::dynamic::layout::{HASH_OVERFLOW, LOCAL_MASK, MAX_CAPACITY, VERTEX_CORE_ATTRS};
 use cavity_device::layout::FE_REVERSED;
+use cavity_reference::ReferenceMesh;
 use cavity_tests::{add_defects, bundled_mesh, fan, grid};
 
 /// Faces as position triples (bits), each rotated to start at its smallest

@@ -12,10 +12,10 @@ use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
-use cavity::reference::ReferenceMesh;
 use cavity::rounds::RunError;
 use cavity::settings::NamesSettings;
 use cavity::topology::Topology;
+use cavity_reference::ReferenceMesh;
 use cavity_remesh::{
     Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength,
     mean_edge_length, prepare, remesh,

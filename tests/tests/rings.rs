@@ -11,10 +11,10 @@ use std::collections::HashMap;
 
 use cavity::attributes::{Attr, AttributeLayout};
 use cavity::dynamic::{CapacityFactors, DynamicMesh, INPUT_INDEX_ATTR};
-use cavity::reference::ReferenceMesh;
 use cavity::rings::ForEachRing;
 use cavity::rounds::{Rounds, RunError, sweeps};
 use cavity::{Kind, TriMesh};
+use cavity_reference::ReferenceMesh;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_test_kernels::ProbeRing;
 use cavity_tests::{any_mesh, cases, grid, median_edge_length, test_backend};

@@ -20,7 +20,6 @@ use cavity::backend::AnyRounds;
 use cavity::backend::cpu::CpuRounds;
 use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::reference::ReferenceMesh;
 use cavity::rounds::{
     ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
 };
@@ -30,6 +29,7 @@ use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::dynamic::update::CavityKernels;
 use cavity_device::geometry::{area, smallest_angle_sin};
 use cavity_device::layout::Kind;
+use cavity_reference::ReferenceMesh;
 use cavity_remesh_kernels::SLIVER_SIN;
 use cavity_remesh_kernels::smooth::Smoothing;
 use cavity_remesh_kernels::split::SplitLongEdges;

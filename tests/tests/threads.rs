@@ -5,10 +5,11 @@
 
 use cavity::Kind;
 use cavity::TriMesh;
-use cavity::defects::{Defects, topology_stats};
+use cavity::defects::Defects;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::patcher::partition;
+use cavity::stats::topology_stats;
 use cavity::topology::Topology;
 use cavity::{PatchStats, PatchedMesh};
 use cavity_remesh::{Quality, mean_edge_length};

@@ -7,8 +7,8 @@
 
 use cavity::TriMesh;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
-use cavity::reference::ReferenceMesh;
 use cavity::settings::NamesSettings;
+use cavity_reference::ReferenceMesh;
 use cavity_remesh::{Layout, Quality};
 use cavity_remesh_kernels::eigen::symmetric_eigen;
 use cavity_tests::{cases, oriented, smallest_area, test_backend, topology};

@@ -8,7 +8,7 @@
 //! vertices that stay).
 
 use cavity::TriMesh;
-use cavity::reference::{ReferenceError, ReferenceMesh};
+use cavity_reference::{ReferenceError, ReferenceMesh};
 
 use crate::MIN_SIGMA_S;
 

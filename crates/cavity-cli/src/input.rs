@@ -5,9 +5,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::defects::{count_zero_area, remove_duplicate_faces_with_topology, topology_stats_with};
+use cavity::defects::{count_zero_area, remove_duplicate_faces_with_topology};
 use cavity::io::{Format, read_mesh, read_mesh_from};
-use cavity::reference::MeshStats;
+use cavity::stats::MeshStats;
+use cavity::stats::topology_stats_with;
 use cavity::topology::Topology;
 
 use crate::Result;

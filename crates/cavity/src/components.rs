@@ -6,7 +6,7 @@
 //! Roots are always linked to the smaller index, so a set's root is its
 //! smallest member and every result is the same for any number of workers.
 //! The statistics of the operations' outputs use these; the reference mesh
-//! keeps its own serial sets (`crate::reference`) as the oracle.
+//! (`cavity-reference`) keeps its own serial sets as the oracle.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -100,7 +100,7 @@ pub fn count_roots(roots: &[u32]) -> usize {
 /// Connected components of the graph of the edges `edges` over vertices
 /// `0..nv`, counting only vertices on an edge: the boundary loops when
 /// `edges` are the boundary edges (see
-/// [`MeshStats::boundary_loops`](crate::reference::MeshStats::boundary_loops)).
+/// [`MeshStats::boundary_loops`](crate::stats::MeshStats::boundary_loops)).
 pub fn edge_components(nv: usize, edges: &[[u32; 2]]) -> usize {
     let sets = ConcurrentSets::new(nv);
     let on_edge: Vec<AtomicU32> = (0..nv).into_par_iter().map(|_| AtomicU32::new(0)).collect();
@@ -113,41 +113,4 @@ pub fn edge_components(nv: usize, edges: &[[u32; 2]]) -> usize {
         .into_par_iter()
         .filter(|&v| on_edge[v as usize].load(Ordering::Relaxed) == 1 && sets.find(v) == v)
         .count()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::reference::{boundary_loops, vertex_components};
-
-    /// A deterministic scramble of `0..n` (a multiplicative walk).
-    fn scrambled(n: u32, i: u32) -> u32 {
-        ((u64::from(i) * 2_654_435_761) % u64::from(n)) as u32
-    }
-
-    #[test]
-    fn sets_match_the_serial_union_find() {
-        for n in [1u32, 2, 7, 100, 5000] {
-            for stride in [1u32, 3, 17] {
-                let faces: Vec<[u32; 3]> = (0..n / 3)
-                    .filter(|i| i % stride != 0)
-                    .map(|i| [0, 1, 2].map(|k| scrambled(n, 3 * i + k * stride) % n))
-                    .collect();
-                let mut serial = vertex_components(n as usize, &faces);
-                let roots = vertex_sets(n as usize, &faces).roots();
-                assert_eq!(count_roots(&roots), serial.count());
-                // The first member met of each serial set is its smallest.
-                let mut smallest = std::collections::HashMap::new();
-                for a in 0..n {
-                    let first = *smallest.entry(serial.find(a as usize)).or_insert(a);
-                    assert_eq!(roots[a as usize], first);
-                }
-                let edges: Vec<[u32; 2]> = faces.iter().map(|t| [t[0], t[2]]).collect();
-                assert_eq!(
-                    edge_components(n as usize, &edges),
-                    boundary_loops(n as usize, &edges)
-                );
-            }
-        }
-    }
 }

@@ -14,8 +14,8 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use crate::TriMesh;
-use crate::components::{count_roots, edge_components, vertex_sets};
-use crate::reference::{MeshStats, ReferenceError};
+use crate::mesh::MeshError;
+use crate::stats::{MeshStats, topology_stats, topology_stats_with};
 use crate::topology::Topology;
 
 /// Edges at most this many bounding-box diagonals long have zero length
@@ -199,104 +199,6 @@ fn remove_faces(mesh: &mut TriMesh, remove: &[bool]) -> usize {
     before - mesh.faces.len()
 }
 
-/// The topology statistics of [`crate::reference::ReferenceMesh::stats`], computed in
-/// parallel from [`Topology`] (the reference mesh is the serial oracle;
-/// a test compares the two on every generated mesh). `mesh`'s indices must
-/// be in range and no face may repeat a vertex.
-pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
-    topology_stats_with(mesh, &Topology::new(mesh))
-}
-
-/// [`topology_stats`] with the topology of `mesh` given
-/// (`Topology::new(mesh)`), for a caller that has it.
-pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
-    let nv = mesh.num_vertices();
-    let degree = |e: usize| (topo.ef_offsets[e + 1] - topo.ef_offsets[e]) as usize;
-    let boundary = topo.boundary_edges();
-    let ((components, boundary_loops), non_manifold_vertices) = rayon::join(
-        || {
-            rayon::join(
-                || count_roots(&vertex_sets(nv, &mesh.faces).roots()),
-                || edge_components(nv, &boundary),
-            )
-        },
-        || {
-            (0..nv as u32)
-                .into_par_iter()
-                .filter(|&v| fans(mesh, topo, v) > 1)
-                .count()
-        },
-    );
-    MeshStats {
-        vertices: nv,
-        edges: topo.ev.len(),
-        faces: mesh.num_faces(),
-        isolated_vertices: (0..nv)
-            .into_par_iter()
-            .filter(|&v| topo.vf_offsets[v] == topo.vf_offsets[v + 1])
-            .count(),
-        components,
-        boundary_edges: boundary.len(),
-        boundary_loops,
-        non_manifold_edges: (0..topo.ev.len())
-            .into_par_iter()
-            .filter(|&e| degree(e) >= 3)
-            .count(),
-        non_manifold_vertices,
-        euler_characteristic: nv as i64 - topo.ev.len() as i64 + mesh.num_faces() as i64,
-    }
-}
-
-/// Fans around `v`: its faces joined through its edges with exactly two
-/// faces (as `ReferenceMesh`'s).
-fn fans(mesh: &TriMesh, topo: &Topology, v: u32) -> usize {
-    /// Faces around a vertex whose sets live on the stack.
-    const ON_STACK: usize = 32;
-    let faces = topo.vertex_faces(v);
-    let mut stack = [0u32; ON_STACK];
-    let mut heap = Vec::new();
-    let parent = if faces.len() <= ON_STACK {
-        &mut stack[..faces.len()]
-    } else {
-        heap.resize(faces.len(), 0);
-        &mut heap[..]
-    };
-    for (i, p) in parent.iter_mut().enumerate() {
-        *p = i as u32;
-    }
-    let root = |parent: &mut [u32], mut x: u32| {
-        while parent[x as usize] != x {
-            parent[x as usize] = parent[parent[x as usize] as usize];
-            x = parent[x as usize];
-        }
-        x
-    };
-    let mut sets = faces.len();
-    for (i, &f) in faces.iter().enumerate() {
-        let t = mesh.faces[f as usize];
-        for k in 0..3 {
-            // Edge k runs from corner k to corner k + 1; each two-face edge
-            // at `v` is met from both faces, joined from the first.
-            if t[k] != v && t[(k + 1) % 3] != v {
-                continue;
-            }
-            if let &[g, h] = topo.edge_faces(topo.fe[f as usize][k]) {
-                let other = if g == f { h } else { g };
-                if let Ok(j) = faces.binary_search(&other)
-                    && j > i
-                {
-                    let (a, b) = (root(parent, i as u32), root(parent, j as u32));
-                    if a != b {
-                        parent[a.max(b) as usize] = a.min(b);
-                        sets -= 1;
-                    }
-                }
-            }
-        }
-    }
-    sets
-}
-
 /// What an operation promises to keep of its input, checked by
 /// [`check_output`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -312,9 +214,9 @@ pub struct Keeps {
 /// An output that breaks a promise of its operation.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
-    /// The output is not a mesh the reference mesh can hold.
+    /// The output's faces name missing vertices or repeat one.
     #[error("the output is invalid: {0}")]
-    Invalid(#[from] ReferenceError),
+    Invalid(#[from] MeshError),
     /// A topological invariant changed.
     #[error("the output's {what} is {output}, the input's {input}: the result is corrupt")]
     Changed {
@@ -427,19 +329,19 @@ fn check_stats(
 }
 
 /// Checks that `mesh`'s faces name existing vertices, three different ones.
-fn check_indices(mesh: &TriMesh) -> Result<(), ReferenceError> {
+fn check_indices(mesh: &TriMesh) -> Result<(), MeshError> {
     let vertices = mesh.num_vertices();
     mesh.faces.par_iter().enumerate().try_for_each(|(face, t)| {
         for k in 0..3 {
             if t[k] as usize >= vertices {
-                return Err(ReferenceError::IndexOutOfRange {
+                return Err(MeshError::IndexOutOfRange {
                     face,
                     index: t[k],
                     vertices,
                 });
             }
             if t[k] == t[(k + 1) % 3] {
-                return Err(ReferenceError::DegenerateFace { face, vertex: t[k] });
+                return Err(MeshError::RepeatedVertex { face, corners: *t });
             }
         }
         Ok(())

@@ -20,7 +20,6 @@
 //!   (`apps/`): Delaunay edge flips (`cavity_delaunay`), vertex normals
 //!   (`cavity_normals`), isotropic remeshing (`cavity_remesh`) and surface
 //!   tracking (`cavity_track`).
-//! - [`reference`](mod@reference): a plain serial mesh, the tests' oracle.
 //! - Errors name the library's settings ([`settings::Setting`]); a front
 //!   end maps them to its own options.
 //!
@@ -74,10 +73,10 @@ pub mod normalize;
 pub mod patched;
 pub mod patcher;
 pub mod query_result;
-pub mod reference;
 pub mod rings;
 pub mod rounds;
 pub mod settings;
+pub mod stats;
 pub mod topology;
 
 pub use cavity_device::layout::Kind;

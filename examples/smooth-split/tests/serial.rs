@@ -6,7 +6,7 @@
 
 use cavity::TriMesh;
 use cavity::backend::{Backend, DeviceChoice};
-use cavity::reference::ReferenceMesh;
+use cavity_reference::ReferenceMesh;
 use smooth_split::{Settings, run};
 
 fn backend() -> Backend {

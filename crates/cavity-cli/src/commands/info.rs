@@ -4,7 +4,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use cavity::PatchedMesh;
-use cavity::defects::{Defects, topology_stats_with};
+use cavity::defects::Defects;
+use cavity::stats::topology_stats_with;
 use cavity::topology::Topology;
 
 use crate::Result;

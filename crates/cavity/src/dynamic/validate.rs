@@ -8,7 +8,7 @@ use cavity_device::dynamic::layout::STASH_SIZE;
 use cavity_device::dynamic::queue;
 use cavity_device::layout::{FE_REVERSED, Kind};
 
-use crate::reference::UnionFind;
+use crate::components::ConcurrentSets;
 
 use super::export::Exported;
 use super::tables::Tables;
@@ -419,10 +419,10 @@ impl DynamicMesh {
             }
         }
         sides.sort_unstable();
-        let mut fans = UnionFind::new(3 * ex.mesh.faces.len());
+        let fans = ConcurrentSets::new(3 * ex.mesh.faces.len());
         let corner = |f: u32, v: u32| {
             let t = ex.mesh.faces[f as usize];
-            3 * f as usize + t.iter().position(|&x| x == v).expect("vertex of face")
+            3 * f + t.iter().position(|&x| x == v).expect("vertex of face") as u32
         };
         for run in sides.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
             let (a, b) = (run[0].0, run[0].1);
@@ -440,8 +440,8 @@ impl DynamicMesh {
             }
         }
         if expect_manifold {
-            let mut roots: Vec<(u32, usize)> = (0..3 * ex.mesh.faces.len())
-                .map(|c| (ex.mesh.faces[c / 3][c % 3], fans.find(c)))
+            let mut roots: Vec<(u32, u32)> = (0..3 * ex.mesh.faces.len())
+                .map(|c| (ex.mesh.faces[c / 3][c % 3], fans.find(c as u32)))
                 .collect();
             roots.sort_unstable();
             roots.dedup();

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::reference::{MeshStats, ReferenceError, ReferenceMesh};
+use cavity_reference::{MeshStats, ReferenceError, ReferenceMesh};
 use proptest::prelude::*;
 
 fn trimesh(nv: usize, faces: &[[u32; 3]]) -> TriMesh {

@@ -1,7 +1,9 @@
 //! The CPU reference mesh: a plain, serial, obviously-correct indexed mesh
 //! with sorted adjacency, independent of patching and kernels. It is the
-//! oracle every query test compares against, and computes the topology
-//! statistics of `cavity info`.
+//! oracle every query test compares against, and the serial oracle of the
+//! topology statistics (`cavity::stats`), which `cavity info` computes in
+//! parallel. It ships with no library crate: the tests and the serial
+//! peers of the benchmarks depend on it.
 //!
 //! Edges come from sorting all face sides by their vertex pair; every
 //! incidence (VF, VE, EF) is then built the same way: list the
@@ -22,7 +24,8 @@
 //! [`ReferenceMesh::is_manifold_interior_vertex`] and
 //! [`ReferenceMesh::is_rotational_order`] answer `None` / `false` instead.
 
-use crate::TriMesh;
+use cavity::TriMesh;
+pub use cavity::stats::MeshStats;
 
 /// Input that the reference mesh cannot represent.
 #[derive(Debug, thiserror::Error)]
@@ -55,38 +58,6 @@ pub enum ReferenceError {
         /// The element count.
         count: usize,
     },
-}
-
-/// Topology statistics of a mesh, as computed by [`ReferenceMesh::stats`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MeshStats {
-    /// Vertex count (including isolated vertices).
-    pub vertices: usize,
-    /// Edge count: the unique unordered vertex pairs of the faces.
-    pub edges: usize,
-    /// Face count (duplicate faces counted each time).
-    pub faces: usize,
-    /// Vertices referenced by no face.
-    pub isolated_vertices: usize,
-    /// Connected components of the vertex graph in which each face connects
-    /// its three vertices; every isolated vertex is a component of its own.
-    pub components: usize,
-    /// Edges with exactly one face.
-    pub boundary_edges: usize,
-    /// Connected components of the graph made of the boundary edges and
-    /// their endpoints. Boundary curves that touch at a vertex (which is
-    /// then necessarily non-manifold, e.g. a figure-eight boundary) are
-    /// one component and so count as one loop.
-    pub boundary_loops: usize,
-    /// Edges with three or more faces.
-    pub non_manifold_edges: usize,
-    /// Vertices whose faces form more than one fan, a fan being a maximal
-    /// set of the vertex's faces connected through incident edges that have
-    /// exactly two faces. Isolated vertices (no fan) are not counted; the
-    /// endpoints of an edge with three or more faces always are.
-    pub non_manifold_vertices: usize,
-    /// `V - E + F`.
-    pub euler_characteristic: i64,
 }
 
 /// Rows of sorted `u32` values: row `r` is
@@ -513,7 +484,7 @@ impl ReferenceMesh {
 }
 
 /// The vertices `0..nv` in sets joined through the corners of `faces`.
-pub(crate) fn vertex_components(nv: usize, faces: &[[u32; 3]]) -> UnionFind {
+pub fn vertex_components(nv: usize, faces: &[[u32; 3]]) -> UnionFind {
     let mut sets = UnionFind::new(nv);
     for t in faces {
         sets.union(t[0] as usize, t[1] as usize);
@@ -524,7 +495,7 @@ pub(crate) fn vertex_components(nv: usize, faces: &[[u32; 3]]) -> UnionFind {
 
 /// Connected components of the graph of the boundary edges `boundary`
 /// over vertices `0..nv` (see [`MeshStats::boundary_loops`]).
-pub(crate) fn boundary_loops(nv: usize, boundary: &[[u32; 2]]) -> usize {
+pub fn boundary_loops(nv: usize, boundary: &[[u32; 2]]) -> usize {
     let mut loops = UnionFind::new(nv);
     let mut on_boundary = vec![false; nv];
     for &[a, b] in boundary {
@@ -538,20 +509,20 @@ pub(crate) fn boundary_loops(nv: usize, boundary: &[[u32; 2]]) -> usize {
 }
 
 /// Disjoint sets over `0..n` (union-find with path halving).
-pub(crate) struct UnionFind {
+pub struct UnionFind {
     parent: Vec<usize>,
 }
 
 impl UnionFind {
     /// `n` singleton sets.
-    pub(crate) fn new(n: usize) -> UnionFind {
+    pub fn new(n: usize) -> UnionFind {
         UnionFind {
             parent: (0..n).collect(),
         }
     }
 
     /// The representative of `x`'s set.
-    pub(crate) fn find(&mut self, mut x: usize) -> usize {
+    pub fn find(&mut self, mut x: usize) -> usize {
         while self.parent[x] != x {
             self.parent[x] = self.parent[self.parent[x]];
             x = self.parent[x];
@@ -560,7 +531,7 @@ impl UnionFind {
     }
 
     /// Joins the sets of `a` and `b`.
-    pub(crate) fn union(&mut self, a: usize, b: usize) {
+    pub fn union(&mut self, a: usize, b: usize) {
         let (a, b) = (self.find(a), self.find(b));
         if a != b {
             self.parent[a.max(b)] = a.min(b);
@@ -568,7 +539,7 @@ impl UnionFind {
     }
 
     /// Number of sets.
-    pub(crate) fn count(&mut self) -> usize {
+    pub fn count(&mut self) -> usize {
         (0..self.parent.len())
             .filter(|&x| self.find(x) == x)
             .count()
