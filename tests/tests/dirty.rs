@@ -198,14 +198,14 @@ proptest! {
 }
 
 /// A real range scan with 70 holes, 132 non-manifold edges and angles down
-/// to 0.8° (`../shared/data/scans/StanfordBunny.ply`, see its README):
+/// to 0.8° (`tests/data/scans/StanfordBunny.ply`, see `tests/data/README.md`):
 /// remeshing it passes the output check (topology kept, no new
 /// non-manifold element, no zero-area face), leaves no zero-length edge and
 /// puts at least 99 % of the edges in the band.
 #[test]
 fn the_bunny_scan_remeshes_cleanly() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/scans/StanfordBunny.ply");
+        .join("data/scans/StanfordBunny.ply");
     let mut scan = cavity::io::read_mesh(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .mesh;

@@ -461,7 +461,7 @@ fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
         ("../assets/dragon.obj", "dragon-0.txt"),
         ("../assets/bumpy-cube.obj", "bumpy-cube-0.txt"),
         (
-            "../../shared/data/rxmesh-inputs/giraffe.obj",
+            "data/geodesic/giraffe.obj",
             "giraffe-0.txt",
         ),
     ] {
