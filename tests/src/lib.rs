@@ -15,9 +15,10 @@ use cavity_reference::{MeshStats, ReferenceMesh};
 use proptest::prelude::*;
 
 /// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`), with the
-/// applications' kernels and the tests' kernel crate added
+/// tests' kernel crate and the remeshing's kernels added
 /// (`Backend::add_kernels`: the operations the tests run live in
-/// `tests/kernels` and `apps/remesh/kernels`, not in the core). Panics when
+/// `tests/kernels`, the edge split in `apps/remesh/kernels`, not in the
+/// core). Panics when
 /// `cuda` is asked for and no GPU is usable, so a GPU run cannot pass on
 /// the CPU.
 pub fn test_backend() -> Backend {
@@ -26,7 +27,7 @@ pub fn test_backend() -> Backend {
         .parse()
         .expect("CAVITY_TEST_DEVICE");
     let backend = Backend::select(choice).expect("backend").0;
-    cavity_app_ptx::add_to(&backend).expect("the applications' PTX loads");
+    cavity_remesh::add_kernels(&backend).expect("the remeshing's PTX loads");
     backend
         .add_kernels(TEST_KERNELS_PTX)
         .expect("the kernel crate's PTX loads");

@@ -17,7 +17,7 @@ fn word(i: usize) -> u32 {
 #[test]
 fn copies_of_every_size_round_trip_and_reach_the_kernels() {
     let backend = test_backend();
-    cavity_app_ptx::add_to(&backend).unwrap();
+    cavity_arrays::add_kernels(&backend).unwrap();
     let d = Device::new(&backend);
     let (staged, piece) = (STAGED_FROM / 4, PIECE / 4);
     for n in [
@@ -60,7 +60,7 @@ fn copies_of_every_size_round_trip_and_reach_the_kernels() {
 #[test]
 fn a_bitmask_compacts_into_its_set_bits_in_order() {
     let backend = test_backend();
-    cavity_app_ptx::add_to(&backend).unwrap();
+    cavity_arrays::add_kernels(&backend).unwrap();
     let d = Device::new(&backend);
     let words = 3 * 2048 + 17;
     let bits: Vec<u32> = (0..words)

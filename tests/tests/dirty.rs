@@ -204,8 +204,8 @@ proptest! {
 /// puts at least 99 % of the edges in the band.
 #[test]
 fn the_bunny_scan_remeshes_cleanly() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/scans/StanfordBunny.ply");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/scans/StanfordBunny.ply");
     let mut scan = cavity::io::read_mesh(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .mesh;

@@ -460,10 +460,7 @@ fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
     for (mesh, data) in [
         ("../assets/dragon.obj", "dragon-0.txt"),
         ("../assets/bumpy-cube.obj", "bumpy-cube-0.txt"),
-        (
-            "data/geodesic/giraffe.obj",
-            "giraffe-0.txt",
-        ),
+        ("data/geodesic/giraffe.obj", "giraffe-0.txt"),
     ] {
         let path = root.join(mesh);
         let mesh = cavity::io::read_mesh(&path)

@@ -136,8 +136,6 @@ fn with_rounds_in<T: Send>(
 ) -> Result<(T, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let backend = test_backend_with(schedule);
-    // Remeshing's and tracking's cavities are the applications' kernels.
-    cavity_app_ptx::add_to(&backend).expect("the applications' kernels load");
     let result = workers()
         .install(|| backend.run_rounds(&mut dynamic, work, |e| e))
         .map(|ran| ran.value);
@@ -472,7 +470,6 @@ fn valence_flips(input: &TriMesh, patch_size: u32) -> (RunReport, TriMesh) {
     let store = StoreValences { valence };
     let mut check = validate_each_round(true);
     let backend = test_backend();
-    cavity_app_ptx::add_to(&backend).expect("the applications' kernels load");
     let report = workers()
         .install(|| {
             backend.run_rounds(

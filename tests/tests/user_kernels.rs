@@ -48,11 +48,17 @@ fn each_ptx_holds_its_own_crates_entry_points() {
         assert!(core.iter().any(|e| e == name), "the core PTX lacks {name}");
     }
     assert!(core.iter().all(|e| e.starts_with("cavity_device_")));
-    // The applications' kernels are in their own module, not the core's.
-    let apps = entries(cavity_app_ptx::PTX);
+    // Each application's kernels are in its own module, not the core's.
+    let delaunay = entries(cavity_delaunay::PTX);
     assert!(
-        apps.iter()
+        delaunay
+            .iter()
             .any(|e| e == "cavity_delaunay_kernels_UpdateDelaunay")
+    );
+    assert!(
+        !delaunay
+            .iter()
+            .any(|e| e.starts_with("cavity_mcf_kernels_"))
     );
     assert!(!core.iter().any(|e| e.contains("Delaunay")));
 }

@@ -16,6 +16,8 @@ use cudarc::driver::CudaSlice;
 
 pub use cavity_arrays_kernels as kernels;
 
+cavity::kernel_module!("cavity_arrays_kernels.ptx");
+
 /// An array of words on the backend.
 pub enum Words {
     /// The CPU backend's: host memory.

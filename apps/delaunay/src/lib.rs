@@ -7,7 +7,7 @@
 //!
 //! An application crate on cavity's public model, as RXMesh keeps its
 //! `apps/`: the cavity application is in `cavity-delaunay-kernels`, its
-//! PTX in `cavity-app-ptx` (every application's kernels, built once);
+//! PTX this crate's own module ([`PTX`], loaded by [`add_kernels`]);
 //! this crate holds the driver ([`delaunay`], [`flip_edges`]), a serial
 //! flipper ([`serial`], the benchmark's single-core comparison and a test
 //! oracle) and the benchmark ([`bench`], `cavity bench delaunay`).
@@ -24,15 +24,7 @@ use cavity::normalize::Normalization;
 use cavity::rounds::{RunError, RunReport, Update, sweeps};
 use cavity::settings::{NamesSettings, Setting};
 
-/// Adds the application's GPU kernels to `backend` (nothing on the CPU
-/// backend); [`delaunay`] and the benchmark call it, a caller of
-/// [`flip_edges`] on its own rounds calls it first.
-///
-/// # Errors
-/// As `cavity_app_ptx::add_to`.
-pub fn add_kernels(backend: &Backend) -> Result<(), BackendError> {
-    cavity_app_ptx::add_to(backend)
-}
+cavity::kernel_module!("cavity_delaunay_kernels.ptx");
 
 /// What a Delaunay run did (`flips`: edges flipped).
 pub type FlipReport = RunReport;

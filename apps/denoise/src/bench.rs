@@ -114,7 +114,7 @@ pub fn denoise_bench(
         ..DenoiseSettings::default()
     };
     settings.check()?;
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let cpu = Backend::Cpu(CpuBackend::new());
     let mut rows = Vec::new();
     for (name, mesh) in meshes {

@@ -7,7 +7,7 @@
 //!
 //! An application crate on cavity's public model: the computations are in
 //! `cavity-denoise-kernels` (the normals and `σc` per vertex, the filter
-//! over the ring, the move), their PTX in `cavity-app-ptx`; an iteration
+//! over the ring, the move), their PTX this crate's own module ([`PTX`]); an iteration
 //! is three launches inside `Backend::run_rounds` ([`iterate`]).
 //! [`denoise`] takes a [`TriMesh`] at any scale (it works in the unit box,
 //! `cavity::normalize`); [`serial`] is the plain serial filter over the
@@ -31,6 +31,8 @@ use cavity::rings::ForEachRing;
 use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, OutOfRange, Setting};
 use cavity::{MeshError, TriMesh};
+
+cavity::kernel_module!("cavity_denoise_kernels.ptx");
 
 /// The denoising's settings, as its errors name them
 /// ([`DenoiseError::Settings`]).
@@ -204,7 +206,7 @@ pub fn denoise(
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
     settings.check()?;
     mesh.validate()?;
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
     let mut layout = AttributeLayout::new();

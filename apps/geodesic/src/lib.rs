@@ -25,8 +25,8 @@
 //! they change nothing.
 //!
 //! An application crate on cavity's public model: the per-vertex
-//! computation is in `cavity-geodesic-kernels`, its PTX in
-//! `cavity-app-ptx`. [`geodesic_distance`] takes a [`TriMesh`] at any
+//! computation is in `cavity-geodesic-kernels`, its PTX
+//! this crate's own module ([`PTX`]). [`geodesic_distance`] takes a [`TriMesh`] at any
 //! scale (it works in the unit box, `cavity::normalize`).
 
 pub mod bench;
@@ -48,6 +48,8 @@ use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
 use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
+
+cavity::kernel_module!("cavity_geodesic_kernels.ptx");
 
 /// The propagation's settings, as its errors name them.
 pub mod setting {
@@ -332,7 +334,7 @@ pub fn geodesic_distance(
     }
     settings.check()?;
     let t = settings.tolerance;
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
     let topology = Topology::new(&normalized);

@@ -141,7 +141,7 @@ pub fn mcf_bench(
         ))
         .into());
     }
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let cpu = Backend::Cpu(CpuBackend::new());
     let mut rows = Vec::new();
     for (name, mesh) in meshes {

@@ -7,7 +7,7 @@
 //! edge stay in place.
 //!
 //! An application crate on cavity's public model: the per-vertex
-//! computations are in `cavity-mcf-kernels`, their PTX in `cavity-app-ptx`;
+//! computations are in `cavity-mcf-kernels`, their PTX this crate's [`PTX`];
 //! the conjugate gradient is the host's loop over `for_each`, `dot`,
 //! `axpy` and `xpay` inside `Backend::run_rounds`. [`smooth`] takes a
 //! [`TriMesh`] at any scale (it works in the unit box,
@@ -30,6 +30,8 @@ use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, OutOfRange, Setting};
 use cavity::topology::{Topology, mean_edge_length_with};
 use cavity::{MeshError, TriMesh};
+
+cavity::kernel_module!("cavity_mcf_kernels.ptx");
 
 /// The flow's settings, as its errors name them
 /// ([`McfError::Settings`]).
@@ -361,7 +363,7 @@ pub fn smooth(
     backend: &Backend,
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let FlowMesh {
         normalization,
         normalized,

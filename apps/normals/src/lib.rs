@@ -4,8 +4,8 @@
 //! underflow `f32`.
 //!
 //! An application crate on cavity's public model: the per-vertex
-//! computation is in `cavity-normals-kernels`, its PTX in `cavity-app-ptx`
-//! (every application's kernels, built once); [`vertex_normals`] declares
+//! computation is in `cavity-normals-kernels`, its PTX this crate's own module
+//! ([`PTX`], loaded by [`add_kernels`]); [`vertex_normals`] declares
 //! a vertex attribute, builds the dynamic mesh and runs the computation
 //! through `Backend::run_rounds`.
 
@@ -18,6 +18,8 @@ use cavity::computation::ComputationError;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::ForEach;
+
+cavity::kernel_module!("cavity_normals_kernels.ptx");
 
 /// Errors of [`vertex_normals`]: a failed computation (layout, run, GPU,
 /// attribute).
@@ -35,7 +37,7 @@ pub fn vertex_normals(
     patch_size: u32,
     backend: &Backend,
 ) -> Result<Vec<[f32; 3]>, NormalsError> {
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let normalized = Normalization::of(mesh).apply(mesh);
     let mut layout = AttributeLayout::new();
     let out = layout.vertex::<f32, 3>("normal")?;

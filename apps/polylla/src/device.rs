@@ -79,7 +79,7 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
             mesh.len()
         )));
     }
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let d = Device::new(backend);
     let mut clock = Clock {
         backend,

@@ -26,6 +26,8 @@ pub mod sequential;
 pub use halfedge::HalfEdges;
 pub use sequential::{Polylla, polylla_sequential};
 
+cavity::kernel_module!("cavity_polylla_kernels.ptx");
+
 /// A 2D triangulation: vertex positions and triangles (vertex indices,
 /// either orientation).
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -44,7 +44,7 @@
 //!
 //! An application crate on cavity's public model, as RXMesh keeps its
 //! `apps/`: the cavity applications and the valence computation are in
-//! `cavity-remesh-kernels`, their PTX in `cavity-app-ptx`; this crate holds
+//! `cavity-remesh-kernels`, their PTX this crate's own module ([`PTX`]); this crate holds
 //! the driver, the quality statistics ([`quality`]) and the benchmark
 //! ([`bench`](mod@bench), `cavity bench remesh`). The flips read the valences of
 //! vertices their patch does not own from the `u32` vertex attribute
@@ -89,6 +89,8 @@ use cavity::rounds::{
 use cavity::settings::{NamesSettings, Setting};
 use cavity::topology::Topology;
 use cavity_device::layout::Kind;
+
+cavity::kernel_module!("cavity_remesh_kernels.ptx");
 
 /// The target edge length L.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -385,16 +387,6 @@ pub fn dynamic_mesh(
     factors: CapacityFactors,
 ) -> Result<DynamicMesh, DynamicError> {
     DynamicMesh::with_topology_and_attributes(mesh, topology, patch_size, factors, &attributes())
-}
-
-/// Adds the application's GPU kernels to `backend` (nothing on the CPU
-/// backend); [`remesh`] calls it, a caller of [`remesh_rounds`] on its own
-/// rounds calls it first.
-///
-/// # Errors
-/// As `cavity_app_ptx::add_to`.
-pub fn add_kernels(backend: &Backend) -> Result<(), BackendError> {
-    cavity_app_ptx::add_to(backend)
 }
 
 /// What each phase did over all iterations.

@@ -49,6 +49,8 @@ use cavity::settings::{NamesSettings, Setting};
 use cavity_remesh::KEEP_BOUNDARY;
 use cavity_remesh::{Layout, Quality, gpu_line, mean_edge_length};
 
+cavity::kernel_module!("cavity_track_kernels.ptx");
+
 /// What to track and how long.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TrackSettings {
@@ -201,16 +203,6 @@ cavity::steps! {
         /// Null-space smoothing.
         Smooth => "smooth",
     }
-}
-
-/// Adds the application's GPU kernels to `backend` (nothing on the CPU
-/// backend); [`track`] calls it, a caller of [`track_rounds`] on its own
-/// rounds calls it first.
-///
-/// # Errors
-/// As `cavity_app_ptx::add_to`.
-pub fn add_kernels(backend: &Backend) -> Result<(), BackendError> {
-    cavity_app_ptx::add_to(backend)
 }
 
 /// Rounds that run every tracking operation (the CPU backend's and the

@@ -41,7 +41,7 @@ pub(crate) trait CsrOps {
 /// [`VolumeError::Backend`] when the GPU's kernels are missing, a launch
 /// or a copy fails.
 pub fn transpose(backend: &Backend, a: &TernaryCsr) -> Result<TernaryCsr, VolumeError> {
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let d = Device::new(backend);
     let t = d.transpose(&d.upload_csr(a)?)?;
     d.download_csr(t)

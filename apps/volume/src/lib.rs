@@ -12,7 +12,7 @@
 //!   polyhedra; non-manifold meshes allowed) with consistent orientation;
 //! - [`device`]: the transposes on a backend, by count, scan, fill and a
 //!   per-row sort (the paper's Algorithm 1; kernels in
-//!   `cavity-volume-kernels`, their PTX in `cavity-app-ptx`);
+//!   `cavity-volume-kernels`, their PTX this crate's [`PTX`]);
 //! - [`bench`](mod@bench): `cavity bench tet`;
 //! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
 //!   vertices;
@@ -40,6 +40,8 @@ pub use resident::{Operator, Relation, ResidentMesh};
 pub use ternary::TernaryCsr;
 
 use cavity::backend::BackendError;
+
+cavity::kernel_module!("cavity_volume_kernels.ptx");
 
 /// Errors of volumetric meshes.
 #[derive(Debug, thiserror::Error)]

@@ -25,7 +25,7 @@ use crate::ternary::TernaryCsr;
 /// [`VolumeError::Backend`] when the GPU's kernels are missing, a launch
 /// or a copy fails.
 pub fn face_vertices(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let d = Device::new(backend);
     let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
     let fv = d.face_vertices(
@@ -55,7 +55,7 @@ pub fn compose(
             b.rows()
         )));
     }
-    cavity_app_ptx::add_to(backend)?;
+    crate::add_kernels(backend)?;
     let d = Device::new(backend);
     let c = d.compose(&d.upload_csr(a)?, &d.upload_csr(b)?)?;
     d.download_csr(c)

@@ -113,7 +113,7 @@ impl<'a> ResidentMesh<'a> {
     /// [`VolumeError::Backend`] when the GPU's kernels are missing or a
     /// copy fails.
     pub fn upload(backend: &'a Backend, mesh: &VolumeMesh) -> Result<Self, VolumeError> {
-        cavity_app_ptx::add_to(backend)?;
+        crate::add_kernels(backend)?;
         let d = Device::new(backend);
         let words: Vec<u32> = mesh
             .positions()

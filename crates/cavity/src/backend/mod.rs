@@ -254,3 +254,35 @@ impl Backend {
         }
     }
 }
+
+/// Declares a kernel crate's PTX module in the host crate whose build script
+/// builds it (`cavity_ptx_builder::build_into_out_dir("kernels", FILE)`):
+/// `pub const PTX` (the text, empty when the build had no NVPTX toolchain)
+/// and `pub fn add_kernels(&Backend)`, which loads the module the first
+/// time an application runs on the GPU (once per backend: later calls find
+/// it loaded) and does nothing on the CPU backend. Each application ships
+/// its own module this way, so that a program loads only the kernels of
+/// the applications it runs.
+///
+/// `add_kernels`'s errors: [`BackendError::NoKernels`] when the build had
+/// no NVPTX toolchain, a driver error when the module does not load.
+#[macro_export]
+macro_rules! kernel_module {
+    ($file:literal) => {
+        /// This crate's kernels as PTX, built from its kernel crate by the
+        /// build script (empty when the build had no NVPTX toolchain).
+        pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/", $file));
+
+        /// Adds this crate's kernels to `backend`: the GPU loads their PTX
+        /// module at the first call; nothing on the CPU backend.
+        ///
+        /// # Errors
+        /// `BackendError::NoKernels` when the build had no NVPTX toolchain;
+        /// a driver error when the module does not load.
+        pub fn add_kernels(
+            backend: &$crate::backend::Backend,
+        ) -> ::std::result::Result<(), $crate::backend::BackendError> {
+            backend.add_kernels(PTX)
+        }
+    };
+}
