@@ -91,3 +91,5 @@ impl NamesSettings for DelaunayError {
         }
     }
 }
+
+cavity::names_settings!(DelaunayError);

@@ -40,10 +40,10 @@ pub mod setting {
     use cavity::settings::Setting;
 
     /// Iterations ([`crate::DenoiseSettings::iterations`]).
-    pub const ITERATIONS: Setting = Setting::new("the number of iterations");
+    pub const ITERATIONS: Setting = Setting::new("iterations", "the number of iterations");
     /// The most hops of a neighbourhood
     /// ([`crate::DenoiseSettings::max_hops`]).
-    pub const MAX_HOPS: Setting = Setting::new("the hops of a neighbourhood");
+    pub const MAX_HOPS: Setting = Setting::new("max_hops", "the hops of a neighbourhood");
 }
 
 /// Errors of the denoising.
@@ -74,6 +74,8 @@ impl NamesSettings for DenoiseError {
         }
     }
 }
+
+cavity::names_settings!(DenoiseError);
 
 /// What one denoising does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -56,10 +56,10 @@ pub mod setting {
     use cavity::settings::Setting;
 
     /// The convergence tolerance ([`crate::GeodesicSettings::tolerance`]).
-    pub const TOLERANCE: Setting = Setting::new("the tolerance");
+    pub const TOLERANCE: Setting = Setting::new("tolerance", "the tolerance");
 
     /// The sweeps per pass ([`crate::GeodesicSettings::sweeps`]).
-    pub const SWEEPS: Setting = Setting::new("the sweeps per pass");
+    pub const SWEEPS: Setting = Setting::new("sweeps", "the sweeps per pass");
 }
 
 /// Errors of [`geodesic_distance`].
@@ -103,6 +103,8 @@ impl NamesSettings for GeodesicError {
         }
     }
 }
+
+cavity::names_settings!(GeodesicError);
 
 /// The relative change below which the passes after the band's stop:
 /// a few units in the last place of an `f32`.

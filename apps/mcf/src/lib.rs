@@ -39,13 +39,13 @@ pub mod setting {
     use cavity::settings::Setting;
 
     /// The implicit steps ([`crate::McfSettings::steps`]).
-    pub const STEPS: Setting = Setting::new("the number of steps");
+    pub const STEPS: Setting = Setting::new("steps", "the number of steps");
     /// The time step ([`crate::McfSettings::dt`]).
-    pub const TIME_STEP: Setting = Setting::new("the time step");
+    pub const TIME_STEP: Setting = Setting::new("dt", "the time step");
     /// The solver's tolerance ([`crate::McfSettings::tolerance`]).
-    pub const TOLERANCE: Setting = Setting::new("the tolerance");
+    pub const TOLERANCE: Setting = Setting::new("tolerance", "the tolerance");
     /// Iterations per step ([`crate::McfSettings::max_iterations`]).
-    pub const MAX_ITERATIONS: Setting = Setting::new("the iterations per step");
+    pub const MAX_ITERATIONS: Setting = Setting::new("max_iterations", "the iterations per step");
 }
 
 /// Errors of the flow.
@@ -74,6 +74,8 @@ impl NamesSettings for McfError {
         }
     }
 }
+
+cavity::names_settings!(McfError);
 
 /// What one flow does.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -61,13 +61,13 @@ pub mod setting {
     use cavity::settings::Setting;
 
     /// The target edge length ([`crate::RemeshSettings::length`]).
-    pub const TARGET_LENGTH: Setting = Setting::new("the target edge length");
+    pub const TARGET_LENGTH: Setting = Setting::new("length", "the target edge length");
     /// The iterations ([`crate::RemeshSettings::iterations`]).
-    pub const ITERATIONS: Setting = Setting::new("the iteration count");
+    pub const ITERATIONS: Setting = Setting::new("iterations", "the iteration count");
     /// The feature angle ([`crate::RemeshSettings::feature_angle`]).
-    pub const FEATURE_ANGLE: Setting = Setting::new("the feature angle");
+    pub const FEATURE_ANGLE: Setting = Setting::new("feature_angle", "the feature angle");
     /// The smoothing steps ([`crate::RemeshSettings::smoothing_steps`]).
-    pub const SMOOTHING_STEPS: Setting = Setting::new("the smoothing steps");
+    pub const SMOOTHING_STEPS: Setting = Setting::new("smoothing_steps", "the smoothing steps");
 }
 
 use std::time::Instant;
@@ -325,6 +325,8 @@ impl NamesSettings for RemeshError {
         }
     }
 }
+
+cavity::names_settings!(RemeshError);
 
 cavity::steps! {
     /// The four phases of an iteration.

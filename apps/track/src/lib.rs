@@ -26,11 +26,11 @@ pub mod setting {
     use cavity::settings::Setting;
 
     /// The grid side ([`crate::TrackSettings::grid`]).
-    pub const GRID: Setting = Setting::new("the grid side");
+    pub const GRID: Setting = Setting::new("grid", "the grid side");
     /// The frames ([`crate::TrackSettings::frames`]).
-    pub const FRAMES: Setting = Setting::new("the frame count");
+    pub const FRAMES: Setting = Setting::new("frames", "the frame count");
     /// The time step ([`crate::TrackSettings::dt`]).
-    pub const TIME_STEP: Setting = Setting::new("the time step");
+    pub const TIME_STEP: Setting = Setting::new("dt", "the time step");
 }
 
 use std::time::Instant;
@@ -188,6 +188,8 @@ impl NamesSettings for TrackError {
         }
     }
 }
+
+cavity::names_settings!(TrackError);
 
 cavity::steps! {
     /// The steps of a frame.

@@ -23,19 +23,15 @@ mod output;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cavity::backend::BackendError;
-use cavity::dynamic::{CapacityFactors, DynamicError};
-use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE, PatchError};
-use cavity::rounds::RunError;
-use cavity::settings::{NamesSettings, Setting};
-use cavity_delaunay::DelaunayError;
-use cavity_denoise::{DenoiseError, DenoiseSettings};
-use cavity_geodesic::{GeodesicError, GeodesicSettings};
-use cavity_mcf::{McfError, McfSettings};
-use cavity_normals::NormalsError;
-use cavity_remesh::{Layout, RemeshError, RemeshSettings, TargetLength};
-use cavity_track::{TrackError, TrackSettings};
-use clap::{Parser, Subcommand, ValueEnum};
+use cavity::dynamic::CapacityFactors;
+use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
+use cavity::settings::Setting;
+use cavity_denoise::DenoiseSettings;
+use cavity_geodesic::GeodesicSettings;
+use cavity_mcf::McfSettings;
+use cavity_remesh::{Layout, RemeshSettings, TargetLength};
+use cavity_track::TrackSettings;
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
 use crate::commands::{
     bench, delaunay, denoise, geodesic, info, normals, polylla, remesh, smooth, tet, track,
@@ -697,74 +693,29 @@ fn main() -> ExitCode {
 }
 
 /// The command-line options of the settings that `e` (or an error it
-/// wraps) asks to change ([`NamesSettings`]).
-fn options(e: &(dyn std::error::Error + 'static)) -> Vec<&'static str> {
-    /// The settings of `e` if it is one of the library's errors that name
-    /// them.
-    fn settings(e: &(dyn std::error::Error + 'static)) -> Option<Vec<Setting>> {
-        macro_rules! named {
-            ($($t:ty),*) => {
-                $(if let Some(e) = e.downcast_ref::<$t>() {
-                    return Some(e.settings());
-                })*
-            };
-        }
-        named!(
-            RemeshError,
-            DelaunayError,
-            TrackError,
-            NormalsError,
-            McfError,
-            GeodesicError,
-            DenoiseError,
-            DynamicError,
-            PatchError,
-            RunError,
-            BackendError
-        );
-        None
-    }
-    let mut at = Some(e);
-    while let Some(e) = at {
-        if let Some(found) = settings(e) {
-            return found.into_iter().map(option).collect();
-        }
-        at = e.source();
-    }
-    Vec::new()
+/// wraps) asks to change (`cavity::settings::settings_of`: every library
+/// error that names settings registers itself).
+fn options(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    cavity::settings::settings_of(e)
+        .into_iter()
+        .map(option)
+        .collect()
 }
 
-/// The command-line option of `setting` (its name in words for a setting
-/// no option sets).
-fn option(setting: Setting) -> &'static str {
-    use cavity_denoise::setting as denoise;
-    use cavity_geodesic::setting as geodesic;
-    use cavity_mcf::setting as mcf;
-    use cavity_remesh::setting as remesh;
-    use cavity_track::setting as track;
-    [
-        (Setting::PATCH_SIZE, "--patch-size"),
-        (Setting::CAPACITY_FACTOR, "--capacity-factor"),
-        (Setting::PATCH_FACTOR, "--patch-factor"),
-        (remesh::TARGET_LENGTH, "--length"),
-        (remesh::ITERATIONS, "--iterations"),
-        (remesh::FEATURE_ANGLE, "--feature-angle"),
-        (remesh::SMOOTHING_STEPS, "--smoothing-steps"),
-        (track::GRID, "--grid"),
-        (track::FRAMES, "--frames"),
-        (track::TIME_STEP, "--dt"),
-        (mcf::STEPS, "--steps"),
-        (mcf::TIME_STEP, "--dt"),
-        (mcf::TOLERANCE, "--tolerance"),
-        (mcf::MAX_ITERATIONS, "--max-iterations"),
-        (geodesic::TOLERANCE, "--tolerance"),
-        (geodesic::SWEEPS, "--sweeps"),
-        (denoise::ITERATIONS, "--iterations"),
-        (denoise::MAX_HOPS, "--max-hops"),
-    ]
-    .into_iter()
-    .find(|&(s, _)| s == setting)
-    .map_or(setting.name(), |(_, option)| option)
+/// The command-line option of `setting`: the option whose argument is
+/// named by the setting's key (clap's id of the field, `smoothing_steps`
+/// for `--smoothing-steps`) in any command; the setting's name in words
+/// when no option sets it.
+fn option(setting: Setting) -> String {
+    fn find(command: &clap::Command, key: &str) -> Option<String> {
+        command
+            .get_arguments()
+            .find(|a| a.get_id().as_str() == key)
+            .and_then(|a| a.get_long())
+            .map(|long| format!("--{long}"))
+            .or_else(|| command.get_subcommands().find_map(|c| find(c, key)))
+    }
+    find(&Cli::command(), setting.key()).unwrap_or_else(|| setting.name().to_string())
 }
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -1083,4 +1034,56 @@ fn parse_length(s: &str) -> std::result::Result<TargetLength, String> {
     } else {
         TargetLength::Absolute(l)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every setting an error of the library or an application names has
+    /// an option of its own, found from its key.
+    #[test]
+    fn every_setting_has_its_option() {
+        use cavity_denoise::setting as denoise;
+        use cavity_geodesic::setting as geodesic;
+        use cavity_mcf::setting as mcf;
+        use cavity_remesh::setting as remesh;
+        use cavity_track::setting as track;
+        for (setting, flag) in [
+            (Setting::PATCH_SIZE, "--patch-size"),
+            (Setting::CAPACITY_FACTOR, "--capacity-factor"),
+            (Setting::PATCH_FACTOR, "--patch-factor"),
+            (remesh::TARGET_LENGTH, "--length"),
+            (remesh::ITERATIONS, "--iterations"),
+            (remesh::FEATURE_ANGLE, "--feature-angle"),
+            (remesh::SMOOTHING_STEPS, "--smoothing-steps"),
+            (track::GRID, "--grid"),
+            (track::FRAMES, "--frames"),
+            (track::TIME_STEP, "--dt"),
+            (mcf::STEPS, "--steps"),
+            (mcf::TIME_STEP, "--dt"),
+            (mcf::TOLERANCE, "--tolerance"),
+            (mcf::MAX_ITERATIONS, "--max-iterations"),
+            (geodesic::TOLERANCE, "--tolerance"),
+            (geodesic::SWEEPS, "--sweeps"),
+            (denoise::ITERATIONS, "--iterations"),
+            (denoise::MAX_HOPS, "--max-hops"),
+        ] {
+            assert_eq!(option(setting), flag, "{}", setting.name());
+        }
+        let unknown = Setting::new("no_such_option", "a setting no option sets");
+        assert_eq!(option(unknown), "a setting no option sets");
+    }
+
+    /// An error deep in a chain still names its settings' options.
+    #[test]
+    fn wrapped_errors_name_their_options() {
+        let run = cavity::rounds::RunError::Fatal("out of room", &[Setting::PATCH_FACTOR]);
+        let e: Box<dyn std::error::Error> = Box::new(cavity_remesh::RemeshError::Run {
+            phase: cavity_remesh::Phase::Split,
+            iteration: 0,
+            source: run,
+        });
+        assert_eq!(options(e.as_ref()), ["--patch-factor"]);
+    }
 }

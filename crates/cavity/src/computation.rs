@@ -40,6 +40,8 @@ impl NamesSettings for ComputationError {
     }
 }
 
+crate::names_settings!(ComputationError);
+
 /// `computation_error_from!(AppError::Variant)`: `From` each cause of a
 /// [`ComputationError`] (`DynamicError`, `RunError`, `BackendError`,
 /// `AttributeError`) for `AppError`, wrapped in `Variant`, so that `?`

@@ -89,6 +89,8 @@ impl NamesSettings for PatchError {
     }
 }
 
+crate::names_settings!(PatchError);
+
 /// A face → patch assignment.
 #[derive(Clone, Debug)]
 pub struct Partition {

@@ -398,6 +398,8 @@ impl NamesSettings for RunError {
     }
 }
 
+crate::names_settings!(RunError);
+
 /// The scheduler's state after a round.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Status {

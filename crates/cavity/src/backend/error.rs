@@ -67,3 +67,5 @@ impl NamesSettings for BackendError {
         }
     }
 }
+
+crate::names_settings!(BackendError);

@@ -98,6 +98,8 @@ impl NamesSettings for DynamicError {
     }
 }
 
+crate::names_settings!(DynamicError);
+
 /// What [`DynamicMesh::validate`] found wrong.
 ///
 /// [`DynamicMesh::validate`]: super::DynamicMesh::validate
