@@ -6,10 +6,9 @@
 //! CPU backend.
 
 use cavity::backend::Backend;
-use cavity_arrays::{Device, Words};
-use cavity_arrays_kernels::blocks;
+use cavity::backend::buffer::Buffer;
 use cavity_polylla_kernels::{
-    BarrierTips, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink, repair,
+    BarrierTips, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink, blocks, repair,
 };
 use rayon::prelude::*;
 
@@ -80,7 +79,7 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         )));
     }
     crate::add_kernels(backend)?;
-    let d = Device::new(backend);
+    let d = backend;
     let mut clock = Clock {
         backend,
         timings: Timings::default(),
@@ -98,10 +97,10 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
                 d.upload(&mesh.edge_of_vertex)?,
                 // Each coordinate's `f64` as its low and high word (the
                 // layout `coordinate` reads; hosts and GPUs are little endian).
-                d.upload(bytemuck::cast_slice(&mesh.positions))?,
+                d.upload::<u32>(bytemuck::cast_slice(&mesh.positions))?,
             ))
         })?;
-    let zeros = |n: u32| -> Result<Words, PolyllaError> { Ok(d.zeros(n as usize)?) };
+    let zeros = |n: u32| -> Result<Buffer<u32>, PolyllaError> { Ok(d.zeros(n as usize)?) };
     // A byte per triangle, a bit per interior half-edge, two bits per
     // vertex.
     let (bytes, bits) = (triangles.div_ceil(4), interior.div_ceil(32));
@@ -109,73 +108,48 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         (zeros(bytes)?, zeros(bytes)?, zeros(vertices.div_ceil(16))?);
     let (mut moved, mut polygons, mut repaired) = (zeros(bits)?, zeros(bits)?, zeros(1)?);
     let (mut new_next, mut new_prev) = (zeros(halfedges)?, zeros(halfedges)?);
-    let [o, t, bn, bp, ev, pos] = [
-        &origin,
-        &twin,
-        &border_next,
-        &border_prev,
-        &edge_of_vertex,
-        &positions,
-    ]
-    .map(|w| d.read(w));
-    let (l, lb, e) = (
-        d.address(&mut longest),
-        d.address(&mut labels),
-        d.address(&mut ends),
-    );
-    let (mv, pg, r) = (
-        d.address(&mut moved),
-        d.address(&mut polygons),
-        d.address(&mut repaired),
-    );
-    let (nn, np) = (d.address(&mut new_next), d.address(&mut new_prev));
-    let links = [t, bn, bp];
-    // Every launch below: the arrays hold a word per half-edge or vertex,
-    // a byte per triangle, a bit per interior half-edge or two per vertex
-    // as each kernel's contract says, `repaired` one word; they live until
-    // the downloads at the end.
+    let links = [&twin, &border_next, &border_prev];
     clock.step("longest edges", || {
-        // SAFETY: as said above the launches.
-        unsafe {
-            d.launch::<LongestEdges>(blocks(triangles), (0, 0), ([o, t, pos], triangles, l))?
-        };
-        Ok(())
+        let params = ([&origin, &twin, &positions], triangles, &mut longest);
+        Ok(d.launch::<LongestEdges>(blocks(triangles), (0, 0), params)?)
     })?;
     clock.step("frontier and seed edges", || {
-        // SAFETY: as said above the launches.
-        unsafe { d.launch::<Labels>(blocks(triangles), (0, 0), ([o, t, l], interior, lb, e))? };
-        Ok(())
+        let params = ([&origin, &twin, &longest], interior, &mut labels, &mut ends);
+        Ok(d.launch::<Labels>(blocks(triangles), (0, 0), params)?)
     })?;
     clock.step("barrier tips", || {
-        let params = (links, [interior, vertices], [ev, lb, e], l, r);
+        let star = [&edge_of_vertex, &labels, &ends];
+        let params = (
+            links,
+            [interior, vertices],
+            star,
+            &mut longest,
+            &mut repaired,
+        );
         let smem = repair::shared_bytes();
-        // SAFETY: as said above the launches.
-        unsafe { d.launch::<BarrierTips>(blocks(vertices), (smem, smem), params)? };
-        // SAFETY: as said above the launches.
-        unsafe { d.launch::<MergeExtra>(blocks(bytes), (0, 0), (l, lb, bytes))? };
-        Ok(())
+        d.launch::<BarrierTips>(blocks(vertices), (smem, smem), params)?;
+        Ok(d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?)
     })?;
     clock.step("re-link", || {
-        let params = (links, lb, [interior, halfedges], [nn, np]);
-        // SAFETY: as said above the launches.
-        unsafe { d.launch::<Relink>(blocks(halfedges), (0, 0), params)? };
-        Ok(())
+        let params = (
+            links,
+            &labels,
+            [interior, halfedges],
+            &mut new_next,
+            &mut new_prev,
+        );
+        Ok(d.launch::<Relink>(blocks(halfedges), (0, 0), params)?)
     })?;
     clock.step("move seeds", || {
-        // SAFETY: as said above the launches.
-        unsafe { d.launch::<MoveSeeds>(blocks(triangles), (0, 0), (links, lb, interior, mv))? };
-        Ok(())
+        let params = (links, &labels, interior, &mut moved);
+        Ok(d.launch::<MoveSeeds>(blocks(triangles), (0, 0), params)?)
     })?;
     clock.step("polygon seeds", || {
         // One thread per moved seed: the walks around the polygons are
         // chains of dependent loads, as many as possible in flight.
-        let (mut seeds, n) = d.compact_bits(&moved, bits)?;
-        let s = d.address(&mut seeds);
-        // SAFETY: as said above the launches; `seeds` holds the `n` moved
-        // seeds and lives through the launch (freed after the stream's
-        // work before it).
-        unsafe { d.launch::<PolygonSeeds>(blocks(n), (0, 0), (nn, s, n, pg))? };
-        Ok(())
+        let (seeds, n) = d.compact_bits(&moved, bits)?;
+        let params = (&new_next, &seeds, n, &mut polygons);
+        Ok(d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?)
     })?;
     let (list, count) = clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
     let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {

@@ -8,7 +8,7 @@ use cavity_volume_kernels::{
 };
 
 use crate::VolumeError;
-use cavity_arrays::Words;
+use cavity::backend::buffer::Buffer;
 
 use crate::mesh::VolumeMesh;
 use crate::resident::{Relation, ResidentMesh};
@@ -60,7 +60,7 @@ pub fn smooth(
 
 /// The boundary's faces (signed), edges and vertices on the backend, with
 /// their counts.
-type Marked = ([Words; 3], [u32; 3]);
+type Marked = ([Buffer<u32>; 3], [u32; 3]);
 
 impl ResidentMesh<'_> {
     /// The boundary's elements, on the backend.
@@ -70,38 +70,17 @@ impl ResidentMesh<'_> {
         let [vertices, edges, faces, _] = self.counts;
         let d3 = self.cached(Relation::FaceCells);
         let (mut keep, mut minus) = (d.zeros(faces as usize + 1)?, d.zeros(faces as usize)?);
-        let params = (
-            d.read(&d3.offsets),
-            d.read(&d3.entries),
-            faces,
-            d.address(&mut keep),
-            d.address(&mut minus),
-        );
-        // SAFETY: `d3` has `faces` rows; `keep` and `minus` hold a word per face.
-        unsafe { d.launch::<MarkBoundaryFaces>(blocks(faces), (0, 0), params)? };
-        let (mut face_list, nf) = d.compact(&mut keep, Some(&mut minus), faces)?;
+        let params = (&d3.offsets, &d3.entries, faces, &mut keep, &mut minus);
+        d.launch::<MarkBoundaryFaces>(blocks(faces), (0, 0), params)?;
+        let (face_list, nf) = d.compact(&mut keep, Some(&minus), faces)?;
         let mut edge_keep = d.zeros(edges as usize + 1)?;
-        let params = (
-            d.address(&mut face_list),
-            nf,
-            d.read(&self.d2.offsets),
-            d.read(&self.d2.entries),
-            d.address(&mut edge_keep),
-        );
-        // SAFETY: the listed faces are rows of ∂2; `edge_keep` holds a word
-        // per edge and one more.
-        unsafe { d.launch::<MarkFaceEdges>(blocks(nf), (0, 0), params)? };
-        let (mut edge_list, ne) = d.compact(&mut edge_keep, None, edges)?;
+        let d2 = &self.d2;
+        let params = (&face_list, nf, &d2.offsets, &d2.entries, &mut edge_keep);
+        d.launch::<MarkFaceEdges>(blocks(nf), (0, 0), params)?;
+        let (edge_list, ne) = d.compact(&mut edge_keep, None, edges)?;
         let mut vertex_keep = d.zeros(vertices as usize + 1)?;
-        let params = (
-            d.address(&mut edge_list),
-            ne,
-            d.read(&self.pairs),
-            d.address(&mut vertex_keep),
-        );
-        // SAFETY: the listed edges are in `pairs`; `vertex_keep` holds a
-        // word per vertex and one more.
-        unsafe { d.launch::<MarkEdgeVertices>(blocks(ne), (0, 0), params)? };
+        let params = (&edge_list, ne, &self.pairs, &mut vertex_keep);
+        d.launch::<MarkEdgeVertices>(blocks(ne), (0, 0), params)?;
         let (vertex_list, nv) = d.compact(&mut vertex_keep, None, vertices)?;
         Ok(([face_list, edge_list, vertex_list], [nf, ne, nv]))
     }
@@ -127,30 +106,25 @@ impl ResidentMesh<'_> {
     /// # Errors
     /// As [`boundary`].
     pub fn smooth(&mut self, iterations: u32) -> Result<(), VolumeError> {
-        let ([_, _, mut fixed], [_, _, nv]) = self.mark_boundary()?;
+        let ([_, _, fixed], [_, _, nv]) = self.mark_boundary()?;
         self.ensure(Relation::VertexEdges)?;
         let d = self.d;
         let vertices = self.counts[0];
         let mut marks = d.zeros(vertices as usize)?;
-        let params = (d.address(&mut fixed), nv, d.address(&mut marks));
-        // SAFETY: `fixed` lists `nv` vertices below `vertices`; `marks`
-        // holds a word per vertex.
-        unsafe { d.launch::<MarkListed>(blocks(nv), (0, 0), params)? };
-        let d1 = self.cached(Relation::VertexEdges);
-        let (o, e, p, m) = (
-            d.read(&d1.offsets),
-            d.read(&d1.entries),
-            d.read(&self.pairs),
-            d.read(&marks),
-        );
+        d.launch::<MarkListed>(blocks(nv), (0, 0), (&fixed, nv, &mut marks))?;
         let mut to = d.copy(&self.positions, 3 * vertices as usize)?;
         for _ in 0..iterations {
-            let (f, t) = (d.address(&mut self.positions), d.address(&mut to));
-            // SAFETY: `d1` has a row per vertex; the position arrays hold
-            // three words per vertex.
-            unsafe {
-                d.launch::<SmoothInner>(blocks(vertices), (0, 0), (o, e, vertices, p, m, f, t))?
-            };
+            let d1 = self.cached(Relation::VertexEdges);
+            let params = (
+                &d1.offsets,
+                &d1.entries,
+                vertices,
+                &self.pairs,
+                &marks,
+                &self.positions,
+                &mut to,
+            );
+            d.launch::<SmoothInner>(blocks(vertices), (0, 0), params)?;
             std::mem::swap(&mut self.positions, &mut to);
         }
         Ok(())

@@ -1,11 +1,11 @@
-//! Ternary CSR matrices on a backend (`Csr`, arrays of `cavity-arrays`)
+//! Ternary CSR matrices on a backend (`Csr`, buffers of `cavity::backend::buffer`)
 //! and their transposes, by count, scan, fill and a per-row sort (the
 //! paper's section 4, Algorithm 1), with the kernels of
 //! `cavity-volume-kernels`: the GPU runs them on its stream, the CPU
 //! backend the same kernels, one block per rayon worker.
 
 use cavity::backend::Backend;
-use cavity_arrays::{Device, Words};
+use cavity::backend::buffer::Buffer;
 use cavity_volume_kernels::{CountColumns, FillTranspose, SortRows, blocks};
 
 use crate::VolumeError;
@@ -14,9 +14,9 @@ use crate::ternary::TernaryCsr;
 /// A ternary CSR matrix on the backend.
 pub(crate) struct Csr {
     /// `rows + 1` words.
-    pub(crate) offsets: Words,
-    /// `nnz` words (at least one on the GPU).
-    pub(crate) entries: Words,
+    pub(crate) offsets: Buffer<u32>,
+    /// `nnz` words.
+    pub(crate) entries: Buffer<u32>,
     pub(crate) rows: u32,
     pub(crate) columns: u32,
     pub(crate) nnz: u32,
@@ -42,12 +42,11 @@ pub(crate) trait CsrOps {
 /// or a copy fails.
 pub fn transpose(backend: &Backend, a: &TernaryCsr) -> Result<TernaryCsr, VolumeError> {
     crate::add_kernels(backend)?;
-    let d = Device::new(backend);
-    let t = d.transpose(&d.upload_csr(a)?)?;
-    d.download_csr(t)
+    let t = backend.transpose(&backend.upload_csr(a)?)?;
+    backend.download_csr(t)
 }
 
-impl CsrOps for Device<'_> {
+impl CsrOps for Backend {
     fn upload_csr(&self, a: &TernaryCsr) -> Result<Csr, VolumeError> {
         Ok(Csr {
             offsets: self.upload(a.offsets())?,
@@ -71,24 +70,16 @@ impl CsrOps for Device<'_> {
         let mut t_offsets = d.zeros(columns as usize + 1)?;
         let mut cursor = d.zeros(columns as usize)?;
         let mut t_entries = d.zeros(nnz as usize)?;
-        let (o, e) = (d.read(&a.offsets), d.read(&a.entries));
-        let (to, c, te) = (
-            d.address(&mut t_offsets),
-            d.address(&mut cursor),
-            d.address(&mut t_entries),
-        );
-        // SAFETY: `entries` holds `nnz` words below `columns`, `t_offsets`
-        // one per column and one more (`TernaryCsr::new` checked the
-        // indices of every matrix that reaches the backend).
-        unsafe { d.launch::<CountColumns>(blocks(nnz), (0, 0), (e, nnz, to))? };
+        let (o, e) = (&a.offsets, &a.entries);
+        d.launch::<CountColumns>(blocks(nnz), (0, 0), (e, nnz, &mut t_offsets))?;
         d.exclusive_scan(&mut t_offsets, columns + 1)?;
-        // SAFETY: `offsets` holds `rows + 1` words delimiting `entries`;
-        // `t_offsets` is the scan, `cursor` zeroed per column, `t_entries`
-        // the total.
-        unsafe { d.launch::<FillTranspose>(blocks(rows), (0, 0), (o, e, rows, to, c, te))? };
-        // SAFETY: `t_offsets` holds `columns + 1` words delimiting
-        // `t_entries`.
-        unsafe { d.launch::<SortRows>(blocks(columns), (0, 0), (to, te, columns))? };
+        let params = (o, e, rows, &t_offsets, &mut cursor, &mut t_entries);
+        d.launch::<FillTranspose>(blocks(rows), (0, 0), params)?;
+        d.launch::<SortRows>(
+            blocks(columns),
+            (0, 0),
+            (&t_offsets, &mut t_entries, columns),
+        )?;
         Ok(Csr {
             offsets: t_offsets,
             entries: t_entries,

@@ -8,10 +8,10 @@
 //! whose entries are all positive).
 
 use cavity::backend::Backend;
+use cavity::backend::buffer::Buffer;
 use cavity_volume_kernels::{Compose, FaceVertices, SortRows, blocks};
 
 use crate::VolumeError;
-use cavity_arrays::{Device, Words};
 
 use crate::device::{Csr, CsrOps};
 use crate::mesh::VolumeMesh;
@@ -26,7 +26,7 @@ use crate::ternary::TernaryCsr;
 /// or a copy fails.
 pub fn face_vertices(backend: &Backend, mesh: &VolumeMesh) -> Result<TernaryCsr, VolumeError> {
     crate::add_kernels(backend)?;
-    let d = Device::new(backend);
+    let d = backend;
     let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
     let fv = d.face_vertices(
         &d.upload_csr(mesh.d2())?,
@@ -56,7 +56,7 @@ pub fn compose(
         )));
     }
     crate::add_kernels(backend)?;
-    let d = Device::new(backend);
+    let d = backend;
     let c = d.compose(&d.upload_csr(a)?, &d.upload_csr(b)?)?;
     d.download_csr(c)
 }
@@ -65,25 +65,27 @@ pub fn compose(
 pub(crate) trait RelationOps {
     /// [`face_vertices`] of ∂2 (`d2`) and ∂1 (`pairs`, two words per edge)
     /// on the backend, over `vertices` vertices.
-    fn face_vertices(&self, d2: &Csr, pairs: &Words, vertices: u32) -> Result<Csr, VolumeError>;
+    fn face_vertices(
+        &self,
+        d2: &Csr,
+        pairs: &Buffer<u32>,
+        vertices: u32,
+    ) -> Result<Csr, VolumeError>;
     /// [`compose`] on the backend (`a`'s columns naming `b`'s rows).
     fn compose(&self, a: &Csr, b: &Csr) -> Result<Csr, VolumeError>;
 }
 
-impl RelationOps for Device<'_> {
-    fn face_vertices(&self, d2: &Csr, pairs: &Words, vertices: u32) -> Result<Csr, VolumeError> {
+impl RelationOps for Backend {
+    fn face_vertices(
+        &self,
+        d2: &Csr,
+        pairs: &Buffer<u32>,
+        vertices: u32,
+    ) -> Result<Csr, VolumeError> {
         let d = self;
         let mut out = d.zeros(d2.nnz as usize)?;
-        let params = (
-            d.read(&d2.offsets),
-            d.read(&d2.entries),
-            d2.rows,
-            d.read(pairs),
-            d.address(&mut out),
-        );
-        // SAFETY: `offsets` holds `faces + 1` words delimiting `entries`,
-        // whose edges are in `pairs`; `out` holds `nnz` words.
-        unsafe { d.launch::<FaceVertices>(blocks(d2.rows), (0, 0), params)? };
+        let params = (&d2.offsets, &d2.entries, d2.rows, pairs, &mut out);
+        d.launch::<FaceVertices>(blocks(d2.rows), (0, 0), params)?;
         Ok(Csr {
             offsets: d.copy(&d2.offsets, d2.rows as usize + 1)?,
             entries: out,
@@ -97,26 +99,14 @@ impl RelationOps for Device<'_> {
         let d = self;
         let rows = a.rows;
         let mut offsets = d.zeros(rows as usize + 1)?;
-        let (ao, ae, bo, be) = (
-            d.read(&a.offsets),
-            d.read(&a.entries),
-            d.read(&b.offsets),
-            d.read(&b.entries),
-        );
-        let o = d.address(&mut offsets);
-        // SAFETY: `a`'s columns name `b`'s rows (both checked as
-        // `TernaryCsr` or built by the kernels); `offsets` holds `rows + 1`
-        // words; counting pass.
-        unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, 0))? };
+        let ab = [&a.offsets, &a.entries, &b.offsets, &b.entries];
+        let mut none = d.zeros::<u32>(0)?;
+        d.launch::<Compose>(blocks(rows), (0, 0), (ab, rows, &mut offsets, &mut none))?;
         d.exclusive_scan(&mut offsets, rows + 1)?;
-        let total = d.word(&offsets, rows)?;
+        let total = d.element(&offsets, rows as usize)?;
         let mut out = d.zeros(total as usize)?;
-        let x = d.address(&mut out);
-        // SAFETY: as above; `offsets` is the scan of the counts and `out`
-        // holds their total.
-        unsafe { d.launch::<Compose>(blocks(rows), (0, 0), (ao, ae, rows, bo, be, o, x))? };
-        // SAFETY: `offsets` holds `rows + 1` words delimiting `out`.
-        unsafe { d.launch::<SortRows>(blocks(rows), (0, 0), (o, x, rows))? };
+        d.launch::<Compose>(blocks(rows), (0, 0), (ab, rows, &mut offsets, &mut out))?;
+        d.launch::<SortRows>(blocks(rows), (0, 0), (&offsets, &mut out, rows))?;
         Ok(Csr {
             offsets,
             entries: out,

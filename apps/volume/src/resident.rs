@@ -17,7 +17,7 @@ use cavity::backend::Backend;
 use cavity_volume_kernels::{EdgeOperator, Stride, blocks};
 
 use crate::VolumeError;
-use cavity_arrays::{Device, Words};
+use cavity::backend::buffer::Buffer;
 
 use crate::device::{Csr, CsrOps};
 use crate::mesh::VolumeMesh;
@@ -94,11 +94,11 @@ impl Relation {
 /// A mesh's operators and positions on a backend, with its cached
 /// relations.
 pub struct ResidentMesh<'a> {
-    pub(crate) d: Device<'a>,
-    /// Three `f32` words per vertex.
-    pub(crate) positions: Words,
+    pub(crate) d: &'a Backend,
+    /// Three coordinates per vertex.
+    pub(crate) positions: Buffer<f32>,
     /// ∂1: two words per edge.
-    pub(crate) pairs: Words,
+    pub(crate) pairs: Buffer<u32>,
     pub(crate) d2: Csr,
     pub(crate) d3: Csr,
     /// Vertices, edges, faces, cells.
@@ -114,16 +114,11 @@ impl<'a> ResidentMesh<'a> {
     /// copy fails.
     pub fn upload(backend: &'a Backend, mesh: &VolumeMesh) -> Result<Self, VolumeError> {
         crate::add_kernels(backend)?;
-        let d = Device::new(backend);
-        let words: Vec<u32> = mesh
-            .positions()
-            .iter()
-            .flatten()
-            .map(|x| x.to_bits())
-            .collect();
+        let d = backend;
+        let coordinates: Vec<f32> = mesh.positions().iter().flatten().copied().collect();
         let pairs: Vec<u32> = mesh.edges().iter().flatten().copied().collect();
         Ok(ResidentMesh {
-            positions: d.upload(&words)?,
+            positions: d.upload(&coordinates)?,
             pairs: d.upload(&pairs)?,
             d2: d.upload_csr(mesh.d2())?,
             d3: d.upload_csr(mesh.d3())?,
@@ -135,8 +130,8 @@ impl<'a> ResidentMesh<'a> {
 
     /// A mesh of parts already on the backend, with an empty cache.
     pub(crate) fn of_parts(
-        d: Device<'a>,
-        (positions, pairs): (Words, Words),
+        d: &'a Backend,
+        (positions, pairs): (Buffer<f32>, Buffer<u32>),
         d2: Csr,
         d3: Csr,
         counts: [u32; 4],
@@ -163,11 +158,10 @@ impl<'a> ResidentMesh<'a> {
     /// # Errors
     /// [`VolumeError::Backend`] when a copy fails.
     pub fn positions(&self) -> Result<Vec<[f32; 3]>, VolumeError> {
-        let d = &self.d;
         let n = 3 * self.counts[0] as usize;
-        let words = d.read_back(&self.positions, n)?;
-        let (points, _) = words.as_chunks::<3>();
-        Ok(points.iter().map(|c| c.map(f32::from_bits)).collect())
+        let coordinates = self.d.read_back(&self.positions, n)?;
+        let (points, _) = coordinates.as_chunks::<3>();
+        Ok(points.to_vec())
     }
 
     /// The mesh, moved to the host (after the work launched so far).
@@ -178,12 +172,12 @@ impl<'a> ResidentMesh<'a> {
     pub fn download(self) -> Result<VolumeMesh, VolumeError> {
         let d = self.d;
         let [v, e, _, _] = self.counts.map(|x| x as usize);
-        let words = d.download(self.positions, 3 * v)?;
-        let (points, _) = words.as_chunks::<3>();
+        let coordinates = d.download(self.positions, 3 * v)?;
+        let (points, _) = coordinates.as_chunks::<3>();
         let pairs = d.download(self.pairs, 2 * e)?;
         let (pairs, _) = pairs.as_chunks::<2>();
         VolumeMesh::from_operators(
-            points.iter().map(|c| c.map(f32::from_bits)).collect(),
+            points.to_vec(),
             pairs.to_vec(),
             d.download_csr(self.d2)?,
             d.download_csr(self.d3)?,
@@ -198,7 +192,7 @@ impl<'a> ResidentMesh<'a> {
     pub fn relation(&mut self, r: Relation) -> Result<TernaryCsr, VolumeError> {
         self.ensure(r)?;
         let a = self.cached(r);
-        let d = &self.d;
+        let d = self.d;
         let offsets = d.read_back(&a.offsets, a.rows as usize + 1)?;
         TernaryCsr::new(offsets, d.read_back(&a.entries, a.nnz as usize)?, a.columns)
     }
@@ -247,8 +241,8 @@ impl<'a> ResidentMesh<'a> {
                 self.counts[0]
             )));
         }
-        let words: Vec<u32> = positions.iter().flatten().map(|x| x.to_bits()).collect();
-        self.positions = self.d.upload(&words)?;
+        let coordinates: Vec<f32> = positions.iter().flatten().copied().collect();
+        self.positions = self.d.upload(&coordinates)?;
         self.invalidate(Operator::Positions);
         Ok(())
     }
@@ -297,7 +291,7 @@ impl<'a> ResidentMesh<'a> {
         if let Some(b) = base {
             self.ensure(b)?;
         }
-        let d = &self.d;
+        let d = self.d;
         let [vertices, edges, _, _] = self.counts;
         let value = match r {
             Relation::FaceVertices => d.face_vertices(&self.d2, &self.pairs, vertices)?,
@@ -318,16 +312,12 @@ impl<'a> ResidentMesh<'a> {
 
     /// ∂1 as a ternary matrix on the backend (`-tail + head` per edge).
     fn edge_operator(&self) -> Result<Csr, VolumeError> {
-        let d = &self.d;
+        let d = self.d;
         let [vertices, edges, _, _] = self.counts;
         let (mut offsets, mut entries) =
             (d.zeros(edges as usize + 1)?, d.zeros(2 * edges as usize)?);
-        let o = d.address(&mut offsets);
-        // SAFETY: `offsets` holds `edges + 1` words.
-        unsafe { d.launch::<Stride>(blocks(edges + 1), (0, 0), (o, edges + 1, 2))? };
-        let params = (d.read(&self.pairs), edges, d.address(&mut entries));
-        // SAFETY: `pairs` holds two words per edge, `entries` as many.
-        unsafe { d.launch::<EdgeOperator>(blocks(edges), (0, 0), params)? };
+        d.launch::<Stride>(blocks(edges + 1), (0, 0), (&mut offsets, edges + 1, 2))?;
+        d.launch::<EdgeOperator>(blocks(edges), (0, 0), (&self.pairs, edges, &mut entries))?;
         Ok(Csr {
             offsets,
             entries,
@@ -343,7 +333,7 @@ impl<'a> ResidentMesh<'a> {
     /// # Errors
     /// [`VolumeError::Backend`] when the GPU reports a failure.
     pub fn synchronize(&self) -> Result<(), VolumeError> {
-        if let Backend::Cuda(gpu) = self.d.backend() {
+        if let Backend::Cuda(gpu) = self.d {
             gpu.synchronize()?;
         }
         Ok(())

@@ -384,11 +384,6 @@ pub fn subdivide(
     m.download()
 }
 
-/// `address` moved `words` words on.
-fn at(address: u64, words: u32) -> u64 {
-    address + 4 * u64::from(words)
-}
-
 impl<'a> ResidentMesh<'a> {
     /// One level of Catmull-Clark subdivision on the backend: the new
     /// mesh, resident on the same backend (its relations not computed);
@@ -415,124 +410,122 @@ impl<'a> ResidentMesh<'a> {
 
         // ∂1: edge-edges, face-edges, cell-edges.
         let mut pairs = d.zeros(2 * ne as usize)?;
-        let p = d.address(&mut pairs);
-        let old_pairs = d.read(&self.pairs);
-        // SAFETY: `pairs` of the old mesh holds two words per edge, the new
-        // one two per new edge: four per old edge, then two per entry of
-        // ∂2 and of ∂3.
-        unsafe {
-            d.launch::<SplitEdges>(blocks(e), (0, 0), (old_pairs, e, v, p))?;
-            let (o, x) = (d.read(&self.d2.offsets), d.read(&self.d2.entries));
-            d.launch::<SpokeEdges>(blocks(f), (0, 0), (o, x, f, [v, v + e], at(p, 2 * two_e)))?;
-            let (o, x) = (d.read(&self.d3.offsets), d.read(&self.d3.entries));
+        let (d2, d3) = (&self.d2, &self.d3);
+        {
+            let (edge_edges, spokes) = pairs.view_mut().split_at(2 * two_e as usize);
+            let (face_edges, cell_edges) = spokes.split_at(2 * nnz2 as usize);
+            d.launch::<SplitEdges>(blocks(e), (0, 0), (&self.pairs, e, v, edge_edges))?;
+            let params = (&d2.offsets, &d2.entries, f, [v, v + e], face_edges);
+            d.launch::<SpokeEdges>(blocks(f), (0, 0), params)?;
             let bases = [v + e, v + e + f];
-            d.launch::<SpokeEdges>(
-                blocks(c),
-                (0, 0),
-                (o, x, c, bases, at(p, 2 * (two_e + nnz2))),
-            )?;
+            let params = (&d3.offsets, &d3.entries, c, bases, cell_edges);
+            d.launch::<SpokeEdges>(blocks(c), (0, 0), params)?;
         }
 
         // ∂2: face-faces, cell-faces, four edges each.
         let mut face_offsets = d.zeros(nf as usize + 1)?;
         let mut face_entries = d.zeros(4 * nf as usize)?;
-        let (fo, fx) = (d.address(&mut face_offsets), d.address(&mut face_entries));
-        let d2 = [d.read(&self.d2.offsets), d.read(&self.d2.entries)];
-        let d3 = [d.read(&self.d3.offsets), d.read(&self.d3.entries)];
-        let ce = [d.read(&ce.offsets), d.read(&ce.entries)];
-        // SAFETY: `face_offsets` holds `nf + 1` words, `face_entries` four
-        // per new face; the operators and cell-edges are the mesh's (closed
-        // cells, as `VolumeMesh` checks).
-        unsafe {
-            d.launch::<Stride>(blocks(nf + 1), (0, 0), (fo, nf + 1, 4))?;
-            d.launch::<FaceFaces>(blocks(f), (0, 0), (d2[0], d2[1], f, two_e, fx))?;
-            let ops = [d3[0], d3[1], d2[0], d2[1], ce[0], ce[1]];
-            d.launch::<CellFaces>(blocks(c), (0, 0), (ops, c, [two_e, nnz2], fx))?;
-        }
+        d.launch::<Stride>(blocks(nf + 1), (0, 0), (&mut face_offsets, nf + 1, 4))?;
+        let params = (&d2.offsets, &d2.entries, f, two_e, &mut face_entries);
+        d.launch::<FaceFaces>(blocks(f), (0, 0), params)?;
+        let ops = [
+            &d3.offsets,
+            &d3.entries,
+            &d2.offsets,
+            &d2.entries,
+            &ce.offsets,
+            &ce.entries,
+        ];
+        let params = (ops, c, [two_e, nnz2], &mut face_entries);
+        d.launch::<CellFaces>(blocks(c), (0, 0), params)?;
 
         // ∂3: count, scan, fill.
         let mut cell_offsets = d.zeros(nc as usize + 1)?;
-        let co = d.address(&mut cell_offsets);
-        let cvw = [d.read(&cv.offsets), d.read(&cv.entries)];
-        let fve = d.read(&fv.entries);
-        let ops = [d3[0], d3[1], d2[0], fve, ce[0], ce[1], cvw[0], cvw[1]];
-        // SAFETY: the relations are the mesh's; `cell_offsets` holds a word
-        // per cell-vertex entry and one more.
-        unsafe { d.launch::<CellCells>(blocks(c), (0, 0), (ops, c, old_pairs, nnz2, co, 0))? };
+        let ops = [
+            &d3.offsets,
+            &d3.entries,
+            &d2.offsets,
+            &fv.entries,
+            &ce.offsets,
+            &ce.entries,
+            &cv.offsets,
+            &cv.entries,
+        ];
+        let mut none = d.zeros::<u32>(0)?;
+        let params = (ops, c, &self.pairs, nnz2, &mut cell_offsets, &mut none);
+        d.launch::<CellCells>(blocks(c), (0, 0), params)?;
         d.exclusive_scan(&mut cell_offsets, nc + 1)?;
-        let total = d.word(&cell_offsets, nc)?;
+        let total = d.element(&cell_offsets, nc as usize)?;
         let mut cell_entries = d.zeros(total as usize)?;
-        let cx = d.address(&mut cell_entries);
-        // SAFETY: as above; `cell_offsets` is the scan of the counts,
-        // `cell_entries` holds their total.
-        unsafe { d.launch::<CellCells>(blocks(c), (0, 0), (ops, c, old_pairs, nnz2, co, cx))? };
+        let params = (
+            ops,
+            c,
+            &self.pairs,
+            nnz2,
+            &mut cell_offsets,
+            &mut cell_entries,
+        );
+        d.launch::<CellCells>(blocks(c), (0, 0), params)?;
 
-        // Positions: cell points (the centres), face, edge, vertex points.
-        let mut positions = d.zeros(3 * nv as usize)?;
+        // Positions: cell points (the centres), face, edge, vertex points,
+        // numbered vertices, edges, faces, cells.
+        let mut positions = d.zeros::<f32>(3 * nv as usize)?;
         let (mut face_centres, mut on_boundary, mut kinds) = (
-            d.zeros(3 * f as usize)?,
-            d.zeros(f as usize)?,
-            d.zeros(e as usize)?,
+            d.zeros::<f32>(3 * f as usize)?,
+            d.zeros::<u32>(f as usize)?,
+            d.zeros::<u32>(e as usize)?,
         );
-        let out = d.address(&mut positions);
-        let cell_centres = at(out, 3 * (v + e + f));
-        let (fc, ob, k) = (
-            d.address(&mut face_centres),
-            d.address(&mut on_boundary),
-            d.address(&mut kinds),
-        );
-        let old = d.read(&self.positions);
-        let t = |r: Relation| {
+        let old = &self.positions;
+        let rows = |r: Relation| {
             let a = self.cached(r);
-            [d.read(&a.offsets), d.read(&a.entries)]
+            [&a.offsets, &a.entries]
         };
         let (fcells, efaces, ecells) = (
-            t(Relation::FaceCells),
-            t(Relation::EdgeFaces),
-            t(Relation::EdgeCells),
+            rows(Relation::FaceCells),
+            rows(Relation::EdgeFaces),
+            rows(Relation::EdgeCells),
         );
         let (vedges, vfaces, vcells) = (
-            t(Relation::VertexEdges),
-            t(Relation::VertexFaces),
-            t(Relation::VertexCells),
+            rows(Relation::VertexEdges),
+            rows(Relation::VertexFaces),
+            rows(Relation::VertexCells),
         );
-        // SAFETY: each output holds a point (or word) per element it is
-        // written for; the relations are the mesh's.
-        unsafe {
-            d.launch::<RowMeans>(blocks(c), (0, 0), (cvw[0], cvw[1], c, old, cell_centres))?;
-            d.launch::<RowMeans>(blocks(f), (0, 0), (d2[0], fve, f, old, fc))?;
-            let ops = [fcells[0], fcells[1], fc, cell_centres];
-            d.launch::<FacePoints>(blocks(f), (0, 0), (ops, f, ob, at(out, 3 * (v + e))))?;
-            let ops = [
-                old_pairs,
-                old,
-                efaces[0],
-                efaces[1],
-                ecells[0],
-                ecells[1],
-                fc,
-                cell_centres,
-                ob,
+        {
+            let (moved, face_and_cells) = positions.view_mut().split_at(3 * (v + e) as usize);
+            let (face_points, mut cell_points) = face_and_cells.split_at(3 * f as usize);
+            let (vertex_points, edge_points) = moved.split_at(3 * v as usize);
+            let params = (&cv.offsets, &cv.entries, c, old, cell_points.reborrow());
+            d.launch::<RowMeans>(blocks(c), (0, 0), params)?;
+            let params = (&d2.offsets, &fv.entries, f, old, &mut face_centres);
+            d.launch::<RowMeans>(blocks(f), (0, 0), params)?;
+            let cell_centres = cell_points.into_view();
+            let centres = [face_centres.view(), cell_centres];
+            let params = (fcells, centres, f, &mut on_boundary, face_points);
+            d.launch::<FacePoints>(blocks(f), (0, 0), params)?;
+            let points = [old.view(), face_centres.view(), cell_centres];
+            let words = [
+                self.pairs.view(),
+                efaces[0].view(),
+                efaces[1].view(),
+                ecells[0].view(),
+                ecells[1].view(),
+                on_boundary.view(),
             ];
-            d.launch::<EdgePoints>(blocks(e), (0, 0), (ops, e, k, at(out, 3 * v)))?;
-            let ops = [
-                old_pairs,
-                old,
-                vedges[0],
-                vedges[1],
-                vfaces[0],
-                vfaces[1],
-                vcells[0],
-                vcells[1],
-                fc,
-                cell_centres,
-                ob,
-                k,
+            let params = (words, points, e, &mut kinds, edge_points);
+            d.launch::<EdgePoints>(blocks(e), (0, 0), params)?;
+            let words = [
+                self.pairs.view(),
+                vedges[0].view(),
+                vedges[1].view(),
+                vfaces[0].view(),
+                vfaces[1].view(),
+                vcells[0].view(),
+                vcells[1].view(),
+                on_boundary.view(),
+                kinds.view(),
             ];
-            d.launch::<VertexPoints>(blocks(v), (0, 0), (ops, v, out))?;
+            d.launch::<VertexPoints>(blocks(v), (0, 0), (words, points, v, vertex_points))?;
         }
-        // The temporaries are freed in stream order after the launches.
-        drop((face_centres, on_boundary, kinds));
         let faces = Csr {
             offsets: face_offsets,
             entries: face_entries,

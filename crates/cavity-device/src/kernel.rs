@@ -91,6 +91,40 @@ pub trait PlainData: Copy {}
 #[cfg(target_arch = "nvptx64")]
 impl<T: Copy> PlainData for T {}
 
+/// A kernel parameter as the GPU host passes it: plain data
+/// ([`PlainData`], any bit pattern) or an array view of
+/// [`crate::array`] (an address and a length, made by the host from a live
+/// buffer only).
+///
+/// # Safety
+/// [`KernelParam::bytes`] are the value's bytes in the layout of the PTX
+/// parameter of the same `repr(C)` type.
+#[cfg(not(target_arch = "nvptx64"))]
+pub unsafe trait KernelParam: Copy + Send + Sync + 'static {
+    /// The bytes passed.
+    fn bytes(&self) -> &[u8];
+}
+
+// SAFETY: `Pod` values are their bytes.
+#[cfg(not(target_arch = "nvptx64"))]
+unsafe impl<T: bytemuck::Pod + Send + Sync> KernelParam for T {
+    fn bytes(&self) -> &[u8] {
+        bytemuck::bytes_of(self)
+    }
+}
+
+/// A kernel whose body is sound whatever values its parameters hold, as
+/// long as its [`crate::array`] views are the host's (each access of an
+/// array checked against its view's length, racing writes atomic): the
+/// host launches it without `unsafe` (`cavity::backend::Backend::launch`).
+/// Declared by [`kernel!`](macro@crate::kernel) with `#[checked]`.
+///
+/// # Safety
+/// The body reads and writes only through its parameters' views, within
+/// their lengths, and every plain (non-atomic) access it makes is free of
+/// races for any contents of the arrays.
+pub unsafe trait CheckedKernel: Kernel {}
+
 /// A kernel declared by [`kernel!`](macro@crate::kernel) (or by the
 /// programming model's declarations, such as
 /// [`cavity_kernels!`](macro@crate::cavity_kernels)).
@@ -136,7 +170,9 @@ pub unsafe fn slice_at<'a, T>(addr: u64, len: u32) -> &'a [T] {
 }
 
 /// Declares a kernel (see the [module](self)): the docs, its launch
-/// bounds, optionally `#[host_zeroed_shared]` ([`Kernel::HOST_ZEROED_SHARED`]),
+/// bounds, optionally `#[host_zeroed_shared]` ([`Kernel::HOST_ZEROED_SHARED`])
+/// or `#[checked]` ([`CheckedKernel`]: the declaration then states, after
+/// `# Safety`, why the body is sound for any parameters),
 /// then `pub kernel Name(launch, param: Type, ...) { body }`, where the
 /// body sees `launch`, a `&mut Launch`, and the parameters by value, and
 /// may use `unsafe` (the declaration's `# Safety` states its contract).
@@ -148,7 +184,15 @@ pub unsafe fn slice_at<'a, T>(addr: u64, len: u32) -> &'a [T] {
 #[macro_export]
 macro_rules! kernel {
     (@zeroed host_zeroed_shared) => { true };
+    (@zeroed checked) => { false };
     (@zeroed) => { false };
+    (@checked $name:ident checked) => {
+        // SAFETY: the declaration says `#[checked]`: its body accesses its
+        // arrays only through their checked views, its plain accesses free
+        // of races for any contents (its `# Safety` says why).
+        unsafe impl $crate::kernel::CheckedKernel for $name {}
+    };
+    (@checked $name:ident $($other:ident)?) => {};
     (@name $name:expr) => { concat!(env!("CARGO_CRATE_NAME"), "_", $name) };
     (@entry [$cfg:meta] $entry:expr, $kernel:ty, ($($p:ident: $t:ty),*)) => {
         #[cfg($cfg)]
@@ -200,6 +244,8 @@ macro_rules! kernel {
                 ($($p,)*): Self::Params,
             ) $body
         }
+
+        $crate::kernel!(@checked $name $($zeroed)?);
 
         $crate::kernel!(
             @entry [$cfg] $crate::kernel!(@name stringify!($name)), $name, ($($p: $t),*)

@@ -14,6 +14,7 @@
     feature(abi_ptx)
 )]
 
+pub mod array;
 pub mod attribute;
 pub mod block;
 pub mod dynamic;

@@ -19,14 +19,19 @@
 //!   half-edge clockwise around its origin, a bit per interior half-edge)
 //!   and [`PolygonSeeds`] (each polygon named once, by its smallest
 //!   half-edge, a bit per interior half-edge); the list of polygons is the
-//!   compaction of those bits (`cavity-arrays-kernels`).
+//!   compaction of those bits (`cavity_device::array::bits`).
 //!
 //! The paper keeps a word per half-edge for each label; bytes per triangle
 //! and bits per half-edge keep the arrays that the kernels gather from at
 //! random small enough for the GPU's L2 cache. A kernel reads the labels
 //! of the kernels before it and writes its own, so no thread reads a
 //! byte another writes in the same launch; marks that threads may share
-//! are atomic ORs.
+//! are atomic ORs. The kernels are checked (`cavity_device::kernel::CheckedKernel`):
+//! every array is a bounds-checked view (`cavity_device::array`), and a
+//! word whose index comes from the arrays' contents is written
+//! atomically, so arrays that do not describe a triangulation only give
+//! wrong labels (or a walk that never ends), never an access outside
+//! them.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
@@ -38,7 +43,9 @@ pub use label::{Labels, LongestEdges};
 pub use link::{MoveSeeds, PolygonSeeds, Relink};
 pub use repair::{BarrierTips, MergeExtra};
 
-use cavity_device::dynamic::global::GlobalU32;
+pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};
+
+use cavity_device::array::In;
 
 /// Bits of a triangle's label byte: bit `i` (of [`FRONTIER`]) marks
 /// half-edge `3f + i` as a frontier half-edge, bit `3 + i` (of [`SEED`])
@@ -59,18 +66,10 @@ pub const EXTRA_SHIFT: u32 = 2;
 
 /// Coordinate `k` (0 or 1) of vertex `v` of `positions` (two `f64` per
 /// vertex, each as its low and high word).
-///
-/// # Safety
-/// `positions` holds vertex `v`.
 #[inline(always)]
-pub unsafe fn coordinate(positions: GlobalU32, v: u32, k: u32) -> f64 {
-    // SAFETY: the caller's contract.
-    let (lo, hi) = unsafe {
-        (
-            positions.load_unshared(4 * v + 2 * k),
-            positions.load_unshared(4 * v + 2 * k + 1),
-        )
-    };
+pub fn coordinate(positions: In<u32>, v: u32, k: u32) -> f64 {
+    let at = v.wrapping_mul(4).wrapping_add(2 * k);
+    let (lo, hi) = (positions.get(at), positions.get(at.wrapping_add(1)));
     f64::from_bits(u64::from(hi) << 32 | u64::from(lo))
 }
 
@@ -95,91 +94,64 @@ pub fn above(a: (f64, u32), b: (f64, u32)) -> bool {
 #[derive(Clone, Copy)]
 pub struct Mesh {
     /// The opposite half-edge of each half-edge.
-    pub twin: GlobalU32,
+    pub twin: In<u32>,
     /// `next` of border half-edge `interior + k` at `k`.
-    pub border_next: GlobalU32,
+    pub border_next: In<u32>,
     /// `prev` of border half-edge `interior + k` at `k`.
-    pub border_prev: GlobalU32,
+    pub border_prev: In<u32>,
     /// Interior half-edges (three per triangle).
     pub interior: u32,
 }
 
 impl Mesh {
-    /// The next half-edge around `h`'s face.
-    ///
-    /// # Safety
-    /// `h` is a half-edge of the mesh; nothing writes the arrays while the
-    /// kernel runs.
+    /// The connectivity of `[twin, border_next, border_prev]` with
+    /// `interior` interior half-edges.
     #[inline(always)]
-    pub unsafe fn next(&self, h: u32) -> u32 {
+    pub fn new([twin, border_next, border_prev]: [In<u32>; 3], interior: u32) -> Mesh {
+        Mesh {
+            twin,
+            border_next,
+            border_prev,
+            interior,
+        }
+    }
+
+    /// The next half-edge around `h`'s face.
+    #[inline(always)]
+    pub fn next(&self, h: u32) -> u32 {
         if h < self.interior {
             if h % 3 == 2 { h - 2 } else { h + 1 }
         } else {
-            // SAFETY: the caller's contract.
-            unsafe { self.border_next.load_unshared(h - self.interior) }
+            self.border_next.get(h - self.interior)
         }
     }
 
     /// The previous half-edge around `h`'s face.
-    ///
-    /// # Safety
-    /// As [`Mesh::next`].
     #[inline(always)]
-    pub unsafe fn prev(&self, h: u32) -> u32 {
+    pub fn prev(&self, h: u32) -> u32 {
         if h < self.interior {
             if h % 3 == 0 { h + 2 } else { h - 1 }
         } else {
-            // SAFETY: the caller's contract.
-            unsafe { self.border_prev.load_unshared(h - self.interior) }
+            self.border_prev.get(h - self.interior)
         }
     }
 
     /// The opposite half-edge of `h`.
-    ///
-    /// # Safety
-    /// As [`Mesh::next`].
     #[inline(always)]
-    pub unsafe fn twin(&self, h: u32) -> u32 {
-        // SAFETY: the caller's contract.
-        unsafe { self.twin.load_unshared(h) }
+    pub fn twin(&self, h: u32) -> u32 {
+        self.twin.get(h)
     }
 
     /// The half-edge out of `h`'s origin next clockwise: `next(twin(h))`.
-    ///
-    /// # Safety
-    /// As [`Mesh::next`].
     #[inline(always)]
-    pub unsafe fn cw(&self, h: u32) -> u32 {
-        // SAFETY: the caller's contract.
-        unsafe { self.next(self.twin(h)) }
+    pub fn cw(&self, h: u32) -> u32 {
+        self.next(self.twin(h))
     }
 
     /// Whether `h` is a frontier half-edge by the label bytes `labels`
     /// (border half-edges always are).
-    ///
-    /// # Safety
-    /// As [`Mesh::next`]; `labels` holds a byte per triangle that nothing
-    /// writes while the kernel runs.
     #[inline(always)]
-    pub unsafe fn frontier(&self, labels: GlobalU32, h: u32) -> bool {
-        // SAFETY: the caller's contract.
-        h >= self.interior || unsafe { labels.load_byte_unshared(h / 3) } >> (h % 3) & 1 != 0
-    }
-}
-
-/// The arrays of a [`Mesh`] at addresses `[twin, border_next,
-/// border_prev]`.
-///
-/// # Safety
-/// As [`cavity_arrays_kernels::arrays`].
-#[inline(always)]
-pub unsafe fn connectivity(addresses: [u64; 3], interior: u32) -> Mesh {
-    // SAFETY: the caller's contract.
-    let [twin, border_next, border_prev] = unsafe { cavity_arrays_kernels::arrays(addresses) };
-    Mesh {
-        twin,
-        border_next,
-        border_prev,
-        interior,
+    pub fn frontier(&self, labels: In<u32>, h: u32) -> bool {
+        h >= self.interior || labels.byte(h / 3) >> (h % 3) & 1 != 0
     }
 }

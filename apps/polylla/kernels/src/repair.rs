@@ -3,11 +3,11 @@
 //! middle edge of its star becomes a frontier edge and both its
 //! half-edges seeds.
 
-use cavity_arrays_kernels::{BOUNDS, arrays, chunk};
+use cavity_device::array::{BOUNDS, In, InOut, Ins, chunk};
 use cavity_device::block::SharedArena;
 
 use crate::label::one_end;
-use crate::{EXTRA_SHIFT, connectivity};
+use crate::{EXTRA_SHIFT, Mesh};
 
 /// Shared-memory bytes of [`BarrierTips`] (its block's count of tips).
 pub fn shared_bytes() -> usize {
@@ -24,26 +24,30 @@ cavity_device::kernel! {
     /// out of it clockwise from the frontier one, and its twin, in the
     /// extra bits of their triangles' bytes in `extra` (the bytes of
     /// [`crate::LongestEdges`], from bit [`EXTRA_SHIFT`]); adds the tips to
-    /// `repaired[0]`. `mesh` holds the addresses of `twin`, the border
-    /// half-edges' `next` and `prev`; `star` those of `edge_of_vertex`,
-    /// `labels` and `ends`; `counts[0]` is the interior half-edges.
+    /// `repaired[0]`. `mesh` holds `twin`, the border half-edges' `next`
+    /// and `prev`; `star` `edge_of_vertex`, `labels` and `ends`;
+    /// `counts[0]` is the interior half-edges. Dynamic shared memory:
+    /// [`shared_bytes`].
     ///
     /// # Safety
-    /// The arrays describe a half-edge triangulation; `labels` and `extra`
-    /// hold a byte per triangle, `ends` two bits per vertex, `repaired`
-    /// one word; dynamic shared memory is [`shared_bytes`].
+    /// Checked: the inputs are only read; the marks are atomic ORs, the
+    /// tips an atomic add.
     #[launch_bounds = BOUNDS]
-    pub kernel BarrierTips(launch, mesh: [u64; 3], counts: [u32; 2], star: [u64; 3], extra: u64, repaired: u64) {
+    #[checked]
+    pub kernel BarrierTips(
+        launch,
+        mesh: Ins<u32, 3>,
+        counts: [u32; 2],
+        star: Ins<u32, 3>,
+        extra: InOut<u32>,
+        repaired: InOut<u32>,
+    ) {
         let [interior, vertices] = counts;
         let block = launch.block;
         let tips = launch.arena.alloc::<u32>(1);
         launch.arena.check();
-        // SAFETY: the kernel's contract.
-        let m = unsafe { connectivity(mesh, interior) };
-        // SAFETY: as above.
-        let [edge_of_vertex, labels, ends] = unsafe { arrays(star) };
-        // SAFETY: as above.
-        let [extra, repaired] = unsafe { arrays([extra, repaired]) };
+        let m = Mesh::new(*mesh, interior);
+        let [edge_of_vertex, labels, ends] = *star;
         if block.thread_idx() == 0 {
             tips.set(0, 0);
         }
@@ -51,37 +55,34 @@ cavity_device::kernel! {
         let (start, end) = chunk(launch.block_idx, vertices);
         block.for_each(end - start, |k| {
             let v = start + k;
-            // SAFETY: read only inputs; the marks are atomic ORs.
-            unsafe {
-                let first = edge_of_vertex.load_unshared(v);
-                if !one_end(ends, v) || first == u32::MAX {
-                    return;
-                }
-                let (mut h, mut degree, mut tip) = (first, 0, first);
-                loop {
-                    if m.frontier(labels, h) {
-                        tip = h;
-                    }
-                    degree += 1;
-                    h = m.cw(h);
-                    if h == first {
-                        break;
-                    }
-                }
-                let mut middle = tip;
-                for _ in 0..degree / 2 {
-                    middle = m.cw(middle);
-                }
-                // A tip is an inner vertex (a boundary vertex has two
-                // frontier edges on the boundary), so both half-edges of
-                // its middle edge are interior ones.
-                for x in [middle, m.twin(middle)] {
-                    if x < interior {
-                        extra.or_byte(x / 3, 1 << (EXTRA_SHIFT + x % 3));
-                    }
-                }
-                block.shared_fetch_add(tips, 0, 1);
+            let first = edge_of_vertex.get(v);
+            if !one_end(ends, v) || first == u32::MAX {
+                return;
             }
+            let (mut h, mut degree, mut tip) = (first, 0u32, first);
+            loop {
+                if m.frontier(labels, h) {
+                    tip = h;
+                }
+                degree = degree.wrapping_add(1);
+                h = m.cw(h);
+                if h == first {
+                    break;
+                }
+            }
+            let mut middle = tip;
+            for _ in 0..degree / 2 {
+                middle = m.cw(middle);
+            }
+            // A tip is an inner vertex (a boundary vertex has two
+            // frontier edges on the boundary), so both half-edges of its
+            // middle edge are interior ones.
+            for x in [middle, m.twin(middle)] {
+                if x < interior {
+                    extra.or_byte(x / 3, 1 << (EXTRA_SHIFT + x % 3));
+                }
+            }
+            block.shared_fetch_add(tips, 0, 1);
         });
         block.sync();
         if block.thread_idx() == 0 && tips.get(0) > 0 {
@@ -96,19 +97,17 @@ cavity_device::kernel! {
     /// triangles' bytes each).
     ///
     /// # Safety
-    /// Both arrays hold `words` words.
+    /// Checked: `extra` is only read; one thread reads and writes each
+    /// word of `labels`, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel MergeExtra(launch, extra: u64, labels: u64, words: u32) {
-        // SAFETY: the kernel's contract.
-        let [extra, labels] = unsafe { arrays([extra, labels]) };
+    #[checked]
+    pub kernel MergeExtra(launch, extra: In<u32>, labels: InOut<u32>, words: u32) {
         let (start, end) = chunk(launch.block_idx, words);
         launch.block.for_each(end - start, |k| {
             let w = start + k;
+            let new = extra.get(w) >> EXTRA_SHIFT & 0x0707_0707;
             // SAFETY: one thread reads and writes each word.
-            unsafe {
-                let new = extra.load_unshared(w) >> EXTRA_SHIFT & 0x0707_0707;
-                labels.store_unshared(w, labels.load_unshared(w) | new | new << 3);
-            }
+            unsafe { labels.set_unshared(w, labels.get_unshared(w) | new | new << 3) };
         });
     }
 }

@@ -6,8 +6,10 @@
 //! of a non-manifold mesh is on it too). Its edges and their vertices are
 //! marked by further passes, and each set is compacted by a scan.
 
+use cavity_device::array::{In, InOut};
+
 use crate::signed::{index, is_negative, sign};
-use crate::{BOUNDS, arrays, chunk};
+use crate::{BOUNDS, chunk};
 
 cavity_device::kernel! {
     /// For each of the `faces` rows of `d3` (`offsets`, `entries`): `keep`
@@ -16,23 +18,29 @@ cavity_device::kernel! {
     /// left 0 (the scan's total goes there).
     ///
     /// # Safety
-    /// `offsets` holds `faces + 1` words delimiting `entries`; `keep` and
-    /// `minus` hold `faces` words.
+    /// Checked: the inputs are only read; one thread writes each face's
+    /// words, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel MarkBoundaryFaces(launch, offsets: u64, entries: u64, faces: u32, keep: u64, minus: u64) {
-        // SAFETY: the kernel's contract.
-        let [offsets, entries, keep, minus] = unsafe { arrays([offsets, entries, keep, minus]) };
+    #[checked]
+    pub kernel MarkBoundaryFaces(
+        launch,
+        offsets: In<u32>,
+        entries: In<u32>,
+        faces: u32,
+        keep: InOut<u32>,
+        minus: InOut<u32>,
+    ) {
         let (start, end) = chunk(launch.block_idx, faces);
         launch.block.for_each(end - start, |k| {
             let f = start + k;
-            // SAFETY: read only inputs; one thread writes each face's words.
+            let mut sum = 0i32;
+            for i in offsets.get(f)..offsets.get(f + 1) {
+                sum = sum.wrapping_add(sign(entries.get(i)));
+            }
+            // SAFETY: one thread writes each face's words.
             unsafe {
-                let mut sum = 0i32;
-                for i in offsets.load_unshared(f)..offsets.load_unshared(f + 1) {
-                    sum += sign(entries.load_unshared(i));
-                }
-                keep.store_unshared(f, u32::from(sum != 0));
-                minus.store_unshared(f, u32::from(sum < 0));
+                keep.set_unshared(f, u32::from(sum != 0));
+                minus.set_unshared(f, u32::from(sum < 0));
             }
         });
     }
@@ -43,20 +51,22 @@ cavity_device::kernel! {
     /// listed in `faces` (signed) through ∂2 (`offsets`, `entries`).
     ///
     /// # Safety
-    /// The faces are rows of ∂2, whose edges are below the length of
-    /// `keep`.
+    /// Checked: the inputs are only read, `keep` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel MarkFaceEdges(launch, faces: u64, count: u32, offsets: u64, entries: u64, keep: u64) {
-        // SAFETY: the kernel's contract.
-        let [faces, offsets, entries, keep] = unsafe { arrays([faces, offsets, entries, keep]) };
+    #[checked]
+    pub kernel MarkFaceEdges(
+        launch,
+        faces: In<u32>,
+        count: u32,
+        offsets: In<u32>,
+        entries: In<u32>,
+        keep: InOut<u32>,
+    ) {
         let (start, end) = chunk(launch.block_idx, count);
         launch.block.for_each(end - start, |k| {
-            // SAFETY: read only inputs; every store writes the same 1.
-            unsafe {
-                let f = index(faces.load_unshared(start + k));
-                for i in offsets.load_unshared(f)..offsets.load_unshared(f + 1) {
-                    keep.store_unshared(index(entries.load_unshared(i)), 1);
-                }
+            let f = index(faces.get(start + k));
+            for i in offsets.get(f)..offsets.get(f + 1) {
+                keep.set(index(entries.get(i)), 1);
             }
         });
     }
@@ -67,20 +77,15 @@ cavity_device::kernel! {
     /// listed in `list` (`edges`: each edge's two vertices).
     ///
     /// # Safety
-    /// The listed edges are in `edges`, whose vertices are below the
-    /// length of `keep`.
+    /// Checked: the inputs are only read, `keep` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel MarkEdgeVertices(launch, list: u64, count: u32, edges: u64, keep: u64) {
-        // SAFETY: the kernel's contract.
-        let [list, edges, keep] = unsafe { arrays([list, edges, keep]) };
+    #[checked]
+    pub kernel MarkEdgeVertices(launch, list: In<u32>, count: u32, edges: In<u32>, keep: InOut<u32>) {
         let (start, end) = chunk(launch.block_idx, count);
         launch.block.for_each(end - start, |k| {
-            // SAFETY: read only inputs; every store writes the same 1.
-            unsafe {
-                let e = index(list.load_unshared(start + k));
-                keep.store_unshared(edges.load_unshared(2 * e), 1);
-                keep.store_unshared(edges.load_unshared(2 * e + 1), 1);
-            }
+            let e = index(list.get(start + k));
+            keep.set(edges.get(2 * e), 1);
+            keep.set(edges.get((2 * e).wrapping_add(1)), 1);
         });
     }
 }
@@ -90,16 +95,12 @@ cavity_device::kernel! {
     /// `list`.
     ///
     /// # Safety
-    /// The listed elements are below the length of `marks`.
+    /// Checked: `list` is only read, `marks` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel MarkListed(launch, list: u64, count: u32, marks: u64) {
-        // SAFETY: the kernel's contract.
-        let [list, marks] = unsafe { arrays([list, marks]) };
+    #[checked]
+    pub kernel MarkListed(launch, list: In<u32>, count: u32, marks: InOut<u32>) {
         let (start, end) = chunk(launch.block_idx, count);
-        launch.block.for_each(end - start, |k| {
-            // SAFETY: read only input; every store writes the same 1.
-            unsafe { marks.store_unshared(list.load_unshared(start + k), 1) };
-        });
+        launch.block.for_each(end - start, |k| marks.set(list.get(start + k), 1));
     }
 }
 
@@ -113,46 +114,44 @@ cavity_device::kernel! {
     /// per vertex, read from `from` and written to `to`.
     ///
     /// # Safety
-    /// `offsets` holds `vertices + 1` words delimiting `entries`, whose
-    /// edges are in `edges`; `fixed` holds `vertices` words, `from` and
-    /// `to` three per vertex.
+    /// Checked: the inputs are only read; one thread writes each vertex of
+    /// `to`, named by its index.
     #[launch_bounds = BOUNDS]
+    #[checked]
     pub kernel SmoothInner(
         launch,
-        offsets: u64,
-        entries: u64,
+        offsets: In<u32>,
+        entries: In<u32>,
         vertices: u32,
-        edges: u64,
-        fixed: u64,
-        from: u64,
-        to: u64,
+        edges: In<u32>,
+        fixed: In<u32>,
+        from: In<f32>,
+        to: InOut<f32>,
     ) {
-        // SAFETY: the kernel's contract.
-        let [offsets, entries, edges, fixed, from, to] =
-            unsafe { arrays([offsets, entries, edges, fixed, from, to]) };
+        // Three words a vertex of `to` without wrapping: one thread per
+        // vertex writes its own.
+        assert!(vertices <= to.len() / 3, "`to` holds three words per vertex");
         let (start, end) = chunk(launch.block_idx, vertices);
         launch.block.for_each(end - start, |k| {
             let v = start + k;
-            // SAFETY: read only inputs; one thread writes each vertex of `to`.
-            unsafe {
-                let at = |w: u32, c: u32| f32::from_bits(from.load_unshared(3 * w + c));
-                let (a, b) = (offsets.load_unshared(v), offsets.load_unshared(v + 1));
-                let mut p = [at(v, 0), at(v, 1), at(v, 2)];
-                if fixed.load_unshared(v) == 0 && b > a {
-                    let mut sum = [0.0f32; 3];
-                    for i in a..b {
-                        let e = entries.load_unshared(i);
-                        // The vertex is the tail of a negative entry.
-                        let other = edges.load_unshared(2 * index(e) + u32::from(is_negative(e)));
-                        for (c, s) in sum.iter_mut().enumerate() {
-                            *s += at(other, c as u32);
-                        }
+            let at = |w: u32, c: u32| from.get((3 * w).wrapping_add(c));
+            let (a, b) = (offsets.get(v), offsets.get(v + 1));
+            let mut p = [at(v, 0), at(v, 1), at(v, 2)];
+            if fixed.get(v) == 0 && b > a {
+                let mut sum = [0.0f32; 3];
+                for i in a..b {
+                    let e = entries.get(i);
+                    // The vertex is the tail of a negative entry.
+                    let other = edges.get((2 * index(e)).wrapping_add(u32::from(is_negative(e))));
+                    for (c, s) in sum.iter_mut().enumerate() {
+                        *s += at(other, c as u32);
                     }
-                    p = sum.map(|s| s / (b - a) as f32);
                 }
-                for (c, x) in p.into_iter().enumerate() {
-                    to.store_unshared(3 * v + c as u32, x.to_bits());
-                }
+                p = sum.map(|s| s / (b - a) as f32);
+            }
+            for (c, x) in p.into_iter().enumerate() {
+                // SAFETY: one thread writes each vertex's words.
+                unsafe { to.set_unshared(3 * v + c as u32, x) };
             }
         });
     }

@@ -13,10 +13,12 @@
 //!   vertices;
 //! - [`subdivide`]: one level of volumetric Catmull-Clark subdivision.
 //!
-//! Every kernel takes its work in chunks of [`CHUNK`] items per block
-//! (`cavity-arrays-kernels`, which also holds the scan and compaction), so
-//! that the CPU backend's one-thread blocks and the GPU's 256-thread blocks
-//! run the same launch.
+//! Every kernel is checked (`cavity_device::kernel::CheckedKernel`): it
+//! takes its arrays as bounds-checked views (`cavity_device::array`), so
+//! that the host launches it without `unsafe`, and its work in chunks of
+//! [`CHUNK`] items per block, so that the CPU backend's one-thread blocks
+//! and the GPU's 256-thread blocks run the same launch (the scan and
+//! compaction are the core's, `cavity_device::array`).
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
@@ -34,4 +36,4 @@ pub use subdivide::{
 };
 pub use transpose::{CountColumns, FillTranspose, SortRows};
 
-pub use cavity_arrays_kernels::{BOUNDS, CHUNK, arrays, blocks, chunk};
+pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};

@@ -6,10 +6,10 @@
 //! face-vertices), each row's entries in the order they are first met;
 //! `crate::SortRows` then sorts them.
 
-use cavity_device::dynamic::global::GlobalU32;
+use cavity_device::array::{In, InOut, Ins};
 
 use crate::signed::{index, is_negative};
-use crate::{BOUNDS, arrays, chunk};
+use crate::{BOUNDS, chunk};
 
 cavity_device::kernel! {
     /// Writes the vertex loop of each of the `faces` faces of ∂2
@@ -18,24 +18,24 @@ cavity_device::kernel! {
     /// edge's `(tail, head)`, two words).
     ///
     /// # Safety
-    /// `offsets` holds `faces + 1` words delimiting `entries`, whose
-    /// indices name edges of `edges`; `out` holds as many words as
-    /// `entries`.
+    /// Checked: the inputs are only read, `out` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel FaceVertices(launch, offsets: u64, entries: u64, faces: u32, edges: u64, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [offsets, entries, edges, out] = unsafe { arrays([offsets, entries, edges, out]) };
+    #[checked]
+    pub kernel FaceVertices(
+        launch,
+        offsets: In<u32>,
+        entries: In<u32>,
+        faces: u32,
+        edges: In<u32>,
+        out: InOut<u32>,
+    ) {
         let (start, end) = chunk(launch.block_idx, faces);
         launch.block.for_each(end - start, |k| {
             let f = start + k;
-            // SAFETY: the inputs are read only; each face's words of `out`
-            // are written by one thread.
-            unsafe {
-                for i in offsets.load_unshared(f)..offsets.load_unshared(f + 1) {
-                    let e = entries.load_unshared(i);
-                    let end = u32::from(is_negative(e));
-                    out.store_unshared(i, edges.load_unshared(2 * index(e) + end));
-                }
+            for i in offsets.get(f)..offsets.get(f + 1) {
+                let e = entries.get(i);
+                let end = u32::from(is_negative(e));
+                out.set(i, edges.get((2 * index(e)).wrapping_add(end)));
             }
         });
     }
@@ -45,43 +45,32 @@ cavity_device::kernel! {
 /// `b` (the indices of `b`'s rows named by `a`'s row, signs dropped), in
 /// the order first met; returns how many there were. A repeat is found by
 /// walking the row again up to it: rows are short.
-///
-/// # Safety
-/// The arrays describe two CSR matrices, `a`'s indices naming `b`'s rows.
 #[inline(always)]
-unsafe fn distinct(
-    (a_off, a_ent): (GlobalU32, GlobalU32),
-    (b_off, b_ent): (GlobalU32, GlobalU32),
+fn distinct(
+    [a_off, a_ent, b_off, b_ent]: [In<u32>; 4],
     r: u32,
     mut f: impl FnMut(u32, u32),
 ) -> u32 {
     let mut count = 0;
-    // SAFETY: the caller's contract; read only.
-    unsafe {
-        let (a0, a1) = (a_off.load_unshared(r), a_off.load_unshared(r + 1));
-        for i in a0..a1 {
-            let row = index(a_ent.load_unshared(i));
-            for j in b_off.load_unshared(row)..b_off.load_unshared(row + 1) {
-                let x = index(b_ent.load_unshared(j));
-                let mut seen = false;
-                'earlier: for i2 in a0..=i {
-                    let row2 = index(a_ent.load_unshared(i2));
-                    let last = if i2 == i {
-                        j
-                    } else {
-                        b_off.load_unshared(row2 + 1)
-                    };
-                    for j2 in b_off.load_unshared(row2)..last {
-                        if index(b_ent.load_unshared(j2)) == x {
-                            seen = true;
-                            break 'earlier;
-                        }
+    let (a0, a1) = (a_off.get(r), a_off.get(r + 1));
+    for i in a0..a1 {
+        let row = index(a_ent.get(i));
+        for j in b_off.get(row)..b_off.get(row + 1) {
+            let x = index(b_ent.get(j));
+            let mut seen = false;
+            'earlier: for i2 in a0..=i {
+                let row2 = index(a_ent.get(i2));
+                let last = if i2 == i { j } else { b_off.get(row2 + 1) };
+                for j2 in b_off.get(row2)..last {
+                    if index(b_ent.get(j2)) == x {
+                        seen = true;
+                        break 'earlier;
                     }
                 }
-                if !seen {
-                    f(count, x);
-                    count += 1;
-                }
+            }
+            if !seen {
+                f(count, x);
+                count += 1;
             }
         }
     }
@@ -90,42 +79,25 @@ unsafe fn distinct(
 
 cavity_device::kernel! {
     /// Row `r` of the product of `a` (`rows` rows) and `b`, deduplicated:
-    /// with `out` 0 (the counting pass), the number of its distinct
-    /// indices goes to `offsets[r]`; otherwise (the filling pass,
-    /// `offsets` the scan of the counts) the indices go to
-    /// `out[offsets[r]..]`, in the order first met.
+    /// `ab` holds the offsets and entries of `a`, then of `b`. With `out`
+    /// empty (the counting pass), the number of its distinct indices goes
+    /// to `offsets[r]`; otherwise (the filling pass, `offsets` the scan of
+    /// the counts) the indices go to `out[offsets[r]..]`, in the order
+    /// first met.
     ///
     /// # Safety
-    /// The arrays describe two CSR matrices, `a`'s indices naming `b`'s
-    /// rows; `offsets` holds `rows` words (`rows + 1` when filling) and
-    /// `out` (unless 0) their total.
+    /// Checked: `ab` is only read, `offsets` and `out` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel Compose(
-        launch,
-        a_offsets: u64,
-        a_entries: u64,
-        rows: u32,
-        b_offsets: u64,
-        b_entries: u64,
-        offsets: u64,
-        out: u64,
-    ) {
-        // SAFETY: the kernel's contract.
-        let [ao, ae, bo, be, offsets, values] =
-            unsafe { arrays([a_offsets, a_entries, b_offsets, b_entries, offsets, out]) };
-        let (a, b) = ((ao, ae), (bo, be));
+    #[checked]
+    pub kernel Compose(launch, ab: Ins<u32, 4>, rows: u32, offsets: InOut<u32>, out: InOut<u32>) {
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;
-            // SAFETY: the kernel's contract; one thread writes each row's
-            // count or its words of `out`.
-            unsafe {
-                if out == 0 {
-                    offsets.store_unshared(r, distinct(a, b, r, |_, _| {}));
-                } else {
-                    let at = offsets.load_unshared(r);
-                    distinct(a, b, r, |i, x| values.store_unshared(at + i, x));
-                }
+            if out.is_empty() {
+                offsets.set(r, distinct(*ab, r, |_, _| {}));
+            } else {
+                let at = offsets.get(r);
+                distinct(*ab, r, |i, x| out.set(at.wrapping_add(i), x));
             }
         });
     }

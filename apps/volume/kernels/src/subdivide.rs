@@ -6,12 +6,14 @@
 //! and the positions ([`RowMeans`] for the cell and face centres,
 //! [`FacePoints`], [`EdgePoints`], [`VertexPoints`]). Every thread takes
 //! one element (an edge, a face, a cell or a vertex) and writes the new
-//! elements numbered by its entries, so no two threads write one word.
+//! elements numbered by its entries, so no two threads write one word of
+//! a valid mesh; the kernels are checked, so words numbered by the
+//! entries are written atomically (an invalid mesh only mixes values).
 
-use cavity_device::dynamic::global::GlobalU32;
+use cavity_device::array::{In, InOut, Ins};
 
 use crate::signed::{encode, index, is_negative, sign};
-use crate::{BOUNDS, arrays, chunk};
+use crate::{BOUNDS, chunk};
 
 /// The edge-edge of signed edge `e` at the vertex the signed edge starts
 /// from, signed to run from that vertex to the edge point (eq. 9: edge
@@ -45,21 +47,22 @@ cavity_device::kernel! {
     /// e)` at `2e` and `(vertices + e, b)` at `2e + 1` (two words each).
     ///
     /// # Safety
-    /// `pairs` holds `2 * edges` words, `out` `4 * edges`.
+    /// Checked: `pairs` is only read; one thread writes each edge's four
+    /// words, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel SplitEdges(launch, pairs: u64, edges: u32, vertices: u32, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [pairs, out] = unsafe { arrays([pairs, out]) };
+    #[checked]
+    pub kernel SplitEdges(launch, pairs: In<u32>, edges: u32, vertices: u32, out: InOut<u32>) {
+        assert!(edges <= out.len() / 4, "`out` holds four words per edge");
         let (start, end) = chunk(launch.block_idx, edges);
         launch.block.for_each(end - start, |k| {
             let e = start + k;
-            // SAFETY: read only input; one thread writes each edge's words.
+            let point = vertices.wrapping_add(e);
+            // SAFETY: one thread writes each edge's words.
             unsafe {
-                let point = vertices + e;
-                out.store_unshared(4 * e, pairs.load_unshared(2 * e));
-                out.store_unshared(4 * e + 1, point);
-                out.store_unshared(4 * e + 2, point);
-                out.store_unshared(4 * e + 3, pairs.load_unshared(2 * e + 1));
+                out.set_unshared(4 * e, pairs.get(2 * e));
+                out.set_unshared(4 * e + 1, point);
+                out.set_unshared(4 * e + 2, point);
+                out.set_unshared(4 * e + 3, pairs.get(2 * e + 1));
             }
         });
     }
@@ -73,22 +76,24 @@ cavity_device::kernel! {
     /// the cell-edges from ∂3 (face points to cell points).
     ///
     /// # Safety
-    /// `offsets` holds `rows + 1` words delimiting `entries`; `out` two
-    /// words per entry.
+    /// Checked: the inputs are only read, `out` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel SpokeEdges(launch, offsets: u64, entries: u64, rows: u32, bases: [u32; 2], out: u64) {
-        // SAFETY: the kernel's contract.
-        let [offsets, entries, out] = unsafe { arrays([offsets, entries, out]) };
+    #[checked]
+    pub kernel SpokeEdges(
+        launch,
+        offsets: In<u32>,
+        entries: In<u32>,
+        rows: u32,
+        bases: [u32; 2],
+        out: InOut<u32>,
+    ) {
         let [from, to] = bases;
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;
-            // SAFETY: read only inputs; one thread writes each row's entries.
-            unsafe {
-                for o in offsets.load_unshared(r)..offsets.load_unshared(r + 1) {
-                    out.store_unshared(2 * o, from + index(entries.load_unshared(o)));
-                    out.store_unshared(2 * o + 1, to + r);
-                }
+            for o in offsets.get(r)..offsets.get(r + 1) {
+                out.set(o.wrapping_mul(2), from.wrapping_add(index(entries.get(o))));
+                out.set(o.wrapping_mul(2).wrapping_add(1), to.wrapping_add(r));
             }
         });
     }
@@ -99,16 +104,15 @@ cavity_device::kernel! {
     /// entries each (the quadrilaterals of ∂2, the pairs of ∂1).
     ///
     /// # Safety
-    /// `out` holds `n` words.
+    /// Checked: one thread writes each word, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel Stride(launch, out: u64, n: u32, step: u32) {
-        // SAFETY: the kernel's contract.
-        let [out] = unsafe { arrays([out]) };
+    #[checked]
+    pub kernel Stride(launch, out: InOut<u32>, n: u32, step: u32) {
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
             let i = start + k;
             // SAFETY: one thread writes each word.
-            unsafe { out.store_unshared(i, step * i) };
+            unsafe { out.set_unshared(i, step.wrapping_mul(i)) };
         });
     }
 }
@@ -118,18 +122,19 @@ cavity_device::kernel! {
     /// `2e`, `+head` at `2e + 1` (the offsets are [`Stride`] 2).
     ///
     /// # Safety
-    /// `pairs` holds `2 * edges` words, `out` as many.
+    /// Checked: `pairs` is only read; one thread writes each edge's two
+    /// words, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel EdgeOperator(launch, pairs: u64, edges: u32, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [pairs, out] = unsafe { arrays([pairs, out]) };
+    #[checked]
+    pub kernel EdgeOperator(launch, pairs: In<u32>, edges: u32, out: InOut<u32>) {
+        assert!(edges <= out.len() / 2, "`out` holds two words per edge");
         let (start, end) = chunk(launch.block_idx, edges);
         launch.block.for_each(end - start, |k| {
             let e = start + k;
-            // SAFETY: read only input; one thread writes each edge's words.
+            // SAFETY: one thread writes each edge's words.
             unsafe {
-                out.store_unshared(2 * e, encode(pairs.load_unshared(2 * e), true));
-                out.store_unshared(2 * e + 1, pairs.load_unshared(2 * e + 1));
+                out.set_unshared(2 * e, encode(pairs.get(2 * e), true));
+                out.set_unshared(2 * e + 1, pairs.get(2 * e + 1));
             }
         });
     }
@@ -145,28 +150,34 @@ cavity_device::kernel! {
     /// `two_e + o`).
     ///
     /// # Safety
-    /// `offsets` holds `faces + 1` words delimiting `entries`; `out` four
-    /// words per entry.
+    /// Checked: the inputs are only read, `out` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel FaceFaces(launch, offsets: u64, entries: u64, faces: u32, two_e: u32, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [offsets, entries, out] = unsafe { arrays([offsets, entries, out]) };
+    #[checked]
+    pub kernel FaceFaces(
+        launch,
+        offsets: In<u32>,
+        entries: In<u32>,
+        faces: u32,
+        two_e: u32,
+        out: InOut<u32>,
+    ) {
         let (start, end) = chunk(launch.block_idx, faces);
         launch.block.for_each(end - start, |k| {
             let f = start + k;
-            // SAFETY: read only inputs; one thread writes each face's quads.
-            unsafe {
-                let (a, b) = (offsets.load_unshared(f), offsets.load_unshared(f + 1));
-                let mut prev = b - 1;
-                let mut before = entries.load_unshared(prev);
-                for o in a..b {
-                    let here = entries.load_unshared(o);
-                    out.store_unshared(4 * o, half_from(here));
-                    out.store_unshared(4 * o + 1, two_e + o);
-                    out.store_unshared(4 * o + 2, encode(two_e + prev, true));
-                    out.store_unshared(4 * o + 3, half_to(before));
-                    (prev, before) = (o, here);
-                }
+            let (a, b) = (offsets.get(f), offsets.get(f + 1));
+            if b <= a {
+                return;
+            }
+            let mut prev = b - 1;
+            let mut before = entries.get(prev);
+            for o in a..b {
+                let here = entries.get(o);
+                let at = o.wrapping_mul(4);
+                out.set(at, half_from(here));
+                out.set(at.wrapping_add(1), two_e.wrapping_add(o));
+                out.set(at.wrapping_add(2), encode(two_e.wrapping_add(prev), true));
+                out.set(at.wrapping_add(3), half_to(before));
+                (prev, before) = (o, here);
             }
         });
     }
@@ -174,29 +185,20 @@ cavity_device::kernel! {
 
 /// The entries of ∂3 and ∂2 of the two faces of cell `c` at edge `e`:
 /// the one whose outward loop runs along `e`, then the one against it.
-///
-/// # Safety
-/// The arrays describe ∂3 and ∂2; `c` is a row of ∂3.
+/// `ops` holds ∂3's offsets and entries, then ∂2's.
 #[inline(always)]
-unsafe fn faces_at_edge(
-    [d3o, d3e, d2o, d2e]: [GlobalU32; 4],
-    c: u32,
-    e: u32,
-) -> ([u32; 2], [u32; 2]) {
+fn faces_at_edge([d3o, d3e, d2o, d2e]: [In<u32>; 4], c: u32, e: u32) -> ([u32; 2], [u32; 2]) {
     let (mut along, mut against) = ([0; 2], [0; 2]);
-    // SAFETY: the caller's contract; read only.
-    unsafe {
-        for o3 in d3o.load_unshared(c)..d3o.load_unshared(c + 1) {
-            let face = d3e.load_unshared(o3);
-            let f = index(face);
-            for o2 in d2o.load_unshared(f)..d2o.load_unshared(f + 1) {
-                let x = d2e.load_unshared(o2);
-                if index(x) == e {
-                    if sign(face) * sign(x) > 0 {
-                        along = [o3, o2];
-                    } else {
-                        against = [o3, o2];
-                    }
+    for o3 in d3o.get(c)..d3o.get(c + 1) {
+        let face = d3e.get(o3);
+        let f = index(face);
+        for o2 in d2o.get(f)..d2o.get(f + 1) {
+            let x = d2e.get(o2);
+            if index(x) == e {
+                if sign(face) * sign(x) > 0 {
+                    along = [o3, o2];
+                } else {
+                    against = [o3, o2];
                 }
             }
         }
@@ -211,32 +213,28 @@ cavity_device::kernel! {
     /// against `e`, the cell point and the face point of the face that runs
     /// along it (its normal along `e`, fig. 7); its signed edges go to
     /// `out` at `4 * (nnz2 + q)` (face-edges `two_e + o2`, cell-edges
-    /// `two_e + nnz2 + o3`). `ops` holds the addresses of ∂3's offsets and
-    /// entries, ∂2's, and the cell-edges'.
+    /// `two_e + nnz2 + o3`). `ops` holds ∂3's offsets and entries, ∂2's,
+    /// and the cell-edges'.
     ///
     /// # Safety
-    /// The arrays describe ∂3, ∂2 and cell-edges of a mesh of closed cells;
-    /// `out` holds four words per face-face and cell-face.
+    /// Checked: the inputs are only read, `out` written atomically.
     #[launch_bounds = BOUNDS]
-    pub kernel CellFaces(launch, ops: [u64; 6], cells: u32, counts: [u32; 2], out: u64) {
-        // SAFETY: the kernel's contract.
-        let [d3o, d3e, d2o, d2e, ceo, cee, out] =
-            unsafe { arrays([ops[0], ops[1], ops[2], ops[3], ops[4], ops[5], out]) };
+    #[checked]
+    pub kernel CellFaces(launch, ops: Ins<u32, 6>, cells: u32, counts: [u32; 2], out: InOut<u32>) {
+        let [d3o, d3e, d2o, d2e, ceo, cee] = *ops;
         let [two_e, nnz2] = counts;
         let (start, end) = chunk(launch.block_idx, cells);
         launch.block.for_each(end - start, |k| {
             let c = start + k;
-            // SAFETY: read only inputs; one thread writes each cell's quads.
-            unsafe {
-                for q in ceo.load_unshared(c)..ceo.load_unshared(c + 1) {
-                    let e = cee.load_unshared(q);
-                    let (along, against) = faces_at_edge([d3o, d3e, d2o, d2e], c, e);
-                    let at = 4 * (nnz2 + q);
-                    out.store_unshared(at, two_e + against[1]);
-                    out.store_unshared(at + 1, two_e + nnz2 + against[0]);
-                    out.store_unshared(at + 2, encode(two_e + nnz2 + along[0], true));
-                    out.store_unshared(at + 3, encode(two_e + along[1], true));
-                }
+            for q in ceo.get(c)..ceo.get(c + 1) {
+                let e = cee.get(q);
+                let (along, against) = faces_at_edge([d3o, d3e, d2o, d2e], c, e);
+                let at = nnz2.wrapping_add(q).wrapping_mul(4);
+                let cell_edges = two_e.wrapping_add(nnz2);
+                out.set(at, two_e.wrapping_add(against[1]));
+                out.set(at.wrapping_add(1), cell_edges.wrapping_add(against[0]));
+                out.set(at.wrapping_add(2), encode(cell_edges.wrapping_add(along[0]), true));
+                out.set(at.wrapping_add(3), encode(two_e.wrapping_add(along[1]), true));
             }
         });
     }
@@ -248,66 +246,62 @@ cavity_device::kernel! {
     /// face-faces of the cell's faces at `v` (entry `o2` of ∂2 where the
     /// face's loop passes `v`, signed as the cell uses the face), then the
     /// cell-faces of the cell's edges at `v` (`nnz2 + q` for entry `q` of
-    /// cell-edges, +1 where `v` is the edge's tail). With `out` 0 (the
+    /// cell-edges, +1 where `v` is the edge's tail). With `out` empty (the
     /// counting pass) the number of faces goes to `offsets[r]`; otherwise
     /// (`offsets` their scan) the faces go to `out[offsets[r]..]`. `ops`
-    /// holds the addresses of ∂3's offsets and entries, ∂2's offsets, the
-    /// face-vertices' entries (∂2's offsets), cell-edges' offsets and
-    /// entries, cell-vertices' offsets and entries.
+    /// holds ∂3's offsets and entries, ∂2's offsets, the face-vertices'
+    /// entries (∂2's offsets), cell-edges' offsets and entries,
+    /// cell-vertices' offsets and entries; `pairs` the edges (two words
+    /// each).
     ///
     /// # Safety
-    /// The arrays describe the operators and relations of one mesh, `pairs`
-    /// its edges (two words each); `offsets` holds a word per cell-vertex
-    /// entry (one more when filling), `out` (unless 0) their total.
+    /// Checked: the inputs are only read, `offsets` and `out` written
+    /// atomically.
     #[launch_bounds = BOUNDS]
+    #[checked]
     pub kernel CellCells(
         launch,
-        ops: [u64; 8],
+        ops: Ins<u32, 8>,
         cells: u32,
-        pairs: u64,
+        pairs: In<u32>,
         nnz2: u32,
-        offsets: u64,
-        out: u64,
+        offsets: InOut<u32>,
+        out: InOut<u32>,
     ) {
-        // SAFETY: the kernel's contract.
-        let [d3o, d3e, d2o, fve, ceo, cee, cvo, cve] = unsafe { arrays(ops) };
-        // SAFETY: as above.
-        let [pairs, offsets, values] = unsafe { arrays([pairs, offsets, out]) };
+        let [d3o, d3e, d2o, fve, ceo, cee, cvo, cve] = *ops;
+        let filling = !out.is_empty();
         let (start, end) = chunk(launch.block_idx, cells);
         launch.block.for_each(end - start, |k| {
             let c = start + k;
-            // SAFETY: read only inputs; one thread writes each cell's words.
-            unsafe {
-                for r in cvo.load_unshared(c)..cvo.load_unshared(c + 1) {
-                    let v = cve.load_unshared(r);
-                    let mut n = 0;
-                    let mut at = if out == 0 { 0 } else { offsets.load_unshared(r) };
-                    let mut push = |x: u32| {
-                        if out != 0 {
-                            values.store_unshared(at, x);
-                            at += 1;
-                        }
-                        n += 1;
-                    };
-                    for o3 in d3o.load_unshared(c)..d3o.load_unshared(c + 1) {
-                        let face = d3e.load_unshared(o3);
-                        let f = index(face);
-                        for o2 in d2o.load_unshared(f)..d2o.load_unshared(f + 1) {
-                            if fve.load_unshared(o2) == v {
-                                push(encode(o2, is_negative(face)));
-                            }
+            for r in cvo.get(c)..cvo.get(c + 1) {
+                let v = cve.get(r);
+                let mut n = 0u32;
+                let mut at = if filling { offsets.get(r) } else { 0 };
+                let mut push = |x: u32| {
+                    if filling {
+                        out.set(at, x);
+                        at = at.wrapping_add(1);
+                    }
+                    n = n.wrapping_add(1);
+                };
+                for o3 in d3o.get(c)..d3o.get(c + 1) {
+                    let face = d3e.get(o3);
+                    let f = index(face);
+                    for o2 in d2o.get(f)..d2o.get(f + 1) {
+                        if fve.get(o2) == v {
+                            push(encode(o2, is_negative(face)));
                         }
                     }
-                    for q in ceo.load_unshared(c)..ceo.load_unshared(c + 1) {
-                        let e = cee.load_unshared(q);
-                        let (a, b) = (pairs.load_unshared(2 * e), pairs.load_unshared(2 * e + 1));
-                        if a == v || b == v {
-                            push(encode(nnz2 + q, b == v));
-                        }
+                }
+                for q in ceo.get(c)..ceo.get(c + 1) {
+                    let e = cee.get(q);
+                    let (a, b) = (pairs.get(2 * e), pairs.get((2 * e).wrapping_add(1)));
+                    if a == v || b == v {
+                        push(encode(nnz2.wrapping_add(q), b == v));
                     }
-                    if out == 0 {
-                        offsets.store_unshared(r, n);
-                    }
+                }
+                if !filling {
+                    offsets.set(r, n);
                 }
             }
         });
@@ -337,57 +331,44 @@ fn mean(sum: Point, n: u32) -> Point {
 }
 
 /// Point `i` of `points` (three `f32` words each).
-///
-/// # Safety
-/// `points` holds point `i`.
 #[inline(always)]
-unsafe fn point(points: GlobalU32, i: u32) -> Point {
-    // SAFETY: the caller's contract.
-    unsafe {
-        [
-            f32::from_bits(points.load_unshared(3 * i)),
-            f32::from_bits(points.load_unshared(3 * i + 1)),
-            f32::from_bits(points.load_unshared(3 * i + 2)),
-        ]
-    }
+fn point(points: In<f32>, i: u32) -> Point {
+    let at = i.wrapping_mul(3);
+    [
+        points.get(at),
+        points.get(at.wrapping_add(1)),
+        points.get(at.wrapping_add(2)),
+    ]
 }
 
-/// Stores `p` as point `i` of `points`.
+/// Stores `p` as point `i` of `points`, the thread's own.
 ///
 /// # Safety
-/// `points` holds point `i`, written by this thread only.
+/// No other thread reads or writes point `i` during the launch.
 #[inline(always)]
-unsafe fn store_point(points: GlobalU32, i: u32, p: Point) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        for (c, x) in p.into_iter().enumerate() {
-            points.store_unshared(3 * i + c as u32, x.to_bits());
-        }
+unsafe fn store_point(points: InOut<f32>, i: u32, p: Point) {
+    for (c, x) in p.into_iter().enumerate() {
+        // SAFETY: the caller's contract.
+        unsafe { points.set_unshared(3 * i + c as u32, x) };
     }
 }
 
 /// The mean of the points that row `r` (`offsets`, `entries`) names and
 /// `keep` keeps, with how many there were.
-///
-/// # Safety
-/// `offsets` delimits `entries`, whose indices name points of `points`.
 #[inline(always)]
-unsafe fn row_mean(
-    (offsets, entries): (GlobalU32, GlobalU32),
+fn row_mean(
+    (offsets, entries): (In<u32>, In<u32>),
     r: u32,
-    points: GlobalU32,
+    points: In<f32>,
     keep: impl Fn(u32) -> bool,
 ) -> (Point, u32) {
     let mut sum = [0.0f32; 3];
     let mut n = 0;
-    // SAFETY: the caller's contract; read only.
-    unsafe {
-        for i in offsets.load_unshared(r)..offsets.load_unshared(r + 1) {
-            let x = index(entries.load_unshared(i));
-            if keep(x) {
-                sum = add(sum, point(points, x));
-                n += 1;
-            }
+    for i in offsets.get(r)..offsets.get(r + 1) {
+        let x = index(entries.get(i));
+        if keep(x) {
+            sum = add(sum, point(points, x));
+            n += 1;
         }
     }
     (mean(sum, n), n)
@@ -399,17 +380,25 @@ cavity_device::kernel! {
     /// cell-vertices, the face centres from the face-vertices (eqs. 5-6).
     ///
     /// # Safety
-    /// `offsets` holds `rows + 1` words delimiting `entries`, whose indices
-    /// name points of `points`; `out` holds `rows` points.
+    /// Checked: the inputs are only read; one thread writes each point of
+    /// `out`, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel RowMeans(launch, offsets: u64, entries: u64, rows: u32, points: u64, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [offsets, entries, points, out] = unsafe { arrays([offsets, entries, points, out]) };
+    #[checked]
+    pub kernel RowMeans(
+        launch,
+        offsets: In<u32>,
+        entries: In<u32>,
+        rows: u32,
+        points: In<f32>,
+        out: InOut<f32>,
+    ) {
+        assert!(rows <= out.len() / 3, "`out` holds a point per row");
         let (start, end) = chunk(launch.block_idx, rows);
         launch.block.for_each(end - start, |k| {
             let r = start + k;
-            // SAFETY: read only inputs; one thread writes each point.
-            unsafe { store_point(out, r, row_mean((offsets, entries), r, points, |_| true).0) };
+            let p = row_mean((offsets, entries), r, points, |_| true).0;
+            // SAFETY: one thread writes each point.
+            unsafe { store_point(out, r, p) };
         });
     }
 }
@@ -418,34 +407,41 @@ cavity_device::kernel! {
     /// The face points of the `faces` faces (eq. 8): a face whose cells'
     /// signs (its row of `∂3ᵀ`) do not cancel is on the boundary (1 in
     /// `on_boundary`) and keeps its centre; another moves halfway to the
-    /// mean centre of its cells. `ops` holds `∂3ᵀ`'s offsets and entries,
-    /// the face centres and the cell centres.
+    /// mean centre of its cells. `rows` holds `∂3ᵀ`'s offsets and entries,
+    /// `centres` the face centres and the cell centres.
     ///
     /// # Safety
-    /// The arrays hold a row, a word and a point per face, a point per
-    /// cell; `out` a point per face.
+    /// Checked: the inputs are only read; one thread writes each face's
+    /// words, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel FacePoints(launch, ops: [u64; 4], faces: u32, on_boundary: u64, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [fco, fce, face_centres, cell_centres] = unsafe { arrays(ops) };
-        // SAFETY: as above.
-        let [on_boundary, out] = unsafe { arrays([on_boundary, out]) };
+    #[checked]
+    pub kernel FacePoints(
+        launch,
+        rows: Ins<u32, 2>,
+        centres: Ins<f32, 2>,
+        faces: u32,
+        on_boundary: InOut<u32>,
+        out: InOut<f32>,
+    ) {
+        let [fco, fce] = *rows;
+        let [face_centres, cell_centres] = *centres;
+        assert!(faces <= out.len() / 3, "`out` holds a point per face");
         let (start, end) = chunk(launch.block_idx, faces);
         launch.block.for_each(end - start, |f| {
             let f = start + f;
-            // SAFETY: read only inputs; one thread writes each face's words.
+            let mut sum = 0i32;
+            for i in fco.get(f)..fco.get(f + 1) {
+                sum = sum.wrapping_add(sign(fce.get(i)));
+            }
+            let centre = point(face_centres, f);
+            let p = if sum != 0 {
+                centre
+            } else {
+                scale(add(centre, row_mean((fco, fce), f, cell_centres, |_| true).0), 0.5)
+            };
+            // SAFETY: one thread writes each face's words.
             unsafe {
-                let mut sum = 0;
-                for i in fco.load_unshared(f)..fco.load_unshared(f + 1) {
-                    sum += sign(fce.load_unshared(i));
-                }
-                let centre = point(face_centres, f);
-                let p = if sum != 0 {
-                    centre
-                } else {
-                    scale(add(centre, row_mean((fco, fce), f, cell_centres, |_| true).0), 0.5)
-                };
-                on_boundary.store_unshared(f, u32::from(sum != 0));
+                on_boundary.set_unshared(f, u32::from(sum != 0));
                 store_point(out, f, p);
             }
         });
@@ -458,44 +454,50 @@ cavity_device::kernel! {
     /// mean centre, `M` its midpoint); on the boundary, halfway between `M`
     /// and the mean centre of its two boundary faces, or `M` at a crease
     /// (another number of boundary faces). `kinds` gets 0 inside, 1 on the
-    /// boundary, 2 at a crease. `ops` holds `pairs`, the positions, `∂2ᵀ`'s
-    /// offsets and entries, the transposed cell-edges', the face centres,
-    /// the cell centres and the faces' boundary words.
+    /// boundary, 2 at a crease. `words` holds `pairs`, `∂2ᵀ`'s offsets and
+    /// entries, the transposed cell-edges', the faces' boundary words;
+    /// `points` the positions, the face centres and the cell centres.
     ///
     /// # Safety
-    /// The arrays belong to one mesh; `kinds` holds a word per edge, `out`
-    /// a point per edge.
+    /// Checked: the inputs are only read; one thread writes each edge's
+    /// words, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel EdgePoints(launch, ops: [u64; 9], edges: u32, kinds: u64, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [pairs, positions, efo, efe, eco, ece, face_centres, cell_centres, on_boundary] =
-            unsafe { arrays(ops) };
-        // SAFETY: as above.
-        let [kinds, out] = unsafe { arrays([kinds, out]) };
+    #[checked]
+    pub kernel EdgePoints(
+        launch,
+        words: Ins<u32, 6>,
+        points: Ins<f32, 3>,
+        edges: u32,
+        kinds: InOut<u32>,
+        out: InOut<f32>,
+    ) {
+        let [pairs, efo, efe, eco, ece, on_boundary] = *words;
+        let [positions, face_centres, cell_centres] = *points;
+        assert!(edges <= out.len() / 3, "`out` holds a point per edge");
         let (start, end) = chunk(launch.block_idx, edges);
         launch.block.for_each(end - start, |e| {
             let e = start + e;
-            // SAFETY: read only inputs; one thread writes each edge's words.
+            let (a, b) = (pairs.get(2 * e), pairs.get((2 * e).wrapping_add(1)));
+            let m = scale(add(point(positions, a), point(positions, b)), 0.5);
+            let boundary = |f: u32| on_boundary.get(f) != 0;
+            let (centres, outer) = row_mean((efo, efe), e, face_centres, boundary);
+            let kind = match outer {
+                0 => 0,
+                2 => 1,
+                _ => 2,
+            };
+            let p = match kind {
+                0 => {
+                    let (a, n) = row_mean((efo, efe), e, face_centres, |_| true);
+                    let c = row_mean((eco, ece), e, cell_centres, |_| true).0;
+                    mean(add(add(c, scale(a, 2.0)), scale(m, n as f32 - 3.0)), n)
+                }
+                1 => scale(add(m, centres), 0.5),
+                _ => m,
+            };
+            // SAFETY: one thread writes each edge's words.
             unsafe {
-                let (a, b) = (pairs.load_unshared(2 * e), pairs.load_unshared(2 * e + 1));
-                let m = scale(add(point(positions, a), point(positions, b)), 0.5);
-                let boundary = |f: u32| on_boundary.load_unshared(f) != 0;
-                let (centres, outer) = row_mean((efo, efe), e, face_centres, boundary);
-                let kind = match outer {
-                    0 => 0,
-                    2 => 1,
-                    _ => 2,
-                };
-                let p = match kind {
-                    0 => {
-                        let (a, n) = row_mean((efo, efe), e, face_centres, |_| true);
-                        let c = row_mean((eco, ece), e, cell_centres, |_| true).0;
-                        mean(add(add(c, scale(a, 2.0)), scale(m, n as f32 - 3.0)), n)
-                    }
-                    1 => scale(add(m, centres), 0.5),
-                    _ => m,
-                };
-                kinds.store_unshared(e, kind);
+                kinds.set_unshared(e, kind);
                 store_point(out, e, p);
             }
         });
@@ -509,64 +511,68 @@ cavity_device::kernel! {
     /// (n - 3)P) / n` over its `n` boundary edges (`R` their mean
     /// midpoint) and its boundary faces (`Q` their mean centre); its
     /// position at a crease, with fewer than three boundary edges, or
-    /// without cells. `ops` holds `pairs`, the positions, `∂1ᵀ`'s offsets
-    /// and entries, the transposed face-vertices', the transposed
-    /// cell-vertices', the face centres, the cell centres, the faces'
-    /// boundary words and the edges' kinds.
+    /// without cells. `words` holds `pairs`, `∂1ᵀ`'s offsets and entries,
+    /// the transposed face-vertices', the transposed cell-vertices', the
+    /// faces' boundary words and the edges' kinds; `points` the positions,
+    /// the face centres and the cell centres.
     ///
     /// # Safety
-    /// The arrays belong to one mesh; `out` holds a point per vertex.
+    /// Checked: the inputs are only read; one thread writes each vertex's
+    /// point, named by its index.
     #[launch_bounds = BOUNDS]
-    pub kernel VertexPoints(launch, ops: [u64; 12], vertices: u32, out: u64) {
-        // SAFETY: the kernel's contract.
-        let [pairs, positions, veo, vee, vfo, vfe, vco, vce, face_centres, cell_centres, on_boundary, kinds] =
-            unsafe { arrays(ops) };
-        // SAFETY: as above.
-        let [out] = unsafe { arrays([out]) };
+    #[checked]
+    pub kernel VertexPoints(
+        launch,
+        words: Ins<u32, 9>,
+        points: Ins<f32, 3>,
+        vertices: u32,
+        out: InOut<f32>,
+    ) {
+        let [pairs, veo, vee, vfo, vfe, vco, vce, on_boundary, kinds] = *words;
+        let [positions, face_centres, cell_centres] = *points;
+        assert!(vertices <= out.len() / 3, "`out` holds a point per vertex");
         let (start, end) = chunk(launch.block_idx, vertices);
         launch.block.for_each(end - start, |v| {
             let v = start + v;
-            // SAFETY: read only inputs; one thread writes each vertex's point.
-            unsafe {
-                let here = point(positions, v);
-                let (e0, e1) = (veo.load_unshared(v), veo.load_unshared(v + 1));
-                let mut most = 0;
-                for i in e0..e1 {
-                    most = most.max(kinds.load_unshared(index(vee.load_unshared(i))));
-                }
-                // The mean midpoint of the edges, or of the boundary ones.
-                let midpoints = |outer: bool| {
-                    let mut sum = [0.0f32; 3];
-                    let mut n = 0;
-                    for i in e0..e1 {
-                        let e = index(vee.load_unshared(i));
-                        if !outer || kinds.load_unshared(e) == 1 {
-                            let (a, b) = (pairs.load_unshared(2 * e), pairs.load_unshared(2 * e + 1));
-                            sum = add(sum, scale(add(point(positions, a), point(positions, b)), 0.5));
-                            n += 1;
-                        }
-                    }
-                    (mean(sum, n), n)
-                };
-                let p = if most == 2 || (most == 0 && vco.load_unshared(v) == vco.load_unshared(v + 1)) {
-                    here
-                } else if most == 1 {
-                    let (r, n) = midpoints(true);
-                    let boundary = |f: u32| on_boundary.load_unshared(f) != 0;
-                    let q = row_mean((vfo, vfe), v, face_centres, boundary).0;
-                    if n < 3 {
-                        here
-                    } else {
-                        mean(add(add(q, scale(r, 2.0)), scale(here, n as f32 - 3.0)), n)
-                    }
-                } else {
-                    let c = row_mean((vco, vce), v, cell_centres, |_| true).0;
-                    let a = row_mean((vfo, vfe), v, face_centres, |_| true).0;
-                    let m = midpoints(false).0;
-                    scale(add(add(c, scale(a, 3.0)), add(scale(m, 3.0), here)), 0.125)
-                };
-                store_point(out, v, p);
+            let here = point(positions, v);
+            let (e0, e1) = (veo.get(v), veo.get(v + 1));
+            let mut most = 0;
+            for i in e0..e1 {
+                most = most.max(kinds.get(index(vee.get(i))));
             }
+            // The mean midpoint of the edges, or of the boundary ones.
+            let midpoints = |outer: bool| {
+                let mut sum = [0.0f32; 3];
+                let mut n = 0;
+                for i in e0..e1 {
+                    let e = index(vee.get(i));
+                    if !outer || kinds.get(e) == 1 {
+                        let (a, b) = (pairs.get(2 * e), pairs.get((2 * e).wrapping_add(1)));
+                        sum = add(sum, scale(add(point(positions, a), point(positions, b)), 0.5));
+                        n += 1;
+                    }
+                }
+                (mean(sum, n), n)
+            };
+            let p = if most == 2 || (most == 0 && vco.get(v) == vco.get(v + 1)) {
+                here
+            } else if most == 1 {
+                let (r, n) = midpoints(true);
+                let boundary = |f: u32| on_boundary.get(f) != 0;
+                let q = row_mean((vfo, vfe), v, face_centres, boundary).0;
+                if n < 3 {
+                    here
+                } else {
+                    mean(add(add(q, scale(r, 2.0)), scale(here, n as f32 - 3.0)), n)
+                }
+            } else {
+                let c = row_mean((vco, vce), v, cell_centres, |_| true).0;
+                let a = row_mean((vfo, vfe), v, face_centres, |_| true).0;
+                let m = midpoints(false).0;
+                scale(add(add(c, scale(a, 3.0)), add(scale(m, 3.0), here)), 0.125)
+            };
+            // SAFETY: one thread writes each vertex's point.
+            unsafe { store_point(out, v, p) };
         });
     }
 }

@@ -57,6 +57,18 @@ pub enum BackendError {
         /// The kernel (its entry name).
         kernel: &'static str,
     },
+    /// A buffer of the other backend was given to this one (a GPU buffer
+    /// to the CPU backend, or a host one to the GPU). Fix: make the buffer
+    /// with the backend that uses it.
+    #[error("a buffer of another backend was given to this one")]
+    BufferBackend,
+    /// A buffer of more elements than a kernel's 32-bit indices reach.
+    /// Fix: split the work into parts of at most `u32::MAX` elements.
+    #[error("a buffer of {0} elements is past the 32-bit indices of the kernels")]
+    TooLarge(usize),
+    /// An element past a buffer's end was asked for.
+    #[error("element {0} of a buffer of {1}")]
+    Index(usize, usize),
 }
 
 impl NamesSettings for BackendError {

@@ -4,6 +4,7 @@
 //! dynamic rounds of either ([`rounds`]). `--device auto|cuda|cpu`: auto
 //! takes the GPU when a driver and a device exist and says which it chose.
 
+pub mod buffer;
 pub mod cpu;
 pub mod cuda;
 pub mod error;

@@ -1,21 +1,23 @@
 //! Kernel parameters on the way to the GPU: a declared kernel's
 //! [`Kernel::Params`](cavity_device::kernel::Kernel::Params) is a tuple of
-//! plain data, each element `bytemuck::Pod` (checked at compile time),
-//! pushed to a cudarc launch one by one; zero-sized elements are no
-//! parameters of the PTX entry and are skipped.
+//! kernel parameters, each plain data (`bytemuck::Pod`) or an array view
+//! ([`KernelParam`], checked at compile time), pushed to a cudarc launch
+//! one by one; zero-sized elements are no parameters of the PTX entry and
+//! are skipped.
 
-use bytemuck::{Pod, TransparentWrapper};
+use bytemuck::TransparentWrapper;
 use cudarc::driver::{DeviceRepr, LaunchArgs, PushKernelArg};
 
-/// A plain-data value as a kernel parameter.
+use cavity_device::kernel::KernelParam;
+
+/// A kernel parameter on its way to a launch.
 #[repr(transparent)]
 #[derive(Clone, Copy, TransparentWrapper)]
-pub struct PodArg<T>(T);
+pub struct ParamArg<T>(T);
 
-// SAFETY: `T` is plain data without padding or pointers into host memory
-// (`Pod`), passed by value as the bytes the PTX parameter of the same
-// `repr(C)` type expects.
-unsafe impl<T: Pod> DeviceRepr for PodArg<T> {}
+// SAFETY: `T`'s bytes are those the PTX parameter of the same `repr(C)`
+// type expects (`KernelParam`), passed by value.
+unsafe impl<T: KernelParam> DeviceRepr for ParamArg<T> {}
 
 /// A parameter tuple that can be pushed to a launch.
 pub trait KernelArgs {
@@ -27,16 +29,16 @@ pub trait KernelArgs {
 }
 
 /// Pushes `value` unless it is zero-sized.
-fn push_one<'a, T: Pod>(launch: &mut LaunchArgs<'a>, value: &'a T) {
+fn push_one<'a, T: KernelParam>(launch: &mut LaunchArgs<'a>, value: &'a T) {
     if size_of::<T>() > 0 {
-        launch.arg(PodArg::wrap_ref(value));
+        launch.arg(ParamArg::wrap_ref(value));
     }
 }
 
 /// Implements [`KernelArgs`] for tuples of the given arities.
 macro_rules! tuple_args {
     ($(($($t:ident $i:tt),+))+) => {$(
-        impl<$($t: Pod),+> KernelArgs for ($($t,)+) {
+        impl<$($t: KernelParam),+> KernelArgs for ($($t,)+) {
             fn push<'a>(&'a self, launch: &mut LaunchArgs<'a>) {
                 $(push_one(launch, &self.$i);)+
             }

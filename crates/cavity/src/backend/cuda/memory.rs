@@ -59,12 +59,59 @@ impl CudaBackend {
         data: &CudaSlice<T>,
         len: usize,
     ) -> Result<Vec<T>, BackendError> {
-        let mut v = self
-            .stream
-            .clone_dtoh(data)
-            .map_err(driver("copying from the GPU"))?;
-        v.truncate(len);
-        Ok(v)
+        let n = len.min(data.len());
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        self.stream
+            .clone_dtoh(&data.slice(..n))
+            .map_err(driver("copying from the GPU"))
+    }
+
+    /// `n` zeroed elements on the device (at least one, for a valid
+    /// address), set there: no host array crosses the bus.
+    ///
+    /// # Errors
+    /// A driver error when the allocation fails.
+    pub fn zeros<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+        &self,
+        n: usize,
+    ) -> Result<CudaSlice<T>, BackendError> {
+        self.stream
+            .alloc_zeros(n.max(1))
+            .map_err(driver("allocating a zeroed array"))
+    }
+
+    /// Element `i` of `data` (after the work enqueued so far).
+    ///
+    /// # Errors
+    /// A driver error when the copy fails.
+    pub fn element<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
+        &self,
+        data: &CudaSlice<T>,
+        i: usize,
+    ) -> Result<T, BackendError> {
+        let mut one = [T::zeroed()];
+        self.stream
+            .memcpy_dtoh(&data.slice(i..i + 1), &mut one)
+            .and_then(|()| self.stream.synchronize())
+            .map_err(driver("reading an element back"))?;
+        Ok(one[0])
+    }
+
+    /// A device copy of the first `n` elements of `data` (at least one
+    /// element allocated).
+    ///
+    /// # Errors
+    /// A driver error when the allocation or the copy fails.
+    pub fn copy_prefix<T: cudarc::driver::DeviceRepr>(
+        &self,
+        data: &CudaSlice<T>,
+        n: usize,
+    ) -> Result<CudaSlice<T>, BackendError> {
+        self.stream
+            .clone_dtod(&data.slice(..n.max(1).min(data.len())))
+            .map_err(driver("copying an array"))
     }
 
     /// Runs `f` (doing `what`) on the staging buffers, allocated at the

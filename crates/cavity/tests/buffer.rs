@@ -1,0 +1,143 @@
+//! Buffers on a backend (`cavity::backend::buffer`): copies of every size
+//! both ways (on the GPU, uploads from `cavity::backend::cuda::staging::STAGED_FROM`
+//! bytes go through the pinned staging buffers, in pieces of
+//! `staging::PIECE` bytes; downloads of a prefix too), checked through a
+//! scan that reads them on the device; the compaction of marks and of a
+//! bitmask; views cut apart for one launch; a checked kernel given an
+//! array too short for its launch stops instead of reaching past it.
+//!
+//! The backend comes from `CAVITY_TEST_DEVICE` (`cpu` by default, `cuda`
+//! on the GPU machine).
+
+use cavity::backend::buffer::Buffer;
+use cavity::backend::cuda::staging::{PIECE, STAGED_FROM};
+use cavity::backend::{Backend, DeviceChoice};
+use cavity_device::array::{AddChunkOffsets, CountBits};
+
+/// The backend `CAVITY_TEST_DEVICE` names.
+fn test_backend() -> Backend {
+    let choice: DeviceChoice = std::env::var("CAVITY_TEST_DEVICE")
+        .unwrap_or_else(|_| "cpu".into())
+        .parse()
+        .expect("CAVITY_TEST_DEVICE");
+    Backend::select(choice).expect("backend").0
+}
+
+/// Word `i` of the test arrays.
+fn word(i: usize) -> u32 {
+    (i as u32).wrapping_mul(2_654_435_761) >> 28
+}
+
+#[test]
+fn copies_of_every_size_round_trip_and_reach_the_kernels() {
+    let d = &test_backend();
+    let (staged, piece) = (STAGED_FROM / 4, PIECE / 4);
+    for n in [
+        0,
+        1,
+        1000,
+        staged - 1,
+        staged,
+        piece - 1,
+        piece,
+        piece + 1,
+        2 * piece + 12_345,
+        3 * piece + 7,
+    ] {
+        let data: Vec<u32> = (0..n).map(word).collect();
+        let words = d.upload(&data).unwrap();
+        assert_eq!(d.read_back(&words, n).unwrap(), data, "{n} words back");
+        // A prefix only, then the scan of the whole array on the device:
+        // each word the kernels read is the one uploaded.
+        let half = n / 2 + usize::from(n % 2 == 1);
+        assert_eq!(
+            d.read_back(&words, half).unwrap(),
+            data[..half],
+            "{half} of {n} words"
+        );
+        let mut scanned = d.copy(&words, n).unwrap();
+        d.exclusive_scan(&mut scanned, n as u32).unwrap();
+        let want: Vec<u32> = data
+            .iter()
+            .scan(0u32, |s, &x| {
+                let before = *s;
+                *s = s.wrapping_add(x);
+                Some(before)
+            })
+            .collect();
+        assert_eq!(d.download(scanned, n).unwrap(), want, "scan of {n} words");
+    }
+}
+
+#[test]
+fn a_bitmask_compacts_into_its_set_bits_in_order() {
+    let d = &test_backend();
+    let words = 3 * 2048 + 17;
+    let bits: Vec<u32> = (0..words)
+        .map(|w| word(w).wrapping_mul(0x0101_0101) ^ (w as u32))
+        .collect();
+    let want: Vec<u32> = (0..32 * words as u32)
+        .filter(|&i| bits[(i / 32) as usize] >> (i % 32) & 1 != 0)
+        .collect();
+    let (list, count) = d
+        .compact_bits(&d.upload(&bits).unwrap(), words as u32)
+        .unwrap();
+    assert_eq!(count as usize, want.len());
+    assert_eq!(d.download(list, want.len()).unwrap(), want);
+}
+
+#[test]
+fn marks_compact_into_their_indices_with_complements() {
+    let d = &test_backend();
+    let n = 5000u32;
+    let marks: Vec<u32> = (0..=n)
+        .map(|i| u32::from(i < n && word(i as usize) % 3 == 0))
+        .collect();
+    let flips: Vec<u32> = (0..n).map(|i| i % 2).collect();
+    let mut on_device = d.upload(&marks).unwrap();
+    let flips_on_device = d.upload(&flips).unwrap();
+    let (list, count) = d
+        .compact(&mut on_device, Some(&flips_on_device), n)
+        .unwrap();
+    let want: Vec<u32> = (0..n)
+        .filter(|&i| marks[i as usize] == 1)
+        .map(|i| if i % 2 == 1 { !i } else { i })
+        .collect();
+    assert_eq!(count as usize, want.len());
+    assert_eq!(d.download(list, want.len()).unwrap(), want);
+}
+
+#[test]
+fn views_cut_apart_take_one_launch_each_part() {
+    let d = &test_backend();
+    let mut out: Buffer<u32> = d.zeros(10).unwrap();
+    let (one, ten) = (d.upload(&[1u32]).unwrap(), d.upload(&[10u32]).unwrap());
+    {
+        let (head, tail) = out.view_mut().split_at(4);
+        d.launch::<AddChunkOffsets>(1, (0, 0), (head, 4, &one))
+            .unwrap();
+        d.launch::<AddChunkOffsets>(1, (0, 0), (tail.range(1..6), 5, &ten))
+            .unwrap();
+    }
+    assert_eq!(
+        d.download(out, 10).unwrap(),
+        [1, 1, 1, 1, 0, 10, 10, 10, 10, 10]
+    );
+}
+
+#[test]
+fn a_kernel_given_too_short_an_array_stops_before_it() {
+    let d = &test_backend();
+    if !matches!(d, Backend::Cpu(_)) {
+        eprintln!("checked on the CPU backend only: a trap ends the GPU's context");
+        return;
+    }
+    let bits = d.upload(&[u32::MAX; 100]).unwrap();
+    // One count word short: the last thread's store is past the end.
+    let mut counts: Buffer<u32> = d.zeros(99).unwrap();
+    let stopped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        d.launch::<CountBits>(1, (0, 0), (&bits, 100, &mut counts))
+    }));
+    assert!(stopped.is_err(), "the launch ran past the array");
+    assert_eq!(d.read_back(&counts, 99).unwrap(), vec![32; 99]);
+}
