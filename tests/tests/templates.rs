@@ -136,6 +136,8 @@ fn with_rounds_in<T: Send>(
 ) -> Result<(T, TriMesh), RunError> {
     let mut dynamic = DynamicMesh::new(input, patch_size, factors).expect("dynamic mesh");
     let backend = test_backend_with(schedule);
+    // Tracking's flip is its application's kernel.
+    cavity_track::add_kernels(&backend).expect("the tracking's PTX loads");
     let result = workers()
         .install(|| backend.run_rounds(&mut dynamic, work, |e| e))
         .map(|ran| ran.value);

@@ -99,10 +99,18 @@ impl Word for f32 {
     }
 }
 
-/// Stops the kernel: an index past a view's end.
+/// Stops the kernel: an index past a view's end (a trap on the GPU, which
+/// ends the launch without the panic machinery's calls and registers; a
+/// panic on the host).
 #[cold]
-#[inline(never)]
-fn out_of_bounds() -> ! {
+#[inline(always)]
+pub fn out_of_bounds() -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: `trap` only ends the kernel.
+    unsafe {
+        core::arch::nvptx::trap()
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
     panic!("array index past the view's end")
 }
 
@@ -242,17 +250,18 @@ impl<T: Word> InOut<T> {
         unsafe { GlobalU32::new(self.addr) }
     }
 
-    /// Element `i` (a relaxed atomic load); stops the kernel past the end.
+    /// Element `i` (a relaxed atomic load, of device scope on the GPU);
+    /// stops the kernel past the end.
     #[inline(always)]
     pub fn get(&self, i: u32) -> T {
-        T::from_bits(self.words(i).load(i))
+        T::from_bits(self.words(i).load_gpu(i))
     }
 
-    /// Writes element `i` (a relaxed atomic store); stops the kernel past
-    /// the end.
+    /// Writes element `i` (a relaxed atomic store, of device scope on the
+    /// GPU); stops the kernel past the end.
     #[inline(always)]
     pub fn set(&self, i: u32, v: T) {
-        self.words(i).store(i, v.to_bits())
+        self.words(i).store_gpu(i, v.to_bits())
     }
 
     /// Element `i` with a plain load, which the GPU serves from its L1

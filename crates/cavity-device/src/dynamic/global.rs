@@ -50,6 +50,38 @@ impl GlobalU32 {
         self.at(i).store(v, Ordering::Relaxed)
     }
 
+    /// [`GlobalU32::load`] of device scope on the GPU (`ld.relaxed.gpu`):
+    /// for words no host or peer device touches while the kernel runs.
+    #[inline(always)]
+    pub fn load_gpu(&self, i: u32) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let v: u32;
+            // SAFETY: `new`'s contract: entry `i` is a valid, aligned word
+            // of global memory for atomic access.
+            unsafe {
+                core::arch::asm!("ld.relaxed.gpu.global.u32 {v}, [{p}];",
+                     v = out(reg32) v, p = in(reg64) self.ptr.add(i as usize));
+            }
+            v
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        self.load(i)
+    }
+
+    /// [`GlobalU32::store`] of device scope on the GPU (`st.relaxed.gpu`).
+    #[inline(always)]
+    pub fn store_gpu(&self, i: u32, v: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: as in `load_gpu`.
+        unsafe {
+            core::arch::asm!("st.relaxed.gpu.global.u32 [{p}], {v};",
+                 p = in(reg64) self.ptr.add(i as usize), v = in(reg32) v);
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        self.store(i, v)
+    }
+
     /// Reads entry `i` with a plain load, which the GPU serves from its L1
     /// cache (a relaxed atomic load goes to L2 each time).
     ///

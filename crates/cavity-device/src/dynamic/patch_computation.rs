@@ -16,6 +16,7 @@
 
 use core::marker::PhantomData;
 
+use crate::array::out_of_bounds;
 use crate::block::{Block, SharedArena};
 use crate::kernel::{DYNAMIC_BOUNDS, Kernel, Launch, LaunchBounds, PlainData};
 use crate::layout::Kind;
@@ -68,21 +69,24 @@ impl Scratch {
 
     #[inline(always)]
     fn words(&self, i: u32) -> GlobalU32 {
-        assert!(i < self.len, "scratch index past its length");
+        if i >= self.len {
+            out_of_bounds();
+        }
         // SAFETY: `from_raw`'s contract; every access checks its index.
         unsafe { GlobalU32::new(self.addr) }
     }
 
-    /// Reads word `i` (a relaxed atomic load).
+    /// Reads word `i` (a relaxed atomic load, of device scope on the GPU).
     #[inline(always)]
     pub fn load(&self, i: u32) -> u32 {
-        self.words(i).load(i)
+        self.words(i).load_gpu(i)
     }
 
-    /// Writes word `i` (a relaxed atomic store).
+    /// Writes word `i` (a relaxed atomic store, of device scope on the
+    /// GPU).
     #[inline(always)]
     pub fn store(&self, i: u32, v: u32) {
-        self.words(i).store(i, v)
+        self.words(i).store_gpu(i, v)
     }
 
     /// Reads word `i` with a plain load, which the GPU serves from its L1

@@ -158,7 +158,13 @@ impl<C: PatchKernels> ForEachPatch<C> for CudaRounds<'_> {
         let smem = c.shared_bytes(&self.mesh.cap, threads);
         let id = TypeId::of::<PatchKernel<C>>();
         if !self.updates.contains_key(&id) {
-            let loaded = self.gpu.load_carved::<PatchKernel<C>>(smem)?;
+            // Shared memory carved out of the L1 cache only for a body
+            // that takes it: one that reads the scratch keeps the cache.
+            let loaded = if smem > 0 {
+                self.gpu.load_carved::<PatchKernel<C>>(smem)?
+            } else {
+                self.gpu.load::<PatchKernel<C>>(smem)?
+            };
             self.updates.insert(id, Box::new(loaded));
         }
         let s = self.gpu.stream();
