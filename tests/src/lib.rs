@@ -8,17 +8,16 @@
 use std::collections::{BTreeSet, HashSet};
 
 use cavity::backend::cpu::{CpuBackend, Schedule};
-use cavity::backend::{Backend, DeviceChoice};
+use cavity::backend::{Backend, BackendError, DeviceChoice};
 use cavity::dynamic::DynamicMesh;
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_reference::{MeshStats, ReferenceMesh};
 use proptest::prelude::*;
 
 /// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`), with the
-/// tests' kernel crate and the remeshing's kernels added
-/// (`Backend::add_kernels`: the operations the tests run live in
-/// `tests/kernels`, the edge split in `apps/remesh/kernels`, not in the
-/// core). Panics when
+/// tests' kernel crate added (`Backend::add_kernels`: the operations the
+/// tests run live in `tests/kernels`, not in the core; a test of an
+/// application's kernels adds them, [`with_kernels`]). Panics when
 /// `cuda` is asked for and no GPU is usable, so a GPU run cannot pass on
 /// the CPU.
 pub fn test_backend() -> Backend {
@@ -27,10 +26,19 @@ pub fn test_backend() -> Backend {
         .parse()
         .expect("CAVITY_TEST_DEVICE");
     let backend = Backend::select(choice).expect("backend").0;
-    cavity_remesh::add_kernels(&backend).expect("the remeshing's PTX loads");
     backend
         .add_kernels(TEST_KERNELS_PTX)
         .expect("the kernel crate's PTX loads");
+    backend
+}
+
+/// `backend` with the kernels that `add` adds (an application's
+/// `add_kernels`).
+///
+/// # Panics
+/// When they do not load.
+pub fn with_kernels(backend: Backend, add: fn(&Backend) -> Result<(), BackendError>) -> Backend {
+    add(&backend).expect("the kernels' PTX loads");
     backend
 }
 

@@ -17,10 +17,20 @@ use cavity_device::attribute::{AttrWords, Reduction};
 use cavity_device::dynamic::update::CavityKernels;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_test_kernels::operations::{CollapseShortEdges, SplitLargeFaces};
-use cavity_tests::{
-    any_mesh, cases, grid, median_edge_length, shuffle, test_backend, test_backend_with,
-};
+use cavity_tests::{any_mesh, cases, grid, median_edge_length, shuffle};
 use proptest::prelude::*;
+
+/// The tests' backend with the remeshing's kernels (its edge split is
+/// these tests' workload).
+fn test_backend() -> cavity::backend::Backend {
+    cavity_tests::with_kernels(cavity_tests::test_backend(), cavity_remesh::add_kernels)
+}
+
+/// [`test_backend`] with dynamic rounds in `schedule` on the CPU backend.
+fn test_backend_with(schedule: cavity::backend::cpu::Schedule) -> cavity::backend::Backend {
+    let backend = cavity_tests::test_backend_with(schedule);
+    cavity_tests::with_kernels(backend, cavity_remesh::add_kernels)
+}
 
 /// The attributes every test declares.
 #[derive(Clone, Copy)]

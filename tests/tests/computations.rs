@@ -20,8 +20,14 @@ use cavity_test_kernels::{
     CornerSums, CornerSumsGathered, Laplacian, MarkMasked, MinLabel, ProbeEF, ProbeEV, ProbeFE,
     ProbeFV, ProbeVE, ProbeVF, ProbeVV,
 };
-use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row, test_backend};
+use cavity_tests::{any_mesh, cases, grid, median_edge_length, reference_row};
 use proptest::prelude::*;
+
+/// The tests' backend with the remeshing's kernels (its edge split is
+/// these tests' workload).
+fn test_backend() -> cavity::backend::Backend {
+    cavity_tests::with_kernels(cavity_tests::test_backend(), cavity_remesh::add_kernels)
+}
 
 /// `[count, Σ (id + 1), Σ (id + 1)²]` of `ids` (wrapping), as the probes
 /// write them.

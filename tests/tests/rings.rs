@@ -17,8 +17,14 @@ use cavity::{Kind, TriMesh};
 use cavity_reference::ReferenceMesh;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_test_kernels::ProbeRing;
-use cavity_tests::{any_mesh, cases, grid, median_edge_length, test_backend};
+use cavity_tests::{any_mesh, cases, grid, median_edge_length};
 use proptest::prelude::*;
+
+/// The tests' backend with the remeshing's kernels (its edge split is
+/// these tests' workload).
+fn test_backend() -> cavity::backend::Backend {
+    cavity_tests::with_kernels(cavity_tests::test_backend(), cavity_remesh::add_kernels)
+}
 
 /// Hop distance from `v` of every vertex at most `k` hops away.
 fn hops(reference: &ReferenceMesh, v: u32, k: u32) -> HashMap<u32, u32> {

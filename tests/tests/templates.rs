@@ -38,11 +38,21 @@ use cavity_test_kernels::operations::{
     CollapseShortEdges, CollapseSmallFaces, DeleteEdgesInBall, DeleteFacesInBall,
     DeleteVerticesInBall, RefineFaceNeighbourhood, SplitLargeFaces, SplitVertices,
 };
-use cavity_tests::{
-    any_mesh, cases, concat, fan, grid, test_backend, test_backend_with, validate_each_round,
-};
+use cavity_tests::{any_mesh, cases, concat, fan, grid, validate_each_round};
 use cavity_track_kernels::ShorterDiagonal;
 use proptest::prelude::*;
+
+/// The tests' backend with the remeshing's kernels (its edge split is
+/// these tests' workload).
+fn test_backend() -> cavity::backend::Backend {
+    cavity_tests::with_kernels(cavity_tests::test_backend(), cavity_remesh::add_kernels)
+}
+
+/// [`test_backend`] with dynamic rounds in `schedule` on the CPU backend.
+fn test_backend_with(schedule: cavity::backend::cpu::Schedule) -> cavity::backend::Backend {
+    let backend = cavity_tests::test_backend_with(schedule);
+    cavity_tests::with_kernels(backend, cavity_remesh::add_kernels)
+}
 
 /// Room for meshes that grow several times over without slicing.
 const ROOMY: CapacityFactors = CapacityFactors {

@@ -451,22 +451,22 @@ fn scale_components_and_errors() {
 
 /// Real meshes (the decimated Stanford dragon, RXMesh's bumpy cube and
 /// giraffe) from vertex 0: the mean relative error against the exact
-/// polyhedral distance (pygeodesic, stored in `tests/data/geodesic/` by
+/// polyhedral distance (pygeodesic, stored in `apps/geodesic/tests/data/` by
 /// `xtask/peers/geodesic_reference.py`) is no larger than the heat
 /// method's (potpourri3d, stored with it).
 #[test]
 fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     for (mesh, data) in [
-        ("../assets/dragon.obj", "dragon-0.txt"),
-        ("../assets/bumpy-cube.obj", "bumpy-cube-0.txt"),
-        ("data/geodesic/giraffe.obj", "giraffe-0.txt"),
+        ("../../assets/dragon.obj", "dragon-0.txt"),
+        ("../../assets/bumpy-cube.obj", "bumpy-cube-0.txt"),
+        ("tests/data/giraffe.obj", "giraffe-0.txt"),
     ] {
         let path = root.join(mesh);
         let mesh = cavity::io::read_mesh(&path)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .mesh;
-        let text = std::fs::read_to_string(root.join("data/geodesic").join(data)).expect(data);
+        let text = std::fs::read_to_string(root.join("tests/data").join(data)).expect(data);
         let mut heat = None;
         let mut exact = Vec::new();
         for line in text.lines() {

@@ -353,7 +353,7 @@ fn quality_valences_match_the_reference_mesh() {
     });
 }
 
-/// A shrunk `any_mesh` input (tests/data/slicing-runaway.obj: 98 faces in
+/// A shrunk `any_mesh` input (`apps/remesh/tests/data/slicing-runaway.obj`: 98 faces in
 /// 4 components, a non-manifold edge, 7 boundary loops) on which a patch
 /// out of edge slots owned a one-face component: Lloyd's iterations put
 /// the second seed there, so every slice moved that face alone and the
@@ -372,7 +372,10 @@ fn quality_valences_match_the_reference_mesh() {
 /// with either.
 #[test]
 fn slicing_a_patch_in_pieces_moves_half_of_it() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/slicing-runaway.obj");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/slicing-runaway.obj"
+    );
     let input = cavity::io::read_mesh(std::path::Path::new(path))
         .expect("the test mesh reads")
         .mesh;

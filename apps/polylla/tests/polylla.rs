@@ -279,7 +279,7 @@ fn half_edges_read_off_spade_match_those_built_from_its_triangles() {
 
 #[test]
 fn greenland_points_give_valid_polygons_with_barriers_repaired() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/polylla/greenland.node");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/greenland.node");
     let (points, _) = read_node(&path).unwrap();
     assert_eq!(points.len(), 33343);
     let t = delaunay(&points).unwrap();

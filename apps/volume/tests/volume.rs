@@ -998,7 +998,7 @@ fn sorted_cells(m: &CellMesh) -> Vec<String> {
 /// and encoding (`xtask/generators/gmsh_mesh.py mixed --n 2`).
 fn gmsh_fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/volume")
+        .join("tests/data")
         .join(name)
 }
 
