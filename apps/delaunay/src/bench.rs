@@ -14,6 +14,7 @@ use cavity::backend::cuda::{CudaBackend, CudaRounds};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::patched::PatchedMesh;
 use cavity::rounds::Rounds;
+use cavity_bench::harness::{Devices, MeshBench, Table, fixed, or_dash, percent, speedup};
 use cavity_bench::launch::GpuWorkload;
 use cavity_bench::{attribute, median};
 use cavity_device::query::Query;
@@ -49,10 +50,8 @@ pub struct DelaunayRow {
 /// The benchmark's rows and devices.
 #[derive(Clone, Debug)]
 pub struct DelaunayBench {
-    /// GPU name, or a note that none was used.
-    pub device: String,
-    /// CPU backend description.
-    pub cpu: String,
+    /// The devices it ran on.
+    pub devices: Devices,
     /// One row per mesh.
     pub rows: Vec<DelaunayRow>,
 }
@@ -107,7 +106,7 @@ pub fn delaunay(
     meshes: &[(String, TriMesh)],
     settings: DelaunaySettings,
     backend: &Backend,
-    mut progress: impl FnMut(&str),
+    progress: impl Fn(&str),
 ) -> Result<DelaunayBench, Box<dyn std::error::Error>> {
     crate::add_kernels(backend)?;
     let gpu = match backend {
@@ -161,58 +160,73 @@ pub fn delaunay(
         rows.push(row);
     }
     Ok(DelaunayBench {
-        device: gpu
-            .map(|g| g.name())
-            .unwrap_or_else(|| "no GPU used".into()),
-        cpu: cavity::backend::cpu::CpuBackend::new().name(),
+        devices: Devices::of(backend),
         rows,
     })
+}
+
+impl MeshBench for DelaunaySettings {
+    fn run(
+        &self,
+        meshes: &[(String, TriMesh)],
+        backend: &Backend,
+        progress: &dyn Fn(&str),
+    ) -> Result<String, Box<dyn std::error::Error>> {
+        Ok(delaunay(meshes, *self, backend, progress)?.table())
+    }
 }
 
 impl DelaunayBench {
     /// The benchmark as a Markdown table with a header naming the devices.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "GPU: {}; CPU backend: {}\n\n\
-             | mesh | faces | patches | B/face | flips GPU | GPU s | flips CPU | CPU backend s | GPU vs CPU | flips serial | serial s | GPU vs serial | rolled back | rounds | update / calibrate / compact ms | VV before ms | VV after ms |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-            self.device, self.cpu
+        let mut t = Table::new(
+            &[&self.devices.line()],
+            &[
+                "mesh",
+                "faces",
+                "patches",
+                "B/face",
+                "flips GPU",
+                "GPU s",
+                "flips CPU",
+                "CPU backend s",
+                "GPU vs CPU",
+                "flips serial",
+                "serial s",
+                "GPU vs serial",
+                "rolled back",
+                "rounds",
+                "update / calibrate / compact ms",
+                "VV before ms",
+                "VV after ms",
+            ],
         );
-        let opt = |x: Option<f64>, prec: usize| x.map_or("-".into(), |v| format!("{v:.prec$}"));
         for r in &self.rows {
             let gpu_s = r.gpu.as_ref().map(|g| g.1);
             let cpu_s = r.cpu.as_ref().map(|c| c.seconds);
-            s += &format!(
-                "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {} | {} | {} | {} |\n",
-                r.mesh,
-                r.faces,
-                r.patches,
-                r.bytes_per_face,
-                r.gpu.as_ref().map_or("-".into(), |g| g.0.flips.to_string()),
-                opt(gpu_s, 3),
-                r.cpu.as_ref().map_or("-".into(), |c| c.flips.to_string()),
-                opt(cpu_s, 3),
-                gpu_s
-                    .zip(cpu_s)
-                    .map_or("-".into(), |(g, c)| format!("{:.1}x", c / g)),
-                r.serial.0,
-                r.serial.1,
-                gpu_s.map_or("-".into(), |g| format!("{:.1}x", r.serial.1 / g)),
-                r.gpu.as_ref().map_or("-".into(), |g| format!(
-                    "{:.1} %",
-                    100.0 * g.0.rollback_fraction()
-                )),
-                r.gpu
-                    .as_ref()
-                    .map_or("-".into(), |g| g.0.rounds.to_string()),
-                r.kernel_ms.map_or("-".into(), |k| format!(
-                    "{:.0} / {:.0} / {:.0}",
-                    k[0], k[1], k[2]
-                )),
-                opt(r.vv_ms.map(|v| v.0), 3),
-                opt(r.vv_ms.map(|v| v.1), 3),
-            );
+            let gpu = r.gpu.as_ref().map(|g| &g.0);
+            t.row(vec![
+                r.mesh.clone(),
+                r.faces.to_string(),
+                r.patches.to_string(),
+                format!("{:.1}", r.bytes_per_face),
+                or_dash(gpu.map(|g| g.flips)),
+                fixed(gpu_s, 3),
+                or_dash(r.cpu.as_ref().map(|c| c.flips)),
+                fixed(cpu_s, 3),
+                speedup(cpu_s, gpu_s),
+                r.serial.0.to_string(),
+                format!("{:.3}", r.serial.1),
+                speedup(Some(r.serial.1), gpu_s),
+                percent(gpu.map(|g| g.rollback_fraction())),
+                or_dash(gpu.map(|g| g.rounds)),
+                r.kernel_ms.map_or("-".into(), |k| {
+                    format!("{:.0} / {:.0} / {:.0}", k[0], k[1], k[2])
+                }),
+                fixed(r.vv_ms.map(|v| v.0), 3),
+                fixed(r.vv_ms.map(|v| v.1), 3),
+            ]);
         }
-        s
+        t.render()
     }
 }

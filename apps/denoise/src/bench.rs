@@ -10,16 +10,17 @@
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::attributes::AttributeLayout;
+use cavity::attributes::{AttributeLayout, AttributeSet};
 use cavity::backend::AnyRounds;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{Rounds, RunError};
+use cavity_bench::harness::{Devices, MeshBench, Table, speedup};
 use cavity_bench::median;
 
-use crate::{DenoiseAttributes, DenoiseError, DenoiseSettings, declare, denoise, iterate, serial};
+use crate::{DenoiseAttributes, DenoiseError, DenoiseSettings, denoise, iterate, serial};
 
 /// Settings of [`denoise_bench`].
 #[derive(Clone, Debug)]
@@ -63,10 +64,8 @@ pub struct DenoiseRow {
 /// The benchmark's rows and devices.
 #[derive(Clone, Debug)]
 pub struct DenoiseBench {
-    /// GPU name, or a note that none was used.
-    pub device: String,
-    /// CPU backend description.
-    pub cpu: String,
+    /// The devices it ran on.
+    pub devices: Devices,
     /// The settings in words.
     pub settings: String,
     /// One row per mesh.
@@ -106,7 +105,7 @@ pub fn denoise_bench(
     meshes: &[(String, TriMesh)],
     s: &DenoiseBenchSettings,
     backend: &Backend,
-    mut progress: impl FnMut(&str),
+    progress: impl Fn(&str),
 ) -> Result<DenoiseBench, DenoiseError> {
     let settings = DenoiseSettings {
         iterations: s.iterations,
@@ -121,7 +120,7 @@ pub fn denoise_bench(
         mesh.validate()?;
         let normalized = Normalization::of(mesh).apply(mesh);
         let mut layout = AttributeLayout::new();
-        let a = declare(&mut layout)?;
+        let a = DenoiseAttributes::declare(&mut layout)?;
         let laid_out = || {
             DynamicMesh::with_attributes(
                 &normalized,
@@ -185,11 +184,21 @@ pub fn denoise_bench(
         rows.push(row);
     }
     Ok(DenoiseBench {
-        device: cavity_bench::gpu_name(backend),
-        cpu: cpu.name(),
+        devices: Devices::of(backend),
         settings: format!("{s:?}"),
         rows,
     })
+}
+
+impl MeshBench for DenoiseBenchSettings {
+    fn run(
+        &self,
+        meshes: &[(String, TriMesh)],
+        backend: &Backend,
+        progress: &dyn Fn(&str),
+    ) -> Result<String, Box<dyn std::error::Error>> {
+        Ok(denoise_bench(meshes, self, backend, progress)?.table())
+    }
 }
 
 impl DenoiseBench {
@@ -197,11 +206,18 @@ impl DenoiseBench {
     /// backend, serial) with the milliseconds per iteration and the GPU's
     /// speedup over it; then the GPU's whole `denoise` call.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "GPU: {}; CPU backend: {}; {}\n\n\
-             | mesh | faces | run | ms / iteration | GPU speedup | largest neighbourhood | B/face |\n\
-             |---|---|---|---|---|---|---|\n",
-            self.device, self.cpu, self.settings
+        let devices = format!("{}; {}", self.devices.line(), self.settings);
+        let mut t = Table::new(
+            &[&devices],
+            &[
+                "mesh",
+                "faces",
+                "run",
+                "ms / iteration",
+                "GPU speedup",
+                "largest neighbourhood",
+                "B/face",
+            ],
         );
         for r in &self.rows {
             for (run, secs) in [
@@ -209,24 +225,30 @@ impl DenoiseBench {
                 ("our CPU backend", r.cpu),
                 ("serial, 1 thread", r.serial),
             ] {
-                let Some(t) = secs else { continue };
-                let speedup = r.gpu.map_or("-".into(), |g| format!("{:.1}x", t / g));
-                s += &format!(
-                    "| {} | {} | {run} | {:.3} | {speedup} | {} | {:.0} |\n",
-                    r.mesh,
-                    r.faces,
-                    t * 1e3,
-                    r.largest_neighbourhood,
-                    r.bytes_per_face
-                );
+                let Some(s) = secs else { continue };
+                t.row(vec![
+                    r.mesh.clone(),
+                    r.faces.to_string(),
+                    run.to_string(),
+                    format!("{:.3}", s * 1e3),
+                    speedup(Some(s), r.gpu),
+                    r.largest_neighbourhood.to_string(),
+                    format!("{:.0}", r.bytes_per_face),
+                ]);
             }
         }
-        s += "\n| mesh | GPU `denoise` s (patching, upload, iterations, copy back) |\n|---|---|\n";
+        let mut whole = Table::new(
+            &[""],
+            &[
+                "mesh",
+                "GPU `denoise` s (patching, upload, iterations, copy back)",
+            ],
+        );
         for r in &self.rows {
-            if let Some(t) = r.gpu_denoise {
-                s += &format!("| {} | {t:.3} |\n", r.mesh);
+            if let Some(s) = r.gpu_denoise {
+                whole.row(vec![r.mesh.clone(), format!("{s:.3}")]);
             }
         }
-        s
+        t.render() + &whole.render()
     }
 }

@@ -21,7 +21,7 @@ pub use cavity_denoise_kernels::{DenoiseFilter, DenoiseMove, DenoiseNormals, MIN
 
 use std::time::Instant;
 
-use cavity::attributes::{Attr, AttributeError, AttributeLayout};
+use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
 use cavity::backend::AnyRounds;
 use cavity::backend::Backend;
 use cavity::computation::ComputationError;
@@ -138,7 +138,8 @@ pub struct DenoiseReport {
 
 /// The attributes the denoising needs on a dynamic mesh (all vertex
 /// attributes).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, AttributeSet)]
+#[attributes(prefix = "denoise", kind = "vertex")]
 pub struct DenoiseAttributes {
     /// Unit normals.
     pub normal: Attr<f32, 3>,
@@ -150,23 +151,8 @@ pub struct DenoiseAttributes {
     pub size: Attr<u32, 1>,
 }
 
-/// Declares the denoising's attributes in `layout` (names
-/// `denoise_normal`, `denoise_sigma_c`, `denoise_filtered`,
-/// `denoise_size`: 8 words per vertex).
-///
-/// # Errors
-/// [`AttributeError`] when a name is taken or the vertex words run out.
-pub fn declare(layout: &mut AttributeLayout) -> Result<DenoiseAttributes, AttributeError> {
-    Ok(DenoiseAttributes {
-        normal: layout.vertex("denoise_normal")?,
-        sigma_c: layout.vertex("denoise_sigma_c")?,
-        filtered: layout.vertex("denoise_filtered")?,
-        size: layout.vertex("denoise_size")?,
-    })
-}
-
 /// One iteration on the mesh `r` holds, whose layout declared `a`
-/// ([`declare`]): normals and `σc`, the filter over each vertex's ring of
+/// ([`AttributeSet::declare`]): normals and `σc`, the filter over each vertex's ring of
 /// at most `max_hops` hops, the move. On the GPU it returns once the move
 /// is launched (the filter waits for its rings' overflow word).
 ///
@@ -212,7 +198,7 @@ pub fn denoise(
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
     let mut layout = AttributeLayout::new();
-    let a = declare(&mut layout)?;
+    let a = DenoiseAttributes::declare(&mut layout)?;
     let mut dynamic = DynamicMesh::with_attributes(
         &normalized,
         settings.patch_size,

@@ -13,6 +13,7 @@ use std::time::Instant;
 use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
+use cavity_bench::harness::{Devices, MeshBench, Table, fixed, speedup};
 use cavity_bench::{median, peer_line, run_peer_script};
 
 use crate::{GeodesicError, GeodesicReport, GeodesicSettings, geodesic_distance};
@@ -79,10 +80,8 @@ pub struct GeodesicRow {
 /// The benchmark's rows and devices.
 #[derive(Clone, Debug)]
 pub struct GeodesicBench {
-    /// GPU name, or a note that none was used.
-    pub device: String,
-    /// CPU backend description.
-    pub cpu: String,
+    /// The devices it ran on.
+    pub devices: Devices,
     /// The settings in words.
     pub settings: String,
     /// One row per mesh.
@@ -138,7 +137,7 @@ pub fn geodesic_bench(
     meshes: &[(String, TriMesh)],
     s: &GeodesicBenchSettings,
     backend: &Backend,
-    mut progress: impl FnMut(&str),
+    progress: impl Fn(&str),
 ) -> Result<GeodesicBench, Box<dyn std::error::Error>> {
     s.settings.check()?;
     let cpu = Backend::Cpu(CpuBackend::new());
@@ -180,8 +179,7 @@ pub fn geodesic_bench(
         rows.push(row);
     }
     Ok(GeodesicBench {
-        device: cavity_bench::gpu_name(backend),
-        cpu: cpu.name(),
+        devices: Devices::of(backend),
         settings: format!("{s:?}"),
         rows,
     })
@@ -250,6 +248,17 @@ fn parse_peer(line: &str) -> Option<PeerRun> {
     Some(PeerRun { peer, result })
 }
 
+impl MeshBench for GeodesicBenchSettings {
+    fn run(
+        &self,
+        meshes: &[(String, TriMesh)],
+        backend: &Backend,
+        progress: &dyn Fn(&str),
+    ) -> Result<String, Box<dyn std::error::Error>> {
+        Ok(geodesic_bench(meshes, self, backend, progress)?.table())
+    }
+}
+
 impl GeodesicBench {
     /// The benchmark as Markdown: per mesh, a row per run (our GPU's whole
     /// call and its propagation, the CPU backend, each peer) with its
@@ -257,60 +266,67 @@ impl GeodesicBench {
     /// the mean relative error against the exact distance and the device
     /// memory per face.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "GPU: {}; CPU backend: {}; {}\n\n\
-             | mesh | faces | run | s | GPU speedup | passes (band + settling) | mean rel. error vs exact | B/face |\n\
-             |---|---|---|---|---|---|---|---|\n",
-            self.device, self.cpu, self.settings
+        let devices = format!("{}; {}", self.devices.line(), self.settings);
+        let mut t = Table::new(
+            &[&devices],
+            &[
+                "mesh",
+                "faces",
+                "run",
+                "s",
+                "GPU speedup",
+                "passes (band + settling)",
+                "mean rel. error vs exact",
+                "B/face",
+            ],
         );
         for r in &self.rows {
             let gpu = r.gpu.as_ref().map(|g| g.seconds);
             let line =
                 |run: &str, secs: f64, passes: String, error: Option<f64>, bpf: Option<f64>| {
-                    let speedup = gpu.map_or("-".into(), |g| format!("{:.1}x", secs / g));
-                    format!(
-                        "| {} | {} | {run} | {secs:.4} | {speedup} | {passes} | {} | {} |\n",
-                        r.mesh,
-                        r.faces,
+                    vec![
+                        r.mesh.clone(),
+                        r.faces.to_string(),
+                        run.to_string(),
+                        format!("{secs:.4}"),
+                        speedup(Some(secs), gpu),
+                        passes,
                         error.map_or("-".into(), |e| format!("{:.3} %", 100.0 * e)),
-                        bpf.map_or("-".into(), |b| format!("{b:.0}")),
-                    )
+                        fixed(bpf, 0),
+                    ]
                 };
             for (label, run) in [("our GPU", &r.gpu), ("our CPU backend", &r.cpu)] {
                 if let Some(o) = run {
                     let passes = format!("{} + {}", o.report.passes, o.report.settling_passes);
                     let bpf = Some(o.report.bytes_per_face);
-                    s += &line(
-                        &format!("{label} (whole call)"),
-                        o.seconds,
-                        passes.clone(),
-                        o.error,
-                        bpf,
-                    );
-                    s += &line(
-                        &format!("{label} (propagation)"),
+                    let whole = format!("{label} (whole call)");
+                    t.row(line(&whole, o.seconds, passes.clone(), o.error, bpf));
+                    let propagation = format!("{label} (propagation)");
+                    t.row(line(
+                        &propagation,
                         o.propagation_seconds,
                         passes,
                         o.error,
                         None,
-                    );
+                    ));
                 }
             }
             for p in &r.peers {
                 match &p.result {
-                    Ok((precompute, t, error)) => {
+                    Ok((precompute, secs, error)) => {
                         if *precompute > 0.0 {
                             let label = format!("{} (with precompute)", p.peer);
-                            s += &line(&label, precompute + t, "-".into(), *error, None);
+                            t.row(line(&label, precompute + secs, "-".into(), *error, None));
                         }
-                        s += &line(&p.peer, *t, "-".into(), *error, None);
+                        t.row(line(&p.peer, *secs, "-".into(), *error, None));
                     }
-                    Err(e) => {
-                        s += &format!("| {} | {} | {} | {e} |||||\n", r.mesh, r.faces, p.peer);
-                    }
+                    Err(e) => t.row_with_note(
+                        vec![r.mesh.clone(), r.faces.to_string(), p.peer.clone()],
+                        e.to_string(),
+                    ),
                 }
             }
         }
-        s
+        t.render()
     }
 }

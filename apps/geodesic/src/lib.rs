@@ -39,7 +39,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use cavity::attributes::AttributeLayout;
+use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
 use cavity::backend::Backend;
 use cavity::computation::ComputationError;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
@@ -308,6 +308,24 @@ impl PatchLevels {
     }
 }
 
+/// The propagation's vertex attributes (names `geodesic_level`, ...): each
+/// vertex's topleset, its distance and the one a relaxation computes, and
+/// the source each comes from (read and written, ping-pong).
+#[derive(Clone, Copy, Debug, AttributeSet)]
+#[attributes(prefix = "geodesic", kind = "vertex")]
+pub struct GeodesicAttributes {
+    /// The vertex's topleset (hops from the nearest source).
+    pub level: Attr<u32, 1>,
+    /// The distance so far.
+    pub distance: Attr<f32, 1>,
+    /// The distance a relaxation computes.
+    pub relaxed: Attr<f32, 1>,
+    /// The source the distance comes from.
+    pub source: Attr<u32, 1>,
+    /// The source of the relaxed distance.
+    pub source_next: Attr<u32, 1>,
+}
+
 /// The approximate geodesic distance of every vertex of `mesh` from the
 /// nearest of `sources`, in input order and model units: 0 at the sources,
 /// `f32::INFINITY` at a vertex no source reaches (another component, an
@@ -342,11 +360,13 @@ pub fn geodesic_distance(
     let topology = Topology::new(&normalized);
     let Toplesets { level, sizes } = toplesets(mesh, &topology, sources);
     let mut layout = AttributeLayout::new();
-    let level_attr = layout.vertex::<u32, 1>("geodesic_level")?;
-    let distance = layout.vertex::<f32, 1>("geodesic_distance")?;
-    let relaxed = layout.vertex::<f32, 1>("geodesic_relaxed")?;
-    let source = layout.vertex::<u32, 1>("geodesic_source")?;
-    let source_next = layout.vertex::<u32, 1>("geodesic_source_next")?;
+    let GeodesicAttributes {
+        level: level_attr,
+        distance,
+        relaxed,
+        source,
+        source_next,
+    } = GeodesicAttributes::declare(&mut layout)?;
     let mut dynamic = DynamicMesh::with_topology_and_attributes(
         &normalized,
         &topology,

@@ -20,6 +20,7 @@ use cavity::backend::cpu::CpuBackend;
 use cavity::dynamic::CapacityFactors;
 use cavity::rounds::RunError;
 use cavity::settings::OutOfRange;
+use cavity_bench::harness::{Devices, MeshBench, Table, fixed, speedup};
 use cavity_bench::{median, peer_line, run_peer_script};
 
 use crate::{FlowMesh, McfAttributes, McfError, McfSettings, smooth, solve_step, start_step};
@@ -85,10 +86,8 @@ pub struct McfRow {
 /// The benchmark's rows and devices.
 #[derive(Clone, Debug)]
 pub struct McfBench {
-    /// GPU name, or a note that none was used.
-    pub device: String,
-    /// CPU backend description.
-    pub cpu: String,
+    /// The devices it ran on.
+    pub devices: Devices,
     /// The settings in words.
     pub settings: String,
     /// One row per mesh.
@@ -127,7 +126,7 @@ pub fn mcf_bench(
     meshes: &[(String, TriMesh)],
     s: &McfBenchSettings,
     backend: &Backend,
-    mut progress: impl FnMut(&str),
+    progress: impl Fn(&str),
 ) -> Result<McfBench, Box<dyn std::error::Error>> {
     McfSettings {
         dt: s.dt,
@@ -223,8 +222,7 @@ pub fn mcf_bench(
         rows.push(row);
     }
     Ok(McfBench {
-        device: cavity_bench::gpu_name(backend),
-        cpu: cpu.name(),
+        devices: Devices::of(backend),
         settings: format!("{s:?}"),
         rows,
     })
@@ -266,62 +264,92 @@ fn parse_peer(line: &str) -> Option<PeerRun> {
     Some(PeerRun { peer, result })
 }
 
+impl MeshBench for McfBenchSettings {
+    fn run(
+        &self,
+        meshes: &[(String, TriMesh)],
+        backend: &Backend,
+        progress: &dyn Fn(&str),
+    ) -> Result<String, Box<dyn std::error::Error>> {
+        Ok(mcf_bench(meshes, self, backend, progress)?.table())
+    }
+}
+
 impl McfBench {
     /// The benchmark as Markdown: per mesh, a row per run (GPU, GPU after
     /// the flips, CPU backend, each peer) with the seconds per iteration
     /// and the GPU's speedup over it; then the GPU's whole `smooth` call.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "GPU: {}; CPU backend: {}; {}\n\n\
-             | mesh | faces | run | ms / CG iteration | GPU speedup | assembly s | B/face |\n\
-             |---|---|---|---|---|---|---|\n",
-            self.device, self.cpu, self.settings
+        let devices = format!("{}; {}", self.devices.line(), self.settings);
+        let mut t = Table::new(
+            &[&devices],
+            &[
+                "mesh",
+                "faces",
+                "run",
+                "ms / CG iteration",
+                "GPU speedup",
+                "assembly s",
+                "B/face",
+            ],
         );
         for r in &self.rows {
             let line = |run: &str, secs: Option<f64>, assembly: Option<f64>, bpf: Option<f64>| {
-                let speedup = r
-                    .gpu
-                    .zip(secs)
-                    .map_or("-".into(), |(g, t)| format!("{:.1}x", t / g));
-                format!(
-                    "| {} | {} | {run} | {} | {speedup} | {} | {} |\n",
-                    r.mesh,
-                    r.faces,
-                    secs.map_or("-".into(), |t| format!("{:.3}", t * 1e3)),
-                    assembly.map_or("-".into(), |a| format!("{a:.3}")),
-                    bpf.map_or("-".into(), |b| format!("{b:.0}")),
-                )
+                vec![
+                    r.mesh.clone(),
+                    r.faces.to_string(),
+                    run.to_string(),
+                    fixed(secs.map(|s| s * 1e3), 3),
+                    speedup(secs, r.gpu),
+                    fixed(assembly, 3),
+                    fixed(bpf, 0),
+                ]
             };
             if let Some(g) = r.gpu {
-                s += &line("our GPU", Some(g), None, Some(r.bytes_per_face));
+                t.row(line("our GPU", Some(g), None, Some(r.bytes_per_face)));
             }
             if let Some((g, flips)) = r.gpu_after_flips {
-                s += &line(
-                    &format!(
-                        "our GPU after {flips} Delaunay flips ({:+.1} %)",
-                        r.gpu.map_or(f64::NAN, |b| 100.0 * (g / b - 1.0))
-                    ),
-                    Some(g),
-                    None,
-                    None,
-                );
+                let change = r.gpu.map_or(f64::NAN, |b| 100.0 * (g / b - 1.0));
+                let run = format!("our GPU after {flips} Delaunay flips ({change:+.1} %)");
+                t.row(line(&run, Some(g), None, None));
             }
             if let Some(c) = r.cpu {
-                s += &line("our CPU backend", Some(c), None, Some(r.bytes_per_face));
+                t.row(line(
+                    "our CPU backend",
+                    Some(c),
+                    None,
+                    Some(r.bytes_per_face),
+                ));
             }
             for p in &r.peers {
                 match &p.result {
-                    Ok((assembly, t)) => s += &line(&p.peer, Some(*t), Some(*assembly), None),
-                    Err(e) => s += &format!("| {} | {} | {} | {e} |||\n", r.mesh, r.faces, p.peer),
+                    Ok((assembly, secs)) => {
+                        t.row(line(&p.peer, Some(*secs), Some(*assembly), None))
+                    }
+                    Err(e) => t.row_with_note(
+                        vec![r.mesh.clone(), r.faces.to_string(), p.peer.clone()],
+                        e.to_string(),
+                    ),
                 }
             }
         }
-        s += "\n| mesh | GPU `smooth` s (patching, upload, 1 step, copy back) | CG iterations |\n|---|---|---|\n";
+        let mut whole = Table::new(
+            &[""],
+            &[
+                "mesh",
+                "GPU `smooth` s (patching, upload, 1 step, copy back)",
+                "CG iterations",
+            ],
+        );
         for r in &self.rows {
-            if let Some((t, iterations)) = r.gpu_smooth {
-                s += &format!("| {} | {t:.3} | {iterations} |\n", r.mesh);
+            if let Some((secs, iterations)) = r.gpu_smooth {
+                whole.row(vec![
+                    r.mesh.clone(),
+                    format!("{secs:.3}"),
+                    iterations.to_string(),
+                ]);
             }
         }
-        s
+        t.render() + &whole.render()
     }
 }

@@ -11,7 +11,7 @@
 //! the conjugate gradient is the host's loop over `for_each`, `dot`,
 //! `axpy` and `xpay` inside `Backend::run_rounds`. [`smooth`] takes a
 //! [`TriMesh`] at any scale (it works in the unit box,
-//! `cavity::normalize`); [`declare`] and [`flow`] run the flow on a
+//! `cavity::normalize`); [`McfAttributes`] (an `AttributeSet`) and [`flow`] run the flow on a
 //! dynamic mesh the caller holds (with other applications' attributes).
 
 pub mod bench;
@@ -20,7 +20,7 @@ pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual
 
 use std::time::Instant;
 
-use cavity::attributes::{Attr, AttributeError, AttributeLayout};
+use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
 use cavity::backend::AnyRounds;
 use cavity::backend::Backend;
 use cavity::computation::ComputationError;
@@ -165,7 +165,8 @@ pub struct McfReport {
 /// attributes): the fixed marks, the solution `u` (a step's
 /// displacement), the residual `r`, the direction `d` and the product
 /// `q`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, AttributeSet)]
+#[attributes(prefix = "mcf", kind = "vertex")]
 pub struct McfAttributes {
     /// 1 for a vertex kept in place.
     pub fixed: Attr<u32, 1>,
@@ -179,21 +180,6 @@ pub struct McfAttributes {
     pub q: Attr<f32, 3>,
 }
 
-/// Declares the flow's attributes in `layout` (names `mcf_fixed`, `mcf_u`,
-/// `mcf_r`, `mcf_d`, `mcf_q`: 13 words per vertex).
-///
-/// # Errors
-/// [`AttributeError`] when a name is taken or the vertex words run out.
-pub fn declare(layout: &mut AttributeLayout) -> Result<McfAttributes, AttributeError> {
-    Ok(McfAttributes {
-        fixed: layout.vertex("mcf_fixed")?,
-        u: layout.vertex("mcf_u")?,
-        r: layout.vertex("mcf_r")?,
-        d: layout.vertex("mcf_d")?,
-        q: layout.vertex("mcf_q")?,
-    })
-}
-
 /// A mesh laid out for the flow: in the unit box (`cavity::normalize`),
 /// as a dynamic mesh with the flow's attributes, with the absolute time
 /// step (squared units of the unit box).
@@ -204,7 +190,7 @@ pub struct FlowMesh {
     pub normalized: TriMesh,
     /// Its dynamic mesh.
     pub dynamic: DynamicMesh,
-    /// The flow's attributes on it ([`declare`]).
+    /// The flow's attributes on it ([`AttributeSet::declare`]).
     pub attributes: McfAttributes,
     /// `dt` times the squared mean edge length of the unique edges
     /// (`cavity::topology::mean_edge_length`).
@@ -232,7 +218,7 @@ impl FlowMesh {
         let topology = Topology::new(&normalized);
         let h = mean_edge_length_with(&normalized, &topology);
         let mut layout = AttributeLayout::new();
-        let attributes = declare(&mut layout)?;
+        let attributes = McfAttributes::declare(&mut layout)?;
         let dynamic = DynamicMesh::with_topology_and_attributes(
             &normalized,
             &topology,
@@ -268,7 +254,7 @@ pub fn start_step(r: &mut AnyRounds<'_>, a: &McfAttributes, dt: f32) -> Result<(
 
 /// Runs `steps` steps of the flow of time step `dt` (squared units of the
 /// positions) on the mesh `r` holds, whose layout declared `a`
-/// ([`declare`]); returns one report per step. Each step marks the fixed
+/// ([`AttributeSet::declare`]); returns one report per step. Each step marks the fixed
 /// vertices (a vertex whose faces lost their area becomes one), computes
 /// the residual of the current positions, solves for the displacement and
 /// moves the vertices by it.

@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use cavity::backend::Backend;
+use cavity_bench::harness::{Table, fixed};
 use cavity_bench::{gpu_name, median};
 
 use crate::PolyllaError;
@@ -101,21 +102,38 @@ pub fn polylla_bench_row(
 
 /// The rows as a Markdown table with a header line naming the devices.
 pub fn polylla_table(rows: &[PolyllaRow], gpu: &Backend, cpu: &Backend) -> String {
-    let mut s = format!("GPU: {}; CPU backend: {}\n\n", gpu_name(gpu), cpu.name());
-    s += "| input | vertices | triangles | polygons | tips repaired | GPU kernels ms | GPU with copies ms | CPU backend ms | sequential ms | GPU kernels vs sequential |\n";
-    s += "|---|---|---|---|---|---|---|---|---|---|\n";
+    let devices = format!("GPU: {}; CPU backend: {}", gpu_name(gpu), cpu.name());
+    let mut t = Table::new(
+        &[&devices],
+        &[
+            "input",
+            "vertices",
+            "triangles",
+            "polygons",
+            "tips repaired",
+            "GPU kernels ms",
+            "GPU with copies ms",
+            "CPU backend ms",
+            "sequential ms",
+            "GPU kernels vs sequential",
+        ],
+    );
     for r in rows {
-        let (k, w) = r.gpu.map_or(("-".into(), "-".into()), |[k, w]| {
-            (format!("{k:.3}"), format!("{w:.3}"))
-        });
-        let ratio = r
-            .gpu
-            .map_or("-".into(), |[k, _]| format!("{:.0}x", r.sequential / k));
-        s += &format!(
-            "| {} | {} | {} | {} | {} | {k} | {w} | {:.3} | {:.1} | {ratio} |\n",
-            r.input, r.counts[0], r.counts[1], r.polygons[0], r.polygons[1], r.cpu, r.sequential
-        );
+        let kernels = r.gpu.map(|[k, _]| k);
+        t.row(vec![
+            r.input.clone(),
+            r.counts[0].to_string(),
+            r.counts[1].to_string(),
+            r.polygons[0].to_string(),
+            r.polygons[1].to_string(),
+            fixed(kernels, 3),
+            fixed(r.gpu.map(|[_, w]| w), 3),
+            format!("{:.3}", r.cpu),
+            format!("{:.1}", r.sequential),
+            kernels.map_or("-".into(), |k| format!("{:.0}x", r.sequential / k)),
+        ]);
     }
+    let mut s = t.render();
     let largest = rows.iter().max_by_key(|r| r.counts[1]);
     if let Some((r, steps)) = largest.and_then(|r| Some((r, r.gpu_steps.as_ref()?))) {
         s += &format!("\nGPU steps of the largest input ({}), ms:", r.input);

@@ -15,6 +15,7 @@ use cavity::TriMesh;
 use cavity::backend::cpu::CpuBackend;
 use cavity::backend::{Backend, GpuSeconds};
 
+use cavity_bench::harness::{Devices, MeshBench, Table, fixed, percent, speedup};
 use cavity_bench::{median, peer_line, run_peer_script};
 
 /// A peer remesher's run: its time and output statistics, or why it did
@@ -63,10 +64,8 @@ pub struct RemeshBenchSettings {
 /// The benchmark's rows and devices.
 #[derive(Clone, Debug)]
 pub struct RemeshBench {
-    /// GPU name, or a note that none was used.
-    pub device: String,
-    /// CPU backend description.
-    pub cpu: String,
+    /// The devices it ran on.
+    pub devices: Devices,
     /// The settings in words.
     pub settings: String,
     /// One row per mesh.
@@ -83,7 +82,7 @@ pub fn remesh_bench(
     meshes: &[(String, TriMesh)],
     s: &RemeshBenchSettings,
     backend: &Backend,
-    mut progress: impl FnMut(&str),
+    progress: impl Fn(&str),
 ) -> Result<RemeshBench, Box<dyn std::error::Error>> {
     let cpu = Backend::Cpu(CpuBackend::new());
     let mut rows = Vec::new();
@@ -123,8 +122,7 @@ pub fn remesh_bench(
         rows.push(row);
     }
     Ok(RemeshBench {
-        device: cavity_bench::gpu_name(backend),
-        cpu: cpu.name(),
+        devices: Devices::of(backend),
         settings: format!("{:?}", s.settings),
         rows,
     })
@@ -191,69 +189,107 @@ fn parse_peer(line: &str) -> Option<PeerRun> {
     })
 }
 
+impl MeshBench for RemeshBenchSettings {
+    fn run(
+        &self,
+        meshes: &[(String, TriMesh)],
+        backend: &Backend,
+        progress: &dyn Fn(&str),
+    ) -> Result<String, Box<dyn std::error::Error>> {
+        self.settings.check()?;
+        Ok(remesh_bench(meshes, self, backend, progress)?.table())
+    }
+}
+
 impl RemeshBench {
     /// The benchmark as Markdown: per mesh, a row per run (input, GPU, CPU
     /// backend, each peer) with time, the GPU's speedup over it, and the
     /// table-4 statistics.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "GPU: {}; CPU backend: {}; {}\n\n\
-             min angle*: the smallest angle of the faces that touch no sharp boundary corner (face angles summing below 10 degrees) and lie in no component of fewer than 8 faces\n\n\
-             | mesh | run | s | GPU speedup | faces | min e/L | max e/L | min V | max V | mean V | min angle | min angle* | zero-area / zero-length | loops / Euler | in band | B/face |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-            self.device, self.cpu, self.settings
+        let devices = format!("{}; {}", self.devices.line(), self.settings);
+        let mut t = Table::new(
+            &[
+                &devices,
+                "",
+                "min angle*: the smallest angle of the faces that touch no sharp boundary corner (face angles summing below 10 degrees) and lie in no component of fewer than 8 faces",
+            ],
+            &[
+                "mesh",
+                "run",
+                "s",
+                "GPU speedup",
+                "faces",
+                "min e/L",
+                "max e/L",
+                "min V",
+                "max V",
+                "mean V",
+                "min angle",
+                "min angle*",
+                "zero-area / zero-length",
+                "loops / Euler",
+                "in band",
+                "B/face",
+            ],
         );
         for r in &self.rows {
             let gpu_s = r.gpu.as_ref().map(|g| g.1);
             let line = |run: &str, secs: Option<f64>, q: &Quality, bpf: Option<f64>| {
-                let speedup = gpu_s
-                    .zip(secs)
-                    .map_or("-".into(), |(g, t)| format!("{:.1}x", t / g));
-                format!(
-                    "| {} | {run} | {} | {speedup} | {} | {:.3} | {:.3} | {} | {} | {:.2} | {:.2} | {:.2} | {} / {} | {} / {} | {:.1} % | {} |\n",
-                    r.mesh,
-                    secs.map_or("-".into(), |t| format!("{t:.3}")),
-                    q.faces,
-                    q.min_edge,
-                    q.max_edge,
-                    q.min_valence,
-                    q.max_valence,
-                    q.mean_valence,
-                    q.min_angle,
-                    q.min_angle_away,
-                    q.zero_area,
-                    q.zero_length,
-                    q.boundary_loops,
-                    q.euler,
-                    100.0 * q.in_band,
-                    bpf.map_or("-".into(), |b| format!("{b:.0}")),
-                )
+                vec![
+                    r.mesh.clone(),
+                    run.to_string(),
+                    fixed(secs, 3),
+                    speedup(secs, gpu_s),
+                    q.faces.to_string(),
+                    format!("{:.3}", q.min_edge),
+                    format!("{:.3}", q.max_edge),
+                    q.min_valence.to_string(),
+                    q.max_valence.to_string(),
+                    format!("{:.2}", q.mean_valence),
+                    format!("{:.2}", q.min_angle),
+                    format!("{:.2}", q.min_angle_away),
+                    format!("{} / {}", q.zero_area, q.zero_length),
+                    format!("{} / {}", q.boundary_loops, q.euler),
+                    percent(Some(q.in_band)),
+                    fixed(bpf, 0),
+                ]
             };
-            s += &line(
+            t.row(line(
                 &format!("input (L = {:.5})", r.length),
                 None,
                 &r.input,
                 None,
-            );
-            if let Some((g, t)) = &r.gpu {
-                s += &line("our GPU", Some(*t), &g.output, Some(g.bytes_per_face));
+            ));
+            if let Some((g, secs)) = &r.gpu {
+                t.row(line(
+                    "our GPU",
+                    Some(*secs),
+                    &g.output,
+                    Some(g.bytes_per_face),
+                ));
             }
             if let Some(c) = &r.cpu {
-                s += &line(
+                t.row(line(
                     "our CPU backend",
                     Some(c.seconds),
                     &c.output,
                     Some(c.bytes_per_face),
-                );
+                ));
             }
             for p in &r.peers {
                 match &p.result {
-                    Ok((t, q)) => s += &line(&p.peer, Some(*t), q, None),
-                    Err(e) => s += &format!("| {} | {} | - | - | {e} |||||||||\n", r.mesh, p.peer),
+                    Ok((secs, q)) => t.row(line(&p.peer, Some(*secs), q, None)),
+                    Err(e) => {
+                        let mut cells =
+                            vec![r.mesh.clone(), p.peer.clone(), "-".into(), "-".into()];
+                        cells.push(e.to_string());
+                        cells.resize(16, String::new());
+                        t.row(cells);
+                    }
                 }
             }
         }
-        s + &self.phase_table()
+        t.render() + &self.phase_table()
     }
 
     /// Where the GPU's time went, per mesh (its last timed run): seconds
@@ -261,30 +297,50 @@ impl RemeshBench {
     /// calibration and compaction kernels, and seconds of the upload and
     /// the copy back. Empty without GPU runs.
     fn phase_table(&self) -> String {
-        let mut s = String::from(
-            "\n| mesh | split s (rounds) | collapse s (rounds) | flip s (rounds) | smooth s | update kernel s | calibration s | compaction s | upload s | copy back s |\n\
-             |---|---|---|---|---|---|---|---|---|---|\n",
+        let mut t = Table::new(
+            &[""],
+            &[
+                "mesh",
+                "split s (rounds)",
+                "collapse s (rounds)",
+                "flip s (rounds)",
+                "smooth s",
+                "update kernel s",
+                "calibration s",
+                "compaction s",
+                "upload s",
+                "copy back s",
+            ],
         );
-        let mut any = false;
         for r in &self.rows {
             let Some((g, _)) = &r.gpu else { continue };
-            any = true;
             let p = &g.phases;
-            let t = g.gpu_seconds.unwrap_or(GpuSeconds {
+            let s = g.gpu_seconds.unwrap_or(GpuSeconds {
                 kernels: [f64::NAN; 3],
                 upload: f64::NAN,
                 copy_back: f64::NAN,
             });
-            let [u, c, k] = t.kernels;
-            s += &format!("| {} |", r.mesh);
+            let mut cells = vec![r.mesh.clone()];
             for (secs, run) in p.seconds.iter().zip(&p.runs) {
-                s += &format!(" {secs:.3} ({}) |", run.rounds);
+                cells.push(format!("{secs:.3} ({})", run.rounds));
             }
-            s += &format!(
-                " {:.3} | {u:.3} | {c:.3} | {k:.3} | {:.3} | {:.3} |\n",
-                p.seconds[3], t.upload, t.copy_back
+            cells.push(format!("{:.3}", p.seconds[3]));
+            cells.extend(
+                [
+                    s.kernels[0],
+                    s.kernels[1],
+                    s.kernels[2],
+                    s.upload,
+                    s.copy_back,
+                ]
+                .map(|x| format!("{x:.3}")),
             );
+            t.row(cells);
         }
-        if any { s } else { String::new() }
+        if t.is_empty() {
+            String::new()
+        } else {
+            t.render()
+        }
     }
 }

@@ -10,6 +10,7 @@ use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity_remesh::Layout;
 
+use cavity_bench::harness::{Devices, Table, speedup};
 use cavity_bench::median;
 
 /// One grid of the benchmark.
@@ -24,10 +25,8 @@ pub struct TrackRow {
 /// The benchmark's rows and devices.
 #[derive(Clone, Debug)]
 pub struct TrackBench {
-    /// GPU name, or a note that none was used.
-    pub device: String,
-    /// CPU backend description.
-    pub cpu: String,
+    /// The devices it ran on.
+    pub devices: Devices,
     /// One row per grid.
     pub rows: Vec<TrackRow>,
 }
@@ -81,8 +80,7 @@ pub fn track_bench(
         rows.push(row);
     }
     Ok(TrackBench {
-        device: cavity_bench::gpu_name(backend),
-        cpu: cpu.name(),
+        devices: Devices::of(backend),
         rows,
     })
 }
@@ -92,45 +90,68 @@ impl TrackBench {
     /// frame, the GPU's speedup, the final mesh's statistics against L₀
     /// and bytes per initial face; then the per-step seconds.
     pub fn table(&self) -> String {
-        let mut s = format!(
-            "GPU: {}; CPU backend: {}\n\n\
-             | grid | run | frames | s | ms/frame | GPU speedup | faces in | faces out | min e/L0 | max e/L0 | min angle | B/face |\n\
-             |---|---|---|---|---|---|---|---|---|---|---|---|\n",
-            self.device, self.cpu
+        let mut t = Table::new(
+            &[&self.devices.line()],
+            &[
+                "grid",
+                "run",
+                "frames",
+                "s",
+                "ms/frame",
+                "GPU speedup",
+                "faces in",
+                "faces out",
+                "min e/L0",
+                "max e/L0",
+                "min angle",
+                "B/face",
+            ],
         );
-        let mut steps = String::from(
-            "\n| grid | run | advect s | split s | flip s | collapse s | smooth s | rounds (split/flip/collapse) |\n\
-             |---|---|---|---|---|---|---|---|\n",
+        let mut steps = Table::new(
+            &[""],
+            &[
+                "grid",
+                "run",
+                "advect s",
+                "split s",
+                "flip s",
+                "collapse s",
+                "smooth s",
+                "rounds (split/flip/collapse)",
+            ],
         );
         for row in &self.rows {
             let gpu_s = row.gpu.as_ref().map(|g| g.1);
             let runs = row
                 .gpu
                 .as_ref()
-                .map(|(r, t)| ("our GPU", r, *t))
+                .map(|(r, s)| ("our GPU", r, *s))
                 .into_iter()
                 .chain(row.cpu.as_ref().map(|r| ("our CPU backend", r, r.seconds)));
-            for (run, r, t) in runs {
-                let speedup = gpu_s.map_or("-".into(), |g| format!("{:.1}x", t / g));
+            for (run, r, s) in runs {
                 let n = r.settings.grid;
-                s += &format!(
-                    "| {n}x{n} | {run} | {} | {t:.3} | {:.2} | {speedup} | {} | {} | {:.3} | {:.3} | {:.2} | {:.0} |\n",
-                    r.settings.frames,
-                    1e3 * t / r.settings.frames.max(1) as f64,
-                    r.input.faces,
-                    r.output.faces,
-                    r.output.min_edge,
-                    r.output.max_edge,
-                    r.output.min_angle,
-                    r.bytes_per_face,
-                );
-                let [a, b, c, d, e] = r.steps.seconds;
+                let frames = r.settings.frames;
+                t.row(vec![
+                    format!("{n}x{n}"),
+                    run.to_string(),
+                    frames.to_string(),
+                    format!("{s:.3}"),
+                    format!("{:.2}", 1e3 * s / frames.max(1) as f64),
+                    speedup(Some(s), gpu_s),
+                    r.input.faces.to_string(),
+                    r.output.faces.to_string(),
+                    format!("{:.3}", r.output.min_edge),
+                    format!("{:.3}", r.output.max_edge),
+                    format!("{:.2}", r.output.min_angle),
+                    format!("{:.0}", r.bytes_per_face),
+                ]);
                 let [x, y, z] = r.steps.runs.each_ref().map(|q| q.rounds);
-                steps += &format!(
-                    "| {n}x{n} | {run} | {a:.3} | {b:.3} | {c:.3} | {d:.3} | {e:.3} | {x}/{y}/{z} |\n"
-                );
+                let mut cells = vec![format!("{n}x{n}"), run.to_string()];
+                cells.extend(r.steps.seconds.map(|secs| format!("{secs:.3}")));
+                cells.push(format!("{x}/{y}/{z}"));
+                steps.row(cells);
             }
         }
-        s + &steps
+        t.render() + &steps.render()
     }
 }

@@ -16,6 +16,7 @@
 use std::time::Instant;
 
 use cavity::backend::Backend;
+use cavity_bench::harness::{Table, fixed, speedup};
 use cavity_bench::{gpu_name, median};
 
 use crate::VolumeError;
@@ -233,26 +234,34 @@ impl TetBench {
     /// The results as a Markdown table with a header line.
     pub fn table(&self) -> String {
         let [v, e, f, c] = self.counts;
-        let mut s = format!(
-            "{}: {v} vertices, {e} edges, {f} faces, {c} cells, {:.1} bytes per cell; GPU: {}; CPU backend: {}\n\n",
+        let above = format!(
+            "{}: {v} vertices, {e} edges, {f} faces, {c} cells, {:.1} bytes per cell; GPU: {}; CPU backend: {}",
             self.mesh, self.bytes_per_cell, self.gpu, self.cpu
         );
-        s += "| operation | GPU ms (resident) | GPU ms (whole call) | CPU backend ms | serial ms | GPU vs CPU backend | GPU vs serial |\n";
-        s += "|---|---|---|---|---|---|---|\n";
-        let ms = |x: Option<f64>| x.map_or("-".into(), |g| format!("{:.3}", g * 1e3));
+        let mut t = Table::new(
+            &[&above],
+            &[
+                "operation",
+                "GPU ms (resident)",
+                "GPU ms (whole call)",
+                "CPU backend ms",
+                "serial ms",
+                "GPU vs CPU backend",
+                "GPU vs serial",
+            ],
+        );
+        let ms = |x: Option<f64>| fixed(x.map(|s| s * 1e3), 3);
         for r in &self.rows {
-            let ratio = |x: f64| r.gpu.map_or("-".into(), |g| format!("{:.1}x", x / g));
-            s += &format!(
-                "| {} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
-                r.operation,
+            t.row(vec![
+                r.operation.to_string(),
                 ms(r.gpu),
                 ms(r.gpu_call),
-                r.cpu * 1e3,
-                r.serial * 1e3,
-                ratio(r.cpu),
-                ratio(r.serial)
-            );
+                ms(Some(r.cpu)),
+                ms(Some(r.serial)),
+                speedup(Some(r.cpu), r.gpu),
+                speedup(Some(r.serial), r.gpu),
+            ]);
         }
-        s
+        t.render()
     }
 }

@@ -1,8 +1,11 @@
 //! The benchmarks' shared harness and the core's own benchmark, kept out of
 //! the library crates (`cavity`, `cavity-device`), which ship without them:
 //!
-//! - [`median`], [`gpu_name`], [`attribute`]: what every benchmark's table
-//!   needs; [`peers`]: running a CPU peer's script (`xtask/peers/*.py`);
+//! - [`harness`]: timed runs (warm-ups, medians), the devices, the
+//!   Markdown table and the interface of a benchmark over meshes that
+//!   every application's benchmark shares; [`median`], [`gpu_name`],
+//!   [`attribute`]; [`peers`]: running a CPU peer's script
+//!   (`xtask/peers/*.py`);
 //! - [`queries`](fn@queries): the first-order query benchmark (`cavity bench
 //!   queries`), our patch kernels against the global-memory baselines of
 //!   RXMesh section 7 ([`launch`], [`directed_edges`]) and the CPU backend.
@@ -11,6 +14,7 @@
 //! on the harness.
 
 pub mod directed_edges;
+pub mod harness;
 pub mod launch;
 pub mod peers;
 mod queries;

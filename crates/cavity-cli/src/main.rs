@@ -907,7 +907,7 @@ fn run(cli: Cli) -> Result<()> {
                 cpu_max_faces,
                 peers: python.map(|p| (p, peer_script)),
             };
-            bench::bench_remesh(&meshes, &subdivisions, &settings, &dynamic)
+            bench::bench_meshes(&meshes, &subdivisions, dynamic.device, &settings)
         }
         Command::Bench {
             what:
@@ -918,7 +918,15 @@ fn run(cli: Cli) -> Result<()> {
                     cpu_max_faces,
                     dynamic,
                 },
-        } => bench::bench_delaunay(&meshes, &subdivisions, reps, cpu_max_faces, &dynamic),
+        } => {
+            let settings = cavity_delaunay::bench::DelaunaySettings {
+                patch_size: dynamic.patch_size(DYNAMIC_PATCH_SIZE),
+                factors: dynamic.factors(),
+                reps,
+                cpu_max_faces,
+            };
+            bench::bench_meshes(&meshes, &subdivisions, dynamic.device, &settings)
+        }
         Command::Bench {
             what:
                 BenchWhat::Smooth {
@@ -945,7 +953,7 @@ fn run(cli: Cli) -> Result<()> {
                 delaunay,
                 peers: python.map(|p| (p, peer_script)),
             };
-            bench::bench_smooth(&meshes, &subdivisions, &settings, &common)
+            bench::bench_meshes(&meshes, &subdivisions, common.device, &settings)
         }
         Command::Bench {
             what:
@@ -975,7 +983,7 @@ fn run(cli: Cli) -> Result<()> {
                 exact_max_faces,
                 peers: python.map(|p| (p, peer_script)),
             };
-            bench::bench_geodesic(&meshes, &subdivisions, &settings, &common)
+            bench::bench_meshes(&meshes, &subdivisions, common.device, &settings)
         }
         Command::Bench {
             what:
@@ -996,7 +1004,7 @@ fn run(cli: Cli) -> Result<()> {
                 serial_max_faces,
                 patch_size: common.patch_size,
             };
-            bench::bench_denoise(&meshes, &subdivisions, &settings, &common)
+            bench::bench_meshes(&meshes, &subdivisions, common.device, &settings)
         }
         Command::Bench {
             what:

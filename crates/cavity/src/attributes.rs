@@ -311,6 +311,23 @@ pub(crate) fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
+/// A set of attribute handles declared together in a layout: a struct of
+/// `Attr` fields, each an attribute of one element kind. Derive it
+/// (`#[derive(AttributeSet)]`, with `#[attributes(prefix = "..", kind =
+/// "vertex")]` on the struct and `#[attribute(kind = "..", name = "..")]`
+/// on a field) instead of declaring each handle by hand.
+pub trait AttributeSet: Sized {
+    /// Declares every attribute of the set in `layout`.
+    ///
+    /// # Errors
+    /// [`AttributeError`] when a name is taken or the words of a kind run
+    /// out.
+    fn declare(layout: &mut AttributeLayout) -> Result<Self, AttributeError>;
+}
+
+/// Derives [`AttributeSet`] (crate `cavity-derive`).
+pub use cavity_derive::AttributeSet;
+
 /// Errors of declaring, reading, writing and reducing attributes.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AttributeError {

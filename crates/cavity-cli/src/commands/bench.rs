@@ -1,16 +1,16 @@
-//! `cavity bench`: the query, remeshing, surface-tracking, Delaunay and
-//! mean-curvature-flow benchmarks.
+//! `cavity bench`: the query and tracking benchmarks, and the one runner of
+//! the applications' benchmarks over meshes (`cavity_bench::harness::MeshBench`).
 
 use std::path::{Path, PathBuf};
 
 use cavity::TriMesh;
-use cavity::backend::Backend;
+use cavity_bench::harness::MeshBench;
 use cavity_track::TrackSettings;
 
 use crate::device::backend;
 use crate::input::{BUNDLED_NAME, load, load_input};
 use crate::output::{say, spinner};
-use crate::{Common, DYNAMIC_PATCH_SIZE, Device, DynamicArgs, Result};
+use crate::{Common, Device, DynamicArgs, Result};
 
 pub(crate) fn bench_queries(
     path: Option<&Path>,
@@ -65,118 +65,23 @@ fn subdivided_inputs(paths: &[PathBuf], subdivisions: &[u32]) -> Result<Vec<(Str
     Ok(meshes)
 }
 
-/// Runs a benchmark on each mesh of `paths` (or the bundled one) at each
-/// subdivision level on the `device`'s backend, with a spinner showing
-/// its progress lines, and prints the table `run` returns.
-fn bench_meshes<E: Into<Box<dyn std::error::Error>>>(
+/// Runs `bench` (an application's benchmark over meshes) on each mesh of
+/// `paths` (or the bundled one) at each subdivision level on the
+/// `device`'s backend, with a spinner showing its progress lines, and
+/// prints its table: the one runner of every mesh benchmark.
+pub(crate) fn bench_meshes(
     paths: &[PathBuf],
     subdivisions: &[u32],
     device: Device,
-    run: impl FnOnce(&[(String, TriMesh)], &Backend, &dyn Fn(&str)) -> std::result::Result<String, E>,
+    bench: &dyn MeshBench,
 ) -> Result<()> {
     let meshes = subdivided_inputs(paths, subdivisions)?;
     let backend = backend(device)?;
     let pb = spinner();
-    let table = run(&meshes, &backend, &|m| pb.set_message(m.to_string())).map_err(Into::into)?;
+    let table = bench.run(&meshes, &backend, &|m| pb.set_message(m.to_string()))?;
     pb.finish_and_clear();
     say!("{table}");
     Ok(())
-}
-
-pub(crate) fn bench_remesh(
-    paths: &[PathBuf],
-    subdivisions: &[u32],
-    settings: &cavity_remesh::bench::RemeshBenchSettings,
-    args: &DynamicArgs,
-) -> Result<()> {
-    settings.settings.check()?;
-    bench_meshes(
-        paths,
-        subdivisions,
-        args.device,
-        |meshes, backend, progress| {
-            cavity_remesh::bench::remesh_bench(meshes, settings, backend, progress)
-                .map(|b| b.table())
-        },
-    )
-}
-
-pub(crate) fn bench_delaunay(
-    paths: &[PathBuf],
-    subdivisions: &[u32],
-    reps: usize,
-    cpu_max_faces: usize,
-    args: &DynamicArgs,
-) -> Result<()> {
-    let settings = cavity_delaunay::bench::DelaunaySettings {
-        patch_size: args.patch_size(DYNAMIC_PATCH_SIZE),
-        factors: args.factors(),
-        reps,
-        cpu_max_faces,
-    };
-    bench_meshes(
-        paths,
-        subdivisions,
-        args.device,
-        |meshes, backend, progress| {
-            cavity_delaunay::bench::delaunay(meshes, settings, backend, progress).map(|b| b.table())
-        },
-    )
-}
-
-pub(crate) fn bench_smooth(
-    paths: &[PathBuf],
-    subdivisions: &[u32],
-    settings: &cavity_mcf::bench::McfBenchSettings,
-    common: &Common,
-) -> Result<()> {
-    bench_meshes(
-        paths,
-        subdivisions,
-        common.device,
-        |meshes, backend, progress| {
-            cavity_mcf::bench::mcf_bench(meshes, settings, backend, progress).map(|b| b.table())
-        },
-    )
-}
-
-/// Geodesic distance on each mesh of `paths` (or the bundled one) at each
-/// subdivision level.
-pub(crate) fn bench_geodesic(
-    paths: &[PathBuf],
-    subdivisions: &[u32],
-    settings: &cavity_geodesic::bench::GeodesicBenchSettings,
-    common: &Common,
-) -> Result<()> {
-    settings.settings.check()?;
-    bench_meshes(
-        paths,
-        subdivisions,
-        common.device,
-        |meshes, backend, progress| {
-            cavity_geodesic::bench::geodesic_bench(meshes, settings, backend, progress)
-                .map(|b| b.table())
-        },
-    )
-}
-
-/// Bilateral denoising on each mesh of `paths` (or the bundled one) at
-/// each subdivision level.
-pub(crate) fn bench_denoise(
-    paths: &[PathBuf],
-    subdivisions: &[u32],
-    settings: &cavity_denoise::bench::DenoiseBenchSettings,
-    common: &Common,
-) -> Result<()> {
-    bench_meshes(
-        paths,
-        subdivisions,
-        common.device,
-        |meshes, backend, progress| {
-            cavity_denoise::bench::denoise_bench(meshes, settings, backend, progress)
-                .map(|b| b.table())
-        },
-    )
 }
 
 /// Surface tracking of the curl-noise sheet at each of `grids`, with
