@@ -10,7 +10,7 @@
 //! PTX this crate's own module ([`PTX`], loaded by [`add_kernels`]);
 //! this crate holds the driver ([`delaunay`], [`flip_edges`]), a serial
 //! flipper ([`serial`], the benchmark's single-core comparison and a test
-//! oracle) and the benchmark ([`bench`], `cavity bench delaunay`).
+//! oracle) and the benchmark ([`bench`](mod@bench), `cavity bench delaunay`).
 
 pub mod bench;
 pub mod serial;

@@ -12,7 +12,7 @@
 //! [`denoise`] takes a [`TriMesh`] at any scale (it works in the unit box,
 //! `cavity::normalize`); [`serial`] is the plain serial filter over the
 //! reference mesh, the oracle of the tests and the single-thread baseline
-//! of the benchmark ([`bench`]).
+//! of the benchmark ([`bench`](mod@bench)).
 
 pub mod bench;
 pub mod serial;

@@ -14,7 +14,6 @@ use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::RunError;
 use cavity::settings::NamesSettings;
-use cavity::topology::Topology;
 use cavity_reference::ReferenceMesh;
 use cavity_remesh::{
     Hooks, Layout, Phase, Quality, RemeshError, RemeshReport, RemeshSettings, TargetLength,
@@ -286,48 +285,55 @@ fn any_proptest_mesh_keeps_its_topology() {
     });
 }
 
-/// `Prepared::rounds` then `Rounded::finish` (the CLI's two halves, with
-/// its own work beside them) give what `Prepared::run` gives: `write` sees
-/// the output mesh, `then` the output with its topology and what `during`
-/// returned, and on the CPU backend (deterministic) both ways give the same
-/// mesh and statistics.
+/// The file pipeline (`pipeline::RemeshFile`, the CLI's `remesh`) writes
+/// what a run of the same mesh gives (on the CPU backend, deterministic),
+/// reports its stages, and refuses to overwrite its input.
 #[test]
-fn the_two_halves_of_a_remeshing_give_what_run_gives() {
-    let input = bundled_mesh();
-    let topo = Topology::new(&input);
+fn the_file_pipeline_writes_what_a_run_gives() {
+    use cavity::backend::DeviceChoice;
+    use cavity::backend::cpu::CpuBackend;
+    use cavity::input::{InputMesh, Source};
+    use cavity::io::{Format, read_mesh, write_mesh};
+    use cavity_remesh::pipeline::{FileError, RemeshFile};
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = dir.path().join("in.obj");
+    write_mesh(&input, &bundled_mesh(), None, Format::Obj).expect("written");
+    let output = dir.path().join("out.obj");
     let settings = RemeshSettings {
         iterations: 1,
         ..RemeshSettings::default()
     };
-    let backend = test_backend();
-    let hooks = || Hooks {
+    let job = |output| RemeshFile {
+        input: Source::File(&input),
+        output,
+        settings,
+        layout: Layout::default(),
+        device: DeviceChoice::Cpu,
+    };
+    let run = job(&output).run(&mut ()).expect("the pipeline runs");
+    let written = read_mesh(&output).expect("the output reads").mesh;
+    let read = InputMesh::read(Source::File(&input)).expect("the input reads");
+    let cpu = Backend::Cpu(CpuBackend::new());
+    let mut hooks = Hooks {
         progress: None,
         after_phase: None,
     };
-    let prepared = || prepare(&input, &topo, &settings, Layout::default()).expect("prepare");
-    let whole = prepared()
-        .run(&input, &topo, &backend, &mut hooks())
+    let whole = prepare(&read.mesh, &read.topology, &settings, Layout::default())
+        .expect("prepare")
+        .run(&read.mesh, &read.topology, &cpu, &mut hooks)
         .expect("run");
-    let rounded = prepared()
-        .rounds(&input, &topo, &backend, &mut hooks(), || 7u32)
-        .expect("rounds");
-    let (halves, written, seen) = rounded.finish(
-        &input,
-        |out| out.clone(),
-        |out, out_topology, during| (out.clone(), out_topology.ev.clone(), during),
+    assert_eq!(written.faces, whole.mesh.faces);
+    assert_eq!(written.positions, whole.mesh.positions);
+    assert_eq!(run.report.output, whole.report.output);
+    assert!(run.stages.whole >= run.stages.write && run.stages.read > 0.0);
+    let before = std::fs::read(&input).expect("the input");
+    let refused = job(&input).run(&mut ());
+    assert!(
+        matches!(refused, Err(FileError::Overwrite(_))),
+        "{refused:?}"
     );
-    assert_eq!(written, halves.mesh);
-    assert_eq!(seen.0, halves.mesh);
-    assert_eq!(seen.1, Topology::new(&halves.mesh).ev);
-    assert_eq!(seen.2, 7);
-    assert_eq!(
-        halves.report.output,
-        Quality::of(&halves.mesh, halves.report.length)
-    );
-    if matches!(backend, Backend::Cpu(_)) {
-        assert_eq!(halves.mesh, whole.mesh);
-        assert_eq!(halves.report.output, whole.report.output);
-    }
+    assert_eq!(std::fs::read(&input).expect("the input"), before);
 }
 
 /// The statistics' vertex count and valences (counted from the edges'

@@ -4,14 +4,19 @@ use cavity::backend::{Backend, DeviceChoice};
 
 use crate::{Device, Result};
 
-pub(crate) fn backend(device: Device) -> Result<Backend> {
-    let choice = match device {
+/// The library's device choice of `device`.
+pub(crate) fn choice(device: Device) -> DeviceChoice {
+    match device {
         Device::Auto => DeviceChoice::Auto,
         Device::Cuda => DeviceChoice::Cuda,
         Device::Cpu => DeviceChoice::Cpu,
         Device::CpuRacing => DeviceChoice::CpuRacing,
-    };
-    let (b, note) = Backend::select_with(choice, &|| {
+    }
+}
+
+/// The backend of `device`, saying which it is.
+pub(crate) fn backend(device: Device) -> Result<Backend> {
+    let (b, note) = Backend::select_with(choice(device), &|| {
         eprintln!(
             "compiling the GPU kernels for this device (once per GPU and driver, up to a minute; later runs load them from the cache)"
         )

@@ -1,16 +1,15 @@
 //! What the commands write: stdout ([`say!`]), progress on stderr, and
 //! mesh files (never over the input, written only when checked).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cavity::TriMesh;
-use cavity::defects::{Keeps, check_output, check_output_with};
-use cavity::io::{Format, write_mesh};
-use cavity::topology::Topology;
+use cavity::defects::Keeps;
+use cavity::input::InputDefects;
+use cavity::io::Format;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Result;
-use crate::input::InputDefects;
 
 /// A failed write of the output to stdout (`main` ends a closed pipe,
 /// `cavity info x | head`, quietly; a mesh written to a closed pipe with
@@ -67,41 +66,16 @@ pub(crate) fn refuse_overwrite(input: Option<&Path>, output: &Path) -> Result<()
 }
 
 /// Checks an operation's output against its input before it is written
-/// to `path`, with the output's topology when `topology` gives it; a
-/// failed check is an error, and the rejected mesh goes to
-/// `rejected_name(path)` for inspection instead.
+/// to `path` (`cavity::input::InputDefects::check`): a failed check is an
+/// error, and the rejected mesh goes beside `path` for inspection instead.
 pub(crate) fn check(
     input: &InputDefects,
     output: &TriMesh,
-    topology: Option<&Topology>,
     keeps: Keeps,
     path: &Path,
     format: Format,
 ) -> Result<()> {
-    let checked = match topology {
-        Some(topology) => check_output_with(&input.stats, output, topology, keeps),
-        None => check_output(&input.stats, output, keeps),
-    };
-    let Err(e) = checked else {
-        return Ok(());
-    };
-    let rejected = rejected_name(path);
-    Err(match write_mesh(&rejected, output, None, format) {
-        Ok(()) => format!(
-            "{e}; {} was not written (the rejected result is in {})",
-            path.display(),
-            rejected.display()
-        ),
-        Err(w) => format!("{e}; nothing was written ({w})"),
-    }
-    .into())
-}
-
-/// `path` with "-rejected" before the extension.
-fn rejected_name(path: &Path) -> PathBuf {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let ext = path.extension().unwrap_or_default().to_string_lossy();
-    path.with_file_name(format!("{stem}-rejected.{ext}"))
+    Ok(input.check(output, None, keeps, path, format)?)
 }
 
 /// A spinner on a terminal; hidden when stderr is not one.

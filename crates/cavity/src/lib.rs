@@ -67,6 +67,7 @@ pub mod components;
 pub mod computation;
 pub mod defects;
 pub mod dynamic;
+pub mod input;
 pub mod io;
 pub mod mesh;
 pub mod normalize;

@@ -470,7 +470,7 @@ pub trait Rounds {
     /// the order.
     ///
     /// # Errors
-    /// A failed launch or copy; a ring of more than [`RingRoom::MAX`]
+    /// A failed launch or copy; a ring of more than [`RingRoom::MAX`](crate::rings::RingRoom::MAX)
     /// vertices.
     fn k_ring(&mut self, k: u32) -> Result<QueryResult, RunError>
     where

@@ -90,7 +90,7 @@ pub fn entry_words(cap: &Capacity) -> u32 {
 
 /// Word offsets, in one scratch array, of the smoothing's buffers for
 /// capacity `cap`: the two position buffers (`3 × cap.patches ×
-/// cap.vertices` words each, [`step`] reads one and writes the other),
+/// cap.vertices` words each, [`SmoothStep`] reads one and writes the other),
 /// the ring headers ([`HEADER_WORDS`] per vertex slot), the ring
 /// entries ([`entry_words`] per patch slot), then the array's length.
 pub fn scratch_layout(cap: &Capacity) -> [u64; 5] {

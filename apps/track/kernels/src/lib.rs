@@ -21,7 +21,7 @@ use cavity_device::dynamic::layout::POSITION;
 use cavity_device::flip;
 use cavity_device::geometry::{cross, dot, norm, sub};
 use cavity_device::query::Query;
-use cavity_remesh_kernels::{smooth, unfolded};
+use cavity_remesh_kernels::shape::{smooth, unfolded};
 
 cavity_device::parameters! {
     /// One advection step through the curl-noise field `v = ∇ × (0, 0, ψ)`

@@ -28,7 +28,6 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     check(
         &read.defects,
         &out,
-        None,
         Keeps {
             topology: true,
             no_zero_area: read.defects.zero_area_faces == 0,

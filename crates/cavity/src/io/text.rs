@@ -178,7 +178,7 @@ pub(super) fn write_chunked(
 }
 
 /// The text of `items`, item `i` written by `line(text, i, item)`, the
-/// items formatted in parallel chunks of [`WRITE_CHUNK`] and joined in
+/// items formatted in parallel chunks of `WRITE_CHUNK` items and joined in
 /// order: the body of a text format written by another crate (the
 /// volumetric and polygonal meshes' writers).
 pub fn format_lines<T: Sync>(items: &[T], line: impl Fn(&mut String, usize, &T) + Sync) -> String {

@@ -132,7 +132,7 @@ pub fn collapses_to_a_point<B: Block>(fill: &FillIn<'_, B>, vertices: &[u32]) ->
 
 /// Fills the closed loop `b_0..b_{k-1}` of a vertex star (template
 /// `VertexStar`, `4 <= k <= MAX_LOOP` distinct vertices) with a vertex
-/// split (see [`SplitVertices`]): two new vertices, `k + 3` edges and
+/// split (see the test application `SplitVertices`): two new vertices, `k + 3` edges and
 /// `k + 2` faces. Returns false (adding nothing) for another boundary, and
 /// when slots run out.
 pub fn vertex_split_fill<B: Block>(fill: &mut FillIn<'_, B>) -> bool {

@@ -1,7 +1,7 @@
 //! Update rounds of dynamic applications on the GPU ([`crate::rounds`]):
 //! the dynamic mesh uploaded once ([`CudaRounds::new`]) and kept on the
 //! device, each round launched before the previous round's status is read
-//! (the status travels in [`super::snapshot::Snapshot`]s), reductions,
+//! (the status travels in `Snapshot`s), reductions,
 //! counts, marks and exports read back, the mesh copied back on request.
 
 use std::any::{Any, TypeId};

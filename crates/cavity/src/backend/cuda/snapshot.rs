@@ -1,7 +1,7 @@
 //! Transfers of the resident dynamic mesh: the scheduler's state copied
-//! to page-locked memory behind the launched work ([`Snapshot`]), and the
+//! to page-locked memory behind the launched work (`Snapshot`), and the
 //! used part of the per-patch arrays uploaded and copied back
-//! ([`PatchPrefix`]); where the time of the rounds went ([`GpuSeconds`]).
+//! (`PatchPrefix`); where the time of the rounds went ([`GpuSeconds`]).
 
 use std::sync::Arc;
 

@@ -1,0 +1,230 @@
+//! Remeshing a mesh file into a mesh file as one pipeline of stages, each
+//! overlapped with what does not depend on it ([`RemeshFile::run`]; the
+//! CLI's `cavity remesh`):
+//!
+//! 1. the input is read, its duplicate faces removed and its topology
+//!    built, and it is patched, while the device starts on the caller's
+//!    thread (where the rounds run);
+//! 2. the rounds run while the input's defects are analysed;
+//! 3. the GPU is given back while the output is written beside its
+//!    destination and its topology built, then checked against the input
+//!    while its statistics are taken;
+//! 4. the output is renamed into place only when the check passed.
+//!
+//! The caller hears of the run through [`Events`] (warnings, the device
+//! chosen, each phase) and gets the report with each stage's seconds.
+
+use std::path::Path;
+use std::time::Instant;
+
+use cavity::backend::{Backend, BackendError, DeviceChoice};
+use cavity::defects::Keeps;
+use cavity::input::{InputMesh, Rejected, Source};
+use cavity::io::{MeshIoError, check_writable, stage_mesh};
+use cavity::settings::{NamesSettings, Setting};
+
+use crate::phases::Hooks;
+use crate::run::{RemeshReport, prepare};
+use crate::settings::{Layout, Phase, RemeshError, RemeshSettings};
+
+/// What the caller hears of a [`RemeshFile`] run, as it goes.
+pub trait Events {
+    /// A warning about the input (duplicate faces removed, polygons
+    /// triangulated, non-manifold elements kept).
+    fn warning(&mut self, _message: &str) {}
+    /// The device chosen, in words (and why, for `auto`).
+    fn device(&mut self, _note: &str) {}
+    /// The GPU's kernels are about to be compiled (the first run on a
+    /// device and driver; later runs load them from the cache).
+    fn compiling(&self) {}
+    /// Phase `phase` of iteration `iteration` (from 1) starts.
+    fn phase(&mut self, _iteration: u32, _phase: Phase) {}
+}
+
+/// A run that says nothing.
+impl Events for () {}
+
+/// Remeshing the mesh of `input` into `output` (see the [module](self)).
+pub struct RemeshFile<'a> {
+    /// The input mesh.
+    pub input: Source<'a>,
+    /// Where the output goes (its format from its extension); never the
+    /// input.
+    pub output: &'a Path,
+    /// What to remesh to.
+    pub settings: RemeshSettings,
+    /// How the dynamic mesh is laid out.
+    pub layout: Layout,
+    /// The device to run on.
+    pub device: DeviceChoice,
+}
+
+/// Seconds of each stage of a [`RemeshFile`] run; with the stages overlapped
+/// they add up to more than the whole.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FileStages {
+    /// Reading the input.
+    pub read: f64,
+    /// Removing its duplicate faces and building its topology.
+    pub input: f64,
+    /// What the device's start adds (it runs while the input is read).
+    pub start: f64,
+    /// Checking the output against the input.
+    pub check: f64,
+    /// Writing the output beside its destination.
+    pub write: f64,
+    /// The whole run.
+    pub whole: f64,
+}
+
+/// What a [`RemeshFile`] run did.
+#[derive(Clone, Debug)]
+pub struct FileRun {
+    /// The remeshing's report (its patching, iterations, export and
+    /// statistics stages included).
+    pub report: RemeshReport,
+    /// The stages around it.
+    pub stages: FileStages,
+}
+
+/// Why a [`RemeshFile`] run failed; nothing was written to the output then.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The output is the input.
+    #[error("refusing to overwrite the input {0}: choose another output")]
+    Overwrite(String),
+    /// The input could not be read, or the output's directory is missing.
+    #[error(transparent)]
+    Io(#[from] MeshIoError),
+    /// No device of the choice could be opened.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The remeshing failed.
+    #[error(transparent)]
+    Remesh(#[from] RemeshError),
+    /// The output failed its check (the rejected mesh is kept beside it).
+    #[error(transparent)]
+    Rejected(#[from] Box<Rejected>),
+    /// A stage's thread panicked.
+    #[error("{0} panicked")]
+    Panicked(&'static str),
+}
+
+impl NamesSettings for FileError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            FileError::Backend(e) => e.settings(),
+            FileError::Remesh(e) => e.settings(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+cavity::names_settings!(FileError);
+
+impl RemeshFile<'_> {
+    /// Runs the pipeline (see the [module](self)).
+    ///
+    /// # Errors
+    /// [`FileError`]: the output is the input, the input cannot be read or
+    /// the output's directory is missing, no device, a failed remeshing, a
+    /// failed output check; the output is left as it was.
+    pub fn run(&self, events: &mut dyn Events) -> Result<FileRun, FileError> {
+        // Settings fail before any file is read or device started.
+        self.settings.check()?;
+        self.layout.factors.check().map_err(RemeshError::from)?;
+        self.refuse_overwrite()?;
+        let format = check_writable(self.output)?;
+        let whole = Instant::now();
+        let (loaded, selected) = std::thread::scope(|scope| {
+            let loading = scope.spawn(|| {
+                let read = InputMesh::read(self.input)?;
+                let prepared = prepare(&read.mesh, &read.topology, &self.settings, self.layout)?;
+                Ok::<_, FileError>((read, prepared))
+            });
+            let selected = Backend::select_with(self.device, &|| events.compiling());
+            (loading.join(), selected)
+        });
+        let (backend, note) = selected?;
+        events.device(&note);
+        let (read, prepared) = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
+        for w in &read.warnings {
+            events.warning(w);
+        }
+        let start = (whole.elapsed().as_secs_f64()
+            - read.read_seconds
+            - read.analysis_seconds
+            - prepared.patch_seconds())
+        .max(0.0);
+        let rounded = {
+            let mut progress = |iteration: u32, phase: Phase| events.phase(iteration, phase);
+            let mut hooks = Hooks {
+                progress: Some(&mut progress),
+                after_phase: None,
+            };
+            // The input's defects are analysed while the rounds run.
+            prepared.rounds(&read.mesh, &read.topology, &backend, &mut hooks, || {
+                read.defects()
+            })?
+        };
+        // The device is given back while the output is written beside its
+        // destination and checked.
+        let releasing = std::thread::spawn(move || drop(backend));
+        let output = self.output;
+        let (remeshed, (staged, write), (checked, check)) = rounded.finish(
+            &read.mesh,
+            |out| {
+                let writing = Instant::now();
+                let staged = stage_mesh(output, out, None, format);
+                (staged, writing.elapsed().as_secs_f64())
+            },
+            |out, out_topology, (defects, warning)| {
+                let checking = Instant::now();
+                let keeps = Keeps {
+                    topology: true,
+                    no_zero_area: true,
+                };
+                let checked = defects.check(out, Some(out_topology), keeps, output, format);
+                ((checked, warning), checking.elapsed().as_secs_f64())
+            },
+        );
+        let (checked, warning) = checked;
+        if let Some(w) = warning {
+            events.warning(&w);
+        }
+        // A failed release is the driver's and does not touch the output.
+        let _ = releasing.join();
+        checked?;
+        staged?.commit()?;
+        Ok(FileRun {
+            report: remeshed.report,
+            stages: FileStages {
+                read: read.read_seconds,
+                input: read.analysis_seconds,
+                start,
+                check,
+                write,
+                whole: whole.elapsed().as_secs_f64(),
+            },
+        })
+    }
+
+    /// Errors when the output is the input file.
+    fn refuse_overwrite(&self) -> Result<(), FileError> {
+        if let Source::File(input) = self.input
+            && self.output.exists()
+            && same_file(input, self.output)
+        {
+            return Err(FileError::Overwrite(input.display().to_string()));
+        }
+        Ok(())
+    }
+}
+
+/// Whether `a` and `b` name the same file (both exist).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,471 @@
+//! Remeshing a mesh: normalized to the unit box, patched, run on a
+//! backend ([`remesh`], [`remesh_with`]; in two halves, [`prepare`] and
+//! [`Prepared::run`]), exported with its statistics and report.
+
+use std::time::Instant;
+
+use cavity::TriMesh;
+use cavity::backend::{Backend, GpuSeconds};
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::normalize::Normalization;
+use cavity::topology::Topology;
+use cavity_remesh_kernels::split::SplitLongEdges;
+use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
+
+use crate::phases::{Hooks, PhaseTotals, dynamic_mesh, remesh_rounds};
+use crate::quality::{Quality, mean_edge_length_with};
+use crate::settings::{
+    Layout, MAX_EXPECTED_FACES, MIN_PATCH_SIZE, Phase, RemeshError, RemeshSettings,
+};
+
+/// What a remeshing run did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RemeshReport {
+    /// L in model units.
+    pub length: f64,
+    /// The input's statistics against L.
+    pub input: Quality,
+    /// The output's statistics against L.
+    pub output: Quality,
+    /// Per-phase times and counts.
+    pub phases: PhaseTotals,
+    /// The device that ran it.
+    pub device: String,
+    /// Seconds of the iterations (without building the dynamic mesh and
+    /// exporting the result).
+    pub seconds: f64,
+    /// The patch factor used.
+    pub patch_factor: f32,
+    /// The patch size used (see [`Layout::patch_size`]).
+    pub patch_size: u32,
+    /// Bytes of the dynamic layout (capacity included) per input face.
+    pub bytes_per_face: f64,
+    /// On the GPU, where the time went.
+    pub gpu_seconds: Option<GpuSeconds>,
+    /// Seconds of the stages around the iterations.
+    pub stages: Stages,
+}
+
+/// Seconds of the stages of [`remesh`] around its iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stages {
+    /// The input's topology (unless given, see [`remesh_with`]), mean edge
+    /// length and area, normalizing, patching and building the dynamic
+    /// mesh (again for each halving of the patch size).
+    pub patch: f64,
+    /// Exporting the result from the patches and moving it back to model
+    /// units.
+    pub export: f64,
+    /// The output's topology and the statistics of input and output
+    /// (what runs beside them, such as the write of [`RemeshFile`](crate::pipeline::RemeshFile),
+    /// shares the cores and can lengthen them).
+    pub statistics: f64,
+}
+
+/// What [`remesh_with`] gives: the remeshed mesh with its topology.
+#[derive(Clone, Debug)]
+pub struct Remeshed {
+    /// The remeshed mesh, in model units.
+    pub mesh: TriMesh,
+    /// `Topology::new(&mesh)`, built for the output's statistics: an
+    /// output check can take it (`cavity::defects::check_output_with`).
+    pub topology: Topology,
+    /// What the run did.
+    pub report: RemeshReport,
+}
+
+/// Remeshes `input` on `backend` and returns the result with its report.
+///
+/// The patch factor is raised to twice the expected growth when L is
+/// short enough for the mesh to grow (expected faces: the input's area over
+/// an equilateral triangle of side L). On the GPU the patch size is halved
+/// (down to [`MIN_PATCH_SIZE`]) while the largest patch's update kernel
+/// needs more shared memory than a block gets.
+///
+/// # Errors
+/// A setting out of range, an input without faces, an input the dynamic
+/// mesh rejects, or a failed phase.
+pub fn remesh(
+    input: &TriMesh,
+    settings: &RemeshSettings,
+    backend: &Backend,
+    layout: Layout,
+    hooks: &mut Hooks<'_>,
+) -> Result<(TriMesh, RemeshReport), RemeshError> {
+    let start = Instant::now();
+    let topology = Topology::new(input);
+    let topology_seconds = start.elapsed().as_secs_f64();
+    let mut run = remesh_with(input, &topology, settings, backend, layout, hooks)?;
+    run.report.stages.patch += topology_seconds;
+    Ok((run.mesh, run.report))
+}
+
+/// [`remesh`] with the topology of `input` given (`Topology::new(input)`),
+/// for a caller that has it; returns the output's topology too.
+///
+/// # Errors
+/// As [`remesh`].
+pub fn remesh_with(
+    input: &TriMesh,
+    topology: &Topology,
+    settings: &RemeshSettings,
+    backend: &Backend,
+    layout: Layout,
+    hooks: &mut Hooks<'_>,
+) -> Result<Remeshed, RemeshError> {
+    prepare(input, topology, settings, layout)?.run(input, topology, backend, hooks)
+}
+
+/// A remeshing run prepared on the host, before any backend is needed: the
+/// target length checked, the mesh normalized (`cavity::normalize`) and
+/// patched into its dynamic layout. A caller can prepare while the GPU
+/// starts and then [`Prepared::run`] it; [`RemeshFile`](crate::pipeline::RemeshFile)
+/// runs its two halves (the rounds, then the export) with the writing and
+/// checking of the output beside them.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    settings: RemeshSettings,
+    length: f64,
+    factors: CapacityFactors,
+    normalization: Normalization,
+    normalized: TriMesh,
+    patch_size: u32,
+    dynamic: DynamicMesh,
+    patch_seconds: f64,
+}
+
+/// Prepares remeshing `input` (whose topology is `topology`) with
+/// `settings` in `layout`: the first half of [`remesh_with`]. The patch
+/// factor is raised to twice the expected growth when L is short enough
+/// for the mesh to grow (expected faces: the input's area over an
+/// equilateral triangle of side L).
+///
+/// # Errors
+/// A setting out of range, an input without faces or without extent, a
+/// target length that is not positive or would give more than
+/// [`MAX_EXPECTED_FACES`] faces, or an input the dynamic mesh rejects.
+pub fn prepare(
+    input: &TriMesh,
+    topology: &Topology,
+    settings: &RemeshSettings,
+    layout: Layout,
+) -> Result<Prepared, RemeshError> {
+    settings.check()?;
+    layout.factors.check()?;
+    if input.faces.is_empty() {
+        return Err(RemeshError::Empty);
+    }
+    let patching = Instant::now();
+    let mean = mean_edge_length_with(input, topology);
+    if mean.is_nan() || mean <= 0.0 {
+        return Err(RemeshError::NoExtent);
+    }
+    let length = settings.target(mean);
+    if !(length.is_finite() && length > 0.0) {
+        return Err(RemeshError::Length(length));
+    }
+    let expected = area(input) / (3f64.sqrt() / 4.0 * length * length);
+    if expected > MAX_EXPECTED_FACES {
+        return Err(RemeshError::TooShort {
+            length: settings.length,
+            faces: expected,
+            input: input.num_faces(),
+        });
+    }
+    let growth = expected / input.num_faces() as f64;
+    let mut factors = layout.factors;
+    factors.patches = factors.patches.max((2.0 * growth) as f32);
+    // The kernels work on the mesh in the unit box (`cavity::normalize`).
+    let normalization = Normalization::of(input);
+    let normalized = normalization.apply(input);
+    let dynamic = dynamic_mesh(&normalized, topology, layout.patch_size, factors)?;
+    Ok(Prepared {
+        settings: *settings,
+        length,
+        factors,
+        normalization,
+        normalized,
+        patch_size: layout.patch_size,
+        dynamic,
+        patch_seconds: patching.elapsed().as_secs_f64(),
+    })
+}
+
+impl Prepared {
+    /// Seconds [`prepare`] took (the mean edge length, normalization and
+    /// patching): the start of the run's patch stage.
+    pub fn patch_seconds(&self) -> f64 {
+        self.patch_seconds
+    }
+
+    /// Runs the remeshing rounds on `backend`, then exports the result and
+    /// its statistics, with nothing to do beside them.
+    ///
+    /// # Errors
+    /// An input the dynamic mesh rejects at a smaller patch size, or a
+    /// failed phase.
+    pub fn run(
+        self,
+        input: &TriMesh,
+        topology: &Topology,
+        backend: &Backend,
+        hooks: &mut Hooks<'_>,
+    ) -> Result<Remeshed, RemeshError> {
+        let rounded = self.rounds(input, topology, backend, hooks, || ())?;
+        Ok(rounded.finish(input, |_| (), |_, _, ()| ()).0)
+    }
+
+    /// Runs the prepared remeshing of `input` (the mesh given to
+    /// [`prepare`], with its `topology`) on `backend` and copies the result
+    /// back to the host, the first half of [`Prepared::run`]: the backend
+    /// is not needed after it (the CLI gives the GPU back while the output
+    /// is written). Calls `during()` on another thread while the rounds run
+    /// (the host is idle meanwhile; the CLI analyses the input's defects
+    /// there); the input's statistics are taken on another thread too. On
+    /// the GPU the patch size is halved first (down to [`MIN_PATCH_SIZE`])
+    /// while the largest patch's update kernel needs more shared memory
+    /// than a block gets.
+    ///
+    /// # Errors
+    /// An input the dynamic mesh rejects at a smaller patch size, or a
+    /// failed phase.
+    pub(crate) fn rounds<D: Send>(
+        self,
+        input: &TriMesh,
+        topology: &Topology,
+        backend: &Backend,
+        hooks: &mut Hooks<'_>,
+        during: impl FnOnce() -> D + Send,
+    ) -> Result<Rounded<D>, RemeshError> {
+        let Prepared {
+            settings,
+            length,
+            factors,
+            normalization,
+            normalized,
+            mut patch_size,
+            mut dynamic,
+            mut patch_seconds,
+        } = self;
+        crate::ptx::add_kernels(backend)?;
+        let repatching = Instant::now();
+        while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
+            patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
+            dynamic = dynamic_mesh(&normalized, topology, patch_size, factors)?;
+        }
+        patch_seconds += repatching.elapsed().as_secs_f64();
+        let bytes_per_face = dynamic.bytes_per_face();
+        let start = Instant::now();
+        // The rounds run on the caller's thread, the input's statistics and
+        // `during` on others.
+        let (ran, seconds, input_quality, during) = std::thread::scope(|scope| {
+            let input_quality = scope.spawn(|| Quality::with_topology(input, topology, length));
+            let during = scope.spawn(during);
+            let ran = backend.run_rounds(
+                &mut dynamic,
+                |r| remesh_rounds(r, normalization.length(length), &settings, hooks),
+                |source| RemeshError::Run {
+                    phase: Phase::Smooth,
+                    iteration: settings.iterations,
+                    source,
+                },
+            );
+            let seconds = start.elapsed().as_secs_f64();
+            let quality = input_quality
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let during = during
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (ran, seconds, quality, during)
+        });
+        let ran = ran?;
+        // The input's statistics and `during` count where they held the
+        // rounds up.
+        let input_wait = start.elapsed().as_secs_f64() - seconds;
+        Ok(Rounded {
+            report: RemeshReport {
+                length,
+                input: input_quality,
+                output: Quality::default(),
+                phases: ran.value,
+                device: ran.device,
+                seconds,
+                patch_factor: factors.patches,
+                patch_size,
+                bytes_per_face,
+                gpu_seconds: ran.gpu_seconds,
+                stages: Stages {
+                    patch: patch_seconds,
+                    export: 0.0,
+                    statistics: input_wait,
+                },
+            },
+            normalization,
+            normalized,
+            dynamic,
+            during,
+        })
+    }
+}
+
+/// A remeshing whose rounds ran ([`Prepared::rounds`]): the dynamic mesh
+/// on the host, the report but the output's statistics, and what `during`
+/// returned.
+#[derive(Clone, Debug)]
+pub(crate) struct Rounded<D> {
+    report: RemeshReport,
+    normalization: Normalization,
+    normalized: TriMesh,
+    dynamic: DynamicMesh,
+    during: D,
+}
+
+impl<D: Send> Rounded<D> {
+    /// Exports the output (in model units, input vertices first in input
+    /// order: `DynamicMesh::to_mesh_with_sources`), then calls
+    /// `write(output)` on another thread while the output's topology is
+    /// built, and `then(output, output topology, what during returned)`
+    /// while the output's statistics are taken: the second half of
+    /// [`Prepared::run`]. The CLI writes the output beside its destination
+    /// in `write` and checks it in `then`. Returns what both returned.
+    /// `input` is the mesh given to [`prepare`].
+    ///
+    /// # Panics
+    /// When `write` or `then` panics (the panic is resumed on the caller's
+    /// thread).
+    pub(crate) fn finish<W: Send, T: Send>(
+        self,
+        input: &TriMesh,
+        write: impl FnOnce(&TriMesh) -> W + Send,
+        then: impl FnOnce(&TriMesh, &Topology, D) -> T + Send,
+    ) -> (Remeshed, W, T) {
+        let Rounded {
+            mut report,
+            normalization,
+            normalized,
+            dynamic,
+            during,
+        } = self;
+        let exporting = Instant::now();
+        let (mut output, sources) = dynamic.to_mesh_with_sources();
+        normalization.restore_from(&mut output, &sources, input, &normalized);
+        report.stages.export = exporting.elapsed().as_secs_f64();
+        let statistics = Instant::now();
+        let length = report.length;
+        // The output's topology, its statistics and what `then` returned;
+        // the seconds count the topology and the statistics.
+        let (output_topology, (output_quality, statistics_seconds), written, checked) =
+            std::thread::scope(|scope| {
+                let writing = scope.spawn(|| write(&output));
+                let output_topology = Topology::new(&output);
+                let topology_seconds = statistics.elapsed().as_secs_f64();
+                let (quality, checked) = rayon::join(
+                    || {
+                        let started = Instant::now();
+                        let q = Quality::with_topology(&output, &output_topology, length);
+                        (q, topology_seconds + started.elapsed().as_secs_f64())
+                    },
+                    || then(&output, &output_topology, during),
+                );
+                let written = writing
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (output_topology, quality, written, checked)
+            });
+        report.output = output_quality;
+        report.stages.statistics += statistics_seconds;
+        let remeshed = Remeshed {
+            mesh: output,
+            topology: output_topology,
+            report,
+        };
+        (remeshed, written, checked)
+    }
+}
+
+/// Whether every update kernel of remeshing and its valence computation
+/// can run on `backend` at the capacities of `dynamic`.
+fn fits(backend: &Backend, dynamic: &DynamicMesh) -> bool {
+    let cap = &dynamic.cap();
+    backend.fits_update::<SplitLongEdges>(cap)
+        && backend.fits_update::<CollapseShortEdgesSafely>(cap)
+        && backend.fits_update::<ImproveValence>(cap)
+        && backend.fits_for_each::<StoreValences>(cap)
+}
+
+/// Where a GPU run's time went as a report line (empty off the GPU).
+pub fn gpu_line(seconds: Option<GpuSeconds>) -> String {
+    seconds.map_or(String::new(), |g| {
+        let [u, c, k] = g.kernels;
+        format!(
+            "GPU kernels: update {u:.3} s, calibration {c:.3} s, compaction {k:.3} s; upload {:.3} s, copy back {:.3} s\n",
+            g.upload, g.copy_back
+        )
+    })
+}
+
+/// Total face area of `mesh` (model units squared); in parallel, the same
+/// for any number of workers (`quality::chunked_sum`).
+fn area(mesh: &TriMesh) -> f64 {
+    crate::quality::chunked_sum(&mesh.faces, |t| {
+        let [a, b, c] = t.map(|v| crate::quality::point(mesh, v));
+        0.5 * (b - a).cross(c - a).length()
+    })
+}
+
+impl Quality {
+    /// One table-4 row: faces, min/max edge over L, valence min/max/mean,
+    /// smallest angle, share of edges in [4/5 L, 4/3 L].
+    pub fn row(&self, name: &str) -> String {
+        format!(
+            "{name:<8} {:>10} {:>7.3} {:>7.3} {:>4} {:>4} {:>6.2} {:>8.2} {:>7.1} %\n",
+            self.faces,
+            self.min_edge,
+            self.max_edge,
+            self.min_valence,
+            self.max_valence,
+            self.mean_valence,
+            self.min_angle,
+            100.0 * self.in_band
+        )
+    }
+
+    /// The header of [`Quality::row`].
+    pub fn header() -> String {
+        format!(
+            "{:<8} {:>10} {:>7} {:>7} {:>4} {:>4} {:>6} {:>8} {:>9}\n",
+            "", "faces", "min e/L", "max e/L", "minV", "maxV", "meanV", "min ang", "in band"
+        )
+    }
+}
+
+impl RemeshReport {
+    /// The report as text: the table-4 statistics of input and output, then
+    /// per-phase times and operation counts.
+    pub fn table(&self) -> String {
+        let mut s = format!("target length L = {:.6}\n", self.length);
+        s += &Quality::header();
+        s += &self.input.row("input");
+        s += &self.output.row("output");
+        for (i, phase) in Phase::ALL.into_iter().enumerate() {
+            s += &format!("{:<9} {:>9.3} s", phase.name(), self.phases.seconds[i]);
+            if let Some(r) = self.phases.runs.get(i) {
+                s += &format!(
+                    "  {:>9} done in {:>3} sweeps, {:>5} rounds; rolled back {:.1} %",
+                    r.flips,
+                    r.sweeps,
+                    r.rounds,
+                    100.0 * r.rollback_fraction()
+                );
+            }
+            s.push('\n');
+        }
+        s += &format!(
+            "total     {:>9.3} s on {} (patch size {}, patch factor {:.1})\n",
+            self.seconds, self.device, self.patch_size, self.patch_factor
+        );
+        s += &gpu_line(self.gpu_seconds);
+        s
+    }
+}

@@ -1,0 +1,182 @@
+//! A mesh read for an operation that writes a mesh ([`InputMesh`]): read
+//! from a file or from bytes, its duplicate faces removed, its topology
+//! built, each step timed, what a user should hear of kept as warnings;
+//! then its defects ([`InputDefects`]: the topology statistics and the
+//! zero-area faces), against which the operation's output is checked
+//! before it replaces its destination ([`InputDefects::check`]).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::TriMesh;
+use crate::defects::{
+    Keeps, OutputError, check_output, check_output_with, count_zero_area,
+    remove_duplicate_faces_with_topology,
+};
+use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, write_mesh};
+use crate::stats::{MeshStats, topology_stats_with};
+use crate::topology::Topology;
+
+/// Where an input comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    /// A mesh file.
+    File(&'a Path),
+    /// A mesh in memory (a bundled one): its bytes, format and name in
+    /// messages.
+    Bytes(&'a [u8], Format, &'a str),
+}
+
+impl Source<'_> {
+    /// The name of the input in messages.
+    pub fn name(&self) -> String {
+        match self {
+            Source::File(path) => path.display().to_string(),
+            Source::Bytes(_, _, name) => name.to_string(),
+        }
+    }
+}
+
+/// A mesh as read for an operation: duplicate faces removed, its topology
+/// built; its defects not yet analysed ([`InputMesh::defects`]).
+pub struct InputMesh {
+    /// The mesh.
+    pub mesh: TriMesh,
+    /// `Topology::new(&mesh)`.
+    pub topology: Topology,
+    /// The input's name in messages.
+    pub name: String,
+    /// What the reader and the analysis have to say (polygons
+    /// triangulated, duplicate faces removed, non-manifold elements kept).
+    pub warnings: Vec<String>,
+    /// Seconds reading the input.
+    pub read_seconds: f64,
+    /// Seconds removing duplicate faces and taking the topology.
+    pub analysis_seconds: f64,
+}
+
+impl InputMesh {
+    /// Reads `source` and removes duplicate faces (a warning gives their
+    /// number).
+    ///
+    /// # Errors
+    /// The reader's, naming the file and the line or element.
+    pub fn read(source: Source<'_>) -> Result<InputMesh, MeshIoError> {
+        let reading = Instant::now();
+        let read = match source {
+            Source::File(path) => read_mesh(path)?,
+            Source::Bytes(bytes, format, name) => read_mesh_from(bytes, format, name)?,
+        };
+        let read_seconds = reading.elapsed().as_secs_f64();
+        let analysis = Instant::now();
+        let name = source.name();
+        let mut mesh = read.mesh;
+        let mut warnings = read.warnings;
+        let (removed, topology) = remove_duplicate_faces_with_topology(&mut mesh);
+        if removed > 0 {
+            warnings.push(format!(
+                "{name}: removed {removed} duplicate faces (the same three vertices as an earlier face)"
+            ));
+        }
+        Ok(InputMesh {
+            mesh,
+            topology,
+            name,
+            warnings,
+            read_seconds,
+            analysis_seconds: analysis.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The mesh's topology statistics and zero-area faces, with a warning
+    /// about non-manifold edges and vertices, which the operations leave
+    /// as they are (the output check makes sure of it).
+    pub fn defects(&self) -> (InputDefects, Option<String>) {
+        let stats = topology_stats_with(&self.mesh, &self.topology);
+        let warning = (stats.non_manifold_edges + stats.non_manifold_vertices > 0).then(|| {
+            format!(
+                "{}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
+                self.name, stats.non_manifold_edges, stats.non_manifold_vertices
+            )
+        });
+        let defects = InputDefects {
+            stats,
+            zero_area_faces: count_zero_area(&self.mesh),
+        };
+        (defects, warning)
+    }
+}
+
+/// What the output of an operation is checked against: the input's
+/// topology statistics and its zero-area faces.
+#[derive(Clone, Debug)]
+pub struct InputDefects {
+    /// The input's topology statistics.
+    pub stats: MeshStats,
+    /// Faces of zero area (`crate::defects::is_zero_area`).
+    pub zero_area_faces: usize,
+}
+
+/// An output that failed its check: the check's error and where the
+/// rejected mesh went for inspection.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}; {}", match (rejected, unwritten) {
+    (Some(r), _) => format!("{} was not written (the rejected result is in {})", destination.display(), r.display()),
+    (None, Some(w)) => format!("nothing was written ({w})"),
+    (None, None) => "nothing was written".into(),
+})]
+pub struct Rejected {
+    /// What the check found.
+    pub error: OutputError,
+    /// The output's destination, left as it was.
+    pub destination: PathBuf,
+    /// Where the rejected mesh was written, if it could be.
+    pub rejected: Option<PathBuf>,
+    /// Why it could not be, if not.
+    pub unwritten: Option<MeshIoError>,
+}
+
+impl InputDefects {
+    /// Checks `output` (with its topology, built here when not given)
+    /// against the input as `keeps` says, before it is written to
+    /// `destination`; a failed check writes the rejected mesh to
+    /// `destination` with "-rejected" before the extension instead, for
+    /// inspection.
+    ///
+    /// # Errors
+    /// [`Rejected`] when the check fails.
+    pub fn check(
+        &self,
+        output: &TriMesh,
+        topology: Option<&Topology>,
+        keeps: Keeps,
+        destination: &Path,
+        format: Format,
+    ) -> Result<(), Box<Rejected>> {
+        let checked = match topology {
+            Some(topology) => check_output_with(&self.stats, output, topology, keeps),
+            None => check_output(&self.stats, output, keeps),
+        };
+        let Err(error) = checked else {
+            return Ok(());
+        };
+        let rejected = rejected_name(destination);
+        let (rejected, unwritten) = match write_mesh(&rejected, output, None, format) {
+            Ok(()) => (Some(rejected), None),
+            Err(w) => (None, Some(w)),
+        };
+        Err(Box::new(Rejected {
+            error,
+            destination: destination.to_path_buf(),
+            rejected,
+            unwritten,
+        }))
+    }
+}
+
+/// `path` with "-rejected" before the extension.
+pub fn rejected_name(path: &Path) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = path.extension().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!("{stem}-rejected.{ext}"))
+}
