@@ -1,5 +1,5 @@
 //! The cavity templates beyond the edge flip, driven by the mesh
-//! operations of `cavity_device::operations` on the backend
+//! operations of the test kernel crate (`tests/kernels`) on the backend
 //! `CAVITY_TEST_DEVICE` names (the CPU backend with four racing workers,
 //! or the GPU), `validate()` after every round: edge split (EdgeFaces),
 //! face split 1 to 3 (Face), edge collapse (EdgeStar, with the link
@@ -14,6 +14,11 @@
 //! unfolded, smoothing) and surface tracking's (shorter-diagonal flips,
 //! null-space smoothing).
 //! `TEST_WORKERS` sets the CPU backend's workers (default 4).
+//!
+//! Longer than 700 lines as one file on purpose: every file under `tests/`
+//! is a binary of its own, linked against the whole library and loading
+//! the test kernels; one binary for the templates keeps the build and the
+//! GPU run short.
 
 use cavity::TriMesh;
 use cavity::backend::AnyRounds;

@@ -2,6 +2,11 @@
 //! construction from cell-vertex lists, orientation, ∂∂ = 0, and the
 //! transposes on the test backend against the serial transpose and
 //! against relations read off the cell-vertex lists directly.
+//!
+//! Longer than 700 lines as one file on purpose: every file under `tests/`
+//! is a binary of its own, linked against the library and loading the
+//! volumetric kernels; one binary for the operators keeps the build and
+//! the GPU run short.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -2,7 +2,8 @@
 
 use cavity::backend::{Backend, DeviceChoice};
 
-use crate::{Device, Result};
+use crate::Result;
+use crate::args::Device;
 
 /// The library's device choice of `device`.
 pub(crate) fn choice(device: Device) -> DeviceChoice {

@@ -12,6 +12,11 @@
 //! Results reach the caller through [`Neighbors`], which maps local indices to
 //! global handles on access, so the caller never sees patches, threads or
 //! local indices.
+//!
+//! Longer than 700 lines as one file on purpose: the load, the transposes
+//! and the half-edge walks of one block's query share the private layout
+//! of its shared memory (`Buffers`) and run as one pipeline; split, that
+//! layout would become every part's public interface.
 
 use crate::block::{Block, Shared, SharedArena, scan_scratch_len};
 use crate::kernel::LaunchBounds;

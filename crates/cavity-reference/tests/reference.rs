@@ -2,6 +2,10 @@
 //! force re-derivation of every query from the definitions on random grids
 //! and triangle soups, consistency properties, rotational order, errors,
 //! and a million-face build.
+//!
+//! Longer than 700 lines as one file on purpose: every query's checks
+//! (hand-checked, brute force, properties) sit together, one section per
+//! way of checking.
 
 use std::time::Instant;
 

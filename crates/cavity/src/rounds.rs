@@ -11,6 +11,11 @@
 //! `backend::cpu::CpuRounds` runs the kernels on the host arrays,
 //! `backend::cuda::CudaRounds` on device copies, `backend::AnyRounds`
 //! either.
+//!
+//! Longer than 700 lines as one file on purpose: most of it is the
+//! documented interface of the rounds (`Rounds`, `ForEach`,
+//! `ForEachPatch`, `Update`) and the sweep drivers written on it; the
+//! implementations live in `backend::cpu` and `backend::cuda`.
 
 use std::time::Instant;
 

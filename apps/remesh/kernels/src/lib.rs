@@ -13,13 +13,15 @@
 //! written on cavity's public model: two `CavityApp`s exported with
 //! `cavity_kernels!` and one `ElementComputation` exported with
 //! `element_kernels!`; the shape tests every phase shares are in [`shape`],
-//! the valence flip in [`valence`], the collapse in [`collapse`].
+//! the valence flip in [`valence`], the collapse in [`collapse`] and
+//! the separation of degenerate edges in [`separate`].
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 pub mod boundary;
 pub mod collapse;
 pub mod eigen;
+pub mod separate;
 pub mod shape;
 pub mod smooth;
 pub mod split;

@@ -7,10 +7,11 @@ use cavity::TriMesh;
 use cavity_bench::harness::MeshBench;
 use cavity_track::TrackSettings;
 
+use crate::Result;
+use crate::args::{Common, Device, DynamicArgs};
 use crate::device::backend;
 use crate::input::{BUNDLED_NAME, load, load_input};
 use crate::output::{say, spinner};
-use crate::{Common, Device, DynamicArgs, Result};
 
 pub(crate) fn bench_queries(
     path: Option<&Path>,

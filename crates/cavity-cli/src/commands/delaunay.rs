@@ -5,10 +5,11 @@ use std::path::Path;
 use cavity::defects::Keeps;
 use cavity::io::{check_writable, write_mesh};
 
+use crate::Result;
+use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
 use crate::device::{GivenBack, backend};
 use crate::input::load_input;
 use crate::output::{check, refuse_overwrite, sayln, spinner};
-use crate::{DYNAMIC_PATCH_SIZE, DynamicArgs, Result};
 
 pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
     refuse_overwrite(input, output)?;

@@ -8,10 +8,11 @@ use std::time::Instant;
 use cavity::io::{Format, VertexData, check_writable, stage_mesh, write_column, write_mesh_with};
 use cavity_geodesic::GeodesicSettings;
 
+use crate::Result;
+use crate::args::Common;
 use crate::device::{GivenBack, backend};
 use crate::input::load_input;
 use crate::output::{refuse_overwrite, sayln};
-use crate::{Common, Result};
 
 /// The file beside a mesh `output` in a format without vertex properties
 /// that holds the distances: its name with "-distance.txt" for the

@@ -18,10 +18,11 @@ use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::io::{Format, check_writable};
 
+use crate::Result;
+use crate::args::Common;
 use crate::device::backend;
 use crate::input::load_input;
 use crate::output::refuse_overwrite;
-use crate::{Common, Result};
 
 /// The start of a command that reads a mesh and writes one: refuses to
 /// write over the input, checks the output's format, reads the input (with

@@ -5,9 +5,10 @@ use std::time::Instant;
 
 use cavity::io::write_mesh;
 
+use crate::Result;
+use crate::args::Common;
 use crate::device::GivenBack;
 use crate::output::sayln;
-use crate::{Common, Result};
 
 pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     let (format, mesh, backend) = super::open(input, output, common)?;

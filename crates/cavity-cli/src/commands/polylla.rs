@@ -14,8 +14,8 @@ use cavity_polylla::generate::{delaunay_half_edges, grid_points, random_points};
 use cavity_polylla::io::{read_node, read_triangulation, write_off, write_svg};
 use cavity_polylla::{HalfEdges, PolyllaError, Triangulation};
 
-use crate::Device;
 use crate::Result;
+use crate::args::Device;
 use crate::device::backend;
 use crate::output::{say, sayln, spinner};
 

@@ -8,10 +8,11 @@ use cavity_remesh::pipeline::{Events, RemeshFile};
 use cavity_remesh::{Phase, RemeshSettings};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::Result;
+use crate::args::DynamicArgs;
 use crate::device::choice;
 use crate::input::{BUNDLED_NAME, source};
 use crate::output::{say, sayln};
-use crate::{DynamicArgs, Result};
 
 /// The default output of `remesh`: the input's file name (the bundled
 /// mesh's without a path) with "-remeshed" before the extension.

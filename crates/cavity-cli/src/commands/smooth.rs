@@ -6,9 +6,10 @@ use std::time::Instant;
 use cavity::io::write_mesh;
 use cavity_mcf::McfSettings;
 
+use crate::Result;
+use crate::args::Common;
 use crate::device::GivenBack;
 use crate::output::sayln;
-use crate::{Common, Result};
 
 pub(crate) fn smooth(
     input: Option<&Path>,

@@ -16,8 +16,8 @@ use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write
 use cavity_volume::signed::{index, is_negative};
 use cavity_volume::{CellType, CellVertices, ResidentMesh, VolumeMesh, check_cells};
 
-use crate::Device;
 use crate::Result;
+use crate::args::Device;
 use crate::device::backend;
 use crate::output::{say, sayln, spinner};
 

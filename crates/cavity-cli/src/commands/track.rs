@@ -7,9 +7,10 @@ use cavity::io::{check_writable, write_mesh};
 use cavity_track::{TrackHooks, TrackSettings};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::Result;
+use crate::args::DynamicArgs;
 use crate::device::{GivenBack, backend};
 use crate::output::{say, sayln};
-use crate::{DynamicArgs, Result};
 
 /// `output` with "-frameNNNN" before the extension.
 fn frame_name(output: &Path, frame: u32) -> PathBuf {

@@ -15,6 +15,10 @@
 //! Invariant kept (checked by the host's `validate`): a patch holds every
 //! face incident to an element it owns, so the owner of a vertex or edge
 //! sees its whole star, and only the owner changes it.
+//!
+//! Longer than 700 lines as one file on purpose: migration is one step of
+//! the patch expansion whose parts (closures, copies, inverse tables,
+//! ownership) share the private view of the source patch (`Source`).
 
 use core::cell::Cell;
 

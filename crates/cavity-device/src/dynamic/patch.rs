@@ -2,6 +2,11 @@
 //! "Optimistic Parallelism"): a block loads FE, EV, bitmasks, ribbon hash
 //! tables and patch stash once, changes only this copy, and writes it back
 //! in one piece on commit, so rolling back is discarding it.
+//!
+//! Longer than 700 lines as one file on purpose: [`DynMesh`] is the one
+//! place that knows the layout of the dynamic mesh's arrays (its accessors
+//! are most of the file), and the ribbon tables and the patch copy read
+//! that layout.
 
 use crate::attribute::{Attr, Scalar};
 use crate::block::{Block, Shared, SharedArena};

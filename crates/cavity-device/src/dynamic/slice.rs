@@ -19,6 +19,10 @@
 //! One block per patch; blocks slice different patches and read nothing
 //! but their own patch and the attributes of its ribbon's owners, so the
 //! kernel needs no locks (no update kernel runs meanwhile).
+//!
+//! Longer than 700 lines as one file on purpose: slicing is one kernel
+//! whose phases (the halves, the balance, the move, the forwarding) share
+//! the private work arrays of the slice and are read in order.
 
 use crate::block::{Block, Shared, SharedArena};
 use crate::kernel::DYNAMIC_BOUNDS;

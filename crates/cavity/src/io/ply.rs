@@ -7,6 +7,10 @@
 //! naming the line. ASCII payloads are split into chunks at line breaks
 //! and parsed in parallel (one element per line, as PLY requires); binary
 //! payloads are decoded straight from the bytes.
+//!
+//! Longer than 700 lines as one file on purpose: the reader and writer of
+//! one format share its property table and header parser; the ASCII and
+//! binary paths differ only in how a value is decoded.
 
 use std::io::Write;
 

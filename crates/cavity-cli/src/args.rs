@@ -1,0 +1,663 @@
+//! The command line: the commands, their options and how each option's
+//! text is parsed (clap's derive), apart from what the commands do
+//! (`main.rs` dispatches, `commands/` runs them).
+
+use std::path::PathBuf;
+
+use cavity::dynamic::CapacityFactors;
+use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
+use cavity_denoise::DenoiseSettings;
+use cavity_geodesic::GeodesicSettings;
+use cavity_mcf::McfSettings;
+use cavity_remesh::{Layout, TargetLength};
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "cavity",
+    version,
+    about = "GPU mesh processing on patches in shared memory"
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum Device {
+    /// The GPU when a driver and a device exist, else the CPU backend.
+    Auto,
+    /// The GPU (error when there is none).
+    Cuda,
+    /// The CPU backend (the same kernels on all cores; dynamic commands
+    /// give the same output whatever the number of cores).
+    Cpu,
+    /// The CPU backend with the GPU's racing schedule of dynamic rounds
+    /// (faster on many cores; the output depends on timing).
+    CpuRacing,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct Common {
+    /// Backend to run on.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) device: Device,
+    /// Maximum faces per patch (1 to 8192).
+    #[arg(long, default_value_t = DEFAULT_PATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=MAX_PATCH_SIZE as i64))]
+    pub(crate) patch_size: u32,
+}
+
+/// Settings of the dynamic commands.
+#[derive(clap::Args)]
+pub(crate) struct DynamicArgs {
+    /// Backend to run on.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) device: Device,
+    /// Maximum faces per patch when the mesh is patched: by default 512
+    /// for remeshing (lowered while a patch does not fit the GPU's shared
+    /// memory), 256 for the other commands (smaller than for static
+    /// queries, so that patches have room to grow); at most
+    /// 2048 (with --capacity-factor 2 a larger patch outgrows the 8160
+    /// element slots of a patch).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_DYNAMIC_PATCH_SIZE as i64))]
+    pub(crate) patch_size: Option<u32>,
+    /// Element slots per patch over the largest initial patch (at least
+    /// 1): by default 1.25 for remeshing (so that two update blocks share
+    /// an SM at 512 faces per patch), 2 for the other commands.
+    #[arg(long)]
+    pub(crate) capacity_factor: Option<f32>,
+    /// Patch slots over the initial number of patches (at least 1).
+    #[arg(long, default_value_t = 2.0)]
+    pub(crate) patch_factor: f32,
+}
+
+/// Largest `--patch-size` of the dynamic commands.
+pub(crate) const MAX_DYNAMIC_PATCH_SIZE: u32 = 2048;
+
+/// Faces per patch of the dynamic commands but remeshing.
+pub(crate) const DYNAMIC_PATCH_SIZE: u32 = 256;
+
+impl DynamicArgs {
+    /// The capacity factors of the commands but remeshing.
+    pub(crate) fn factors(&self) -> CapacityFactors {
+        self.factors_or(CapacityFactors::default().elements)
+    }
+
+    /// The capacity factors, with element factor `default` when not given.
+    pub(crate) fn factors_or(&self, default: f32) -> CapacityFactors {
+        CapacityFactors {
+            elements: self.capacity_factor.unwrap_or(default),
+            patches: self.patch_factor,
+        }
+    }
+
+    /// The patch size, `default` when not given.
+    pub(crate) fn patch_size(&self, default: u32) -> u32 {
+        self.patch_size.unwrap_or(default)
+    }
+
+    /// The layout of the commands but remeshing.
+    pub(crate) fn layout(&self) -> Layout {
+        Layout {
+            patch_size: self.patch_size(DYNAMIC_PATCH_SIZE),
+            factors: self.factors(),
+        }
+    }
+
+    /// The layout of remeshing ([`Layout::default`] where not given).
+    pub(crate) fn remesh_layout(&self) -> Layout {
+        let default = Layout::default();
+        Layout {
+            patch_size: self.patch_size(default.patch_size),
+            factors: self.factors_or(default.factors.elements),
+        }
+    }
+}
+
+/// How a volumetric mesh is written.
+#[derive(clap::Args, Clone, Copy)]
+pub(crate) struct VolumeEncoding {
+    /// Binary rather than ASCII (.vtk and .msh).
+    #[arg(long)]
+    pub(crate) binary: bool,
+    /// The Gmsh version of a .msh output.
+    #[arg(long, value_enum, default_value = "4.1")]
+    pub(crate) msh_version: MshVersionArg,
+}
+
+/// The Gmsh versions written.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum MshVersionArg {
+    /// MSH 2.2.
+    #[value(name = "2.2")]
+    V22,
+    /// MSH 4.1.
+    #[value(name = "4.1")]
+    V41,
+}
+
+impl VolumeEncoding {
+    pub(crate) fn options(self) -> cavity_volume::io::WriteOptions {
+        cavity_volume::io::WriteOptions {
+            binary: self.binary,
+            msh_version: match self.msh_version {
+                MshVersionArg::V22 => cavity_volume::io::gmsh::MshVersion::V22,
+                MshVersionArg::V41 => cavity_volume::io::gmsh::MshVersion::V41,
+            },
+        }
+    }
+}
+
+/// The volumetric commands (`cavity tet ...`).
+#[derive(Subcommand)]
+pub(crate) enum TetCommand {
+    /// Counts of vertices, edges, faces and cells by type, the boundary's
+    /// counts, memory in bytes per cell, and the times.
+    Info {
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+    /// The boundary (the faces whose cells do not cancel, facing out) as a
+    /// surface, polygons split into triangle fans.
+    Boundary {
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Output surface (.ply, .obj, .off or .stl).
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+    /// Laplacian smoothing of the inner vertices: each step moves every
+    /// vertex off the boundary to the average of its edge neighbours.
+    Smooth {
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Output mesh (.mesh, .vtk, .msh, or .node/.ele for tetrahedra);
+        /// never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Smoothing steps.
+        #[arg(long, default_value_t = 10)]
+        iterations: u32,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+        #[command(flatten)]
+        encoding: VolumeEncoding,
+    },
+    /// Volumetric Catmull-Clark subdivision (Joy and MacCracken): each
+    /// level splits every cell into one cell per vertex (hexahedra from
+    /// tetrahedra, prisms and hexahedra; general polyhedra at vertices of
+    /// more than three faces, as a pyramid's apex).
+    Subdivide {
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Output mesh (.mesh, .vtk or .msh; .vtk for cells other than
+        /// hexahedra, as a pyramid's apex gives); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Subdivision levels (each multiplies the cells by about 4 to 8).
+        #[arg(long, default_value_t = 1)]
+        levels: u32,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+        #[command(flatten)]
+        encoding: VolumeEncoding,
+    },
+    /// Converts a volumetric mesh between formats (cells oriented outward).
+    Convert {
+        /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Output mesh (.mesh, .vtk, .msh, or .node/.ele for tetrahedra);
+        /// never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        encoding: VolumeEncoding,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Isotropic remeshing (dynamic paper section 6.3, Botsch and Kobbelt
+    /// 2004): per iteration split edges longer than 4/3 L, collapse edges
+    /// shorter than 4/5 L, flip edges to even valences, smooth
+    /// tangentially. Boundaries are remeshed along themselves (corners
+    /// kept; --keep-boundary keeps them as they are); features, with
+    /// --feature-angle, stay.
+    Remesh {
+        /// Input mesh (.ply, .obj, .off, .stl); the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj, .off or .stl); never the input. Default: the
+        /// input's name with "-remeshed" in the current directory.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Target edge length L: model units ("0.01"), or a multiple of the
+        /// input's mean edge length with an x ("0.5x").
+        #[arg(long, default_value = "1x", value_parser = parse_length)]
+        length: TargetLength,
+        /// Iterations of the four phases.
+        #[arg(long, default_value_t = 3)]
+        iterations: u32,
+        /// Keep edges whose dihedral angle exceeds this many degrees
+        /// (features); no features when omitted.
+        #[arg(long)]
+        feature_angle: Option<f64>,
+        /// Tangential smoothing steps per iteration.
+        #[arg(long, default_value_t = cavity_remesh::DEFAULT_SMOOTHING_STEPS)]
+        smoothing_steps: u32,
+        /// Keep the mesh boundary exactly as it is. By default it is
+        /// remeshed along itself: long boundary edges split, short ones
+        /// collapsed onto the boundary, boundary vertices slid along it;
+        /// corners (a turning angle above the feature angle, 30° when none
+        /// is given) and the number of boundary loops kept.
+        #[arg(long)]
+        keep_boundary: bool,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
+    /// Explicit surface tracking (dynamic paper section 6.4, El Topo's
+    /// mesh improvement without collisions): a square sheet of GRID × GRID
+    /// vertices in [-3, 3]² is advected by a curl-noise field; every frame
+    /// is one advection step, then splits above 1.5 L0, flips to shorter
+    /// diagonals, collapses below 0.5 L0 and null-space smoothing (L0: the
+    /// initial mean edge length).
+    Track {
+        /// Vertices along each side of the sheet.
+        #[arg(long, default_value_t = 100)]
+        grid: u32,
+        /// Frames (one advection and one improvement step each).
+        #[arg(long, default_value_t = 100)]
+        frames: u32,
+        /// Time per frame.
+        #[arg(long, default_value_t = 0.05)]
+        dt: f32,
+        /// Final mesh (.ply, .obj, .off or .stl).
+        #[arg(short, long, default_value = "sheet-tracked.obj")]
+        output: PathBuf,
+        /// Also write every K-th frame, as OUTPUT's name with "-frameNNNN"
+        /// before the extension.
+        #[arg(long, value_name = "K")]
+        every: Option<u32>,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
+    /// Volumetric meshes (MEDIT .mesh, TetGen .node/.ele, VTK .vtk, Gmsh .msh) as ternary
+    /// sparse boundary operators (Mueller-Roemer et al.): counts,
+    /// boundary, smoothing.
+    Tet {
+        #[command(subcommand)]
+        what: TetCommand,
+    },
+    /// Counts, components, boundary loops, non-manifold elements and patch statistics.
+    Info {
+        /// Input mesh (.ply, .obj, .off, .stl); the bundled mesh when omitted.
+        mesh: Option<PathBuf>,
+        /// Maximum faces per patch (1 to 8192).
+        #[arg(long, default_value_t = DEFAULT_PATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=MAX_PATCH_SIZE as i64))]
+        patch_size: u32,
+    },
+    /// Polylla polygonal meshes (GPolylla): the triangles of each
+    /// terminal-edge region joined into a polygon, barrier tips repaired.
+    /// Input: Triangle .node/.ele (a .node alone is triangulated), 2D OFF,
+    /// or a generated Delaunay triangulation (--random N, --grid N).
+    Polylla {
+        /// Input triangulation (.node, .ele or .off); none with --random or
+        /// --grid.
+        #[arg(required_unless_present_any = ["random", "grid"])]
+        input: Option<PathBuf>,
+        /// Output polygons (.off); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Triangulate this many random points in the unit square.
+        #[arg(long, conflicts_with_all = ["input", "grid"])]
+        random: Option<usize>,
+        /// Triangulate an N x N grid of points.
+        #[arg(long, conflicts_with_all = ["input", "random"])]
+        grid: Option<usize>,
+        /// Seed of the random points.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Also draw the polygons over the triangulation as SVG.
+        #[arg(long)]
+        svg: Option<PathBuf>,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+    /// Area-weighted vertex normals (RXMesh listing 1), written with the mesh.
+    Normals {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Smoothing by implicit mean curvature flow (Desbrun et al. 1999;
+    /// RXMesh section 8.1): each step solves (M + dt K) x' = M x, cotan
+    /// weights and mixed Voronoi areas, by a matrix-free conjugate
+    /// gradient. Vertices on a boundary or non-manifold edge stay.
+    Smooth {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Implicit steps.
+        #[arg(long, default_value_t = McfSettings::default().steps)]
+        steps: u32,
+        /// Time step over the squared mean edge length (1 diffuses over
+        /// about one edge per step).
+        #[arg(long, default_value_t = McfSettings::default().dt)]
+        dt: f32,
+        /// The conjugate gradient stops at this residual over the step's
+        /// initial residual.
+        #[arg(long, default_value_t = McfSettings::default().tolerance)]
+        tolerance: f32,
+        /// Conjugate-gradient iterations per step at most.
+        #[arg(long, default_value_t = McfSettings::default().max_iterations)]
+        max_iterations: u32,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Geodesic distance from one or more source vertices (Romero Calla et
+    /// al. 2019; RXMesh section 8.2): toplesets (hops) from the sources,
+    /// bands of them relaxed in parallel from their faces, then passes
+    /// along the edges until none changes. Vertices no source reaches (other
+    /// components, no face) get distance inf.
+    Geodesic {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// A source vertex: its 0-based index in the input file's vertices
+        /// (repeat for several sources).
+        #[arg(long = "source", required = true, value_name = "V")]
+        sources: Vec<u32>,
+        /// Output mesh: a .ply gets the distances as the vertex property
+        /// "distance"; beside a .obj or .off they go, one per vertex and
+        /// line, to the output's name with "-distance.txt" (not .stl,
+        /// which has no vertex list). Never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// A patch has converged when no distance in it or its
+        /// neighbours fell by more than this fraction in a pass.
+        #[arg(long, default_value_t = GeodesicSettings::default().tolerance)]
+        tolerance: f32,
+        /// Sweeps of each patch per pass (1 to 256; 1: one relaxation per
+        /// pass, as RXMesh runs it).
+        #[arg(long, default_value_t = GeodesicSettings::default().sweeps)]
+        sweeps: u32,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Bilateral mesh denoising (Fleishman et al. 2003; RXMesh section
+    /// 8.3): each iteration moves every vertex along its normal by a
+    /// weighted mean of its neighbours' heights over its tangent plane, the
+    /// neighbours being those a breadth-first search reaches inside the
+    /// ball of radius twice the vertex's shortest edge.
+    Denoise {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Filter iterations.
+        #[arg(long, default_value_t = DenoiseSettings::default().iterations)]
+        iterations: u32,
+        /// The most hops of a neighbourhood (default: as far as the ball
+        /// reaches).
+        #[arg(long)]
+        max_hops: Option<u32>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Delaunay edge flips (dynamic paper section 6.2): flips every interior
+    /// edge whose opposite angles sum above pi until none is left.
+    Delaunay {
+        /// Input mesh; the bundled mesh when omitted.
+        input: Option<PathBuf>,
+        /// Output mesh (.ply, .obj, .off or .stl); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum BenchWhat {
+    /// Isotropic remeshing per mesh and subdivision level: our GPU, the CPU backend and the CPU remeshers of xtask/peers/remesh_peers.py in one run, with the table-4 statistics of every output.
+    Remesh {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "2,3,4")]
+        subdivisions: Vec<u32>,
+        /// Target edge length, as for `remesh`.
+        #[arg(long, default_value = "1x", value_parser = parse_length)]
+        length: TargetLength,
+        /// Iterations.
+        #[arg(long, default_value_t = 3)]
+        iterations: u32,
+        /// Tangential smoothing steps per iteration, as for `remesh`.
+        #[arg(long, default_value_t = cavity_remesh::DEFAULT_SMOOTHING_STEPS)]
+        smoothing_steps: u32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 3_000_000)]
+        cpu_max_faces: usize,
+        /// Python interpreter with the peer remeshers installed; runs
+        /// xtask/peers/remesh_peers.py (or --peer-script) when given.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// The peer script.
+        #[arg(long, default_value = "xtask/peers/remesh_peers.py")]
+        peer_script: PathBuf,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
+    /// Surface tracking of the curl-noise sheet per grid size: our GPU vs the CPU backend, same frames, with the final mesh's statistics.
+    Track {
+        /// Grid sides (vertices per side) to run.
+        #[arg(long, value_delimiter = ',', default_value = "100,200,500,1000")]
+        grids: Vec<u32>,
+        /// Frames per run.
+        #[arg(long, default_value_t = 100)]
+        frames: u32,
+        /// Time per frame.
+        #[arg(long, default_value_t = 0.05)]
+        dt: f32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Largest initial sheet (faces) the CPU backend runs.
+        #[arg(long, default_value_t = 2_000_000)]
+        cpu_max_faces: usize,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
+    /// Delaunay edge flips: our GPU vs the CPU backend vs a serial flipper, rollback fraction, VV before/after.
+    Delaunay {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "2,3,4")]
+        subdivisions: Vec<u32>,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        #[command(flatten)]
+        dynamic: DynamicArgs,
+    },
+    /// Mean curvature flow (RXMesh section 8.1, the dynamic paper's table
+    /// 3): one conjugate-gradient iteration on the GPU, the CPU backend and
+    /// the CPU peers (libigl and SciPy, with --python); with --delaunay
+    /// again after Delaunay flips on the same structure.
+    Smooth {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
+        subdivisions: Vec<u32>,
+        /// Time step over the squared mean edge length.
+        #[arg(long, default_value_t = McfSettings::default().dt)]
+        dt: f32,
+        /// Iterations per timed GPU solve.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        iterations: u32,
+        /// Iterations per timed solve of the CPU backend and the peers.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+        cpu_iterations: u32,
+        /// Timed GPU solves (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        /// Time the iteration again after Delaunay edge flips on the same
+        /// dynamic mesh (the dynamic paper's table 3).
+        #[arg(long)]
+        delaunay: bool,
+        /// Python interpreter with the peers (libigl, SciPy); none run
+        /// without it.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// The peer script.
+        #[arg(long, default_value = "xtask/peers/mcf_peers.py")]
+        peer_script: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Geodesic distance from one source (the dynamic paper's table 1): our GPU and the CPU backend (the whole call and the propagation alone) and the CPU peers (pygeodesic's exact distance, potpourri3d's heat method, with --python), with the mean relative error against the exact distance.
+    Geodesic {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
+        subdivisions: Vec<u32>,
+        /// The source vertex.
+        #[arg(long, default_value_t = 0)]
+        source: u32,
+        /// Relative change below which a patch has converged.
+        #[arg(long, default_value_t = GeodesicSettings::default().tolerance)]
+        tolerance: f32,
+        /// Sweeps of each patch per pass.
+        #[arg(long, default_value_t = GeodesicSettings::default().sweeps)]
+        sweeps: u32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        /// Largest mesh the exact peer runs on (11 s at 320 k faces,
+        /// growing about as the faces to the power 1.5).
+        #[arg(long, default_value_t = 400_000)]
+        exact_max_faces: usize,
+        /// Python interpreter with the peers (pygeodesic, potpourri3d);
+        /// none run without it.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// The peer script.
+        #[arg(long, default_value = "xtask/peers/geodesic_peers.py")]
+        peer_script: PathBuf,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Bilateral denoising (RXMesh section 8.3, fig. 8c): one iteration on our GPU, the CPU backend and the plain serial filter on one thread, the whole `denoise` call on the GPU, and the largest neighbourhood.
+    Denoise {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
+        subdivisions: Vec<u32>,
+        /// Iterations per timed run.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+        iterations: u32,
+        /// Timed GPU runs (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Largest mesh the CPU backend runs.
+        #[arg(long, default_value_t = 6_000_000)]
+        cpu_max_faces: usize,
+        /// Largest mesh the serial filter runs.
+        #[arg(long, default_value_t = 2_000_000)]
+        serial_max_faces: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Volumetric meshes (.mesh, .node/.ele): the transposes, relations, boundary and ten smoothing steps on the GPU, the CPU backend and serially in one run, with bytes per cell.
+    Tet {
+        /// Input meshes.
+        #[arg(required = true)]
+        meshes: Vec<PathBuf>,
+        /// Timed runs per operation (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Backend for the GPU column (the CPU backend and the serial runs always run).
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+    /// GPolylla on Delaunay triangulations of random points and grids: the GPU's kernels alone and with copies, the CPU backend and the sequential version in one run.
+    Polylla {
+        /// Random point counts.
+        #[arg(long, value_delimiter = ',', default_values_t = [1_000_000usize])]
+        random: Vec<usize>,
+        /// Grid sides (N x N points).
+        #[arg(long, value_delimiter = ',', default_values_t = [1000usize])]
+        grid: Vec<usize>,
+        /// Timed runs per input (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Backend for the GPU columns (the CPU backend and the sequential runs always run).
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
+    /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
+    Queries {
+        /// Input mesh; the bundled mesh when omitted.
+        mesh: Option<PathBuf>,
+        /// Subdivide the mesh (midpoint, ×4 faces a step) until it has this many faces.
+        #[arg(long, default_value_t = 5_000_000)]
+        min_faces: usize,
+        /// Timed repetitions (medians are reported).
+        #[arg(long, default_value_t = 20)]
+        reps: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Parses `--length`: a number, or a number followed by `x` (relative).
+pub(crate) fn parse_length(s: &str) -> std::result::Result<TargetLength, String> {
+    let (number, relative) = match s.strip_suffix('x') {
+        Some(n) => (n, true),
+        None => (s, false),
+    };
+    let l: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a length: write a number (\"0.01\") or a multiple of the mean edge length (\"0.5x\")"))?;
+    Ok(if relative {
+        TargetLength::Relative(l)
+    } else {
+        TargetLength::Absolute(l)
+    })
+}

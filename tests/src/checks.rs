@@ -1,0 +1,202 @@
+//! The query checker: every first-order query of a backend against the
+//! CPU reference mesh, and the patching's invariants.
+
+use cavity::backend::Backend;
+use cavity::{Kind, PatchedMesh, Query, TriMesh};
+use cavity_reference::ReferenceMesh;
+
+/// The reference mesh's result of `query` for element `src` (input numbering).
+pub fn reference_row(reference: &ReferenceMesh, query: Query, src: u32) -> Vec<u32> {
+    match query {
+        Query::VV => reference.vv(src),
+        Query::VE => reference.ve(src),
+        Query::VF => reference.vf(src),
+        Query::EV => reference.ev(src),
+        Query::EF => reference.ef(src),
+        Query::FV => reference.fv(src).to_vec(),
+        Query::FE => reference.fe(src).to_vec(),
+        Query::FF => reference.ff(src),
+    }
+}
+
+fn set(v: impl IntoIterator<Item = u32>) -> Vec<u32> {
+    let mut v: Vec<u32> = v.into_iter().collect();
+    v.sort_unstable();
+    v
+}
+
+/// Runs every query of `backend` on `mesh` patched with `patch_size` and
+/// compares it with the reference mesh: as sets, and in rotational order
+/// around manifold interior vertices (VV; VE and VF consistent with VV).
+/// Returns a description of the first mismatch.
+pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Result<(), String> {
+    let reference = ReferenceMesh::new(mesh).map_err(|e| e.to_string())?;
+    let patched = PatchedMesh::new(mesh, patch_size).map_err(|e| e.to_string())?;
+    check_patching(mesh, &patched)?;
+    let to_in = |k: Kind, h: u32| patched.to_input(k)[h as usize];
+    // Patched edge ids are input edges as vertex pairs; map to the reference's.
+    let ref_edge = |h: u32| {
+        let [a, b] = patched.input_edges()[to_in(Kind::Edge, h) as usize];
+        reference
+            .edge_index(a, b)
+            .expect("edge exists in reference")
+    };
+    let map = |k: Kind, h: u32| match k {
+        Kind::Edge => ref_edge(h),
+        _ => to_in(k, h),
+    };
+    for query in Query::ALL {
+        let result = backend.query(&patched, query).map_err(|e| e.to_string())?;
+        let n = patched.count(query.source());
+        if result.offsets.len() != n + 1 {
+            return Err(format!(
+                "{}: {} rows for {n} sources",
+                query.name(),
+                result.offsets.len() - 1
+            ));
+        }
+        for h in 0..n as u32 {
+            let row: Vec<u32> = result
+                .row(h)
+                .iter()
+                .map(|&x| map(query.target(), x))
+                .collect();
+            let src = map(query.source(), h);
+            let expected = reference_row(&reference, query, src);
+            let ordered = matches!(query, Query::FV | Query::FE);
+            let same = if ordered {
+                row == expected
+            } else {
+                set(row.clone()) == set(expected.clone())
+            };
+            if !same {
+                return Err(format!(
+                    "{} of {:?} {src}: got {row:?}, expected {expected:?}",
+                    query.name(),
+                    query.source()
+                ));
+            }
+            if query == Query::VV
+                && reference.is_manifold_interior_vertex(src)
+                && !reference.is_rotational_order(src, &row)
+            {
+                return Err(format!(
+                    "VV of vertex {src} not in rotational order: {row:?}"
+                ));
+            }
+        }
+    }
+    check_ring_consistency(&patched, backend, &reference)
+}
+
+/// VE[i] joins v and VV[i]; VF[i] holds v, VV[i] and VV[i+1] around
+/// manifold interior vertices.
+fn check_ring_consistency(
+    patched: &PatchedMesh,
+    backend: &Backend,
+    reference: &ReferenceMesh,
+) -> Result<(), String> {
+    let vv = backend
+        .query(patched, Query::VV)
+        .map_err(|e| e.to_string())?;
+    let ve = backend
+        .query(patched, Query::VE)
+        .map_err(|e| e.to_string())?;
+    let vf = backend
+        .query(patched, Query::VF)
+        .map_err(|e| e.to_string())?;
+    let fv = backend
+        .query(patched, Query::FV)
+        .map_err(|e| e.to_string())?;
+    let ev = backend
+        .query(patched, Query::EV)
+        .map_err(|e| e.to_string())?;
+    for v in 0..patched.count(Kind::Vertex) as u32 {
+        let input = patched.to_input(Kind::Vertex)[v as usize];
+        if !reference.is_manifold_interior_vertex(input) {
+            continue;
+        }
+        let ring = vv.row(v);
+        let k = ring.len();
+        for i in 0..k {
+            let e = ev.row(ve.row(v)[i]);
+            if !(e.contains(&v) && e.contains(&ring[i])) {
+                return Err(format!(
+                    "VE[{i}] of vertex {input} does not join it to VV[{i}]"
+                ));
+            }
+            let f = fv.row(vf.row(v)[i]);
+            if !(f.contains(&v) && f.contains(&ring[i]) && f.contains(&ring[(i + 1) % k])) {
+                return Err(format!(
+                    "VF[{i}] of vertex {input} is not between VV[{i}] and VV[{}]",
+                    (i + 1) % k
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Patching invariants: handles are bijections; every patch's owned faces
+/// are one connected component; masks agree with the owned counts.
+pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), String> {
+    for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+        let mut seen = vec![false; patched.count(kind)];
+        for &h in patched.to_handle(kind) {
+            if std::mem::replace(&mut seen[h as usize], true) {
+                return Err(format!("{kind:?} handle {h} owned twice"));
+            }
+        }
+        if seen.iter().any(|s| !s) {
+            return Err(format!("a {kind:?} handle is owned by no element"));
+        }
+    }
+    if patched.count(Kind::Vertex) != mesh.positions.len()
+        || patched.count(Kind::Face) != mesh.faces.len()
+    {
+        return Err("element counts differ from the input".into());
+    }
+    let view = patched.view();
+    for (p, info) in patched.patches().iter().enumerate() {
+        for kind in [Kind::Vertex, Kind::Edge, Kind::Face] {
+            for l in 0..info.count(kind) {
+                if view.mask_bit(info, kind, false, l) != (l < info.owned(kind)) {
+                    return Err(format!("patch {p}: owned mask of {kind:?} {l} is wrong"));
+                }
+                if !view.mask_bit(info, kind, true, l) {
+                    return Err(format!("patch {p}: {kind:?} {l} inactive"));
+                }
+            }
+        }
+        if info.owned_faces > patched.patch_size() {
+            return Err(format!(
+                "patch {p} has {} faces > {}",
+                info.owned_faces,
+                patched.patch_size()
+            ));
+        }
+        // Connectivity of owned faces through shared local edges.
+        let fe = &patched.fe()[info.fe_offset as usize..][..3 * info.num_faces as usize];
+        let nf = info.owned_faces as usize;
+        if nf == 0 {
+            continue;
+        }
+        let mut reached = vec![false; nf];
+        reached[0] = true;
+        let mut stack = vec![0usize];
+        while let Some(f) = stack.pop() {
+            for g in 0..nf {
+                if !reached[g]
+                    && (0..3).any(|a| (0..3).any(|b| fe[3 * f + a] >> 1 == fe[3 * g + b] >> 1))
+                {
+                    reached[g] = true;
+                    stack.push(g);
+                }
+            }
+        }
+        if reached.iter().any(|r| !r) {
+            return Err(format!("patch {p} is not connected"));
+        }
+    }
+    Ok(())
+}
