@@ -1,5 +1,7 @@
-//! Shared mesh generators and the query checker used by the workspace tests:
-//! every query of a backend against the CPU reference mesh.
+//! Shared mesh generators and the query checker used by the workspace tests
+//! (every query of a backend against the CPU reference mesh), and the runs
+//! of cavity operations with the measures their tests assert on, shared by
+//! the tests of the templates and of the applications' operations.
 //!
 //! The backend comes from `CAVITY_TEST_DEVICE` (`cpu` by default, `cuda` on
 //! the GPU machine, `cpu-racing` for the CPU backend with racing dynamic
@@ -8,10 +10,14 @@
 mod checks;
 mod dirt;
 mod generators;
+mod measures;
+mod rounds;
 
 pub use checks::*;
 pub use dirt::*;
 pub use generators::*;
+pub use measures::*;
+pub use rounds::*;
 
 use std::collections::HashSet;
 
@@ -23,10 +29,11 @@ use cavity_reference::{MeshStats, ReferenceMesh};
 
 /// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`), with the
 /// tests' kernel crate added (`Backend::add_kernels`: the operations the
-/// tests run live in `tests/kernels`, not in the core; a test of an
-/// application's kernels adds them, [`with_kernels`]). Panics when
-/// `cuda` is asked for and no GPU is usable, so a GPU run cannot pass on
-/// the CPU.
+/// tests run live in `tests/kernels`, not in the core) and the kernel
+/// crates the test binary declares ([`test_kernels!`]; a single test of
+/// an application's kernels may add them instead, [`with_kernels`]).
+/// Panics when `cuda` is asked for and no GPU is usable, so a GPU run
+/// cannot pass on the CPU.
 pub fn test_backend() -> Backend {
     let choice: DeviceChoice = std::env::var("CAVITY_TEST_DEVICE")
         .unwrap_or_else(|_| "cpu".into())
@@ -36,8 +43,33 @@ pub fn test_backend() -> Backend {
     backend
         .add_kernels(TEST_KERNELS_PTX)
         .expect("the kernel crate's PTX loads");
+    for kernels in inventory::iter::<TestKernels> {
+        (kernels.0)(&backend).expect("a declared kernel crate's PTX loads");
+    }
     backend
 }
+
+/// An application's `add_kernels`, declared by a test binary with
+/// [`test_kernels!`]: [`test_backend`] adds it.
+pub struct TestKernels(pub fn(&Backend) -> Result<(), BackendError>);
+
+inventory::collect!(TestKernels);
+
+/// Declares the kernel crates whose cavities a test binary runs through
+/// the shared helpers ([`run`], [`with_rounds`], [`test_backend`]), each
+/// by its application's `add_kernels`, so that they run on the GPU too
+/// (the CPU backend needs nothing):
+/// `cavity_tests::test_kernels!(cavity_remesh::add_kernels);` at the top
+/// level of the test file.
+#[macro_export]
+macro_rules! test_kernels {
+    ($($add:path),+ $(,)?) => {$(
+        $crate::__inventory::submit! { $crate::TestKernels($add) }
+    )+};
+}
+
+#[doc(hidden)]
+pub use inventory as __inventory;
 
 /// `backend` with the kernels that `add` adds (an application's
 /// `add_kernels`).

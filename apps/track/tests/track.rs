@@ -3,18 +3,32 @@
 //! edge lengths and no near-degenerate face after every one of 100 frames;
 //! the velocity field is the curl of its potential (so divergence-free)
 //! and the eigen-decomposition behind null-space smoothing is exact;
-//! nonsense settings are errors.
+//! nonsense settings are errors. Its operations one at a time,
+//! `validate()` after every round (four racing workers on the CPU backend,
+//! `TEST_WORKERS`): El Topo's flips to the shorter diagonal
+//! (`cavity-track-kernels`) until none is shorter within the volume limit,
+//! and null-space smoothing (remeshing's smoothing with a rank ratio, as
+//! tracking runs it), which keeps a crease.
 
 use cavity::TriMesh;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::rounds::RunReport;
 use cavity::settings::NamesSettings;
 use cavity_reference::ReferenceMesh;
 use cavity_remesh::{Layout, Quality};
+use cavity_remesh_kernels::SLIVER_SIN;
 use cavity_remesh_kernels::eigen::symmetric_eigen;
-use cavity_tests::{cases, oriented, smallest_area, test_backend, topology};
+use cavity_remesh_kernels::smooth::Smoothing;
+use cavity_tests::{
+    ROOMY, acceptable_flip, cases, euler, grid, length_spread, oriented, run, smallest_area,
+    sorted_faces, test_backend, topology, with_rounds,
+};
 use cavity_track::{TrackError, TrackHooks, TrackSettings, sheet, track};
-use cavity_track_kernels::{advected, noise, potential, velocity};
+use cavity_track_kernels::{ShorterDiagonal, advected, noise, potential, velocity};
 use proptest::prelude::*;
+
+// The operations' tests run tracking's flip and remeshing's smoothing.
+cavity_tests::test_kernels!(cavity_track::add_kernels, cavity_remesh::add_kernels);
 
 #[test]
 fn nonsense_settings_are_errors() {
@@ -183,5 +197,106 @@ fn the_sheet_stays_valid_for_100_frames() {
         let y = out.positions.iter().map(|p| p[1].abs()).fold(0.0, f32::max);
         assert!(y > 0.5, "the sheet stayed flat: {y}");
         assert!(report.output.min_angle > 5.0, "{}", report.table());
+    }
+}
+
+#[test]
+fn shorter_diagonal_flips_until_none_is_shorter() {
+    // A jittered, bumpy grid: many edges have a shorter other diagonal;
+    // the volume limit keeps some of them.
+    let mut input = grid(12, 12, &[false, true], false, &[]);
+    for (i, p) in input.positions.iter_mut().enumerate() {
+        let h = (i as u32).wrapping_mul(2_654_435_761);
+        if (1.0..12.0).contains(&p[0]) && (1.0..12.0).contains(&p[1]) {
+            p[0] += ((h & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+            p[1] += ((h >> 8 & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+        }
+        p[2] = 0.4 * (0.7 * p[0]).sin() * (0.5 * p[1]).cos();
+    }
+    let max_volume_change = 0.05;
+    for patch_size in [16, 64] {
+        let app = ShorterDiagonal {
+            max_volume_change,
+            feature_cos: -2.0,
+        };
+        let (report, out) = run(&input, patch_size, app, true);
+        assert!(report.flips > 0, "{report:?}");
+        assert_eq!(out.faces.len(), input.faces.len());
+        assert_eq!(euler(&out), euler(&input));
+        assert_eq!(out.positions, input.positions);
+        assert!(cavity_tests::oriented(&out));
+        // With margins, so that rounding does not decide.
+        let left = acceptable_flip(&out, SLIVER_SIN, |_, [a, b, c, d]| {
+            let p = |v: u32| glam::Vec3::from(out.positions[v as usize]);
+            let volume = (p(b) - p(a)).dot((p(c) - p(a)).cross(p(d) - p(a))).abs();
+            p(c).distance(p(d)) < 0.999 * p(a).distance(p(b)) && volume < 0.999 * max_volume_change
+        });
+        assert_eq!(left, None);
+    }
+    // Without the volume limit more edges flip.
+    let free = ShorterDiagonal {
+        max_volume_change: f32::INFINITY,
+        feature_cos: -2.0,
+    };
+    let limited = ShorterDiagonal {
+        max_volume_change,
+        feature_cos: -2.0,
+    };
+    assert!(run(&input, 64, free, true).0.flips > run(&input, 64, limited, true).0.flips);
+}
+
+#[test]
+fn null_space_smoothing_keeps_a_crease() {
+    // A roof: two planes meeting at a right angle along x = 6, interior
+    // vertices pushed along their plane. Null-space smoothing keeps every
+    // vertex on the roof and the crease vertices on the crease; tangential
+    // smoothing rounds the crease off.
+    let roof = |x: f32| (x - 6.0).abs();
+    let mut input = grid(12, 12, &[false, true], false, &[]);
+    for (i, p) in input.positions.iter_mut().enumerate() {
+        if (1.0..12.0).contains(&p[0]) && (1.0..12.0).contains(&p[1]) {
+            let h = (i as u32).wrapping_mul(2_654_435_761);
+            if p[0] != 6.0 {
+                p[0] += ((h & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+            }
+            p[1] += ((h >> 8 & 0xff) as f32 / 255.0 - 0.5) * 0.6;
+        }
+        p[2] = roof(p[0]);
+    }
+    let smoothing = |rank_ratio: f32, patch_size: u32| {
+        let params = Smoothing {
+            boundary_cos: 2.0,
+            step: 1.0,
+            feature_cos: -2.0,
+            rank_ratio,
+        };
+        with_rounds(&input, patch_size, ROOMY, true, |r| {
+            cavity_remesh::smooth::smooth(r, &params, 10)?;
+            Ok(RunReport::default())
+        })
+        .expect("smoothing")
+        .1
+    };
+    for patch_size in [8, 64] {
+        let out = smoothing(0.03, patch_size);
+        assert_eq!(sorted_faces(&out), sorted_faces(&input));
+        for (p, q) in input.positions.iter().zip(&out.positions) {
+            assert!(
+                (q[2] - roof(q[0])).abs() < 1e-4,
+                "{p:?} left the roof: {q:?}"
+            );
+            if p[0] == 6.0 {
+                assert!((q[0] - 6.0).abs() < 1e-4, "{p:?} left the crease: {q:?}");
+            }
+        }
+        assert!(length_spread(&out) < 0.8 * length_spread(&input));
+        let rounded = smoothing(0.0, patch_size);
+        let off = |m: &TriMesh| {
+            m.positions
+                .iter()
+                .map(|q| (q[2] - roof(q[0])).abs())
+                .fold(0.0, f32::max)
+        };
+        assert!(off(&rounded) > 1e-2, "{}", off(&rounded));
     }
 }
