@@ -1,5 +1,5 @@
 //! Builds the PTX of the device crate with `cavity-ptx-builder` and places
-//! it in OUT_DIR, where `src/backend/cuda.rs` embeds it. The architecture
+//! it in OUT_DIR, where `src/backend/cuda/context.rs` embeds it. The architecture
 //! is `sm_90` unless `CAVITY_CUDA_ARCH` names another (e.g. `sm_80`).
 //! Without a toolchain that can build PTX the step is skipped with one
 //! warning: the PTX is empty and `ptx_missing.rs` holds the reason, which

@@ -6,20 +6,28 @@
 //! The pieces, by concept:
 //!
 //! - [`TriMesh`] and [`io`]: an indexed triangle mesh, read and written as
-//!   OBJ, PLY, OFF or STL; [`defects`] and [`components`] for dirty input.
+//!   OBJ, PLY, OFF or STL; [`input`] reads a user's mesh with its warnings
+//!   and checks an output against it; [`defects`], [`components`] and
+//!   [`stats`] for dirty input; [`normalize`] for odd scales.
 //! - [`PatchedMesh`] ([`patcher`], [`patched`]): the static patch layout
 //!   the query kernels read; [`dynamic::DynamicMesh`]: the per-patch layout
-//!   with spare slots that the cavity operator updates.
+//!   with spare slots that the cavity operator updates; [`attributes`]:
+//!   typed values on its vertices, edges and faces.
 //! - [`backend`]: where kernels run. [`backend::Backend`] is the GPU
-//!   (embedded PTX through cudarc) or the CPU backend (the same kernels on
-//!   host blocks, one per rayon task); the first-order [`Query`]s, kernel
-//!   crates of your own (`Backend::add_kernels`) and the dynamic rounds
-//!   ([`rounds`]: sweeps of update rounds of any cavity application) run on
+//!   (PTX through cudarc) or the CPU backend (the same kernels on host
+//!   blocks, one per rayon task); the first-order [`Query`]s, typed device
+//!   buffers and checked kernels ([`backend::buffer`]), kernel crates of
+//!   your own (`Backend::add_kernels`, [`kernel_module!`]) and the dynamic
+//!   rounds ([`rounds`]: sweeps of update rounds of any cavity
+//!   application, per-element and patch computations; [`rings`]) run on
 //!   either.
 //! - Applications live in their own crates, written on the public model
 //!   (`apps/`): Delaunay edge flips (`cavity_delaunay`), vertex normals
-//!   (`cavity_normals`), isotropic remeshing (`cavity_remesh`) and surface
-//!   tracking (`cavity_track`).
+//!   (`cavity_normals`), isotropic remeshing (`cavity_remesh`), surface
+//!   tracking (`cavity_track`), mean curvature flow (`cavity_mcf`),
+//!   geodesic distance (`cavity_geodesic`), bilateral denoising
+//!   (`cavity_denoise`), volumetric meshes as ternary boundary operators
+//!   (`cavity_volume`) and Polylla polygonal meshes (`cavity_polylla`).
 //! - Errors name the library's settings ([`settings::Setting`]); a front
 //!   end maps them to its own options.
 //!
