@@ -113,8 +113,10 @@ fn valence_flips_until_none_improves() {
     }
 }
 
-#[test]
-fn safe_collapses_keep_edges_short_and_faces_up() {
+/// A 12 × 12 grid with its long edges split, and a collapse of the edges
+/// shorter than 0.45 that makes none longer than 0.8 (boundary kept, no
+/// features): the input of the collapse tests.
+fn split_grid_and_collapse() -> (TriMesh, CollapseShortEdgesSafely) {
     let input = grid(12, 12, &[false, true], false, &[]);
     let (_, split) = run(&input, 64, SplitLongEdges::new(0.5), true);
     let app = CollapseShortEdgesSafely {
@@ -126,6 +128,12 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
         feature_cos: -2.0,
         flat_caps: 0,
     };
+    (split, app)
+}
+
+#[test]
+fn safe_collapses_keep_edges_short_and_faces_up() {
+    let (split, app) = split_grid_and_collapse();
     for patch_size in [16, 64] {
         let (report, out) = run(&split, patch_size, app, true);
         assert!(report.flips > 0, "{report:?}");
@@ -145,17 +153,7 @@ fn safe_collapses_keep_edges_short_and_faces_up() {
 
 #[test]
 fn collapse_sweeps_stop_at_the_limit() {
-    let input = grid(12, 12, &[false, true], false, &[]);
-    let (_, split) = run(&input, 64, SplitLongEdges::new(0.5), true);
-    let app = CollapseShortEdgesSafely {
-        min_length: 0.45,
-        degenerate_length: 0.0,
-        boundary_cos: 2.0,
-        corner_tolerance: 0.0,
-        max_length: 0.8,
-        feature_cos: -2.0,
-        flat_caps: 0,
-    };
+    let (split, app) = split_grid_and_collapse();
     let ([one, rest, after], out) = with_rounds(&split, 16, ROOMY, true, |r| {
         Ok([
             sweeps_at_most(r, &app, 1)?,

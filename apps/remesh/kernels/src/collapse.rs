@@ -10,7 +10,7 @@ use cavity_device::dynamic::cavity::{CavityApp, Ctx, FillIn, Template};
 use cavity_device::geometry::{dot, midpoint, norm, normal, smallest_angle_sin, sub};
 
 use crate::boundary::BoundaryStar;
-use crate::separate::{SEPARATE_EDGES, SEPARATE_FACES, SEPARATE_SEED_FACES, flat_apex};
+use crate::separate::{SEPARATE_EDGES, SEPARATE_FACES, SEPARATE_SEED_FACES, Separation, flat_apex};
 use crate::shape::{SLIVER_SIN, feature_edges, is_feature, zero_area};
 
 cavity_device::parameters! {
@@ -190,6 +190,17 @@ fn visibly_bad<B: Block>(ctx: &Ctx<'_, B>, e: u32, m: [f32; 3], max_length: f32)
 }
 
 impl CollapseShortEdgesSafely {
+    /// The separation standing in for this collapse where it may not
+    /// collapse a degenerate edge.
+    #[inline(always)]
+    fn separation(&self) -> Separation {
+        Separation {
+            degenerate_length: self.degenerate_length,
+            boundary_cos: self.boundary_cos,
+            feature_cos: self.feature_cos,
+        }
+    }
+
     /// Where edge `e` collapses to, `None` when it may not. Away from the
     /// mesh boundary: [`collapse_target`]. An edge with a vertex on the
     /// boundary (issue 24; CGAL's `isotropic_remeshing` does the same):
@@ -338,14 +349,14 @@ impl CavityApp for CollapseShortEdgesSafely {
             // A cap's apex edge (`flat_apex`): the apex moves off the line.
             return self.flat_caps != 0
                 && flat_apex(ctx, fill.seed(), self.degenerate_length)
-                && self.separate(fill);
+                && self.separation().separate(fill);
         }
         let degenerate = len < self.degenerate_length;
         let Some(m) = self
             .target(ctx, fill.seed())
             .filter(|_| self.collapsible(fill))
         else {
-            return degenerate && self.separate(fill);
+            return degenerate && self.separation().separate(fill);
         };
         // The cavity's side: its faces' summed normals (a new face that
         // replaces one of zero area must not face against it).

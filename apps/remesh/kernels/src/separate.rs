@@ -5,7 +5,6 @@
 //! (issue 24).
 
 use crate::boundary::BoundaryStar;
-use crate::collapse::CollapseShortEdgesSafely;
 use crate::shape::{ZERO_HEIGHT, feature_edges, is_feature, zero_area};
 use cavity_device::block::Block;
 use cavity_device::dynamic::cavity::criteria::length;
@@ -417,7 +416,20 @@ pub(crate) fn reproduce<B: Block>(fill: &mut FillIn<'_, B>, moves: Moves) -> boo
     true
 }
 
-impl CollapseShortEdgesSafely {
+/// The limits a separation keeps: those of the collapse it stands in for
+/// (`CollapseShortEdgesSafely`'s fields of the same names).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Separation {
+    /// Edges shorter than this are degenerate.
+    pub(crate) degenerate_length: f32,
+    /// Boundary vertices whose turning angle has a cosine below this are
+    /// corners and stay.
+    pub(crate) boundary_cos: f32,
+    /// Feature threshold (dihedral angle cosine).
+    pub(crate) feature_cos: f32,
+}
+
+impl Separation {
     /// Separates the two vertices of degenerate seed edge `ab` that may
     /// not collapse (the collapse would pinch the surface, join a vertex
     /// to a non-manifold one, or break the link condition), or moves the

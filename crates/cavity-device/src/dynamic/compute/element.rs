@@ -1,7 +1,7 @@
 //! One element of a per-element computation as the computation sees it:
 //! its query results, attributes, counts and marks ([`Element`]).
 
-use super::launch::Rows;
+use super::rows::Rows;
 use super::sweeps::{Gathered, Sweep, pick};
 use crate::attribute::{Attr, Scalar};
 use crate::block::{Block, Shared};

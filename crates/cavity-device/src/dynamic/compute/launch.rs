@@ -1,10 +1,11 @@
 //! One block's launch of a computation: the shared-memory windows
 //! ([`Windows`]), the query's relation in compressed rows built there
-//! ([`Rows`], [`build_rows`]) and the loop over the owned active
+//! ([`build_rows`]) and the loop over the owned active
 //! elements ([`each_element`]).
 
 use super::ElementComputation;
 use super::element::Element;
+use super::rows::Rows;
 use super::sweeps::{Gather, Gathered, Sweep, Sweeps, pick};
 use crate::attribute::Attr;
 use crate::block::{Block, Shared, SharedArena};
@@ -12,29 +13,6 @@ use crate::dynamic::layout::{Capacity, computation_writes};
 use crate::dynamic::patch::{DynMesh, PatchCopy};
 use crate::layout::Kind;
 use crate::query::Query;
-
-/// A relation in compressed rows, built in shared memory: row `s` of the
-/// source kind lists `entries[start(s)..end(s)]`.
-pub struct Rows {
-    /// `ends[s]`: end of row `s` (its start is `ends[s - 1]`, 0 for `s = 0`).
-    pub(super) ends: Shared<u32>,
-    pub(super) entries: Shared<u16>,
-}
-
-impl Rows {
-    #[inline(always)]
-    pub(in crate::dynamic) fn start(&self, s: u32) -> u32 {
-        if s == 0 { 0 } else { self.ends.get(s - 1) }
-    }
-    #[inline(always)]
-    pub(in crate::dynamic) fn end(&self, s: u32) -> u32 {
-        self.ends.get(s)
-    }
-    #[inline(always)]
-    pub(in crate::dynamic) fn entry(&self, i: u32) -> u32 {
-        self.entries.get(i) as u32
-    }
-}
 
 /// The relation a transposed query needs: `(rows' kind, element kind
 /// whose incidences are transposed, incidences per element)`.

@@ -22,6 +22,7 @@
 mod element;
 mod export;
 mod launch;
+mod rows;
 mod sweeps;
 
 use crate::block::{Block, SharedArena};
@@ -35,7 +36,8 @@ pub use element::Element;
 pub use export::{ExportArrays, ExportQuery, export};
 use launch::{Computing, each_element};
 pub(in crate::dynamic) use launch::{Needs, Windows, build_rows};
-pub use launch::{Rows, shared_bytes, shared_bytes_of};
+pub use launch::{shared_bytes, shared_bytes_of};
+pub use rows::Rows;
 pub use sweeps::{Gather, Sweeps};
 
 /// A computation on every active element of [`ElementComputation::QUERY`]'s
