@@ -95,3 +95,14 @@ pub fn sorted_faces(m: &TriMesh) -> Vec<[u32; 3]> {
     f.sort();
     f
 }
+
+/// The diagonal of `mesh`'s bounding box (at least the smallest positive
+/// `f64`, so that it can divide).
+pub fn diagonal(mesh: &TriMesh) -> f64 {
+    let (mut lo, mut hi) = (glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY);
+    for p in &mesh.positions {
+        let p = glam::DVec3::from(p.map(f64::from));
+        (lo, hi) = (lo.min(p), hi.max(p));
+    }
+    (hi - lo).length().max(f64::MIN_POSITIVE)
+}

@@ -10,7 +10,7 @@
 use cavity::TriMesh;
 use cavity::settings::NamesSettings;
 use cavity_denoise::{DenoiseError, DenoiseSettings, denoise, serial, setting};
-use cavity_tests::{any_mesh, bundled_mesh, cases, test_backend, unit_sphere};
+use cavity_tests::{any_mesh, bundled_mesh, cases, diagonal, test_backend, unit_sphere};
 use proptest::prelude::*;
 
 /// `mesh` with every coordinate moved by up to `amount` (a deterministic
@@ -27,19 +27,6 @@ fn jitter(mesh: &TriMesh, amount: f32, seed: u64) -> TriMesh {
         }
     }
     out
-}
-
-/// The diagonal of `mesh`'s bounding box.
-fn diagonal(mesh: &TriMesh) -> f64 {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for p in &mesh.positions {
-        for k in 0..3 {
-            lo[k] = lo[k].min(f64::from(p[k]));
-            hi[k] = hi[k].max(f64::from(p[k]));
-        }
-    }
-    (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt()
 }
 
 /// The vertices of `a` farther than `tolerance` from `b`'s.

@@ -11,7 +11,7 @@ use cavity::normalize::Normalization;
 use cavity::topology::mean_edge_length;
 use cavity::{MeshError, TriMesh};
 use cavity_mcf::{McfError, McfSettings, smooth};
-use cavity_tests::{any_mesh, asset_mesh, cases, grid, test_backend};
+use cavity_tests::{any_mesh, asset_mesh, cases, diagonal, grid, test_backend};
 use glam::DVec3;
 use nalgebra::DMatrix;
 use nalgebra_sparse::factorization::CscCholesky;
@@ -148,16 +148,6 @@ fn bumpy(mut mesh: TriMesh) -> TriMesh {
         p[2] += 0.25 * (s - s.floor() - 0.5);
     }
     mesh
-}
-
-/// The diagonal of `mesh`'s bounding box.
-fn diagonal(mesh: &TriMesh) -> f64 {
-    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
-    for p in &mesh.positions {
-        let p = DVec3::from(p.map(f64::from));
-        (lo, hi) = (lo.min(p), hi.max(p));
-    }
-    (hi - lo).length().max(f64::MIN_POSITIVE)
 }
 
 /// The largest distance between `got` and `want` over the bounding box's

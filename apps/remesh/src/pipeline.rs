@@ -20,7 +20,7 @@ use std::time::Instant;
 use cavity::backend::{Backend, BackendError, DeviceChoice};
 use cavity::defects::Keeps;
 use cavity::input::{InputMesh, Rejected, Source};
-use cavity::io::{MeshIoError, check_writable, stage_mesh};
+use cavity::io::{MeshIoError, check_writable, same_file, stage_mesh};
 use cavity::settings::{NamesSettings, Setting};
 
 use crate::phases::Hooks;
@@ -218,13 +218,5 @@ impl RemeshFile<'_> {
             return Err(FileError::Overwrite(input.display().to_string()));
         }
         Ok(())
-    }
-}
-
-/// Whether `a` and `b` name the same file (both exist).
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
     }
 }

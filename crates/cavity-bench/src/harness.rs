@@ -38,17 +38,11 @@ pub fn wall_median<T, E>(
     reps: usize,
     mut f: impl FnMut() -> Result<T, E>,
 ) -> Result<(T, f64), E> {
-    for _ in 0..warmup {
-        f()?;
-    }
-    let mut times = Vec::with_capacity(reps.max(1));
-    let mut last = None;
-    for _ in 0..reps.max(1) {
+    repeated(warmup, reps, || {
         let start = Instant::now();
-        last = Some(f()?);
-        times.push(start.elapsed().as_secs_f64());
-    }
-    Ok((last.expect("one run at least"), median(times)))
+        let value = f()?;
+        Ok((value, start.elapsed().as_secs_f64()))
+    })
 }
 
 /// The median milliseconds of `reps` runs of `f` timed on `backend`
@@ -64,15 +58,25 @@ pub fn event_median<T, E: From<cavity::backend::BackendError>>(
     reps: usize,
     mut f: impl FnMut() -> Result<T, E>,
 ) -> Result<(T, f64), E> {
+    repeated(warmup, reps, || backend.timed(&mut f))
+}
+
+/// `warmup` runs of `timed` (a value and its time), then the median time
+/// of `reps` more (at least one), with the last run's value.
+fn repeated<T, E>(
+    warmup: usize,
+    reps: usize,
+    mut timed: impl FnMut() -> Result<(T, f64), E>,
+) -> Result<(T, f64), E> {
     for _ in 0..warmup {
-        f()?;
+        timed()?;
     }
     let mut times = Vec::with_capacity(reps.max(1));
     let mut last = None;
     for _ in 0..reps.max(1) {
-        let (value, ms) = backend.timed(&mut f)?;
+        let (value, time) = timed()?;
         last = Some(value);
-        times.push(ms);
+        times.push(time);
     }
     Ok((last.expect("one run at least"), median(times)))
 }

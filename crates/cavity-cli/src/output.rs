@@ -6,7 +6,7 @@ use std::path::Path;
 use cavity::TriMesh;
 use cavity::defects::Keeps;
 use cavity::input::InputDefects;
-use cavity::io::Format;
+use cavity::io::{Format, same_file};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Result;
@@ -54,7 +54,7 @@ pub(crate) use sayln;
 pub(crate) fn refuse_overwrite(input: Option<&Path>, output: &Path) -> Result<()> {
     if let Some(input) = input
         && output.exists()
-        && std::fs::canonicalize(input)? == std::fs::canonicalize(output)?
+        && same_file(input, output)
     {
         return Err(format!(
             "refusing to overwrite the input {}: choose another -o",

@@ -66,30 +66,16 @@ pub type ExportParams = (RawPatchMesh, u64, u32, u64, u32, u64, u32);
 /// for the largest patch.
 pub struct QueryExport<const Q: u8>;
 
-/// Declares the query kernels' entry names by query and, on `nvptx64`,
-/// their entry points.
-macro_rules! query_kernels {
-    ($($q:literal: $name:ident),* $(,)?) => {
-        /// The entry names of [`QueryExport`] by query.
-        const EXPORT_NAMES: [&str; 8] =
-            [$(crate::kernel!(@name concat!("QueryExport", stringify!($name)))),*];
+crate::kernel!(
+    @per_query [all(target_arch = "nvptx64", feature = "core-entries")]
+    EXPORT_NAMES,
+    QueryExport,
+    (mesh: RawPatchMesh, offsets: u64, n_offsets: u32,
+     counts: u64, n_counts: u32, out: u64, n_out: u32)
+);
 
-        $(
-            crate::kernel!(
-                @entry [all(target_arch = "nvptx64", feature = "core-entries")]
-                crate::kernel!(@name concat!("QueryExport", stringify!($name))),
-                QueryExport<$q>,
-                (mesh: RawPatchMesh, offsets: u64, n_offsets: u32,
-                 counts: u64, n_counts: u32, out: u64, n_out: u32)
-            );
-        )*
-    };
-}
-
-query_kernels!(0: VV, 1: VE, 2: VF, 3: EV, 4: EF, 5: FV, 6: FE, 7: FF);
-
-// SAFETY: `query_kernels!` declares the entry named `NAME` with these
-// parameters and body.
+// SAFETY: `kernel!(@per_query ..)` above declares the entry named `NAME`
+// with these parameters and body.
 unsafe impl<const Q: u8> Kernel for QueryExport<Q> {
     const NAME: &'static str = EXPORT_NAMES[Q as usize];
     const BOUNDS: LaunchBounds = Query::ALL[Q as usize].launch_bounds();

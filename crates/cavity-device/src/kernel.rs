@@ -214,6 +214,29 @@ macro_rules! kernel {
             const <$kernel as $crate::kernel::Kernel>::BOUNDS.min_blocks,
         );
     };
+    // A kernel generic over the query (`$kernel<Q>`, `Q` the index in
+    // `Query::ALL`): the entry names by query in `$names`, and an entry
+    // point per query.
+    (@per_query [$cfg:meta] $names:ident, $kernel:ident, $params:tt) => {
+        $crate::kernel!(
+            @per_query_each [$cfg] $names, $kernel, $params,
+            0: VV, 1: VE, 2: VF, 3: EV, 4: EF, 5: FV, 6: FE, 7: FF
+        );
+    };
+    (@per_query_each [$cfg:meta] $names:ident, $kernel:ident, $params:tt,
+     $($q:literal: $query:ident),*) => {
+        #[doc = concat!("The entry names of `", stringify!($kernel), "` by query.")]
+        const $names: [&str; 8] =
+            [$($crate::kernel!(@name concat!(stringify!($kernel), stringify!($query)))),*];
+        $(
+            $crate::kernel!(
+                @entry [$cfg]
+                $crate::kernel!(@name concat!(stringify!($kernel), stringify!($query))),
+                $kernel<$q>,
+                $params
+            );
+        )*
+    };
     (@core $($declaration:tt)*) => {
         $crate::kernel!(
             @declare [all(target_arch = "nvptx64", feature = "core-entries")] $($declaration)*

@@ -13,7 +13,7 @@ use crate::defects::{
     Keeps, OutputError, check_output, check_output_with, count_zero_area,
     remove_duplicate_faces_with_topology,
 };
-use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, write_mesh};
+use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, with_suffix, write_mesh};
 use crate::stats::{MeshStats, topology_stats_with};
 use crate::topology::Topology;
 
@@ -176,7 +176,5 @@ impl InputDefects {
 
 /// `path` with "-rejected" before the extension.
 pub fn rejected_name(path: &Path) -> PathBuf {
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let ext = path.extension().unwrap_or_default().to_string_lossy();
-    path.with_file_name(format!("{stem}-rejected.{ext}"))
+    with_suffix(path, "-rejected")
 }

@@ -156,7 +156,7 @@ impl PatchComputation for SmoothRings {
             };
             let g = p * cap.vertices + v;
             for (k, x) in ctx.position(v).iter().enumerate() {
-                scratch.store(3 * g + k as u32, x.to_bits());
+                scratch.set(3 * g + k as u32, x.to_bits());
             }
             let star = BoundaryStar::of(ctx, v);
             let (kind, count) = if !star.on_boundary() {
@@ -175,19 +175,19 @@ impl PatchComputation for SmoothRings {
                 (STAYS, 0)
             };
             let at = base + ENTRY_WORDS * first;
-            scratch.store(headers + HEADER_WORDS * g, kind | count << 2);
-            scratch.store(headers + HEADER_WORDS * g + 1, at);
+            scratch.set(headers + HEADER_WORDS * g, kind | count << 2);
+            scratch.set(headers + HEADER_WORDS * g + 1, at);
             match kind {
                 ALONG_BOUNDARY => {
-                    scratch.store(at, slot(star.ends[0]));
-                    scratch.store(at + 1, slot(star.ends[1]));
+                    scratch.set(at, slot(star.ends[0]));
+                    scratch.set(at + 1, slot(star.ends[1]));
                 }
                 INTERIOR => {
                     for (i, e) in ctx.vertex_edges(v).enumerate() {
                         let w = at + ENTRY_WORDS * i as u32;
                         let [a, b] = ctx.edge_vertices(e);
                         let x = if a == v { b } else { a };
-                        scratch.store(w, slot(x));
+                        scratch.set(w, slot(x));
                         let (_, faces) = ctx.edge_faces(e);
                         for (j, f) in faces.into_iter().enumerate() {
                             let [c0, c1, c2] = ctx.face_vertices(f);
@@ -204,7 +204,7 @@ impl PatchComputation for SmoothRings {
                             } else {
                                 slot(next) | FLIPPED
                             };
-                            scratch.store(w + 1 + j as u32, third);
+                            scratch.set(w + 1 + j as u32, third);
                         }
                     }
                 }
@@ -249,12 +249,12 @@ impl PatchComputation for SmoothStep {
         let cap = mesh.cap;
         let [a, b, headers, _, _] = scratch_layout(&cap).map(|w| w as u32);
         let (from, to) = if self.from == 0 { (a, b) } else { (b, a) };
-        // SAFETY (for every `load_unshared` below): a step writes only the
+        // SAFETY (for every `get_unshared` below): a step writes only the
         // `to` buffer; the rings and the `from` buffer are only read.
-        let read = |i: u32| unsafe { scratch.load_unshared(i) };
+        let read = |i: u32| unsafe { scratch.get_unshared(i) };
         let position = |g: u32| [0, 1, 2].map(|k| f32::from_bits(read(from + 3 * g + k)));
         block.for_each(mesh.count(p, Kind::Vertex), |v| {
-            if !mesh.bit(p, Kind::Vertex, false, v) || !mesh.bit(p, Kind::Vertex, true, v) {
+            if !mesh.owns_active(p, Kind::Vertex, v) {
                 return;
             }
             let g = p * cap.vertices + v;
@@ -289,7 +289,7 @@ impl PatchComputation for SmoothStep {
                 _ => None,
             };
             for (k, x) in moved.unwrap_or(at).iter().enumerate() {
-                scratch.store(to + 3 * g + k as u32, x.to_bits());
+                scratch.set(to + 3 * g + k as u32, x.to_bits());
             }
         });
     }
@@ -429,9 +429,9 @@ impl PatchComputation for SmoothApply {
         let cap = mesh.cap;
         let from = scratch_layout(&cap)[self.from.min(1) as usize] as u32;
         block.for_each(mesh.count(p, Kind::Vertex), |v| {
-            if mesh.bit(p, Kind::Vertex, false, v) && mesh.bit(p, Kind::Vertex, true, v) {
+            if mesh.owns_active(p, Kind::Vertex, v) {
                 for k in 0..3 {
-                    let x = scratch.load(from + 3 * (p * cap.vertices + v) + k);
+                    let x = scratch.get(from + 3 * (p * cap.vertices + v) + k);
                     mesh.vertex_attrs
                         .store(mesh.attr_at(Kind::Vertex, (p, v), k), x);
                 }

@@ -51,29 +51,15 @@ pub type NeighborSumParams = (RawPatchMesh, u64, u32, u64, u32);
 /// largest patch.
 pub struct QueryNeighborSum<const Q: u8>;
 
-/// Declares the neighbour-sum kernels' entry names by query and, on
-/// `nvptx64`, their entry points.
-macro_rules! neighbor_sum_kernels {
-    ($($q:literal: $name:ident),* $(,)?) => {
-        /// The entry names of [`QueryNeighborSum`] by query.
-        const SUM_NAMES: [&str; 8] =
-            [$(cavity_device::kernel!(@name concat!("QueryNeighborSum", stringify!($name)))),*];
+cavity_device::kernel!(
+    @per_query [target_arch = "nvptx64"]
+    SUM_NAMES,
+    QueryNeighborSum,
+    (mesh: RawPatchMesh, attr: u64, n_attr: u32, out: u64, n_out: u32)
+);
 
-        $(
-            cavity_device::kernel!(
-                @entry [target_arch = "nvptx64"]
-                cavity_device::kernel!(@name concat!("QueryNeighborSum", stringify!($name))),
-                QueryNeighborSum<$q>,
-                (mesh: RawPatchMesh, attr: u64, n_attr: u32, out: u64, n_out: u32)
-            );
-        )*
-    };
-}
-
-neighbor_sum_kernels!(0: VV, 1: VE, 2: VF, 3: EV, 4: EF, 5: FV, 6: FE, 7: FF);
-
-// SAFETY: `neighbor_sum_kernels!` declares the entry named `NAME` with
-// these parameters and body.
+// SAFETY: `kernel!(@per_query ..)` above declares the entry named `NAME`
+// with these parameters and body.
 unsafe impl<const Q: u8> Kernel for QueryNeighborSum<Q> {
     const NAME: &'static str = SUM_NAMES[Q as usize];
     const BOUNDS: LaunchBounds = Query::ALL[Q as usize].launch_bounds();

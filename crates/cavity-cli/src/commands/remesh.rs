@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use cavity::io::with_suffix;
 use cavity_remesh::pipeline::{Events, RemeshFile};
 use cavity_remesh::{Phase, RemeshSettings};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -18,9 +19,11 @@ use crate::output::{say, sayln};
 /// mesh's without a path) with "-remeshed" before the extension.
 fn remeshed_name(input: Option<&Path>) -> PathBuf {
     let path = input.unwrap_or(Path::new(BUNDLED_NAME));
-    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
-    let ext = path.extension().unwrap_or_default().to_string_lossy();
-    PathBuf::from(format!("{stem}-remeshed.{ext}"))
+    PathBuf::from(
+        with_suffix(path, "-remeshed")
+            .file_name()
+            .unwrap_or_default(),
+    )
 }
 
 /// What the terminal shows of a run: warnings and the device on standard

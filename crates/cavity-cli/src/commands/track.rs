@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use cavity::dynamic::DynamicMesh;
-use cavity::io::{check_writable, write_mesh};
+use cavity::io::{check_writable, with_suffix, write_mesh};
 use cavity_track::{TrackHooks, TrackSettings};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -14,9 +14,7 @@ use crate::output::{say, sayln};
 
 /// `output` with "-frameNNNN" before the extension.
 fn frame_name(output: &Path, frame: u32) -> PathBuf {
-    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
-    let ext = output.extension().unwrap_or_default().to_string_lossy();
-    output.with_file_name(format!("{stem}-frame{frame:04}.{ext}"))
+    with_suffix(output, &format!("-frame{frame:04}"))
 }
 
 pub(crate) fn track(

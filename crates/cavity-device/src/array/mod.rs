@@ -114,41 +114,43 @@ pub fn out_of_bounds() -> ! {
     panic!("array index past the view's end")
 }
 
-/// A kernel parameter: `len` words of `T` the kernel only reads (see the
-/// [module](self)). Made by the host from a buffer it lends shared.
+/// A kernel parameter: `len` words of `T` at a device address, read only
+/// ([`In`], access [`Read`]) or read and written ([`InOut`], access
+/// [`ReadWrite`]); see the [module](self). Made by the host from a buffer.
 #[repr(C)]
 #[derive(Debug)]
-pub struct In<T> {
+pub struct ArrayView<T, A> {
     addr: u64,
     len: u32,
     pad: u32,
-    _t: PhantomData<fn() -> T>,
+    _t: PhantomData<fn() -> (T, A)>,
 }
 
-impl<T> Clone for In<T> {
+/// The access of an [`In`]: the kernel only reads.
+#[derive(Debug)]
+pub enum Read {}
+
+/// The access of an [`InOut`]: the kernel reads and writes.
+#[derive(Debug)]
+pub enum ReadWrite {}
+
+/// `len` words of `T` the kernel only reads. Made by the host from a
+/// buffer it lends shared.
+pub type In<T> = ArrayView<T, Read>;
+
+/// `len` words of `T` the kernel reads and writes. Made by the host from a
+/// buffer it lends exclusively.
+pub type InOut<T> = ArrayView<T, ReadWrite>;
+
+impl<T, A> Clone for ArrayView<T, A> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<T> Copy for In<T> {}
+impl<T, A> Copy for ArrayView<T, A> {}
 
-impl<T: Word> In<T> {
-    /// The view of `len` words at `addr`.
-    ///
-    /// # Safety
-    /// `addr` is 4-byte aligned and valid for reads of `len` words during
-    /// the launches that get the view, and nothing writes them meanwhile.
-    #[inline(always)]
-    pub unsafe fn from_raw(addr: u64, len: u32) -> Self {
-        In {
-            addr,
-            len,
-            pad: 0,
-            _t: PhantomData,
-        }
-    }
-
+impl<T, A> ArrayView<T, A> {
     /// Words.
     #[inline(always)]
     pub fn len(&self) -> u32 {
@@ -159,6 +161,29 @@ impl<T: Word> In<T> {
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The view of `len` words at `addr` (the callers' `from_raw`).
+    #[inline(always)]
+    fn raw(addr: u64, len: u32) -> Self {
+        ArrayView {
+            addr,
+            len,
+            pad: 0,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Word> In<T> {
+    /// The view of `len` words at `addr`.
+    ///
+    /// # Safety
+    /// `addr` is 4-byte aligned and valid for reads of `len` words during
+    /// the launches that get the view, and nothing writes them meanwhile.
+    #[inline(always)]
+    pub unsafe fn from_raw(addr: u64, len: u32) -> Self {
+        Self::raw(addr, len)
     }
 
     /// Element `i`; stops the kernel past the end.
@@ -191,26 +216,6 @@ impl<T: Word> In<T> {
     }
 }
 
-/// A kernel parameter: `len` words of `T` the kernel reads and writes (see
-/// the [module](self)). Made by the host from a buffer it lends
-/// exclusively.
-#[repr(C)]
-#[derive(Debug)]
-pub struct InOut<T> {
-    addr: u64,
-    len: u32,
-    pad: u32,
-    _t: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for InOut<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for InOut<T> {}
-
 impl<T: Word> InOut<T> {
     /// The view of `len` words at `addr`.
     ///
@@ -220,24 +225,7 @@ impl<T: Word> InOut<T> {
     /// view of the same launches reads or writes them.
     #[inline(always)]
     pub unsafe fn from_raw(addr: u64, len: u32) -> Self {
-        InOut {
-            addr,
-            len,
-            pad: 0,
-            _t: PhantomData,
-        }
-    }
-
-    /// Words.
-    #[inline(always)]
-    pub fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// Whether it has no words.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+        Self::raw(addr, len)
     }
 
     /// The words, word `i` checked against the length.
@@ -351,24 +339,15 @@ impl InOut<u32> {
     }
 }
 
-// SAFETY: the views are an address and a length, `repr(C)` without
-// padding (`pad` is a field), passed by value as the PTX parameter of the
-// same layout; they are made only by the host crate from live buffers
+// SAFETY: a view is an address and a length, `repr(C)` without padding
+// (`pad` is a field), passed by value as the PTX parameter of the same
+// layout; views are made only by the host crate from live buffers
 // (`from_raw` is unsafe), never from arbitrary bytes.
 #[cfg(not(target_arch = "nvptx64"))]
-unsafe impl<T: 'static> crate::kernel::KernelParam for In<T> {
+unsafe impl<T: 'static, A: 'static> crate::kernel::KernelParam for ArrayView<T, A> {
     fn bytes(&self) -> &[u8] {
         // SAFETY: `repr(C)` of two `u64`-aligned words of 8 bytes without
         // padding: every byte is initialized.
-        unsafe { core::slice::from_raw_parts((self as *const Self).cast(), size_of::<Self>()) }
-    }
-}
-
-// SAFETY: as for `In`.
-#[cfg(not(target_arch = "nvptx64"))]
-unsafe impl<T: 'static> crate::kernel::KernelParam for InOut<T> {
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: as for `In`.
         unsafe { core::slice::from_raw_parts((self as *const Self).cast(), size_of::<Self>()) }
     }
 }

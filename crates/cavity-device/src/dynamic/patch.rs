@@ -108,6 +108,13 @@ impl DynMesh {
         )
     }
 
+    /// Whether local `l` of `kind` is owned and active in patch `p` (the
+    /// elements a computation on the patch visits).
+    #[inline(always)]
+    pub fn owns_active(&self, p: u32, kind: Kind, l: u32) -> bool {
+        self.bit(p, kind, false, l) && self.bit(p, kind, true, l)
+    }
+
     /// Changes bit `l` of a global mask of patch `p`.
     #[inline(always)]
     pub fn set_bit(&self, p: u32, kind: Kind, active: bool, l: u32, on: bool) {

@@ -16,90 +16,24 @@
 
 use core::marker::PhantomData;
 
-use crate::array::out_of_bounds;
+use crate::array::InOut;
 use crate::block::{Block, SharedArena};
 use crate::kernel::{DYNAMIC_BOUNDS, Kernel, Launch, LaunchBounds, PlainData};
 use crate::layout::Kind;
 
 use super::cavity::{self, Ctx, Work};
-use super::global::GlobalU32;
 use super::layout::{Capacity, RawDynamicMesh};
 use super::patch::{DynMesh, PatchCopy};
 
-/// The rounds' scratch as a patch computation sees it: `len` words,
-/// accessed through bounds-checked loads and stores (an index past the end
-/// stops the kernel: a trap on the GPU, a panic on the host).
+/// The rounds' scratch as a patch computation sees it: a checked view of
+/// `len` words ([`InOut`]: an index past the end stops the kernel, a trap
+/// on the GPU, a panic on the host; relaxed atomic accesses unless stated
+/// unshared).
 ///
 /// The host keeps it between launches and grows it to the largest
 /// [`PatchComputation::scratch_words`] asked for, keeping its words (new
 /// words are zero).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct Scratch {
-    addr: u64,
-    len: u32,
-    pad: u32,
-}
-
-impl Scratch {
-    /// The scratch of `len` words at `addr`.
-    ///
-    /// # Safety
-    /// `addr` is a 4-byte-aligned address valid for atomic reads and writes
-    /// of `len` words during the launches that get it.
-    pub unsafe fn from_raw(addr: u64, len: u32) -> Self {
-        Scratch { addr, len, pad: 0 }
-    }
-
-    /// Words.
-    #[inline(always)]
-    pub fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// Whether it has no words.
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    #[inline(always)]
-    fn words(&self, i: u32) -> GlobalU32 {
-        if i >= self.len {
-            out_of_bounds();
-        }
-        // SAFETY: `from_raw`'s contract; every access checks its index.
-        unsafe { GlobalU32::new(self.addr) }
-    }
-
-    /// Reads word `i` (a relaxed atomic load, of device scope on the GPU).
-    #[inline(always)]
-    pub fn load(&self, i: u32) -> u32 {
-        self.words(i).load_gpu(i)
-    }
-
-    /// Writes word `i` (a relaxed atomic store, of device scope on the
-    /// GPU).
-    #[inline(always)]
-    pub fn store(&self, i: u32, v: u32) {
-        self.words(i).store_gpu(i, v)
-    }
-
-    /// Reads word `i` with a plain load, which the GPU serves from its L1
-    /// cache (for the words a launch only reads).
-    ///
-    /// # Safety
-    /// No thread writes word `i` during the launch.
-    #[inline(always)]
-    pub unsafe fn load_unshared(&self, i: u32) -> u32 {
-        // SAFETY: the caller's contract.
-        unsafe { self.words(i).load_unshared(i) }
-    }
-}
+pub type Scratch = InOut<u32>;
 
 /// A computation over the patches of the dynamic mesh (see the
 /// [module](self)): plain `repr(C)` data (`bytemuck::Pod` on the host),

@@ -103,7 +103,7 @@ fn accumulate<B: Block>(block: &B, mesh: &DynMesh, kind: Kind, p: u32, r: &Reduc
     let op = op_of(r.op);
     let mut acc = identity(op);
     block.for_each(mesh.count(p, kind), |l| {
-        if !(mesh.bit(p, kind, false, l) && mesh.bit(p, kind, true, l)) {
+        if !mesh.owns_active(p, kind, l) {
             return;
         }
         for c in 0..r.x.components {

@@ -208,6 +208,27 @@ fn parent_dir(path: &Path) -> &Path {
     }
 }
 
+/// `path` with `suffix` before its extension (`out.ply` and `-rejected`
+/// give `out-rejected.ply`; a path without an extension gets the suffix
+/// at its end).
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    match path.extension() {
+        Some(ext) => path.with_file_name(format!("{stem}{suffix}.{}", ext.to_string_lossy())),
+        None => path.with_file_name(format!("{stem}{suffix}")),
+    }
+}
+
+/// Whether `a` and `b` name the same existing file (links and relative
+/// parts resolved): the check that keeps an output from replacing its
+/// input.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// Checks, before any work, that a mesh can be written to `path`: its
 /// extension is a known format and its directory exists and lets a file be
 /// created (one is created and removed). Returns the format, as
