@@ -21,8 +21,8 @@ pub struct PolyllaRow {
     pub input: String,
     /// Vertices and triangles.
     pub counts: [usize; 2],
-    /// Polygons and barrier tips repaired.
-    pub polygons: [usize; 2],
+    /// Polygons, barrier tips repaired and barrier edges split.
+    pub polygons: [usize; 3],
     /// The GPU's kernels (and the scan), and its whole run with the
     /// copies; none without a GPU.
     pub gpu: Option<[f64; 2]>,
@@ -92,7 +92,11 @@ pub fn polylla_bench_row(
     Ok(PolyllaRow {
         input: input.to_string(),
         counts: [mesh.positions.len(), mesh.triangles()],
-        polygons: [reference.polygons.len(), reference.repaired],
+        polygons: [
+            reference.polygons.len(),
+            reference.repaired,
+            reference.bridges,
+        ],
         gpu: gpu_times,
         gpu_steps,
         cpu: cpu_times[0],
@@ -111,6 +115,7 @@ pub fn polylla_table(rows: &[PolyllaRow], gpu: &Backend, cpu: &Backend) -> Strin
             "triangles",
             "polygons",
             "tips repaired",
+            "barrier edges split",
             "GPU kernels ms",
             "GPU with copies ms",
             "CPU backend ms",
@@ -126,6 +131,7 @@ pub fn polylla_table(rows: &[PolyllaRow], gpu: &Backend, cpu: &Backend) -> Strin
             r.counts[1].to_string(),
             r.polygons[0].to_string(),
             r.polygons[1].to_string(),
+            r.polygons[2].to_string(),
             fixed(kernels, 3),
             fixed(r.gpu.map(|[_, w]| w), 3),
             format!("{:.3}", r.cpu),

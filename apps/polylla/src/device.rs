@@ -8,7 +8,8 @@
 use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
 use cavity_polylla_kernels::{
-    BarrierTips, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink, blocks, repair,
+    BarrierTips, Bridges, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink,
+    blocks, repair,
 };
 use rayon::prelude::*;
 
@@ -62,7 +63,12 @@ impl Clock<'_> {
 }
 
 /// GPolylla of `mesh` on `backend`: the same [`Polylla`] as
-/// [`crate::polylla_sequential`], with the time of each step. The
+/// [`crate::polylla_sequential`], with the time of each step. After the
+/// polygons are linked, one thread per polygon walks it to find barrier
+/// edges the tips' repair left ([`Bridges`]); when there are any (rare:
+/// a region wrapped around others), their chords join the frontier and
+/// the polygons are linked again (the steps from "re-link" to "scan and
+/// compact" timed a second time, after "split barrier edges"). The
 /// interior half-edges' `next` and `prev` are taken as the structure
 /// defines them (around each triangle, [`HalfEdges`]); only the border
 /// half-edges' are copied to the device.
@@ -106,8 +112,8 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
     let (bytes, bits) = (triangles.div_ceil(4), interior.div_ceil(32));
     let (mut longest, mut labels, mut ends) =
         (zeros(bytes)?, zeros(bytes)?, zeros(vertices.div_ceil(16))?);
-    let (mut moved, mut polygons, mut repaired) = (zeros(bits)?, zeros(bits)?, zeros(1)?);
-    let (mut new_next, mut new_prev) = (zeros(halfedges)?, zeros(halfedges)?);
+    // Tips repaired, barrier edges split.
+    let mut repaired = zeros(2)?;
     let links = [&twin, &border_next, &border_prev];
     clock.step("longest edges", || {
         let params = ([&origin, &twin, &positions], triangles, &mut longest);
@@ -130,35 +136,67 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         d.launch::<BarrierTips>(blocks(vertices), (smem, smem), params)?;
         Ok(d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?)
     })?;
-    clock.step("re-link", || {
+    // The polygons of the frontier edges in `labels`: their links, and
+    // their least half-edges compacted.
+    let polygons_of = |labels: &Buffer<u32>, clock: &mut Clock<'_>| {
+        let (mut new_next, mut new_prev) = (zeros(halfedges)?, zeros(halfedges)?);
+        let (mut moved, mut polygons) = (zeros(bits)?, zeros(bits)?);
+        clock.step("re-link", || {
+            let params = (
+                links,
+                labels,
+                [interior, halfedges],
+                &mut new_next,
+                &mut new_prev,
+            );
+            Ok(d.launch::<Relink>(blocks(halfedges), (0, 0), params)?)
+        })?;
+        clock.step("move seeds", || {
+            let params = (links, labels, interior, &mut moved);
+            Ok(d.launch::<MoveSeeds>(blocks(triangles), (0, 0), params)?)
+        })?;
+        clock.step("polygon seeds", || {
+            // One thread per moved seed: the walks around the polygons are
+            // chains of dependent loads, as many as possible in flight.
+            let (seeds, n) = d.compact_bits(&moved, bits)?;
+            let params = (&new_next, &seeds, n, &mut polygons);
+            Ok(d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?)
+        })?;
+        let (list, count) =
+            clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
+        Ok::<_, PolyllaError>((new_next, new_prev, list, count))
+    };
+    let (mut new_next, mut new_prev, mut list, mut count) = polygons_of(&labels, &mut clock)?;
+    let bridges = clock.step("barrier edges", || {
+        let mut ids = zeros(halfedges)?;
+        let walk = [&labels, &new_next, &list];
         let params = (
             links,
-            &labels,
-            [interior, halfedges],
-            &mut new_next,
-            &mut new_prev,
+            [interior, count],
+            walk,
+            &mut ids,
+            &mut longest,
+            &mut repaired,
         );
-        Ok(d.launch::<Relink>(blocks(halfedges), (0, 0), params)?)
+        d.launch::<Bridges>(blocks(count), (0, 0), params)?;
+        Ok(d.element(&repaired, 1)?)
     })?;
-    clock.step("move seeds", || {
-        let params = (links, &labels, interior, &mut moved);
-        Ok(d.launch::<MoveSeeds>(blocks(triangles), (0, 0), params)?)
-    })?;
-    clock.step("polygon seeds", || {
-        // One thread per moved seed: the walks around the polygons are
-        // chains of dependent loads, as many as possible in flight.
-        let (seeds, n) = d.compact_bits(&moved, bits)?;
-        let params = (&new_next, &seeds, n, &mut polygons);
-        Ok(d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?)
-    })?;
-    let (list, count) = clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
+    if bridges > 0 {
+        // Rare (a region wrapped around others): the chords join the
+        // frontier and the polygons are linked again, as the sequential
+        // version does; its steps are timed under their names again.
+        clock.step("split barrier edges", || {
+            Ok(d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?)
+        })?;
+        (new_next, new_prev, list, count) = polygons_of(&labels, &mut clock)?;
+    }
     let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
         Ok((
             d.download(labels, bytes as usize)?,
             d.download(new_next, halfedges as usize)?,
             d.download(new_prev, halfedges as usize)?,
             d.download(list, count as usize)?,
-            d.download(repaired, 1)?[0],
+            d.download(repaired, 2)?,
         ))
     })?;
     let labels: &[u8] = bytemuck::cast_slice(&labels);
@@ -171,7 +209,8 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         next,
         prev,
         polygons,
-        repaired: repaired as usize,
+        repaired: repaired[0] as usize,
+        bridges: repaired[1] as usize,
     };
     Ok((poly, clock.timings))
 }

@@ -11,15 +11,40 @@ use spade::{DelaunayTriangulation, Point2, Triangulation as _};
 use crate::halfedge::{HalfEdges, NONE};
 use crate::{PolyllaError, Triangulation};
 
+/// Spade's Delaunay triangulation of `points`, which must hold a triangle.
+///
+/// # Errors
+/// [`PolyllaError::Triangulation`] for a non-finite coordinate;
+/// [`PolyllaError::Input`] when no triangle can be formed (fewer than
+/// three distinct points, or all of them on one line), naming the counts.
+fn triangulate(points: &[[f64; 2]]) -> Result<DelaunayTriangulation<Point2<f64>>, PolyllaError> {
+    let vertices: Vec<Point2<f64>> = points.iter().map(|p| Point2::new(p[0], p[1])).collect();
+    let t = DelaunayTriangulation::<Point2<f64>>::bulk_load(vertices)
+        .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
+    if t.num_inner_faces() == 0 {
+        let (n, distinct) = (points.len(), t.num_vertices());
+        return Err(PolyllaError::Input(if distinct < 3 {
+            format!(
+                "no triangle can be formed: {n} points, {distinct} distinct (a triangle needs 3)"
+            )
+        } else {
+            format!(
+                "no triangle can be formed: all {distinct} distinct points (of {n}) lie on one line"
+            )
+        }));
+    }
+    Ok(t)
+}
+
 /// The Delaunay triangulation of `points`: its vertices (in spade's
 /// order, duplicates merged) and its triangles, counter-clockwise.
 ///
 /// # Errors
-/// [`PolyllaError::Triangulation`] for a non-finite coordinate.
+/// [`PolyllaError::Triangulation`] for a non-finite coordinate;
+/// [`PolyllaError::Input`] when the points hold no triangle (fewer than
+/// three distinct, or all collinear).
 pub fn delaunay(points: &[[f64; 2]]) -> Result<Triangulation, PolyllaError> {
-    let vertices: Vec<Point2<f64>> = points.iter().map(|p| Point2::new(p[0], p[1])).collect();
-    let t = DelaunayTriangulation::<Point2<f64>>::bulk_load(vertices)
-        .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
+    let t = triangulate(points)?;
     let positions = t
         .vertices()
         .map(|v| [v.position().x, v.position().y])
@@ -45,9 +70,7 @@ pub fn delaunay(points: &[[f64; 2]]) -> Result<Triangulation, PolyllaError> {
 /// # Errors
 /// As [`delaunay`].
 pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaError> {
-    let vertices: Vec<Point2<f64>> = points.iter().map(|p| Point2::new(p[0], p[1])).collect();
-    let t = DelaunayTriangulation::<Point2<f64>>::bulk_load(vertices)
-        .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
+    let t = triangulate(points)?;
     let positions: Vec<[f64; 2]> = t
         .vertices()
         .map(|v| [v.position().x, v.position().y])

@@ -45,8 +45,8 @@ impl HalfEdges {
     /// vertex pairs.
     ///
     /// # Errors
-    /// [`PolyllaError::Input`] for a triangle naming a vertex that does not
-    /// exist, a degenerate triangle (a repeated vertex or no area), or an
+    /// [`PolyllaError::Input`] for no triangles, a triangle naming a
+    /// vertex that does not exist, a degenerate triangle (a repeated vertex or no area), or an
     /// edge of more than two triangles or of two triangles on one side.
     pub fn from_triangles(
         positions: Vec<[f64; 2]>,
@@ -69,6 +69,12 @@ impl HalfEdges {
         triangles: &[[u32; 3]],
         neighbours: Option<&[[u32; 3]]>,
     ) -> Result<HalfEdges, PolyllaError> {
+        if triangles.is_empty() {
+            return Err(PolyllaError::Input(format!(
+                "no triangles ({} vertices): Polylla needs at least one",
+                positions.len()
+            )));
+        }
         let bad = |t: usize, what: String| PolyllaError::Input(format!("triangle {t}: {what}"));
         let n = positions.len();
         let mut tris = Vec::with_capacity(triangles.len());

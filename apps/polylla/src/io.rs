@@ -1,8 +1,8 @@
 //! Polylla's files: triangulations in, from Triangle's `.node` / `.ele`
 //! pair (either names it; attributes and markers skipped, vertices
 //! numbered from 0 or 1; the `.neigh` file beside them read when there) or a 2D OFF file (triangles; every `z` must be
-//! zero); the polygonal mesh out as OFF (one face per polygon, `z = 0`)
-//! and as an SVG picture (the triangulation in light lines, the polygons'
+//! zero); the polygonal mesh out as OFF or PLY (one face per polygon,
+//! `z = 0`; [`PolygonFormat`] by the extension) and as an SVG picture (the triangulation in light lines, the polygons'
 //! edges bold). Errors name the file and the line; outputs are written
 //! atomically ([`cavity::io::write_bytes`]).
 
@@ -335,6 +335,92 @@ pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), Po
         s.push('\n');
     });
     Ok(cavity::io::write_bytes(path, s.as_bytes())?)
+}
+
+/// Writes the polygons of `poly` over `mesh` as ASCII PLY: every vertex
+/// (`x y z` as `double`, `z = 0`), one face per polygon in
+/// [`Polylla::polygons`]' order as a `vertex_indices` list (its count a
+/// `uchar` while every polygon has fewer than 256 vertices, else a
+/// `uint`).
+///
+/// # Errors
+/// [`PolyllaError::File`] when the file cannot be written.
+pub fn write_ply(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
+    let faces: Vec<Vec<u32>> = poly
+        .polygons
+        .iter()
+        .map(|&seed| poly.polygon(mesh, seed))
+        .collect();
+    let count = if faces.iter().all(|f| f.len() < 256) {
+        "uchar"
+    } else {
+        "uint"
+    };
+    let mut s = format!(
+        "ply\nformat ascii 1.0\ncomment Polylla polygons (cavity)\nelement vertex {}\n\
+         property double x\nproperty double y\nproperty double z\nelement face {}\n\
+         property list {count} int vertex_indices\nend_header\n",
+        mesh.positions.len(),
+        faces.len()
+    );
+    s += &format_lines(&mesh.positions, |s, _, p| {
+        let _ = writeln!(s, "{} {} 0", p[0], p[1]);
+    });
+    s += &format_lines(&faces, |s, _, vertices| {
+        let _ = write!(s, "{}", vertices.len());
+        for v in vertices {
+            let _ = write!(s, " {v}");
+        }
+        s.push('\n');
+    });
+    Ok(cavity::io::write_bytes(path, s.as_bytes())?)
+}
+
+/// The formats Polylla writes its polygons in, named by the output's
+/// extension (any case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolygonFormat {
+    /// `.off`: [`write_off`].
+    Off,
+    /// `.ply`: [`write_ply`].
+    Ply,
+    /// `.svg`: [`write_svg`] (a picture: the polygons over the triangles).
+    Svg,
+}
+
+impl PolygonFormat {
+    /// The format `path`'s extension names.
+    ///
+    /// # Errors
+    /// [`PolyllaError::Input`] naming `path` and the supported extensions
+    /// for another extension or none.
+    pub fn from_path(path: &Path) -> Result<PolygonFormat, PolyllaError> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("off") => Ok(PolygonFormat::Off),
+            Some("ply") => Ok(PolygonFormat::Ply),
+            Some("svg") => Ok(PolygonFormat::Svg),
+            _ => Err(PolyllaError::Input(format!(
+                "{}: unknown output format: Polylla writes .off, .ply (polygon faces) or .svg (a picture)",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Writes `poly` over `mesh` to `path` in this format.
+    ///
+    /// # Errors
+    /// [`PolyllaError::File`] when the file cannot be written.
+    pub fn write(self, path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
+        match self {
+            PolygonFormat::Off => write_off(path, mesh, poly),
+            PolygonFormat::Ply => write_ply(path, mesh, poly),
+            PolygonFormat::Svg => write_svg(path, mesh, poly),
+        }
+    }
 }
 
 /// Writes an SVG picture of `poly` over `mesh`: the triangulation's edges

@@ -19,11 +19,28 @@
 //!   `degree / 2`-th clockwise from the frontier edge) as a frontier edge;
 //!   both its half-edges become seeds and the polygons they bound are
 //!   traversed again, each once (a usage mark per half-edge).
+//! - **Bridges** (issue 52; not in the paper): a barrier edge that no
+//!   barrier tip ends is walked by its polygon in both directions, where a
+//!   region wraps around other regions (or a hole of the domain) and is
+//!   joined to itself only through that edge, or where the tips' repair
+//!   leaves the stem of a barrier tree. Every such edge, found once all
+//!   polygons are traversed, gets one more frontier edge
+//!   ([`bridge_chord`]) that puts its two half-edges in different
+//!   polygons, and the polygons it splits are traversed again.
+//!
+//! The polygons are then simple in the sense the paper gives the word
+//! (no barrier edge: no polygon walks an edge twice, and every boundary is
+//! one closed cycle). A polygon may still touch itself at a vertex, where
+//! its region wraps around others and meets itself there (a weakly simple
+//! polygon): its edges, and each edge's two polygons, stay well defined,
+//! which is what the virtual element and finite-volume methods read.
 //!
 //! Each polygon is named by its smallest half-edge; [`Polylla::polygons`]
 //! lists them ascending.
 
-use crate::halfedge::HalfEdges;
+use std::collections::BTreeSet;
+
+use crate::halfedge::{HalfEdges, NONE};
 
 /// A Polylla mesh over the half-edges of its triangulation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,6 +56,9 @@ pub struct Polylla {
     pub polygons: Vec<u32>,
     /// Barrier tips repaired (each by one new frontier edge).
     pub repaired: usize,
+    /// Barrier edges the tips' repair left (each split by one new
+    /// frontier edge, [`bridge_chord`]).
+    pub bridges: usize,
 }
 
 impl Polylla {
@@ -127,7 +147,7 @@ fn traverse(mesh: &HalfEdges, frontier: &[bool], start: u32) -> Vec<u32> {
 /// or `None` when `v` is not a tip.
 pub fn middle_edge(mesh: &HalfEdges, frontier: &[bool], v: u32) -> Option<u32> {
     let start = mesh.edge_of_vertex[v as usize];
-    if start == crate::halfedge::NONE {
+    if start == NONE {
         return None;
     }
     let (mut h, mut count, mut degree, mut first) = (start, 0, 0, start);
@@ -209,6 +229,7 @@ pub fn polylla_sequential(mesh: &HalfEdges) -> Polylla {
             polygons.push(*piece.iter().min().expect("a polygon has edges"));
         }
     }
+    let bridges = split_bridges(mesh, &mut frontier, [&mut next, &mut prev], &mut polygons);
     polygons.sort_unstable();
     Polylla {
         frontier,
@@ -216,5 +237,97 @@ pub fn polylla_sequential(mesh: &HalfEdges) -> Polylla {
         prev,
         polygons,
         repaired,
+        bridges,
     }
+}
+
+/// The new frontier edge that splits the polygon walking barrier edge `h`
+/// in both directions (`h` the smaller of its half-edges, `next` the
+/// polygons' links, `frontier` before the split): one of the two other
+/// edges of `h`'s triangle `(u, v, w)`, `h` running from `u` to `v`.
+///
+/// The polygon's cycle is `h A twin(h) B`, `A` a loop at `v`, `B` one at
+/// `u` (one of them around the regions, or the hole, that the polygon
+/// surrounds). The triangle's corner at `w` lies in the polygon between
+/// two of its half-edges, the one after it, `x`, the first frontier
+/// half-edge clockwise around `w` from the triangle's half-edge `w → u`
+/// (how the traversal turns). When `x` is in `A` the edge `(w, u)` joins
+/// `A` to `u` before `h` and cuts the cycle into `h A₁ (w → u)` and the
+/// rest, which holds `twin(h)`; otherwise `(v, w)` joins `v` after `h` to
+/// `B`. Neither is a frontier edge (a frontier `(v, w)` would make `x`
+/// follow it in `A`; a frontier `(w, u)` would be `x`, last in `B`).
+pub fn bridge_chord(mesh: &HalfEdges, frontier: &[bool], next: &[u32], h: u32) -> u32 {
+    let (a, b) = (mesh.next[h as usize], mesh.prev[h as usize]);
+    let x = frontier_around(mesh, frontier, b);
+    let t = mesh.twin[h as usize];
+    let mut g = next[h as usize];
+    while g != t && g != x {
+        g = next[g as usize];
+    }
+    if g == x { b } else { a }
+}
+
+/// Splits every polygon that walks an edge in both directions (a barrier
+/// edge no barrier tip ends: a region wrapped around others and joined to
+/// itself through that edge, or one with a barrier tree the tips' repair
+/// left a stem of) at the [`bridge_chord`] of each such edge, all chosen
+/// before any is added; relinks the pieces and names them in `polygons`
+/// in place of the split polygons. Returns the barrier edges split.
+///
+/// Each chord separates its barrier edge's two half-edges, and a chord
+/// joins two different polygons (it cuts the tree of triangles of its
+/// polygon), so no barrier edge remains.
+fn split_bridges(
+    mesh: &HalfEdges,
+    frontier: &mut [bool],
+    [next, prev]: [&mut Vec<u32>; 2],
+    polygons: &mut Vec<u32>,
+) -> usize {
+    let mut id = vec![NONE; mesh.len()];
+    for &p in polygons.iter() {
+        let mut h = p;
+        loop {
+            id[h as usize] = p;
+            h = next[h as usize];
+            if h == p {
+                break;
+            }
+        }
+    }
+    let barriers: Vec<u32> = (0..mesh.interior)
+        .filter(|&h| {
+            let t = mesh.twin[h as usize];
+            h < t && id[h as usize] != NONE && id[h as usize] == id[t as usize]
+        })
+        .collect();
+    if barriers.is_empty() {
+        return 0;
+    }
+    let chords: Vec<u32> = barriers
+        .iter()
+        .map(|&h| bridge_chord(mesh, frontier, next, h))
+        .collect();
+    let split: BTreeSet<u32> = barriers.iter().map(|&h| id[h as usize]).collect();
+    polygons.retain(|p| !split.contains(p));
+    for &c in &chords {
+        frontier[c as usize] = true;
+        frontier[mesh.twin[c as usize] as usize] = true;
+    }
+    let mut done = vec![false; mesh.len()];
+    for &c in &chords {
+        for s in [c, mesh.twin[c as usize]] {
+            if done[s as usize] {
+                continue;
+            }
+            let piece = traverse(mesh, frontier, s);
+            for (i, &h) in piece.iter().enumerate() {
+                done[h as usize] = true;
+                let n = piece[(i + 1) % piece.len()];
+                next[h as usize] = n;
+                prev[n as usize] = h;
+            }
+            polygons.push(*piece.iter().min().expect("a polygon has edges"));
+        }
+    }
+    barriers.len()
 }

@@ -304,7 +304,8 @@ pub(crate) enum Command {
         patch_size: u32,
     },
     /// Polylla polygonal meshes (GPolylla): the triangles of each
-    /// terminal-edge region joined into a polygon, barrier tips repaired.
+    /// terminal-edge region joined into a polygon, barrier tips repaired,
+    /// barrier edges left split (every polygon walks each edge once).
     /// Input: Triangle .node/.ele (a .node alone is triangulated), 2D OFF,
     /// or a generated Delaunay triangulation (--random N, --grid N).
     Polylla {
@@ -312,13 +313,15 @@ pub(crate) enum Command {
         /// --grid.
         #[arg(required_unless_present_any = ["random", "grid"])]
         input: Option<PathBuf>,
-        /// Output polygons (.off); never the input.
+        /// Output polygons by extension: .off, .ply (polygon faces) or
+        /// .svg (a picture); never the input.
         #[arg(short, long)]
         output: PathBuf,
-        /// Triangulate this many random points in the unit square.
+        /// Triangulate this many random points (at least 3) in the unit
+        /// square.
         #[arg(long, conflicts_with_all = ["input", "grid"])]
         random: Option<usize>,
-        /// Triangulate an N x N grid of points.
+        /// Triangulate an N x N grid of points (N at least 2).
         #[arg(long, conflicts_with_all = ["input", "random"])]
         grid: Option<usize>,
         /// Seed of the random points.

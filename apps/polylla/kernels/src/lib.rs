@@ -12,7 +12,10 @@
 //!   saturated at two, in two bits);
 //! - [`repair`]: [`BarrierTips`] (a thread per vertex; a vertex of one
 //!   frontier edge turns its star to find the middle edge, which becomes
-//!   a frontier edge and both its half-edges seeds) and [`MergeExtra`];
+//!   a frontier edge and both its half-edges seeds), [`MergeExtra`], and
+//!   [`Bridges`] (a thread per polygon, once they are linked: a barrier
+//!   edge the tips leave, walked in both directions by its polygon, is
+//!   split by one more frontier edge, [`repair::bridge_chord`]);
 //! - [`link`]: [`Relink`] (`next` and `prev` of each frontier half-edge to
 //!   the next frontier half-edge turning clockwise, the previous turning
 //!   counter-clockwise), [`MoveSeeds`] (each seed onto the first frontier
@@ -41,7 +44,7 @@ pub mod repair;
 
 pub use label::{Labels, LongestEdges};
 pub use link::{MoveSeeds, PolygonSeeds, Relink};
-pub use repair::{BarrierTips, MergeExtra};
+pub use repair::{BarrierTips, Bridges, MergeExtra};
 
 pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};
 

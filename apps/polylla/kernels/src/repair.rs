@@ -1,13 +1,28 @@
-//! The repair, done before the polygons are linked (GPolylla's
-//! Algorithm 11): at each barrier tip (a vertex of one frontier edge) the
-//! middle edge of its star becomes a frontier edge and both its
-//! half-edges seeds.
+//! The repair. Before the polygons are linked (GPolylla's Algorithm 11):
+//! at each barrier tip (a vertex of one frontier edge) the middle edge of
+//! its star becomes a frontier edge and both its half-edges seeds. After
+//! they are linked (issue 52): every barrier edge left (a polygon walking
+//! an edge in both directions, where its region wraps around other
+//! regions and no barrier tip ends the edge) is split by one more
+//! frontier edge ([`Bridges`], [`bridge_chord`]), and the polygons are
+//! linked again.
 
 use cavity_device::array::{BOUNDS, In, InOut, Ins, chunk};
 use cavity_device::block::SharedArena;
 
 use crate::label::one_end;
 use crate::{EXTRA_SHIFT, Mesh};
+
+/// Marks half-edge `x` and its twin, when interior, in the extra bits of
+/// their triangles' bytes in `extra` (from bit [`EXTRA_SHIFT`]).
+#[inline(always)]
+fn mark_extra(m: &Mesh, extra: InOut<u32>, x: u32) {
+    for y in [x, m.twin(x)] {
+        if y < m.interior {
+            extra.or_byte(y / 3, 1 << (EXTRA_SHIFT + y % 3));
+        }
+    }
+}
 
 /// Shared-memory bytes of [`BarrierTips`] (its block's count of tips).
 pub fn shared_bytes() -> usize {
@@ -77,11 +92,7 @@ cavity_device::kernel! {
             // A tip is an inner vertex (a boundary vertex has two
             // frontier edges on the boundary), so both half-edges of its
             // middle edge are interior ones.
-            for x in [middle, m.twin(middle)] {
-                if x < interior {
-                    extra.or_byte(x / 3, 1 << (EXTRA_SHIFT + x % 3));
-                }
-            }
+            mark_extra(&m, extra, middle);
             block.shared_fetch_add(tips, 0, 1);
         });
         block.sync();
@@ -108,6 +119,82 @@ cavity_device::kernel! {
             let new = extra.get(w) >> EXTRA_SHIFT & 0x0707_0707;
             // SAFETY: one thread reads and writes each word.
             unsafe { labels.set_unshared(w, labels.get_unshared(w) | new | new << 3) };
+        });
+    }
+}
+
+/// The new frontier edge that splits the polygon walking barrier edge `h`
+/// in both directions (`h` the smaller of its half-edges; `labels` the
+/// frontier bits, `new_next` the polygons' links): `(w, u)` of `h`'s
+/// triangle `(u, v, w)` when the polygon's half-edge out of `w` at the
+/// triangle's corner (the first frontier half-edge clockwise from `w → u`)
+/// comes before `twin(h)` walking from `h`, else `(v, w)`. The rule, and
+/// why the chord separates the two half-edges of `h`, of the host's
+/// `sequential::bridge_chord`.
+#[inline(always)]
+pub fn bridge_chord(m: &Mesh, labels: In<u32>, new_next: In<u32>, h: u32) -> u32 {
+    let (a, b) = (m.next(h), m.prev(h));
+    let mut x = b;
+    while !m.frontier(labels, x) {
+        x = m.cw(x);
+    }
+    let t = m.twin(h);
+    let mut g = new_next.get(h);
+    while g != t && g != x {
+        g = new_next.get(g);
+    }
+    if g == x { b } else { a }
+}
+
+cavity_device::kernel! {
+    /// Walks each of the `counts[1]` polygons of `polygons` (their least
+    /// half-edges) along `new_next`, writing its least half-edge plus one
+    /// in `ids` (zeroed before) at each of its half-edges; a half-edge
+    /// whose twin the walk has already written is a barrier edge: its
+    /// [`bridge_chord`] is marked, both half-edges, in the extra bits of
+    /// `extra` (the bytes of [`crate::LongestEdges`]) and counted in
+    /// `found[1]`. The chords are chosen on the polygons as they are (no
+    /// launch reads the extra bits). `mesh` holds `twin`, the border
+    /// half-edges' `next` and `prev`; `walk` the labels, `new_next` and
+    /// `polygons`; `counts[0]` is the interior half-edges.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; each half-edge's word of `ids`
+    /// is written by the one thread walking its polygon (atomic stores,
+    /// read by others as atomic loads, never equal to their own marks);
+    /// the marks are atomic ORs, the count an atomic add.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel Bridges(
+        launch,
+        mesh: Ins<u32, 3>,
+        counts: [u32; 2],
+        walk: Ins<u32, 3>,
+        ids: InOut<u32>,
+        extra: InOut<u32>,
+        found: InOut<u32>,
+    ) {
+        let [interior, n] = counts;
+        let m = Mesh::new(*mesh, interior);
+        let [labels, new_next, polygons] = *walk;
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let p = polygons.get(start + k);
+            let mark = p.wrapping_add(1);
+            let mut e = p;
+            loop {
+                ids.set(e, mark);
+                let t = m.twin(e);
+                if t < interior && ids.get(t) == mark {
+                    let chord = bridge_chord(&m, labels, new_next, if e < t { e } else { t });
+                    mark_extra(&m, extra, chord);
+                    found.fetch_add(1, 1);
+                }
+                e = new_next.get(e);
+                if e == p {
+                    break;
+                }
+            }
         });
     }
 }

@@ -1,17 +1,21 @@
 //! `cavity polylla`: Polylla polygonal meshes (`cavity-polylla`) from a
 //! triangulation (Triangle's `.node`/`.ele`, 2D OFF; a `.node` alone is
 //! triangulated) or a generated one (`--random N`, `--grid N`), written as
-//! OFF polygons and optionally an SVG picture; and `cavity bench polylla`.
+//! OFF or PLY polygons or an SVG picture (by the output's extension) and
+//! optionally an SVG picture beside; and `cavity bench polylla`. Every
+//! output's name, format and directory are checked, and a generated
+//! input's size against the memory it needs, before any work.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
+use cavity::io::same_file;
 use cavity_polylla::bench::{polylla_bench_row, polylla_table};
 use cavity_polylla::device::polylla;
 use cavity_polylla::generate::{delaunay_half_edges, grid_points, random_points};
-use cavity_polylla::io::{read_node, read_triangulation, write_off, write_svg};
+use cavity_polylla::io::{PolygonFormat, read_node, read_triangulation, write_svg};
 use cavity_polylla::{HalfEdges, PolyllaError, Triangulation};
 
 use crate::Result;
@@ -30,7 +34,12 @@ pub(crate) enum Source {
 }
 
 /// The half-edges of `source`'s triangulation, and how it was made.
+/// Errors about a file's content name the file.
 fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), PolyllaError> {
+    let in_file = |path: &Path, e: PolyllaError| match e {
+        PolyllaError::Input(m) => PolyllaError::Input(format!("{}: {m}", path.display())),
+        e => e,
+    };
     Ok(match source {
         Source::File(path) => {
             let is_node = path
@@ -40,7 +49,7 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
                 let (points, _) = read_node(path)?;
                 let n = points.len();
                 (
-                    delaunay_half_edges(&points)?,
+                    delaunay_half_edges(&points).map_err(|e| in_file(path, e))?,
                     format!("{} ({n} points, Delaunay by spade)", path.display()),
                 )
             } else {
@@ -50,7 +59,8 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
                     neighbours,
                 } = read_triangulation(path)?;
                 (
-                    HalfEdges::from_triangles_with(positions, &triangles, neighbours.as_deref())?,
+                    HalfEdges::from_triangles_with(positions, &triangles, neighbours.as_deref())
+                        .map_err(|e| in_file(path, e))?,
                     path.display().to_string(),
                 )
             }
@@ -66,15 +76,173 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
     })
 }
 
+/// Host bytes per generated point at the peak of a run (the points,
+/// spade's triangulation, the half-edges, the CPU backend's arrays, the
+/// result and its text; 383 measured at a million random points, the
+/// maximum resident size of `cavity polylla --random 1000000 --device
+/// cpu`, rounded up).
+const HOST_BYTES_PER_POINT: u64 = 450;
+
+/// Device bytes per point on the GPU: about six half-edges a point, four
+/// words each of `origin`, `twin`, the polygons' `next`, `prev` and the
+/// barrier edges' marks, plus the positions and a vertex's half-edge
+/// (`cavity_polylla::device::polylla`).
+const DEVICE_BYTES_PER_POINT: u64 = 6 * 4 * 5 + 16 + 4;
+
+/// The most points a run takes: the kernels index half-edges (about six a
+/// point) with 32 bits, at most `2³² / 4` of them.
+const MAX_POINTS: u64 = (u32::MAX as u64 / 4) / 6;
+
+/// The memory available to this process (`MemAvailable` of
+/// `/proc/meminfo`), where the system says.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Refuses a generated input too small to hold a triangle, or too large
+/// for the kernels' indices or the host's memory, naming the setting, the
+/// points and the memory it would take (host, and the GPU's).
+fn check_size(source: &Source, on_gpu: bool) -> Result<()> {
+    let (setting, n, points, least) = match *source {
+        Source::File(_) => return Ok(()),
+        Source::Random(n, _) => ("--random", n, n as u64, 3),
+        Source::Grid(n) => ("--grid", n, (n as u64).saturating_mul(n as u64), 2),
+    };
+    if n < least {
+        return Err(format!(
+            "{setting} {n}: Polylla needs a triangle, at least {least}{}",
+            if least == 2 {
+                " (2 x 2 points)"
+            } else {
+                " points"
+            }
+        )
+        .into());
+    }
+    let gb = |bytes: u64| bytes as f64 / 1e9;
+    let host = points.saturating_mul(HOST_BYTES_PER_POINT);
+    let device = points.saturating_mul(DEVICE_BYTES_PER_POINT);
+    let need = format!(
+        "{setting} {n}: {points} points would take about {:.1} GB of host memory{}",
+        gb(host),
+        if on_gpu {
+            format!(" and {:.1} GB on the GPU", gb(device))
+        } else {
+            String::new()
+        }
+    );
+    let most = |limit: u64| match source {
+        Source::Grid(_) => (limit as f64).sqrt() as u64,
+        _ => limit,
+    };
+    if points > MAX_POINTS {
+        return Err(format!(
+            "{need}, past the {MAX_POINTS} points the kernels' 32-bit indices reach: lower {setting} (at most {})",
+            most(MAX_POINTS)
+        )
+        .into());
+    }
+    if let Some(free) = available_memory()
+        && host > free
+    {
+        return Err(format!(
+            "{need}, more than the {:.1} GB available: lower {setting} (at most about {})",
+            gb(free),
+            most(free / HOST_BYTES_PER_POINT)
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Checks an output before any work: a format Polylla writes, a directory
+/// that exists and takes a new file, not the input nor another output.
+fn check_output(path: &Path, input: Option<&Path>, other: Option<&Path>) -> Result<PolygonFormat> {
+    let format = PolygonFormat::from_path(path)?;
+    crate::output::refuse_overwrite(input, path)?;
+    if let Some(input) = input {
+        let pair = [input.with_extension("node"), input.with_extension("ele")];
+        let is_pair = input
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("node") || e.eq_ignore_ascii_case("ele"));
+        if is_pair && pair.iter().any(|p| p.exists() && same_file(p, path)) {
+            return Err(format!(
+                "refusing to overwrite the input {}: choose another output",
+                path.display()
+            )
+            .into());
+        }
+    }
+    if let Some(other) = other
+        && (path == other || same_file(path, other))
+    {
+        return Err(format!(
+            "{} is named for two outputs: choose another name for one",
+            path.display()
+        )
+        .into());
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "{}: directory {} does not exist",
+            path.display(),
+            dir.display()
+        )
+        .into());
+    }
+    if path.is_dir() {
+        return Err(format!("{}: is a directory", path.display()).into());
+    }
+    tempfile_probe(dir).map_err(|e| {
+        format!(
+            "{}: cannot create a file in {}: {e}",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    Ok(format)
+}
+
+/// Creates (a new name, never an existing file) and removes a file in
+/// `dir`: whether a file can be written there.
+fn tempfile_probe(dir: &Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".cavity-polylla-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
 pub(crate) fn polylla_command(
     source: &Source,
     output: &Path,
     svg: Option<&Path>,
     device: Device,
 ) -> Result<()> {
-    if let Source::File(input) = source {
-        crate::output::refuse_overwrite(Some(input), output)?;
+    let input = match source {
+        Source::File(path) => Some(path.as_path()),
+        _ => None,
+    };
+    let format = check_output(output, input, svg)?;
+    if let Some(svg) = svg {
+        if PolygonFormat::from_path(svg)? != PolygonFormat::Svg {
+            return Err(format!(
+                "--svg {}: the picture's name must end in .svg",
+                svg.display()
+            )
+            .into());
+        }
+        check_output(svg, input, Some(output))?;
     }
+    check_size(source, !matches!(device, Device::Cpu | Device::CpuRacing))?;
     let backend = backend(device)?;
     let pb = spinner();
     pb.set_message("reading and triangulating");
@@ -87,18 +255,19 @@ pub(crate) fn polylla_command(
     let run = t.elapsed().as_secs_f64();
     pb.set_message("writing");
     let t = Instant::now();
-    write_off(output, &mesh, &poly)?;
+    format.write(output, &mesh, &poly)?;
     if let Some(svg) = svg {
         write_svg(svg, &mesh, &poly)?;
     }
     let write = t.elapsed().as_secs_f64();
     pb.finish_and_clear();
     sayln!(
-        "{what}: {} vertices, {} triangles -> {} polygons, {} barrier tips repaired, on {}",
+        "{what}: {} vertices, {} triangles -> {} polygons, {} barrier tips repaired, {} barrier edges split, on {}",
         mesh.positions.len(),
         mesh.triangles(),
         poly.polygons.len(),
         poly.repaired,
+        poly.bridges,
         backend.name()
     );
     say!("steps (ms):");
