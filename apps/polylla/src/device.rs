@@ -9,7 +9,7 @@ use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
 use cavity_polylla_kernels::{
     BarrierTips, Bridges, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink,
-    blocks, repair,
+    SharedIds, blocks, repair,
 };
 use rayon::prelude::*;
 
@@ -64,8 +64,10 @@ impl Clock<'_> {
 
 /// GPolylla of `mesh` on `backend`: the same [`Polylla`] as
 /// [`crate::polylla_sequential`], with the time of each step. After the
-/// polygons are linked, one thread per polygon walks it to find barrier
-/// edges the tips' repair left ([`Bridges`]); when there are any (rare:
+/// polygons are linked and each half-edge has its polygon's id (its
+/// seed's, [`PolygonSeeds`], or, for a polygon several seeds walked, its
+/// least half-edge's, [`SharedIds`]), a half-edge with its twin's id is a
+/// barrier edge the tips' repair left ([`Bridges`]); when there are any (rare:
 /// a region wrapped around others), their chords join the frontier and
 /// the polygons are linked again (the steps from "re-link" to "scan and
 /// compact" timed a second time, after "split barrier edges"). The
@@ -136,11 +138,13 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         d.launch::<BarrierTips>(blocks(vertices), (smem, smem), params)?;
         Ok(d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?)
     })?;
-    // The polygons of the frontier edges in `labels`: their links, and
-    // their least half-edges compacted.
+    // The polygons of the frontier edges in `labels`: their links, their
+    // least half-edges compacted, each half-edge's polygon id and the
+    // polygons several seeds walked.
     let polygons_of = |labels: &Buffer<u32>, clock: &mut Clock<'_>| {
         let (mut new_next, mut new_prev) = (zeros(halfedges)?, zeros(halfedges)?);
-        let (mut moved, mut polygons) = (zeros(bits)?, zeros(bits)?);
+        let (mut moved, mut polygons, mut shared) = (zeros(bits)?, zeros(bits)?, zeros(bits)?);
+        let mut ids = zeros(halfedges)?;
         clock.step("re-link", || {
             let params = (
                 links,
@@ -159,26 +163,21 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
             // One thread per moved seed: the walks around the polygons are
             // chains of dependent loads, as many as possible in flight.
             let (seeds, n) = d.compact_bits(&moved, bits)?;
-            let params = (&new_next, &seeds, n, &mut polygons);
+            let params = (&new_next, &seeds, n, &mut polygons, &mut ids, &mut shared);
             Ok(d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?)
         })?;
         let (list, count) =
             clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
-        Ok::<_, PolyllaError>((new_next, new_prev, list, count))
+        Ok::<_, PolyllaError>((new_next, new_prev, list, count, ids, shared))
     };
-    let (mut new_next, mut new_prev, mut list, mut count) = polygons_of(&labels, &mut clock)?;
+    let (mut new_next, mut new_prev, mut list, mut count, mut ids, shared) =
+        polygons_of(&labels, &mut clock)?;
     let bridges = clock.step("barrier edges", || {
-        let mut ids = zeros(halfedges)?;
-        let walk = [&labels, &new_next, &list];
-        let params = (
-            links,
-            [interior, count],
-            walk,
-            &mut ids,
-            &mut longest,
-            &mut repaired,
-        );
-        d.launch::<Bridges>(blocks(count), (0, 0), params)?;
+        let (walked, n) = d.compact_bits(&shared, bits)?;
+        d.launch::<SharedIds>(blocks(n), (0, 0), (&new_next, &walked, n, &mut ids))?;
+        let walk = [&labels, &new_next, &ids];
+        let params = (links, interior, walk, &mut longest, &mut repaired);
+        d.launch::<Bridges>(blocks(interior), (0, 0), params)?;
         Ok(d.element(&repaired, 1)?)
     })?;
     if bridges > 0 {
@@ -188,7 +187,7 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         clock.step("split barrier edges", || {
             Ok(d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?)
         })?;
-        (new_next, new_prev, list, count) = polygons_of(&labels, &mut clock)?;
+        (new_next, new_prev, list, count, _, _) = polygons_of(&labels, &mut clock)?;
     }
     let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
         Ok((

@@ -205,6 +205,23 @@ fn a_region_wrapped_around_another_is_split_at_its_bridge() {
 }
 
 #[test]
+fn a_cluster_among_sparse_points_gets_a_region_wrapped_around_it() {
+    // Proptest's shrunk case (on the code before the bridges were split):
+    // seven points of a cluster near three sparse ones and a far corner.
+    let mut points = vec![[46.0, 418.0], [0.0, 513.0], [0.0, 0.0], [35.0, 403.0]];
+    let cluster = [(1, 8), (5, 5), (2, 13), (23, 0), (0, 38), (0, 9), (1, 37)];
+    points.extend(
+        cluster
+            .iter()
+            .map(|&(x, y)| [22.0 + f64::from(x) / 4.0, 400.0 + f64::from(y) / 4.0]),
+    );
+    let t = delaunay(&points).unwrap();
+    let (poly, shape) = run(t.positions, &t.triangles).unwrap();
+    // A chain of three barrier edges joins the region to itself.
+    assert_eq!(poly.bridges, 3, "{shape:?}");
+}
+
+#[test]
 fn seeded_random_triangulations_with_bridges_give_simple_polygons() {
     // Seeds among 50 000 per size whose triangulations hold bridges.
     for (n, seed) in [(50, 8174), (50, 14125), (100, 169), (100, 410)] {

@@ -13,16 +13,18 @@
 //! - [`repair`]: [`BarrierTips`] (a thread per vertex; a vertex of one
 //!   frontier edge turns its star to find the middle edge, which becomes
 //!   a frontier edge and both its half-edges seeds), [`MergeExtra`], and
-//!   [`Bridges`] (a thread per polygon, once they are linked: a barrier
-//!   edge the tips leave, walked in both directions by its polygon, is
-//!   split by one more frontier edge, [`repair::bridge_chord`]);
+//!   [`SharedIds`] and [`Bridges`] (once the polygons are linked and
+//!   each half-edge holds its polygon's id: a barrier edge the tips
+//!   leave, walked in both directions by its polygon, is split by one
+//!   more frontier edge, [`repair::bridge_chord`]);
 //! - [`link`]: [`Relink`] (`next` and `prev` of each frontier half-edge to
 //!   the next frontier half-edge turning clockwise, the previous turning
 //!   counter-clockwise), [`MoveSeeds`] (each seed onto the first frontier
 //!   half-edge clockwise around its origin, a bit per interior half-edge)
 //!   and [`PolygonSeeds`] (each polygon named once, by its smallest
-//!   half-edge, a bit per interior half-edge); the list of polygons is the
-//!   compaction of those bits (`cavity_device::array::bits`).
+//!   half-edge, a bit per interior half-edge; its half-edges given its
+//!   seed as id); the list of polygons is the compaction of those bits
+//!   (`cavity_device::array::bits`).
 //!
 //! The paper keeps a word per half-edge for each label; bytes per triangle
 //! and bits per half-edge keep the arrays that the kernels gather from at
@@ -44,7 +46,7 @@ pub mod repair;
 
 pub use label::{Labels, LongestEdges};
 pub use link::{MoveSeeds, PolygonSeeds, Relink};
-pub use repair::{BarrierTips, Bridges, MergeExtra};
+pub use repair::{BarrierTips, Bridges, MergeExtra, SharedIds};
 
 pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};
 

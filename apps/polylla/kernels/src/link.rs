@@ -82,22 +82,45 @@ cavity_device::kernel! {
 cavity_device::kernel! {
     /// Sets in `polygons` (a bit per interior half-edge) the bit of the
     /// smallest half-edge of the polygon of each of the `n` half-edges of
-    /// `seeds` (walking `new_next` around it).
+    /// `seeds` (walking `new_next` around it), and writes the seed plus
+    /// one in `ids` at each of the polygon's half-edges; a walk that finds
+    /// its polygon's bit already set (another seed's walk of the same
+    /// polygon) sets that bit in `shared` too, whose polygons' `ids` are
+    /// then a mixture of their seeds' ([`crate::SharedIds`] writes them
+    /// again). The ids let [`crate::Bridges`] find barrier edges.
     ///
     /// # Safety
-    /// Checked: the inputs are only read; the marks are atomic ORs.
+    /// Checked: the inputs are only read; the marks are atomic ORs; the
+    /// ids atomic stores (walks of one polygon may race on them, which
+    /// `shared` records).
     #[launch_bounds = BOUNDS]
     #[checked]
-    pub kernel PolygonSeeds(launch, new_next: In<u32>, seeds: In<u32>, n: u32, polygons: InOut<u32>) {
+    pub kernel PolygonSeeds(
+        launch,
+        new_next: In<u32>,
+        seeds: In<u32>,
+        n: u32,
+        polygons: InOut<u32>,
+        ids: InOut<u32>,
+        shared: InOut<u32>,
+    ) {
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
             let h = seeds.get(start + k);
-            let (mut least, mut e) = (h, new_next.get(h));
-            while e != h {
+            let mark = h.wrapping_add(1);
+            let (mut least, mut e) = (h, h);
+            loop {
+                ids.set(e, mark);
                 least = least.min(e);
                 e = new_next.get(e);
+                if e == h {
+                    break;
+                }
             }
-            polygons.set_bit(least);
+            let bit = 1 << (least % 32);
+            if polygons.fetch_or(least / 32, bit) & bit != 0 {
+                shared.set_bit(least);
+            }
         });
     }
 }

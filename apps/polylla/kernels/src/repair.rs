@@ -147,36 +147,17 @@ pub fn bridge_chord(m: &Mesh, labels: In<u32>, new_next: In<u32>, h: u32) -> u32
 }
 
 cavity_device::kernel! {
-    /// Walks each of the `counts[1]` polygons of `polygons` (their least
-    /// half-edges) along `new_next`, writing its least half-edge plus one
-    /// in `ids` (zeroed before) at each of its half-edges; a half-edge
-    /// whose twin the walk has already written is a barrier edge: its
-    /// [`bridge_chord`] is marked, both half-edges, in the extra bits of
-    /// `extra` (the bytes of [`crate::LongestEdges`]) and counted in
-    /// `found[1]`. The chords are chosen on the polygons as they are (no
-    /// launch reads the extra bits). `mesh` holds `twin`, the border
-    /// half-edges' `next` and `prev`; `walk` the labels, `new_next` and
-    /// `polygons`; `counts[0]` is the interior half-edges.
+    /// Writes in `ids` the least half-edge plus one at every half-edge of
+    /// each of the `n` polygons of `polygons` (their least half-edges,
+    /// walking `new_next`): the polygons that several seeds walked in
+    /// [`crate::PolygonSeeds`].
     ///
     /// # Safety
-    /// Checked: the inputs are only read; each half-edge's word of `ids`
-    /// is written by the one thread walking its polygon (atomic stores,
-    /// read by others as atomic loads, never equal to their own marks);
-    /// the marks are atomic ORs, the count an atomic add.
+    /// Checked: the inputs are only read; each polygon's words of `ids`
+    /// are written by the one thread walking it (atomic stores).
     #[launch_bounds = BOUNDS]
     #[checked]
-    pub kernel Bridges(
-        launch,
-        mesh: Ins<u32, 3>,
-        counts: [u32; 2],
-        walk: Ins<u32, 3>,
-        ids: InOut<u32>,
-        extra: InOut<u32>,
-        found: InOut<u32>,
-    ) {
-        let [interior, n] = counts;
-        let m = Mesh::new(*mesh, interior);
-        let [labels, new_next, polygons] = *walk;
+    pub kernel SharedIds(launch, new_next: In<u32>, polygons: In<u32>, n: u32, ids: InOut<u32>) {
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
             let p = polygons.get(start + k);
@@ -184,15 +165,50 @@ cavity_device::kernel! {
             let mut e = p;
             loop {
                 ids.set(e, mark);
-                let t = m.twin(e);
-                if t < interior && ids.get(t) == mark {
-                    let chord = bridge_chord(&m, labels, new_next, if e < t { e } else { t });
-                    mark_extra(&m, extra, chord);
-                    found.fetch_add(1, 1);
-                }
                 e = new_next.get(e);
                 if e == p {
                     break;
+                }
+            }
+        });
+    }
+}
+
+cavity_device::kernel! {
+    /// For each interior half-edge `h` below its twin (`counts[0]` of
+    /// them): when both lie on one polygon (equal non-zero `ids`, a half-edge
+    /// of that polygon plus one, written by [`crate::PolygonSeeds`] and
+    /// [`SharedIds`]), `h`'s edge is a barrier edge: its [`bridge_chord`]
+    /// is marked, both half-edges, in the extra bits of `extra` (the bytes
+    /// of [`crate::LongestEdges`]) and counted in `found[1]`. The chords
+    /// are chosen on the polygons as they are (no launch reads the extra
+    /// bits). `mesh` holds `twin`, the border half-edges' `next` and
+    /// `prev`; `walk` the labels, `new_next` and `ids`.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; the marks are atomic ORs, the
+    /// count an atomic add.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel Bridges(
+        launch,
+        mesh: Ins<u32, 3>,
+        interior: u32,
+        walk: Ins<u32, 3>,
+        extra: InOut<u32>,
+        found: InOut<u32>,
+    ) {
+        let m = Mesh::new(*mesh, interior);
+        let [labels, new_next, ids] = *walk;
+        let (start, end) = chunk(launch.block_idx, interior);
+        launch.block.for_each(end - start, |k| {
+            let h = start + k;
+            let t = m.twin(h);
+            if h < t && t < interior {
+                let id = ids.get(h);
+                if id != 0 && ids.get(t) == id {
+                    mark_extra(&m, extra, bridge_chord(&m, labels, new_next, h));
+                    found.fetch_add(1, 1);
                 }
             }
         });
