@@ -78,7 +78,7 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
 
 /// Host bytes per generated point at the peak of a run (the points,
 /// spade's triangulation, the half-edges, the CPU backend's arrays, the
-/// result and its text; 383 measured at a million random points, the
+/// result and its text; 402 measured at a million random points, the
 /// maximum resident size of `cavity polylla --random 1000000 --device
 /// cpu`, rounded up).
 const HOST_BYTES_PER_POINT: u64 = 450;
