@@ -3,7 +3,9 @@
 //! Fully GPU-accelerated polygonal mesh generator"): the triangles of each
 //! terminal-edge region (those whose longest-edge propagation paths end at
 //! the same terminal edge) are joined into one polygon, and polygons with
-//! barrier edges are split at the barrier tips.
+//! barrier edges are split at the barrier tips and then at the barrier
+//! edges no tip ends (issue 52), so that no polygon walks an edge twice
+//! (a polygon may touch itself at a vertex: [`sequential`]).
 //!
 //! - [`halfedge`]: the half-edge structure of a 2D triangulation;
 //! - [`sequential`]: sequential Polylla (label, traversal, repair), the
@@ -46,7 +48,9 @@ pub struct Triangulation {
 #[derive(Debug, thiserror::Error)]
 pub enum PolyllaError {
     /// The triangulation cannot be a Polylla input (the message names the
-    /// triangle or vertex and what is wrong): fix the input.
+    /// triangle or vertex and what is wrong, or why the points hold no
+    /// triangle), or an output's name has no format Polylla writes: fix
+    /// the input or the name.
     #[error("{0}")]
     Input(String),
     /// A file could not be read or written, or is malformed (the file and
