@@ -83,10 +83,12 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
 /// cpu`, rounded up).
 const HOST_BYTES_PER_POINT: u64 = 450;
 
-/// Device bytes per point on the GPU: about six half-edges a point, four
-/// words each of `origin`, `twin`, the polygons' `next`, `prev` and the
-/// barrier edges' marks, plus the positions and a vertex's half-edge
-/// (`cavity_polylla::device::polylla`).
+/// Device bytes per point on the GPU: about six half-edges a point, a
+/// word each of `origin`, `twin`, the polygons' `next` and `prev` and
+/// each half-edge's polygon id, plus the positions and a vertex's
+/// half-edge (`cavity_polylla::device::polylla`; the labels, bits and
+/// scans add under 2 %). Printed with the host's estimate; the GPU's own
+/// limit is the allocation's error.
 const DEVICE_BYTES_PER_POINT: u64 = 6 * 4 * 5 + 16 + 4;
 
 /// The most points a run takes: the kernels index half-edges (about six a
