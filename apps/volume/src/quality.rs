@@ -166,9 +166,12 @@ pub fn scaled_jacobian(cell: &CellVertices, positions: &[[f32; 3]]) -> f64 {
 /// Whether `cell` is inverted at `positions`: its scaled Jacobian is not
 /// positive.
 pub fn is_inverted(cell: &CellVertices, positions: &[[f32; 3]]) -> bool {
-    // `!(j > 0)`: NaN counts.
-    let j = scaled_jacobian(cell, positions);
-    !(j > 0.0)
+    at_most(scaled_jacobian(cell, positions), 0.0)
+}
+
+/// `j <= x`, or `j` is not a number (a non-finite position).
+fn at_most(j: f64, x: f64) -> bool {
+    j.is_nan() || j <= x
 }
 
 /// The smallest dihedral angle of tetrahedron `t`, in degrees: at each of
@@ -239,8 +242,8 @@ pub fn quality(cells: &[CellVertices], positions: &[[f32; 3]]) -> Quality {
             (scaled_jacobian(c, positions), dihedral)
         })
         .collect();
-    let bad = |j: f64| !(j > 0.0);
-    let flat = |j: f64| !(j > FLAT);
+    let bad = |j: f64| at_most(j, 0.0);
+    let flat = |j: f64| at_most(j, FLAT);
     Quality {
         cells: cells.len(),
         inverted: per_cell.par_iter().filter(|x| bad(x.0)).count(),
