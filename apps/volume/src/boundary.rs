@@ -74,14 +74,21 @@ pub struct SmoothReport {
     pub relaxed_moves: usize,
 }
 
+/// The scaled Jacobian below which a smoothing step may not push a cell
+/// (nor below the cell's value before the step, when that is smaller):
+/// [`smooth_valid`]'s floor.
+pub const SMOOTHING_FLOOR: f64 = 0.1;
+
 /// `iterations` steps of Laplacian smoothing of the inner vertices
 /// ([`smooth`]) on `backend` that, by default ([`Validity::Keep`]), invert
 /// no cell: after each step the cells (`cells`, the mesh's cell-vertex
-/// lists) are checked on the host and the vertices of an inverted one
-/// move only part of the way, or stay
-/// ([`crate::quality::keep_valid`], the step before as the fallback), so
-/// a cell valid before the smoothing stays valid (a cell inverted or flat
-/// in the input keeps its vertices where they are). [`Validity::Plain`]
+/// lists) are checked on the host and the vertices of a cell the step
+/// inverts, or whose scaled Jacobian it lowers below the smaller of
+/// [`SMOOTHING_FLOOR`] and the cell's value before the step, move only
+/// part of the way, or stay ([`crate::quality::keep_valid`], the step
+/// before as the fallback). So a cell valid before the smoothing stays
+/// valid, no worse than `min(0.1, its scaled Jacobian in the input)` (a
+/// cell inverted in the input keeps its vertices where they are). [`Validity::Plain`]
 /// runs the plain steps on the backend and only reports. Returns the
 /// positions and the cells' quality before and after.
 ///
@@ -106,7 +113,7 @@ pub fn smooth_valid(
             let mut current = mesh.positions().to_vec();
             for _ in 0..iterations {
                 m.smooth(1)?;
-                let (next, r) = keep_valid(cells, &current, &m.positions()?);
+                let (next, r) = keep_valid(cells, &current, &m.positions()?, SMOOTHING_FLOOR);
                 plain_inverted += r.plain_inverted;
                 relaxed_moves += r.relaxed_vertices;
                 if r.relaxed_vertices > 0 {

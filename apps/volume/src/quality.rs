@@ -20,15 +20,18 @@
 //!
 //! **Keeping cells valid** ([`keep_valid`]): given positions `from` at
 //! which the cells are valid and the positions `to` a rule asks for, each
-//! vertex of a cell inverted at the current positions has its step
-//! halved, `from + t (to - from)` with `t = 1, 1/2, ..., 1/16`, and then
-//! set to `0` (the vertex stays at `from`); the cells are checked again and
-//! the rounds repeat while an inverted cell has a vertex not yet at
-//! `from`. Every round moves at least one vertex one step closer to
-//! `from`, and each vertex takes at most [`HALVINGS`] steps, so it ends
-//! after at most `HALVINGS × vertices` rounds (a few in practice); at the
-//! end every inverted cell lies at its `from` positions, so none is
-//! inverted when every cell is valid at `from`.
+//! vertex of a cell that is bad at the current positions (inverted, or
+//! with a scaled Jacobian below `min(floor, its value at from)` for a
+//! positive `floor`) has its step halved, `from + t (to - from)` with
+//! `t = 1, 1/2, ..., 1/16`, and then set to `0` (the vertex stays at
+//! `from`); the cells are checked again and the rounds repeat while a bad
+//! cell has a vertex not yet at `from`. Every round moves at least one
+//! vertex one step closer to `from`, and each vertex takes at most
+//! [`HALVINGS`] steps, so it ends after at most `HALVINGS × vertices`
+//! rounds (a few in practice); at the end every bad cell lies at its
+//! `from` positions, where it is not bad unless it was inverted there, so
+//! no cell is inverted that is valid at `from`, and none lost quality
+//! below `min(floor, its quality at from)`.
 
 use rayon::prelude::*;
 
@@ -317,10 +320,12 @@ fn for_each_vertex(cell: &CellVertices, mut visit: impl FnMut(u32)) {
     }
 }
 
-/// The positions `to` asks for, each vertex of an inverted cell moved
-/// only part of the way from `from` (see the [module](self)): the result
-/// has no inverted cell that is valid at `from`. `from` and `to` hold a
-/// position per vertex; vertices no cell names keep `to`.
+/// The positions `to` asks for, each vertex of a bad cell moved only part
+/// of the way from `from` (see the [module](self)): the result has no
+/// inverted cell that is valid at `from`, and with a positive `floor` no
+/// cell whose scaled Jacobian fell below `min(floor, its value at from)`.
+/// `from` and `to` hold a position per vertex; vertices no cell names
+/// keep `to`.
 ///
 /// # Panics
 /// When `from` and `to` differ in length or a cell names a vertex past
@@ -329,8 +334,23 @@ pub fn keep_valid(
     cells: &[CellVertices],
     from: &[[f32; 3]],
     to: &[[f32; 3]],
+    floor: f64,
 ) -> (Vec<[f32; 3]>, Relaxation) {
     assert_eq!(from.len(), to.len(), "a fallback position per vertex");
+    // The least scaled Jacobian each cell may have: 0 (exclusive) without
+    // a floor, else the floor or its value at `from`, the smaller.
+    let least: Vec<f64> = if floor > 0.0 {
+        cells
+            .par_iter()
+            .map(|c| floor.min(scaled_jacobian(c, from)))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let bad = |i: usize, c: &CellVertices, p: &[[f32; 3]]| {
+        let j = scaled_jacobian(c, p);
+        at_most(j, 0.0) || least.get(i).is_some_and(|&l| j < l)
+    };
     let mut positions = to.to_vec();
     let mut level = vec![0u8; to.len()];
     // Vertices moved in the last round: only their cells can have changed.
@@ -340,15 +360,22 @@ pub fn keep_valid(
         let inverted: Vec<usize> = cells
             .par_iter()
             .enumerate()
-            .filter(|(_, c)| {
+            .filter(|(i, c)| {
                 let mut touched = false;
                 for_each_vertex(c, |v| touched |= moved[v as usize]);
-                touched && is_inverted(c, &positions)
+                touched && bad(*i, c, &positions)
             })
             .map(|(i, _)| i)
             .collect();
         if report.rounds == 0 {
-            report.plain_inverted = inverted.len();
+            report.plain_inverted = if floor > 0.0 {
+                inverted
+                    .par_iter()
+                    .filter(|&&c| is_inverted(&cells[c], &positions))
+                    .count()
+            } else {
+                inverted.len()
+            };
         }
         let mut raise: Vec<u32> = inverted
             .par_iter()

@@ -292,7 +292,7 @@ pub fn subdivide_valid(
         let (positions, relaxation) = match validity {
             Validity::Keep => {
                 let linear = linear_split(old, &next.positions()[v + e + f..]);
-                let (positions, r) = keep_valid(&cells, &linear, next.positions());
+                let (positions, r) = keep_valid(&cells, &linear, next.positions(), 0.0);
                 (Some(positions), r)
             }
             Validity::Plain => (None, Relaxation::default()),

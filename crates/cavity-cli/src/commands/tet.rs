@@ -284,9 +284,10 @@ pub(crate) fn smooth_inner(
         );
     } else {
         sayln!(
-            "kept valid: the plain steps would have inverted {} cell(s) (summed over the steps); {} vertex move(s) cut short",
+            "kept valid: the plain steps would have inverted {} cell(s) (summed over the steps); {} vertex move(s) cut short (a step may not invert a cell, nor lower its scaled Jacobian below {} or its value before the step)",
             report.plain_inverted,
-            report.relaxed_moves
+            report.relaxed_moves,
+            cavity_volume::boundary::SMOOTHING_FLOOR
         );
     }
     Ok(())
@@ -328,6 +329,12 @@ pub(crate) fn subdivide(
         "subdivided {} by {levels} Catmull-Clark level(s) on {}: {v} vertices, {e} edges, {f} faces, {c} cells",
         input.display(),
         backend.name()
+    );
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    sayln!(
+        "memory estimated before the work: {:.2} GiB on the host, {:.2} GiB on the device",
+        gib(estimate.host_bytes),
+        gib(estimate.device_bytes)
     );
     for r in &subdivided.levels {
         let q = &r.quality;
