@@ -63,7 +63,7 @@
 //! the reference cell and for moderately distorted ones, but a strongly
 //! twisted hexahedron can be valid at its corners and not at the half-way
 //! points: such cells, and flat input cells, are counted in
-//! [`LevelReport::inverted`] rather than fixed. [`Validity::Plain`] keeps
+//! [`LevelReport::quality`] rather than fixed. [`Validity::Plain`] keeps
 //! the plain rules (and still reports). The check and the relaxation run
 //! on the host in parallel (rayon), between the levels the backend runs.
 
