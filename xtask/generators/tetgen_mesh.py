@@ -2,7 +2,8 @@
 0.8.4; see ../shared/PEERS.md), written as TetGen .node/.ele files that
 `cavity tet` reads.
 
-    python3 tetgen_mesh.py SURFACE.obj OUT.node [--max-volume V] [--repair] [--save-surface S.obj]
+    python3 tetgen_mesh.py SURFACE.obj OUT.node [--max-volume V] [--repair]
+        [--faces N] [--save-surface S.obj]
 
 --max-volume is relative to the surface's bounding-box volume (smaller
 gives more tetrahedra: about 1e-6 gives a million on Spot). --repair runs
@@ -12,6 +13,20 @@ as a scan needs before TetGen takes it (the Stanford bunny scan of
 ../shared/data/scans/ has 70 holes and non-manifold edges); the surface
 may then be any format MeshFix reads (.ply, .off, .stl, .obj). The large
 outputs are not kept in the repository; this script makes them again.
+--faces N simplifies the (repaired) surface to about N triangles first
+(quadric edge collapses, the `fast-simplification` wheel, 0.2.0), for a
+small mesh whose thin parts (the bunny's ears) are one or two tetrahedra
+thick.
+
+The meshes of the tests and benchmarks (issue 52), from the bunny scan
+`tests/data/scans/StanfordBunny.ply`:
+
+    # apps/volume/tests/data/bunny-tetgen.node/.ele (committed)
+    python3 tetgen_mesh.py tests/data/scans/StanfordBunny.ply bunny-tetgen.node \
+        --repair --faces 2000 --max-volume 1e-3
+    # the benchmark's 674 k tetrahedra (not committed)
+    python3 tetgen_mesh.py tests/data/scans/StanfordBunny.ply bunny-big.node \
+        --repair --max-volume 1e-6
 """
 
 import argparse
@@ -53,18 +68,30 @@ def repair(path):
     return np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int32)
 
 
+def simplify(v, f, faces):
+    import fast_simplification
+
+    reduction = max(0.0, 1.0 - faces / len(f))
+    v, f = fast_simplification.simplify(v.astype(np.float32), f, target_reduction=reduction)
+    print(f"simplified to {len(v)} vertices, {len(f)} triangles", file=sys.stderr)
+    return np.asarray(v, dtype=np.float64), np.asarray(f, dtype=np.int32)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("surface")
     parser.add_argument("out")
     parser.add_argument("--max-volume", type=float, default=1e-5)
     parser.add_argument("--repair", action="store_true")
+    parser.add_argument("--faces", type=int, help="simplify the surface to about this many triangles")
     parser.add_argument("--save-surface", help="write the (repaired) surface here as OBJ")
     args = parser.parse_args()
     if args.repair:
         v, f = repair(args.surface)
     else:
         v, f = read_obj(args.surface)
+    if args.faces:
+        v, f = simplify(v, f, args.faces)
     if args.save_surface:
         with open(args.save_surface, "w") as out:
             for p in v:

@@ -10,7 +10,8 @@ use cavity_volume_kernels::{
 use crate::VolumeError;
 use cavity::backend::buffer::Buffer;
 
-use crate::mesh::VolumeMesh;
+use crate::mesh::{CellVertices, VolumeMesh};
+use crate::quality::{Quality, Validity, keep_valid, quality};
 use crate::resident::{Relation, ResidentMesh};
 use crate::signed::{encode, index, is_negative, sign};
 
@@ -56,6 +57,86 @@ pub fn smooth(
     let mut m = ResidentMesh::upload(backend, mesh)?;
     m.smooth(iterations)?;
     m.positions()
+}
+
+/// What [`smooth_valid`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SmoothReport {
+    /// The cells' quality before the smoothing.
+    pub before: Quality,
+    /// And after.
+    pub after: Quality,
+    /// Cells the plain steps inverted, summed over the steps (with
+    /// [`Validity::Plain`]: the cells inverted at the end).
+    pub plain_inverted: usize,
+    /// Vertex moves cut short to keep the cells valid, summed over the
+    /// steps.
+    pub relaxed_moves: usize,
+}
+
+/// The scaled Jacobian below which a smoothing step may not push a cell
+/// (nor below the cell's value before the step, when that is smaller):
+/// [`smooth_valid`]'s floor.
+pub const SMOOTHING_FLOOR: f64 = 0.1;
+
+/// `iterations` steps of Laplacian smoothing of the inner vertices
+/// ([`smooth`]) on `backend` that, by default ([`Validity::Keep`]), invert
+/// no cell: after each step the cells (`cells`, the mesh's cell-vertex
+/// lists) are checked on the host and the vertices of a cell the step
+/// inverts, or whose scaled Jacobian it lowers below the smaller of
+/// [`SMOOTHING_FLOOR`] and the cell's value before the step, move only
+/// part of the way, or stay ([`crate::quality::keep_valid`], the step
+/// before as the fallback). So a cell valid before the smoothing stays
+/// valid, no worse than `min(0.1, its scaled Jacobian in the input)` (a
+/// cell inverted in the input keeps its vertices where they are). [`Validity::Plain`]
+/// runs the plain steps on the backend and only reports. Returns the
+/// positions and the cells' quality before and after.
+///
+/// # Errors
+/// As [`boundary`].
+pub fn smooth_valid(
+    backend: &Backend,
+    mesh: &VolumeMesh,
+    cells: &[CellVertices],
+    iterations: u32,
+    validity: Validity,
+) -> Result<(Vec<[f32; 3]>, SmoothReport), VolumeError> {
+    let before = quality(cells, mesh.positions());
+    let mut m = ResidentMesh::upload(backend, mesh)?;
+    let (mut plain_inverted, mut relaxed_moves) = (0, 0);
+    let positions = match validity {
+        Validity::Plain => {
+            m.smooth(iterations)?;
+            m.positions()?
+        }
+        Validity::Keep => {
+            let mut current = mesh.positions().to_vec();
+            for _ in 0..iterations {
+                m.smooth(1)?;
+                let (next, r) = keep_valid(cells, &current, &m.positions()?, SMOOTHING_FLOOR);
+                plain_inverted += r.plain_inverted;
+                relaxed_moves += r.relaxed_vertices;
+                if r.relaxed_vertices > 0 {
+                    m.set_positions(&next)?;
+                }
+                current = next;
+            }
+            current
+        }
+    };
+    let after = quality(cells, &positions);
+    if validity == Validity::Plain {
+        plain_inverted = after.inverted;
+    }
+    Ok((
+        positions,
+        SmoothReport {
+            before,
+            after,
+            plain_inverted,
+            relaxed_moves,
+        },
+    ))
 }
 
 /// The boundary's faces (signed), edges and vertices on the backend, with

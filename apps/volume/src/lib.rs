@@ -21,13 +21,17 @@
 //!   cell-vertices) on a backend, by count, scan and fill;
 //! - [`resident`]: a mesh kept on a backend ([`ResidentMesh`]) with its
 //!   relations computed there on demand and cached;
-//! - [`subdivide`]: volumetric Catmull-Clark subdivision.
+//! - [`quality`]: the scaled Jacobian, dihedral angles, and the
+//!   relaxation that keeps cells valid;
+//! - [`subdivide`]: volumetric Catmull-Clark subdivision (with the
+//!   validity pass and the memory plan of its levels).
 
 pub mod bench;
 pub mod boundary;
 pub mod device;
 pub mod io;
 pub mod mesh;
+pub mod quality;
 pub mod relations;
 pub mod resident;
 pub mod subdivide;
@@ -40,8 +44,31 @@ pub use resident::{Operator, Relation, ResidentMesh};
 pub use ternary::TernaryCsr;
 
 use cavity::backend::BackendError;
+use cavity::settings::{NamesSettings, OutOfRange, Setting};
 
 cavity::kernel_module!("cavity_volume_kernels.ptx");
+
+/// The settings of the volumetric operations, as their errors name them.
+pub mod setting {
+    use cavity::settings::Setting;
+
+    /// Levels of Catmull-Clark subdivision.
+    pub const LEVELS: Setting = Setting::new("levels", "the subdivision levels");
+    /// Steps of Laplacian smoothing.
+    pub const ITERATIONS: Setting = Setting::new("iterations", "the smoothing iterations");
+}
+
+/// Checks the levels of a subdivision and the steps of a smoothing: at
+/// least 1 each (0 would copy the input).
+///
+/// # Errors
+/// [`VolumeError::Settings`] naming the setting.
+pub fn check_count(setting: Setting, count: u32) -> Result<(), VolumeError> {
+    if count == 0 {
+        return Err(OutOfRange::new(setting, "must be at least 1 (0 would copy the input)").into());
+    }
+    Ok(())
+}
 
 /// Errors of volumetric meshes.
 #[derive(Debug, thiserror::Error)]
@@ -81,4 +108,29 @@ pub enum VolumeError {
     /// The backend failed (no kernels, a launch, a copy).
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// A setting out of range: change the setting it names.
+    #[error(transparent)]
+    Settings(#[from] OutOfRange),
+    /// The levels of subdivision asked for would not fit (the elements'
+    /// indices, or the memory there is: the message gives the estimate):
+    /// lower the levels.
+    #[error("{levels} level(s) of subdivision: {why}; lower the levels")]
+    Oversized {
+        /// The levels asked for.
+        levels: u32,
+        /// What would not fit, with the estimate.
+        why: String,
+    },
 }
+
+impl NamesSettings for VolumeError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            VolumeError::Settings(e) => e.settings(),
+            VolumeError::Oversized { .. } => vec![setting::LEVELS],
+            _ => Vec::new(),
+        }
+    }
+}
+
+cavity::names_settings!(VolumeError);

@@ -537,6 +537,22 @@ impl VolumeMesh {
         &self.positions
     }
 
+    /// The mesh with its vertices moved to `positions` (one per vertex).
+    ///
+    /// # Errors
+    /// [`VolumeError::Matrix`] for another number of positions.
+    pub fn with_positions(mut self, positions: Vec<[f32; 3]>) -> Result<VolumeMesh, VolumeError> {
+        if positions.len() != self.positions.len() {
+            return Err(VolumeError::Matrix(format!(
+                "{} positions for {} vertices",
+                positions.len(),
+                self.positions.len()
+            )));
+        }
+        self.positions = positions;
+        Ok(self)
+    }
+
     /// ∂1: each edge as its ordered vertex pair `(tail, head)`.
     pub fn edges(&self) -> &[[u32; 2]] {
         &self.edges

@@ -44,6 +44,30 @@
 //!   and its boundary faces (`Q` their mean centre, `R` the edges' mean
 //!   midpoint); `P` where a crease edge or fewer than three boundary
 //!   edges meet.
+//!
+//! **Validity** (issue 52): the smoothed positions can invert cells
+//! where the mesh is thin (a boundary vertex pulled inward past the cell
+//! across the part). [`subdivide_valid`] checks every new cell after each
+//! level (the scaled Jacobian, [`crate::quality`]) and, by default
+//! ([`Validity::Keep`]), relaxes the vertices of each inverted cell
+//! towards the **linear split** ([`linear_split`]: every new point at the
+//! plain centre of its edge, face or cell, the old vertices kept) until no
+//! cell is inverted ([`crate::quality::keep_valid`]; it ends, at the
+//! latest with those cells' vertices at the linear split). What is
+//! guaranteed: no output cell is inverted whose cell of the linear split
+//! is valid. The linear split of a tetrahedron of positive volume is
+//! always valid (its four hexahedra are the affine image of those of a
+//! regular tetrahedron, whose corners are all positive); that of a
+//! hexahedron, prism or pyramid is the cell's trilinear (or linear)
+//! interpolation at the half-way points, valid for any affine image of
+//! the reference cell and for moderately distorted ones, but a strongly
+//! twisted hexahedron can be valid at its corners and not at the half-way
+//! points: such cells, and flat input cells, are counted in
+//! [`LevelReport::quality`] rather than fixed. [`Validity::Plain`] keeps
+//! the plain rules (and still reports). The check and the relaxation run
+//! on the host in parallel (rayon), between the levels the backend runs.
+
+mod levels;
 
 use cavity::backend::Backend;
 use cavity_volume_kernels::{
@@ -54,11 +78,15 @@ use cavity_volume_kernels::{
 use crate::VolumeError;
 use crate::device::Csr;
 use crate::mesh::VolumeMesh;
+pub use crate::quality::Validity;
 use crate::relations::{compose_serial, face_vertices_serial};
 use crate::resident::{Relation, ResidentMesh};
 use crate::signed::{encode, index, is_negative, sign};
 use crate::ternary::TernaryCsr;
 pub use cavity_volume_kernels::subdivide::{half_from, half_to};
+pub use levels::{
+    LevelReport, Plan, Subdivided, free_device_bytes, linear_split, plan, subdivide_valid,
+};
 
 /// Element counts of a mesh: vertices, edges, faces, cells.
 pub type Counts = [usize; 4];

@@ -173,7 +173,10 @@ pub(crate) enum TetCommand {
         device: Device,
     },
     /// Laplacian smoothing of the inner vertices: each step moves every
-    /// vertex off the boundary to the average of its edge neighbours.
+    /// vertex off the boundary to the average of its edge neighbours,
+    /// except where that would invert a cell (the move is cut short, or
+    /// the vertex stays; --plain for the plain steps). Prints the minimum
+    /// dihedral angle (tetrahedra) and scaled Jacobian before and after.
     Smooth {
         /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
         mesh: PathBuf,
@@ -181,9 +184,12 @@ pub(crate) enum TetCommand {
         /// never the input.
         #[arg(short, long)]
         output: PathBuf,
-        /// Smoothing steps.
+        /// Smoothing steps (at least 1).
         #[arg(long, default_value_t = 10)]
         iterations: u32,
+        /// The plain steps: cells may invert (counted and reported).
+        #[arg(long)]
+        plain: bool,
         /// Backend to run on.
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
@@ -193,7 +199,11 @@ pub(crate) enum TetCommand {
     /// Volumetric Catmull-Clark subdivision (Joy and MacCracken): each
     /// level splits every cell into one cell per vertex (hexahedra from
     /// tetrahedra, prisms and hexahedra; general polyhedra at vertices of
-    /// more than three faces, as a pyramid's apex).
+    /// more than three faces, as a pyramid's apex). By default no cell is
+    /// inverted where the smoothed positions would invert one, its vertices
+    /// move back towards the linear split (the plain centres) until it is
+    /// valid; --plain keeps the plain rules. Prints each level's inverted
+    /// cells and minimum scaled Jacobian.
     Subdivide {
         /// Input mesh (.mesh, .node, .ele, .vtk or .msh).
         mesh: PathBuf,
@@ -201,9 +211,14 @@ pub(crate) enum TetCommand {
         /// hexahedra, as a pyramid's apex gives); never the input.
         #[arg(short, long)]
         output: PathBuf,
-        /// Subdivision levels (each multiplies the cells by about 4 to 8).
+        /// Subdivision levels (at least 1; each multiplies the cells by
+        /// about 4 to 8: the memory they need is estimated first).
         #[arg(long, default_value_t = 1)]
         levels: u32,
+        /// The plain Joy-MacCracken rules: cells may invert (counted and
+        /// reported).
+        #[arg(long)]
+        plain: bool,
         /// Backend to run on.
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
@@ -289,8 +304,9 @@ pub(crate) enum Command {
         dynamic: DynamicArgs,
     },
     /// Volumetric meshes (MEDIT .mesh, TetGen .node/.ele, VTK .vtk, Gmsh .msh) as ternary
-    /// sparse boundary operators (Mueller-Roemer et al.): counts,
-    /// boundary, smoothing.
+    /// sparse boundary operators (Mueller-Roemer et al.): counts and
+    /// quality (info), boundary, smoothing, Catmull-Clark subdivision,
+    /// format conversion.
     Tet {
         #[command(subcommand)]
         what: TetCommand,

@@ -11,25 +11,133 @@ use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity::io::{check_writable, write_mesh};
-use cavity_volume::boundary::{Boundary, boundary, smooth};
+use cavity_volume::boundary::{Boundary, boundary, smooth_valid};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
+use cavity_volume::quality::{Quality, Validity, quality};
 use cavity_volume::signed::{index, is_negative};
-use cavity_volume::{CellType, CellVertices, ResidentMesh, VolumeMesh, check_cells};
+use cavity_volume::subdivide::{free_device_bytes, plan, subdivide_valid};
+use cavity_volume::{
+    CellType, CellVertices, VolumeError, VolumeMesh, check_cells, check_count, setting,
+};
 
 use crate::Result;
 use crate::args::Device;
 use crate::device::backend;
 use crate::output::{say, sayln, spinner};
 
-/// The mesh at `path` with its cells oriented outward, built, and the
+/// An error of the mesh in `file` (a degenerate cell, a vertex out of
+/// range), naming the file; its source is the error itself, so that the
+/// settings it names are found.
+#[derive(Debug)]
+struct InFile {
+    file: PathBuf,
+    error: VolumeError,
+}
+
+impl std::fmt::Display for InFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.error)
+    }
+}
+
+impl std::error::Error for InFile {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// `error` as an error of `path`.
+fn in_file(path: &Path) -> impl FnOnce(VolumeError) -> InFile + '_ {
+    |error| InFile {
+        file: path.to_path_buf(),
+        error,
+    }
+}
+
+/// The mesh at `path` with its cells oriented outward, each cell checked
+/// (its vertices in range, no repeated vertex, faces of three vertices
+/// or more); an empty mesh is an error, and flat or tangled cells (a
+/// scaled Jacobian at most `cavity_volume::quality::FLAT` once oriented)
+/// get a warning with their number and the first's index.
+fn read_checked(path: &Path) -> Result<(CellMesh, Quality)> {
+    let mesh = read_volume(path)?.oriented();
+    if mesh.cells.is_empty() {
+        return Err(format!(
+            "{}: no cells ({} vertices): a volumetric mesh needs at least one cell",
+            path.display(),
+            mesh.positions.len()
+        )
+        .into());
+    }
+    check_cells(&mesh.cells, mesh.positions.len()).map_err(in_file(path))?;
+    let q = quality(&mesh.cells, &mesh.positions);
+    if let Some(first) = q.first_flat {
+        eprintln!(
+            "warning: {}: {} of {} cells are flat or tangled (zero volume, or a corner's scaled Jacobian at most {:e}), the first cell {first} (from 0)",
+            path.display(),
+            q.flat,
+            q.cells,
+            cavity_volume::quality::FLAT
+        );
+    }
+    Ok((mesh, q))
+}
+
+/// The mesh at `path` with its cells oriented outward and checked
+/// ([`read_checked`]), built, its cells and their quality, and the
 /// seconds reading and building took.
-fn load(path: &Path) -> Result<(VolumeMesh, Vec<CellVertices>, f64, f64)> {
+fn load(path: &Path) -> Result<(VolumeMesh, Vec<CellVertices>, Quality, [f64; 2])> {
     let t = Instant::now();
-    let CellMesh { positions, cells } = read_volume(path)?.oriented();
+    let (CellMesh { positions, cells }, q) = read_checked(path)?;
     let read = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let mesh = VolumeMesh::from_cells(positions, &cells)?;
-    Ok((mesh, cells, read, t.elapsed().as_secs_f64()))
+    let mesh = VolumeMesh::from_cells(positions, &cells).map_err(in_file(path))?;
+    Ok((mesh, cells, q, [read, t.elapsed().as_secs_f64()]))
+}
+
+/// Bytes of memory the host has available (`MemAvailable` of
+/// `/proc/meminfo`; `None` where it cannot be read).
+fn available_host_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The validity setting of `--plain`.
+fn validity(plain: bool) -> Validity {
+    if plain {
+        Validity::Plain
+    } else {
+        Validity::Keep
+    }
+}
+
+/// "-0.1234, 12 inverted" for a quality, with the dihedral angle for
+/// tetrahedra.
+fn describe(q: &Quality) -> String {
+    let dihedral = q
+        .min_dihedral_angle
+        .map(|a| format!("min dihedral angle {}°, ", significant(a)))
+        .unwrap_or_default();
+    format!(
+        "{dihedral}min scaled Jacobian {}, {} inverted of {} cells",
+        significant(q.min_scaled_jacobian),
+        q.inverted,
+        q.cells
+    )
+}
+
+/// `x` with four significant digits (`0.1234`, `-2.345e-5`).
+fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        format!("{x}")
+    } else if (1e-3..1e4).contains(&x.abs()) {
+        let digits = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+        format!("{x:.digits$}")
+    } else {
+        format!("{x:.3e}")
+    }
 }
 
 /// The files of a volumetric mesh path (both of a TetGen pair).
@@ -52,7 +160,7 @@ fn refuse_overwrite(input: &Path, output: &Path) -> Result<()> {
 }
 
 pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
-    let (mesh, _, read, build) = load(path)?;
+    let (mesh, _, q, [read, build]) = load(path)?;
     let backend = backend(device)?;
     let t = Instant::now();
     let Boundary {
@@ -84,6 +192,7 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
         edges.len(),
         vertices.len()
     );
+    sayln!("quality: {}", describe(&q));
     sayln!(
         "memory: {} bytes ({:.1} per cell: positions, ∂1 pairs, ∂2 and ∂3 in ternary CSR)",
         mesh.bytes(),
@@ -146,24 +255,41 @@ pub(crate) fn smooth_inner(
     input: &Path,
     output: &Path,
     iterations: u32,
+    plain: bool,
     device: Device,
     options: WriteOptions,
 ) -> Result<()> {
     VolumeFormat::of(output)?;
+    check_count(setting::ITERATIONS, iterations)?;
     let (mesh, cells, _, _) = load(input)?;
     refuse_overwrite(input, output)?;
     let backend = backend(device)?;
     let t = Instant::now();
-    let positions = smooth(&backend, &mesh, iterations)?;
+    let (positions, report) = smooth_valid(&backend, &mesh, &cells, iterations, validity(plain))?;
     let seconds = t.elapsed().as_secs_f64();
     write_volume_with(output, &CellMesh { positions, cells }, options)?;
     sayln!(
-        "smoothed the inner vertices of {} by {iterations} Laplacian step(s) in {:.3} ms on {} (with the boundary and the transposes); wrote {}",
+        "smoothed the inner vertices of {} by {iterations} Laplacian step(s) in {:.3} ms on {} (with the boundary and the transposes; validity checked on the host); wrote {}",
         input.display(),
         seconds * 1e3,
         backend.name(),
         output.display()
     );
+    sayln!("before: {}", describe(&report.before));
+    sayln!("after:  {}", describe(&report.after));
+    if plain {
+        sayln!(
+            "plain steps (--plain): {} cells inverted",
+            report.plain_inverted
+        );
+    } else {
+        sayln!(
+            "kept valid: the plain steps would have inverted {} cell(s) (summed over the steps); {} vertex move(s) cut short (a step may not invert a cell, nor lower its scaled Jacobian below {} or its value before the step)",
+            report.plain_inverted,
+            report.relaxed_moves,
+            cavity_volume::boundary::SMOOTHING_FLOOR
+        );
+    }
     Ok(())
 }
 
@@ -171,45 +297,76 @@ pub(crate) fn subdivide(
     input: &Path,
     output: &Path,
     levels: u32,
+    plain: bool,
     device: Device,
     options: WriteOptions,
 ) -> Result<()> {
     VolumeFormat::of(output)?;
-    let (mesh, _, read, build) = load(input)?;
+    check_count(setting::LEVELS, levels)?;
+    let (mesh, _, _, [read, build]) = load(input)?;
     refuse_overwrite(input, output)?;
     let backend = backend(device)?;
+    let estimate = plan(&mesh, levels, &backend)?;
+    estimate.check(levels, available_host_bytes(), free_device_bytes(&backend))?;
     let pb = spinner();
-    pb.set_message(format!("subdividing {levels} level(s)"));
     let t = Instant::now();
-    let mut resident = ResidentMesh::upload(&backend, &mesh)?;
-    for _ in 0..levels {
-        resident = resident.subdivide()?;
-    }
-    resident.synchronize()?;
+    let subdivided = subdivide_valid(&backend, &mesh, levels, validity(plain), |level| {
+        pb.set_message(format!("subdividing level {level} of {levels}"))
+    })?;
     let seconds = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let subdivided = resident.download()?;
-    let cells = subdivided.cells();
-    let download = t.elapsed().as_secs_f64();
     let t = Instant::now();
     write_volume_with(
         output,
         &CellMesh {
-            positions: subdivided.positions().to_vec(),
-            cells,
+            positions: subdivided.mesh.positions().to_vec(),
+            cells: subdivided.cells,
         },
         options,
     )?;
     pb.finish_and_clear();
-    let [v, e, f, c] = subdivided.counts();
+    let [v, e, f, c] = subdivided.mesh.counts();
     sayln!(
         "subdivided {} by {levels} Catmull-Clark level(s) on {}: {v} vertices, {e} edges, {f} faces, {c} cells",
         input.display(),
         backend.name()
     );
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     sayln!(
-        "read {read:.3} s, operators {build:.3} s, upload and subdivision {:.3} ms (relations included), download and cell lists {download:.3} s, write {:.3} s; wrote {}",
-        seconds * 1e3,
+        "memory estimated before the work: {:.2} GiB on the host, {:.2} GiB on the device",
+        gib(estimate.host_bytes),
+        gib(estimate.device_bytes)
+    );
+    for r in &subdivided.levels {
+        let q = &r.quality;
+        let kept = if plain {
+            format!("plain rules (--plain): {}", describe(q))
+        } else {
+            format!(
+                "plain rules would invert {}; kept valid: {} ({} vertices relaxed towards the linear split in {} round(s), {} at it)",
+                r.plain_inverted,
+                describe(q),
+                r.relaxation.relaxed_vertices,
+                r.relaxation.rounds,
+                r.relaxation.fallback_vertices
+            )
+        };
+        sayln!(
+            "level {}: {kept}; subdivision {:.3} s, validity pass {:.3} s (host)",
+            r.level,
+            r.subdivision_seconds,
+            r.validity_seconds
+        );
+        if !plain && q.inverted > 0 {
+            eprintln!(
+                "warning: level {}: {} cell(s) stay inverted, the first cell {} (from 0): their cells of the linear split are not valid either (flat or strongly distorted cells of the level before)",
+                r.level,
+                q.inverted,
+                q.first_inverted.unwrap_or(0)
+            );
+        }
+    }
+    sayln!(
+        "read {read:.3} s, operators {build:.3} s, levels {seconds:.3} s (uploads, relations and downloads included), write {:.3} s; wrote {}",
         t.elapsed().as_secs_f64(),
         output.display()
     );
@@ -221,8 +378,7 @@ pub(crate) fn convert(input: &Path, output: &Path, options: WriteOptions) -> Res
     let t = Instant::now();
     // Each cell checked on its own: a conversion numbers no faces or
     // edges, so it builds no operators.
-    let mesh = read_volume(input)?.oriented();
-    check_cells(&mesh.cells, mesh.positions.len())?;
+    let (mesh, _) = read_checked(input)?;
     let read = t.elapsed().as_secs_f64();
     refuse_overwrite(input, output)?;
     let t = Instant::now();
