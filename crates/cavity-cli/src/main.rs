@@ -181,6 +181,8 @@ fn run(cli: Cli) -> Result<()> {
             dt,
             tolerance,
             max_iterations,
+            laplacian,
+            preconditioner,
             common,
         } => {
             let settings = McfSettings {
@@ -189,6 +191,8 @@ fn run(cli: Cli) -> Result<()> {
                 tolerance,
                 max_iterations,
                 patch_size: common.patch_size,
+                laplacian,
+                preconditioner,
             };
             smooth::smooth(input.as_deref(), &output, &settings, &common)
         }
@@ -305,6 +309,8 @@ fn run(cli: Cli) -> Result<()> {
                     meshes,
                     subdivisions,
                     dt,
+                    laplacian,
+                    preconditioner,
                     iterations,
                     cpu_iterations,
                     reps,
@@ -317,6 +323,8 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let settings = cavity_mcf::bench::McfBenchSettings {
                 dt,
+                laplacian,
+                preconditioner,
                 iterations,
                 cpu_iterations,
                 reps,
