@@ -355,7 +355,8 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = McfSettings::default().steps)]
         steps: u32,
         /// Time step over the squared mean edge length (1 diffuses over
-        /// about one edge per step), positive and at most 1e6.
+        /// about one edge per step), positive and at most 1e4 (for more
+        /// smoothing, take more steps).
         #[arg(long, default_value_t = McfSettings::default().dt, allow_negative_numbers = true)]
         dt: f32,
         /// The conjugate gradient stops at this residual over the step's
