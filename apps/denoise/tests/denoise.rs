@@ -317,5 +317,8 @@ fn the_noisy_bunny_scan_comes_back_towards_the_scan() {
             .count()
     };
     let (t0, t1) = (turned(&noisy), turned(&out));
-    assert!(t1 < t0 / 10, "faces turned over 30°: {t0} noisy, {t1} denoised");
+    assert!(
+        t1 < t0 / 10,
+        "faces turned over 30°: {t0} noisy, {t1} denoised"
+    );
 }
