@@ -9,13 +9,21 @@
 //! adds to each of its corner's two edges and to the corner's area, so
 //! boundaries and non-manifold edges need no special rows.
 //!
+//! The weights are the cotan weights of the positions, optionally with
+//! negative cotangents clamped to 0, or computed from mollified edge
+//! lengths (Sharp and Crane 2020, section 4.5) ([`Weights`]).
+//!
 //! Vertices on a boundary or non-manifold edge, without a face, or whose
 //! faces all have zero area are fixed ([`McfFixed`]). A step is solved in
 //! displacement form, `A u = -dt K x` with `x' = x + u` ([`McfResidual`],
 //! [`McfMoveBy`]), over the free vertices only: `u` and every vector of
 //! the conjugate gradient are 0 at the fixed ones, so the matrix-vector
 //! product ([`McfMatVec`]) reads no neighbour's mark and the system is
-//! symmetric positive definite. A face of zero area adds nothing.
+//! symmetric positive definite. A face of zero area adds nothing (unless
+//! mollified). With Jacobi preconditioning the conjugate gradient runs on
+//! `S A S`, `S = diag(A)^(-1/2)` per vertex ([`McfFixed`] sets it at a
+//! step's start), for `S⁻¹ u`: the same kernels on both backends, one
+//! gathered word more per vertex.
 //!
 //! The kernel half of the MCF application crate (`apps/mcf`).
 #![no_std]
