@@ -23,13 +23,20 @@ use cavity::settings::OutOfRange;
 use cavity_bench::harness::{Devices, MeshBench, Table, fixed, speedup};
 use cavity_bench::{median, peer_line, run_peer_script};
 
-use crate::{FlowMesh, McfAttributes, McfError, McfSettings, smooth, solve_step, start_step};
+use crate::{
+    FlowMesh, Laplacian, McfAttributes, McfError, McfSettings, Operator, Preconditioner, smooth,
+    solve_step, start_step,
+};
 
 /// Settings of [`mcf_bench`].
 #[derive(Clone, Debug)]
 pub struct McfBenchSettings {
     /// The time step over the squared mean edge length.
     pub dt: f32,
+    /// The Laplacian.
+    pub laplacian: Laplacian,
+    /// The preconditioner.
+    pub preconditioner: Preconditioner,
     /// Iterations per timed GPU solve (the tolerance is 0).
     pub iterations: u32,
     /// Iterations per timed CPU-backend solve.
@@ -99,15 +106,15 @@ pub struct McfBench {
 fn time_iterations(
     r: &mut AnyRounds<'_>,
     a: &McfAttributes,
-    dt: f32,
+    op: &Operator,
     iterations: u32,
     reps: usize,
 ) -> Result<f64, RunError> {
     let mut times = Vec::new();
     for rep in 0..=reps.max(1) {
-        start_step(r, a, dt)?;
+        start_step(r, a, op)?;
         let start = Instant::now();
-        let step = solve_step(r, a, dt, 0.0, iterations)?;
+        let step = solve_step(r, a, op, 0.0, iterations)?;
         if rep > 0 {
             times.push(start.elapsed().as_secs_f64() / f64::from(step.iterations.max(1)));
         }
@@ -128,11 +135,14 @@ pub fn mcf_bench(
     backend: &Backend,
     progress: impl Fn(&str),
 ) -> Result<McfBench, Box<dyn std::error::Error>> {
-    McfSettings {
+    let settings = McfSettings {
         dt: s.dt,
+        patch_size: s.patch_size,
+        laplacian: s.laplacian,
+        preconditioner: s.preconditioner,
         ..McfSettings::default()
-    }
-    .check()?;
+    };
+    settings.check()?;
     if s.iterations == 0 || s.cpu_iterations == 0 {
         return Err(McfError::from(OutOfRange::new(
             crate::setting::MAX_ITERATIONS,
@@ -150,9 +160,16 @@ pub fn mcf_bench(
             normalized,
             dynamic: mut fixed_layout,
             attributes: a,
-            dt,
+            operator: op,
             ..
-        } = FlowMesh::new(mesh, s.dt, s.patch_size, CapacityFactors::STATIC)?;
+        } = FlowMesh::new(
+            mesh,
+            s.dt,
+            s.laplacian,
+            s.preconditioner,
+            s.patch_size,
+            CapacityFactors::STATIC,
+        )?;
         let mut row = McfRow {
             mesh: name.clone(),
             faces: mesh.num_faces(),
@@ -166,7 +183,16 @@ pub fn mcf_bench(
         if let Backend::Cuda(_) = backend {
             progress(&format!("{name}: GPU iterations"));
             let mut grown = if s.delaunay {
-                Some(FlowMesh::new(mesh, s.dt, s.patch_size, CapacityFactors::default())?.dynamic)
+                let factors = CapacityFactors::default();
+                let flow_mesh = FlowMesh::new(
+                    mesh,
+                    s.dt,
+                    s.laplacian,
+                    s.preconditioner,
+                    s.patch_size,
+                    factors,
+                )?;
+                Some(flow_mesh.dynamic)
             } else {
                 None
             };
@@ -174,12 +200,12 @@ pub fn mcf_bench(
                 .run_rounds(
                     grown.as_mut().unwrap_or(&mut fixed_layout),
                     |r| -> Result<_, McfError> {
-                        let before = time_iterations(r, &a, dt, s.iterations, s.reps)?;
+                        let before = time_iterations(r, &a, &op, s.iterations, s.reps)?;
                         if !s.delaunay {
                             return Ok((before, None));
                         }
                         let flips = cavity_delaunay::flip_edges(r, None)?;
-                        let after = time_iterations(r, &a, dt, s.iterations, s.reps)?;
+                        let after = time_iterations(r, &a, &op, s.iterations, s.reps)?;
                         Ok((before, Some((after, flips.flips))))
                     },
                     McfError::from,
@@ -188,11 +214,6 @@ pub fn mcf_bench(
             row.gpu = Some(before);
             row.gpu_after_flips = after;
             progress(&format!("{name}: GPU smooth"));
-            let settings = McfSettings {
-                dt: s.dt,
-                patch_size: s.patch_size,
-                ..McfSettings::default()
-            };
             smooth(mesh, &settings, backend)?;
             let mut times = Vec::new();
             let mut iterations = 0;
@@ -209,7 +230,7 @@ pub fn mcf_bench(
             row.cpu = Some(
                 cpu.run_rounds(
                     &mut fixed_layout,
-                    |r| time_iterations(r, &a, dt, s.cpu_iterations, 1).map_err(McfError::from),
+                    |r| time_iterations(r, &a, &op, s.cpu_iterations, 1).map_err(McfError::from),
                     McfError::from,
                 )?
                 .value,
@@ -217,7 +238,13 @@ pub fn mcf_bench(
         }
         if let Some((python, script)) = &s.peers {
             progress(&format!("{name}: peers"));
-            row.peers = run_peers(python, script, &normalized, f64::from(dt), s.cpu_iterations)?;
+            row.peers = run_peers(
+                python,
+                script,
+                &normalized,
+                f64::from(op.dt),
+                s.cpu_iterations,
+            )?;
         }
         rows.push(row);
     }

@@ -1,10 +1,13 @@
 //! Mesh smoothing by implicit mean curvature flow (Desbrun et al. 1999) on
 //! a backend, the way RXMesh runs it (section 8.1, appendix E): every step
-//! solves `(M + dt K) x' = M x` with a matrix-free, unpreconditioned
-//! conjugate gradient (Shewchuk 1994, B2), the cotan weights and mixed
-//! Voronoi areas recomputed from the positions at every matrix-vector
-//! product (`cavity-mcf-kernels`). Vertices on a boundary or non-manifold
-//! edge stay in place.
+//! solves `(M + dt K) x' = M x` with a matrix-free conjugate gradient
+//! (Shewchuk 1994, B2), Jacobi-preconditioned by default
+//! ([`Preconditioner`]), the cotan weights and mixed Voronoi areas
+//! recomputed from the positions at every matrix-vector product
+//! (`cavity-mcf-kernels`), negative cotangents clamped to 0 by default
+//! ([`Laplacian`]: the plain cotan Laplacian and Sharp and Crane's
+//! intrinsic mollification are the others). Vertices on a boundary or
+//! non-manifold edge stay in place.
 //!
 //! An application crate on cavity's public model: the per-vertex
 //! computations are in `cavity-mcf-kernels`, their PTX this crate's [`PTX`];
@@ -16,8 +19,10 @@
 
 pub mod bench;
 
-pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual};
+pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual, Weights};
 
+use std::fmt;
+use std::str::FromStr;
 use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
@@ -48,6 +53,166 @@ pub mod setting {
     pub const MAX_ITERATIONS: Setting = Setting::new("max_iterations", "the iterations per step");
 }
 
+/// The largest time step [`McfSettings::dt`] accepts (over the squared
+/// mean edge length): it diffuses the positions over about a hundred
+/// edges in one step. Beyond it single precision loses the mass matrix
+/// beside `dt K` (their ratio nears the precision): on a bumped torus
+/// grid the result is 7e-5 of the box from the exact solve at 1e4, 5e-4
+/// at 1e5 and 3e-3 at 1e6 (where the closed mesh has shrunk to 2e-5 of
+/// its box: the result is noise at its own scale), and from about 1e30
+/// on the products overflow. Larger smoothing takes more steps.
+pub const MAX_DT: f32 = 1e4;
+
+/// The mollification of [`Laplacian::Mollified`]: the length added to
+/// every edge, over the mean edge length.
+pub const MOLLIFICATION: f32 = 1e-3;
+
+/// The Laplacian of the flow: how the cotan weights and areas of a face
+/// are computed ([`Weights`]).
+///
+/// The default, [`Laplacian::Clamped`], is the one that converges on
+/// scans: with the Jacobi preconditioner, on the Stanford bunny scan
+/// moved to 400 near-zero-area faces and zero-length edges
+/// (`apps/mcf/tests`), the plain cotan Laplacian does not converge in
+/// 1000 iterations (its weights reach 1e8 of both signs: the system is
+/// nearly indefinite in single precision), the clamped one in well under
+/// a hundred, and on clean meshes it needs no more iterations than the
+/// plain one (`docs/benchmarks.md`). Clamping changes the flow only at
+/// obtuse angles, where the cotan weight is negative (the flow of a
+/// mesh of non-obtuse triangles is the plain one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Laplacian {
+    /// The cotan Laplacian of the positions (Pinkall and Polthier 1993;
+    /// Desbrun et al. 1999, section 5.3); a face of zero area adds
+    /// nothing. Unbounded weights of both signs on near-degenerate faces.
+    Cotan,
+    /// The cotan Laplacian with every face's negative cotangent clamped to
+    /// 0 (after RXMesh's MCF, `apps/MCF/mcf_kernels.cuh`, which clamps an
+    /// edge's summed weight; here each face's share, as the matrix-free
+    /// product sees an edge's two faces apart): all weights non-negative,
+    /// an M-matrix. Areas are the unclamped mixed Voronoi areas.
+    #[default]
+    Clamped,
+    /// Sharp and Crane 2020 ("A Laplacian for Nonmanifold Triangle
+    /// Meshes"), section 4.5, intrinsic mollification alone: every edge
+    /// lengthened by [`MOLLIFICATION`] times the mean edge length, the
+    /// cotangents and areas computed from the lengths, so that a face of
+    /// zero area gets bounded weights and a positive area (a vertex with
+    /// only such faces moves). Their uniform shift is the largest shortfall
+    /// of any face from the margin; with a degenerate face (shortfall the
+    /// whole margin) that is the margin itself, which is the shift used
+    /// here on every mesh. Not their intrinsic Delaunay flips (section
+    /// 4.6), which need the edge lengths stored and flipped across
+    /// patches: negative weights remain.
+    Mollified,
+}
+
+impl Laplacian {
+    /// Every variant, in the order of their names.
+    pub const ALL: [Laplacian; 3] = [Laplacian::Cotan, Laplacian::Clamped, Laplacian::Mollified];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Laplacian::Cotan => "cotan",
+            Laplacian::Clamped => "clamped",
+            Laplacian::Mollified => "mollified",
+        }
+    }
+
+    /// The kernels' variant for a mesh of mean edge length
+    /// `mean_edge_length` (model units of the positions the kernels see).
+    pub fn weights(self, mean_edge_length: f32) -> Weights {
+        match self {
+            Laplacian::Cotan => Weights::COTAN,
+            Laplacian::Clamped => Weights {
+                clamp: 1,
+                ..Weights::COTAN
+            },
+            Laplacian::Mollified => Weights {
+                mollify: MOLLIFICATION * mean_edge_length,
+                ..Weights::COTAN
+            },
+        }
+    }
+}
+
+/// The preconditioner of the conjugate gradient.
+///
+/// The default, [`Preconditioner::Jacobi`], costs one word more per
+/// vertex gathered and one multiplication per neighbour in the product
+/// (8-11 % per iteration on the H200, 19 % on the CPU backend), and
+/// divides the iterations by two to three on clean meshes
+/// (the diagonal of `M + dt K` varies with the faces' sizes) and by far
+/// more on scans, where tiny faces give a vertex a tiny mass beside
+/// large weights.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Preconditioner {
+    /// None: RXMesh's matrix-free conjugate gradient.
+    None,
+    /// Jacobi (the diagonal of `M + dt K`, recomputed at every step's
+    /// start): the conjugate gradient runs on `S A S` with `S =
+    /// diag(A)^(-1/2)`, the same iterates as preconditioned conjugate
+    /// gradients on `A` (Saad 2003, section 9.2.1), and the stopping test
+    /// is on the preconditioned residual's norm `rᵀ D⁻¹ r`, as
+    /// preconditioned CG's.
+    #[default]
+    Jacobi,
+}
+
+impl Preconditioner {
+    /// Every variant, in the order of their names.
+    pub const ALL: [Preconditioner; 2] = [Preconditioner::None, Preconditioner::Jacobi];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preconditioner::None => "none",
+            Preconditioner::Jacobi => "jacobi",
+        }
+    }
+}
+
+/// A name that is no variant: the message lists the variants.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} {given:?}: one of {expected}")]
+pub struct UnknownName {
+    /// What was named ("Laplacian").
+    pub what: &'static str,
+    /// The name given.
+    pub given: String,
+    /// The names accepted, comma-separated.
+    pub expected: String,
+}
+
+macro_rules! named {
+    ($t:ty, $what:literal) => {
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $t {
+            type Err = UnknownName;
+
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                <$t>::ALL
+                    .into_iter()
+                    .find(|v| v.name() == s)
+                    .ok_or_else(|| UnknownName {
+                        what: $what,
+                        given: s.to_string(),
+                        expected: <$t>::ALL.map(|v| v.name()).join(", "),
+                    })
+            }
+        }
+    };
+}
+
+named!(Laplacian, "Laplacian");
+named!(Preconditioner, "preconditioner");
+
 /// Errors of the flow.
 #[derive(Debug, thiserror::Error)]
 pub enum McfError {
@@ -61,6 +226,18 @@ pub enum McfError {
     /// Laying the mesh out, the run, the GPU or an attribute failed.
     #[error(transparent)]
     Computation(#[from] ComputationError),
+    /// The conjugate gradient met a non-finite value (an overflow of
+    /// single precision: the time step too large for the mesh).
+    #[error(
+        "the conjugate gradient of step {step} broke down at iteration {iteration} \
+         (a value overflowed single precision): lower the time step"
+    )]
+    Breakdown {
+        /// The step (from 1).
+        step: usize,
+        /// The iteration (from 0).
+        iteration: u32,
+    },
 }
 
 cavity::computation_error_from!(McfError::Computation);
@@ -70,6 +247,7 @@ impl NamesSettings for McfError {
         match self {
             McfError::Computation(e) => e.settings(),
             McfError::Settings(e) => e.settings(),
+            McfError::Breakdown { .. } => vec![setting::TIME_STEP],
             McfError::Mesh(_) => Vec::new(),
         }
     }
@@ -82,8 +260,8 @@ cavity::names_settings!(McfError);
 pub struct McfSettings {
     /// Implicit steps (at least 1).
     pub steps: u32,
-    /// The time step over the squared mean edge length (positive): 1
-    /// diffuses the positions over about one edge per step.
+    /// The time step over the squared mean edge length (positive, at most
+    /// [`MAX_DT`]): 1 diffuses the positions over about one edge per step.
     pub dt: f32,
     /// The conjugate gradient stops when the residual's norm falls below
     /// this fraction of its norm at the step's start (in `[0, 1)`; 0 runs
@@ -93,11 +271,16 @@ pub struct McfSettings {
     pub max_iterations: u32,
     /// Faces per patch at most.
     pub patch_size: u32,
+    /// The Laplacian ([`Laplacian::Clamped`] by default: why there).
+    pub laplacian: Laplacian,
+    /// The preconditioner ([`Preconditioner::Jacobi`] by default).
+    pub preconditioner: Preconditioner,
 }
 
 impl Default for McfSettings {
     /// One step of `dt = 1`, tolerance `1e-5`, at most 1000 iterations,
-    /// patches of 512 faces.
+    /// patches of 512 faces, the clamped cotan Laplacian, Jacobi
+    /// preconditioning.
     fn default() -> Self {
         McfSettings {
             steps: 1,
@@ -105,6 +288,8 @@ impl Default for McfSettings {
             tolerance: 1e-5,
             max_iterations: 1000,
             patch_size: 512,
+            laplacian: Laplacian::default(),
+            preconditioner: Preconditioner::default(),
         }
     }
 }
@@ -119,8 +304,12 @@ impl McfSettings {
         if self.steps == 0 {
             return bad(setting::STEPS, "must be at least 1");
         }
-        if !(self.dt > 0.0 && self.dt.is_finite()) {
-            return bad(setting::TIME_STEP, "must be positive and finite");
+        if !(self.dt > 0.0 && self.dt <= MAX_DT) {
+            return bad(
+                setting::TIME_STEP,
+                "must be positive and at most 1e4 (squared mean edge lengths; \
+                 for more smoothing, take more steps)",
+            );
         }
         if !(0.0..1.0).contains(&self.tolerance) {
             return bad(setting::TOLERANCE, "must be at least 0 and below 1");
@@ -138,14 +327,23 @@ pub struct StepReport {
     /// Iterations run.
     pub iterations: u32,
     /// The residual's norm over its norm at the step's start (0 when the
-    /// start was already the solution): the conjugate gradient's recurrent
-    /// residual.
+    /// start was already the solution; infinite when the solve broke
+    /// down): the conjugate gradient's recurrent residual, preconditioned
+    /// (`rᵀ D⁻¹ r`) with [`Preconditioner::Jacobi`].
     pub residual: f64,
     /// Whether the residual fell below the tolerance.
     pub converged: bool,
     /// Wall time of the step's solve on the host's clock, seconds (every
     /// iteration waits for its dot product and its residual's norm).
     pub seconds: f64,
+}
+
+impl StepReport {
+    /// Whether the solve met a non-finite value (its residual is then
+    /// infinite).
+    pub fn broke_down(&self) -> bool {
+        self.residual.is_infinite()
+    }
 }
 
 /// What a flow did.
@@ -162,14 +360,16 @@ pub struct McfReport {
 }
 
 /// The attributes the flow needs on a dynamic mesh (all vertex
-/// attributes): the fixed marks, the solution `u` (a step's
-/// displacement), the residual `r`, the direction `d` and the product
-/// `q`.
+/// attributes): the fixed marks, the Jacobi scale `s`, the solution `u`
+/// (a step's displacement over `s`), the residual `r`, the direction `d`
+/// and the product `q`.
 #[derive(Clone, Copy, Debug, AttributeSet)]
 #[attributes(prefix = "mcf", kind = "vertex")]
 pub struct McfAttributes {
     /// 1 for a vertex kept in place.
     pub fixed: Attr<u32, 1>,
+    /// The Jacobi scale (1 without preconditioning).
+    pub s: Attr<f32, 1>,
     /// The displacement.
     pub u: Attr<f32, 3>,
     /// The residual.
@@ -180,9 +380,21 @@ pub struct McfAttributes {
     pub q: Attr<f32, 3>,
 }
 
+/// The step's operator as the kernels take it: the absolute time step,
+/// the Laplacian's variant and whether to precondition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Operator {
+    /// The time step, squared units of the positions the kernels see.
+    pub dt: f32,
+    /// The Laplacian's variant ([`Laplacian::weights`]).
+    pub weights: Weights,
+    /// Jacobi preconditioning ([`Preconditioner::Jacobi`]).
+    pub precondition: bool,
+}
+
 /// A mesh laid out for the flow: in the unit box (`cavity::normalize`),
-/// as a dynamic mesh with the flow's attributes, with the absolute time
-/// step (squared units of the unit box).
+/// as a dynamic mesh with the flow's attributes, with the step's operator
+/// (in units of the unit box).
 pub struct FlowMesh {
     /// The map into the unit box.
     pub normalization: Normalization,
@@ -192,15 +404,17 @@ pub struct FlowMesh {
     pub dynamic: DynamicMesh,
     /// The flow's attributes on it ([`AttributeSet::declare`]).
     pub attributes: McfAttributes,
-    /// `dt` times the squared mean edge length of the unique edges
-    /// (`cavity::topology::mean_edge_length`).
-    pub dt: f32,
+    /// The operator: `dt` times the squared mean edge length of the
+    /// unique edges (`cavity::topology::mean_edge_length`), the
+    /// Laplacian's variant at that length.
+    pub operator: Operator,
 }
 
 impl FlowMesh {
     /// `mesh` laid out in patches of at most `patch_size` faces with
     /// `factors`, the time step `dt` relative to its squared mean edge
-    /// length. The topology is built once, for both.
+    /// length, with `laplacian` and `preconditioner`. The topology is
+    /// built once, for both.
     ///
     /// # Errors
     /// A mesh with a non-finite coordinate or a bad face
@@ -209,6 +423,8 @@ impl FlowMesh {
     pub fn new(
         mesh: &TriMesh,
         dt: f32,
+        laplacian: Laplacian,
+        preconditioner: Preconditioner,
         patch_size: u32,
         factors: CapacityFactors,
     ) -> Result<FlowMesh, McfError> {
@@ -231,88 +447,110 @@ impl FlowMesh {
             normalized,
             dynamic,
             attributes,
-            dt: (f64::from(dt) * h * h) as f32,
+            operator: Operator {
+                dt: (f64::from(dt) * h * h) as f32,
+                weights: laplacian.weights(h as f32),
+                precondition: preconditioner == Preconditioner::Jacobi,
+            },
         })
     }
 }
 
-/// Starts a step on the mesh `r` holds: marks the fixed vertices and sets
-/// the displacement to 0 and the residual of the current positions
-/// ([`McfFixed`], [`McfResidual`]).
+/// Starts a step on the mesh `r` holds: marks the fixed vertices, sets
+/// the Jacobi scale, the displacement to 0 and the residual of the
+/// current positions ([`McfFixed`], [`McfResidual`]).
 ///
 /// # Errors
 /// A failed computation ([`RunError`]).
-pub fn start_step(r: &mut AnyRounds<'_>, a: &McfAttributes, dt: f32) -> Result<(), RunError> {
-    r.for_each(&McfFixed { fixed: a.fixed })?;
+pub fn start_step(r: &mut AnyRounds<'_>, a: &McfAttributes, op: &Operator) -> Result<(), RunError> {
+    r.for_each(&McfFixed {
+        fixed: a.fixed,
+        s: a.s,
+        dt: op.dt,
+        weights: op.weights,
+        precondition: u32::from(op.precondition),
+    })?;
     r.for_each(&McfResidual {
         fixed: a.fixed,
+        s: a.s,
         r: a.r,
         u: a.u,
-        dt,
+        dt: op.dt,
+        weights: op.weights,
     })
 }
 
-/// Runs `steps` steps of the flow of time step `dt` (squared units of the
-/// positions) on the mesh `r` holds, whose layout declared `a`
-/// ([`AttributeSet::declare`]); returns one report per step. Each step marks the fixed
-/// vertices (a vertex whose faces lost their area becomes one), computes
-/// the residual of the current positions, solves for the displacement and
-/// moves the vertices by it.
+/// Runs `steps` steps of the flow of operator `op` on the mesh `r`
+/// holds, whose layout declared `a` ([`AttributeSet::declare`]); returns
+/// one report per step. Each step marks the fixed vertices (a vertex
+/// whose faces lost their area becomes one), computes the residual of the
+/// current positions, solves for the displacement and moves the vertices
+/// by it.
 ///
 /// # Errors
 /// A failed computation or reduction ([`RunError`]).
 pub fn flow(
     r: &mut AnyRounds<'_>,
     a: &McfAttributes,
-    dt: f32,
+    op: &Operator,
     steps: u32,
     tolerance: f32,
     max_iterations: u32,
 ) -> Result<Vec<StepReport>, RunError> {
     (0..steps)
         .map(|_| {
-            start_step(r, a, dt)?;
-            let report = solve_step(r, a, dt, tolerance, max_iterations)?;
-            r.for_each(&McfMoveBy { by: a.u })?;
+            start_step(r, a, op)?;
+            let report = solve_step(r, a, op, tolerance, max_iterations)?;
+            r.for_each(&McfMoveBy { by: a.u, s: a.s })?;
             Ok(report)
         })
         .collect()
 }
 
 /// The conjugate gradient of one step (Shewchuk 1994, B2, the variable
-/// names his) for the displacement `u`, from the fixed marks
-/// ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`, the
-/// residual `r`; [`start_step`]); the vertices do not move.
+/// names his) for the (scaled) displacement `u`, from the fixed marks and
+/// scale ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`,
+/// the residual `r`; [`start_step`]); the vertices do not move.
 /// Stops after `max_iterations`, when the residual's norm falls to
 /// `tolerance` times its initial norm, or when the direction's curvature
 /// `dᵀ A d` is not positive (rounding on a singular system). The residual
-/// is the recurrence's (`r ← r - α q`), not recomputed from `u`.
+/// is the recurrence's (`r ← r - α q`), not recomputed from `u`. A
+/// non-finite norm or curvature (an overflow) ends the solve with an
+/// infinite residual, not converged ([`StepReport::broke_down`]).
 ///
 /// # Errors
 /// A failed computation or reduction ([`RunError`]).
 pub fn solve_step(
     r: &mut AnyRounds<'_>,
     a: &McfAttributes,
-    dt: f32,
+    op: &Operator,
     tolerance: f32,
     max_iterations: u32,
 ) -> Result<StepReport, RunError> {
     let start = Instant::now();
     let matvec = |input, output| McfMatVec {
         fixed: a.fixed,
+        s: a.s,
         input,
         output,
-        dt,
+        dt: op.dt,
+        weights: op.weights,
+        precondition: u32::from(op.precondition),
     };
     // d ← r, and r · r from the same pass.
     let mut delta = r.xpay(&a.r, 0.0, &a.d)?;
     let delta_0 = delta;
     let stop = f64::from(tolerance).powi(2) * delta_0;
     let mut iterations = 0;
-    while iterations < max_iterations && delta > stop {
+    let mut broke_down = !delta_0.is_finite();
+    while !broke_down && iterations < max_iterations && delta > stop {
         r.for_each(&matvec(a.d, a.q))?;
         let dq = r.dot(&a.d, &a.q)?;
-        if dq.is_nan() || dq <= 0.0 {
+        if !dq.is_finite() {
+            broke_down = true;
+            break;
+        }
+        if dq <= 0.0 {
             break;
         }
         let alpha = delta / dq;
@@ -320,17 +558,23 @@ pub fn solve_step(
         let delta_old = delta;
         // The residual's update gives its new norm.
         delta = r.axpy(-alpha, &a.q, &a.r)?;
+        if !delta.is_finite() {
+            broke_down = true;
+            break;
+        }
         r.xpay(&a.r, delta / delta_old, &a.d)?;
         iterations += 1;
     }
     Ok(StepReport {
         iterations,
-        residual: if delta_0 > 0.0 {
+        residual: if broke_down {
+            f64::INFINITY
+        } else if delta_0 > 0.0 {
             (delta / delta_0).sqrt()
         } else {
             0.0
         },
-        converged: delta <= stop,
+        converged: !broke_down && delta <= stop,
         seconds: start.elapsed().as_secs_f64(),
     })
 }
@@ -340,11 +584,13 @@ pub fn solve_step(
 /// the squared mean edge length ([`FlowMesh`]); the flow runs in
 /// the unit box (`cavity::normalize`), so its result does not depend on
 /// the mesh's scale, and the vertices it keeps in place come back bit for
-/// bit. Faces and vertex order are the input's.
+/// bit. Faces and vertex order are the input's. A step that did not
+/// converge is reported ([`StepReport::converged`]), not an error.
 ///
 /// # Errors
 /// Settings out of range; a patch size out of range or a patch too large;
-/// a failed GPU run.
+/// a failed GPU run; a conjugate gradient that broke down
+/// ([`McfError::Breakdown`]).
 pub fn smooth(
     mesh: &TriMesh,
     settings: &McfSettings,
@@ -357,24 +603,36 @@ pub fn smooth(
         normalized,
         mut dynamic,
         attributes: a,
-        dt,
+        operator,
     } = FlowMesh::new(
         mesh,
         settings.dt,
+        settings.laplacian,
+        settings.preconditioner,
         settings.patch_size,
         CapacityFactors::STATIC,
     )?;
     let ran = backend.run_rounds(
         &mut dynamic,
         |r| -> Result<_, McfError> {
-            let steps = flow(
-                r,
-                &a,
-                dt,
-                settings.steps,
-                settings.tolerance,
-                settings.max_iterations,
-            )?;
+            let mut steps = Vec::new();
+            for step in 1..=settings.steps as usize {
+                let report = flow(
+                    r,
+                    &a,
+                    &operator,
+                    1,
+                    settings.tolerance,
+                    settings.max_iterations,
+                )?[0];
+                if report.broke_down() {
+                    return Err(McfError::Breakdown {
+                        step,
+                        iteration: report.iterations,
+                    });
+                }
+                steps.push(report);
+            }
             let fixed = r.sum(&a.fixed)? as usize;
             Ok((steps, fixed))
         },
@@ -395,7 +653,7 @@ pub fn smooth(
         out,
         McfReport {
             steps,
-            dt: f64::from(dt) * normalization.scale * normalization.scale,
+            dt: f64::from(operator.dt) * normalization.scale * normalization.scale,
             fixed,
             device: ran.device,
         },

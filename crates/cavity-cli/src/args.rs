@@ -8,7 +8,7 @@ use cavity::dynamic::CapacityFactors;
 use cavity::patcher::{DEFAULT_PATCH_SIZE, MAX_PATCH_SIZE};
 use cavity_denoise::DenoiseSettings;
 use cavity_geodesic::GeodesicSettings;
-use cavity_mcf::McfSettings;
+use cavity_mcf::{Laplacian, McfSettings, Preconditioner};
 use cavity_remesh::{Layout, TargetLength};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -374,8 +374,9 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = McfSettings::default().steps)]
         steps: u32,
         /// Time step over the squared mean edge length (1 diffuses over
-        /// about one edge per step).
-        #[arg(long, default_value_t = McfSettings::default().dt)]
+        /// about one edge per step), positive and at most 1e4 (for more
+        /// smoothing, take more steps).
+        #[arg(long, default_value_t = McfSettings::default().dt, allow_hyphen_values = true)]
         dt: f32,
         /// The conjugate gradient stops at this residual over the step's
         /// initial residual.
@@ -384,6 +385,16 @@ pub(crate) enum Command {
         /// Conjugate-gradient iterations per step at most.
         #[arg(long, default_value_t = McfSettings::default().max_iterations)]
         max_iterations: u32,
+        /// The Laplacian: clamped (the cotan weights with negative
+        /// cotangents clamped to 0: converges on scans with near-degenerate
+        /// faces), cotan (plain), or mollified (Sharp and Crane 2020's
+        /// intrinsic mollification: zero-area faces get area).
+        #[arg(long, default_value_t = McfSettings::default().laplacian)]
+        laplacian: Laplacian,
+        /// The conjugate gradient's preconditioner: jacobi (the diagonal)
+        /// or none.
+        #[arg(long, default_value_t = McfSettings::default().preconditioner)]
+        preconditioner: Preconditioner,
         #[command(flatten)]
         common: Common,
     },
@@ -536,8 +547,14 @@ pub(crate) enum BenchWhat {
         #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
         subdivisions: Vec<u32>,
         /// Time step over the squared mean edge length.
-        #[arg(long, default_value_t = McfSettings::default().dt)]
+        #[arg(long, default_value_t = McfSettings::default().dt, allow_hyphen_values = true)]
         dt: f32,
+        /// The Laplacian (as for `smooth`).
+        #[arg(long, default_value_t = McfSettings::default().laplacian)]
+        laplacian: Laplacian,
+        /// The preconditioner (as for `smooth`).
+        #[arg(long, default_value_t = McfSettings::default().preconditioner)]
+        preconditioner: Preconditioner,
         /// Iterations per timed GPU solve.
         #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
         iterations: u32,

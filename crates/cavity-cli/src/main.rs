@@ -190,6 +190,8 @@ fn run(cli: Cli) -> Result<()> {
             dt,
             tolerance,
             max_iterations,
+            laplacian,
+            preconditioner,
             common,
         } => {
             let settings = McfSettings {
@@ -198,6 +200,8 @@ fn run(cli: Cli) -> Result<()> {
                 tolerance,
                 max_iterations,
                 patch_size: common.patch_size,
+                laplacian,
+                preconditioner,
             };
             smooth::smooth(input.as_deref(), &output, &settings, &common)
         }
@@ -314,6 +318,8 @@ fn run(cli: Cli) -> Result<()> {
                     meshes,
                     subdivisions,
                     dt,
+                    laplacian,
+                    preconditioner,
                     iterations,
                     cpu_iterations,
                     reps,
@@ -326,6 +332,8 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let settings = cavity_mcf::bench::McfBenchSettings {
                 dt,
+                laplacian,
+                preconditioner,
                 iterations,
                 cpu_iterations,
                 reps,
