@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::backend::{Backend, GpuSeconds};
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::topology::Topology;
 use cavity_remesh_kernels::split::SplitLongEdges;
@@ -125,6 +125,8 @@ pub fn remesh_with(
 #[derive(Clone, Debug)]
 pub struct Prepared {
     settings: RemeshSettings,
+    /// Faces the output is expected to have.
+    expected: f64,
     length: f64,
     factors: CapacityFactors,
     normalization: Normalization,
@@ -143,7 +145,10 @@ pub struct Prepared {
 /// # Errors
 /// A setting out of range, an input without faces or without extent, a
 /// target length that is not positive or would give more than
-/// [`MAX_EXPECTED_FACES`] faces, or an input the dynamic mesh rejects.
+/// [`MAX_EXPECTED_FACES`] faces, a dynamic mesh with room for the expected
+/// output that needs more memory than the host has available
+/// ([`RemeshError::Memory`], checked before it is allocated:
+/// `cavity::memory`), or an input the dynamic mesh rejects.
 pub fn prepare(
     input: &TriMesh,
     topology: &Topology,
@@ -178,9 +183,26 @@ pub fn prepare(
     // The kernels work on the mesh in the unit box (`cavity::normalize`).
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
-    let dynamic = dynamic_mesh(&normalized, topology, layout.patch_size, factors)?;
+    let grown = factors.patches > layout.factors.patches;
+    let dynamic =
+        dynamic_mesh(&normalized, topology, layout.patch_size, factors).map_err(|e| match e {
+            // The room for the growth the target length asks for is what
+            // does not fit: the length is the setting to change.
+            DynamicError::Memory {
+                needed, available, ..
+            } if grown => RemeshError::Memory {
+                length: settings.length,
+                faces: expected,
+                input: input.num_faces(),
+                needed,
+                available,
+                memory: "host",
+            },
+            e => e.into(),
+        })?;
     Ok(Prepared {
         settings: *settings,
+        expected,
         length,
         factors,
         normalization,
@@ -227,8 +249,9 @@ impl Prepared {
     /// than a block gets.
     ///
     /// # Errors
-    /// An input the dynamic mesh rejects at a smaller patch size, or a
-    /// failed phase.
+    /// An input the dynamic mesh rejects at a smaller patch size, a dynamic
+    /// mesh larger than the GPU's free memory ([`RemeshError::Memory`],
+    /// before it is uploaded), or a failed phase.
     pub(crate) fn rounds<D: Send>(
         self,
         input: &TriMesh,
@@ -239,6 +262,7 @@ impl Prepared {
     ) -> Result<Rounded<D>, RemeshError> {
         let Prepared {
             settings,
+            expected,
             length,
             factors,
             normalization,
@@ -254,6 +278,21 @@ impl Prepared {
             dynamic = dynamic_mesh(&normalized, topology, patch_size, factors)?;
         }
         patch_seconds += repatching.elapsed().as_secs_f64();
+        // On the GPU the whole layout is uploaded: refused before it is
+        // when the device's free memory cannot hold it.
+        let needed = dynamic.bytes() as u64;
+        if let Some(available) = backend.free_device_memory()?
+            && needed > available
+        {
+            return Err(RemeshError::Memory {
+                length: settings.length,
+                faces: expected,
+                input: input.num_faces(),
+                needed,
+                available,
+                memory: "GPU",
+            });
+        }
         let bytes_per_face = dynamic.bytes_per_face();
         let start = Instant::now();
         // The rounds run on the caller's thread, the input's statistics and
@@ -444,7 +483,10 @@ impl RemeshReport {
     /// The report as text: the table-4 statistics of input and output, then
     /// per-phase times and operation counts.
     pub fn table(&self) -> String {
-        let mut s = format!("target length L = {:.6}\n", self.length);
+        let mut s = format!(
+            "target length L = {}\n",
+            cavity::units::significant(self.length, 4)
+        );
         s += &Quality::header();
         s += &self.input.row("input");
         s += &self.output.row("output");

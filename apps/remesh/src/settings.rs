@@ -224,6 +224,29 @@ pub enum RemeshError {
         /// The input's faces.
         input: usize,
     },
+    /// The dynamic mesh with room for the expected output needs more
+    /// memory than the host (before it is allocated) or the GPU (before it
+    /// is uploaded) has available.
+    #[error(
+        "target edge length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}), and its dynamic mesh needs {}, more than the {} of {memory} memory available: give a longer target edge length",
+        length_text(*.length),
+        cavity::units::bytes(*.needed),
+        cavity::units::bytes(*.available)
+    )]
+    Memory {
+        /// The target length given.
+        length: TargetLength,
+        /// The expected number of faces (as [`RemeshError::TooShort`]).
+        faces: f64,
+        /// The input's faces.
+        input: usize,
+        /// Bytes the dynamic mesh needs.
+        needed: u64,
+        /// Bytes available.
+        available: u64,
+        /// Whose memory: "host" or "GPU".
+        memory: &'static str,
+    },
     /// Building the dynamic mesh failed.
     #[error(transparent)]
     Dynamic(#[from] DynamicError),
@@ -245,7 +268,9 @@ pub enum RemeshError {
 impl NamesSettings for RemeshError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            RemeshError::Length(_) | RemeshError::TooShort { .. } => vec![setting::TARGET_LENGTH],
+            RemeshError::Length(_) | RemeshError::TooShort { .. } | RemeshError::Memory { .. } => {
+                vec![setting::TARGET_LENGTH]
+            }
             RemeshError::Iterations(_) => vec![setting::ITERATIONS],
             RemeshError::FeatureAngle(_) => vec![setting::FEATURE_ANGLE],
             RemeshError::SmoothingSteps(_) => vec![setting::SMOOTHING_STEPS],
