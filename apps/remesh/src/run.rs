@@ -15,7 +15,8 @@ use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValen
 use crate::phases::{Hooks, PhaseTotals, dynamic_mesh, remesh_rounds};
 use crate::quality::{Quality, mean_edge_length_with};
 use crate::settings::{
-    Layout, MAX_EXPECTED_FACES, MIN_PATCH_SIZE, Phase, RemeshError, RemeshSettings,
+    Layout, MAX_EXPECTED_FACES, MIN_PATCH_SIZE, OUTPUT_BYTES_PER_FACE, Phase, RemeshError,
+    RemeshSettings,
 };
 
 /// What a remeshing run did.
@@ -146,9 +147,10 @@ pub struct Prepared {
 /// A setting out of range, an input without faces or without extent, a
 /// target length that is not positive or would give more than
 /// [`MAX_EXPECTED_FACES`] faces, a dynamic mesh with room for the expected
-/// output that needs more memory than the host has available
-/// ([`RemeshError::Memory`], checked before it is allocated:
-/// `cavity::memory`), or an input the dynamic mesh rejects.
+/// output that, with the output ([`OUTPUT_BYTES_PER_FACE`]), needs more
+/// memory than the host has available ([`RemeshError::Memory`], checked
+/// before the dynamic mesh is allocated: `cavity::memory`), or an input the
+/// dynamic mesh rejects.
 pub fn prepare(
     input: &TriMesh,
     topology: &Topology,
@@ -183,23 +185,34 @@ pub fn prepare(
     // The kernels work on the mesh in the unit box (`cavity::normalize`).
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
+    // Where the target length makes the mesh grow, the room for the growth
+    // and the output are what may not fit: the length is the setting to
+    // change. Memory is measured before the dynamic mesh takes its share.
     let grown = factors.patches > layout.factors.patches;
+    let available = cavity::memory::available_host_bytes();
+    let output = (expected * OUTPUT_BYTES_PER_FACE) as u64;
+    let too_much = |dynamic, available| RemeshError::Memory {
+        length: settings.length,
+        faces: expected,
+        input: input.num_faces(),
+        dynamic,
+        output,
+        available,
+        memory: "host",
+    };
     let dynamic =
         dynamic_mesh(&normalized, topology, layout.patch_size, factors).map_err(|e| match e {
-            // The room for the growth the target length asks for is what
-            // does not fit: the length is the setting to change.
             DynamicError::Memory {
                 needed, available, ..
-            } if grown => RemeshError::Memory {
-                length: settings.length,
-                faces: expected,
-                input: input.num_faces(),
-                needed,
-                available,
-                memory: "host",
-            },
+            } if grown => too_much(needed, available),
             e => e.into(),
         })?;
+    if grown
+        && let Some(available) = available
+        && dynamic.bytes() as u64 + output > available
+    {
+        return Err(too_much(dynamic.bytes() as u64, available));
+    }
     Ok(Prepared {
         settings: *settings,
         expected,
@@ -288,7 +301,8 @@ impl Prepared {
                 length: settings.length,
                 faces: expected,
                 input: input.num_faces(),
-                needed,
+                dynamic: needed,
+                output: 0,
                 available,
                 memory: "GPU",
             });

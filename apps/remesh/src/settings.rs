@@ -224,13 +224,15 @@ pub enum RemeshError {
         /// The input's faces.
         input: usize,
     },
-    /// The dynamic mesh with room for the expected output needs more
-    /// memory than the host (before it is allocated) or the GPU (before it
-    /// is uploaded) has available.
+    /// The dynamic mesh with room for the expected output, and on the host
+    /// the output itself ([`OUTPUT_BYTES_PER_FACE`]), need more memory than
+    /// the host (checked before the dynamic mesh is allocated, and again
+    /// before the rounds) or the GPU (before the upload) has available.
     #[error(
-        "target edge length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}), and its dynamic mesh needs {}, more than the {} of {memory} memory available: give a longer target edge length",
+        "target edge length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}); remeshing needs about {} of {memory} memory ({}), more than the {} available: give a longer target edge length",
         length_text(*.length),
-        cavity::units::bytes(*.needed),
+        cavity::units::bytes(.dynamic + .output),
+        memory_parts(*.dynamic, *.output),
         cavity::units::bytes(*.available)
     )]
     Memory {
@@ -240,8 +242,11 @@ pub enum RemeshError {
         faces: f64,
         /// The input's faces.
         input: usize,
-        /// Bytes the dynamic mesh needs.
-        needed: u64,
+        /// Bytes of the dynamic mesh.
+        dynamic: u64,
+        /// Bytes of the output and what is built from it on the host (0 on
+        /// the GPU).
+        output: u64,
         /// Bytes available.
         available: u64,
         /// Whose memory: "host" or "GPU".
@@ -331,6 +336,27 @@ impl Default for Layout {
                 ..CapacityFactors::default()
             },
         }
+    }
+}
+
+/// Host bytes per face of the output and of what is built from it while
+/// the dynamic mesh is still held: the exported mesh (12 bytes per face,
+/// 6 for its half as many vertices), the export's element lists and
+/// orders (about 40), its topology (edges, face-edges, the vertex-face and
+/// edge-face lists: about 56, and 24 for the sides it is built from) and
+/// the edge lengths of its statistics (12): about 150, rounded up.
+pub const OUTPUT_BYTES_PER_FACE: f64 = 160.0;
+
+/// The parts of [`RemeshError::Memory`]'s sum in words.
+fn memory_parts(dynamic: u64, output: u64) -> String {
+    let dynamic = format!("the dynamic mesh {}", cavity::units::bytes(dynamic));
+    if output == 0 {
+        dynamic
+    } else {
+        format!(
+            "{dynamic}, the output about {}",
+            cavity::units::bytes(output)
+        )
     }
 }
 

@@ -12,6 +12,7 @@ use crate::input::{check_input, load_input};
 use crate::output::{check, refuse_overwrite, sayln, spinner};
 
 pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
+    args.factors().check()?;
     if let Some(input) = input {
         check_input(input)?;
     }

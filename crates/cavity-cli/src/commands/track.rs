@@ -23,6 +23,7 @@ pub(crate) fn track(
     args: &DynamicArgs,
 ) -> Result<()> {
     settings.check()?;
+    args.factors().check()?;
     if every == Some(0) {
         return Err("--every 0: write every K-th frame with K at least 1".into());
     }
@@ -42,7 +43,9 @@ pub(crate) fn track(
     // Off a terminal about ten lines over the run.
     let every_line = (settings.frames / 10).max(1);
     let mut progress = |frame: u32| {
-        let line = (frame % every_line == 0).then(|| format!("frame {frame}/{}", settings.frames));
+        let line = frame
+            .is_multiple_of(every_line)
+            .then(|| format!("frame {frame}/{}", settings.frames));
         bar.set_position(frame as u64 - 1, line.as_deref());
     };
     let mut write_frame = |frame: u32, m: &DynamicMesh| {
