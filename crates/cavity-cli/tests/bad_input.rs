@@ -299,7 +299,10 @@ fn oversized_remeshing_is_refused_with_its_estimate() {
         .expect("run");
     let stderr = fails(&out);
     assert!(stderr.contains("of host memory"), "{stderr}");
-    assert!(stderr.contains("more than the 256.0 MiB available"), "{stderr}");
+    assert!(
+        stderr.contains("more than the 256.0 MiB available"),
+        "{stderr}"
+    );
     assert!(stderr.contains("GiB"), "{stderr}");
     assert!(stderr.trim_end().ends_with("(--length)"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(60));
