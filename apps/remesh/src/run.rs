@@ -200,6 +200,11 @@ pub fn prepare(
         available,
         memory: "host",
     };
+    // The output alone, then the dynamic mesh before it is allocated
+    // (`DynamicError::Memory`), then both.
+    if grown && available.is_some_and(|available| output > available) {
+        return Err(too_much(0, available.unwrap_or_default()));
+    }
     let dynamic =
         dynamic_mesh(&normalized, topology, layout.patch_size, factors).map_err(|e| match e {
             DynamicError::Memory {

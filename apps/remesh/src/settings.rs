@@ -242,7 +242,8 @@ pub enum RemeshError {
         faces: f64,
         /// The input's faces.
         input: usize,
-        /// Bytes of the dynamic mesh.
+        /// Bytes of the dynamic mesh (0 when the output alone is too
+        /// large, refused before the dynamic mesh is laid out).
         dynamic: u64,
         /// Bytes of the output and what is built from it on the host (0 on
         /// the GPU).
@@ -347,16 +348,18 @@ impl Default for Layout {
 /// the edge lengths of its statistics (12): about 150, rounded up.
 pub const OUTPUT_BYTES_PER_FACE: f64 = 160.0;
 
-/// The parts of [`RemeshError::Memory`]'s sum in words.
+/// The parts of [`RemeshError::Memory`]'s sum in words (a part of 0
+/// bytes was not counted).
 fn memory_parts(dynamic: u64, output: u64) -> String {
-    let dynamic = format!("the dynamic mesh {}", cavity::units::bytes(dynamic));
-    if output == 0 {
-        dynamic
-    } else {
-        format!(
-            "{dynamic}, the output about {}",
-            cavity::units::bytes(output)
-        )
+    use cavity::units::bytes;
+    match (dynamic, output) {
+        (0, output) => format!("the output alone about {}", bytes(output)),
+        (dynamic, 0) => format!("the dynamic mesh {}", bytes(dynamic)),
+        (dynamic, output) => format!(
+            "the dynamic mesh {}, the output about {}",
+            bytes(dynamic),
+            bytes(output)
+        ),
     }
 }
 

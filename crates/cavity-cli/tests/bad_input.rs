@@ -306,6 +306,27 @@ fn oversized_remeshing_is_refused_with_its_estimate() {
     assert!(stderr.contains("GiB"), "{stderr}");
     assert!(stderr.trim_end().ends_with("(--length)"), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(60));
+    // Any dynamic mesh is checked before it is allocated.
+    let out = cavity()
+        .env("CAVITY_MEMORY_LIMIT", "64M")
+        .args(["delaunay", "--device", "cpu", "--patch-factor", "1000"])
+        .arg(asset("torus.obj"))
+        .arg("-o")
+        .arg(dir.path().join("out.ply"))
+        .output()
+        .expect("run");
+    let stderr = fails(&out);
+    assert!(stderr.contains("the dynamic mesh needs"), "{stderr}");
+    assert!(
+        stderr.contains("more than the 64.0 MiB of memory available"),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .trim_end()
+            .ends_with("(--patch-factor, --capacity-factor)"),
+        "{stderr}"
+    );
     assert!(names(dir.path()).is_empty());
 }
 
