@@ -255,7 +255,7 @@ impl RemeshBench {
                 ]
             };
             t.row(line(
-                &format!("input (L = {:.5})", r.length),
+                &format!("input (L = {})", cavity::units::significant(r.length, 4)),
                 None,
                 &r.input,
                 None,

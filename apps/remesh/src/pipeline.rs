@@ -20,7 +20,7 @@ use std::time::Instant;
 use cavity::backend::{Backend, BackendError, DeviceChoice};
 use cavity::defects::Keeps;
 use cavity::input::{InputMesh, Rejected, Source};
-use cavity::io::{MeshIoError, check_writable, same_file, stage_mesh};
+use cavity::io::{Format, MeshIoError, check_writable, same_file, stage_mesh};
 use cavity::settings::{NamesSettings, Setting};
 
 use crate::phases::Hooks;
@@ -39,6 +39,28 @@ pub trait Events {
     fn compiling(&self) {}
     /// Phase `phase` of iteration `iteration` (from 1) starts.
     fn phase(&mut self, _iteration: u32, _phase: Phase) {}
+    /// A stage around the iterations starts: [`Stage::Input`] before the
+    /// first phase, [`Stage::Output`] after the last.
+    fn stage(&mut self, _stage: Stage) {}
+}
+
+/// The stages of a [`RemeshFile`] run around its iterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Reading the input, patching it and starting the device.
+    Input,
+    /// Exporting, writing and checking the output.
+    Output,
+}
+
+impl Stage {
+    /// The stage in words.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Input => "reading and patching the input, starting the device",
+            Stage::Output => "exporting, writing and checking the output",
+        }
+    }
 }
 
 /// A run that says nothing.
@@ -93,7 +115,8 @@ pub enum FileError {
     /// The output is the input.
     #[error("refusing to overwrite the input {0}: choose another output")]
     Overwrite(String),
-    /// The input could not be read, or the output's directory is missing.
+    /// The input is not a mesh file or could not be read, or the output
+    /// cannot be written (see `cavity::io::check_writable`).
     #[error(transparent)]
     Io(#[from] MeshIoError),
     /// No device of the choice could be opened.
@@ -133,9 +156,14 @@ impl RemeshFile<'_> {
         // Settings fail before any file is read or device started.
         self.settings.check()?;
         self.layout.factors.check().map_err(RemeshError::from)?;
+        // The input is named first when it is not a mesh file at all.
+        if let Source::File(input) = self.input {
+            Format::from_path(input)?;
+        }
         self.refuse_overwrite()?;
         let format = check_writable(self.output)?;
         let whole = Instant::now();
+        events.stage(Stage::Input);
         let (loaded, selected) = std::thread::scope(|scope| {
             let loading = scope.spawn(|| {
                 let read = InputMesh::read(self.input)?;
@@ -167,6 +195,7 @@ impl RemeshFile<'_> {
                 read.defects()
             })?
         };
+        events.stage(Stage::Output);
         // The device is given back while the output is written beside its
         // destination and checked.
         let releasing = std::thread::spawn(move || drop(backend));

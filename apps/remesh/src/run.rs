@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::backend::{Backend, GpuSeconds};
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::topology::Topology;
 use cavity_remesh_kernels::split::SplitLongEdges;
@@ -15,7 +15,8 @@ use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValen
 use crate::phases::{Hooks, PhaseTotals, dynamic_mesh, remesh_rounds};
 use crate::quality::{Quality, mean_edge_length_with};
 use crate::settings::{
-    Layout, MAX_EXPECTED_FACES, MIN_PATCH_SIZE, Phase, RemeshError, RemeshSettings,
+    Layout, MAX_EXPECTED_FACES, MIN_PATCH_SIZE, OUTPUT_BYTES_PER_FACE, Phase, RemeshError,
+    RemeshSettings,
 };
 
 /// What a remeshing run did.
@@ -125,6 +126,8 @@ pub fn remesh_with(
 #[derive(Clone, Debug)]
 pub struct Prepared {
     settings: RemeshSettings,
+    /// Faces the output is expected to have.
+    expected: f64,
     length: f64,
     factors: CapacityFactors,
     normalization: Normalization,
@@ -143,7 +146,11 @@ pub struct Prepared {
 /// # Errors
 /// A setting out of range, an input without faces or without extent, a
 /// target length that is not positive or would give more than
-/// [`MAX_EXPECTED_FACES`] faces, or an input the dynamic mesh rejects.
+/// [`MAX_EXPECTED_FACES`] faces, a dynamic mesh with room for the expected
+/// output that, with the output ([`OUTPUT_BYTES_PER_FACE`]), needs more
+/// memory than the host has available ([`RemeshError::Memory`], checked
+/// before the dynamic mesh is allocated: `cavity::memory`), or an input the
+/// dynamic mesh rejects.
 pub fn prepare(
     input: &TriMesh,
     topology: &Topology,
@@ -178,9 +185,42 @@ pub fn prepare(
     // The kernels work on the mesh in the unit box (`cavity::normalize`).
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
-    let dynamic = dynamic_mesh(&normalized, topology, layout.patch_size, factors)?;
+    // Where the target length makes the mesh grow, the room for the growth
+    // and the output are what may not fit: the length is the setting to
+    // change. Memory is measured before the dynamic mesh takes its share.
+    let grown = factors.patches > layout.factors.patches;
+    let available = cavity::memory::available_host_bytes();
+    let output = (expected * OUTPUT_BYTES_PER_FACE) as u64;
+    let too_much = |dynamic, available| RemeshError::Memory {
+        length: settings.length,
+        faces: expected,
+        input: input.num_faces(),
+        dynamic,
+        output,
+        available,
+        memory: "host",
+    };
+    // The output alone, then the dynamic mesh before it is allocated
+    // (`DynamicError::Memory`), then both.
+    if grown && available.is_some_and(|available| output > available) {
+        return Err(too_much(0, available.unwrap_or_default()));
+    }
+    let dynamic =
+        dynamic_mesh(&normalized, topology, layout.patch_size, factors).map_err(|e| match e {
+            DynamicError::Memory {
+                needed, available, ..
+            } if grown => too_much(needed, available),
+            e => e.into(),
+        })?;
+    if grown
+        && let Some(available) = available
+        && dynamic.bytes() as u64 + output > available
+    {
+        return Err(too_much(dynamic.bytes() as u64, available));
+    }
     Ok(Prepared {
         settings: *settings,
+        expected,
         length,
         factors,
         normalization,
@@ -227,8 +267,9 @@ impl Prepared {
     /// than a block gets.
     ///
     /// # Errors
-    /// An input the dynamic mesh rejects at a smaller patch size, or a
-    /// failed phase.
+    /// An input the dynamic mesh rejects at a smaller patch size, a dynamic
+    /// mesh larger than the GPU's free memory ([`RemeshError::Memory`],
+    /// before it is uploaded), or a failed phase.
     pub(crate) fn rounds<D: Send>(
         self,
         input: &TriMesh,
@@ -239,6 +280,7 @@ impl Prepared {
     ) -> Result<Rounded<D>, RemeshError> {
         let Prepared {
             settings,
+            expected,
             length,
             factors,
             normalization,
@@ -254,6 +296,22 @@ impl Prepared {
             dynamic = dynamic_mesh(&normalized, topology, patch_size, factors)?;
         }
         patch_seconds += repatching.elapsed().as_secs_f64();
+        // On the GPU the whole layout is uploaded: refused before it is
+        // when the device's free memory cannot hold it.
+        let needed = dynamic.bytes() as u64;
+        if let Some(available) = backend.free_device_memory()?
+            && needed > available
+        {
+            return Err(RemeshError::Memory {
+                length: settings.length,
+                faces: expected,
+                input: input.num_faces(),
+                dynamic: needed,
+                output: 0,
+                available,
+                memory: "GPU",
+            });
+        }
         let bytes_per_face = dynamic.bytes_per_face();
         let start = Instant::now();
         // The rounds run on the caller's thread, the input's statistics and
@@ -444,7 +502,10 @@ impl RemeshReport {
     /// The report as text: the table-4 statistics of input and output, then
     /// per-phase times and operation counts.
     pub fn table(&self) -> String {
-        let mut s = format!("target length L = {:.6}\n", self.length);
+        let mut s = format!(
+            "target length L = {}\n",
+            cavity::units::significant(self.length, 4)
+        );
         s += &Quality::header();
         s += &self.input.row("input");
         s += &self.output.row("output");

@@ -224,6 +224,35 @@ pub enum RemeshError {
         /// The input's faces.
         input: usize,
     },
+    /// The dynamic mesh with room for the expected output, and on the host
+    /// the output itself ([`OUTPUT_BYTES_PER_FACE`]), need more memory than
+    /// the host (checked before the dynamic mesh is allocated, and again
+    /// before the rounds) or the GPU (before the upload) has available.
+    #[error(
+        "target edge length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}); remeshing needs about {} of {memory} memory ({}), more than the {} available: give a longer target edge length",
+        length_text(*.length),
+        cavity::units::bytes(.dynamic + .output),
+        memory_parts(*.dynamic, *.output),
+        cavity::units::bytes(*.available)
+    )]
+    Memory {
+        /// The target length given.
+        length: TargetLength,
+        /// The expected number of faces (as [`RemeshError::TooShort`]).
+        faces: f64,
+        /// The input's faces.
+        input: usize,
+        /// Bytes of the dynamic mesh (0 when the output alone is too
+        /// large, refused before the dynamic mesh is laid out).
+        dynamic: u64,
+        /// Bytes of the output and what is built from it on the host (0 on
+        /// the GPU).
+        output: u64,
+        /// Bytes available.
+        available: u64,
+        /// Whose memory: "host" or "GPU".
+        memory: &'static str,
+    },
     /// Building the dynamic mesh failed.
     #[error(transparent)]
     Dynamic(#[from] DynamicError),
@@ -245,7 +274,9 @@ pub enum RemeshError {
 impl NamesSettings for RemeshError {
     fn settings(&self) -> Vec<Setting> {
         match self {
-            RemeshError::Length(_) | RemeshError::TooShort { .. } => vec![setting::TARGET_LENGTH],
+            RemeshError::Length(_) | RemeshError::TooShort { .. } | RemeshError::Memory { .. } => {
+                vec![setting::TARGET_LENGTH]
+            }
             RemeshError::Iterations(_) => vec![setting::ITERATIONS],
             RemeshError::FeatureAngle(_) => vec![setting::FEATURE_ANGLE],
             RemeshError::SmoothingSteps(_) => vec![setting::SMOOTHING_STEPS],
@@ -306,6 +337,29 @@ impl Default for Layout {
                 ..CapacityFactors::default()
             },
         }
+    }
+}
+
+/// Host bytes per face of the output and of what is built from it while
+/// the dynamic mesh is still held: the exported mesh (12 bytes per face,
+/// 6 for its half as many vertices), the export's element lists and
+/// orders (about 40), its topology (edges, face-edges, the vertex-face and
+/// edge-face lists: about 56, and 24 for the sides it is built from) and
+/// the edge lengths of its statistics (12): about 150, rounded up.
+pub const OUTPUT_BYTES_PER_FACE: f64 = 160.0;
+
+/// The parts of [`RemeshError::Memory`]'s sum in words (a part of 0
+/// bytes was not counted).
+fn memory_parts(dynamic: u64, output: u64) -> String {
+    use cavity::units::bytes;
+    match (dynamic, output) {
+        (0, output) => format!("the output alone about {}", bytes(output)),
+        (dynamic, 0) => format!("the dynamic mesh {}", bytes(dynamic)),
+        (dynamic, output) => format!(
+            "the dynamic mesh {}, the output about {}",
+            bytes(dynamic),
+            bytes(output)
+        ),
     }
 }
 

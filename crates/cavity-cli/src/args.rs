@@ -681,6 +681,58 @@ pub(crate) enum BenchWhat {
     },
 }
 
+/// The command line of [`Cli`], with negative numbers taken as values in
+/// every command (`--source -1`, `--length -1`), so that the option's own
+/// range check answers them (clap's integer ranges, the settings' checks)
+/// rather than clap's advice to write `-- -1`: comma-separated lists,
+/// real numbers (`-1e-5`, which clap does not take for a number) and
+/// target lengths (`-0.5x`) take values that start with a hyphen, and
+/// `usize` and `u64` options are parsed through `i64` so that a negative
+/// value names its range.
+pub(crate) fn command() -> clap::Command {
+    fn negative_numbers(mut command: clap::Command) -> clap::Command {
+        use clap::builder::RangedI64ValueParser;
+        use std::any::TypeId;
+        command = command.allow_negative_numbers(true);
+        let ids: Vec<clap::Id> = command
+            .get_arguments()
+            .map(|a| a.get_id().clone())
+            .collect();
+        for id in ids {
+            command = command.mut_arg(id, |arg| {
+                let value = arg.get_value_parser().type_id();
+                let hyphen = [
+                    TypeId::of::<f32>(),
+                    TypeId::of::<f64>(),
+                    TypeId::of::<TargetLength>(),
+                ];
+                let arg =
+                    if arg.get_value_delimiter().is_some() || hyphen.iter().any(|&t| value == t) {
+                        arg.allow_hyphen_values(true)
+                    } else {
+                        arg
+                    };
+                if value == TypeId::of::<usize>() {
+                    arg.value_parser(RangedI64ValueParser::<usize>::new().range(0..))
+                } else if value == TypeId::of::<u64>() {
+                    arg.value_parser(RangedI64ValueParser::<u64>::new().range(0..))
+                } else {
+                    arg
+                }
+            });
+        }
+        let names: Vec<String> = command
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        for name in names {
+            command = command.mut_subcommand(name, negative_numbers);
+        }
+        command
+    }
+    negative_numbers(<Cli as clap::CommandFactory>::command())
+}
+
 /// Parses `--length`: a number, or a number followed by `x` (relative).
 pub(crate) fn parse_length(s: &str) -> std::result::Result<TargetLength, String> {
     let (number, relative) = match s.strip_suffix('x') {

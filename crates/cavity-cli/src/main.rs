@@ -35,7 +35,7 @@ use cavity_geodesic::GeodesicSettings;
 use cavity_mcf::McfSettings;
 use cavity_remesh::RemeshSettings;
 use cavity_track::TrackSettings;
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches};
 
 use crate::args::{BenchWhat, Cli, Command, DYNAMIC_PATCH_SIZE, TetCommand};
 use crate::commands::{
@@ -44,7 +44,9 @@ use crate::commands::{
 use crate::output::Stdout;
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    remove_temporary_files_on_signals();
+    let cli = Cli::from_arg_matches(&args::command().get_matches()).unwrap_or_else(|e| e.exit());
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e)
             if e.downcast_ref::<Stdout>()
@@ -62,6 +64,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// On SIGINT, SIGTERM or SIGHUP: removes the temporary files of the
+/// writes under way (`cavity::io::remove_temporary_files`: an interrupted
+/// write leaves neither a hidden `.tmp*` file nor a partial output) and
+/// exits with 128 plus the signal's number, as the signal would have.
+fn remove_temporary_files_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        eprintln!("warning: no signal handler: an interrupted write may leave a temporary file");
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let _removed = cavity::io::remove_temporary_files();
+            std::process::exit(128 + signal);
+        }
+    });
 }
 
 /// The command-line options of the settings that `e` (or an error it

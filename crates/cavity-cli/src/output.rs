@@ -1,7 +1,11 @@
-//! What the commands write: stdout ([`say!`]), progress on stderr, and
-//! mesh files (never over the input, written only when checked).
+//! What the commands write: stdout ([`say!`]), progress on stderr
+//! ([`Progress`]: bars on a terminal, plain lines elsewhere), and mesh
+//! files (never over the input, written only when checked).
 
+use std::borrow::Cow;
+use std::io::IsTerminal;
 use std::path::Path;
+use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::defects::Keeps;
@@ -78,10 +82,84 @@ pub(crate) fn check(
     Ok(input.check(output, None, keeps, path, format)?)
 }
 
-/// A spinner on a terminal; hidden when stderr is not one.
-pub(crate) fn spinner() -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
-    pb.enable_steady_tick(std::time::Duration::from_millis(120));
-    pb
+/// Progress of a long command on stderr: an indicatif bar or spinner on a
+/// terminal; where stderr is not one (a log, a pipe, a batch job), where
+/// indicatif draws nothing, one plain line per step with the seconds since
+/// the start ([`progress_line`]), so that a long run is never silent.
+pub(crate) enum Progress {
+    /// On a terminal.
+    Bar(ProgressBar),
+    /// Elsewhere: plain lines, timed from this start.
+    Lines(Instant),
+}
+
+/// Whether progress is drawn as bars (stderr is a terminal).
+pub(crate) fn on_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// A progress line for a non-terminal stderr: `[   12.3 s] what`.
+pub(crate) fn progress_line(start: Instant, what: &str) {
+    eprintln!("[{:>7.1} s] {what}", start.elapsed().as_secs_f64());
+}
+
+impl Progress {
+    /// A bar of `len` steps drawn with the indicatif `template` on a
+    /// terminal, plain lines elsewhere.
+    pub(crate) fn bar(len: u64, template: &str) -> Progress {
+        if on_terminal() {
+            let bar = ProgressBar::new(len)
+                .with_style(ProgressStyle::with_template(template).expect("template"));
+            Progress::Bar(bar)
+        } else {
+            Progress::Lines(Instant::now())
+        }
+    }
+
+    /// The step now under way: the bar's message, or a line.
+    pub(crate) fn set_message(&self, message: impl Into<Cow<'static, str>>) {
+        match self {
+            Progress::Bar(b) => b.set_message(message),
+            Progress::Lines(start) => progress_line(*start, &message.into()),
+        }
+    }
+
+    /// Moves the bar to `position` (a line `what` elsewhere, when given).
+    pub(crate) fn set_position(&self, position: u64, what: Option<&str>) {
+        match self {
+            Progress::Bar(b) => b.set_position(position),
+            Progress::Lines(start) => {
+                if let Some(what) = what {
+                    progress_line(*start, what);
+                }
+            }
+        }
+    }
+
+    /// Leaves the finished bar on the terminal.
+    pub(crate) fn finish(&self) {
+        if let Progress::Bar(b) = self {
+            b.finish();
+        }
+    }
+
+    /// Removes the bar from the terminal.
+    pub(crate) fn finish_and_clear(&self) {
+        if let Progress::Bar(b) = self {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// A spinner with the step under way as its message on a terminal; plain
+/// lines elsewhere ([`Progress`]).
+pub(crate) fn spinner() -> Progress {
+    if on_terminal() {
+        let pb = ProgressBar::new_spinner();
+        pb.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("template"));
+        pb.enable_steady_tick(std::time::Duration::from_millis(120));
+        Progress::Bar(pb)
+    } else {
+        Progress::Lines(Instant::now())
+    }
 }

@@ -77,6 +77,7 @@ pub mod defects;
 pub mod dynamic;
 pub mod input;
 pub mod io;
+pub mod memory;
 pub mod mesh;
 pub mod normalize;
 pub mod patched;
@@ -87,6 +88,7 @@ pub mod rounds;
 pub mod settings;
 pub mod stats;
 pub mod topology;
+pub mod units;
 
 pub use cavity_device::layout::Kind;
 pub use cavity_device::query::Query;

@@ -8,10 +8,14 @@ use cavity::io::{check_writable, write_mesh};
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
 use crate::device::{GivenBack, backend};
-use crate::input::load_input;
+use crate::input::{check_input, load_input};
 use crate::output::{check, refuse_overwrite, sayln, spinner};
 
 pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
+    args.factors().check()?;
+    if let Some(input) = input {
+        check_input(input)?;
+    }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
     let read = load_input(input)?;

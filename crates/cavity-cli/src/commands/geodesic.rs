@@ -5,13 +5,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cavity::io::{Format, VertexData, check_writable, stage_mesh, write_column, write_mesh_with};
+use cavity::io::{
+    Format, VertexData, check_writable, check_writable_file, stage_mesh, write_column,
+    write_mesh_with,
+};
 use cavity_geodesic::GeodesicSettings;
 
 use crate::Result;
 use crate::args::Common;
 use crate::device::{GivenBack, backend};
-use crate::input::load_input;
+use crate::input::{check_input, load_input};
 use crate::output::{refuse_overwrite, sayln};
 
 /// The file beside a mesh `output` in a format without vertex properties
@@ -30,6 +33,9 @@ pub(crate) fn geodesic(
     common: &Common,
 ) -> Result<()> {
     settings.check()?;
+    if let Some(input) = input {
+        check_input(input)?;
+    }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
     if let Format::Stl(_) = format {
@@ -42,9 +48,7 @@ pub(crate) fn geodesic(
     let column = (!matches!(format, Format::Ply(_))).then(|| column_path(output));
     if let Some(column) = &column {
         refuse_overwrite(input, column)?;
-        if column.is_dir() {
-            return Err(format!("{} is a directory: choose another -o", column.display()).into());
-        }
+        check_writable_file(column)?;
     }
     let mesh = load_input(input)?.mesh;
     let backend = backend(common.device)?;
@@ -82,9 +86,10 @@ pub(crate) fn geodesic(
         );
     }
     sayln!(
-        "geodesic distance of {} vertices from {} source(s), largest {largest}: {} toplesets, {} band passes and {} settling passes ({:.3} ms) on {} in {:.3} ms (with toplesets, patching and transfers); wrote {}{}",
+        "geodesic distance of {} vertices from {} source(s), largest {}: {} toplesets, {} band passes and {} settling passes ({:.3} ms) on {} in {:.3} ms (with toplesets, patching and transfers); wrote {}{}",
         mesh.num_vertices(),
         sources.len(),
+        cavity::units::significant(f64::from(largest), 4),
         report.toplesets,
         report.passes,
         report.settling_passes,

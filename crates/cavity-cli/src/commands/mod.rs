@@ -21,17 +21,22 @@ use cavity::io::{Format, check_writable};
 use crate::Result;
 use crate::args::Common;
 use crate::device::backend;
-use crate::input::load_input;
+use crate::input::{check_input, load_input};
 use crate::output::refuse_overwrite;
 
-/// The start of a command that reads a mesh and writes one: refuses to
-/// write over the input, checks the output's format, reads the input (with
-/// its checks) and opens the backend `common` asks for.
+/// The start of a command that reads a mesh and writes one: checks that
+/// the input is a surface mesh file, refuses to write over it, checks that
+/// the output can be written (`cavity::io::check_writable`: its format, its
+/// directory, a read-only file there), reads the input (with its checks)
+/// and opens the backend `common` asks for.
 pub(crate) fn open(
     input: Option<&Path>,
     output: &Path,
     common: &Common,
 ) -> Result<(Format, TriMesh, Backend)> {
+    if let Some(input) = input {
+        check_input(input)?;
+    }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
     let mesh = load_input(input)?.mesh;

@@ -1,16 +1,32 @@
-//! `cavity normals`: area-weighted vertex normals, written with the mesh.
+//! `cavity normals`: area-weighted vertex normals, written with the mesh
+//! (PLY `nx ny nz`, OBJ `vn`, OFF `NOFF`; STL, which holds one normal per
+//! facet and none per vertex, is refused).
 
 use std::path::Path;
 use std::time::Instant;
 
-use cavity::io::write_mesh;
+use cavity::io::{Format, write_mesh};
 
 use crate::Result;
 use crate::args::Common;
 use crate::device::GivenBack;
 use crate::output::sayln;
 
+/// Errors when `format` cannot hold per-vertex normals (STL), before any
+/// work: the normals would be dropped without a word.
+fn refuse_without_normals(output: &Path, format: Format) -> Result<()> {
+    if let Format::Stl(_) = format {
+        return Err(format!(
+            "{}: STL holds one normal per facet and none per vertex, so the vertex normals would be lost: write a .ply (nx ny nz), .obj (vn) or .off (NOFF)",
+            output.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
+    refuse_without_normals(output, Format::from_path(output)?)?;
     let (format, mesh, backend) = super::open(input, output, common)?;
     let t = Instant::now();
     let normals = cavity_normals::vertex_normals(&mesh, common.patch_size, &backend)?;

@@ -1,19 +1,21 @@
 //! `cavity remesh`: isotropic remeshing of a mesh file
 //! (`cavity_remesh::pipeline::RemeshFile`), with a progress bar per
-//! iteration and the stages' times.
+//! iteration on a terminal (a line per stage and phase elsewhere) and the
+//! stages' times.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use cavity::io::with_suffix;
-use cavity_remesh::pipeline::{Events, RemeshFile};
+use cavity_remesh::pipeline::{Events, RemeshFile, Stage};
 use cavity_remesh::{Phase, RemeshSettings};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Result;
 use crate::args::DynamicArgs;
 use crate::device::choice;
-use crate::input::{BUNDLED_NAME, source};
-use crate::output::{say, sayln};
+use crate::input::{BUNDLED_NAME, check_input, source};
+use crate::output::{on_terminal, progress_line, say, sayln};
 
 /// The default output of `remesh`: the input's file name (the bundled
 /// mesh's without a path) with "-remeshed" before the extension.
@@ -27,10 +29,12 @@ fn remeshed_name(input: Option<&Path>) -> PathBuf {
 }
 
 /// What the terminal shows of a run: warnings and the device on standard
-/// error, a progress bar per iteration.
+/// error, a progress bar per iteration; where stderr is not a terminal
+/// (`lines`: the run's start), a line per stage and phase instead.
 struct Terminal {
     iterations: u32,
     bar: Option<ProgressBar>,
+    lines: Option<Instant>,
 }
 
 impl Events for Terminal {
@@ -48,7 +52,22 @@ impl Events for Terminal {
         );
     }
 
+    fn stage(&mut self, stage: Stage) {
+        if let Some(start) = self.lines {
+            progress_line(start, stage.name());
+        }
+    }
+
     fn phase(&mut self, iteration: u32, phase: Phase) {
+        if let Some(start) = self.lines {
+            let what = format!(
+                "iteration {iteration}/{}: {}",
+                self.iterations,
+                phase.name()
+            );
+            progress_line(start, &what);
+            return;
+        }
         if phase == Phase::Split {
             if let Some(b) = self.bar.take() {
                 b.finish();
@@ -73,6 +92,11 @@ pub(crate) fn remesh(
     settings: &RemeshSettings,
     args: &DynamicArgs,
 ) -> Result<()> {
+    // The input is named first when it is not a surface mesh: the default
+    // output's name is made from it.
+    if let Some(input) = input {
+        check_input(input)?;
+    }
     let output = output.map_or_else(|| remeshed_name(input), Path::to_path_buf);
     let job = RemeshFile {
         input: source(input),
@@ -84,6 +108,7 @@ pub(crate) fn remesh(
     let mut terminal = Terminal {
         iterations: settings.iterations,
         bar: None,
+        lines: (!on_terminal()).then(Instant::now),
     };
     let ran = job.run(&mut terminal);
     if let Some(b) = terminal.bar.take() {

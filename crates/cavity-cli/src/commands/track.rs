@@ -3,14 +3,13 @@
 use std::path::{Path, PathBuf};
 
 use cavity::dynamic::DynamicMesh;
-use cavity::io::{check_writable, with_suffix, write_mesh};
+use cavity::io::{check_writable, check_writable_file, with_suffix, write_mesh};
 use cavity_track::{TrackHooks, TrackSettings};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Result;
 use crate::args::DynamicArgs;
 use crate::device::{GivenBack, backend};
-use crate::output::{say, sayln};
+use crate::output::{Progress, say, sayln};
 
 /// `output` with "-frameNNNN" before the extension.
 fn frame_name(output: &Path, frame: u32) -> PathBuf {
@@ -24,17 +23,31 @@ pub(crate) fn track(
     args: &DynamicArgs,
 ) -> Result<()> {
     settings.check()?;
+    args.factors().check()?;
     if every == Some(0) {
         return Err("--every 0: write every K-th frame with K at least 1".into());
     }
     let format = check_writable(output)?;
+    if let Some(k) = every {
+        // Each frame file written, checked before any work as the output.
+        for frame in (k..=settings.frames).step_by(k as usize) {
+            check_writable_file(&frame_name(output, frame))?;
+        }
+    }
     let backend = backend(args.device)?;
     let layout = args.layout();
-    let bar = ProgressBar::new(settings.frames as u64).with_style(
-        ProgressStyle::with_template("frame {pos}/{len} {bar:30} {elapsed} (eta {eta})")
-            .expect("template"),
+    let bar = Progress::bar(
+        settings.frames as u64,
+        "frame {pos}/{len} {bar:30} {elapsed} (eta {eta})",
     );
-    let mut progress = |frame: u32| bar.set_position(frame as u64 - 1);
+    // Off a terminal about ten lines over the run.
+    let every_line = (settings.frames / 10).max(1);
+    let mut progress = |frame: u32| {
+        let line = frame
+            .is_multiple_of(every_line)
+            .then(|| format!("frame {frame}/{}", settings.frames));
+        bar.set_position(frame as u64 - 1, line.as_deref());
+    };
     let mut write_frame = |frame: u32, m: &DynamicMesh| {
         let path = frame_name(output, frame);
         write_mesh(&path, &m.to_mesh(), None, format)?;

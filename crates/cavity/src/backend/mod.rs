@@ -224,6 +224,19 @@ impl Backend {
         }
     }
 
+    /// Bytes of device memory free now on the GPU (the driver's
+    /// `cuMemGetInfo`); `None` on the CPU backend, whose memory is the
+    /// host's (`crate::memory::available_host_bytes`).
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the driver cannot say.
+    pub fn free_device_memory(&self) -> Result<Option<u64>, BackendError> {
+        match self {
+            Backend::Cpu(_) => Ok(None),
+            Backend::Cuda(c) => c.free_memory().map(Some),
+        }
+    }
+
     /// Human-readable device name.
     pub fn name(&self) -> String {
         match self {

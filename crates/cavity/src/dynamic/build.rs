@@ -181,6 +181,18 @@ impl DynamicMesh {
             }
         }
         cap.patches = patch_slots as u32;
+        let per_slot = slot_bytes(&cap);
+        let needed = patch_slots.saturating_mul(per_slot) + FIXED_BYTES;
+        if let Some(available) = crate::memory::available_host_bytes()
+            && needed > available
+        {
+            return Err(DynamicError::Memory {
+                needed,
+                slots: patch_slots,
+                per_slot,
+                available,
+            });
+        }
 
         let n = cap.patches as usize;
         let mut out = DynamicMesh {
@@ -244,12 +256,34 @@ impl DynamicMesh {
                 },
             )
             .min_by_key(|&(p, _)| p);
+        debug_assert_eq!(out.bytes() as u64, needed, "the layout's bytes as planned");
         match failed {
             Some((_, error)) => Err(error),
             None => Ok(out),
         }
     }
 }
+
+/// Bytes of one patch slot of a layout of capacity `cap` (every array of
+/// [`DynamicMesh::bytes`] that has a stride per slot).
+fn slot_bytes(cap: &Capacity) -> u64 {
+    let halves = u64::from(cap.fe_stride()) + u64::from(cap.ev_stride());
+    let words = u64::from(COUNT_WORDS)
+        + u64::from(cap.mask_stride())
+        + u64::from(cap.hash_stride())
+        + u64::from(STASH_SIZE)
+        + 2 // lock and flags
+        + u64::from(cap.declined_words())
+        + u64::from(cap.attr_words(Kind::Vertex))
+        + u64::from(cap.attr_words(Kind::Edge))
+        + u64::from(cap.attr_words(Kind::Face))
+        + 1; // queue entry
+    2 * halves + 4 * words
+}
+
+/// Bytes of a layout that do not grow with its patch slots: the queue's
+/// state and the statistics.
+const FIXED_BYTES: u64 = 4 * (queue::STATE_WORDS as u64 + stat::COUNT as u64);
 
 /// The patch slots' chunks of the attribute words of `kind` (`n` slots;
 /// empty chunks when the kind has no words).

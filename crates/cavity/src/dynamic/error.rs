@@ -80,6 +80,25 @@ pub enum DynamicError {
         /// Its length in entries.
         len: u64,
     },
+    /// The layout needs more memory than the host has available now
+    /// (`crate::memory::available_host_bytes`), checked before it is
+    /// allocated.
+    #[error(
+        "the dynamic mesh needs {} ({slots} patch slots of {} each), more than the {} of memory available: lower the patch factor or the capacity factor",
+        crate::units::bytes(*.needed),
+        crate::units::bytes(*.per_slot),
+        crate::units::bytes(*.available)
+    )]
+    Memory {
+        /// Bytes of the whole layout.
+        needed: u64,
+        /// Patch slots.
+        slots: u64,
+        /// Bytes per patch slot.
+        per_slot: u64,
+        /// Bytes available.
+        available: u64,
+    },
     /// Patching the input failed.
     #[error(transparent)]
     Patch(#[from] PatchError),
@@ -92,7 +111,9 @@ impl NamesSettings for DynamicError {
             DynamicError::Capacity { .. } => vec![Setting::PATCH_SIZE, Setting::CAPACITY_FACTOR],
             DynamicError::Stash { .. } => vec![Setting::PATCH_SIZE],
             DynamicError::HashFull { .. } => vec![Setting::CAPACITY_FACTOR],
-            DynamicError::TooLarge { .. } => vec![Setting::PATCH_FACTOR, Setting::CAPACITY_FACTOR],
+            DynamicError::TooLarge { .. } | DynamicError::Memory { .. } => {
+                vec![Setting::PATCH_FACTOR, Setting::CAPACITY_FACTOR]
+            }
             DynamicError::Patch(e) => e.settings(),
         }
     }

@@ -5,15 +5,22 @@
 //! text is parsed in parallel chunks; text output is formatted in parallel.
 //! Writes go to a temporary file in the destination directory that is
 //! renamed into place only after a complete write; the result has the mode
-//! of the file it replaces, or that of a new file under the umask.
+//! of the file it replaces, or that of a new file under the umask. A
+//! signal handler removes the temporary files of unfinished writes
+//! ([`remove_temporary_files`]); errors name the destination, never the
+//! temporary file.
 
 mod obj;
 mod off;
 mod ply;
 mod stl;
+mod temporary;
 mod text;
 
+pub use temporary::{PAUSE_BEFORE_RENAME, TemporaryFilesRemoved, remove_temporary_files};
 pub use text::format_lines;
+
+use temporary::Temporary;
 
 use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -230,41 +237,92 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Checks, before any work, that a mesh can be written to `path`: its
-/// extension is a known format and its directory exists and lets a file be
-/// created (one is created and removed). Returns the format, as
-/// [`Format::from_path`] does.
+/// extension is a known format, and [`check_writable_file`]. Returns the
+/// format, as [`Format::from_path`] does.
 ///
 /// # Errors
 ///
 /// [`MeshIoError::UnknownFormat`] or [`MeshIoError::Io`] naming `path`.
 pub fn check_writable(path: &Path) -> Result<Format, MeshIoError> {
     let format = Format::from_path(path)?;
-    let io = |source| MeshIoError::Io {
+    check_writable_file(path)?;
+    Ok(format)
+}
+
+/// Checks, before any work, that a file of any kind can be written to
+/// `path` as the writers of this module write it (a temporary file beside
+/// it, renamed over it): `path` is not a directory; its directory exists,
+/// is a directory and lets a file be created (one is created and removed);
+/// and a file already at `path` is writable by this user (a rename would
+/// replace a read-only file without asking). Every output of a command
+/// goes through it, whatever its format.
+///
+/// # Errors
+///
+/// [`MeshIoError::Io`] naming `path` (and the directory where it is the
+/// directory's fault).
+pub fn check_writable_file(path: &Path) -> Result<(), MeshIoError> {
+    let io = |kind, message: String| MeshIoError::Io {
         file: path.display().to_string(),
-        source,
+        source: std::io::Error::new(kind, message),
     };
+    if path.is_dir() {
+        return Err(io(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory".into(),
+        ));
+    }
     let dir = parent_dir(path);
-    if !dir.is_dir() {
-        return Err(io(std::io::Error::new(
+    check_directory(dir).map_err(|e| io(e.kind(), e.to_string()))?;
+    if let Ok(metadata) = std::fs::metadata(path)
+        && metadata.is_file()
+    {
+        let read_only = metadata.permissions().readonly()
+            || std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+        if read_only {
+            return Err(io(
+                std::io::ErrorKind::PermissionDenied,
+                "exists and is read-only (make it writable, or choose another output)".into(),
+            ));
+        }
+    }
+    Temporary::new_in(&tempfile::Builder::new(), dir).map_err(|e| {
+        io(
+            e.kind(),
+            format!("cannot create a file in directory {}: {e}", dir.display()),
+        )
+    })?;
+    Ok(())
+}
+
+/// Errors unless `dir` exists and is a directory, in words that name it.
+fn check_directory(dir: &Path) -> std::io::Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a directory", dir.display()),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(std::io::Error::new(
             std::io::ErrorKind::NotFound,
             format!("directory {} does not exist", dir.display()),
-        )));
+        )),
+        Err(e) => Err(std::io::Error::new(
+            e.kind(),
+            format!("directory {}: {e}", dir.display()),
+        )),
     }
-    if path.is_dir() {
-        return Err(io(std::io::Error::new(
-            std::io::ErrorKind::IsADirectory,
-            "is a directory",
-        )));
-    }
-    tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    Ok(format)
 }
 
 /// A temporary file in `dir` for replacing `path`: created with the
 /// permission bits of `path` when it exists (narrowed by the umask, so never
 /// wider than the final mode, until [`set_mode`] restores them exactly),
-/// else with `0o666` under the umask, as `File::create` would.
-fn temp_file(dir: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+/// else with `0o666` under the umask, as `File::create` would. Registered
+/// for [`remove_temporary_files`] while it lives.
+fn temp_file(dir: &Path, path: &Path) -> std::io::Result<Temporary> {
     let mut builder = tempfile::Builder::new();
     #[cfg(unix)]
     {
@@ -274,7 +332,8 @@ fn temp_file(dir: &Path, path: &Path) -> std::io::Result<tempfile::NamedTempFile
     }
     #[cfg(not(unix))]
     let _ = path;
-    builder.tempfile_in(dir)
+    check_directory(dir)?;
+    Temporary::new_in(&builder, dir)
 }
 
 /// The permission bits of the file at `path`, if it exists.
@@ -399,8 +458,8 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), MeshIoError> {
         file: name.clone(),
         source,
     };
-    let mut tmp = temp_file(parent_dir(path), path).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
+    let tmp = temp_file(parent_dir(path), path).map_err(io)?;
+    tmp.as_file().write_all(bytes).map_err(io)?;
     StagedMesh::finish(tmp, path).map_err(io)?.commit()
 }
 
@@ -409,14 +468,14 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), MeshIoError> {
 /// destination; dropping it deletes the temporary file and leaves the
 /// destination as it was.
 pub struct StagedMesh {
-    file: tempfile::NamedTempFile,
+    file: Temporary,
     path: PathBuf,
 }
 
 impl StagedMesh {
     /// `tmp`, written in full, given the mode `path` should have and
     /// synced, staged to replace `path`.
-    fn finish(tmp: tempfile::NamedTempFile, path: &Path) -> std::io::Result<StagedMesh> {
+    fn finish(tmp: Temporary, path: &Path) -> std::io::Result<StagedMesh> {
         set_mode(tmp.as_file(), path)?;
         tmp.as_file().sync_all()?;
         Ok(StagedMesh {
@@ -433,11 +492,10 @@ impl StagedMesh {
     /// (the destination is then unchanged).
     pub fn commit(self) -> Result<(), MeshIoError> {
         let path = self.path;
-        self.file.persist(&path).map_err(|e| MeshIoError::Io {
+        self.file.persist(&path).map_err(|source| MeshIoError::Io {
             file: path.display().to_string(),
-            source: e.error,
-        })?;
-        Ok(())
+            source,
+        })
     }
 }
 
@@ -522,12 +580,7 @@ pub fn stage_mesh_with(
         }
         out.flush().map_err(io)?;
     }
-    set_mode(tmp.as_file(), path).map_err(io)?;
-    tmp.as_file().sync_all().map_err(io)?;
-    Ok(StagedMesh {
-        file: tmp,
-        path: path.to_path_buf(),
-    })
+    StagedMesh::finish(tmp, path).map_err(io)
 }
 
 /// Checks indices, degenerate faces and coordinates.

@@ -132,6 +132,18 @@ impl CudaBackend {
         &self.origin
     }
 
+    /// Bytes of device memory free now.
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the driver cannot say.
+    pub fn free_memory(&self) -> Result<u64, BackendError> {
+        let (free, _total) = self
+            .ctx
+            .mem_get_info()
+            .map_err(driver("reading the free device memory"))?;
+        Ok(free as u64)
+    }
+
     /// The device name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> String {
         self.name.clone()
