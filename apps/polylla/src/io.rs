@@ -256,10 +256,13 @@ pub fn read_triangle_bytes(
                 return Err(syntax(
                     ele,
                     l.0,
-                    format!(
-                        "corner {v}, but the vertices are numbered {base} to {}",
-                        n as u32 + base - 1
-                    ),
+                    match n {
+                        0 => format!("corner {v}, but the .node file has no vertices"),
+                        _ => format!(
+                            "corner {v}, but the vertices are numbered {base} to {}",
+                            n as u64 + u64::from(base) - 1
+                        ),
+                    },
                 ));
             }
             *x = v - base;

@@ -29,7 +29,7 @@ fn vtk_errors_name_the_line_the_section_and_what_was_expected() {
             "{VTK_HEAD}POINTS 4 float\n0 0 0 1 0 0 0 1 0 0 0 1\nCELLS 1 5\n4 0 1 two 3\nCELL_TYPES 1\n10\n"
         )),
         "grid.vtk:8:",
-        &["CELLS section", "\"two\" is not an integer"],
+        &["CELLS section", "\"two\" is not a vertex count or index"],
     );
     says(
         read(format!(
@@ -119,4 +119,19 @@ fn counts_beyond_the_file_are_refused_before_allocating() {
         "big.msh:5:",
         &[huge, "announced"],
     );
+}
+
+/// Found by fuzzing (`fuzz/regressions/`): `mshio` 0.4.2 overflowed on
+/// sections that announce no entries, as Gmsh writes for an empty mesh;
+/// `vtkio` on offsets of the newer CELLS layout that decrease.
+#[test]
+fn fuzzing_finds_stay_fixed() {
+    let empty = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\n0 0 0 0\n$EndNodes\n$Elements\n0 0 0 0\n$EndElements\n";
+    let m = gmsh::read_bytes(Path::new("empty.msh"), empty.as_bytes()).unwrap();
+    assert!(m.positions.is_empty() && m.cells.is_empty());
+    let offsets = format!(
+        "{VTK_HEAD}POINTS 4 float\n0 0 0 1 0 0 0 1 0 0 0 1\nCELLS 2 4\nOFFSETS vtktypeint64\n4 0\nCONNECTIVITY vtktypeint64\n0 1 2 3\nCELL_TYPES 1\n10\n"
+    );
+    let e = vtk::read_bytes(Path::new("offsets.vtk"), offsets.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("OFFSETS entry 1 is 0"), "{e}");
 }

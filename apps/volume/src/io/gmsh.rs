@@ -85,7 +85,19 @@ pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> 
     let fields: Vec<&str> = format.split_whitespace().collect();
     match fields.as_slice() {
         ["2.2", kind, _] => read_v22(r, *kind == "1"),
-        [v, _, _] if v.starts_with("4.1") => read_v41(path, bytes),
+        // `mshio` 0.4.2 panics on data sizes it has no parser for.
+        [v, kind, size] if v.starts_with("4.1") => {
+            if !matches!(*kind, "0" | "1") || !matches!(*size, "4" | "8") {
+                return Err(unsupported(
+                    path,
+                    format!(
+                        "MSH format {:?}: expected file type 0 (ASCII) or 1 (binary) and data size 4 or 8",
+                        format.trim()
+                    ),
+                ));
+            }
+            read_v41(path, bytes)
+        }
         _ => Err(unsupported(
             path,
             format!(
@@ -351,7 +363,9 @@ fn element_22(
 
 /// The nodes and volume cells of a 4.1 file, through `mshio`.
 fn read_v41(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
-    let msh = mshio::parse_msh_bytes(bytes).map_err(|e| mshio_error(path, bytes, &e))?;
+    let patched = without_empty_sections(bytes);
+    let msh = mshio::parse_msh_bytes(patched.as_deref().unwrap_or(bytes))
+        .map_err(|e| mshio_error(path, bytes, &e))?;
     let mut positions = Vec::new();
     let mut id: HashMap<u64, u32> = HashMap::new();
     if let Some(nodes) = &msh.data.nodes {
@@ -415,6 +429,78 @@ fn read_v41(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
         }
     }
     Ok(CellMesh { positions, cells })
+}
+
+/// A copy of a 4.1 file whose `$Nodes` or `$Elements` sections that
+/// announce no entries are renamed (`$Nodez`, `$Elementz`: the same
+/// length, so the lines stay where they are) for `mshio` to skip them as
+/// unknown sections; `None` when there is none. `mshio` 0.4.2 computes
+/// `count - 1` for these sections, which overflows (a panic in builds
+/// with overflow checks) when the count is 0, as Gmsh writes for a mesh
+/// without nodes or elements.
+fn without_empty_sections(bytes: &[u8]) -> Option<Vec<u8>> {
+    // The format line: `4.1 FILE-TYPE DATA-SIZE`.
+    let format = bytes.split(|&b| b == b'\n').nth(1)?;
+    let format = String::from_utf8_lossy(format);
+    let fields: Vec<&str> = format.split_whitespace().collect();
+    let binary = fields.get(1) == Some(&"1");
+    let size: usize = fields.get(2)?.parse().ok().filter(|&s| s == 4 || s == 8)?;
+    let mut out: Option<Vec<u8>> = None;
+    for (name, renamed, end, end_renamed) in [
+        (
+            &b"$Nodes"[..],
+            &b"$Nodez"[..],
+            &b"$EndNodes"[..],
+            &b"$EndNodez"[..],
+        ),
+        (b"$Elements", b"$Elementz", b"$EndElements", b"$EndElementz"),
+    ] {
+        let mut at = 0;
+        while let Some(k) = find_line(bytes, at, name) {
+            let body = k + name.len() + 1;
+            at = body;
+            let count = if binary {
+                bytes
+                    .get(body + size..body + 2 * size)
+                    .map(|b| b.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x)))
+            } else {
+                let line = bytes[body.min(bytes.len())..]
+                    .split(|&b| b == b'\n')
+                    .next()
+                    .unwrap_or(b"");
+                String::from_utf8_lossy(line)
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|w| w.parse::<u64>().ok())
+            };
+            if count != Some(0) {
+                continue;
+            }
+            let copy = out.get_or_insert_with(|| bytes.to_vec());
+            copy[k..k + name.len()].copy_from_slice(renamed);
+            if let Some(e) = find_line(bytes, body, end) {
+                copy[e..e + end.len()].copy_from_slice(end_renamed);
+            }
+        }
+    }
+    out
+}
+
+/// The offset of the next line at or after `from` that is `text` (with
+/// `\r` or trailing blanks allowed), if any.
+fn find_line(bytes: &[u8], from: usize, text: &[u8]) -> Option<usize> {
+    let mut at = from;
+    while at < bytes.len() {
+        let end = bytes[at..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |k| at + k);
+        if bytes[at..end].trim_ascii_end() == text {
+            return Some(at);
+        }
+        at = end + 1;
+    }
+    None
 }
 
 /// `mshio`'s error for a 4.1 file in words: the line where the first

@@ -214,7 +214,7 @@ impl<'a> Tokens<'a> {
 /// The message (for the caller to place in the file) when `n` records
 /// cannot fit.
 pub(super) fn count_fits(n: usize, tokens: usize, left: usize) -> Result<usize, String> {
-    let least = 2 * tokens.max(1);
+    let least = tokens.max(1).saturating_mul(2);
     if n > left / least {
         return Err(format!(
             "{n} announced, but the {left} bytes after it hold at most {} (each takes at least {least})",

@@ -85,6 +85,17 @@ struct Walk<'a> {
     binary: bool,
 }
 
+/// What the numbers of an ASCII section must be.
+#[derive(Clone, Copy)]
+enum Integers {
+    /// Any numbers (coordinates).
+    No,
+    /// Unsigned 32-bit integers (vertex counts and indices).
+    U32,
+    /// Bytes (cell types).
+    U8,
+}
+
 /// Where a legacy VTK file goes wrong: its 1-based line, the section, and
 /// what the section should hold.
 type Place = (usize, &'static str, String);
@@ -163,7 +174,7 @@ impl<'a> Walk<'a> {
         &mut self,
         n: usize,
         size: usize,
-        integers: bool,
+        integers: Integers,
         (line, section): (usize, &'static str),
     ) -> Result<(), Place> {
         if self.binary {
@@ -191,13 +202,17 @@ impl<'a> Walk<'a> {
                 ));
             };
             for x in w {
-                let ok = if integers {
-                    x.parse::<i64>().is_ok()
-                } else {
-                    x.parse::<f64>().is_ok()
+                let ok = match integers {
+                    Integers::No => x.parse::<f64>().is_ok(),
+                    Integers::U32 => x.parse::<u32>().is_ok(),
+                    Integers::U8 => x.parse::<u8>().is_ok(),
                 };
                 if !ok || found == n {
-                    let what = if integers { "an integer" } else { "a number" };
+                    let what = match integers {
+                        Integers::No => "a number",
+                        Integers::U32 => "a vertex count or index (an integer from 0)",
+                        Integers::U8 => "a cell type (an integer from 0 to 255)",
+                    };
                     let message = if found == n {
                         format!("{n} numbers announced, more found ({x:?})")
                     } else {
@@ -267,7 +282,7 @@ impl<'a> Walk<'a> {
                 return Err((points, "POINTS", "expected the type float or double".into()));
             }
         };
-        self.values(3 * n[0], size, false, (points, "POINTS"))?;
+        self.values(3 * n[0], size, Integers::No, (points, "POINTS"))?;
         if self.peek() == Some("METADATA") {
             return Ok(());
         }
@@ -281,10 +296,10 @@ impl<'a> Walk<'a> {
         if self.peek() == Some("OFFSETS") {
             return Ok(());
         }
-        self.values(n[1], 4, true, (cells, "CELLS"))?;
+        self.values(n[1], 4, Integers::U32, (cells, "CELLS"))?;
         let types = self.line_of(self.at);
         let (n, _) = self.header("CELL_TYPES", 1, false, "`CELL_TYPES n`")?;
-        self.values(n[0], 4, true, (types, "CELL_TYPES"))
+        self.values(n[0], 4, Integers::U8, (types, "CELL_TYPES"))
     }
 }
 
@@ -340,7 +355,7 @@ fn read_piece(
         mesh.positions.push(p);
     }
     let vertices = mesh.positions.len() as u32;
-    let (_, numbers) = piece.cells.cell_verts.into_legacy();
+    let numbers = legacy_numbers(piece.cells.cell_verts).map_err(|m| malformed(path, m))?;
     let mut at = 0usize;
     for (c, ty) in piece.cells.types.iter().enumerate() {
         let bad = |what: &str| malformed(path, format!("cell {c}: {what}"));
@@ -415,6 +430,44 @@ fn read_piece(
         mesh.cells.push(cell);
     }
     Ok(())
+}
+
+/// The cells' vertex lists in the legacy layout (each list's length, then
+/// its vertices), as `VertexNumbers::into_legacy` gives them but with the
+/// offsets of the newer layout checked (increasing, within the
+/// connectivity, within `u32`) rather than trusted: `vtkio` would panic on
+/// them.
+fn legacy_numbers(cells: VertexNumbers) -> Result<Vec<u32>, String> {
+    let (offsets, connectivity) = match cells {
+        VertexNumbers::Legacy { vertices, .. } => return Ok(vertices),
+        VertexNumbers::XML {
+            offsets,
+            connectivity,
+        } => (offsets, connectivity),
+    };
+    let mut out = Vec::with_capacity(offsets.len() + connectivity.len());
+    let mut i = 0usize;
+    for (c, &off) in offsets.iter().enumerate() {
+        let end = usize::try_from(off)
+            .ok()
+            .filter(|&e| e >= i && e <= connectivity.len() && u32::try_from(e).is_ok())
+            .ok_or_else(|| {
+                format!(
+                    "OFFSETS entry {c} is {off}: offsets must increase from {i} up to the {} CONNECTIVITY entries",
+                    connectivity.len()
+                )
+            })?;
+        out.push((end - i) as u32);
+        for (k, &v) in connectivity[i..end].iter().enumerate() {
+            out.push(
+                u32::try_from(v).map_err(|_| {
+                    format!("CONNECTIVITY entry {} is {v}, not a vertex index", i + k)
+                })?,
+            );
+        }
+        i = end;
+    }
+    Ok(out)
 }
 
 /// The first `N` of `v` (its length checked before).
