@@ -256,10 +256,12 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<CellMesh, VolumeIoError> 
                     };
                     let p = p.map(|x| x as f32);
                     if p.iter().any(|x| !x.is_finite()) {
-                        return Err(malformed(
-                            path,
-                            format!("node {tag} has a non-finite coordinate"),
-                        ));
+                        let message = format!("node {tag} has a non-finite coordinate");
+                        return Err(if binary {
+                            malformed(path, message)
+                        } else {
+                            r.error(message)
+                        });
                     }
                     id.insert(tag, i as u32);
                     positions.push(p);
@@ -437,7 +439,8 @@ fn read_v41(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
 /// unknown sections; `None` when there is none. `mshio` 0.4.2 computes
 /// `count - 1` for these sections, which overflows (a panic in builds
 /// with overflow checks) when the count is 0, as Gmsh writes for a mesh
-/// without nodes or elements.
+/// without nodes or elements. Every occurrence of a section's tag is
+/// looked at, wherever it lies (`mshio` skips blanks around tags).
 fn without_empty_sections(bytes: &[u8]) -> Option<Vec<u8>> {
     // The format line: `4.1 FILE-TYPE DATA-SIZE`.
     let format = bytes.split(|&b| b == b'\n').nth(1)?;
@@ -455,20 +458,23 @@ fn without_empty_sections(bytes: &[u8]) -> Option<Vec<u8>> {
         ),
         (b"$Elements", b"$Elementz", b"$EndElements", b"$EndElementz"),
     ] {
-        let mut at = 0;
-        while let Some(k) = find_line(bytes, at, name) {
-            let body = k + name.len() + 1;
-            at = body;
+        let ends: Vec<usize> = occurrences(bytes, end, 0).collect();
+        for k in occurrences(bytes, name, 0) {
+            // The section's header starts on the next line.
+            let Some(body) = bytes[k..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|e| k + e + 1)
+            else {
+                continue;
+            };
             let count = if binary {
                 bytes
                     .get(body + size..body + 2 * size)
                     .map(|b| b.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x)))
             } else {
-                let line = bytes[body.min(bytes.len())..]
-                    .split(|&b| b == b'\n')
-                    .next()
-                    .unwrap_or(b"");
-                String::from_utf8_lossy(line)
+                let head = &bytes[body..bytes.len().min(body + 256)];
+                String::from_utf8_lossy(head)
                     .split_whitespace()
                     .nth(1)
                     .and_then(|w| w.parse::<u64>().ok())
@@ -478,7 +484,7 @@ fn without_empty_sections(bytes: &[u8]) -> Option<Vec<u8>> {
             }
             let copy = out.get_or_insert_with(|| bytes.to_vec());
             copy[k..k + name.len()].copy_from_slice(renamed);
-            if let Some(e) = find_line(bytes, body, end) {
+            if let Some(&e) = ends.get(ends.partition_point(|&e| e < body)) {
                 copy[e..e + end.len()].copy_from_slice(end_renamed);
             }
         }
@@ -486,21 +492,19 @@ fn without_empty_sections(bytes: &[u8]) -> Option<Vec<u8>> {
     out
 }
 
-/// The offset of the next line at or after `from` that is `text` (with
-/// `\r` or trailing blanks allowed), if any.
-fn find_line(bytes: &[u8], from: usize, text: &[u8]) -> Option<usize> {
-    let mut at = from;
-    while at < bytes.len() {
-        let end = bytes[at..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |k| at + k);
-        if bytes[at..end].trim_ascii_end() == text {
-            return Some(at);
-        }
-        at = end + 1;
-    }
-    None
+/// The offsets of `text` in `bytes` from `from` on.
+fn occurrences<'a>(
+    bytes: &'a [u8],
+    text: &'a [u8],
+    from: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    bytes
+        .get(from..)
+        .unwrap_or_default()
+        .windows(text.len())
+        .enumerate()
+        .filter(move |(_, w)| *w == text)
+        .map(move |(k, _)| from + k)
 }
 
 /// `mshio`'s error for a 4.1 file in words: the line where the first

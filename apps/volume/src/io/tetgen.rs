@@ -131,10 +131,11 @@ fn read_tokens(
     let mut t = Tokens::new(node, text);
     let (n_line, n) = (t.line_of_next(), t.number::<usize>("the vertex count")?);
     let dim: usize = t.number("the dimension")?;
+    let dim_line = t.last_line;
     let attributes: usize = t.number("the attribute count")?;
     let markers: usize = t.number("the boundary-marker flag")?;
     if dim != 3 {
-        return Err(t.error(1, format!("dimension {dim}: only 3 is a volume")));
+        return Err(t.error(dim_line, format!("dimension {dim}: only 3 is a volume")));
     }
     let extra = attributes.saturating_add(markers.min(1));
     let left = text.len() - t.end;
@@ -173,10 +174,11 @@ fn read_tokens(
         t.number::<usize>("the tetrahedron count")?,
     );
     let per: usize = t.number("the nodes per tetrahedron")?;
+    let per_line = t.last_line;
     let attributes: usize = t.number("the attribute count")?;
     if per != 4 {
         return Err(t.error(
-            1,
+            per_line,
             format!("{per} nodes per tetrahedron: only linear tetrahedra (4) are read"),
         ));
     }
