@@ -73,14 +73,49 @@ fn header<'a>(
         .ok_or_else(|| syntax(file, 1, "an empty file".into()))
 }
 
-fn read_text(path: &Path) -> Result<String, PolyllaError> {
-    std::fs::read_to_string(path).map_err(|source| {
+/// The bytes of the file at `path`.
+fn read_file(path: &Path) -> Result<Vec<u8>, PolyllaError> {
+    std::fs::read(path).map_err(|source| {
         MeshIoError::Io {
             file: path.display().to_string(),
             source,
         }
         .into()
     })
+}
+
+/// The text of `file`'s bytes, or an error naming the line of the first
+/// byte that is not UTF-8.
+fn read_text<'a>(file: &Path, bytes: &'a [u8]) -> Result<&'a str, PolyllaError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        syntax(file, line, format!("byte {at} is not UTF-8 text"))
+    })
+}
+
+/// Checks `n` records of `tokens` words each, announced on line `line`,
+/// against the length of `text` before anything is allocated for them:
+/// every word takes a character and a separator.
+fn announced(
+    file: &Path,
+    line: usize,
+    text: &str,
+    (n, tokens): (usize, usize),
+    what: &str,
+) -> Result<usize, PolyllaError> {
+    let most = text.len() / (2 * tokens);
+    if n > most {
+        return Err(syntax(
+            file,
+            line,
+            format!(
+                "{n} {what} announced, but the file's {} bytes hold at most {most}",
+                text.len()
+            ),
+        ));
+    }
+    Ok(n)
 }
 
 /// Reads a triangulation: Triangle's pair for `.node` or `.ele`, 2D OFF
@@ -99,7 +134,7 @@ pub fn read_triangulation(path: &Path) -> Result<Triangulation, PolyllaError> {
         .as_deref()
     {
         Some("node" | "ele") => read_triangle(path),
-        Some("off") => read_off(path),
+        Some("off") => read_off_bytes(path, &read_file(path)?),
         _ => Err(PolyllaError::Input(format!(
             "{}: unknown triangulation format (expected .node, .ele or .off)",
             path.display()
@@ -119,8 +154,18 @@ fn pair(path: &Path) -> (PathBuf, PathBuf) {
 /// [`PolyllaError::File`] naming the line: a malformed line, another
 /// dimension than 2, a non-finite coordinate, a file that ends early.
 pub fn read_node(node: &Path) -> Result<(Vec<[f64; 2]>, u32), PolyllaError> {
-    let text = read_text(node)?;
-    let mut it = lines(&text);
+    read_node_bytes(node, &read_file(node)?)
+}
+
+/// [`read_node`] of the bytes of a `.node` file; `node` names it in
+/// errors. The vertex count is checked against the file's length before
+/// anything is allocated for the vertices.
+///
+/// # Errors
+/// As [`read_node`].
+pub fn read_node_bytes(node: &Path, bytes: &[u8]) -> Result<(Vec<[f64; 2]>, u32), PolyllaError> {
+    let text = read_text(node, bytes)?;
+    let mut it = lines(text);
     let header = header(&mut it, node)?;
     let n: usize = number(node, &header, 0, "the vertex count")?;
     let dim: usize = number(node, &header, 1, "the dimension")?;
@@ -131,6 +176,7 @@ pub fn read_node(node: &Path) -> Result<(Vec<[f64; 2]>, u32), PolyllaError> {
             format!("dimension {dim}: a triangulation is 2D"),
         ));
     }
+    let n = announced(node, header.0, text, (n, 3), "vertices")?;
     let mut positions = Vec::with_capacity(n);
     let mut base = 0;
     for i in 0..n {
@@ -154,49 +200,78 @@ pub fn read_node(node: &Path) -> Result<(Vec<[f64; 2]>, u32), PolyllaError> {
 
 fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
     let (node, ele) = pair(path);
-    let (positions, base) = read_node(&node)?;
+    let node_bytes = read_file(&node)?;
+    let ele_bytes = read_file(&ele)?;
+    let neigh = path.with_extension("neigh");
+    let neigh_bytes = if neigh.exists() {
+        Some(read_file(&neigh)?)
+    } else {
+        None
+    };
+    read_triangle_bytes(
+        (&node, &node_bytes),
+        (&ele, &ele_bytes),
+        neigh_bytes.as_deref().map(|b| (neigh.as_path(), b)),
+    )
+}
+
+/// A Triangle `.node` / `.ele` pair (and its `.neigh` file, if given) from
+/// the files' bytes, each with the path that names it in errors. The counts
+/// of the headers are checked against the files' lengths before anything
+/// is allocated for their records.
+///
+/// # Errors
+/// As [`read_triangulation`].
+pub fn read_triangle_bytes(
+    (node, node_bytes): (&Path, &[u8]),
+    (ele, ele_bytes): (&Path, &[u8]),
+    neigh: Option<(&Path, &[u8])>,
+) -> Result<Triangulation, PolyllaError> {
+    let (positions, base) = read_node_bytes(node, node_bytes)?;
     let n = positions.len();
-    let text = read_text(&ele)?;
-    let mut it = lines(&text);
-    let header = header(&mut it, &ele)?;
-    let m: usize = number(&ele, &header, 0, "the triangle count")?;
-    let per: usize = number(&ele, &header, 1, "the nodes per triangle")?;
+    let text = read_text(ele, ele_bytes)?;
+    let mut it = lines(text);
+    let header = header(&mut it, ele)?;
+    let m: usize = number(ele, &header, 0, "the triangle count")?;
+    let per: usize = number(ele, &header, 1, "the nodes per triangle")?;
     if per != 3 {
         return Err(syntax(
-            &ele,
+            ele,
             header.0,
             format!("{per} nodes per triangle: linear triangles (3) only"),
         ));
     }
+    let m = announced(ele, header.0, text, (m, 4), "triangles")?;
     let mut triangles = Vec::with_capacity(m);
     let mut first = 0;
     for i in 0..m {
-        let l = record(&mut it, &ele, header.0, (i, m), "triangles")?;
+        let l = record(&mut it, ele, header.0, (i, m), "triangles")?;
         if i == 0 {
-            first = number::<u32>(&ele, &l, 0, "the triangle number")?.min(1);
+            first = number::<u32>(ele, &l, 0, "the triangle number")?.min(1);
         }
         let mut t = [0u32; 3];
         for (k, x) in t.iter_mut().enumerate() {
-            let v: u32 = number(&ele, &l, k + 1, "a corner")?;
+            let v: u32 = number(ele, &l, k + 1, "a corner")?;
             if v < base || (v - base) as usize >= n {
                 return Err(syntax(
-                    &ele,
+                    ele,
                     l.0,
-                    format!(
-                        "corner {v}, but the vertices are numbered {base} to {}",
-                        n as u32 + base - 1
-                    ),
+                    match n {
+                        0 => format!("corner {v}, but the .node file has no vertices"),
+                        _ => format!(
+                            "corner {v}, but the vertices are numbered {base} to {}",
+                            n as u64 + u64::from(base) - 1
+                        ),
+                    },
                 ));
             }
             *x = v - base;
         }
         triangles.push(t);
     }
-    let neigh = path.with_extension("neigh");
-    let neighbours = if neigh.exists() {
-        Some(read_neighbours(&neigh, m, first)?)
-    } else {
-        None
+    let neighbours = match neigh {
+        Some((path, bytes)) => Some(read_neighbours(path, bytes, m, first)?),
+        None => None,
     };
     Ok(Triangulation {
         positions,
@@ -207,9 +282,14 @@ fn read_triangle(path: &Path) -> Result<Triangulation, PolyllaError> {
 
 /// Triangle's `.neigh` file of `m` triangles numbered from `first`:
 /// each triangle's neighbours opposite its corners, -1 for none.
-fn read_neighbours(path: &Path, m: usize, first: u32) -> Result<Vec<[u32; 3]>, PolyllaError> {
-    let text = read_text(path)?;
-    let mut it = lines(&text);
+fn read_neighbours(
+    path: &Path,
+    bytes: &[u8],
+    m: usize,
+    first: u32,
+) -> Result<Vec<[u32; 3]>, PolyllaError> {
+    let text = read_text(path, bytes)?;
+    let mut it = lines(text);
     let header = header(&mut it, path)?;
     let n: usize = number(path, &header, 0, "the triangle count")?;
     if n != m {
@@ -242,9 +322,15 @@ fn read_neighbours(path: &Path, m: usize, first: u32) -> Result<Vec<[u32; 3]>, P
     Ok(out)
 }
 
-fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
-    let text = read_text(path)?;
-    let mut it = lines(&text);
+/// A 2D OFF triangulation from the bytes of its file; `path` names it in
+/// errors. The counts are checked against the file's length before
+/// anything is allocated for the vertices and faces.
+///
+/// # Errors
+/// As [`read_triangulation`].
+pub fn read_off_bytes(path: &Path, bytes: &[u8]) -> Result<Triangulation, PolyllaError> {
+    let text = read_text(path, bytes)?;
+    let mut it = lines(text);
     let first = header(&mut it, path)?;
     let counts = if first.1[0] == "OFF" && first.1.len() == 1 {
         it.next()
@@ -260,6 +346,8 @@ fn read_off(path: &Path) -> Result<Triangulation, PolyllaError> {
     };
     let n: usize = number(path, &counts, 0, "the vertex count")?;
     let m: usize = number(path, &counts, 1, "the face count")?;
+    let n = announced(path, counts.0, text, (n, 2), "vertices")?;
+    let m = announced(path, counts.0, text, (m, 4), "faces")?;
     let mut positions = Vec::with_capacity(n);
     for i in 0..n {
         let l = record(&mut it, path, counts.0, (i, n), "vertices")?;

@@ -1164,8 +1164,7 @@ fn bad_gmsh_and_vtk_files_name_the_line_or_the_element() {
         "garbage.vtk",
         b"# vtk DataFile Version 4.2\nx\nASCII\nDATASET BUBBLES\n",
     );
-    let e = read_volume(&vtk).unwrap_err();
-    assert!(matches!(e, VolumeIoError::Malformed { .. }), "{e}");
+    assert_eq!(line(read_volume(&vtk)), 4);
     let far = write(
         "far.vtk",
         b"# vtk DataFile Version 4.2\nx\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 4 float\n0 0 0 1 0 0 0 1 0 0 0 1\nCELLS 1 5\n4 0 1 2 7\nCELL_TYPES 1\n10\n",

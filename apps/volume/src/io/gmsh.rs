@@ -66,11 +66,17 @@ fn is_volume(ty: u32) -> bool {
 /// has, a non-finite coordinate; [`VolumeIoError::Unsupported`] for
 /// another version or a higher-order volume element.
 pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
-    let bytes = std::fs::read(path).map_err(|source| MeshIoError::Io {
-        file: path.display().to_string(),
-        source,
-    })?;
-    let mut r = Reader::new(path, &bytes);
+    read_bytes(path, &super::read_file(path)?)
+}
+
+/// Reads a Gmsh file from its bytes; `path` names it in errors. The node
+/// count of a 2.2 file is checked against the bytes after it before
+/// anything is allocated for the nodes.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
+    let mut r = Reader::new(path, bytes);
     let (_, first) = r.line()?;
     if first.trim() != "$MeshFormat" {
         return Err(r.error("the file does not start with $MeshFormat".into()));
@@ -79,7 +85,19 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
     let fields: Vec<&str> = format.split_whitespace().collect();
     match fields.as_slice() {
         ["2.2", kind, _] => read_v22(r, *kind == "1"),
-        [v, _, _] if v.starts_with("4.1") => read_v41(path, &bytes),
+        // `mshio` 0.4.2 panics on data sizes it has no parser for.
+        [v, kind, size] if v.starts_with("4.1") => {
+            if !matches!(*kind, "0" | "1") || !matches!(*size, "4" | "8") {
+                return Err(unsupported(
+                    path,
+                    format!(
+                        "MSH format {:?}: expected file type 0 (ASCII) or 1 (binary) and data size 4 or 8",
+                        format.trim()
+                    ),
+                ));
+            }
+            read_v41(path, bytes)
+        }
         _ => Err(unsupported(
             path,
             format!(
@@ -206,6 +224,16 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<CellMesh, VolumeIoError> 
             "$Nodes" => {
                 let (_, l) = r.line()?;
                 let n: usize = number(&r, l.split_whitespace().next(), "the node count")?;
+                // A node takes 28 bytes in binary (a tag and three
+                // doubles), 8 in ASCII (`1 0 0 0` and a line break).
+                let least = if binary { 28 } else { 8 };
+                let left = r.bytes.len() - r.at;
+                if n > left / least {
+                    return Err(r.error(format!(
+                        "the node count: {n} announced, but the {left} bytes after it hold at most {} (each takes at least {least})",
+                        left / least
+                    )));
+                }
                 positions.reserve(n);
                 for i in 0..n {
                     let (tag, p) = if binary {
@@ -228,10 +256,12 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<CellMesh, VolumeIoError> 
                     };
                     let p = p.map(|x| x as f32);
                     if p.iter().any(|x| !x.is_finite()) {
-                        return Err(malformed(
-                            path,
-                            format!("node {tag} has a non-finite coordinate"),
-                        ));
+                        let message = format!("node {tag} has a non-finite coordinate");
+                        return Err(if binary {
+                            malformed(path, message)
+                        } else {
+                            r.error(message)
+                        });
                     }
                     id.insert(tag, i as u32);
                     positions.push(p);
@@ -335,26 +365,9 @@ fn element_22(
 
 /// The nodes and volume cells of a 4.1 file, through `mshio`.
 fn read_v41(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
-    let msh = mshio::parse_msh_bytes(bytes).map_err(|e| {
-        let line = e.begin_msh_errors().next().map(|(rest, _)| {
-            1 + bytes[..bytes.len() - rest.len()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-        });
-        let first = e
-            .first_msh_error()
-            .map_or("malformed".into(), |k| k.to_string());
-        match line {
-            Some(line) => MeshIoError::Syntax {
-                file: path.display().to_string(),
-                line,
-                message: first,
-            }
-            .into(),
-            None => malformed(path, first),
-        }
-    })?;
+    let patched = without_empty_sections(bytes);
+    let msh = mshio::parse_msh_bytes(patched.as_deref().unwrap_or(bytes))
+        .map_err(|e| mshio_error(path, bytes, &e))?;
     let mut positions = Vec::new();
     let mut id: HashMap<u64, u32> = HashMap::new();
     if let Some(nodes) = &msh.data.nodes {
@@ -418,6 +431,143 @@ fn read_v41(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
         }
     }
     Ok(CellMesh { positions, cells })
+}
+
+/// A copy of a 4.1 file whose `$Nodes` or `$Elements` sections that
+/// announce no entries are renamed (`$Nodez`, `$Elementz`: the same
+/// length, so the lines stay where they are) for `mshio` to skip them as
+/// unknown sections; `None` when there is none. `mshio` 0.4.2 computes
+/// `count - 1` for these sections, which overflows (a panic in builds
+/// with overflow checks) when the count is 0, as Gmsh writes for a mesh
+/// without nodes or elements. Every occurrence of a section's tag is
+/// looked at, wherever it lies (`mshio` skips blanks around tags).
+fn without_empty_sections(bytes: &[u8]) -> Option<Vec<u8>> {
+    // The format line: `4.1 FILE-TYPE DATA-SIZE`.
+    let format = bytes.split(|&b| b == b'\n').nth(1)?;
+    let format = String::from_utf8_lossy(format);
+    let fields: Vec<&str> = format.split_whitespace().collect();
+    let binary = fields.get(1) == Some(&"1");
+    let size: usize = fields.get(2)?.parse().ok().filter(|&s| s == 4 || s == 8)?;
+    let mut out: Option<Vec<u8>> = None;
+    for (name, renamed, end, end_renamed) in [
+        (
+            &b"$Nodes"[..],
+            &b"$Nodez"[..],
+            &b"$EndNodes"[..],
+            &b"$EndNodez"[..],
+        ),
+        (b"$Elements", b"$Elementz", b"$EndElements", b"$EndElementz"),
+    ] {
+        let ends: Vec<usize> = occurrences(bytes, end, 0).collect();
+        for k in occurrences(bytes, name, 0) {
+            // The section's header starts on the next line.
+            let Some(body) = bytes[k..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|e| k + e + 1)
+            else {
+                continue;
+            };
+            let count = if binary {
+                bytes
+                    .get(body + size..body + 2 * size)
+                    .map(|b| b.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x)))
+            } else {
+                let head = &bytes[body..bytes.len().min(body + 256)];
+                String::from_utf8_lossy(head)
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|w| w.parse::<u64>().ok())
+            };
+            if count != Some(0) {
+                continue;
+            }
+            let copy = out.get_or_insert_with(|| bytes.to_vec());
+            copy[k..k + name.len()].copy_from_slice(renamed);
+            if let Some(&e) = ends.get(ends.partition_point(|&e| e < body)) {
+                copy[e..e + end.len()].copy_from_slice(end_renamed);
+            }
+        }
+    }
+    out
+}
+
+/// The offsets of `text` in `bytes` from `from` on.
+fn occurrences<'a>(
+    bytes: &'a [u8],
+    text: &'a [u8],
+    from: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    bytes
+        .get(from..)
+        .unwrap_or_default()
+        .windows(text.len())
+        .enumerate()
+        .filter(move |(_, w)| *w == text)
+        .map(move |(k, _)| from + k)
+}
+
+/// `mshio`'s error for a 4.1 file in words: the line where the first
+/// error of the MSH format arose, the section it is in, what `mshio` found
+/// wrong (with its context, such as the entity block) and what the
+/// section should hold there.
+fn mshio_error(path: &Path, bytes: &[u8], e: &mshio::MshParserError<&[u8]>) -> VolumeIoError {
+    use mshio::error::MshParserErrorKind as Kind;
+    let Some((rest, first)) = e.begin_msh_errors().next() else {
+        return malformed(path, "not an MSH 4.1 file mshio reads".into());
+    };
+    // The innermost error that is not a context message.
+    let kind = e
+        .filter_msh_errors()
+        .map(|(_, k)| k)
+        .find(|k| k.context().is_none())
+        .unwrap_or(first);
+    let at = bytes.len() - rest.len();
+    let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    // The section: the last `$Name` line that starts at or before the error.
+    let end = at + rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    let section = bytes[..end]
+        .split(|&b| b == b'\n')
+        .rfind(|l| l.starts_with(b"$") && !l.starts_with(b"$End"))
+        .map(|l| String::from_utf8_lossy(l).trim_end().to_string());
+    let contexts: Vec<String> = e
+        .filter_msh_errors()
+        .filter_map(|(_, k)| k.context().map(str::to_string))
+        .collect();
+    let expected = match kind {
+        Kind::InvalidTag => {
+            "tags of at least 1 (0 is reserved), and no block whose largest tag is below its smallest"
+        }
+        Kind::InvalidNodeDefinition => "a node tag, then three coordinates per node",
+        Kind::InvalidElementDefinition => {
+            "an element tag and as many node tags as the element type has nodes"
+        }
+        Kind::UnknownElement => "an element type Gmsh defines",
+        Kind::ValueOutOfRange(_) => "a value that fits its type",
+        Kind::InvalidSectionHeader => {
+            "a section ($Entities, $Nodes, $Elements, ...) closed by its $End line"
+        }
+        Kind::InvalidFileHeader => "$MeshFormat, `4.1 FILE-TYPE DATA-SIZE` and $EndMeshFormat",
+        Kind::UnsupportedTypeSize(..) => "8-byte sizes and doubles and 4-byte integers",
+        Kind::UnsupportedMshVersion => "version 4.1",
+        Kind::TooManyEntities => "no more entities than fit in memory",
+        _ => "what the MSH 4.1 format puts there",
+    };
+    let mut message = match section {
+        Some(s) => format!("{s} section: "),
+        None => String::new(),
+    };
+    message += &kind.to_string();
+    if !contexts.is_empty() {
+        message += &format!(" ({})", contexts.join(", "));
+    }
+    message += &format!("; expected {expected}");
+    MeshIoError::Syntax {
+        file: path.display().to_string(),
+        line,
+        message,
+    }
+    .into()
 }
 
 /// The Gmsh type and node list of a cell, or an error for a polyhedron.

@@ -9,7 +9,8 @@ use std::path::Path;
 use cavity::io::format_lines;
 
 use super::{
-    CellMesh, Tokens, VolumeIoError, indices, listed, read_text, unsupported, write_atomically,
+    CellMesh, Tokens, VolumeIoError, indices, listed, read_file, text_of, unsupported,
+    write_atomically,
 };
 use crate::mesh::{CellType, CellVertices};
 
@@ -18,14 +19,24 @@ use crate::mesh::{CellType, CellVertices};
 /// # Errors
 /// As [`super::read_volume`].
 pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
-    let text = read_text(path)?;
-    let mut t = Tokens::new(path, &text);
+    read_bytes(path, &read_file(path)?)
+}
+
+/// Reads a MEDIT file from its bytes; `path` names it in errors. Every
+/// count is checked against the bytes after it before anything is
+/// allocated for its records.
+///
+/// # Errors
+/// As [`super::read_volume`].
+pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
+    let text = text_of(path, bytes)?;
+    let mut t = Tokens::new(path, text);
     let mut positions = Vec::new();
     let mut cells = Vec::new();
     let mut dimension = 3;
     while let Ok((line, keyword)) = t.next("a section") {
         let skip = |t: &mut Tokens<'_>, per: usize| -> Result<(), VolumeIoError> {
-            let n: usize = t.number("the count")?;
+            let n = t.count("the count", per)?;
             for _ in 0..n * per {
                 t.next("the section's entries")?;
             }
@@ -42,7 +53,7 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
                 }
             }
             "Vertices" => {
-                let n: usize = t.number("the vertex count")?;
+                let n = t.count("the vertex count", dimension + 1)?;
                 positions.reserve(n);
                 for i in 0..n {
                     let l = t.line_of_next().unwrap_or(line);
@@ -60,7 +71,14 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
                 }
             }
             "Tetrahedra" | "Prisms" | "Pyramids" | "Hexahedra" => {
-                let n: usize = t.number("the cell count")?;
+                let per = match keyword {
+                    "Tetrahedra" => 5,
+                    "Prisms" => 7,
+                    "Pyramids" => 6,
+                    _ => 9,
+                };
+                let n = t.count("the cell count", per)?;
+                cells.reserve(n);
                 let nv = positions.len();
                 for _ in 0..n {
                     let cell = match keyword {

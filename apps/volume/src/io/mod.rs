@@ -120,21 +120,26 @@ impl CellMesh {
 /// `#` starts a comment to the end of its line.
 pub(super) struct Tokens<'a> {
     file: String,
+    text: &'a str,
     lines: std::iter::Enumerate<std::str::Lines<'a>>,
     /// The rest of the current line's tokens, and its number.
     current: (std::str::SplitWhitespace<'a>, usize),
     peeked: Option<(usize, &'a str)>,
     pub(super) last_line: usize,
+    /// The byte offset just past the last token [`Tokens::next`] gave.
+    end: usize,
 }
 
 impl<'a> Tokens<'a> {
     pub(super) fn new(file: &Path, text: &'a str) -> Self {
         Tokens {
             file: file.display().to_string(),
+            text,
             lines: text.lines().enumerate(),
             current: ("".split_whitespace(), 0),
             peeked: None,
             last_line: 0,
+            end: 0,
         }
     }
 
@@ -167,6 +172,8 @@ impl<'a> Tokens<'a> {
         match item {
             Some((line, t)) => {
                 self.last_line = line;
+                // Every token is a slice of `text`.
+                self.end = t.as_ptr() as usize - self.text.as_ptr() as usize + t.len();
                 Ok((line, t))
             }
             None => Err(self.error(self.last_line, format!("the file ends before {what}"))),
@@ -179,6 +186,18 @@ impl<'a> Tokens<'a> {
             .map_err(|_| self.error(line, format!("{what}: {t:?} is not a number")))
     }
 
+    /// A count of records of `tokens` tokens each ([`count_fits`]): the
+    /// next number, no larger than the bytes after it can hold.
+    ///
+    /// # Errors
+    /// The file's line when the token is not a number or the count cannot
+    /// fit in the rest of the file.
+    pub(super) fn count(&mut self, what: &str, tokens: usize) -> Result<usize, VolumeIoError> {
+        let n: usize = self.number(what)?;
+        let left = self.text.len() - self.end;
+        count_fits(n, tokens, left).map_err(|m| self.error(self.last_line, format!("{what}: {m}")))
+    }
+
     pub(super) fn line_of_next(&mut self) -> Option<usize> {
         let item = self.advance();
         self.peeked = item;
@@ -186,8 +205,48 @@ impl<'a> Tokens<'a> {
     }
 }
 
-pub(super) fn read_text(path: &Path) -> Result<String, VolumeIoError> {
-    std::fs::read_to_string(path).map_err(|source| {
+/// Checks a count of records read from a file header against the `left`
+/// bytes of the file after it, before anything is allocated for them: a
+/// record of `tokens` whitespace-separated tokens takes at least
+/// `2 * tokens` bytes (each token a character and a separator).
+///
+/// # Errors
+/// The message (for the caller to place in the file) when `n` records
+/// cannot fit.
+pub(super) fn count_fits(n: usize, tokens: usize, left: usize) -> Result<usize, String> {
+    let least = tokens.max(1).saturating_mul(2);
+    if n > left / least {
+        return Err(format!(
+            "{n} announced, but the {left} bytes after it hold at most {} (each takes at least {least})",
+            left / least
+        ));
+    }
+    Ok(n)
+}
+
+/// The text of a file's bytes.
+///
+/// # Errors
+/// [`VolumeIoError::File`] naming `path` and the line of the first byte
+/// that is not UTF-8.
+pub(super) fn text_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, VolumeIoError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        MeshIoError::Syntax {
+            file: path.display().to_string(),
+            line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+            message: format!("byte {at} is not UTF-8 text"),
+        }
+        .into()
+    })
+}
+
+/// The bytes of the file at `path`.
+///
+/// # Errors
+/// [`VolumeIoError::File`] naming `path`.
+pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, VolumeIoError> {
+    std::fs::read(path).map_err(|source| {
         MeshIoError::Io {
             file: path.display().to_string(),
             source,

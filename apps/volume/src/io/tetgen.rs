@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use cavity::io::format_lines;
 
-use super::{CellMesh, Tokens, VolumeIoError, indices, read_text, unsupported, write_atomically};
+use super::{
+    CellMesh, Tokens, VolumeIoError, count_fits, indices, read_file, text_of, unsupported,
+    write_atomically,
+};
 use crate::mesh::CellVertices;
 
 /// The `.node` and `.ele` files of the TetGen pair `path` names.
@@ -22,11 +25,26 @@ pub fn pair(path: &Path) -> (PathBuf, PathBuf) {
 /// As [`super::read_volume`].
 pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
     let (node, ele) = pair(path);
-    let (node_text, ele_text) = (read_text(&node)?, read_text(&ele)?);
-    if let Some(mesh) = read_records(&node_text, &ele_text) {
+    let (node_bytes, ele_bytes) = (read_file(&node)?, read_file(&ele)?);
+    read_bytes((&node, &node_bytes), (&ele, &ele_bytes))
+}
+
+/// Reads a TetGen pair from the bytes of its `.node` and `.ele` files,
+/// each with the path that names it in errors. The counts of the headers
+/// are checked against the bytes after them before anything is allocated
+/// for their records.
+///
+/// # Errors
+/// As [`super::read_volume`].
+pub fn read_bytes(
+    (node, node_bytes): (&Path, &[u8]),
+    (ele, ele_bytes): (&Path, &[u8]),
+) -> Result<CellMesh, VolumeIoError> {
+    let (node_text, ele_text) = (text_of(node, node_bytes)?, text_of(ele, ele_bytes)?);
+    if let Some(mesh) = read_records(node_text, ele_text) {
         return Ok(mesh);
     }
-    read_tokens(&node, &node_text, &ele, &ele_text)
+    read_tokens(node, node_text, ele, ele_text)
 }
 
 /// The non-empty lines of `text` without their comments.
@@ -56,7 +74,7 @@ fn fields<T: std::str::FromStr + Copy + Default, const N: usize>(
 fn read_records(node: &str, ele: &str) -> Option<CellMesh> {
     let lines = records(node);
     let [n, dim, attributes, markers]: [usize; 4] = fields(lines.first()?, 4)?;
-    let per_vertex = 4 + attributes + markers.min(1);
+    let per_vertex = attributes.checked_add(4 + markers.min(1))?;
     let vertex_lines = lines.get(1..n.checked_add(1)?)?;
     let base = match vertex_lines.first() {
         Some(l) => l.split_whitespace().next()?.parse::<u32>().ok()?.min(1),
@@ -111,13 +129,22 @@ fn read_tokens(
     ele_text: &str,
 ) -> Result<CellMesh, VolumeIoError> {
     let mut t = Tokens::new(node, text);
-    let n: usize = t.number("the vertex count")?;
+    let (n_line, n) = (t.line_of_next(), t.number::<usize>("the vertex count")?);
     let dim: usize = t.number("the dimension")?;
+    let dim_line = t.last_line;
     let attributes: usize = t.number("the attribute count")?;
     let markers: usize = t.number("the boundary-marker flag")?;
     if dim != 3 {
-        return Err(t.error(1, format!("dimension {dim}: only 3 is a volume")));
+        return Err(t.error(dim_line, format!("dimension {dim}: only 3 is a volume")));
     }
+    let extra = attributes.saturating_add(markers.min(1));
+    let left = text.len() - t.end;
+    let n = count_fits(n, extra.saturating_add(4), left).map_err(|m| {
+        t.error(
+            n_line.unwrap_or(t.last_line),
+            format!("the vertex count: {m}"),
+        )
+    })?;
     let mut positions = Vec::with_capacity(n);
     let mut base = 0;
     for i in 0..n {
@@ -136,21 +163,32 @@ fn read_tokens(
         if p.iter().any(|x| !x.is_finite()) {
             return Err(t.error(line, format!("vertex {index} has a non-finite coordinate")));
         }
-        for _ in 0..attributes + markers.min(1) {
+        for _ in 0..extra {
             t.next("the vertex's attributes")?;
         }
         positions.push(p);
     }
     let mut t = Tokens::new(ele, ele_text);
-    let n: usize = t.number("the tetrahedron count")?;
+    let (n_line, n) = (
+        t.line_of_next(),
+        t.number::<usize>("the tetrahedron count")?,
+    );
     let per: usize = t.number("the nodes per tetrahedron")?;
+    let per_line = t.last_line;
     let attributes: usize = t.number("the attribute count")?;
     if per != 4 {
         return Err(t.error(
-            1,
+            per_line,
             format!("{per} nodes per tetrahedron: only linear tetrahedra (4) are read"),
         ));
     }
+    let left = ele_text.len() - t.end;
+    let n = count_fits(n, attributes.saturating_add(5), left).map_err(|m| {
+        t.error(
+            n_line.unwrap_or(t.last_line),
+            format!("the tetrahedron count: {m}"),
+        )
+    })?;
     let mut cells = Vec::with_capacity(n);
     for _ in 0..n {
         t.next("the tetrahedron number")?;

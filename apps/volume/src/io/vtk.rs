@@ -43,12 +43,16 @@ fn malformed(path: &Path, message: String) -> VolumeIoError {
 /// set other than an unstructured grid or a cell type that is neither a
 /// linear volume cell nor a surface element.
 pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
-    let bytes = std::fs::read(path).map_err(|source| cavity::io::MeshIoError::Io {
-        file: path.display().to_string(),
-        source,
-    })?;
-    let vtk = Vtk::parse_legacy_be(bytes.as_slice())
-        .map_err(|e| malformed(path, format!("not a legacy VTK file vtkio reads: {e}")))?;
+    read_bytes(path, &super::read_file(path)?)
+}
+
+/// Reads a legacy VTK unstructured grid from its bytes; `path` names it in
+/// errors.
+///
+/// # Errors
+/// As [`read`].
+pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
+    let vtk = Vtk::parse_legacy_be(bytes).map_err(|e| diagnose(path, bytes, &e))?;
     let pieces = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces,
         _ => {
@@ -69,6 +73,261 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
         read_piece(path, *piece, &mut mesh)?;
     }
     Ok(mesh)
+}
+
+/// A legacy VTK file's parts in the order an unstructured grid has them,
+/// walked after `vtkio` refused the file (its error names neither the line
+/// nor the section) to say where the file departs from the format and
+/// what was expected there.
+struct Walk<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    binary: bool,
+}
+
+/// What the numbers of an ASCII section must be.
+#[derive(Clone, Copy)]
+enum Integers {
+    /// Any numbers (coordinates).
+    No,
+    /// Unsigned 32-bit integers (vertex counts and indices).
+    U32,
+    /// Bytes (cell types).
+    U8,
+}
+
+/// Where a legacy VTK file goes wrong: its 1-based line, the section, and
+/// what the section should hold.
+type Place = (usize, &'static str, String);
+
+impl<'a> Walk<'a> {
+    /// The 1-based line of byte `at`.
+    fn line_of(&self, at: usize) -> usize {
+        1 + self.bytes[..at.min(self.bytes.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+    }
+
+    /// The next non-blank line's words, and its first byte.
+    fn line(&mut self) -> Option<(usize, Vec<&'a str>)> {
+        while self.at < self.bytes.len() {
+            let start = self.at;
+            let rest = &self.bytes[start..];
+            let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            self.at += (end + 1).min(rest.len());
+            let text = std::str::from_utf8(&rest[..end]).unwrap_or("\u{fffd}");
+            let words: Vec<&str> = text.split_whitespace().collect();
+            if !words.is_empty() {
+                return Some((start, words));
+            }
+        }
+        None
+    }
+
+    /// The first word of the next non-blank line, in capitals, without
+    /// moving on.
+    fn peek(&mut self) -> Option<&'static str> {
+        let at = self.at;
+        let word = self.line().map(|(_, w)| w[0].to_ascii_uppercase());
+        self.at = at;
+        ["METADATA", "OFFSETS"]
+            .into_iter()
+            .find(|k| word.as_deref() == Some(*k))
+    }
+
+    /// A section's header line: `keyword` and `numbers` counts after it
+    /// (and a type word where `typed`).
+    fn header(
+        &mut self,
+        keyword: &'static str,
+        numbers: usize,
+        typed: bool,
+        expected: &str,
+    ) -> Result<(Vec<usize>, Option<&'a str>), Place> {
+        let place = self.line_of(self.at);
+        let Some((start, w)) = self.line() else {
+            return Err((
+                place,
+                keyword,
+                format!("the file ends; expected {expected}"),
+            ));
+        };
+        let here = self.line_of(start);
+        let bad = || Err((here, keyword, format!("expected {expected}")));
+        if !w[0].eq_ignore_ascii_case(keyword) || w.len() != 1 + numbers + usize::from(typed) {
+            return bad();
+        }
+        let mut counts = Vec::new();
+        for x in &w[1..1 + numbers] {
+            match x.parse::<u32>() {
+                Ok(n) => counts.push(n as usize),
+                Err(_) => return bad(),
+            }
+        }
+        Ok((counts, typed.then(|| w[1 + numbers])))
+    }
+
+    /// `n` values of `size` bytes in binary files, or `n` numbers in ASCII
+    /// ones, of a section that starts on line `line`.
+    fn values(
+        &mut self,
+        n: usize,
+        size: usize,
+        integers: Integers,
+        (line, section): (usize, &'static str),
+    ) -> Result<(), Place> {
+        if self.binary {
+            let need = n.saturating_mul(size);
+            if self.bytes.len() - self.at < need {
+                return Err((
+                    line,
+                    section,
+                    format!(
+                        "the file ends inside it: {n} values of {size} bytes announced, {} bytes left",
+                        self.bytes.len() - self.at
+                    ),
+                ));
+            }
+            self.at += need;
+            return Ok(());
+        }
+        let mut found = 0;
+        while found < n {
+            let Some((start, w)) = self.line() else {
+                return Err((
+                    line,
+                    section,
+                    format!("the file ends after {found} of its {n} numbers"),
+                ));
+            };
+            for x in w {
+                let ok = match integers {
+                    Integers::No => x.parse::<f64>().is_ok(),
+                    Integers::U32 => x.parse::<u32>().is_ok(),
+                    Integers::U8 => x.parse::<u8>().is_ok(),
+                };
+                if !ok || found == n {
+                    let what = match integers {
+                        Integers::No => "a number",
+                        Integers::U32 => "a vertex count or index (an integer from 0)",
+                        Integers::U8 => "a cell type (an integer from 0 to 255)",
+                    };
+                    let message = if found == n {
+                        format!("{n} numbers announced, more found ({x:?})")
+                    } else {
+                        format!("{x:?} is not {what} (value {} of {n})", found + 1)
+                    };
+                    return Err((self.line_of(start), section, message));
+                }
+                found += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The first place the file departs from an unstructured grid, if
+    /// any part before its attributes does.
+    fn check(&mut self) -> Result<(), Place> {
+        let Some((_, first)) = self.line() else {
+            return Err((1, "header", "an empty file".into()));
+        };
+        if first[..first.len().min(2)] != ["#", "vtk"] {
+            return Err((
+                1,
+                "header",
+                "expected `# vtk DataFile Version X.Y` on the first line".into(),
+            ));
+        }
+        // The title is one line, whatever it holds.
+        let title_end = self.bytes[self.at..].iter().position(|&b| b == b'\n');
+        self.at = title_end.map_or(self.bytes.len(), |k| self.at + k + 1);
+        let place = self.line_of(self.at);
+        match self.line().map(|(_, w)| w) {
+            Some(w) if w.len() == 1 && w[0].eq_ignore_ascii_case("ascii") => {}
+            Some(w) if w.len() == 1 && w[0].eq_ignore_ascii_case("binary") => self.binary = true,
+            _ => {
+                return Err((
+                    place,
+                    "header",
+                    "expected ASCII or BINARY on the third line".into(),
+                ));
+            }
+        }
+        let place = self.line_of(self.at);
+        match self.line().map(|(_, w)| w) {
+            Some(w) if w.len() == 2 && w[0].eq_ignore_ascii_case("dataset") => {
+                if !w[1].eq_ignore_ascii_case("unstructured_grid") {
+                    return Err((
+                        place,
+                        "DATASET",
+                        format!("{}: only DATASET UNSTRUCTURED_GRID is read", w[1]),
+                    ));
+                }
+            }
+            _ => {
+                return Err((
+                    place,
+                    "DATASET",
+                    "expected `DATASET UNSTRUCTURED_GRID`".into(),
+                ));
+            }
+        }
+        let points = self.line_of(self.at);
+        let (n, ty) = self.header("POINTS", 1, true, "`POINTS n float` or `POINTS n double`")?;
+        let size = match ty.map(str::to_ascii_lowercase).as_deref() {
+            Some("float") => 4,
+            Some("double") => 8,
+            _ => {
+                return Err((points, "POINTS", "expected the type float or double".into()));
+            }
+        };
+        self.values(3 * n[0], size, Integers::No, (points, "POINTS"))?;
+        if self.peek() == Some("METADATA") {
+            return Ok(());
+        }
+        let cells = self.line_of(self.at);
+        let (n, _) = self.header(
+            "CELLS",
+            2,
+            false,
+            "`CELLS n size` (the cells and their numbers)",
+        )?;
+        if self.peek() == Some("OFFSETS") {
+            return Ok(());
+        }
+        self.values(n[1], 4, Integers::U32, (cells, "CELLS"))?;
+        let types = self.line_of(self.at);
+        let (n, _) = self.header("CELL_TYPES", 1, false, "`CELL_TYPES n`")?;
+        self.values(n[0], 4, Integers::U8, (types, "CELL_TYPES"))
+    }
+}
+
+/// `vtkio`'s refusal of a file, placed: the line and the section where
+/// the file departs from an unstructured grid and what was expected, or,
+/// when the grid's parts look right, the parser's words about the
+/// attributes after them (or the old `CELLS` layout of version 5.1
+/// files, which this walk does not follow).
+fn diagnose(path: &Path, bytes: &[u8], e: &vtkio::Error) -> VolumeIoError {
+    let mut walk = Walk {
+        bytes,
+        at: 0,
+        binary: false,
+    };
+    match walk.check() {
+        Err((line, section, message)) => cavity::io::MeshIoError::Syntax {
+            file: path.display().to_string(),
+            line,
+            message: format!("{section} section: {message}"),
+        }
+        .into(),
+        Ok(()) => malformed(
+            path,
+            format!(
+                "the attributes after CELL_TYPES (POINT_DATA, CELL_DATA) or the offsets and connectivity of CELLS: vtkio could not parse them ({e})"
+            ),
+        ),
+    }
 }
 
 /// Appends one piece's points and volume cells to `mesh`.
@@ -96,7 +355,7 @@ fn read_piece(
         mesh.positions.push(p);
     }
     let vertices = mesh.positions.len() as u32;
-    let (_, numbers) = piece.cells.cell_verts.into_legacy();
+    let numbers = legacy_numbers(piece.cells.cell_verts).map_err(|m| malformed(path, m))?;
     let mut at = 0usize;
     for (c, ty) in piece.cells.types.iter().enumerate() {
         let bad = |what: &str| malformed(path, format!("cell {c}: {what}"));
@@ -171,6 +430,44 @@ fn read_piece(
         mesh.cells.push(cell);
     }
     Ok(())
+}
+
+/// The cells' vertex lists in the legacy layout (each list's length, then
+/// its vertices), as `VertexNumbers::into_legacy` gives them but with the
+/// offsets of the newer layout checked (increasing, within the
+/// connectivity, within `u32`) rather than trusted: `vtkio` would panic on
+/// them.
+fn legacy_numbers(cells: VertexNumbers) -> Result<Vec<u32>, String> {
+    let (offsets, connectivity) = match cells {
+        VertexNumbers::Legacy { vertices, .. } => return Ok(vertices),
+        VertexNumbers::XML {
+            offsets,
+            connectivity,
+        } => (offsets, connectivity),
+    };
+    let mut out = Vec::with_capacity(offsets.len() + connectivity.len());
+    let mut i = 0usize;
+    for (c, &off) in offsets.iter().enumerate() {
+        let end = usize::try_from(off)
+            .ok()
+            .filter(|&e| e >= i && e <= connectivity.len() && u32::try_from(e).is_ok())
+            .ok_or_else(|| {
+                format!(
+                    "OFFSETS entry {c} is {off}: offsets must increase from {i} up to the {} CONNECTIVITY entries",
+                    connectivity.len()
+                )
+            })?;
+        out.push((end - i) as u32);
+        for (k, &v) in connectivity[i..end].iter().enumerate() {
+            out.push(
+                u32::try_from(v).map_err(|_| {
+                    format!("CONNECTIVITY entry {} is {v}, not a vertex index", i + k)
+                })?,
+            );
+        }
+        i = end;
+    }
+    Ok(out)
 }
 
 /// The first `N` of `v` (its length checked before).

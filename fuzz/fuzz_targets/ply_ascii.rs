@@ -1,0 +1,6 @@
+//! Fuzzes the reader of `Target::PlyAscii` (docs/fuzzing.md).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = cavity_fuzz::read(cavity_fuzz::Target::PlyAscii, data);
+});
