@@ -84,9 +84,7 @@ use crate::resident::{Relation, ResidentMesh};
 use crate::signed::{encode, index, is_negative, sign};
 use crate::ternary::TernaryCsr;
 pub use cavity_volume_kernels::subdivide::{half_from, half_to};
-pub use levels::{
-    LevelReport, Plan, Subdivided, free_device_bytes, linear_split, plan, subdivide_valid,
-};
+pub use levels::{LevelReport, Plan, Subdivided, linear_split, plan, subdivide_valid};
 
 /// Element counts of a mesh: vertices, edges, faces, cells.
 pub type Counts = [usize; 4];

@@ -189,20 +189,6 @@ impl Plan {
     }
 }
 
-/// The bytes of device memory free on `backend` (`None` on the CPU
-/// backend, whose memory is the host's, or when the driver does not say).
-pub fn free_device_bytes(backend: &Backend) -> Option<u64> {
-    match backend {
-        Backend::Cpu(_) => None,
-        Backend::Cuda(gpu) => gpu
-            .stream()
-            .context()
-            .mem_get_info()
-            .ok()
-            .map(|(free, _)| free as u64),
-    }
-}
-
 /// The positions of the linear split of `mesh` as one level numbers the
 /// new vertices: each vertex where it is, then each edge's midpoint, each
 /// face's centre and each cell's centre (`cell_centres`: the level's cell

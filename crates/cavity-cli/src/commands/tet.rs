@@ -15,7 +15,7 @@ use cavity_volume::boundary::{Boundary, boundary, smooth_valid};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::quality::{Quality, Validity, quality};
 use cavity_volume::signed::{index, is_negative};
-use cavity_volume::subdivide::{free_device_bytes, plan, subdivide_valid};
+use cavity_volume::subdivide::{plan, subdivide_valid};
 use cavity_volume::{
     CellType, CellVertices, VolumeError, VolumeMesh, check_cells, check_count, setting,
 };
@@ -95,15 +95,6 @@ fn load(path: &Path) -> Result<(VolumeMesh, Vec<CellVertices>, Quality, [f64; 2]
     Ok((mesh, cells, q, [read, t.elapsed().as_secs_f64()]))
 }
 
-/// Bytes of memory the host has available (`MemAvailable` of
-/// `/proc/meminfo`; `None` where it cannot be read).
-fn available_host_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// The validity setting of `--plain`.
 fn validity(plain: bool) -> Validity {
     if plain {
@@ -148,11 +139,13 @@ fn files(path: &Path) -> Vec<PathBuf> {
     }
 }
 
-/// Errors when writing `output` would replace a file of `input` (each
-/// file of a TetGen pair against each).
+/// Errors before any work when writing `output` would replace a file of
+/// `input` (each file of a TetGen pair against each), or when an output file
+/// cannot be written (missing directory, read-only file).
 fn refuse_overwrite(input: &Path, output: &Path) -> Result<()> {
-    for i in files(input) {
-        for o in files(output) {
+    for o in files(output) {
+        cavity::io::check_writable_file(&o)?;
+        for i in files(input) {
             crate::output::refuse_overwrite(Some(&i), &o)?;
         }
     }
@@ -307,7 +300,11 @@ pub(crate) fn subdivide(
     refuse_overwrite(input, output)?;
     let backend = backend(device)?;
     let estimate = plan(&mesh, levels, &backend)?;
-    estimate.check(levels, available_host_bytes(), free_device_bytes(&backend))?;
+    estimate.check(
+        levels,
+        cavity::memory::available_host_bytes(),
+        backend.free_device_memory().ok().flatten(),
+    )?;
     let pb = spinner();
     let t = Instant::now();
     let subdivided = subdivide_valid(&backend, &mesh, levels, validity(plain), |level| {
