@@ -2,61 +2,21 @@
 //! error that names the file, line or option, a non-zero exit code, no
 //! panic, the input untouched and nothing partial left behind.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-fn cavity() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cavity"))
-}
-
-fn asset(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../assets")
-        .join(name)
-}
-
-/// A temporary directory whose name does not look like a temporary file's
-/// (`.tmp...`), so that the checks below can tell them apart.
-fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("bad-input-")
-        .tempdir()
-        .expect("directory")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+mod common;
+use common::{asset, cavity, names, refused_with, stderr, tempdir};
 
 /// Stderr of a run that must fail cleanly: exit code 1 or 2 (clap's
 /// usage errors), an `error:` line, no panic and no temporary file's name.
 fn fails(out: &Output) -> String {
-    let stderr = stderr(out);
-    assert!(
-        matches!(out.status.code(), Some(1 | 2)),
-        "{:?}: {stderr}",
-        out.status
-    );
-    assert!(stderr.contains("error:"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(!stderr.contains(".tmp"), "{stderr}");
-    stderr
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("list")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
+    refused_with(out, &[1, 2], &[])
 }
 
 #[test]
 fn normals_refuse_a_format_without_vertex_normals() {
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     let out = cavity()
         .args(["normals", "--device", "cpu"])
         .arg(asset("torus.obj"))
@@ -79,7 +39,7 @@ fn normals_refuse_a_format_without_vertex_normals() {
 #[test]
 fn a_read_only_output_is_refused_before_any_work() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     let output = dir.path().join("x.obj");
     std::fs::write(&output, "keep me\n").expect("write");
     std::fs::set_permissions(&output, std::fs::Permissions::from_mode(0o444)).expect("chmod");
@@ -106,7 +66,7 @@ fn a_read_only_output_is_refused_before_any_work() {
 
 #[test]
 fn negative_numbers_are_values_whose_range_is_checked() {
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     let torus = asset("torus.obj");
     let torus = torus.to_str().expect("a UTF-8 path");
     let out = dir.path().join("out.ply");
@@ -181,7 +141,7 @@ fn negative_numbers_are_values_whose_range_is_checked() {
 
 #[test]
 fn a_missing_output_directory_is_named_before_any_work() {
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     let output = dir.path().join("missing").join("x.ply");
     let out = cavity()
         .args(["normals", "--device", "cpu"])
@@ -215,7 +175,7 @@ fn a_missing_output_directory_is_named_before_any_work() {
 
 #[test]
 fn files_that_are_no_surface_mesh_name_the_command_that_reads_them() {
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     let volume = dir.path().join("tet.mesh");
     std::fs::write(
         &volume,
@@ -244,7 +204,7 @@ fn files_that_are_no_surface_mesh_name_the_command_that_reads_them() {
 
 #[test]
 fn small_models_report_lengths_in_significant_digits() {
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     let mut torus = cavity::io::read_mesh(&asset("torus.obj"))
         .expect("torus")
         .mesh;
@@ -275,7 +235,7 @@ fn small_models_report_lengths_in_significant_digits() {
 
 #[test]
 fn oversized_remeshing_is_refused_with_its_estimate() {
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     // An absurd length: more faces than any layout holds.
     let out = cavity()
         .args(["remesh", "--device", "cpu", "--length", "1e-6x"])
@@ -334,7 +294,7 @@ fn oversized_remeshing_is_refused_with_its_estimate() {
 fn an_interrupted_write_leaves_nothing_behind() {
     use std::io::Read;
     for signal in ["TERM", "INT", "HUP"] {
-        let dir = tempdir();
+        let dir = tempdir("bad-input-");
         let output = dir.path().join("out.ply");
         let mut child = cavity()
             .env(cavity::io::PAUSE_BEFORE_RENAME, "60000")
@@ -355,7 +315,7 @@ fn an_interrupted_write_leaves_nothing_behind() {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let killed = Command::new("kill")
+        let killed = std::process::Command::new("kill")
             .arg(format!("-{signal}"))
             .arg(child.id().to_string())
             .status()
@@ -385,7 +345,7 @@ fn an_interrupted_write_leaves_nothing_behind() {
 
 #[test]
 fn long_commands_print_progress_lines_off_a_terminal() {
-    let dir = tempdir();
+    let dir = tempdir("bad-input-");
     let out = cavity()
         .args(["remesh", "--device", "cpu", "--iterations", "2"])
         .arg(asset("torus.obj"))

@@ -1,11 +1,10 @@
 //! The `cavity` binary as a user runs it: exit codes and messages.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-fn cavity() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cavity"))
-}
+mod common;
+use common::{asset, cavity};
 
 /// `cavity ARGS INPUT -o OUTPUT`, which must succeed; its stdout and
 /// stderr.
@@ -20,12 +19,6 @@ fn succeeds(args: &[&str], input: &std::path::Path, output: &std::path::Path) ->
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{:?}: {stderr}", out.status);
     (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
-}
-
-fn asset(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../assets")
-        .join(name)
 }
 
 #[test]

@@ -3,17 +3,10 @@
 //! and preconditioner are chosen by name, and the bunny scan converges.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn cavity() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cavity"))
-}
-
-fn asset(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../assets")
-        .join(name)
-}
+mod common;
+use common::{asset, cavity};
 
 /// `cavity smooth --device cpu ARGS INPUT -o OUTPUT`.
 fn smooth(args: &[&str], input: &Path, output: &Path) -> Output {

@@ -3,12 +3,10 @@
 //! output names refused with a message naming them, a non-zero exit, no
 //! panic and nothing written.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn cavity() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cavity"))
-}
+mod common;
+use common::{cavity, names, refused, tempdir};
 
 /// `cavity polylla --device cpu ARGS`.
 fn polylla(args: &[&std::ffi::OsStr]) -> Output {
@@ -19,45 +17,9 @@ fn polylla(args: &[&std::ffi::OsStr]) -> Output {
         .expect("run")
 }
 
-/// The run failed with a message (no panic) containing every one of
-/// `words`; its stderr.
-fn refused(out: &Output, words: &[&str]) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.lines().any(|l| l.starts_with("error:")), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        !stderr.contains(".tmp"),
-        "a temporary file's name: {stderr}"
-    );
-    for w in words {
-        assert!(stderr.contains(w), "{w:?} not in: {stderr}");
-    }
-    stderr
-}
-
-/// A temporary directory whose name does not look like a temporary
-/// file's (`.tmp...`), which no message may name.
-fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("polylla-cli-")
-        .tempdir()
-        .expect("temporary directory")
-}
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("list")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn the_output_is_written_in_the_format_its_extension_names() {
-    let dir = tempdir();
+    let dir = tempdir("polylla-cli-");
     let ply = dir.path().join("random.ply");
     let out = polylla(&[
         "--random".as_ref(),
@@ -122,7 +84,7 @@ fn the_output_is_written_in_the_format_its_extension_names() {
 
 #[test]
 fn points_that_hold_no_triangle_are_refused_with_their_counts() {
-    let dir = tempdir();
+    let dir = tempdir("polylla-cli-");
     let cases = [
         (
             "two.node",
@@ -159,7 +121,7 @@ fn points_that_hold_no_triangle_are_refused_with_their_counts() {
 
 #[test]
 fn generated_inputs_too_small_or_too_large_are_refused_before_any_work() {
-    let dir = tempdir();
+    let dir = tempdir("polylla-cli-");
     let output = dir.path().join("out.off");
     for n in ["0", "1", "2"] {
         let out = polylla(&[
@@ -221,7 +183,7 @@ fn generated_inputs_too_small_or_too_large_are_refused_before_any_work() {
 
 #[test]
 fn outputs_are_checked_before_any_work_and_errors_name_them() {
-    let dir = tempdir();
+    let dir = tempdir("polylla-cli-");
     let off = dir.path().join("out.off");
     let svg = dir.path().join("missing-dir").join("x.svg");
     let out = polylla(&[

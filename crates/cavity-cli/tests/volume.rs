@@ -4,11 +4,10 @@
 //! option, a non-zero exit, no panic and no output.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn cavity() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cavity"))
-}
+mod common;
+use common::{cavity, refused, tempdir};
 
 /// `cavity tet ARGS` on the CPU backend where the command takes a device.
 fn tet(args: &[&str]) -> Output {
@@ -28,19 +27,6 @@ fn text(out: &Output) -> (String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// Asserts `out` is a clean error (exit 1, "error:", no panic) whose
-/// message holds every one of `words`.
-fn refused(out: &Output, words: &[&str]) {
-    let (_, stderr) = text(out);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    // The device's line may come first.
-    assert!(stderr.lines().any(|l| l.starts_with("error: ")), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    for w in words {
-        assert!(stderr.contains(w), "{w:?} not in {stderr}");
-    }
 }
 
 /// The TetGen mesh of the repaired bunny scan (`apps/volume/tests/data`).
@@ -92,7 +78,7 @@ fn number_before(line: &str, key: &str) -> usize {
 
 #[test]
 fn subdividing_the_bunny_keeps_every_cell_valid_and_the_plain_rules_do_not() {
-    let dir = tempfile::tempdir().expect("temporary directory");
+    let dir = tempdir("tet-cli-");
     let out = dir.path().join("kept.vtk");
     let run = tet(&[
         "subdivide",
@@ -131,7 +117,7 @@ fn subdividing_the_bunny_keeps_every_cell_valid_and_the_plain_rules_do_not() {
 
 #[test]
 fn smoothing_the_bunny_inverts_no_tetrahedron_and_reports_dihedral_angles() {
-    let dir = tempfile::tempdir().expect("temporary directory");
+    let dir = tempdir("tet-cli-");
     let out = dir.path().join("smooth.mesh");
     let run = tet(&[
         "smooth",
@@ -159,7 +145,7 @@ fn smoothing_the_bunny_inverts_no_tetrahedron_and_reports_dihedral_angles() {
 
 #[test]
 fn zero_levels_and_zero_steps_are_refused() {
-    let dir = tempfile::tempdir().expect("temporary directory");
+    let dir = tempdir("tet-cli-");
     let input = medit(dir.path(), "one.mesh", &TET, &[[1, 2, 3, 4]]);
     let out = dir.path().join("out.mesh");
     for (command, option) in [("subdivide", "--levels"), ("smooth", "--iterations")] {
@@ -178,7 +164,7 @@ fn zero_levels_and_zero_steps_are_refused() {
 
 #[test]
 fn too_many_levels_are_refused_before_any_work() {
-    let dir = tempfile::tempdir().expect("temporary directory");
+    let dir = tempdir("tet-cli-");
     let input = medit(dir.path(), "one.mesh", &TET, &[[1, 2, 3, 4]]);
     let out = dir.path().join("out.vtk");
     let start = std::time::Instant::now();
@@ -208,7 +194,7 @@ fn too_many_levels_are_refused_before_any_work() {
 
 #[test]
 fn an_empty_mesh_is_refused_and_flat_cells_are_warned_of() {
-    let dir = tempfile::tempdir().expect("temporary directory");
+    let dir = tempdir("tet-cli-");
     let empty = medit(dir.path(), "empty.mesh", &TET, &[]);
     let out = dir.path().join("out.mesh");
     for command in ["info", "subdivide", "smooth", "convert"] {
@@ -239,7 +225,7 @@ fn an_empty_mesh_is_refused_and_flat_cells_are_warned_of() {
 
 #[test]
 fn a_degenerate_cell_is_named_with_its_file() {
-    let dir = tempfile::tempdir().expect("temporary directory");
+    let dir = tempdir("tet-cli-");
     let bad = medit(dir.path(), "repeated.mesh", &TET, &[[1, 2, 3, 3]]);
     let out = dir.path().join("out.vtk");
     refused(
