@@ -1,6 +1,5 @@
 //! The `cavity` binary as a user runs it: exit codes and messages.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 
 mod common;
