@@ -9,7 +9,7 @@ use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
 use cavity_polylla_kernels::{
     BarrierTips, Bridges, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink,
-    SharedIds, blocks, repair,
+    RelinkChords, SharedIds, SplitPolygons, blocks, repair,
 };
 use rayon::prelude::*;
 
@@ -67,10 +67,13 @@ impl Clock<'_> {
 /// polygons are linked and each half-edge has its polygon's id (its
 /// seed's, [`PolygonSeeds`], or, for a polygon several seeds walked, its
 /// least half-edge's, [`SharedIds`]), a half-edge with its twin's id is a
-/// barrier edge the tips' repair left ([`Bridges`]); when there are any (rare:
-/// a region wrapped around others), their chords join the frontier and
-/// the polygons are linked again (the steps from "re-link" to "scan and
-/// compact" timed a second time, after "split barrier edges"). The
+/// barrier edge the tips' repair left ([`Bridges`], which also takes the
+/// bits of the polygons holding one out of the polygons' list); when there
+/// are any (rare: a region wrapped around others), their chords join the
+/// frontier, the links around the chords' ends change ([`RelinkChords`],
+/// "split barrier edges") and the pieces are named from the chords'
+/// half-edges ([`SplitPolygons`], "split polygon seeds"), a thread per
+/// half-edge of a chord; the list of polygons is compacted once, after. The
 /// interior half-edges' `next` and `prev` are taken as the structure
 /// defines them (around each triangle, [`HalfEdges`]); only the border
 /// half-edges' are copied to the device.
@@ -138,57 +141,70 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         d.launch::<BarrierTips>(blocks(vertices), (smem, smem), params)?;
         Ok(d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?)
     })?;
-    // The polygons of the frontier edges in `labels`: their links, their
-    // least half-edges compacted, each half-edge's polygon id and the
-    // polygons several seeds walked.
-    let polygons_of = |labels: &Buffer<u32>, clock: &mut Clock<'_>| {
-        let (mut new_next, mut new_prev) = (zeros(halfedges)?, zeros(halfedges)?);
-        let (mut moved, mut polygons, mut shared) = (zeros(bits)?, zeros(bits)?, zeros(bits)?);
-        let mut ids = zeros(halfedges)?;
-        clock.step("re-link", || {
-            let params = (
-                links,
-                labels,
-                [interior, halfedges],
-                &mut new_next,
-                &mut new_prev,
-            );
-            Ok(d.launch::<Relink>(blocks(halfedges), (0, 0), params)?)
-        })?;
-        clock.step("move seeds", || {
-            let params = (links, labels, interior, &mut moved);
-            Ok(d.launch::<MoveSeeds>(blocks(triangles), (0, 0), params)?)
-        })?;
-        clock.step("polygon seeds", || {
-            // One thread per moved seed: the walks around the polygons are
-            // chains of dependent loads, as many as possible in flight.
-            let (seeds, n) = d.compact_bits(&moved, bits)?;
-            let params = (&new_next, &seeds, n, &mut polygons, &mut ids, &mut shared);
-            Ok(d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?)
-        })?;
-        let (list, count) =
-            clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
-        Ok::<_, PolyllaError>((new_next, new_prev, list, count, ids, shared))
-    };
-    let (mut new_next, mut new_prev, mut list, mut count, mut ids, shared) =
-        polygons_of(&labels, &mut clock)?;
+    let (mut new_next, mut new_prev) = (zeros(halfedges)?, zeros(halfedges)?);
+    let (mut moved, mut polygons, mut shared) = (zeros(bits)?, zeros(bits)?, zeros(bits)?);
+    let (mut ids, mut chords) = (zeros(halfedges)?, zeros(bits)?);
+    clock.step("re-link", || {
+        let params = (
+            links,
+            &labels,
+            [interior, halfedges],
+            &mut new_next,
+            &mut new_prev,
+        );
+        Ok(d.launch::<Relink>(blocks(halfedges), (0, 0), params)?)
+    })?;
+    clock.step("move seeds", || {
+        let params = (links, &labels, interior, &mut moved);
+        Ok(d.launch::<MoveSeeds>(blocks(triangles), (0, 0), params)?)
+    })?;
+    clock.step("polygon seeds", || {
+        // One thread per moved seed: the walks around the polygons are
+        // chains of dependent loads, as many as possible in flight.
+        let (seeds, n) = d.compact_bits(&moved, bits)?;
+        let params = (&new_next, &seeds, n, &mut polygons, &mut ids, &mut shared);
+        Ok(d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?)
+    })?;
     let bridges = clock.step("barrier edges", || {
         let (walked, n) = d.compact_bits(&shared, bits)?;
         d.launch::<SharedIds>(blocks(n), (0, 0), (&new_next, &walked, n, &mut ids))?;
         let walk = [&labels, &new_next, &ids];
-        let params = (links, interior, walk, &mut longest, &mut repaired);
+        let params = (
+            links,
+            interior,
+            walk,
+            &mut longest,
+            &mut repaired,
+            &mut polygons,
+            &mut chords,
+        );
         d.launch::<Bridges>(blocks(interior), (0, 0), params)?;
         Ok(d.element(&repaired, 1)?)
     })?;
     if bridges > 0 {
         // Rare (a region wrapped around others): the chords join the
-        // frontier and the polygons are linked again, as the sequential
-        // version does; its steps are timed under their names again.
-        clock.step("split barrier edges", || {
-            Ok(d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?)
+        // frontier, as in the sequential version, and only the polygons
+        // split are linked again, a thread per half-edge of a chord.
+        let (seeds, n) = clock.step("split barrier edges", || {
+            d.launch::<MergeExtra>(blocks(bytes), (0, 0), (&longest, &mut labels, bytes))?;
+            let (seeds, n) = d.compact_bits(&chords, bits)?;
+            let params = (
+                links,
+                &labels,
+                [interior, n],
+                &seeds,
+                &mut new_next,
+                &mut new_prev,
+            );
+            d.launch::<RelinkChords>(blocks(n), (0, 0), params)?;
+            Ok((seeds, n))
         })?;
-        (new_next, new_prev, list, count, _, _) = polygons_of(&labels, &mut clock)?;
+        clock.step("split polygon seeds", || {
+            let params = (&new_next, &seeds, n, &mut polygons);
+            Ok(d.launch::<SplitPolygons>(blocks(n), (0, 0), params)?)
+        })?;
     }
+    let (list, count) = clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
     let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
         Ok((
             d.download(labels, bytes as usize)?,

@@ -162,8 +162,8 @@ fn run(positions: Vec<[f64; 2]>, triangles: &[[u32; 3]]) -> Result<(HalfEdges, P
             poly.repaired
         ));
     }
-    // Ten steps, five more where barrier edges were split.
-    if timings.steps.len() != if poly.bridges > 0 { 15 } else { 10 } {
+    // Ten steps, two more where barrier edges were split.
+    if timings.steps.len() != if poly.bridges > 0 { 12 } else { 10 } {
         return Err(format!("{} timed steps", timings.steps.len()));
     }
     Ok((mesh, poly))

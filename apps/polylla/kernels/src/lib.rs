@@ -16,7 +16,10 @@
 //!   [`SharedIds`] and [`Bridges`] (once the polygons are linked and
 //!   each half-edge holds its polygon's id: a barrier edge the tips
 //!   leave, walked in both directions by its polygon, is split by one
-//!   more frontier edge, [`repair::bridge_chord`]);
+//!   more frontier edge, [`repair::bridge_chord`], and its polygon's bit
+//!   cleared), [`RelinkChords`] (the links around the new frontier
+//!   edges, a thread per half-edge of them) and [`SplitPolygons`] (the
+//!   pieces named from those half-edges);
 //! - [`link`]: [`Relink`] (`next` and `prev` of each frontier half-edge to
 //!   the next frontier half-edge turning clockwise, the previous turning
 //!   counter-clockwise), [`MoveSeeds`] (each seed onto the first frontier
@@ -46,7 +49,7 @@ pub mod repair;
 
 pub use label::{Labels, LongestEdges};
 pub use link::{MoveSeeds, PolygonSeeds, Relink};
-pub use repair::{BarrierTips, Bridges, MergeExtra, SharedIds};
+pub use repair::{BarrierTips, Bridges, MergeExtra, RelinkChords, SharedIds, SplitPolygons};
 
 pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};
 
@@ -151,6 +154,13 @@ impl Mesh {
     #[inline(always)]
     pub fn cw(&self, h: u32) -> u32 {
         self.next(self.twin(h))
+    }
+
+    /// The half-edge out of `h`'s origin next counter-clockwise:
+    /// `twin(prev(h))`, the inverse of [`Mesh::cw`].
+    #[inline(always)]
+    pub fn ccw(&self, h: u32) -> u32 {
+        self.twin(self.prev(h))
     }
 
     /// Whether `h` is a frontier half-edge by the label bytes `labels`

@@ -4,8 +4,9 @@
 //! they are linked (issue 52): every barrier edge left (a polygon walking
 //! an edge in both directions, where its region wraps around other
 //! regions and no barrier tip ends the edge) is split by one more
-//! frontier edge ([`Bridges`], [`bridge_chord`]), and the polygons are
-//! linked again.
+//! frontier edge ([`Bridges`], [`bridge_chord`]), and only the polygons
+//! split are linked again: [`RelinkChords`] around the chords' ends,
+//! [`SplitPolygons`] from the chords' half-edges.
 
 use cavity_device::array::{BOUNDS, In, InOut, Ins, chunk};
 use cavity_device::block::SharedArena;
@@ -180,14 +181,20 @@ cavity_device::kernel! {
     /// of that polygon plus one, written by [`crate::PolygonSeeds`] and
     /// [`SharedIds`]), `h`'s edge is a barrier edge: its [`bridge_chord`]
     /// is marked, both half-edges, in the extra bits of `extra` (the bytes
-    /// of [`crate::LongestEdges`]) and counted in `found[1]`. The chords
-    /// are chosen on the polygons as they are (no launch reads the extra
-    /// bits). `mesh` holds `twin`, the border half-edges' `next` and
-    /// `prev`; `walk` the labels, `new_next` and `ids`.
+    /// of [`crate::LongestEdges`]) and in `chords` (a bit per interior
+    /// half-edge: the seeds of the pieces, [`SplitPolygons`]), and
+    /// counted in `found[1]`. The thread of the polygon's least barrier
+    /// half-edge (walking the polygon once) takes the polygon's bit out of
+    /// `polygons` (those of [`crate::PolygonSeeds`]), which its pieces
+    /// replace. The chords are chosen on the polygons as they are
+    /// (no launch reads the extra bits). `mesh` holds `twin`, the border
+    /// half-edges' `next` and `prev`; `walk` the labels, `new_next` and
+    /// `ids`.
     ///
     /// # Safety
     /// Checked: the inputs are only read; the marks are atomic ORs, the
-    /// count an atomic add.
+    /// count an atomic add, a polygon's bit cleared by one thread with an
+    /// atomic subtraction (of a bit that is set, so no borrow).
     #[launch_bounds = BOUNDS]
     #[checked]
     pub kernel Bridges(
@@ -197,20 +204,114 @@ cavity_device::kernel! {
         walk: Ins<u32, 3>,
         extra: InOut<u32>,
         found: InOut<u32>,
+        polygons: InOut<u32>,
+        chords: InOut<u32>,
     ) {
         let m = Mesh::new(*mesh, interior);
         let [labels, new_next, ids] = *walk;
+        // Whether `e`, a half-edge of polygon `id` (or `id` zero), is the
+        // smaller half-edge of a barrier edge.
+        let barrier = |e: u32, id: u32| {
+            let t = m.twin(e);
+            e < t && t < interior && id != 0 && ids.get(t) == id
+        };
         let (start, end) = chunk(launch.block_idx, interior);
         launch.block.for_each(end - start, |k| {
             let h = start + k;
-            let t = m.twin(h);
-            if h < t && t < interior {
-                let id = ids.get(h);
-                if id != 0 && ids.get(t) == id {
-                    mark_extra(&m, extra, bridge_chord(&m, labels, new_next, h));
-                    found.fetch_add(1, 1);
-                }
+            let id = ids.get(h);
+            if !barrier(h, id) {
+                return;
             }
+            let chord = bridge_chord(&m, labels, new_next, h);
+            mark_extra(&m, extra, chord);
+            chords.set_bit(chord);
+            chords.set_bit(m.twin(chord));
+            found.fetch_add(1, 1);
+            let (mut least, mut first, mut e) = (h, true, new_next.get(h));
+            while e != h {
+                least = least.min(e);
+                first &= e > h || !barrier(e, id);
+                e = new_next.get(e);
+            }
+            if first {
+                polygons.fetch_add(least / 32, (1u32 << (least % 32)).wrapping_neg());
+            }
+        });
+    }
+}
+
+cavity_device::kernel! {
+    /// For each of the `counts[1]` half-edges `x` of `chords` (both
+    /// half-edges of each new frontier edge of [`Bridges`], already in
+    /// `labels`), the links [`crate::Relink`] gives with those labels, and
+    /// only those that the chords change: `x`'s new `next` is the first
+    /// frontier half-edge `n` turning clockwise from `next(x)` (`x` the new
+    /// `prev` of `n`), and `x` is the new `next` of `p`, the twin of the
+    /// first frontier half-edge turning counter-clockwise around `x`'s
+    /// origin from `x` (`p` the new `prev` of `x`). Every other frontier
+    /// half-edge keeps its successor (its clockwise turn meets no chord
+    /// first) and its predecessor. `mesh` holds `twin`, the border
+    /// half-edges' `next` and `prev`; `counts[0]` is the interior
+    /// half-edges.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; the links are atomic stores,
+    /// and threads that write the same word (two chords at one corner)
+    /// write the same value.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel RelinkChords(
+        launch,
+        mesh: Ins<u32, 3>,
+        labels: In<u32>,
+        counts: [u32; 2],
+        chords: In<u32>,
+        new_next: InOut<u32>,
+        new_prev: InOut<u32>,
+    ) {
+        let [interior, n] = counts;
+        let m = Mesh::new(*mesh, interior);
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let x = chords.get(start + k);
+            let mut after = m.next(x);
+            while !m.frontier(labels, after) {
+                after = m.cw(after);
+            }
+            new_next.set(x, after);
+            new_prev.set(after, x);
+            let mut before = m.ccw(x);
+            while !m.frontier(labels, before) {
+                before = m.ccw(before);
+            }
+            let p = m.twin(before);
+            new_next.set(p, x);
+            new_prev.set(x, p);
+        });
+    }
+}
+
+cavity_device::kernel! {
+    /// Sets in `polygons` (a bit per interior half-edge) the bit of the
+    /// smallest half-edge of the polygon of each of the `n` half-edges of
+    /// `seeds` (walking `new_next` around it): the pieces of the polygons
+    /// that [`Bridges`] split, from their chords' half-edges (every piece
+    /// has one).
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; the marks are atomic ORs.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel SplitPolygons(launch, new_next: In<u32>, seeds: In<u32>, n: u32, polygons: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let h = seeds.get(start + k);
+            let (mut least, mut e) = (h, new_next.get(h));
+            while e != h {
+                least = least.min(e);
+                e = new_next.get(e);
+            }
+            polygons.set_bit(least);
         });
     }
 }
