@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs fuzz targets for RUNS executions each (default 1000000), seeded with
 # and adding to fuzz/corpus/<target>/, two at a time, and prints each run's
-# last status line; crashes land in fuzz/artifacts/<target>/.
+# last status line; crashes land in fuzz/artifacts/<target>/. The corpus
+# directories are unpacked from fuzz/corpus/<target>.tar.gz when absent and
+# packed back into them after the runs (fuzz/corpus.sh).
 # Usage: [MAX_LEN=bytes] fuzz/run.sh [RUNS] [TARGET...] (every target when
 # none is named; inputs up to MAX_LEN bytes, 8192 unless set).
 set -euo pipefail
@@ -13,6 +15,7 @@ if [ ${#targets[@]} -eq 0 ]; then
     targets=(ply_ascii ply_binary obj off stl_ascii stl_binary medit tetgen gmsh22 gmsh41 vtk triangle off2d)
 fi
 mkdir -p logs
+./corpus.sh unpack "${targets[@]}"
 cargo fuzz build
 export RAYON_NUM_THREADS=1
 run() {
@@ -27,3 +30,4 @@ for ((i = 0; i < ${#targets[@]}; i += 2)); do
     if [ $((i + 1)) -lt ${#targets[@]} ]; then run "${targets[i + 1]}" & fi
     wait
 done
+./corpus.sh pack "${targets[@]}"

@@ -13,7 +13,8 @@ use cavity::io::{Format, PlyEncoding, StlEncoding, read_mesh_from};
 pub const SEPARATOR: &[u8] = b"\n%%%%\n";
 
 /// A reader under fuzzing; its [`Target::name`] is the fuzz target's and
-/// the corpus folder's (`fuzz/corpus/<name>/`).
+/// the corpus folder's (`fuzz/corpus/<name>/`, packed as
+/// `fuzz/corpus/<name>.tar.gz`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
     /// PLY, seeded with ASCII files (the reader detects the encoding).

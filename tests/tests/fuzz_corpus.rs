@@ -1,5 +1,7 @@
 //! The fuzz corpus replayed as an ordinary test (no libFuzzer, any
-//! toolchain): every input under `fuzz/corpus/<target>/` and
+//! toolchain): every input of `fuzz/corpus/<target>.tar.gz` (the corpus,
+//! one archive per target, read here directly; `fuzz/corpus.sh` unpacks it
+//! for libFuzzer and packs it back) and every file of
 //! `fuzz/regressions/<target>/` goes through the same reader entry point
 //! as its fuzz target (`fuzz/src/targets.rs`, included here), which must
 //! return a mesh or an error, without a panic and within a time bound;
@@ -7,6 +9,7 @@
 //! file, the line and the count, before anything is allocated for them
 //! (issue 52 items 4 and 5; docs/fuzzing.md).
 
+use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -24,15 +27,51 @@ fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
 }
 
-/// The files of `fuzz/<kind>/<target>/`, sorted (none if it is missing).
-fn inputs(kind: &str, target: Target) -> Vec<PathBuf> {
-    let dir = fuzz_dir().join(kind).join(target.name());
+/// The inputs of `fuzz/corpus/<target>.tar.gz`, each named by its path in
+/// the archive (`<target>/<hash>`), in the archive's (sorted) order; the
+/// archive holds the directory `<target>/` and regular files in it only.
+fn corpus(target: Target) -> Vec<(String, Vec<u8>)> {
+    let path = fuzz_dir()
+        .join("corpus")
+        .join(format!("{}.tar.gz", target.name()));
+    let file = std::fs::File::open(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}: the corpus is missing", path.display()));
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut inputs = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().display().to_string();
+        let kind = entry.header().entry_type();
+        if kind.is_dir() {
+            continue;
+        }
+        assert!(kind.is_file(), "{}: {name} is not a file", path.display());
+        assert!(
+            name.starts_with(&format!("{}/", target.name())),
+            "{}: {name} is outside {}/",
+            path.display(),
+            target.name()
+        );
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).unwrap();
+        inputs.push((name, data));
+    }
+    inputs
+}
+
+/// The files of `fuzz/regressions/<target>/`, sorted (none if it is
+/// missing), each with its path.
+fn regressions(target: Target) -> Vec<(String, Vec<u8>)> {
+    let dir = fuzz_dir().join("regressions").join(target.name());
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     files.retain(|p| p.is_file());
     files.sort();
     files
+        .into_iter()
+        .map(|f| (f.display().to_string(), std::fs::read(&f).unwrap()))
+        .collect()
 }
 
 #[test]
@@ -40,26 +79,33 @@ fn every_corpus_and_regression_input_is_read_or_refused_in_time() {
     let mut failures = Vec::new();
     let mut replayed = 0;
     for target in Target::ALL {
-        let corpus = inputs("corpus", target);
+        let corpus = corpus(target);
         assert!(
             corpus.len() >= 2,
-            "fuzz/corpus/{} has {} inputs: the corpus is missing",
+            "fuzz/corpus/{}.tar.gz has {} inputs: the corpus is missing",
             target.name(),
             corpus.len()
         );
-        for file in corpus.iter().chain(&inputs("regressions", target)) {
-            let data = std::fs::read(file).unwrap();
+        let regressions = regressions(target);
+        eprintln!(
+            "{}: {} corpus inputs, {} regressions",
+            target.name(),
+            corpus.len(),
+            regressions.len()
+        );
+        for (name, data) in corpus.iter().chain(&regressions) {
             let start = Instant::now();
-            let outcome = catch_unwind(AssertUnwindSafe(|| read(target, &data)));
+            let outcome = catch_unwind(AssertUnwindSafe(|| read(target, data)));
             let took = start.elapsed();
             replayed += 1;
             if outcome.is_err() {
-                failures.push(format!("{}: panicked", file.display()));
+                failures.push(format!("{name}: panicked"));
             } else if took > BOUND {
-                failures.push(format!("{}: took {took:?}", file.display()));
+                failures.push(format!("{name}: took {took:?}"));
             }
         }
     }
+    eprintln!("{replayed} inputs replayed");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(replayed >= 2 * Target::ALL.len());
 }
@@ -70,10 +116,14 @@ fn every_corpus_and_regression_input_is_read_or_refused_in_time() {
 #[test]
 fn every_target_reads_a_mesh_of_its_corpus() {
     for target in Target::ALL {
-        let read_one = inputs("corpus", target)
+        let read_one = corpus(target)
             .iter()
-            .any(|f| read(target, &std::fs::read(f).unwrap()).is_ok());
-        assert!(read_one, "no input of fuzz/corpus/{} reads", target.name());
+            .any(|(_, data)| read(target, data).is_ok());
+        assert!(
+            read_one,
+            "no input of fuzz/corpus/{}.tar.gz reads",
+            target.name()
+        );
     }
 }
 
