@@ -95,15 +95,6 @@ const DEVICE_BYTES_PER_POINT: u64 = 6 * 4 * 5 + 16 + 4;
 /// point) with 32 bits, at most `2³² / 4` of them.
 const MAX_POINTS: u64 = (u32::MAX as u64 / 4) / 6;
 
-/// The memory available to this process (`MemAvailable` of
-/// `/proc/meminfo`), where the system says.
-fn available_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Refuses a generated input too small to hold a triangle, or too large
 /// for the kernels' indices or the host's memory, naming the setting, the
 /// points and the memory it would take (host, and the GPU's).
@@ -147,7 +138,7 @@ fn check_size(source: &Source, on_gpu: bool) -> Result<()> {
         )
         .into());
     }
-    if let Some(free) = available_memory()
+    if let Some(free) = cavity::memory::available_host_bytes()
         && host > free
     {
         return Err(format!(
@@ -160,8 +151,9 @@ fn check_size(source: &Source, on_gpu: bool) -> Result<()> {
     Ok(())
 }
 
-/// Checks an output before any work: a format Polylla writes, a directory
-/// that exists and takes a new file, not the input nor another output.
+/// Checks an output before any work: a format Polylla writes, not the
+/// input nor another output, and writable ([`cavity::io::check_writable_file`]:
+/// its directory exists and takes a new file, no read-only file there).
 fn check_output(path: &Path, input: Option<&Path>, other: Option<&Path>) -> Result<PolygonFormat> {
     let format = PolygonFormat::from_path(path)?;
     crate::output::refuse_overwrite(input, path)?;
@@ -187,40 +179,8 @@ fn check_output(path: &Path, input: Option<&Path>, other: Option<&Path>) -> Resu
         )
         .into());
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(format!(
-            "{}: directory {} does not exist",
-            path.display(),
-            dir.display()
-        )
-        .into());
-    }
-    if path.is_dir() {
-        return Err(format!("{}: is a directory", path.display()).into());
-    }
-    tempfile_probe(dir).map_err(|e| {
-        format!(
-            "{}: cannot create a file in {}: {e}",
-            path.display(),
-            dir.display()
-        )
-    })?;
+    cavity::io::check_writable_file(path)?;
     Ok(format)
-}
-
-/// Creates (a new name, never an existing file) and removes a file in
-/// `dir`: whether a file can be written there.
-fn tempfile_probe(dir: &Path) -> std::io::Result<()> {
-    let probe = dir.join(format!(".cavity-polylla-probe-{}", std::process::id()));
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)?;
-    std::fs::remove_file(&probe)
 }
 
 pub(crate) fn polylla_command(

@@ -327,11 +327,10 @@ pub(crate) fn subdivide(
         input.display(),
         backend.name()
     );
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
     sayln!(
-        "memory estimated before the work: {:.2} GiB on the host, {:.2} GiB on the device",
-        gib(estimate.host_bytes),
-        gib(estimate.device_bytes)
+        "memory estimated before the work: {} on the host, {} on the device",
+        cavity::units::bytes(estimate.host_bytes),
+        cavity::units::bytes(estimate.device_bytes)
     );
     for r in &subdivided.levels {
         let q = &r.quality;
