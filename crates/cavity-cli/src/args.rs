@@ -376,7 +376,7 @@ pub(crate) enum Command {
         /// Time step over the squared mean edge length (1 diffuses over
         /// about one edge per step), positive and at most 1e4 (for more
         /// smoothing, take more steps).
-        #[arg(long, default_value_t = McfSettings::default().dt, allow_hyphen_values = true)]
+        #[arg(long, default_value_t = McfSettings::default().dt)]
         dt: f32,
         /// The conjugate gradient stops at this residual over the step's
         /// initial residual.
@@ -547,7 +547,7 @@ pub(crate) enum BenchWhat {
         #[arg(long, value_delimiter = ',', default_value = "3,4,5")]
         subdivisions: Vec<u32>,
         /// Time step over the squared mean edge length.
-        #[arg(long, default_value_t = McfSettings::default().dt, allow_hyphen_values = true)]
+        #[arg(long, default_value_t = McfSettings::default().dt)]
         dt: f32,
         /// The Laplacian (as for `smooth`).
         #[arg(long, default_value_t = McfSettings::default().laplacian)]
