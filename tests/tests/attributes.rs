@@ -362,6 +362,7 @@ fn reductions_match_serial_sums() {
                     x: past,
                     y: past,
                     alpha: 1.0,
+                    w: past,
                 };
                 assert!(matches!(r.reduce(&wild), Err(RunError::Attribute(_))));
                 Ok((d, n, s, mx, fd, after, wrong))
@@ -381,6 +382,75 @@ fn reductions_match_serial_sums() {
     let halved = m.attribute(&a.point).unwrap();
     for (p, &s) in halved.iter().zip(&vs) {
         assert_eq!(*p, point_of(s).map(|x| 3.0 * x * 0.5));
+    }
+}
+
+/// The weighted updates of preconditioned conjugate gradients
+/// (`Rounds::weighted_axpy`, `Rounds::weighted_xpay`) match a serial
+/// computation in `f64` of the same `f32` values, and refuse a weight of
+/// another kind.
+#[test]
+fn weighted_updates_match_serial_sums() {
+    let input = grid(12, 9, &[true, false], false, &[5, 20]);
+    let mut layout = AttributeLayout::new();
+    let x = layout.vertex::<f32, 3>("x").unwrap();
+    let y = layout.vertex::<f32, 3>("y").unwrap();
+    let w = layout.vertex::<f32, 1>("w").unwrap();
+    let face_w = layout.face::<f32, 1>("face_w").unwrap();
+    let mut m = DynamicMesh::with_attributes(&input, 8, CapacityFactors::default(), &layout)
+        .expect("mesh");
+    let vs = m.sources(Kind::Vertex);
+    let x_of = |s: u32| [s as f32 * 0.5, 1.0 - s as f32, 0.25];
+    let y_of = |s: u32| [0.75, s as f32, -(s as f32) * 0.125];
+    let w_of = |s: u32| 1.0 / (1.0 + s as f32);
+    m.set_attribute(&x, &vs.iter().map(|&s| x_of(s)).collect::<Vec<_>>())
+        .unwrap();
+    m.set_attribute(&y, &vs.iter().map(|&s| y_of(s)).collect::<Vec<_>>())
+        .unwrap();
+    m.set_attribute(&w, &vs.iter().map(|&s| [w_of(s)]).collect::<Vec<_>>())
+        .unwrap();
+    // y ← 2 x + y, Σ w |y|²; then y ← w x - 0.5 y, Σ w |x|².
+    let (mut axpy, mut xpay) = (0.0f64, 0.0f64);
+    let want: Vec<[f32; 3]> = vs
+        .iter()
+        .map(|&s| {
+            let (xs, ys, ws) = (x_of(s), y_of(s), f64::from(w_of(s)));
+            let mid = [0, 1, 2].map(|k| (2.0 * f64::from(xs[k]) + f64::from(ys[k])) as f32);
+            axpy += ws * mid.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
+            xpay += ws * xs.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
+            [0, 1, 2].map(|k| (ws * f64::from(xs[k]) - 0.5 * f64::from(mid[k])) as f32)
+        })
+        .collect();
+    let backend = test_backend();
+    let got = backend
+        .run_rounds(
+            &mut m,
+            |r| -> Result<_, RunError> {
+                let a = r.weighted_axpy(2.0, &x, &y, &w)?;
+                let b = r.weighted_xpay(&x, -0.5, &y, &w)?;
+                let refused = r.weighted_axpy(1.0, &x, &y, &face_w).is_err();
+                Ok((a, b, refused))
+            },
+            |e| e,
+        )
+        .expect("weighted updates")
+        .value;
+    let close = |p: f64, q: f64| (p - q).abs() <= 1e-9 * q.abs().max(1.0);
+    assert!(close(got.0, axpy), "weighted axpy: {} vs {axpy}", got.0);
+    assert!(close(got.1, xpay), "weighted xpay: {} vs {xpay}", got.1);
+    assert!(got.2, "a face weight on vertex operands is refused");
+    let layout = m.attributes().clone();
+    assert!(
+        cavity::attributes::weighted_reduction(&layout, ReduceOp::Dot, &x, &y, &w, 0.0).is_err(),
+        "a dot product takes no weight"
+    );
+    for (got, want) in m.attribute(&y).unwrap().iter().zip(&want) {
+        for k in 0..3 {
+            assert!(
+                (got[k] - want[k]).abs() <= 1e-6 * want[k].abs().max(1.0),
+                "{got:?} vs {want:?}"
+            );
+        }
     }
 }
 

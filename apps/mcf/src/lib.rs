@@ -140,22 +140,21 @@ impl Laplacian {
 /// The preconditioner of the conjugate gradient.
 ///
 /// The default, [`Preconditioner::Jacobi`], costs one word more per
-/// vertex gathered and one multiplication per neighbour in the product
-/// (8-11 % per iteration on the H200, 19 % on the CPU backend), and
-/// divides the iterations by two to three on clean meshes
-/// (the diagonal of `M + dt K` varies with the faces' sizes) and by far
-/// more on scans, where tiny faces give a vertex a tiny mass beside
-/// large weights.
+/// vertex read in two of the vector updates (the product is the plain
+/// one), and divides the iterations by two to three on clean meshes (the
+/// diagonal of `M + dt K` varies with the faces' sizes) and by far more
+/// on scans, where tiny faces give a vertex a tiny mass beside large
+/// weights.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preconditioner {
     /// None: RXMesh's matrix-free conjugate gradient.
     None,
-    /// Jacobi (the diagonal of `M + dt K`, recomputed at every step's
-    /// start): the conjugate gradient runs on `S A S` with `S =
-    /// diag(A)^(-1/2)`, the same iterates as preconditioned conjugate
-    /// gradients on `A` (Saad 2003, section 9.2.1), and the stopping test
-    /// is on the preconditioned residual's norm `rᵀ D⁻¹ r`, as
-    /// preconditioned CG's.
+    /// Jacobi (the diagonal `D` of `M + dt K`, recomputed at every step's
+    /// start): preconditioned conjugate gradients (Shewchuk 1994, B3),
+    /// `D⁻¹` applied in the residual's and the direction's updates (the
+    /// core's weighted reductions, `Rounds::weighted_axpy` and
+    /// `Rounds::weighted_xpay`); the stopping test is on the
+    /// preconditioned residual's norm `rᵀ D⁻¹ r`.
     #[default]
     Jacobi,
 }
@@ -360,16 +359,17 @@ pub struct McfReport {
 }
 
 /// The attributes the flow needs on a dynamic mesh (all vertex
-/// attributes): the fixed marks, the Jacobi scale `s`, the solution `u`
-/// (a step's displacement over `s`), the residual `r`, the direction `d`
-/// and the product `q`.
+/// attributes): the fixed marks, the Jacobi preconditioner (the inverse
+/// diagonal), the solution `u` (a step's displacement), the residual `r`,
+/// the direction `d` and the product `q`.
 #[derive(Clone, Copy, Debug, AttributeSet)]
 #[attributes(prefix = "mcf", kind = "vertex")]
 pub struct McfAttributes {
     /// 1 for a vertex kept in place.
     pub fixed: Attr<u32, 1>,
-    /// The Jacobi scale (1 without preconditioning).
-    pub s: Attr<f32, 1>,
+    /// The inverse of the diagonal of the step's matrix (1 without
+    /// preconditioning).
+    pub inverse_diagonal: Attr<f32, 1>,
     /// The displacement.
     pub u: Attr<f32, 3>,
     /// The residual.
@@ -457,7 +457,7 @@ impl FlowMesh {
 }
 
 /// Starts a step on the mesh `r` holds: marks the fixed vertices, sets
-/// the Jacobi scale, the displacement to 0 and the residual of the
+/// the Jacobi preconditioner, the displacement to 0 and the residual of the
 /// current positions ([`McfFixed`], [`McfResidual`]).
 ///
 /// # Errors
@@ -465,14 +465,13 @@ impl FlowMesh {
 pub fn start_step(r: &mut AnyRounds<'_>, a: &McfAttributes, op: &Operator) -> Result<(), RunError> {
     r.for_each(&McfFixed {
         fixed: a.fixed,
-        s: a.s,
+        inverse_diagonal: a.inverse_diagonal,
         dt: op.dt,
         weights: op.weights,
         precondition: u32::from(op.precondition),
     })?;
     r.for_each(&McfResidual {
         fixed: a.fixed,
-        s: a.s,
         r: a.r,
         u: a.u,
         dt: op.dt,
@@ -501,15 +500,15 @@ pub fn flow(
         .map(|_| {
             start_step(r, a, op)?;
             let report = solve_step(r, a, op, tolerance, max_iterations)?;
-            r.for_each(&McfMoveBy { by: a.u, s: a.s })?;
+            r.for_each(&McfMoveBy { by: a.u })?;
             Ok(report)
         })
         .collect()
 }
 
-/// The conjugate gradient of one step (Shewchuk 1994, B2, the variable
-/// names his) for the (scaled) displacement `u`, from the fixed marks and
-/// scale ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`,
+/// The conjugate gradient of one step (Shewchuk 1994, B2, or B3 with the
+/// Jacobi preconditioner; the variable names his) for the displacement
+/// `u`, from the fixed marks and preconditioner ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`,
 /// the residual `r`; [`start_step`]); the vertices do not move.
 /// Stops after `max_iterations`, when the residual's norm falls to
 /// `tolerance` times its initial norm, or when the direction's curvature
@@ -530,15 +529,22 @@ pub fn solve_step(
     let start = Instant::now();
     let matvec = |input, output| McfMatVec {
         fixed: a.fixed,
-        s: a.s,
         input,
         output,
         dt: op.dt,
         weights: op.weights,
-        precondition: u32::from(op.precondition),
     };
-    // d ← r, and r · r from the same pass.
-    let mut delta = r.xpay(&a.r, 0.0, &a.d)?;
+    let w = &a.inverse_diagonal;
+    // d ← D⁻¹ r (`D = I` unpreconditioned) and the new δ = rᵀ D⁻¹ r (of
+    // the residual's update) from the same pass as the update.
+    let direction = |r: &mut AnyRounds<'_>, beta: f64| {
+        if op.precondition {
+            r.weighted_xpay(&a.r, beta, &a.d, w)
+        } else {
+            r.xpay(&a.r, beta, &a.d)
+        }
+    };
+    let mut delta = direction(r, 0.0)?;
     let delta_0 = delta;
     let stop = f64::from(tolerance).powi(2) * delta_0;
     let mut iterations = 0;
@@ -556,13 +562,17 @@ pub fn solve_step(
         let alpha = delta / dq;
         r.axpy(alpha, &a.d, &a.u)?;
         let delta_old = delta;
-        // The residual's update gives its new norm.
-        delta = r.axpy(-alpha, &a.q, &a.r)?;
+        // The residual's update gives its new (preconditioned) norm.
+        delta = if op.precondition {
+            r.weighted_axpy(-alpha, &a.q, &a.r, w)?
+        } else {
+            r.axpy(-alpha, &a.q, &a.r)?
+        };
         if !delta.is_finite() {
             broke_down = true;
             break;
         }
-        r.xpay(&a.r, delta / delta_old, &a.d)?;
+        direction(r, delta / delta_old)?;
         iterations += 1;
     }
     Ok(StepReport {

@@ -292,18 +292,27 @@ impl AttrWords {
 impl Reduction {
     /// Whether the reduction is one the kernel may run on a mesh of
     /// attribute strides `stride`: a known operation, operands that
-    /// [`AttrWords::fits`], and for `Dot`, `Axpy` and `Xpay` two operands of one
-    /// kind, type and component count.
+    /// [`AttrWords::fits`], for `Dot`, `Axpy` and `Xpay` two operands of one
+    /// kind, type and component count, and for `WeightedAxpy` and
+    /// `WeightedXpay` also a weight of one component of that kind and type.
     #[inline(always)]
     pub fn fits(&self, stride: impl Fn(Kind) -> u32 + Copy) -> bool {
         let unary = self.op == ReduceOp::Max as u32 || self.op == ReduceOp::Sum as u32;
-        let binary = self.op == ReduceOp::Dot as u32
+        let weighted =
+            self.op == ReduceOp::WeightedAxpy as u32 || self.op == ReduceOp::WeightedXpay as u32;
+        let binary = weighted
+            || self.op == ReduceOp::Dot as u32
             || self.op == ReduceOp::Axpy as u32
             || self.op == ReduceOp::Xpay as u32;
         let same = self.x.kind == self.y.kind
             && self.x.scalar == self.y.scalar
             && self.x.components == self.y.components;
-        self.x.fits(stride) && (unary || (binary && same && self.y.fits(stride)))
+        let weight = !weighted
+            || (self.w.kind == self.x.kind
+                && self.w.scalar == self.x.scalar
+                && self.w.components == 1
+                && self.w.fits(stride));
+        self.x.fits(stride) && (unary || (binary && same && weight && self.y.fits(stride)))
     }
 }
 
@@ -324,11 +333,23 @@ pub enum ReduceOp {
     /// direction update (Shewchuk 1994, B2: `d ← r + β d`); a copy with
     /// `alpha = 0`.
     Xpay = 4,
+    /// `y ← alpha x + y` (floating-point attributes), giving `Σ w |y|²`
+    /// of the new `y` with the weight `w`: preconditioned conjugate
+    /// gradients' residual update and `rᵀ D⁻¹ r` (Shewchuk 1994, B3: `r ←
+    /// r - α q`, with `w = D⁻¹` the inverse of a diagonal preconditioner).
+    WeightedAxpy = 5,
+    /// `y ← w x + alpha y` (floating-point attributes), giving `Σ w |x|²`:
+    /// preconditioned conjugate gradients' direction update (Shewchuk
+    /// 1994, B3: `d ← D⁻¹ r + β d`); with `alpha = 0` the first direction
+    /// and `rᵀ D⁻¹ r`.
+    WeightedXpay = 6,
 }
 
 /// A reduction's parameters (plain data, a kernel parameter): the
 /// operation ([`ReduceOp`] code), the attributes `x` and `y` (same kind,
-/// type and components; `y` unused by `Max` and `Sum`) and `alpha`.
+/// type and components; `y` unused by `Max` and `Sum`), `alpha` and the
+/// weight `w` (one component of `x`'s kind and type; read by
+/// `WeightedAxpy` and `WeightedXpay` only).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
@@ -346,4 +367,6 @@ pub struct Reduction {
     pub y: AttrWords,
     /// `Axpy`'s and `Xpay`'s factor.
     pub alpha: f64,
+    /// The weight of `WeightedAxpy` and `WeightedXpay` (zero otherwise).
+    pub w: AttrWords,
 }

@@ -23,7 +23,7 @@
 //! # let _ = label;
 //! ```
 
-use cavity_device::attribute::{MAX_COMPONENTS, Reduction};
+use cavity_device::attribute::{AttrWords, MAX_COMPONENTS, Reduction};
 use cavity_device::dynamic::layout::{Capacity, core_attrs};
 use cavity_device::dynamic::reduce;
 use cavity_device::layout::Kind;
@@ -248,7 +248,11 @@ pub fn reduction<T: Scalar, const N: usize>(
             kind_name(y.kind())
         )));
     }
-    if matches!(op, ReduceOp::Axpy | ReduceOp::Xpay) && T::TYPE == ScalarType::U32 {
+    let writes = matches!(
+        op,
+        ReduceOp::Axpy | ReduceOp::Xpay | ReduceOp::WeightedAxpy | ReduceOp::WeightedXpay
+    );
+    if writes && T::TYPE == ScalarType::U32 {
         return Err(AttributeError::Operands(format!(
             "{op:?} needs floating-point attributes; {:?} holds u32 values",
             info.name
@@ -260,6 +264,42 @@ pub fn reduction<T: Scalar, const N: usize>(
         x: x.words_of(),
         y: y.words_of(),
         alpha,
+        w: AttrWords::default(),
+    })
+}
+
+/// The weighted reduction `op` (`WeightedAxpy` or `WeightedXpay`) of `x`
+/// and `y` with the weight `w` (one component per element of their kind)
+/// and `alpha`, checked against `layout` as [`reduction`].
+///
+/// # Errors
+/// As [`reduction`], and [`AttributeError::Operands`] for another
+/// operation or a weight of another kind.
+pub fn weighted_reduction<T: Scalar, const N: usize>(
+    layout: &AttributeLayout,
+    op: ReduceOp,
+    x: &Attr<T, N>,
+    y: &Attr<T, N>,
+    w: &Attr<T, 1>,
+    alpha: f64,
+) -> Result<Reduction, AttributeError> {
+    let info = layout.info(w)?;
+    if !matches!(op, ReduceOp::WeightedAxpy | ReduceOp::WeightedXpay) {
+        return Err(AttributeError::Operands(format!(
+            "{op:?} takes no weight ({:?} given)",
+            info.name
+        )));
+    }
+    if w.kind() != x.kind() {
+        return Err(AttributeError::Operands(format!(
+            "{op:?} needs a weight of its operands' kind, got {} attribute {:?}",
+            kind_name(w.kind()),
+            info.name
+        )));
+    }
+    Ok(Reduction {
+        w: w.words_of(),
+        ..reduction(layout, op, x, y, alpha)?
     })
 }
 

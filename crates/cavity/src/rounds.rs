@@ -621,6 +621,51 @@ pub trait Rounds {
         let r = attributes::reduction(self.attributes(), ReduceOp::Xpay, x, y, alpha)?;
         self.reduce(&r)
     }
+    /// `y ← alpha x + y` on every active owned element (as
+    /// [`Rounds::axpy`]); returns `Σ w |y|²` of the new `y` with the
+    /// weight `w`: preconditioned conjugate gradients' residual update
+    /// `r ← r - α q` and `rᵀ D⁻¹ r` for the inverse diagonal `w = D⁻¹`
+    /// (Shewchuk 1994, B3).
+    ///
+    /// # Errors
+    /// As [`Rounds::axpy`], and [`RunError::Attribute`] for a weight of
+    /// another kind.
+    fn weighted_axpy<T: Scalar, const N: usize>(
+        &mut self,
+        alpha: f64,
+        x: &Attr<T, N>,
+        y: &Attr<T, N>,
+        w: &Attr<T, 1>,
+    ) -> Result<f64, RunError>
+    where
+        Self: Sized,
+    {
+        let layout = self.attributes();
+        let r = attributes::weighted_reduction(layout, ReduceOp::WeightedAxpy, x, y, w, alpha)?;
+        self.reduce(&r)
+    }
+    /// `y ← w x + alpha y` on every active owned element (computed in
+    /// `f64`, stored in `y`'s type); returns `Σ w |x|²`: preconditioned
+    /// conjugate gradients' direction update `d ← D⁻¹ r + β d` for the
+    /// inverse diagonal `w = D⁻¹` (Shewchuk 1994, B3), and with `alpha =
+    /// 0` its first direction and `rᵀ D⁻¹ r`.
+    ///
+    /// # Errors
+    /// As [`Rounds::weighted_axpy`].
+    fn weighted_xpay<T: Scalar, const N: usize>(
+        &mut self,
+        x: &Attr<T, N>,
+        alpha: f64,
+        y: &Attr<T, N>,
+        w: &Attr<T, 1>,
+    ) -> Result<f64, RunError>
+    where
+        Self: Sized,
+    {
+        let layout = self.attributes();
+        let r = attributes::weighted_reduction(layout, ReduceOp::WeightedXpay, x, y, w, alpha)?;
+        self.reduce(&r)
+    }
     /// The scheduler's state after all the work launched so far. The
     /// statuses of launched rounds not taken yet by
     /// [`Rounds::round_status`] are dropped.

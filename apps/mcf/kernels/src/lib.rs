@@ -20,10 +20,10 @@
 //! the conjugate gradient are 0 at the fixed ones, so the matrix-vector
 //! product ([`McfMatVec`]) reads no neighbour's mark and the system is
 //! symmetric positive definite. A face of zero area adds nothing (unless
-//! mollified). With Jacobi preconditioning the conjugate gradient runs on
-//! `S A S`, `S = diag(A)^(-1/2)` per vertex ([`McfFixed`] sets it at a
-//! step's start), for `S⁻¹ u`: the same kernels on both backends, one
-//! gathered word more per vertex.
+//! mollified). For Jacobi preconditioning [`McfFixed`] also sets the
+//! inverse of the diagonal of `A` at a step's start, the weight of the
+//! preconditioned conjugate gradient's updates (the core's weighted
+//! reductions): the product stays the plain one.
 //!
 //! The kernel half of the MCF application crate (`apps/mcf`).
 #![no_std]
@@ -246,13 +246,14 @@ cavity_device::parameters! {
     /// Marks the vertices the flow keeps in place (1) and the free ones
     /// (0) in `fixed`: a vertex is fixed when it has no face, an edge
     /// with other than two faces, or only faces of zero area; and sets the
-    /// step's Jacobi scale `s = 1 / sqrt(diag(M + dt K))` of a free vertex
-    /// when `precondition` is 1 (1 otherwise, and at a fixed vertex).
+    /// step's Jacobi preconditioner `inverse_diagonal = 1 / diag(M + dt
+    /// K)` of a free vertex when `precondition` is 1 (1 otherwise, and at
+    /// a fixed vertex).
     pub struct McfFixed {
         /// The marks.
         pub fixed: Attr<u32, 1>,
-        /// The scale.
-        pub s: Attr<f32, 1>,
+        /// The inverse diagonal.
+        pub inverse_diagonal: Attr<f32, 1>,
         /// The time step (squared length units of the positions).
         pub dt: f32,
         /// The operator's variant.
@@ -280,26 +281,23 @@ impl ElementComputation for McfFixed {
         let (diagonal, area) = diagonal_and_area(v, self.dt, self.weights);
         let fixed = fixed || area.is_nan() || area <= 0.0;
         v.set(&self.fixed, [u32::from(fixed)]);
-        let scale = if self.precondition != 0 && !fixed && diagonal > 0.0 && diagonal.is_finite() {
-            1.0 / core::f32::math::sqrt(diagonal)
+        let inverse = if self.precondition != 0 && !fixed && diagonal > 0.0 && diagonal.is_finite() {
+            1.0 / diagonal
         } else {
             1.0
         };
-        v.set(&self.s, [scale]);
+        v.set(&self.inverse_diagonal, [inverse]);
     }
 }
 
 cavity_device::parameters! {
     /// Starts a step in displacement form: the solution `u` (the step's
-    /// displacement `x' - x`, scaled: `x' = x + s u`) at 0 and the
-    /// residual `r = s (-dt K x)` at a free vertex (the right-hand side
-    /// `M x` less `(M + dt K) x`, scaled by the vertex's Jacobi scale), 0
-    /// at a fixed one. `x` is the positions.
+    /// displacement `x' - x`) at 0 and the residual `r = -dt K x` at a
+    /// free vertex (the right-hand side `M x` less `(M + dt K) x`), 0 at a
+    /// fixed one. `x` is the positions.
     pub struct McfResidual {
         /// The fixed vertices ([`McfFixed`]).
         pub fixed: Attr<u32, 1>,
-        /// The Jacobi scale ([`McfFixed`]).
-        pub s: Attr<f32, 1>,
         /// The residual.
         pub r: Attr<f32, 3>,
         /// The displacement, set to 0.
@@ -330,25 +328,19 @@ impl ElementComputation for McfResidual {
                 kx[k] += c.to_a * (x[k] - pa[k]) + c.to_b * (x[k] - pb[k]);
             }
         }
-        let s = v.get(&self.s)[0];
-        v.set(&self.r, kx.map(|y| s * (-self.dt * y)));
+        v.set(&self.r, kx.map(|y| -self.dt * y));
     }
 }
 
 cavity_device::parameters! {
-    /// `output ← S A S input` for the step's matrix `A = M + dt K`
-    /// restricted to the free vertices and the diagonal Jacobi scale `S`
-    /// ([`McfFixed`]; with `precondition` 0, `S = I` and `s` is not
-    /// read), without assembling it: 0 at a fixed vertex, and `input`
-    /// must be 0 there (every vector of the conjugate gradient in
-    /// displacement form is). Weights and areas come from the positions.
-    /// The conjugate gradient on `S A S` is Jacobi-preconditioned
-    /// conjugate gradients on `A` (Saad 2003, section 9.2.1).
+    /// `output ← A input` for the step's matrix `A = M + dt K`
+    /// restricted to the free vertices, without assembling it: 0 at a
+    /// fixed vertex, and `input` must be 0 there (every vector of the
+    /// conjugate gradient in displacement form is). Weights and areas
+    /// come from the positions.
     pub struct McfMatVec {
         /// The fixed vertices ([`McfFixed`]).
         pub fixed: Attr<u32, 1>,
-        /// The Jacobi scale ([`McfFixed`]).
-        pub s: Attr<f32, 1>,
         /// The vector multiplied.
         pub input: Attr<f32, 3>,
         /// The product (not `input`).
@@ -357,8 +349,6 @@ cavity_device::parameters! {
         pub dt: f32,
         /// The operator's variant.
         pub weights: Weights,
-        /// 1: scale by `s`.
-        pub precondition: u32,
     }
 }
 
@@ -368,18 +358,13 @@ impl ElementComputation for McfMatVec {
     /// ptxas took 82 and the kernel, latency-bound, kept a fifth of the
     /// warps it could).
     const MIN_BLOCKS: u32 = 4;
-    /// The positions, `input` and (preconditioned) `s` of the patch's
-    /// vertices read once into shared memory: each vertex reads about
-    /// twelve of each.
+    /// The positions and `input` of the patch's vertices read once into
+    /// shared memory: each vertex reads about twelve of each.
     const GATHERS: bool = true;
-    const GATHERED_WORDS: u32 = 4;
+    const GATHERED_WORDS: u32 = 3;
 
     fn gather(&self) -> Gather {
-        if self.precondition != 0 {
-            Gather::new(&self.input).and(&self.s)
-        } else {
-            Gather::new(&self.input)
-        }
+        Gather::new(&self.input)
     }
 
     fn compute<B: Block>(&self, v: &Element<'_, B>) {
@@ -387,7 +372,6 @@ impl ElementComputation for McfMatVec {
             v.set(&self.output, [0.0; 3]);
             return;
         }
-        let scaled = self.precondition != 0;
         let l = v.local();
         let xi = v.get(&self.input);
         let p = v.position(l);
@@ -398,37 +382,24 @@ impl ElementComputation for McfMatVec {
             let c = Corner::of(p, v.position(a), v.position(b), self.weights);
             diagonal += c.area;
             for (u, w) in [(a, c.to_a), (b, c.to_b)] {
-                let mut w = self.dt * w;
+                let w = self.dt * w;
                 diagonal += w;
-                if scaled {
-                    w *= v.get_at(&self.s, u)[0];
-                }
                 let xu = v.get_at(&self.input, u);
                 for k in 0..3 {
                     off[k] += w * xu[k];
                 }
             }
         }
-        if scaled {
-            let s = v.get(&self.s)[0];
-            v.set(
-                &self.output,
-                [0, 1, 2].map(|k| s * (diagonal * (s * xi[k]) - off[k])),
-            );
-        } else {
-            v.set(&self.output, [0, 1, 2].map(|k| diagonal * xi[k] - off[k]));
-        }
+        v.set(&self.output, [0, 1, 2].map(|k| diagonal * xi[k] - off[k]));
     }
 }
 
 cavity_device::parameters! {
-    /// Moves every vertex by its value of `by` (the step's scaled
-    /// displacement) times its Jacobi scale `s`.
+    /// Moves every vertex by its value of `by` (the step's
+    /// displacement).
     pub struct McfMoveBy {
         /// The displacements.
         pub by: Attr<f32, 3>,
-        /// The Jacobi scale ([`McfFixed`]; 1 without preconditioning).
-        pub s: Attr<f32, 1>,
     }
 }
 
@@ -437,8 +408,8 @@ impl ElementComputation for McfMoveBy {
     const QUERY_RESULTS: bool = false;
 
     fn compute<B: Block>(&self, v: &Element<'_, B>) {
-        let (x, u, s) = (v.get(&POSITION), v.get(&self.by), v.get(&self.s)[0]);
-        v.set(&POSITION, [0, 1, 2].map(|k| x[k] + s * u[k]));
+        let (x, u) = (v.get(&POSITION), v.get(&self.by));
+        v.set(&POSITION, [0, 1, 2].map(|k| x[k] + u[k]));
     }
 }
 

@@ -1,6 +1,7 @@
 //! Reductions over attributes of the dynamic mesh (`crate::attribute`):
 //! dot product, sum and maximum over the active owned elements of one
-//! kind, `y ← alpha x + y` and `y ← x + alpha y`, the building blocks of the matrix-free
+//! kind, `y ← alpha x + y` and `y ← x + alpha y` (and their weighted forms
+//! for a diagonal preconditioner), the building blocks of the matrix-free
 //! solvers the static applications run (RXMesh appendix E: conjugate
 //! gradients on attributes).
 //!
@@ -31,7 +32,12 @@ pub fn shared_bytes(threads: u32) -> usize {
 pub fn identity(op: ReduceOp) -> f64 {
     match op {
         ReduceOp::Max => f64::NEG_INFINITY,
-        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy | ReduceOp::Xpay => 0.0,
+        ReduceOp::Dot
+        | ReduceOp::Sum
+        | ReduceOp::Axpy
+        | ReduceOp::Xpay
+        | ReduceOp::WeightedAxpy
+        | ReduceOp::WeightedXpay => 0.0,
     }
 }
 
@@ -46,7 +52,12 @@ pub fn combine(op: ReduceOp, a: f64, b: f64) -> f64 {
                 a
             }
         }
-        ReduceOp::Dot | ReduceOp::Sum | ReduceOp::Axpy | ReduceOp::Xpay => a + b,
+        ReduceOp::Dot
+        | ReduceOp::Sum
+        | ReduceOp::Axpy
+        | ReduceOp::Xpay
+        | ReduceOp::WeightedAxpy
+        | ReduceOp::WeightedXpay => a + b,
     }
 }
 
@@ -58,6 +69,8 @@ pub fn op_of(code: u32) -> ReduceOp {
         1 => ReduceOp::Max,
         2 => ReduceOp::Axpy,
         4 => ReduceOp::Xpay,
+        5 => ReduceOp::WeightedAxpy,
+        6 => ReduceOp::WeightedXpay,
         _ => ReduceOp::Sum,
     }
 }
@@ -106,6 +119,10 @@ fn accumulate<B: Block>(block: &B, mesh: &DynMesh, kind: Kind, p: u32, r: &Reduc
         if !mesh.owns_active(p, kind, l) {
             return;
         }
+        let w = match op {
+            ReduceOp::WeightedAxpy | ReduceOp::WeightedXpay => load(mesh, kind, &r.w, (p, l), 0),
+            _ => 0.0,
+        };
         for c in 0..r.x.components {
             let x = load(mesh, kind, &r.x, (p, l), c);
             match op {
@@ -122,6 +139,16 @@ fn accumulate<B: Block>(block: &B, mesh: &DynMesh, kind: Kind, p: u32, r: &Reduc
                     let ay = if r.alpha == 0.0 { 0.0 } else { r.alpha * y };
                     acc += store(mesh, kind, &r.y, (p, l), c, x + ay);
                 }
+                ReduceOp::WeightedAxpy => {
+                    let y = load(mesh, kind, &r.y, (p, l), c);
+                    acc += w * store(mesh, kind, &r.y, (p, l), c, r.alpha * x + y);
+                }
+                ReduceOp::WeightedXpay => {
+                    let y = load(mesh, kind, &r.y, (p, l), c);
+                    let ay = if r.alpha == 0.0 { 0.0 } else { r.alpha * y };
+                    store(mesh, kind, &r.y, (p, l), c, w * x + ay);
+                    acc += w * x * x;
+                }
             }
         }
     });
@@ -131,7 +158,8 @@ fn accumulate<B: Block>(block: &B, mesh: &DynMesh, kind: Kind, p: u32, r: &Reduc
 /// Kernel body, one block per patch `p`: reduces `r` over the active owned
 /// elements of `p` (applies it, for `Axpy` and `Xpay`, and sums the
 /// squares of the values stored: `y · y` afterwards, in the order `Dot`
-/// takes it) and writes the patch's partial to `partials[p]`.
+/// takes it; weighted by `w` for `WeightedAxpy`; `Σ w |x|²` for
+/// `WeightedXpay`) and writes the patch's partial to `partials[p]`.
 #[inline(always)]
 pub fn reduce<B: Block>(
     block: &B,
