@@ -18,6 +18,7 @@
 //! dynamic mesh the caller holds (with other applications' attributes).
 
 pub mod bench;
+pub mod intrinsic;
 
 pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual, Weights};
 
