@@ -397,8 +397,8 @@ fn weighted_updates_match_serial_sums() {
     let y = layout.vertex::<f32, 3>("y").unwrap();
     let w = layout.vertex::<f32, 1>("w").unwrap();
     let face_w = layout.face::<f32, 1>("face_w").unwrap();
-    let mut m = DynamicMesh::with_attributes(&input, 8, CapacityFactors::default(), &layout)
-        .expect("mesh");
+    let mut m =
+        DynamicMesh::with_attributes(&input, 8, CapacityFactors::default(), &layout).expect("mesh");
     let vs = m.sources(Kind::Vertex);
     let x_of = |s: u32| [s as f32 * 0.5, 1.0 - s as f32, 0.25];
     let y_of = |s: u32| [0.75, s as f32, -(s as f32) * 0.125];
@@ -416,7 +416,11 @@ fn weighted_updates_match_serial_sums() {
         .map(|&s| {
             let (xs, ys, ws) = (x_of(s), y_of(s), f64::from(w_of(s)));
             let mid = [0, 1, 2].map(|k| (2.0 * f64::from(xs[k]) + f64::from(ys[k])) as f32);
-            axpy += ws * mid.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
+            axpy += ws
+                * mid
+                    .iter()
+                    .map(|&v| f64::from(v) * f64::from(v))
+                    .sum::<f64>();
             xpay += ws * xs.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
             [0, 1, 2].map(|k| (ws * f64::from(xs[k]) - 0.5 * f64::from(mid[k])) as f32)
         })

@@ -17,6 +17,7 @@
 //! `cavity::normalize`); [`McfAttributes`] (an `AttributeSet`) and [`flow`] run the flow on a
 //! dynamic mesh the caller holds (with other applications' attributes).
 
+pub mod assembled;
 pub mod bench;
 pub mod intrinsic;
 
@@ -52,6 +53,8 @@ pub mod setting {
     pub const TOLERANCE: Setting = Setting::new("tolerance", "the tolerance");
     /// Iterations per step ([`crate::McfSettings::max_iterations`]).
     pub const MAX_ITERATIONS: Setting = Setting::new("max_iterations", "the iterations per step");
+    /// The Laplacian ([`crate::McfSettings::laplacian`]).
+    pub const LAPLACIAN: Setting = Setting::new("laplacian", "the Laplacian");
 }
 
 /// The largest time step [`McfSettings::dt`] accepts (over the squared
@@ -64,8 +67,9 @@ pub mod setting {
 /// on the products overflow. Larger smoothing takes more steps.
 pub const MAX_DT: f32 = 1e4;
 
-/// The mollification of [`Laplacian::Mollified`]: the length added to
-/// every edge, over the mean edge length.
+/// The mollification of [`Laplacian::Mollified`] and
+/// [`Laplacian::Intrinsic`]: the length added to every edge, over the
+/// mean edge length.
 pub const MOLLIFICATION: f32 = 1e-3;
 
 /// The Laplacian of the flow: how the cotan weights and areas of a face
@@ -102,15 +106,30 @@ pub enum Laplacian {
     /// only such faces moves). Their uniform shift is the largest shortfall
     /// of any face from the margin; with a degenerate face (shortfall the
     /// whole margin) that is the margin itself, which is the shift used
-    /// here on every mesh. Not their intrinsic Delaunay flips (section
-    /// 4.6), which need the edge lengths stored and flipped across
-    /// patches: negative weights remain.
+    /// here on every mesh. Without their intrinsic Delaunay flips
+    /// ([`Laplacian::Intrinsic`]): negative weights remain.
     Mollified,
+    /// Sharp and Crane 2020, sections 4.5-4.6: the cotan Laplacian of the
+    /// intrinsic Delaunay triangulation of the mollified edge lengths
+    /// (as [`Laplacian::Mollified`]), with its lumped (barycentric) areas:
+    /// every interior weight non-negative without changing the surface's
+    /// metric (its maximum principle holds), the most robust operator on
+    /// scans. Its edges are not the mesh's: every step the host flips
+    /// the triangulation of the current positions ([`crate::intrinsic`])
+    /// and the backend solves the assembled system
+    /// ([`crate::assembled`]); [`smooth`] runs it, [`FlowMesh`] and
+    /// [`flow`] (the matrix-free product on patches) do not.
+    Intrinsic,
 }
 
 impl Laplacian {
     /// Every variant, in the order of their names.
-    pub const ALL: [Laplacian; 3] = [Laplacian::Cotan, Laplacian::Clamped, Laplacian::Mollified];
+    pub const ALL: [Laplacian; 4] = [
+        Laplacian::Cotan,
+        Laplacian::Clamped,
+        Laplacian::Mollified,
+        Laplacian::Intrinsic,
+    ];
 
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
@@ -118,13 +137,15 @@ impl Laplacian {
             Laplacian::Cotan => "cotan",
             Laplacian::Clamped => "clamped",
             Laplacian::Mollified => "mollified",
+            Laplacian::Intrinsic => "intrinsic",
         }
     }
 
-    /// The kernels' variant for a mesh of mean edge length
-    /// `mean_edge_length` (model units of the positions the kernels see).
-    pub fn weights(self, mean_edge_length: f32) -> Weights {
-        match self {
+    /// The patch kernels' variant for a mesh of mean edge length
+    /// `mean_edge_length` (model units of the positions the kernels see);
+    /// `None` for [`Laplacian::Intrinsic`], which they do not compute.
+    pub fn weights(self, mean_edge_length: f32) -> Option<Weights> {
+        Some(match self {
             Laplacian::Cotan => Weights::COTAN,
             Laplacian::Clamped => Weights {
                 clamp: 1,
@@ -134,7 +155,8 @@ impl Laplacian {
                 mollify: MOLLIFICATION * mean_edge_length,
                 ..Weights::COTAN
             },
-        }
+            Laplacian::Intrinsic => return None,
+        })
     }
 }
 
@@ -334,8 +356,12 @@ pub struct StepReport {
     /// Whether the residual fell below the tolerance.
     pub converged: bool,
     /// Wall time of the step's solve on the host's clock, seconds (every
-    /// iteration waits for its dot product and its residual's norm).
+    /// iteration waits for its dot product and its residual's norm); with
+    /// [`Laplacian::Intrinsic`], the host's flips and assembly too.
     pub seconds: f64,
+    /// Intrinsic edge flips made for the step's operator
+    /// ([`Laplacian::Intrinsic`]; 0 for the others).
+    pub flips: usize,
 }
 
 impl StepReport {
@@ -420,7 +446,8 @@ impl FlowMesh {
     /// # Errors
     /// A mesh with a non-finite coordinate or a bad face
     /// ([`TriMesh::validate`]); a patch size out of range or a patch too
-    /// large.
+    /// large; [`Laplacian::Intrinsic`] ([`McfError::Settings`]: its edges
+    /// are not the patches').
     pub fn new(
         mesh: &TriMesh,
         dt: f32,
@@ -429,11 +456,20 @@ impl FlowMesh {
         patch_size: u32,
         factors: CapacityFactors,
     ) -> Result<FlowMesh, McfError> {
+        if laplacian == Laplacian::Intrinsic {
+            return Err(OutOfRange::new(
+                setting::LAPLACIAN,
+                "the intrinsic Delaunay Laplacian's edges are not the patches': \
+                 run it through smooth",
+            )
+            .into());
+        }
         mesh.validate()?;
         let normalization = Normalization::of(mesh);
         let normalized = normalization.apply(mesh);
         let topology = Topology::new(&normalized);
         let h = mean_edge_length_with(&normalized, &topology);
+        let weights = laplacian.weights(h as f32).unwrap_or(Weights::COTAN);
         let mut layout = AttributeLayout::new();
         let attributes = McfAttributes::declare(&mut layout)?;
         let dynamic = DynamicMesh::with_topology_and_attributes(
@@ -450,7 +486,7 @@ impl FlowMesh {
             attributes,
             operator: Operator {
                 dt: (f64::from(dt) * h * h) as f32,
-                weights: laplacian.weights(h as f32),
+                weights,
                 precondition: preconditioner == Preconditioner::Jacobi,
             },
         })
@@ -587,6 +623,7 @@ pub fn solve_step(
         },
         converged: !broke_down && delta <= stop,
         seconds: start.elapsed().as_secs_f64(),
+        flips: 0,
     })
 }
 
@@ -609,6 +646,9 @@ pub fn smooth(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     crate::add_kernels(backend)?;
+    if settings.laplacian == Laplacian::Intrinsic {
+        return smooth_intrinsic(mesh, settings, backend);
+    }
     let FlowMesh {
         normalization,
         normalized,
@@ -667,6 +707,75 @@ pub fn smooth(
             dt: f64::from(operator.dt) * normalization.scale * normalization.scale,
             fixed,
             device: ran.device,
+        },
+    ))
+}
+
+/// [`smooth`] with [`Laplacian::Intrinsic`]: every step flips the
+/// intrinsic triangulation of the current positions to Delaunay on the
+/// host ([`intrinsic::intrinsic_delaunay_laplacian`]) and solves the
+/// assembled system on the backend ([`assembled::StepSystem`]). The
+/// fixed vertices are [`McfFixed`]'s (no face, or an edge with other than
+/// two faces); with the mollification no face lacks area.
+fn smooth_intrinsic(
+    mesh: &TriMesh,
+    settings: &McfSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, McfReport), McfError> {
+    mesh.validate()?;
+    let normalization = Normalization::of(mesh);
+    let normalized = normalization.apply(mesh);
+    let topology = Topology::new(&normalized);
+    let h = mean_edge_length_with(&normalized, &topology);
+    let dt = f64::from(settings.dt) * h * h;
+    let mut fixed: Vec<bool> = (0..normalized.num_vertices() as u32)
+        .map(|v| topology.vertex_faces(v).is_empty())
+        .collect();
+    for (e, [a, b]) in topology.ev.iter().enumerate() {
+        if topology.edge_faces(e as u32).len() != 2 {
+            fixed[*a as usize] = true;
+            fixed[*b as usize] = true;
+        }
+    }
+    let mollify = f64::from(MOLLIFICATION) * h;
+    let precondition = settings.preconditioner == Preconditioner::Jacobi;
+    let mut positions = normalized.positions.clone();
+    let mut steps = Vec::new();
+    for step in 1..=settings.steps as usize {
+        let start = Instant::now();
+        let laplacian =
+            intrinsic::intrinsic_delaunay_laplacian(&positions, &normalized.faces, mollify);
+        let system =
+            assembled::StepSystem::assemble(&laplacian, &positions, &fixed, dt, precondition);
+        let (u, mut report) = system.solve(backend, settings.tolerance, settings.max_iterations)?;
+        if report.broke_down() {
+            return Err(McfError::Breakdown {
+                step,
+                iteration: report.iterations,
+            });
+        }
+        report.flips = laplacian.flips;
+        report.seconds = start.elapsed().as_secs_f64();
+        for (&v, u) in system.free.iter().zip(&u) {
+            let p = &mut positions[v as usize];
+            *p = [0, 1, 2].map(|k| p[k] + u[k]);
+        }
+        steps.push(report);
+    }
+    let mut out = TriMesh {
+        positions,
+        faces: Vec::new(),
+    };
+    let sources: Vec<u32> = (0..out.positions.len() as u32).collect();
+    normalization.restore_from(&mut out, &sources, mesh, &normalized);
+    out.faces = mesh.faces.clone();
+    Ok((
+        out,
+        McfReport {
+            steps,
+            dt: dt * normalization.scale * normalization.scale,
+            fixed: fixed.iter().filter(|&&f| f).count(),
+            device: backend.name(),
         },
     ))
 }

@@ -1,7 +1,9 @@
 //! Implicit mean curvature flow (`cavity-mcf`) against a serial sparse
 //! solve: `(M + dt K) x' = M x` assembled over the reference mesh's faces
 //! (cotan weights, clamped or from mollified lengths as the settings say,
-//! mixed Voronoi areas, boundary and non-manifold vertices fixed) and
+//! mixed Voronoi areas, boundary and non-manifold vertices fixed; or the
+//! intrinsic Delaunay Laplacian of `cavity_mcf::intrinsic`, tested apart
+//! in `tests/intrinsic.rs`, with its lumped areas) and
 //! solved by a sparse Cholesky factorization (nalgebra-sparse), in `f64`;
 //! the flow's invariants on closed meshes (the mass-weighted centroid
 //! kept, the total mean curvature lowered); the Stanford bunny scan
@@ -14,6 +16,7 @@ use cavity::defects::{Defects, remove_duplicate_faces};
 use cavity::normalize::Normalization;
 use cavity::topology::mean_edge_length;
 use cavity::{MeshError, TriMesh};
+use cavity_mcf::intrinsic::intrinsic_delaunay_laplacian;
 use cavity_mcf::{Laplacian, MAX_DT, MOLLIFICATION, McfError, McfSettings, Preconditioner, smooth};
 use cavity_tests::{any_mesh, asset_mesh, cases, diagonal, grid, test_backend};
 use glam::DVec3;
@@ -31,12 +34,14 @@ struct Operators {
     weights: HashMap<(u32, u32), f64>,
 }
 
-/// The oracle's variant of the Laplacian: clamp negative cotangents, and
-/// the length added to every edge (0: from the positions).
+/// The oracle's variant of the Laplacian: clamp negative cotangents, the
+/// length added to every edge (0: from the positions), and whether the
+/// operator is the intrinsic Delaunay one (of the mollified lengths).
 #[derive(Clone, Copy, Debug)]
 struct Variant {
     clamp: bool,
     delta: f64,
+    intrinsic: bool,
 }
 
 impl Variant {
@@ -46,14 +51,22 @@ impl Variant {
             Laplacian::Cotan => Variant {
                 clamp: false,
                 delta: 0.0,
+                intrinsic: false,
             },
             Laplacian::Clamped => Variant {
                 clamp: true,
                 delta: 0.0,
+                intrinsic: false,
             },
             Laplacian::Mollified => Variant {
                 clamp: false,
                 delta: f64::from(MOLLIFICATION * h as f32),
+                intrinsic: false,
+            },
+            Laplacian::Intrinsic => Variant {
+                clamp: false,
+                delta: f64::from(MOLLIFICATION) * h,
+                intrinsic: true,
             },
         }
     }
@@ -61,6 +74,9 @@ impl Variant {
 
 impl Operators {
     fn new(faces: &[[u32; 3]], x: &[DVec3], variant: Variant) -> Operators {
+        if variant.intrinsic {
+            return Operators::intrinsic(faces, x, variant.delta);
+        }
         let n = x.len();
         let mut mass = vec![0.0; n];
         let mut faces_of_edge: HashMap<(u32, u32), u32> = HashMap::new();
@@ -121,6 +137,43 @@ impl Operators {
         }
         Operators {
             mass,
+            fixed,
+            weights,
+        }
+    }
+}
+
+impl Operators {
+    /// The intrinsic Delaunay Laplacian's operators, fixing what the
+    /// others fix (no face, an edge with other than two faces).
+    fn intrinsic(faces: &[[u32; 3]], x: &[DVec3], delta: f64) -> Operators {
+        let positions: Vec<[f32; 3]> = x.iter().map(|p| p.as_vec3().to_array()).collect();
+        let l = intrinsic_delaunay_laplacian(&positions, faces, delta);
+        let mut weights = HashMap::new();
+        for v in 0..x.len() {
+            for k in l.offsets[v] as usize..l.offsets[v + 1] as usize {
+                let u = l.neighbours[k];
+                if (v as u32) < u {
+                    weights.insert((v as u32, u), l.weights[k]);
+                }
+            }
+        }
+        let mut faces_of_edge: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut fixed: Vec<bool> = l.mass.iter().map(|&m| m <= 0.0).collect();
+        for f in faces {
+            for i in 0..3 {
+                let (a, b) = (f[i], f[(i + 1) % 3]);
+                *faces_of_edge.entry((a.min(b), a.max(b))).or_default() += 1;
+            }
+        }
+        for (&(a, b), &count) in &faces_of_edge {
+            if count != 2 {
+                fixed[a as usize] = true;
+                fixed[b as usize] = true;
+            }
+        }
+        Operators {
+            mass: l.mass,
             fixed,
             weights,
         }
@@ -229,11 +282,16 @@ proptest! {
 
     /// Any generated mesh (holes, non-manifold edges, isolated vertices,
     /// fans, several components, shuffled), bumped: two steps of the flow
-    /// match two exact sparse solves within 1e-4 of the bounding box, and
-    /// the fixed vertices do not move.
+    /// with any Laplacian and preconditioner match two exact sparse solves
+    /// within 1e-4 of the bounding box, and the fixed vertices do not
+    /// move.
     #[test]
-    fn matches_a_sparse_direct_solve(mesh in any_mesh().prop_map(bumpy)) {
-        let settings = tight(2);
+    fn matches_a_sparse_direct_solve(
+        mesh in any_mesh().prop_map(bumpy),
+        laplacian in prop::sample::select(Laplacian::ALL.to_vec()),
+        preconditioner in prop::sample::select(Preconditioner::ALL.to_vec()),
+    ) {
+        let settings = McfSettings { laplacian, preconditioner, ..tight(2) };
         let (out, report) = smooth(&mesh, &settings, &test_backend()).expect("smooth");
         let want = serial_smooth(&mesh, &settings);
         let error = relative_error(&out, &want);
@@ -524,8 +582,11 @@ fn total_area(mesh: &TriMesh) -> f64 {
 /// tolerance; every position finite, the vertices it fixes (boundary,
 /// non-manifold) where they were bit for bit and the others moved; the
 /// area lowered by less than `shrink` of it.
-fn flows_cleanly(name: &str, mesh: &TriMesh, most: u32, shrink: f64) {
-    let settings = McfSettings::default();
+fn flows_cleanly(name: &str, mesh: &TriMesh, laplacian: Laplacian, most: u32, shrink: f64) {
+    let settings = McfSettings {
+        laplacian,
+        ..McfSettings::default()
+    };
     let (out, report) = smooth(mesh, &settings, &test_backend()).expect("smooth");
     let step = report.steps[0];
     assert!(
@@ -545,7 +606,7 @@ fn flows_cleanly(name: &str, mesh: &TriMesh, most: u32, shrink: f64) {
         .iter()
         .map(|p| DVec3::from(p.map(f64::from)))
         .collect();
-    let ops = Operators::new(&normalized.faces, &x, Variant::of(Laplacian::Clamped, 1.0));
+    let ops = Operators::new(&normalized.faces, &x, Variant::of(laplacian, 1.0));
     let fixed = ops.fixed.iter().filter(|&&f| f).count();
     assert_eq!(report.fixed, fixed, "{name}");
     let mut moved = 0;
@@ -582,7 +643,8 @@ fn flows_cleanly(name: &str, mesh: &TriMesh, most: u32, shrink: f64) {
 #[test]
 fn the_bunny_scan_flows_with_and_without_degenerate_faces() {
     let scan = bunny_scan();
-    flows_cleanly("bunny scan", &scan, 60, 0.05);
+    flows_cleanly("bunny scan", &scan, Laplacian::Clamped, 60, 0.05);
+    flows_cleanly("bunny scan", &scan, Laplacian::Intrinsic, 60, 0.05);
     let mut degraded = scan.clone();
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = move || {
@@ -606,5 +668,18 @@ fn the_bunny_scan_flows_with_and_without_degenerate_faces() {
         defects.zero_area_faces >= 200 && defects.zero_length_edges >= 100,
         "{defects:?}"
     );
-    flows_cleanly("degraded bunny scan", &degraded, 100, 0.05);
+    flows_cleanly(
+        "degraded bunny scan",
+        &degraded,
+        Laplacian::Clamped,
+        100,
+        0.05,
+    );
+    flows_cleanly(
+        "degraded bunny scan",
+        &degraded,
+        Laplacian::Intrinsic,
+        100,
+        0.05,
+    );
 }

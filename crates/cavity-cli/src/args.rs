@@ -387,8 +387,11 @@ pub(crate) enum Command {
         max_iterations: u32,
         /// The Laplacian: clamped (the cotan weights with negative
         /// cotangents clamped to 0: converges on scans with near-degenerate
-        /// faces), cotan (plain), or mollified (Sharp and Crane 2020's
-        /// intrinsic mollification: zero-area faces get area).
+        /// faces), cotan (plain), mollified (Sharp and Crane 2020's
+        /// intrinsic mollification: zero-area faces get area), or intrinsic
+        /// (their intrinsic Delaunay Laplacian of the mollified lengths:
+        /// the most robust; its triangulation is flipped on the host every
+        /// step).
         #[arg(long, default_value_t = McfSettings::default().laplacian)]
         laplacian: Laplacian,
         /// The conjugate gradient's preconditioner: jacobi (the diagonal)
@@ -549,7 +552,8 @@ pub(crate) enum BenchWhat {
         /// Time step over the squared mean edge length.
         #[arg(long, default_value_t = McfSettings::default().dt)]
         dt: f32,
-        /// The Laplacian (as for `smooth`).
+        /// The Laplacian (as for `smooth`, but not intrinsic: the
+        /// benchmark times the patches' matrix-free iteration).
         #[arg(long, default_value_t = McfSettings::default().laplacian)]
         laplacian: Laplacian,
         /// The preconditioner (as for `smooth`).

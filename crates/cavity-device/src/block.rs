@@ -135,6 +135,48 @@ pub fn scan_scratch_len(block_dim: u32) -> u32 {
     block_dim.div_ceil(32)
 }
 
+/// Words of the `scratch` window of [`combine_f64`]: two per thread.
+#[inline(always)]
+pub fn combine_scratch_len(block_dim: u32) -> u32 {
+    2 * block_dim
+}
+
+/// Combines one `f64` per thread of the block by `combine` in a fixed
+/// order (a tree: the upper half of the values left folded onto the
+/// lower), so that the result does not depend on timing; thread 0 gets
+/// the result (the others a partial). `scratch` must hold at least
+/// [`combine_scratch_len`]`(block_dim())` words. Contains barriers: every
+/// thread must call it.
+#[inline(always)]
+pub fn combine_f64<B: Block>(
+    block: &B,
+    scratch: Shared<u32>,
+    value: f64,
+    combine: impl Fn(f64, f64) -> f64,
+) -> f64 {
+    let t = block.thread_idx();
+    // Thread `i`'s value in two words.
+    let set = |i: u32, x: f64| {
+        let bits = x.to_bits();
+        scratch.set(2 * i, bits as u32);
+        scratch.set(2 * i + 1, (bits >> 32) as u32);
+    };
+    let get =
+        |i: u32| f64::from_bits(scratch.get(2 * i) as u64 | (scratch.get(2 * i + 1) as u64) << 32);
+    set(t, value);
+    block.sync();
+    let mut n = block.block_dim();
+    while n > 1 {
+        let half = n.div_ceil(2);
+        if t < n - half {
+            set(t, combine(get(t), get(t + half)));
+        }
+        block.sync();
+        n = half;
+    }
+    get(t)
+}
+
 /// The contiguous part of a block-wide scan one thread handles.
 #[derive(Clone, Copy)]
 pub struct ScanChunk {

@@ -25,10 +25,17 @@
 //! preconditioned conjugate gradient's updates (the core's weighted
 //! reductions): the product stays the plain one.
 //!
+//! The intrinsic Delaunay Laplacian's step runs on an assembled system
+//! instead ([`assembled`]).
+//!
 //! The kernel half of the MCF application crate (`apps/mcf`).
 #![no_std]
 #![feature(core_float_math)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+pub mod assembled;
+
+pub use assembled::{DirectionUpdate, ResidualUpdate, SystemProduct};
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
@@ -281,7 +288,8 @@ impl ElementComputation for McfFixed {
         let (diagonal, area) = diagonal_and_area(v, self.dt, self.weights);
         let fixed = fixed || area.is_nan() || area <= 0.0;
         v.set(&self.fixed, [u32::from(fixed)]);
-        let inverse = if self.precondition != 0 && !fixed && diagonal > 0.0 && diagonal.is_finite() {
+        let inverse = if self.precondition != 0 && !fixed && diagonal > 0.0 && diagonal.is_finite()
+        {
             1.0 / diagonal
         } else {
             1.0

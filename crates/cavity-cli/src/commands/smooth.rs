@@ -24,8 +24,13 @@ pub(crate) fn smooth(
     let seconds = t.elapsed().as_secs_f64();
     let released = GivenBack::new(backend);
     for (i, step) in report.steps.iter().enumerate() {
+        let flips = if step.flips > 0 {
+            format!(", {} intrinsic edge flips", step.flips)
+        } else {
+            String::new()
+        };
         sayln!(
-            "step {}: {} CG iterations, relative residual {:.2e}{} ({:.3} ms)",
+            "step {}: {} CG iterations, relative residual {:.2e}{}{flips} ({:.3} ms)",
             i + 1,
             step.iterations,
             step.residual,

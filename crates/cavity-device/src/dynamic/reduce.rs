@@ -12,7 +12,7 @@
 //! backend's blocks have one thread) only through rounding.
 
 use crate::attribute::{AttrWords, ReduceOp, Reduction, ScalarType};
-use crate::block::{Block, SharedArena};
+use crate::block::{Block, SharedArena, combine_f64, combine_scratch_len};
 use crate::kernel::ELEMENT_BOUNDS;
 use crate::layout::Kind;
 
@@ -23,7 +23,7 @@ use super::patch::DynMesh;
 /// Shared-memory bytes of the [`Reduce`] kernel with `threads` threads.
 pub fn shared_bytes(threads: u32) -> usize {
     let mut arena = SharedArena::measuring();
-    arena.alloc::<u32>(2 * threads);
+    arena.alloc::<u32>(combine_scratch_len(threads));
     arena.used()
 }
 
@@ -170,7 +170,7 @@ pub fn reduce<B: Block>(
     partials: GlobalU32,
 ) {
     let op = op_of(r.op);
-    let scratch = arena.alloc::<u32>(2 * block.block_dim());
+    let scratch = arena.alloc::<u32>(combine_scratch_len(block.block_dim()));
     arena.check();
     let acc = if sound(mesh, r) {
         // The kind a constant in each copy of the loop: indexed by a
@@ -179,30 +179,9 @@ pub fn reduce<B: Block>(
     } else {
         identity(op)
     };
-    let t = block.thread_idx();
-    // Thread `i`'s partial in the shared scratch, an `f64` in two words.
-    let set_partial = |i: u32, x: f64| {
-        let bits = x.to_bits();
-        scratch.set(2 * i, bits as u32);
-        scratch.set(2 * i + 1, (bits >> 32) as u32);
-    };
-    let partial =
-        |i: u32| f64::from_bits(scratch.get(2 * i) as u64 | (scratch.get(2 * i + 1) as u64) << 32);
-    set_partial(t, acc);
-    block.sync();
-    // A tree over the threads' values, in a fixed order: `n` values left,
-    // the upper half folded onto the lower.
-    let mut n = block.block_dim();
-    while n > 1 {
-        let half = n.div_ceil(2);
-        if t < n - half {
-            set_partial(t, combine(op, partial(t), partial(t + half)));
-        }
-        block.sync();
-        n = half;
-    }
-    if t == 0 {
-        let bits = partial(0).to_bits();
+    let total = combine_f64(block, scratch, acc, |a, b| combine(op, a, b));
+    if block.thread_idx() == 0 {
+        let bits = total.to_bits();
         partials.store(2 * p, bits as u32);
         partials.store(2 * p + 1, (bits >> 32) as u32);
     }

@@ -1,0 +1,225 @@
+//! The flow's step on an assembled system, for the intrinsic Delaunay
+//! Laplacian (Sharp and Crane 2020, sections 4.5-4.6; [`crate::intrinsic`]):
+//! its edges are not the mesh's, so the patches' matrix-free product
+//! cannot apply it. The host flips the intrinsic triangulation of the
+//! current positions and assembles `A = M + dt K` over the free vertices
+//! in compressed rows ([`StepSystem::assemble`]); the backend solves `A u
+//! = -dt K x` by preconditioned conjugate gradients on arrays
+//! ([`StepSystem::solve`], the kernels of `cavity_mcf_kernels::assembled`:
+//! the GPU on its stream, the CPU backend the same kernels).
+
+use std::time::Instant;
+
+use cavity::backend::Backend;
+use cavity::backend::BackendError;
+use cavity::backend::buffer::Buffer;
+use cavity_mcf_kernels::assembled::{blocks, launch_shared_bytes};
+use cavity_mcf_kernels::{DirectionUpdate, ResidualUpdate, SystemProduct};
+
+use crate::StepReport;
+use crate::intrinsic::IntrinsicLaplacian;
+
+/// One step's system `A u = b` over the free vertices, in compressed rows:
+/// `A = M + dt K` (`M` the intrinsic triangulation's lumped areas, `K` its
+/// cotan stiffness), `b = -dt K x`, `u` the step's displacement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepSystem {
+    /// The vertex of each row (the free vertices, ascending).
+    pub free: Vec<u32>,
+    /// Row `i`'s entries are `offsets[i]..offsets[i + 1]` (rows + 1).
+    pub offsets: Vec<u32>,
+    /// Each entry's column (a free neighbour's row).
+    pub columns: Vec<u32>,
+    /// Each entry's value negated: `dt w_ij` (non-negative where the
+    /// intrinsic triangulation is Delaunay).
+    pub weights: Vec<f32>,
+    /// Each row's diagonal `m_i + dt Σ_j w_ij` (over every neighbour,
+    /// fixed ones too).
+    pub diagonal: Vec<f32>,
+    /// The Jacobi preconditioner `1 / diagonal`, or 1 without
+    /// preconditioning.
+    pub inverse_diagonal: Vec<f32>,
+    /// The right-hand side `-dt Σ_j w_ij (x_i - x_j)`, three words a row.
+    pub rhs: Vec<f32>,
+}
+
+impl StepSystem {
+    /// The system of the step from `positions` with the intrinsic
+    /// Laplacian `laplacian` of those positions, the vertices marked in
+    /// `fixed` kept in place, the time step `dt` (squared units of the
+    /// positions), Jacobi-preconditioned when `precondition`. A vertex
+    /// without mass is kept in place too.
+    pub fn assemble(
+        laplacian: &IntrinsicLaplacian,
+        positions: &[[f32; 3]],
+        fixed: &[bool],
+        dt: f64,
+        precondition: bool,
+    ) -> StepSystem {
+        let n = positions.len();
+        let free_vertex =
+            |v: usize| !fixed[v] && laplacian.mass[v] > 0.0 && laplacian.mass[v].is_finite();
+        let mut row_of = vec![u32::MAX; n];
+        let free: Vec<u32> = (0..n as u32).filter(|&v| free_vertex(v as usize)).collect();
+        for (row, &v) in free.iter().enumerate() {
+            row_of[v as usize] = row as u32;
+        }
+        let mut system = StepSystem {
+            offsets: Vec::with_capacity(free.len() + 1),
+            columns: Vec::new(),
+            weights: Vec::new(),
+            diagonal: Vec::with_capacity(free.len()),
+            inverse_diagonal: Vec::with_capacity(free.len()),
+            rhs: Vec::with_capacity(3 * free.len()),
+            free: Vec::new(),
+        };
+        system.offsets.push(0);
+        for &v in &free {
+            let v = v as usize;
+            let x = positions[v].map(f64::from);
+            let (mut diagonal, mut kx) = (laplacian.mass[v], [0.0f64; 3]);
+            let entries = laplacian.offsets[v] as usize..laplacian.offsets[v + 1] as usize;
+            for k in entries {
+                let (j, w) = (laplacian.neighbours[k] as usize, laplacian.weights[k]);
+                diagonal += dt * w;
+                for (c, kx) in kx.iter_mut().enumerate() {
+                    *kx += w * (x[c] - f64::from(positions[j][c]));
+                }
+                if row_of[j] != u32::MAX {
+                    system.columns.push(row_of[j]);
+                    system.weights.push((dt * w) as f32);
+                }
+            }
+            system.offsets.push(system.columns.len() as u32);
+            system.diagonal.push(diagonal as f32);
+            system.inverse_diagonal.push(if precondition {
+                (1.0 / diagonal) as f32
+            } else {
+                1.0
+            });
+            system.rhs.extend(kx.map(|y| (-dt * y) as f32));
+        }
+        system.free = free;
+        system
+    }
+
+    /// Rows of the system.
+    pub fn rows(&self) -> usize {
+        self.free.len()
+    }
+
+    /// The step's displacement (one per row) by preconditioned
+    /// conjugate gradients (Shewchuk 1994, B3) on `backend` from `u = 0`,
+    /// with the report ([`crate::solve_step`]'s stopping rules: the
+    /// preconditioned residual's norm at `tolerance` of its start, at most
+    /// `max_iterations`, a direction of non-positive curvature; a
+    /// non-finite value ends it with an infinite residual).
+    ///
+    /// # Errors
+    /// A missing kernel, a failed launch or copy ([`BackendError`]).
+    pub fn solve(
+        &self,
+        backend: &Backend,
+        tolerance: f32,
+        max_iterations: u32,
+    ) -> Result<(Vec<[f32; 3]>, StepReport), BackendError> {
+        let start = Instant::now();
+        let rows = self.rows() as u32;
+        let grid = blocks(rows);
+        let smem = launch_shared_bytes();
+        let d_host: Vec<f32> = self
+            .rhs
+            .iter()
+            .enumerate()
+            .map(|(k, &r)| self.inverse_diagonal[k / 3] * r)
+            .collect();
+        let mut delta: f64 = self
+            .rhs
+            .iter()
+            .zip(&d_host)
+            .map(|(&r, &d)| f64::from(r) * f64::from(d))
+            .sum();
+        let b = backend;
+        let (offsets, columns) = (b.upload(&self.offsets)?, b.upload(&self.columns)?);
+        let (weights, diagonal) = (b.upload(&self.weights)?, b.upload(&self.diagonal)?);
+        let inverse = b.upload(&self.inverse_diagonal)?;
+        let (mut r, mut d) = (b.upload(&self.rhs)?, b.upload(&d_host)?);
+        let (mut u, mut q) = (
+            b.zeros::<f32>(3 * rows as usize)?,
+            b.zeros::<f32>(3 * rows as usize)?,
+        );
+        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
+        let sum = |partials: &Buffer<u32>| -> Result<f64, BackendError> {
+            let words = b.read_back(partials, 2 * grid as usize)?;
+            Ok(words
+                .as_chunks::<2>()
+                .0
+                .iter()
+                .map(|&[low, high]| f64::from_bits(u64::from(low) | u64::from(high) << 32))
+                .sum())
+        };
+        let delta_0 = delta;
+        let stop = f64::from(tolerance).powi(2) * delta_0;
+        let mut iterations = 0;
+        let mut broke_down = !delta_0.is_finite();
+        while !broke_down && iterations < max_iterations && delta > stop {
+            let params = (
+                &offsets,
+                &columns,
+                &weights,
+                &diagonal,
+                rows,
+                &d,
+                &mut q,
+                &mut partials,
+            );
+            b.launch::<SystemProduct>(grid, smem, params)?;
+            let dq = sum(&partials)?;
+            if !dq.is_finite() {
+                broke_down = true;
+                break;
+            }
+            if dq <= 0.0 {
+                break;
+            }
+            let alpha = delta / dq;
+            let params = (
+                alpha as f32,
+                rows,
+                &d,
+                &q,
+                &inverse,
+                &mut u,
+                &mut r,
+                &mut partials,
+            );
+            b.launch::<ResidualUpdate>(grid, smem, params)?;
+            let delta_old = delta;
+            delta = sum(&partials)?;
+            if !delta.is_finite() {
+                broke_down = true;
+                break;
+            }
+            let params = ((delta / delta_old) as f32, rows, &r, &inverse, &mut d);
+            b.launch::<DirectionUpdate>(grid, (0, 0), params)?;
+            iterations += 1;
+        }
+        let u = b.download(u, 3 * rows as usize)?;
+        Ok((
+            u.as_chunks::<3>().0.to_vec(),
+            StepReport {
+                iterations,
+                residual: if broke_down {
+                    f64::INFINITY
+                } else if delta_0 > 0.0 {
+                    (delta / delta_0).sqrt()
+                } else {
+                    0.0
+                },
+                converged: !broke_down && delta <= stop,
+                seconds: start.elapsed().as_secs_f64(),
+                flips: 0,
+            },
+        ))
+    }
+}
