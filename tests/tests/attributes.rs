@@ -409,7 +409,7 @@ fn weighted_updates_match_serial_sums() {
         .unwrap();
     m.set_attribute(&w, &vs.iter().map(|&s| [w_of(s)]).collect::<Vec<_>>())
         .unwrap();
-    // y ← 2 x + y, Σ w |y|²; then y ← w x - 0.5 y, Σ w |x|².
+    // y ← 2 x + y, Σ w |y|²; then y ← w x - 0.5 y, Σ |y|².
     let (mut axpy, mut xpay) = (0.0f64, 0.0f64);
     let want: Vec<[f32; 3]> = vs
         .iter()
@@ -421,8 +421,9 @@ fn weighted_updates_match_serial_sums() {
                     .iter()
                     .map(|&v| f64::from(v) * f64::from(v))
                     .sum::<f64>();
-            xpay += ws * xs.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
-            [0, 1, 2].map(|k| (ws * f64::from(xs[k]) - 0.5 * f64::from(mid[k])) as f32)
+            let y = [0, 1, 2].map(|k| (ws * f64::from(xs[k]) - 0.5 * f64::from(mid[k])) as f32);
+            xpay += y.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>();
+            y
         })
         .collect();
     let backend = test_backend();

@@ -362,8 +362,10 @@ pub(crate) enum Command {
     },
     /// Smoothing by implicit mean curvature flow (Desbrun et al. 1999;
     /// RXMesh section 8.1): each step solves (M + dt K) x' = M x, cotan
-    /// weights and mixed Voronoi areas, by a matrix-free conjugate
-    /// gradient. Vertices on a boundary or non-manifold edge stay.
+    /// weights and mixed Voronoi areas, by a Jacobi-preconditioned
+    /// conjugate gradient, matrix-free on the patches (assembled for the
+    /// intrinsic Delaunay Laplacian). Vertices on a boundary or
+    /// non-manifold edge stay.
     Smooth {
         /// Input mesh; the bundled mesh when omitted.
         input: Option<PathBuf>,

@@ -338,10 +338,10 @@ pub enum ReduceOp {
     /// gradients' residual update and `rᵀ D⁻¹ r` (Shewchuk 1994, B3: `r ←
     /// r - α q`, with `w = D⁻¹` the inverse of a diagonal preconditioner).
     WeightedAxpy = 5,
-    /// `y ← w x + alpha y` (floating-point attributes), giving `Σ w |x|²`:
-    /// preconditioned conjugate gradients' direction update (Shewchuk
-    /// 1994, B3: `d ← D⁻¹ r + β d`); with `alpha = 0` the first direction
-    /// and `rᵀ D⁻¹ r`.
+    /// `y ← w x + alpha y` (floating-point attributes), giving `y · y` of
+    /// the new `y` as `Xpay`: preconditioned conjugate gradients' direction
+    /// update (Shewchuk 1994, B3: `d ← D⁻¹ r + β d`); with `alpha = 0` the
+    /// first direction.
     WeightedXpay = 6,
 }
 

@@ -645,10 +645,11 @@ pub trait Rounds {
         self.reduce(&r)
     }
     /// `y ← w x + alpha y` on every active owned element (computed in
-    /// `f64`, stored in `y`'s type); returns `Σ w |x|²`: preconditioned
-    /// conjugate gradients' direction update `d ← D⁻¹ r + β d` for the
-    /// inverse diagonal `w = D⁻¹` (Shewchuk 1994, B3), and with `alpha =
-    /// 0` its first direction and `rᵀ D⁻¹ r`.
+    /// `f64`, stored in `y`'s type); returns `y · y` of the new `y`, as
+    /// [`Rounds::xpay`]: preconditioned conjugate gradients' direction
+    /// update `d ← D⁻¹ r + β d` for the inverse diagonal `w = D⁻¹`
+    /// (Shewchuk 1994, B3), and with `alpha = 0` its first direction (then
+    /// `rᵀ D⁻¹ r` is `r · d`).
     ///
     /// # Errors
     /// As [`Rounds::weighted_axpy`].
