@@ -8,8 +8,6 @@
 //! ([`StepSystem::solve`], the kernels of `cavity_mcf_kernels::assembled`:
 //! the GPU on its stream, the CPU backend the same kernels).
 
-use std::time::Instant;
-
 use cavity::backend::Backend;
 use cavity::backend::BackendError;
 use cavity::backend::buffer::Buffer;
@@ -17,6 +15,7 @@ use cavity_mcf_kernels::assembled::{blocks, launch_shared_bytes};
 use cavity_mcf_kernels::{DirectionUpdate, ResidualUpdate, SystemProduct};
 
 use crate::StepReport;
+use crate::cg::{CgSteps, conjugate_gradient};
 use crate::intrinsic::IntrinsicLaplacian;
 
 /// One step's system `A u = b` over the free vertices, in compressed rows:
@@ -108,12 +107,9 @@ impl StepSystem {
         self.free.len()
     }
 
-    /// The step's displacement (one per row) by preconditioned
-    /// conjugate gradients (Shewchuk 1994, B3) on `backend` from `u = 0`,
-    /// with the report ([`crate::solve_step`]'s stopping rules: the
-    /// preconditioned residual's norm at `tolerance` of its start, at most
-    /// `max_iterations`, a direction of non-positive curvature; a
-    /// non-finite value ends it with an infinite residual).
+    /// The step's displacement (one per row) by preconditioned conjugate
+    /// gradients (Shewchuk 1994, B3) on `backend` from `u = 0`, with the
+    /// report (the stopping rules of `crate::cg`, as [`crate::solve_step`]).
     ///
     /// # Errors
     /// A missing kernel, a failed launch or copy ([`BackendError`]).
@@ -123,103 +119,116 @@ impl StepSystem {
         tolerance: f32,
         max_iterations: u32,
     ) -> Result<(Vec<[f32; 3]>, StepReport), BackendError> {
-        let start = Instant::now();
         let rows = self.rows() as u32;
-        let grid = blocks(rows);
-        let smem = launch_shared_bytes();
-        let d_host: Vec<f32> = self
-            .rhs
-            .iter()
-            .enumerate()
-            .map(|(k, &r)| self.inverse_diagonal[k / 3] * r)
-            .collect();
-        let mut delta: f64 = self
-            .rhs
-            .iter()
-            .zip(&d_host)
-            .map(|(&r, &d)| f64::from(r) * f64::from(d))
-            .sum();
         let b = backend;
-        let (offsets, columns) = (b.upload(&self.offsets)?, b.upload(&self.columns)?);
-        let (weights, diagonal) = (b.upload(&self.weights)?, b.upload(&self.diagonal)?);
-        let inverse = b.upload(&self.inverse_diagonal)?;
-        let (mut r, mut d) = (b.upload(&self.rhs)?, b.upload(&d_host)?);
-        let (mut u, mut q) = (
-            b.zeros::<f32>(3 * rows as usize)?,
-            b.zeros::<f32>(3 * rows as usize)?,
-        );
-        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
-        let sum = |partials: &Buffer<u32>| -> Result<f64, BackendError> {
-            let words = b.read_back(partials, 2 * grid as usize)?;
-            Ok(words
-                .as_chunks::<2>()
-                .0
-                .iter()
-                .map(|&[low, high]| f64::from_bits(u64::from(low) | u64::from(high) << 32))
-                .sum())
+        let zeros = || b.zeros::<f32>(3 * rows as usize);
+        let mut steps = ArraySteps {
+            backend,
+            rows,
+            grid: blocks(rows),
+            offsets: b.upload(&self.offsets)?,
+            columns: b.upload(&self.columns)?,
+            weights: b.upload(&self.weights)?,
+            diagonal: b.upload(&self.diagonal)?,
+            inverse_diagonal: b.upload(&self.inverse_diagonal)?,
+            r: b.upload(&self.rhs)?,
+            u: zeros()?,
+            d: zeros()?,
+            q: zeros()?,
+            partials: b.zeros::<u32>(2 * blocks(rows) as usize)?,
         };
-        let delta_0 = delta;
-        let stop = f64::from(tolerance).powi(2) * delta_0;
-        let mut iterations = 0;
-        let mut broke_down = !delta_0.is_finite();
-        while !broke_down && iterations < max_iterations && delta > stop {
-            let params = (
-                &offsets,
-                &columns,
-                &weights,
-                &diagonal,
-                rows,
-                &d,
-                &mut q,
-                &mut partials,
-            );
-            b.launch::<SystemProduct>(grid, smem, params)?;
-            let dq = sum(&partials)?;
-            if !dq.is_finite() {
-                broke_down = true;
-                break;
-            }
-            if dq <= 0.0 {
-                break;
-            }
-            let alpha = delta / dq;
-            let params = (
-                alpha as f32,
-                rows,
-                &d,
-                &q,
-                &inverse,
-                &mut u,
-                &mut r,
-                &mut partials,
-            );
-            b.launch::<ResidualUpdate>(grid, smem, params)?;
-            let delta_old = delta;
-            delta = sum(&partials)?;
-            if !delta.is_finite() {
-                broke_down = true;
-                break;
-            }
-            let params = ((delta / delta_old) as f32, rows, &r, &inverse, &mut d);
-            b.launch::<DirectionUpdate>(grid, (0, 0), params)?;
-            iterations += 1;
-        }
-        let u = b.download(u, 3 * rows as usize)?;
-        Ok((
-            u.as_chunks::<3>().0.to_vec(),
-            StepReport {
-                iterations,
-                residual: if broke_down {
-                    f64::INFINITY
-                } else if delta_0 > 0.0 {
-                    (delta / delta_0).sqrt()
-                } else {
-                    0.0
-                },
-                converged: !broke_down && delta <= stop,
-                seconds: start.elapsed().as_secs_f64(),
-                flips: 0,
-            },
-        ))
+        let report = conjugate_gradient(&mut steps, tolerance, max_iterations)?;
+        let u = b.download(steps.u, 3 * rows as usize)?;
+        Ok((u.as_chunks::<3>().0.to_vec(), report))
+    }
+}
+
+/// The conjugate gradient's operations on the system's arrays on a
+/// backend (three words a row in the vectors), with the kernels of
+/// `cavity_mcf_kernels::assembled`.
+struct ArraySteps<'a> {
+    backend: &'a Backend,
+    rows: u32,
+    grid: u32,
+    offsets: Buffer<u32>,
+    columns: Buffer<u32>,
+    weights: Buffer<f32>,
+    diagonal: Buffer<f32>,
+    inverse_diagonal: Buffer<f32>,
+    r: Buffer<f32>,
+    u: Buffer<f32>,
+    d: Buffer<f32>,
+    q: Buffer<f32>,
+    /// An `f64` per block, two words, low first.
+    partials: Buffer<u32>,
+}
+
+impl ArraySteps<'_> {
+    /// The blocks' partials summed in block order.
+    fn sum(&self) -> Result<f64, BackendError> {
+        let words = self
+            .backend
+            .read_back(&self.partials, 2 * self.grid as usize)?;
+        Ok(words
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|&[low, high]| f64::from_bits(u64::from(low) | u64::from(high) << 32))
+            .sum())
+    }
+}
+
+impl CgSteps for ArraySteps<'_> {
+    type Error = BackendError;
+
+    fn start(&mut self) -> Result<f64, BackendError> {
+        // d ← D⁻¹ r; a step of 0 (`u` and `r` unchanged) gives rᵀ D⁻¹ r
+        // from the kernel every step's comes from.
+        self.direction(0.0)?;
+        self.step(0.0)
+    }
+
+    fn product(&mut self) -> Result<f64, BackendError> {
+        let params = (
+            &self.offsets,
+            &self.columns,
+            &self.weights,
+            &self.diagonal,
+            self.rows,
+            &self.d,
+            &mut self.q,
+            &mut self.partials,
+        );
+        self.backend
+            .launch::<SystemProduct>(self.grid, launch_shared_bytes(), params)?;
+        self.sum()
+    }
+
+    fn step(&mut self, alpha: f64) -> Result<f64, BackendError> {
+        let params = (
+            alpha as f32,
+            self.rows,
+            &self.d,
+            &self.q,
+            &self.inverse_diagonal,
+            &mut self.u,
+            &mut self.r,
+            &mut self.partials,
+        );
+        self.backend
+            .launch::<ResidualUpdate>(self.grid, launch_shared_bytes(), params)?;
+        self.sum()
+    }
+
+    fn direction(&mut self, beta: f64) -> Result<(), BackendError> {
+        let params = (
+            beta as f32,
+            self.rows,
+            &self.r,
+            &self.inverse_diagonal,
+            &mut self.d,
+        );
+        self.backend
+            .launch::<DirectionUpdate>(self.grid, (0, 0), params)
     }
 }

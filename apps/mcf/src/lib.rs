@@ -21,6 +21,7 @@
 
 pub mod assembled;
 pub mod bench;
+mod cg;
 pub mod intrinsic;
 
 pub use cavity_mcf_kernels::{Corner, McfFixed, McfMatVec, McfMoveBy, McfResidual, Weights};
@@ -550,14 +551,14 @@ pub fn flow(
 }
 
 /// The conjugate gradient of one step (Shewchuk 1994, B2, or B3 with the
-/// Jacobi preconditioner; the variable names his) for the displacement
-/// `u`, from the fixed marks and preconditioner ([`McfFixed`]) and the state [`McfResidual`] leaves (`u = 0`,
-/// the residual `r`; [`start_step`]); the vertices do not move.
-/// Stops after `max_iterations`, when the residual's norm falls to
-/// `tolerance` times its initial norm, or when the direction's curvature
-/// `dᵀ A d` is not positive (rounding on a singular system). The residual
-/// is the recurrence's (`r ← r - α q`), not recomputed from `u`. A
-/// non-finite norm or curvature (an overflow) ends the solve with an
+/// Jacobi preconditioner) for the displacement `u`, from the fixed marks
+/// and preconditioner ([`McfFixed`]) and the state [`McfResidual`] leaves
+/// (`u = 0`, the residual `r`; [`start_step`]); the vertices do not move.
+/// Stops after `max_iterations`, when the (preconditioned) residual's norm
+/// falls to `tolerance` times its initial norm, or when the direction's
+/// curvature `dᵀ A d` is not positive (rounding on a singular system). The
+/// residual is the recurrence's (`r ← r - α q`), not recomputed from `u`.
+/// A non-finite norm or curvature (an overflow) ends the solve with an
 /// infinite residual, not converged ([`StepReport::broke_down`]).
 ///
 /// # Errors
@@ -569,71 +570,67 @@ pub fn solve_step(
     tolerance: f32,
     max_iterations: u32,
 ) -> Result<StepReport, RunError> {
-    let start = Instant::now();
-    let matvec = |input, output| McfMatVec {
-        fixed: a.fixed,
-        input,
-        output,
-        dt: op.dt,
-        weights: op.weights,
-    };
-    let w = &a.inverse_diagonal;
-    // d ← D⁻¹ r + β d (`D = I` unpreconditioned).
-    let direction = |r: &mut AnyRounds<'_>, beta: f64| {
-        if op.precondition {
-            r.weighted_xpay(&a.r, beta, &a.d, w)
+    cg::conjugate_gradient(&mut PatchSteps { r, a, op }, tolerance, max_iterations)
+}
+
+/// The conjugate gradient's operations on the patches' attributes: the
+/// matrix-free product ([`McfMatVec`]) and the core's reductions, weighted
+/// by the inverse diagonal with the Jacobi preconditioner.
+struct PatchSteps<'a, 'r> {
+    r: &'a mut AnyRounds<'r>,
+    a: &'a McfAttributes,
+    op: &'a Operator,
+}
+
+impl cg::CgSteps for PatchSteps<'_, '_> {
+    type Error = RunError;
+
+    fn start(&mut self) -> Result<f64, RunError> {
+        let a = self.a;
+        if self.op.precondition {
+            // δ = rᵀ D⁻¹ r = r · d.
+            self.r.weighted_xpay(&a.r, 0.0, &a.d, &a.inverse_diagonal)?;
+            self.r.dot(&a.r, &a.d)
         } else {
-            r.xpay(&a.r, beta, &a.d)
+            // d ← r, and r · r from the same pass.
+            self.r.xpay(&a.r, 0.0, &a.d)
         }
-    };
-    // δ = rᵀ D⁻¹ r = r · d (from the same pass unpreconditioned).
-    let mut delta = direction(r, 0.0)?;
-    if op.precondition {
-        delta = r.dot(&a.r, &a.d)?;
     }
-    let delta_0 = delta;
-    let stop = f64::from(tolerance).powi(2) * delta_0;
-    let mut iterations = 0;
-    let mut broke_down = !delta_0.is_finite();
-    while !broke_down && iterations < max_iterations && delta > stop {
-        r.for_each(&matvec(a.d, a.q))?;
-        let dq = r.dot(&a.d, &a.q)?;
-        if !dq.is_finite() {
-            broke_down = true;
-            break;
-        }
-        if dq <= 0.0 {
-            break;
-        }
-        let alpha = delta / dq;
-        r.axpy(alpha, &a.d, &a.u)?;
-        let delta_old = delta;
+
+    fn product(&mut self) -> Result<f64, RunError> {
+        let a = self.a;
+        self.r.for_each(&McfMatVec {
+            fixed: a.fixed,
+            input: a.d,
+            output: a.q,
+            dt: self.op.dt,
+            weights: self.op.weights,
+        })?;
+        self.r.dot(&a.d, &a.q)
+    }
+
+    fn step(&mut self, alpha: f64) -> Result<f64, RunError> {
+        let a = self.a;
+        self.r.axpy(alpha, &a.d, &a.u)?;
         // The residual's update gives its new (preconditioned) norm.
-        delta = if op.precondition {
-            r.weighted_axpy(-alpha, &a.q, &a.r, w)?
+        if self.op.precondition {
+            self.r
+                .weighted_axpy(-alpha, &a.q, &a.r, &a.inverse_diagonal)
         } else {
-            r.axpy(-alpha, &a.q, &a.r)?
-        };
-        if !delta.is_finite() {
-            broke_down = true;
-            break;
+            self.r.axpy(-alpha, &a.q, &a.r)
         }
-        direction(r, delta / delta_old)?;
-        iterations += 1;
     }
-    Ok(StepReport {
-        iterations,
-        residual: if broke_down {
-            f64::INFINITY
-        } else if delta_0 > 0.0 {
-            (delta / delta_0).sqrt()
+
+    fn direction(&mut self, beta: f64) -> Result<(), RunError> {
+        let a = self.a;
+        if self.op.precondition {
+            self.r
+                .weighted_xpay(&a.r, beta, &a.d, &a.inverse_diagonal)?;
         } else {
-            0.0
-        },
-        converged: !broke_down && delta <= stop,
-        seconds: start.elapsed().as_secs_f64(),
-        flips: 0,
-    })
+            self.r.xpay(&a.r, beta, &a.d)?;
+        }
+        Ok(())
+    }
 }
 
 /// `mesh` smoothed by [`McfSettings::steps`] steps of implicit mean
