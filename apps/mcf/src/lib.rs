@@ -466,8 +466,8 @@ impl FlowMesh {
         if laplacian == Laplacian::Intrinsic {
             return Err(OutOfRange::new(
                 setting::LAPLACIAN,
-                "the intrinsic Delaunay Laplacian's edges are not the patches': \
-                 run it through smooth",
+                "must be one the patches compute: not intrinsic, whose edges are \
+                 not the mesh's (smooth runs it)",
             )
             .into());
         }
