@@ -12,12 +12,14 @@ mod dirt;
 mod generators;
 mod measures;
 mod rounds;
+mod skips;
 
 pub use checks::*;
 pub use dirt::*;
 pub use generators::*;
 pub use measures::*;
 pub use rounds::*;
+pub use skips::*;
 
 use std::collections::HashSet;
 
@@ -26,6 +28,19 @@ use cavity::backend::cpu::{CpuBackend, Schedule};
 use cavity::backend::{Backend, BackendError, DeviceChoice};
 use cavity::dynamic::DynamicMesh;
 use cavity_reference::{MeshStats, ReferenceMesh};
+
+/// Starts a test only the GPU can run. Such a test is marked `#[ignore =
+/// "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]`,
+/// so that a run without the GPU reports it as ignored (visibly, not as a
+/// pass); this panics unless `CAVITY_TEST_DEVICE` is `cuda`, so that a run
+/// that includes it without the GPU fails instead of passing it unrun.
+pub fn require_gpu() {
+    assert_eq!(
+        std::env::var("CAVITY_TEST_DEVICE").as_deref(),
+        Ok("cuda"),
+        "a GPU-only test: run it with CAVITY_TEST_DEVICE=cuda on a GPU"
+    );
+}
 
 /// The backend named by `CAVITY_TEST_DEVICE` (default `cpu`), with the
 /// tests' kernel crate added (`Backend::add_kernels`: the operations the

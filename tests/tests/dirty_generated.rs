@@ -22,7 +22,7 @@ use cavity_delaunay::delaunay;
 use cavity_normals::vertex_normals;
 use cavity_reference::ReferenceMesh;
 use cavity_remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
-use cavity_tests::{Dirt, cases, dirty_mesh, test_backend, topology};
+use cavity_tests::{Dirt, Skips, cases, dirty_mesh, test_backend, topology};
 use proptest::prelude::*;
 
 /// The input as the CLI loads it (`load_input`): duplicate faces removed.
@@ -91,6 +91,10 @@ fn has_a_normal(m: &TriMesh, v: u32) -> bool {
     total > 0.0 && sum.length() > 1e-3 * total
 }
 
+/// The cases of `dirty_meshes_remesh_validly` that stopped with a
+/// capacity error: at most a fifth (and two more) may.
+static REMESH_SKIPS: Skips = Skips::new("dirty_meshes_remesh_validly", 20, 2);
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(32)))]
 
@@ -111,6 +115,7 @@ proptest! {
     ) {
         let mesh = loaded(&input, &dirt)?;
         prop_assume!(!mesh.faces.is_empty());
+        REMESH_SKIPS.ran();
         let before = topology_stats(&mesh);
         let manifold = before.non_manifold_edges + before.non_manifold_vertices == 0;
         // `validate` takes every two-face edge to be traversed both ways: a
@@ -137,7 +142,9 @@ proptest! {
                 prop_assert_eq!(cavity::defects::bounding_diagonal(&mesh), 0.0);
                 return Ok(());
             }
-            Err(RemeshError::Run { source: RunError::Fatal(..), .. }) => return Ok(()),
+            Err(e @ RemeshError::Run { source: RunError::Fatal(..), .. }) => {
+                return REMESH_SKIPS.skip(e);
+            }
             Err(e) => panic!("remesh: {e} ({dirt:?})"),
         };
         let keeps = Keeps { topology: true, no_zero_area: true };
@@ -157,6 +164,7 @@ proptest! {
     ) {
         let mesh = loaded(&input, &dirt)?;
         prop_assume!(!mesh.faces.is_empty());
+        REMESH_SKIPS.ran();
         let before = topology_stats(&mesh);
         let (out, _, _) = delaunay(&mesh, patch_size, CapacityFactors::default(), &test_backend())
             .unwrap_or_else(|e| panic!("delaunay: {e} ({dirt:?})"));

@@ -23,11 +23,9 @@ fn check_runs(gpu: CudaBackend) {
 }
 
 #[test]
+#[ignore = "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
 fn kernels_are_compiled_once_then_loaded_from_the_cache() {
-    if std::env::var("CAVITY_TEST_DEVICE").as_deref() != Ok("cuda") {
-        eprintln!("not run: CAVITY_TEST_DEVICE is not cuda (the cache is the GPU's)");
-        return;
-    }
+    cavity_tests::require_gpu();
     let dir = tempfile::tempdir().expect("temporary directory");
     // SAFETY: the only test of this binary sets the variable before any
     // other thread of it reads the environment.

@@ -28,11 +28,9 @@ unsafe impl Kernel for Mismatched {
 }
 
 #[test]
+#[ignore = "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
 fn a_declaration_that_disagrees_with_the_ptx_is_refused() {
-    if std::env::var("CAVITY_TEST_DEVICE").as_deref() != Ok("cuda") {
-        eprintln!("no GPU asked for (CAVITY_TEST_DEVICE=cuda): nothing to load");
-        return;
-    }
+    cavity_tests::require_gpu();
     let gpu = CudaBackend::new().expect("GPU");
     gpu.load::<Compact>(0).expect("the real declaration loads");
     match gpu.load::<Mismatched>(0) {
@@ -48,11 +46,9 @@ fn a_declaration_that_disagrees_with_the_ptx_is_refused() {
 }
 
 #[test]
+#[ignore = "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
 fn the_same_ptx_is_loaded_once() {
-    if std::env::var("CAVITY_TEST_DEVICE").as_deref() != Ok("cuda") {
-        eprintln!("no GPU asked for (CAVITY_TEST_DEVICE=cuda): nothing to load");
-        return;
-    }
+    cavity_tests::require_gpu();
     let gpu = CudaBackend::new().expect("GPU");
     let again = gpu.add_kernels(cavity::backend::cuda::PTX).expect("adds");
     assert!(matches!(again, KernelOrigin::Loaded), "{again:?}");

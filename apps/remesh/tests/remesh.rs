@@ -20,7 +20,7 @@ use cavity_remesh::{
     mean_edge_length, prepare, remesh,
 };
 use cavity_tests::{
-    any_mesh, asset_mesh, bundled_mesh, cases, grid, oriented, shuffle, smallest_area,
+    Skips, any_mesh, asset_mesh, bundled_mesh, cases, grid, oriented, shuffle, smallest_area,
     test_backend, topology,
 };
 use proptest::prelude::*;
@@ -259,6 +259,10 @@ fn closed_proptest_meshes_reach_the_band() {
     });
 }
 
+/// The cases of `any_proptest_mesh_keeps_its_topology` that stopped with
+/// a capacity error: at most a fifth (and two more) may.
+static TOPOLOGY_SKIPS: Skips = Skips::new("any_proptest_mesh_keeps_its_topology", 20, 2);
+
 #[test]
 fn any_proptest_mesh_keeps_its_topology() {
     let config = ProptestConfig::with_cases(cases(24));
@@ -278,8 +282,12 @@ fn any_proptest_mesh_keeps_its_topology() {
         // Out of patch slots is an error naming the setting to raise (rare
         // here: tiny patches whose collapses keep slicing them; see issue
         // 4), not a wrong mesh; every phase before it was checked.
+        TOPOLOGY_SKIPS.ran();
         match try_remesh_checked(&input, &settings, patch_size, None) {
-            Ok(_) | Err(RemeshError::Run { source: RunError::Fatal(..), .. }) => {}
+            Ok(_) => {}
+            Err(e @ RemeshError::Run { source: RunError::Fatal(..), .. }) => {
+                TOPOLOGY_SKIPS.skip(e)?;
+            }
             Err(e) => panic!("remesh: {e}"),
         }
     });

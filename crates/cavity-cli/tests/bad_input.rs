@@ -6,7 +6,7 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{asset, cavity, names, refused_with, stderr, tempdir};
+use common::{asset, cavity, device, names, refused_with, stderr, tempdir};
 
 /// Stderr of a run that must fail cleanly: exit code 1 or 2 (clap's
 /// usage errors), an `error:` line, no panic and no temporary file's name.
@@ -18,7 +18,7 @@ fn fails(out: &Output) -> String {
 fn normals_refuse_a_format_without_vertex_normals() {
     let dir = tempdir("bad-input-");
     let out = cavity()
-        .args(["normals", "--device", "cpu"])
+        .args(["normals", "--device", device()])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(dir.path().join("x.stl"))
@@ -44,8 +44,8 @@ fn a_read_only_output_is_refused_before_any_work() {
     std::fs::write(&output, "keep me\n").expect("write");
     std::fs::set_permissions(&output, std::fs::Permissions::from_mode(0o444)).expect("chmod");
     for command in [
-        &["denoise", "--device", "cpu"][..],
-        &["remesh", "--device", "cpu", "--iterations", "1"],
+        &["denoise", "--device", device()][..],
+        &["remesh", "--device", device(), "--iterations", "1"],
     ] {
         let out = cavity()
             .args(command)
@@ -129,7 +129,7 @@ fn negative_numbers_are_values_whose_range_is_checked() {
     for (args, says) in cases {
         let out = cavity()
             .args(*args)
-            .args(["--device", "cpu"])
+            .args(["--device", device()])
             .output()
             .expect("run");
         let stderr = fails(&out);
@@ -144,7 +144,7 @@ fn a_missing_output_directory_is_named_before_any_work() {
     let dir = tempdir("bad-input-");
     let output = dir.path().join("missing").join("x.ply");
     let out = cavity()
-        .args(["normals", "--device", "cpu"])
+        .args(["normals", "--device", device()])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(&output)
@@ -192,7 +192,7 @@ fn files_that_are_no_surface_mesh_name_the_command_that_reads_them() {
     std::fs::write(&points, "# points\n4 2 0 0\n1 0 0\n2 1 0\n3 0 1\n4 1 1\n").expect("write");
     let out = cavity()
         .current_dir(dir.path())
-        .args(["remesh", "--device", "cpu", "points.node"])
+        .args(["remesh", "--device", device(), "points.node"])
         .output()
         .expect("run");
     let stderr = fails(&out);
@@ -214,7 +214,7 @@ fn small_models_report_lengths_in_significant_digits() {
     let input = dir.path().join("tiny.obj");
     cavity::io::write_mesh(&input, &torus, None, cavity::io::Format::Obj).expect("write");
     let out = cavity()
-        .args(["remesh", "--device", "cpu", "--iterations", "1"])
+        .args(["remesh", "--device", device(), "--iterations", "1"])
         .arg(&input)
         .arg("-o")
         .arg(dir.path().join("out.obj"))
@@ -238,7 +238,7 @@ fn oversized_remeshing_is_refused_with_its_estimate() {
     let dir = tempdir("bad-input-");
     // An absurd length: more faces than any layout holds.
     let out = cavity()
-        .args(["remesh", "--device", "cpu", "--length", "1e-6x"])
+        .args(["remesh", "--device", device(), "--length", "1e-6x"])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(dir.path().join("out.ply"))
@@ -251,7 +251,7 @@ fn oversized_remeshing_is_refused_with_its_estimate() {
     let started = Instant::now();
     let out = cavity()
         .env("CAVITY_MEMORY_LIMIT", "256M")
-        .args(["remesh", "--device", "cpu", "--length", "0.01x"])
+        .args(["remesh", "--device", device(), "--length", "0.01x"])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(dir.path().join("out.ply"))
@@ -269,7 +269,7 @@ fn oversized_remeshing_is_refused_with_its_estimate() {
     // Any dynamic mesh is checked before it is allocated.
     let out = cavity()
         .env("CAVITY_MEMORY_LIMIT", "64M")
-        .args(["delaunay", "--device", "cpu", "--patch-factor", "1000"])
+        .args(["delaunay", "--device", device(), "--patch-factor", "1000"])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(dir.path().join("out.ply"))
@@ -298,7 +298,7 @@ fn an_interrupted_write_leaves_nothing_behind() {
         let output = dir.path().join("out.ply");
         let mut child = cavity()
             .env(cavity::io::PAUSE_BEFORE_RENAME, "60000")
-            .args(["normals", "--device", "cpu"])
+            .args(["normals", "--device", device()])
             .arg(asset("torus.obj"))
             .arg("-o")
             .arg(&output)
@@ -347,7 +347,7 @@ fn an_interrupted_write_leaves_nothing_behind() {
 fn long_commands_print_progress_lines_off_a_terminal() {
     let dir = tempdir("bad-input-");
     let out = cavity()
-        .args(["remesh", "--device", "cpu", "--iterations", "2"])
+        .args(["remesh", "--device", device(), "--iterations", "2"])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(dir.path().join("out.ply"))

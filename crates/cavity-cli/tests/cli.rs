@@ -3,7 +3,7 @@
 use std::process::Stdio;
 
 mod common;
-use common::{asset, cavity};
+use common::{asset, cavity, device};
 
 /// `cavity ARGS INPUT -o OUTPUT`, which must succeed; its stdout and
 /// stderr.
@@ -55,7 +55,7 @@ fn remeshing_writes_its_output_and_nothing_else() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let output = dir.path().join("torus-remeshed.ply");
     succeeds(
-        &["remesh", "--device", "cpu", "--iterations", "1"],
+        &["remesh", "--device", device(), "--iterations", "1"],
         &asset("torus.obj"),
         &output,
     );
@@ -70,12 +70,12 @@ fn remeshing_writes_its_output_and_nothing_else() {
     assert!(written.num_faces() > 0);
 }
 
-/// Stderr of `cavity remesh --device cpu OPTION VALUE torus.obj -o ...`,
+/// Stderr of `cavity remesh --device D OPTION VALUE torus.obj -o ...`,
 /// which must fail with exit code 1.
 fn remesh_fails_with(option: &str, value: &str) -> String {
     let dir = tempfile::tempdir().expect("temporary directory");
     let out = cavity()
-        .args(["remesh", "--device", "cpu", option, value])
+        .args(["remesh", "--device", device(), option, value])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(dir.path().join("out.ply"))
@@ -137,7 +137,13 @@ fn geodesic_writes_the_distance_as_a_ply_property() {
     let output = dir.path().join("torus-distance.ply");
     let (stdout, _) = succeeds(
         &[
-            "geodesic", "--device", "cpu", "--source", "0", "--source", "7",
+            "geodesic",
+            "--device",
+            device(),
+            "--source",
+            "0",
+            "--source",
+            "7",
         ],
         &asset("torus.obj"),
         &output,
@@ -172,7 +178,7 @@ fn geodesic_beside_an_obj_writes_a_column_with_inf_where_unreachable() {
     .expect("input");
     let output = dir.path().join("apart-out.obj");
     let (_, stderr) = succeeds(
-        &["geodesic", "--device", "cpu", "--source", "1"],
+        &["geodesic", "--device", device(), "--source", "1"],
         &input,
         &output,
     );
@@ -198,7 +204,7 @@ fn geodesic_refuses_bad_sources_and_tolerances_by_name() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let run = |args: &[&str]| {
         let out = cavity()
-            .args(["geodesic", "--device", "cpu"])
+            .args(["geodesic", "--device", device()])
             .args(args)
             .arg(asset("torus.obj"))
             .arg("-o")
@@ -223,7 +229,7 @@ fn smoothing_moves_the_interior_and_keeps_the_counts() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let output = dir.path().join("cube-smooth.off");
     let (stdout, _) = succeeds(
-        &["smooth", "--device", "cpu", "--steps", "2"],
+        &["smooth", "--device", device(), "--steps", "2"],
         &asset("bumpy-cube.obj"),
         &output,
     );
@@ -244,7 +250,7 @@ fn smooth_and_geodesic_setting_errors_name_their_option() {
     let fails = |args: &[&str]| {
         let out = cavity()
             .args(args)
-            .args(["--device", "cpu"])
+            .args(["--device", device()])
             .arg(asset("torus.obj"))
             .arg("-o")
             .arg(dir.path().join("out.ply"))
@@ -268,7 +274,7 @@ fn smooth_and_geodesic_setting_errors_name_their_option() {
     assert!(stderr.ends_with("(--max-hops)"), "{stderr}");
     // STL has no vertex list for a distance column.
     let out = cavity()
-        .args(["geodesic", "--device", "cpu", "--source", "0"])
+        .args(["geodesic", "--device", device(), "--source", "0"])
         .arg(asset("torus.obj"))
         .arg("-o")
         .arg(dir.path().join("out.stl"))
@@ -285,7 +291,7 @@ fn denoising_moves_vertices_keeps_the_faces_and_never_the_input() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let output = dir.path().join("cube-denoised.ply");
     let (stdout, _) = succeeds(
-        &["denoise", "--device", "cpu", "--iterations", "2"],
+        &["denoise", "--device", device(), "--iterations", "2"],
         &asset("bumpy-cube.obj"),
         &output,
     );
@@ -304,7 +310,7 @@ fn denoising_moves_vertices_keeps_the_faces_and_never_the_input() {
     let copy = dir.path().join("copy.obj");
     std::fs::copy(asset("bumpy-cube.obj"), &copy).expect("copy");
     let out = cavity()
-        .args(["denoise", "--device", "cpu"])
+        .args(["denoise", "--device", device()])
         .arg(&copy)
         .arg("-o")
         .arg(&copy)
@@ -329,7 +335,7 @@ fn tet_commands_read_write_and_refuse_overwrites() {
     text += "Hexahedra\n2\n1 5 6 2 3 7 8 4 0\n5 9 10 6 7 11 12 8 0\nEnd\n";
     std::fs::write(&input, &text).unwrap();
     let info = cavity()
-        .args(["tet", "info", "--device", "cpu"])
+        .args(["tet", "info", "--device", device()])
         .arg(&input)
         .output()
         .unwrap();
@@ -348,11 +354,11 @@ fn tet_commands_read_write_and_refuse_overwrites() {
         "{stdout}"
     );
     let surface = dir.path().join("boundary.obj");
-    succeeds(&["tet", "boundary", "--device", "cpu"], &input, &surface);
+    succeeds(&["tet", "boundary", "--device", device()], &input, &surface);
     let read = cavity::io::read_mesh(&surface).unwrap().mesh;
     assert_eq!((read.num_vertices(), read.num_faces()), (12, 20));
     let smoothed = dir.path().join("smoothed.mesh");
-    succeeds(&["tet", "smooth", "--device", "cpu"], &input, &smoothed);
+    succeeds(&["tet", "smooth", "--device", device()], &input, &smoothed);
     assert!(
         std::fs::read_to_string(&smoothed)
             .unwrap()
@@ -366,7 +372,7 @@ fn tet_commands_read_write_and_refuse_overwrites() {
             "tet",
             "subdivide",
             "--device",
-            "cpu",
+            device(),
             "--levels",
             "2",
             "--binary",
@@ -379,7 +385,7 @@ fn tet_commands_read_write_and_refuse_overwrites() {
     let vtk = dir.path().join("subdivided.vtk");
     succeeds(&["tet", "convert"], &subdivided, &vtk);
     let info = cavity()
-        .args(["tet", "info", "--device", "cpu"])
+        .args(["tet", "info", "--device", device()])
         .arg(&vtk)
         .output()
         .unwrap();
@@ -389,7 +395,7 @@ fn tet_commands_read_write_and_refuse_overwrites() {
         "{stdout}"
     );
     let again = cavity()
-        .args(["tet", "smooth", "--device", "cpu"])
+        .args(["tet", "smooth", "--device", device()])
         .arg(&input)
         .arg("-o")
         .arg(&input)
@@ -431,7 +437,14 @@ fn polylla_writes_polygons_and_a_picture_and_names_bad_lines() {
     let svg = dir.path().join("random.svg");
     let out = cavity()
         .args([
-            "polylla", "--random", "2000", "--seed", "3", "--device", "cpu", "-o",
+            "polylla",
+            "--random",
+            "2000",
+            "--seed",
+            "3",
+            "--device",
+            device(),
+            "-o",
         ])
         .arg(&off)
         .arg("--svg")
@@ -466,13 +479,13 @@ fn polylla_writes_polygons_and_a_picture_and_names_bad_lines() {
     )
     .unwrap();
     let (stdout, _) = succeeds(
-        &["polylla", "--device", "cpu"],
+        &["polylla", "--device", device()],
         &tri,
         &dir.path().join("square-poly.off"),
     );
     assert!(stdout.contains("2 triangles -> 1 polygons"), "{stdout}");
     let again = cavity()
-        .args(["polylla", "--device", "cpu"])
+        .args(["polylla", "--device", device()])
         .arg(&tri)
         .arg("-o")
         .arg(&tri)
@@ -481,7 +494,7 @@ fn polylla_writes_polygons_and_a_picture_and_names_bad_lines() {
     assert!(!again.status.success());
     std::fs::write(&tri, "OFF\n3 1 0\n0 0 0\n1 0 2\n0 1 0\n3 0 1 2\n").unwrap();
     let bad = cavity()
-        .args(["polylla", "--device", "cpu"])
+        .args(["polylla", "--device", device()])
         .arg(&tri)
         .arg("-o")
         .arg(dir.path().join("x.off"))

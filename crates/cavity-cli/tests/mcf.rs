@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{asset, cavity};
+use common::{asset, cavity, device};
 
-/// `cavity smooth --device cpu ARGS INPUT -o OUTPUT`.
+/// `cavity smooth --device D ARGS INPUT -o OUTPUT` (D: `common::device`).
 fn smooth(args: &[&str], input: &Path, output: &Path) -> Output {
     cavity()
-        .args(["smooth", "--device", "cpu"])
+        .args(["smooth", "--device", device()])
         .args(args)
         .arg(input)
         .arg("-o")

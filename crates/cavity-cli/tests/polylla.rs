@@ -6,12 +6,12 @@
 use std::process::Output;
 
 mod common;
-use common::{cavity, names, refused, tempdir};
+use common::{cavity, device, names, refused, tempdir};
 
-/// `cavity polylla --device cpu ARGS`.
+/// `cavity polylla --device D ARGS` (D: `common::device`).
 fn polylla(args: &[&std::ffi::OsStr]) -> Output {
     cavity()
-        .args(["polylla", "--device", "cpu"])
+        .args(["polylla", "--device", device()])
         .args(args)
         .output()
         .expect("run")

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{cavity, refused, tempdir};
+use common::{cavity, device, refused, tempdir};
 
-/// `cavity tet ARGS` on the CPU backend where the command takes a device.
+/// `cavity tet ARGS` on the test device (`common::device`) where the command takes one.
 fn tet(args: &[&str]) -> Output {
     let mut c = cavity();
     c.arg("tet").args(args);
@@ -17,7 +17,7 @@ fn tet(args: &[&str]) -> Output {
         args.first(),
         Some(&("info" | "boundary" | "smooth" | "subdivide"))
     ) {
-        c.args(["--device", "cpu"]);
+        c.args(["--device", device()]);
     }
     c.output().expect("run")
 }

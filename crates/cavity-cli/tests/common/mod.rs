@@ -11,6 +11,16 @@ pub fn cavity() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cavity"))
 }
 
+/// The device the commands run on: `cuda` when `CAVITY_TEST_DEVICE` is
+/// `cuda` (the GPU run covers the commands a user types, not only the
+/// library calls), the CPU backend otherwise (`cpu` and `cpu-racing`).
+pub fn device() -> &'static str {
+    match std::env::var("CAVITY_TEST_DEVICE").as_deref() {
+        Ok("cuda") => "cuda",
+        _ => "cpu",
+    }
+}
+
 /// A file of the repository's `assets/`.
 pub fn asset(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
