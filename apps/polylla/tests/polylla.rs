@@ -354,8 +354,9 @@ fn data(name: &str) -> std::path::PathBuf {
 #[test]
 fn constrained_and_non_delaunay_files_give_the_regions() {
     // A square with a square hole (Triangle's pair, vertices from 1,
-    // boundary markers), fourfold symmetric: lengths tie across the
-    // symmetry, and the regions wrap around the hole.
+    // boundary markers), fourfold symmetric so that lengths tie across
+    // the symmetry: eight regions of a quadrilateral's two triangles
+    // around the hole, no barrier edge.
     let t = read_triangulation(&data("holed_square.ele")).unwrap();
     assert_eq!((t.positions.len(), t.triangles.len()), (12, 12));
     let (mesh, poly, found) = run_found(t.positions, &t.triangles).unwrap();
@@ -364,15 +365,16 @@ fn constrained_and_non_delaunay_files_give_the_regions() {
         12,
         "8 outer and 4 inner boundary edges"
     );
-    assert!(
-        found.regions >= 1 && poly.polygons.len() >= found.regions,
-        "{found:?}"
-    );
-    // A fan of a convex octagon from one vertex (2D OFF).
+    assert_eq!((found.regions, found.barriers), (8, 0), "{found:?}");
+    assert_eq!(poly.polygons.len(), 8);
+    // A fan of a convex octagon from one vertex (2D OFF): one region, the
+    // octagon.
     let t = read_triangulation(&data("fan.off")).unwrap();
     assert_eq!((t.positions.len(), t.triangles.len()), (8, 6));
-    let (_, poly, found) = run_found(t.positions, &t.triangles).unwrap();
-    assert_eq!(poly.polygons.len(), found.regions, "{found:?}");
+    let (mesh, poly, found) = run_found(t.positions, &t.triangles).unwrap();
+    assert_eq!(found.regions, 1, "{found:?}");
+    assert_eq!(poly.polygons.len(), 1);
+    assert_eq!(poly.polygon(&mesh, poly.polygons[0]).len(), 8);
 }
 
 #[test]
@@ -422,6 +424,35 @@ fn a_next_that_does_not_cycle_back_is_an_error_not_a_loop() {
     assert!(poly.try_polygon_edges(seed).is_err());
     assert!(poly.try_polygon_edges(poly.next.len() as u32).is_err());
     assert!(oracle::check(&[], &[], &[], &poly).is_err());
+}
+
+#[test]
+fn a_polygon_through_two_triangles_that_only_touch_is_refused() {
+    // Two triangles meeting at vertex 0 walked as one polygon: no edge
+    // twice, every edge a frontier edge, but vertex 0 visited twice with
+    // one fan of the polygon's triangles there.
+    let positions = vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]];
+    let triangles = [[0, 1, 2], [0, 3, 4]];
+    let origin = [0, 1, 2, 0, 3, 4];
+    let poly = Polylla {
+        frontier: vec![true; 6],
+        next: vec![1, 2, 3, 4, 5, 0],
+        prev: vec![5, 0, 1, 2, 3, 4],
+        polygons: vec![0],
+        repaired: 0,
+        bridges: 0,
+    };
+    let e = oracle::check(&positions, &triangles, &origin, &poly).unwrap_err();
+    assert!(e.contains("visits vertex 0 2 times"), "{e}");
+    // Walked as two polygons, they are the two regions.
+    let poly = Polylla {
+        next: vec![1, 2, 0, 4, 5, 3],
+        prev: vec![2, 0, 1, 5, 3, 4],
+        polygons: vec![0, 3],
+        ..poly
+    };
+    let found = oracle::check(&positions, &triangles, &origin, &poly).unwrap();
+    assert_eq!((found.regions, found.polygons, found.pinches), (2, 2, 0));
 }
 
 proptest! {

@@ -382,6 +382,38 @@ pub fn check(
     let piece: Vec<usize> = (0..labels.triangles.len())
         .map(|f| root(&mut parent, f))
         .collect();
+    // Visits of each vertex against the fans of the polygon's triangles
+    // around it: a fan starts at a triangle `(v, a, b)` whose neighbour
+    // across `(v, a)` (clockwise around `v`) is outside the polygon.
+    for (p, walk) in walks.iter().enumerate() {
+        let c = piece[labels.left[&walk[0]].0];
+        let mut visits: BTreeMap<u32, usize> = BTreeMap::new();
+        for &(a, _) in walk {
+            *visits.entry(a).or_default() += 1;
+        }
+        for (&v, &k) in &visits {
+            let fans = labels
+                .triangles
+                .iter()
+                .enumerate()
+                .filter(|&(f, t)| piece[f] == c && t.contains(&v))
+                .filter(|&(_, t)| {
+                    let i = t.iter().position(|&u| u == v).expect("a corner");
+                    labels
+                        .left
+                        .get(&(t[(i + 1) % 3], v))
+                        .is_none_or(|&(g, _)| piece[g] != c)
+                })
+                .count();
+            if fans != k {
+                return Err(format!(
+                    "polygon {} visits vertex {v} {k} times, its triangles make {fans} fans there",
+                    poly.polygons[p]
+                ));
+            }
+            found.pinches += k - 1;
+        }
+    }
     let mut bounds: BTreeMap<usize, usize> = BTreeMap::new();
     for (p, walk) in walks.iter().enumerate() {
         let mine: BTreeSet<usize> = walk.iter().map(|d| piece[labels.left[d].0]).collect();
@@ -435,38 +467,6 @@ pub fn check(
         return Err(format!(
             "a region with no barrier edge (triangle {r}) is {n} polygons"
         ));
-    }
-    // Visits of each vertex against the fans of the polygon's triangles
-    // around it: a fan starts at a triangle `(v, a, b)` whose neighbour
-    // across `(v, a)` (clockwise around `v`) is outside the polygon.
-    for (p, walk) in walks.iter().enumerate() {
-        let c = piece[labels.left[&walk[0]].0];
-        let mut visits: BTreeMap<u32, usize> = BTreeMap::new();
-        for &(a, _) in walk {
-            *visits.entry(a).or_default() += 1;
-        }
-        for (&v, &k) in &visits {
-            let fans = labels
-                .triangles
-                .iter()
-                .enumerate()
-                .filter(|&(f, t)| piece[f] == c && t.contains(&v))
-                .filter(|&(_, t)| {
-                    let i = t.iter().position(|&u| u == v).expect("a corner");
-                    labels
-                        .left
-                        .get(&(t[(i + 1) % 3], v))
-                        .is_none_or(|&(g, _)| piece[g] != c)
-                })
-                .count();
-            if fans != k {
-                return Err(format!(
-                    "polygon {} visits vertex {v} {k} times, its triangles make {fans} fans there",
-                    poly.polygons[p]
-                ));
-            }
-            found.pinches += k - 1;
-        }
     }
     Ok(found)
 }
