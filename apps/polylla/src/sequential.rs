@@ -40,6 +40,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::PolyllaError;
 use crate::halfedge::{HalfEdges, NONE};
 
 /// A Polylla mesh over the half-edges of its triangulation.
@@ -71,14 +72,45 @@ impl Polylla {
     }
 
     /// The half-edges of polygon `seed`, from `seed` along `next`.
+    ///
+    /// # Panics
+    /// When `next` does not lead back to `seed`
+    /// ([`Polylla::try_polygon_edges`]' error), never looping.
     pub fn polygon_edges(&self, seed: u32) -> Vec<u32> {
+        self.try_polygon_edges(seed)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The half-edges of polygon `seed`, from `seed` along `next`, the
+    /// walk bounded by the number of half-edges.
+    ///
+    /// # Errors
+    /// [`PolyllaError::Input`] when `seed` is not a half-edge, or `next`
+    /// leaves the half-edges or does not come back to `seed` within them
+    /// (it runs into a cycle without `seed`).
+    pub fn try_polygon_edges(&self, seed: u32) -> Result<Vec<u32>, PolyllaError> {
+        let n = self.next.len();
+        let broken = |what: String| {
+            PolyllaError::Input(format!(
+                "the polygon of half-edge {seed} {what} ({n} half-edges): `next` is not a cycle through it"
+            ))
+        };
+        if seed as usize >= n {
+            return Err(broken("names no half-edge".into()));
+        }
         let mut out = vec![seed];
         let mut h = self.next[seed as usize];
         while h != seed {
+            if h as usize >= n {
+                return Err(broken(format!("reaches {h}, no half-edge")));
+            }
+            if out.len() == n {
+                return Err(broken("does not close".into()));
+            }
             out.push(h);
             h = self.next[h as usize];
         }
-        out
+        Ok(out)
     }
 }
 

@@ -1,8 +1,12 @@
 //! Polylla against its definitions: the polygons partition the
 //! triangulation (areas), every polygon is simple and made of frontier
-//! edges, every terminal-edge region (found here by following longest
-//! edges, independently of the library's labels) gives a polygon, on
-//! generated, real and random inputs.
+//! edges, and the polygons are exactly the terminal-edge regions after
+//! the repair ([`oracle::check`], its regions found by a union-find over
+//! the triangles and, here, again by following longest edges), on
+//! generated, real and random inputs, Delaunay or not (random edge flips,
+//! constrained and non-Delaunay files through the readers).
+
+mod oracle;
 
 use std::collections::BTreeSet;
 
@@ -14,7 +18,7 @@ use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation, polylla_se
 use cavity_tests::test_backend;
 use proptest::prelude::*;
 
-/// The terminal-edge regions of `mesh`, found by walking each triangle's
+/// The number of terminal-edge regions of `mesh`, found by walking each triangle's
 /// longest-edge propagation path (longest edges by length, ties by the
 /// edge's smaller half-edge, the rule the library documents): the number
 /// of distinct terminal edges.
@@ -48,9 +52,16 @@ fn terminal_regions(mesh: &HalfEdges) -> usize {
     terminals.len()
 }
 
-/// Checks `poly` over `mesh`: partition, no barrier edges or tips, frontier edges,
-/// consistent links, at least one polygon per terminal-edge region.
-fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<(), String> {
+/// Checks `poly` over `mesh`, the Polylla of `triangles`: partition, no
+/// barrier edges or tips, frontier edges, consistent links; the polygons
+/// exactly the terminal-edge regions after the repair
+/// ([`oracle::check`]), whose regions are as many as [`terminal_regions`]
+/// finds.
+fn check(
+    mesh: &HalfEdges,
+    triangles: &[[u32; 3]],
+    poly: &Polylla,
+) -> Result<oracle::Found, String> {
     let mut total = 0.0;
     let mut seen = BTreeSet::new();
     // The squared extent of the points, the scale of areas.
@@ -133,23 +144,34 @@ fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<(), String> {
     if let Some(v) = count.iter().position(|&c| c == 1) {
         return Err(format!("vertex {v} is a barrier tip"));
     }
+    let found = oracle::check(&mesh.positions, triangles, &mesh.origin, poly)?;
     let regions = terminal_regions(mesh);
-    if poly.polygons.len() < regions {
+    if found.regions != regions {
         return Err(format!(
-            "{} polygons for {regions} terminal-edge regions",
-            poly.polygons.len()
+            "{} regions by union-find, {regions} terminal edges",
+            found.regions
         ));
     }
-    Ok(())
+    Ok(found)
 }
 
 /// Polylla of the triangulation, checked; the backend's (GPolylla's
-/// kernels) equal to the sequential one, half-edge for half-edge.
+/// kernels) checked and equal to the sequential one, half-edge for
+/// half-edge.
 fn run(positions: Vec<[f64; 2]>, triangles: &[[u32; 3]]) -> Result<(HalfEdges, Polylla), String> {
+    run_found(positions, triangles).map(|(mesh, poly, _)| (mesh, poly))
+}
+
+/// [`run`], with what [`oracle::check`] found.
+fn run_found(
+    positions: Vec<[f64; 2]>,
+    triangles: &[[u32; 3]],
+) -> Result<(HalfEdges, Polylla, oracle::Found), String> {
     let mesh = HalfEdges::from_triangles(positions, triangles).map_err(|e| e.to_string())?;
     let poly = polylla_sequential(&mesh);
-    check(&mesh, &poly)?;
+    let found = check(&mesh, triangles, &poly).map_err(|e| format!("sequential: {e}"))?;
     let (on_backend, timings) = polylla(&test_backend(), &mesh).map_err(|e| e.to_string())?;
+    check(&mesh, triangles, &on_backend).map_err(|e| format!("backend: {e}"))?;
     if on_backend != poly {
         let first = (0..mesh.len()).find(|&h| {
             on_backend.next[h] != poly.next[h] || on_backend.frontier[h] != poly.frontier[h]
@@ -166,7 +188,7 @@ fn run(positions: Vec<[f64; 2]>, triangles: &[[u32; 3]]) -> Result<(HalfEdges, P
     if timings.steps.len() != if poly.bridges > 0 { 12 } else { 10 } {
         return Err(format!("{} timed steps", timings.steps.len()));
     }
-    Ok((mesh, poly))
+    Ok((mesh, poly, found))
 }
 
 #[test]
@@ -322,16 +344,129 @@ fn files_read_and_write_and_bad_lines_are_named() {
     );
 }
 
+/// The file of the test data named `name`.
+fn data(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+#[test]
+fn constrained_and_non_delaunay_files_give_the_regions() {
+    // A square with a square hole (Triangle's pair, vertices from 1,
+    // boundary markers), fourfold symmetric so that lengths tie across
+    // the symmetry: eight regions of a quadrilateral's two triangles
+    // around the hole, no barrier edge.
+    let t = read_triangulation(&data("holed_square.ele")).unwrap();
+    assert_eq!((t.positions.len(), t.triangles.len()), (12, 12));
+    let (mesh, poly, found) = run_found(t.positions, &t.triangles).unwrap();
+    assert_eq!(
+        mesh.len() - mesh.interior as usize,
+        12,
+        "8 outer and 4 inner boundary edges"
+    );
+    assert_eq!((found.regions, found.barriers), (8, 0), "{found:?}");
+    assert_eq!(poly.polygons.len(), 8);
+    // A fan of a convex octagon from one vertex (2D OFF): one region, the
+    // octagon.
+    let t = read_triangulation(&data("fan.off")).unwrap();
+    assert_eq!((t.positions.len(), t.triangles.len()), (8, 6));
+    let (mesh, poly, found) = run_found(t.positions, &t.triangles).unwrap();
+    assert_eq!(found.regions, 1, "{found:?}");
+    assert_eq!(poly.polygons.len(), 1);
+    assert_eq!(poly.polygon(&mesh, poly.polygons[0]).len(), 8);
+}
+
+#[test]
+fn flipped_triangulations_read_back_give_the_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut barriers, mut tips) = (0, 0);
+    for seed in 0..12u64 {
+        let t = delaunay(&oracle::lattice_points(60, seed)).unwrap();
+        let (triangles, flips) = oracle::flipped(&t.positions, &t.triangles, 200, seed);
+        assert!(flips > 20, "seed {seed}: {flips} flips");
+        for path in [
+            oracle::write_triangle(dir.path(), "flipped", &t.positions, &triangles),
+            oracle::write_off_triangles(dir.path(), "flipped", &t.positions, &triangles),
+        ] {
+            let read = read_triangulation(&path).unwrap();
+            assert_eq!(read.triangles, triangles);
+            let (_, _, found) = run_found(read.positions, &read.triangles)
+                .unwrap_or_else(|e| panic!("seed {seed}, {}: {e}", path.display()));
+            barriers += found.barriers;
+            tips += found.tips;
+        }
+    }
+    // The flips make long skinny triangles: barrier edges and tips.
+    assert!(
+        barriers > 0 && tips > 0,
+        "{barriers} barrier edges, {tips} tips"
+    );
+}
+
+#[test]
+fn a_next_that_does_not_cycle_back_is_an_error_not_a_loop() {
+    let positions = vec![[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]];
+    let (_, mut poly) = run(positions, &[[0, 1, 2], [0, 2, 3]]).unwrap();
+    let seed = poly.polygons[0];
+    let edges = poly.try_polygon_edges(seed).unwrap();
+    assert_eq!(edges, poly.polygon_edges(seed));
+    // The last half-edge leads back to the second: a cycle without the
+    // seed.
+    poly.next[*edges.last().unwrap() as usize] = edges[1];
+    let e = poly.try_polygon_edges(seed).unwrap_err();
+    assert!(matches!(e, PolyllaError::Input(_)), "{e:?}");
+    assert!(e.to_string().contains("does not close"), "{e}");
+    let panicked = std::panic::catch_unwind(|| poly.polygon_edges(seed));
+    assert!(panicked.is_err());
+    // A `next` out of the half-edges, and a seed that is none.
+    poly.next[*edges.last().unwrap() as usize] = u32::MAX - 1;
+    assert!(poly.try_polygon_edges(seed).is_err());
+    assert!(poly.try_polygon_edges(poly.next.len() as u32).is_err());
+    assert!(oracle::check(&[], &[], &[], &poly).is_err());
+}
+
+#[test]
+fn a_polygon_through_two_triangles_that_only_touch_is_refused() {
+    // Two triangles meeting at vertex 0 walked as one polygon: no edge
+    // twice, every edge a frontier edge, but vertex 0 visited twice with
+    // one fan of the polygon's triangles there.
+    let positions = vec![[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]];
+    let triangles = [[0, 1, 2], [0, 3, 4]];
+    let origin = [0, 1, 2, 0, 3, 4];
+    let poly = Polylla {
+        frontier: vec![true; 6],
+        next: vec![1, 2, 3, 4, 5, 0],
+        prev: vec![5, 0, 1, 2, 3, 4],
+        polygons: vec![0],
+        repaired: 0,
+        bridges: 0,
+    };
+    let e = oracle::check(&positions, &triangles, &origin, &poly).unwrap_err();
+    assert!(e.contains("visits vertex 0 2 times"), "{e}");
+    // Walked as two polygons, they are the two regions.
+    let poly = Polylla {
+        next: vec![1, 2, 0, 4, 5, 3],
+        prev: vec![2, 0, 1, 5, 3, 4],
+        polygons: vec![0, 3],
+        ..poly
+    };
+    let found = oracle::check(&positions, &triangles, &origin, &poly).unwrap();
+    assert_eq!((found.regions, found.polygons, found.pinches), (2, 2, 0));
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cavity_tests::cases(48)))]
 
     /// Random point sets, some on a coarse lattice (collinear and
-    /// cocircular points, ties of lengths), triangulated, with some
+    /// cocircular points, ties of lengths), triangulated, some edges
+    /// flipped at random (a non-Delaunay triangulation), with some
     /// triangles removed (holes and several components).
     #[test]
     fn random_triangulations_give_valid_polygons(
         points in prop::collection::vec((0u32..40, 0u32..40), 3..200),
         lattice in any::<bool>(),
+        flips in prop_oneof![Just(0usize), 0usize..400],
         holes in 0u32..4,
         salt in any::<u32>(),
     ) {
@@ -347,6 +482,7 @@ proptest! {
         let Ok(Triangulation { positions, triangles, .. }) = delaunay(&points) else {
             return Err(TestCaseError::reject("no triangle"));
         };
+        let (triangles, _) = oracle::flipped(&positions, &triangles, flips, u64::from(salt));
         let triangles: Vec<[u32; 3]> = triangles
             .into_iter()
             .enumerate()

@@ -2,8 +2,11 @@
 //! twice (a barrier edge, which a region wrapped around other regions
 //! keeps when no barrier tip ends it), checked by a small checker of its
 //! own on triangulations built to hold nested regions, on random ones and
-//! on the Greenland points; the backend's kernels equal to the sequential
-//! version.
+//! on the Greenland points; the polygons exactly the terminal-edge regions
+//! after the repair ([`oracle::check`]); the backend's kernels equal to
+//! the sequential version.
+
+mod oracle;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -147,13 +150,20 @@ fn check(mesh: &HalfEdges, poly: &Polylla) -> Result<Shape, String> {
 }
 
 /// Polylla of the triangles sequentially and on the test backend, checked
-/// and equal.
+/// (by [`check`] and [`oracle::check`]) and equal.
 fn run(positions: Vec<[f64; 2]>, triangles: &[[u32; 3]]) -> Result<(Polylla, Shape), String> {
     let mesh = HalfEdges::from_triangles(positions, triangles).map_err(|e| e.to_string())?;
     let poly = polylla_sequential(&mesh);
     let shape = check(&mesh, &poly).map_err(|e| format!("sequential: {e}"))?;
+    let found = oracle::check(&mesh.positions, triangles, &mesh.origin, &poly)
+        .map_err(|e| format!("sequential: {e}"))?;
+    if found.pinches != shape.pinches || found.polygons != shape.polygons {
+        return Err(format!("the checkers disagree: {found:?}, {shape:?}"));
+    }
     let (on_backend, _) = polylla(&test_backend(), &mesh).map_err(|e| e.to_string())?;
     check(&mesh, &on_backend).map_err(|e| format!("backend: {e}"))?;
+    oracle::check(&mesh.positions, triangles, &mesh.origin, &on_backend)
+        .map_err(|e| format!("backend: {e}"))?;
     if on_backend != poly {
         return Err(format!(
             "the backend's Polylla differs from the sequential one: {} polygons against {}",
@@ -164,35 +174,13 @@ fn run(positions: Vec<[f64; 2]>, triangles: &[[u32; 3]]) -> Result<(Polylla, Sha
     Ok((poly, shape))
 }
 
-/// `n` random points of a 100 x 100 lattice (seeded).
-fn seeded_points(n: usize, seed: u64) -> Vec<[f64; 2]> {
-    use rand::{RngExt, SeedableRng};
-    let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(seed);
-    (0..n)
-        .map(|_| {
-            let mut c = || f64::from(rng.random_range(0..100u32));
-            [c(), c()]
-        })
-        .collect()
-}
-
 /// The Delaunay triangulation of 30 seeded points (seed 45382, found by
 /// a search of 50 000 seeds per size: the smallest with a bridge): a
 /// region that wraps around another and joins itself through one edge,
 /// as Triangle's `.node` and `.ele` files.
 fn wrapped_region_files(dir: &std::path::Path) -> std::path::PathBuf {
-    let t = delaunay(&seeded_points(30, 45382)).unwrap();
-    let mut node = format!("{} 2 0 0\n", t.positions.len());
-    for (i, p) in t.positions.iter().enumerate() {
-        node += &format!("{} {} {}\n", i + 1, p[0], p[1]);
-    }
-    let mut ele = format!("{} 3 0\n", t.triangles.len());
-    for (i, f) in t.triangles.iter().enumerate() {
-        ele += &format!("{} {} {} {}\n", i + 1, f[0] + 1, f[1] + 1, f[2] + 1);
-    }
-    std::fs::write(dir.join("wrapped.node"), node).unwrap();
-    std::fs::write(dir.join("wrapped.ele"), ele).unwrap();
-    dir.join("wrapped.ele")
+    let t = delaunay(&oracle::lattice_points(30, 45382)).unwrap();
+    oracle::write_triangle(dir, "wrapped", &t.positions, &t.triangles)
 }
 
 #[test]
@@ -225,10 +213,72 @@ fn a_cluster_among_sparse_points_gets_a_region_wrapped_around_it() {
 fn seeded_random_triangulations_with_bridges_give_simple_polygons() {
     // Seeds among 50 000 per size whose triangulations hold bridges.
     for (n, seed) in [(50, 8174), (50, 14125), (100, 169), (100, 410)] {
-        let t = delaunay(&seeded_points(n, seed)).unwrap();
+        let t = delaunay(&oracle::lattice_points(n, seed)).unwrap();
         let (poly, _) = run(t.positions, &t.triangles)
             .unwrap_or_else(|e| panic!("{n} points, seed {seed}: {e}"));
         assert!(poly.bridges > 0, "{n} points, seed {seed}");
+    }
+}
+
+/// A ring of `2k` triangles around a regular `k`-gon of radius 1 (a hole
+/// of the domain, or `filled` by a fan from its centre), the ring's outer
+/// vertices spiralling out (radius `3 + j / 5` at angle
+/// `(j + 1/2) 2π / k`): for `k = 10` each ring triangle's longest edge is
+/// the next edge across the ring, so the ring is one region, a chain of
+/// triangles around the hole (or the fan's regions) whose two ends meet
+/// across one barrier edge that no barrier tip ends (each of its vertices
+/// has other frontier edges): a bridge.
+fn spiral_ring(k: u32, filled: bool) -> (Vec<[f64; 2]>, Vec<[u32; 3]>) {
+    let at = |r: f64, a: f64| {
+        let a = a * std::f64::consts::TAU / f64::from(k);
+        [r * a.cos(), r * a.sin()]
+    };
+    let mut positions: Vec<[f64; 2]> = (0..k).map(|j| at(1.0, f64::from(j))).collect();
+    positions.extend((0..k).map(|j| at(3.0 + f64::from(j) / 5.0, f64::from(j) + 0.5)));
+    let mut triangles = Vec::new();
+    for j in 0..k {
+        let (i0, i1, o0, o1) = (j, (j + 1) % k, k + j, k + (j + 1) % k);
+        triangles.extend([[i0, i1, o0], [i1, o1, o0]]);
+    }
+    if filled {
+        positions.push([0.0, 0.0]);
+        triangles.extend((0..k).map(|j| [2 * k, j, (j + 1) % k]));
+    }
+    (positions, triangles)
+}
+
+#[test]
+fn a_spiral_ring_around_a_hole_or_other_regions_is_split_at_its_bridge() {
+    let dir = tempfile::tempdir().unwrap();
+    for filled in [false, true] {
+        let (positions, triangles) = spiral_ring(10, filled);
+        // Through the readers: Triangle's pair for the ring around the
+        // hole, 2D OFF for the filled one.
+        let path = if filled {
+            oracle::write_off_triangles(dir.path(), "nested", &positions, &triangles)
+        } else {
+            oracle::write_triangle(dir.path(), "holed", &positions, &triangles)
+        };
+        let t = read_triangulation(&path).unwrap();
+        assert_eq!(t.positions, positions);
+        let mesh = HalfEdges::from_triangles(positions.clone(), &triangles).unwrap();
+        let found = oracle::check(
+            &positions,
+            &triangles,
+            &mesh.origin,
+            &polylla_sequential(&mesh),
+        )
+        .unwrap();
+        // The ring, and around the hole nothing or the fan's two regions.
+        assert_eq!(found.regions, if filled { 3 } else { 1 }, "{found:?}");
+        assert_eq!(
+            (found.barriers, found.tips, found.chords),
+            (1, 0, 1),
+            "{found:?}"
+        );
+        let (poly, shape) = run(t.positions, &t.triangles).unwrap();
+        assert_eq!(poly.bridges, 1, "{shape:?}");
+        assert_eq!(shape.polygons, found.regions + 1, "{shape:?}");
     }
 }
 
@@ -253,11 +303,13 @@ proptest! {
 
     /// Random points, uniform or with dense clusters among sparse ones
     /// (regions wrapped around the clusters' regions), triangulated, some
-    /// triangles removed (holes, which regions wrap around too).
+    /// edges flipped at random (not Delaunay), some triangles removed
+    /// (holes, which regions wrap around too).
     #[test]
     fn random_triangulations_give_simple_polygons(
         sparse in prop::collection::vec((0u32..1000, 0u32..1000), 3..120),
         clusters in prop::collection::vec(((0u32..1000, 0u32..1000), prop::collection::vec((0u32..40, 0u32..40), 0..30)), 0..4),
+        flips in prop_oneof![Just(0usize), 0usize..300],
         holes in 0u32..3,
         salt in any::<u32>(),
     ) {
@@ -270,8 +322,8 @@ proptest! {
         let Ok(t) = delaunay(&points) else {
             return Err(TestCaseError::reject("no triangle"));
         };
-        let triangles: Vec<[u32; 3]> = t
-            .triangles
+        let (triangles, _) = oracle::flipped(&t.positions, &t.triangles, flips, u64::from(salt));
+        let triangles: Vec<[u32; 3]> = triangles
             .into_iter()
             .enumerate()
             .filter(|&(f, _)| holes == 0 || (f as u32).wrapping_mul(2654435761).wrapping_add(salt) % 13 >= holes)
