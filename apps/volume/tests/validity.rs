@@ -133,7 +133,7 @@ fn linear_level(m: &VolumeMesh) -> (Vec<CellVertices>, Vec<[f32; 3]>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(cavity_tests::cases(64)))]
 
     /// The claim the default subdivision rests on: the linear split of a
     /// valid cell is valid. Exact for tetrahedra (an affine image of the

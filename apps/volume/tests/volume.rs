@@ -759,7 +759,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(cavity_tests::cases(24)))]
 
     /// Random meshes: perturbed grids with holes and cavities, several
     /// components (cubes left out between them), mixed tetrahedra and
@@ -978,7 +978,7 @@ fn open_polyhedra_are_refused() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(12))]
+    #![proptest_config(ProptestConfig::with_cases(cavity_tests::cases(12)))]
 
     /// Two levels of subdivision of random meshes (perturbed grids with
     /// holes and cavities, several components, mixed cells).
