@@ -624,6 +624,50 @@ fn boundaries_stay_and_scale_does_not_matter() {
     }
 }
 
+/// An interior vertex whose faces all lost their area (its ring moved
+/// onto a line through it, as a scan's collapsed strip does) stays in
+/// place and is counted among the fixed vertices with every Laplacian
+/// that leaves a zero-area face without area (the plain and clamped
+/// cotan ones), as the oracle's rule from the definition says; the
+/// mollified one gives its faces area, and it moves.
+#[test]
+fn a_vertex_without_area_stays() {
+    let mut mesh = bumpy(grid(6, 6, &[false], false, &[]));
+    // Vertex (3, 3) of the 7 × 7 grid and its ring, on the line y = 3
+    // in the plane z = 0.
+    let v = 3 * 7 + 3;
+    for u in [v - 1, v + 1, v - 7, v + 7, v - 8, v + 8] {
+        mesh.positions[u][1] = 3.0;
+        mesh.positions[u][2] = 0.0;
+    }
+    mesh.positions[v][2] = 0.0;
+    let backend = test_backend();
+    for laplacian in [Laplacian::Cotan, Laplacian::Clamped, Laplacian::Mollified] {
+        let settings = McfSettings {
+            laplacian,
+            ..tight(1)
+        };
+        let ops = unit_box_operators(&mesh, laplacian);
+        let (out, report) = smooth(&mesh, &settings, &backend).expect("smooth");
+        assert_eq!(
+            ops.fixed[v],
+            laplacian != Laplacian::Mollified,
+            "{laplacian}"
+        );
+        assert_eq!(
+            report.fixed,
+            ops.fixed.iter().filter(|&&f| f).count(),
+            "{laplacian}"
+        );
+        assert_eq!(
+            out.positions[v] == mesh.positions[v],
+            ops.fixed[v],
+            "{laplacian}: {:?}",
+            out.positions[v]
+        );
+    }
+}
+
 /// Settings out of range are refused by name.
 #[test]
 fn bad_settings_are_refused() {
