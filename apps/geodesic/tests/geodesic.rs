@@ -1,18 +1,21 @@
 //! Geodesic distance by parallel toplesets propagation (`cavity-geodesic`)
-//! against a plain serial relaxation of the same updates over the input's
-//! faces to their fixed point, and against analytic distances: Euclidean on a flat
-//! grid, great-circle on a sphere; on the bunny scan, between the straight
-//! line and the edge path. On any mesh: 0 at the sources, 1-Lipschitz
-//! along edges, infinity exactly where no source reaches.
+//! against a serial reference written here from the definition (the face
+//! update of Romero Calla et al. 2019 run by a label-correcting Dijkstra to
+//! its fixed point, without the library's toplesets or tolerances), and
+//! against exact distances: Euclidean on a flat grid, great-circle on a
+//! sphere, the exact polyhedral distances stored for real meshes (within
+//! about 1 %); on the bunny scan, between the straight line and the edge
+//! path. On any mesh: 0 at the sources, 1-Lipschitz along edges, infinity
+//! exactly where no source reaches.
 
 use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
-use cavity_geodesic::{
-    GeodesicError, GeodesicSettings, SETTLED, Toplesets, geodesic_distance, toplesets,
-};
+use cavity_geodesic::{GeodesicError, GeodesicSettings, geodesic_distance, toplesets};
 use cavity_tests::{any_mesh, cases, grid, test_backend};
 use glam::DVec3;
 use proptest::prelude::*;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 fn position(mesh: &TriMesh, v: u32) -> DVec3 {
     DVec3::from(mesh.positions[v as usize].map(f64::from))
@@ -51,20 +54,18 @@ fn serial_update(v: DVec3, a: DVec3, b: DVec3, d_a: f64, d_b: f64) -> f64 {
     ((vx - sx).powi(2) + (vy - sy).powi(2)).sqrt()
 }
 
-/// Whether a distance that went from `old` to `new` (no larger) has
-/// converged: finite, and unchanged or changed by less than `tolerance`
-/// of `old`.
-fn settled(new: f64, old: f64, tolerance: f64) -> bool {
-    new.is_finite() && (new == old || old - new < tolerance * old)
-}
-
-/// The propagation serially: the same face updates over every reached
-/// vertex, each distance with the source it comes from, Jacobi style,
-/// until none falls by more than `tolerance` of itself (the fixed point
-/// `geodesic_distance` approaches, whatever its order of passes), then
-/// the same passes along the edges only.
-fn serial_geodesic(mesh: &TriMesh, sources: &[u32], tolerance: f64) -> Vec<f64> {
-    let Toplesets { level, sizes } = toplesets(mesh, &Topology::new(mesh), sources);
+/// The reference distance from `source`, serially and independent of the
+/// library (no toplesets, no band, no tolerance of its own): a
+/// label-correcting Dijkstra over the faces (fast marching with the
+/// unfolding of [`serial_update`]): the vertex of smallest tentative
+/// distance updates the other corners of its faces from each face's two
+/// other distances (the unfolded virtual source, or the shorter path along
+/// an edge), and a corner whose distance falls by more than `1e-12` of the
+/// bounding box's diagonal goes back on the queue. When the queue empties
+/// no face's update lowers any distance by more than that: the fixed point
+/// of the face updates the propagation approaches. Infinite where no face
+/// path leads from the source.
+fn reference_geodesic(mesh: &TriMesh, source: u32) -> Vec<f64> {
     let n = mesh.positions.len();
     let mut faces_of = vec![Vec::new(); n];
     for f in &mesh.faces {
@@ -72,91 +73,72 @@ fn serial_geodesic(mesh: &TriMesh, sources: &[u32], tolerance: f64) -> Vec<f64> 
             faces_of[f[i] as usize].push([f[(i + 1) % 3], f[(i + 2) % 3]]);
         }
     }
-    let mut d: Vec<f64> = (0..n)
-        .map(|v| if level[v] == 0 { 0.0 } else { f64::INFINITY })
-        .collect();
-    // Each distance's source: its first position in `sources`.
-    let mut source = vec![u32::MAX; n];
-    for (k, &s) in sources.iter().enumerate().rev() {
-        source[s as usize] = k as u32;
-    }
-    let count = sizes.len() as u32;
-    let reached = |v: usize| level[v] != 0 && level[v] != u32::MAX;
-    for _ in 0..n + 1 {
-        let (old, old_source) = (d.clone(), source.clone());
-        let mut moved = false;
-        for v in (0..n).filter(|&v| reached(v)) {
-            let p = position(mesh, v as u32);
-            let mut new = old[v];
-            for &[a, b] in &faces_of[v] {
-                let (a, b) = (a as usize, b as usize);
-                let (pa, pb) = (position(mesh, a as u32), position(mesh, b as u32));
-                // Two distances from different sources are not unfolded.
-                let (x, s) = if old_source[a] == old_source[b] {
-                    (serial_update(p, pa, pb, old[a], old[b]), old_source[a])
-                } else {
-                    let (e_a, e_b) = (old[a] + (pa - p).length(), old[b] + (pb - p).length());
-                    if e_b < e_a {
-                        (e_b, old_source[b])
-                    } else {
-                        (e_a, old_source[a])
-                    }
-                };
-                if x < new {
-                    (new, source[v]) = (x, s);
+    let (lo, hi) = (0..n as u32)
+        .map(|v| position(mesh, v))
+        .fold((DVec3::INFINITY, DVec3::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p), hi.max(p))
+        });
+    let epsilon = 1e-12 * (hi - lo).length();
+    let mut d = vec![f64::INFINITY; n];
+    d[source as usize] = 0.0;
+    let mut queue = BinaryHeap::from([(Reverse(0u64), source)]);
+    while let Some((Reverse(key), v)) = queue.pop() {
+        if f64::from_bits(key) > d[v as usize] {
+            continue;
+        }
+        for &[a, b] in &faces_of[v as usize] {
+            for (w, u) in [(a, b), (b, a)] {
+                let x = serial_update(
+                    position(mesh, w),
+                    position(mesh, v),
+                    position(mesh, u),
+                    d[v as usize],
+                    d[u as usize],
+                );
+                if x < d[w as usize] - epsilon {
+                    d[w as usize] = x;
+                    queue.push((Reverse(x.to_bits()), w));
                 }
             }
-            d[v] = new;
-            moved |= new < old[v] && !settled(new, old[v], tolerance);
-        }
-        if !moved {
-            break;
-        }
-    }
-    // Passes over every vertex along the edges only until none changes by
-    // more than SETTLED.
-    let beyond: u32 = sizes.iter().skip(1).sum();
-    let mut settling = 0;
-    while count > 1 && settling <= beyond {
-        settling += 1;
-        let old = d.clone();
-        let mut done = 0;
-        for v in 0..n {
-            if level[v] == 0 || level[v] == u32::MAX {
-                continue;
-            }
-            let p = position(mesh, v as u32);
-            let mut new = old[v];
-            for &[a, b] in &faces_of[v] {
-                for u in [a, b] {
-                    new = new.min(old[u as usize] + (position(mesh, u) - p).length());
-                }
-            }
-            d[v] = new;
-            if settled(new, old[v], f64::from(SETTLED)) {
-                done += 1;
-            }
-        }
-        if done == beyond {
-            break;
         }
     }
     d
 }
 
+/// Whether each vertex is reached from one of `sources` along the faces'
+/// edges (a plain breadth-first search; a source is reached).
+fn reached(mesh: &TriMesh, sources: &[u32]) -> Vec<bool> {
+    let next = corner_neighbours(mesh);
+    let mut seen = vec![false; mesh.positions.len()];
+    let mut queue = std::collections::VecDeque::new();
+    for &s in sources {
+        seen[s as usize] = true;
+        queue.push_back(s);
+    }
+    while let Some(v) = queue.pop_front() {
+        for &u in &next[v as usize] {
+            if !seen[u as usize] {
+                seen[u as usize] = true;
+                queue.push_back(u);
+            }
+        }
+    }
+    seen
+}
+
 /// 0 at the sources, infinite exactly at the vertices no source reaches,
-/// and `|d(u) - d(v)| <= |uv|` along every edge between reached vertices
-/// (up to [`SETTLED`] of the distances).
+/// ([`reached`]), and `|d(u) - d(v)| <= |uv|` along every edge between
+/// reached vertices (up to 1e-4 of the edge and of the distances).
 fn check_invariants(mesh: &TriMesh, sources: &[u32], d: &[f32]) -> Result<(), String> {
-    let level = toplesets(mesh, &Topology::new(mesh), sources).level;
+    let reached = reached(mesh, sources);
     for &s in sources {
         if d[s as usize] != 0.0 {
             return Err(format!("source {s} at {}", d[s as usize]));
         }
     }
-    for (v, (&l, &x)) in level.iter().zip(d).enumerate() {
-        if (l == u32::MAX) != x.is_infinite() {
-            return Err(format!("vertex {v}: level {l}, distance {x}"));
+    for (v, (&r, &x)) in reached.iter().zip(d).enumerate() {
+        if r == x.is_infinite() {
+            return Err(format!("vertex {v}: reached {r}, distance {x}"));
         }
     }
     for f in &mesh.faces {
@@ -247,12 +229,13 @@ proptest! {
     /// Any generated mesh (holes, non-manifold edges, isolated vertices,
     /// fans, several components, shuffled) and one source, at 1, 4 and 16
     /// sweeps per pass: the invariants hold and the distances match the
-    /// serial propagation within 1e-3 of the largest finite distance. The
+    /// serial reference ([`reference_geodesic`]) within 1e-3 of the
+    /// largest finite distance. The
     /// propagation runs to a tolerance of 1e-5: at the default 1e-3 a
     /// patch stops once no distance falls by more than that fraction, and
     /// the stops add up along a path (a generated case ended 1.3e-3 off).
     #[test]
-    fn matches_the_serial_propagation(
+    fn matches_a_serial_unfolding_dijkstra(
         mesh in any_mesh(),
         pick in any::<u32>(),
         sweeps in prop::sample::select(vec![1u32, 4, 16]),
@@ -262,7 +245,7 @@ proptest! {
         let (d, report) = geodesic_distance(&mesh, &sources, &s, &test_backend())
             .expect("geodesic");
         check_invariants(&mesh, &sources, &d).map_err(TestCaseError::fail)?;
-        let want = serial_geodesic(&mesh, &sources, 1e-7);
+        let want = reference_geodesic(&mesh, sources[0]);
         let scale = want.iter().copied().filter(|x| x.is_finite()).fold(1e-9, f64::max);
         for (v, (&got, &want)) in d.iter().zip(&want).enumerate() {
             if want.is_infinite() {
@@ -282,7 +265,7 @@ proptest! {
     /// one (which the settling passes guarantee). Where two sources'
     /// regions meet, the faces unfold only distances of one source, so
     /// the result depends on the order of the passes and is not compared
-    /// with the serial propagation.
+    /// with the serial reference.
     #[test]
     fn several_sources_lie_between_straight_lines_and_edge_paths(
         mesh in any_mesh(),
@@ -451,17 +434,22 @@ fn scale_components_and_errors() {
 }
 
 /// Real meshes (the decimated Stanford dragon, RXMesh's bumpy cube and
-/// giraffe) from vertex 0: the mean relative error against the exact
-/// polyhedral distance (pygeodesic, stored in `apps/geodesic/tests/data/` by
-/// `xtask/peers/geodesic_reference.py`) is no larger than the heat
-/// method's (potpourri3d, stored with it).
+/// giraffe) from vertex 0, default settings: the mean relative error
+/// against the exact polyhedral distance (pygeodesic, stored in
+/// `apps/geodesic/tests/data/` by `xtask/peers/geodesic_reference.py`)
+/// stays below a bound a little above what the propagation reached when
+/// written (issue 53: about 1 % on real scans), every bound well below
+/// the heat method's error (potpourri3d, stored with it and printed). Measured when written (CPU
+/// backend, the same with 1 and 2 threads) and bounded: the dragon
+/// 1.202e-2 (bound 1.3e-2; the heat method 2.59e-2), the bumpy cube
+/// 2.122e-3 (2.4e-3; 7.47e-3), the giraffe 2.587e-3 (2.9e-3; 2.39e-2).
 #[test]
-fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
+fn real_meshes_come_within_about_one_percent_of_exact() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for (mesh, data) in [
-        ("../../assets/dragon.obj", "dragon-0.txt"),
-        ("../../assets/bumpy-cube.obj", "bumpy-cube-0.txt"),
-        ("tests/data/giraffe.obj", "giraffe-0.txt"),
+    for (mesh, data, bound) in [
+        ("../../assets/dragon.obj", "dragon-0.txt", 1.3e-2),
+        ("../../assets/bumpy-cube.obj", "bumpy-cube-0.txt", 2.4e-3),
+        ("tests/data/giraffe.obj", "giraffe-0.txt", 2.9e-3),
     ] {
         let path = root.join(mesh);
         let mesh = cavity::io::read_mesh(&path)
@@ -493,8 +481,8 @@ fn real_meshes_are_at_least_as_close_to_exact_as_the_heat_method() {
         let ours = sum / f64::from(n);
         eprintln!("{data}: mean relative error {ours:.4e}, heat method {heat:.4e}; {report:?}");
         assert!(
-            ours <= heat,
-            "{data}: {ours:.4e} against the heat method's {heat:.4e}"
+            ours <= bound,
+            "{data}: {ours:.4e} against the bound {bound:.1e} and the heat method's {heat:.4e}"
         );
     }
 }
