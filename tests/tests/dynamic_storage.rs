@@ -175,14 +175,24 @@ fn input_defects_the_layout_rejects() {
     // twice in the same direction.
     let mut mesh = grid(6, 6, &[false], false, &[]);
     mesh.faces[20].swap(1, 2);
-    let e = build(&mesh, 8).validate(false).expect_err("orientation");
+    let turned = build(&mesh, 8);
+    let e = turned.validate(false).expect_err("orientation");
     assert_eq!(e.problem, ValidationProblem::Orientation);
     assert_eq!(e.element.map(|x| x.0), Some(Kind::Edge));
+    // Everything else holds: the unoriented validation passes it, and
+    // still finds the repeated face below.
+    turned
+        .validate_unoriented(true)
+        .expect("valid apart from the orientation");
 
     // A repeated face.
     let mut mesh = grid(6, 6, &[false], false, &[]);
     mesh.faces.push(mesh.faces[3]);
     let e = build(&mesh, 8).validate(false).expect_err("duplicate");
+    let unoriented = build(&mesh, 8)
+        .validate_unoriented(false)
+        .expect_err("duplicate, whatever the orientation");
+    assert_eq!(unoriented.problem, e.problem);
     assert!(
         matches!(e.problem, ValidationProblem::DuplicateElement { .. }),
         "{e}"

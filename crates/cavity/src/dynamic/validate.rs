@@ -49,6 +49,26 @@ impl DynamicMesh {
     /// # Errors
     /// The first [`ValidationError`] found, in the order above.
     pub fn validate(&self, expect_manifold: bool) -> Result<(), ValidationError> {
+        self.validate_as(expect_manifold, true)
+    }
+
+    /// [`DynamicMesh::validate`] without the orientation check (every edge
+    /// with two faces traversed in opposite directions), for a mesh whose
+    /// input was not consistently oriented.
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::validate`].
+    pub fn validate_unoriented(&self, expect_manifold: bool) -> Result<(), ValidationError> {
+        self.validate_as(expect_manifold, false)
+    }
+
+    /// [`DynamicMesh::validate`], checking the orientation when
+    /// `expect_oriented`.
+    fn validate_as(
+        &self,
+        expect_manifold: bool,
+        expect_oriented: bool,
+    ) -> Result<(), ValidationError> {
         if self.num_patches > self.cap.patches {
             return fail(
                 self.num_patches - 1,
@@ -84,7 +104,7 @@ impl DynamicMesh {
             .collect::<Result<Vec<_>, _>>()?;
         let ex = self.collect();
         self.check_completeness(&ex, &ids, &tables)?;
-        self.check_global(&ex, &tables, expect_manifold)
+        self.check_global(&ex, &tables, expect_manifold, expect_oriented)
     }
 
     /// Counts, stash, masks and ribbon hash entries of patch `p`.
@@ -360,13 +380,14 @@ impl DynamicMesh {
         Ok(())
     }
 
-    /// Duplicate edges and faces, orientation and (with `expect_manifold`)
-    /// manifoldness, over the export.
+    /// Duplicate edges and faces, (with `expect_oriented`) orientation and
+    /// (with `expect_manifold`) manifoldness, over the export.
     fn check_global(
         &self,
         ex: &Exported,
         tables: &Tables,
         expect_manifold: bool,
+        expect_oriented: bool,
     ) -> Result<(), ValidationError> {
         use ValidationProblem as V;
         let vertex_index: HashMap<Id, u32> = ex
@@ -429,7 +450,7 @@ impl DynamicMesh {
             let (p, e) = edges[&[a, b]];
             let at = Some((Kind::Edge, e));
             if let [(_, _, f, forward_f), (_, _, g, forward_g)] = *run {
-                if forward_f == forward_g {
+                if expect_oriented && forward_f == forward_g {
                     return fail(p, at, V::Orientation);
                 }
                 for v in [a, b] {
