@@ -23,6 +23,9 @@ use cavity_volume::signed::{index, is_negative};
 use cavity_volume::subdivide::{subdivide, subdivide_valid};
 use cavity_volume::{CellVertices, VolumeMesh};
 
+mod grid;
+use grid::grid;
+
 /// A mesh as plain lists, numbered as the library numbers its elements
 /// (so that the new vertices can be matched: old vertices, then a point
 /// per edge, face and cell).
@@ -406,49 +409,6 @@ fn volume(l: &Lists, c: usize) -> f64 {
     v
 }
 
-/// A grid of `n³` unit hexahedra, each vertex moved by a hash of it and
-/// `seed` by up to `jitter`; vertex `(x, y, z)` is `x + (n + 1)(y + (n + 1)z)`.
-fn hex_grid(n: u32, jitter: f32, seed: u64) -> (Vec<[f32; 3]>, Vec<CellVertices>) {
-    let id = |x: u32, y: u32, z: u32| x + (n + 1) * (y + (n + 1) * z);
-    let mut positions = Vec::new();
-    for z in 0..=n {
-        for y in 0..=n {
-            for x in 0..=n {
-                let i = u64::from(id(x, y, z));
-                let h = |k: u64| {
-                    let v = (i * 2_654_435_761 + k * 40_503 + seed * 97)
-                        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    ((v >> 40) % 2001) as f32 / 1000.0 - 1.0
-                };
-                positions.push([
-                    x as f32 + jitter * h(1),
-                    y as f32 + jitter * h(2),
-                    z as f32 + jitter * h(3),
-                ]);
-            }
-        }
-    }
-    let mut cells = Vec::new();
-    for z in 0..n {
-        for y in 0..n {
-            for x in 0..n {
-                let v = |dx: u32, dy: u32, dz: u32| id(x + dx, y + dy, z + dz);
-                cells.push(CellVertices::Hexahedron([
-                    v(0, 0, 0),
-                    v(1, 0, 0),
-                    v(1, 1, 0),
-                    v(0, 1, 0),
-                    v(0, 0, 1),
-                    v(1, 0, 1),
-                    v(1, 1, 1),
-                    v(0, 1, 1),
-                ]));
-            }
-        }
-    }
-    (positions, cells)
-}
-
 /// The file `name` of this crate's test data.
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -520,7 +480,7 @@ fn the_oracle_reproduces_tricubic_b_spline_refinement() {
     // 4³ grid (positions are arbitrary control points: a hash of the
     // vertex, not a grid, so no linear precision hides a wrong weight).
     let n = 4u32;
-    let (positions, cells) = hex_grid(n, 0.3, 5);
+    let (positions, cells) = grid([n, n, n], 0.3, 5, |_| true, |_| true);
     let m = mesh(positions, &cells);
     let l = Lists::of(&m);
     let want = joy_maccracken(&l);
@@ -623,7 +583,7 @@ fn one_level_matches_the_rules_on_a_mixed_gmsh_mesh() {
 
 #[test]
 fn one_level_matches_the_rules_on_a_perturbed_hexahedral_grid() {
-    let (positions, cells) = hex_grid(3, 0.2, 11);
+    let (positions, cells) = grid([3, 3, 3], 0.2, 11, |_| true, |_| true);
     check_one_level("a perturbed grid", &mesh(positions, &cells));
 }
 
@@ -650,7 +610,7 @@ fn one_level_matches_the_rules_at_non_manifold_edges_and_vertices() {
 
 #[test]
 fn the_corner_check_catches_a_tangled_cell_of_positive_volume() {
-    let (cube, cells) = hex_grid(1, 0.0, 0);
+    let (cube, cells) = grid([1, 1, 1], 0.0, 0, |_| true, |_| true);
     let l = Lists::of(&mesh(cube.clone(), &cells));
     let corners = hex_corners(&l);
     assert_eq!(corners.len(), 8);

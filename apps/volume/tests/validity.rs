@@ -19,6 +19,9 @@ use cavity_volume::subdivide::{linear_split, plan, subdivide_serial, subdivide_v
 use cavity_volume::{CellVertices, VolumeError, VolumeMesh, check_count, setting};
 use proptest::prelude::*;
 
+mod grid;
+use grid::grid;
+
 /// The reference cells' vertices: the unit cube's corners (bottom
 /// counter-clockwise seen from the top, then the top), a prism's and a
 /// pyramid's.
@@ -171,7 +174,7 @@ proptest! {
         seed in 0u64..1000,
         scale in 0.05f32..2.0,
     ) {
-        let (positions, cells) = tetrahedral_grid(4, seed % 7);
+        let (positions, cells) = grid([4, 4, 4], 0.1, seed % 7, |_| true, |_| false);
         let to: Vec<[f32; 3]> = positions
             .iter()
             .enumerate()
@@ -193,46 +196,6 @@ proptest! {
             prop_assert_eq!(&out, &to);
         }
     }
-}
-
-/// A grid of `n³` cubes of six tetrahedra each, perturbed by `jitter`
-/// (all positively oriented).
-fn tetrahedral_grid(n: u32, jitter: u64) -> (Vec<[f32; 3]>, Vec<CellVertices>) {
-    let id = |x: u32, y: u32, z: u32| x + (n + 1) * (y + (n + 1) * z);
-    let mut positions = Vec::new();
-    for z in 0..=n {
-        for y in 0..=n {
-            for x in 0..=n {
-                let i = u64::from(id(x, y, z));
-                let h = |k: u64| {
-                    let v = (i * 2_654_435_761 + k * 40503 + jitter * 97)
-                        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    ((v >> 40) % 1000) as f32 / 1000.0 * 0.2 - 0.1
-                };
-                positions.push([x as f32 + h(1), y as f32 + h(2), z as f32 + h(3)]);
-            }
-        }
-    }
-    let mut cells = Vec::new();
-    for z in 0..n {
-        for y in 0..n {
-            for x in 0..n {
-                let v = |d: [u32; 3]| id(x + d[0], y + d[1], z + d[2]);
-                for [a, b] in [[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]] {
-                    let mut p = [0u32; 3];
-                    p[a] = 1;
-                    let first = p;
-                    p[b] = 1;
-                    let mut t = [v([0, 0, 0]), v(first), v(p), v([1, 1, 1])];
-                    if (a + 1) % 3 != b {
-                        t.swap(1, 2);
-                    }
-                    cells.push(CellVertices::Tetrahedron(t));
-                }
-            }
-        }
-    }
-    (positions, cells)
 }
 
 /// The TetGen mesh of the repaired, simplified bunny scan.
@@ -322,7 +285,7 @@ fn the_bunny_has_a_closed_boundary() {
 
 #[test]
 fn the_plan_gives_each_levels_counts_and_refuses_what_cannot_fit() {
-    let (positions, cells) = tetrahedral_grid(2, 1);
+    let (positions, cells) = grid([2, 2, 2], 0.1, 1, |_| true, |_| false);
     let mesh = VolumeMesh::from_cells(positions, &cells).unwrap();
     let backend = test_backend();
     let estimate = plan(&mesh, 3, &backend).unwrap();

@@ -28,83 +28,8 @@ use cavity_volume::{
 };
 use proptest::prelude::*;
 
-/// A perturbed grid of `n.0 × n.1 × n.2` unit cubes, each six positively
-/// oriented tetrahedra (the Kuhn split) or, where `hex` says, one
-/// hexahedron; cubes where `keep` says no are left out (holes, cavities,
-/// several components). Vertices are numbered on the grid, unused ones
-/// included.
-fn grid(
-    n: [u32; 3],
-    jitter: u64,
-    keep: impl Fn(u32) -> bool,
-    hex: impl Fn(u32) -> bool,
-) -> (Vec<[f32; 3]>, Vec<CellVertices>) {
-    let [nx, ny, nz] = n;
-    let id = |x: u32, y: u32, z: u32| x + (nx + 1) * (y + (ny + 1) * z);
-    let mut positions = Vec::new();
-    for z in 0..=nz {
-        for y in 0..=ny {
-            for x in 0..=nx {
-                let i = id(x, y, z) as u64;
-                let h = |k: u64| {
-                    let v =
-                        (i * 2654435761 + k * 40503 + jitter * 97).wrapping_mul(0x9E3779B97F4A7C15);
-                    ((v >> 40) % 1000) as f32 / 1000.0 * 0.1 - 0.05
-                };
-                positions.push([x as f32 + h(1), y as f32 + h(2), z as f32 + h(3)]);
-            }
-        }
-    }
-    let mut cells = Vec::new();
-    let mut cube = 0;
-    for z in 0..nz {
-        for y in 0..ny {
-            for x in 0..nx {
-                let c = cube;
-                cube += 1;
-                if !keep(c) {
-                    continue;
-                }
-                let v = |d: [u32; 3]| id(x + d[0], y + d[1], z + d[2]);
-                if hex(c) {
-                    cells.push(CellVertices::Hexahedron([
-                        v([0, 0, 0]),
-                        v([1, 0, 0]),
-                        v([1, 1, 0]),
-                        v([0, 1, 0]),
-                        v([0, 0, 1]),
-                        v([1, 0, 1]),
-                        v([1, 1, 1]),
-                        v([0, 1, 1]),
-                    ]));
-                    continue;
-                }
-                for [a, b, _] in [
-                    [0, 1, 2],
-                    [0, 2, 1],
-                    [1, 0, 2],
-                    [1, 2, 0],
-                    [2, 0, 1],
-                    [2, 1, 0],
-                ] {
-                    let mut p = [0u32; 3];
-                    let first = {
-                        p[a] = 1;
-                        p
-                    };
-                    p[b] = 1;
-                    let mut t = [v([0, 0, 0]), v(first), v(p), v([1, 1, 1])];
-                    // The Kuhn path's parity decides the orientation.
-                    if (a + 1) % 3 != b {
-                        t.swap(1, 2);
-                    }
-                    cells.push(CellVertices::Tetrahedron(t));
-                }
-            }
-        }
-    }
-    (positions, cells)
-}
+mod grid;
+use grid::grid;
 
 /// The signed volume of cell `c` from its faces as the mesh stores them
 /// (each face's loop reversed where the cell's sign is -1; fans from the
@@ -456,7 +381,7 @@ fn one_cell_of_each_type_has_its_elements_and_volume() {
 #[test]
 fn a_hexahedral_grid_has_the_grid_counts_and_opposite_signs_inside() {
     let (nx, ny, nz) = (4u32, 3, 2);
-    let (positions, cells) = grid([nx, ny, nz], 1, |_| true, |_| true);
+    let (positions, cells) = grid([nx, ny, nz], 0.05, 1, |_| true, |_| true);
     let m = VolumeMesh::from_cells(positions, &cells).unwrap();
     let edges = nx * (ny + 1) * (nz + 1) + (nx + 1) * ny * (nz + 1) + (nx + 1) * (ny + 1) * nz;
     let faces = (nx + 1) * ny * nz + nx * (ny + 1) * nz + nx * ny * (nz + 1);
@@ -482,7 +407,7 @@ fn a_hexahedral_grid_has_the_grid_counts_and_opposite_signs_inside() {
 
 #[test]
 fn a_tetrahedral_ball_has_euler_characteristic_one() {
-    let (positions, cells) = grid([3, 3, 3], 2, |_| true, |_| false);
+    let (positions, cells) = grid([3, 3, 3], 0.05, 2, |_| true, |_| false);
     let serial = VolumeMesh::from_cells_serial(positions.clone(), &cells).unwrap();
     let m = VolumeMesh::from_cells(positions, &cells).unwrap();
     assert_eq!(m, serial);
@@ -527,7 +452,7 @@ fn a_pentagonal_prism_is_one_polyhedron() {
 
 #[test]
 fn the_benchmark_times_every_operation() {
-    let (positions, cells) = grid([3, 3, 2], 5, |_| true, |c| c % 2 == 0);
+    let (positions, cells) = grid([3, 3, 2], 0.05, 5, |_| true, |c| c % 2 == 0);
     let m = VolumeMesh::from_cells(positions, &cells).unwrap();
     let cpu = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
     let bench =
@@ -627,7 +552,7 @@ fn columns_filled_from_many_blocks_come_out_sorted() {
 #[test]
 fn medit_and_tetgen_files_round_trip() {
     let dir = tempfile::tempdir().unwrap();
-    let (positions, cells) = grid([3, 2, 2], 7, |c| c % 4 != 1, |c| c % 3 == 0);
+    let (positions, cells) = grid([3, 2, 2], 0.05, 7, |c| c % 4 != 1, |c| c % 3 == 0);
     let mixed = CellMesh {
         positions: positions.clone(),
         cells,
@@ -640,7 +565,7 @@ fn medit_and_tetgen_files_round_trip() {
         .cells
         .sort_by_key(|c| matches!(c, CellVertices::Hexahedron(_)));
     assert_eq!(read_volume(&medit).unwrap(), by_type);
-    let (positions, cells) = grid([2, 2, 2], 3, |_| true, |_| false);
+    let (positions, cells) = grid([2, 2, 2], 0.05, 3, |_| true, |_| false);
     let tets = CellMesh { positions, cells };
     let tetgen = dir.path().join("tets.ele");
     write_volume(&tetgen, &tets).unwrap();
@@ -754,7 +679,7 @@ prop_compose! {
     ) -> (Vec<[f32; 3]>, Vec<CellVertices>) {
         let keep_cube = |c: u32| (c.wrapping_mul(2654435761) ^ keep) % 5 != 0;
         let hex_cube = |c: u32| (c.wrapping_mul(40503) ^ hex) % 3 == 0;
-        grid([n.0, n.1, n.2], jitter, keep_cube, hex_cube)
+        grid([n.0, n.1, n.2], 0.05, jitter, keep_cube, hex_cube)
     }
 }
 
@@ -921,7 +846,7 @@ fn subdividing_a_regular_grid_reproduces_linear_positions_inside() {
     // Tricubic B-spline refinement keeps a linear field: on an unperturbed
     // grid every point made by the inside rules is the lattice point of the
     // grid of half the spacing.
-    let (positions, cells) = grid([4, 4, 4], 0, |_| true, |_| true);
+    let (positions, cells) = grid([4, 4, 4], 0.05, 0, |_| true, |_| true);
     let positions: Vec<[f32; 3]> = positions.iter().map(|p| p.map(|x| x.round())).collect();
     let m = VolumeMesh::from_cells(positions, &cells).unwrap();
     let s = check_subdivision(&m, 1).unwrap();
@@ -1175,7 +1100,7 @@ fn bad_gmsh_and_vtk_files_name_the_line_or_the_element() {
 
 #[test]
 fn replacing_the_cells_drops_only_the_relations_through_them() {
-    let (positions, cells) = grid([3, 3, 2], 4, |_| true, |c| c % 2 == 0);
+    let (positions, cells) = grid([3, 3, 2], 0.05, 4, |_| true, |c| c % 2 == 0);
     let m = VolumeMesh::from_cells(positions, &cells).unwrap();
     let backend = test_backend();
     let mut r = ResidentMesh::upload(&backend, &m).unwrap();
