@@ -204,11 +204,7 @@ proptest! {
 /// puts at least 99 % of the edges in the band.
 #[test]
 fn the_bunny_scan_remeshes_cleanly() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/scans/StanfordBunny.ply");
-    let mut scan = cavity::io::read_mesh(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .mesh;
+    let mut scan = cavity_tests::bunny_scan();
     remove_duplicate_faces(&mut scan);
     assert_eq!(topology_stats(&scan).boundary_loops, 70);
     let (out, report) = remeshed_cleanly(&scan, Layout::default());

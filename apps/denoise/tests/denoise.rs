@@ -10,7 +10,9 @@
 use cavity::TriMesh;
 use cavity::settings::NamesSettings;
 use cavity_denoise::{DenoiseError, DenoiseSettings, denoise, serial, setting};
-use cavity_tests::{any_mesh, bundled_mesh, cases, diagonal, test_backend, unit_sphere};
+use cavity_tests::{
+    any_mesh, bundled_mesh, bunny_scan, cases, diagonal, test_backend, unit_sphere,
+};
 use proptest::prelude::*;
 
 /// `mesh` with every coordinate moved by up to `amount` (a deterministic
@@ -180,17 +182,6 @@ fn one_hop_is_the_one_ring_inside_the_ball() {
     let off = differing(&ours, &want, 1e-5);
     assert!(off.is_empty(), "{off:?}");
     assert!(report.largest_neighbourhood <= 6, "{report:?}");
-}
-
-/// The Stanford bunny scan (`tests/data/scans/StanfordBunny.ply`, see
-/// `tests/data/README.md`: 70 holes, 132 non-manifold edges, angles down
-/// to 0.8°).
-fn bunny_scan() -> TriMesh {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/scans/StanfordBunny.ply");
-    cavity::io::read_mesh(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .mesh
 }
 
 type V3 = [f64; 3];

@@ -11,7 +11,7 @@
 use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
 use cavity_geodesic::{GeodesicError, GeodesicSettings, geodesic_distance, toplesets};
-use cavity_tests::{any_mesh, cases, grid, test_backend};
+use cavity_tests::{any_mesh, bunny_scan, cases, grid, test_backend};
 use glam::DVec3;
 use proptest::prelude::*;
 use std::cmp::Reverse;
@@ -521,17 +521,6 @@ fn large_toplesets_match_a_serial_search() {
     }
     assert_eq!(t.sizes, sizes);
     assert_eq!(t.level, level);
-}
-
-/// The Stanford bunny scan (`tests/data/scans/StanfordBunny.ply`, see
-/// `tests/data/README.md`: 70 holes, 132 non-manifold edges, 197
-/// non-manifold vertices, angles down to 0.8°).
-fn bunny_scan() -> TriMesh {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/scans/StanfordBunny.ply");
-    cavity::io::read_mesh(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .mesh
 }
 
 /// On the bunny scan from vertex 0 (default settings): 0 at the source,

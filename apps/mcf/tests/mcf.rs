@@ -788,15 +788,10 @@ fn the_largest_time_step_is_solved() {
     );
 }
 
-/// The Stanford bunny scan (`tests/data/scans/StanfordBunny.ply`: 70
-/// holes, 132 non-manifold edges, angles down to 0.8°), duplicate faces
+/// The Stanford bunny scan (`cavity_tests::bunny_scan`), duplicate faces
 /// removed as the CLI does.
 fn bunny_scan() -> TriMesh {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data/scans/StanfordBunny.ply");
-    let mut scan = cavity::io::read_mesh(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .mesh;
+    let mut scan = cavity_tests::bunny_scan();
     remove_duplicate_faces(&mut scan);
     scan
 }
