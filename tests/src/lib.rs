@@ -29,10 +29,9 @@ use cavity::backend::{Backend, BackendError, DeviceChoice};
 use cavity::dynamic::DynamicMesh;
 use cavity_reference::{MeshStats, ReferenceMesh};
 
-/// Starts a test only the GPU can run. Such a test is marked `#[ignore =
-/// "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]`,
-/// so that a run without the GPU reports it as ignored (visibly, not as a
-/// pass); this panics unless `CAVITY_TEST_DEVICE` is `cuda`, so that a run
+/// Starts a test only the GPU can run (issue 53 item 5). Such a test is
+/// marked ignored with the reason "GPU only", so that a run without the
+/// GPU reports it as ignored (visibly, not as a pass); this panics unless `CAVITY_TEST_DEVICE` is `cuda`, so that a run
 /// that includes it without the GPU fails instead of passing it unrun.
 pub fn require_gpu() {
     assert_eq!(

@@ -23,7 +23,7 @@ fn check_runs(gpu: CudaBackend) {
 }
 
 #[test]
-#[ignore = "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
+#[ignore = "GPU only (issue 53 item 5): CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
 fn kernels_are_compiled_once_then_loaded_from_the_cache() {
     cavity_tests::require_gpu();
     let dir = tempfile::tempdir().expect("temporary directory");

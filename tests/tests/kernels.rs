@@ -28,7 +28,7 @@ unsafe impl Kernel for Mismatched {
 }
 
 #[test]
-#[ignore = "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
+#[ignore = "GPU only (issue 53 item 5): CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
 fn a_declaration_that_disagrees_with_the_ptx_is_refused() {
     cavity_tests::require_gpu();
     let gpu = CudaBackend::new().expect("GPU");
@@ -46,7 +46,7 @@ fn a_declaration_that_disagrees_with_the_ptx_is_refused() {
 }
 
 #[test]
-#[ignore = "GPU only: CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
+#[ignore = "GPU only (issue 53 item 5): CAVITY_TEST_DEVICE=cuda, cargo test -- --include-ignored"]
 fn the_same_ptx_is_loaded_once() {
     cavity_tests::require_gpu();
     let gpu = CudaBackend::new().expect("GPU");

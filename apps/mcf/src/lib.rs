@@ -463,20 +463,18 @@ impl FlowMesh {
         patch_size: u32,
         factors: CapacityFactors,
     ) -> Result<FlowMesh, McfError> {
-        if laplacian == Laplacian::Intrinsic {
-            return Err(OutOfRange::new(
-                setting::LAPLACIAN,
-                "must be one the patches compute: not intrinsic, whose edges are \
-                 not the mesh's (smooth runs it)",
-            )
-            .into());
-        }
         mesh.validate()?;
         let normalization = Normalization::of(mesh);
         let normalized = normalization.apply(mesh);
         let topology = Topology::new(&normalized);
         let h = mean_edge_length_with(&normalized, &topology);
-        let weights = laplacian.weights(h as f32).unwrap_or(Weights::COTAN);
+        let weights = laplacian.weights(h as f32).ok_or_else(|| {
+            OutOfRange::new(
+                setting::LAPLACIAN,
+                "must be one the patches compute: not intrinsic, whose edges are \
+                 not the mesh's (smooth runs it)",
+            )
+        })?;
         let mut layout = AttributeLayout::new();
         let attributes = McfAttributes::declare(&mut layout)?;
         let dynamic = DynamicMesh::with_topology_and_attributes(

@@ -10,7 +10,6 @@
 //! pillows); random grids, pillows and triangle soups.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Instant;
 
 use cavity_mcf::intrinsic::{IntrinsicLaplacian, intrinsic_delaunay_laplacian};
 use cavity_tests::{cases, soup, unit_sphere};
@@ -615,29 +614,5 @@ proptest! {
             .map(|_| [0, 1, 2].map(|_| rng.signed() as f32))
             .collect();
         check_random(&positions, &mesh.faces, mollify);
-    }
-}
-
-/// The time on a million faces: a 1000 × 500 jittered grid with random
-/// diagonals on a bumpy surface (about half the diagonals flip), and the
-/// same grid flat and unjittered (right isosceles triangles: no flip):
-/// `cargo test --release -p cavity-mcf --test intrinsic -- --ignored
-/// --nocapture`.
-#[test]
-#[ignore = "a timing, for release builds"]
-fn a_million_faces() {
-    for (name, jitter, height) in [("jittered", 0.45, 0.02), ("regular", 0.0, 0.0)] {
-        let bumps = |x: f64, y: f64| height * (40.0 * x).sin() * (30.0 * y).cos();
-        let (positions, faces) = jittered_grid(1000, 500, jitter, 0.0, 11, bumps);
-        let start = Instant::now();
-        let l = intrinsic_delaunay_laplacian(&positions, &faces, 0.0);
-        let seconds = start.elapsed().as_secs_f64();
-        eprintln!(
-            "{name}: {} faces, {} vertices: {seconds:.3} s, {} flips",
-            faces.len(),
-            positions.len(),
-            l.flips
-        );
-        check_structure(&l, positions.len());
     }
 }
