@@ -3,7 +3,8 @@
 //! error it allows, such as out of patch slots) is printed and counted,
 //! and the test fails once too many cases were skipped, so that a run
 //! where nearly every case stops early cannot pass as a run that checked
-//! them (issue 53 item 5).
+//! them; the test ends with [`Skips::summary`], so that its output says
+//! how many cases it checked (issue 53 item 5).
 
 use std::fmt::Display;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -49,7 +50,7 @@ impl Skips {
         let skipped = self.skipped.fetch_add(1, Ordering::Relaxed) + 1;
         let ran = self.ran.load(Ordering::Relaxed).max(1);
         eprintln!("{}: case skipped ({skipped} of {ran}): {why}", self.name);
-        if skipped > self.grace + ran * self.percent / 100 {
+        if self.too_many(skipped, ran) {
             return Err(TestCaseError::fail(format!(
                 "{}: {skipped} of {ran} cases skipped (at most {} % and {} more): the test \
                  checks too little; last: {why}",
@@ -57,5 +58,39 @@ impl Skips {
             )));
         }
         Ok(())
+    }
+
+    /// Prints, at the end of the test, how many of its cases ran and how
+    /// many were skipped (on stderr, with `--nocapture` or a failure), and
+    /// returns the number checked.
+    ///
+    /// # Panics
+    /// When no case ran, or when more than the allowed share was skipped
+    /// (a failed case says so first; this holds if the cases were counted
+    /// apart from [`Skips::skip`]).
+    pub fn summary(&self) -> u32 {
+        let (ran, skipped) = (
+            self.ran.load(Ordering::Relaxed),
+            self.skipped.load(Ordering::Relaxed),
+        );
+        eprintln!(
+            "{}: {} of {ran} cases checked, {skipped} skipped (at most {} % and {} more)",
+            self.name,
+            ran - skipped,
+            self.percent,
+            self.grace
+        );
+        assert!(ran > 0, "{}: no case ran", self.name);
+        assert!(
+            !self.too_many(skipped, ran),
+            "{}: {skipped} of {ran} cases skipped",
+            self.name
+        );
+        ran - skipped
+    }
+
+    /// Whether `skipped` of `ran` cases are more than allowed.
+    fn too_many(&self, skipped: u32, ran: u32) -> bool {
+        skipped > self.grace + ran * self.percent / 100
     }
 }

@@ -152,24 +152,23 @@ fn check_against_reference(
 /// capacity error: at most a fifth (and two more) may.
 static REMESH_SKIPS: Skips = Skips::new("dirty_meshes_remesh_validly", 20, 2);
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
-
-    /// Remeshing: the dynamic mesh validates and keeps the input's topology
-    /// after every phase; the output passes the CLI's check (topology
-    /// kept, manifold where the input was, no face of zero area) and has
-    /// no edge of zero length (issue 24: slivers, caps on boundary and
-    /// non-manifold edges, zero-length edges at non-manifold vertices and
-    /// components made only of zero-area faces are all repaired, by
-    /// separations that lift a vertex off the line of its faces). A
-    /// capacity error (tiny patches that keep slicing, see
-    /// `remesh::any_proptest_mesh_keeps_its_topology`) is an error naming
-    /// the setting, never a wrong mesh.
-    #[test]
-    fn dirty_meshes_remesh_validly(
+/// Remeshing: the dynamic mesh validates and keeps the input's topology
+/// after every phase; the output passes the CLI's check (topology
+/// kept, manifold where the input was, no face of zero area) and has
+/// no edge of zero length (issue 24: slivers, caps on boundary and
+/// non-manifold edges, zero-length edges at non-manifold vertices and
+/// components made only of zero-area faces are all repaired, by
+/// separations that lift a vertex off the line of its faces). A
+/// capacity error (tiny patches that keep slicing, see
+/// `remesh::any_proptest_mesh_keeps_its_topology`) is an error naming
+/// the setting, never a wrong mesh.
+#[test]
+fn dirty_meshes_remesh_validly() {
+    let config = ProptestConfig::with_cases(cases(32));
+    proptest!(config, |(
         (input, dirt) in dirty_mesh(),
         patch_size in prop::sample::select(vec![16u32, 64, 512]),
-    ) {
+    )| {
         let mesh = loaded(&input, &dirt)?;
         prop_assume!(!mesh.faces.is_empty());
         REMESH_SKIPS.ran();
@@ -208,8 +207,12 @@ proptest! {
         if let Err(e) = check_against_reference(&mesh, &out, true) {
             panic!("output check: {e} ({dirt:?})");
         }
-    }
+    });
+    REMESH_SKIPS.summary();
+}
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
 
     /// Delaunay flips and vertex normals on the same inputs.
     #[test]

@@ -523,25 +523,24 @@ const GROWTH: CapacityFactors = CapacityFactors {
     patches: 32.0,
 };
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(32)))]
-
-    /// Random meshes (grids with holes, tori, fans, non-manifold edges,
-    /// isolated vertices, shuffled) at patch sizes down to 4, on four racing
-    /// workers or in the deterministic schedule: edge splits, face splits,
-    /// edge collapses, vertex splits and face collapses keep the mesh
-    /// valid (every round) and its Euler characteristic; they meet their
-    /// criterion everywhere on manifold inputs (elsewhere a fill-in may
-    /// decline a degenerate cavity) and change the counts they should. A run
-    /// that stops with a capacity error (the stars of vertices whose valence
-    /// the operations raised do not fit in a patch) must leave a valid mesh.
-    #[test]
-    fn operations_on_random_meshes(
+/// Random meshes (grids with holes, tori, fans, non-manifold edges,
+/// isolated vertices, shuffled) at patch sizes down to 4, on four racing
+/// workers or in the deterministic schedule: edge splits, face splits,
+/// edge collapses, vertex splits and face collapses keep the mesh
+/// valid (every round) and its Euler characteristic; they meet their
+/// criterion everywhere on manifold inputs (elsewhere a fill-in may
+/// decline a degenerate cavity) and change the counts they should. A run
+/// that stops with a capacity error (the stars of vertices whose valence
+/// the operations raised do not fit in a patch) must leave a valid mesh.
+#[test]
+fn operations_on_random_meshes() {
+    let config = ProptestConfig::with_cases(cases(32));
+    proptest!(config, |(
         input in any_mesh(),
         operation in 0u8..5,
         patch_size in prop::sample::select(vec![4u32, 8, 16, 64]),
         racing in any::<bool>(),
-    ) {
+    )| {
         OPERATION_SKIPS.ran();
         let schedule = if racing { Schedule::Racing } else { Schedule::Deterministic };
         let manifold = DynamicMesh::new(&input, patch_size, GROWTH)
@@ -645,7 +644,8 @@ proptest! {
                 prop_assert_eq!(euler(&out), euler(&input));
             }
         }
-    }
+    });
+    OPERATION_SKIPS.summary();
 }
 
 /// Median length of the edges with two faces (0 without any).
