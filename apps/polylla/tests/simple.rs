@@ -1,8 +1,9 @@
 //! Polylla's polygons are simple (issue 52): no polygon walks an edge
 //! twice (a barrier edge, which a region wrapped around other regions
 //! keeps when no barrier tip ends it), checked by a small checker of its
-//! own on triangulations built to hold nested regions, on random ones and
-//! on the Greenland points; the polygons exactly the terminal-edge regions
+//! own on triangulations built to hold nested regions, on ones whose
+//! regions touch themselves at a vertex (kept, as the paper does), on
+//! random ones and on the Greenland points; the polygons exactly the terminal-edge regions
 //! after the repair ([`oracle::check`]); the backend's kernels equal to
 //! the sequential version.
 
@@ -217,6 +218,25 @@ fn seeded_random_triangulations_with_bridges_give_simple_polygons() {
         let (poly, _) = run(t.positions, &t.triangles)
             .unwrap_or_else(|e| panic!("{n} points, seed {seed}: {e}"));
         assert!(poly.bridges > 0, "{n} points, seed {seed}");
+    }
+}
+
+#[test]
+fn a_region_that_touches_itself_at_a_vertex_keeps_the_pinch() {
+    // Seeds among 20 000 per size whose triangulations hold a region that
+    // meets itself at one vertex with no barrier edge (the first of each
+    // size): the paper does not split it (`oracle`, "Vertices visited
+    // twice"), so its polygon passes that vertex twice, and both checkers
+    // find the two fans of its triangles there.
+    for (n, seed) in [(12, 4133), (30, 3915), (50, 27)] {
+        let t = delaunay(&oracle::lattice_points(n, seed)).unwrap();
+        let (poly, shape) = run(t.positions, &t.triangles)
+            .unwrap_or_else(|e| panic!("{n} points, seed {seed}: {e}"));
+        assert_eq!(
+            (shape.pinches, poly.bridges, poly.repaired),
+            (1, 0, 0),
+            "{n} points, seed {seed}: {shape:?}"
+        );
     }
 }
 
