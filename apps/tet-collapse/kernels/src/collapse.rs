@@ -1,0 +1,85 @@
+//! Whether one edge collapse is admissible (section 3.2) and where its
+//! kept vertex goes: the boundary predicate, the link condition, the
+//! trial volumes at the placement and the criterion's own rule, in that
+//! order (the cheap tests first). The parallel kernels and the sequential
+//! version call the same [`check`].
+
+use crate::boundary::{Keep, boundary_rule};
+use crate::criterion::{Criterion, for_each_kept};
+use crate::geometry::{dot, is_valid_tet, sub};
+use crate::link::link_condition;
+use crate::star::{Star, is_boundary_edge};
+
+/// An admissible collapse of edge `(keep, remove)`: `remove` is removed,
+/// every tetrahedron with both vertices too, and `keep` moves to
+/// `position`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Collapse {
+    /// The vertex that stays.
+    pub keep: u32,
+    /// The vertex that is removed.
+    pub remove: u32,
+    /// The kept vertex's new position (single precision, as stored).
+    pub position: [f32; 3],
+    /// The kept vertex's new value of the per-vertex field: the two
+    /// values interpolated linearly at the position's projection onto the
+    /// edge.
+    pub value: f64,
+}
+
+/// The collapse of edge `(a, b)` if it is admissible, with the boundary
+/// classes `class_a`, `class_b` (`crate::boundary`), whether the edge is
+/// sharp, and `ratio`, the trial volumes' bound
+/// ([`crate::geometry::is_valid_tet`]). The kept vertex is the one the
+/// boundary keeps, else the lower index; its position is the kept
+/// endpoint's, else the criterion's placement, rounded to single
+/// precision before the trial volumes are computed, so that what is
+/// checked is what is stored.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub fn check<S: Star, C: Criterion>(
+    s: &S,
+    criterion: &C,
+    a: u32,
+    b: u32,
+    class_a: u32,
+    class_b: u32,
+    sharp: bool,
+    ratio: f64,
+) -> Option<Collapse> {
+    let boundary_edge = s.on_boundary(a) && s.on_boundary(b) && is_boundary_edge(s, a, b);
+    let keep = boundary_rule(class_a, class_b, boundary_edge, sharp)?;
+    if !link_condition(s, a, b) {
+        return None;
+    }
+    let (kept, removed, p) = match keep {
+        Keep::A => (a, b, s.position(a)),
+        Keep::B => (b, a, s.position(b)),
+        Keep::Either => (a.min(b), a.max(b), criterion.placement(s, a, b)),
+    };
+    let position = [p[0] as f32, p[1] as f32, p[2] as f32];
+    let p = [
+        f64::from(position[0]),
+        f64::from(position[1]),
+        f64::from(position[2]),
+    ];
+    let mut valid = true;
+    for_each_kept(s, a, b, p, |_, q| valid &= is_valid_tet(q, ratio));
+    if !valid || !criterion.admissible(s, a, b, p) {
+        return None;
+    }
+    let (pa, pb) = (s.position(a), s.position(b));
+    let ab = sub(pb, pa);
+    let along = dot(ab, ab);
+    let x = if along > 0.0 {
+        (dot(sub(p, pa), ab) / along).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    Some(Collapse {
+        keep: kept,
+        remove: removed,
+        position,
+        value: s.value(a) + x * (s.value(b) - s.value(a)),
+    })
+}

@@ -1,0 +1,29 @@
+//! The tetrahedral edge collapse's predicates and kernels (Ströter et al.
+//! 2023, "Massively Parallel Adaptive Collapsing of Edges in Unstructured
+//! Tetrahedral Meshes", sections 3.1-3.4), written once for the GPU, the
+//! CPU backend and the sequential version on the host:
+//!
+//! - [`geometry`]: signed volumes in `f64` and the scale-free trial-volume
+//!   test;
+//! - [`star`]: what a predicate reads of the mesh ([`star::Star`]: the
+//!   tetrahedra around a vertex, positions, boundary marks);
+//! - [`link`]: the link condition of Dey et al. (1999) with the boundary
+//!   closed by a vertex at infinity;
+//! - [`boundary`]: the boundary vertex classes (face, ridge, corner) and
+//!   the boundary predicate `Q` with the endpoint it keeps;
+//! - [`collapse`]: whether one collapse is admissible, and where its kept
+//!   vertex goes ([`collapse::check`]);
+//! - [`criterion`]: the criteria (cost, placement, admissibility) and the
+//!   three that ship: edge length, scalar-field error, harmonic index.
+#![no_std]
+#![feature(core_float_math)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+pub mod boundary;
+pub mod collapse;
+pub mod criterion;
+pub mod geometry;
+pub mod iteration;
+pub mod link;
+pub mod star;
+pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};

@@ -1,0 +1,108 @@
+//! Adaptive edge collapse of tetrahedral meshes (Ströter, Mueller-Roemer,
+//! Weber and Fellner, "Massively Parallel Adaptive Collapsing of Edges in
+//! Unstructured Tetrahedral Meshes", 2023; `../shared/papers/
+//! parallel-tet-edge-collapse.txt`, issue 54).
+//!
+//! - [`mesh`]: the mesh the collapse works on ([`TetMesh`]);
+//! - [`boundary`]: the classes of the boundary vertices (face, ridge,
+//!   corner; section 3.1) and the sharp edges;
+//! - [`parallel`]: the parallel collapse on a backend (Algorithm 1), the
+//!   GPU or the CPU backend running the same kernels;
+//! - [`sequential`]: the sequential priority-queue collapse (the paper's
+//!   "CPU-sequential" baseline, section 4), the oracle of the parallel
+//!   one;
+//! - [`quality`]: the quality measures printed for input and output;
+//! - [`checks`]: the robustness checks of section 4.1.
+//!
+//! The predicates the parallel kernels and the sequential version share
+//! (trial volumes, link condition, boundary rules, criteria) live in
+//! `cavity-tet-collapse-kernels`, written once for both.
+
+pub mod boundary;
+pub mod checks;
+pub mod mesh;
+pub mod parallel;
+pub mod quality;
+pub mod sequential;
+
+pub use cavity_tet_collapse_kernels as kernels;
+pub use mesh::TetMesh;
+
+use cavity_volume::CellType;
+
+cavity::kernel_module!("cavity_tet_collapse_kernels.ptx");
+
+/// Errors of the tetrahedral collapse.
+#[derive(Debug, thiserror::Error)]
+pub enum CollapseError {
+    /// A cell of another type than a tetrahedron: the collapse takes
+    /// tetrahedral meshes only (tetrahedralize the mesh first).
+    #[error("cell {cell} is a {cell_type:?}: the collapse takes tetrahedra only")]
+    NotTetrahedron {
+        /// The cell, in input order.
+        cell: usize,
+        /// Its type.
+        cell_type: CellType,
+    },
+    /// A tetrahedron names a vertex that does not exist: fix the cell
+    /// list or the positions.
+    #[error("tetrahedron {cell} names vertex {vertex}, but the mesh has {vertices} vertices")]
+    VertexOutOfRange {
+        /// The tetrahedron, in input order.
+        cell: usize,
+        /// The vertex it names.
+        vertex: u32,
+        /// The number of vertices.
+        vertices: usize,
+    },
+    /// A tetrahedron names a vertex twice (no volume): remove it.
+    #[error("tetrahedron {cell} names a vertex twice: {vertices:?}")]
+    RepeatedVertex {
+        /// The tetrahedron, in input order.
+        cell: usize,
+        /// Its vertices.
+        vertices: [u32; 4],
+    },
+}
+
+/// What a collapse run does beyond its criterion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// The trial volumes' bound: a tetrahedron a collapse leaves must have
+    /// a volume of at least this times its longest edge cubed
+    /// (`kernels::geometry::is_valid_tet`; scale-free).
+    pub volume_ratio: f64,
+    /// `ε_F` of the boundary classes (`kernels::boundary`).
+    pub epsilon_f: f64,
+    /// `ε_R` of the boundary classes.
+    pub epsilon_r: f64,
+    /// Stop after an iteration that collapses at most this many edges
+    /// (the paper's `ε_c`).
+    pub epsilon_c: usize,
+    /// Stop once at most this many tetrahedra are left.
+    pub target_cells: Option<usize>,
+    /// Stop after this many iterations.
+    pub max_iterations: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            volume_ratio: kernels::geometry::MIN_VOLUME_RATIO,
+            epsilon_f: kernels::boundary::EPSILON_F,
+            epsilon_r: kernels::boundary::EPSILON_R,
+            epsilon_c: 0,
+            target_cells: None,
+            max_iterations: 1000,
+        }
+    }
+}
+
+/// One iteration of a collapse run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Iteration {
+    /// Edges collapsed.
+    pub collapses: usize,
+    /// Tetrahedra left.
+    pub cells: usize,
+}

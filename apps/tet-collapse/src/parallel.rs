@@ -1,0 +1,243 @@
+//! The parallel collapse on a backend (Algorithm 1; kernels in
+//! `cavity_tet_collapse_kernels::iteration`): every iteration rebuilds the
+//! stars, the boundary classes and the edges on the device by count, scan
+//! and fill, finds the admissible candidates, resolves conflicts in the
+//! paper's two passes, and applies the winners by scans and compaction.
+//! The host reads three counts per iteration (edges, removed vertices,
+//! removed tetrahedra) and nothing else until the end.
+
+use std::time::Instant;
+
+use cavity::backend::buffer::Buffer;
+use cavity::backend::{Backend, BackendError};
+use cavity_tet_collapse_kernels::blocks;
+use cavity_tet_collapse_kernels::iteration::{
+    Builtin, CandidateSettings, Candidates, Classify, CompactTets, CountEdges, CountStars, Decide,
+    FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle, SortStars, TetConflicts,
+    Winners,
+};
+
+use crate::{Iteration, Settings, TetMesh};
+
+/// What a parallel run reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParallelReport {
+    /// Each iteration's collapses and the tetrahedra left.
+    pub iterations: Vec<Iteration>,
+    /// Seconds rebuilding the stars, boundary and edges (the rebuild the
+    /// paper names its bottleneck), summed over the iterations.
+    pub rebuild_seconds: f64,
+    /// Seconds finding, resolving and applying collapses.
+    pub collapse_seconds: f64,
+    /// Rounds of the second conflict pass, summed over the iterations.
+    pub conflict_rounds: u32,
+    /// The backend's name.
+    pub device: String,
+}
+
+/// The mesh on the backend between iterations.
+struct Resident {
+    tets: Buffer<u32>,
+    positions: Buffer<f32>,
+    values: Buffer<f32>,
+    class: Option<Buffer<u32>>,
+    vertices: u32,
+    cells: u32,
+}
+
+/// `mesh` (with its per-vertex field `values`, empty for none)
+/// collapsed on `backend` with the built-in `criterion` and `settings`,
+/// and the field at the kept vertices.
+///
+/// # Errors
+/// A failed launch or copy ([`BackendError`]); the GPU's kernels missing.
+pub fn collapse_parallel(
+    backend: &Backend,
+    mesh: &TetMesh,
+    values: &[f32],
+    criterion: Builtin,
+    settings: &Settings,
+) -> Result<(TetMesh, Vec<f32>, ParallelReport), BackendError> {
+    crate::add_kernels(backend)?;
+    let d = backend;
+    let mut r = Resident {
+        tets: d.upload(mesh.tets.as_flattened())?,
+        positions: d.upload(mesh.positions.as_flattened())?,
+        values: d.upload(values)?,
+        class: None,
+        vertices: mesh.positions.len() as u32,
+        cells: mesh.tets.len() as u32,
+    };
+    let has_values = !values.is_empty();
+    let mut report = ParallelReport {
+        device: d.name(),
+        ..ParallelReport::default()
+    };
+    let target = settings.target_cells.unwrap_or(0) as u32;
+    while (report.iterations.len() as u32) < settings.max_iterations && r.cells > target {
+        let collapses = iterate(d, &mut r, has_values, criterion, settings, &mut report)?;
+        report.iterations.push(Iteration {
+            collapses: collapses as usize,
+            cells: r.cells as usize,
+        });
+        if collapses == 0 || collapses as usize <= settings.epsilon_c {
+            break;
+        }
+    }
+    let positions = d.download(r.positions, 3 * r.vertices as usize)?;
+    let tets = d.download(r.tets, 4 * r.cells as usize)?;
+    let values = if has_values {
+        d.download(r.values, r.vertices as usize)?
+    } else {
+        Vec::new()
+    };
+    let out = TetMesh {
+        positions: positions.as_chunks::<3>().0.to_vec(),
+        tets: tets.as_chunks::<4>().0.to_vec(),
+    };
+    Ok((out, values, report))
+}
+
+/// One iteration on `r`; returns the collapses.
+fn iterate(
+    d: &Backend,
+    r: &mut Resident,
+    has_values: bool,
+    criterion: Builtin,
+    settings: &Settings,
+    report: &mut ParallelReport,
+) -> Result<u32, BackendError> {
+    let (n, m) = (r.vertices, r.cells);
+    let start = Instant::now();
+    // The stars: count, scan, fill, sort.
+    let mut offsets = d.zeros::<u32>(n as usize + 1)?;
+    d.launch::<CountStars>(blocks(4 * m), (0, 0), (&r.tets, m, &mut offsets))?;
+    d.exclusive_scan(&mut offsets, n + 1)?;
+    let mut cursor = d.zeros::<u32>(n as usize)?;
+    let mut entries = d.zeros::<u32>(4 * m as usize)?;
+    let fill = (&r.tets, m, &offsets, &mut cursor, &mut entries);
+    d.launch::<FillStars>(blocks(4 * m), (0, 0), fill)?;
+    d.launch::<SortStars>(blocks(n), (0, 0), (&offsets, &mut entries, n))?;
+    drop(cursor);
+    // The boundary and the classes.
+    let mut boundary = d.zeros::<u32>(n as usize)?;
+    let mut faces = d.zeros::<u32>(m as usize)?;
+    let geometry = [&r.positions, &r.values];
+    let without_boundary = [&r.tets, &offsets, &entries, &offsets];
+    let params = (without_boundary, geometry, m, &mut faces, &mut boundary);
+    d.launch::<MarkBoundary>(blocks(m), (0, 0), params)?;
+    let mesh = [&r.tets, &offsets, &entries, &boundary];
+    let mut class = d.zeros::<u32>(n as usize)?;
+    let empty = d.zeros::<u32>(0)?;
+    let previous = r.class.as_ref().unwrap_or(&empty);
+    let epsilons = [settings.epsilon_f, settings.epsilon_r];
+    let params = (mesh, geometry, &faces, previous, epsilons, n, &mut class);
+    d.launch::<Classify>(blocks(n), (0, 0), params)?;
+    // The edges: count, scan, fill.
+    let mut edge_offsets = d.zeros::<u32>(n as usize + 1)?;
+    d.launch::<CountEdges>(blocks(n), (0, 0), (mesh, geometry, n, &mut edge_offsets))?;
+    d.exclusive_scan(&mut edge_offsets, n + 1)?;
+    let e = d.element(&edge_offsets, n as usize)?;
+    let mut edges = d.zeros::<u32>(2 * e as usize)?;
+    let params = (mesh, geometry, n, &edge_offsets, &mut edges);
+    d.launch::<FillEdges>(blocks(n), (0, 0), params)?;
+    // A word read back waits for the launches before it (the stage clock).
+    if e > 0 {
+        d.element(&edges, 0)?;
+    }
+    let rebuilt = Instant::now();
+    report.rebuild_seconds += (rebuilt - start).as_secs_f64();
+    // Candidates and conflicts.
+    let mut cost = d.zeros::<f32>(e as usize)?;
+    let mut collapse = d.zeros::<u32>(5 * e as usize)?;
+    let mut value = d.zeros::<f32>(e as usize)?;
+    let candidate = CandidateSettings {
+        criterion,
+        volume_ratio: settings.volume_ratio,
+        epsilon_r: settings.epsilon_r,
+        edges: e,
+        pad: 0,
+    };
+    let params = (
+        mesh,
+        geometry,
+        [&faces, &class, &edges],
+        candidate,
+        &mut cost,
+        &mut collapse,
+        &mut value,
+    );
+    d.launch::<Candidates>(blocks(e), (0, 0), params)?;
+    let mut won = d.zeros::<u32>(e as usize)?;
+    let mut affected = d.zeros::<u32>(n as usize)?;
+    let params = (
+        mesh,
+        geometry,
+        [&edge_offsets, &edges],
+        &cost,
+        e,
+        &mut won,
+        &mut affected,
+    );
+    d.launch::<Winners>(blocks(e), (0, 0), params)?;
+    // The second pass, in rounds until every winner is decided.
+    let mut beaten = d.zeros::<u32>(e as usize)?;
+    loop {
+        let params = (&r.tets, m, &affected, &cost, &won, &mut beaten);
+        d.launch::<TetConflicts>(blocks(m), (0, 0), params)?;
+        let mut undecided = d.zeros::<u32>(1)?;
+        let params = (e, &mut won, &mut beaten, &mut undecided);
+        d.launch::<Decide>(blocks(e), (0, 0), params)?;
+        report.conflict_rounds += 1;
+        if d.element(&undecided, 0)? == 0 {
+            break;
+        }
+    }
+    let mut removed = d.zeros::<u32>(n as usize + 1)?;
+    let params = (&won, &collapse, e, &mut removed);
+    d.launch::<Settle>(blocks(e), (0, 0), params)?;
+    d.exclusive_scan(&mut removed, n + 1)?;
+    let collapses = d.element(&removed, n as usize)?;
+    if collapses == 0 {
+        r.class = Some(class);
+        report.collapse_seconds += rebuilt.elapsed().as_secs_f64();
+        return Ok(0);
+    }
+    // Apply.
+    let mut tet_removed = d.zeros::<u32>(m as usize + 1)?;
+    let params = (&r.tets, m, &affected, &won, &collapse, &mut tet_removed);
+    d.launch::<RemoveTets>(blocks(m), (0, 0), params)?;
+    d.exclusive_scan(&mut tet_removed, m + 1)?;
+    let gone = d.element(&tet_removed, m as usize)?;
+    let (n2, m2) = (n - collapses, m - gone);
+    let mut map = d.zeros::<u32>(n as usize)?;
+    let mut new_positions = d.zeros::<f32>(3 * n2 as usize)?;
+    let mut new_values = d.zeros::<f32>(if has_values { n2 as usize } else { 0 })?;
+    let mut new_class = d.zeros::<u32>(n2 as usize)?;
+    let params = (
+        [&removed, &affected, &won, &collapse, &class],
+        [&r.positions, &r.values, &value],
+        n,
+        &mut map,
+        &mut new_positions,
+        &mut new_values,
+        &mut new_class,
+    );
+    d.launch::<Remap>(blocks(n), (0, 0), params)?;
+    let mut new_tets = d.zeros::<u32>(4 * m2 as usize)?;
+    let params = (&r.tets, m, [&tet_removed, &map], &mut new_tets);
+    d.launch::<CompactTets>(blocks(m), (0, 0), params)?;
+    if m2 > 0 {
+        d.element(&new_tets, 0)?;
+    }
+    report.collapse_seconds += rebuilt.elapsed().as_secs_f64();
+    *r = Resident {
+        tets: new_tets,
+        positions: new_positions,
+        values: new_values,
+        class: Some(new_class),
+        vertices: n2,
+        cells: m2,
+    };
+    Ok(collapses)
+}
