@@ -58,6 +58,22 @@ pub fn collapse_parallel(
     criterion: Builtin,
     settings: &Settings,
 ) -> Result<(TetMesh, Vec<f32>, ParallelReport), BackendError> {
+    collapse_parallel_observed(backend, mesh, values, criterion, settings, None)
+}
+
+/// [`collapse_parallel`], calling `observe` with the mesh after every
+/// iteration (copied back for it: the tests' per-iteration checks).
+///
+/// # Errors
+/// As [`collapse_parallel`].
+pub fn collapse_parallel_observed(
+    backend: &Backend,
+    mesh: &TetMesh,
+    values: &[f32],
+    criterion: Builtin,
+    settings: &Settings,
+    mut observe: Option<&mut dyn FnMut(&TetMesh)>,
+) -> Result<(TetMesh, Vec<f32>, ParallelReport), BackendError> {
     crate::add_kernels(backend)?;
     let d = backend;
     let mut r = Resident {
@@ -76,6 +92,9 @@ pub fn collapse_parallel(
     let target = settings.target_cells.unwrap_or(0) as u32;
     while (report.iterations.len() as u32) < settings.max_iterations && r.cells > target {
         let collapses = iterate(d, &mut r, has_values, criterion, settings, &mut report)?;
+        if let Some(observe) = observe.as_mut() {
+            observe(&download(d, &r)?);
+        }
         report.iterations.push(Iteration {
             collapses: collapses as usize,
             cells: r.cells as usize,
@@ -84,18 +103,23 @@ pub fn collapse_parallel(
             break;
         }
     }
-    let positions = d.download(r.positions, 3 * r.vertices as usize)?;
-    let tets = d.download(r.tets, 4 * r.cells as usize)?;
+    let out = download(d, &r)?;
     let values = if has_values {
         d.download(r.values, r.vertices as usize)?
     } else {
         Vec::new()
     };
-    let out = TetMesh {
+    Ok((out, values, report))
+}
+
+/// The mesh of `r`, copied to the host.
+fn download(d: &Backend, r: &Resident) -> Result<TetMesh, BackendError> {
+    let positions = d.read_back(&r.positions, 3 * r.vertices as usize)?;
+    let tets = d.read_back(&r.tets, 4 * r.cells as usize)?;
+    Ok(TetMesh {
         positions: positions.as_chunks::<3>().0.to_vec(),
         tets: tets.as_chunks::<4>().0.to_vec(),
-    };
-    Ok((out, values, report))
+    })
 }
 
 /// One iteration on `r`; returns the collapses.

@@ -178,6 +178,18 @@ pub fn collapse_sequential<C: Criterion>(
     criterion: &C,
     settings: &Settings,
 ) -> (TetMesh, Vec<f32>, Vec<Iteration>) {
+    collapse_sequential_observed(mesh, values, criterion, settings, |_| {})
+}
+
+/// [`collapse_sequential`], calling `observe` with the mesh after every
+/// iteration (the tests' per-iteration checks).
+pub fn collapse_sequential_observed<C: Criterion>(
+    mesh: &TetMesh,
+    values: &[f32],
+    criterion: &C,
+    settings: &Settings,
+    mut observe: impl FnMut(&TetMesh),
+) -> (TetMesh, Vec<f32>, Vec<Iteration>) {
     let mut mesh = mesh.clone();
     let mut values = values.to_vec();
     let mut previous: Option<Vec<u32>> = None;
@@ -237,6 +249,7 @@ pub fn collapse_sequential<C: Criterion>(
         previous = Some(carried);
         mesh = next;
         values = next_values;
+        observe(&mesh);
         iterations.push(Iteration {
             collapses,
             cells: mesh.tets.len(),

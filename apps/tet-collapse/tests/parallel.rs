@@ -1,53 +1,27 @@
 //! The parallel collapse (`parallel::collapse_parallel`) on the test
 //! backend (`CAVITY_TEST_DEVICE`: the CPU backend by default, the GPU on
 //! the GPU machine) keeps the robustness checks of section 4.1 (the
-//! checks of `tests/sequential.rs`) with every built-in criterion on
+//! checks of `tests/invariants`) after every iteration with every
+//! built-in criterion on
 //! random meshes, reaches about the sequential version's cell count in
 //! more iterations, and gives the same result as the CPU backend.
 
 mod generate;
+mod invariants;
 
 use cavity::backend::Backend;
 use cavity_tests::{cases, test_backend};
-use cavity_tet_collapse::checks::{boundary_surface, check_valid};
 use cavity_tet_collapse::kernels::criterion::{Length, Placement};
 use cavity_tet_collapse::kernels::iteration::Builtin;
-use cavity_tet_collapse::parallel::collapse_parallel;
+use cavity_tet_collapse::parallel::{collapse_parallel, collapse_parallel_observed};
 use cavity_tet_collapse::sequential::collapse_sequential;
 use cavity_tet_collapse::{Settings, TetMesh};
+use invariants::{Invariants, median_edge};
 use proptest::prelude::*;
 
-/// The median length of `mesh`'s edges.
-fn median_edge(mesh: &TetMesh) -> f64 {
-    let mut l: Vec<f64> = mesh
-        .edges()
-        .iter()
-        .map(|&[a, b]| {
-            let (p, q) = (mesh.positions[a as usize], mesh.positions[b as usize]);
-            (0..3)
-                .map(|k| f64::from(p[k] - q[k]).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        })
-        .collect();
-    l.sort_by(f64::total_cmp);
-    l[l.len() / 2]
-}
-
-/// The boundary's components as (closed, manifold, genus), sorted.
-fn boundary_shape(mesh: &TetMesh) -> Vec<(bool, bool, Option<u32>)> {
-    let mut s: Vec<_> = boundary_surface(mesh)
-        .topology()
-        .components
-        .iter()
-        .map(|c| (c.closed, c.manifold, c.genus))
-        .collect();
-    s.sort();
-    s
-}
-
-/// Runs the parallel collapse one iteration at a time on `backend`,
-/// checking validity and boundary topology after each.
+/// Runs the parallel collapse on `backend` until it stops, checking
+/// [`Invariants`] after every iteration; returns the last mesh and the
+/// iterations.
 fn run_checked(
     backend: &Backend,
     input: &TetMesh,
@@ -55,31 +29,19 @@ fn run_checked(
     criterion: Builtin,
     settings: &Settings,
 ) -> Result<(TetMesh, usize), String> {
-    let one = Settings {
-        max_iterations: 1,
-        ..*settings
-    };
-    let shape = boundary_shape(input);
-    let (mut mesh, mut values) = (input.clone(), values.to_vec());
-    let mut iterations = 0;
-    for _ in 0..settings.max_iterations {
-        let (next, next_values, report) =
-            collapse_parallel(backend, &mesh, &values, criterion, &one)
-                .map_err(|e| e.to_string())?;
-        check_valid(&next, 0.0).map_err(|e| format!("iteration {iterations}: {e}"))?;
-        if boundary_shape(&next) != shape {
-            return Err(format!(
-                "iteration {iterations}: the boundary's topology changed"
-            ));
-        }
-        let done = report.iterations.first().is_none_or(|i| i.collapses == 0);
-        (mesh, values) = (next, next_values);
-        iterations += 1;
-        if done {
-            break;
-        }
-    }
-    Ok((mesh, iterations))
+    let mut invariants = Invariants::of(input, settings);
+    let mut observe = |m: &TetMesh| invariants.check(m);
+    let (out, _, report) = collapse_parallel_observed(
+        backend,
+        input,
+        values,
+        criterion,
+        settings,
+        Some(&mut observe),
+    )
+    .map_err(|e| e.to_string())?;
+    invariants.result()?;
+    Ok((out, report.iterations.len()))
 }
 
 fn length(l: f64) -> Builtin {

@@ -7,114 +7,28 @@
 //! The same mesh scaled by 2^±100 collapses the same way.
 
 mod generate;
+mod invariants;
 
 use cavity_tests::cases;
-use cavity_tet_collapse::boundary::classify_vertices;
-use cavity_tet_collapse::checks::{boundary_surface, check_valid, hausdorff};
-use cavity_tet_collapse::kernels::boundary::CORNER;
 use cavity_tet_collapse::kernels::criterion::{Criterion, Field, Harmonic, Length, Placement};
-use cavity_tet_collapse::sequential::collapse_sequential;
+use cavity_tet_collapse::sequential::{collapse_sequential, collapse_sequential_observed};
 use cavity_tet_collapse::{Settings, TetMesh};
+use invariants::{Invariants, diagonal, median_edge};
 use proptest::prelude::*;
 
-/// The corner vertices' positions of `mesh`.
-fn corners(mesh: &TetMesh, settings: &Settings) -> Vec<[f32; 3]> {
-    let surface = boundary_surface(mesh);
-    let classes = classify_vertices(
-        &mesh.positions,
-        &surface.triangles,
-        mesh.positions.len(),
-        settings.epsilon_f,
-        settings.epsilon_r,
-    );
-    (0..mesh.positions.len())
-        .filter(|&v| classes.class[v] == CORNER)
-        .map(|v| mesh.positions[v])
-        .collect()
-}
-
-/// The diagonal of `mesh`'s bounding box.
-fn diagonal(mesh: &TetMesh) -> f64 {
-    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-    for p in &mesh.positions {
-        for k in 0..3 {
-            lo[k] = lo[k].min(f64::from(p[k]));
-            hi[k] = hi[k].max(f64::from(p[k]));
-        }
-    }
-    (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt()
-}
-
-/// The section 4.1 checks of `output` against `input`, and the Hausdorff
-/// distance of their boundaries over the box's diagonal.
-fn invariants(input: &TetMesh, output: &TetMesh, settings: &Settings) -> Result<f64, String> {
-    check_valid(output, 0.0).map_err(|e| e.to_string())?;
-    let (before, after) = (boundary_surface(input), boundary_surface(output));
-    let (tb, ta) = (before.topology(), after.topology());
-    let shape = |t: &cavity_tet_collapse::checks::SurfaceTopology| {
-        let mut s: Vec<(bool, bool, Option<u32>)> = t
-            .components
-            .iter()
-            .map(|c| (c.closed, c.manifold, c.genus))
-            .collect();
-        s.sort();
-        s
-    };
-    if shape(&tb) != shape(&ta) {
-        return Err(format!("boundary topology {tb:?} became {ta:?}"));
-    }
-    for c in corners(input, settings) {
-        if !output.positions.contains(&c) {
-            return Err(format!("corner at {c:?} moved"));
-        }
-    }
-    Ok(hausdorff(&before, &input.positions, &after, &output.positions) / diagonal(input))
-}
-
-/// Runs `criterion` one iteration at a time (the classes recomputed each
-/// time) until it stops, checking [`invariants`] after each; returns the
-/// last mesh and the largest Hausdorff distance seen.
+/// Runs `criterion` until it stops, checking [`Invariants`] after every
+/// iteration; returns the last mesh and the largest Hausdorff distance.
 fn run_checked<C: Criterion>(
     input: &TetMesh,
     values: &[f32],
     criterion: &C,
     settings: &Settings,
 ) -> Result<(TetMesh, f64), String> {
-    let one = Settings {
-        max_iterations: 1,
-        ..*settings
-    };
-    let mut mesh = input.clone();
-    let mut values = values.to_vec();
-    let mut worst = 0.0f64;
-    for _ in 0..settings.max_iterations {
-        let (next, next_values, iterations) = collapse_sequential(&mesh, &values, criterion, &one);
-        worst = worst.max(invariants(input, &next, settings)?);
-        let done = iterations.first().is_none_or(|i| i.collapses == 0);
-        mesh = next;
-        values = next_values;
-        if done {
-            break;
-        }
-    }
-    Ok((mesh, worst))
-}
-
-/// The median length of `mesh`'s edges.
-fn median_edge(mesh: &TetMesh) -> f64 {
-    let mut l: Vec<f64> = mesh
-        .edges()
-        .iter()
-        .map(|&[a, b]| {
-            let (p, q) = (mesh.positions[a as usize], mesh.positions[b as usize]);
-            (0..3)
-                .map(|k| f64::from(p[k] - q[k]).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        })
-        .collect();
-    l.sort_by(f64::total_cmp);
-    l[l.len() / 2]
+    let mut invariants = Invariants::of(input, settings);
+    let (out, _, iterations) =
+        collapse_sequential_observed(input, values, criterion, settings, |m| invariants.check(m));
+    assert_eq!(invariants.iterations, iterations.len());
+    Ok((out, invariants.result()?))
 }
 
 #[test]
