@@ -12,8 +12,8 @@ use cavity::backend::buffer::Buffer;
 use cavity::backend::{Backend, BackendError};
 use cavity_tet_collapse_kernels::blocks;
 use cavity_tet_collapse_kernels::iteration::{
-    Builtin, CandidateSettings, Candidates, Classify, CompactTets, CountEdges, CountStars, Decide,
-    FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle, SortStars, TetConflicts,
+    Builtin, CandidateSettings, Candidates, Classify, CompactTets, Costs, CountEdges, CountStars,
+    Decide, FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle, SortStars, TetConflicts,
     Winners,
 };
 
@@ -27,8 +27,12 @@ pub struct ParallelReport {
     /// Seconds rebuilding the stars, boundary and edges (the rebuild the
     /// paper names its bottleneck), summed over the iterations.
     pub rebuild_seconds: f64,
-    /// Seconds finding, resolving and applying collapses.
-    pub collapse_seconds: f64,
+    /// Seconds finding the candidates and their admissibility.
+    pub candidate_seconds: f64,
+    /// Seconds resolving conflicts (both passes).
+    pub conflict_seconds: f64,
+    /// Seconds applying the collapses (scans, placement, compaction).
+    pub apply_seconds: f64,
     /// Rounds of the second conflict pass, summed over the iterations.
     pub conflict_rounds: u32,
     /// The backend's name.
@@ -171,60 +175,72 @@ fn iterate(
     }
     let rebuilt = Instant::now();
     report.rebuild_seconds += (rebuilt - start).as_secs_f64();
-    // Candidates and conflicts.
+    // Costs, the candidates' list, their admissibility.
     let mut cost = d.zeros::<f32>(e as usize)?;
+    let mut marks = d.zeros::<u32>(e as usize + 1)?;
+    let params = (mesh, geometry, &edges, criterion, e, &mut cost, &mut marks);
+    d.launch::<Costs>(blocks(e), (0, 0), params)?;
+    let (list, c) = d.compact(&mut marks, None, e)?;
+    drop(marks);
     let mut collapse = d.zeros::<u32>(5 * e as usize)?;
     let mut value = d.zeros::<f32>(e as usize)?;
     let candidate = CandidateSettings {
         criterion,
         volume_ratio: settings.volume_ratio,
         epsilon_r: settings.epsilon_r,
-        edges: e,
+        edges: c,
         pad: 0,
     };
     let params = (
         mesh,
         geometry,
-        [&faces, &class, &edges],
+        [&faces, &class, &edges, &list],
         candidate,
         &mut cost,
         &mut collapse,
         &mut value,
     );
-    d.launch::<Candidates>(blocks(e), (0, 0), params)?;
+    d.launch::<Candidates>(blocks(c), (0, 0), params)?;
+    if c > 0 {
+        d.element(&cost, 0)?;
+    }
+    let candidates = Instant::now();
+    report.candidate_seconds += (candidates - rebuilt).as_secs_f64();
+    // The first conflict pass.
     let mut won = d.zeros::<u32>(e as usize)?;
     let mut affected = d.zeros::<u32>(n as usize)?;
     let params = (
         mesh,
         geometry,
-        [&edge_offsets, &edges],
+        [&edge_offsets, &edges, &list],
         &cost,
-        e,
+        c,
         &mut won,
         &mut affected,
     );
-    d.launch::<Winners>(blocks(e), (0, 0), params)?;
+    d.launch::<Winners>(blocks(c), (0, 0), params)?;
     // The second pass, in rounds until every winner is decided.
     let mut beaten = d.zeros::<u32>(e as usize)?;
     loop {
         let params = (&r.tets, m, &affected, &cost, &won, &mut beaten);
         d.launch::<TetConflicts>(blocks(m), (0, 0), params)?;
         let mut undecided = d.zeros::<u32>(1)?;
-        let params = (e, &mut won, &mut beaten, &mut undecided);
-        d.launch::<Decide>(blocks(e), (0, 0), params)?;
+        let params = (&list, c, &mut won, &mut beaten, &mut undecided);
+        d.launch::<Decide>(blocks(c), (0, 0), params)?;
         report.conflict_rounds += 1;
         if d.element(&undecided, 0)? == 0 {
             break;
         }
     }
     let mut removed = d.zeros::<u32>(n as usize + 1)?;
-    let params = (&won, &collapse, e, &mut removed);
-    d.launch::<Settle>(blocks(e), (0, 0), params)?;
+    let params = (&won, &collapse, &list, c, &mut removed);
+    d.launch::<Settle>(blocks(c), (0, 0), params)?;
     d.exclusive_scan(&mut removed, n + 1)?;
     let collapses = d.element(&removed, n as usize)?;
+    let resolved = Instant::now();
+    report.conflict_seconds += (resolved - candidates).as_secs_f64();
     if collapses == 0 {
         r.class = Some(class);
-        report.collapse_seconds += rebuilt.elapsed().as_secs_f64();
         return Ok(0);
     }
     // Apply.
@@ -254,7 +270,7 @@ fn iterate(
     if m2 > 0 {
         d.element(&new_tets, 0)?;
     }
-    report.collapse_seconds += rebuilt.elapsed().as_secs_f64();
+    report.apply_seconds += resolved.elapsed().as_secs_f64();
     *r = Resident {
         tets: new_tets,
         positions: new_positions,

@@ -9,8 +9,8 @@
 //!    their vertices), [`Classify`] (face, ridge, corner);
 //! 3. the edges (∂1, each once from its lower vertex) by count, scan and
 //!    fill: [`CountEdges`], [`FillEdges`];
-//! 4. [`Candidates`]: cost and admissibility of every edge
-//!    (`crate::collapse::check`);
+//! 4. [`Costs`]: every edge's cost, the candidates compacted into a list;
+//!    [`Candidates`]: their admissibility (`crate::collapse::check`);
 //! 5. conflicts in the paper's two passes: [`Winners`] (the cheapest
 //!    candidate among the edges around both endpoints wins, ties to the
 //!    lower index; it records itself at its vertices, `vertAffectedByEdge`)
@@ -527,6 +527,42 @@ fn is_sharp(s: &Arrays, faces: In<u32>, a: u32, b: u32, epsilon_r: f64) -> bool 
     count != 2 || dot(normals[0], normals[1]) < 1.0 - epsilon_r
 }
 
+cavity_device::kernel! {
+    /// The criterion's cost of each of the `edge_count` edges into `cost`
+    /// (`f32::INFINITY` for an edge that is no candidate) and 1 into
+    /// `marks` for a candidate (`edge_count + 1` words, zero at the start:
+    /// the candidates are compacted from them).
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; each edge writes its own words.
+    #[launch_bounds = crate::BOUNDS]
+    #[checked]
+    pub kernel Costs(
+        launch,
+        mesh: Ins<u32, 4>,
+        geometry: Ins<f32, 2>,
+        edges: In<u32>,
+        criterion: Builtin,
+        edge_count: u32,
+        cost: InOut<f32>,
+        marks: InOut<u32>,
+    ) {
+        let s = Arrays::new(mesh, geometry);
+        let (start, end) = chunk(launch.block_idx, edge_count);
+        launch.block.for_each(end - start, |k| {
+            let e = start + k;
+            let (a, b) = (edges.get(2 * e), edges.get(2 * e + 1));
+            match criterion.cost(&s, a, b) {
+                Some(c) => {
+                    cost.set(e, c as f32);
+                    marks.set(e, 1);
+                }
+                None => cost.set(e, f32::INFINITY),
+            }
+        });
+    }
+}
+
 /// The settings of [`Candidates`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -541,50 +577,47 @@ pub struct CandidateSettings {
     pub volume_ratio: f64,
     /// `ε_R` of the sharp edges.
     pub epsilon_r: f64,
-    /// The edges.
+    /// The candidates.
     pub edges: u32,
     /// Padding.
     pub pad: u32,
 }
 
 cavity_device::kernel! {
-    /// For each edge: its cost (`f32::INFINITY` when it is no candidate or
-    /// the collapse is not admissible) in `cost`, and the admissible
-    /// collapse in `collapse` (five words: kept vertex, removed vertex,
-    /// the position's three coordinates' bits) and `value` (the kept
-    /// vertex's field value). `aux` is `[faces, class, edges]`.
+    /// For each of the `settings.edges` candidates (their edge indices in
+    /// `list`): whether its collapse is admissible
+    /// (`crate::collapse::check`); if so the collapse goes into
+    /// `collapse` (five words per edge: kept vertex, removed vertex, the
+    /// position's three coordinates' bits) and `value` (the kept vertex's
+    /// field value), else its `cost` becomes `f32::INFINITY`. `aux` is
+    /// `[faces, class, edges, list]`.
     ///
     /// # Safety
-    /// Checked: the inputs are only read; each edge's words are written by
-    /// its own thread.
+    /// Checked: the inputs are only read; each candidate's words are
+    /// written by its own thread (the list names each edge once).
     #[launch_bounds = crate::BOUNDS]
     #[checked]
     pub kernel Candidates(
         launch,
         mesh: Ins<u32, 4>,
         geometry: Ins<f32, 2>,
-        aux: Ins<u32, 3>,
+        aux: Ins<u32, 4>,
         settings: CandidateSettings,
         cost: InOut<f32>,
         collapse: InOut<u32>,
         value: InOut<f32>,
     ) {
         let s = Arrays::new(mesh, geometry);
-        let [faces, class, edges] = *aux;
+        let [faces, class, edges, list] = *aux;
         let (start, end) = chunk(launch.block_idx, settings.edges);
         launch.block.for_each(end - start, |k| {
-            let e = start + k;
+            let e = list.get(start + k);
             let (a, b) = (edges.get(2 * e), edges.get(2 * e + 1));
-            let mut c = f32::INFINITY;
-            if let Some(x) = settings.criterion.cost(&s, a, b) {
-                let sharp = s.on_boundary(a)
-                    && s.on_boundary(b)
-                    && is_sharp(&s, faces, a, b, settings.epsilon_r);
-                let (ca, cb) = (class.get(a), class.get(b));
-                if let Some(done) =
-                    check(&s, &settings.criterion, a, b, ca, cb, sharp, settings.volume_ratio)
-                {
-                    c = x as f32;
+            let sharp =
+                s.on_boundary(a) && s.on_boundary(b) && is_sharp(&s, faces, a, b, settings.epsilon_r);
+            let (ca, cb) = (class.get(a), class.get(b));
+            match check(&s, &settings.criterion, a, b, ca, cb, sharp, settings.volume_ratio) {
+                Some(done) => {
                     collapse.set(5 * e, done.keep);
                     collapse.set(5 * e + 1, done.remove);
                     for (i, p) in (2..).zip(done.position) {
@@ -592,8 +625,8 @@ cavity_device::kernel! {
                     }
                     value.set(e, done.value as f32);
                 }
+                None => cost.set(e, f32::INFINITY),
             }
-            cost.set(e, c);
         });
     }
 }
@@ -612,7 +645,7 @@ cavity_device::kernel! {
     /// (its state in the second pass) and `e + 1`
     /// into `affected` at both endpoints (`vertAffectedByEdge`, 0 for
     /// none; two winners never share a vertex). `aux` is `[edge offsets,
-    /// edges]`.
+    /// edges, the candidates' list]`.
     ///
     /// # Safety
     /// Checked: the inputs are only read; a winner's words are written by
@@ -623,17 +656,17 @@ cavity_device::kernel! {
         launch,
         mesh: Ins<u32, 4>,
         geometry: Ins<f32, 2>,
-        aux: Ins<u32, 2>,
+        aux: Ins<u32, 3>,
         cost: In<f32>,
-        edge_count: u32,
+        candidates: u32,
         won: InOut<u32>,
         affected: InOut<u32>,
     ) {
         let s = Arrays::new(mesh, geometry);
-        let [edge_offsets, edges] = *aux;
-        let (start, end) = chunk(launch.block_idx, edge_count);
+        let [edge_offsets, edges, list] = *aux;
+        let (start, end) = chunk(launch.block_idx, candidates);
         launch.block.for_each(end - start, |k| {
-            let e = start + k;
+            let e = list.get(start + k);
             let ce = cost.get(e);
             if ce == f32::INFINITY {
                 return;
@@ -737,23 +770,24 @@ cavity_device::kernel! {
     /// collapsing one is out (state 0), one beaten by none collapses
     /// ([`COLLAPSES`]), one beaten by an undecided edge stays undecided
     /// and is counted in `undecided[0]`; `beaten` is cleared for the next
-    /// round.
+    /// round; over the `candidates` edges of `list`.
     ///
     /// # Safety
-    /// Checked: each edge writes its own words; the count is an atomic
-    /// add.
+    /// Checked: each edge writes its own words (the list names each edge
+    /// once); the count is an atomic add.
     #[launch_bounds = crate::BOUNDS]
     #[checked]
     pub kernel Decide(
         launch,
-        edge_count: u32,
+        list: In<u32>,
+        candidates: u32,
         state: InOut<u32>,
         beaten: InOut<u32>,
         undecided: InOut<u32>,
     ) {
-        let (start, end) = chunk(launch.block_idx, edge_count);
+        let (start, end) = chunk(launch.block_idx, candidates);
         launch.block.for_each(end - start, |k| {
-            let e = start + k;
+            let e = list.get(start + k);
             if state.get(e) != UNDECIDED {
                 return;
             }
@@ -771,8 +805,8 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
-    /// Marks the removed vertex of each collapsing edge (`state`
-    /// [`COLLAPSES`]) with 1 in `removed` (zero at the start; `vertices +
+    /// Marks the removed vertex of each collapsing edge among the
+    /// `candidates` of `list` (`state` [`COLLAPSES`]) with 1 in `removed` (zero at the start; `vertices +
     /// 1` words, the last for the scan's total).
     ///
     /// # Safety
@@ -784,12 +818,13 @@ cavity_device::kernel! {
         launch,
         state: In<u32>,
         collapse: In<u32>,
-        edge_count: u32,
+        list: In<u32>,
+        candidates: u32,
         removed: InOut<u32>,
     ) {
-        let (start, end) = chunk(launch.block_idx, edge_count);
+        let (start, end) = chunk(launch.block_idx, candidates);
         launch.block.for_each(end - start, |k| {
-            let e = start + k;
+            let e = list.get(start + k);
             if state.get(e) == COLLAPSES {
                 removed.set(collapse.get(5 * e + 1), 1);
             }
