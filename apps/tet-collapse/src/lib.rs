@@ -83,6 +83,25 @@ pub struct Settings {
     pub target_cells: Option<usize>,
     /// Stop after this many iterations.
     pub max_iterations: u32,
+    /// How the parallel collapse resolves conflicts (the sequential one
+    /// has none).
+    pub conflicts: Conflicts,
+}
+
+/// How the parallel collapse chooses the collapses of an iteration among
+/// the admissible candidates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Conflicts {
+    /// The paper's two passes (section 3.3): the cheapest candidate among
+    /// the edges at its vertices wins, then each tetrahedron keeps the
+    /// cheapest of the winners around it (in rounds, until every winner
+    /// is decided).
+    #[default]
+    TwoPass,
+    /// Gautron and Kanzler's atomic propagation of edge descriptors over
+    /// the tetrahedra around both vertices (the paper's baseline,
+    /// `kernels::gautron`).
+    Gautron,
 }
 
 impl Default for Settings {
@@ -94,6 +113,7 @@ impl Default for Settings {
             epsilon_c: 0,
             target_cells: None,
             max_iterations: 1000,
+            conflicts: Conflicts::TwoPass,
         }
     }
 }

@@ -11,13 +11,14 @@ use std::time::Instant;
 use cavity::backend::buffer::Buffer;
 use cavity::backend::{Backend, BackendError};
 use cavity_tet_collapse_kernels::blocks;
+use cavity_tet_collapse_kernels::gautron::{GautronWinners, PropagateCost, PropagateIndex};
 use cavity_tet_collapse_kernels::iteration::{
     Builtin, CandidateSettings, Candidates, Classify, CompactTets, Costs, CountEdges, CountStars,
     Decide, FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle, SortStars, TetConflicts,
     Winners,
 };
 
-use crate::{Iteration, Settings, TetMesh};
+use crate::{Conflicts, Iteration, Settings, TetMesh};
 
 /// What a parallel run reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,7 +34,8 @@ pub struct ParallelReport {
     pub conflict_seconds: f64,
     /// Seconds applying the collapses (scans, placement, compaction).
     pub apply_seconds: f64,
-    /// Rounds of the second conflict pass, summed over the iterations.
+    /// Rounds of the second conflict pass, summed over the iterations (one
+    /// per iteration with [`Conflicts::Gautron`]).
     pub conflict_rounds: u32,
     /// The backend's name.
     pub device: String,
@@ -206,30 +208,47 @@ fn iterate(
     }
     let candidates = Instant::now();
     report.candidate_seconds += (candidates - rebuilt).as_secs_f64();
-    // The first conflict pass.
     let mut won = d.zeros::<u32>(e as usize)?;
     let mut affected = d.zeros::<u32>(n as usize)?;
-    let params = (
-        mesh,
-        geometry,
-        [&edge_offsets, &edges, &list],
-        &cost,
-        c,
-        &mut won,
-        &mut affected,
-    );
-    d.launch::<Winners>(blocks(c), (0, 0), params)?;
-    // The second pass, in rounds until every winner is decided.
-    let mut beaten = d.zeros::<u32>(e as usize)?;
-    loop {
-        let params = (&r.tets, m, &affected, &cost, &won, &mut beaten);
-        d.launch::<TetConflicts>(blocks(m), (0, 0), params)?;
-        let mut undecided = d.zeros::<u32>(1)?;
-        let params = (&list, c, &mut won, &mut beaten, &mut undecided);
-        d.launch::<Decide>(blocks(c), (0, 0), params)?;
-        report.conflict_rounds += 1;
-        if d.element(&undecided, 0)? == 0 {
-            break;
+    match settings.conflicts {
+        Conflicts::TwoPass => {
+            // The first pass, then the second in rounds until every
+            // winner is decided.
+            let params = (
+                mesh,
+                geometry,
+                [&edge_offsets, &edges, &list],
+                &cost,
+                c,
+                &mut won,
+                &mut affected,
+            );
+            d.launch::<Winners>(blocks(c), (0, 0), params)?;
+            let mut beaten = d.zeros::<u32>(e as usize)?;
+            loop {
+                let params = (&r.tets, m, &affected, &cost, &won, &mut beaten);
+                d.launch::<TetConflicts>(blocks(m), (0, 0), params)?;
+                let mut undecided = d.zeros::<u32>(1)?;
+                let params = (&list, c, &mut won, &mut beaten, &mut undecided);
+                d.launch::<Decide>(blocks(c), (0, 0), params)?;
+                report.conflict_rounds += 1;
+                if d.element(&undecided, 0)? == 0 {
+                    break;
+                }
+            }
+        }
+        Conflicts::Gautron => {
+            let mut tet_cost = d.zeros::<u32>(m as usize)?;
+            let mut tet_index = d.zeros::<u32>(m as usize)?;
+            let params = (mesh, geometry, [&edges, &list], &cost, c, &mut tet_cost);
+            d.launch::<PropagateCost>(blocks(c), (0, 0), params)?;
+            let aux = [&edges, &list, &tet_cost];
+            let params = (mesh, geometry, aux, &cost, c, &mut tet_index);
+            d.launch::<PropagateIndex>(blocks(c), (0, 0), params)?;
+            let aux = [&edges, &list, &tet_cost, &tet_index];
+            let params = (mesh, geometry, aux, &cost, c, &mut won, &mut affected);
+            d.launch::<GautronWinners>(blocks(c), (0, 0), params)?;
+            report.conflict_rounds += 1;
         }
     }
     let mut removed = d.zeros::<u32>(n as usize + 1)?;

@@ -15,7 +15,7 @@ use cavity_tet_collapse::kernels::criterion::{Length, Placement};
 use cavity_tet_collapse::kernels::iteration::Builtin;
 use cavity_tet_collapse::parallel::{collapse_parallel, collapse_parallel_observed};
 use cavity_tet_collapse::sequential::collapse_sequential;
-use cavity_tet_collapse::{Settings, TetMesh};
+use cavity_tet_collapse::{Conflicts, Settings, TetMesh};
 use invariants::{Invariants, median_edge};
 use proptest::prelude::*;
 
@@ -74,6 +74,14 @@ fn a_perturbed_grid_coarsens_about_as_far_as_the_sequential_version() {
     assert!(parallel.tets.len() * 3 < input.tets.len());
     assert!(parallel.tets.len() < sequential.tets.len() * 3 / 2);
     assert!(iterations >= its.len());
+    // Gautron's propagation keeps the invariants too, in more iterations.
+    let gautron = Settings {
+        conflicts: Conflicts::Gautron,
+        ..settings
+    };
+    let (_, gautron_iterations) = run_checked(&backend, &input, &[], length(l), &gautron).unwrap();
+    eprintln!("Gautron: {gautron_iterations} iterations");
+    assert!(gautron_iterations > iterations);
 }
 
 #[test]
@@ -94,16 +102,18 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(16)))]
 
     /// Random meshes (holes, components, slivers, shuffled, any scale)
-    /// with each built-in criterion keep the invariants after every
-    /// iteration.
+    /// with each built-in criterion and either conflict detection keep
+    /// the invariants after every iteration.
     #[test]
     fn random_meshes_keep_the_invariants(
         input in generate::any_tet_mesh(),
         kind in 0u32..3,
         placement in 0u32..2,
         relative in 1.0f64..3.0,
+        gautron in any::<bool>(),
     ) {
-        let settings = Settings { max_iterations: 8, ..Settings::default() };
+        let conflicts = if gautron { Conflicts::Gautron } else { Conflicts::TwoPass };
+        let settings = Settings { max_iterations: 8, conflicts, ..Settings::default() };
         let values: Vec<f32> = input.positions.iter().map(|p| p[0]).collect();
         let span = input.positions.iter().map(|p| p[0]).fold(f32::NEG_INFINITY, f32::max)
             - input.positions.iter().map(|p| p[0]).fold(f32::INFINITY, f32::min);
@@ -158,6 +168,18 @@ fn timing_on_a_grid() {
             .iter()
             .map(|i| i.collapses)
             .collect::<Vec<_>>()
+    );
+    let gautron = Settings {
+        conflicts: Conflicts::Gautron,
+        ..settings
+    };
+    let start = std::time::Instant::now();
+    let (out, _, report) = collapse_parallel(&backend, &input, &[], length(l), &gautron).unwrap();
+    eprintln!(
+        "Gautron: {} tetrahedra in {} iterations, {:.3} s",
+        out.tets.len(),
+        report.iterations.len(),
+        start.elapsed().as_secs_f64()
     );
     if std::env::var_os("CAVITY_TET_SKIP_SEQUENTIAL").is_some() {
         return;

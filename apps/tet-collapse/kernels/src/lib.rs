@@ -3,6 +3,8 @@
 //! Tetrahedral Meshes", sections 3.1-3.4), written once for the GPU, the
 //! CPU backend and the sequential version on the host:
 //!
+//! - [`gautron`]: the atomic-minimum conflict detection of Gautron and
+//!   Kanzler (2023), the paper's baseline;
 //! - [`geometry`]: signed volumes in `f64` and the scale-free trial-volume
 //!   test;
 //! - [`star`]: what a predicate reads of the mesh ([`star::Star`]: the
@@ -22,6 +24,7 @@
 pub mod boundary;
 pub mod collapse;
 pub mod criterion;
+pub mod gautron;
 pub mod geometry;
 pub mod iteration;
 pub mod link;

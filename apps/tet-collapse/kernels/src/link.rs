@@ -13,7 +13,7 @@
 //! tetrahedra, their vertices, and `xω` for each boundary triangle `abx`
 //! (and `ω` when `ab` is a boundary edge). It never holds a triangle.
 
-use crate::star::{Star, is_boundary_edge, is_boundary_triangle};
+use crate::star::{Star, count_with, has, is_boundary_edge, is_boundary_triangle};
 
 /// The three vertices of `t` other than `a`.
 #[inline(always)]
@@ -32,8 +32,8 @@ fn opposite(t: [u32; 4], a: u32) -> [u32; 3] {
 }
 
 /// The most tetrahedra around one vertex that [`link_condition`] holds in
-/// its local arrays; an edge with an endpoint of more is refused (it
-/// does not collapse this iteration: a conservative answer).
+/// its local arrays; past it, it reads the mesh
+/// ([`link_condition_in_mesh`]).
 pub const MAX_STAR: usize = 64;
 
 /// A vertex's star as the triangles opposite it in its tetrahedra, held
@@ -129,8 +129,8 @@ fn common(la: &Opposite, lb: &Opposite, b: u32) -> Option<Vertices> {
 
 /// Whether collapsing edge `(a, b)` satisfies the link condition, with
 /// the boundary closed by `ω` (module documentation). Reads the stars of
-/// `a` and `b` once into local arrays (false past [`MAX_STAR`]
-/// tetrahedra). Every simplex of `Lk(a) ∩ Lk(b)` other than `ω` has its
+/// `a` and `b` once into local arrays ([`link_condition_in_mesh`] past
+/// [`MAX_STAR`] tetrahedra). Every simplex of `Lk(a) ∩ Lk(b)` other than `ω` has its
 /// vertices among the common neighbours `C` of `a` and `b`, so only
 /// those are tested: each vertex of `C` must span a triangle with `ab`,
 /// each edge `xy` of `C` in both links must span a tetrahedron with `ab`,
@@ -144,10 +144,10 @@ pub fn link_condition<S: Star>(s: &S, a: u32, b: u32) -> bool {
         return false;
     }
     let (Some(la), Some(lb)) = (Opposite::of(s, a), Opposite::of(s, b)) else {
-        return false;
+        return link_condition_in_mesh(s, a, b);
     };
     let Some(c) = common(&la, &lb, b) else {
-        return false;
+        return link_condition_in_mesh(s, a, b);
     };
     // Vertices: each common neighbour x spans a triangle abx; with ω,
     // boundary edges ax and bx need abx to be a boundary triangle.
@@ -211,4 +211,63 @@ fn pair(t: [u32; 4], a: u32, b: u32) -> [u32; 2] {
         i += 1;
     }
     out
+}
+
+/// [`link_condition`] reading the stars from the mesh at every test
+/// instead of local copies: for stars past [`MAX_STAR`] tetrahedra (and
+/// the same answer for any star; tested against the definition).
+pub fn link_condition_in_mesh<S: Star>(s: &S, a: u32, b: u32) -> bool {
+    let both_boundary = s.on_boundary(a) && s.on_boundary(b);
+    // ω: common to both links, in Lk(ab) only for a boundary edge.
+    if both_boundary && !is_boundary_edge(s, a, b) {
+        return false;
+    }
+    let mut i = 0;
+    while i < s.star_len(a) {
+        let t = s.tet(s.star_tet(a, i));
+        i += 1;
+        let [c, d, e] = opposite(t, a);
+        // Vertices: a common neighbour x must span a triangle abx; with ω,
+        // boundary edges ax and bx need abx to be a boundary triangle.
+        for x in [c, d, e] {
+            if x == b {
+                continue;
+            }
+            if count_with(s, b, [x, u32::MAX, u32::MAX]) > 0
+                && count_with(s, a, [b, x, u32::MAX]) == 0
+            {
+                return false;
+            }
+            if both_boundary
+                && s.on_boundary(x)
+                && is_boundary_edge(s, a, x)
+                && is_boundary_edge(s, b, x)
+                && !is_boundary_triangle(s, a, b, x)
+            {
+                return false;
+            }
+        }
+        if has(t, b) {
+            // Tetrahedron abxy: with ω, the triangles xyω of boundary
+            // triangles axy and bxy are common, and Lk(ab) holds none.
+            let [x, y] = pair(t, a, b);
+            if both_boundary && is_boundary_triangle(s, a, x, y) && is_boundary_triangle(s, b, x, y)
+            {
+                return false;
+            }
+            continue;
+        }
+        // Triangle cde of Lk(a) in Lk(b): tetrahedron bcde exists.
+        if count_with(s, b, [c, d, e]) > 0 {
+            return false;
+        }
+        // Edges xy of cde in Lk(b) (a triangle bxy exists) need the
+        // tetrahedron abxy.
+        for [x, y] in [[c, d], [d, e], [c, e]] {
+            if count_with(s, b, [x, y, u32::MAX]) > 0 && count_with(s, a, [b, x, y]) == 0 {
+                return false;
+            }
+        }
+    }
+    true
 }

@@ -305,6 +305,13 @@ impl InOut<u32> {
         self.words(i).fetch_add(i, v)
     }
 
+    /// Atomically raises word `i` to `v` if `v` is larger; returns the old
+    /// value.
+    #[inline(always)]
+    pub fn fetch_max(&self, i: u32, v: u32) -> u32 {
+        self.words(i).fetch_max(i, v)
+    }
+
     /// Atomically ors `v` into word `i`, returning nothing: on the GPU a
     /// reduction of device scope, for marks many threads set and none
     /// reads in the same launch.
