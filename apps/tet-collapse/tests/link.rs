@@ -188,3 +188,20 @@ fn the_boundary_rule_keeps_corners_and_ridges() {
     assert_eq!(boundary_rule(RIDGE, CORNER, true, false), None);
     assert_eq!(boundary_rule(CORNER, CORNER, true, true), None);
 }
+
+#[test]
+fn a_star_past_the_local_arrays_is_read_from_the_mesh() {
+    // The ball's centre has 512 tetrahedra: its edges take the path that
+    // reads the mesh.
+    let mesh = generate::ball(3);
+    let stars = Stars::new(&mesh);
+    let boundary = boundary_triangles(&mesh);
+    assert!(stars.star_len(0) > 64);
+    for [a, b] in mesh.edges() {
+        assert_eq!(
+            link_condition(&stars, a, b),
+            by_definition(&mesh, &boundary, a, b),
+            "edge ({a}, {b})"
+        );
+    }
+}

@@ -197,3 +197,31 @@ fn timing_on_a_grid() {
         start.elapsed().as_secs_f64()
     );
 }
+
+#[test]
+fn a_vertex_of_hundreds_of_tetrahedra_collapses_validly() {
+    // The centre's 512 tetrahedra pass the edge build's local array; the
+    // sphere's vertices are face vertices with a loose ε_F, so its
+    // triangles coarsen (a target length of the radius: the edges to the
+    // centre stay below 4/3 of it).
+    let input = generate::ball(3);
+    assert_eq!(input.tets.len(), 512);
+    let l = 1.0;
+    let settings = Settings {
+        epsilon_f: 0.2,
+        ..Settings::default()
+    };
+    let (out, iterations) =
+        run_checked(&test_backend(), &input, &[], length(l), &settings).unwrap();
+    assert!(
+        iterations > 1 && out.tets.len() < input.tets.len(),
+        "{}",
+        out.tets.len()
+    );
+    // The same collapses as the CPU backend's, which reads the same mesh.
+    let cpu = Backend::select(cavity::backend::DeviceChoice::Cpu)
+        .unwrap()
+        .0;
+    let a = collapse_parallel(&cpu, &input, &[], length(l), &settings).unwrap();
+    assert_eq!(a.0, out);
+}

@@ -1,7 +1,8 @@
 //! Whether one edge collapse is admissible (section 3.2) and where its
-//! kept vertex goes: the boundary predicate, the link condition, the
-//! trial volumes at the placement and the criterion's own rule, in that
-//! order (the cheap tests first). The parallel kernels and the sequential
+//! kept vertex goes: the boundary predicate, the trial volumes at the
+//! placement, the criterion's own rule and the link condition, in that
+//! order (the cheap tests first: the link condition reads both stars
+//! most). The parallel kernels and the sequential
 //! version call the same [`check`].
 
 use crate::boundary::{Keep, boundary_rule};
@@ -49,9 +50,6 @@ pub fn check<S: Star, C: Criterion>(
 ) -> Option<Collapse> {
     let boundary_edge = s.on_boundary(a) && s.on_boundary(b) && is_boundary_edge(s, a, b);
     let keep = boundary_rule(class_a, class_b, boundary_edge, sharp)?;
-    if !link_condition(s, a, b) {
-        return None;
-    }
     let (kept, removed, p) = match keep {
         Keep::A => (a, b, s.position(a)),
         Keep::B => (b, a, s.position(b)),
@@ -65,7 +63,7 @@ pub fn check<S: Star, C: Criterion>(
     ];
     let mut valid = true;
     for_each_kept(s, a, b, p, |_, q| valid &= is_valid_tet(q, ratio));
-    if !valid || !criterion.admissible(s, a, b, p) {
+    if !valid || !criterion.admissible(s, a, b, p) || !link_condition(s, a, b) {
         return None;
     }
     let (pa, pb) = (s.position(a), s.position(b));

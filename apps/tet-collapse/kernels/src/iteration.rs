@@ -393,10 +393,50 @@ cavity_device::kernel! {
     }
 }
 
-/// Calls `f(b)` for each vertex `b > a` of the tetrahedra around `a`,
-/// once each: at its first tetrahedron in the (sorted) star.
+/// The most edges to higher vertices one vertex holds in a local array
+/// while the edges are built; past it the edges are found from the mesh
+/// again ([`for_each_upper_in_mesh`]).
+pub const MAX_UPPER: usize = 64;
+
+/// The vertices `b > a` of the tetrahedra around `a`, once each and
+/// ascending, in a local array; `None` past [`MAX_UPPER`].
 #[inline(always)]
-fn for_each_upper<S: Star, F: FnMut(u32)>(s: &S, a: u32, mut f: F) {
+fn upper_neighbours<S: Star>(s: &S, a: u32) -> Option<([u32; MAX_UPPER], usize)> {
+    let mut out = [0u32; MAX_UPPER];
+    let mut n = 0;
+    for i in 0..s.star_len(a) {
+        for b in s.tet(s.star_tet(a, i)) {
+            if b <= a {
+                continue;
+            }
+            // Insertion into the sorted set.
+            let mut j = 0;
+            while j < n && out[j] < b {
+                j += 1;
+            }
+            if j < n && out[j] == b {
+                continue;
+            }
+            if n == MAX_UPPER {
+                return None;
+            }
+            let mut k = n;
+            while k > j {
+                out[k] = out[k - 1];
+                k -= 1;
+            }
+            out[j] = b;
+            n += 1;
+        }
+    }
+    Some((out, n))
+}
+
+/// Calls `f(b)` for each vertex `b > a` of the tetrahedra around `a`,
+/// once each (at its first tetrahedron in the sorted star), reading the
+/// mesh again for each test: the path past [`MAX_UPPER`].
+#[inline(always)]
+fn for_each_upper_in_mesh<S: Star, F: FnMut(u32)>(s: &S, a: u32, mut f: F) {
     for i in 0..s.star_len(a) {
         let t = s.tet(s.star_tet(a, i));
         for &b in &t {
@@ -426,9 +466,16 @@ cavity_device::kernel! {
         let s = Arrays::new(mesh, geometry);
         let (start, end) = chunk(launch.block_idx, vertices);
         launch.block.for_each(end - start, |k| {
-            let mut n = 0u32;
-            for_each_upper(&s, start + k, |_| n += 1);
-            counts.set(start + k, n);
+            let a = start + k;
+            let n = match upper_neighbours(&s, a) {
+                Some((_, n)) => n as u32,
+                None => {
+                    let mut n = 0u32;
+                    for_each_upper_in_mesh(&s, a, |_| n += 1);
+                    n
+                }
+            };
+            counts.set(a, n);
         });
     }
 }
@@ -454,8 +501,15 @@ cavity_device::kernel! {
         launch.block.for_each(end - start, |k| {
             let a = start + k;
             let first = edge_offsets.get(a);
+            if let Some((upper, n)) = upper_neighbours(&s, a) {
+                for (j, &b) in (first..).zip(&upper[..n]) {
+                    edges.set(2 * j, a);
+                    edges.set(2 * j + 1, b);
+                }
+                return;
+            }
             let mut n = 0u32;
-            for_each_upper(&s, a, |b| {
+            for_each_upper_in_mesh(&s, a, |b| {
                 // Insertion into the sorted row.
                 let mut j = first + n;
                 while j > first && edges.get(2 * (j - 1) + 1) > b {

@@ -464,3 +464,66 @@ pub fn any_tet_mesh() -> impl Strategy<Value = TetMesh> {
             },
         )
 }
+
+/// A ball: an octahedron subdivided `levels` times and pushed onto the
+/// unit sphere, each triangle joined to the centre (vertex 0), so that
+/// the centre has `8 × 4^levels` tetrahedra (past the local arrays of the
+/// link condition and the edge build, which then read the mesh).
+pub fn ball(levels: u32) -> TetMesh {
+    let mut positions = vec![[0.0f32; 3]];
+    let mut triangles: Vec<[u32; 3]> = Vec::new();
+    let corners = [
+        [1.0, 0.0, 0.0],
+        [-1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, -1.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [0.0, 0.0, -1.0],
+    ];
+    positions.extend(corners);
+    for (x, y) in [(1, 3), (3, 2), (2, 4), (4, 1)] {
+        triangles.push([x, y, 5]);
+        triangles.push([y, x, 6]);
+    }
+    let mut middle = std::collections::HashMap::new();
+    for _ in 0..levels {
+        let mut next = Vec::new();
+        for t in &triangles {
+            let m: Vec<u32> = (0..3)
+                .map(|i| {
+                    let (a, b) = (t[i], t[(i + 1) % 3]);
+                    *middle.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                        let (p, q) = (positions[a as usize], positions[b as usize]);
+                        let mid: Vec<f32> = (0..3).map(|k| 0.5 * (p[k] + q[k])).collect();
+                        let l = mid.iter().map(|c| c * c).sum::<f32>().sqrt();
+                        positions.push([mid[0] / l, mid[1] / l, mid[2] / l]);
+                        positions.len() as u32 - 1
+                    })
+                })
+                .collect();
+            next.extend([
+                [t[0], m[0], m[2]],
+                [m[0], t[1], m[1]],
+                [m[2], m[1], t[2]],
+                [m[0], m[1], m[2]],
+            ]);
+        }
+        triangles = next;
+    }
+    let mut mesh = TetMesh {
+        positions,
+        tets: Vec::new(),
+    };
+    mesh.tets = triangles
+        .iter()
+        .map(|&[a, b, c]| {
+            let t = [0, a, b, c];
+            if cavity_tet_collapse::mesh::signed_volume(&mesh.positions, t) < 0.0 {
+                [0, a, c, b]
+            } else {
+                t
+            }
+        })
+        .collect();
+    mesh
+}
