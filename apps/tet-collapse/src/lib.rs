@@ -102,6 +102,10 @@ pub enum Conflicts {
     /// the tetrahedra around both vertices (the paper's baseline,
     /// `kernels::gautron`).
     Gautron,
+    /// The greedy maximal independent set of the candidates by cost, in
+    /// rounds of that propagation (`kernels::greedy`): the collapses the
+    /// sequential order would take among this iteration's candidates.
+    Greedy,
 }
 
 impl Default for Settings {

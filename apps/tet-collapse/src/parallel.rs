@@ -12,6 +12,7 @@ use cavity::backend::buffer::Buffer;
 use cavity::backend::{Backend, BackendError};
 use cavity_tet_collapse_kernels::blocks;
 use cavity_tet_collapse_kernels::gautron::{GautronWinners, PropagateCost, PropagateIndex};
+use cavity_tet_collapse_kernels::greedy::{GreedyDecide, GreedyIndices, GreedyKeys};
 use cavity_tet_collapse_kernels::iteration::{
     Builtin, CandidateSettings, Candidates, Classify, CompactTets, Costs, CountEdges, CountStars,
     Decide, FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle, SortStars, TetConflicts,
@@ -250,6 +251,33 @@ fn iterate(
             d.launch::<GautronWinners>(blocks(c), (0, 0), params)?;
             report.conflict_rounds += 1;
         }
+        Conflicts::Greedy => loop {
+            let mut tet_key = d.zeros::<u32>(m as usize)?;
+            let mut tet_index = d.zeros::<u32>(m as usize)?;
+            let aux = [&edges, &list, &won];
+            let params = (mesh, geometry, aux, &cost, c, &mut tet_key);
+            d.launch::<GreedyKeys>(blocks(c), (0, 0), params)?;
+            let aux = [&edges, &list, &won, &tet_key];
+            let params = (mesh, geometry, aux, &cost, c, &mut tet_index);
+            d.launch::<GreedyIndices>(blocks(c), (0, 0), params)?;
+            let mut undecided = d.zeros::<u32>(1)?;
+            let aux = [&edges, &list, &tet_key, &tet_index];
+            let params = (
+                mesh,
+                geometry,
+                aux,
+                &cost,
+                c,
+                &mut won,
+                &mut affected,
+                &mut undecided,
+            );
+            d.launch::<GreedyDecide>(blocks(c), (0, 0), params)?;
+            report.conflict_rounds += 1;
+            if d.element(&undecided, 0)? == 0 {
+                break;
+            }
+        },
     }
     let mut removed = d.zeros::<u32>(n as usize + 1)?;
     let params = (&won, &collapse, &list, c, &mut removed);

@@ -82,6 +82,14 @@ fn a_perturbed_grid_coarsens_about_as_far_as_the_sequential_version() {
     let (_, gautron_iterations) = run_checked(&backend, &input, &[], length(l), &gautron).unwrap();
     eprintln!("Gautron: {gautron_iterations} iterations");
     assert!(gautron_iterations > iterations);
+    // The greedy set, fewer.
+    let greedy = Settings {
+        conflicts: Conflicts::Greedy,
+        ..settings
+    };
+    let (_, greedy_iterations) = run_checked(&backend, &input, &[], length(l), &greedy).unwrap();
+    eprintln!("greedy: {greedy_iterations} iterations");
+    assert!(greedy_iterations < iterations);
 }
 
 #[test]
@@ -102,7 +110,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(16)))]
 
     /// Random meshes (holes, components, slivers, shuffled, any scale)
-    /// with each built-in criterion and either conflict detection keep
+    /// with each built-in criterion and every conflict detection keep
     /// the invariants after every iteration.
     #[test]
     fn random_meshes_keep_the_invariants(
@@ -110,9 +118,8 @@ proptest! {
         kind in 0u32..3,
         placement in 0u32..2,
         relative in 1.0f64..3.0,
-        gautron in any::<bool>(),
+        conflicts in prop::sample::select(vec![Conflicts::TwoPass, Conflicts::Gautron, Conflicts::Greedy]),
     ) {
-        let conflicts = if gautron { Conflicts::Gautron } else { Conflicts::TwoPass };
         let settings = Settings { max_iterations: 8, conflicts, ..Settings::default() };
         let values: Vec<f32> = input.positions.iter().map(|p| p[0]).collect();
         let span = input.positions.iter().map(|p| p[0]).fold(f32::NEG_INFINITY, f32::max)
@@ -180,6 +187,28 @@ fn timing_on_a_grid() {
         out.tets.len(),
         report.iterations.len(),
         start.elapsed().as_secs_f64()
+    );
+    let greedy = Settings {
+        conflicts: Conflicts::Greedy,
+        ..settings
+    };
+    let start = std::time::Instant::now();
+    let (out, _, report) = collapse_parallel(&backend, &input, &[], length(l), &greedy).unwrap();
+    eprintln!(
+        "greedy: {} tetrahedra in {} iterations ({} rounds), {:.3} s (rebuild {:.3} s, \
+         candidates {:.3} s, conflicts {:.3} s); collapses {:?}",
+        out.tets.len(),
+        report.iterations.len(),
+        report.conflict_rounds,
+        start.elapsed().as_secs_f64(),
+        report.rebuild_seconds,
+        report.candidate_seconds,
+        report.conflict_seconds,
+        report
+            .iterations
+            .iter()
+            .map(|i| i.collapses)
+            .collect::<Vec<_>>()
     );
     if std::env::var_os("CAVITY_TET_SKIP_SEQUENTIAL").is_some() {
         return;

@@ -5,6 +5,8 @@
 //!
 //! - [`gautron`]: the atomic-minimum conflict detection of Gautron and
 //!   Kanzler (2023), the paper's baseline;
+//! - [`greedy`]: the greedy maximal independent set of the candidates, in
+//!   rounds (Blelloch, Fineman and Shun 2012);
 //! - [`geometry`]: signed volumes in `f64` and the scale-free trial-volume
 //!   test;
 //! - [`star`]: what a predicate reads of the mesh ([`star::Star`]: the
@@ -26,6 +28,7 @@ pub mod collapse;
 pub mod criterion;
 pub mod gautron;
 pub mod geometry;
+pub mod greedy;
 pub mod iteration;
 pub mod link;
 pub mod star;
