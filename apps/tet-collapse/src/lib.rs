@@ -11,6 +11,9 @@
 //! - [`sequential`]: the sequential priority-queue collapse (the paper's
 //!   "CPU-sequential" baseline, section 4), the oracle of the parallel
 //!   one;
+//! - [`simplify`]: the target loop a user runs (a share of the cells, a
+//!   cell count or a target edge length; the criterion's bound grown
+//!   until the target is met), on top of [`parallel`];
 //! - [`quality`]: the quality measures printed for input and output;
 //! - [`checks`]: the robustness checks of section 4.1.
 //!
@@ -24,13 +27,41 @@ pub mod mesh;
 pub mod parallel;
 pub mod quality;
 pub mod sequential;
+pub mod simplify;
 
 pub use cavity_tet_collapse_kernels as kernels;
 pub use mesh::TetMesh;
+pub use simplify::{Simplified, SimplifySettings, simplify};
 
+use cavity::backend::BackendError;
+use cavity::settings::{NamesSettings, OutOfRange, Setting};
 use cavity_volume::CellType;
 
 cavity::kernel_module!("cavity_tet_collapse_kernels.ptx");
+
+/// The settings of a simplification ([`SimplifySettings`]), as its errors
+/// name them; each key is the field's name and the command line's option
+/// (`ratio` for `--ratio`).
+pub mod setting {
+    use cavity::settings::Setting;
+
+    /// [`crate::simplify::Target::Ratio`]: the share of the tetrahedra
+    /// kept, in (0, 1].
+    pub const RATIO: Setting = Setting::new("ratio", "the target ratio");
+    /// [`crate::simplify::Target::Cells`]: the tetrahedra kept, at least 1.
+    pub const CELLS: Setting = Setting::new("cells", "the target cell count");
+    /// [`crate::simplify::Target::Length`]: the target edge length,
+    /// positive and finite.
+    pub const LENGTH: Setting = Setting::new("length", "the target edge length");
+    /// The field criterion's largest error
+    /// ([`crate::simplify::Criterion::Field`]), positive and finite.
+    pub const MAX_ERROR: Setting = Setting::new("max_error", "the largest field error");
+    /// The per-vertex field the collapse carries (and the field criterion
+    /// reads).
+    pub const FIELD: Setting = Setting::new("field", "the field");
+    /// The criterion ([`crate::simplify::Criterion`]).
+    pub const CRITERION: Setting = Setting::new("criterion", "the criterion");
+}
 
 /// Errors of the tetrahedral collapse.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +94,61 @@ pub enum CollapseError {
         /// Its vertices.
         vertices: [u32; 4],
     },
+    /// A setting of a simplification out of its range
+    /// ([`SimplifySettings::check`]): change the setting `source` names to
+    /// a value in the range its message gives.
+    #[error("{source} (given {value})")]
+    Setting {
+        /// The setting and its range.
+        source: OutOfRange,
+        /// The value given, in words.
+        value: String,
+    },
+    /// The field criterion without a field: give a per-vertex field, or
+    /// choose another criterion.
+    #[error(
+        "the field criterion needs a per-vertex scalar field, and none was given: give one or choose another criterion"
+    )]
+    NoField,
+    /// A per-vertex field whose length is not the number of vertices:
+    /// give one value per vertex (or none).
+    #[error("the field has {values} values for {vertices} vertices: give one value per vertex")]
+    FieldLength {
+        /// Its values.
+        values: usize,
+        /// The mesh's vertices.
+        vertices: usize,
+    },
+    /// A value of the field the field criterion reads is not finite
+    /// (NaN or infinite): its error bound and costs would be meaningless.
+    #[error(
+        "the field's value at vertex {vertex} is {value}: the field criterion needs finite values"
+    )]
+    NonFiniteField {
+        /// The first such vertex.
+        vertex: usize,
+        /// Its value.
+        value: f32,
+    },
+    /// The backend failed (no kernels, a launch, a copy).
+    #[error(transparent)]
+    Backend(#[from] BackendError),
 }
+
+impl NamesSettings for CollapseError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            CollapseError::Setting { source, .. } => source.settings(),
+            CollapseError::NoField => vec![setting::FIELD, setting::CRITERION],
+            CollapseError::FieldLength { .. } | CollapseError::NonFiniteField { .. } => {
+                vec![setting::FIELD]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+cavity::names_settings!(CollapseError);
 
 /// What a collapse run does beyond its criterion.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -148,6 +148,28 @@ impl VolumeEncoding {
     }
 }
 
+/// The criteria of `cavity tet simplify`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CriterionArg {
+    /// Edge length towards a target length L (shortest first).
+    Length,
+    /// The error of the per-vertex field along the edge (smallest first;
+    /// section 4.5 of the paper).
+    Field,
+    /// Quality: collapses that lower the summed harmonic index of the
+    /// tetrahedra around them (largest decrease first).
+    Quality,
+}
+
+/// The placements of `cavity tet simplify`.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum PlacementArg {
+    /// The edge's midpoint.
+    Midpoint,
+    /// The endpoint with the lower index.
+    Endpoint,
+}
+
 /// The volumetric commands (`cavity tet ...`).
 #[derive(Subcommand)]
 pub(crate) enum TetCommand {
@@ -219,6 +241,59 @@ pub(crate) enum TetCommand {
         /// reported).
         #[arg(long)]
         plain: bool,
+        /// Backend to run on.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+        #[command(flatten)]
+        encoding: VolumeEncoding,
+    },
+    /// Simplifies a tetrahedral mesh by parallel edge collapse (Ströter et
+    /// al. 2023): iterations of admissible collapses (link condition, no
+    /// inverted or flat tetrahedron, the boundary's corners and ridges
+    /// kept), the cheapest of each neighbourhood at once, until none is
+    /// left or the target is met. Prints the iterations, the time per
+    /// stage, the quality of input and output, the boundary's Hausdorff
+    /// distance and whether the target was reached.
+    Simplify {
+        /// Input mesh of tetrahedra (.mesh, .node, .ele, .vtk or .msh).
+        mesh: PathBuf,
+        /// Output mesh (.mesh, .vtk, .msh or .node/.ele; .vtk and .msh keep
+        /// the field); never the input.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Keep at most this share of the tetrahedra (in (0, 1]): the
+        /// criterion's bound (target length, largest field error) grows by
+        /// 1.5 per round until it is met or the criterion allows no more.
+        #[arg(long, conflicts_with_all = ["cells", "length"])]
+        ratio: Option<f64>,
+        /// Keep at most this many tetrahedra (at least 1), as --ratio.
+        #[arg(long, conflicts_with = "length")]
+        cells: Option<usize>,
+        /// The length criterion's target edge length L (model units):
+        /// edges shorter than 4/5 L collapse, none is made longer than 4/3
+        /// L, to convergence. Without a target: 1.25 times the median edge
+        /// length.
+        #[arg(long)]
+        length: Option<f64>,
+        /// What ranks and admits the collapses.
+        #[arg(long, value_enum, default_value = "length")]
+        criterion: CriterionArg,
+        /// The per-vertex scalar field (by name) the collapse carries and
+        /// the field criterion reads; by default the file's only field.
+        #[arg(long)]
+        field: Option<String>,
+        /// The field criterion's largest error (the field's units; default
+        /// 0.02 times the field's span).
+        #[arg(long)]
+        max_error: Option<f64>,
+        /// Where the kept vertex of a collapsed edge goes (length and field
+        /// criteria; a boundary vertex stays where it is).
+        #[arg(long, value_enum, default_value = "midpoint")]
+        placement: PlacementArg,
+        /// Stop after an iteration that collapses at most this many edges
+        /// (the paper's epsilon_c: the last iterations collapse few).
+        #[arg(long, default_value_t = 0)]
+        epsilon_c: usize,
         /// Backend to run on.
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
@@ -306,7 +381,8 @@ pub(crate) enum Command {
     /// Volumetric meshes (MEDIT .mesh, TetGen .node/.ele, VTK .vtk, Gmsh .msh) as ternary
     /// sparse boundary operators (Mueller-Roemer et al.): counts and
     /// quality (info), boundary, smoothing, Catmull-Clark subdivision,
-    /// format conversion.
+    /// format conversion; simplification of tetrahedral meshes by edge
+    /// collapse.
     Tet {
         #[command(subcommand)]
         what: TetCommand,

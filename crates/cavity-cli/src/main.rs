@@ -6,7 +6,8 @@
 //! normals), `smooth` (implicit mean curvature flow), `geodesic` (geodesic
 //! distance from source vertices), `denoise` (bilateral denoising),
 //! `delaunay` (Delaunay edge flips on the dynamic core), `tet` (volumetric
-//! meshes: info, boundary, smoothing, subdivision, conversion), `polylla`
+//! meshes: info, boundary, smoothing, subdivision, conversion,
+//! simplification by edge collapse), `polylla`
 //! (polygonal meshes from triangulations) and `bench` (the benchmark of
 //! the queries and of each application). With no mesh argument a real
 //! mesh bundled in `assets/` is used and named.
@@ -180,6 +181,37 @@ fn run(cli: Cli) -> Result<()> {
                 output,
                 encoding,
             } => tet::convert(&mesh, &output, encoding.options()),
+            TetCommand::Simplify {
+                mesh,
+                output,
+                ratio,
+                cells,
+                length,
+                criterion,
+                field,
+                max_error,
+                placement,
+                epsilon_c,
+                device,
+                encoding,
+            } => {
+                let settings = tet::simplify_settings(
+                    [ratio, length],
+                    cells,
+                    criterion,
+                    max_error,
+                    placement,
+                    epsilon_c,
+                )?;
+                tet::simplify(
+                    &mesh,
+                    &output,
+                    &settings,
+                    field.as_deref(),
+                    device,
+                    encoding.options(),
+                )
+            }
         },
         Command::Polylla {
             input,
@@ -448,6 +480,7 @@ mod tests {
         use cavity_geodesic::setting as geodesic;
         use cavity_mcf::setting as mcf;
         use cavity_remesh::setting as remesh;
+        use cavity_tet_collapse::setting as tet_collapse;
         use cavity_track::setting as track;
         for (setting, flag) in [
             (Setting::PATCH_SIZE, "--patch-size"),
@@ -468,6 +501,12 @@ mod tests {
             (geodesic::SWEEPS, "--sweeps"),
             (denoise::ITERATIONS, "--iterations"),
             (denoise::MAX_HOPS, "--max-hops"),
+            (tet_collapse::RATIO, "--ratio"),
+            (tet_collapse::CELLS, "--cells"),
+            (tet_collapse::LENGTH, "--length"),
+            (tet_collapse::MAX_ERROR, "--max-error"),
+            (tet_collapse::FIELD, "--field"),
+            (tet_collapse::CRITERION, "--criterion"),
         ] {
             assert_eq!(option(setting), flag, "{}", setting.name());
         }

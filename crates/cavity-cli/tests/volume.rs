@@ -248,7 +248,14 @@ fn a_degenerate_cell_is_named_with_its_file() {
 fn the_help_lists_every_volumetric_command() {
     let out = cavity().args(["tet", "--help"]).output().expect("run");
     let help = String::from_utf8_lossy(&out.stdout);
-    for command in ["info", "boundary", "smooth", "subdivide", "convert"] {
+    for command in [
+        "info",
+        "boundary",
+        "smooth",
+        "subdivide",
+        "convert",
+        "simplify",
+    ] {
         assert!(help.contains(command), "{command} not in {help}");
     }
     // The description above the commands names them too.

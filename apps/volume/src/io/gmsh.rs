@@ -7,6 +7,13 @@
 //! (`$Entities`, 4.1) or physical and elementary tags 1 (2.2); binary
 //! files are little-endian with 8-byte sizes.
 //!
+//! Per-vertex scalar fields ([`PointField`]) are the post-processing
+//! views of `$NodeData` sections with one component (both versions; in a
+//! binary file each value follows its node tag as a 4-byte integer, as
+//! the format's description of both versions has it), read by
+//! [`read_bytes_fields`] and written, one view at time 0, by
+//! [`write_field`].
+//!
 //! Gmsh orders the vertices of these four elements as [`CellVertices`]
 //! does.
 
@@ -16,7 +23,7 @@ use std::path::Path;
 
 use cavity::io::{MeshIoError, format_lines};
 
-use super::{CellMesh, VolumeIoError, listed, unsupported, write_atomically};
+use super::{CellMesh, PointField, VolumeIoError, listed, unsupported, write_atomically};
 use crate::mesh::CellVertices;
 
 /// The MSH version a file is written in.
@@ -69,6 +76,14 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
     read_bytes(path, &super::read_file(path)?)
 }
 
+/// [`read`], with the per-vertex scalar fields ([`read_bytes_fields`]).
+///
+/// # Errors
+/// As [`read_bytes_fields`].
+pub fn read_fields(path: &Path) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
+    read_bytes_fields(path, &super::read_file(path)?)
+}
+
 /// Reads a Gmsh file from its bytes; `path` names it in errors. The node
 /// count of a 2.2 file is checked against the bytes after it before
 /// anything is allocated for the nodes.
@@ -76,6 +91,25 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
 /// # Errors
 /// As [`read`].
 pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
+    read_bytes_fields(path, bytes).map(|(mesh, _)| mesh)
+}
+
+/// [`read_bytes`], with the per-vertex scalar fields: every `$NodeData`
+/// view of one component with a value at every node, named by its first
+/// string tag (`"field"` without one), in file order; a view written at
+/// several time steps (several sections of one name) gives its last one.
+/// Views of several components, and views of some nodes only, are left
+/// out. In a 4.1 file the sections after the last `$EndElements` (or
+/// `$EndNodes`) are read for them.
+///
+/// # Errors
+/// As [`read`]; for a `$NodeData` section, the line (ASCII) or
+/// [`VolumeIoError::Malformed`] (binary) for a missing or malformed tag,
+/// a node tag no node has, more values announced than the file holds.
+pub fn read_bytes_fields(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
     let mut r = Reader::new(path, bytes);
     let (_, first) = r.line()?;
     if first.trim() != "$MeshFormat" {
@@ -96,7 +130,9 @@ pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> 
                     ),
                 ));
             }
-            read_v41(path, bytes)
+            let (mesh, id) = read_v41(path, bytes)?;
+            let fields = fields_v41(path, bytes, *kind == "1", &id, mesh.positions.len())?;
+            Ok((mesh, fields))
         }
         _ => Err(unsupported(
             path,
@@ -172,14 +208,27 @@ impl<'a> Reader<'a> {
         Ok(f64::from_le_bytes(b.try_into().expect("eight bytes")))
     }
 
-    /// Skips lines up to and including `end`.
+    /// Skips lines up to and including `end`, as bytes (a skipped
+    /// section may be binary).
     fn skip_to(&mut self, end: &str) -> Result<(), VolumeIoError> {
         loop {
-            let (_, l) = self.line()?;
-            if l.trim() == end {
+            if self.at >= self.bytes.len() {
+                return Err(self.error("the file ends early".into()));
+            }
+            let rest = &self.bytes[self.at..];
+            let e = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            self.at += (e + 1).min(rest.len());
+            self.line += 1;
+            if rest[..e].trim_ascii() == end.as_bytes() {
                 return Ok(());
             }
         }
+    }
+
+    /// The first number of the next line.
+    fn count(&mut self, what: &str) -> Result<usize, VolumeIoError> {
+        let (_, l) = self.line()?;
+        number(self, l.split_whitespace().next(), what)
     }
 }
 
@@ -202,8 +251,9 @@ fn number<T: std::str::FromStr>(
         .map_err(|_| r.error(format!("{what}: {t:?} is not a number")))
 }
 
-/// The nodes and volume cells of a 2.2 file after its format line.
-fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<CellMesh, VolumeIoError> {
+/// The nodes, volume cells and fields of a 2.2 file after its format
+/// line.
+fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
     let path = r.path;
     if binary {
         let one = r.int("the endianness word")?;
@@ -218,9 +268,15 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<CellMesh, VolumeIoError> 
     let mut positions = Vec::new();
     let mut id: HashMap<u32, u32> = HashMap::new();
     let mut cells = Vec::new();
+    let mut fields = Vec::new();
     while r.at < r.bytes.len() {
         let (_, header) = r.line()?;
         match header.trim() {
+            "$NodeData" => {
+                let node = |tag: u64| u32::try_from(tag).ok().and_then(|t| id.get(&t).copied());
+                let field = node_data(&mut r, binary, &node, positions.len())?;
+                add_field(&mut fields, field);
+            }
             "$Nodes" => {
                 let (_, l) = r.line()?;
                 let n: usize = number(&r, l.split_whitespace().next(), "the node count")?;
@@ -323,7 +379,155 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<CellMesh, VolumeIoError> 
             other => return Err(r.error(format!("expected a section, found {other:?}"))),
         }
     }
-    Ok(CellMesh { positions, cells })
+    Ok((CellMesh { positions, cells }, fields))
+}
+
+/// `field` added to `fields`, replacing a field of its name (a later time
+/// step of a view).
+fn add_field(fields: &mut Vec<PointField>, field: Option<PointField>) {
+    if let Some(f) = field {
+        match fields.iter_mut().find(|g| g.name == f.name) {
+            Some(g) => *g = f,
+            None => fields.push(f),
+        }
+    }
+}
+
+/// One `$NodeData` section, `r` after its `$NodeData` line: its string
+/// tags (the first the view's name), real tags (the time) and integer
+/// tags (the time step, the components, the number of values), then per
+/// value a node tag (`node` gives its vertex) and the components (ASCII,
+/// or in `binary` a little-endian 4-byte tag and doubles), through
+/// `$EndNodeData`. The field when it has one component and a value at
+/// each of the `vertices`, else `None`.
+fn node_data(
+    r: &mut Reader<'_>,
+    binary: bool,
+    node: &dyn Fn(u64) -> Option<u32>,
+    vertices: usize,
+) -> Result<Option<PointField>, VolumeIoError> {
+    // Each tag takes a line of at least two bytes.
+    let fits = |r: &Reader<'_>, n: usize, least: usize, what: &str| {
+        let left = r.bytes.len() - r.at;
+        if n > left / least {
+            return Err(r.error(format!(
+                "$NodeData: {n} {what} announced, but the {left} bytes after it hold at most {}",
+                left / least
+            )));
+        }
+        Ok(())
+    };
+    let strings = r.count("the number of string tags")?;
+    fits(r, strings, 2, "string tags")?;
+    let mut name = None;
+    for _ in 0..strings {
+        let (_, l) = r.line()?;
+        name.get_or_insert_with(|| l.trim().trim_matches('"').to_string());
+    }
+    let reals = r.count("the number of real tags")?;
+    fits(r, reals, 2, "real tags")?;
+    for _ in 0..reals {
+        r.line()?;
+    }
+    let integers = r.count("the number of integer tags")?;
+    fits(r, integers, 2, "integer tags")?;
+    let mut tags = Vec::with_capacity(integers);
+    for _ in 0..integers {
+        tags.push(r.count("an integer tag")?);
+    }
+    let (Some(&components), Some(&entries)) = (tags.get(1), tags.get(2)) else {
+        return Err(r.error(
+            "$NodeData: expected at least three integer tags (the time step, the number of components, the number of values)".into(),
+        ));
+    };
+    if components == 0 {
+        return Err(r.error("$NodeData: a view of 0 components".into()));
+    }
+    let least = if binary {
+        4usize.saturating_add(components.saturating_mul(8))
+    } else {
+        2 * (1 + components)
+    };
+    fits(r, entries, least, "values")?;
+    let name = name
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "field".into());
+    let mut values = vec![0f32; vertices];
+    let mut seen = vec![false; vertices];
+    for _ in 0..entries {
+        let (tag, first) = if binary {
+            let tag = r.int("a $NodeData value")?;
+            let mut first = 0.0;
+            for c in 0..components {
+                let x = r.double("a $NodeData value")?;
+                if c == 0 {
+                    first = x;
+                }
+            }
+            (u64::try_from(tag).unwrap_or(u64::MAX), first)
+        } else {
+            let (_, l) = r.line()?;
+            let mut t = l.split_whitespace();
+            let tag: u64 = number(r, t.next(), "a node tag")?;
+            let first: f64 = number(r, t.next(), "a value")?;
+            (tag, first)
+        };
+        let Some(v) = node(tag) else {
+            let message = format!(
+                "$NodeData view {name:?} gives a value to node {tag}, which the file does not have"
+            );
+            return Err(if binary {
+                malformed(r.path, message)
+            } else {
+                r.error(message)
+            });
+        };
+        values[v as usize] = first as f32;
+        seen[v as usize] = true;
+    }
+    r.skip_to("$EndNodeData")?;
+    Ok((components == 1 && seen.iter().all(|&s| s)).then_some(PointField { name, values }))
+}
+
+/// The fields of a 4.1 file (`mshio` reads no `$NodeData`): the sections
+/// after the last `$EndElements` line (else the last `$EndNodes`),
+/// walked as [`read_v22`] walks a 2.2 file; `id` maps node tags to
+/// vertices.
+fn fields_v41(
+    path: &Path,
+    bytes: &[u8],
+    binary: bool,
+    id: &HashMap<u64, u32>,
+    vertices: usize,
+) -> Result<Vec<PointField>, VolumeIoError> {
+    let mut fields = Vec::new();
+    let Some((marker, end)) = ["$EndElements", "$EndNodes"]
+        .iter()
+        .find_map(|&m| occurrences(bytes, m.as_bytes(), 0).last().map(|k| (m, k)))
+    else {
+        return Ok(fields);
+    };
+    let mut r = Reader::new(path, bytes);
+    r.at = end;
+    r.line = bytes[..end].iter().filter(|&&b| b == b'\n').count();
+    r.skip_to(marker)?;
+    let node = |tag: u64| id.get(&tag).copied();
+    while r.at < r.bytes.len() {
+        let (_, header) = r.line()?;
+        match header.trim() {
+            "$NodeData" => {
+                let field = node_data(&mut r, binary, &node, vertices)?;
+                add_field(&mut fields, field);
+            }
+            "" => {}
+            other if other.starts_with('$') => {
+                let end = format!("$End{}", &other[1..]);
+                r.skip_to(&end)?;
+            }
+            other => return Err(r.error(format!("expected a section, found {other:?}"))),
+        }
+    }
+    Ok(fields)
 }
 
 /// Element `tag` of type `ty` over node tags `nodes`: a volume cell kept,
@@ -363,8 +567,9 @@ fn element_22(
     Ok(())
 }
 
-/// The nodes and volume cells of a 4.1 file, through `mshio`.
-fn read_v41(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
+/// The nodes and volume cells of a 4.1 file, through `mshio`, and the
+/// vertex of each node tag.
+fn read_v41(path: &Path, bytes: &[u8]) -> Result<(CellMesh, HashMap<u64, u32>), VolumeIoError> {
     let patched = without_empty_sections(bytes);
     let msh = mshio::parse_msh_bytes(patched.as_deref().unwrap_or(bytes))
         .map_err(|e| mshio_error(path, bytes, &e))?;
@@ -430,7 +635,7 @@ fn read_v41(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
             cells.push(cell);
         }
     }
-    Ok(CellMesh { positions, cells })
+    Ok((CellMesh { positions, cells }, id))
 }
 
 /// A copy of a 4.1 file whose `$Nodes` or `$Elements` sections that
@@ -601,16 +806,71 @@ pub fn write(
     mesh: &CellMesh,
     options: super::WriteOptions,
 ) -> Result<(), VolumeIoError> {
+    write_field(path, mesh, None, options)
+}
+
+/// [`write`], with `field` (one value per position, checked by the
+/// caller: `super::write_volume_field`) as a `$NodeData` view of one
+/// component at time step 0 after the elements, named by its name
+/// (double quotes in it written as single ones, line breaks as spaces).
+///
+/// # Errors
+/// As [`write`].
+pub fn write_field(
+    path: &Path,
+    mesh: &CellMesh,
+    field: Option<&PointField>,
+    options: super::WriteOptions,
+) -> Result<(), VolumeIoError> {
     let mut elements = Vec::with_capacity(mesh.cells.len());
     for (i, c) in mesh.cells.iter().enumerate() {
         elements.push(element(path, i, c)?);
     }
-    let bytes = match (options.msh_version, options.binary) {
+    let mut bytes = match (options.msh_version, options.binary) {
         (MshVersion::V22, false) => write_v22_ascii(mesh, &elements),
         (MshVersion::V22, true) => write_v22_binary(mesh, &elements),
         (MshVersion::V41, binary) => write_v41(mesh, &elements, binary),
     };
+    if let Some(f) = field {
+        write_node_data(&mut bytes, f, options.binary);
+    }
     write_atomically(path, &bytes)
+}
+
+/// Appends `field` as a `$NodeData` section (see [`write_field`]), the
+/// nodes numbered from 1 in position order as the writers number them.
+fn write_node_data(b: &mut Vec<u8>, field: &PointField, binary: bool) {
+    let name: String = field
+        .name
+        .chars()
+        .map(|c| match c {
+            '"' => '\'',
+            '\n' | '\r' => ' ',
+            c => c,
+        })
+        .collect();
+    b.extend(
+        format!(
+            "$NodeData\n1\n\"{name}\"\n1\n0\n3\n0\n1\n{}\n",
+            field.values.len()
+        )
+        .bytes(),
+    );
+    if binary {
+        for (i, v) in field.values.iter().enumerate() {
+            b.extend((i as i32 + 1).to_le_bytes());
+            b.extend(f64::from(*v).to_le_bytes());
+        }
+        b.extend(b"\n");
+    } else {
+        b.extend(
+            format_lines(&field.values, |s, i, v| {
+                let _ = writeln!(s, "{} {v}", i + 1);
+            })
+            .bytes(),
+        );
+    }
+    b.extend(b"$EndNodeData\n");
 }
 
 fn write_v22_ascii(mesh: &CellMesh, elements: &[(u32, &[u32])]) -> Vec<u8> {

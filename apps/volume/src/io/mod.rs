@@ -11,6 +11,12 @@
 //!   read through the `mshio` crate); the volume elements are read, the
 //!   lower-dimensional ones skipped.
 //!
+//! VTK and Gmsh files also carry per-vertex scalar fields
+//! ([`PointField`]: VTK's `POINT_DATA` `SCALARS` and one-component
+//! `FIELD` arrays, Gmsh's one-component `$NodeData`), read by
+//! [`read_volume_fields`] and written by [`write_volume_field`]; MEDIT and
+//! TetGen files hold none here.
+//!
 //! Errors name the file, and the line or the element. Writes go to a
 //! temporary file beside the destination and are renamed over it once
 //! complete.
@@ -92,6 +98,24 @@ impl VolumeFormat {
             _ => Err(VolumeIoError::UnknownFormat(path.display().to_string())),
         }
     }
+
+    /// Whether the format holds per-vertex scalar fields
+    /// ([`PointField`]): VTK and Gmsh.
+    pub fn holds_point_fields(self) -> bool {
+        matches!(self, VolumeFormat::Vtk | VolumeFormat::Gmsh)
+    }
+}
+
+/// A per-vertex scalar field of a file: its name (VTK's array name,
+/// Gmsh's view name) and one value per vertex, in the order of
+/// [`CellMesh::positions`] (in the file's units, as `f32`; not checked
+/// for finiteness).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointField {
+    /// The field's name.
+    pub name: String,
+    /// One value per vertex.
+    pub values: Vec<f32>,
 }
 
 /// A volumetric mesh as read: positions and cells (vertex indices from 0).
@@ -255,19 +279,31 @@ pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, VolumeIoError> {
     })
 }
 
-/// Reads the mesh at `path` ([`VolumeFormat::of`]).
+/// Reads the mesh at `path` ([`VolumeFormat::of`]), without its fields
+/// ([`read_volume_fields`]).
+///
+/// # Errors
+/// As [`read_volume_fields`].
+pub fn read_volume(path: &Path) -> Result<CellMesh, VolumeIoError> {
+    read_volume_fields(path).map(|(mesh, _)| mesh)
+}
+
+/// Reads the mesh at `path` ([`VolumeFormat::of`]) and the per-vertex
+/// scalar fields it carries, in file order ([`PointField`]; see
+/// [`vtk::read_bytes_fields`] and [`gmsh::read_bytes_fields`] for which
+/// arrays count; none for MEDIT and TetGen).
 ///
 /// # Errors
 /// [`VolumeIoError`] naming the file and the line (or the element): an
 /// unknown section, a token that is not a number, a vertex index out of
 /// range, a non-finite coordinate, a file that ends early, a cell type the
-/// reader does not take.
-pub fn read_volume(path: &Path) -> Result<CellMesh, VolumeIoError> {
+/// reader does not take, a field whose values do not match the vertices.
+pub fn read_volume_fields(path: &Path) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
     match VolumeFormat::of(path)? {
-        VolumeFormat::Medit => medit::read(path),
-        VolumeFormat::TetGen => tetgen::read(path),
-        VolumeFormat::Vtk => vtk::read(path),
-        VolumeFormat::Gmsh => gmsh::read(path),
+        VolumeFormat::Medit => Ok((medit::read(path)?, Vec::new())),
+        VolumeFormat::TetGen => Ok((tetgen::read(path)?, Vec::new())),
+        VolumeFormat::Vtk => vtk::read_fields(path),
+        VolumeFormat::Gmsh => gmsh::read_fields(path),
     }
 }
 
@@ -303,11 +339,53 @@ pub fn write_volume_with(
     mesh: &CellMesh,
     options: WriteOptions,
 ) -> Result<(), VolumeIoError> {
-    match VolumeFormat::of(path)? {
+    write_volume_field(path, mesh, None, options)
+}
+
+/// [`write_volume_with`], with the per-vertex scalar `field` (one value
+/// per position of `mesh`) where given: VTK as `POINT_DATA` `SCALARS`
+/// (whitespace in the name written as `_`, which the format cannot
+/// hold), Gmsh as a one-component `$NodeData` view at time 0.
+///
+/// # Errors
+/// As [`write_volume_with`]; [`VolumeIoError::Unsupported`] for a field
+/// in a format that holds none ([`VolumeFormat::holds_point_fields`]:
+/// write `.vtk` or `.msh`) or a field whose length is not the number of
+/// positions.
+pub fn write_volume_field(
+    path: &Path,
+    mesh: &CellMesh,
+    field: Option<&PointField>,
+    options: WriteOptions,
+) -> Result<(), VolumeIoError> {
+    let format = VolumeFormat::of(path)?;
+    if let Some(f) = field {
+        if !format.holds_point_fields() {
+            return Err(unsupported(
+                path,
+                format!(
+                    "the format holds no per-vertex field (field {:?}): write .vtk or .msh",
+                    f.name
+                ),
+            ));
+        }
+        if f.values.len() != mesh.positions.len() {
+            return Err(unsupported(
+                path,
+                format!(
+                    "field {:?} has {} values for {} vertices: a per-vertex field has one value per vertex",
+                    f.name,
+                    f.values.len(),
+                    mesh.positions.len()
+                ),
+            ));
+        }
+    }
+    match format {
         VolumeFormat::Medit => medit::write(path, mesh),
         VolumeFormat::TetGen => tetgen::write(path, mesh),
-        VolumeFormat::Vtk => vtk::write(path, mesh, options.binary),
-        VolumeFormat::Gmsh => gmsh::write(path, mesh, options),
+        VolumeFormat::Vtk => vtk::write_field(path, mesh, field, options.binary),
+        VolumeFormat::Gmsh => gmsh::write_field(path, mesh, field, options),
     }
 }
 

@@ -3,7 +3,10 @@
 //! tetrahedra, hexahedra, voxels (as hexahedra), wedges (as prisms),
 //! pyramids and polyhedra (their face streams); vertices, lines and
 //! polygons are skipped (surface and feature elements). Written: the
-//! same cell types, the positions as `float`.
+//! same cell types, the positions as `float`. Per-vertex scalar fields
+//! ([`PointField`]) are read from `POINT_DATA` (`SCALARS` of one
+//! component, and the one-component arrays of a `FIELD`) and written as
+//! `SCALARS`.
 //!
 //! VTK's wedge lists its bottom triangle clockwise seen from the top, a
 //! [`crate::CellType::Prism`] counter-clockwise: the two are mirrored on the way
@@ -12,11 +15,11 @@
 use std::path::Path;
 
 use vtkio::model::{
-    Attributes, ByteOrder, CellType as VtkCell, Cells, DataSet, Piece, UnstructuredGridPiece,
-    Version, VertexNumbers, Vtk,
+    Attribute, Attributes, ByteOrder, CellType as VtkCell, Cells, DataSet, ElementType, IOBuffer,
+    Piece, UnstructuredGridPiece, Version, VertexNumbers, Vtk,
 };
 
-use super::{CellMesh, VolumeIoError, unsupported, write_atomically};
+use super::{CellMesh, PointField, VolumeIoError, unsupported, write_atomically};
 use crate::mesh::CellVertices;
 
 /// A wedge's vertices as a prism's and back (the bottom and top triangles
@@ -46,12 +49,37 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
     read_bytes(path, &super::read_file(path)?)
 }
 
+/// [`read`], with the per-vertex scalar fields ([`read_bytes_fields`]).
+///
+/// # Errors
+/// As [`read_bytes_fields`].
+pub fn read_fields(path: &Path) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
+    read_bytes_fields(path, &super::read_file(path)?)
+}
+
 /// Reads a legacy VTK unstructured grid from its bytes; `path` names it in
 /// errors.
 ///
 /// # Errors
 /// As [`read`].
 pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
+    read_bytes_fields(path, bytes).map(|(mesh, _)| mesh)
+}
+
+/// [`read_bytes`], with the per-vertex scalar fields of `POINT_DATA`:
+/// each `SCALARS` array of one component and each one-component array of
+/// a `FIELD`, in file order, their values as `f32` (vectors, normals,
+/// tensors, colours and arrays of several components are left out; so is
+/// a field missing from a piece, in files of several pieces).
+///
+/// # Errors
+/// As [`read`]; [`VolumeIoError::Malformed`] for a field whose number of
+/// values is not the piece's number of points, or whose values are not
+/// numbers.
+pub fn read_bytes_fields(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
     let vtk = Vtk::parse_legacy_be(bytes).map_err(|e| diagnose(path, bytes, &e))?;
     let pieces = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces,
@@ -66,13 +94,75 @@ pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> 
         positions: Vec::new(),
         cells: Vec::new(),
     };
+    let mut fields: Option<Vec<PointField>> = None;
     for piece in pieces {
         let Piece::Inline(piece) = piece else {
             return Err(malformed(path, "a piece stored in another file".into()));
         };
-        read_piece(path, *piece, &mut mesh)?;
+        let found = read_piece(path, *piece, &mut mesh)?;
+        fields = Some(match fields {
+            None => found,
+            // A field continues into the next piece only when that piece
+            // has it too.
+            Some(before) => before
+                .into_iter()
+                .filter_map(|mut f| {
+                    let next = found.iter().find(|g| g.name == f.name)?;
+                    f.values.extend_from_slice(&next.values);
+                    Some(f)
+                })
+                .collect(),
+        });
     }
-    Ok(mesh)
+    Ok((mesh, fields.unwrap_or_default()))
+}
+
+/// The one-component point arrays of `attributes` (see
+/// [`read_bytes_fields`]), each checked to hold `points` values.
+fn point_fields(
+    path: &Path,
+    attributes: Vec<Attribute>,
+    points: usize,
+) -> Result<Vec<PointField>, VolumeIoError> {
+    let field = |name: String, data: IOBuffer| -> Result<PointField, VolumeIoError> {
+        let values: Vec<f32> = data.cast_into().ok_or_else(|| {
+            malformed(
+                path,
+                format!("POINT_DATA array {name:?}: values that are not numbers"),
+            )
+        })?;
+        if values.len() != points {
+            return Err(malformed(
+                path,
+                format!(
+                    "POINT_DATA array {name:?} has {} values for {points} points",
+                    values.len()
+                ),
+            ));
+        }
+        Ok(PointField { name, values })
+    };
+    let mut out = Vec::new();
+    for a in attributes {
+        match a {
+            Attribute::DataArray(d) => {
+                if matches!(
+                    d.elem,
+                    ElementType::Scalars { num_comp: 1, .. } | ElementType::Generic(1)
+                ) {
+                    out.push(field(d.name, d.data)?);
+                }
+            }
+            Attribute::Field { data_array, .. } => {
+                for d in data_array {
+                    if d.elem == 1 {
+                        out.push(field(d.name, d.data)?);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A legacy VTK file's parts in the order an unstructured grid has them,
@@ -330,12 +420,13 @@ fn diagnose(path: &Path, bytes: &[u8], e: &vtkio::Error) -> VolumeIoError {
     }
 }
 
-/// Appends one piece's points and volume cells to `mesh`.
+/// Appends one piece's points and volume cells to `mesh`; returns its
+/// per-vertex scalar fields ([`point_fields`]).
 fn read_piece(
     path: &Path,
     piece: UnstructuredGridPiece,
     mesh: &mut CellMesh,
-) -> Result<(), VolumeIoError> {
+) -> Result<Vec<PointField>, VolumeIoError> {
     let base = mesh.positions.len() as u32;
     let coordinates: Vec<f64> = piece
         .points
@@ -429,7 +520,7 @@ fn read_piece(
         };
         mesh.cells.push(cell);
     }
-    Ok(())
+    point_fields(path, piece.data.point, (vertices - base) as usize)
 }
 
 /// The cells' vertex lists in the legacy layout (each list's length, then
@@ -483,6 +574,22 @@ fn to_array<const N: usize>(v: &[u32]) -> [u32; N] {
 /// [`VolumeIoError::File`] when the file cannot be written;
 /// [`VolumeIoError::Malformed`] if `vtkio` fails to encode the grid.
 pub fn write(path: &Path, mesh: &CellMesh, binary: bool) -> Result<(), VolumeIoError> {
+    write_field(path, mesh, None, binary)
+}
+
+/// [`write`], with `field` (one value per position, checked by the
+/// caller: `super::write_volume_field`) as `POINT_DATA` `SCALARS` of
+/// type `float`, whitespace in its name written as `_` (a legacy name is
+/// one word).
+///
+/// # Errors
+/// As [`write`].
+pub fn write_field(
+    path: &Path,
+    mesh: &CellMesh,
+    field: Option<&PointField>,
+    binary: bool,
+) -> Result<(), VolumeIoError> {
     let points: Vec<f32> = mesh.positions.iter().flatten().copied().collect();
     let mut numbers = Vec::new();
     let mut types = Vec::with_capacity(mesh.cells.len());
@@ -519,7 +626,25 @@ pub fn write(path: &Path, mesh: &CellMesh, binary: bool) -> Result<(), VolumeIoE
                 },
                 types,
             },
-            data: Attributes::new(),
+            data: Attributes {
+                point: field
+                    .map(|f| {
+                        let name: String = f
+                            .name
+                            .chars()
+                            .map(|c| if c.is_whitespace() { '_' } else { c })
+                            .collect();
+                        let name = if name.is_empty() {
+                            "field".into()
+                        } else {
+                            name
+                        };
+                        Attribute::scalars(name, 1).with_data(f.values.clone())
+                    })
+                    .into_iter()
+                    .collect(),
+                cell: Vec::new(),
+            },
         }),
     };
     let encoding =

@@ -2,7 +2,8 @@
 //! (`cavity-volume`): counts and boundary (`info`), the boundary as a
 //! surface (`boundary`), Laplacian smoothing of inner vertices (`smooth`),
 //! Catmull-Clark subdivision (`subdivide`), format conversion (`convert`),
-//! and `cavity bench tet`.
+//! simplification by parallel edge collapse (`simplify`,
+//! `cavity-tet-collapse`), and `cavity bench tet`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -11,43 +12,49 @@ use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity::io::{check_writable, write_mesh};
+use cavity_tet_collapse::checks::{self, check_valid, hausdorff};
+use cavity_tet_collapse::kernels::criterion::Placement;
+use cavity_tet_collapse::mesh::signed_volume;
+use cavity_tet_collapse::quality::quality_table;
+use cavity_tet_collapse::simplify::{Criterion, SimplifySettings, Target, diagonal};
+use cavity_tet_collapse::{Settings, TetMesh};
 use cavity_volume::boundary::{Boundary, boundary, smooth_valid};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
+use cavity_volume::io::{PointField, read_volume_fields, write_volume_field};
 use cavity_volume::quality::{Quality, Validity, quality};
 use cavity_volume::signed::{index, is_negative};
 use cavity_volume::subdivide::{plan, subdivide_valid};
-use cavity_volume::{
-    CellType, CellVertices, VolumeError, VolumeMesh, check_cells, check_count, setting,
-};
+use cavity_volume::{CellType, CellVertices, VolumeMesh, check_cells, check_count, setting};
+use rayon::prelude::*;
 
 use crate::Result;
-use crate::args::Device;
+use crate::args::{CriterionArg, Device, PlacementArg};
 use crate::device::backend;
 use crate::output::{say, sayln, spinner};
 
 /// An error of the mesh in `file` (a degenerate cell, a vertex out of
-/// range), naming the file; its source is the error itself, so that the
-/// settings it names are found.
+/// range, a cell the collapse does not take), naming the file; its source
+/// is the error itself, so that the settings it names are found.
 #[derive(Debug)]
-struct InFile {
+struct InFile<E> {
     file: PathBuf,
-    error: VolumeError,
+    error: E,
 }
 
-impl std::fmt::Display for InFile {
+impl<E: std::fmt::Display> std::fmt::Display for InFile<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.file.display(), self.error)
     }
 }
 
-impl std::error::Error for InFile {
+impl<E: std::error::Error + 'static> std::error::Error for InFile<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.error)
     }
 }
 
 /// `error` as an error of `path`.
-fn in_file(path: &Path) -> impl FnOnce(VolumeError) -> InFile + '_ {
+fn in_file<E>(path: &Path) -> impl FnOnce(E) -> InFile<E> + '_ {
     |error| InFile {
         file: path.to_path_buf(),
         error,
@@ -409,5 +416,295 @@ pub(crate) fn bench(meshes: &[PathBuf], reps: usize, device: Device) -> Result<(
         pb.finish_and_clear();
         say!("{}\n", bench.table());
     }
+    Ok(())
+}
+
+/// The settings of `cavity tet simplify` from its options: at most one
+/// of `ratio`, `cells`, `length` (clap refuses two) as the target.
+///
+/// # Errors
+/// `--max-error` with another criterion than the field criterion.
+pub(crate) fn simplify_settings(
+    target: [Option<f64>; 2],
+    cells: Option<usize>,
+    criterion: CriterionArg,
+    max_error: Option<f64>,
+    placement: PlacementArg,
+    epsilon_c: usize,
+) -> Result<SimplifySettings> {
+    let [ratio, length] = target;
+    let target = match (ratio, cells, length) {
+        (Some(r), _, _) => Some(Target::Ratio(r)),
+        (_, Some(n), _) => Some(Target::Cells(n)),
+        (_, _, Some(l)) => Some(Target::Length(l)),
+        _ => None,
+    };
+    if max_error.is_some() && criterion != CriterionArg::Field {
+        return Err(
+            "--max-error is the field criterion's bound: add --criterion field, or leave it out"
+                .into(),
+        );
+    }
+    Ok(SimplifySettings {
+        target,
+        criterion: match criterion {
+            CriterionArg::Length => Criterion::Length,
+            CriterionArg::Field => Criterion::Field { max_error },
+            CriterionArg::Quality => Criterion::Quality,
+        },
+        placement: match placement {
+            PlacementArg::Midpoint => Placement::Midpoint,
+            PlacementArg::Endpoint => Placement::Endpoint,
+        },
+        settings: Settings {
+            epsilon_c,
+            ..Settings::default()
+        },
+    })
+}
+
+/// The tetrahedral mesh at `path` for the collapse, and its fields: every
+/// cell a tetrahedron (else an error naming the file and the cell), those
+/// listed inside out turned outward with a warning (their number and the
+/// first), then checked as section 4.1 checks an output
+/// (`checks::check_valid` at ratio 0: a flat tetrahedron, a face of
+/// three tetrahedra, two overlapping ones or two vertices at one position
+/// are errors naming the element); a boundary that is not a manifold
+/// gets a warning.
+fn read_tetrahedra(path: &Path) -> Result<(TetMesh, Vec<PointField>)> {
+    let (cells, fields) = read_volume_fields(path)?;
+    if cells.cells.is_empty() {
+        return Err(format!(
+            "{}: no cells ({} vertices): the collapse needs at least one tetrahedron",
+            path.display(),
+            cells.positions.len()
+        )
+        .into());
+    }
+    let inside_out: Vec<usize> = cells
+        .cells
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, c)| match c {
+            CellVertices::Tetrahedron(t)
+                if t.iter().all(|&v| (v as usize) < cells.positions.len())
+                    && signed_volume(&cells.positions, *t) < 0.0 =>
+            {
+                Some(i)
+            }
+            _ => None,
+        })
+        .collect();
+    let total = cells.cells.len();
+    let mesh = TetMesh::from_cells(cells).map_err(in_file(path))?;
+    if let Some(first) = inside_out.first() {
+        eprintln!(
+            "warning: {}: {} of {total} tetrahedra are listed inside out (negative volume), the first tetrahedron {first} (from 0): turned outward",
+            path.display(),
+            inside_out.len()
+        );
+    }
+    check_valid(&mesh, 0.0).map_err(|e| {
+        format!(
+            "{}: {e}: the collapse needs a valid tetrahedral mesh (fix or remove that element)",
+            path.display()
+        )
+    })?;
+    let topology = checks::boundary_surface(&mesh).topology();
+    let pinched = topology.components.iter().filter(|c| !c.manifold).count();
+    if pinched > 0 {
+        eprintln!(
+            "warning: {}: the boundary is not a manifold in {pinched} of its {} component(s) (parts touching at an edge or a vertex): the collapse keeps such places as features",
+            path.display(),
+            topology.components.len()
+        );
+    }
+    Ok((mesh, fields))
+}
+
+/// The field of `fields` that `cavity tet simplify` carries: the one
+/// named `name`, else the file's only field; none when the file has
+/// several and none is named (the field criterion needs one).
+///
+/// # Errors
+/// A named field the file lacks (naming those it has); the field
+/// criterion without a field, or with several and none named.
+fn choose_field(
+    path: &Path,
+    fields: Vec<PointField>,
+    name: Option<&str>,
+    needed: bool,
+) -> Result<Option<PointField>> {
+    let names = || {
+        fields
+            .iter()
+            .map(|f| format!("{:?}", f.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let none = "it has no per-vertex scalar field (VTK POINT_DATA SCALARS and Gmsh $NodeData views of one component are read)";
+    match name {
+        Some(n) => match fields.iter().position(|f| f.name == n) {
+            Some(i) => Ok(fields.into_iter().nth(i)),
+            None if fields.is_empty() => {
+                Err(format!("{}: no field {n:?}: {none}", path.display()).into())
+            }
+            None => Err(format!(
+                "{}: no field {n:?}; its per-vertex fields: {}",
+                path.display(),
+                names()
+            )
+            .into()),
+        },
+        None if fields.len() == 1 => Ok(fields.into_iter().next()),
+        None if needed && fields.is_empty() => Err(format!(
+            "{}: the field criterion needs a per-vertex field, and {none}",
+            path.display()
+        )
+        .into()),
+        None if needed => Err(format!(
+            "{}: several per-vertex fields ({}): choose one with --field",
+            path.display(),
+            names()
+        )
+        .into()),
+        None => {
+            if !fields.is_empty() {
+                eprintln!(
+                    "note: {}: several per-vertex fields ({}): none is carried; --field NAME carries one",
+                    path.display(),
+                    names()
+                );
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// `cavity tet simplify`: the tetrahedral mesh at `input` simplified
+/// towards `settings.target` (`cavity_tet_collapse::simplify`) on
+/// `device`, written to `output` with the carried field (`field`, see
+/// [`choose_field`]) where its format holds one.
+pub(crate) fn simplify(
+    input: &Path,
+    output: &Path,
+    settings: &SimplifySettings,
+    field: Option<&str>,
+    device: Device,
+    options: WriteOptions,
+) -> Result<()> {
+    let start = Instant::now();
+    let format = VolumeFormat::of(output)?;
+    let t = Instant::now();
+    let (mesh, fields) = read_tetrahedra(input)?;
+    let read = t.elapsed().as_secs_f64();
+    refuse_overwrite(input, output)?;
+    let needed = matches!(settings.criterion, Criterion::Field { .. });
+    let mut field = choose_field(input, fields, field, needed)?;
+    let values = field.as_ref().map_or(&[][..], |f| &f.values[..]);
+    settings.check(mesh.positions.len(), values)?;
+    let backend = backend(device)?;
+    let pb = spinner();
+    pb.set_message(format!(
+        "collapsing edges of {} tetrahedra on {}",
+        mesh.tets.len(),
+        backend.name()
+    ));
+    let out = cavity_tet_collapse::simplify(&backend, &mesh, values, settings)?;
+    pb.finish_and_clear();
+    if let Some(f) = &mut field {
+        f.values.clone_from(&out.values);
+    }
+    if field.is_some() && !format.holds_point_fields() {
+        eprintln!(
+            "warning: {}: its format holds no per-vertex field: the field is not written (write .vtk or .msh to keep it)",
+            output.display()
+        );
+        field = None;
+    }
+    let t = Instant::now();
+    write_volume_field(output, &out.mesh.to_cells(), field.as_ref(), options)?;
+    let write = t.elapsed().as_secs_f64();
+    let r = &out.report;
+    let band = out.length;
+    let (before, after) = rayon::join(
+        || cavity_tet_collapse::quality::quality(&mesh, band),
+        || cavity_tet_collapse::quality::quality(&out.mesh, band),
+    );
+    let distance = hausdorff(
+        &checks::boundary_surface(&mesh),
+        &mesh.positions,
+        &checks::boundary_surface(&out.mesh),
+        &out.mesh.positions,
+    );
+    let diagonal = diagonal(&mesh);
+    sayln!(
+        "simplified {} on {}: {} vertices, {} tetrahedra -> {} vertices, {} tetrahedra",
+        input.display(),
+        r.device,
+        before.vertices,
+        before.cells,
+        after.vertices,
+        after.cells
+    );
+    let criterion = match (settings.criterion, out.length, out.max_error) {
+        (Criterion::Length, Some(l), _) => format!("length, L = {} model units", significant(l)),
+        (Criterion::Field { .. }, _, Some(e)) => format!(
+            "field {:?}, largest error {}",
+            field.as_ref().map_or("", |f| f.name.as_str()),
+            significant(e)
+        ),
+        _ => "quality (harmonic index)".to_string(),
+    };
+    let collapses: Vec<String> = r
+        .iterations
+        .iter()
+        .map(|i| i.collapses.to_string())
+        .collect();
+    sayln!(
+        "criterion {criterion}; {} round(s), {} iteration(s), collapses per iteration: {}",
+        out.rounds,
+        r.iterations.len(),
+        collapses.join(" ")
+    );
+    let collapse = r.candidate_seconds + r.conflict_seconds + r.apply_seconds;
+    sayln!(
+        "read {read:.3} s, operators {:.3} s (stars, boundary and edges rebuilt every iteration), collapse {collapse:.3} s (candidates {:.3} s, conflicts {:.3} s in {} round(s), apply {:.3} s), write {write:.3} s; whole command {:.3} s",
+        r.rebuild_seconds,
+        r.candidate_seconds,
+        r.conflict_seconds,
+        r.conflict_rounds,
+        r.apply_seconds,
+        start.elapsed().as_secs_f64()
+    );
+    say!(
+        "{}",
+        quality_table(&[("input", &before), ("output", &after)])
+    );
+    sayln!(
+        "boundary Hausdorff distance: {} of the bounding box diagonal ({} model units)",
+        significant(distance / diagonal),
+        significant(distance)
+    );
+    let reached = match (out.target_cells, out.reached) {
+        (Some(n), true) => format!("target of at most {n} tetrahedra reached"),
+        (Some(n), false) if matches!(settings.criterion, Criterion::Quality) => format!(
+            "target of at most {n} tetrahedra not reached: {} are left, where no collapse improves the quality",
+            after.cells
+        ),
+        (Some(n), false) => format!(
+            "target of at most {n} tetrahedra not reached: {} are left, where no collapse is admissible at the criterion's largest bound (the box diagonal or the field's span)",
+            after.cells
+        ),
+        (None, true) => "converged (no more admissible collapses)".to_string(),
+        (None, false) => "stopped at the iteration limit before converging".to_string(),
+    };
+    sayln!(
+        "{reached}; wrote {}{}",
+        output.display(),
+        field
+            .as_ref()
+            .map_or(String::new(), |f| format!(" with the field {:?}", f.name))
+    );
     Ok(())
 }
