@@ -157,6 +157,10 @@ pub struct Settings {
     /// a volume of at least this times its longest edge cubed
     /// (`kernels::geometry::is_valid_tet`; scale-free).
     pub volume_ratio: f64,
+    /// The trial's quality bound (`kernels::collapse::Trial::quality_bound`):
+    /// above it a collapse may not make the worst tetrahedron around it
+    /// worse.
+    pub quality_bound: f64,
     /// `ε_F` of the boundary classes (`kernels::boundary`).
     pub epsilon_f: f64,
     /// `ε_R` of the boundary classes.
@@ -193,10 +197,21 @@ pub enum Conflicts {
     Greedy,
 }
 
+impl Settings {
+    /// The trial's bounds of these settings.
+    pub fn trial(&self) -> kernels::collapse::Trial {
+        kernels::collapse::Trial {
+            volume_ratio: self.volume_ratio,
+            quality_bound: self.quality_bound,
+        }
+    }
+}
+
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
             volume_ratio: kernels::geometry::MIN_VOLUME_RATIO,
+            quality_bound: kernels::collapse::QUALITY_BOUND,
             epsilon_f: kernels::boundary::EPSILON_F,
             epsilon_r: kernels::boundary::EPSILON_R,
             epsilon_c: 0,

@@ -79,15 +79,41 @@ pub fn collapse_parallel_observed(
     values: &[f32],
     criterion: Builtin,
     settings: &Settings,
-    mut observe: Option<&mut dyn FnMut(&TetMesh)>,
+    observe: Option<&mut dyn FnMut(&TetMesh)>,
 ) -> Result<(TetMesh, Vec<f32>, ParallelReport), BackendError> {
+    let (out, values, _, report) =
+        collapse_parallel_classes(backend, mesh, values, &[], criterion, settings, observe)?;
+    Ok((out, values, report))
+}
+
+/// [`collapse_parallel_observed`] starting from the boundary classes
+/// `classes` (one per vertex, `kernels::boundary`; empty for none) and
+/// returning the classes of the vertices left with the rest, so that runs
+/// in sequence keep raising them as one run does (a corner stays a
+/// corner: `crate::simplify`'s rounds).
+///
+/// # Errors
+/// As [`collapse_parallel`].
+pub fn collapse_parallel_classes(
+    backend: &Backend,
+    mesh: &TetMesh,
+    values: &[f32],
+    classes: &[u32],
+    criterion: Builtin,
+    settings: &Settings,
+    mut observe: Option<&mut dyn FnMut(&TetMesh)>,
+) -> Result<(TetMesh, Vec<f32>, Vec<u32>, ParallelReport), BackendError> {
     crate::add_kernels(backend)?;
     let d = backend;
     let mut r = Resident {
         tets: d.upload(mesh.tets.as_flattened())?,
         positions: d.upload(mesh.positions.as_flattened())?,
         values: d.upload(values)?,
-        class: None,
+        class: if classes.is_empty() {
+            None
+        } else {
+            Some(d.upload(classes)?)
+        },
         vertices: mesh.positions.len() as u32,
         cells: mesh.tets.len() as u32,
     };
@@ -116,7 +142,11 @@ pub fn collapse_parallel_observed(
     } else {
         Vec::new()
     };
-    Ok((out, values, report))
+    let classes = match r.class {
+        Some(class) => d.download(class, r.vertices as usize)?,
+        None => Vec::new(),
+    };
+    Ok((out, values, classes, report))
 }
 
 /// The mesh of `r`, copied to the host.
@@ -189,7 +219,7 @@ fn iterate(
     let mut value = d.zeros::<f32>(e as usize)?;
     let candidate = CandidateSettings {
         criterion,
-        volume_ratio: settings.volume_ratio,
+        trial: settings.trial(),
         epsilon_r: settings.epsilon_r,
         edges: c,
         pad: 0,

@@ -213,7 +213,7 @@ pub fn collapse_sequential_observed<C: Criterion>(
         let admissible = |w: &Working, classes: &Classes, a: u32, b: u32| {
             let sharp = classes.sharp.contains(&(a.min(b), a.max(b)));
             let (ca, cb) = (classes.class[a as usize], classes.class[b as usize]);
-            check(w, criterion, a, b, ca, cb, sharp, settings.volume_ratio)
+            check(w, criterion, a, b, ca, cb, sharp, settings.trial())
         };
         let mut queue: BinaryHeap<Candidate> = mesh
             .edges()

@@ -1,5 +1,5 @@
 //! The target loop a user runs (issue 54): the parallel collapse
-//! ([`crate::parallel::collapse_parallel`], Algorithm 1) with one of the
+//! ([`crate::parallel::collapse_parallel_classes`], Algorithm 1) with one of the
 //! built-in criteria (section 3.1; sections 4.5 and 4.6 for the field and
 //! quality uses), run towards a [`Target`]:
 //!
@@ -30,9 +30,10 @@ use cavity::backend::Backend;
 use cavity::settings::OutOfRange;
 use rayon::prelude::*;
 
+use crate::kernels::criterion::BAD_DIHEDRAL_DEGREES;
 use crate::kernels::criterion::Placement;
 use crate::kernels::iteration::Builtin;
-use crate::parallel::{ParallelReport, collapse_parallel};
+use crate::parallel::{ParallelReport, collapse_parallel_classes};
 use crate::{CollapseError, Settings, TetMesh, setting};
 
 /// The length criterion's starting target length over the median edge
@@ -84,9 +85,10 @@ pub enum Criterion {
         max_error: Option<f64>,
     },
     /// Quality improvement by the harmonic index
-    /// (`kernels::criterion::Harmonic`, section 4.6): a collapse must
-    /// lower the summed index of the tetrahedra around it, the kept
-    /// vertex placed by a line search (the placement is not used).
+    /// (`kernels::criterion::Harmonic`, section 4.6): the edges of
+    /// tetrahedra with a dihedral angle below 13° collapse when that
+    /// lowers the worst tetrahedron around them, the kept vertex placed by
+    /// a line search (the placement is not used).
     Quality,
 }
 
@@ -334,7 +336,7 @@ pub fn simplify(
             let e = max_error.unwrap_or(FIELD_SHARE * s);
             (1, if e > 0.0 { e } else { f64::MIN_POSITIVE }, s)
         }
-        Criterion::Quality => (2, 0.0, 0.0),
+        Criterion::Quality => (2, BAD_DIHEDRAL_DEGREES.to_radians().cos(), 0.0),
     };
     let placement = match settings.placement {
         Placement::Midpoint => 0,
@@ -348,6 +350,9 @@ pub fn simplify(
     };
     let max_iterations = settings.settings.max_iterations;
     let mut rounds = 0;
+    // The boundary classes carried from round to round (a corner stays a
+    // corner, as within one run).
+    let mut classes = Vec::new();
     loop {
         rounds += 1;
         let run = Settings {
@@ -360,7 +365,9 @@ pub fn simplify(
             placement,
             bound,
         };
-        let (out, out_values, r) = collapse_parallel(backend, &current, &field, criterion, &run)?;
+        let (out, out_values, out_classes, r) =
+            collapse_parallel_classes(backend, &current, &field, &classes, criterion, &run, None)?;
+        classes = out_classes;
         report.iterations.extend(r.iterations);
         report.rebuild_seconds += r.rebuild_seconds;
         report.candidate_seconds += r.candidate_seconds;

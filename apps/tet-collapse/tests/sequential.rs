@@ -10,7 +10,9 @@ mod generate;
 mod invariants;
 
 use cavity_tests::cases;
-use cavity_tet_collapse::kernels::criterion::{Criterion, Field, Harmonic, Length, Placement};
+use cavity_tet_collapse::kernels::criterion::{
+    BAD_DIHEDRAL_DEGREES, Criterion, Field, Harmonic, Length, Placement,
+};
 use cavity_tet_collapse::sequential::{collapse_sequential, collapse_sequential_observed};
 use cavity_tet_collapse::{Settings, TetMesh};
 use invariants::{Invariants, diagonal, median_edge};
@@ -108,7 +110,10 @@ proptest! {
                 };
                 run_checked(&input, &values, &field, &settings)
             }
-            _ => run_checked(&input, &[], &Harmonic, &settings),
+            _ => {
+                let threshold_cos = BAD_DIHEDRAL_DEGREES.to_radians().cos();
+                run_checked(&input, &[], &Harmonic { threshold_cos }, &settings)
+            }
         };
         if let Err(e) = result {
             return Err(TestCaseError::fail(e));

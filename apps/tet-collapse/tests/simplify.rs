@@ -232,3 +232,35 @@ fn settings_out_of_range_are_refused_naming_the_setting() {
     }
     assert_eq!(setting::RATIO.key(), "ratio");
 }
+
+#[test]
+fn the_quality_criterion_removes_slivers_and_keeps_the_rest() {
+    // A grid whose jitter makes slivers (the generator halves a move that
+    // would flatten a tetrahedron below 1e-4 of its longest edge cubed).
+    let input = generate::grid(8, 8, 8, 0.45, 21);
+    let bad = |m: &cavity_tet_collapse::TetMesh| {
+        m.tets
+            .iter()
+            .filter(|t| {
+                let q = t.map(|v| m.positions[v as usize].map(f64::from));
+                cavity_tet_collapse::kernels::criterion::smallest_dihedral_cos(q)
+                    > 13f64.to_radians().cos()
+            })
+            .count()
+    };
+    let quality = SimplifySettings {
+        criterion: Criterion::Quality,
+        ..SimplifySettings::default()
+    };
+    let out = simplify(&test_backend(), &input, &[], &quality).unwrap();
+    kept(&input, &out.mesh);
+    let (before, after) = (bad(&input), bad(&out.mesh));
+    eprintln!(
+        "tetrahedra below 13°: {before} of {} before, {after} of {} after",
+        input.tets.len(),
+        out.mesh.tets.len()
+    );
+    assert!(before > 0 && after < before / 2, "{before} -> {after}");
+    // Only the bad tetrahedra's edges collapse: most of the mesh stays.
+    assert!(out.mesh.tets.len() * 10 > input.tets.len() * 7);
+}

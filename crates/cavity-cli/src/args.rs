@@ -170,6 +170,18 @@ pub(crate) enum PlacementArg {
     Endpoint,
 }
 
+/// The conflict resolutions of `cavity tet simplify`.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum ConflictsArg {
+    /// The paper's two passes (section 3.3), the second in rounds.
+    TwoPass,
+    /// Gautron and Kanzler's atomic propagation (the paper's baseline).
+    Gautron,
+    /// The greedy maximal independent set of the candidates by cost
+    /// (fewer iterations).
+    Greedy,
+}
+
 /// The volumetric commands (`cavity tet ...`).
 #[derive(Subcommand)]
 pub(crate) enum TetCommand {
@@ -294,6 +306,10 @@ pub(crate) enum TetCommand {
         /// (the paper's epsilon_c: the last iterations collapse few).
         #[arg(long, default_value_t = 0)]
         epsilon_c: usize,
+        /// How an iteration chooses its collapses among the admissible
+        /// candidates.
+        #[arg(long, value_enum, default_value = "two-pass")]
+        conflicts: ConflictsArg,
         /// Backend to run on.
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,

@@ -192,6 +192,7 @@ fn run(cli: Cli) -> Result<()> {
                 max_error,
                 placement,
                 epsilon_c,
+                conflicts,
                 device,
                 encoding,
             } => {
@@ -201,7 +202,7 @@ fn run(cli: Cli) -> Result<()> {
                     criterion,
                     max_error,
                     placement,
-                    epsilon_c,
+                    (epsilon_c, conflicts),
                 )?;
                 tet::simplify(
                     &mesh,

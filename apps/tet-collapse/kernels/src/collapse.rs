@@ -1,15 +1,40 @@
 //! Whether one edge collapse is admissible (section 3.2) and where its
-//! kept vertex goes: the boundary predicate, the trial volumes at the
-//! placement, the criterion's own rule and the link condition, in that
+//! kept vertex goes: the boundary predicate, the trial volumes and
+//! quality at the placement ([`Trial`]), the criterion's own rule and the
+//! link condition, in that
 //! order (the cheap tests first: the link condition reads both stars
 //! most). The parallel kernels and the sequential
 //! version call the same [`check`].
 
 use crate::boundary::{Keep, boundary_rule};
-use crate::criterion::{Criterion, for_each_kept};
+use crate::criterion::{Criterion, for_each_kept, relative_harmonic};
 use crate::geometry::{dot, is_valid_tet, sub};
 use crate::link::link_condition;
 use crate::star::{Star, is_boundary_edge};
+
+/// The trial collapse's geometric bounds (section 3.2, made scale-free).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Trial {
+    /// Every tetrahedron the collapse leaves has a volume of at least this
+    /// times its longest edge cubed ([`crate::geometry::is_valid_tet`]).
+    pub volume_ratio: f64,
+    /// A collapse may not make the worst tetrahedron around it worse than
+    /// it was, by the harmonic index over the longest edge
+    /// ([`relative_harmonic`]: `4.5 √2 ≈ 6.36` for a regular one), unless
+    /// the worst it leaves stays within this bound: the paper's trial only
+    /// rejects inverted and flat tetrahedra, which lets a coarsening fill
+    /// the mesh with slivers.
+    pub quality_bound: f64,
+}
+
+/// The default [`Trial::quality_bound`]: 50, about eight times the
+/// regular tetrahedron's (a tetrahedron with dihedral angles near 10°).
+pub const QUALITY_BOUND: f64 = 50.0;
 
 /// An admissible collapse of edge `(keep, remove)`: `remove` is removed,
 /// every tetrahedron with both vertices too, and `keep` moves to
@@ -30,8 +55,7 @@ pub struct Collapse {
 
 /// The collapse of edge `(a, b)` if it is admissible, with the boundary
 /// classes `class_a`, `class_b` (`crate::boundary`), whether the edge is
-/// sharp, and `ratio`, the trial volumes' bound
-/// ([`crate::geometry::is_valid_tet`]). The kept vertex is the one the
+/// sharp, and the trial's bounds ([`Trial`]). The kept vertex is the one the
 /// boundary keeps, else the lower index; its position is the kept
 /// endpoint's, else the criterion's placement, rounded to single
 /// precision before the trial volumes are computed, so that what is
@@ -46,7 +70,7 @@ pub fn check<S: Star, C: Criterion>(
     class_a: u32,
     class_b: u32,
     sharp: bool,
-    ratio: f64,
+    trial: Trial,
 ) -> Option<Collapse> {
     let boundary_edge = s.on_boundary(a) && s.on_boundary(b) && is_boundary_edge(s, a, b);
     let keep = boundary_rule(class_a, class_b, boundary_edge, sharp)?;
@@ -61,9 +85,15 @@ pub fn check<S: Star, C: Criterion>(
         f64::from(position[1]),
         f64::from(position[2]),
     ];
-    let mut valid = true;
-    for_each_kept(s, a, b, p, |_, q| valid &= is_valid_tet(q, ratio));
-    if !valid || !criterion.admissible(s, a, b, p) || !link_condition(s, a, b) {
+    let (mut valid, mut worst_after) = (true, 0.0f64);
+    for_each_kept(s, a, b, p, |_, q| {
+        valid &= is_valid_tet(q, trial.volume_ratio);
+        worst_after = worst_after.max(relative_harmonic(q));
+    });
+    if !valid || (worst_after > trial.quality_bound && worst_after > worst_before(s, a, b)) {
+        return None;
+    }
+    if !criterion.admissible(s, a, b, p) || !link_condition(s, a, b) {
         return None;
     }
     let (pa, pb) = (s.position(a), s.position(b));
@@ -80,4 +110,19 @@ pub fn check<S: Star, C: Criterion>(
         position,
         value: s.value(a) + x * (s.value(b) - s.value(a)),
     })
+}
+
+/// The worst [`relative_harmonic`] of the tetrahedra around `a` or `b`.
+#[inline(always)]
+fn worst_before<S: Star>(s: &S, a: u32, b: u32) -> f64 {
+    let mut worst = 0.0f64;
+    for v in [a, b] {
+        let mut i = 0;
+        while i < s.star_len(v) {
+            let t = s.tet(s.star_tet(v, i));
+            worst = worst.max(relative_harmonic(t.map(|u| s.position(u))));
+            i += 1;
+        }
+    }
+    worst
 }

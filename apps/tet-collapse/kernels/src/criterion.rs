@@ -177,13 +177,61 @@ pub fn harmonic_index(q: [[f64; 3]; 4]) -> f64 {
     (face(0, 1, 2) + face(0, 1, 3) + face(1, 2, 3) + face(0, 2, 3)) / v
 }
 
-/// Quality improvement by the harmonic index (section 4.6): the cost of
-/// an edge is minus the decrease of the summed harmonic index of the
-/// tetrahedra around its endpoints, with the kept vertex placed by a line
-/// search along the edge; only collapses that decrease it are candidates
-/// (the largest decrease first).
+/// Quality improvement by the harmonic index (section 4.6): the edges of
+/// bad tetrahedra (one with a dihedral angle whose cosine is above
+/// `threshold_cos`; the paper takes angles below 13°) are candidates when
+/// collapsing them lowers the worst tetrahedron around them, measured
+/// scale-free as the harmonic index over the longest edge; the kept
+/// vertex is placed by a line search along the edge that minimizes the
+/// summed harmonic index of the tetrahedra kept (the paper's placement);
+/// the largest improvement first. Only bad tetrahedra are targeted, since
+/// removing tetrahedra always lowers a sum.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Harmonic;
+pub struct Harmonic {
+    /// The cosine of the dihedral angle below which a tetrahedron is bad
+    /// (`cos 13° ≈ 0.974` in the paper).
+    pub threshold_cos: f64,
+}
+
+/// The paper's threshold of a bad tetrahedron's smallest dihedral angle
+/// for [`Harmonic`] (section 4.6), degrees.
+pub const BAD_DIHEDRAL_DEGREES: f64 = 13.0;
+
+/// Tetrahedron `q`'s harmonic index over its longest edge (scale-free;
+/// infinite when flat or inverted).
+#[inline(always)]
+pub fn relative_harmonic(q: [[f64; 3]; 4]) -> f64 {
+    harmonic_index(q) / core::f64::math::sqrt(crate::geometry::longest_edge_squared(q))
+}
+
+/// The largest cosine of tetrahedron `q`'s six dihedral angles (of its
+/// smallest angle): `-n_i · n_j / (|n_i| |n_j|)` over its outward face
+/// normals; 1 for a degenerate face.
+#[inline(always)]
+pub fn smallest_dihedral_cos(q: [[f64; 3]; 4]) -> f64 {
+    let normal = |i: usize, j: usize, k: usize| cross(sub(q[j], q[i]), sub(q[k], q[i]));
+    // Outward for a positively oriented tetrahedron (faces opposite
+    // corners 3, 2, 0, 1).
+    let n = [
+        normal(0, 2, 1),
+        normal(0, 1, 3),
+        normal(1, 2, 3),
+        normal(0, 3, 2),
+    ];
+    let mut largest = -1.0f64;
+    let mut i = 0;
+    while i < 4 {
+        let mut j = i + 1;
+        while j < 4 {
+            let l = core::f64::math::sqrt(dot(n[i], n[i]) * dot(n[j], n[j]));
+            let c = if l > 0.0 { -dot(n[i], n[j]) / l } else { 1.0 };
+            largest = largest.max(c);
+            j += 1;
+        }
+        i += 1;
+    }
+    largest
+}
 
 /// Samples of the line search along an edge (then a golden-section
 /// refinement around the best).
@@ -193,7 +241,7 @@ const GOLDEN_STEPS: u32 = 16;
 
 impl Harmonic {
     /// The summed harmonic index of the tetrahedra around `a` or `b` the
-    /// collapse to `p` keeps.
+    /// collapse to `p` keeps (the line search's objective).
     #[inline(always)]
     fn after<S: Star>(s: &S, a: u32, b: u32, p: [f64; 3]) -> f64 {
         let mut sum = 0.0;
@@ -201,23 +249,34 @@ impl Harmonic {
         sum
     }
 
-    /// The summed harmonic index of every tetrahedron around `a` or `b`
-    /// before the collapse (those with both counted once).
+    /// The worst [`relative_harmonic`] of the tetrahedra the collapse to
+    /// `p` keeps.
     #[inline(always)]
-    fn before<S: Star>(s: &S, a: u32, b: u32) -> f64 {
-        let mut sum = 0.0;
-        for (v, other, first) in [(a, b, true), (b, a, false)] {
+    fn worst_after<S: Star>(s: &S, a: u32, b: u32, p: [f64; 3]) -> f64 {
+        let mut worst = 0.0f64;
+        for_each_kept(s, a, b, p, |_, q| worst = worst.max(relative_harmonic(q)));
+        worst
+    }
+
+    /// The worst [`relative_harmonic`] of every tetrahedron around `a` or
+    /// `b` before the collapse, and whether one with both is bad (a
+    /// dihedral angle whose cosine is above `threshold_cos`).
+    #[inline(always)]
+    fn before<S: Star>(s: &S, a: u32, b: u32, threshold_cos: f64) -> (f64, bool) {
+        let (mut worst, mut bad) = (0.0f64, false);
+        for v in [a, b] {
             let mut i = 0;
             while i < s.star_len(v) {
                 let t = s.tet(s.star_tet(v, i));
                 i += 1;
-                if has(t, other) && !first {
-                    continue;
+                let q = t.map(|u| s.position(u));
+                worst = worst.max(relative_harmonic(q));
+                if v == a && has(t, b) && smallest_dihedral_cos(q) > threshold_cos {
+                    bad = true;
                 }
-                sum += harmonic_index(t.map(|u| s.position(u)));
             }
         }
-        sum
+        (worst, bad)
     }
 
     /// The point of the edge (`a + x (b - a)`) at parameter `x`.
@@ -234,8 +293,12 @@ impl Harmonic {
 impl Criterion for Harmonic {
     #[inline(always)]
     fn cost<S: Star>(&self, s: &S, a: u32, b: u32) -> Option<f64> {
+        let (worst, bad) = Harmonic::before(s, a, b, self.threshold_cos);
+        if !bad {
+            return None;
+        }
         let p = self.placement(s, a, b);
-        let gain = Harmonic::before(s, a, b) - Harmonic::after(s, a, b, p);
+        let gain = worst - Harmonic::worst_after(s, a, b, p);
         (gain > 0.0).then_some(-gain)
     }
 
@@ -277,6 +340,6 @@ impl Criterion for Harmonic {
 
     #[inline(always)]
     fn admissible<S: Star>(&self, s: &S, a: u32, b: u32, p: [f64; 3]) -> bool {
-        Harmonic::before(s, a, b) > Harmonic::after(s, a, b, p)
+        Harmonic::before(s, a, b, self.threshold_cos).0 > Harmonic::worst_after(s, a, b, p)
     }
 }

@@ -30,7 +30,7 @@ use cavity_device::array::{In, InOut, Ins};
 
 use crate::boundary::{CORNER, INTERIOR, classify};
 use crate::chunk;
-use crate::collapse::check;
+use crate::collapse::{Trial, check};
 use crate::criterion::{Criterion, Field, Harmonic, Length, Placement};
 use crate::geometry::{cross, dot, sub};
 use crate::star::{Star, has};
@@ -127,11 +127,20 @@ pub struct Builtin {
     pub kind: u32,
     /// Which placement.
     pub placement: u32,
-    /// [`Length::length`] or [`Field::max_error`].
+    /// [`Length::length`], [`Field::max_error`] or
+    /// [`Harmonic::threshold_cos`].
     pub bound: f64,
 }
 
 impl Builtin {
+    /// [`Harmonic`] with `bound` as its threshold's cosine.
+    #[inline(always)]
+    fn harmonic(&self) -> Harmonic {
+        Harmonic {
+            threshold_cos: self.bound,
+        }
+    }
+
     #[inline(always)]
     fn placement(&self) -> Placement {
         if self.placement == 1 {
@@ -156,7 +165,7 @@ impl Criterion for Builtin {
                 placement: self.placement(),
             }
             .cost(s, a, b),
-            _ => Harmonic.cost(s, a, b),
+            _ => self.harmonic().cost(s, a, b),
         }
     }
 
@@ -164,7 +173,7 @@ impl Criterion for Builtin {
     fn placement<S: Star>(&self, s: &S, a: u32, b: u32) -> [f64; 3] {
         match self.kind {
             0 | 1 => self.placement().place(s, a, b),
-            _ => Harmonic.placement(s, a, b),
+            _ => self.harmonic().placement(s, a, b),
         }
     }
 
@@ -177,7 +186,7 @@ impl Criterion for Builtin {
             }
             .admissible(s, a, b, p),
             1 => true,
-            _ => Harmonic.admissible(s, a, b, p),
+            _ => self.harmonic().admissible(s, a, b, p),
         }
     }
 }
@@ -627,8 +636,8 @@ cavity_device::kernel! {
 pub struct CandidateSettings {
     /// The criterion.
     pub criterion: Builtin,
-    /// The trial volumes' ratio (`crate::geometry::is_valid_tet`).
-    pub volume_ratio: f64,
+    /// The trial's bounds.
+    pub trial: Trial,
     /// `ε_R` of the sharp edges.
     pub epsilon_r: f64,
     /// The candidates.
@@ -670,7 +679,7 @@ cavity_device::kernel! {
             let sharp =
                 s.on_boundary(a) && s.on_boundary(b) && is_sharp(&s, faces, a, b, settings.epsilon_r);
             let (ca, cb) = (class.get(a), class.get(b));
-            match check(&s, &settings.criterion, a, b, ca, cb, sharp, settings.volume_ratio) {
+            match check(&s, &settings.criterion, a, b, ca, cb, sharp, settings.trial) {
                 Some(done) => {
                     collapse.set(5 * e, done.keep);
                     collapse.set(5 * e + 1, done.remove);

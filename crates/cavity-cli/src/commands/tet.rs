@@ -17,7 +17,7 @@ use cavity_tet_collapse::kernels::criterion::Placement;
 use cavity_tet_collapse::mesh::signed_volume;
 use cavity_tet_collapse::quality::quality_table;
 use cavity_tet_collapse::simplify::{Criterion, SimplifySettings, Target, diagonal};
-use cavity_tet_collapse::{Settings, TetMesh};
+use cavity_tet_collapse::{Conflicts, Settings, TetMesh};
 use cavity_volume::boundary::{Boundary, boundary, smooth_valid};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::io::{PointField, read_volume_fields, write_volume_field};
@@ -28,7 +28,7 @@ use cavity_volume::{CellType, CellVertices, VolumeMesh, check_cells, check_count
 use rayon::prelude::*;
 
 use crate::Result;
-use crate::args::{CriterionArg, Device, PlacementArg};
+use crate::args::{ConflictsArg, CriterionArg, Device, PlacementArg};
 use crate::device::backend;
 use crate::output::{say, sayln, spinner};
 
@@ -430,7 +430,7 @@ pub(crate) fn simplify_settings(
     criterion: CriterionArg,
     max_error: Option<f64>,
     placement: PlacementArg,
-    epsilon_c: usize,
+    (epsilon_c, conflicts): (usize, ConflictsArg),
 ) -> Result<SimplifySettings> {
     let [ratio, length] = target;
     let target = match (ratio, cells, length) {
@@ -458,6 +458,11 @@ pub(crate) fn simplify_settings(
         },
         settings: Settings {
             epsilon_c,
+            conflicts: match conflicts {
+                ConflictsArg::TwoPass => Conflicts::TwoPass,
+                ConflictsArg::Gautron => Conflicts::Gautron,
+                ConflictsArg::Greedy => Conflicts::Greedy,
+            },
             ..Settings::default()
         },
     })
