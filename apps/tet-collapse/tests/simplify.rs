@@ -264,3 +264,29 @@ fn the_quality_criterion_removes_slivers_and_keeps_the_rest() {
     // Only the bad tetrahedra's edges collapse: most of the mesh stays.
     assert!(out.mesh.tets.len() * 10 > input.tets.len() * 7);
 }
+
+#[test]
+fn the_tetgen_bunny_coarsens_validly_on_its_own_boundary() {
+    // A real input: TetGen's tetrahedralization of the Stanford bunny
+    // (apps/volume/tests/data), 15 807 tetrahedra.
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../volume/tests/data");
+    let cells = cavity_volume::io::read_volume(&data.join("bunny-tetgen.ele")).unwrap();
+    let input = cavity_tet_collapse::TetMesh::from_cells(cells).unwrap();
+    assert_eq!(input.tets.len(), 15807);
+    let settings = SimplifySettings {
+        target: Some(Target::Ratio(0.5)),
+        ..SimplifySettings::default()
+    };
+    let out = simplify(&test_backend(), &input, &[], &settings).unwrap();
+    kept(&input, &out.mesh);
+    assert!(out.reached, "{} left", out.mesh.tets.len());
+    // The trial's quality bound: no worse than the input's worst.
+    let (q_in, q_out) = (
+        cavity_tet_collapse::quality::quality(&input, None),
+        cavity_tet_collapse::quality::quality(&out.mesh, None),
+    );
+    assert!(
+        q_out.max_harmonic <= q_in.max_harmonic * 1.000_001,
+        "{q_in:?} {q_out:?}"
+    );
+}
