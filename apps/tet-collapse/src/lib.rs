@@ -188,8 +188,8 @@ pub enum Conflicts {
     #[default]
     TwoPass,
     /// Gautron and Kanzler's atomic propagation of edge descriptors over
-    /// the tetrahedra around both vertices (the paper's baseline,
-    /// `kernels::gautron`).
+    /// the tetrahedra around both vertices (the paper's baseline; one
+    /// round of `kernels::greedy`).
     Gautron,
     /// The greedy maximal independent set of the candidates by cost, in
     /// rounds of that propagation (`kernels::greedy`): the collapses the

@@ -11,7 +11,6 @@ use std::time::Instant;
 use cavity::backend::buffer::Buffer;
 use cavity::backend::{Backend, BackendError};
 use cavity_tet_collapse_kernels::blocks;
-use cavity_tet_collapse_kernels::gautron::{GautronWinners, PropagateCost, PropagateIndex};
 use cavity_tet_collapse_kernels::greedy::{GreedyDecide, GreedyIndices, GreedyKeys};
 use cavity_tet_collapse_kernels::iteration::{
     Builtin, CandidateSettings, Candidates, Classify, CompactTets, Costs, CountEdges, CountStars,
@@ -268,20 +267,8 @@ fn iterate(
                 }
             }
         }
-        Conflicts::Gautron => {
-            let mut tet_cost = d.zeros::<u32>(m as usize)?;
-            let mut tet_index = d.zeros::<u32>(m as usize)?;
-            let params = (mesh, geometry, [&edges, &list], &cost, c, &mut tet_cost);
-            d.launch::<PropagateCost>(blocks(c), (0, 0), params)?;
-            let aux = [&edges, &list, &tet_cost];
-            let params = (mesh, geometry, aux, &cost, c, &mut tet_index);
-            d.launch::<PropagateIndex>(blocks(c), (0, 0), params)?;
-            let aux = [&edges, &list, &tet_cost, &tet_index];
-            let params = (mesh, geometry, aux, &cost, c, &mut won, &mut affected);
-            d.launch::<GautronWinners>(blocks(c), (0, 0), params)?;
-            report.conflict_rounds += 1;
-        }
-        Conflicts::Greedy => loop {
+        Conflicts::Gautron | Conflicts::Greedy => loop {
+            // Rounds of the descriptors' propagation; Gautron's is one.
             let mut tet_key = d.zeros::<u32>(m as usize)?;
             let mut tet_index = d.zeros::<u32>(m as usize)?;
             let aux = [&edges, &list, &won];
@@ -304,7 +291,7 @@ fn iterate(
             );
             d.launch::<GreedyDecide>(blocks(c), (0, 0), params)?;
             report.conflict_rounds += 1;
-            if d.element(&undecided, 0)? == 0 {
+            if settings.conflicts == Conflicts::Gautron || d.element(&undecided, 0)? == 0 {
                 break;
             }
         },

@@ -12,13 +12,35 @@
 //! tetrahedron is out. The set is the one the sequential order of the
 //! candidates would take, so an iteration collapses as many edges as the
 //! candidates allow.
+//!
+//! One round alone is the conflict detection of Gautron and Kanzler
+//! (2023), the baseline of the paper's section 4 (figs. 6-8): each
+//! admissible candidate propagates its edge descriptor (cost, then index)
+//! to every tetrahedron around both of its vertices by atomic minima, and
+//! collapses when it holds every one of them. The 64-bit descriptor is
+//! taken in two 32-bit atomic passes: the least cost ([`GreedyKeys`], the
+//! cost's bits in an order-preserving key), then the least index among
+//! the edges of that cost ([`GreedyIndices`]); [`GreedyDecide`] decides.
+//! The minima are kept complemented, as atomic maxima over arrays that
+//! start at zero.
 
 use cavity_device::array::{In, InOut, Ins};
 
 use crate::chunk;
-use crate::gautron::ordered;
 use crate::iteration::{Arrays, COLLAPSES};
 use crate::star::Star;
+
+/// `x`'s bits as a key whose unsigned order is the order of the floats
+/// (negative ones complemented, the others with the sign bit set).
+#[inline(always)]
+pub fn ordered(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
 
 /// The mark of a tetrahedron that a collapsing candidate holds (above
 /// every complemented key).
@@ -27,11 +49,11 @@ pub const TAKEN: u32 = u32::MAX;
 /// finite cost and state 0 is undecided; [`COLLAPSES`] collapses.
 pub const OUT: u32 = 3;
 
-/// Whether candidate `e` is undecided: state 0 and a finite cost (an
-/// admissible candidate).
+/// A candidate's complemented ordered cost when it is undecided: state 0
+/// and a finite cost (an admissible candidate).
 #[inline(always)]
-fn is_undecided(state: u32, cost: f32) -> bool {
-    state == 0 && cost != f32::INFINITY
+fn undecided_key(state: u32, cost: f32) -> Option<u32> {
+    (state == 0 && cost != f32::INFINITY).then_some(!ordered(cost))
 }
 
 /// Calls `f(t)` for every tetrahedron around `a` or `b`.
@@ -69,11 +91,11 @@ cavity_device::kernel! {
         let (start, end) = chunk(launch.block_idx, candidates);
         launch.block.for_each(end - start, |k| {
             let e = list.get(start + k);
-            let (st, c) = (state.get(e), cost.get(e));
+            let st = state.get(e);
             let key = if st == COLLAPSES {
                 TAKEN
-            } else if is_undecided(st, c) {
-                !ordered(c)
+            } else if let Some(key) = undecided_key(st, cost.get(e)) {
+                key
             } else {
                 return;
             };
@@ -108,11 +130,9 @@ cavity_device::kernel! {
         let (start, end) = chunk(launch.block_idx, candidates);
         launch.block.for_each(end - start, |k| {
             let e = list.get(start + k);
-            let c = cost.get(e);
-            if !is_undecided(state.get(e), c) {
+            let Some(key) = undecided_key(state.get(e), cost.get(e)) else {
                 return;
-            }
-            let key = !ordered(c);
+            };
             for_each_around(&s, edges.get(2 * e), edges.get(2 * e + 1), |t| {
                 if tet_key.get(t) == key {
                     tet_index.fetch_max(t, !e);
@@ -153,11 +173,9 @@ cavity_device::kernel! {
         let (start, end) = chunk(launch.block_idx, candidates);
         launch.block.for_each(end - start, |k| {
             let e = list.get(start + k);
-            let c = cost.get(e);
-            if !is_undecided(state.get(e), c) {
+            let Some(key) = undecided_key(state.get(e), cost.get(e)) else {
                 return;
-            }
-            let key = !ordered(c);
+            };
             let (a, b) = (edges.get(2 * e), edges.get(2 * e + 1));
             let (mut taken, mut holds) = (false, true);
             for_each_around(&s, a, b, |t| {

@@ -3,10 +3,10 @@
 //! Tetrahedral Meshes", sections 3.1-3.4), written once for the GPU, the
 //! CPU backend and the sequential version on the host:
 //!
-//! - [`gautron`]: the atomic-minimum conflict detection of Gautron and
-//!   Kanzler (2023), the paper's baseline;
 //! - [`greedy`]: the greedy maximal independent set of the candidates, in
-//!   rounds (Blelloch, Fineman and Shun 2012);
+//!   rounds (Blelloch, Fineman and Shun 2012), one round of which is the
+//!   atomic-minimum conflict detection of Gautron and Kanzler (2023), the
+//!   paper's baseline;
 //! - [`geometry`]: signed volumes in `f64` and the scale-free trial-volume
 //!   test;
 //! - [`star`]: what a predicate reads of the mesh ([`star::Star`]: the
@@ -26,7 +26,6 @@
 pub mod boundary;
 pub mod collapse;
 pub mod criterion;
-pub mod gautron;
 pub mod geometry;
 pub mod greedy;
 pub mod iteration;

@@ -158,12 +158,7 @@ pub fn link_condition<S: Star>(s: &S, a: u32, b: u32) -> bool {
         if !la.any_with([b, x, NONE]) {
             return false;
         }
-        if both_boundary
-            && s.on_boundary(x)
-            && is_boundary_edge(s, a, x)
-            && is_boundary_edge(s, b, x)
-            && !is_boundary_triangle(s, a, b, x)
-        {
+        if both_boundary && breaks_omega_edge(s, a, b, x) {
             return false;
         }
     }
@@ -238,12 +233,7 @@ pub fn link_condition_in_mesh<S: Star>(s: &S, a: u32, b: u32) -> bool {
             {
                 return false;
             }
-            if both_boundary
-                && s.on_boundary(x)
-                && is_boundary_edge(s, a, x)
-                && is_boundary_edge(s, b, x)
-                && !is_boundary_triangle(s, a, b, x)
-            {
+            if both_boundary && breaks_omega_edge(s, a, b, x) {
                 return false;
             }
         }
@@ -270,4 +260,14 @@ pub fn link_condition_in_mesh<S: Star>(s: &S, a: u32, b: u32) -> bool {
         }
     }
     true
+}
+
+/// Whether the edge `xω` is in both links but not in `Lk(ab)`: `ax` and
+/// `bx` are boundary edges and `abx` is not a boundary triangle.
+#[inline(always)]
+fn breaks_omega_edge<S: Star>(s: &S, a: u32, b: u32, x: u32) -> bool {
+    s.on_boundary(x)
+        && is_boundary_edge(s, a, x)
+        && is_boundary_edge(s, b, x)
+        && !is_boundary_triangle(s, a, b, x)
 }
