@@ -13,9 +13,9 @@ use cavity::backend::{Backend, BackendError};
 use cavity_tet_collapse_kernels::blocks;
 use cavity_tet_collapse_kernels::greedy::{GreedyDecide, GreedyIndices, GreedyKeys};
 use cavity_tet_collapse_kernels::iteration::{
-    Builtin, CandidateSettings, Candidates, Classify, CompactTets, Costs, CountEdges, CountStars,
-    Decide, FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle, SortStars, TetConflicts,
-    Winners,
+    CandidateSettings, CandidatesOf, Classify, CompactTets, CostsOf, CountEdges, CountStars,
+    CriterionKernels, Decide, FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle,
+    SortStars, TetConflicts, Winners,
 };
 
 use crate::{Conflicts, Iteration, Settings, TetMesh};
@@ -52,16 +52,19 @@ struct Resident {
 }
 
 /// `mesh` (with its per-vertex field `values`, empty for none)
-/// collapsed on `backend` with the built-in `criterion` and `settings`,
-/// and the field at the kept vertices.
+/// collapsed on `backend` with `criterion` and `settings`, and the field
+/// at the kept vertices. The criterion is a built-in one
+/// (`kernels::iteration::Builtin`) or a user's whose kernels its kernel
+/// crate declares (`kernels::criterion_kernels!`), that crate's PTX added
+/// to `backend` first.
 ///
 /// # Errors
 /// A failed launch or copy ([`BackendError`]); the GPU's kernels missing.
-pub fn collapse_parallel(
+pub fn collapse_parallel<C: CriterionKernels + bytemuck::Pod>(
     backend: &Backend,
     mesh: &TetMesh,
     values: &[f32],
-    criterion: Builtin,
+    criterion: C,
     settings: &Settings,
 ) -> Result<(TetMesh, Vec<f32>, ParallelReport), BackendError> {
     collapse_parallel_observed(backend, mesh, values, criterion, settings, None)
@@ -72,11 +75,11 @@ pub fn collapse_parallel(
 ///
 /// # Errors
 /// As [`collapse_parallel`].
-pub fn collapse_parallel_observed(
+pub fn collapse_parallel_observed<C: CriterionKernels + bytemuck::Pod>(
     backend: &Backend,
     mesh: &TetMesh,
     values: &[f32],
-    criterion: Builtin,
+    criterion: C,
     settings: &Settings,
     observe: Option<&mut dyn FnMut(&TetMesh)>,
 ) -> Result<(TetMesh, Vec<f32>, ParallelReport), BackendError> {
@@ -93,12 +96,12 @@ pub fn collapse_parallel_observed(
 ///
 /// # Errors
 /// As [`collapse_parallel`].
-pub fn collapse_parallel_classes(
+pub fn collapse_parallel_classes<C: CriterionKernels + bytemuck::Pod>(
     backend: &Backend,
     mesh: &TetMesh,
     values: &[f32],
     classes: &[u32],
-    criterion: Builtin,
+    criterion: C,
     settings: &Settings,
     mut observe: Option<&mut dyn FnMut(&TetMesh)>,
 ) -> Result<(TetMesh, Vec<f32>, Vec<u32>, ParallelReport), BackendError> {
@@ -159,11 +162,11 @@ fn download(d: &Backend, r: &Resident) -> Result<TetMesh, BackendError> {
 }
 
 /// One iteration on `r`; returns the collapses.
-fn iterate(
+fn iterate<C: CriterionKernels + bytemuck::Pod>(
     d: &Backend,
     r: &mut Resident,
     has_values: bool,
-    criterion: Builtin,
+    criterion: C,
     settings: &Settings,
     report: &mut ParallelReport,
 ) -> Result<u32, BackendError> {
@@ -211,13 +214,12 @@ fn iterate(
     let mut cost = d.zeros::<f32>(e as usize)?;
     let mut marks = d.zeros::<u32>(e as usize + 1)?;
     let params = (mesh, geometry, &edges, criterion, e, &mut cost, &mut marks);
-    d.launch::<Costs>(blocks(e), (0, 0), params)?;
+    d.launch::<CostsOf<C>>(blocks(e), (0, 0), params)?;
     let (list, c) = d.compact(&mut marks, None, e)?;
     drop(marks);
     let mut collapse = d.zeros::<u32>(5 * e as usize)?;
     let mut value = d.zeros::<f32>(e as usize)?;
     let candidate = CandidateSettings {
-        criterion,
         trial: settings.trial(),
         epsilon_r: settings.epsilon_r,
         edges: c,
@@ -228,11 +230,12 @@ fn iterate(
         geometry,
         [&faces, &class, &edges, &list],
         candidate,
+        criterion,
         &mut cost,
         &mut collapse,
         &mut value,
     );
-    d.launch::<Candidates>(blocks(c), (0, 0), params)?;
+    d.launch::<CandidatesOf<C>>(blocks(c), (0, 0), params)?;
     if c > 0 {
         d.element(&cost, 0)?;
     }

@@ -12,6 +12,8 @@
 //!   that is shorter by a factor and the two faces form a convex quad.
 //! - [`SplitInterpolating`]: an edge split with attributes: the new
 //!   vertex gets the mean of its edge's values, the new faces a label.
+//! - [`collapse`]: a tetrahedral collapse criterion of the user's own,
+//!   with its kernels (`cavity_tet_collapse_kernels::criterion_kernels!`).
 //! - [`operations`]: the mesh operations of the cavity templates that the
 //!   tests run (face split, collapses, vertex split, deletes, a cavity of
 //!   the user's own).
@@ -21,8 +23,10 @@
 //!   neighbours' positions; [`ProbeRing`]: the same record of a vertex's
 //!   ring (k-ring, or bounded by a ball).
 #![no_std]
+#![feature(core_float_math)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
+pub mod collapse;
 pub mod operations;
 
 use cavity_device::attribute::Attr;

@@ -67,6 +67,7 @@ fn for_each_around<F: FnMut(u32)>(s: &Arrays, a: u32, b: u32, mut f: F) {
 }
 
 cavity_device::kernel! {
+    @core
     /// Starts a round: each undecided candidate of `list` (`state` 0,
     /// finite `cost`) raises `tet_key[t]` (zero at the
     /// start) to its complemented ordered cost for every tetrahedron `t`
@@ -107,6 +108,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Each undecided candidate raises `tet_index[t]` (zero at the start)
     /// to its complemented index for every tetrahedron `t` around its
     /// vertices whose key is its own (`tet_key`). `aux` is `[edges, list,
@@ -143,6 +145,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Ends a round: an undecided candidate next to a [`TAKEN`]
     /// tetrahedron is [`OUT`]; one that holds every tetrahedron
     /// around its vertices (key and index its own) collapses

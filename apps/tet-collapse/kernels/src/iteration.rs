@@ -9,8 +9,10 @@
 //!    their vertices), [`Classify`] (face, ridge, corner);
 //! 3. the edges (∂1, each once from its lower vertex) by count, scan and
 //!    fill: [`CountEdges`], [`FillEdges`];
-//! 4. [`Costs`]: every edge's cost, the candidates compacted into a list;
-//!    [`Candidates`]: their admissibility (`crate::collapse::check`);
+//! 4. [`CostsOf`]: every edge's cost, the candidates compacted into a
+//!    list; [`CandidatesOf`]: their admissibility
+//!    (`crate::collapse::check`), both generic over the criterion
+//!    ([`CriterionKernels`], [`criterion_kernels!`](crate::criterion_kernels));
 //! 5. conflicts in the paper's two passes: [`Winners`] (the cheapest
 //!    candidate among the edges around both endpoints wins, ties to the
 //!    lower index; it records itself at its vertices, `vertAffectedByEdge`)
@@ -26,7 +28,11 @@
 //! Every decision reads only what an earlier launch wrote, so the result
 //! does not depend on the order of the threads.
 
+use core::marker::PhantomData;
+
 use cavity_device::array::{In, InOut, Ins};
+use cavity_device::block::Block;
+use cavity_device::kernel::{CheckedKernel, Kernel, Launch, LaunchBounds};
 
 use crate::boundary::{CORNER, INTERIOR, classify};
 use crate::chunk;
@@ -192,6 +198,7 @@ impl Criterion for Builtin {
 }
 
 cavity_device::kernel! {
+    @core
     /// Adds one to `counts[v]` for each of the `tets` tetrahedra (four
     /// words each in `tet_vertices`) with vertex `v`.
     ///
@@ -208,6 +215,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Writes each tetrahedron `t` into the star of each of its vertices
     /// `v`, at `offsets[v]` plus the place `cursor[v]` (zero at the start)
     /// hands out.
@@ -235,6 +243,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Sorts each of the `rows` rows of (`offsets`, `entries`) ascending
     /// (insertion sort: stars are short), so that the stars do not depend
     /// on the order the atomics took.
@@ -267,6 +276,7 @@ cavity_device::kernel! {
 pub const FACES: [[usize; 3]; 4] = [[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]];
 
 cavity_device::kernel! {
+    @core
     /// Marks the boundary faces (faces of one tetrahedron): bit `i` of
     /// `faces[t]` for face `i` of tetrahedron `t` ([`FACES`]), and 1 in
     /// `boundary[v]` for each of its vertices. `mesh` is [`Arrays`]'
@@ -310,6 +320,7 @@ cavity_device::kernel! {
 pub const MAX_FAN: usize = 32;
 
 cavity_device::kernel! {
+    @core
     /// Classifies each of the `vertices` vertices (`crate::boundary`):
     /// its boundary triangles (from `faces`, [`MarkBoundary`]) give the
     /// unit normals and, for each boundary edge at the vertex, whether it
@@ -458,6 +469,7 @@ fn for_each_upper_in_mesh<S: Star, F: FnMut(u32)>(s: &S, a: u32, mut f: F) {
 }
 
 cavity_device::kernel! {
+    @core
     /// Counts each vertex's edges to higher vertices into `counts[v]`.
     ///
     /// # Safety
@@ -490,6 +502,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Writes each vertex `a`'s edges `(a, b)`, `b > a`, from
     /// `edge_offsets[a]` into `edges` (two words each), sorted by `b`.
     ///
@@ -590,25 +603,50 @@ fn is_sharp(s: &Arrays, faces: In<u32>, a: u32, b: u32, epsilon_r: f64) -> bool 
     count != 2 || dot(normals[0], normals[1]) < 1.0 - epsilon_r
 }
 
-cavity_device::kernel! {
-    /// The criterion's cost of each of the `edge_count` edges into `cost`
-    /// (`f32::INFINITY` for an edge that is no candidate) and 1 into
-    /// `marks` for a candidate (`edge_count + 1` words, zero at the start:
-    /// the candidates are compacted from them).
-    ///
-    /// # Safety
-    /// Checked: the inputs are only read; each edge writes its own words.
-    #[launch_bounds = crate::BOUNDS]
-    #[checked]
-    pub kernel Costs(
-        launch,
-        mesh: Ins<u32, 4>,
-        geometry: Ins<f32, 2>,
-        edges: In<u32>,
-        criterion: Builtin,
-        edge_count: u32,
-        cost: InOut<f32>,
-        marks: InOut<u32>,
+/// A criterion whose kernels are declared by [`criterion_kernels!`](crate::criterion_kernels):
+/// the entry names of its [`CostsOf`] and [`CandidatesOf`]. The built-in
+/// criteria ([`Builtin`]) are declared in this crate's PTX; a user's
+/// criterion (plain `repr(C)` data, `bytemuck::Pod` on the host) is
+/// declared in the user's kernel crate, whose PTX holds these two kernels
+/// for it, and runs through `cavity_tet_collapse::parallel` with no change
+/// here (the `CavityApp` model).
+///
+/// # Safety
+/// `COSTS` and `CANDIDATES` name entry points of [`CostsOf<Self>`] and
+/// [`CandidatesOf<Self>`] (as `criterion_kernels!` exports them).
+pub unsafe trait CriterionKernels: Criterion + Copy + Send + Sync + 'static {
+    /// The entry of [`CostsOf<Self>`].
+    const COSTS: &'static str;
+    /// The entry of [`CandidatesOf<Self>`].
+    const CANDIDATES: &'static str;
+}
+
+/// The criterion's cost of each of the `edge_count` edges into `cost`
+/// (`f32::INFINITY` for an edge that is no candidate) and 1 into `marks`
+/// for a candidate (`edge_count + 1` words, zero at the start: the
+/// candidates are compacted from them). Parameters: `(mesh, geometry,
+/// edges, criterion, edge_count, cost, marks)`.
+pub struct CostsOf<C>(PhantomData<fn() -> C>);
+
+// SAFETY: `C::COSTS` is this kernel's entry (`CriterionKernels`).
+unsafe impl<C: CriterionKernels> Kernel for CostsOf<C> {
+    const NAME: &'static str = C::COSTS;
+    const BOUNDS: LaunchBounds = crate::BOUNDS;
+    const HOST_ZEROED_SHARED: bool = false;
+    type Params = (
+        Ins<u32, 4>,
+        Ins<f32, 2>,
+        In<u32>,
+        C,
+        u32,
+        InOut<f32>,
+        InOut<u32>,
+    );
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(
+        launch: &mut Launch<'_, B>,
+        (mesh, geometry, edges, criterion, edge_count, cost, marks): Self::Params,
     ) {
         let s = Arrays::new(mesh, geometry);
         let (start, end) = chunk(launch.block_idx, edge_count);
@@ -626,7 +664,11 @@ cavity_device::kernel! {
     }
 }
 
-/// The settings of [`Candidates`].
+// SAFETY: the body reads and writes its arrays only through their checked
+// views; each edge writes its own words.
+unsafe impl<C: CriterionKernels> CheckedKernel for CostsOf<C> {}
+
+/// The settings of [`CandidatesOf`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(
@@ -634,8 +676,6 @@ cavity_device::kernel! {
     derive(bytemuck::Pod, bytemuck::Zeroable)
 )]
 pub struct CandidateSettings {
-    /// The criterion.
-    pub criterion: Builtin,
     /// The trial's bounds.
     pub trial: Trial,
     /// `ε_R` of the sharp edges.
@@ -646,29 +686,38 @@ pub struct CandidateSettings {
     pub pad: u32,
 }
 
-cavity_device::kernel! {
-    /// For each of the `settings.edges` candidates (their edge indices in
-    /// `list`): whether its collapse is admissible
-    /// (`crate::collapse::check`); if so the collapse goes into
-    /// `collapse` (five words per edge: kept vertex, removed vertex, the
-    /// position's three coordinates' bits) and `value` (the kept vertex's
-    /// field value), else its `cost` becomes `f32::INFINITY`. `aux` is
-    /// `[faces, class, edges, list]`.
-    ///
-    /// # Safety
-    /// Checked: the inputs are only read; each candidate's words are
-    /// written by its own thread (the list names each edge once).
-    #[launch_bounds = crate::BOUNDS]
-    #[checked]
-    pub kernel Candidates(
-        launch,
-        mesh: Ins<u32, 4>,
-        geometry: Ins<f32, 2>,
-        aux: Ins<u32, 4>,
-        settings: CandidateSettings,
-        cost: InOut<f32>,
-        collapse: InOut<u32>,
-        value: InOut<f32>,
+/// For each of the `settings.edges` candidates (their edge indices in
+/// `list`): whether its collapse is admissible
+/// (`crate::collapse::check`); if so the collapse goes into `collapse`
+/// (five words per edge: kept vertex, removed vertex, the position's three
+/// coordinates' bits) and `value` (the kept vertex's field value), else its
+/// `cost` becomes `f32::INFINITY`. Parameters: `(mesh, geometry, [faces,
+/// class, edges, list], settings, criterion, cost, collapse, value)`.
+pub struct CandidatesOf<C>(PhantomData<fn() -> C>);
+
+/// The parameters of [`CandidatesOf`].
+pub type CandidatesParams<C> = (
+    Ins<u32, 4>,
+    Ins<f32, 2>,
+    Ins<u32, 4>,
+    CandidateSettings,
+    C,
+    InOut<f32>,
+    InOut<u32>,
+    InOut<f32>,
+);
+
+// SAFETY: `C::CANDIDATES` is this kernel's entry (`CriterionKernels`).
+unsafe impl<C: CriterionKernels> Kernel for CandidatesOf<C> {
+    const NAME: &'static str = C::CANDIDATES;
+    const BOUNDS: LaunchBounds = crate::BOUNDS;
+    const HOST_ZEROED_SHARED: bool = false;
+    type Params = CandidatesParams<C>;
+
+    #[inline(always)]
+    unsafe fn run<B: Block>(
+        launch: &mut Launch<'_, B>,
+        (mesh, geometry, aux, settings, criterion, cost, collapse, value): Self::Params,
     ) {
         let s = Arrays::new(mesh, geometry);
         let [faces, class, edges, list] = *aux;
@@ -676,10 +725,11 @@ cavity_device::kernel! {
         launch.block.for_each(end - start, |k| {
             let e = list.get(start + k);
             let (a, b) = (edges.get(2 * e), edges.get(2 * e + 1));
-            let sharp =
-                s.on_boundary(a) && s.on_boundary(b) && is_sharp(&s, faces, a, b, settings.epsilon_r);
+            let sharp = s.on_boundary(a)
+                && s.on_boundary(b)
+                && is_sharp(&s, faces, a, b, settings.epsilon_r);
             let (ca, cb) = (class.get(a), class.get(b));
-            match check(&s, &settings.criterion, a, b, ca, cb, sharp, settings.trial) {
+            match check(&s, &criterion, a, b, ca, cb, sharp, settings.trial) {
                 Some(done) => {
                     collapse.set(5 * e, done.keep);
                     collapse.set(5 * e + 1, done.remove);
@@ -694,6 +744,71 @@ cavity_device::kernel! {
     }
 }
 
+// SAFETY: the body reads and writes its arrays only through their checked
+// views; each candidate writes its own words (the list names each edge
+// once).
+unsafe impl<C: CriterionKernels> CheckedKernel for CandidatesOf<C> {}
+
+/// Declares criteria's collapse kernels: for each type (a [`Criterion`],
+/// plain `repr(C)` data, `bytemuck::Pod` on the host), the
+/// [`CriterionKernels`](crate::iteration::CriterionKernels) implementation
+/// and, on `nvptx64`, the entry points `CRATE_CostsName` and
+/// `CRATE_CandidatesName` of [`CostsOf`](crate::iteration::CostsOf) and
+/// [`CandidatesOf`](crate::iteration::CandidatesOf). A user's kernel crate
+/// depends on this crate without its default `core-entries` feature, so
+/// that its PTX holds its own kernels only.
+#[macro_export]
+macro_rules! criterion_kernels {
+    (@core $($c:ident),+ $(,)?) => {
+        $crate::criterion_kernels!(
+            @declare [all(target_arch = "nvptx64", feature = "core-entries")] $($c),+
+        );
+    };
+    ($($c:ident),+ $(,)?) => {
+        $crate::criterion_kernels!(@declare [target_arch = "nvptx64"] $($c),+);
+    };
+    (@declare [$cfg:meta] $($c:ident),+) => {$(
+        // SAFETY: the entry points below run these kernels for this type.
+        unsafe impl $crate::iteration::CriterionKernels for $c {
+            const COSTS: &'static str =
+                ::cavity_device::kernel!(@name concat!("Costs", stringify!($c)));
+            const CANDIDATES: &'static str =
+                ::cavity_device::kernel!(@name concat!("Candidates", stringify!($c)));
+        }
+
+        ::cavity_device::kernel!(
+            @entry [$cfg] ::cavity_device::kernel!(@name concat!("Costs", stringify!($c))),
+            $crate::iteration::CostsOf<$c>,
+            (
+                mesh: ::cavity_device::array::Ins<u32, 4>,
+                geometry: ::cavity_device::array::Ins<f32, 2>,
+                edges: ::cavity_device::array::In<u32>,
+                criterion: $c,
+                edge_count: u32,
+                cost: ::cavity_device::array::InOut<f32>,
+                marks: ::cavity_device::array::InOut<u32>
+            )
+        );
+
+        ::cavity_device::kernel!(
+            @entry [$cfg] ::cavity_device::kernel!(@name concat!("Candidates", stringify!($c))),
+            $crate::iteration::CandidatesOf<$c>,
+            (
+                mesh: ::cavity_device::array::Ins<u32, 4>,
+                geometry: ::cavity_device::array::Ins<f32, 2>,
+                aux: ::cavity_device::array::Ins<u32, 4>,
+                settings: $crate::iteration::CandidateSettings,
+                criterion: $c,
+                cost: ::cavity_device::array::InOut<f32>,
+                collapse: ::cavity_device::array::InOut<u32>,
+                value: ::cavity_device::array::InOut<f32>
+            )
+        );
+    )+};
+}
+
+crate::criterion_kernels!(@core Builtin);
+
 /// Whether candidate `f` (cost `cf`) beats candidate `e` (cost `ce`):
 /// cheaper, ties to the lower index.
 #[inline(always)]
@@ -702,6 +817,7 @@ fn beats(cf: f32, f: u32, ce: f32, e: u32) -> bool {
 }
 
 cavity_device::kernel! {
+    @core
     /// The first conflict pass (section 3.3): a candidate edge wins when
     /// no candidate among the edges at either endpoint beats it (cheaper,
     /// ties to the lower index); a winner writes [`UNDECIDED`] to `won[e]`
@@ -761,6 +877,7 @@ pub const UNDECIDED: u32 = 1;
 pub const COLLAPSES: u32 = 2;
 
 cavity_device::kernel! {
+    @core
     /// One round of the second conflict pass (section 3.3): each
     /// tetrahedron whose vertices record two or more winning edges
     /// (`affected`: the edge plus one, 0 for none) that are not out
@@ -829,6 +946,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Ends a round of [`TetConflicts`]: an undecided edge beside a
     /// collapsing one is out (state 0), one beaten by none collapses
     /// ([`COLLAPSES`]), one beaten by an undecided edge stays undecided
@@ -868,6 +986,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Marks the removed vertex of each collapsing edge among the
     /// `candidates` of `list` (`state` [`COLLAPSES`]) with 1 in `removed` (zero at the start; `vertices +
     /// 1` words, the last for the scan's total).
@@ -896,6 +1015,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Marks with 1 in `tet_removed` (`tets + 1` words, zero at the start)
     /// the tetrahedra that collapse: those with both endpoints of a
     /// collapsing edge (`affected` at a vertex, `won`).
@@ -932,6 +1052,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Numbers the vertices after the collapses: with `scan` the exclusive
     /// scan of the removal marks (`vertices + 1` words), a kept vertex `v`
     /// takes `v - scan[v]` in `map`, and its position (and field value)
@@ -986,6 +1107,7 @@ cavity_device::kernel! {
 }
 
 cavity_device::kernel! {
+    @core
     /// Writes each surviving tetrahedron (`scan`, the exclusive scan of
     /// the removal marks, `tets + 1` words: `t` survives when
     /// `scan[t + 1] = scan[t]`, at place `t - scan[t]`) with its vertices
