@@ -3,6 +3,7 @@
 //! Unstructured Tetrahedral Meshes", 2023; `../shared/papers/
 //! parallel-tet-edge-collapse.txt`, issue 54).
 //!
+//! - [`bench`](mod@bench): `cavity bench tet-simplify`;
 //! - [`mesh`]: the mesh the collapse works on ([`TetMesh`]);
 //! - [`boundary`]: the classes of the boundary vertices (face, ridge,
 //!   corner; section 3.1) and the sharp edges;
@@ -21,6 +22,7 @@
 //! (trial volumes, link condition, boundary rules, criteria) live in
 //! `cavity-tet-collapse-kernels`, written once for both.
 
+pub mod bench;
 pub mod boundary;
 pub mod checks;
 pub mod mesh;

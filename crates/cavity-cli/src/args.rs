@@ -749,6 +749,24 @@ pub(crate) enum BenchWhat {
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
     },
+    /// Tetrahedral edge collapse (issue 54): each mesh reduced by the length criterion at a factor of its median edge length to convergence, by the parallel collapse on the GPU with each conflict resolution, on the CPU backend and by the sequential version, in one run (time, iterations, tetrahedra left, quality).
+    TetSimplify {
+        /// Input meshes of tetrahedra.
+        #[arg(required = true)]
+        meshes: Vec<PathBuf>,
+        /// Timed runs per parallel variant (the median is reported; the
+        /// sequential version runs once).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// The target edge length over the median edge length (edges
+        /// shorter than 4/5 of it collapse).
+        #[arg(long, default_value_t = 1.25)]
+        length_factor: f64,
+        /// Backend for the GPU rows (the CPU backend and the sequential
+        /// version always run).
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
+    },
     /// GPolylla on Delaunay triangulations of random points and grids: the GPU's kernels alone and with copies, the CPU backend and the sequential version in one run.
     Polylla {
         /// Random point counts.

@@ -311,6 +311,15 @@ fn run(cli: Cli) -> Result<()> {
         } => tet::bench(&meshes, reps, device),
         Command::Bench {
             what:
+                BenchWhat::TetSimplify {
+                    meshes,
+                    reps,
+                    length_factor,
+                    device,
+                },
+        } => tet::bench_simplify(&meshes, reps, length_factor, device),
+        Command::Bench {
+            what:
                 BenchWhat::Queries {
                     mesh,
                     min_faces,

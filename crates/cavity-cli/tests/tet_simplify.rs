@@ -385,3 +385,27 @@ fn settings_out_of_range_are_refused_naming_the_option() {
         &["refusing to overwrite"],
     );
 }
+
+#[test]
+fn the_benchmark_prints_every_variant() {
+    let dir = tempdir("cavity-tet-bench");
+    let (path, cells) = grid_vtk(dir.path(), 4);
+    let out = cavity()
+        .args(["bench", "tet-simplify"])
+        .arg(&path)
+        .args(["--reps", "1", "--device", device()])
+        .output()
+        .expect("run");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains(&format!("{cells} tetrahedra")), "{stdout}");
+    for variant in [
+        "| two passes |",
+        "| greedy |",
+        "| Gautron |",
+        "| two passes, CPU backend |",
+        "| sequential |",
+    ] {
+        assert!(stdout.contains(variant), "{variant}: {stdout}");
+    }
+}

@@ -419,6 +419,35 @@ pub(crate) fn bench(meshes: &[PathBuf], reps: usize, device: Device) -> Result<(
     Ok(())
 }
 
+/// `cavity bench tet-simplify`: each mesh reduced by every variant of the
+/// collapse (`cavity_tet_collapse::bench`).
+pub(crate) fn bench_simplify(
+    meshes: &[PathBuf],
+    reps: usize,
+    length_factor: f64,
+    device: Device,
+) -> Result<()> {
+    let gpu = backend(device)?;
+    let cpu = Backend::Cpu(CpuBackend::new());
+    for path in meshes {
+        let (mesh, _) = read_tetrahedra(path)?;
+        let pb = spinner();
+        let bench = cavity_tet_collapse::bench::tet_simplify_bench(
+            &path.display().to_string(),
+            &mesh,
+            &gpu,
+            &cpu,
+            reps,
+            length_factor,
+            |m| pb.set_message(m.to_string()),
+        )
+        .map_err(in_file(path))?;
+        pb.finish_and_clear();
+        say!("{}\n", bench.table());
+    }
+    Ok(())
+}
+
 /// The settings of `cavity tet simplify` from its options: at most one
 /// of `ratio`, `cells`, `length` (clap refuses two) as the target.
 ///
