@@ -24,6 +24,10 @@ The meshes of the tests and benchmarks (issue 52), from the bunny scan
     # apps/volume/tests/data/bunny-tetgen.node/.ele (committed)
     python3 tetgen_mesh.py tests/data/scans/StanfordBunny.ply bunny-tetgen.node \
         --repair --faces 2000 --max-volume 1e-3
+    # apps/tet-collapse/tests/data/dragon-tetgen.node/.ele (committed, issue 54),
+    # from assets/dragon.obj
+    python3 tetgen_mesh.py assets/dragon.obj dragon-tetgen.node \
+        --repair --faces 3000 --max-volume 1e-3
     # the benchmark's 674 k tetrahedra (not committed)
     python3 tetgen_mesh.py tests/data/scans/StanfordBunny.ply bunny-big.node \
         --repair --max-volume 1e-6
