@@ -1,7 +1,7 @@
 //! Adaptive edge collapse of tetrahedral meshes (Ströter, Mueller-Roemer,
 //! Weber and Fellner, "Massively Parallel Adaptive Collapsing of Edges in
-//! Unstructured Tetrahedral Meshes", 2023; `../shared/papers/
-//! parallel-tet-edge-collapse.txt`, issue 54).
+//! Unstructured Tetrahedral Meshes", Eurographics Symposium on Parallel
+//! Graphics and Visualization 2023; issue 54).
 //!
 //! - [`bench`](mod@bench): `cavity bench tet-simplify`;
 //! - [`mesh`]: the mesh the collapse works on ([`TetMesh`]);

@@ -579,7 +579,7 @@ fn torus(n: u32, noise: f64, seed: u64) -> (BoundarySurface, Vec<[f32; 3]>) {
 /// (on the 16-core device machine: about a second is the aim). Run with
 /// `--ignored --nocapture` in release.
 #[test]
-#[ignore = "timing: run in release with --ignored --nocapture"]
+#[ignore = "timing (issue 54 item 8): run in release with --ignored --nocapture"]
 fn hausdorff_of_a_million_triangles_is_fast() {
     let (a, pa) = torus(708, 0.0, 1);
     let (b, pb) = torus(708, 0.01, 2);

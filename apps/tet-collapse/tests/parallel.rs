@@ -146,7 +146,7 @@ proptest! {
 /// `--ignored --nocapture`; `cavity bench tet-simplify` is issue 54's
 /// benchmark).
 #[test]
-#[ignore = "timing: run in release with --ignored --nocapture"]
+#[ignore = "timing (issue 54 item 8): run in release with --ignored --nocapture"]
 fn timing_on_a_grid() {
     let n: u32 = std::env::var("CAVITY_TET_GRID")
         .ok()

@@ -27,34 +27,9 @@ pub fn corners(mesh: &TetMesh, settings: &Settings) -> Vec<[f32; 3]> {
         .collect()
 }
 
-/// The diagonal of `mesh`'s bounding box.
-pub fn diagonal(mesh: &TetMesh) -> f64 {
-    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
-    for p in &mesh.positions {
-        for k in 0..3 {
-            lo[k] = lo[k].min(f64::from(p[k]));
-            hi[k] = hi[k].max(f64::from(p[k]));
-        }
-    }
-    (0..3).map(|k| (hi[k] - lo[k]).powi(2)).sum::<f64>().sqrt()
-}
-
-/// The median length of `mesh`'s edges.
-pub fn median_edge(mesh: &TetMesh) -> f64 {
-    let mut l: Vec<f64> = mesh
-        .edges()
-        .iter()
-        .map(|&[a, b]| {
-            let (p, q) = (mesh.positions[a as usize], mesh.positions[b as usize]);
-            (0..3)
-                .map(|k| f64::from(p[k] - q[k]).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        })
-        .collect();
-    l.sort_by(f64::total_cmp);
-    l[l.len() / 2]
-}
+/// The median edge length and the box's diagonal the tests scale by: the
+/// library's, which pick parameters here and check nothing.
+pub use cavity_tet_collapse::simplify::{diagonal, median_edge_length as median_edge};
 
 /// The boundary components' (closed, manifold, genus), sorted.
 fn shape(t: &SurfaceTopology) -> Vec<(bool, bool, Option<u32>)> {
