@@ -53,6 +53,7 @@ pub struct Arrays {
     boundary: In<u32>,
     positions: In<f32>,
     values: In<f32>,
+    faces: Option<In<u32>>,
 }
 
 impl Arrays {
@@ -68,6 +69,17 @@ impl Arrays {
             boundary,
             positions,
             values,
+            faces: None,
+        }
+    }
+
+    /// The arrays reading the boundary faces from `faces` ([`MarkBoundary`]'s
+    /// bits) rather than counting them ([`Star::is_boundary_face`]).
+    #[inline(always)]
+    pub fn with_faces(self, faces: In<u32>) -> Arrays {
+        Arrays {
+            faces: Some(faces),
+            ..self
         }
     }
 }
@@ -115,6 +127,19 @@ impl Star for Arrays {
             0.0
         } else {
             f64::from(self.values.get(v))
+        }
+    }
+
+    #[inline(always)]
+    fn is_boundary_face(&self, t: u32, k: usize) -> bool {
+        match self.faces {
+            // Face `k` of `FACES` is the one opposite corner `k`.
+            Some(faces) => faces.get(t) & (1 << k) != 0,
+            None => {
+                let c = self.tet(t);
+                let f = FACES[k].map(|i| c[i]);
+                crate::star::count_with(self, f[0], [f[1], f[2], u32::MAX]) == 1
+            }
         }
     }
 }
@@ -719,8 +744,8 @@ unsafe impl<C: CriterionKernels> Kernel for CandidatesOf<C> {
         launch: &mut Launch<'_, B>,
         (mesh, geometry, aux, settings, criterion, cost, collapse, value): Self::Params,
     ) {
-        let s = Arrays::new(mesh, geometry);
         let [faces, class, edges, list] = *aux;
+        let s = Arrays::new(mesh, geometry).with_faces(faces);
         let (start, end) = chunk(launch.block_idx, settings.edges);
         launch.block.for_each(end - start, |k| {
             let e = list.get(start + k);

@@ -31,4 +31,26 @@ pub mod greedy;
 pub mod iteration;
 pub mod link;
 pub mod star;
-pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};
+pub use cavity_device::array::BOUNDS;
+
+/// Items (tetrahedra, vertices, edges, candidates) per block of the
+/// collapse's kernels: one per thread. An item's work is long and uneven
+/// (a vertex's star, an edge's admissibility over two stars), so each
+/// thread takes one: with the core kernels' 2048 items per block
+/// ([`cavity_device::array::CHUNK`]) a thread took eight in turn, and a
+/// mesh of a few thousand tetrahedra ran on one multiprocessor.
+pub const ITEMS: u32 = BOUNDS.threads;
+
+/// The items `[start, end)` of block `block` of `n` items in blocks of
+/// [`ITEMS`].
+#[inline(always)]
+pub fn chunk(block: u32, n: u32) -> (u32, u32) {
+    let start = block.saturating_mul(ITEMS).min(n);
+    (start, start.saturating_add(ITEMS).min(n))
+}
+
+/// Blocks for `n` items in blocks of [`ITEMS`] (at least one).
+#[inline(always)]
+pub fn blocks(n: u32) -> u32 {
+    n.div_ceil(ITEMS).max(1)
+}

@@ -22,6 +22,20 @@ pub trait Star {
     /// The per-vertex scalar field's value at `v` (0 for a mesh without
     /// one).
     fn value(&self, v: u32) -> f64;
+    /// Whether the face of tetrahedron `t` opposite its corner `k` (`k <
+    /// 4`) is a boundary triangle: a face of `t` only. Provided by
+    /// counting the tetrahedra around the face; a mesh that has the
+    /// boundary faces marked (the kernels' `iteration::MarkBoundary`)
+    /// reads the mark instead, so that the boundary tests below read one
+    /// star rather than one per tetrahedron of it.
+    fn is_boundary_face(&self, t: u32, k: usize) -> bool
+    where
+        Self: Sized,
+    {
+        let c = self.tet(t);
+        let f = [c[(k + 1) % 4], c[(k + 2) % 4], c[(k + 3) % 4]];
+        count_with(self, f[0], [f[1], f[2], u32::MAX]) == 1
+    }
 }
 
 /// Whether tetrahedron `t` (its vertices) has vertex `v`.
@@ -50,14 +64,29 @@ pub fn count_with<S: Star>(s: &S, a: u32, others: [u32; 3]) -> u32 {
 }
 
 /// Whether triangle `(a, b, c)` is a boundary triangle: a face of
-/// exactly one tetrahedron.
+/// exactly one tetrahedron ([`Star::is_boundary_face`] of the first
+/// tetrahedron around `a` that has `b` and `c`).
 #[inline(always)]
 pub fn is_boundary_triangle<S: Star>(s: &S, a: u32, b: u32, c: u32) -> bool {
-    count_with(s, a, [b, c, u32::MAX]) == 1
+    let mut i = 0;
+    while i < s.star_len(a) {
+        let t = s.star_tet(a, i);
+        let q = s.tet(t);
+        if has(q, b) && has(q, c) {
+            let mut k = 0;
+            while k < 3 && (q[k] == a || q[k] == b || q[k] == c) {
+                k += 1;
+            }
+            return s.is_boundary_face(t, k);
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Whether edge `(a, b)` is a boundary edge: an edge of a boundary
-/// triangle.
+/// triangle (of a face, opposite a corner other than `a` and `b`, of a
+/// tetrahedron around `a` that has `b`).
 #[inline(always)]
 pub fn is_boundary_edge<S: Star>(s: &S, a: u32, b: u32) -> bool {
     if !s.on_boundary(a) || !s.on_boundary(b) {
@@ -65,12 +94,12 @@ pub fn is_boundary_edge<S: Star>(s: &S, a: u32, b: u32) -> bool {
     }
     let mut i = 0;
     while i < s.star_len(a) {
-        let t = s.tet(s.star_tet(a, i));
-        if has(t, b) {
+        let t = s.star_tet(a, i);
+        let q = s.tet(t);
+        if has(q, b) {
             let mut k = 0;
             while k < 4 {
-                let c = t[k];
-                if c != a && c != b && is_boundary_triangle(s, a, b, c) {
+                if q[k] != a && q[k] != b && s.is_boundary_face(t, k) {
                     return true;
                 }
                 k += 1;
