@@ -15,7 +15,7 @@ use cavity_tet_collapse::checks::check_valid;
 use cavity_tet_collapse::kernels::criterion::Placement;
 use cavity_tet_collapse::setting;
 use cavity_tet_collapse::simplify::{
-    Criterion, GROWTH, START_LENGTH, SimplifySettings, Target, median_edge_length,
+    Criterion, GROWTH, ROUND_TAIL, START_LENGTH, SimplifySettings, Target, median_edge_length,
 };
 use cavity_tet_collapse::{CollapseError, Settings, TetMesh, simplify};
 use invariants::{Invariants, median_edge};
@@ -53,10 +53,15 @@ fn a_quarter_of_a_perturbed_grid_of_twenty_cubed_cubes_is_reached() {
     assert!((l - grown).abs() <= 1e-9 * grown, "{l} {grown}");
     let iterations = &out.report.iterations;
     assert_eq!(iterations.last().unwrap().cells, out.mesh.tets.len());
-    // Each round before the last converged: its last iteration collapsed
-    // nothing.
-    let converged = iterations.iter().filter(|i| i.collapses == 0).count();
-    assert_eq!(converged, out.rounds as usize - 1);
+    // Each round before the last ended at its tail: its last iteration
+    // collapsed at most ROUND_TAIL of the cells the round started with
+    // (at most the input's).
+    let tail = ROUND_TAIL * input.tets.len() as f64;
+    let ended = iterations
+        .iter()
+        .filter(|i| i.collapses as f64 <= tail)
+        .count();
+    assert!(ended + 1 >= out.rounds as usize, "{ended} {}", out.rounds);
     eprintln!(
         "{} -> {} tetrahedra (target {target}) in {} round(s), {} iterations, L {l:.3} \
          (median {:.3}); Hausdorff {hausdorff:.2e} of the diagonal",
