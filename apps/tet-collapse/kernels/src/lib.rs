@@ -45,12 +45,11 @@ pub const ITEMS: u32 = BOUNDS.threads;
 /// [`ITEMS`].
 #[inline(always)]
 pub fn chunk(block: u32, n: u32) -> (u32, u32) {
-    let start = block.saturating_mul(ITEMS).min(n);
-    (start, start.saturating_add(ITEMS).min(n))
+    cavity_device::array::chunk_of(block, n, ITEMS)
 }
 
 /// Blocks for `n` items in blocks of [`ITEMS`] (at least one).
 #[inline(always)]
 pub fn blocks(n: u32) -> u32 {
-    n.div_ceil(ITEMS).max(1)
+    cavity_device::array::blocks_of(n, ITEMS)
 }

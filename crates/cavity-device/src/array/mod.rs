@@ -48,14 +48,28 @@ pub const BOUNDS: LaunchBounds = LaunchBounds {
 /// The items `[start, end)` of block `block` of `n` items in [`CHUNK`]s.
 #[inline(always)]
 pub fn chunk(block: u32, n: u32) -> (u32, u32) {
-    let start = block.saturating_mul(CHUNK).min(n);
-    (start, start.saturating_add(CHUNK).min(n))
+    chunk_of(block, n, CHUNK)
 }
 
 /// Blocks for `n` items in [`CHUNK`]s (at least one).
 #[inline(always)]
 pub fn blocks(n: u32) -> u32 {
-    n.div_ceil(CHUNK).max(1)
+    blocks_of(n, CHUNK)
+}
+
+/// The items `[start, end)` of block `block` of `n` items in blocks of
+/// `per_block` (kernels whose items are long take fewer per block than
+/// [`CHUNK`], down to one per thread).
+#[inline(always)]
+pub fn chunk_of(block: u32, n: u32, per_block: u32) -> (u32, u32) {
+    let start = block.saturating_mul(per_block).min(n);
+    (start, start.saturating_add(per_block).min(n))
+}
+
+/// Blocks for `n` items in blocks of `per_block` (at least one).
+#[inline(always)]
+pub fn blocks_of(n: u32, per_block: u32) -> u32 {
+    n.div_ceil(per_block).max(1)
 }
 
 /// A 32-bit element of an array: `u32`, `i32` or `f32`, held as its bits.
