@@ -84,12 +84,13 @@ import argparse
 import importlib.metadata
 import json
 import math
-import multiprocessing
 import os
 import sys
 import time
 
 import numpy as np
+
+from peer_process import run_isolated
 
 # (p1 - p0) x (p2 - p0) . (p3 - p0) / 6 > 0 for a positively oriented tetrahedron.
 TET_EDGES = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
@@ -193,33 +194,10 @@ PEERS = {"mmgpy": run_mmgpy, "vtk": run_vtk, "input": run_input}
 DEFAULT_PEERS = ("mmgpy", "vtk")
 
 
-def worker(conn, peer, paths, target, length, threads):
-    """Child process: read the input, run one peer, send back its output or error."""
-    os.dup2(2, 1)  # whatever the peer prints goes to stderr, not our stdout
-    try:
-        V, T = read_input(*paths)
-        conn.send(PEERS[peer](V, T, target, length, threads))
-    except Exception as e:  # ImportError (not installed) or a failed run
-        conn.send(f"{type(e).__name__}: {e}")
-
-
-def run_peer(peer, paths, target, length, threads, timeout):
-    """(V, T, seconds, version, fields) of one peer, or a string saying why not."""
-    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per peer
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=worker, args=(child, peer, paths, target, length, threads))
-    proc.start()
-    child.close()  # so that a crashed child reads as EOF here
-    try:
-        if not parent.poll(timeout):
-            return f"exceeded the timeout of {timeout:g} s"
-        return parent.recv()
-    except EOFError:
-        proc.join()
-        return f"the process died without a result (exit code {proc.exitcode})"
-    finally:
-        proc.kill()
-        proc.join()
+def run_on_files(peer, paths, target, length, threads):
+    """In the peer's process: read the input, run the peer."""
+    V, T = read_input(*paths)
+    return PEERS[peer](V, T, target, length, threads)
 
 
 def _cross(a, b):
@@ -353,7 +331,7 @@ def main():
         if peer not in PEERS:
             result = f"unknown peer (known: {', '.join(PEERS)})"
         else:
-            result = run_peer(peer, paths, args.target_cells, args.length, args.threads, args.timeout)
+            result = run_isolated(run_on_files, (peer, paths, args.target_cells, args.length, args.threads), args.timeout)
         if isinstance(result, str):
             line = {"peer": peer, "error": result}
         else:
