@@ -193,8 +193,10 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(bytes.len(), 2 * 3 * 8);
         let read: Vec<f64> = bytes
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .as_chunks::<8>()
+            .0
+            .iter()
+            .map(|&c| f64::from_le_bytes(c))
             .collect();
         assert_eq!(read, [1.0, -2.0, 0.5, 3.0, 4.0, 5.0]);
     }
