@@ -43,7 +43,6 @@ and install from it:
 import argparse
 import importlib.metadata
 import json
-import multiprocessing
 import os
 import sys
 import time
@@ -51,6 +50,7 @@ import time
 import numpy as np
 
 from peer_mesh import load_obj
+from peer_process import run_isolated
 
 
 def run_gpytoolbox(V, F, length, iterations):
@@ -135,34 +135,6 @@ def run_cgal(V, F, length, iterations):
 
 
 PEERS = {"gpytoolbox": run_gpytoolbox, "pymeshlab": run_pymeshlab, "cgal": run_cgal}
-
-
-def worker(conn, peer, V, F, length, iterations):
-    """Child process: run one peer and send back its output mesh or error."""
-    os.dup2(2, 1)  # whatever the peer prints goes to stderr, not our stdout
-    try:
-        conn.send(PEERS[peer](V, F, length, iterations))
-    except Exception as e:  # ImportError (not installed) or a failed run
-        conn.send(f"{type(e).__name__}: {e}")
-
-
-def run_peer(peer, V, F, length, iterations, timeout):
-    """(V, F, seconds, version) of one peer, or a string saying why not."""
-    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per peer
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=worker, args=(child, peer, V, F, length, iterations))
-    proc.start()
-    child.close()  # so that a crashed child reads as EOF here
-    try:
-        if not parent.poll(timeout):
-            return f"exceeded the timeout of {timeout} s"
-        return parent.recv()
-    except EOFError:
-        proc.join()
-        return f"the process died without a result (exit code {proc.exitcode})"
-    finally:
-        proc.kill()
-        proc.join()
 
 
 def _roots(label, a, b):
@@ -262,7 +234,7 @@ def main():
         if peer not in PEERS:
             result = f"unknown peer (known: {', '.join(PEERS)})"
         else:
-            result = run_peer(peer, V, F, args.length, args.iterations, args.timeout)
+            result = run_isolated(PEERS[peer], (V, F, args.length, args.iterations), args.timeout)
         if isinstance(result, str):
             line = {"peer": peer, "error": result}
         else:

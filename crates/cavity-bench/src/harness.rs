@@ -179,11 +179,13 @@ pub fn fixed(x: Option<f64>, decimals: usize) -> String {
     x.map_or("-".into(), |v| format!("{v:.decimals$}"))
 }
 
-/// How many times faster `fast` ran than `slow` ("12.3x"), or "-" when
-/// either is absent.
+/// How many times faster `fast` ran than `slow` ("12.3x"; below 0.1 with
+/// two significant digits, "0.043x"), or "-" when either is absent.
 pub fn speedup(slow: Option<f64>, fast: Option<f64>) -> String {
-    slow.zip(fast)
-        .map_or("-".into(), |(s, f)| format!("{:.1}x", s / f))
+    slow.zip(fast).map_or("-".into(), |(s, f)| match s / f {
+        r if r.abs() < 0.1 => format!("{}x", cavity::units::significant(r, 2)),
+        r => format!("{r:.1}x"),
+    })
 }
 
 /// `share` as a percentage ("47.0 %"), or "-" when absent.
@@ -209,9 +211,14 @@ mod tests {
             speedup(Some(2.0), Some(0.5)),
         ]);
         t.row(vec!["b".into(), fixed(None, 2), speedup(None, Some(1.0))]);
+        t.row(vec![
+            "c".into(),
+            fixed(Some(2.0), 1),
+            speedup(Some(0.1), Some(2.0)),
+        ]);
         assert_eq!(
             t.render(),
-            "GPU: none\n\n| mesh | s | speedup |\n|---|---|---|\n| a | 0.50 | 4.0x |\n| b | - | - |\n"
+            "GPU: none\n\n| mesh | s | speedup |\n|---|---|---|\n| a | 0.50 | 4.0x |\n| b | - | - |\n| c | 2.0 | 0.050x |\n"
         );
     }
 

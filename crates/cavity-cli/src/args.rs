@@ -749,7 +749,7 @@ pub(crate) enum BenchWhat {
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
     },
-    /// Tetrahedral edge collapse (issue 54): each mesh reduced by the length criterion at a factor of its median edge length to convergence, by the parallel collapse on the GPU with each conflict resolution, on the CPU backend and by the sequential version, in one run (time, iterations, tetrahedra left, quality).
+    /// Tetrahedral edge collapse (issue 54): each mesh reduced by the length criterion at a factor of its median edge length to convergence, by the parallel collapse on the GPU with each conflict resolution, on the CPU backend and by the sequential version, in one run (time, iterations, tetrahedra left, quality); with --python the CPU peers of xtask/peers/tet_peers.py (MMG, VTK's quadric decimation) at the two passes' cell count.
     TetSimplify {
         /// Input meshes of tetrahedra.
         #[arg(required = true)]
@@ -766,6 +766,18 @@ pub(crate) enum BenchWhat {
         /// version always run).
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
+        /// Python interpreter with the peers (mmgpy, vtk) and numpy; runs
+        /// xtask/peers/tet_peers.py (or --peer-script) at the two passes'
+        /// cell count when given.
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// The peer script.
+        #[arg(long, default_value = "xtask/peers/tet_peers.py")]
+        peer_script: PathBuf,
+        /// Seconds each peer may take (its import, input and runs
+        /// included); the script's default (600) when omitted.
+        #[arg(long)]
+        peer_timeout: Option<f64>,
     },
     /// GPolylla on Delaunay triangulations of random points and grids: the GPU's kernels alone and with copies, the CPU backend and the sequential version in one run.
     Polylla {

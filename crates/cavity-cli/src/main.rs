@@ -316,8 +316,23 @@ fn run(cli: Cli) -> Result<()> {
                     reps,
                     length_factor,
                     device,
+                    python,
+                    peer_script,
+                    peer_timeout,
                 },
-        } => tet::bench_simplify(&meshes, reps, length_factor, device),
+        } => {
+            let settings = cavity_tet_collapse::bench::TetSimplifySettings {
+                reps,
+                length_factor,
+                peers: python.map(|python| cavity_tet_collapse::bench::PeerSettings {
+                    python,
+                    script: peer_script,
+                    timeout: peer_timeout,
+                    peers: None,
+                }),
+            };
+            tet::bench_simplify(&meshes, device, &settings)
+        }
         Command::Bench {
             what:
                 BenchWhat::Queries {

@@ -409,3 +409,28 @@ fn the_benchmark_prints_every_variant() {
         assert!(stdout.contains(variant), "{variant}: {stdout}");
     }
 }
+
+#[test]
+fn the_benchmark_gives_peers_it_cannot_run_a_row_saying_why() {
+    let dir = tempdir("cavity-tet-bench-peers");
+    let (path, _) = grid_vtk(dir.path(), 3);
+    let python = dir.path().join("no-such-python");
+    let out = cavity()
+        .args(["bench", "tet-simplify"])
+        .arg(&path)
+        .args(["--reps", "1", "--device", device(), "--python"])
+        .arg(&python)
+        .output()
+        .expect("run");
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("peers (xtask/peers/tet_peers.py) asked for"),
+        "{stdout}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| peers |"))
+        .unwrap_or_else(|| panic!("no peers row: {stdout}"));
+    assert!(row.contains("no-such-python"), "{row}");
+}

@@ -420,12 +420,12 @@ pub(crate) fn bench(meshes: &[PathBuf], reps: usize, device: Device) -> Result<(
 }
 
 /// `cavity bench tet-simplify`: each mesh reduced by every variant of the
-/// collapse (`cavity_tet_collapse::bench`).
+/// collapse (`cavity_tet_collapse::bench`), and by the CPU peers when
+/// `settings` has them.
 pub(crate) fn bench_simplify(
     meshes: &[PathBuf],
-    reps: usize,
-    length_factor: f64,
     device: Device,
+    settings: &cavity_tet_collapse::bench::TetSimplifySettings,
 ) -> Result<()> {
     let gpu = backend(device)?;
     let cpu = Backend::Cpu(CpuBackend::new());
@@ -437,8 +437,7 @@ pub(crate) fn bench_simplify(
             &mesh,
             &gpu,
             &cpu,
-            reps,
-            length_factor,
+            settings,
             |m| pb.set_message(m.to_string()),
         )
         .map_err(in_file(path))?;
