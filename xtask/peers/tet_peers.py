@@ -22,7 +22,7 @@ tetrahedral mesh, at the cell count our GPU two-pass collapse reached:
           default. It needs a point scalar array: one of zeros is attached
           (named "zero"), so that its quadrics measure the geometry alone.
           Only Update() is timed; the conversion to and from VTK (numpy
-          support, vtk.util.numpy_support) is not. The filter is serial;
+          support, vtkmodules.util.numpy_support) is not. The filter is serial;
           vtkSMPTools is initialized with --threads threads all the same.
   input   the input mesh itself, untimed (seconds 0): its quality, to
           check this script's measures against cavity's own (a test does).
@@ -151,25 +151,29 @@ def run_mmgpy(V, T, target, length, threads):
 
 def run_vtk(V, T, target, length, threads):
     """Decimated (V, T), seconds, version and fields of VTK's quadric decimation."""
-    import vtk
-    from vtk.util import numpy_support
+    # The modules the filter needs, not `import vtk` (every module): a
+    # machine with a trimmed VTK (these modules and their libraries) runs it.
+    from vtkmodules.util import numpy_support
+    from vtkmodules.vtkCommonCore import vtkPoints, vtkSMPTools, vtkVersion
+    from vtkmodules.vtkCommonDataModel import VTK_TETRA, vtkCellArray, vtkUnstructuredGrid
+    from vtkmodules.vtkFiltersCore import vtkUnstructuredGridQuadricDecimation
 
-    vtk.vtkSMPTools.Initialize(threads)
-    grid = vtk.vtkUnstructuredGrid()
-    points = vtk.vtkPoints()
+    vtkSMPTools.Initialize(threads)
+    grid = vtkUnstructuredGrid()
+    points = vtkPoints()
     points.SetData(numpy_support.numpy_to_vtk(V, deep=True))
     grid.SetPoints(points)
     offsets = np.arange(0, 4 * len(T) + 1, 4, dtype=np.int64)
-    cells = vtk.vtkCellArray()
+    cells = vtkCellArray()
     cells.SetData(
         numpy_support.numpy_to_vtkIdTypeArray(offsets, deep=True),
         numpy_support.numpy_to_vtkIdTypeArray(T.astype(np.int64).ravel(), deep=True),
     )
-    grid.SetCells(vtk.VTK_TETRA, cells)
+    grid.SetCells(VTK_TETRA, cells)
     scalars = numpy_support.numpy_to_vtk(np.zeros(len(V)), deep=True)
     scalars.SetName("zero")
     grid.GetPointData().SetScalars(scalars)
-    decimation = vtk.vtkUnstructuredGridQuadricDecimation()
+    decimation = vtkUnstructuredGridQuadricDecimation()
     decimation.SetInputData(grid)
     reduction = 1.0 - target / len(T)
     decimation.SetTargetReduction(reduction)
@@ -177,12 +181,12 @@ def run_vtk(V, T, target, length, threads):
     decimation.Update()
     seconds = time.perf_counter() - start
     out = decimation.GetOutput()
-    if out.GetNumberOfCells() and set(numpy_support.vtk_to_numpy(out.GetDistinctCellTypesArray())) != {vtk.VTK_TETRA}:
+    if out.GetNumberOfCells() and set(numpy_support.vtk_to_numpy(out.GetDistinctCellTypesArray())) != {VTK_TETRA}:
         raise RuntimeError("the decimation's output has cells other than tetrahedra")
     U = numpy_support.vtk_to_numpy(out.GetPoints().GetData()).astype(np.float64)
     G = numpy_support.vtk_to_numpy(out.GetCells().GetConnectivityArray()).reshape(-1, 4)
     fields = {"threads": threads, "note": f"target reduction {reduction:.4f}, zero point scalars; serial filter"}
-    return U, G, seconds, vtk.vtkVersion.GetVTKVersion(), fields
+    return U, G, seconds, vtkVersion.GetVTKVersion(), fields
 
 
 def run_input(V, T, target, length, threads):
