@@ -11,8 +11,7 @@ tetrahedral mesh, at the cell count our GPU two-pass collapse reached:
           after each run, for at most 3 runs ($CAVITY_MMG_RUNS; fewer once
           a run lands within 1 % of the target); the run closest to the
           target is reported, its time only, with the runs made and its
-          hsiz. The Hausdorff
-          bound hausd is L (MMG's default, 0.01 model units, suits a model
+          hsiz. The Hausdorff bound hausd is L (MMG's default, 0.01 model units, suits a model
           about one unit across: on the 50-unit bunny it refines the surface
           to 170 k triangles and the mesh to a million tetrahedra); every
           other option at MMG's default. MMG is single-threaded by design
