@@ -9,6 +9,8 @@
 //!   corner; section 3.1) and the sharp edges;
 //! - [`parallel`]: the parallel collapse on a backend (Algorithm 1), the
 //!   GPU or the CPU backend running the same kernels;
+//! - [`operators`]: the collapsed mesh's boundary operators ∂1-∂3 built on
+//!   the device, handed over as a `cavity_volume::ResidentMesh`;
 //! - [`sequential`]: the sequential priority-queue collapse (the paper's
 //!   "CPU-sequential" baseline, section 4), the oracle of the parallel
 //!   one;
@@ -26,6 +28,7 @@ pub mod bench;
 pub mod boundary;
 pub mod checks;
 pub mod mesh;
+pub mod operators;
 pub mod parallel;
 pub mod quality;
 pub mod sequential;
@@ -135,6 +138,12 @@ pub enum CollapseError {
     /// The backend failed (no kernels, a launch, a copy).
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// The collapsed mesh's boundary operators could not be built or
+    /// handed to the volumetric structure (`crate::operators`): the
+    /// volume crate's error says what did not add up. A valid tetrahedral
+    /// mesh does not get it: check the input with `checks::check_valid`.
+    #[error("the collapsed mesh's operators: {0}")]
+    Operators(#[from] cavity_volume::VolumeError),
 }
 
 impl NamesSettings for CollapseError {

@@ -34,6 +34,10 @@ pub struct ParallelReport {
     pub conflict_seconds: f64,
     /// Seconds applying the collapses (scans, placement, compaction).
     pub apply_seconds: f64,
+    /// Seconds building the collapsed mesh's boundary operators ∂1-∂3 on
+    /// the device (`crate::operators::collapse_to_resident`; zero when
+    /// the mesh is copied back instead).
+    pub operator_seconds: f64,
     /// Rounds of the second conflict pass, summed over the iterations (one
     /// per iteration with [`Conflicts::Gautron`]).
     pub conflict_rounds: u32,
@@ -42,13 +46,19 @@ pub struct ParallelReport {
 }
 
 /// The mesh on the backend between iterations.
-struct Resident {
-    tets: Buffer<u32>,
-    positions: Buffer<f32>,
-    values: Buffer<f32>,
-    class: Option<Buffer<u32>>,
-    vertices: u32,
-    cells: u32,
+pub(crate) struct Resident {
+    /// Four vertices per tetrahedron.
+    pub(crate) tets: Buffer<u32>,
+    /// Three coordinates per vertex.
+    pub(crate) positions: Buffer<f32>,
+    /// The field: one value per vertex, or none.
+    pub(crate) values: Buffer<f32>,
+    /// The boundary classes, once classified.
+    pub(crate) class: Option<Buffer<u32>>,
+    /// Vertices.
+    pub(crate) vertices: u32,
+    /// Tetrahedra.
+    pub(crate) cells: u32,
 }
 
 /// `mesh` (with its per-vertex field `values`, empty for none)
@@ -103,8 +113,37 @@ pub fn collapse_parallel_classes<C: CriterionKernels + bytemuck::Pod>(
     classes: &[u32],
     criterion: C,
     settings: &Settings,
-    mut observe: Option<&mut dyn FnMut(&TetMesh)>,
+    observe: Option<&mut dyn FnMut(&TetMesh)>,
 ) -> Result<(TetMesh, Vec<f32>, Vec<u32>, ParallelReport), BackendError> {
+    let (r, report) = run(backend, mesh, values, classes, criterion, settings, observe)?;
+    let d = backend;
+    let out = download(d, &r)?;
+    let values = if values.is_empty() {
+        Vec::new()
+    } else {
+        d.download(r.values, r.vertices as usize)?
+    };
+    let classes = match r.class {
+        Some(class) => d.download(class, r.vertices as usize)?,
+        None => Vec::new(),
+    };
+    Ok((out, values, classes, report))
+}
+
+/// The iterations of [`collapse_parallel_classes`], leaving the mesh on
+/// the backend.
+///
+/// # Errors
+/// As [`collapse_parallel`].
+pub(crate) fn run<C: CriterionKernels + bytemuck::Pod>(
+    backend: &Backend,
+    mesh: &TetMesh,
+    values: &[f32],
+    classes: &[u32],
+    criterion: C,
+    settings: &Settings,
+    mut observe: Option<&mut dyn FnMut(&TetMesh)>,
+) -> Result<(Resident, ParallelReport), BackendError> {
     crate::add_kernels(backend)?;
     let d = backend;
     let mut r = Resident {
@@ -138,17 +177,7 @@ pub fn collapse_parallel_classes<C: CriterionKernels + bytemuck::Pod>(
             break;
         }
     }
-    let out = download(d, &r)?;
-    let values = if has_values {
-        d.download(r.values, r.vertices as usize)?
-    } else {
-        Vec::new()
-    };
-    let classes = match r.class {
-        Some(class) => d.download(class, r.vertices as usize)?,
-        None => Vec::new(),
-    };
-    Ok((out, values, classes, report))
+    Ok((r, report))
 }
 
 /// The mesh of `r`, copied to the host.
@@ -158,6 +187,80 @@ fn download(d: &Backend, r: &Resident) -> Result<TetMesh, BackendError> {
     Ok(TetMesh {
         positions: positions.as_chunks::<3>().0.to_vec(),
         tets: tets.as_chunks::<4>().0.to_vec(),
+    })
+}
+
+/// What the device rebuilds of a mesh before each iteration (and once
+/// after the last, for its operators: `crate::operators`).
+pub(crate) struct Connectivity {
+    /// The stars: `vertices + 1` offsets into `entries`.
+    pub(crate) offsets: Buffer<u32>,
+    /// The stars' tetrahedra, each row ascending.
+    pub(crate) entries: Buffer<u32>,
+    /// 1 per vertex on a boundary triangle.
+    pub(crate) boundary: Buffer<u32>,
+    /// Per tetrahedron, bit `i` for its boundary face `i`
+    /// (`kernels::iteration::FACES`).
+    pub(crate) faces: Buffer<u32>,
+    /// The edge rows: `vertices + 1` offsets into `edges`.
+    pub(crate) edge_offsets: Buffer<u32>,
+    /// The edges `(a, b)`, `a < b`, in rows by `a`, each row by `b`.
+    pub(crate) edges: Buffer<u32>,
+    /// The edges.
+    pub(crate) edge_count: u32,
+}
+
+/// The stars, boundary and edges of the `m` tetrahedra `tets` over `n`
+/// vertices at `positions` (with the field `values`) on the device: the
+/// stars by count, scan, fill and a per-row sort, the boundary faces by
+/// counting each face's tetrahedra in a star, the edges by count, scan
+/// and fill of each vertex's higher neighbours. Reads one count back
+/// (the edges).
+///
+/// # Errors
+/// A failed launch or copy.
+pub(crate) fn connectivity(
+    d: &Backend,
+    tets: &Buffer<u32>,
+    positions: &Buffer<f32>,
+    values: &Buffer<f32>,
+    n: u32,
+    m: u32,
+) -> Result<Connectivity, BackendError> {
+    // The stars: count, scan, fill, sort.
+    let mut offsets = d.zeros::<u32>(n as usize + 1)?;
+    d.launch::<CountStars>(blocks(4 * m), (0, 0), (tets, m, &mut offsets))?;
+    d.exclusive_scan(&mut offsets, n + 1)?;
+    let mut cursor = d.zeros::<u32>(n as usize)?;
+    let mut entries = d.zeros::<u32>(4 * m as usize)?;
+    let fill = (tets, m, &offsets, &mut cursor, &mut entries);
+    d.launch::<FillStars>(blocks(4 * m), (0, 0), fill)?;
+    d.launch::<SortStars>(blocks(n), (0, 0), (&offsets, &mut entries, n))?;
+    drop(cursor);
+    // The boundary.
+    let mut boundary = d.zeros::<u32>(n as usize)?;
+    let mut faces = d.zeros::<u32>(m as usize)?;
+    let geometry = [positions, values];
+    let without_boundary = [tets, &offsets, &entries, &offsets];
+    let params = (without_boundary, geometry, m, &mut faces, &mut boundary);
+    d.launch::<MarkBoundary>(blocks(m), (0, 0), params)?;
+    // The edges: count, scan, fill.
+    let mesh = [tets, &offsets, &entries, &boundary];
+    let mut edge_offsets = d.zeros::<u32>(n as usize + 1)?;
+    d.launch::<CountEdges>(blocks(n), (0, 0), (mesh, geometry, n, &mut edge_offsets))?;
+    d.exclusive_scan(&mut edge_offsets, n + 1)?;
+    let e = d.element(&edge_offsets, n as usize)?;
+    let mut edges = d.zeros::<u32>(2 * e as usize)?;
+    let params = (mesh, geometry, n, &edge_offsets, &mut edges);
+    d.launch::<FillEdges>(blocks(n), (0, 0), params)?;
+    Ok(Connectivity {
+        offsets,
+        entries,
+        boundary,
+        faces,
+        edge_offsets,
+        edges,
+        edge_count: e,
     })
 }
 
@@ -172,48 +275,39 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
 ) -> Result<u32, BackendError> {
     let (n, m) = (r.vertices, r.cells);
     let start = Instant::now();
-    // The stars: count, scan, fill, sort.
-    let mut offsets = d.zeros::<u32>(n as usize + 1)?;
-    d.launch::<CountStars>(blocks(4 * m), (0, 0), (&r.tets, m, &mut offsets))?;
-    d.exclusive_scan(&mut offsets, n + 1)?;
-    let mut cursor = d.zeros::<u32>(n as usize)?;
-    let mut entries = d.zeros::<u32>(4 * m as usize)?;
-    let fill = (&r.tets, m, &offsets, &mut cursor, &mut entries);
-    d.launch::<FillStars>(blocks(4 * m), (0, 0), fill)?;
-    d.launch::<SortStars>(blocks(n), (0, 0), (&offsets, &mut entries, n))?;
-    drop(cursor);
-    // The boundary and the classes.
-    let mut boundary = d.zeros::<u32>(n as usize)?;
-    let mut faces = d.zeros::<u32>(m as usize)?;
+    let rebuilt_mesh = connectivity(d, &r.tets, &r.positions, &r.values, n, m)?;
+    let Connectivity {
+        faces,
+        edge_offsets,
+        edges,
+        edge_count: e,
+        ..
+    } = &rebuilt_mesh;
+    let e = *e;
     let geometry = [&r.positions, &r.values];
-    let without_boundary = [&r.tets, &offsets, &entries, &offsets];
-    let params = (without_boundary, geometry, m, &mut faces, &mut boundary);
-    d.launch::<MarkBoundary>(blocks(m), (0, 0), params)?;
-    let mesh = [&r.tets, &offsets, &entries, &boundary];
+    let mesh = [
+        &r.tets,
+        &rebuilt_mesh.offsets,
+        &rebuilt_mesh.entries,
+        &rebuilt_mesh.boundary,
+    ];
+    // The classes.
     let mut class = d.zeros::<u32>(n as usize)?;
     let empty = d.zeros::<u32>(0)?;
     let previous = r.class.as_ref().unwrap_or(&empty);
     let epsilons = [settings.epsilon_f, settings.epsilon_r];
-    let params = (mesh, geometry, &faces, previous, epsilons, n, &mut class);
+    let params = (mesh, geometry, faces, previous, epsilons, n, &mut class);
     d.launch::<Classify>(blocks(n), (0, 0), params)?;
-    // The edges: count, scan, fill.
-    let mut edge_offsets = d.zeros::<u32>(n as usize + 1)?;
-    d.launch::<CountEdges>(blocks(n), (0, 0), (mesh, geometry, n, &mut edge_offsets))?;
-    d.exclusive_scan(&mut edge_offsets, n + 1)?;
-    let e = d.element(&edge_offsets, n as usize)?;
-    let mut edges = d.zeros::<u32>(2 * e as usize)?;
-    let params = (mesh, geometry, n, &edge_offsets, &mut edges);
-    d.launch::<FillEdges>(blocks(n), (0, 0), params)?;
     // A word read back waits for the launches before it (the stage clock).
     if e > 0 {
-        d.element(&edges, 0)?;
+        d.element(edges, 0)?;
     }
     let rebuilt = Instant::now();
     report.rebuild_seconds += (rebuilt - start).as_secs_f64();
     // Costs, the candidates' list, their admissibility.
     let mut cost = d.zeros::<f32>(e as usize)?;
     let mut marks = d.zeros::<u32>(e as usize + 1)?;
-    let params = (mesh, geometry, &edges, criterion, e, &mut cost, &mut marks);
+    let params = (mesh, geometry, edges, criterion, e, &mut cost, &mut marks);
     d.launch::<CostsOf<C>>(blocks(e), (0, 0), params)?;
     let (list, c) = d.compact(&mut marks, None, e)?;
     drop(marks);
@@ -228,7 +322,7 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
     let params = (
         mesh,
         geometry,
-        [&faces, &class, &edges, &list],
+        [faces, &class, edges, &list],
         candidate,
         criterion,
         &mut cost,
@@ -250,7 +344,7 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
             let params = (
                 mesh,
                 geometry,
-                [&edge_offsets, &edges, &list],
+                [edge_offsets, edges, &list],
                 &cost,
                 c,
                 &mut won,
@@ -274,14 +368,14 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
             // Rounds of the descriptors' propagation; Gautron's is one.
             let mut tet_key = d.zeros::<u32>(m as usize)?;
             let mut tet_index = d.zeros::<u32>(m as usize)?;
-            let aux = [&edges, &list, &won];
+            let aux = [edges, &list, &won];
             let params = (mesh, geometry, aux, &cost, c, &mut tet_key);
             d.launch::<GreedyKeys>(blocks(c), (0, 0), params)?;
-            let aux = [&edges, &list, &won, &tet_key];
+            let aux = [edges, &list, &won, &tet_key];
             let params = (mesh, geometry, aux, &cost, c, &mut tet_index);
             d.launch::<GreedyIndices>(blocks(c), (0, 0), params)?;
             let mut undecided = d.zeros::<u32>(1)?;
-            let aux = [&edges, &list, &tet_key, &tet_index];
+            let aux = [edges, &list, &tet_key, &tet_index];
             let params = (
                 mesh,
                 geometry,

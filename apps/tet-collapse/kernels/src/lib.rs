@@ -18,7 +18,9 @@
 //! - [`collapse`]: whether one collapse is admissible, and where its kept
 //!   vertex goes ([`collapse::check`]);
 //! - [`criterion`]: the criteria (cost, placement, admissibility) and the
-//!   three that ship: edge length, scalar-field error, harmonic index.
+//!   three that ship: edge length, scalar-field error, harmonic index;
+//! - [`operators`]: the boundary operators ∂1-∂3 of the collapsed mesh,
+//!   built on the device.
 #![no_std]
 #![feature(core_float_math)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
@@ -30,6 +32,7 @@ pub mod geometry;
 pub mod greedy;
 pub mod iteration;
 pub mod link;
+pub mod operators;
 pub mod star;
 pub use cavity_device::array::BOUNDS;
 

@@ -1,0 +1,142 @@
+//! The collapsed mesh handed to the volumetric structure without leaving
+//! the device: after the last iteration, ∂1, ∂2 and ∂3 are built on the
+//! backend from the tetrahedra (kernels in
+//! `cavity_tet_collapse_kernels::operators`, numbered as
+//! `cavity_volume::VolumeMesh::from_cells` numbers them) and become a
+//! [`ResidentMesh`] with an empty relation cache: every relation of the
+//! input's operators is stale after a collapse, and none is carried over.
+
+use std::time::Instant;
+
+use cavity::backend::Backend;
+use cavity_tet_collapse_kernels::blocks;
+use cavity_tet_collapse_kernels::iteration::CriterionKernels;
+use cavity_tet_collapse_kernels::operators::{
+    CellFaces, CountFaces, FaceEdges, MarkFirstSlots, NumberFaces,
+};
+use cavity_volume::{ResidentMesh, VolumeError};
+
+use crate::parallel::{Connectivity, ParallelReport, Resident, connectivity, run};
+use crate::{CollapseError, Settings, TetMesh};
+
+/// [`crate::parallel::collapse_parallel`], leaving the collapsed mesh on
+/// `backend` as a [`ResidentMesh`] (its operators built there, the time
+/// in [`ParallelReport::operator_seconds`]) with the field at its
+/// vertices (copied back; empty for none).
+///
+/// # Errors
+/// A failed launch or copy ([`CollapseError::Backend`]); operators that do
+/// not add up ([`CollapseError::Operators`]: a face's edge missing from the
+/// edge rows, or edges named by no face, which a valid tetrahedral mesh
+/// does not have).
+pub fn collapse_to_resident<'a, C: CriterionKernels + bytemuck::Pod>(
+    backend: &'a Backend,
+    mesh: &TetMesh,
+    values: &[f32],
+    criterion: C,
+    settings: &Settings,
+) -> Result<(ResidentMesh<'a>, Vec<f32>, ParallelReport), CollapseError> {
+    let (r, mut report) = run(backend, mesh, values, &[], criterion, settings, None)?;
+    let values = if values.is_empty() {
+        Vec::new()
+    } else {
+        backend.read_back(&r.values, r.vertices as usize)?
+    };
+    let start = Instant::now();
+    let resident = resident_mesh(backend, r)?;
+    resident.synchronize()?;
+    report.operator_seconds = start.elapsed().as_secs_f64();
+    Ok((resident, values, report))
+}
+
+/// `mesh` uploaded to `backend` and its operators built there (as after
+/// a collapse): the same mesh as `cavity_volume::VolumeMesh::from_cells`
+/// of its tetrahedra, uploaded.
+///
+/// # Errors
+/// As [`collapse_to_resident`].
+pub fn resident_of<'a>(
+    backend: &'a Backend,
+    mesh: &TetMesh,
+) -> Result<ResidentMesh<'a>, CollapseError> {
+    crate::add_kernels(backend)?;
+    let r = Resident {
+        tets: backend.upload(mesh.tets.as_flattened())?,
+        positions: backend.upload(mesh.positions.as_flattened())?,
+        values: backend.zeros(0)?,
+        class: None,
+        vertices: mesh.positions.len() as u32,
+        cells: mesh.tets.len() as u32,
+    };
+    resident_mesh(backend, r)
+}
+
+/// The operators of `r` on `d`: the connectivity rebuilt, the faces
+/// counted, scanned and numbered, the edge slots' first occurrences
+/// marked, scanned and numbered, then ∂1 and ∂2, and ∂3. Reads back three
+/// counts (edges, faces, first slots).
+fn resident_mesh(d: &Backend, r: Resident) -> Result<ResidentMesh<'_>, CollapseError> {
+    let (n, m) = (r.vertices, r.cells);
+    let Connectivity {
+        offsets,
+        entries,
+        boundary,
+        edge_offsets,
+        edges,
+        edge_count: e,
+        ..
+    } = connectivity(d, &r.tets, &r.positions, &r.values, n, m)?;
+    let mesh = [&r.tets, &offsets, &entries, &boundary];
+    let geometry = [&r.positions, &r.values];
+    // The faces: counted by their owners, scanned, numbered.
+    let mut across = d.zeros::<u32>(4 * m as usize)?;
+    let mut face_first = d.zeros::<u32>(m as usize + 1)?;
+    let params = (mesh, geometry, m, &mut across, &mut face_first);
+    d.launch::<CountFaces>(blocks(m), (0, 0), params)?;
+    d.exclusive_scan(&mut face_first, m + 1)?;
+    let f = d.element(&face_first, m as usize)?;
+    let slots = 3 * f;
+    let mut face_of = d.zeros::<u32>(4 * m as usize)?;
+    let mut face_slot = d.zeros::<u32>(f as usize)?;
+    let mut slot_edge = d.zeros::<u32>(slots as usize)?;
+    let mut first_slot = d.zeros::<u32>(e as usize)?;
+    let params = (
+        mesh,
+        geometry,
+        [&face_first, &across, &edge_offsets, &edges],
+        m,
+        &mut face_of,
+        &mut face_slot,
+        &mut slot_edge,
+        &mut first_slot,
+    );
+    d.launch::<NumberFaces>(blocks(m), (0, 0), params)?;
+    // The edges, numbered by their first slots.
+    let mut numbers = d.zeros::<u32>(slots as usize + 1)?;
+    let params = ([&slot_edge, &first_slot], slots, &mut numbers);
+    d.launch::<MarkFirstSlots>(blocks(slots), (0, 0), params)?;
+    d.exclusive_scan(&mut numbers, slots + 1)?;
+    let named = d.element(&numbers, slots as usize)?;
+    if named != e {
+        return Err(CollapseError::Operators(VolumeError::Matrix(format!(
+            "the faces name {named} edges of the mesh's {e}"
+        ))));
+    }
+    let mut pairs = d.zeros::<u32>(2 * e as usize)?;
+    let mut face_edges = d.zeros::<u32>(slots as usize)?;
+    let aux = [&slot_edge, &first_slot, &numbers, &face_slot];
+    let params = (&r.tets, aux, slots, &mut pairs, &mut face_edges);
+    d.launch::<FaceEdges>(blocks(slots), (0, 0), params)?;
+    let mut cell_faces = d.zeros::<u32>(4 * m as usize)?;
+    let params = (&r.tets, [&across, &face_of], m, &mut cell_faces);
+    d.launch::<CellFaces>(blocks(m), (0, 0), params)?;
+    let counts = [n, e, f, m];
+    Ok(ResidentMesh::from_tetrahedral_parts(
+        d,
+        r.positions,
+        pairs,
+        face_edges,
+        cell_faces,
+        counts,
+    )?)
+}
