@@ -91,6 +91,13 @@ pub enum CollapseError {
         /// The number of vertices.
         vertices: usize,
     },
+    /// A cell of a mesh on the device has no volume (its four vertices
+    /// are coplanar), so it has no orientation to keep: remove or fix it.
+    #[error("cell {cell} has no volume (its four vertices are coplanar): remove or fix it")]
+    FlatCell {
+        /// The cell.
+        cell: usize,
+    },
     /// A tetrahedron names a vertex twice (no volume): remove it.
     #[error("tetrahedron {cell} names a vertex twice: {vertices:?}")]
     RepeatedVertex {

@@ -5,6 +5,9 @@
 //! `cavity_volume::VolumeMesh::from_cells` numbers them) and become a
 //! [`ResidentMesh`] with an empty relation cache: every relation of the
 //! input's operators is stale after a collapse, and none is carried over.
+//! [`collapse_resident`] takes its input from a [`ResidentMesh`] too (its
+//! cell-vertex relation, oriented on the device), so that a mesh never
+//! leaves the device between the volumetric operations and the collapse.
 
 use std::time::Instant;
 
@@ -12,11 +15,11 @@ use cavity::backend::Backend;
 use cavity_tet_collapse_kernels::blocks;
 use cavity_tet_collapse_kernels::iteration::CriterionKernels;
 use cavity_tet_collapse_kernels::operators::{
-    CellFaces, CountFaces, FaceEdges, MarkFirstSlots, NumberFaces,
+    CellFaces, CountFaces, FaceEdges, MarkFirstSlots, NumberFaces, OrientCells,
 };
-use cavity_volume::{ResidentMesh, VolumeError};
+use cavity_volume::{CellType, Relation, ResidentMesh, VolumeError};
 
-use crate::parallel::{Connectivity, ParallelReport, Resident, connectivity, run};
+use crate::parallel::{Connectivity, ParallelReport, Resident, connectivity, run, run_resident};
 use crate::{CollapseError, Settings, TetMesh};
 
 /// [`crate::parallel::collapse_parallel`], leaving the collapsed mesh on
@@ -47,6 +50,83 @@ pub fn collapse_to_resident<'a, C: CriterionKernels + bytemuck::Pod>(
     resident.synchronize()?;
     report.operator_seconds = start.elapsed().as_secs_f64();
     Ok((resident, values, report))
+}
+
+/// `mesh`, a tetrahedral mesh on its backend, collapsed there with
+/// `criterion` and `settings` and replaced by the result
+/// ([`collapse_to_resident`]'s): its tetrahedra are the rows of its
+/// cell-vertex relation, each oriented positively by its signed volume
+/// (`kernels::operators::OrientCells`); `values` is its per-vertex field
+/// (empty for none). The relations `mesh` had cached are all dropped: the
+/// collapse changes every operator. Returns the field at the kept
+/// vertices and the report.
+///
+/// # Errors
+/// [`CollapseError::NotTetrahedron`] for a cell of another type (named by
+/// its vertex count: 8 a hexahedron, 6 a prism, 5 a pyramid),
+/// [`CollapseError::FlatCell`] for a cell of no volume (then `mesh` is
+/// left as it was); [`CollapseError::FieldLength`] for a field of another
+/// length than the vertices; else as [`collapse_to_resident`].
+pub fn collapse_resident<C: CriterionKernels + bytemuck::Pod>(
+    mesh: &mut ResidentMesh<'_>,
+    values: &[f32],
+    criterion: C,
+    settings: &Settings,
+) -> Result<(Vec<f32>, ParallelReport), CollapseError> {
+    let d = mesh.backend();
+    crate::add_kernels(d)?;
+    let [vertices, _, _, cells] = mesh.counts();
+    if !values.is_empty() && values.len() != vertices {
+        return Err(CollapseError::FieldLength {
+            values: values.len(),
+            vertices,
+        });
+    }
+    let m = cells as u32;
+    let mut tets = d.zeros::<u32>(4 * cells)?;
+    let mut problems = d.zeros::<u32>(2)?;
+    let positions = d.copy(mesh.positions_on_device(), 3 * vertices)?;
+    let (offsets, entries, _) = mesh.relation_on_device(Relation::CellVertices)?;
+    let params = ([offsets, entries], &positions, m, &mut tets, &mut problems);
+    d.launch::<OrientCells>(blocks(m), (0, 0), params)?;
+    let [other, flat] = d.read_back(&problems, 2)?[..] else {
+        unreachable!("two words read back");
+    };
+    if other > 0 {
+        let cell = other as usize - 1;
+        let rows = d.read_back(offsets, cell + 2)?;
+        let cell_type = match rows[cell + 1] - rows[cell] {
+            8 => CellType::Hexahedron,
+            6 => CellType::Prism,
+            5 => CellType::Pyramid,
+            _ => CellType::Polyhedron,
+        };
+        return Err(CollapseError::NotTetrahedron { cell, cell_type });
+    }
+    if flat > 0 {
+        return Err(CollapseError::FlatCell {
+            cell: flat as usize - 1,
+        });
+    }
+    let r = Resident {
+        tets,
+        positions,
+        values: d.upload(values)?,
+        class: None,
+        vertices: vertices as u32,
+        cells: m,
+    };
+    let (r, mut report) = run_resident(d, r, criterion, settings, None)?;
+    let values = if values.is_empty() {
+        Vec::new()
+    } else {
+        d.read_back(&r.values, r.vertices as usize)?
+    };
+    let start = Instant::now();
+    *mesh = resident_mesh(d, r)?;
+    mesh.synchronize()?;
+    report.operator_seconds = start.elapsed().as_secs_f64();
+    Ok((values, report))
 }
 
 /// `mesh` uploaded to `backend` and its operators built there (as after

@@ -142,11 +142,11 @@ pub(crate) fn run<C: CriterionKernels + bytemuck::Pod>(
     classes: &[u32],
     criterion: C,
     settings: &Settings,
-    mut observe: Option<&mut dyn FnMut(&TetMesh)>,
+    observe: Option<&mut dyn FnMut(&TetMesh)>,
 ) -> Result<(Resident, ParallelReport), BackendError> {
     crate::add_kernels(backend)?;
     let d = backend;
-    let mut r = Resident {
+    let r = Resident {
         tets: d.upload(mesh.tets.as_flattened())?,
         positions: d.upload(mesh.positions.as_flattened())?,
         values: d.upload(values)?,
@@ -158,7 +158,22 @@ pub(crate) fn run<C: CriterionKernels + bytemuck::Pod>(
         vertices: mesh.positions.len() as u32,
         cells: mesh.tets.len() as u32,
     };
-    let has_values = !values.is_empty();
+    run_resident(d, r, criterion, settings, observe)
+}
+
+/// The iterations on a mesh already on the backend (its field, if any, in
+/// `r.values`).
+///
+/// # Errors
+/// As [`collapse_parallel`].
+pub(crate) fn run_resident<C: CriterionKernels + bytemuck::Pod>(
+    d: &Backend,
+    mut r: Resident,
+    criterion: C,
+    settings: &Settings,
+    mut observe: Option<&mut dyn FnMut(&TetMesh)>,
+) -> Result<(Resident, ParallelReport), BackendError> {
+    let has_values = !r.values.is_empty();
     let mut report = ParallelReport {
         device: d.name(),
         ..ParallelReport::default()

@@ -8,11 +8,11 @@ mod generate;
 
 use cavity_tests::{cases, test_backend};
 use cavity_tet_collapse::kernels::iteration::Builtin;
-use cavity_tet_collapse::operators::{collapse_to_resident, resident_of};
+use cavity_tet_collapse::operators::{collapse_resident, collapse_to_resident, resident_of};
 use cavity_tet_collapse::parallel::collapse_parallel;
 use cavity_tet_collapse::simplify::median_edge_length;
-use cavity_tet_collapse::{Settings, TetMesh};
-use cavity_volume::{Relation, VolumeMesh};
+use cavity_tet_collapse::{CollapseError, Settings, TetMesh};
+use cavity_volume::{CellType, CellVertices, Relation, ResidentMesh, VolumeMesh};
 use proptest::prelude::*;
 
 /// The volume crate's mesh of `mesh`'s tetrahedra, built on the host.
@@ -76,4 +76,101 @@ fn relations_of_the_handed_over_mesh_are_the_hosts() {
             "{r:?}"
         );
     }
+}
+
+/// `mesh` with each tetrahedron's vertices ascending, the first two
+/// swapped where that turns it inside out: the tetrahedra a mesh on the
+/// device gives the collapse (its cell-vertex relation, oriented).
+fn as_on_device(mesh: &TetMesh) -> TetMesh {
+    let tets = mesh
+        .tets
+        .iter()
+        .map(|t| {
+            let mut s = *t;
+            s.sort_unstable();
+            if cavity_tet_collapse::mesh::signed_volume(&mesh.positions, s) < 0.0 {
+                s.swap(0, 1);
+            }
+            s
+        })
+        .collect();
+    TetMesh {
+        positions: mesh.positions.clone(),
+        tets,
+    }
+}
+
+#[test]
+fn a_mesh_on_the_device_is_collapsed_in_place_and_its_relations_dropped() {
+    let backend = test_backend();
+    let input = generate::shuffle(&generate::grid(5, 4, 4, 0.2, 11), 5);
+    let values: Vec<f32> = input.positions.iter().map(|p| p[0] + p[1]).collect();
+    let mut mesh = ResidentMesh::upload(&backend, &on_host(&input)).unwrap();
+    mesh.relation(Relation::EdgeFaces).unwrap();
+    assert!(mesh.is_cached(Relation::EdgeFaces));
+    let criterion = Builtin {
+        kind: 0,
+        placement: 0,
+        bound: 1.25 * median_edge_length(&input),
+    };
+    let settings = Settings::default();
+    let (out_values, report) = collapse_resident(&mut mesh, &values, criterion, &settings).unwrap();
+    let oriented = as_on_device(&input);
+    let (want, want_values, want_report) =
+        collapse_parallel(&backend, &oriented, &values, criterion, &settings).unwrap();
+    assert!(want.tets.len() < input.tets.len());
+    assert_eq!(report.iterations, want_report.iterations);
+    assert_eq!(out_values, want_values);
+    for r in Relation::ALL {
+        assert!(!mesh.is_cached(r), "{r:?} still cached");
+    }
+    assert_eq!(mesh.download().unwrap(), on_host(&want));
+}
+
+#[test]
+fn cells_that_are_no_tetrahedra_or_flat_are_refused_naming_the_cell() {
+    let backend = test_backend();
+    let criterion = Builtin {
+        kind: 0,
+        placement: 0,
+        bound: 1.0,
+    };
+    let settings = Settings::default();
+    // A hexahedron beside a tetrahedron.
+    let positions = vec![
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [1.0, 0.0, 1.0],
+        [1.0, 1.0, 1.0],
+        [0.0, 1.0, 1.0],
+        [3.0, 0.0, 0.0],
+    ];
+    let cells = vec![
+        CellVertices::Tetrahedron([1, 8, 2, 5]),
+        CellVertices::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7]),
+    ];
+    let host = VolumeMesh::from_cells(positions.clone(), &cells).unwrap();
+    let mut mesh = ResidentMesh::upload(&backend, &host).unwrap();
+    match collapse_resident(&mut mesh, &[], criterion, &settings) {
+        Err(CollapseError::NotTetrahedron { cell: 1, cell_type }) => {
+            assert_eq!(cell_type, CellType::Hexahedron)
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(mesh.download().unwrap(), host);
+    // A flat tetrahedron (four coplanar vertices) after a good one.
+    let cells = vec![
+        CellVertices::Tetrahedron([0, 1, 3, 4]),
+        CellVertices::Tetrahedron([1, 2, 8, 0]),
+    ];
+    let host = VolumeMesh::from_cells(positions, &cells).unwrap();
+    let mut mesh = ResidentMesh::upload(&backend, &host).unwrap();
+    match collapse_resident(&mut mesh, &[], criterion, &settings) {
+        Err(CollapseError::FlatCell { cell: 1 }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(mesh.download().unwrap(), host);
 }

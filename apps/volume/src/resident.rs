@@ -208,6 +208,32 @@ impl<'a> ResidentMesh<'a> {
         })
     }
 
+    /// The backend the mesh lives on.
+    pub fn backend(&self) -> &'a Backend {
+        self.d
+    }
+
+    /// The positions on the backend: three words per vertex.
+    pub fn positions_on_device(&self) -> &Buffer<f32> {
+        &self.positions
+    }
+
+    /// Relation `r` on the backend, computed (with the relations it is
+    /// made of) unless cached: its row offsets (`rows + 1` words), its
+    /// entries, and its rows; for work that stays on the device (the
+    /// tetrahedral collapse reads the cell-vertex relation).
+    ///
+    /// # Errors
+    /// [`VolumeError::Backend`] when a launch fails.
+    pub fn relation_on_device(
+        &mut self,
+        r: Relation,
+    ) -> Result<(&Buffer<u32>, &Buffer<u32>, u32), VolumeError> {
+        self.ensure(r)?;
+        let a = self.cached(r);
+        Ok((&a.offsets, &a.entries, a.rows))
+    }
+
     /// Vertices, edges, faces and cells.
     pub fn counts(&self) -> [usize; 4] {
         self.counts.map(|x| x as usize)
