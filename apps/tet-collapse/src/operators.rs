@@ -19,7 +19,7 @@ use cavity_tet_collapse_kernels::operators::{
 };
 use cavity_volume::{CellType, Relation, ResidentMesh, VolumeError};
 
-use crate::parallel::{Connectivity, ParallelReport, Resident, connectivity, run, run_resident};
+use crate::parallel::{ParallelReport, Resident, Rows, rows, run, run_resident};
 use crate::{CollapseError, Settings, TetMesh};
 
 /// [`crate::parallel::collapse_parallel`], leaving the collapsed mesh on
@@ -151,23 +151,22 @@ pub fn resident_of<'a>(
     resident_mesh(backend, r)
 }
 
-/// The operators of `r` on `d`: the connectivity rebuilt, the faces
+/// The operators of `r` on `d`: the stars and edges rebuilt, the faces
 /// counted, scanned and numbered, the edge slots' first occurrences
 /// marked, scanned and numbered, then ∂1 and ∂2, and ∂3. Reads back three
 /// counts (edges, faces, first slots).
 fn resident_mesh(d: &Backend, r: Resident) -> Result<ResidentMesh<'_>, CollapseError> {
     let (n, m) = (r.vertices, r.cells);
-    let Connectivity {
+    let geometry = [&r.positions, &r.values];
+    let Rows {
         offsets,
         entries,
-        boundary,
         edge_offsets,
         edges,
         edge_count: e,
-        ..
-    } = connectivity(d, &r.tets, &r.positions, &r.values, n, m)?;
-    let mesh = [&r.tets, &offsets, &entries, &boundary];
-    let geometry = [&r.positions, &r.values];
+    } = rows(d, &r.tets, geometry, n, m, |_| Ok(()))?;
+    // No boundary marks: the star offsets stand in (nothing reads them).
+    let mesh = [&r.tets, &offsets, &entries, &offsets];
     // The faces: counted by their owners, scanned, numbered.
     let mut across = d.zeros::<u32>(4 * m as usize)?;
     let mut face_first = d.zeros::<u32>(m as usize + 1)?;

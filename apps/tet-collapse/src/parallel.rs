@@ -205,18 +205,24 @@ fn download(d: &Backend, r: &Resident) -> Result<TetMesh, BackendError> {
     })
 }
 
-/// What the device rebuilds of a mesh before each iteration (and once
-/// after the last, for its operators: `crate::operators`).
+/// What the device rebuilds of a mesh before each iteration.
 pub(crate) struct Connectivity {
-    /// The stars: `vertices + 1` offsets into `entries`.
-    pub(crate) offsets: Buffer<u32>,
-    /// The stars' tetrahedra, each row ascending.
-    pub(crate) entries: Buffer<u32>,
+    /// The stars and the edge rows.
+    pub(crate) rows: Rows,
     /// 1 per vertex on a boundary triangle.
     pub(crate) boundary: Buffer<u32>,
     /// Per tetrahedron, bit `i` for its boundary face `i`
     /// (`kernels::iteration::FACES`).
     pub(crate) faces: Buffer<u32>,
+}
+
+/// The stars and the edges of a mesh on the device: what both the
+/// iteration and the operators' build (`crate::operators`) read.
+pub(crate) struct Rows {
+    /// The stars: `vertices + 1` offsets into `entries`.
+    pub(crate) offsets: Buffer<u32>,
+    /// The stars' tetrahedra, each row ascending.
+    pub(crate) entries: Buffer<u32>,
     /// The edge rows: `vertices + 1` offsets into `edges`.
     pub(crate) edge_offsets: Buffer<u32>,
     /// The edges `(a, b)`, `a < b`, in rows by `a`, each row by `b`.
@@ -226,15 +232,13 @@ pub(crate) struct Connectivity {
 }
 
 /// The stars, boundary and edges of the `m` tetrahedra `tets` over `n`
-/// vertices at `positions` (with the field `values`) on the device: the
-/// stars by count, scan, fill and a per-row sort, the boundary faces by
-/// counting each face's tetrahedra in a star, the edges by count, scan
-/// and fill of each vertex's higher neighbours. Reads one count back
-/// (the edges).
+/// vertices at `positions` (with the field `values`) on the device
+/// ([`rows`], with the boundary faces marked between: each face's
+/// tetrahedra counted in a star). Reads one count back (the edges).
 ///
 /// # Errors
 /// A failed launch or copy.
-pub(crate) fn connectivity(
+fn connectivity(
     d: &Backend,
     tets: &Buffer<u32>,
     positions: &Buffer<f32>,
@@ -242,7 +246,36 @@ pub(crate) fn connectivity(
     n: u32,
     m: u32,
 ) -> Result<Connectivity, BackendError> {
-    // The stars: count, scan, fill, sort.
+    let mut boundary = d.zeros::<u32>(n as usize)?;
+    let mut faces = d.zeros::<u32>(m as usize)?;
+    let rows = rows(d, tets, [positions, values], n, m, |stars| {
+        let params = (stars, [positions, values], m, &mut faces, &mut boundary);
+        d.launch::<MarkBoundary>(blocks(m), (0, 0), params)
+    })?;
+    Ok(Connectivity {
+        rows,
+        boundary,
+        faces,
+    })
+}
+
+/// The stars (count, scan, fill and a per-row sort) and the edges (count,
+/// scan and fill of each vertex's higher neighbours) of the `m`
+/// tetrahedra `tets` over `n` vertices; `between` runs after the stars
+/// with the mesh's words (`kernels::iteration::Arrays`, the star offsets
+/// standing in for the boundary marks, which neither the edges nor it
+/// read). Reads one count back (the edges).
+///
+/// # Errors
+/// A failed launch or copy.
+pub(crate) fn rows(
+    d: &Backend,
+    tets: &Buffer<u32>,
+    geometry: [&Buffer<f32>; 2],
+    n: u32,
+    m: u32,
+    between: impl FnOnce([&Buffer<u32>; 4]) -> Result<(), BackendError>,
+) -> Result<Rows, BackendError> {
     let mut offsets = d.zeros::<u32>(n as usize + 1)?;
     d.launch::<CountStars>(blocks(4 * m), (0, 0), (tets, m, &mut offsets))?;
     d.exclusive_scan(&mut offsets, n + 1)?;
@@ -252,15 +285,8 @@ pub(crate) fn connectivity(
     d.launch::<FillStars>(blocks(4 * m), (0, 0), fill)?;
     d.launch::<SortStars>(blocks(n), (0, 0), (&offsets, &mut entries, n))?;
     drop(cursor);
-    // The boundary.
-    let mut boundary = d.zeros::<u32>(n as usize)?;
-    let mut faces = d.zeros::<u32>(m as usize)?;
-    let geometry = [positions, values];
-    let without_boundary = [tets, &offsets, &entries, &offsets];
-    let params = (without_boundary, geometry, m, &mut faces, &mut boundary);
-    d.launch::<MarkBoundary>(blocks(m), (0, 0), params)?;
-    // The edges: count, scan, fill.
-    let mesh = [tets, &offsets, &entries, &boundary];
+    let mesh = [tets, &offsets, &entries, &offsets];
+    between(mesh)?;
     let mut edge_offsets = d.zeros::<u32>(n as usize + 1)?;
     d.launch::<CountEdges>(blocks(n), (0, 0), (mesh, geometry, n, &mut edge_offsets))?;
     d.exclusive_scan(&mut edge_offsets, n + 1)?;
@@ -268,11 +294,9 @@ pub(crate) fn connectivity(
     let mut edges = d.zeros::<u32>(2 * e as usize)?;
     let params = (mesh, geometry, n, &edge_offsets, &mut edges);
     d.launch::<FillEdges>(blocks(n), (0, 0), params)?;
-    Ok(Connectivity {
+    Ok(Rows {
         offsets,
         entries,
-        boundary,
-        faces,
         edge_offsets,
         edges,
         edge_count: e,
@@ -291,19 +315,19 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
     let (n, m) = (r.vertices, r.cells);
     let start = Instant::now();
     let rebuilt_mesh = connectivity(d, &r.tets, &r.positions, &r.values, n, m)?;
-    let Connectivity {
-        faces,
+    let faces = &rebuilt_mesh.faces;
+    let Rows {
         edge_offsets,
         edges,
         edge_count: e,
         ..
-    } = &rebuilt_mesh;
+    } = &rebuilt_mesh.rows;
     let e = *e;
     let geometry = [&r.positions, &r.values];
     let mesh = [
         &r.tets,
-        &rebuilt_mesh.offsets,
-        &rebuilt_mesh.entries,
+        &rebuilt_mesh.rows.offsets,
+        &rebuilt_mesh.rows.entries,
         &rebuilt_mesh.boundary,
     ];
     // The classes.
