@@ -14,7 +14,7 @@ use cavity_tet_collapse::checks::check_valid;
 use cavity_volume::io::read_volume_fields;
 
 mod common;
-use common::{cavity, device, refused, refused_with, tempdir};
+use common::{TET, cavity, device, medit, refused, refused_with, tempdir};
 
 /// `cavity tet simplify ARGS --device DEVICE`.
 fn simplify(args: &[&str]) -> Output {
@@ -111,41 +111,6 @@ fn grid_vtk(dir: &Path, n: u32) -> (PathBuf, usize) {
     (path, tets.len())
 }
 
-/// A MEDIT file in `dir` with `vertices`, the tetrahedra `tets` and the
-/// hexahedra `hexes` (numbered from 1).
-fn medit(
-    dir: &Path,
-    name: &str,
-    vertices: &[[f32; 3]],
-    tets: &[[u32; 4]],
-    hexes: &[[u32; 8]],
-) -> PathBuf {
-    let mut s = format!(
-        "MeshVersionFormatted 1\nDimension 3\nVertices\n{}\n",
-        vertices.len()
-    );
-    for p in vertices {
-        s += &format!("{} {} {} 0\n", p[0], p[1], p[2]);
-    }
-    if !tets.is_empty() {
-        s += &format!("Tetrahedra\n{}\n", tets.len());
-        for t in tets {
-            s += &format!("{} {} {} {} 0\n", t[0], t[1], t[2], t[3]);
-        }
-    }
-    if !hexes.is_empty() {
-        s += &format!("Hexahedra\n{}\n", hexes.len());
-        for h in hexes {
-            let words: Vec<String> = h.iter().map(u32::to_string).collect();
-            s += &format!("{} 0\n", words.join(" "));
-        }
-    }
-    s += "End\n";
-    let path = dir.join(name);
-    std::fs::write(&path, s).expect("write the input");
-    path
-}
-
 /// The mesh and fields at `path`, the mesh checked valid.
 fn read_valid(path: &Path) -> (TetMesh, Vec<cavity_volume::io::PointField>) {
     let (cells, fields) = read_volume_fields(path).expect("read the output");
@@ -238,13 +203,6 @@ fn the_field_criterion_writes_gmsh_and_a_medit_output_drops_the_field() {
     assert!(stdout.contains("L = 1.500"), "{stdout}");
     read_valid(&medit);
 }
-
-const TET: [[f32; 3]; 4] = [
-    [0.0, 0.0, 0.0],
-    [1.0, 0.0, 0.0],
-    [0.0, 1.0, 0.0],
-    [0.0, 0.0, 1.0],
-];
 
 #[test]
 fn cells_other_than_tetrahedra_and_flat_tetrahedra_are_refused() {

@@ -3,11 +3,11 @@
 //! input or settings refused with an error naming the file or the
 //! option, a non-zero exit, no panic and no output.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 mod common;
-use common::{cavity, device, refused, tempdir};
+use common::{TET, cavity, device, medit, refused, tempdir};
 
 /// `cavity tet ARGS` on the test device (`common::device`) where the command takes one.
 fn tet(args: &[&str]) -> Output {
@@ -33,35 +33,6 @@ fn text(out: &Output) -> (String, String) {
 fn bunny() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../apps/volume/tests/data/bunny-tetgen.node")
 }
-
-/// A MEDIT file in `dir` with `vertices` and the tetrahedra `tets`
-/// (numbered from 1).
-fn medit(dir: &Path, name: &str, vertices: &[[f32; 3]], tets: &[[u32; 4]]) -> PathBuf {
-    let mut s = format!(
-        "MeshVersionFormatted 1\nDimension 3\nVertices\n{}\n",
-        vertices.len()
-    );
-    for p in vertices {
-        s += &format!("{} {} {} 0\n", p[0], p[1], p[2]);
-    }
-    if !tets.is_empty() {
-        s += &format!("Tetrahedra\n{}\n", tets.len());
-        for t in tets {
-            s += &format!("{} {} {} {} 0\n", t[0], t[1], t[2], t[3]);
-        }
-    }
-    s += "End\n";
-    let path = dir.join(name);
-    std::fs::write(&path, s).expect("write the input");
-    path
-}
-
-const TET: [[f32; 3]; 4] = [
-    [0.0, 0.0, 0.0],
-    [1.0, 0.0, 0.0],
-    [0.0, 1.0, 0.0],
-    [0.0, 0.0, 1.0],
-];
 
 /// The number after `key` in `line` ("225 inverted" → 225 for "inverted"
 /// taken before it).
@@ -146,7 +117,7 @@ fn smoothing_the_bunny_inverts_no_tetrahedron_and_reports_dihedral_angles() {
 #[test]
 fn zero_levels_and_zero_steps_are_refused() {
     let dir = tempdir("tet-cli-");
-    let input = medit(dir.path(), "one.mesh", &TET, &[[1, 2, 3, 4]]);
+    let input = medit(dir.path(), "one.mesh", &TET, &[[1, 2, 3, 4]], &[]);
     let out = dir.path().join("out.mesh");
     for (command, option) in [("subdivide", "--levels"), ("smooth", "--iterations")] {
         let run = tet(&[
@@ -165,7 +136,7 @@ fn zero_levels_and_zero_steps_are_refused() {
 #[test]
 fn too_many_levels_are_refused_before_any_work() {
     let dir = tempdir("tet-cli-");
-    let input = medit(dir.path(), "one.mesh", &TET, &[[1, 2, 3, 4]]);
+    let input = medit(dir.path(), "one.mesh", &TET, &[[1, 2, 3, 4]], &[]);
     let out = dir.path().join("out.vtk");
     let start = std::time::Instant::now();
     let run = tet(&[
@@ -195,7 +166,7 @@ fn too_many_levels_are_refused_before_any_work() {
 #[test]
 fn an_empty_mesh_is_refused_and_flat_cells_are_warned_of() {
     let dir = tempdir("tet-cli-");
-    let empty = medit(dir.path(), "empty.mesh", &TET, &[]);
+    let empty = medit(dir.path(), "empty.mesh", &TET, &[], &[]);
     let out = dir.path().join("out.mesh");
     for command in ["info", "subdivide", "smooth", "convert"] {
         let mut args = vec![command, empty.to_str().unwrap()];
@@ -213,6 +184,7 @@ fn an_empty_mesh_is_refused_and_flat_cells_are_warned_of() {
         "flat.mesh",
         &vertices,
         &[[1, 2, 3, 4], [1, 2, 3, 5]],
+        &[],
     );
     let run = tet(&["info", flat.to_str().unwrap()]);
     let (_, stderr) = text(&run);
@@ -226,7 +198,7 @@ fn an_empty_mesh_is_refused_and_flat_cells_are_warned_of() {
 #[test]
 fn a_degenerate_cell_is_named_with_its_file() {
     let dir = tempdir("tet-cli-");
-    let bad = medit(dir.path(), "repeated.mesh", &TET, &[[1, 2, 3, 3]]);
+    let bad = medit(dir.path(), "repeated.mesh", &TET, &[[1, 2, 3, 3]], &[]);
     let out = dir.path().join("out.vtk");
     refused(
         &tet(&["info", bad.to_str().unwrap()]),

@@ -78,3 +78,46 @@ pub fn names(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A tetrahedron's corners, for MEDIT fixtures ([`medit`]).
+pub const TET: [[f32; 3]; 4] = [
+    [0.0, 0.0, 0.0],
+    [1.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0],
+    [0.0, 0.0, 1.0],
+];
+
+/// A MEDIT file in `dir` with `vertices`, the tetrahedra `tets` and the
+/// hexahedra `hexes` (numbered from 1).
+pub fn medit(
+    dir: &Path,
+    name: &str,
+    vertices: &[[f32; 3]],
+    tets: &[[u32; 4]],
+    hexes: &[[u32; 8]],
+) -> PathBuf {
+    let mut s = format!(
+        "MeshVersionFormatted 1\nDimension 3\nVertices\n{}\n",
+        vertices.len()
+    );
+    for p in vertices {
+        s += &format!("{} {} {} 0\n", p[0], p[1], p[2]);
+    }
+    if !tets.is_empty() {
+        s += &format!("Tetrahedra\n{}\n", tets.len());
+        for t in tets {
+            s += &format!("{} {} {} {} 0\n", t[0], t[1], t[2], t[3]);
+        }
+    }
+    if !hexes.is_empty() {
+        s += &format!("Hexahedra\n{}\n", hexes.len());
+        for h in hexes {
+            let words: Vec<String> = h.iter().map(u32::to_string).collect();
+            s += &format!("{} 0\n", words.join(" "));
+        }
+    }
+    s += "End\n";
+    let path = dir.join(name);
+    std::fs::write(&path, s).expect("write the input");
+    path
+}
