@@ -15,7 +15,7 @@ use cavity_tet_collapse_kernels::greedy::{GreedyDecide, GreedyIndices, GreedyKey
 use cavity_tet_collapse_kernels::iteration::{
     CandidateSettings, CandidatesOf, Classify, CompactTets, CostsOf, CountEdges, CountStars,
     CriterionKernels, Decide, FillEdges, FillStars, MarkBoundary, Remap, RemoveTets, Settle,
-    SortStars, TetConflicts, Winners,
+    SortStars, TetConflicts, VertexCosts, VertexIndices, Winners,
 };
 
 use crate::{Conflicts, Iteration, Settings, TetMesh};
@@ -361,7 +361,7 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
     let params = (
         mesh,
         geometry,
-        [faces, &class, edges, &list],
+        [faces, &class, edges, &list, edge_offsets],
         candidate,
         criterion,
         &mut cost,
@@ -380,15 +380,14 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
         Conflicts::TwoPass => {
             // The first pass, then the second in rounds until every
             // winner is decided.
-            let params = (
-                mesh,
-                geometry,
-                [edge_offsets, edges, &list],
-                &cost,
-                c,
-                &mut won,
-                &mut affected,
-            );
+            let mut vertex_cost = d.zeros::<u32>(n as usize)?;
+            let mut vertex_index = d.zeros::<u32>(n as usize)?;
+            let params = ([edges, &list], &cost, c, &mut vertex_cost);
+            d.launch::<VertexCosts>(blocks(c), (0, 0), params)?;
+            let params = ([edges, &list, &vertex_cost], &cost, c, &mut vertex_index);
+            d.launch::<VertexIndices>(blocks(c), (0, 0), params)?;
+            let aux = [edges, &list, &vertex_cost, &vertex_index];
+            let params = (aux, &cost, c, &mut won, &mut affected);
             d.launch::<Winners>(blocks(c), (0, 0), params)?;
             let mut beaten = d.zeros::<u32>(e as usize)?;
             loop {

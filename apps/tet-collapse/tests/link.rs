@@ -11,8 +11,9 @@ use std::collections::{BTreeSet, HashMap};
 use cavity_tests::cases;
 use cavity_tet_collapse::TetMesh;
 use cavity_tet_collapse::kernels::boundary::{CORNER, FACE, INTERIOR, Keep, RIDGE, boundary_rule};
-use cavity_tet_collapse::kernels::link::{link_condition, link_condition_in_mesh};
+use cavity_tet_collapse::kernels::link::{MAX_RING, link_condition, link_condition_in_mesh};
 use cavity_tet_collapse::kernels::star::Star;
+use cavity_tet_collapse::mesh::signed_volume;
 use proptest::prelude::*;
 
 /// The vertex at infinity.
@@ -127,9 +128,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(24)))]
 
     /// On random meshes (grids, holes, components, slivers) every edge's
-    /// link condition is the definition's, from local copies of the stars
-    /// and read from the mesh (the path past `MAX_STAR` tetrahedra), and both outcomes occur over
-    /// the run (counted in the small grids' own test below).
+    /// link condition is the definition's, by the ring's bits and by the
+    /// direct test (the path past `MAX_RING` ring vertices), and both
+    /// outcomes occur over the run (counted in the small grids' own test
+    /// below).
     #[test]
     fn the_link_condition_is_the_definition(mesh in generate::any_tet_mesh()) {
         let stars = Stars::new(&mesh);
@@ -190,13 +192,29 @@ fn the_boundary_rule_keeps_corners_and_ridges() {
 }
 
 #[test]
-fn a_star_past_the_local_arrays_is_read_from_the_mesh() {
-    // The ball's centre has 512 tetrahedra: its edges take the path that
-    // reads the mesh.
-    let mesh = generate::ball(3);
+fn a_ring_past_the_local_bits_is_read_from_the_mesh() {
+    // A spindle: edge ab inside 20 tetrahedra, its ring past MAX_RING, so
+    // that its collapse takes the path that reads the mesh; with the
+    // ball's centre of 512 tetrahedra beside it.
+    let k = 20u32;
+    let mut positions = vec![[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]];
+    for i in 0..k {
+        let angle = std::f32::consts::TAU * i as f32 / k as f32;
+        positions.push([angle.cos(), angle.sin(), 0.0]);
+    }
+    let tets = (0..k).map(|i| [0, 1, 2 + i, 2 + (i + 1) % k]).collect();
+    let spindle = TetMesh { positions, tets };
+    assert!(
+        spindle
+            .tets
+            .iter()
+            .all(|&t| signed_volume(&spindle.positions, t) > 0.0)
+    );
+    assert!(k as usize > MAX_RING);
+    let mesh = generate::together(&spindle, &generate::ball(3), [4.0, 0.0, 0.0]);
     let stars = Stars::new(&mesh);
     let boundary = boundary_triangles(&mesh);
-    assert!(stars.star_len(0) > 64);
+    assert!((0..mesh.positions.len() as u32).any(|v| stars.star_len(v) > 64));
     for [a, b] in mesh.edges() {
         assert_eq!(
             link_condition(&stars, a, b),

@@ -174,3 +174,39 @@ fn cells_that_are_no_tetrahedra_or_flat_are_refused_naming_the_cell() {
     }
     assert_eq!(mesh.download().unwrap(), host);
 }
+
+/// The operators' build on the device against the volume crate's host
+/// build of the same mesh, on a perturbed grid of `CAVITY_TET_GRID`³
+/// cubes (40 by default), after a collapse: run with `--ignored
+/// --nocapture` on the backend `CAVITY_TEST_DEVICE` names.
+#[test]
+#[ignore]
+fn operator_build_timing() {
+    let n: u32 = std::env::var("CAVITY_TET_GRID")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    let backend = test_backend();
+    let input = generate::grid(n, n, n, 0.2, 1);
+    let criterion = Builtin {
+        kind: 0,
+        placement: 0,
+        bound: 1.25 * median_edge_length(&input),
+    };
+    let settings = Settings::default();
+    collapse_to_resident(&backend, &input, &[], criterion, &settings).unwrap();
+    let (_, _, report) = collapse_to_resident(&backend, &input, &[], criterion, &settings).unwrap();
+    let (out, _, _) = collapse_parallel(&backend, &input, &[], criterion, &settings).unwrap();
+    let start = std::time::Instant::now();
+    let host = on_host(&out);
+    let host_seconds = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{}: {} -> {} tetrahedra; operators on the device {:.4} s, on the host {:.4} s ({:.1}x)",
+        report.device,
+        input.tets.len(),
+        host.counts()[3],
+        report.operator_seconds,
+        host_seconds,
+        host_seconds / report.operator_seconds
+    );
+}

@@ -170,11 +170,7 @@ pub fn harmonic_index(q: [[f64; 3]; 4]) -> f64 {
     if v.partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater) {
         return f64::INFINITY;
     }
-    let face = |i: usize, j: usize, k: usize| {
-        let n = cross(sub(q[j], q[i]), sub(q[k], q[i]));
-        0.25 * dot(n, n)
-    };
-    (face(0, 1, 2) + face(0, 1, 3) + face(1, 2, 3) + face(0, 2, 3)) / v
+    face_squares(q) / v
 }
 
 /// Quality improvement by the harmonic index (section 4.6): the edges of
@@ -202,6 +198,29 @@ pub const BAD_DIHEDRAL_DEGREES: f64 = 13.0;
 #[inline(always)]
 pub fn relative_harmonic(q: [[f64; 3]; 4]) -> f64 {
     harmonic_index(q) / core::f64::math::sqrt(crate::geometry::longest_edge_squared(q))
+}
+
+/// [`relative_harmonic`] of `q` if it passes the trial's volume test
+/// ([`crate::geometry::is_valid_tet`] with `ratio`), else `None`: both
+/// from one volume and one longest edge, with the same results.
+#[inline(always)]
+pub fn trial_harmonic(q: [[f64; 3]; 4], ratio: f64) -> Option<f64> {
+    let v = signed_volume(q[0], q[1], q[2], q[3]);
+    let l2 = crate::geometry::longest_edge_squared(q);
+    if !crate::geometry::passes_volume(v, l2, ratio) {
+        return None;
+    }
+    Some(face_squares(q) / v / core::f64::math::sqrt(l2))
+}
+
+/// The sum of the squared areas of `q`'s four faces.
+#[inline(always)]
+fn face_squares(q: [[f64; 3]; 4]) -> f64 {
+    let face = |i: usize, j: usize, k: usize| {
+        let n = cross(sub(q[j], q[i]), sub(q[k], q[i]));
+        0.25 * dot(n, n)
+    };
+    face(0, 1, 2) + face(0, 1, 3) + face(1, 2, 3) + face(0, 2, 3)
 }
 
 /// The largest cosine of tetrahedron `q`'s six dihedral angles (of its

@@ -62,8 +62,17 @@ pub const MIN_VOLUME_RATIO: f64 = 1e-6;
 /// collapsed one, and for non-finite positions).
 #[inline(always)]
 pub fn is_valid_tet(p: [[f64; 3]; 4], ratio: f64) -> bool {
-    let v = signed_volume(p[0], p[1], p[2], p[3]);
-    let l2 = longest_edge_squared(p);
+    passes_volume(
+        signed_volume(p[0], p[1], p[2], p[3]),
+        longest_edge_squared(p),
+        ratio,
+    )
+}
+
+/// [`is_valid_tet`] of a tetrahedron of signed volume `v` and squared
+/// longest edge `l2`.
+#[inline(always)]
+pub fn passes_volume(v: f64, l2: f64, ratio: f64) -> bool {
     // v ≥ ratio l³, compared squared to stay in the range of f64 for
     // positions up to about 1e100: v > 0 and v² ≥ ratio² l⁶.
     v > 0.0 && v * v >= ratio * ratio * l2 * l2 * l2

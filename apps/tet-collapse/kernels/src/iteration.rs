@@ -15,7 +15,9 @@
 //!    ([`CriterionKernels`], [`criterion_kernels!`](crate::criterion_kernels));
 //! 5. conflicts in the paper's two passes: [`Winners`] (the cheapest
 //!    candidate among the edges around both endpoints wins, ties to the
-//!    lower index; it records itself at its vertices, `vertAffectedByEdge`)
+//!    lower index, from per-vertex minima by [`VertexCosts`] and
+//!    [`VertexIndices`]; it records itself at its vertices,
+//!    `vertAffectedByEdge`)
 //!    and [`TetConflicts`] (a tetrahedron touched by two winners keeps
 //!    the cheaper), in rounds ended by [`Decide`] until every winner is
 //!    decided; [`Settle`] marks the removed vertices;
@@ -54,6 +56,7 @@ pub struct Arrays {
     positions: In<f32>,
     values: In<f32>,
     faces: Option<In<u32>>,
+    edge_rows: Option<(In<u32>, In<u32>)>,
 }
 
 impl Arrays {
@@ -70,6 +73,17 @@ impl Arrays {
             positions,
             values,
             faces: None,
+            edge_rows: None,
+        }
+    }
+
+    /// The arrays searching the edge rows (`edge_offsets`, `edges`:
+    /// [`FillEdges`]) for [`Star::has_edge`] rather than reading a star.
+    #[inline(always)]
+    pub fn with_edges(self, edge_offsets: In<u32>, edges: In<u32>) -> Arrays {
+        Arrays {
+            edge_rows: Some((edge_offsets, edges)),
+            ..self
         }
     }
 
@@ -137,9 +151,16 @@ impl Star for Arrays {
             Some(faces) => faces.get(t) & (1 << k) != 0,
             None => {
                 let c = self.tet(t);
-                let f = FACES[k].map(|i| c[i]);
-                crate::star::count_with(self, f[0], [f[1], f[2], u32::MAX]) == 1
+                crate::star::face_tets(self, FACES[k].map(|i| c[i])) == 1
             }
+        }
+    }
+
+    #[inline(always)]
+    fn has_edge(&self, a: u32, x: u32) -> bool {
+        match self.edge_rows {
+            Some((edge_offsets, edges)) => find_edge(edge_offsets, edges, a, x) != u32::MAX,
+            None => crate::star::star_has(self, a, x),
         }
     }
 }
@@ -328,7 +349,7 @@ cavity_device::kernel! {
             let mut bits = 0;
             for (i, f) in FACES.iter().enumerate() {
                 let (x, y, z) = (c[f[0]], c[f[1]], c[f[2]]);
-                if crate::star::count_with(&s, x, [y, z, u32::MAX]) == 1 {
+                if crate::star::face_tets(&s, [x, y, z]) == 1 {
                     bits |= 1 << i;
                     boundary.set(x, 1);
                     boundary.set(y, 1);
@@ -717,14 +738,15 @@ pub struct CandidateSettings {
 /// (five words per edge: kept vertex, removed vertex, the position's three
 /// coordinates' bits) and `value` (the kept vertex's field value), else its
 /// `cost` becomes `f32::INFINITY`. Parameters: `(mesh, geometry, [faces,
-/// class, edges, list], settings, criterion, cost, collapse, value)`.
+/// class, edges, list, edge offsets], settings, criterion, cost,
+/// collapse, value)`.
 pub struct CandidatesOf<C>(PhantomData<fn() -> C>);
 
 /// The parameters of [`CandidatesOf`].
 pub type CandidatesParams<C> = (
     Ins<u32, 4>,
     Ins<f32, 2>,
-    Ins<u32, 4>,
+    Ins<u32, 5>,
     CandidateSettings,
     C,
     InOut<f32>,
@@ -744,8 +766,10 @@ unsafe impl<C: CriterionKernels> Kernel for CandidatesOf<C> {
         launch: &mut Launch<'_, B>,
         (mesh, geometry, aux, settings, criterion, cost, collapse, value): Self::Params,
     ) {
-        let [faces, class, edges, list] = *aux;
-        let s = Arrays::new(mesh, geometry).with_faces(faces);
+        let [faces, class, edges, list, edge_offsets] = *aux;
+        let s = Arrays::new(mesh, geometry)
+            .with_faces(faces)
+            .with_edges(edge_offsets, edges);
         let (start, end) = chunk(launch.block_idx, settings.edges);
         launch.block.for_each(end - start, |k| {
             let e = list.get(start + k);
@@ -821,7 +845,7 @@ macro_rules! criterion_kernels {
             (
                 mesh: ::cavity_device::array::Ins<u32, 4>,
                 geometry: ::cavity_device::array::Ins<f32, 2>,
-                aux: ::cavity_device::array::Ins<u32, 4>,
+                aux: ::cavity_device::array::Ins<u32, 5>,
                 settings: $crate::iteration::CandidateSettings,
                 criterion: $c,
                 cost: ::cavity_device::array::InOut<f32>,
@@ -841,15 +865,90 @@ fn beats(cf: f32, f: u32, ce: f32, e: u32) -> bool {
     cf < ce || (cf == ce && f < e)
 }
 
+/// An admissible candidate's key in the first pass's atomic minima: its
+/// complemented ordered cost (`crate::greedy::ordered`), or `None` for
+/// an inadmissible one (infinite cost). Never 0, the arrays' start.
+#[inline(always)]
+fn first_pass_key(cost: f32) -> Option<u32> {
+    (cost != f32::INFINITY).then(|| !crate::greedy::ordered(cost))
+}
+
 cavity_device::kernel! {
     @core
-    /// The first conflict pass (section 3.3): a candidate edge wins when
-    /// no candidate among the edges at either endpoint beats it (cheaper,
-    /// ties to the lower index); a winner writes [`UNDECIDED`] to `won[e]`
-    /// (its state in the second pass) and `e + 1`
-    /// into `affected` at both endpoints (`vertAffectedByEdge`, 0 for
-    /// none; two winners never share a vertex). `aux` is `[edge offsets,
-    /// edges, the candidates' list]`.
+    /// The first conflict pass (section 3.3), step 1 of 3: each admissible
+    /// candidate of `list` (finite `cost`) raises `vertex_cost` (zero at
+    /// the start) at both endpoints to its key ([`first_pass_key`]), so
+    /// that each vertex holds the least cost of the candidates around it.
+    /// `aux` is `[edges, list]`.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; the maxima are atomic.
+    #[launch_bounds = crate::BOUNDS]
+    #[checked]
+    pub kernel VertexCosts(
+        launch,
+        aux: Ins<u32, 2>,
+        cost: In<f32>,
+        candidates: u32,
+        vertex_cost: InOut<u32>,
+    ) {
+        let [edges, list] = *aux;
+        let (start, end) = chunk(launch.block_idx, candidates);
+        launch.block.for_each(end - start, |k| {
+            let e = list.get(start + k);
+            if let Some(key) = first_pass_key(cost.get(e)) {
+                vertex_cost.fetch_max(edges.get(2 * e), key);
+                vertex_cost.fetch_max(edges.get(2 * e + 1), key);
+            }
+        });
+    }
+}
+
+cavity_device::kernel! {
+    @core
+    /// Step 2: each admissible candidate whose key is the least at an
+    /// endpoint (`vertex_cost`) raises `vertex_index` there (zero at the
+    /// start) to its complemented index: ties go to the lower index.
+    /// `aux` is `[edges, list, vertex_cost]`.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; the maxima are atomic.
+    #[launch_bounds = crate::BOUNDS]
+    #[checked]
+    pub kernel VertexIndices(
+        launch,
+        aux: Ins<u32, 3>,
+        cost: In<f32>,
+        candidates: u32,
+        vertex_index: InOut<u32>,
+    ) {
+        let [edges, list, vertex_cost] = *aux;
+        let (start, end) = chunk(launch.block_idx, candidates);
+        launch.block.for_each(end - start, |k| {
+            let e = list.get(start + k);
+            let Some(key) = first_pass_key(cost.get(e)) else {
+                return;
+            };
+            for v in [edges.get(2 * e), edges.get(2 * e + 1)] {
+                if vertex_cost.get(v) == key {
+                    vertex_index.fetch_max(v, !e);
+                }
+            }
+        });
+    }
+}
+
+cavity_device::kernel! {
+    @core
+    /// Step 3: an admissible candidate wins when it is the least at both
+    /// endpoints (key and index): no candidate among the edges at either
+    /// endpoint beats it (cheaper, ties to the lower index). A winner
+    /// writes [`UNDECIDED`] to `won[e]` (its state in the second pass) and
+    /// `e + 1` into `affected` at both endpoints (`vertAffectedByEdge`, 0
+    /// for none; two winners never share a vertex). The minima over the
+    /// edges at a vertex take two atomic passes ([`VertexCosts`],
+    /// [`VertexIndices`]) rather than a search of every edge around both
+    /// endpoints. `aux` is `[edges, list, vertex_cost, vertex_index]`.
     ///
     /// # Safety
     /// Checked: the inputs are only read; a winner's words are written by
@@ -858,40 +957,26 @@ cavity_device::kernel! {
     #[checked]
     pub kernel Winners(
         launch,
-        mesh: Ins<u32, 4>,
-        geometry: Ins<f32, 2>,
-        aux: Ins<u32, 3>,
+        aux: Ins<u32, 4>,
         cost: In<f32>,
         candidates: u32,
         won: InOut<u32>,
         affected: InOut<u32>,
     ) {
-        let s = Arrays::new(mesh, geometry);
-        let [edge_offsets, edges, list] = *aux;
+        let [edges, list, vertex_cost, vertex_index] = *aux;
         let (start, end) = chunk(launch.block_idx, candidates);
         launch.block.for_each(end - start, |k| {
             let e = list.get(start + k);
-            let ce = cost.get(e);
-            if ce == f32::INFINITY {
+            let Some(key) = first_pass_key(cost.get(e)) else {
                 return;
-            }
+            };
             let (a, b) = (edges.get(2 * e), edges.get(2 * e + 1));
-            for v in [a, b] {
-                for i in 0..s.star_len(v) {
-                    for x in s.tet(s.star_tet(v, i)) {
-                        if x == v {
-                            continue;
-                        }
-                        let f = find_edge(edge_offsets, edges, v, x);
-                        if f != e && f != u32::MAX && beats(cost.get(f), f, ce, e) {
-                            return;
-                        }
-                    }
-                }
+            let least = |v: u32| vertex_cost.get(v) == key && vertex_index.get(v) == !e;
+            if least(a) && least(b) {
+                won.set(e, UNDECIDED);
+                affected.set(a, e + 1);
+                affected.set(b, e + 1);
             }
-            won.set(e, UNDECIDED);
-            affected.set(a, e + 1);
-            affected.set(b, e + 1);
         });
     }
 }

@@ -31,165 +31,171 @@ fn opposite(t: [u32; 4], a: u32) -> [u32; 3] {
     out
 }
 
-/// The most tetrahedra around one vertex that [`link_condition`] holds in
-/// its local arrays; past it, it reads the mesh
-/// ([`link_condition_in_mesh`]).
-pub const MAX_STAR: usize = 64;
+/// The most vertices of `Lk(ab)` (the tetrahedra around edge `ab`) that
+/// [`link_condition`] holds; past it, it reads the mesh for every test
+/// ([`link_condition_in_mesh`]). Pairs of them index the bits of a `u128`.
+pub const MAX_RING: usize = 16;
 
-/// A vertex's star as the triangles opposite it in its tetrahedra, held
-/// locally (registers or the thread's stack) so that the link condition's
-/// many membership tests do not read the mesh again.
-struct Opposite {
-    triangles: [[u32; 3]; MAX_STAR],
+/// The vertices other than `a` and `b` of the tetrahedra around edge `ab`
+/// (the vertices of `Lk(ab)` without `ω`), each once.
+struct Ring {
+    vertices: [u32; MAX_RING],
     len: usize,
 }
 
-impl Opposite {
-    /// The star of `v`, or `None` past [`MAX_STAR`] tetrahedra.
+impl Ring {
+    /// The ring of edge `(a, b)`, or `None` past [`MAX_RING`] vertices.
     #[inline(always)]
-    fn of<S: Star>(s: &S, v: u32) -> Option<Opposite> {
-        let n = s.star_len(v) as usize;
-        if n > MAX_STAR {
-            return None;
-        }
-        let mut o = Opposite {
-            triangles: [[0; 3]; MAX_STAR],
-            len: n,
+    fn of<S: Star>(s: &S, a: u32, b: u32) -> Option<Ring> {
+        let mut r = Ring {
+            vertices: [u32::MAX; MAX_RING],
+            len: 0,
         };
         let mut i = 0;
-        while i < n {
-            o.triangles[i] = opposite(s.tet(s.star_tet(v, i as u32)), v);
+        while i < s.star_len(a) {
+            let t = s.tet(s.star_tet(a, i));
             i += 1;
-        }
-        Some(o)
-    }
-
-    /// Whether a tetrahedron of the star has every vertex of `others`
-    /// (`u32::MAX` entries ignored), i.e. an opposite triangle has them.
-    #[inline(always)]
-    fn any_with(&self, others: [u32; 3]) -> bool {
-        let mut i = 0;
-        while i < self.len {
-            let t = self.triangles[i];
-            let holds = |x: u32| x == u32::MAX || t[0] == x || t[1] == x || t[2] == x;
-            if holds(others[0]) && holds(others[1]) && holds(others[2]) {
-                return true;
+            if !has(t, b) {
+                continue;
             }
-            i += 1;
-        }
-        false
-    }
-}
-
-/// A small set of vertices held locally.
-struct Vertices {
-    items: [u32; MAX_STAR],
-    len: usize,
-}
-
-impl Vertices {
-    /// Whether it holds `x`.
-    #[inline(always)]
-    fn has(&self, x: u32) -> bool {
-        let mut i = 0;
-        while i < self.len {
-            if self.items[i] == x {
-                return true;
-            }
-            i += 1;
-        }
-        false
-    }
-}
-
-/// The vertices `x ≠ b` of `a`'s opposite triangles that are also in
-/// `b`'s (the common neighbours of `a` and `b`), or `None` past
-/// [`MAX_STAR`] of them.
-#[inline(always)]
-fn common(la: &Opposite, lb: &Opposite, b: u32) -> Option<Vertices> {
-    let mut c = Vertices {
-        items: [0; MAX_STAR],
-        len: 0,
-    };
-    let mut i = 0;
-    while i < la.len {
-        for x in la.triangles[i] {
-            if x != b && !c.has(x) && lb.any_with([x, u32::MAX, u32::MAX]) {
-                if c.len == MAX_STAR {
-                    return None;
+            for x in t {
+                if x != a && x != b && r.index(x).is_none() {
+                    if r.len == MAX_RING {
+                        return None;
+                    }
+                    r.vertices[r.len] = x;
+                    r.len += 1;
                 }
-                c.items[c.len] = x;
-                c.len += 1;
             }
         }
-        i += 1;
+        Some(r)
     }
-    Some(c)
+
+    /// `x`'s place in the ring.
+    #[inline(always)]
+    fn index(&self, x: u32) -> Option<usize> {
+        let mut k = 0;
+        while k < self.len {
+            if self.vertices[k] == x {
+                return Some(k);
+            }
+            k += 1;
+        }
+        None
+    }
+
+    /// The bits of the pairs of ring vertices in tetrahedron `t` (bit
+    /// `j (j - 1) / 2 + i` for the vertices at places `i < j`).
+    #[inline(always)]
+    fn pairs(&self, t: [u32; 4]) -> u128 {
+        let places = t.map(|x| self.index(x));
+        let mut bits = 0u128;
+        let mut i = 0;
+        while i < 4 {
+            let mut j = i + 1;
+            while j < 4 {
+                if let (Some(p), Some(q)) = (places[i], places[j]) {
+                    let (lo, hi) = if p < q { (p, q) } else { (q, p) };
+                    bits |= 1u128 << (hi * (hi - 1) / 2 + lo);
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+        bits
+    }
 }
 
 /// Whether collapsing edge `(a, b)` satisfies the link condition, with
-/// the boundary closed by `ω` (module documentation). Reads the stars of
-/// `a` and `b` once into local arrays ([`link_condition_in_mesh`] past
-/// [`MAX_STAR`] tetrahedra). Every simplex of `Lk(a) ∩ Lk(b)` other than `ω` has its
-/// vertices among the common neighbours `C` of `a` and `b`, so only
-/// those are tested: each vertex of `C` must span a triangle with `ab`,
-/// each edge `xy` of `C` in both links must span a tetrahedron with `ab`,
-/// and no triangle of `C` may be in both. The checks that involve `ω`
-/// run only when both vertices are on the boundary, and read the mesh.
+/// the boundary closed by `ω` (module documentation), in time linear in
+/// the two stars and with no local copy of them:
+///
+/// - vertices: every common neighbour of `a` and `b` must span a triangle
+///   with `ab`, i.e. be in the ring of `ab` (the vertices of its
+///   tetrahedra): each vertex of the smaller star outside the ring must
+///   not neighbour the other endpoint ([`Star::has_edge`]). Then the
+///   common neighbours are the ring, and every simplex of `Lk(a) ∩ Lk(b)`
+///   other than `ω` has its vertices in it;
+/// - edges: a pair `xy` of the ring in both links (triangles `axy` and
+///   `bxy`, from one pass over each star into bits of pairs) must span a
+///   tetrahedron `abxy`;
+/// - triangles: no three ring vertices `xyz` with tetrahedra `axyz` and
+///   `bxyz`;
+/// - with `ω`, when both are on the boundary: `ab` must be a boundary
+///   edge, a ring vertex `x` with boundary edges `ax` and `bx` must span a
+///   boundary triangle `abx`, and no tetrahedron `abxy` may have boundary
+///   triangles `axy` and `bxy`.
+///
+/// Past [`MAX_RING`] ring vertices it is [`link_condition_in_mesh`] (the
+/// same answer, tested against the definition).
 pub fn link_condition<S: Star>(s: &S, a: u32, b: u32) -> bool {
-    const NONE: u32 = u32::MAX;
     let both_boundary = s.on_boundary(a) && s.on_boundary(b);
     // ω: common to both links, in Lk(ab) only for a boundary edge.
     if both_boundary && !is_boundary_edge(s, a, b) {
         return false;
     }
-    let (Some(la), Some(lb)) = (Opposite::of(s, a), Opposite::of(s, b)) else {
+    let Some(ring) = Ring::of(s, a, b) else {
         return link_condition_in_mesh(s, a, b);
     };
-    let Some(c) = common(&la, &lb, b) else {
-        return link_condition_in_mesh(s, a, b);
+    // Vertices, from the smaller star.
+    let (small, other) = if s.star_len(a) <= s.star_len(b) {
+        (a, b)
+    } else {
+        (b, a)
     };
-    // Vertices: each common neighbour x spans a triangle abx; with ω,
-    // boundary edges ax and bx need abx to be a boundary triangle.
-    let mut k = 0;
-    while k < c.len {
-        let x = c.items[k];
-        k += 1;
-        if !la.any_with([b, x, NONE]) {
-            return false;
-        }
-        if both_boundary && breaks_omega_edge(s, a, b, x) {
-            return false;
+    let mut i = 0;
+    while i < s.star_len(small) {
+        let t = s.tet(s.star_tet(small, i));
+        i += 1;
+        for x in t {
+            if x != a && x != b && ring.index(x).is_none() && s.has_edge(other, x) {
+                return false;
+            }
         }
     }
+    // With ω, each ring vertex x.
+    if both_boundary {
+        let mut k = 0;
+        while k < ring.len {
+            if breaks_omega_edge(s, a, b, ring.vertices[k]) {
+                return false;
+            }
+            k += 1;
+        }
+    }
+    // Edges and triangles: the pairs in Lk(a), Lk(b) and Lk(ab).
+    let (mut in_a, mut in_ab) = (0u128, 0u128);
     let mut i = 0;
-    while i < la.len {
-        let [t0, t1, t2] = la.triangles[i];
+    while i < s.star_len(a) {
+        let t = s.tet(s.star_tet(a, i));
         i += 1;
-        if t0 == b || t1 == b || t2 == b {
+        let pairs = ring.pairs(t);
+        in_a |= pairs;
+        if has(t, b) {
+            in_ab |= pairs;
             // Tetrahedron abxy: with ω, the triangles xyω of boundary
             // triangles axy and bxy are common, and Lk(ab) holds none.
-            let [x, y] = pair([a, t0, t1, t2], a, b);
+            let [x, y] = pair(t, a, b);
             if both_boundary && is_boundary_triangle(s, a, x, y) && is_boundary_triangle(s, b, x, y)
             {
                 return false;
             }
             continue;
         }
-        let (h0, h1, h2) = (c.has(t0), c.has(t1), c.has(t2));
-        // Triangle t of Lk(a) in Lk(b): tetrahedron b t exists.
-        if h0 && h1 && h2 && lb.any_with([t0, t1, t2]) {
+        // Triangle xyz of Lk(a) in Lk(b): tetrahedron bxyz exists.
+        let [x, y, z] = opposite(t, a);
+        let in_ring = |v: u32| ring.index(v).is_some();
+        if in_ring(x) && in_ring(y) && in_ring(z) && count_with(s, b, [x, y, z]) > 0 {
             return false;
         }
-        // Edges xy of t in Lk(b) (a triangle bxy exists) need the
-        // tetrahedron abxy.
-        for (x, y, both) in [(t0, t1, h0 && h1), (t1, t2, h1 && h2), (t0, t2, h0 && h2)] {
-            if both && lb.any_with([x, y, NONE]) && !la.any_with([b, x, y]) {
-                return false;
-            }
-        }
     }
-    true
+    let mut in_b = 0u128;
+    let mut i = 0;
+    while i < s.star_len(b) {
+        in_b |= ring.pairs(s.tet(s.star_tet(b, i)));
+        i += 1;
+    }
+    in_a & in_b & !in_ab == 0
 }
 
 /// `t`'s two vertices other than `a` and `b` (both in `t`).
@@ -208,9 +214,10 @@ fn pair(t: [u32; 4], a: u32, b: u32) -> [u32; 2] {
     out
 }
 
-/// [`link_condition`] reading the stars from the mesh at every test
-/// instead of local copies: for stars past [`MAX_STAR`] tetrahedra (and
-/// the same answer for any star; tested against the definition).
+/// [`link_condition`] by a direct test of every simplex of `Lk(a)`,
+/// reading the stars from the mesh at every test (time quadratic in the
+/// stars): for edges whose ring is past [`MAX_RING`] vertices (and the
+/// same answer for any edge; tested against the definition).
 pub fn link_condition_in_mesh<S: Star>(s: &S, a: u32, b: u32) -> bool {
     let both_boundary = s.on_boundary(a) && s.on_boundary(b);
     // ω: common to both links, in Lk(ab) only for a boundary edge.

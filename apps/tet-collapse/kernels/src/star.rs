@@ -33,15 +33,53 @@ pub trait Star {
         Self: Sized,
     {
         let c = self.tet(t);
-        let f = [c[(k + 1) % 4], c[(k + 2) % 4], c[(k + 3) % 4]];
-        count_with(self, f[0], [f[1], f[2], u32::MAX]) == 1
+        face_tets(self, [c[(k + 1) % 4], c[(k + 2) % 4], c[(k + 3) % 4]]) == 1
     }
+
+    /// Whether `a` and `x` are joined by an edge. Provided by reading the
+    /// star of `a`; a mesh with its edges in sorted rows (the kernels'
+    /// `iteration::FillEdges`) searches the row instead.
+    fn has_edge(&self, a: u32, x: u32) -> bool
+    where
+        Self: Sized,
+    {
+        star_has(self, a, x)
+    }
+}
+
+/// Whether a tetrahedron around `a` has vertex `x` (for `x ≠ a`: whether
+/// `ax` is an edge), read from the star of `a`.
+#[inline(always)]
+pub fn star_has<S: Star>(s: &S, a: u32, x: u32) -> bool {
+    let mut i = 0;
+    while i < s.star_len(a) {
+        if has(s.tet(s.star_tet(a, i)), x) {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Whether tetrahedron `t` (its vertices) has vertex `v`.
 #[inline(always)]
 pub fn has(t: [u32; 4], v: u32) -> bool {
     t[0] == v || t[1] == v || t[2] == v || t[3] == v
+}
+
+/// The number of tetrahedra with triangle `f` as a face (1 on the
+/// boundary, 2 inside a manifold mesh), read from the smallest of its
+/// vertices' stars.
+#[inline(always)]
+pub fn face_tets<S: Star>(s: &S, f: [u32; 3]) -> u32 {
+    let (mut v, mut others) = (f[0], [f[1], f[2]]);
+    if s.star_len(f[1]) < s.star_len(v) {
+        (v, others) = (f[1], [f[0], f[2]]);
+    }
+    if s.star_len(f[2]) < s.star_len(v) {
+        (v, others) = (f[2], [f[0], f[1]]);
+    }
+    count_with(s, v, [others[0], others[1], u32::MAX])
 }
 
 /// The number of tetrahedra around `a` that also have every vertex of

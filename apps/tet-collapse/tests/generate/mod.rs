@@ -467,8 +467,8 @@ pub fn any_tet_mesh() -> impl Strategy<Value = TetMesh> {
 
 /// A ball: an octahedron subdivided `levels` times and pushed onto the
 /// unit sphere, each triangle joined to the centre (vertex 0), so that
-/// the centre has `8 × 4^levels` tetrahedra (past the local arrays of the
-/// link condition and the edge build, which then read the mesh).
+/// the centre has `8 × 4^levels` tetrahedra (past the local array of the
+/// edge build, which then reads the mesh).
 pub fn ball(levels: u32) -> TetMesh {
     let mut positions = vec![[0.0f32; 3]];
     let mut triangles: Vec<[u32; 3]> = Vec::new();
