@@ -288,11 +288,13 @@ pub(crate) fn rows(
     let mesh = [tets, &offsets, &entries, &offsets];
     between(mesh)?;
     let mut edge_offsets = d.zeros::<u32>(n as usize + 1)?;
-    d.launch::<CountEdges>(blocks(n), (0, 0), (mesh, geometry, n, &mut edge_offsets))?;
+    let mut upper = d.zeros::<u32>(12 * m as usize)?;
+    let params = (mesh, geometry, n, &mut edge_offsets, &mut upper);
+    d.launch::<CountEdges>(blocks(n), (0, 0), params)?;
     d.exclusive_scan(&mut edge_offsets, n + 1)?;
     let e = d.element(&edge_offsets, n as usize)?;
     let mut edges = d.zeros::<u32>(2 * e as usize)?;
-    let params = (mesh, geometry, n, &edge_offsets, &mut edges);
+    let params = ([&offsets, &edge_offsets, &upper], n, &mut edges);
     d.launch::<FillEdges>(blocks(n), (0, 0), params)?;
     Ok(Rows {
         offsets,

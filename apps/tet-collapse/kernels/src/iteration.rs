@@ -516,11 +516,15 @@ fn for_each_upper_in_mesh<S: Star, F: FnMut(u32)>(s: &S, a: u32, mut f: F) {
 
 cavity_device::kernel! {
     @core
-    /// Counts each vertex's edges to higher vertices into `counts[v]`.
+    /// Counts each vertex's edges to higher vertices into `counts[v]`, and
+    /// writes those vertices, ascending, into `upper` from `3 ×` the start
+    /// of the vertex's star (a star of `k` tetrahedra has at most `3k`
+    /// neighbours; `upper` holds three words per star entry), for
+    /// [`FillEdges`] to copy once the counts are scanned.
     ///
     /// # Safety
-    /// Checked: the mesh is only read; each count is written by its own
-    /// thread.
+    /// Checked: the mesh is only read; each vertex writes its own count
+    /// and its own part of `upper`.
     #[launch_bounds = crate::BOUNDS]
     #[checked]
     pub kernel CountEdges(
@@ -529,16 +533,33 @@ cavity_device::kernel! {
         geometry: Ins<f32, 2>,
         vertices: u32,
         counts: InOut<u32>,
+        upper: InOut<u32>,
     ) {
+        let [_, offsets, _, _] = *mesh;
         let s = Arrays::new(mesh, geometry);
         let (start, end) = chunk(launch.block_idx, vertices);
         launch.block.for_each(end - start, |k| {
             let a = start + k;
+            let first = 3 * offsets.get(a);
             let n = match upper_neighbours(&s, a) {
-                Some((_, n)) => n as u32,
+                Some((found, n)) => {
+                    for (j, &b) in (first..).zip(&found[..n]) {
+                        upper.set(j, b);
+                    }
+                    n as u32
+                }
                 None => {
                     let mut n = 0u32;
-                    for_each_upper_in_mesh(&s, a, |_| n += 1);
+                    for_each_upper_in_mesh(&s, a, |b| {
+                        // Insertion into the sorted row.
+                        let mut j = first + n;
+                        while j > first && upper.get(j - 1) > b {
+                            upper.set(j, upper.get(j - 1));
+                            j -= 1;
+                        }
+                        upper.set(j, b);
+                        n += 1;
+                    });
                     n
                 }
             };
@@ -550,45 +571,30 @@ cavity_device::kernel! {
 cavity_device::kernel! {
     @core
     /// Writes each vertex `a`'s edges `(a, b)`, `b > a`, from
-    /// `edge_offsets[a]` into `edges` (two words each), sorted by `b`.
+    /// `edge_offsets[a]` into `edges` (two words each), sorted by `b`: its
+    /// higher neighbours as [`CountEdges`] left them in `upper`, from `3 ×`
+    /// the start of its star (`offsets`).
     ///
     /// # Safety
-    /// Checked: the mesh is only read; each vertex writes its own rows.
+    /// Checked: the inputs are only read; each vertex writes its own rows.
     #[launch_bounds = crate::BOUNDS]
     #[checked]
     pub kernel FillEdges(
         launch,
-        mesh: Ins<u32, 4>,
-        geometry: Ins<f32, 2>,
+        rows: Ins<u32, 3>,
         vertices: u32,
-        edge_offsets: In<u32>,
         edges: InOut<u32>,
     ) {
-        let s = Arrays::new(mesh, geometry);
+        let [offsets, edge_offsets, upper] = *rows;
         let (start, end) = chunk(launch.block_idx, vertices);
         launch.block.for_each(end - start, |k| {
             let a = start + k;
-            let first = edge_offsets.get(a);
-            if let Some((upper, n)) = upper_neighbours(&s, a) {
-                for (j, &b) in (first..).zip(&upper[..n]) {
-                    edges.set(2 * j, a);
-                    edges.set(2 * j + 1, b);
-                }
-                return;
-            }
-            let mut n = 0u32;
-            for_each_upper_in_mesh(&s, a, |b| {
-                // Insertion into the sorted row.
-                let mut j = first + n;
-                while j > first && edges.get(2 * (j - 1) + 1) > b {
-                    edges.set(2 * j, a);
-                    edges.set(2 * j + 1, edges.get(2 * (j - 1) + 1));
-                    j -= 1;
-                }
+            let (first, last) = (edge_offsets.get(a), edge_offsets.get(a + 1));
+            let from = 3 * offsets.get(a);
+            for j in first..last {
                 edges.set(2 * j, a);
-                edges.set(2 * j + 1, b);
-                n += 1;
-            });
+                edges.set(2 * j + 1, upper.get(from + j - first));
+            }
         });
     }
 }
