@@ -27,20 +27,8 @@
 use cavity_device::array::{In, InOut, Ins};
 
 use crate::chunk;
-use crate::iteration::{Arrays, COLLAPSES};
+use crate::iteration::{Arrays, COLLAPSES, ordered};
 use crate::star::Star;
-
-/// `x`'s bits as a key whose unsigned order is the order of the floats
-/// (negative ones complemented, the others with the sign bit set).
-#[inline(always)]
-pub fn ordered(x: f32) -> u32 {
-    let b = x.to_bits();
-    if b & 0x8000_0000 != 0 {
-        !b
-    } else {
-        b | 0x8000_0000
-    }
-}
 
 /// The mark of a tetrahedron that a collapsing candidate holds (above
 /// every complemented key).

@@ -871,12 +871,24 @@ fn beats(cf: f32, f: u32, ce: f32, e: u32) -> bool {
     cf < ce || (cf == ce && f < e)
 }
 
+/// `x`'s bits as a key whose unsigned order is the order of the floats
+/// (negative ones complemented, the others with the sign bit set).
+#[inline(always)]
+pub fn ordered(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
 /// An admissible candidate's key in the first pass's atomic minima: its
-/// complemented ordered cost (`crate::greedy::ordered`), or `None` for
+/// complemented ordered cost ([`ordered`]), or `None` for
 /// an inadmissible one (infinite cost). Never 0, the arrays' start.
 #[inline(always)]
 fn first_pass_key(cost: f32) -> Option<u32> {
-    (cost != f32::INFINITY).then(|| !crate::greedy::ordered(cost))
+    (cost != f32::INFINITY).then(|| !ordered(cost))
 }
 
 cavity_device::kernel! {
