@@ -594,3 +594,30 @@ fn hausdorff_of_a_million_triangles_is_fast() {
     );
     assert!(h > 0.0 && h <= 0.0105, "{h}");
 }
+
+proptest! {
+    /// The trial's fused measure (`criterion::trial_harmonic`: one volume
+    /// and one longest edge) is the volume test and the relative harmonic
+    /// index computed apart, bit for bit, on tetrahedra from regular to
+    /// flat and inverted, at any scale.
+    #[test]
+    fn the_trials_measure_is_the_volume_test_and_the_harmonic_index(
+        corners in prop::array::uniform4(prop::array::uniform3(-1.0f64..1.0)),
+        flatten in 0.0f64..1.0,
+        scale_exp in -30i32..30,
+        ratio in prop::sample::select(vec![0.0, 1e-12, MIN_VOLUME_RATIO, 1e-2]),
+    ) {
+        use cavity_tet_collapse::kernels::criterion::{relative_harmonic, trial_harmonic};
+        use cavity_tet_collapse::kernels::geometry::is_valid_tet;
+        let scale = 10f64.powi(scale_exp);
+        let mut q = corners.map(|c| c.map(|x| x * scale));
+        // Pull the last corner towards the first three's plane's centroid.
+        for k in 0..3 {
+            let centre = (q[0][k] + q[1][k] + q[2][k]) / 3.0;
+            q[3][k] = centre + (q[3][k] - centre) * flatten;
+        }
+        let apart = is_valid_tet(q, ratio).then(|| relative_harmonic(q));
+        let fused = trial_harmonic(q, ratio);
+        prop_assert_eq!(fused.map(f64::to_bits), apart.map(f64::to_bits));
+    }
+}

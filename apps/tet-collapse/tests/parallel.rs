@@ -256,3 +256,69 @@ fn a_vertex_of_hundreds_of_tetrahedra_collapses_validly() {
     let a = collapse_parallel(&cpu, &input, &[], length(l), &settings).unwrap();
     assert_eq!(a.0, out);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(64)))]
+
+    /// The first conflict pass from per-vertex minima (`VertexCosts`,
+    /// `VertexIndices`, `Winners`) is its definition: a candidate with a
+    /// finite cost wins exactly when no candidate with a finite cost at
+    /// either of its endpoints is cheaper, or as cheap with a lower index;
+    /// on random edge sets with tied, negative and infinite costs, on the
+    /// backend `CAVITY_TEST_DEVICE` names.
+    #[test]
+    fn the_first_pass_winners_are_the_definitions(
+        edges in prop::collection::vec((0u32..40, 0u32..40), 1..300)
+            .prop_map(|e| e.into_iter().filter(|(a, b)| a != b).collect::<Vec<_>>())
+            .prop_filter("an edge", |e| !e.is_empty()),
+        costs in prop::collection::vec(
+            prop::sample::select(vec![-1.5f32, 0.0, 0.25, 0.25, 1.0, 2.0, f32::INFINITY]),
+            300,
+        ),
+        skip in 0usize..3,
+    ) {
+        use cavity_tet_collapse::kernels::blocks;
+        use cavity_tet_collapse::kernels::iteration::{UNDECIDED, VertexCosts, VertexIndices, Winners};
+        let backend = test_backend();
+        cavity_tet_collapse::add_kernels(&backend).unwrap();
+        let d = &backend;
+        let e = edges.len();
+        let words: Vec<u32> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
+        // The candidates' list leaves out every third edge from `skip`.
+        let list: Vec<u32> = (0..e as u32).filter(|i| (*i as usize + skip) % 3 != 0).collect();
+        let cost: Vec<f32> = (0..e).map(|i| costs[i]).collect();
+        let c = list.len() as u32;
+        let (edges_d, list_d, cost_d) =
+            (d.upload(&words).unwrap(), d.upload(&list).unwrap(), d.upload(&cost).unwrap());
+        let mut vertex_cost = d.zeros::<u32>(40).unwrap();
+        let mut vertex_index = d.zeros::<u32>(40).unwrap();
+        let mut won = d.zeros::<u32>(e).unwrap();
+        let mut affected = d.zeros::<u32>(40).unwrap();
+        let params = ([&edges_d, &list_d], &cost_d, c, &mut vertex_cost);
+        d.launch::<VertexCosts>(blocks(c), (0, 0), params).unwrap();
+        let params = ([&edges_d, &list_d, &vertex_cost], &cost_d, c, &mut vertex_index);
+        d.launch::<VertexIndices>(blocks(c), (0, 0), params).unwrap();
+        let aux = [&edges_d, &list_d, &vertex_cost, &vertex_index];
+        let params = (aux, &cost_d, c, &mut won, &mut affected);
+        d.launch::<Winners>(blocks(c), (0, 0), params).unwrap();
+        let won = d.download(won, e).unwrap();
+        let affected = d.download(affected, 40).unwrap();
+        let beats = |f: usize, g: usize| cost[f] < cost[g] || (cost[f] == cost[g] && f < g);
+        for &g in &list {
+            let g = g as usize;
+            let (a, b) = edges[g];
+            let wins = cost[g] != f32::INFINITY
+                && !list.iter().map(|&f| f as usize).any(|f| {
+                    f != g
+                        && cost[f] != f32::INFINITY
+                        && [edges[f].0, edges[f].1].iter().any(|v| *v == a || *v == b)
+                        && beats(f, g)
+                });
+            prop_assert_eq!(won[g] == UNDECIDED, wins, "edge {} ({}, {})", g, a, b);
+            if wins {
+                prop_assert_eq!(affected[a as usize], g as u32 + 1);
+                prop_assert_eq!(affected[b as usize], g as u32 + 1);
+            }
+        }
+    }
+}
