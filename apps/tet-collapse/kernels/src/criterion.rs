@@ -61,6 +61,22 @@ pub fn for_each_kept<S: Star, F: FnMut(u32, [[f64; 3]; 4])>(
     p: [f64; 3],
     mut f: F,
 ) {
+    all_kept(s, a, b, p, |t, q| {
+        f(t, q);
+        true
+    });
+}
+
+/// [`for_each_kept`] until `f` returns false: whether it returned true
+/// for every tetrahedron the collapse keeps.
+#[inline(always)]
+pub fn all_kept<S: Star, F: FnMut(u32, [[f64; 3]; 4]) -> bool>(
+    s: &S,
+    a: u32,
+    b: u32,
+    p: [f64; 3],
+    mut f: F,
+) -> bool {
     for (v, other) in [(a, b), (b, a)] {
         let mut i = 0;
         while i < s.star_len(v) {
@@ -80,9 +96,12 @@ pub fn for_each_kept<S: Star, F: FnMut(u32, [[f64; 3]; 4])>(
                 };
                 k += 1;
             }
-            f(t, q);
+            if !f(t, q) {
+                return false;
+            }
         }
     }
+    true
 }
 
 /// Edge length towards a target `length` (the paper's evaluation, and
