@@ -77,7 +77,7 @@ impl Working {
     }
 
     /// Whether edge `(a, b)` is still in the mesh.
-    fn has_edge(&self, a: u32, b: u32) -> bool {
+    fn has_live_edge(&self, a: u32, b: u32) -> bool {
         self.alive[a as usize]
             && self.alive[b as usize]
             && self.stars[a as usize]
@@ -229,7 +229,7 @@ pub fn collapse_sequential_observed<C: Criterion>(
             if w.cells <= target {
                 break;
             }
-            if !w.has_edge(a, b) || criterion.cost(&w, a, b).is_none() {
+            if !w.has_live_edge(a, b) || criterion.cost(&w, a, b).is_none() {
                 continue;
             }
             if let Some(c) = admissible(&w, &classes, a, b) {

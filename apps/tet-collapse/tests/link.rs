@@ -191,12 +191,9 @@ fn the_boundary_rule_keeps_corners_and_ridges() {
     assert_eq!(boundary_rule(CORNER, CORNER, true, true), None);
 }
 
-#[test]
-fn a_ring_past_the_local_bits_is_read_from_the_mesh() {
-    // A spindle: edge ab inside 20 tetrahedra, its ring past MAX_RING, so
-    // that its collapse takes the path that reads the mesh; with the
-    // ball's centre of 512 tetrahedra beside it.
-    let k = 20u32;
+/// A spindle: edge `01` inside `k` tetrahedra around a ring of `k`
+/// vertices, vertex 0 below and 1 above.
+fn spindle(k: u32) -> TetMesh {
     let mut positions = vec![[0.0, 0.0, -1.0], [0.0, 0.0, 1.0]];
     for i in 0..k {
         let angle = std::f32::consts::TAU * i as f32 / k as f32;
@@ -210,16 +207,30 @@ fn a_ring_past_the_local_bits_is_read_from_the_mesh() {
             .iter()
             .all(|&t| signed_volume(&spindle.positions, t) > 0.0)
     );
-    assert!(k as usize > MAX_RING);
-    let mesh = generate::together(&spindle, &generate::ball(3), [4.0, 0.0, 0.0]);
-    let stars = Stars::new(&mesh);
-    let boundary = boundary_triangles(&mesh);
-    assert!((0..mesh.positions.len() as u32).any(|v| stars.star_len(v) > 64));
-    for [a, b] in mesh.edges() {
-        assert_eq!(
-            link_condition(&stars, a, b),
-            by_definition(&mesh, &boundary, a, b),
-            "edge ({a}, {b})"
-        );
+    spindle
+}
+
+#[test]
+fn rings_at_and_past_the_local_bits_are_the_definition() {
+    // Spindles whose edge 01 has a ring of MAX_RING - 1, MAX_RING (the
+    // last bit of the u128 in use) and past it (the path that reads the
+    // mesh), with the ball's centre of 512 tetrahedra beside them.
+    for k in [
+        MAX_RING as u32 - 1,
+        MAX_RING as u32,
+        MAX_RING as u32 + 1,
+        20,
+    ] {
+        let mesh = generate::together(&spindle(k), &generate::ball(3), [4.0, 0.0, 0.0]);
+        let stars = Stars::new(&mesh);
+        let boundary = boundary_triangles(&mesh);
+        assert!((0..mesh.positions.len() as u32).any(|v| stars.star_len(v) > 64));
+        for [a, b] in mesh.edges() {
+            assert_eq!(
+                link_condition(&stars, a, b),
+                by_definition(&mesh, &boundary, a, b),
+                "ring of {k}: edge ({a}, {b})"
+            );
+        }
     }
 }

@@ -264,15 +264,27 @@ proptest! {
     /// `VertexIndices`, `Winners`) is its definition: a candidate with a
     /// finite cost wins exactly when no candidate with a finite cost at
     /// either of its endpoints is cheaper, or as cheap with a lower index;
-    /// on random edge sets with tied, negative and infinite costs, on the
-    /// backend `CAVITY_TEST_DEVICE` names.
+    /// on random edge sets with tied (`-0.0` and `0.0` among them),
+    /// negative, infinite and not-a-number costs (the last two never
+    /// candidates), on the backend `CAVITY_TEST_DEVICE` names.
     #[test]
     fn the_first_pass_winners_are_the_definitions(
         edges in prop::collection::vec((0u32..40, 0u32..40), 1..300)
             .prop_map(|e| e.into_iter().filter(|(a, b)| a != b).collect::<Vec<_>>())
             .prop_filter("an edge", |e| !e.is_empty()),
         costs in prop::collection::vec(
-            prop::sample::select(vec![-1.5f32, 0.0, 0.25, 0.25, 1.0, 2.0, f32::INFINITY]),
+            prop::sample::select(vec![
+                f32::NEG_INFINITY,
+                -1.5f32,
+                -0.0,
+                0.0,
+                0.25,
+                0.25,
+                1.0,
+                2.0,
+                f32::INFINITY,
+                f32::NAN,
+            ]),
             300,
         ),
         skip in 0usize..3,
@@ -304,13 +316,14 @@ proptest! {
         let won = d.download(won, e).unwrap();
         let affected = d.download(affected, 40).unwrap();
         let beats = |f: usize, g: usize| cost[f] < cost[g] || (cost[f] == cost[g] && f < g);
+        let candidate = |f: usize| cost[f] < f32::INFINITY;
         for &g in &list {
             let g = g as usize;
             let (a, b) = edges[g];
-            let wins = cost[g] != f32::INFINITY
+            let wins = candidate(g)
                 && !list.iter().map(|&f| f as usize).any(|f| {
                     f != g
-                        && cost[f] != f32::INFINITY
+                        && candidate(f)
                         && [edges[f].0, edges[f].1].iter().any(|v| *v == a || *v == b)
                         && beats(f, g)
                 });

@@ -519,7 +519,8 @@ cavity_device::kernel! {
     /// Counts each vertex's edges to higher vertices into `counts[v]`, and
     /// writes those vertices, ascending, into `upper` from `3 ×` the start
     /// of the vertex's star (a star of `k` tetrahedra has at most `3k`
-    /// neighbours; `upper` holds three words per star entry), for
+    /// neighbours; `upper` holds three words per star entry, `12 ×` the
+    /// tetrahedra, which the launch refuses past `u32` words), for
     /// [`FillEdges`] to copy once the counts are scanned.
     ///
     /// # Safety
@@ -872,10 +873,11 @@ fn beats(cf: f32, f: u32, ce: f32, e: u32) -> bool {
 }
 
 /// `x`'s bits as a key whose unsigned order is the order of the floats
-/// (negative ones complemented, the others with the sign bit set).
+/// (negative ones complemented, the others with the sign bit set; `-0.0`
+/// taken as `0.0`, which it equals).
 #[inline(always)]
 pub fn ordered(x: f32) -> u32 {
-    let b = x.to_bits();
+    let b = if x == 0.0 { 0 } else { x.to_bits() };
     if b & 0x8000_0000 != 0 {
         !b
     } else {
@@ -884,11 +886,12 @@ pub fn ordered(x: f32) -> u32 {
 }
 
 /// An admissible candidate's key in the first pass's atomic minima: its
-/// complemented ordered cost ([`ordered`]), or `None` for
-/// an inadmissible one (infinite cost). Never 0, the arrays' start.
+/// complemented ordered cost ([`ordered`]), or `None` for an inadmissible
+/// one (infinite cost) and a cost that is not a number. Never 0, the
+/// arrays' start.
 #[inline(always)]
 fn first_pass_key(cost: f32) -> Option<u32> {
-    (cost != f32::INFINITY).then(|| !ordered(cost))
+    (cost < f32::INFINITY).then(|| !ordered(cost))
 }
 
 cavity_device::kernel! {
@@ -896,7 +899,8 @@ cavity_device::kernel! {
     /// The first conflict pass (section 3.3), step 1 of 3: each admissible
     /// candidate of `list` (finite `cost`) raises `vertex_cost` (zero at
     /// the start) at both endpoints to its key ([`first_pass_key`]), so
-    /// that each vertex holds the least cost of the candidates around it.
+    /// that each vertex holds the key of the least cost of the candidates
+    /// around it.
     /// `aux` is `[edges, list]`.
     ///
     /// # Safety

@@ -31,9 +31,10 @@ fn opposite(t: [u32; 4], a: u32) -> [u32; 3] {
     out
 }
 
-/// The most vertices of `Lk(ab)` (the tetrahedra around edge `ab`) that
-/// [`link_condition`] holds; past it, it reads the mesh for every test
-/// ([`link_condition_in_mesh`]). Pairs of them index the bits of a `u128`.
+/// The most vertices other than `a` and `b` of the tetrahedra around edge
+/// `ab` (`Lk(ab)`'s vertices without `ω`) that [`link_condition`] holds:
+/// their 120 pairs index the bits of a `u128`. Past it, it tests every
+/// simplex from the mesh ([`link_condition_in_mesh`]).
 pub const MAX_RING: usize = 16;
 
 /// The vertices other than `a` and `b` of the tetrahedra around edge `ab`
@@ -94,7 +95,9 @@ impl Ring {
         while i < 4 {
             let mut j = i + 1;
             while j < 4 {
-                if let (Some(p), Some(q)) = (places[i], places[j]) {
+                if let (Some(p), Some(q)) = (places[i], places[j])
+                    && p != q
+                {
                     let (lo, hi) = if p < q { (p, q) } else { (q, p) };
                     bits |= 1u128 << (hi * (hi - 1) / 2 + lo);
                 }
@@ -107,8 +110,11 @@ impl Ring {
 }
 
 /// Whether collapsing edge `(a, b)` satisfies the link condition, with
-/// the boundary closed by `ω` (module documentation), in time linear in
-/// the two stars and with no local copy of them:
+/// the boundary closed by `ω` (module documentation), with no local copy
+/// of the stars, in time linear in them where [`Star::has_edge`] searches
+/// sorted edge rows (the kernels), apart from the triangle test, which
+/// reads the star of `b` for each tetrahedron of `a` whose opposite
+/// triangle lies in the ring (rare):
 ///
 /// - vertices: every common neighbour of `a` and `b` must span a triangle
 ///   with `ab`, i.e. be in the ring of `ab` (the vertices of its
