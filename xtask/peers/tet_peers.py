@@ -7,7 +7,8 @@ tetrahedral mesh, at the cell count our GPU two-pass collapse reached:
 
   mmgpy   MMG 5.8's mmg3d (the mmgpy bindings, `MmgMesh3D(V, T).remesh`), a
           remesher driven by a size, not a count: the uniform size hsiz
-          starts at --length L and is corrected by (cells / target)^(1/3)
+          starts at --length L ($CAVITY_MMG_HSIZ where set, say from an
+          earlier call's runs) and is corrected by (cells / target)^(1/3)
           after each run, for at most 3 runs ($CAVITY_MMG_RUNS; fewer once
           a run lands within 1 % of the target); the run closest to the
           target is reported, its time only, with the runs made and its
@@ -121,7 +122,7 @@ def run_mmgpy(V, T, target, length, threads):
 
     mmgpy.disable_logging()
     hausd = length
-    hsiz = length
+    hsiz = MMG_FIRST_HSIZ or length
     best = None
     runs = 0
     for _ in range(MMG_RUNS):
@@ -153,6 +154,10 @@ def run_mmgpy(V, T, target, length, threads):
 # each): $CAVITY_MMG_RUNS, else 3. One run of MMG on 5 M tetrahedra takes
 # minutes: set 1 there.
 MMG_RUNS = max(1, int(os.environ.get("CAVITY_MMG_RUNS", "3")))
+# MMG's first uniform size: $CAVITY_MMG_HSIZ (model units), else L. A size
+# known from an earlier call's runs lands one run on the count (hausd and
+# the edge band stay at L).
+MMG_FIRST_HSIZ = float(os.environ.get("CAVITY_MMG_HSIZ", "0")) or None
 
 
 def run_vtk(V, T, target, length, threads):
