@@ -30,7 +30,7 @@ use cavity_device::array::{In, InOut, Ins};
 use crate::chunk;
 use crate::geometry::signed_volume;
 use crate::iteration::{Arrays, find_edge};
-use crate::star::{Star, has};
+use crate::star::{Star, has, smallest_star};
 
 /// The outward vertex loops of a positively oriented tetrahedron's faces,
 /// as local corners, in the volume crate's order (`TET_FACES` of
@@ -62,16 +62,18 @@ fn same_turn(a: [u32; 3], b: [u32; 3]) -> bool {
         || (b[0] == a[2] && b[1] == a[0])
 }
 
-/// The tetrahedron other than `t` with triangle `f`, or [`NONE`].
+/// The tetrahedron other than `t` with triangle `f`, or [`NONE`], read
+/// from the smallest of its vertices' stars ([`smallest_star`]).
 #[inline(always)]
 fn across<S: Star>(s: &S, t: u32, f: [u32; 3]) -> u32 {
+    let (v, [x, y]) = smallest_star(s, f);
     let mut i = 0;
-    while i < s.star_len(f[0]) {
-        let u = s.star_tet(f[0], i);
+    while i < s.star_len(v) {
+        let u = s.star_tet(v, i);
         i += 1;
         if u != t {
             let q = s.tet(u);
-            if has(q, f[1]) && has(q, f[2]) {
+            if has(q, x) && has(q, y) {
                 return u;
             }
         }

@@ -67,11 +67,10 @@ pub fn has(t: [u32; 4], v: u32) -> bool {
     t[0] == v || t[1] == v || t[2] == v || t[3] == v
 }
 
-/// The number of tetrahedra with triangle `f` as a face (1 on the
-/// boundary, 2 inside a manifold mesh), read from the smallest of its
-/// vertices' stars.
+/// The vertex of triangle `f` with the smallest star, and the other two:
+/// where a search for the tetrahedra with `f` reads least.
 #[inline(always)]
-pub fn face_tets<S: Star>(s: &S, f: [u32; 3]) -> u32 {
+pub fn smallest_star<S: Star>(s: &S, f: [u32; 3]) -> (u32, [u32; 2]) {
     let (mut v, mut others) = (f[0], [f[1], f[2]]);
     if s.star_len(f[1]) < s.star_len(v) {
         (v, others) = (f[1], [f[0], f[2]]);
@@ -79,6 +78,15 @@ pub fn face_tets<S: Star>(s: &S, f: [u32; 3]) -> u32 {
     if s.star_len(f[2]) < s.star_len(v) {
         (v, others) = (f[2], [f[0], f[1]]);
     }
+    (v, others)
+}
+
+/// The number of tetrahedra with triangle `f` as a face (1 on the
+/// boundary, 2 inside a manifold mesh), read from the smallest of its
+/// vertices' stars ([`smallest_star`]).
+#[inline(always)]
+pub fn face_tets<S: Star>(s: &S, f: [u32; 3]) -> u32 {
+    let (v, others) = smallest_star(s, f);
     count_with(s, v, [others[0], others[1], u32::MAX])
 }
 
