@@ -182,12 +182,8 @@ fn cells_that_are_no_tetrahedra_or_flat_are_refused_naming_the_cell() {
 #[test]
 #[ignore = "timing (issue 54 item 8): run in release with --ignored --nocapture"]
 fn operator_build_timing() {
-    let n: u32 = std::env::var("CAVITY_TET_GRID")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
     let backend = test_backend();
-    let input = generate::grid(n, n, n, 0.2, 1);
+    let input = generate::timing_grid();
     let criterion = Builtin {
         kind: 0,
         placement: 0,

@@ -148,11 +148,7 @@ proptest! {
 #[test]
 #[ignore = "timing (issue 54 item 8): run in release with --ignored --nocapture"]
 fn timing_on_a_grid() {
-    let n: u32 = std::env::var("CAVITY_TET_GRID")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(40);
-    let input = generate::grid(n, n, n, 0.2, 1);
+    let input = generate::timing_grid();
     let l = 1.25 * median_edge(&input);
     let settings = Settings::default();
     let backend = test_backend();

@@ -527,3 +527,13 @@ pub fn ball(levels: u32) -> TetMesh {
         .collect();
     mesh
 }
+
+/// The timing tests' mesh: a perturbed grid of `CAVITY_TET_GRID`³ cubes
+/// (40 by default, six tetrahedra each; jitter 0.2, seed 1).
+pub fn timing_grid() -> TetMesh {
+    let n: u32 = std::env::var("CAVITY_TET_GRID")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    grid(n, n, n, 0.2, 1)
+}
