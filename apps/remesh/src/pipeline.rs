@@ -107,6 +107,12 @@ pub struct FileRun {
     pub report: RemeshReport,
     /// The stages around it.
     pub stages: FileStages,
+    /// Whether the run was on a GPU (not the CPU backend).
+    pub on_gpu: bool,
+    /// Bytes of device memory the run held at once at most
+    /// ([`Backend::peak_device_memory`]); `None` on the CPU backend or a
+    /// GPU without memory pools.
+    pub peak_device_bytes: Option<u64>,
 }
 
 /// Why a [`RemeshFile`] run failed; nothing was written to the output then.
@@ -198,6 +204,8 @@ impl RemeshFile<'_> {
         events.stage(Stage::Output);
         // The device is given back while the output is written beside its
         // destination and checked.
+        let on_gpu = !matches!(backend, Backend::Cpu(_));
+        let peak_device_bytes = backend.peak_device_memory().ok().flatten();
         let releasing = std::thread::spawn(move || drop(backend));
         let output = self.output;
         let (remeshed, (staged, write), (checked, check)) = rounded.finish(
@@ -235,6 +243,8 @@ impl RemeshFile<'_> {
                 write,
                 whole: whole.elapsed().as_secs_f64(),
             },
+            on_gpu,
+            peak_device_bytes,
         })
     }
 

@@ -27,6 +27,7 @@ mod commands;
 mod device;
 mod input;
 mod output;
+mod stages;
 
 use std::process::ExitCode;
 

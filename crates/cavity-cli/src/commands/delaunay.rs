@@ -7,11 +7,13 @@ use cavity::io::{check_writable, write_mesh};
 
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
-use crate::device::{GivenBack, backend};
+use crate::device::backend;
 use crate::input::{check_input, load_input};
 use crate::output::{check, refuse_overwrite, sayln, spinner};
+use crate::stages::Clock;
 
 pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
+    let mut clock = Clock::start();
     args.factors().check()?;
     if let Some(input) = input {
         check_input(input)?;
@@ -19,7 +21,9 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
     let read = load_input(input)?;
+    clock.host("read");
     let backend = backend(args.device)?;
+    clock.host("start");
     let pb = spinner();
     pb.set_message("flipping edges");
     let (out, report, device) = cavity_delaunay::delaunay(
@@ -28,7 +32,8 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
         args.factors(),
         &backend,
     )?;
-    let released = GivenBack::new(backend);
+    clock.device("flips", &backend);
+    let released = clock.release(backend);
     pb.finish_and_clear();
     check(
         &read.defects,
@@ -40,7 +45,9 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
         output,
         format,
     )?;
+    clock.host("check");
     write_mesh(output, &out, None, format)?;
+    clock.host("write");
     drop(released);
     sayln!(
         "{} flips in {} sweeps ({} rounds) on {device} in {:.3} s; rolled back {} of {} scheduled patches ({:.1} %); wrote {}",
@@ -53,5 +60,6 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
         100.0 * report.rollback_fraction(),
         output.display()
     );
+    sayln!("{}", clock.line());
     Ok(())
 }

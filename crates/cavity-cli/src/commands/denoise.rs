@@ -1,15 +1,13 @@
 //! `cavity denoise`: bilateral mesh denoising, written as a mesh.
 
-use std::path::Path;
-use std::time::Instant;
-
 use cavity::io::write_mesh;
 use cavity_denoise::DenoiseSettings;
+use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
-use crate::device::GivenBack;
 use crate::output::sayln;
+use crate::stages::Clock;
 
 pub(crate) fn denoise(
     input: Option<&Path>,
@@ -18,12 +16,14 @@ pub(crate) fn denoise(
     common: &Common,
 ) -> Result<()> {
     settings.check()?;
-    let (format, mesh, backend) = super::open(input, output, common)?;
-    let t = Instant::now();
+    let mut clock = Clock::start();
+    let (format, mesh, backend) = super::open(input, output, common, &mut clock)?;
     let (denoised, report) = cavity_denoise::denoise(&mesh, settings, &backend)?;
-    let seconds = t.elapsed().as_secs_f64();
-    let released = GivenBack::new(backend);
+    let seconds = clock.device("denoise", &backend);
+    clock.part("of which filtering", report.filter_seconds);
+    let released = clock.release(backend);
     write_mesh(output, &denoised, None, format)?;
+    clock.host("write");
     drop(released);
     sayln!(
         "denoised {} vertices by {} iteration(s) on {}: {:.3} ms filtering ({:.3} ms per iteration), {:.3} ms with patching and transfers; largest neighbourhood {} vertices; wrote {}",
@@ -36,5 +36,6 @@ pub(crate) fn denoise(
         report.largest_neighbourhood,
         output.display()
     );
+    sayln!("{}", clock.line());
     Ok(())
 }

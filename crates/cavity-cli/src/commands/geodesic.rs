@@ -3,7 +3,6 @@
 //! STL, without a vertex list, is refused).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use cavity::io::{
     Format, VertexData, check_writable, check_writable_file, stage_mesh, write_column,
@@ -13,9 +12,10 @@ use cavity_geodesic::GeodesicSettings;
 
 use crate::Result;
 use crate::args::Common;
-use crate::device::{GivenBack, backend};
+use crate::device::backend;
 use crate::input::{check_input, load_input};
 use crate::output::{refuse_overwrite, sayln};
+use crate::stages::Clock;
 
 /// The file beside a mesh `output` in a format without vertex properties
 /// that holds the distances: its name with "-distance.txt" for the
@@ -32,6 +32,7 @@ pub(crate) fn geodesic(
     settings: &GeodesicSettings,
     common: &Common,
 ) -> Result<()> {
+    let mut clock = Clock::start();
     settings.check()?;
     if let Some(input) = input {
         check_input(input)?;
@@ -51,12 +52,14 @@ pub(crate) fn geodesic(
         check_writable_file(column)?;
     }
     let mesh = load_input(input)?.mesh;
+    clock.host("read");
     let backend = backend(common.device)?;
-    let t = Instant::now();
+    clock.host("start");
     let (distance, report) =
         cavity_geodesic::geodesic_distance(&mesh, sources, settings, &backend)?;
-    let seconds = t.elapsed().as_secs_f64();
-    let released = GivenBack::new(backend);
+    let seconds = clock.device("geodesic", &backend);
+    clock.part("of which propagation", report.propagation_seconds);
+    let released = clock.release(backend);
     match &column {
         None => {
             let data = VertexData {
@@ -73,6 +76,7 @@ pub(crate) fn geodesic(
             staged.commit()?;
         }
     }
+    clock.host("write");
     drop(released);
     let largest = distance
         .iter()
@@ -102,5 +106,6 @@ pub(crate) fn geodesic(
             c.display()
         ))
     );
+    sayln!("{}", clock.line());
     Ok(())
 }

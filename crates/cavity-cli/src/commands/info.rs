@@ -1,21 +1,24 @@
 //! `cavity info`: counts, topology defects and patch statistics.
 
-use std::path::Path;
-use std::time::Instant;
-
 use cavity::PatchedMesh;
 use cavity::defects::Defects;
 use cavity::stats::topology_stats_with;
 use cavity::topology::Topology;
+use std::path::Path;
 
 use crate::Result;
 use crate::input::load;
 use crate::output::{sayln, spinner};
+use crate::stages::Clock;
 
 pub(crate) fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
+    let mut clock = Clock::start();
     let mesh = load(path)?;
+    clock.host("read");
     let topology = Topology::new(&mesh);
     let s = topology_stats_with(&mesh, &topology);
+    let d = Defects::with_topology(&mesh, &topology);
+    clock.host("topology and defects");
     sayln!("vertices: {}", s.vertices);
     sayln!("edges: {}", s.edges);
     sayln!("faces: {}", s.faces);
@@ -26,15 +29,14 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     sayln!("boundary loops: {}", s.boundary_loops);
     sayln!("non-manifold edges: {}", s.non_manifold_edges);
     sayln!("non-manifold vertices: {}", s.non_manifold_vertices);
-    let d = Defects::with_topology(&mesh, &topology);
     sayln!("duplicate faces: {}", d.duplicate_faces);
     sayln!("zero-area faces: {}", d.zero_area_faces);
     sayln!("zero-length edges: {}", d.zero_length_edges);
     sayln!("coincident vertices: {}", d.coincident_vertices);
     let pb = spinner();
     pb.set_message("patching");
-    let t = Instant::now();
     let patched = PatchedMesh::with_topology(&mesh, &topology, patch_size)?;
+    let seconds = clock.host("patching");
     pb.finish_and_clear();
     let p = patched.stats();
     sayln!("patch size limit: {patch_size}");
@@ -42,7 +44,7 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
         "patches: {} (Lloyd iterations: {}, {:.3} s)",
         p.patches,
         patched.lloyd_iterations(),
-        t.elapsed().as_secs_f64()
+        seconds
     );
     sayln!(
         "faces per patch: min {} mean {:.1} max {}",
@@ -56,5 +58,6 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
         patched.patch_bytes(),
         p.bytes_per_face
     );
+    sayln!("{}", clock.line());
     Ok(())
 }

@@ -23,16 +23,19 @@ use crate::args::Common;
 use crate::device::backend;
 use crate::input::{check_input, load_input};
 use crate::output::refuse_overwrite;
+use crate::stages::Clock;
 
 /// The start of a command that reads a mesh and writes one: checks that
 /// the input is a surface mesh file, refuses to write over it, checks that
 /// the output can be written (`cavity::io::check_writable`: its format, its
 /// directory, a read-only file there), reads the input (with its checks)
-/// and opens the backend `common` asks for.
+/// and opens the backend `common` asks for, the reading and the start
+/// timed on `clock`.
 pub(crate) fn open(
     input: Option<&Path>,
     output: &Path,
     common: &Common,
+    clock: &mut Clock,
 ) -> Result<(Format, TriMesh, Backend)> {
     if let Some(input) = input {
         check_input(input)?;
@@ -40,5 +43,8 @@ pub(crate) fn open(
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
     let mesh = load_input(input)?.mesh;
-    Ok((format, mesh, backend(common.device)?))
+    clock.host("read");
+    let backend = backend(common.device)?;
+    clock.host("start");
+    Ok((format, mesh, backend))
 }

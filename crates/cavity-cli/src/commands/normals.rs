@@ -2,15 +2,13 @@
 //! (PLY `nx ny nz`, OBJ `vn`, OFF `NOFF`; STL, which holds one normal per
 //! facet and none per vertex, is refused).
 
-use std::path::Path;
-use std::time::Instant;
-
 use cavity::io::{Format, write_mesh};
+use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
-use crate::device::GivenBack;
 use crate::output::sayln;
+use crate::stages::Clock;
 
 /// Errors when `format` cannot hold per-vertex normals (STL), before any
 /// work: the normals would be dropped without a word.
@@ -27,12 +25,12 @@ fn refuse_without_normals(output: &Path, format: Format) -> Result<()> {
 
 pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     refuse_without_normals(output, Format::from_path(output)?)?;
-    let (format, mesh, backend) = super::open(input, output, common)?;
-    let t = Instant::now();
+    let mut clock = Clock::start();
+    let (format, mesh, backend) = super::open(input, output, common, &mut clock)?;
     let normals = cavity_normals::vertex_normals(&mesh, common.patch_size, &backend)?;
-    let seconds = t.elapsed().as_secs_f64();
+    let seconds = clock.device("normals", &backend);
     let device = backend.name();
-    let released = GivenBack::new(backend);
+    let released = clock.release(backend);
     let zero = normals.iter().filter(|n| **n == [0.0; 3]).count();
     if zero > 0 {
         eprintln!(
@@ -40,6 +38,7 @@ pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> R
         );
     }
     write_mesh(output, &mesh, Some(&normals), format)?;
+    clock.host("write");
     drop(released);
     sayln!(
         "normals of {} vertices on {} in {:.3} ms (with patching and transfers); wrote {}",
@@ -48,5 +47,6 @@ pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> R
         seconds * 1e3,
         output.display()
     );
+    sayln!("{}", clock.line());
     Ok(())
 }

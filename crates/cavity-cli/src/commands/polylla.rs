@@ -7,7 +7,6 @@
 //! input's size against the memory it needs, before any work.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
@@ -22,6 +21,7 @@ use crate::Result;
 use crate::args::Device;
 use crate::device::backend;
 use crate::output::{say, sayln, spinner};
+use crate::stages::Clock;
 
 /// Where the triangulation comes from.
 pub(crate) enum Source {
@@ -189,6 +189,7 @@ pub(crate) fn polylla_command(
     svg: Option<&Path>,
     device: Device,
 ) -> Result<()> {
+    let mut clock = Clock::start();
     let input = match source {
         Source::File(path) => Some(path.as_path()),
         _ => None,
@@ -206,22 +207,22 @@ pub(crate) fn polylla_command(
     }
     check_size(source, !matches!(device, Device::Cpu | Device::CpuRacing))?;
     let backend = backend(device)?;
+    clock.host("start");
     let pb = spinner();
     pb.set_message("reading and triangulating");
-    let t = Instant::now();
     let (mesh, what) = half_edges(source)?;
-    let read = t.elapsed().as_secs_f64();
+    clock.host("triangulation and half-edges");
     pb.set_message("Polylla");
-    let t = Instant::now();
     let (poly, timings) = polylla(&backend, &mesh)?;
-    let run = t.elapsed().as_secs_f64();
+    clock.device("Polylla", &backend);
+    clock.part("of which kernels", timings.kernels() / 1e3);
+    clock.read_peak(&backend);
     pb.set_message("writing");
-    let t = Instant::now();
     format.write(output, &mesh, &poly)?;
     if let Some(svg) = svg {
         write_svg(svg, &mesh, &poly)?;
     }
-    let write = t.elapsed().as_secs_f64();
+    clock.host("write");
     pb.finish_and_clear();
     sayln!(
         "{what}: {} vertices, {} triangles -> {} polygons, {} barrier tips repaired, {} barrier edges split, on {}",
@@ -242,10 +243,11 @@ pub(crate) fn polylla_command(
         timings.total()
     );
     sayln!(
-        "triangulation and half-edges {read:.3} s, Polylla {run:.3} s, write {write:.3} s; wrote {}{}",
+        "wrote {}{}",
         output.display(),
         svg.map_or(String::new(), |s| format!(" and {}", s.display()))
     );
+    sayln!("{}", clock.line());
     Ok(())
 }
 

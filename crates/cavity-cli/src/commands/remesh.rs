@@ -16,6 +16,7 @@ use crate::args::DynamicArgs;
 use crate::device::choice;
 use crate::input::{BUNDLED_NAME, check_input, source};
 use crate::output::{on_terminal, progress_line, say, sayln};
+use crate::stages::device_memory;
 
 /// The default output of `remesh`: the input's file name (the bundled
 /// mesh's without a path) with "-remeshed" before the extension.
@@ -119,19 +120,21 @@ pub(crate) fn remesh(
     let report = run.report;
     say!("{}", report.table());
     let (st, fs) = (&report.stages, &run.stages);
+    sayln!("wrote {}", output.display());
     sayln!(
-        "stages    read {:.3} s, input {:.3} s, start {:.3} s, patch {:.3} s, remesh {:.3} s, export {:.3} s, statistics {:.3} s, check {:.3} s, write {:.3} s; whole command {:.3} s",
+        "stages    read {:.3} s, input {:.3} s, start {:.3} s, patch {:.3} s, remesh {:.3} s on {}, export {:.3} s, statistics {:.3} s, check {:.3} s, write {:.3} s; whole command {:.3} s; {}",
         fs.read,
         fs.input,
         fs.start,
         st.patch,
         report.seconds,
+        report.device,
         st.export,
         st.statistics,
         fs.check,
         fs.write,
-        fs.whole
+        fs.whole,
+        device_memory(Some((run.on_gpu, run.peak_device_bytes)))
     );
-    sayln!("wrote {}", output.display());
     Ok(())
 }

@@ -1,15 +1,13 @@
 //! `cavity smooth`: implicit mean curvature flow, written as a mesh.
 
-use std::path::Path;
-use std::time::Instant;
-
 use cavity::io::write_mesh;
 use cavity_mcf::McfSettings;
+use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
-use crate::device::GivenBack;
 use crate::output::sayln;
+use crate::stages::Clock;
 
 pub(crate) fn smooth(
     input: Option<&Path>,
@@ -18,11 +16,13 @@ pub(crate) fn smooth(
     common: &Common,
 ) -> Result<()> {
     settings.check()?;
-    let (format, mesh, backend) = super::open(input, output, common)?;
-    let t = Instant::now();
+    let mut clock = Clock::start();
+    let (format, mesh, backend) = super::open(input, output, common, &mut clock)?;
     let (smoothed, report) = cavity_mcf::smooth(&mesh, settings, &backend)?;
-    let seconds = t.elapsed().as_secs_f64();
-    let released = GivenBack::new(backend);
+    let seconds = clock.device("smooth", &backend);
+    let solve: f64 = report.steps.iter().map(|s| s.seconds).sum();
+    clock.part("of which solves", solve);
+    let released = clock.release(backend);
     for (i, step) in report.steps.iter().enumerate() {
         let flips = if step.flips > 0 {
             format!(", {} intrinsic edge flips", step.flips)
@@ -43,6 +43,7 @@ pub(crate) fn smooth(
         );
     }
     write_mesh(output, &smoothed, None, format)?;
+    clock.host("write");
     drop(released);
     sayln!(
         "smoothed {} vertices ({} kept in place: boundary, non-manifold or without area) by {} step(s) of dt {:.4e} on {} in {:.3} ms (with patching and transfers); wrote {}",
@@ -54,5 +55,6 @@ pub(crate) fn smooth(
         seconds * 1e3,
         output.display()
     );
+    sayln!("{}", clock.line());
     Ok(())
 }

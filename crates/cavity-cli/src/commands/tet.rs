@@ -6,7 +6,6 @@
 //! `cavity-tet-collapse`), and `cavity bench tet`.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::backend::Backend;
@@ -31,6 +30,7 @@ use crate::Result;
 use crate::args::{ConflictsArg, CriterionArg, Device, PlacementArg};
 use crate::device::backend;
 use crate::output::{say, sayln, spinner};
+use crate::stages::Clock;
 
 /// An error of the mesh in `file` (a degenerate cell, a vertex out of
 /// range, a cell the collapse does not take), naming the file; its source
@@ -91,15 +91,14 @@ fn read_checked(path: &Path) -> Result<(CellMesh, Quality)> {
 }
 
 /// The mesh at `path` with its cells oriented outward and checked
-/// ([`read_checked`]), built, its cells and their quality, and the
-/// seconds reading and building took.
-fn load(path: &Path) -> Result<(VolumeMesh, Vec<CellVertices>, Quality, [f64; 2])> {
-    let t = Instant::now();
+/// ([`read_checked`]), built, its cells and their quality; the reading
+/// and the building are stages of `clock`.
+fn load(path: &Path, clock: &mut Clock) -> Result<(VolumeMesh, Vec<CellVertices>, Quality)> {
     let (CellMesh { positions, cells }, q) = read_checked(path)?;
-    let read = t.elapsed().as_secs_f64();
-    let t = Instant::now();
+    clock.host("read");
     let mesh = VolumeMesh::from_cells(positions, &cells).map_err(in_file(path))?;
-    Ok((mesh, cells, q, [read, t.elapsed().as_secs_f64()]))
+    clock.host("operators");
+    Ok((mesh, cells, q))
 }
 
 /// The validity setting of `--plain`.
@@ -160,15 +159,17 @@ fn refuse_overwrite(input: &Path, output: &Path) -> Result<()> {
 }
 
 pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
-    let (mesh, _, q, [read, build]) = load(path)?;
+    let mut clock = Clock::start();
+    let (mesh, _, q) = load(path, &mut clock)?;
     let backend = backend(device)?;
-    let t = Instant::now();
+    clock.host("start");
     let Boundary {
         faces,
         edges,
         vertices,
     } = boundary(&backend, &mesh)?;
-    let seconds = t.elapsed().as_secs_f64();
+    clock.device("boundary", &backend);
+    clock.read_peak(&backend);
     let [v, e, f, c] = mesh.counts();
     sayln!(
         "{}: {v} vertices, {e} edges, {f} faces, {c} cells",
@@ -198,23 +199,19 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
         mesh.bytes(),
         mesh.bytes() as f64 / c.max(1) as f64
     );
-    sayln!(
-        "read {:.3} s, operators {:.3} s, boundary {:.3} ms on {}",
-        read,
-        build,
-        seconds * 1e3,
-        backend.name()
-    );
+    sayln!("{}", clock.line());
     Ok(())
 }
 
 pub(crate) fn boundary_surface(input: &Path, output: &Path, device: Device) -> Result<()> {
+    let mut clock = Clock::start();
     let format = check_writable(output)?;
-    let (mesh, _, _, _) = load(input)?;
+    let (mesh, _, _) = load(input, &mut clock)?;
     let backend = backend(device)?;
-    let t = Instant::now();
+    clock.host("start");
     let b = boundary(&backend, &mesh)?;
-    let seconds = t.elapsed().as_secs_f64();
+    let seconds = clock.device("boundary", &backend);
+    clock.read_peak(&backend);
     let mut id = vec![u32::MAX; mesh.positions().len()];
     let mut surface = TriMesh {
         positions: Vec::with_capacity(b.vertices.len()),
@@ -237,7 +234,9 @@ pub(crate) fn boundary_surface(input: &Path, output: &Path, device: Device) -> R
             surface.faces.push([corners[0], corners[k], corners[k + 1]]);
         }
     }
+    clock.host("surface");
     write_mesh(output, &surface, None, format)?;
+    clock.host("write");
     sayln!(
         "boundary of {}: {} faces ({} triangles), {} vertices, in {:.3} ms on {}; wrote {}",
         input.display(),
@@ -248,6 +247,7 @@ pub(crate) fn boundary_surface(input: &Path, output: &Path, device: Device) -> R
         backend.name(),
         output.display()
     );
+    sayln!("{}", clock.line());
     Ok(())
 }
 
@@ -259,15 +259,18 @@ pub(crate) fn smooth_inner(
     device: Device,
     options: WriteOptions,
 ) -> Result<()> {
+    let mut clock = Clock::start();
     VolumeFormat::of(output)?;
     check_count(setting::ITERATIONS, iterations)?;
-    let (mesh, cells, _, _) = load(input)?;
+    let (mesh, cells, _) = load(input, &mut clock)?;
     refuse_overwrite(input, output)?;
     let backend = backend(device)?;
-    let t = Instant::now();
+    clock.host("start");
     let (positions, report) = smooth_valid(&backend, &mesh, &cells, iterations, validity(plain))?;
-    let seconds = t.elapsed().as_secs_f64();
+    let seconds = clock.device("smoothing", &backend);
+    clock.read_peak(&backend);
     write_volume_with(output, &CellMesh { positions, cells }, options)?;
+    clock.host("write");
     sayln!(
         "smoothed the inner vertices of {} by {iterations} Laplacian step(s) in {:.3} ms on {} (with the boundary and the transposes; validity checked on the host); wrote {}",
         input.display(),
@@ -290,6 +293,7 @@ pub(crate) fn smooth_inner(
             cavity_volume::boundary::SMOOTHING_FLOOR
         );
     }
+    sayln!("{}", clock.line());
     Ok(())
 }
 
@@ -301,9 +305,10 @@ pub(crate) fn subdivide(
     device: Device,
     options: WriteOptions,
 ) -> Result<()> {
+    let mut clock = Clock::start();
     VolumeFormat::of(output)?;
     check_count(setting::LEVELS, levels)?;
-    let (mesh, _, _, [read, build]) = load(input)?;
+    let (mesh, _, _) = load(input, &mut clock)?;
     refuse_overwrite(input, output)?;
     let backend = backend(device)?;
     let estimate = plan(&mesh, levels, &backend)?;
@@ -312,13 +317,16 @@ pub(crate) fn subdivide(
         cavity::memory::available_host_bytes(),
         backend.free_device_memory().ok().flatten(),
     )?;
+    clock.host("start");
     let pb = spinner();
-    let t = Instant::now();
     let subdivided = subdivide_valid(&backend, &mesh, levels, validity(plain), |level| {
         pb.set_message(format!("subdividing level {level} of {levels}"))
     })?;
-    let seconds = t.elapsed().as_secs_f64();
-    let t = Instant::now();
+    clock.device(
+        "levels (uploads, relations and downloads included)",
+        &backend,
+    );
+    clock.read_peak(&backend);
     write_volume_with(
         output,
         &CellMesh {
@@ -327,6 +335,7 @@ pub(crate) fn subdivide(
         },
         options,
     )?;
+    clock.host("write");
     pb.finish_and_clear();
     let [v, e, f, c] = subdivided.mesh.counts();
     sayln!(
@@ -368,32 +377,29 @@ pub(crate) fn subdivide(
             );
         }
     }
-    sayln!(
-        "read {read:.3} s, operators {build:.3} s, levels {seconds:.3} s (uploads, relations and downloads included), write {:.3} s; wrote {}",
-        t.elapsed().as_secs_f64(),
-        output.display()
-    );
+    sayln!("wrote {}", output.display());
+    sayln!("{}", clock.line());
     Ok(())
 }
 
 pub(crate) fn convert(input: &Path, output: &Path, options: WriteOptions) -> Result<()> {
+    let mut clock = Clock::start();
     VolumeFormat::of(output)?;
-    let t = Instant::now();
     // Each cell checked on its own: a conversion numbers no faces or
     // edges, so it builds no operators.
     let (mesh, _) = read_checked(input)?;
-    let read = t.elapsed().as_secs_f64();
+    clock.host("read");
     refuse_overwrite(input, output)?;
-    let t = Instant::now();
     write_volume_with(output, &mesh, options)?;
+    clock.host("write");
     sayln!(
-        "{}: {} vertices, {} cells; read {read:.3} s, wrote {} in {:.3} s",
+        "{}: {} vertices, {} cells; wrote {}",
         input.display(),
         mesh.positions.len(),
         mesh.cells.len(),
         output.display(),
-        t.elapsed().as_secs_f64()
     );
+    sayln!("{}", clock.line());
     Ok(())
 }
 
@@ -403,7 +409,7 @@ pub(crate) fn bench(meshes: &[PathBuf], reps: usize, device: Device) -> Result<(
     let gpu = backend(device)?;
     let cpu = Backend::Cpu(CpuBackend::new());
     for path in meshes {
-        let (mesh, _, _, _) = load(path)?;
+        let (mesh, _, _) = load(path, &mut Clock::start())?;
         let pb = spinner();
         let bench = cavity_volume::bench::tet_bench(
             &path.display().to_string(),
@@ -626,17 +632,17 @@ pub(crate) fn simplify(
     device: Device,
     options: WriteOptions,
 ) -> Result<()> {
-    let start = Instant::now();
+    let mut clock = Clock::start();
     let format = VolumeFormat::of(output)?;
-    let t = Instant::now();
     let (mesh, fields) = read_tetrahedra(input)?;
-    let read = t.elapsed().as_secs_f64();
+    clock.host("read");
     refuse_overwrite(input, output)?;
     let needed = matches!(settings.criterion, Criterion::Field { .. });
     let mut field = choose_field(input, fields, field, needed)?;
     let values = field.as_ref().map_or(&[][..], |f| &f.values[..]);
     settings.check(mesh.positions.len(), values)?;
     let backend = backend(device)?;
+    clock.host("start");
     let pb = spinner();
     pb.set_message(format!(
         "collapsing edges of {} tetrahedra on {}",
@@ -644,6 +650,12 @@ pub(crate) fn simplify(
         backend.name()
     ));
     let out = cavity_tet_collapse::simplify(&backend, &mesh, values, settings)?;
+    clock.device("simplify", &backend);
+    let r = &out.report;
+    let collapse = r.candidate_seconds + r.conflict_seconds + r.apply_seconds;
+    clock.part("of which operators", r.rebuild_seconds);
+    clock.part("collapse", collapse);
+    clock.read_peak(&backend);
     pb.finish_and_clear();
     if let Some(f) = &mut field {
         f.values.clone_from(&out.values);
@@ -655,10 +667,8 @@ pub(crate) fn simplify(
         );
         field = None;
     }
-    let t = Instant::now();
     write_volume_field(output, &out.mesh.to_cells(), field.as_ref(), options)?;
-    let write = t.elapsed().as_secs_f64();
-    let r = &out.report;
+    clock.host("write");
     let band = out.length;
     let (before, after) = rayon::join(
         || cavity_tet_collapse::quality::quality(&mesh, band),
@@ -671,6 +681,7 @@ pub(crate) fn simplify(
         &out.mesh.positions,
     );
     let diagonal = diagonal(&mesh);
+    clock.host("quality and Hausdorff distance");
     sayln!(
         "simplified {} on {}: {} vertices, {} tetrahedra -> {} vertices, {} tetrahedra",
         input.display(),
@@ -700,15 +711,13 @@ pub(crate) fn simplify(
         r.iterations.len(),
         collapses.join(" ")
     );
-    let collapse = r.candidate_seconds + r.conflict_seconds + r.apply_seconds;
     sayln!(
-        "read {read:.3} s, operators {:.3} s (stars, boundary and edges rebuilt every iteration), collapse {collapse:.3} s (candidates {:.3} s, conflicts {:.3} s in {} round(s), apply {:.3} s), write {write:.3} s; whole command {:.3} s",
+        "operators {:.3} s (stars, boundary and edges rebuilt every iteration), collapse {collapse:.3} s (candidates {:.3} s, conflicts {:.3} s in {} round(s), apply {:.3} s)",
         r.rebuild_seconds,
         r.candidate_seconds,
         r.conflict_seconds,
         r.conflict_rounds,
         r.apply_seconds,
-        start.elapsed().as_secs_f64()
     );
     say!(
         "{}",
@@ -739,5 +748,6 @@ pub(crate) fn simplify(
             .as_ref()
             .map_or(String::new(), |f| format!(" with the field {:?}", f.name))
     );
+    sayln!("{}", clock.line());
     Ok(())
 }

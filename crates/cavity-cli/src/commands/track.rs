@@ -8,8 +8,9 @@ use cavity_track::{TrackHooks, TrackSettings};
 
 use crate::Result;
 use crate::args::DynamicArgs;
-use crate::device::{GivenBack, backend};
+use crate::device::backend;
 use crate::output::{Progress, say, sayln};
+use crate::stages::Clock;
 
 /// `output` with "-frameNNNN" before the extension.
 fn frame_name(output: &Path, frame: u32) -> PathBuf {
@@ -22,6 +23,7 @@ pub(crate) fn track(
     every: Option<u32>,
     args: &DynamicArgs,
 ) -> Result<()> {
+    let mut clock = Clock::start();
     settings.check()?;
     args.factors().check()?;
     if every == Some(0) {
@@ -35,6 +37,7 @@ pub(crate) fn track(
         }
     }
     let backend = backend(args.device)?;
+    clock.host("start");
     let layout = args.layout();
     let bar = Progress::bar(
         settings.frames as u64,
@@ -60,9 +63,16 @@ pub(crate) fn track(
         wants: Some(&wants),
     };
     let (out, report) = cavity_track::track(settings, &backend, layout, &mut hooks)?;
-    let released = GivenBack::new(backend);
+    let label = if every.is_some() {
+        "frames (with the frames written)"
+    } else {
+        "frames"
+    };
+    clock.device(label, &backend);
+    let released = clock.release(backend);
     bar.finish();
     write_mesh(output, &out, None, format)?;
+    clock.host("write");
     drop(released);
     say!("{}", report.table());
     if let Some(k) = every {
@@ -72,5 +82,6 @@ pub(crate) fn track(
         );
     }
     sayln!("wrote {}", output.display());
+    sayln!("{}", clock.line());
     Ok(())
 }

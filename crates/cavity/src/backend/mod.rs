@@ -237,6 +237,20 @@ impl Backend {
         }
     }
 
+    /// Bytes of device memory held at once at most since the backend
+    /// opened (the device memory pool's high-water mark:
+    /// [`cuda::CudaBackend::peak_memory`]); `None` on the CPU backend and
+    /// on a GPU without memory pools.
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the driver cannot say.
+    pub fn peak_device_memory(&self) -> Result<Option<u64>, BackendError> {
+        match self {
+            Backend::Cpu(_) => Ok(None),
+            Backend::Cuda(c) => c.peak_memory(),
+        }
+    }
+
     /// Human-readable device name.
     pub fn name(&self) -> String {
         match self {

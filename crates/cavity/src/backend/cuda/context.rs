@@ -6,7 +6,7 @@
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, RwLock};
 
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::sys::{self, CUdevice_attribute, CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, DriverError, LaunchConfig,
 };
@@ -115,7 +115,7 @@ impl CudaBackend {
         let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
             .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
         let stream = ctx.default_stream();
-        Ok(CudaBackend {
+        let backend = CudaBackend {
             ctx,
             stream,
             module,
@@ -124,7 +124,9 @@ impl CudaBackend {
             smem_limit,
             origin,
             staging: Mutex::new(None),
-        })
+        };
+        backend.reset_peak_memory()?;
+        Ok(backend)
     }
 
     /// Where the kernels came from (the cache, or compiled in this run).
@@ -142,6 +144,72 @@ impl CudaBackend {
             .mem_get_info()
             .map_err(driver("reading the free device memory"))?;
         Ok(free as u64)
+    }
+
+    /// Bytes of device memory held at once at most since the backend
+    /// opened: the high-water mark (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`) of the
+    /// device's default memory pool, which every buffer here comes from
+    /// (cudarc allocates stream-ordered, `cuMemAllocAsync`, where the
+    /// device has memory pools). Kernel code and the driver's own memory
+    /// are not counted. `None` where the device has no memory pools (the
+    /// buffers then bypass the pool, so its mark says nothing).
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the driver cannot say.
+    pub fn peak_memory(&self) -> Result<Option<u64>, BackendError> {
+        if !self.ctx.has_async_alloc() {
+            return Ok(None);
+        }
+        let mut high: u64 = 0;
+        let pool = self.memory_pool()?;
+        // SAFETY: `pool` is the device's default pool and the attribute's
+        // value is a `cuuint64_t`, which `high` is.
+        let r = unsafe {
+            sys::cuMemPoolGetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                (&raw mut high).cast(),
+            )
+        };
+        r.result()
+            .map_err(driver("reading the memory pool's high-water mark"))?;
+        Ok(Some(high))
+    }
+
+    /// Starts [`CudaBackend::peak_memory`]'s count again from the memory
+    /// held now (the pool is the device's, shared with any other context of
+    /// the process).
+    fn reset_peak_memory(&self) -> Result<(), BackendError> {
+        if !self.ctx.has_async_alloc() {
+            return Ok(());
+        }
+        let pool = self.memory_pool()?;
+        let mut zero: u64 = 0;
+        // SAFETY: as in `peak_memory`; setting the mark to 0 resets it to
+        // the memory held now.
+        let r = unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+                (&raw mut zero).cast(),
+            )
+        };
+        r.result()
+            .map_err(driver("resetting the memory pool's high-water mark"))
+    }
+
+    /// The device's default memory pool.
+    fn memory_pool(&self) -> Result<sys::CUmemoryPool, BackendError> {
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver("binding the context to this thread"))?;
+        // SAFETY: `pool` is written by the driver; the device handle is the
+        // context's own.
+        let r = unsafe { sys::cuDeviceGetDefaultMemPool(&raw mut pool, self.ctx.cu_device()) };
+        r.result()
+            .map_err(driver("reading the device's memory pool"))?;
+        Ok(pool)
     }
 
     /// The device name, e.g. "NVIDIA H100 80GB HBM3".
