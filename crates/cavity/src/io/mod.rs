@@ -463,6 +463,38 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), MeshIoError> {
     StagedMesh::finish(tmp, path).map_err(io)?.commit()
 }
 
+/// Writes the file at `path` atomically as [`write_bytes`] does (a
+/// temporary file beside it, flushed, synced, given the mode of the file
+/// it replaces or that of `File::create`, renamed over it), its bytes
+/// streamed in order by `write` into a buffered writer of the temporary
+/// file: for large outputs of other crates (the volumetric formats),
+/// written without the whole file in memory. The writer is `Send`, so
+/// that `write` may hand it to a thread of rayon's pool while others
+/// format the next part.
+///
+/// # Errors
+///
+/// [`MeshIoError::Io`] naming `path` when the temporary file cannot be
+/// created, `write` fails or the rename fails (the destination is then
+/// unchanged and the temporary file removed).
+pub fn write_streamed(
+    path: &Path,
+    write: impl FnOnce(&mut (dyn Write + Send + '_)) -> std::io::Result<()>,
+) -> Result<(), MeshIoError> {
+    let name = path.display().to_string();
+    let io = |source| MeshIoError::Io {
+        file: name.clone(),
+        source,
+    };
+    let tmp = temp_file(parent_dir(path), path).map_err(io)?;
+    {
+        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
+        write(&mut out).map_err(io)?;
+        out.flush().map_err(io)?;
+    }
+    StagedMesh::finish(tmp, path).map_err(io)?.commit()
+}
+
 /// A mesh written in full to a temporary file beside its destination,
 /// not yet in place: [`StagedMesh::commit`] renames it over the
 /// destination; dropping it deletes the temporary file and leaves the
