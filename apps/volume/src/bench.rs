@@ -21,7 +21,7 @@ use cavity_bench::{gpu_name, median};
 
 use crate::VolumeError;
 use crate::boundary::{boundary, boundary_serial, smooth, smooth_serial};
-use crate::mesh::VolumeMesh;
+use crate::mesh::{CellVertices, VolumeMesh};
 use crate::relations::{
     cell_edges, cell_vertices, compose_serial, face_vertices, face_vertices_serial,
 };
@@ -260,6 +260,240 @@ impl TetBench {
                 ms(Some(r.serial)),
                 speedup(Some(r.cpu), r.gpu),
                 speedup(Some(r.serial), r.gpu),
+            ]);
+        }
+        t.render()
+    }
+}
+
+/// One format's write and read of the I/O benchmark's mesh
+/// ([`io_bench`]).
+#[derive(Clone, Debug)]
+pub struct IoRow {
+    /// The format and encoding, in words (`"Gmsh 4.1 binary"`).
+    pub format: &'static str,
+    /// Cells of the mesh written (the TetGen row splits each hexahedron
+    /// into six tetrahedra).
+    pub cells: usize,
+    /// Bytes of the file (of both files for TetGen).
+    pub bytes: u64,
+    /// Seconds to write it, median: formatting, the temporary file, its
+    /// sync to the disk and its rename.
+    pub write: f64,
+    /// Seconds to read it back, median (reading the file, parsing, the
+    /// mesh and its fields built).
+    pub read: f64,
+}
+
+/// The I/O benchmark of one mesh ([`io_bench`]).
+#[derive(Clone, Debug)]
+pub struct IoBench {
+    /// Vertices of the mesh.
+    pub vertices: usize,
+    /// Hexahedra of the mesh.
+    pub cells: usize,
+    /// Threads of rayon's pool that the writers and readers ran on.
+    pub threads: usize,
+    /// One row per format and encoding.
+    pub rows: Vec<IoRow>,
+}
+
+/// A grid of `n`³ unit hexahedra over `(n + 1)`³ vertices (x fastest),
+/// for the I/O benchmark; with `tetrahedra`, each hexahedron split into
+/// six tetrahedra round its main diagonal (TetGen holds nothing else).
+pub fn io_grid(n: u32, tetrahedra: bool) -> crate::io::CellMesh {
+    use rayon::prelude::*;
+    let side = n as usize + 1;
+    let positions = (0..side * side * side)
+        .into_par_iter()
+        .map(|i| {
+            let [x, y, z] = [i % side, i / side % side, i / (side * side)];
+            [x as f32, y as f32, z as f32]
+        })
+        .collect();
+    let cube = |c: usize| {
+        let n = n as usize;
+        let [x, y, z] = [c % n, c / n % n, c / (n * n)];
+        let v = |dx: usize, dy: usize, dz: usize| {
+            ((x + dx) + (y + dy) * side + (z + dz) * side * side) as u32
+        };
+        [
+            v(0, 0, 0),
+            v(1, 0, 0),
+            v(1, 1, 0),
+            v(0, 1, 0),
+            v(0, 0, 1),
+            v(1, 0, 1),
+            v(1, 1, 1),
+            v(0, 1, 1),
+        ]
+    };
+    let count = (n as usize).pow(3);
+    let cells = if tetrahedra {
+        // The six tetrahedra of the path 0-6 through the cube.
+        const PATHS: [[usize; 4]; 6] = [
+            [0, 1, 2, 6],
+            [0, 2, 3, 6],
+            [0, 3, 7, 6],
+            [0, 7, 4, 6],
+            [0, 4, 5, 6],
+            [0, 5, 1, 6],
+        ];
+        (0..6 * count)
+            .into_par_iter()
+            .map(|t| {
+                let h = cube(t / 6);
+                CellVertices::Tetrahedron(PATHS[t % 6].map(|k| h[k]))
+            })
+            .collect()
+    } else {
+        (0..count)
+            .into_par_iter()
+            .map(|c| CellVertices::Hexahedron(cube(c)))
+            .collect()
+    };
+    crate::io::CellMesh { positions, cells }
+}
+
+/// Writes a hexahedral grid of `n`³ cells ([`io_grid`]) in every
+/// volumetric format and encoding into `dir` (MEDIT; TetGen, the cells
+/// split into tetrahedra; VTK and Gmsh 2.2 and 4.1, ASCII and binary) and
+/// reads each back, `reps` timed runs each after a warm-up, on rayon's
+/// current pool; the files are removed at the end. `progress` hears the
+/// format before each.
+///
+/// # Errors
+/// The writers' and readers' ([`crate::io::VolumeIoError`]); a file that
+/// reads back unlike the mesh written is
+/// [`crate::io::VolumeIoError::Malformed`].
+pub fn io_bench(
+    dir: &std::path::Path,
+    n: u32,
+    reps: usize,
+    progress: impl Fn(&str),
+) -> Result<IoBench, crate::io::VolumeIoError> {
+    use crate::io::gmsh::MshVersion;
+    use crate::io::{VolumeIoError, WriteOptions, read_volume, write_volume_with};
+    let hexahedra = io_grid(n, false);
+    let mut tetrahedra = None;
+    let formats: [(&'static str, &str, bool, MshVersion); 8] = [
+        ("MEDIT", "io-bench.mesh", false, MshVersion::V41),
+        ("TetGen", "io-bench.node", false, MshVersion::V41),
+        ("VTK ASCII", "io-bench.vtk", false, MshVersion::V41),
+        ("VTK binary", "io-bench-binary.vtk", true, MshVersion::V41),
+        ("Gmsh 2.2 ASCII", "io-bench-2.2.msh", false, MshVersion::V22),
+        (
+            "Gmsh 2.2 binary",
+            "io-bench-2.2-binary.msh",
+            true,
+            MshVersion::V22,
+        ),
+        ("Gmsh 4.1 ASCII", "io-bench-4.1.msh", false, MshVersion::V41),
+        (
+            "Gmsh 4.1 binary",
+            "io-bench-4.1-binary.msh",
+            true,
+            MshVersion::V41,
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (format, name, binary, msh_version) in formats {
+        progress(format);
+        let path = dir.join(name);
+        let mesh = if format == "TetGen" {
+            tetrahedra.get_or_insert_with(|| io_grid(n, true))
+        } else {
+            &hexahedra
+        };
+        let options = WriteOptions {
+            binary,
+            msh_version,
+        };
+        let files = if format == "TetGen" {
+            let (node, ele) = crate::io::tetgen::pair(&path);
+            vec![node, ele]
+        } else {
+            vec![path.clone()]
+        };
+        let timed = |f: &mut dyn FnMut() -> Result<(), VolumeIoError>| {
+            f()?;
+            let mut times = Vec::new();
+            for _ in 0..reps.max(1) {
+                let t = Instant::now();
+                f()?;
+                times.push(t.elapsed().as_secs_f64());
+            }
+            Ok::<f64, VolumeIoError>(median(times))
+        };
+        let write = timed(&mut || write_volume_with(&path, mesh, options))?;
+        let bytes = files
+            .iter()
+            .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+            .sum();
+        let mut back = None;
+        let read = timed(&mut || {
+            back = Some(read_volume(&path)?);
+            Ok(())
+        })?;
+        // Gmsh writes the cells by type: a mesh of one type reads back
+        // in order.
+        if back.as_ref() != Some(mesh) {
+            return Err(VolumeIoError::Malformed {
+                file: path.display().to_string(),
+                message: "the benchmark's mesh read back unlike the mesh written".into(),
+            });
+        }
+        drop(back);
+        for f in &files {
+            let _ = std::fs::remove_file(f);
+        }
+        rows.push(IoRow {
+            format,
+            cells: mesh.cells.len(),
+            bytes,
+            write,
+            read,
+        });
+    }
+    Ok(IoBench {
+        vertices: hexahedra.positions.len(),
+        cells: hexahedra.cells.len(),
+        threads: rayon::current_num_threads(),
+        rows,
+    })
+}
+
+impl IoBench {
+    /// The results as a Markdown table with a header line: per format the
+    /// file's size, and the seconds and GB/s (10⁹ bytes of the file per
+    /// second) of its write and read.
+    pub fn table(&self) -> String {
+        let above = format!(
+            "volumetric I/O: a grid of {} hexahedra, {} vertices; {} threads",
+            self.cells, self.vertices, self.threads
+        );
+        let mut t = Table::new(
+            &[&above],
+            &[
+                "format",
+                "cells",
+                "MB",
+                "write s",
+                "write GB/s",
+                "read s",
+                "read GB/s",
+            ],
+        );
+        for r in &self.rows {
+            let gb = r.bytes as f64 / 1e9;
+            t.row(vec![
+                r.format.to_string(),
+                r.cells.to_string(),
+                fixed(Some(r.bytes as f64 / 1e6), 1),
+                fixed(Some(r.write), 3),
+                fixed(Some(gb / r.write), 2),
+                fixed(Some(r.read), 3),
+                fixed(Some(gb / r.read), 2),
             ]);
         }
         t.render()

@@ -18,13 +18,19 @@
 //! does.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
-use cavity::io::{MeshIoError, format_lines};
+use cavity::io::MeshIoError;
+use rayon::prelude::*;
 
-use super::{CellMesh, PointField, VolumeIoError, listed, unsupported, write_atomically};
+use super::stream::{
+    self, Out, Record, push_f32, push_int, write_elements, write_pieces, write_streamed,
+};
+use super::{CellMesh, PointField, VolumeIoError, listed, unsupported};
 use crate::mesh::CellVertices;
+
+#[cfg(test)]
+mod serial;
 
 /// The MSH version a file is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -129,6 +135,12 @@ pub fn read_bytes_fields(
                         format.trim()
                     ),
                 ));
+            }
+            if *kind == "1"
+                && *size == "8"
+                && let Some(read) = read_v41_binary(path, bytes)
+            {
+                return Ok(read);
             }
             let (mesh, id) = read_v41(path, bytes)?;
             let fields = fields_v41(path, bytes, *kind == "1", &id, mesh.positions.len())?;
@@ -266,14 +278,14 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
     }
     r.skip_to("$EndMeshFormat")?;
     let mut positions = Vec::new();
-    let mut id: HashMap<u32, u32> = HashMap::new();
+    let mut id = NodeIds::default();
     let mut cells = Vec::new();
     let mut fields = Vec::new();
     while r.at < r.bytes.len() {
         let (_, header) = r.line()?;
         match header.trim() {
             "$NodeData" => {
-                let node = |tag: u64| u32::try_from(tag).ok().and_then(|t| id.get(&t).copied());
+                let node = |tag: u64| u32::try_from(tag).ok().and_then(|t| id.get(t));
                 let field = node_data(&mut r, binary, &node, positions.len())?;
                 add_field(&mut fields, field);
             }
@@ -290,17 +302,36 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                         left / least
                     )));
                 }
-                positions.reserve(n);
-                for i in 0..n {
-                    let (tag, p) = if binary {
-                        let tag = r.int("a node")?;
-                        let p = [
-                            r.double("a node")?,
-                            r.double("a node")?,
-                            r.double("a node")?,
-                        ];
-                        (tag as u32, p)
-                    } else {
+                if binary {
+                    // Fixed records of 28 bytes, parsed in parallel.
+                    let records = &r.bytes[r.at..r.at + 28 * n];
+                    let (tags, points): (Vec<u32>, Vec<[f32; 3]>) = records
+                        .par_chunks_exact(28)
+                        .map(|b| {
+                            let double = |k: usize| {
+                                f64::from_le_bytes(b[k..k + 8].try_into().expect("8 bytes"))
+                            };
+                            let tag = i32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+                            (
+                                tag as u32,
+                                [double(4), double(12), double(20)].map(|x| x as f32),
+                            )
+                        })
+                        .unzip();
+                    if let Some(k) = points
+                        .par_iter()
+                        .position_first(|p| p.iter().any(|x| !x.is_finite()))
+                    {
+                        let message = format!("node {} has a non-finite coordinate", tags[k]);
+                        return Err(malformed(path, message));
+                    }
+                    r.at += 28 * n;
+                    id.add(&tags);
+                    positions.extend(points);
+                } else {
+                    positions.reserve(n);
+                    let mut tags = Vec::with_capacity(n);
+                    for _ in 0..n {
                         let (_, l) = r.line()?;
                         let mut t = l.split_whitespace();
                         let tag: u32 = number(&r, t.next(), "the node tag")?;
@@ -308,19 +339,14 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                         for x in &mut p {
                             *x = number(&r, t.next(), "a coordinate")?;
                         }
-                        (tag, p)
-                    };
-                    let p = p.map(|x| x as f32);
-                    if p.iter().any(|x| !x.is_finite()) {
-                        let message = format!("node {tag} has a non-finite coordinate");
-                        return Err(if binary {
-                            malformed(path, message)
-                        } else {
-                            r.error(message)
-                        });
+                        let p = p.map(|x| x as f32);
+                        if p.iter().any(|x| !x.is_finite()) {
+                            return Err(r.error(format!("node {tag} has a non-finite coordinate")));
+                        }
+                        tags.push(tag);
+                        positions.push(p);
                     }
-                    id.insert(tag, i as u32);
-                    positions.push(p);
+                    id.add(&tags);
                 }
                 r.skip_to("$EndNodes")?;
             }
@@ -343,6 +369,28 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                                 format!("element type {ty} is not read"),
                             ));
                         }
+                        read += count.max(1);
+                        // The block's fixed records, parsed in parallel
+                        // where they are all there and all good; else
+                        // one by one, for the error.
+                        let left = r.bytes.len() - r.at;
+                        let sizes = tags
+                            .checked_add(1 + nn)
+                            .and_then(|words| words.checked_mul(4))
+                            .and_then(|record| Some((record, count.checked_mul(record)?)))
+                            .filter(|&(_, size)| size <= left);
+                        if let Some((record, size)) = sizes {
+                            let records = &r.bytes[r.at..r.at + size];
+                            if !is_volume(ty) {
+                                r.at += size;
+                                continue;
+                            }
+                            if let Some(block) = cells_22(records, record, ty, &id) {
+                                cells.extend(block);
+                                r.at += size;
+                                continue;
+                            }
+                        }
                         for _ in 0..count {
                             let tag = r.int("an element")? as u32;
                             for _ in 0..tags {
@@ -354,7 +402,6 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                             }
                             element(&r, tag, ty, &nodes)?;
                         }
-                        read += count.max(1);
                     } else {
                         let (_, l) = r.line()?;
                         let words: Vec<u32> = l
@@ -382,6 +429,90 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
     Ok((CellMesh { positions, cells }, fields))
 }
 
+/// The vertex of each node tag of a 2.2 file: node `i` of a `$Nodes`
+/// section is vertex `i`, a later section's tag taking over an earlier
+/// one's (as a map filled node by node would have it).
+#[derive(Default)]
+struct NodeIds {
+    /// The tags `first..first + count` of the only section so far, in
+    /// order: tag `t` is vertex `t - first` (no map needed).
+    consecutive: Option<(u32, u32)>,
+    /// The vertex of every other tag.
+    map: HashMap<u32, u32>,
+}
+
+impl NodeIds {
+    /// The vertex of node `tag`.
+    fn get(&self, tag: u32) -> Option<u32> {
+        match self.consecutive {
+            Some((first, count)) => {
+                let k = tag.wrapping_sub(first);
+                (k < count).then_some(k)
+            }
+            None => self.map.get(&tag).copied(),
+        }
+    }
+
+    /// Adds the tags of a `$Nodes` section, node `i` vertex `i`.
+    fn add(&mut self, tags: &[u32]) {
+        let fresh = self.consecutive.is_none() && self.map.is_empty();
+        let consecutive = !tags.is_empty()
+            && u64::from(tags[0]) + tags.len() as u64 - 1 <= u64::from(u32::MAX)
+            && tags
+                .par_iter()
+                .enumerate()
+                .all(|(i, &t)| t == tags[0].wrapping_add(i as u32));
+        if fresh && consecutive {
+            self.consecutive = Some((tags[0], tags.len() as u32));
+            return;
+        }
+        if let Some((first, count)) = self.consecutive.take() {
+            self.map.extend((0..count).map(|k| (first + k, k)));
+        }
+        for (i, &t) in tags.iter().enumerate() {
+            self.map.insert(t, i as u32);
+        }
+    }
+}
+
+/// The cells of a binary 2.2 block of linear volume elements of type `ty`
+/// (4 to 7), from its records of `record` bytes (the element's tag, its
+/// tags, its nodes, 4-byte integers), parsed in parallel; `None` for
+/// another type or a node no node has (then the block is read element by
+/// element, for the error).
+fn cells_22(records: &[u8], record: usize, ty: u32, id: &NodeIds) -> Option<Vec<CellVertices>> {
+    let nn = nodes_of(ty);
+    let first = record / 4 - nn;
+    let cell = |b: &[u8]| -> Option<CellVertices> {
+        let node = |k: usize| {
+            let at = 4 * (first + k);
+            id.get(u32::from_le_bytes(
+                b[at..at + 4].try_into().expect("4 bytes"),
+            ))
+        };
+        Some(match ty {
+            4 => CellVertices::Tetrahedron([node(0)?, node(1)?, node(2)?, node(3)?]),
+            5 => CellVertices::Hexahedron([
+                node(0)?,
+                node(1)?,
+                node(2)?,
+                node(3)?,
+                node(4)?,
+                node(5)?,
+                node(6)?,
+                node(7)?,
+            ]),
+            6 => CellVertices::Prism([node(0)?, node(1)?, node(2)?, node(3)?, node(4)?, node(5)?]),
+            7 => CellVertices::Pyramid([node(0)?, node(1)?, node(2)?, node(3)?, node(4)?]),
+            _ => return None,
+        })
+    };
+    let placeholder = CellVertices::Tetrahedron([0; 4]);
+    stream::try_map(records.len() / record, placeholder, |i| {
+        cell(&records[i * record..(i + 1) * record])
+    })
+}
+
 /// `field` added to `fields`, replacing a field of its name (a later time
 /// step of a view).
 fn add_field(fields: &mut Vec<PointField>, field: Option<PointField>) {
@@ -403,7 +534,7 @@ fn add_field(fields: &mut Vec<PointField>, field: Option<PointField>) {
 fn node_data(
     r: &mut Reader<'_>,
     binary: bool,
-    node: &dyn Fn(u64) -> Option<u32>,
+    node: &(dyn Fn(u64) -> Option<u32> + Sync),
     vertices: usize,
 ) -> Result<Option<PointField>, VolumeIoError> {
     // Each tag takes a line of at least two bytes.
@@ -452,6 +583,11 @@ fn node_data(
     let name = name
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "field".into());
+    if binary && let Some(field) = node_data_binary(r, node, vertices, components, entries) {
+        r.skip_to("$EndNodeData")?;
+        let (values, seen) = field;
+        return Ok((components == 1 && seen).then_some(PointField { name, values }));
+    }
     let mut values = vec![0f32; vertices];
     let mut seen = vec![false; vertices];
     for _ in 0..entries {
@@ -487,6 +623,48 @@ fn node_data(
     }
     r.skip_to("$EndNodeData")?;
     Ok((components == 1 && seen.iter().all(|&s| s)).then_some(PointField { name, values }))
+}
+
+/// The values of a binary `$NodeData` section, `r` at its first value
+/// (`entries` records of a 4-byte node tag and `components` doubles,
+/// which the caller checked the file holds), parsed in parallel: each
+/// vertex's value (the first component of its last record; 0 for
+/// none) and whether every vertex has one, `r` moved past them. `None`,
+/// `r` unmoved, for a tag no node has (then the records are read one by
+/// one, for the error).
+fn node_data_binary(
+    r: &mut Reader<'_>,
+    node: &(dyn Fn(u64) -> Option<u32> + Sync),
+    vertices: usize,
+    components: usize,
+    entries: usize,
+) -> Option<(Vec<f32>, bool)> {
+    let record = components.checked_mul(8)?.checked_add(4)?;
+    let records = &r.bytes[r.at..r.at + entries.checked_mul(record)?];
+    let parsed: Vec<(u32, f32)> = stream::try_map(entries, (0, 0.0), |i| {
+        let b = &records[i * record..(i + 1) * record];
+        let tag = i32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+        let x = f64::from_le_bytes(b[4..12].try_into().expect("8 bytes"));
+        Some((node(u64::try_from(tag).unwrap_or(u64::MAX))?, x as f32))
+    })?;
+    r.at += entries * record;
+    // The common case: one value per vertex, in vertex order.
+    let in_order = entries == vertices
+        && parsed
+            .par_iter()
+            .enumerate()
+            .all(|(i, &(v, _))| v as usize == i);
+    if in_order {
+        return Some((parsed.into_par_iter().map(|(_, x)| x).collect(), true));
+    }
+    let mut values = vec![0f32; vertices];
+    let mut seen = vec![false; vertices];
+    for (v, x) in parsed {
+        values[v as usize] = x;
+        seen[v as usize] = true;
+    }
+    let all = seen.iter().all(|&s| s);
+    Some((values, all))
 }
 
 /// The fields of a 4.1 file (`mshio` reads no `$NodeData`): the sections
@@ -530,6 +708,259 @@ fn fields_v41(
     Ok(fields)
 }
 
+/// A little-endian cursor over the bytes of a binary 4.1 file, for
+/// [`read_v41_binary`]: every read `None` past the end.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// The next `n` bytes.
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let out = self.bytes.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(out)
+    }
+
+    /// The next 8-byte size.
+    fn size(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    /// The next 4-byte integer.
+    fn int(&mut self) -> Option<i32> {
+        Some(i32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    /// Skips blanks, tabs and line breaks (as `mshio` does between
+    /// sections).
+    fn blanks(&mut self) {
+        while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.at += 1;
+        }
+    }
+
+    /// A section's opening line, `$Name` and a line break (`\n` or
+    /// `\r\n`): the name (letters).
+    fn section(&mut self) -> Option<&'a [u8]> {
+        let rest = self.bytes.get(self.at..)?.strip_prefix(b"$")?;
+        let letters = rest.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+        let after = &rest[letters..];
+        let br = if after.starts_with(b"\n") {
+            1
+        } else if after.starts_with(b"\r\n") {
+            2
+        } else {
+            return None;
+        };
+        (letters > 0).then_some(())?;
+        self.at += 1 + letters + br;
+        Some(&rest[..letters])
+    }
+
+    /// Blanks, then `tag`, then blanks (a section's closing line).
+    fn end(&mut self, tag: &[u8]) -> Option<()> {
+        self.blanks();
+        self.take(tag.len()).filter(|t| *t == tag)?;
+        self.blanks();
+        Some(())
+    }
+
+    /// Skips `n` entity tags (4-byte integers).
+    fn skip_ints(&mut self, n: u64) -> Option<()> {
+        self.take(usize::try_from(n).ok()?.checked_mul(4)?)
+            .map(drop)
+    }
+}
+
+/// The first offset of `text` in `bytes` from `from` on, searched in
+/// parallel.
+fn find(bytes: &[u8], text: &[u8], from: usize) -> Option<usize> {
+    bytes
+        .get(from..)?
+        .par_windows(text.len())
+        .position_first(|w| w == text)
+        .map(|k| from + k)
+}
+
+/// A binary 4.1 file (little-endian, 8-byte sizes) read with its node
+/// coordinates and element blocks parsed in parallel, `None` unless it is
+/// laid out as this module and Gmsh write them: `$MeshFormat`, sections
+/// `mshio` skips, at most one `$Entities`, one `$Nodes` with consecutive
+/// tags (`mshio`'s dense numbering: the node of tag `t` is vertex
+/// `t - min`) and no parametric nodes, one `$Elements` whose volume
+/// blocks are linear elements naming those nodes, then only `$NodeData`
+/// sections ([`node_data`]), every count and value good. On `None`
+/// (anything else, and every error) the file is read by `mshio`
+/// ([`read_v41`]) and [`fields_v41`], which give the same mesh and fields
+/// for every file this accepts, and name what is wrong.
+fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
+    const HEAD: &[u8] = b"$MeshFormat\n4.1 1 8\n\x01\x00\x00\x00\n$EndMeshFormat\n";
+    let mut c = Cursor {
+        bytes: bytes.strip_prefix(HEAD).map(|_| bytes)?,
+        at: HEAD.len(),
+    };
+    let mut entities = false;
+    let mut nodes: Option<(Vec<[f32; 3]>, u64)> = None;
+    let cells = loop {
+        c.blanks();
+        let name = c.section()?;
+        match name {
+            b"Entities" if !entities && nodes.is_none() => {
+                entities = true;
+                let counts = [c.size()?, c.size()?, c.size()?, c.size()?];
+                for _ in 0..counts[0] {
+                    c.int()?;
+                    c.take(24)?;
+                    let physical = c.size()?;
+                    c.skip_ints(physical)?;
+                }
+                let others = counts[1]
+                    .saturating_add(counts[2])
+                    .saturating_add(counts[3]);
+                for _ in 0..others {
+                    c.int()?;
+                    c.take(48)?;
+                    let physical = c.size()?;
+                    c.skip_ints(physical)?;
+                    let bounding = c.size()?;
+                    c.skip_ints(bounding)?;
+                }
+                c.end(b"$EndEntities")?;
+            }
+            b"Nodes" if nodes.is_none() => {
+                let [blocks, count, min, max] = [c.size()?, c.size()?, c.size()?, c.size()?];
+                // Tag 0 is reserved; sparse tags are mapped by `mshio`.
+                if count == 0 || min == 0 || max < min || max - min > count - 1 {
+                    return None;
+                }
+                let mut positions: Vec<[f32; 3]> = Vec::new();
+                for _ in 0..blocks {
+                    let (_dim, _tag, parametric) = (c.int()?, c.int()?, c.int()?);
+                    let n = usize::try_from(c.size()?).ok()?;
+                    if parametric != 0 || n.checked_mul(32)? > bytes.len() - c.at {
+                        return None;
+                    }
+                    c.take(8 * n)?;
+                    let coordinates = c.take(24 * n)?;
+                    let block: Vec<[f32; 3]> = coordinates
+                        .par_chunks_exact(24)
+                        .map(|b| {
+                            let x = |k: usize| {
+                                f64::from_le_bytes(b[k..k + 8].try_into().expect("8 bytes")) as f32
+                            };
+                            [x(0), x(8), x(16)]
+                        })
+                        .collect();
+                    if block.par_iter().any(|p| p.iter().any(|x| !x.is_finite())) {
+                        return None;
+                    }
+                    positions.extend(block);
+                }
+                c.end(b"$EndNodes")?;
+                nodes = Some((positions, min));
+            }
+            b"Elements" => {
+                let (positions, min) = nodes.as_ref()?;
+                let vertices = positions.len() as u64;
+                let [blocks, count, first, last] = [c.size()?, c.size()?, c.size()?, c.size()?];
+                if count == 0 || first == 0 || last < first {
+                    return None;
+                }
+                let mut cells = Vec::new();
+                for _ in 0..blocks {
+                    let (dim, _tag, ty) = (c.int()?, c.int()?, c.int()?);
+                    let n = usize::try_from(c.size()?).ok()?;
+                    // The types `mshio` knows the nodes of as Gmsh does
+                    // (it gives the 18-node prism, type 13, 28 nodes).
+                    let ty = u32::try_from(ty)
+                        .ok()
+                        .filter(|&t| t != 13 && nodes_of(t) > 0)?;
+                    let record = 8 * (1 + nodes_of(ty));
+                    let records = c.take(n.checked_mul(record)?)?;
+                    if dim < 3 {
+                        continue;
+                    }
+                    let node = |b: &[u8], k: usize| -> Option<u32> {
+                        let tag = u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().ok()?);
+                        let v = tag.checked_sub(*min).filter(|&v| v < vertices)?;
+                        Some(v as u32)
+                    };
+                    let placeholder = CellVertices::Tetrahedron([0; 4]);
+                    let block: Vec<CellVertices> =
+                        stream::try_map(n, placeholder, |i| -> Option<CellVertices> {
+                            let b = &records[i * record..(i + 1) * record];
+                            let v = |k: usize| node(b, 1 + k);
+                            Some(match ty {
+                                4 => CellVertices::Tetrahedron([v(0)?, v(1)?, v(2)?, v(3)?]),
+                                5 => CellVertices::Hexahedron([
+                                    v(0)?,
+                                    v(1)?,
+                                    v(2)?,
+                                    v(3)?,
+                                    v(4)?,
+                                    v(5)?,
+                                    v(6)?,
+                                    v(7)?,
+                                ]),
+                                6 => {
+                                    CellVertices::Prism([v(0)?, v(1)?, v(2)?, v(3)?, v(4)?, v(5)?])
+                                }
+                                7 => CellVertices::Pyramid([v(0)?, v(1)?, v(2)?, v(3)?, v(4)?]),
+                                _ => return None,
+                            })
+                        })?;
+                    cells.extend(block);
+                }
+                c.end(b"$EndElements")?;
+                break cells;
+            }
+            b"Entities" | b"Nodes" => return None,
+            other => {
+                // Skipped as `mshio` skips it: to the first `$End...`.
+                let end = [b"$End", other].concat();
+                c.at = find(bytes, &end, c.at)? + end.len();
+                c.blanks();
+            }
+        }
+    };
+    let (positions, min) = nodes?;
+    let vertices = positions.len() as u64;
+    // `fields_v41` reads on from the last `$EndElements`: none may follow.
+    let trailer = c.at;
+    if find(bytes, b"$EndElements", trailer).is_some() {
+        return None;
+    }
+    let node = |tag: u64| -> Option<u32> {
+        let v = tag.checked_sub(min).filter(|&v| v < vertices)?;
+        Some(v as u32)
+    };
+    let mut r = Reader::new(path, bytes);
+    let mut fields = Vec::new();
+    loop {
+        c.blanks();
+        if c.at == bytes.len() {
+            break;
+        }
+        if c.section()? != b"NodeData" {
+            return None;
+        }
+        let body = c.at;
+        r.at = body;
+        let field = node_data(&mut r, true, &node, positions.len()).ok()?;
+        // `mshio` skips the section to the first `$EndNodeData`: the one
+        // `node_data` ended on.
+        let end = find(bytes, b"$EndNodeData", body)?;
+        if end >= r.at || bytes[end..r.at].trim_ascii() != b"$EndNodeData" {
+            return None;
+        }
+        c.at = end + b"$EndNodeData".len();
+        add_field(&mut fields, field);
+    }
+    Some((CellMesh { positions, cells }, fields))
+}
+
 /// Element `tag` of type `ty` over node tags `nodes`: a volume cell kept,
 /// a lower-dimensional element skipped.
 fn element_22(
@@ -537,7 +968,7 @@ fn element_22(
     tag: u32,
     ty: u32,
     nodes: &[u32],
-    id: &HashMap<u32, u32>,
+    id: &NodeIds,
     cells: &mut Vec<CellVertices>,
 ) -> Result<(), VolumeIoError> {
     if ty > 31 {
@@ -551,7 +982,7 @@ fn element_22(
     }
     let mut v = Vec::with_capacity(nodes.len());
     for n in nodes {
-        v.push(*id.get(n).ok_or_else(|| {
+        v.push(id.get(*n).ok_or_else(|| {
             r.error(format!(
                 "element {tag} names node {n}, which the file does not have"
             ))
@@ -775,26 +1206,10 @@ fn mshio_error(path: &Path, bytes: &[u8], e: &mshio::MshParserError<&[u8]>) -> V
     .into()
 }
 
-/// The Gmsh type and node list of a cell, or an error for a polyhedron.
-fn element<'a>(
-    path: &Path,
-    i: usize,
-    cell: &'a CellVertices,
-) -> Result<(u32, &'a [u32]), VolumeIoError> {
-    let ty = match cell {
-        CellVertices::Tetrahedron(_) => 4,
-        CellVertices::Hexahedron(_) => 5,
-        CellVertices::Prism(_) => 6,
-        CellVertices::Pyramid(_) => 7,
-        CellVertices::Polyhedron(_) => {
-            return Err(unsupported(
-                path,
-                format!("cell {i} is a general polyhedron, which Gmsh cannot hold (write .vtk)"),
-            ));
-        }
-    };
-    Ok((ty, listed(cell).expect("a cell of a fixed type")))
-}
+/// Gmsh's element type of each fixed cell type, by
+/// [`stream::type_index`]: tetrahedron 4, hexahedron 5, prism 6,
+/// pyramid 7 (the order the 4.1 blocks are written in).
+const GMSH_TYPES: [u32; 4] = [4, 5, 6, 7];
 
 /// Writes a Gmsh file of `options.msh_version`, binary or ASCII.
 ///
@@ -814,32 +1229,57 @@ pub fn write(
 /// component at time step 0 after the elements, named by its name
 /// (double quotes in it written as single ones, line breaks as spaces).
 ///
+/// The body is formatted (ASCII) or filled (binary) in parallel pieces
+/// and streamed in order into the temporary file: no list of the
+/// elements, no copy of the whole file in memory. The nodes are numbered
+/// from 1 in position order, the elements from 1 in cell order (in 4.1,
+/// one block per cell type, in the order tetrahedra, hexahedra, prisms,
+/// pyramids; in binary 2.2, one block per run of cells of one type).
+///
 /// # Errors
-/// As [`write`].
+/// As [`write`]; a polyhedron is found before anything is written.
 pub fn write_field(
     path: &Path,
     mesh: &CellMesh,
     field: Option<&PointField>,
     options: super::WriteOptions,
 ) -> Result<(), VolumeIoError> {
-    let mut elements = Vec::with_capacity(mesh.cells.len());
-    for (i, c) in mesh.cells.iter().enumerate() {
-        elements.push(element(path, i, c)?);
+    if let Some(i) = stream::first_polyhedron(&mesh.cells) {
+        return Err(unsupported(
+            path,
+            format!("cell {i} is a general polyhedron, which Gmsh cannot hold (write .vtk)"),
+        ));
     }
-    let mut bytes = match (options.msh_version, options.binary) {
-        (MshVersion::V22, false) => write_v22_ascii(mesh, &elements),
-        (MshVersion::V22, true) => write_v22_binary(mesh, &elements),
-        (MshVersion::V41, binary) => write_v41(mesh, &elements, binary),
-    };
-    if let Some(f) = field {
-        write_node_data(&mut bytes, f, options.binary);
-    }
-    write_atomically(path, &bytes)
+    write_streamed(path, |out| {
+        match (options.msh_version, options.binary) {
+            (MshVersion::V22, false) => write_v22_ascii(out, mesh)?,
+            (MshVersion::V22, true) => write_v22_binary(out, mesh)?,
+            (MshVersion::V41, false) => write_v41_ascii(out, mesh)?,
+            (MshVersion::V41, true) => write_v41_binary(out, mesh)?,
+        }
+        match field {
+            Some(f) => write_node_data(out, f, options.binary),
+            None => Ok(()),
+        }
+    })
 }
 
-/// Appends `field` as a `$NodeData` section (see [`write_field`]), the
+/// The vertices of a cell of a fixed type (the writers refuse
+/// polyhedra before they start).
+fn vertices(cell: &CellVertices) -> &[u32] {
+    listed(cell).expect("a cell of a fixed type")
+}
+
+/// Appends the little-endian bytes of each of `words`.
+fn put<const N: usize>(buf: &mut Vec<u8>, words: impl IntoIterator<Item = [u8; N]>) {
+    for w in words {
+        buf.extend_from_slice(&w);
+    }
+}
+
+/// Streams `field` as a `$NodeData` section (see [`write_field`]), the
 /// nodes numbered from 1 in position order as the writers number them.
-fn write_node_data(b: &mut Vec<u8>, field: &PointField, binary: bool) {
+fn write_node_data(out: &mut Out<'_>, field: &PointField, binary: bool) -> std::io::Result<()> {
     let name: String = field
         .name
         .chars()
@@ -849,195 +1289,440 @@ fn write_node_data(b: &mut Vec<u8>, field: &PointField, binary: bool) {
             c => c,
         })
         .collect();
-    b.extend(
-        format!(
-            "$NodeData\n1\n\"{name}\"\n1\n0\n3\n0\n1\n{}\n",
-            field.values.len()
-        )
-        .bytes(),
-    );
+    let values = &field.values;
+    write!(
+        out,
+        "$NodeData\n1\n\"{name}\"\n1\n0\n3\n0\n1\n{}\n",
+        values.len()
+    )?;
     if binary {
-        for (i, v) in field.values.iter().enumerate() {
-            b.extend((i as i32 + 1).to_le_bytes());
-            b.extend(f64::from(*v).to_le_bytes());
-        }
-        b.extend(b"\n");
+        write_elements(out, values.len(), |r, buf| {
+            buf.reserve(r.len() * 12);
+            for i in r {
+                let mut record = Record::<12>::new();
+                record.put((i as i32).wrapping_add(1).to_le_bytes());
+                record.put(f64::from(values[i]).to_le_bytes());
+                record.append_to(buf);
+            }
+        })?;
+        out.write_all(b"\n")?;
     } else {
-        b.extend(
-            format_lines(&field.values, |s, i, v| {
-                let _ = writeln!(s, "{} {v}", i + 1);
-            })
-            .bytes(),
-        );
-    }
-    b.extend(b"$EndNodeData\n");
-}
-
-fn write_v22_ascii(mesh: &CellMesh, elements: &[(u32, &[u32])]) -> Vec<u8> {
-    let mut s = String::from("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n");
-    let _ = writeln!(s, "{}", mesh.positions.len());
-    s += &format_lines(&mesh.positions, |s, i, p| {
-        let _ = writeln!(s, "{} {} {} {}", i + 1, p[0], p[1], p[2]);
-    });
-    let _ = write!(s, "$EndNodes\n$Elements\n{}\n", elements.len());
-    s += &format_lines(elements, |s, i, (ty, v)| {
-        let _ = write!(s, "{} {ty} 2 1 1", i + 1);
-        for x in *v {
-            let _ = write!(s, " {}", x + 1);
-        }
-        s.push('\n');
-    });
-    s += "$EndElements\n";
-    s.into_bytes()
-}
-
-fn write_v22_binary(mesh: &CellMesh, elements: &[(u32, &[u32])]) -> Vec<u8> {
-    let mut b = b"$MeshFormat\n2.2 1 8\n".to_vec();
-    b.extend(1i32.to_le_bytes());
-    b.extend(format!("\n$EndMeshFormat\n$Nodes\n{}\n", mesh.positions.len()).bytes());
-    for (i, p) in mesh.positions.iter().enumerate() {
-        b.extend((i as i32 + 1).to_le_bytes());
-        for x in p {
-            b.extend(f64::from(*x).to_le_bytes());
-        }
-    }
-    b.extend(format!("\n$EndNodes\n$Elements\n{}\n", elements.len()).bytes());
-    // One block per run of elements of a type.
-    let mut i = 0;
-    while i < elements.len() {
-        let ty = elements[i].0;
-        let run = elements[i..].iter().take_while(|e| e.0 == ty).count();
-        for word in [ty as i32, run as i32, 2] {
-            b.extend(word.to_le_bytes());
-        }
-        for (k, (_, v)) in elements[i..i + run].iter().enumerate() {
-            for word in [(i + k) as i32 + 1, 1, 1] {
-                b.extend(word.to_le_bytes());
+        write_elements(out, values.len(), |r, buf| {
+            for i in r {
+                push_int(buf, i + 1);
+                buf.push(b' ');
+                push_f32(buf, values[i]);
+                buf.push(b'\n');
             }
-            for x in *v {
-                b.extend((*x as i32 + 1).to_le_bytes());
-            }
-        }
-        i += run;
+        })?;
     }
-    b.extend(b"\n$EndElements\n");
-    b
+    out.write_all(b"$EndNodeData\n")
 }
 
-/// A block of elements of one type: the type, and each element's index
-/// and vertices.
-type Block<'a> = (u32, Vec<(usize, &'a [u32])>);
+/// Streams a 2.2 ASCII file: each node a line `tag x y z`, each element a
+/// line `tag type 2 1 1 nodes...` in cell order.
+fn write_v22_ascii(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
+    let (positions, cells) = (&mesh.positions, &mesh.cells);
+    write!(
+        out,
+        "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n{}\n",
+        positions.len()
+    )?;
+    write_elements(out, positions.len(), |r, buf| {
+        for i in r {
+            push_int(buf, i + 1);
+            for x in positions[i] {
+                buf.push(b' ');
+                push_f32(buf, x);
+            }
+            buf.push(b'\n');
+        }
+    })?;
+    write!(out, "$EndNodes\n$Elements\n{}\n", cells.len())?;
+    write_elements(out, cells.len(), |r, buf| {
+        for i in r {
+            let cell = &cells[i];
+            push_int(buf, i + 1);
+            buf.push(b' ');
+            push_int(
+                buf,
+                GMSH_TYPES[stream::type_index(cell).expect("a fixed type")],
+            );
+            buf.extend_from_slice(b" 2 1 1");
+            for &v in vertices(cell) {
+                buf.push(b' ');
+                push_int(buf, u64::from(v) + 1);
+            }
+            buf.push(b'\n');
+        }
+    })?;
+    out.write_all(b"$EndElements\n")
+}
 
-/// Element types in the order their blocks are written.
-const TYPES: [u32; 4] = [4, 5, 6, 7];
+/// Streams a 2.2 binary file: each node its 4-byte tag and three doubles;
+/// the elements in cell order, a block (type, count, 2 tags) per run of
+/// cells of one type, each element its tag, tags 1 and 1, and its nodes,
+/// as 4-byte integers.
+fn write_v22_binary(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
+    let (positions, cells) = (&mesh.positions, &mesh.cells);
+    let m = cells.len();
+    out.write_all(b"$MeshFormat\n2.2 1 8\n")?;
+    out.write_all(&1i32.to_le_bytes())?;
+    write!(out, "\n$EndMeshFormat\n$Nodes\n{}\n", positions.len())?;
+    write_elements(out, positions.len(), |r, buf| {
+        buf.reserve(r.len() * 28);
+        for i in r {
+            let mut record = Record::<28>::new();
+            record.put((i as i32).wrapping_add(1).to_le_bytes());
+            positions[i]
+                .iter()
+                .for_each(|&x| record.put(f64::from(x).to_le_bytes()));
+            record.append_to(buf);
+        }
+    })?;
+    write!(out, "\n$EndNodes\n$Elements\n{m}\n")?;
+    // The first cell of each run of one type, found piece by piece.
+    let ty = |i: usize| stream::type_index(&cells[i]);
+    let starts: Vec<usize> = (0..stream::pieces_of(m))
+        .into_par_iter()
+        .flat_map_iter(|k| stream::piece(k, m).filter(move |&i| i == 0 || ty(i) != ty(i - 1)))
+        .collect();
+    write_elements(out, m, |r, buf| {
+        let mut run = starts.partition_point(|&s| s < r.start);
+        for i in r {
+            let cell = &cells[i];
+            let t = GMSH_TYPES[ty(i).expect("a fixed type")];
+            let mut record = Record::<56>::new();
+            if starts.get(run) == Some(&i) {
+                let end = starts.get(run + 1).copied().unwrap_or(m);
+                [t as i32, (end - i) as i32, 2]
+                    .iter()
+                    .for_each(|w| record.put(w.to_le_bytes()));
+                run += 1;
+            }
+            [(i as i32).wrapping_add(1), 1, 1]
+                .iter()
+                .for_each(|w| record.put(w.to_le_bytes()));
+            for &v in vertices(cell) {
+                record.put((v as i32).wrapping_add(1).to_le_bytes());
+            }
+            record.append_to(buf);
+        }
+    })?;
+    out.write_all(b"\n$EndElements\n")
+}
 
-fn write_v41(mesh: &CellMesh, elements: &[(u32, &[u32])], binary: bool) -> Vec<u8> {
+/// The bounding box of `positions` as `f64` (zeros for none), the pieces
+/// reduced in parallel and combined in order.
+fn bounding_box(positions: &[[f32; 3]]) -> ([f64; 3], [f64; 3]) {
+    if positions.is_empty() {
+        return ([0.0; 3], [0.0; 3]);
+    }
+    let boxes: Vec<([f64; 3], [f64; 3])> = positions
+        .par_chunks(stream::PIECE)
+        .map(|chunk| {
+            let mut lo = [f64::INFINITY; 3];
+            let mut hi = [f64::NEG_INFINITY; 3];
+            for p in chunk {
+                for k in 0..3 {
+                    lo[k] = lo[k].min(f64::from(p[k]));
+                    hi[k] = hi[k].max(f64::from(p[k]));
+                }
+            }
+            (lo, hi)
+        })
+        .collect();
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
-    for p in &mesh.positions {
+    for (l, h) in boxes {
         for k in 0..3 {
-            lo[k] = lo[k].min(f64::from(p[k]));
-            hi[k] = hi[k].max(f64::from(p[k]));
+            lo[k] = lo[k].min(l[k]);
+            hi[k] = hi[k].max(h[k]);
         }
     }
-    if mesh.positions.is_empty() {
-        (lo, hi) = ([0.0; 3], [0.0; 3]);
-    }
-    let n = mesh.positions.len();
-    let blocks: Vec<Block<'_>> = TYPES
-        .iter()
-        .map(|&t| {
-            let list: Vec<(usize, &[u32])> = elements
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| e.0 == t)
-                .map(|(i, e)| (i, e.1))
-                .collect();
-            (t, list)
-        })
-        .filter(|(_, l)| !l.is_empty())
-        .collect();
-    let (first, last) = (elements.len().min(1), elements.len());
-    if !binary {
-        let mut s = String::from("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Entities\n0 0 0 1\n");
-        let _ = writeln!(
-            s,
-            "1 {} {} {} {} {} {} 0 0",
-            lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]
-        );
-        let _ = write!(
-            s,
-            "$EndEntities\n$Nodes\n1 {n} {} {n}\n3 1 0 {n}\n",
-            n.min(1)
-        );
-        s += &format_lines(&mesh.positions, |s, i, _| {
-            let _ = writeln!(s, "{}", i + 1);
-        });
-        s += &format_lines(&mesh.positions, |s, _, p| {
-            let _ = writeln!(s, "{} {} {}", p[0], p[1], p[2]);
-        });
-        let _ = write!(
-            s,
-            "$EndNodes\n$Elements\n{} {last} {first} {last}\n",
-            blocks.len()
-        );
-        for (t, list) in &blocks {
-            let _ = writeln!(s, "3 1 {t} {}", list.len());
-            s += &format_lines(list, |s, _, (i, v)| {
-                let _ = write!(s, "{}", i + 1);
-                for x in *v {
-                    let _ = write!(s, " {}", x + 1);
+    (lo, hi)
+}
+
+/// The cells of type `t` ([`stream::type_index`]) of the cells of piece
+/// `k`, with their indices, in order.
+fn of_type<'a>(
+    cells: &'a [CellVertices],
+    k: usize,
+    t: usize,
+) -> impl Iterator<Item = (usize, &'a [u32])> + 'a {
+    stream::piece(k, cells.len())
+        .filter(move |&i| stream::type_index(&cells[i]) == Some(t))
+        .map(move |i| (i, vertices(&cells[i])))
+}
+
+/// Streams a 4.1 ASCII file: one entity holding the nodes (tags, then
+/// coordinates) and the elements, a block per cell type.
+fn write_v41_ascii(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
+    let (positions, cells) = (&mesh.positions, &mesh.cells);
+    let (n, m) = (positions.len(), cells.len());
+    let (lo, hi) = bounding_box(positions);
+    let counts = stream::TypeCounts::of(cells);
+    let blocks = counts.total.iter().filter(|&&c| c > 0).count();
+    write!(
+        out,
+        "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Entities\n0 0 0 1\n1 {} {} {} {} {} {} 0 0\n",
+        lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]
+    )?;
+    write!(
+        out,
+        "$EndEntities\n$Nodes\n1 {n} {} {n}\n3 1 0 {n}\n",
+        n.min(1)
+    )?;
+    write_elements(out, n, |r, buf| {
+        for i in r {
+            push_int(buf, i + 1);
+            buf.push(b'\n');
+        }
+    })?;
+    write_elements(out, n, |r, buf| {
+        for i in r {
+            let [x, y, z] = positions[i];
+            push_f32(buf, x);
+            buf.push(b' ');
+            push_f32(buf, y);
+            buf.push(b' ');
+            push_f32(buf, z);
+            buf.push(b'\n');
+        }
+    })?;
+    write!(out, "$EndNodes\n$Elements\n{blocks} {m} {} {m}\n", m.min(1))?;
+    for (t, &count) in counts.total.iter().enumerate() {
+        if count == 0 {
+            continue;
+        }
+        writeln!(out, "3 1 {} {count}", GMSH_TYPES[t])?;
+        write_pieces(out, counts.per_piece.len(), |k, buf| {
+            if counts.per_piece[k][t] == 0 {
+                return;
+            }
+            for (i, v) in of_type(cells, k, t) {
+                push_int(buf, i + 1);
+                for &x in v {
+                    buf.push(b' ');
+                    push_int(buf, u64::from(x) + 1);
                 }
-                s.push('\n');
-            });
+                buf.push(b'\n');
+            }
+        })?;
+    }
+    out.write_all(b"$EndElements\n")
+}
+
+/// Streams a 4.1 binary file (8-byte sizes and tags, 4-byte dimensions,
+/// entity tags and types, doubles): as [`write_v41_ascii`].
+fn write_v41_binary(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
+    let (positions, cells) = (&mesh.positions, &mesh.cells);
+    let (n, m) = (positions.len(), cells.len());
+    let (lo, hi) = bounding_box(positions);
+    let counts = stream::TypeCounts::of(cells);
+    let blocks = counts.total.iter().filter(|&&c| c > 0).count();
+    let mut head = b"$MeshFormat\n4.1 1 8\n".to_vec();
+    put(&mut head, [1i32.to_le_bytes()]);
+    head.extend_from_slice(b"\n$EndMeshFormat\n$Entities\n");
+    put(&mut head, [0u64, 0, 0, 1].map(u64::to_le_bytes));
+    put(&mut head, [1i32.to_le_bytes()]);
+    put(&mut head, lo.iter().chain(&hi).map(|x| x.to_le_bytes()));
+    put(&mut head, [0u64, 0].map(u64::to_le_bytes));
+    head.extend_from_slice(b"\n$EndEntities\n$Nodes\n");
+    put(
+        &mut head,
+        [1u64, n as u64, n.min(1) as u64, n as u64].map(u64::to_le_bytes),
+    );
+    put(&mut head, [3i32, 1, 0].map(i32::to_le_bytes));
+    put(&mut head, [(n as u64).to_le_bytes()]);
+    out.write_all(&head)?;
+    write_elements(out, n, |r, buf| {
+        buf.reserve(r.len() * 8);
+        for i in r {
+            buf.extend_from_slice(&(i as u64 + 1).to_le_bytes());
         }
-        s += "$EndElements\n";
-        return s.into_bytes();
+    })?;
+    write_elements(out, n, |r, buf| {
+        buf.reserve(r.len() * 24);
+        for p in &positions[r] {
+            let mut record = Record::<24>::new();
+            p.iter()
+                .for_each(|&x| record.put(f64::from(x).to_le_bytes()));
+            record.append_to(buf);
+        }
+    })?;
+    out.write_all(b"\n$EndNodes\n$Elements\n")?;
+    let header = [blocks as u64, m as u64, m.min(1) as u64, m as u64];
+    out.write_all(&header.map(u64::to_le_bytes).concat())?;
+    for (t, &count) in counts.total.iter().enumerate() {
+        if count == 0 {
+            continue;
+        }
+        let mut block = [3i32, 1, GMSH_TYPES[t] as i32]
+            .map(i32::to_le_bytes)
+            .concat();
+        put(&mut block, [(count as u64).to_le_bytes()]);
+        out.write_all(&block)?;
+        write_pieces(out, counts.per_piece.len(), |k, buf| {
+            let here = counts.per_piece[k][t];
+            if here == 0 {
+                return;
+            }
+            let per = 1 + nodes_of(GMSH_TYPES[t]);
+            buf.reserve(here * 8 * per);
+            for (i, v) in of_type(cells, k, t) {
+                let mut record = Record::<72>::new();
+                record.put((i as u64 + 1).to_le_bytes());
+                for &x in v {
+                    record.put((u64::from(x) + 1).to_le_bytes());
+                }
+                record.append_to(buf);
+            }
+        })?;
     }
-    let mut b = b"$MeshFormat\n4.1 1 8\n".to_vec();
-    b.extend(1i32.to_le_bytes());
-    b.extend(b"\n$EndMeshFormat\n$Entities\n");
-    for count in [0u64, 0, 0, 1] {
-        b.extend(count.to_le_bytes());
-    }
-    b.extend(1i32.to_le_bytes());
-    for x in lo.iter().chain(&hi) {
-        b.extend(x.to_le_bytes());
-    }
-    b.extend(0u64.to_le_bytes());
-    b.extend(0u64.to_le_bytes());
-    b.extend(b"\n$EndEntities\n$Nodes\n");
-    for word in [1u64, n as u64, n.min(1) as u64, n as u64] {
-        b.extend(word.to_le_bytes());
-    }
-    for word in [3i32, 1, 0] {
-        b.extend(word.to_le_bytes());
-    }
-    b.extend((n as u64).to_le_bytes());
-    for i in 0..n {
-        b.extend((i as u64 + 1).to_le_bytes());
-    }
-    for p in &mesh.positions {
-        for x in p {
-            b.extend(f64::from(*x).to_le_bytes());
+    out.write_all(b"\n$EndElements\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::WriteOptions;
+
+    /// What a reader made of a file: the mesh and fields (as their debug
+    /// text, in which NaN equals NaN), the error's words, or a panic.
+    fn outcome(
+        read: impl FnOnce() -> Result<(CellMesh, Vec<PointField>), VolumeIoError>,
+    ) -> Result<String, String> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)) {
+            Ok(Ok(read)) => Ok(format!("{read:?}")),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("a panic".into()),
         }
     }
-    b.extend(b"\n$EndNodes\n$Elements\n");
-    for word in [blocks.len() as u64, last as u64, first as u64, last as u64] {
-        b.extend(word.to_le_bytes());
+
+    /// A mixed mesh of `cells` cells over `vertices` vertices, with a
+    /// field.
+    fn mesh(vertices: u32, cells: u32) -> (CellMesh, PointField) {
+        let positions = (0..vertices)
+            .map(|i| [i as f32 * 0.5, (i % 7) as f32, -(i as f32) / 3.0])
+            .collect();
+        let v = |i: u32, k: u32| (i * 7 + k * 13) % vertices;
+        let cells = (0..cells)
+            .map(|i| match i % 9 {
+                0..=3 => CellVertices::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7].map(|k| v(i, k))),
+                4 | 5 => CellVertices::Tetrahedron([0, 1, 2, 3].map(|k| v(i, k))),
+                6 | 7 => CellVertices::Prism([0, 1, 2, 3, 4, 5].map(|k| v(i, k))),
+                _ => CellVertices::Pyramid([0, 1, 2, 3, 4].map(|k| v(i, k))),
+            })
+            .collect();
+        let field = PointField {
+            name: "t".into(),
+            values: (0..vertices).map(|i| i as f32 * 0.25).collect(),
+        };
+        (CellMesh { positions, cells }, field)
     }
-    for (t, list) in &blocks {
-        for word in [3i32, 1, *t as i32] {
-            b.extend(word.to_le_bytes());
+
+    /// The files the comparison reads: Gmsh's fixtures and this module's
+    /// files in every version and encoding, with a field.
+    fn files() -> Vec<(String, Vec<u8>)> {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let mut files: Vec<(String, Vec<u8>)> = [
+            "mixed-2.2.msh",
+            "mixed-2.2-binary.msh",
+            "mixed-4.1.msh",
+            "mixed-4.1-binary.msh",
+        ]
+        .iter()
+        .map(|name| {
+            (
+                name.to_string(),
+                std::fs::read(data.join(name)).expect("fixture"),
+            )
+        })
+        .collect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (mesh, field) = mesh(60, 90);
+        for (name, binary, msh_version) in [
+            ("a.msh", false, MshVersion::V22),
+            ("b.msh", true, MshVersion::V22),
+            ("c.msh", false, MshVersion::V41),
+            ("d.msh", true, MshVersion::V41),
+        ] {
+            let path = dir.path().join(name);
+            let options = WriteOptions {
+                binary,
+                msh_version,
+            };
+            write_field(&path, &mesh, Some(&field), options).expect("written");
+            files.push((name.to_string(), std::fs::read(&path).expect("written")));
         }
-        b.extend((list.len() as u64).to_le_bytes());
-        for (i, v) in list {
-            b.extend((*i as u64 + 1).to_le_bytes());
-            for x in *v {
-                b.extend((u64::from(*x) + 1).to_le_bytes());
+        files
+    }
+
+    #[test]
+    fn binary_4_1_files_of_gmsh_and_of_this_module_are_read_in_parallel() {
+        let path = Path::new("x.msh");
+        for (name, bytes) in files() {
+            if !name.ends_with("4.1-binary.msh") && name != "d.msh" {
+                continue;
+            }
+            let fast = read_v41_binary(path, &bytes).expect("read in parallel");
+            let (mesh, id) = read_v41(path, &bytes).expect("read by mshio");
+            let fields = fields_v41(path, &bytes, true, &id, mesh.positions.len()).expect("fields");
+            assert!(fast == (mesh, fields), "{name}");
+        }
+        let (mesh, field) = mesh(100_000, 150_000);
+        let dir = tempfile::tempdir().expect("tempdir");
+        for version in [MshVersion::V22, MshVersion::V41] {
+            let file = dir.path().join("big.msh");
+            let options = WriteOptions {
+                binary: true,
+                msh_version: version,
+            };
+            write_field(&file, &mesh, Some(&field), options).expect("written");
+            let bytes = std::fs::read(&file).expect("written");
+            let read = read_bytes_fields(path, &bytes).expect("read");
+            // 4.1 files list the cells by type.
+            if version == MshVersion::V22 {
+                assert!(read == (mesh.clone(), vec![field.clone()]), "{version:?}");
+            }
+            let serial = serial::read_bytes_fields(path, &bytes).expect("read");
+            assert!(read == serial, "{version:?}");
+        }
+    }
+
+    #[test]
+    fn broken_files_read_as_the_serial_reader_read_them() {
+        let path = Path::new("x.msh");
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for (name, bytes) in files() {
+            for k in 0..600 {
+                let mut broken = bytes.clone();
+                let at = (next() % bytes.len() as u64) as usize;
+                match k % 3 {
+                    0 => broken.truncate(at),
+                    1 => broken[at] = next() as u8,
+                    _ => {
+                        // A byte of a small count or index changed.
+                        let at = at & !3;
+                        broken[at] ^= 1 << (next() % 8);
+                    }
+                }
+                let new = outcome(|| read_bytes_fields(path, &broken));
+                let old = outcome(|| serial::read_bytes_fields(path, &broken));
+                assert!(
+                    new == old,
+                    "{name}, change {k} at byte {at}: {:?} against {:?}",
+                    new.as_ref().err(),
+                    old.as_ref().err()
+                );
             }
         }
     }
-    b.extend(b"\n$EndElements\n");
-    b
 }

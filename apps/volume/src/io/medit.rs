@@ -3,16 +3,11 @@
 //! from 1, each cell with a reference); the surface and feature sections
 //! (`Triangles`, `Edges`, `Corners`, ...) are skipped.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
-use cavity::io::format_lines;
-
-use super::{
-    CellMesh, Tokens, VolumeIoError, indices, listed, read_file, text_of, unsupported,
-    write_atomically,
-};
-use crate::mesh::{CellType, CellVertices};
+use super::stream::{self, push_f32, push_int, write_elements, write_pieces, write_streamed};
+use super::{CellMesh, Tokens, VolumeIoError, indices, listed, read_file, text_of, unsupported};
+use crate::mesh::CellVertices;
 
 /// Reads a MEDIT file.
 ///
@@ -106,51 +101,63 @@ pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> 
     Ok(CellMesh { positions, cells })
 }
 
-/// Writes a MEDIT file, each cell type in its section.
+/// Writes a MEDIT file, each cell type in its section (tetrahedra,
+/// prisms, pyramids, hexahedra, each in cell order; references 0), the
+/// sections formatted in parallel pieces and streamed in order into the
+/// temporary file.
 ///
 /// # Errors
-/// [`VolumeIoError::Unsupported`] for a polyhedron;
-/// [`VolumeIoError::File`].
+/// [`VolumeIoError::Unsupported`] for a polyhedron (found before anything
+/// is written); [`VolumeIoError::File`].
 pub fn write(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
-    if let Some(i) = mesh
-        .cells
-        .iter()
-        .position(|c| matches!(c, CellVertices::Polyhedron(_)))
-    {
+    if let Some(i) = stream::first_polyhedron(&mesh.cells) {
         return Err(unsupported(
             path,
             format!("cell {i} is a general polyhedron, which MEDIT cannot hold"),
         ));
     }
-    let mut s = String::from("MeshVersionFormatted 1\nDimension 3\n");
-    let _ = writeln!(s, "Vertices\n{}", mesh.positions.len());
-    s += &format_lines(&mesh.positions, |s, _, p| {
-        let _ = writeln!(s, "{} {} {} 0", p[0], p[1], p[2]);
-    });
-    let sections = [
-        ("Tetrahedra", CellType::Tetrahedron),
-        ("Prisms", CellType::Prism),
-        ("Pyramids", CellType::Pyramid),
-        ("Hexahedra", CellType::Hexahedron),
-    ];
-    for (name, ty) in sections {
-        let rows: Vec<&[u32]> = mesh
-            .cells
-            .iter()
-            .filter(|c| c.cell_type() == ty)
-            .filter_map(listed)
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let _ = writeln!(s, "{name}\n{}", rows.len());
-        s += &format_lines(&rows, |s, _, r| {
-            for v in *r {
-                let _ = write!(s, "{} ", *v + 1);
+    let (positions, cells) = (&mesh.positions, &mesh.cells);
+    let counts = stream::TypeCounts::of(cells);
+    write_streamed(path, |out| {
+        write!(
+            out,
+            "MeshVersionFormatted 1\nDimension 3\nVertices\n{}\n",
+            positions.len()
+        )?;
+        write_elements(out, positions.len(), |r, buf| {
+            for p in &positions[r] {
+                for x in p {
+                    push_f32(buf, *x);
+                    buf.push(b' ');
+                }
+                buf.extend_from_slice(b"0\n");
             }
-            s.push_str("0\n");
-        });
-    }
-    s.push_str("End\n");
-    write_atomically(path, s.as_bytes())
+        })?;
+        // Sections by `stream::type_index`.
+        for (name, t) in [
+            ("Tetrahedra", 0),
+            ("Prisms", 2),
+            ("Pyramids", 3),
+            ("Hexahedra", 1),
+        ] {
+            if counts.total[t] == 0 {
+                continue;
+            }
+            write!(out, "{name}\n{}\n", counts.total[t])?;
+            write_pieces(out, counts.per_piece.len(), |k, buf| {
+                if counts.per_piece[k][t] == 0 {
+                    return;
+                }
+                let piece = &cells[stream::piece(k, cells.len())];
+                for cell in piece.iter().filter(|c| stream::type_index(c) == Some(t)) {
+                    for &v in listed(cell).into_iter().flatten() {
+                        push_int(buf, u64::from(v) + 1);
+                        buf.push(b' ');
+                    }
+                    buf.extend_from_slice(b"0\n");
+                }
+            })?;
+        }
+        out.write_all(b"End\n")
+    })
 }

@@ -19,10 +19,16 @@
 //!
 //! Errors name the file, and the line or the element. Writes go to a
 //! temporary file beside the destination and are renamed over it once
-//! complete.
+//! complete; the body of every format is formatted (or, binary, filled)
+//! in parallel pieces and streamed in order into that file, the next
+//! pieces formatted while the last are written, without a copy of the
+//! whole file in memory.
 
 pub mod gmsh;
 pub mod medit;
+#[cfg(test)]
+mod reference;
+mod stream;
 pub mod tetgen;
 pub mod vtk;
 
@@ -265,11 +271,26 @@ pub(super) fn text_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Volum
     })
 }
 
-/// The bytes of the file at `path`.
+/// Files at least this long are read in parallel pieces of
+/// [`READ_PIECE`] bytes ([`read_file`]).
+const PARALLEL_READ: u64 = 32 << 20;
+
+/// Bytes of a piece of a file read by one rayon task.
+const READ_PIECE: usize = 8 << 20;
+
+/// The bytes of the file at `path`: a large regular file (from 32 MiB)
+/// read in parallel pieces at their offsets (positioned reads, which the
+/// page cache serves concurrently), others, and any file a piece of which
+/// cannot be read or whose length changes meanwhile, as `std::fs::read`
+/// reads them.
 ///
 /// # Errors
-/// [`VolumeIoError::File`] naming `path`.
+/// [`VolumeIoError::File`] naming `path`: `std::fs::read`'s error.
 pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, VolumeIoError> {
+    #[cfg(unix)]
+    if let Some(bytes) = read_parallel(path) {
+        return Ok(bytes);
+    }
     std::fs::read(path).map_err(|source| {
         MeshIoError::Io {
             file: path.display().to_string(),
@@ -277,6 +298,39 @@ pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, VolumeIoError> {
         }
         .into()
     })
+}
+
+/// The bytes of a regular file of at least [`PARALLEL_READ`] bytes read in
+/// parallel; `None` for another file, a failed read, or a file whose
+/// length changed while it was read.
+#[cfg(unix)]
+fn read_parallel(path: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path).ok()?;
+    let metadata = file.metadata().ok()?;
+    if !metadata.is_file() || metadata.len() < PARALLEL_READ {
+        return None;
+    }
+    let len = usize::try_from(metadata.len()).ok()?;
+    let mut bytes = vec![0u8; len];
+    let whole = bytes
+        .par_chunks_mut(READ_PIECE)
+        .enumerate()
+        .all(|(k, piece)| {
+            let mut done = 0;
+            while done < piece.len() {
+                match file.read_at(&mut piece[done..], (k * READ_PIECE + done) as u64) {
+                    Ok(0) => return false,
+                    Ok(read) => done += read,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => return false,
+                }
+            }
+            true
+        });
+    // Nothing past the length read: the file did not grow.
+    let grown = file.read_at(&mut [0u8], len as u64).ok()? > 0;
+    (whole && !grown).then_some(bytes)
 }
 
 /// Reads the mesh at `path` ([`VolumeFormat::of`]), without its fields
@@ -428,9 +482,24 @@ pub(super) fn listed(cell: &CellVertices) -> Option<&[u32]> {
     }
 }
 
-/// Writes `text` to `path` through a temporary file beside it
-/// ([`cavity::io::write_bytes`]: renamed over `path` once complete, with
-/// the mode a new file gets).
-pub(super) fn write_atomically(path: &Path, text: &[u8]) -> Result<(), VolumeIoError> {
-    Ok(cavity::io::write_bytes(path, text)?)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_file_is_read_in_parallel_as_it_is() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("large");
+        let len = PARALLEL_READ as usize + 3 * READ_PIECE + 12_345;
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 4096) as u8).collect();
+        std::fs::write(&path, &bytes).expect("written");
+        assert!(read_parallel(&path).is_some_and(|read| read == bytes));
+        assert!(read_file(&path).is_ok_and(|read| read == bytes));
+        // Small files, directories and missing files as `std::fs::read`.
+        std::fs::write(&path, b"small").expect("written");
+        assert_eq!(read_file(&path).expect("read"), b"small");
+        assert!(read_parallel(dir.path()).is_none());
+        let missing = read_file(&dir.path().join("missing")).expect_err("missing");
+        assert!(missing.to_string().contains("missing"), "{missing}");
+    }
 }

@@ -1,16 +1,12 @@
 //! TetGen `.node` / `.ele` pairs: vertices (numbered from 0 or 1, with
 //! attributes and boundary markers skipped) and linear tetrahedra.
 
-use std::fmt::Write as _;
-
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-use cavity::io::format_lines;
-
+use super::stream::{push_f32, push_int, write_elements, write_streamed};
 use super::{
     CellMesh, Tokens, VolumeIoError, count_fits, indices, read_file, text_of, unsupported,
-    write_atomically,
 };
 use crate::mesh::CellVertices;
 
@@ -201,36 +197,54 @@ fn read_tokens(
     Ok(CellMesh { positions, cells })
 }
 
-/// Writes a TetGen pair (numbered from 0).
+/// Writes a TetGen pair (numbered from 0, no attributes or markers):
+/// the `.node` file, then the `.ele` file, each formatted in parallel
+/// pieces and streamed in order into its temporary file.
 ///
 /// # Errors
-/// [`VolumeIoError::Unsupported`] for another cell than a tetrahedron;
-/// [`VolumeIoError::File`].
+/// [`VolumeIoError::Unsupported`] for another cell than a tetrahedron
+/// (found before anything is written); [`VolumeIoError::File`].
 pub fn write(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
     let (node, ele) = pair(path);
-    let mut tets = Vec::with_capacity(mesh.cells.len());
-    for (i, c) in mesh.cells.iter().enumerate() {
-        match c {
-            CellVertices::Tetrahedron(v) => tets.push(*v),
-            other => {
-                return Err(unsupported(
-                    path,
-                    format!(
-                        "cell {i} is a {:?}; TetGen files hold tetrahedra only",
-                        other.cell_type()
-                    ),
-                ));
-            }
-        }
+    let (positions, cells) = (&mesh.positions, &mesh.cells);
+    if let Some(i) = cells
+        .par_iter()
+        .position_first(|c| !matches!(c, CellVertices::Tetrahedron(_)))
+    {
+        return Err(unsupported(
+            path,
+            format!(
+                "cell {i} is a {:?}; TetGen files hold tetrahedra only",
+                cells[i].cell_type()
+            ),
+        ));
     }
-    let mut s = format!("{} 3 0 0\n", mesh.positions.len());
-    s += &format_lines(&mesh.positions, |s, i, p| {
-        let _ = writeln!(s, "{i} {} {} {}", p[0], p[1], p[2]);
-    });
-    let mut e = format!("{} 4 0\n", tets.len());
-    e += &format_lines(&tets, |s, i, v| {
-        let _ = writeln!(s, "{i} {} {} {} {}", v[0], v[1], v[2], v[3]);
-    });
-    write_atomically(&node, s.as_bytes())?;
-    write_atomically(&ele, e.as_bytes())
+    write_streamed(&node, |out| {
+        writeln!(out, "{} 3 0 0", positions.len())?;
+        write_elements(out, positions.len(), |r, buf| {
+            for i in r {
+                push_int(buf, i);
+                for x in positions[i] {
+                    buf.push(b' ');
+                    push_f32(buf, x);
+                }
+                buf.push(b'\n');
+            }
+        })
+    })?;
+    write_streamed(&ele, |out| {
+        writeln!(out, "{} 4 0", cells.len())?;
+        write_elements(out, cells.len(), |r, buf| {
+            for i in r {
+                push_int(buf, i);
+                if let CellVertices::Tetrahedron(v) = &cells[i] {
+                    for x in v {
+                        buf.push(b' ');
+                        push_int(buf, *x);
+                    }
+                }
+                buf.push(b'\n');
+            }
+        })
+    })
 }

@@ -14,12 +14,14 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
 use vtkio::model::{
-    Attribute, Attributes, ByteOrder, CellType as VtkCell, Cells, DataSet, ElementType, IOBuffer,
-    Piece, UnstructuredGridPiece, Version, VertexNumbers, Vtk,
+    Attribute, CellType as VtkCell, DataSet, ElementType, IOBuffer, Piece, UnstructuredGridPiece,
+    VertexNumbers, Vtk,
 };
 
-use super::{CellMesh, PointField, VolumeIoError, unsupported, write_atomically};
+use super::stream::{Record, push_f32, push_int, write_elements, write_streamed};
+use super::{CellMesh, PointField, VolumeIoError, listed, unsupported};
 use crate::mesh::CellVertices;
 
 /// A wedge's vertices as a prism's and back (the bottom and top triangles
@@ -80,6 +82,15 @@ pub fn read_bytes_fields(
     path: &Path,
     bytes: &[u8],
 ) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
+    match read_binary(bytes) {
+        Some(read) => Ok(read),
+        None => read_vtkio(path, bytes),
+    }
+}
+
+/// [`read_bytes_fields`] through `vtkio`, for every file
+/// [`read_binary`] does not read.
+fn read_vtkio(path: &Path, bytes: &[u8]) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
     let vtk = Vtk::parse_legacy_be(bytes).map_err(|e| diagnose(path, bytes, &e))?;
     let pieces = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces,
@@ -115,6 +126,272 @@ pub fn read_bytes_fields(
         });
     }
     Ok((mesh, fields.unwrap_or_default()))
+}
+
+/// A cursor over a binary legacy file for [`read_binary`]: every step
+/// `None` where the bytes are not what it expects.
+struct Binary<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Binary<'a> {
+    /// Skips blanks, tabs and line breaks (`vtkio`'s `multispace0`).
+    fn blanks(&mut self) {
+        while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.at += 1;
+        }
+    }
+
+    /// The exact bytes `text`.
+    fn tag(&mut self, text: &[u8]) -> Option<()> {
+        self.bytes
+            .get(self.at..)?
+            .starts_with(text)
+            .then(|| self.at += text.len())
+    }
+
+    /// Whether the rest starts with `word`, in any case.
+    fn looking_at(&self, word: &[u8]) -> bool {
+        self.bytes
+            .get(self.at..self.at + word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word))
+    }
+
+    /// A decimal `u32` (digits only, as `vtkio` reads counts).
+    fn count(&mut self) -> Option<usize> {
+        let digits = self.bytes[self.at..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let text = std::str::from_utf8(&self.bytes[self.at..self.at + digits]).ok()?;
+        let n: u32 = text.parse().ok()?;
+        self.at += digits;
+        Some(n as usize)
+    }
+
+    /// A word up to a blank or a line break (a name), at least a byte,
+    /// as UTF-8.
+    fn word(&mut self) -> Option<&'a str> {
+        let rest = &self.bytes[self.at..];
+        let len = rest
+            .iter()
+            .take_while(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            .count();
+        let word = std::str::from_utf8(&rest[..len])
+            .ok()
+            .filter(|w| !w.is_empty())?;
+        self.at += len;
+        Some(word)
+    }
+
+    /// `float` or `double`, then the size of a value in bytes.
+    fn real(&mut self) -> Option<usize> {
+        if self.tag(b"float").is_some() {
+            Some(4)
+        } else {
+            self.tag(b"double").map(|()| 8)
+        }
+    }
+
+    /// The next `n` values of `size` bytes.
+    fn values(&mut self, n: usize, size: usize) -> Option<&'a [u8]> {
+        let len = n.checked_mul(size)?;
+        let out = self.bytes.get(self.at..self.at.checked_add(len)?)?;
+        self.at += len;
+        Some(out)
+    }
+}
+
+/// A big-endian real of 4 or 8 bytes as `f32`.
+fn real(b: &[u8]) -> f32 {
+    match b.len() {
+        4 => f32::from_be_bytes(b.try_into().expect("4 bytes")),
+        _ => f64::from_be_bytes(b.try_into().expect("8 bytes")) as f32,
+    }
+}
+
+/// Big-endian reals of `size` bytes (4 or 8) as `f32`, in parallel.
+fn reals(data: &[u8], size: usize) -> Vec<f32> {
+    data.par_chunks_exact(size).map(real).collect()
+}
+
+/// A binary legacy file read with its arrays parsed in parallel, `None`
+/// unless it is laid out as [`write_field`] and VTK write them: the
+/// header, `DATASET UNSTRUCTURED_GRID`, `POINTS n float|double`, `CELLS`
+/// in the legacy layout, `CELL_TYPES` of the types [`read_piece`] takes,
+/// then optionally `POINT_DATA` of as many points holding `SCALARS` of
+/// `float` or `double` (each with its `LOOKUP_TABLE` line) and an empty
+/// `CELL_DATA`, every index in range and every coordinate finite. On
+/// `None` (anything else, and every error) `vtkio` reads the file, which
+/// gives the same mesh and fields for every file this accepts, and the
+/// errors name what is wrong.
+fn read_binary(bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
+    let mut b = Binary { bytes, at: 0 };
+    b.tag(b"# vtk DataFile Version ")?;
+    b.count()?;
+    b.tag(b".")?;
+    b.count()?;
+    b.tag(b"\n")?;
+    // The title: a line of at least a byte, UTF-8, without `\r`.
+    let title = bytes[b.at..].iter().position(|&c| c == b'\n')?;
+    let text = std::str::from_utf8(&bytes[b.at..b.at + title]).ok()?;
+    if text.is_empty() || text.contains('\r') {
+        return None;
+    }
+    b.at += title + 1;
+    b.tag(b"BINARY\n")?;
+    b.blanks();
+    b.tag(b"DATASET UNSTRUCTURED_GRID\n")?;
+    b.blanks();
+    b.tag(b"POINTS ")?;
+    let n = b.count()?;
+    b.tag(b" ")?;
+    let size = b.real()?;
+    b.tag(b"\n")?;
+    let positions: Vec<[f32; 3]> = b
+        .values(3 * n, size)?
+        .par_chunks_exact(3 * size)
+        .map(|p| {
+            let x = |k: usize| real(&p[k * size..(k + 1) * size]);
+            [x(0), x(1), x(2)]
+        })
+        .collect();
+    if positions
+        .par_iter()
+        .any(|p| p.iter().any(|x| !x.is_finite()))
+    {
+        return None;
+    }
+    b.blanks();
+    if b.looking_at(b"METADATA") {
+        return None;
+    }
+    b.tag(b"CELLS ")?;
+    let _cells = b.count()?;
+    b.tag(b" ")?;
+    let size = b.count()?;
+    b.tag(b"\n")?;
+    let mut data = Binary { bytes, at: b.at };
+    data.blanks();
+    if data.looking_at(b"OFFSETS") {
+        return None;
+    }
+    let numbers: Vec<u32> = b
+        .values(size, 4)?
+        .par_chunks_exact(4)
+        .map(|x| u32::from_be_bytes(x.try_into().expect("4 bytes")))
+        .collect();
+    b.blanks();
+    b.tag(b"CELL_TYPES ")?;
+    let m = b.count()?;
+    b.tag(b"\n")?;
+    let types: Vec<u8> = b
+        .values(m, 4)?
+        .par_chunks_exact(4)
+        .map(|x| i32::from_be_bytes(x.try_into().expect("4 bytes")) as u8)
+        .collect();
+    let cells = cells_of(&numbers, &types, n)?;
+    let mut fields = Vec::new();
+    b.blanks();
+    if b.tag(b"POINT_DATA ").is_some() {
+        if b.count()? != n {
+            return None;
+        }
+        loop {
+            b.blanks();
+            if b.tag(b"SCALARS ").is_none() {
+                break;
+            }
+            let name = b.word()?;
+            b.tag(b" ")?;
+            let size = b.real()?;
+            let components = match b.tag(b" ") {
+                Some(()) => b.count()?,
+                None => 1,
+            };
+            b.tag(b"\n")?;
+            b.tag(b"LOOKUP_TABLE ")?;
+            b.word()?;
+            b.tag(b"\n")?;
+            let values = b.values(components.checked_mul(n)?, size)?;
+            if components == 1 {
+                fields.push(PointField {
+                    name: name.to_string(),
+                    values: reals(values, size),
+                });
+            }
+            let mut after = Binary { bytes, at: b.at };
+            after.blanks();
+            if after.looking_at(b"METADATA") {
+                return None;
+            }
+        }
+    }
+    b.blanks();
+    if b.tag(b"CELL_DATA ").is_some() {
+        b.count()?;
+        b.blanks();
+    }
+    (b.at == bytes.len()).then_some((CellMesh { positions, cells }, fields))
+}
+
+/// The volume cells of `CELLS` (`numbers`: per cell its list's length
+/// and the list) and `CELL_TYPES` over `vertices` points, as
+/// [`read_piece`] makes them (surface cells skipped), or `None` where it
+/// would refuse them: the lists found one after another, the cells made
+/// in parallel.
+fn cells_of(numbers: &[u32], types: &[u8], vertices: usize) -> Option<Vec<CellVertices>> {
+    let mut starts = Vec::with_capacity(types.len());
+    let mut at = 0usize;
+    for _ in types {
+        starts.push(at);
+        at = at.checked_add(1 + *numbers.get(at)? as usize)?;
+    }
+    if at > numbers.len() {
+        return None;
+    }
+    let cell = |start: usize, ty: u8| -> Option<Option<CellVertices>> {
+        let list = &numbers[start + 1..start + 1 + numbers[start] as usize];
+        let fixed = |count: usize| -> Option<&[u32]> {
+            (list.len() == count && list.iter().all(|&v| (v as usize) < vertices)).then_some(list)
+        };
+        Some(Some(match ty {
+            1..=9 => return Some(None),
+            10 => CellVertices::Tetrahedron(to_array(fixed(4)?)),
+            11 => {
+                let v = fixed(8)?;
+                CellVertices::Hexahedron([v[0], v[1], v[3], v[2], v[4], v[5], v[7], v[6]])
+            }
+            12 => CellVertices::Hexahedron(to_array(fixed(8)?)),
+            13 => CellVertices::Prism(mirror_prism(to_array(fixed(6)?))),
+            14 => CellVertices::Pyramid(to_array(fixed(5)?)),
+            42 => {
+                let count = *list.first()?;
+                let mut faces = Vec::new();
+                let mut i = 1;
+                for _ in 0..count {
+                    let k = *list.get(i)? as usize;
+                    let face = list.get(i + 1..i + 1 + k)?;
+                    if face.iter().any(|&v| v as usize >= vertices) {
+                        return None;
+                    }
+                    faces.push(face.to_vec());
+                    i += 1 + k;
+                }
+                CellVertices::Polyhedron(faces)
+            }
+            _ => return None,
+        }))
+    };
+    let placeholder = CellVertices::Tetrahedron([0; 4]);
+    if types.par_iter().all(|&t| t > 9) {
+        // Volume cells only (the common case): filled in place.
+        return super::stream::try_map(types.len(), placeholder, |c| cell(starts[c], types[c])?);
+    }
+    let cells: Vec<Option<CellVertices>> =
+        super::stream::try_map(types.len(), None, |c| cell(starts[c], types[c]))?;
+    Some(cells.into_par_iter().flatten().collect())
 }
 
 /// The one-component point arrays of `attributes` (see
@@ -571,8 +848,7 @@ fn to_array<const N: usize>(v: &[u32]) -> [u32; N] {
 /// Writes a legacy VTK unstructured grid (version 4.2), binary or ASCII.
 ///
 /// # Errors
-/// [`VolumeIoError::File`] when the file cannot be written;
-/// [`VolumeIoError::Malformed`] if `vtkio` fails to encode the grid.
+/// [`VolumeIoError::File`] when the file cannot be written.
 pub fn write(path: &Path, mesh: &CellMesh, binary: bool) -> Result<(), VolumeIoError> {
     write_field(path, mesh, None, binary)
 }
@@ -582,6 +858,14 @@ pub fn write(path: &Path, mesh: &CellMesh, binary: bool) -> Result<(), VolumeIoE
 /// type `float`, whitespace in its name written as `_` (a legacy name is
 /// one word).
 ///
+/// The layout is `vtkio`'s (which wrote these files before, and reads
+/// them): the positions as `float`, `CELLS` in the legacy layout (each
+/// cell's vertex count, then its vertices; a polyhedron's face stream),
+/// `CELL_TYPES`, then `POINT_DATA` and an empty `CELL_DATA`; binary files
+/// big-endian, ASCII files with each array on one line (the cell types
+/// one per line). Each array is formatted or filled in parallel pieces
+/// and streamed in order into the temporary file.
+///
 /// # Errors
 /// As [`write`].
 pub fn write_field(
@@ -590,72 +874,250 @@ pub fn write_field(
     field: Option<&PointField>,
     binary: bool,
 ) -> Result<(), VolumeIoError> {
-    let points: Vec<f32> = mesh.positions.iter().flatten().copied().collect();
-    let mut numbers = Vec::new();
-    let mut types = Vec::with_capacity(mesh.cells.len());
-    for cell in &mesh.cells {
-        let (ty, list): (VtkCell, Vec<u32>) = match cell {
-            CellVertices::Tetrahedron(v) => (VtkCell::Tetra, v.to_vec()),
-            CellVertices::Hexahedron(v) => (VtkCell::Hexahedron, v.to_vec()),
-            CellVertices::Prism(v) => (VtkCell::Wedge, mirror_prism(*v).to_vec()),
-            CellVertices::Pyramid(v) => (VtkCell::Pyramid, v.to_vec()),
-            CellVertices::Polyhedron(faces) => {
-                let mut stream = vec![faces.len() as u32];
-                for f in faces {
-                    stream.push(f.len() as u32);
-                    stream.extend_from_slice(f);
+    let (positions, cells) = (&mesh.positions, &mesh.cells);
+    let (n, m) = (positions.len(), cells.len());
+    // The numbers of CELLS: per cell its list's length and the list.
+    let numbers: usize = cells.par_iter().map(|c| 1 + list_len(c)).sum();
+    let name = field.map(|f| {
+        let name: String = f
+            .name
+            .chars()
+            .map(|c| if c.is_whitespace() { '_' } else { c })
+            .collect();
+        if name.is_empty() {
+            "field".into()
+        } else {
+            name
+        }
+    });
+    write_streamed(path, |out| {
+        write!(
+            out,
+            "# vtk DataFile Version 4.2\ncavity volumetric mesh\n{}\n\nDATASET UNSTRUCTURED_GRID\nPOINTS {n} float\n",
+            if binary { "BINARY" } else { "ASCII" }
+        )?;
+        // An array: in binary its big-endian values, in ASCII the values
+        // separated by spaces; a line break after it.
+        write_elements(out, n, |r, buf| {
+            if binary {
+                buf.reserve(12 * r.len());
+                for p in &positions[r] {
+                    let mut record = Record::<12>::new();
+                    p.iter().for_each(|x| record.put(x.to_be_bytes()));
+                    record.append_to(buf);
                 }
-                (VtkCell::Polyhedron, stream)
+                return;
             }
-        };
-        numbers.push(list.len() as u32);
-        numbers.extend(list);
-        types.push(ty);
+            for i in r {
+                for (k, x) in positions[i].into_iter().enumerate() {
+                    if i + k > 0 {
+                        buf.push(b' ');
+                    }
+                    push_f32(buf, x);
+                }
+            }
+        })?;
+        write!(out, "\n\nCELLS {} {numbers}\n", m as u32)?;
+        write_elements(out, m, |r, buf| {
+            for i in r {
+                let cell = &cells[i];
+                match (binary, fixed_list(cell)) {
+                    (true, Some((v, len))) => {
+                        let mut record = Record::<36>::new();
+                        record.put((len as u32).to_be_bytes());
+                        v[..len].iter().for_each(|x| record.put(x.to_be_bytes()));
+                        record.append_to(buf);
+                    }
+                    (true, None) => {
+                        for_each_number(cell, |x| buf.extend_from_slice(&x.to_be_bytes()))
+                    }
+                    (false, _) => {
+                        let mut first = i == 0;
+                        for_each_number(cell, |x| {
+                            if !first {
+                                buf.push(b' ');
+                            }
+                            first = false;
+                            push_int(buf, x);
+                        });
+                    }
+                }
+            }
+        })?;
+        write!(out, "\n\nCELL_TYPES {m}\n")?;
+        write_elements(out, m, |r, buf| {
+            for i in r {
+                let ty = cell_type(&cells[i]) as u8;
+                if binary {
+                    buf.extend_from_slice(&i32::from(ty).to_be_bytes());
+                } else {
+                    push_int(buf, ty);
+                    buf.push(b'\n');
+                }
+            }
+        })?;
+        write!(out, "\n\nPOINT_DATA {n}\n")?;
+        if let (Some(f), Some(name)) = (field, &name) {
+            write!(out, "\nSCALARS {name} float 1\nLOOKUP_TABLE default\n")?;
+            let values = &f.values;
+            write_elements(out, values.len(), |r, buf| {
+                for i in r {
+                    if binary {
+                        buf.extend_from_slice(&values[i].to_be_bytes());
+                    } else {
+                        if i > 0 {
+                            buf.push(b' ');
+                        }
+                        push_f32(buf, values[i]);
+                    }
+                }
+            })?;
+            out.write_all(b"\n")?;
+        }
+        write!(out, "\nCELL_DATA {m}\n\n")
+    })
+}
+
+/// The VTK cell type of a cell.
+fn cell_type(cell: &CellVertices) -> VtkCell {
+    match cell {
+        CellVertices::Tetrahedron(_) => VtkCell::Tetra,
+        CellVertices::Hexahedron(_) => VtkCell::Hexahedron,
+        CellVertices::Prism(_) => VtkCell::Wedge,
+        CellVertices::Pyramid(_) => VtkCell::Pyramid,
+        CellVertices::Polyhedron(_) => VtkCell::Polyhedron,
     }
-    let vtk = Vtk {
-        version: Version::new_legacy(4, 2),
-        title: "cavity volumetric mesh".into(),
-        byte_order: ByteOrder::BigEndian,
-        file_path: None,
-        data: DataSet::inline(UnstructuredGridPiece {
-            points: points.into(),
-            cells: Cells {
-                cell_verts: VertexNumbers::Legacy {
-                    num_cells: mesh.cells.len() as u32,
-                    vertices: numbers,
-                },
-                types,
-            },
-            data: Attributes {
-                point: field
-                    .map(|f| {
-                        let name: String = f
-                            .name
-                            .chars()
-                            .map(|c| if c.is_whitespace() { '_' } else { c })
-                            .collect();
-                        let name = if name.is_empty() {
-                            "field".into()
-                        } else {
-                            name
-                        };
-                        Attribute::scalars(name, 1).with_data(f.values.clone())
-                    })
-                    .into_iter()
-                    .collect(),
-                cell: Vec::new(),
-            },
-        }),
+}
+
+/// The length of a cell's list in `CELLS`: its vertices, or a
+/// polyhedron's face stream (the face count, then per face its vertex
+/// count and vertices).
+fn list_len(cell: &CellVertices) -> usize {
+    match cell {
+        CellVertices::Polyhedron(faces) => 1 + faces.iter().map(|f| 1 + f.len()).sum::<usize>(),
+        fixed => listed(fixed).map_or(0, <[u32]>::len),
+    }
+}
+
+/// The vertices of a cell of a fixed type in VTK's order (a wedge's
+/// mirrored) and their number; `None` for a polyhedron.
+fn fixed_list(cell: &CellVertices) -> Option<([u32; 8], usize)> {
+    let mut v = [0u32; 8];
+    let list: &[u32] = match cell {
+        CellVertices::Prism(p) => &mirror_prism(*p),
+        CellVertices::Polyhedron(_) => return None,
+        fixed => listed(fixed)?,
     };
-    let encoding =
-        |e: vtkio::Error| malformed(path, format!("vtkio could not encode the grid: {e}"));
-    if binary {
-        let mut bytes = Vec::new();
-        vtk.write_legacy(&mut bytes).map_err(encoding)?;
-        write_atomically(path, &bytes)
-    } else {
-        let mut text = String::new();
-        vtk.write_legacy_ascii(&mut text).map_err(encoding)?;
-        write_atomically(path, text.as_bytes())
+    v[..list.len()].copy_from_slice(list);
+    Some((v, list.len()))
+}
+
+/// Calls `f` with each number of a cell's entry in `CELLS`: the list's
+/// length ([`list_len`]), then the list (a wedge's mirrored).
+fn for_each_number(cell: &CellVertices, mut f: impl FnMut(u32)) {
+    f(list_len(cell) as u32);
+    match cell {
+        CellVertices::Prism(v) => mirror_prism(*v).into_iter().for_each(f),
+        CellVertices::Polyhedron(faces) => {
+            f(faces.len() as u32);
+            for face in faces {
+                f(face.len() as u32);
+                face.iter().copied().for_each(&mut f);
+            }
+        }
+        fixed => listed(fixed).into_iter().flatten().copied().for_each(f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a reader made of a file: the mesh and fields (as their debug
+    /// text, in which NaN equals NaN), or the error's words.
+    fn outcome(read: Result<(CellMesh, Vec<PointField>), VolumeIoError>) -> Result<String, String> {
+        read.map(|r| format!("{r:?}")).map_err(|e| e.to_string())
+    }
+
+    /// Binary files: the fixtures of the writers, and a large mixed mesh
+    /// with a polyhedron and a field.
+    fn files() -> Vec<(String, Vec<u8>)> {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/written");
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&data)
+            .expect("fixtures")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.to_string_lossy().ends_with("binary.vtk"))
+            .map(|p| (p.display().to_string(), std::fs::read(&p).expect("fixture")))
+            .collect();
+        files.sort();
+        let positions: Vec<[f32; 3]> = (0..5000)
+            .map(|i| [i as f32, (i % 13) as f32 * 0.5, -(i as f32) / 7.0])
+            .collect();
+        let v = |i: u32, k: u32| (i * 31 + k * 17) % 5000;
+        let mut cells: Vec<CellVertices> = (0..20_000u32)
+            .map(|i| match i % 4 {
+                0 => CellVertices::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7].map(|k| v(i, k))),
+                1 => CellVertices::Tetrahedron([0, 1, 2, 3].map(|k| v(i, k))),
+                2 => CellVertices::Prism([0, 1, 2, 3, 4, 5].map(|k| v(i, k))),
+                _ => CellVertices::Pyramid([0, 1, 2, 3, 4].map(|k| v(i, k))),
+            })
+            .collect();
+        cells.push(CellVertices::Polyhedron(vec![
+            vec![1, 2, 3],
+            vec![4, 5, 6, 7],
+        ]));
+        let mesh = CellMesh { positions, cells };
+        let field = PointField {
+            name: "f".into(),
+            values: (0..5000).map(|i| i as f32 * 0.125).collect(),
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("big.vtk");
+        write_field(&path, &mesh, Some(&field), true).expect("written");
+        files.push(("big.vtk".into(), std::fs::read(&path).expect("written")));
+        files
+    }
+
+    #[test]
+    fn binary_files_of_the_writer_are_read_in_parallel_as_vtkio_reads_them() {
+        let path = Path::new("x.vtk");
+        for (name, bytes) in files() {
+            let fast = read_binary(&bytes).unwrap_or_else(|| panic!("{name}: read in parallel"));
+            let slow = read_vtkio(path, &bytes).expect("read by vtkio");
+            assert!(fast == slow, "{name}");
+        }
+    }
+
+    #[test]
+    fn broken_binary_files_read_as_vtkio_reads_them() {
+        let path = Path::new("x.vtk");
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for (name, bytes) in files() {
+            // The large file's changes land mostly in its arrays: fewer.
+            let changes = if name == "big.vtk" { 100 } else { 400 };
+            for k in 0..changes {
+                let mut broken = bytes.clone();
+                let at = (next() % bytes.len() as u64) as usize;
+                match k % 3 {
+                    0 => broken.truncate(at),
+                    1 => broken[at] = next() as u8,
+                    _ => broken[at] ^= 1 << (next() % 8),
+                }
+                let new = outcome(read_bytes_fields(path, &broken));
+                let old = outcome(read_vtkio(path, &broken));
+                assert!(
+                    new == old,
+                    "{name}, change {k} at byte {at}: {:?} against {:?}",
+                    new.as_ref().err(),
+                    old.as_ref().err()
+                );
+            }
+        }
     }
 }
