@@ -202,14 +202,16 @@ fn every_writer_writes_the_bytes_of_the_serial_writers() {
 }
 
 #[test]
-#[ignore = "issue 55: a timing of every volumetric writer and reader, minutes in a debug build; CAVITY_IO_BENCH_N sets the grid's side (default 64)"]
+#[ignore = "issue 55: a timing of every volumetric writer and reader, minutes in a debug build; CAVITY_IO_BENCH_N sets the grid's side (default 64), CAVITY_IO_BENCH_FORMATS the formats (names separated by commas; all by default)"]
 fn io_bench_times_every_format() {
     let n = std::env::var("CAVITY_IO_BENCH_N")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
+    let formats = std::env::var("CAVITY_IO_BENCH_FORMATS").unwrap_or_default();
+    let formats: Vec<&str> = formats.split(',').filter(|f| !f.is_empty()).collect();
     let dir = tempfile::tempdir().expect("tempdir");
-    let bench =
-        cavity_volume::bench::io_bench(dir.path(), n, 3, |f| eprintln!("{f}")).expect("bench");
+    let bench = cavity_volume::bench::io_bench(dir.path(), n, 3, &formats, |f| eprintln!("{f}"))
+        .expect("bench");
     println!("{}", bench.table());
 }

@@ -2,10 +2,14 @@
 //! nodes and the linear volume elements (tetrahedra, type 4; hexahedra,
 //! 5; prisms, 6; pyramids, 7), by node tag (tags may be sparse); points,
 //! lines and surface elements are skipped, other sections ignored.
-//! Version 4.1 is parsed by the `mshio` crate, 2.2 here. Written: one
-//! volume entity holding every node and cell, with a bounding box
-//! (`$Entities`, 4.1) or physical and elementary tags 1 (2.2); binary
-//! files are little-endian with 8-byte sizes.
+//! Version 2.2 is parsed here, its binary node and element blocks in
+//! parallel; binary 4.1 files laid out as this module and Gmsh write them
+//! are parsed here in parallel, other 4.1 files (and every malformed one,
+//! for its error) by the `mshio` crate. Written: one volume entity
+//! holding every node and cell, with a bounding box (`$Entities`, 4.1) or
+//! physical and elementary tags 1 (2.2); binary files are little-endian
+//! with 8-byte sizes; the bodies are formatted or filled in parallel and
+//! streamed into the file.
 //!
 //! Per-vertex scalar fields ([`PointField`]) are the post-processing
 //! views of `$NodeData` sections with one component (both versions; in a
@@ -327,7 +331,7 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                     }
                     r.at += 28 * n;
                     id.add(&tags);
-                    positions.extend(points);
+                    stream::append(&mut positions, points);
                 } else {
                     positions.reserve(n);
                     let mut tags = Vec::with_capacity(n);
@@ -386,7 +390,7 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                                 continue;
                             }
                             if let Some(block) = cells_22(records, record, ty, &id) {
-                                cells.extend(block);
+                                stream::append(&mut cells, block);
                                 r.at += size;
                                 continue;
                             }
@@ -856,7 +860,7 @@ fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointFiel
                     if block.par_iter().any(|p| p.iter().any(|x| !x.is_finite())) {
                         return None;
                     }
-                    positions.extend(block);
+                    stream::append(&mut positions, block);
                 }
                 c.end(b"$EndNodes")?;
                 nodes = Some((positions, min));
@@ -911,7 +915,7 @@ fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointFiel
                                 _ => return None,
                             })
                         })?;
-                    cells.extend(block);
+                    stream::append(&mut cells, block);
                 }
                 c.end(b"$EndElements")?;
                 break cells;

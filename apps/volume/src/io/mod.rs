@@ -5,11 +5,13 @@
 //! - [`tetgen`]: TetGen `.node` / `.ele` (tetrahedra; either file names
 //!   the pair);
 //! - [`vtk`]: legacy VTK `.vtk` unstructured grids (ASCII or binary;
-//!   tetrahedra, hexahedra, wedges, pyramids and polyhedra), through the
-//!   `vtkio` crate, for viewers such as ParaView;
+//!   tetrahedra, hexahedra, wedges, pyramids and polyhedra), for viewers
+//!   such as ParaView (read through the `vtkio` crate, common binary
+//!   files in parallel here);
 //! - [`gmsh`]: Gmsh `.msh`, versions 2.2 and 4.1, ASCII or binary (4.1
-//!   read through the `mshio` crate); the volume elements are read, the
-//!   lower-dimensional ones skipped.
+//!   read through the `mshio` crate, common binary files in parallel
+//!   here); the volume elements are read, the lower-dimensional ones
+//!   skipped.
 //!
 //! VTK and Gmsh files also carry per-vertex scalar fields
 //! ([`PointField`]: VTK's `POINT_DATA` `SCALARS` and one-component
@@ -22,7 +24,8 @@
 //! complete; the body of every format is formatted (or, binary, filled)
 //! in parallel pieces and streamed in order into that file, the next
 //! pieces formatted while the last are written, without a copy of the
-//! whole file in memory.
+//! whole file in memory. Binary bodies of fixed-size records are parsed
+//! in parallel, and large files read in parallel pieces.
 
 pub mod gmsh;
 pub mod medit;

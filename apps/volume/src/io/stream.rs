@@ -227,6 +227,16 @@ pub(super) fn try_map<T: Clone + Send + Sync>(
     (!failed.into_inner()).then_some(out)
 }
 
+/// `items` appended to `list`: moved in when `list` is empty (the one
+/// block of most files, no copy), else copied in parallel.
+pub(super) fn append<T: Send>(list: &mut Vec<T>, items: Vec<T>) {
+    if list.is_empty() {
+        *list = items;
+    } else {
+        list.par_extend(items);
+    }
+}
+
 /// Appends the decimal text of `x`, as `{}` formats it.
 pub(super) fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
     buf.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());

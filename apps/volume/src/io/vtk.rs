@@ -1,5 +1,8 @@
-//! Legacy VTK `.vtk` files holding an unstructured grid, ASCII or binary,
-//! through the `vtkio` crate (for viewers such as ParaView). Read:
+//! Legacy VTK `.vtk` files holding an unstructured grid, ASCII or binary
+//! (for viewers such as ParaView), read through the `vtkio` crate except
+//! binary files laid out as the writer and VTK write them, which are
+//! parsed here in parallel ([`read_bytes_fields`]); written here in
+//! `vtkio`'s layout, the arrays formatted or filled in parallel. Read:
 //! tetrahedra, hexahedra, voxels (as hexahedra), wedges (as prisms),
 //! pyramids and polyhedra (their face streams); vertices, lines and
 //! polygons are skipped (surface and feature elements). Written: the
