@@ -277,6 +277,10 @@ pub struct IoRow {
     pub cells: usize,
     /// Bytes of the file (of both files for TetGen).
     pub bytes: u64,
+    /// Seconds to encode it, median: the bytes formatted or filled and
+    /// streamed as the write streams them, into a sink rather than a file
+    /// ([`crate::io::encode_volume`]; no file system, no sync).
+    pub encode: f64,
     /// Seconds to write it, median: formatting, the temporary file, its
     /// sync to the disk and its rename.
     pub write: f64,
@@ -433,6 +437,9 @@ pub fn io_bench(
             }
             Ok::<f64, VolumeIoError>(median(times))
         };
+        let encode = timed(&mut || {
+            crate::io::encode_volume(&mut std::io::sink(), &path, mesh, None, options)
+        })?;
         let write = timed(&mut || write_volume_with(&path, mesh, options))?;
         let bytes = files
             .iter()
@@ -459,6 +466,7 @@ pub fn io_bench(
             format,
             cells: mesh.cells.len(),
             bytes,
+            encode,
             write,
             read,
         });
@@ -474,7 +482,7 @@ pub fn io_bench(
 impl IoBench {
     /// The results as a Markdown table with a header line: per format the
     /// file's size, and the seconds and GB/s (10⁹ bytes of the file per
-    /// second) of its write and read.
+    /// second) of its encoding (no file), its write and its read.
     pub fn table(&self) -> String {
         let above = format!(
             "volumetric I/O: a grid of {} hexahedra, {} vertices; {} threads",
@@ -486,6 +494,8 @@ impl IoBench {
                 "format",
                 "cells",
                 "MB",
+                "encode s",
+                "encode GB/s",
                 "write s",
                 "write GB/s",
                 "read s",
@@ -498,6 +508,8 @@ impl IoBench {
                 r.format.to_string(),
                 r.cells.to_string(),
                 fixed(Some(r.bytes as f64 / 1e6), 1),
+                fixed(Some(r.encode), 3),
+                fixed(Some(gb / r.encode), 2),
                 fixed(Some(r.write), 3),
                 fixed(Some(gb / r.write), 2),
                 fixed(Some(r.read), 3),

@@ -1248,24 +1248,40 @@ pub fn write_field(
     field: Option<&PointField>,
     options: super::WriteOptions,
 ) -> Result<(), VolumeIoError> {
-    if let Some(i) = stream::first_polyhedron(&mesh.cells) {
-        return Err(unsupported(
+    check(path, mesh)?;
+    write_streamed(path, |out| encode(out, mesh, field, options))
+}
+
+/// Refuses a mesh Gmsh cannot hold: [`VolumeIoError::Unsupported`] naming
+/// the first polyhedron.
+pub(super) fn check(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
+    match stream::first_polyhedron(&mesh.cells) {
+        Some(i) => Err(unsupported(
             path,
             format!("cell {i} is a general polyhedron, which Gmsh cannot hold (write .vtk)"),
-        ));
+        )),
+        None => Ok(()),
     }
-    write_streamed(path, |out| {
-        match (options.msh_version, options.binary) {
-            (MshVersion::V22, false) => write_v22_ascii(out, mesh)?,
-            (MshVersion::V22, true) => write_v22_binary(out, mesh)?,
-            (MshVersion::V41, false) => write_v41_ascii(out, mesh)?,
-            (MshVersion::V41, true) => write_v41_binary(out, mesh)?,
-        }
-        match field {
-            Some(f) => write_node_data(out, f, options.binary),
-            None => Ok(()),
-        }
-    })
+}
+
+/// Streams the file [`write_field`] writes into `out` (the mesh
+/// [`check`]ed).
+pub(super) fn encode(
+    out: &mut Out<'_>,
+    mesh: &CellMesh,
+    field: Option<&PointField>,
+    options: super::WriteOptions,
+) -> std::io::Result<()> {
+    match (options.msh_version, options.binary) {
+        (MshVersion::V22, false) => write_v22_ascii(out, mesh)?,
+        (MshVersion::V22, true) => write_v22_binary(out, mesh)?,
+        (MshVersion::V41, false) => write_v41_ascii(out, mesh)?,
+        (MshVersion::V41, true) => write_v41_binary(out, mesh)?,
+    }
+    match field {
+        Some(f) => write_node_data(out, f, options.binary),
+        None => Ok(()),
+    }
 }
 
 /// The vertices of a cell of a fixed type (the writers refuse

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::stream::{self, push_f32, push_int, write_elements, write_pieces, write_streamed};
+use super::stream::{self, Out, push_f32, push_int, write_elements, write_pieces, write_streamed};
 use super::{CellMesh, Tokens, VolumeIoError, indices, listed, read_file, text_of, unsupported};
 use crate::mesh::CellVertices;
 
@@ -110,54 +110,64 @@ pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> 
 /// [`VolumeIoError::Unsupported`] for a polyhedron (found before anything
 /// is written); [`VolumeIoError::File`].
 pub fn write(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
-    if let Some(i) = stream::first_polyhedron(&mesh.cells) {
-        return Err(unsupported(
+    check(path, mesh)?;
+    write_streamed(path, |out| encode(out, mesh))
+}
+
+/// Refuses a mesh MEDIT cannot hold: [`VolumeIoError::Unsupported`]
+/// naming the first polyhedron.
+pub(super) fn check(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
+    match stream::first_polyhedron(&mesh.cells) {
+        Some(i) => Err(unsupported(
             path,
             format!("cell {i} is a general polyhedron, which MEDIT cannot hold"),
-        ));
+        )),
+        None => Ok(()),
     }
+}
+
+/// Streams the file [`write`] writes into `out` (the mesh [`check`]ed).
+pub(super) fn encode(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
     let (positions, cells) = (&mesh.positions, &mesh.cells);
     let counts = stream::TypeCounts::of(cells);
-    write_streamed(path, |out| {
-        write!(
-            out,
-            "MeshVersionFormatted 1\nDimension 3\nVertices\n{}\n",
-            positions.len()
-        )?;
-        write_elements(out, positions.len(), |r, buf| {
-            for p in &positions[r] {
-                for x in p {
-                    push_f32(buf, *x);
+    write!(
+        out,
+        "MeshVersionFormatted 1\nDimension 3\nVertices\n{}\n",
+        positions.len()
+    )?;
+    write_elements(out, positions.len(), |r, buf| {
+        for p in &positions[r] {
+            for x in p {
+                push_f32(buf, *x);
+                buf.push(b' ');
+            }
+            buf.extend_from_slice(b"0\n");
+        }
+    })?;
+    // Sections by `stream::type_index`.
+    for (name, t) in [
+        ("Tetrahedra", 0),
+        ("Prisms", 2),
+        ("Pyramids", 3),
+        ("Hexahedra", 1),
+    ] {
+        if counts.total[t] == 0 {
+            continue;
+        }
+        write!(out, "{name}\n{}\n", counts.total[t])?;
+        write_pieces(out, counts.per_piece.len(), |k, buf| {
+            if counts.per_piece[k][t] == 0 {
+                return;
+            }
+            let piece = &cells[stream::piece(k, cells.len())];
+            for cell in piece.iter().filter(|c| stream::type_index(c) == Some(t)) {
+                for &v in listed(cell).into_iter().flatten() {
+                    push_int(buf, u64::from(v) + 1);
                     buf.push(b' ');
                 }
                 buf.extend_from_slice(b"0\n");
             }
         })?;
-        // Sections by `stream::type_index`.
-        for (name, t) in [
-            ("Tetrahedra", 0),
-            ("Prisms", 2),
-            ("Pyramids", 3),
-            ("Hexahedra", 1),
-        ] {
-            if counts.total[t] == 0 {
-                continue;
-            }
-            write!(out, "{name}\n{}\n", counts.total[t])?;
-            write_pieces(out, counts.per_piece.len(), |k, buf| {
-                if counts.per_piece[k][t] == 0 {
-                    return;
-                }
-                let piece = &cells[stream::piece(k, cells.len())];
-                for cell in piece.iter().filter(|c| stream::type_index(c) == Some(t)) {
-                    for &v in listed(cell).into_iter().flatten() {
-                        push_int(buf, u64::from(v) + 1);
-                        buf.push(b' ');
-                    }
-                    buf.extend_from_slice(b"0\n");
-                }
-            })?;
-        }
-        out.write_all(b"End\n")
-    })
+    }
+    out.write_all(b"End\n")
 }

@@ -415,6 +415,65 @@ pub fn write_volume_field(
     field: Option<&PointField>,
     options: WriteOptions,
 ) -> Result<(), VolumeIoError> {
+    match checked_format(path, mesh, field)? {
+        VolumeFormat::Medit => medit::write(path, mesh),
+        VolumeFormat::TetGen => tetgen::write(path, mesh),
+        VolumeFormat::Vtk => vtk::write_field(path, mesh, field, options.binary),
+        VolumeFormat::Gmsh => gmsh::write_field(path, mesh, field, options),
+    }
+}
+
+/// Streams into `out` the bytes [`write_volume_field`] writes to `path`
+/// (for TetGen, the `.node` file's, then the `.ele` file's), after the
+/// same checks, without a file: the encoding alone, which
+/// [`crate::bench::io_bench`] times apart from the file system.
+///
+/// # Errors
+/// As [`write_volume_field`]; a failed write to `out` is
+/// [`VolumeIoError::File`] naming `path`.
+pub fn encode_volume(
+    out: &mut (dyn std::io::Write + Send),
+    path: &Path,
+    mesh: &CellMesh,
+    field: Option<&PointField>,
+    options: WriteOptions,
+) -> Result<(), VolumeIoError> {
+    let format = checked_format(path, mesh, field)?;
+    let io = |source| -> VolumeIoError {
+        MeshIoError::Io {
+            file: path.display().to_string(),
+            source,
+        }
+        .into()
+    };
+    match format {
+        VolumeFormat::Medit => {
+            medit::check(path, mesh)?;
+            medit::encode(out, mesh).map_err(io)
+        }
+        VolumeFormat::TetGen => {
+            tetgen::check(path, mesh)?;
+            tetgen::encode_node(out, mesh).map_err(io)?;
+            tetgen::encode_ele(out, mesh).map_err(io)
+        }
+        VolumeFormat::Vtk => vtk::encode(out, mesh, field, options.binary).map_err(io),
+        VolumeFormat::Gmsh => {
+            gmsh::check(path, mesh)?;
+            gmsh::encode(out, mesh, field, options).map_err(io)
+        }
+    }
+}
+
+/// The format of `path`, checked to hold `field` (one value per vertex of
+/// `mesh`).
+///
+/// # Errors
+/// As [`write_volume_field`], for the format and the field.
+fn checked_format(
+    path: &Path,
+    mesh: &CellMesh,
+    field: Option<&PointField>,
+) -> Result<VolumeFormat, VolumeIoError> {
     let format = VolumeFormat::of(path)?;
     if let Some(f) = field {
         if !format.holds_point_fields() {
@@ -438,12 +497,7 @@ pub fn write_volume_field(
             ));
         }
     }
-    match format {
-        VolumeFormat::Medit => medit::write(path, mesh),
-        VolumeFormat::TetGen => tetgen::write(path, mesh),
-        VolumeFormat::Vtk => vtk::write_field(path, mesh, field, options.binary),
-        VolumeFormat::Gmsh => gmsh::write_field(path, mesh, field, options),
-    }
+    Ok(format)
 }
 
 /// An error naming `file` and what it cannot hold.

@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-use super::stream::{push_f32, push_int, write_elements, write_streamed};
+use super::stream::{Out, push_f32, push_int, write_elements, write_streamed};
 use super::{
     CellMesh, Tokens, VolumeIoError, count_fits, indices, read_file, text_of, unsupported,
 };
@@ -206,45 +206,61 @@ fn read_tokens(
 /// (found before anything is written); [`VolumeIoError::File`].
 pub fn write(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
     let (node, ele) = pair(path);
-    let (positions, cells) = (&mesh.positions, &mesh.cells);
-    if let Some(i) = cells
+    check(path, mesh)?;
+    write_streamed(&node, |out| encode_node(out, mesh))?;
+    write_streamed(&ele, |out| encode_ele(out, mesh))
+}
+
+/// Refuses a mesh TetGen cannot hold: [`VolumeIoError::Unsupported`]
+/// naming the first cell that is not a tetrahedron.
+pub(super) fn check(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
+    let cells = &mesh.cells;
+    match cells
         .par_iter()
         .position_first(|c| !matches!(c, CellVertices::Tetrahedron(_)))
     {
-        return Err(unsupported(
+        Some(i) => Err(unsupported(
             path,
             format!(
                 "cell {i} is a {:?}; TetGen files hold tetrahedra only",
                 cells[i].cell_type()
             ),
-        ));
+        )),
+        None => Ok(()),
     }
-    write_streamed(&node, |out| {
-        writeln!(out, "{} 3 0 0", positions.len())?;
-        write_elements(out, positions.len(), |r, buf| {
-            for i in r {
-                push_int(buf, i);
-                for x in positions[i] {
+}
+
+/// Streams the `.node` file [`write`] writes into `out`.
+pub(super) fn encode_node(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
+    let positions = &mesh.positions;
+    writeln!(out, "{} 3 0 0", positions.len())?;
+    write_elements(out, positions.len(), |r, buf| {
+        for i in r {
+            push_int(buf, i);
+            for x in positions[i] {
+                buf.push(b' ');
+                push_f32(buf, x);
+            }
+            buf.push(b'\n');
+        }
+    })
+}
+
+/// Streams the `.ele` file [`write`] writes into `out` (the mesh
+/// [`check`]ed).
+pub(super) fn encode_ele(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
+    let cells = &mesh.cells;
+    writeln!(out, "{} 4 0", cells.len())?;
+    write_elements(out, cells.len(), |r, buf| {
+        for i in r {
+            push_int(buf, i);
+            if let CellVertices::Tetrahedron(v) = &cells[i] {
+                for x in v {
                     buf.push(b' ');
-                    push_f32(buf, x);
+                    push_int(buf, *x);
                 }
-                buf.push(b'\n');
             }
-        })
-    })?;
-    write_streamed(&ele, |out| {
-        writeln!(out, "{} 4 0", cells.len())?;
-        write_elements(out, cells.len(), |r, buf| {
-            for i in r {
-                push_int(buf, i);
-                if let CellVertices::Tetrahedron(v) = &cells[i] {
-                    for x in v {
-                        buf.push(b' ');
-                        push_int(buf, *x);
-                    }
-                }
-                buf.push(b'\n');
-            }
-        })
+            buf.push(b'\n');
+        }
     })
 }

@@ -23,7 +23,7 @@ use vtkio::model::{
     VertexNumbers, Vtk,
 };
 
-use super::stream::{Record, push_f32, push_int, write_elements, write_streamed};
+use super::stream::{Out, Record, push_f32, push_int, write_elements, write_streamed};
 use super::{CellMesh, PointField, VolumeIoError, listed, unsupported};
 use crate::mesh::CellVertices;
 
@@ -877,6 +877,16 @@ pub fn write_field(
     field: Option<&PointField>,
     binary: bool,
 ) -> Result<(), VolumeIoError> {
+    write_streamed(path, |out| encode(out, mesh, field, binary))
+}
+
+/// Streams the file [`write_field`] writes into `out`.
+pub(super) fn encode(
+    out: &mut Out<'_>,
+    mesh: &CellMesh,
+    field: Option<&PointField>,
+    binary: bool,
+) -> std::io::Result<()> {
     let (positions, cells) = (&mesh.positions, &mesh.cells);
     let (n, m) = (positions.len(), cells.len());
     // The numbers of CELLS: per cell its list's length and the list.
@@ -893,92 +903,89 @@ pub fn write_field(
             name
         }
     });
-    write_streamed(path, |out| {
-        write!(
-            out,
-            "# vtk DataFile Version 4.2\ncavity volumetric mesh\n{}\n\nDATASET UNSTRUCTURED_GRID\nPOINTS {n} float\n",
-            if binary { "BINARY" } else { "ASCII" }
-        )?;
-        // An array: in binary its big-endian values, in ASCII the values
-        // separated by spaces; a line break after it.
-        write_elements(out, n, |r, buf| {
-            if binary {
-                buf.reserve(12 * r.len());
-                for p in &positions[r] {
-                    let mut record = Record::<12>::new();
-                    p.iter().for_each(|x| record.put(x.to_be_bytes()));
+
+    write!(
+        out,
+        "# vtk DataFile Version 4.2\ncavity volumetric mesh\n{}\n\nDATASET UNSTRUCTURED_GRID\nPOINTS {n} float\n",
+        if binary { "BINARY" } else { "ASCII" }
+    )?;
+    // An array: in binary its big-endian values, in ASCII the values
+    // separated by spaces; a line break after it.
+    write_elements(out, n, |r, buf| {
+        if binary {
+            buf.reserve(12 * r.len());
+            for p in &positions[r] {
+                let mut record = Record::<12>::new();
+                p.iter().for_each(|x| record.put(x.to_be_bytes()));
+                record.append_to(buf);
+            }
+            return;
+        }
+        for i in r {
+            for (k, x) in positions[i].into_iter().enumerate() {
+                if i + k > 0 {
+                    buf.push(b' ');
+                }
+                push_f32(buf, x);
+            }
+        }
+    })?;
+    write!(out, "\n\nCELLS {} {numbers}\n", m as u32)?;
+    write_elements(out, m, |r, buf| {
+        for i in r {
+            let cell = &cells[i];
+            match (binary, fixed_list(cell)) {
+                (true, Some((v, len))) => {
+                    let mut record = Record::<36>::new();
+                    record.put((len as u32).to_be_bytes());
+                    v[..len].iter().for_each(|x| record.put(x.to_be_bytes()));
                     record.append_to(buf);
                 }
-                return;
-            }
-            for i in r {
-                for (k, x) in positions[i].into_iter().enumerate() {
-                    if i + k > 0 {
-                        buf.push(b' ');
-                    }
-                    push_f32(buf, x);
-                }
-            }
-        })?;
-        write!(out, "\n\nCELLS {} {numbers}\n", m as u32)?;
-        write_elements(out, m, |r, buf| {
-            for i in r {
-                let cell = &cells[i];
-                match (binary, fixed_list(cell)) {
-                    (true, Some((v, len))) => {
-                        let mut record = Record::<36>::new();
-                        record.put((len as u32).to_be_bytes());
-                        v[..len].iter().for_each(|x| record.put(x.to_be_bytes()));
-                        record.append_to(buf);
-                    }
-                    (true, None) => {
-                        for_each_number(cell, |x| buf.extend_from_slice(&x.to_be_bytes()))
-                    }
-                    (false, _) => {
-                        let mut first = i == 0;
-                        for_each_number(cell, |x| {
-                            if !first {
-                                buf.push(b' ');
-                            }
-                            first = false;
-                            push_int(buf, x);
-                        });
-                    }
-                }
-            }
-        })?;
-        write!(out, "\n\nCELL_TYPES {m}\n")?;
-        write_elements(out, m, |r, buf| {
-            for i in r {
-                let ty = cell_type(&cells[i]) as u8;
-                if binary {
-                    buf.extend_from_slice(&i32::from(ty).to_be_bytes());
-                } else {
-                    push_int(buf, ty);
-                    buf.push(b'\n');
-                }
-            }
-        })?;
-        write!(out, "\n\nPOINT_DATA {n}\n")?;
-        if let (Some(f), Some(name)) = (field, &name) {
-            write!(out, "\nSCALARS {name} float 1\nLOOKUP_TABLE default\n")?;
-            let values = &f.values;
-            write_elements(out, values.len(), |r, buf| {
-                for i in r {
-                    if binary {
-                        buf.extend_from_slice(&values[i].to_be_bytes());
-                    } else {
-                        if i > 0 {
+                (true, None) => for_each_number(cell, |x| buf.extend_from_slice(&x.to_be_bytes())),
+                (false, _) => {
+                    let mut first = i == 0;
+                    for_each_number(cell, |x| {
+                        if !first {
                             buf.push(b' ');
                         }
-                        push_f32(buf, values[i]);
-                    }
+                        first = false;
+                        push_int(buf, x);
+                    });
                 }
-            })?;
-            out.write_all(b"\n")?;
+            }
         }
-        write!(out, "\nCELL_DATA {m}\n\n")
-    })
+    })?;
+    write!(out, "\n\nCELL_TYPES {m}\n")?;
+    write_elements(out, m, |r, buf| {
+        for i in r {
+            let ty = cell_type(&cells[i]) as u8;
+            if binary {
+                buf.extend_from_slice(&i32::from(ty).to_be_bytes());
+            } else {
+                push_int(buf, ty);
+                buf.push(b'\n');
+            }
+        }
+    })?;
+    write!(out, "\n\nPOINT_DATA {n}\n")?;
+    if let (Some(f), Some(name)) = (field, &name) {
+        write!(out, "\nSCALARS {name} float 1\nLOOKUP_TABLE default\n")?;
+        let values = &f.values;
+        write_elements(out, values.len(), |r, buf| {
+            for i in r {
+                if binary {
+                    buf.extend_from_slice(&values[i].to_be_bytes());
+                } else {
+                    if i > 0 {
+                        buf.push(b' ');
+                    }
+                    push_f32(buf, values[i]);
+                }
+            }
+        })?;
+        out.write_all(b"\n")?;
+    }
+    write!(out, "\nCELL_DATA {m}\n\n")
 }
 
 /// The VTK cell type of a cell.
