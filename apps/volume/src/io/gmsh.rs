@@ -1228,7 +1228,7 @@ pub fn write(
     write_field(path, mesh, None, options)
 }
 
-/// [`write`], with `field` (one value per position, checked by the
+/// [`write()`], with `field` (one value per position, checked by the
 /// caller: `super::write_volume_field`) as a `$NodeData` view of one
 /// component at time step 0 after the elements, named by its name
 /// (double quotes in it written as single ones, line breaks as spaces).
@@ -1241,7 +1241,7 @@ pub fn write(
 /// pyramids; in binary 2.2, one block per run of cells of one type).
 ///
 /// # Errors
-/// As [`write`]; a polyhedron is found before anything is written.
+/// As [`write()`]; a polyhedron is found before anything is written.
 pub fn write_field(
     path: &Path,
     mesh: &CellMesh,

@@ -126,7 +126,7 @@ pub(super) fn check(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
     }
 }
 
-/// Streams the file [`write`] writes into `out` (the mesh [`check`]ed).
+/// Streams the file [`write()`] writes into `out` (the mesh [`check`]ed).
 pub(super) fn encode(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
     let (positions, cells) = (&mesh.positions, &mesh.cells);
     let counts = stream::TypeCounts::of(cells);

@@ -1,11 +1,13 @@
-//! The writers' machinery (issue 55, item 3): a file streamed into the
-//! temporary file that is renamed over the destination
-//! ([`write_streamed`]), its body cut into pieces that rayon fills in
-//! parallel, a batch at a time, the next batch filled while the last is
-//! written ([`write_pieces`]); the counts of each cell type per chunk of
-//! cells ([`TypeCounts`]) that give the blocks of one type without a list
-//! of them; and the numbers as text, as `{}` formats them, without an
-//! allocation ([`push_f32`], [`push_int`]).
+//! The machinery of the parallel writers and readers (issue 55, item 3):
+//! a file streamed into the temporary file that is renamed over the
+//! destination ([`write_streamed`]), its body cut into pieces that rayon
+//! fills in parallel, a batch at a time, the next batch filled while the
+//! last is written ([`write_pieces`]); the counts of each cell type per
+//! piece of cells ([`TypeCounts`]) that give the blocks of one type
+//! without a list of them; binary records built on the stack
+//! ([`Record`]); the numbers as text, as `{}` formats them, without an
+//! allocation ([`push_f32`], [`push_int`]); and, for the readers, records
+//! parsed in parallel into a vector in place ([`try_map`], [`append`]).
 //!
 //! No piece's bytes depend on how the body is cut: the output is the same
 //! on any number of threads.

@@ -230,7 +230,7 @@ pub(super) fn check(path: &Path, mesh: &CellMesh) -> Result<(), VolumeIoError> {
     }
 }
 
-/// Streams the `.node` file [`write`] writes into `out`.
+/// Streams the `.node` file [`write()`] writes into `out`.
 pub(super) fn encode_node(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
     let positions = &mesh.positions;
     writeln!(out, "{} 3 0 0", positions.len())?;
@@ -246,7 +246,7 @@ pub(super) fn encode_node(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result
     })
 }
 
-/// Streams the `.ele` file [`write`] writes into `out` (the mesh
+/// Streams the `.ele` file [`write()`] writes into `out` (the mesh
 /// [`check`]ed).
 pub(super) fn encode_ele(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> {
     let cells = &mesh.cells;

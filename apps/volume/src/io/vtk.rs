@@ -856,7 +856,7 @@ pub fn write(path: &Path, mesh: &CellMesh, binary: bool) -> Result<(), VolumeIoE
     write_field(path, mesh, None, binary)
 }
 
-/// [`write`], with `field` (one value per position, checked by the
+/// [`write()`], with `field` (one value per position, checked by the
 /// caller: `super::write_volume_field`) as `POINT_DATA` `SCALARS` of
 /// type `float`, whitespace in its name written as `_` (a legacy name is
 /// one word).
@@ -870,7 +870,7 @@ pub fn write(path: &Path, mesh: &CellMesh, binary: bool) -> Result<(), VolumeIoE
 /// and streamed in order into the temporary file.
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn write_field(
     path: &Path,
     mesh: &CellMesh,
