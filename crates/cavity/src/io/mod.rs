@@ -157,11 +157,63 @@ impl Format {
 pub fn read_mesh(path: &Path) -> Result<ReadMesh, MeshIoError> {
     let format = Format::from_path(path)?;
     let name = path.display().to_string();
-    let data = std::fs::read(path).map_err(|source| MeshIoError::Io {
+    let data = read_file(path).map_err(|source| MeshIoError::Io {
         file: name.clone(),
         source,
     })?;
     read_bytes(&data, format, &name)
+}
+
+/// Files at least this long are read by [`read_file`] in parallel pieces.
+const PARALLEL_READ_BYTES: u64 = 16 << 20;
+
+/// Bytes [`read_file`] reads per call.
+const READ_PIECE: usize = 4 << 20;
+
+/// The whole content of the file at `path`, as `std::fs::read` gives it; a
+/// regular file of 16 MiB or more is read in 4 MiB pieces at their offsets
+/// by all of rayon's threads, so that the copy from the page cache (and
+/// the zeroing of the fresh pages it fills) runs at the speed of memory
+/// rather than of one core. A file whose length changes meanwhile is read
+/// again by `std::fs::read`. For any reader of large files, the
+/// volumetric ones too.
+///
+/// # Errors
+///
+/// The operating system's error.
+pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    #[cfg(unix)]
+    return read_in_pieces(path);
+    #[cfg(not(unix))]
+    std::fs::read(path)
+}
+
+/// [`read_file`] on Unix, where a file is read at an offset.
+#[cfg(unix)]
+fn read_in_pieces(path: &Path) -> std::io::Result<Vec<u8>> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(path)?;
+    let metadata = file.metadata()?;
+    let len = metadata.len();
+    if !metadata.is_file() || len < PARALLEL_READ_BYTES {
+        return std::fs::read(path);
+    }
+    let Ok(len) = usize::try_from(len) else {
+        return std::fs::read(path);
+    };
+    let mut data = vec![0u8; len];
+    let read = data
+        .par_chunks_mut(READ_PIECE)
+        .enumerate()
+        .try_for_each(|(k, piece)| file.read_exact_at(piece, (k * READ_PIECE) as u64));
+    match read {
+        // Nothing after the length the metadata gave.
+        Ok(()) if file.read_at(&mut [0u8], len as u64)? == 0 => Ok(data),
+        Ok(()) => std::fs::read(path),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => std::fs::read(path),
+        Err(e) => Err(e),
+    }
 }
 
 /// Reads a mesh of `format` from `reader` (read to its end first); `name`
@@ -615,21 +667,26 @@ pub fn stage_mesh_with(
     StagedMesh::finish(tmp, path).map_err(io)
 }
 
-/// Checks indices, degenerate faces and coordinates.
+/// Checks indices, degenerate faces and coordinates (in parallel; the
+/// first bad element is named).
 fn validate(mesh: &TriMesh, name: &str) -> Result<(), MeshIoError> {
+    use rayon::prelude::*;
     let element = |element, index, message| MeshIoError::Element {
         file: name.to_string(),
         element,
         index,
         message,
     };
-    for (v, p) in mesh.positions.iter().enumerate() {
-        if let Some(c) = p.iter().find(|c| !c.is_finite()) {
-            return Err(element("vertex", v, format!("non-finite coordinate ({c})")));
-        }
+    let bad = |p: &[f32; 3]| p.iter().any(|c| !c.is_finite());
+    if let Some(v) = mesh.positions.par_iter().position_first(bad) {
+        let c = mesh.positions[v].into_iter().find(|c| !c.is_finite());
+        let c = c.expect("a non-finite coordinate");
+        return Err(element("vertex", v, format!("non-finite coordinate ({c})")));
     }
     let nv = mesh.positions.len();
-    for (f, t) in mesh.faces.iter().enumerate() {
+    let bad = |t: &[u32; 3]| (0..3).any(|k| t[k] as usize >= nv || t[k] == t[(k + 1) % 3]);
+    if let Some(f) = mesh.faces.par_iter().position_first(bad) {
+        let t = mesh.faces[f];
         for k in 0..3 {
             if t[k] as usize >= nv {
                 return Err(element(

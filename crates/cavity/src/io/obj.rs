@@ -11,19 +11,11 @@ use std::io::Write;
 use rayon::prelude::*;
 
 use super::text::{
-    count_newlines, line_chunks, lines, parse_f32, parse_i64, prefix_sums, push_f32, push_int,
-    show, words, write_chunked,
+    Parsed, count_newlines, join_parsed, line_chunks, lines, parse_f32, parse_i64, prefix_sums,
+    push_f32, push_int, show, words, write_chunked,
 };
 use super::{MeshIoError, push_polygon};
 use crate::TriMesh;
-
-/// What one chunk holds.
-#[derive(Default)]
-struct Chunk {
-    positions: Vec<[f32; 3]>,
-    faces: Vec<[u32; 3]>,
-    polygons: usize,
-}
 
 pub(super) fn read(data: &[u8], name: &str, polygons: &mut usize) -> Result<TriMesh, MeshIoError> {
     let chunks = line_chunks(data);
@@ -38,19 +30,13 @@ pub(super) fn read(data: &[u8], name: &str, polygons: &mut usize) -> Result<TriM
         .collect();
     let first_lines = prefix_sums(counts.iter().map(|c| c.0), 1);
     let first_vertices = prefix_sums(counts.iter().map(|c| c.1), 0);
-    let parsed: Vec<Result<Chunk, MeshIoError>> = chunks
+    let parsed: Vec<Result<Parsed, MeshIoError>> = chunks
         .par_iter()
         .zip(first_lines)
         .zip(first_vertices)
         .map(|((c, line), vertex)| read_chunk(c, name, line, vertex))
         .collect();
-    let mut mesh = TriMesh::default();
-    for chunk in parsed {
-        let chunk = chunk?;
-        mesh.positions.extend_from_slice(&chunk.positions);
-        mesh.faces.extend_from_slice(&chunk.faces);
-        *polygons += chunk.polygons;
-    }
+    let mesh = join_parsed(parsed, polygons)?;
     if mesh.positions.is_empty() {
         return Err(MeshIoError::Invalid {
             file: name.to_string(),
@@ -67,8 +53,8 @@ fn read_chunk(
     name: &str,
     first_line: usize,
     first_vertex: usize,
-) -> Result<Chunk, MeshIoError> {
-    let mut chunk = Chunk::default();
+) -> Result<Parsed, MeshIoError> {
+    let mut chunk = Parsed::default();
     let mut poly = Vec::new();
     for (i, line) in lines(data).enumerate() {
         let syntax = |message: String| MeshIoError::Syntax {
@@ -113,7 +99,7 @@ fn read_chunk(
 }
 
 pub(super) fn write(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     mesh: &TriMesh,
     normals: Option<&[[f32; 3]]>,
 ) -> std::io::Result<()> {

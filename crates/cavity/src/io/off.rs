@@ -12,19 +12,11 @@ use std::io::Write;
 use rayon::prelude::*;
 
 use super::text::{
-    count_newlines, line_chunks, lines, parse_f32, parse_u32, parse_usize, prefix_sums, push_f32,
-    push_int, show, strip_comment, words, write_chunked,
+    Parsed, count_newlines, join_parsed, line_chunks, lines, parse_f32, parse_u32, parse_usize,
+    prefix_sums, push_f32, push_int, show, strip_comment, words, write_chunked,
 };
 use super::{MeshIoError, push_polygon};
 use crate::TriMesh;
-
-/// What one chunk holds.
-#[derive(Default)]
-struct Chunk {
-    positions: Vec<[f32; 3]>,
-    faces: Vec<[u32; 3]>,
-    polygons: usize,
-}
 
 /// Where a chunk starts and what the header declared.
 #[derive(Clone, Copy)]
@@ -107,7 +99,7 @@ pub(super) fn read(data: &[u8], name: &str, polygons: &mut usize) -> Result<TriM
         .collect();
     let first_lines = prefix_sums(counts.iter().map(|c| c.0), line_no + 1);
     let first_records = prefix_sums(counts.iter().map(|c| c.1), 0);
-    let parsed: Vec<Result<Chunk, MeshIoError>> = chunks
+    let parsed: Vec<Result<Parsed, MeshIoError>> = chunks
         .par_iter()
         .zip(first_lines)
         .zip(first_records)
@@ -121,13 +113,7 @@ pub(super) fn read(data: &[u8], name: &str, polygons: &mut usize) -> Result<TriM
             read_chunk(c, name, place)
         })
         .collect();
-    let mut mesh = TriMesh::default();
-    for chunk in parsed {
-        let chunk = chunk?;
-        mesh.positions.extend_from_slice(&chunk.positions);
-        mesh.faces.extend_from_slice(&chunk.faces);
-        *polygons += chunk.polygons;
-    }
+    let mesh = join_parsed(parsed, polygons)?;
     let records: usize = counts.iter().map(|c| c.1).sum();
     let truncated = |what: &str, got: usize, want: usize| MeshIoError::Invalid {
         file: name.to_string(),
@@ -143,8 +129,8 @@ pub(super) fn read(data: &[u8], name: &str, polygons: &mut usize) -> Result<TriM
 }
 
 /// Parses the records of one chunk.
-fn read_chunk(data: &[u8], name: &str, place: Place) -> Result<Chunk, MeshIoError> {
-    let mut chunk = Chunk::default();
+fn read_chunk(data: &[u8], name: &str, place: Place) -> Result<Parsed, MeshIoError> {
+    let mut chunk = Parsed::default();
     let mut poly = Vec::new();
     let mut r = place.record;
     for (i, line) in lines(data).enumerate() {
@@ -191,7 +177,7 @@ fn read_chunk(data: &[u8], name: &str, place: Place) -> Result<Chunk, MeshIoErro
 }
 
 pub(super) fn write(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     mesh: &TriMesh,
     normals: Option<&[[f32; 3]]>,
 ) -> std::io::Result<()> {

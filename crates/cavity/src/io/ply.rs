@@ -13,12 +13,13 @@
 //! binary paths differ only in how a value is decoded.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 use super::text::{
-    count_newlines, line_chunks, lines, parse_f32, parse_f64, parse_i64, parse_usize, prefix_sums,
-    push_f32, push_int, show, words, write_chunked,
+    Parsed, count_newlines, join_parsed, line_chunks, lines, parse_f32, parse_f64, parse_i64,
+    parse_usize, prefix_sums, push_f32, push_int, show, words, write_chunked,
 };
 use super::{MeshIoError, PlyEncoding, VertexData, push_polygon};
 use crate::TriMesh;
@@ -353,13 +354,25 @@ fn layout(h: &Header, name: &str) -> Result<Layout, MeshIoError> {
 }
 
 pub(super) fn read(data: &[u8], name: &str, polygons: &mut usize) -> Result<TriMesh, MeshIoError> {
+    read_with(data, name, polygons, Walk::Parallel)
+}
+
+/// [`read`], binary elements with lists decoded as `walk` says.
+fn read_with(
+    data: &[u8],
+    name: &str,
+    polygons: &mut usize,
+    walk: Walk,
+) -> Result<TriMesh, MeshIoError> {
     let h = header(data, name)?;
     let l = layout(&h, name)?;
     let payload = &data[h.len..];
     match h.encoding {
         PlyEncoding::Ascii => read_ascii(payload, &h, &l, name, polygons),
-        PlyEncoding::BinaryLittleEndian => read_binary(payload, &h, &l, false, name, polygons),
-        PlyEncoding::BinaryBigEndian => read_binary(payload, &h, &l, true, name, polygons),
+        PlyEncoding::BinaryLittleEndian => {
+            read_binary(payload, &h, &l, false, name, polygons, walk)
+        }
+        PlyEncoding::BinaryBigEndian => read_binary(payload, &h, &l, true, name, polygons, walk),
     }
 }
 
@@ -383,14 +396,6 @@ fn out_of_range(name: &str, f: usize, i: i64, nv: usize) -> MeshIoError {
     }
 }
 
-/// What one ASCII chunk holds.
-#[derive(Default)]
-struct Chunk {
-    positions: Vec<[f32; 3]>,
-    faces: Vec<[u32; 3]>,
-    polygons: usize,
-}
-
 fn read_ascii(
     payload: &[u8],
     h: &Header,
@@ -410,18 +415,12 @@ fn read_ascii(
     let chunks = line_chunks(payload);
     let newlines: Vec<usize> = chunks.par_iter().map(|c| count_newlines(c)).collect();
     let first = prefix_sums(newlines.iter().copied(), 0);
-    let parsed: Vec<Result<Chunk, MeshIoError>> = chunks
+    let parsed: Vec<Result<Parsed, MeshIoError>> = chunks
         .par_iter()
         .zip(first)
         .map(|(c, first)| ascii_chunk(c, first, &starts, h, l, name))
         .collect();
-    let mut mesh = TriMesh::default();
-    for chunk in parsed {
-        let chunk = chunk?;
-        mesh.positions.extend_from_slice(&chunk.positions);
-        mesh.faces.extend_from_slice(&chunk.faces);
-        *polygons += chunk.polygons;
-    }
+    let mesh = join_parsed(parsed, polygons)?;
     let unterminated = !payload.is_empty() && !payload.ends_with(b"\n");
     let total = newlines.iter().sum::<usize>() + unterminated as usize;
     for (k, e) in h.elements.iter().enumerate() {
@@ -441,8 +440,8 @@ fn ascii_chunk(
     h: &Header,
     l: &Layout,
     name: &str,
-) -> Result<Chunk, MeshIoError> {
-    let mut chunk = Chunk::default();
+) -> Result<Parsed, MeshIoError> {
+    let mut chunk = Parsed::default();
     let nv = h.elements[l.vertex].count;
     let mut poly = Vec::new();
     let mut group = starts.partition_point(|&s| s <= first).saturating_sub(1);
@@ -526,6 +525,20 @@ fn ascii_chunk(
     Ok(chunk)
 }
 
+/// How [`read_binary`] decodes elements with lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Walk {
+    /// An element whose lists have the same length in every element (a
+    /// mesh of triangles: `3` before every face) is decoded in parallel at
+    /// a fixed stride, its lengths checked on the way; any other is walked
+    /// element by element.
+    Parallel,
+    /// Every element with lists walked element by element: the reference
+    /// the parallel path is tested against.
+    #[cfg_attr(not(test), allow(dead_code))]
+    Serial,
+}
+
 fn read_binary(
     payload: &[u8],
     h: &Header,
@@ -533,9 +546,9 @@ fn read_binary(
     big: bool,
     name: &str,
     polygons: &mut usize,
+    walk: Walk,
 ) -> Result<TriMesh, MeshIoError> {
     let mut mesh = TriMesh::default();
-    let nv = h.elements[l.vertex].count;
     let mut rest = payload;
     for (k, e) in h.elements.iter().enumerate() {
         let is_face = l.face.is_some_and(|(f, _)| f == k);
@@ -550,95 +563,332 @@ fn read_binary(
             rest = tail;
             if k == l.vertex && e.count > 0 {
                 // Without lists, every property is a scalar at a fixed offset.
-                let offsets = l.xyz.map(|(x, t)| {
-                    let at: usize = e.properties[..x]
-                        .iter()
-                        .map(|(_, kind)| match kind {
-                            Kind::Scalar(s) | Kind::List(s, _) => s.size(),
-                        })
-                        .sum();
-                    (at, t)
-                });
-                mesh.positions = block
-                    .par_chunks_exact(stride)
-                    .map(|v| offsets.map(|(at, t)| t.coord(&v[at..], big)))
-                    .collect();
+                let fixed = Fixed::of(e, block, big).expect("a fixed layout without lists");
+                mesh.positions = positions(block, &fixed, l, big, |_| {});
             }
             continue;
         }
-        // Elements with lists (or the faces): walk them one by one.
-        let capacity = e.count.min(rest.len() / e.min_size().max(1));
-        if is_face {
-            mesh.faces.reserve(capacity);
-        } else if k == l.vertex {
-            mesh.positions.reserve(capacity);
+        if walk == Walk::Parallel
+            && let Some(fixed) = Fixed::of(e, rest, big)
+            && let Some(bytes) = read_fixed(rest, &fixed, k, h, l, big, name, &mut mesh, polygons)?
+        {
+            rest = &rest[bytes..];
+            continue;
         }
-        let mut poly = Vec::new();
-        for index in 0..e.count {
-            let mut p = [0f32; 3];
-            for (pk, (_, kind)) in e.properties.iter().enumerate() {
-                match *kind {
-                    Kind::Scalar(t) => {
-                        if rest.len() < t.size() {
-                            return Err(truncated(name, e, index));
-                        }
-                        if k == l.vertex
-                            && let Some(c) = l.xyz.iter().position(|x| x.0 == pk)
-                        {
-                            p[c] = t.coord(rest, big);
-                        }
-                        rest = &rest[t.size()..];
-                    }
-                    Kind::List(ct, t) => {
-                        if rest.len() < ct.size() {
-                            return Err(truncated(name, e, index));
-                        }
-                        let n = ct.int(rest, big).ok_or_else(|| MeshIoError::Invalid {
-                            file: name.to_string(),
-                            message: format!("list length of {} is not an integer type", e.name),
-                        })?;
-                        rest = &rest[ct.size()..];
-                        let bytes = usize::try_from(n)
-                            .ok()
-                            .and_then(|n| n.checked_mul(t.size()))
-                            .filter(|&b| b <= rest.len());
-                        let Some(bytes) = bytes else {
-                            return Err(if n < 0 {
-                                MeshIoError::Invalid {
-                                    file: name.to_string(),
-                                    message: format!("{} {index}: list length {n}", e.name),
-                                }
-                            } else {
-                                truncated(name, e, index)
-                            });
-                        };
-                        if is_face && l.face.is_some_and(|(_, fk)| fk == pk) {
-                            poly.clear();
-                            for b in rest[..bytes].chunks_exact(t.size()) {
-                                let i = t.int(b, big).unwrap_or(-1);
-                                if i < 0 || i as u64 >= nv as u64 {
-                                    return Err(out_of_range(name, index, i, nv));
-                                }
-                                poly.push(i as u32);
-                            }
-                        }
-                        rest = &rest[bytes..];
-                    }
-                }
-            }
-            if k == l.vertex {
-                mesh.positions.push(p);
-            } else if is_face {
-                push_polygon(&mut mesh.faces, &poly, polygons)
-                    .map_err(|m| face_error(name, index, m))?;
-            }
-        }
+        walk_element(&mut rest, k, h, l, big, name, &mut mesh, polygons)?;
     }
     Ok(mesh)
 }
 
+/// The layout of a binary element whose lists have in every element the
+/// length they have in the first.
+struct Fixed {
+    /// Bytes per element.
+    stride: usize,
+    /// Offset of each property in an element.
+    offsets: Vec<usize>,
+    /// Each list's offset, count type and length.
+    lists: Vec<(usize, Scalar, i64)>,
+}
+
+impl Fixed {
+    /// The layout of the elements of `e` at the start of `rest` if all are
+    /// laid out as the first: `None` when there is no element, a list's
+    /// count type is not an integer, its length is negative, or the
+    /// elements so laid out would not fit in `rest` (the walk then names
+    /// the error).
+    fn of(e: &Element, rest: &[u8], big: bool) -> Option<Fixed> {
+        if e.count == 0 {
+            return None;
+        }
+        let mut at = 0usize;
+        let mut offsets = Vec::with_capacity(e.properties.len());
+        let mut lists = Vec::new();
+        for (_, kind) in &e.properties {
+            offsets.push(at);
+            at = match *kind {
+                Kind::Scalar(t) => at.checked_add(t.size())?,
+                Kind::List(ct, t) => {
+                    let n = ct.int(rest.get(at..at.checked_add(ct.size())?)?, big)?;
+                    let items = usize::try_from(n).ok()?.checked_mul(t.size())?;
+                    lists.push((at, ct, n));
+                    at.checked_add(ct.size())?.checked_add(items)?
+                }
+            };
+        }
+        let bytes = at.checked_mul(e.count)?;
+        (at > 0 && bytes <= rest.len()).then_some(Fixed {
+            stride: at,
+            offsets,
+            lists,
+        })
+    }
+
+    /// Whether the lists of element `el` (`stride` bytes) have the lengths
+    /// of the first element's.
+    fn matches(&self, el: &[u8], big: bool) -> bool {
+        self.lists
+            .iter()
+            .all(|&(at, ct, n)| ct.int(&el[at..], big) == Some(n))
+    }
+}
+
+/// The positions of the vertex element laid out as `fixed` in `block`
+/// (whole elements), decoded in parallel; `check` sees every element.
+fn positions(
+    block: &[u8],
+    fixed: &Fixed,
+    l: &Layout,
+    big: bool,
+    check: impl Fn(&[u8]) + Sync,
+) -> Vec<[f32; 3]> {
+    let at = l.xyz.map(|(x, t)| (fixed.offsets[x], t));
+    let chunks = block.par_chunks_exact(fixed.stride);
+    if !big && at.iter().all(|&(_, t)| t == Scalar::F32) {
+        // The common case, without a branch on the type per value.
+        let [x, y, z] = at.map(|(o, _)| o);
+        let coord = |v: &[u8], o: usize| f32::from_le_bytes(bytes(&v[o..], false));
+        chunks
+            .map(|v| {
+                check(v);
+                [coord(v, x), coord(v, y), coord(v, z)]
+            })
+            .collect()
+    } else {
+        chunks
+            .map(|v| {
+                check(v);
+                at.map(|(o, t)| t.coord(&v[o..], big))
+            })
+            .collect()
+    }
+}
+
+/// Decodes element `k` of `h`, laid out as `fixed` at the start of
+/// `rest`, in parallel: the vertex element's positions and the face
+/// element's triangles into `mesh` (fans of polygons counted in
+/// `polygons`), any other element only checked. Returns its bytes, or
+/// `None` (`mesh` untouched) when an element's lists differ in length
+/// from the first's, the faces have fewer than 3 corners, or the vertices
+/// are too many to number in `u32`: the walk then decodes it, with its
+/// errors. An index out of range is the error the walk gives.
+#[allow(clippy::too_many_arguments)]
+fn read_fixed(
+    rest: &[u8],
+    fixed: &Fixed,
+    k: usize,
+    h: &Header,
+    l: &Layout,
+    big: bool,
+    name: &str,
+    mesh: &mut TriMesh,
+    polygons: &mut usize,
+) -> Result<Option<usize>, MeshIoError> {
+    let e = &h.elements[k];
+    let len = fixed.stride * e.count;
+    let block = &rest[..len];
+    let mixed = AtomicBool::new(false);
+    let check = |el: &[u8]| {
+        if !fixed.matches(el, big) {
+            mixed.store(true, Ordering::Relaxed);
+        }
+    };
+    if k == l.vertex {
+        let p = positions(block, fixed, l, big, check);
+        if mixed.into_inner() {
+            return Ok(None);
+        }
+        mesh.positions = p;
+    } else if let Some((_, fk)) = l.face.filter(|&(f, _)| f == k) {
+        let nv = h.elements[l.vertex].count;
+        let Kind::List(ct, t) = e.properties[fk].1 else {
+            unreachable!("the face element's index list is a list")
+        };
+        let at = fixed.offsets[fk];
+        let n = fixed
+            .lists
+            .iter()
+            .find(|&&(o, ..)| o == at)
+            .map_or(0, |&(.., n)| n as usize);
+        if n < 3 || u32::try_from(nv).is_err() {
+            return Ok(None);
+        }
+        let first = at + ct.size();
+        let at = (block, fixed.stride, first, t.size(), n, nv);
+        let (faces, bad) = match (t, big) {
+            (Scalar::I32, false) => {
+                fan_faces(at, |b| i32::from_le_bytes(bytes(b, false)) as i64, check)
+            }
+            (Scalar::U32, false) => {
+                fan_faces(at, |b| u32::from_le_bytes(bytes(b, false)) as i64, check)
+            }
+            _ => fan_faces(at, |b| t.int(b, big).unwrap_or(-1), check),
+        };
+        if mixed.into_inner() {
+            return Ok(None);
+        }
+        if let Some(f) = bad {
+            // The first index out of range in the first face holding one.
+            let el = &block[f * fixed.stride..];
+            let i = (0..n)
+                .map(|c| t.int(&el[first + c * t.size()..], big).unwrap_or(-1))
+                .find(|&i| i < 0 || i as u64 >= nv as u64)
+                .expect("the face holds an index out of range");
+            return Err(out_of_range(name, f, i, nv));
+        }
+        if n > 3 {
+            *polygons += e.count;
+        }
+        mesh.faces = faces;
+    } else if !fixed.lists.is_empty()
+        && !block
+            .par_chunks_exact(fixed.stride)
+            .all(|el| fixed.matches(el, big))
+    {
+        return Ok(None);
+    }
+    Ok(Some(len))
+}
+
+/// The fan triangles of the faces in `block` (`at`: the block, its
+/// elements' stride, the byte of their first index, the bytes of an
+/// index, the `n >= 3` indices per face and the vertex count `nv`; an
+/// index read by `index`), decoded in parallel, and the first face with an
+/// index out of `0..nv` if any (its triangles then hold 0 there); `check`
+/// sees every element.
+fn fan_faces(
+    at: (&[u8], usize, usize, usize, usize, usize),
+    index: impl Fn(&[u8]) -> i64 + Sync,
+    check: impl Fn(&[u8]) + Sync,
+) -> (Vec<[u32; 3]>, Option<usize>) {
+    let (block, stride, first, size, n, nv) = at;
+    let bad = AtomicUsize::new(usize::MAX);
+    let corner = |f: usize, el: &[u8], c: usize| {
+        let i = index(&el[first + c * size..]);
+        if i < 0 || i as u64 >= nv as u64 {
+            bad.fetch_min(f, Ordering::Relaxed);
+            0
+        } else {
+            i as u32
+        }
+    };
+    let chunks = block.par_chunks_exact(stride).enumerate();
+    let faces = if n == 3 {
+        chunks
+            .map(|(f, el)| {
+                check(el);
+                [corner(f, el, 0), corner(f, el, 1), corner(f, el, 2)]
+            })
+            .collect()
+    } else {
+        let mut faces = vec![[0u32; 3]; (n - 2) * (block.len() / stride)];
+        faces
+            .par_chunks_mut(n - 2)
+            .zip(chunks)
+            .for_each(|(out, (f, el))| {
+                check(el);
+                let a = corner(f, el, 0);
+                let mut b = corner(f, el, 1);
+                for (c, t) in out.iter_mut().enumerate() {
+                    let next = corner(f, el, c + 2);
+                    *t = [a, b, next];
+                    b = next;
+                }
+            });
+        faces
+    };
+    let bad = bad.into_inner();
+    (faces, (bad != usize::MAX).then_some(bad))
+}
+
+/// Walks element `k` of `h` at the start of `rest` element by element,
+/// moving `rest` past it: the vertex element's positions and the face
+/// element's polygons (fan-triangulated) into `mesh`.
+#[allow(clippy::too_many_arguments)]
+fn walk_element(
+    rest: &mut &[u8],
+    k: usize,
+    h: &Header,
+    l: &Layout,
+    big: bool,
+    name: &str,
+    mesh: &mut TriMesh,
+    polygons: &mut usize,
+) -> Result<(), MeshIoError> {
+    let e = &h.elements[k];
+    let nv = h.elements[l.vertex].count;
+    let is_face = l.face.is_some_and(|(f, _)| f == k);
+    let capacity = e.count.min(rest.len() / e.min_size().max(1));
+    if is_face {
+        mesh.faces.reserve(capacity);
+    } else if k == l.vertex {
+        mesh.positions.reserve(capacity);
+    }
+    let mut poly = Vec::new();
+    for index in 0..e.count {
+        let mut p = [0f32; 3];
+        for (pk, (_, kind)) in e.properties.iter().enumerate() {
+            match *kind {
+                Kind::Scalar(t) => {
+                    if rest.len() < t.size() {
+                        return Err(truncated(name, e, index));
+                    }
+                    if k == l.vertex
+                        && let Some(c) = l.xyz.iter().position(|x| x.0 == pk)
+                    {
+                        p[c] = t.coord(rest, big);
+                    }
+                    *rest = &rest[t.size()..];
+                }
+                Kind::List(ct, t) => {
+                    if rest.len() < ct.size() {
+                        return Err(truncated(name, e, index));
+                    }
+                    let n = ct.int(rest, big).ok_or_else(|| MeshIoError::Invalid {
+                        file: name.to_string(),
+                        message: format!("list length of {} is not an integer type", e.name),
+                    })?;
+                    *rest = &rest[ct.size()..];
+                    let bytes = usize::try_from(n)
+                        .ok()
+                        .and_then(|n| n.checked_mul(t.size()))
+                        .filter(|&b| b <= rest.len());
+                    let Some(bytes) = bytes else {
+                        return Err(if n < 0 {
+                            MeshIoError::Invalid {
+                                file: name.to_string(),
+                                message: format!("{} {index}: list length {n}", e.name),
+                            }
+                        } else {
+                            truncated(name, e, index)
+                        });
+                    };
+                    if is_face && l.face.is_some_and(|(_, fk)| fk == pk) {
+                        poly.clear();
+                        for b in rest[..bytes].chunks_exact(t.size()) {
+                            let i = t.int(b, big).unwrap_or(-1);
+                            if i < 0 || i as u64 >= nv as u64 {
+                                return Err(out_of_range(name, index, i, nv));
+                            }
+                            poly.push(i as u32);
+                        }
+                    }
+                    *rest = &rest[bytes..];
+                }
+            }
+        }
+        if k == l.vertex {
+            mesh.positions.push(p);
+        } else if is_face {
+            push_polygon(&mut mesh.faces, &poly, polygons)
+                .map_err(|m| face_error(name, index, m))?;
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn write(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     mesh: &TriMesh,
     data: VertexData<'_>,
     encoding: PlyEncoding,
@@ -696,27 +946,40 @@ pub(super) fn write(
         });
     }
     let big = encoding == PlyEncoding::BinaryBigEndian;
-    write_chunked(out, mesh.positions.len(), |r, buf| {
-        for v in r {
-            for x in vertex(v) {
-                buf.extend_from_slice(&if big {
-                    x.to_be_bytes()
-                } else {
-                    x.to_le_bytes()
-                });
+    if !big && normals.is_none() && scalar.is_none() && cfg!(target_endian = "little") {
+        // The positions in memory are the vertex element's bytes.
+        out.write_all(bytemuck::cast_slice(&mesh.positions))?;
+    } else {
+        let per_vertex = 12 + normals.map_or(0, |_| 12) + scalar.map_or(0, |_| 4);
+        write_chunked(out, mesh.positions.len(), |r, buf| {
+            let start = buf.len();
+            buf.resize(start + per_vertex * r.len(), 0);
+            for (v, bytes) in r.zip(buf[start..].chunks_exact_mut(per_vertex)) {
+                for (x, b) in vertex(v).zip(bytes.as_chunks_mut::<4>().0) {
+                    *b = if big {
+                        x.to_be_bytes()
+                    } else {
+                        x.to_le_bytes()
+                    };
+                }
             }
-        }
-    })?;
+        })?;
+    }
     write_chunked(out, mesh.faces.len(), |r, buf| {
-        for f in &mesh.faces[r] {
-            buf.push(3);
-            for &i in f {
+        let start = buf.len();
+        buf.resize(start + 13 * r.len(), 0);
+        for (f, bytes) in mesh.faces[r]
+            .iter()
+            .zip(buf[start..].as_chunks_mut::<13>().0)
+        {
+            bytes[0] = 3;
+            for (&i, b) in f.iter().zip(bytes[1..].as_chunks_mut::<4>().0) {
                 let i = i as i32;
-                buf.extend_from_slice(&if big {
+                *b = if big {
                     i.to_be_bytes()
                 } else {
                     i.to_le_bytes()
-                });
+                };
             }
         }
     })
@@ -730,5 +993,344 @@ fn face_error(name: &str, index: usize, message: String) -> MeshIoError {
         element: "face",
         index,
         message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The parallel decoding of binary elements with lists against the
+    //! element-by-element walk: the same mesh, polygon count and error.
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// `v` as a value of type `t` (wrapped or rounded as `as` does),
+    /// little or big endian.
+    fn put(buf: &mut Vec<u8>, t: Scalar, v: f64, big: bool) {
+        let mut b = match t {
+            Scalar::I8 => (v as i8).to_le_bytes().to_vec(),
+            Scalar::U8 => (v as i64 as u8).to_le_bytes().to_vec(),
+            Scalar::I16 => (v as i16).to_le_bytes().to_vec(),
+            Scalar::U16 => (v as i64 as u16).to_le_bytes().to_vec(),
+            Scalar::I32 => (v as i32).to_le_bytes().to_vec(),
+            Scalar::U32 => (v as i64 as u32).to_le_bytes().to_vec(),
+            Scalar::F32 => (v as f32).to_le_bytes().to_vec(),
+            Scalar::F64 => v.to_le_bytes().to_vec(),
+        };
+        if big {
+            b.reverse();
+        }
+        buf.extend(b);
+    }
+
+    /// A binary PLY file.
+    #[derive(Clone, Debug)]
+    struct Spec {
+        big: bool,
+        /// The type of the vertex coordinates.
+        coord: Scalar,
+        vertices: usize,
+        /// Lengths of a `list uchar int extra` per vertex, if the
+        /// vertices have one.
+        vertex_list: Option<Vec<usize>>,
+        /// The count and index types of `vertex_indices`.
+        count: Scalar,
+        index: Scalar,
+        /// A `uchar flags` before the list.
+        flags: bool,
+        /// Lengths of a `list uchar float uv` after the list, if any.
+        uv: Option<Vec<usize>>,
+        faces: Vec<Vec<i64>>,
+        /// An `edge` element after the faces, its lists' lengths.
+        edges: Option<Vec<usize>>,
+    }
+
+    impl Spec {
+        /// Triangles `faces` on `vertices` vertices, little endian, `list
+        /// uchar int`.
+        fn triangles(vertices: usize, faces: Vec<Vec<i64>>) -> Spec {
+            Spec {
+                big: false,
+                coord: Scalar::F32,
+                vertices,
+                vertex_list: None,
+                count: Scalar::U8,
+                index: Scalar::I32,
+                flags: false,
+                uv: None,
+                faces,
+                edges: None,
+            }
+        }
+
+        fn bytes(&self) -> Vec<u8> {
+            let big = self.big;
+            let mut h = format!(
+                "ply\nformat binary_{}_endian 1.0\nelement vertex {}\n",
+                if big { "big" } else { "little" },
+                self.vertices
+            );
+            for c in ["x", "y", "z"] {
+                h += &format!("property {} {c}\n", self.coord.name());
+            }
+            if self.vertex_list.is_some() {
+                h += "property list uchar int extra\n";
+            }
+            h += &format!("element face {}\n", self.faces.len());
+            if self.flags {
+                h += "property uchar flags\n";
+            }
+            h += &format!(
+                "property list {} {} vertex_indices\n",
+                self.count.name(),
+                self.index.name()
+            );
+            if self.uv.is_some() {
+                h += "property list uchar float uv\n";
+            }
+            if let Some(e) = &self.edges {
+                h += &format!(
+                    "element edge {}\nproperty list ushort int vertex\n",
+                    e.len()
+                );
+            }
+            h += "end_header\n";
+            let mut b = h.into_bytes();
+            for v in 0..self.vertices {
+                for c in 0..3 {
+                    put(&mut b, self.coord, (3 * v + c) as f64 * 0.5, big);
+                }
+                if let Some(l) = &self.vertex_list {
+                    put(&mut b, Scalar::U8, l[v] as f64, big);
+                    for k in 0..l[v] {
+                        put(&mut b, Scalar::I32, k as f64, big);
+                    }
+                }
+            }
+            for (f, face) in self.faces.iter().enumerate() {
+                if self.flags {
+                    put(&mut b, Scalar::U8, 7.0, big);
+                }
+                put(&mut b, self.count, face.len() as f64, big);
+                for &i in face {
+                    put(&mut b, self.index, i as f64, big);
+                }
+                if let Some(uv) = &self.uv {
+                    put(&mut b, Scalar::U8, uv[f] as f64, big);
+                    for k in 0..uv[f] {
+                        put(&mut b, Scalar::F32, k as f64, big);
+                    }
+                }
+            }
+            for &n in self.edges.iter().flatten() {
+                put(&mut b, Scalar::U16, n as f64, big);
+                for k in 0..n {
+                    put(&mut b, Scalar::I32, k as f64, big);
+                }
+            }
+            b
+        }
+    }
+
+    /// The mesh and polygon count, or the error's text, read with `walk`.
+    fn read_as(data: &[u8], walk: Walk) -> Result<(TriMesh, usize), String> {
+        let mut polygons = 0;
+        read_with(data, "test.ply", &mut polygons, walk)
+            .map(|m| (m, polygons))
+            .map_err(|e| e.to_string())
+    }
+
+    /// What the parallel path and the walk both give (asserted equal).
+    fn same(data: &[u8]) -> Result<(TriMesh, usize), String> {
+        let parallel = read_as(data, Walk::Parallel);
+        assert_eq!(parallel, read_as(data, Walk::Serial));
+        parallel
+    }
+
+    /// `n` faces over `nv` vertices with `corners` corners each.
+    fn fan(n: usize, nv: usize, corners: usize) -> Vec<Vec<i64>> {
+        (0..n)
+            .map(|f| (0..corners).map(|c| ((f + c) % nv) as i64).collect())
+            .collect()
+    }
+
+    /// Whether the faces of `data` (after vertices of three `float`s) are
+    /// decoded in parallel.
+    fn faces_in_parallel(data: &[u8]) -> bool {
+        let h = header(data, "test.ply").unwrap();
+        let l = layout(&h, "test.ply").unwrap();
+        let (f, _) = l.face.unwrap();
+        let rest = &data[h.len + 12 * h.elements[l.vertex].count..];
+        let big = h.encoding == PlyEncoding::BinaryBigEndian;
+        let mut mesh = TriMesh::default();
+        Fixed::of(&h.elements[f], rest, big).is_some_and(|fixed| {
+            let read = read_fixed(rest, &fixed, f, &h, &l, big, "", &mut mesh, &mut 0);
+            matches!(read, Ok(Some(_)))
+        })
+    }
+
+    #[test]
+    fn triangles_decode_in_parallel_as_walked() {
+        let spec = Spec::triangles(1000, fan(200_000, 1000, 3));
+        assert!(faces_in_parallel(&spec.bytes()));
+        let (mesh, polygons) = same(&spec.bytes()).expect("reads");
+        assert_eq!((mesh.faces.len(), polygons), (200_000, 0));
+        assert_eq!(mesh.faces[5], [5, 6, 7]);
+        assert_eq!(mesh.positions[2], [3.0, 3.5, 4.0]);
+        for (index, count, big) in [
+            (Scalar::U32, Scalar::U8, true),
+            (Scalar::I16, Scalar::I32, false),
+            (Scalar::U16, Scalar::U16, true),
+            (Scalar::U8, Scalar::I8, false),
+        ] {
+            let spec = Spec {
+                big,
+                coord: Scalar::F64,
+                index,
+                count,
+                flags: true,
+                uv: Some(vec![2; 200]),
+                edges: Some(vec![2; 10]),
+                vertex_list: Some(vec![1; 100]),
+                ..Spec::triangles(100, fan(200, 100, 3))
+            };
+            let (mesh, _) = same(&spec.bytes()).expect("reads");
+            assert_eq!(mesh.faces[99], [99, 0, 1], "{index:?} {count:?}");
+        }
+    }
+
+    #[test]
+    fn polygons_of_one_size_are_fans_and_mixed_sizes_are_walked() {
+        let pentagons = Spec::triangles(10, fan(100_000, 10, 5)).bytes();
+        assert!(faces_in_parallel(&pentagons));
+        let (mesh, polygons) = same(&pentagons).unwrap();
+        assert_eq!((mesh.faces.len(), polygons), (300_000, 100_000));
+        assert_eq!(&mesh.faces[3..6], &[[1, 2, 3], [1, 3, 4], [1, 4, 5]]);
+        let mut faces = fan(100_000, 10, 3);
+        faces[77_777] = vec![0, 1, 2, 3];
+        let mixed = Spec::triangles(10, faces).bytes();
+        assert!(!faces_in_parallel(&mixed));
+        let (mesh, polygons) = same(&mixed).unwrap();
+        assert_eq!((mesh.faces.len(), polygons), (100_001, 1));
+        // Lists of other properties of one length per element or not.
+        for uv in [vec![2; 1000], (0..1000).map(|f| f % 3).collect()] {
+            let spec = Spec {
+                uv: Some(uv),
+                ..Spec::triangles(10, fan(1000, 10, 3))
+            };
+            assert_eq!(same(&spec.bytes()).unwrap().0.faces.len(), 1000);
+        }
+        let edges = Spec {
+            edges: Some(vec![2, 2, 3]),
+            vertex_list: Some((0..10).map(|v| v % 2).collect()),
+            ..Spec::triangles(10, fan(10, 10, 3))
+        };
+        assert_eq!(same(&edges.bytes()).unwrap().0.positions.len(), 10);
+    }
+
+    #[test]
+    fn indices_out_of_range_name_the_first_face() {
+        let mut faces = fan(300_000, 50, 3);
+        faces[250_001][2] = 50;
+        faces[123_456][1] = -1;
+        faces[123_456][2] = 99;
+        let e = same(&Spec::triangles(50, faces.clone()).bytes()).unwrap_err();
+        assert_eq!(
+            e,
+            "test.ply: face 123456: index -1 out of range (mesh has 50 vertices)"
+        );
+        let mut quads = fan(300_000, 50, 4);
+        quads[200_000][3] = 1000;
+        let e = same(&Spec::triangles(50, quads).bytes()).unwrap_err();
+        assert_eq!(
+            e,
+            "test.ply: face 200000: index 1000 out of range (mesh has 50 vertices)"
+        );
+        // A repeated corner is the reader's check after the decoding.
+        let e = same(&Spec::triangles(3, vec![vec![0, 1, 2], vec![1, 1, 2]]).bytes());
+        assert!(e.is_ok());
+    }
+
+    #[test]
+    fn short_faces_bad_lengths_and_truncations_give_the_walks_errors() {
+        for corners in [0, 1, 2] {
+            let e = same(&Spec::triangles(5, fan(10, 5, corners)).bytes()).unwrap_err();
+            assert!(e.contains("face 0: face with"), "{e}");
+        }
+        let negative = Spec {
+            count: Scalar::I8,
+            ..Spec::triangles(5, fan(3, 5, 3))
+        };
+        let mut bytes = negative.bytes();
+        // The length of the last face (before its three 4-byte indices).
+        let last = bytes.len() - 13;
+        bytes[last] = 0xff;
+        assert_eq!(
+            same(&bytes).unwrap_err(),
+            "test.ply: face 2: list length -1"
+        );
+        let float_count = Spec {
+            count: Scalar::F32,
+            ..Spec::triangles(5, fan(3, 5, 3))
+        };
+        assert_eq!(
+            same(&float_count.bytes()).unwrap_err(),
+            "test.ply: list length of face is not an integer type"
+        );
+        let spec = Spec {
+            flags: true,
+            uv: Some(vec![1; 40]),
+            ..Spec::triangles(20, fan(40, 20, 3))
+        };
+        let bytes = spec.bytes();
+        let header = bytes
+            .windows(11)
+            .position(|w| w == b"end_header\n")
+            .unwrap()
+            + 11;
+        for cut in header..bytes.len() {
+            let e = same(&bytes[..cut]).unwrap_err();
+            assert!(e.contains("(truncated)"), "{cut}: {e}");
+        }
+        assert!(same(&bytes).is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn any_binary_ply_reads_as_walked(
+            big in any::<bool>(),
+            vertices in 1usize..6,
+            fixed in prop::option::of(0usize..6),
+            lengths in prop::collection::vec(0usize..6, 0..40),
+            indices in prop::collection::vec(-2i64..8, 240),
+            types in (0usize..4, 0usize..5),
+            flags in any::<bool>(),
+            uv in prop::option::of(prop::collection::vec(0usize..3, 40)),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let mut next = indices.iter().copied().cycle();
+            let faces: Vec<Vec<i64>> = lengths
+                .iter()
+                .map(|&n| (0..fixed.unwrap_or(n)).map(|_| next.next().unwrap()).collect())
+                .collect();
+            let count = [Scalar::U8, Scalar::I8, Scalar::U16, Scalar::I32][types.0];
+            let index = [Scalar::I32, Scalar::U32, Scalar::I16, Scalar::U16, Scalar::U8][types.1];
+            let uv = uv.map(|mut uv| {
+                uv.resize(faces.len(), 1);
+                uv
+            });
+            let spec = Spec {
+                big,
+                count,
+                index,
+                flags,
+                uv,
+                ..Spec::triangles(vertices, faces)
+            };
+            let bytes = spec.bytes();
+            same(&bytes).ok();
+            same(&bytes[..cut.index(bytes.len() + 1)]).ok();
+        }
     }
 }

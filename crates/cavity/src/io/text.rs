@@ -62,6 +62,48 @@ pub(super) fn lines(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     data.split(|&b| b == b'\n').filter(move |_| !empty)
 }
 
+/// What one parallel parsing task of a text format gives.
+#[derive(Default)]
+pub(super) struct Parsed {
+    /// The vertices of its lines.
+    pub(super) positions: Vec<[f32; 3]>,
+    /// The triangles of its lines (polygons fan-triangulated).
+    pub(super) faces: Vec<[u32; 3]>,
+    /// Its polygons with more than 3 corners.
+    pub(super) polygons: usize,
+}
+
+/// The mesh of the tasks' results in order, the first error (in order)
+/// if any; their polygons are added to `polygons`.
+pub(super) fn join_parsed(
+    parsed: Vec<Result<Parsed, super::MeshIoError>>,
+    polygons: &mut usize,
+) -> Result<crate::TriMesh, super::MeshIoError> {
+    let parsed = parsed.into_iter().collect::<Result<Vec<Parsed>, _>>()?;
+    *polygons += parsed.iter().map(|p| p.polygons).sum::<usize>();
+    let positions: Vec<&[[f32; 3]]> = parsed.iter().map(|p| p.positions.as_slice()).collect();
+    let faces: Vec<&[[u32; 3]]> = parsed.iter().map(|p| p.faces.as_slice()).collect();
+    let (positions, faces) = rayon::join(|| concat(&positions), || concat(&faces));
+    Ok(crate::TriMesh { positions, faces })
+}
+
+/// `parts` joined in order, copied in parallel.
+pub(super) fn concat<T: Copy + Default + Send + Sync>(parts: &[&[T]]) -> Vec<T> {
+    let mut all = vec![T::default(); parts.iter().map(|p| p.len()).sum()];
+    let mut places = Vec::with_capacity(parts.len());
+    let mut rest = all.as_mut_slice();
+    for part in parts {
+        let (place, tail) = rest.split_at_mut(part.len());
+        places.push(place);
+        rest = tail;
+    }
+    places
+        .into_par_iter()
+        .zip(parts)
+        .for_each(|(place, part)| place.copy_from_slice(part));
+    all
+}
+
 /// Whitespace as `str::split_whitespace` sees it, for ASCII bytes.
 pub(super) fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\x0B' | b'\x0C')
@@ -150,31 +192,40 @@ pub(super) fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
 }
 
 /// Writes the output for elements `0..n`: `format` fills a buffer for a
-/// range of elements; ranges are formatted in parallel, a few at a time,
-/// and written in order.
+/// range of elements; ranges are formatted in parallel, a batch of a few
+/// per thread at a time, each batch while the one before it is written
+/// (the buffers kept from batch to batch), and written in order.
 pub(super) fn write_chunked(
-    out: &mut impl Write,
+    out: &mut (impl Write + Send),
     n: usize,
     format: impl Fn(Range<usize>, &mut Vec<u8>) + Sync,
 ) -> std::io::Result<()> {
-    let batch = WRITE_CHUNK * 4 * rayon::current_num_threads();
-    for start in (0..n).step_by(batch.max(1)) {
-        let end = (start + batch).min(n);
-        let bufs: Vec<Vec<u8>> = (start..end)
-            .step_by(WRITE_CHUNK)
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(|s| {
-                let mut buf = Vec::new();
-                format(s..(s + WRITE_CHUNK).min(end), &mut buf);
-                buf
-            })
-            .collect();
-        for buf in &bufs {
-            out.write_all(buf)?;
-        }
+    let chunks = n.div_ceil(WRITE_CHUNK);
+    let batch = (4 * rayon::current_num_threads()).clamp(1, chunks.max(1));
+    let fill = |first: usize, bufs: &mut Vec<Vec<u8>>| {
+        bufs.resize_with(batch.min(chunks - first), Vec::new);
+        bufs.par_iter_mut()
+            .with_max_len(1)
+            .enumerate()
+            .for_each(|(k, buf)| {
+                let start = (first + k) * WRITE_CHUNK;
+                buf.clear();
+                format(start..(start + WRITE_CHUNK).min(n), buf);
+            });
+    };
+    let (mut filled, mut next) = (Vec::new(), Vec::new());
+    if chunks > 0 {
+        fill(0, &mut filled);
     }
-    Ok(())
+    for first in (batch..chunks).step_by(batch) {
+        let (written, ()) = rayon::join(
+            || filled.iter().try_for_each(|b| out.write_all(b)),
+            || fill(first, &mut next),
+        );
+        written?;
+        std::mem::swap(&mut filled, &mut next);
+    }
+    filled.iter().try_for_each(|b| out.write_all(b))
 }
 
 /// The text of `items`, item `i` written by `line(text, i, item)`, the
