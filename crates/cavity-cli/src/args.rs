@@ -794,6 +794,24 @@ pub(crate) enum BenchWhat {
         #[arg(long, value_enum, default_value = "auto")]
         device: Device,
     },
+    /// Mesh file I/O (issue 55): each surface mesh written to and read back from binary PLY, binary STL, ASCII PLY and OBJ, read and write timed apart (GB/s), beside a raw write and read of as many bytes in the same run (the page cache's and the disk's speed).
+    Io {
+        /// Input surface meshes (any readable format); the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) applied in memory
+        /// before the timing (4 makes the bundled mesh 5.12 M faces).
+        #[arg(long, default_value_t = 0)]
+        subdivide: u32,
+        /// Timed runs of each write and read after one warm-up (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        /// Directory the files are written in (a fresh directory inside it,
+        /// removed afterwards); the system's temporary directory when
+        /// omitted. Its file system sets the raw speed: a tmpfs
+        /// (`/dev/shm`) measures the page cache alone.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.

@@ -336,6 +336,15 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Bench {
             what:
+                BenchWhat::Io {
+                    meshes,
+                    subdivide,
+                    reps,
+                    dir,
+                },
+        } => bench::bench_io(&meshes, subdivide, reps, dir.as_deref()),
+        Command::Bench {
+            what:
                 BenchWhat::Queries {
                     mesh,
                     min_faces,
