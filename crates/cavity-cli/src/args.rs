@@ -811,6 +811,12 @@ pub(crate) enum BenchWhat {
         /// (`/dev/shm`) measures the page cache alone.
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Also time the volumetric formats (MEDIT, TetGen, VTK and Gmsh,
+        /// ASCII and binary) on a grid of N³ hexahedra: encoding alone,
+        /// write and read (259 is about the 17.4 M hexahedra of `tet
+        /// subdivide --levels 2` on a 542 k-tetrahedron mesh); 0: none.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        volume_grid: u32,
     },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {

@@ -341,8 +341,9 @@ fn run(cli: Cli) -> Result<()> {
                     subdivide,
                     reps,
                     dir,
+                    volume_grid,
                 },
-        } => bench::bench_io(&meshes, subdivide, reps, dir.as_deref()),
+        } => bench::bench_io(&meshes, subdivide, reps, dir.as_deref(), volume_grid),
         Command::Bench {
             what:
                 BenchWhat::Queries {

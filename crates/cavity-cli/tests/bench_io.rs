@@ -45,6 +45,33 @@ fn bench_io_times_every_surface_format_and_cleans_up() {
 }
 
 #[test]
+fn bench_io_times_the_volumetric_formats_on_a_grid() {
+    let dir = tempdir("bench-io");
+    let out = cavity()
+        .args(["bench", "io", "--reps", "1", "--volume-grid", "6", "--dir"])
+        .arg(dir.path())
+        .arg(asset("torus.obj"))
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(
+        stdout.contains("a grid of 216 hexahedra, 343 vertices"),
+        "{stdout}"
+    );
+    for format in cavity_volume::bench::IO_FORMATS {
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {format} |")))
+            .unwrap_or_else(|| panic!("{format} not in {stdout}"));
+        let cells = if format == "TetGen" { "1296" } else { "216" };
+        assert!(row.contains(&format!("| {cells} |")), "{row}");
+    }
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+}
+
+#[test]
 fn bench_io_refuses_a_volumetric_mesh_and_a_missing_directory() {
     let dir = tempdir("bench-io");
     let mesh = dir.path().join("cells.msh");

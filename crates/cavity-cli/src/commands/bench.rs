@@ -301,12 +301,15 @@ fn page_cache_speed(dir: &Path, bytes: usize, reps: usize) -> Result<(f64, f64)>
 /// each format of [`surface_cases`] in a fresh directory inside `dir` (the
 /// system's temporary directory by default), with a raw write and read of
 /// as many bytes beside each: a table of bytes, seconds and GB/s, and the
-/// ratios to the raw speed.
+/// ratios to the raw speed; then, when `volume_grid` is not 0, the
+/// volumetric formats on a grid of `volume_grid`³ hexahedra
+/// (`cavity_volume::bench::io_bench`) in the same directory.
 pub(crate) fn bench_io(
     paths: &[PathBuf],
     subdivide: u32,
     reps: usize,
     dir: Option<&Path>,
+    volume_grid: u32,
 ) -> Result<()> {
     let parent = dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
     let scratch = ScratchDir::new(&parent)?;
@@ -334,9 +337,22 @@ pub(crate) fn bench_io(
             rows.push((label.clone(), case.format, row));
         }
     }
-    // The volumetric formats (issue 55 item 3) join here: rows of the
-    // volumetric crate's benchmark of its writers and readers, each given
-    // the raw times of its bytes by `raw_times`.
+    let volume = if volume_grid > 0 {
+        let bench = cavity_volume::bench::io_bench(&scratch.0, volume_grid, reps, &[], |f| {
+            pb.set_message(format!("volumetric grid of {volume_grid}³ hexahedra: {f}"));
+        })?;
+        largest = largest.max(
+            bench
+                .rows
+                .iter()
+                .map(|r| r.bytes as usize)
+                .max()
+                .unwrap_or(0),
+        );
+        Some(bench)
+    } else {
+        None
+    };
     pb.set_message("the page cache alone");
     let (cache_write, cache_read) = page_cache_speed(&scratch.0, largest, reps)?;
     pb.finish_and_clear();
@@ -386,5 +402,8 @@ pub(crate) fn bench_io(
         ]);
     }
     say!("{}", table.render());
+    if let Some(v) = volume {
+        say!("\n{}", v.table());
+    }
     Ok(())
 }
