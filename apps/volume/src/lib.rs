@@ -13,10 +13,13 @@
 //! - [`device`]: the transposes on a backend, by count, scan, fill and a
 //!   per-row sort (the paper's Algorithm 1; kernels in
 //!   `cavity-volume-kernels`, their PTX this crate's [`PTX`]);
-//! - [`bench`](mod@bench): `cavity bench tet`;
+//! - [`bench`](mod@bench): `cavity bench tet` and the volumetric rows of
+//!   `cavity bench io`;
 //! - [`boundary`]: boundary extraction and Laplacian smoothing of inner
 //!   vertices;
-//! - [`io`]: MEDIT `.mesh` and TetGen `.node`/`.ele` files;
+//! - [`io`]: MEDIT `.mesh`, TetGen `.node`/`.ele`, legacy VTK and Gmsh
+//!   2.2/4.1 files, ASCII and binary, written in parallel pieces streamed
+//!   to a temporary file, binary files read in parallel;
 //! - [`relations`]: the indirect relations (face-vertices, cell-edges,
 //!   cell-vertices) on a backend, by count, scan and fill;
 //! - [`resident`]: a mesh kept on a backend ([`ResidentMesh`]) with its
