@@ -1714,13 +1714,7 @@ mod tests {
     #[test]
     fn broken_files_read_as_the_serial_reader_read_them() {
         let path = Path::new("x.msh");
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::io::stream::xorshift(0x2545_f491_4f6c_dd1d);
         for (name, bytes) in files() {
             for k in 0..600 {
                 let mut broken = bytes.clone();

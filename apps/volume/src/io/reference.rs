@@ -443,13 +443,7 @@ mod tests {
     /// lengths over `vertices` vertices, coordinates of every magnitude,
     /// polyhedra among them where `polyhedra`.
     fn random_mesh(vertices: usize, cells: usize, polyhedra: bool, seed: u64) -> CellMesh {
-        let mut state = seed | 1;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::io::stream::xorshift(seed | 1);
         let positions = (0..vertices)
             .map(|_| {
                 [0; 3].map(|_| {

@@ -363,6 +363,18 @@ fn halfway_above(x: f32, d: u64, e: i32) -> bool {
     }
 }
 
+/// The tests' pseudo-random numbers: Marsaglia's xorshift64 from `state`
+/// (not 0).
+#[cfg(test)]
+pub(super) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1101,13 +1101,7 @@ mod tests {
     #[test]
     fn broken_binary_files_read_as_vtkio_reads_them() {
         let path = Path::new("x.vtk");
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::io::stream::xorshift(0x9e37_79b9_7f4a_7c15);
         for (name, bytes) in files() {
             // The large file's changes land mostly in its arrays: fewer.
             let changes = if name == "big.vtk" { 100 } else { 400 };
