@@ -13,11 +13,9 @@
 //! the whole call of the host function, the mesh's upload and the
 //! result's download included. Medians after a warm-up.
 
-use std::time::Instant;
-
 use cavity::backend::Backend;
 use cavity_bench::harness::{Table, fixed, speedup};
-use cavity_bench::{gpu_name, median};
+use cavity_bench::{gpu_name, median, median_seconds};
 
 use crate::VolumeError;
 use crate::boundary::{boundary, boundary_serial, smooth, smooth_serial};
@@ -62,18 +60,6 @@ pub struct TetBench {
     pub cpu: String,
     /// One row per operation.
     pub rows: Vec<TetRow>,
-}
-
-/// The median over `reps` runs of `f` after one warm-up, seconds.
-fn time<T>(reps: usize, mut f: impl FnMut() -> Result<T, VolumeError>) -> Result<f64, VolumeError> {
-    f()?;
-    let mut times = Vec::new();
-    for _ in 0..reps.max(1) {
-        let t = Instant::now();
-        f()?;
-        times.push(t.elapsed().as_secs_f64());
-    }
-    Ok(median(times))
 }
 
 /// An operation on a resident mesh.
@@ -207,7 +193,7 @@ pub fn tet_bench(
         let (on_gpu, gpu_call) = match gpu {
             Backend::Cuda(_) => (
                 Some(time_resident(gpu, mesh, reps, resident)?),
-                Some(time(reps, || call(gpu))?),
+                Some(median_seconds(reps, || call(gpu))?),
             ),
             Backend::Cpu(_) => (None, None),
         };
@@ -216,7 +202,7 @@ pub fn tet_bench(
             gpu: on_gpu,
             gpu_call,
             cpu: time_resident(cpu, mesh, reps, resident)?,
-            serial: time(reps, serial)?,
+            serial: median_seconds(reps, serial)?,
         });
     }
     let counts = mesh.counts();
@@ -427,28 +413,18 @@ pub fn io_bench(
         } else {
             vec![path.clone()]
         };
-        let timed = |f: &mut dyn FnMut() -> Result<(), VolumeIoError>| {
-            f()?;
-            let mut times = Vec::new();
-            for _ in 0..reps.max(1) {
-                let t = Instant::now();
-                f()?;
-                times.push(t.elapsed().as_secs_f64());
-            }
-            Ok::<f64, VolumeIoError>(median(times))
-        };
-        let encode = timed(&mut || {
+        let encode = median_seconds(reps, || {
             crate::io::encode_volume(&mut std::io::sink(), &path, mesh, None, options)
         })?;
-        let write = timed(&mut || write_volume_with(&path, mesh, options))?;
+        let write = median_seconds(reps, || write_volume_with(&path, mesh, options))?;
         let bytes = files
             .iter()
             .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
             .sum();
         let mut back = None;
-        let read = timed(&mut || {
+        let read = median_seconds(reps, || {
             back = Some(read_volume(&path)?);
-            Ok(())
+            Ok::<(), VolumeIoError>(())
         })?;
         // Gmsh writes the cells by type: a mesh of one type reads back
         // in order.

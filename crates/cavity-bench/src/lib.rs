@@ -41,3 +41,20 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
+
+/// The median wall-clock seconds of `reps` runs of `f` (at least one)
+/// after one warm-up run, for work timed from the host (file I/O, whole
+/// operations).
+///
+/// # Errors
+/// The first error of `f`.
+pub fn median_seconds<T, E>(reps: usize, mut f: impl FnMut() -> Result<T, E>) -> Result<f64, E> {
+    f()?;
+    let mut times = Vec::with_capacity(reps.max(1));
+    for _ in 0..reps.max(1) {
+        let start = std::time::Instant::now();
+        f()?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    Ok(median(times))
+}

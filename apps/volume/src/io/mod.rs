@@ -274,66 +274,19 @@ pub(super) fn text_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, Volum
     })
 }
 
-/// Files at least this long are read in parallel pieces of
-/// [`READ_PIECE`] bytes ([`read_file`]).
-const PARALLEL_READ: u64 = 32 << 20;
-
-/// Bytes of a piece of a file read by one rayon task.
-const READ_PIECE: usize = 8 << 20;
-
-/// The bytes of the file at `path`: a large regular file (from 32 MiB)
-/// read in parallel pieces at their offsets (positioned reads, which the
-/// page cache serves concurrently), others, and any file a piece of which
-/// cannot be read or whose length changes meanwhile, as `std::fs::read`
-/// reads them.
+/// The bytes of the file at `path`, a large one read in parallel pieces
+/// ([`cavity::io::read_file`]).
 ///
 /// # Errors
-/// [`VolumeIoError::File`] naming `path`: `std::fs::read`'s error.
+/// [`VolumeIoError::File`] naming `path`: the operating system's error.
 pub(super) fn read_file(path: &Path) -> Result<Vec<u8>, VolumeIoError> {
-    #[cfg(unix)]
-    if let Some(bytes) = read_parallel(path) {
-        return Ok(bytes);
-    }
-    std::fs::read(path).map_err(|source| {
+    cavity::io::read_file(path).map_err(|source| {
         MeshIoError::Io {
             file: path.display().to_string(),
             source,
         }
         .into()
     })
-}
-
-/// The bytes of a regular file of at least [`PARALLEL_READ`] bytes read in
-/// parallel; `None` for another file, a failed read, or a file whose
-/// length changed while it was read.
-#[cfg(unix)]
-fn read_parallel(path: &Path) -> Option<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    let file = std::fs::File::open(path).ok()?;
-    let metadata = file.metadata().ok()?;
-    if !metadata.is_file() || metadata.len() < PARALLEL_READ {
-        return None;
-    }
-    let len = usize::try_from(metadata.len()).ok()?;
-    let mut bytes = vec![0u8; len];
-    let whole = bytes
-        .par_chunks_mut(READ_PIECE)
-        .enumerate()
-        .all(|(k, piece)| {
-            let mut done = 0;
-            while done < piece.len() {
-                match file.read_at(&mut piece[done..], (k * READ_PIECE + done) as u64) {
-                    Ok(0) => return false,
-                    Ok(read) => done += read,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => return false,
-                }
-            }
-            true
-        });
-    // Nothing past the length read: the file did not grow.
-    let grown = file.read_at(&mut [0u8], len as u64).ok()? > 0;
-    (whole && !grown).then_some(bytes)
 }
 
 /// Reads the mesh at `path` ([`VolumeFormat::of`]), without its fields
@@ -547,15 +500,17 @@ mod tests {
     fn a_large_file_is_read_in_parallel_as_it_is() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("large");
-        let len = PARALLEL_READ as usize + 3 * READ_PIECE + 12_345;
+        // Past `cavity::io::read_file`'s threshold (16 MiB), in pieces of
+        // 4 MiB and a partial one.
+        let len = (56 << 20) + 12_345;
         let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 4096) as u8).collect();
         std::fs::write(&path, &bytes).expect("written");
-        assert!(read_parallel(&path).is_some_and(|read| read == bytes));
+        assert!(cavity::io::read_file(&path).is_ok_and(|read| read == bytes));
         assert!(read_file(&path).is_ok_and(|read| read == bytes));
         // Small files, directories and missing files as `std::fs::read`.
         std::fs::write(&path, b"small").expect("written");
         assert_eq!(read_file(&path).expect("read"), b"small");
-        assert!(read_parallel(dir.path()).is_none());
+        assert!(read_file(dir.path()).is_err());
         let missing = read_file(&dir.path().join("missing")).expect_err("missing");
         assert!(missing.to_string().contains("missing"), "{missing}");
     }

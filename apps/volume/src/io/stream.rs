@@ -54,53 +54,7 @@ pub(super) fn piece(k: usize, n: usize) -> Range<usize> {
     k * PIECE..((k + 1) * PIECE).min(n)
 }
 
-/// Writes `pieces` pieces to `out` in order, piece `k`'s bytes appended
-/// by `fill(k, buffer)` to an empty buffer: the pieces of a batch (four
-/// per thread of rayon's pool) are filled in parallel, and each batch is
-/// filled while the batch before it is written. The buffers are kept
-/// from batch to batch; at most two batches are held at once.
-///
-/// # Errors
-/// The first error of writing to `out`.
-pub(super) fn write_pieces(
-    out: &mut Out<'_>,
-    pieces: usize,
-    fill: impl Fn(usize, &mut Vec<u8>) + Sync,
-) -> io::Result<()> {
-    if pieces == 0 {
-        return Ok(());
-    }
-    let batch = (4 * rayon::current_num_threads()).clamp(1, pieces);
-    let fill_batch = |start: usize, buffers: &mut Vec<Vec<u8>>| {
-        let end = (start + batch).min(pieces);
-        buffers.resize_with(end - start, Vec::new);
-        buffers
-            .par_iter_mut()
-            .enumerate()
-            .with_max_len(1)
-            .for_each(|(i, buf)| {
-                buf.clear();
-                fill(start + i, buf);
-            });
-    };
-    let write_batch = |out: &mut Out<'_>, buffers: &[Vec<u8>]| -> io::Result<()> {
-        buffers.iter().try_for_each(|b| out.write_all(b))
-    };
-    let mut filled: Vec<Vec<u8>> = Vec::with_capacity(batch);
-    let mut next: Vec<Vec<u8>> = Vec::with_capacity(batch);
-    fill_batch(0, &mut filled);
-    let mut start = batch;
-    while start < pieces {
-        let (written, ()) = rayon::join(
-            || write_batch(out, &filled),
-            || fill_batch(start, &mut next),
-        );
-        written?;
-        std::mem::swap(&mut filled, &mut next);
-        start += batch;
-    }
-    write_batch(out, &filled)
-}
+pub(super) use cavity::io::write_pieces;
 
 /// Writes `n` elements of a body in pieces of [`PIECE`]
 /// ([`write_pieces`]), `fill(range, buffer)` appending the bytes of the

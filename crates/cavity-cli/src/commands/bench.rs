@@ -3,12 +3,11 @@
 //! (`cavity_bench::harness::MeshBench`).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::io::{Format, PlyEncoding, StlEncoding};
 use cavity_bench::harness::{MeshBench, Table, fixed};
-use cavity_bench::median;
+use cavity_bench::median_seconds;
 use cavity_track::TrackSettings;
 
 use crate::Result;
@@ -205,17 +204,9 @@ impl Drop for ScratchDir {
     }
 }
 
-/// The median seconds of `reps` runs of `f` (at least one) after one
-/// warm-up run.
-fn timed(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-    f()?;
-    let mut times = Vec::with_capacity(reps.max(1));
-    for _ in 0..reps.max(1) {
-        let start = Instant::now();
-        f()?;
-        times.push(start.elapsed().as_secs_f64());
-    }
-    Ok(median(times))
+/// [`median_seconds`] of `f`, whose errors are the command's.
+fn timed(reps: usize, f: impl FnMut() -> Result<()>) -> Result<f64> {
+    median_seconds(reps, f)
 }
 
 /// One row of the I/O benchmark: a format's file, its write and read

@@ -18,7 +18,7 @@ mod temporary;
 mod text;
 
 pub use temporary::{PAUSE_BEFORE_RENAME, TemporaryFilesRemoved, remove_temporary_files};
-pub use text::format_lines;
+pub use text::{format_lines, write_pieces};
 
 use temporary::Temporary;
 
@@ -475,24 +475,14 @@ pub fn write_mesh_with(
 /// [`MeshIoError::Io`] naming `path` when writing fails (the destination
 /// is then unchanged).
 pub fn write_column(path: &Path, values: &[f32]) -> Result<(), MeshIoError> {
-    let name = path.display().to_string();
-    let io = |source| MeshIoError::Io {
-        file: name.clone(),
-        source,
-    };
-    let tmp = temp_file(parent_dir(path), path).map_err(io)?;
-    {
-        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        text::write_chunked(&mut out, values.len(), |r, buf| {
+    write_streamed(path, |out| {
+        text::write_chunked(out, values.len(), |r, buf| {
             for &x in &values[r] {
                 text::push_f32(buf, x);
                 buf.push(b'\n');
             }
         })
-        .map_err(io)?;
-        out.flush().map_err(io)?;
-    }
-    StagedMesh::finish(tmp, path).map_err(io)?.commit()
+    })
 }
 
 /// Writes `bytes` to `path` atomically as [`write_mesh`] does (a
@@ -505,14 +495,8 @@ pub fn write_column(path: &Path, values: &[f32]) -> Result<(), MeshIoError> {
 /// [`MeshIoError::Io`] naming `path` when writing fails (the destination
 /// is then unchanged).
 pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), MeshIoError> {
-    let name = path.display().to_string();
-    let io = |source| MeshIoError::Io {
-        file: name.clone(),
-        source,
-    };
-    let tmp = temp_file(parent_dir(path), path).map_err(io)?;
-    tmp.as_file().write_all(bytes).map_err(io)?;
-    StagedMesh::finish(tmp, path).map_err(io)?.commit()
+    // A write as large as the buffer goes to the file directly.
+    write_streamed(path, |out| out.write_all(bytes))
 }
 
 /// Writes the file at `path` atomically as [`write_bytes`] does (a

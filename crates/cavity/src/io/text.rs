@@ -191,41 +191,60 @@ pub(super) fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
     buf.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
 }
 
-/// Writes the output for elements `0..n`: `format` fills a buffer for a
-/// range of elements; ranges are formatted in parallel, a batch of a few
-/// per thread at a time, each batch while the one before it is written
-/// (the buffers kept from batch to batch), and written in order.
-pub(super) fn write_chunked(
-    out: &mut (impl Write + Send),
-    n: usize,
-    format: impl Fn(Range<usize>, &mut Vec<u8>) + Sync,
+/// Writes `pieces` pieces to `out` in order, piece `k`'s bytes appended
+/// by `fill(k, buffer)` to an empty buffer: the pieces of a batch (four
+/// per thread of rayon's pool) are filled in parallel, and each batch is
+/// filled while the batch before it is written. The buffers are kept
+/// from batch to batch; at most two batches are held at once. The body
+/// of every large output, the surface writers' (through
+/// [`write_chunked`]) and other crates' (the volumetric writers).
+///
+/// # Errors
+/// The first error of writing to `out`.
+pub fn write_pieces<W: Write + Send + ?Sized>(
+    out: &mut W,
+    pieces: usize,
+    fill: impl Fn(usize, &mut Vec<u8>) + Sync,
 ) -> std::io::Result<()> {
-    let chunks = n.div_ceil(WRITE_CHUNK);
-    let batch = (4 * rayon::current_num_threads()).clamp(1, chunks.max(1));
-    let fill = |first: usize, bufs: &mut Vec<Vec<u8>>| {
-        bufs.resize_with(batch.min(chunks - first), Vec::new);
+    if pieces == 0 {
+        return Ok(());
+    }
+    let batch = (4 * rayon::current_num_threads()).clamp(1, pieces);
+    let fill_batch = |first: usize, bufs: &mut Vec<Vec<u8>>| {
+        bufs.resize_with(batch.min(pieces - first), Vec::new);
         bufs.par_iter_mut()
             .with_max_len(1)
             .enumerate()
             .for_each(|(k, buf)| {
-                let start = (first + k) * WRITE_CHUNK;
                 buf.clear();
-                format(start..(start + WRITE_CHUNK).min(n), buf);
+                fill(first + k, buf);
             });
     };
     let (mut filled, mut next) = (Vec::new(), Vec::new());
-    if chunks > 0 {
-        fill(0, &mut filled);
-    }
-    for first in (batch..chunks).step_by(batch) {
+    fill_batch(0, &mut filled);
+    for first in (batch..pieces).step_by(batch) {
         let (written, ()) = rayon::join(
             || filled.iter().try_for_each(|b| out.write_all(b)),
-            || fill(first, &mut next),
+            || fill_batch(first, &mut next),
         );
         written?;
         std::mem::swap(&mut filled, &mut next);
     }
     filled.iter().try_for_each(|b| out.write_all(b))
+}
+
+/// Writes the output for elements `0..n` ([`write_pieces`] of
+/// `WRITE_CHUNK` elements each): `format` fills a buffer for a range of
+/// elements.
+pub(super) fn write_chunked<W: Write + Send + ?Sized>(
+    out: &mut W,
+    n: usize,
+    format: impl Fn(Range<usize>, &mut Vec<u8>) + Sync,
+) -> std::io::Result<()> {
+    write_pieces(out, n.div_ceil(WRITE_CHUNK), |k, buf| {
+        let start = k * WRITE_CHUNK;
+        format(start..(start + WRITE_CHUNK).min(n), buf);
+    })
 }
 
 /// The text of `items`, item `i` written by `line(text, i, item)`, the
