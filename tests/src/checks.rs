@@ -30,9 +30,34 @@ fn set(v: impl IntoIterator<Item = u32>) -> Vec<u32> {
 /// around manifold interior vertices (VV; VE and VF consistent with VV).
 /// Returns a description of the first mismatch.
 pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Result<(), String> {
-    let reference = ReferenceMesh::new(mesh).map_err(|e| e.to_string())?;
     let patched = PatchedMesh::new(mesh, patch_size).map_err(|e| e.to_string())?;
-    check_patching(mesh, &patched)?;
+    check_patched_queries(mesh, &patched, backend)
+}
+
+/// [`check_queries`] on `mesh` patched by the device's patcher
+/// (`Backend::partition`) on `backend`.
+pub fn check_device_patched_queries(
+    mesh: &TriMesh,
+    patch_size: u32,
+    backend: &Backend,
+) -> Result<(), String> {
+    let topo = cavity::topology::Topology::new(mesh);
+    let part = backend
+        .partition(&topo, mesh.num_faces(), patch_size, 7)
+        .map_err(|e| e.to_string())?;
+    let patched =
+        PatchedMesh::from_partition(mesh, &topo, &part, patch_size).map_err(|e| e.to_string())?;
+    check_patched_queries(mesh, &patched, backend)
+}
+
+/// [`check_queries`] on the patches `patched` of `mesh`.
+fn check_patched_queries(
+    mesh: &TriMesh,
+    patched: &PatchedMesh,
+    backend: &Backend,
+) -> Result<(), String> {
+    let reference = ReferenceMesh::new(mesh).map_err(|e| e.to_string())?;
+    check_patching(mesh, patched)?;
     let to_in = |k: Kind, h: u32| patched.to_input(k)[h as usize];
     // Patched edge ids are input edges as vertex pairs; map to the reference's.
     let ref_edge = |h: u32| {
@@ -46,7 +71,7 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
         _ => to_in(k, h),
     };
     for query in Query::ALL {
-        let result = backend.query(&patched, query).map_err(|e| e.to_string())?;
+        let result = backend.query(patched, query).map_err(|e| e.to_string())?;
         let n = patched.count(query.source());
         if result.offsets.len() != n + 1 {
             return Err(format!(
@@ -86,7 +111,7 @@ pub fn check_queries(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Resu
             }
         }
     }
-    check_ring_consistency(&patched, backend, &reference)
+    check_ring_consistency(patched, backend, &reference)
 }
 
 /// VE[i] joins v and VV[i]; VF[i] holds v, VV[i] and VV[i+1] around

@@ -1,7 +1,10 @@
 //! Every first-order query on generated meshes equals the reference mesh,
 //! on the backend named by `CAVITY_TEST_DEVICE` (CPU by default).
 
-use cavity_tests::{add_defects, any_mesh, check_queries, concat, fan, grid, soup, test_backend};
+use cavity_tests::{
+    add_defects, any_mesh, check_device_patched_queries, check_queries, concat, fan, grid, soup,
+    test_backend,
+};
 use proptest::prelude::*;
 
 proptest! {
@@ -11,6 +14,19 @@ proptest! {
     fn queries_match_reference(mesh in any_mesh(), patch_size in prop_oneof![1u32..8, 8u32..64, 64u32..1024]) {
         let backend = test_backend();
         if let Err(e) = check_queries(&mesh, patch_size, &backend) {
+            prop_assert!(false, "{e}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(64), ..ProptestConfig::default() })]
+
+    /// The same on the patches of the device's patcher (`Backend::partition`).
+    #[test]
+    fn queries_on_device_patches_match_reference(mesh in any_mesh(), patch_size in prop_oneof![1u32..8, 8u32..64, 64u32..1024]) {
+        let backend = test_backend();
+        if let Err(e) = check_device_patched_queries(&mesh, patch_size, &backend) {
             prop_assert!(false, "{e}");
         }
     }
@@ -64,6 +80,10 @@ fn real_mesh_queries() {
     check_queries(&mesh, 512, &backend).unwrap();
     check_queries(&mesh, 2048, &backend).unwrap();
     check_queries(&mesh, 64, &backend).unwrap();
+    for patch_size in [64, 512] {
+        check_device_patched_queries(&mesh, patch_size, &backend).unwrap();
+        check_device_patched_queries(&cavity_tests::bunny_scan(), patch_size, &backend).unwrap();
+    }
 }
 
 /// The largest patch size the patcher allows on the CPU backend, which has

@@ -21,6 +21,8 @@
 //!   maximal independent set, expansion, the update round, cleanup and
 //!   slicing; the user's side of the model: per-element computations
 //!   ([`dynamic::compute`]), ring and patch computations, reductions.
+//! - [`patching`]: the face partition into patches on the device (Lloyd
+//!   iterations by level-synchronous searches, seed addition, merging).
 //! - [`array`](mod@array): bounds-checked views of plain arrays, and the device-wide
 //!   scan and compaction; [`kernel`](mod@kernel): how a kernel is declared
 //!   (`kernel!`, `#[checked]`, launch bounds); [`attribute`]: typed
@@ -72,6 +74,7 @@ pub mod flip;
 pub mod geometry;
 pub mod kernel;
 pub mod layout;
+pub mod patching;
 pub mod query;
 
 #[cfg(target_arch = "nvptx64")]

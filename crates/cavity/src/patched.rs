@@ -265,7 +265,15 @@ impl PatchedMesh {
         Self::from_partition(mesh, &topo, &part, patch_size)
     }
 
-    fn from_partition(
+    /// Patches `mesh` (whose topology is `topo`) along the partition
+    /// `part` of its faces (patches numbered `0..part.num_patches`, none
+    /// empty), made by [`patcher::partition`] or on a device
+    /// (`Backend::partition`), with `patch_size` the limit it kept.
+    ///
+    /// # Errors
+    /// [`PatchError::LocalOverflow`] when a patch with its ribbon exceeds
+    /// the local limits.
+    pub fn from_partition(
         mesh: &TriMesh,
         topo: &Topology,
         part: &Partition,

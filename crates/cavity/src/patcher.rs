@@ -137,7 +137,7 @@ pub fn partition(
 }
 
 /// Greedy chunk size for a size limit.
-fn chunk_target(max_patch_size: u32) -> u32 {
+pub(crate) fn chunk_target(max_patch_size: u32) -> u32 {
     (max_patch_size * CHUNK_FRACTION.0 / CHUNK_FRACTION.1).max(1)
 }
 
@@ -160,6 +160,20 @@ fn seeded(graph: &Graph, chunks: Chunks) -> (Vec<u32>, Vec<u32>) {
         .filter_map(|(c, &k)| k.then_some(c))
         .collect();
     (graph.assign(&seeds), seeds)
+}
+
+/// Splits every patch of `label` (`count` connected patches of the faces
+/// of `topo`) with more than `max_patch_size` faces into connected patches
+/// within the limit, numbered from `count` on: what the device's
+/// partition (`Backend::partition`) leaves oversized after its rounds of
+/// seed addition.
+pub(crate) fn split_oversized_patches(
+    topo: &Topology,
+    label: &mut [u32],
+    count: u32,
+    max_patch_size: u32,
+) {
+    split_oversized(&Graph::faces(topo), label, count, max_patch_size);
 }
 
 /// Splits every patch of `label` (`count` patches) with more than
@@ -241,7 +255,7 @@ fn fits(label: &[u32], count: usize, max: u32) -> bool {
 
 /// Renumbers the labels in the order of their lowest node; returns the
 /// label count.
-fn renumber(label: &mut [u32]) -> u32 {
+pub(crate) fn renumber(label: &mut [u32]) -> u32 {
     let count = label.iter().max().map_or(0, |&m| m + 1);
     let mut new = vec![NONE; count as usize];
     let mut n = 0;

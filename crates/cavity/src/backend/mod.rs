@@ -8,10 +8,12 @@ pub mod buffer;
 pub mod cpu;
 pub mod cuda;
 pub mod error;
+pub mod partition;
 pub mod rounds;
 
 pub use cuda::GpuSeconds;
 pub use error::BackendError;
+pub use partition::{PartitionError, PartitionRounds};
 pub use rounds::AnyRounds;
 
 use std::fmt;

@@ -1,0 +1,507 @@
+//! Patching on the device: the face partition of RXMesh (Mahmoud et al.
+//! 2021, section 6.3 and appendix C) as level-synchronous searches over
+//! the face graph, one face per thread, which the host
+//! (`cavity::backend::partition`) drives:
+//!
+//! 1. seeds: the faces whose hash falls under a threshold ([`MarkSeeds`],
+//!    then compacted), about one per patch;
+//! 2. assignment: every face joins its nearest seed by a multi-source
+//!    breadth-first search, one level a launch ([`ClearLabels`],
+//!    [`PlaceSeeds`], [`AssignLevel`]); a face reached at level `l` takes
+//!    the smallest label among its neighbours reached at `l - 1`, so every
+//!    patch is connected and the result does not depend on the threads.
+//!    Where the search stalls with faces unreached (a component without a
+//!    seed), the unreached faces without an unreached neighbour of a lower
+//!    index become seeds ([`MarkUnreached`]) and the search goes on;
+//! 3. Lloyd iterations: each patch's new seed is its face farthest from the
+//!    patch's rim (faces on an open edge or next to another patch), found
+//!    by a search inward from the rim ([`PatchRim`], [`InwardLevel`]) and
+//!    the deepest face of each patch, the lowest-numbered of equals
+//!    ([`Deepest`], [`PickDeepest`]);
+//! 4. seed addition: a patch over the size limit ([`Survey`] counts them)
+//!    gets a second seed at its face farthest from its seed (the same
+//!    [`Deepest`] and [`PickDeepest`] over the assignment's levels);
+//! 5. merging: each patch chooses its smallest neighbouring patch that it
+//!    fits with within the limit ([`SmallestNeighbor`], [`ChooseNeighbor`])
+//!    and two patches that chose each other become one ([`MergeChosen`]);
+//! 6. numbering: patches in the order of their lowest face ([`Survey`]
+//!    finds it, [`MarkLowest`] marks it for a scan, [`Renumber`] applies
+//!    it).
+//!
+//! The face graph is given as CSR rows (`offsets`, `neighbors`): the faces
+//! sharing an edge with each face, itself excluded. Maxima and minima are
+//! atomic maxima (a minimum as the maximum of complements), so every
+//! result is fixed by the graph and the seeds alone.
+
+use crate::array::{BOUNDS, In, InOut, chunk};
+
+/// No label, and no level (a face not reached yet).
+pub const NONE: u32 = u32::MAX;
+
+/// A face's hash for seed selection: SplitMix32-style mixing of the face
+/// and the salt, spread over all 32 bits.
+#[inline(always)]
+pub fn face_hash(face: u32, salt: u32) -> u32 {
+    let mut z = face.wrapping_mul(0x9e37_79b9) ^ salt;
+    z = (z ^ (z >> 16)).wrapping_mul(0x85eb_ca6b);
+    z = (z ^ (z >> 13)).wrapping_mul(0xc2b2_ae35);
+    z ^ (z >> 16)
+}
+
+/// The neighbours of face `f` in the CSR rows.
+#[inline(always)]
+fn row(offsets: &In<u32>, f: u32) -> (u32, u32) {
+    (offsets.get(f), offsets.get(f + 1))
+}
+
+crate::kernel! {
+    @core
+    /// Marks the initial seeds of `n` faces: `marks[f]` is 1 where
+    /// [`face_hash`]`(f, salt)` is below `threshold`, else 0 (`marks` has
+    /// `n + 1` words for the scan of [`crate::array::compact`]; the last is
+    /// left as it is).
+    ///
+    /// # Safety
+    /// Checked: `marks` is written by atomic stores.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel MarkSeeds(launch, n: u32, salt: u32, threshold: u32, marks: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            marks.set(f, u32::from(face_hash(f, salt) < threshold));
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Starts an assignment: every one of `n` faces unlabelled and
+    /// unreached ([`NONE`]).
+    ///
+    /// # Safety
+    /// Checked: the arrays are written by atomic stores.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel ClearLabels(launch, n: u32, label: InOut<u32>, level: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            label.set(start + k, NONE);
+            level.set(start + k, NONE);
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Places seeds `first..count` of `seeds` (faces): seed `i` gets label
+    /// `i` and level `at`.
+    ///
+    /// # Safety
+    /// Checked: the seeds are only read; labels and levels are written by
+    /// atomic stores.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel PlaceSeeds(
+        launch,
+        seeds: In<u32>,
+        first: u32,
+        count: u32,
+        at: u32,
+        label: InOut<u32>,
+        level: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, count - first);
+        launch.block.for_each(end - start, |k| {
+            let i = first + start + k;
+            let f = seeds.get(i);
+            label.set(f, i);
+            level.set(f, at);
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// One level `at` (at least 1) of the nearest-seed search over `n`
+    /// faces: every face not reached yet with a neighbour reached at
+    /// `at - 1` takes the smallest label among those neighbours and level
+    /// `at`; `reached[0]` counts the faces reached.
+    ///
+    /// # Safety
+    /// Checked: the rows are only read; a face's label and level are
+    /// written only by its own thread, and only where the level was
+    /// [`NONE`], while the words read of other faces are those at `at - 1`,
+    /// which no thread writes in this launch.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel AssignLevel(
+        launch,
+        n: u32,
+        at: u32,
+        offsets: In<u32>,
+        neighbors: In<u32>,
+        label: InOut<u32>,
+        level: InOut<u32>,
+        reached: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            if level.get(f) != NONE {
+                return;
+            }
+            let (a, b) = row(&offsets, f);
+            let mut best = NONE;
+            let mut j = a;
+            while j < b {
+                let g = neighbors.get(j);
+                j += 1;
+                if level.get(g) == at - 1 {
+                    best = best.min(label.get(g));
+                }
+            }
+            if best != NONE {
+                label.set(f, best);
+                level.set(f, at);
+                reached.fetch_add(0, 1);
+            }
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Where the search stalled: marks (`marks[f] = 1`, else 0) the
+    /// unreached faces with no unreached neighbour of a lower index, at
+    /// least one in each component the seeds missed.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; `marks` is written by atomic
+    /// stores.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel MarkUnreached(
+        launch,
+        n: u32,
+        offsets: In<u32>,
+        neighbors: In<u32>,
+        level: In<u32>,
+        marks: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let mut mark = level.get(f) == NONE;
+            let (a, b) = row(&offsets, f);
+            let mut j = a;
+            while mark && j < b {
+                let g = neighbors.get(j);
+                j += 1;
+                mark = !(g < f && level.get(g) == NONE);
+            }
+            marks.set(f, u32::from(mark));
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// The rim of every patch, depth 0: the faces on an open edge
+    /// (`rim[f]` not 0) or next to a face of another patch; every other
+    /// face's depth is [`NONE`].
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; `depth` is written by atomic
+    /// stores.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel PatchRim(
+        launch,
+        n: u32,
+        offsets: In<u32>,
+        neighbors: In<u32>,
+        rim: In<u32>,
+        label: In<u32>,
+        depth: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let p = label.get(f);
+            let mut edge = rim.get(f) != 0;
+            let (a, b) = row(&offsets, f);
+            let mut j = a;
+            while !edge && j < b {
+                edge = label.get(neighbors.get(j)) != p;
+                j += 1;
+            }
+            depth.set(f, if edge { 0 } else { NONE });
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// One level `at` (at least 1) of the search inward from the rims:
+    /// every face without a depth next to a face of its own patch at depth
+    /// `at - 1` gets depth `at`; `reached[0]` counts them.
+    ///
+    /// # Safety
+    /// Checked: as [`AssignLevel`], a face's depth is written only by its
+    /// own thread where it was [`NONE`], and the depths read of others are
+    /// `at - 1`.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel InwardLevel(
+        launch,
+        n: u32,
+        at: u32,
+        offsets: In<u32>,
+        neighbors: In<u32>,
+        label: In<u32>,
+        depth: InOut<u32>,
+        reached: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            if depth.get(f) != NONE {
+                return;
+            }
+            let p = label.get(f);
+            let (a, b) = row(&offsets, f);
+            let mut j = a;
+            while j < b {
+                let g = neighbors.get(j);
+                j += 1;
+                if label.get(g) == p && depth.get(g) == at - 1 {
+                    depth.set(f, at);
+                    reached.fetch_add(0, 1);
+                    return;
+                }
+            }
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Each patch's largest depth: `best[p]` (0 to start) becomes the
+    /// maximum of `depth[f]` over its faces.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; `best` by atomic maxima.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel Deepest(launch, n: u32, label: In<u32>, depth: In<u32>, best: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            best.fetch_max(label.get(f), depth.get(f));
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Each patch's lowest-numbered face at its largest depth (`best`, from
+    /// [`Deepest`]): `pick[p]` (0 to start) becomes the complement of it.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; `pick` by atomic maxima.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel PickDeepest(
+        launch,
+        n: u32,
+        label: In<u32>,
+        depth: In<u32>,
+        best: In<u32>,
+        pick: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let p = label.get(f);
+            if depth.get(f) == best.get(p) {
+                pick.fetch_max(p, !f);
+            }
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Each patch's size and lowest face: `sizes[p]` (0 to start) counts
+    /// its faces and `lowest[p]` (0 to start) becomes the complement of its
+    /// lowest-numbered face.
+    ///
+    /// # Safety
+    /// Checked: the labels are only read; the others by atomic additions
+    /// and maxima.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel Survey(launch, n: u32, label: In<u32>, sizes: InOut<u32>, lowest: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let p = label.get(f);
+            sizes.fetch_add(p, 1);
+            lowest.fetch_max(p, !f);
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Marks (`marks[f] = 1`, else 0) each patch's lowest face (`lowest`
+    /// from [`Survey`]), for a scan that numbers the patches in the order
+    /// of their lowest faces.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; `marks` by atomic stores.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel MarkLowest(launch, n: u32, label: In<u32>, lowest: In<u32>, marks: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            marks.set(f, u32::from(!lowest.get(label.get(f)) == f));
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Renumbers the patches: each face's label becomes the scanned mark
+    /// (`numbers`, the exclusive scan of [`MarkLowest`]'s marks) of its
+    /// patch's lowest face.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; each face's label is read and
+    /// written by its own thread only.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel Renumber(launch, n: u32, numbers: In<u32>, lowest: In<u32>, label: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            label.set(f, numbers.get(!lowest.get(label.get(f))));
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Merging, first pass: each patch's smallest neighbouring patch it can
+    /// merge with within `max` faces (`sizes` from [`Survey`]): `best[p]`
+    /// (0 to start: none) becomes the complement of that size.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; `best` by atomic maxima.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel SmallestNeighbor(
+        launch,
+        n: u32,
+        max: u32,
+        offsets: In<u32>,
+        neighbors: In<u32>,
+        label: In<u32>,
+        sizes: In<u32>,
+        best: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let p = label.get(f);
+            let room = max - sizes.get(p);
+            let (a, b) = row(&offsets, f);
+            let mut j = a;
+            while j < b {
+                let q = label.get(neighbors.get(j));
+                j += 1;
+                if q != p && sizes.get(q) <= room {
+                    best.fetch_max(p, !sizes.get(q));
+                }
+            }
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Merging, second pass: each patch's choice, the lowest-numbered of
+    /// its neighbouring patches of the size [`SmallestNeighbor`] found:
+    /// `choice[p]` (0 to start: none) becomes its complement.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; `choice` by atomic maxima.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel ChooseNeighbor(
+        launch,
+        n: u32,
+        offsets: In<u32>,
+        neighbors: In<u32>,
+        label: In<u32>,
+        sizes: In<u32>,
+        best: In<u32>,
+        choice: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let p = label.get(f);
+            let want = best.get(p);
+            if want == 0 {
+                return;
+            }
+            let (a, b) = row(&offsets, f);
+            let mut j = a;
+            while j < b {
+                let q = label.get(neighbors.get(j));
+                j += 1;
+                if q != p && !sizes.get(q) == want {
+                    choice.fetch_max(p, !q);
+                }
+            }
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Merging, last pass: two patches that chose each other
+    /// ([`ChooseNeighbor`]) become one, the lower-numbered; `merged[0]`
+    /// counts the faces relabelled.
+    ///
+    /// # Safety
+    /// Checked: the choices are only read; each face's label is read and
+    /// written by its own thread only.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel MergeChosen(
+        launch,
+        n: u32,
+        choice: In<u32>,
+        label: InOut<u32>,
+        merged: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let p = label.get(f);
+            let c = choice.get(p);
+            if c == 0 {
+                return;
+            }
+            let q = !c;
+            if q < p && choice.get(q) == !p {
+                label.set(f, q);
+                merged.fetch_add(0, 1);
+            }
+        });
+    }
+}

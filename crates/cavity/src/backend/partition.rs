@@ -1,0 +1,446 @@
+//! Patching on the device ([`Backend::partition`]): the face partition of
+//! RXMesh (Mahmoud et al. 2021, section 6.3 and appendix C), Lloyd
+//! iterations by level-synchronous breadth-first searches from the seeds
+//! and seed addition for patches over the size limit, run by the kernels of
+//! `cavity_device::patching` on the GPU or, the same kernels, on the CPU
+//! backend ([`PartitionRounds`] sets how long each phase runs), then
+//! neighbouring patches that fit together merged in pairs.
+//! [`crate::patcher::partition`] is the host's method and stays
+//! the reference; both give connected patches within the limit, numbered
+//! in the order of their lowest face.
+//!
+//! The host only drives: it uploads the face graph (CSR rows and the rim
+//! flags), reads one counter a level to see when a search is done, and
+//! moves the seed lists (a word a patch) between the phases.
+
+use cavity_device::array::blocks;
+use cavity_device::patching::{
+    AssignLevel, ChooseNeighbor, ClearLabels, Deepest, InwardLevel, MarkLowest, MarkSeeds,
+    MarkUnreached, MergeChosen, PatchRim, PickDeepest, PlaceSeeds, Renumber, SmallestNeighbor,
+    Survey,
+};
+use rayon::prelude::*;
+
+use super::Backend;
+use super::buffer::Buffer;
+use super::error::BackendError;
+use crate::patcher::{self, MAX_PATCH_SIZE, Partition, PatchError};
+use crate::settings::{NamesSettings, Setting};
+use crate::topology::{Topology, par_csr};
+
+/// How many rounds of each phase [`Backend::partition_with`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartitionRounds {
+    /// Lloyd iterations after the first assignment (each moves every seed
+    /// to its patch's center and assigns again). Default 2.
+    pub lloyd: u32,
+    /// Rounds of seed addition (each gives every oversized patch a second
+    /// seed and runs one Lloyd iteration) before the host splits what is
+    /// still oversized, as its own patcher does. Default 12.
+    pub addition: u32,
+    /// Rounds of merging neighbouring patches that fit together (each
+    /// patch chooses its smallest neighbour it fits with; pairs that chose
+    /// each other merge). Default 8.
+    pub merge: u32,
+}
+
+impl Default for PartitionRounds {
+    fn default() -> Self {
+        PartitionRounds {
+            lloyd: 2,
+            addition: 12,
+            merge: 8,
+        }
+    }
+}
+
+/// Why [`Backend::partition`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PartitionError {
+    /// The patch size is out of range.
+    #[error(transparent)]
+    Patch(#[from] PatchError),
+    /// A launch, allocation or copy failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+impl NamesSettings for PartitionError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            PartitionError::Patch(e) => e.settings(),
+            PartitionError::Backend(e) => e.settings(),
+        }
+    }
+}
+
+crate::names_settings!(PartitionError);
+
+impl Backend {
+    /// Partitions the `num_faces` faces of `topo` into connected patches of
+    /// at most `max_patch_size` faces on this backend (see the
+    /// [module](self)): [`crate::patcher::partition`]'s contract, with
+    /// `iterations` the Lloyd iterations run. About one seed per four
+    /// fifths of the limit is drawn by a hash of the face and `seed`; the
+    /// result depends only on the mesh, the limit and `seed`, on either
+    /// backend and any thread count.
+    ///
+    /// # Errors
+    /// [`PatchError::PatchSize`] outside `1..=MAX_PATCH_SIZE`; a backend
+    /// error from a launch, an allocation or a copy.
+    pub fn partition(
+        &self,
+        topo: &Topology,
+        num_faces: usize,
+        max_patch_size: u32,
+        seed: u64,
+    ) -> Result<Partition, PartitionError> {
+        let rounds = PartitionRounds::default();
+        self.partition_with(topo, num_faces, max_patch_size, seed, rounds)
+    }
+
+    /// [`Backend::partition`] with the rounds of each phase given.
+    ///
+    /// # Errors
+    /// As [`Backend::partition`].
+    pub fn partition_with(
+        &self,
+        topo: &Topology,
+        num_faces: usize,
+        max_patch_size: u32,
+        seed: u64,
+        rounds: PartitionRounds,
+    ) -> Result<Partition, PartitionError> {
+        if max_patch_size == 0 || max_patch_size > MAX_PATCH_SIZE {
+            return Err(PatchError::PatchSize(max_patch_size).into());
+        }
+        if num_faces == 0 {
+            return Ok(Partition {
+                face_patch: Vec::new(),
+                num_patches: 1,
+                iterations: 0,
+            });
+        }
+        let n = u32::try_from(num_faces).map_err(|_| BackendError::TooLarge(num_faces))?;
+        let mut search = Search::new(self, topo, n)?;
+        let target = patcher::chunk_target(max_patch_size);
+        let mut seeds = search.initial_seeds(target, seed as u32 ^ (seed >> 32) as u32)?;
+        search.assign(&mut seeds)?;
+        let mut iterations = 0;
+        for _ in 0..rounds.lloyd {
+            seeds = search.centers(seeds.len())?;
+            search.assign(&mut seeds)?;
+            iterations += 1;
+        }
+        for _ in 0..rounds.addition {
+            let sizes = search.sizes(seeds.len())?;
+            let oversized: Vec<usize> = (0..sizes.len())
+                .filter(|&p| sizes[p] > max_patch_size)
+                .collect();
+            if oversized.is_empty() {
+                break;
+            }
+            let farthest = search.deepest(seeds.len(), Depth::FromSeed)?;
+            seeds.extend(oversized.iter().map(|&p| farthest[p]));
+            search.assign(&mut seeds)?;
+            seeds = search.centers(seeds.len())?;
+            search.assign(&mut seeds)?;
+            iterations += 1;
+        }
+        for _ in 0..rounds.merge {
+            if !search.merge(seeds.len(), max_patch_size)? {
+                break;
+            }
+        }
+        let (sizes, lowest) = search.survey(seeds.len())?;
+        let sizes = self.download(sizes, seeds.len())?;
+        if sizes.iter().any(|&s| s > max_patch_size) {
+            let mut label = self.download(search.label, num_faces)?;
+            patcher::split_oversized_patches(topo, &mut label, seeds.len() as u32, max_patch_size);
+            let num_patches = patcher::renumber(&mut label);
+            return Ok(Partition {
+                face_patch: label,
+                num_patches,
+                iterations,
+            });
+        }
+        let num_patches = search.renumber(&lowest)?;
+        Ok(Partition {
+            face_patch: self.download(search.label, num_faces)?,
+            num_patches,
+            iterations,
+        })
+    }
+}
+
+/// Which levels [`Search::deepest`] reads.
+enum Depth {
+    /// The assignment's: the distance from the patch's seed.
+    FromSeed,
+    /// The inward search's: the distance from the patch's rim.
+    FromRim,
+}
+
+/// The face graph and the searches' arrays on a backend.
+struct Search<'a> {
+    backend: &'a Backend,
+    /// Faces.
+    n: u32,
+    /// CSR rows of the face graph: the faces sharing an edge with each.
+    offsets: Buffer<u32>,
+    neighbors: Buffer<u32>,
+    /// 1 for a face on an open edge.
+    rim: Buffer<u32>,
+    /// Each face's patch (its seed's index).
+    label: Buffer<u32>,
+    /// The assignment's level of each face.
+    level: Buffer<u32>,
+    /// The inward search's depth of each face.
+    depth: Buffer<u32>,
+    /// Faces reached by the searches so far (one counter, never reset).
+    reached: Buffer<u32>,
+}
+
+impl<'a> Search<'a> {
+    /// The face graph of `topo` (`n` faces) uploaded, the arrays made.
+    fn new(backend: &'a Backend, topo: &Topology, n: u32) -> Result<Self, BackendError> {
+        let (offsets, neighbors) = par_csr(n as usize, |f, out: &mut Vec<u32>| {
+            for &e in &topo.fe[f] {
+                out.extend(topo.edge_faces(e).iter().filter(|&&g| g as usize != f));
+            }
+        });
+        let rim: Vec<u32> = topo
+            .fe
+            .par_iter()
+            .map(|edges| u32::from(edges.iter().any(|&e| topo.edge_faces(e).len() == 1)))
+            .collect();
+        Ok(Search {
+            backend,
+            n,
+            offsets: backend.upload(&offsets)?,
+            neighbors: backend.upload(&neighbors)?,
+            rim: backend.upload(&rim)?,
+            label: backend.zeros(n as usize)?,
+            level: backend.zeros(n as usize)?,
+            depth: backend.zeros(n as usize)?,
+            reached: backend.zeros(1)?,
+        })
+    }
+
+    /// The faces whose hash with `salt` falls in the lowest `1 / target`
+    /// of the range, in increasing order.
+    fn initial_seeds(&mut self, target: u32, salt: u32) -> Result<Vec<u32>, BackendError> {
+        let b = self.backend;
+        let threshold = ((1u64 << 32) / u64::from(target) - 1) as u32;
+        let mut marks = b.zeros::<u32>(self.n as usize + 1)?;
+        b.launch::<MarkSeeds>(
+            blocks(self.n),
+            (0, 0),
+            (self.n, salt, threshold, &mut marks),
+        )?;
+        let (list, count) = b.compact(&mut marks, None, self.n)?;
+        b.download(list, count as usize)
+    }
+
+    /// Faces reached so far.
+    fn reached(&self) -> Result<u32, BackendError> {
+        self.backend.element(&self.reached, 0)
+    }
+
+    /// Assigns every face to its nearest seed (seed `i` is face
+    /// `seeds[i]`, its patch `i`); a component without a seed gets new
+    /// ones (appended to `seeds`) where the search stalls.
+    fn assign(&mut self, seeds: &mut Vec<u32>) -> Result<(), BackendError> {
+        let b = self.backend;
+        let n = self.n;
+        b.launch::<ClearLabels>(blocks(n), (0, 0), (n, &mut self.label, &mut self.level))?;
+        let mut placed = 0;
+        let mut at = 0;
+        let mut covered = 0;
+        let mut before = self.reached()?;
+        loop {
+            if placed < seeds.len() {
+                let list = b.upload(seeds)?;
+                let count = seeds.len() as u32;
+                b.launch::<PlaceSeeds>(
+                    blocks(count - placed as u32),
+                    (0, 0),
+                    (
+                        &list,
+                        placed as u32,
+                        count,
+                        at,
+                        &mut self.label,
+                        &mut self.level,
+                    ),
+                )?;
+                covered += count - placed as u32;
+                placed = seeds.len();
+            }
+            if covered == n {
+                return Ok(());
+            }
+            at += 1;
+            b.launch::<AssignLevel>(
+                blocks(n),
+                (0, 0),
+                (
+                    n,
+                    at,
+                    &self.offsets,
+                    &self.neighbors,
+                    &mut self.label,
+                    &mut self.level,
+                    &mut self.reached,
+                ),
+            )?;
+            let after = self.reached()?;
+            let grew = after.wrapping_sub(before);
+            covered += grew;
+            before = after;
+            if grew == 0 && covered < n {
+                // Seeds for the components no seed reached, placed at the
+                // level just searched (which reached nothing).
+                let mut marks = b.zeros::<u32>(n as usize + 1)?;
+                b.launch::<MarkUnreached>(
+                    blocks(n),
+                    (0, 0),
+                    (n, &self.offsets, &self.neighbors, &self.level, &mut marks),
+                )?;
+                let (list, count) = b.compact(&mut marks, None, n)?;
+                seeds.extend(b.download(list, count as usize)?);
+            }
+        }
+    }
+
+    /// Each of the `count` patches' face farthest from its rim (the
+    /// lowest-numbered of equals): the next seeds.
+    fn centers(&mut self, count: usize) -> Result<Vec<u32>, BackendError> {
+        let b = self.backend;
+        let n = self.n;
+        b.launch::<PatchRim>(
+            blocks(n),
+            (0, 0),
+            (
+                n,
+                &self.offsets,
+                &self.neighbors,
+                &self.rim,
+                &self.label,
+                &mut self.depth,
+            ),
+        )?;
+        let mut before = self.reached()?;
+        for at in 1.. {
+            b.launch::<InwardLevel>(
+                blocks(n),
+                (0, 0),
+                (
+                    n,
+                    at,
+                    &self.offsets,
+                    &self.neighbors,
+                    &self.label,
+                    &mut self.depth,
+                    &mut self.reached,
+                ),
+            )?;
+            let after = self.reached()?;
+            if after == before {
+                break;
+            }
+            before = after;
+        }
+        self.deepest(count, Depth::FromRim)
+    }
+
+    /// Each of the `count` patches' lowest-numbered face of the largest
+    /// depth (`which`).
+    fn deepest(&mut self, count: usize, which: Depth) -> Result<Vec<u32>, BackendError> {
+        let b = self.backend;
+        let n = self.n;
+        let depth = match which {
+            Depth::FromSeed => &self.level,
+            Depth::FromRim => &self.depth,
+        };
+        let mut best = b.zeros::<u32>(count)?;
+        b.launch::<Deepest>(blocks(n), (0, 0), (n, &self.label, depth, &mut best))?;
+        let mut pick = b.zeros::<u32>(count)?;
+        b.launch::<PickDeepest>(blocks(n), (0, 0), (n, &self.label, depth, &best, &mut pick))?;
+        Ok(b.download(pick, count)?.into_iter().map(|p| !p).collect())
+    }
+
+    /// Each of the `count` patches' size and its lowest face's complement
+    /// ([`Survey`]), on the backend.
+    fn survey(&mut self, count: usize) -> Result<(Buffer<u32>, Buffer<u32>), BackendError> {
+        let b = self.backend;
+        let n = self.n;
+        let mut sizes = b.zeros::<u32>(count)?;
+        let mut lowest = b.zeros::<u32>(count)?;
+        b.launch::<Survey>(blocks(n), (0, 0), (n, &self.label, &mut sizes, &mut lowest))?;
+        Ok((sizes, lowest))
+    }
+
+    /// Each of the `count` patches' size, on the host.
+    fn sizes(&mut self, count: usize) -> Result<Vec<u32>, BackendError> {
+        let (sizes, _) = self.survey(count)?;
+        self.backend.download(sizes, count)
+    }
+
+    /// Merges pairs of neighbouring patches (of `count` labels) that fit
+    /// within `max` faces together and chose each other, each patch
+    /// choosing its smallest such neighbour; whether any merged.
+    fn merge(&mut self, count: usize, max: u32) -> Result<bool, BackendError> {
+        let b = self.backend;
+        let n = self.n;
+        let (sizes, _) = self.survey(count)?;
+        let mut best = b.zeros::<u32>(count)?;
+        b.launch::<SmallestNeighbor>(
+            blocks(n),
+            (0, 0),
+            (
+                n,
+                max,
+                &self.offsets,
+                &self.neighbors,
+                &self.label,
+                &sizes,
+                &mut best,
+            ),
+        )?;
+        let mut choice = b.zeros::<u32>(count)?;
+        b.launch::<ChooseNeighbor>(
+            blocks(n),
+            (0, 0),
+            (
+                n,
+                &self.offsets,
+                &self.neighbors,
+                &self.label,
+                &sizes,
+                &best,
+                &mut choice,
+            ),
+        )?;
+        let before = self.reached()?;
+        b.launch::<MergeChosen>(
+            blocks(n),
+            (0, 0),
+            (n, &choice, &mut self.label, &mut self.reached),
+        )?;
+        Ok(self.reached()? != before)
+    }
+
+    /// Renumbers the patches in the order of their lowest faces (`lowest`
+    /// from [`Search::survey`]); returns the patch count.
+    fn renumber(&mut self, lowest: &Buffer<u32>) -> Result<u32, BackendError> {
+        let b = self.backend;
+        let n = self.n;
+        let mut marks = b.zeros::<u32>(n as usize + 1)?;
+        b.launch::<MarkLowest>(blocks(n), (0, 0), (n, &self.label, lowest, &mut marks))?;
+        b.exclusive_scan(&mut marks, n + 1)?;
+        let count = b.element(&marks, n as usize)?;
+        b.launch::<Renumber>(blocks(n), (0, 0), (n, &marks, lowest, &mut self.label))?;
+        Ok(count)
+    }
+}
