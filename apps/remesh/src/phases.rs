@@ -4,13 +4,15 @@
 
 use std::time::Instant;
 
-use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
+use cavity::backend::{Backend, PartitionError};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::patcher::partition;
 use cavity::rounds::{
     ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
 };
 use cavity::topology::Topology;
+use cavity::{PatchedMesh, TriMesh};
 use cavity_device::layout::Kind;
 use cavity_remesh_kernels::smooth::Smoothing;
 use cavity_remesh_kernels::split::SplitLongEdges;
@@ -58,17 +60,39 @@ pub fn attributes() -> AttributeLayout {
 }
 
 /// The dynamic mesh of `mesh` (with its `topology`) that remeshing runs
-/// on: `patch_size` faces per patch, `factors`, and [`attributes`].
+/// on: `patch_size` faces per patch, patched on the GPU when `backend` is
+/// one (`Backend::partition`, RXMesh's Lloyd iterations on the device),
+/// else by the host's patcher (`cavity::patcher::partition`, faster than
+/// the device's kernels run on the CPU backend); `factors`, and
+/// [`attributes`].
 ///
 /// # Errors
-/// As `DynamicMesh::new`.
+/// As `DynamicMesh::new`; a backend error from the device's patcher.
 pub fn dynamic_mesh(
     mesh: &TriMesh,
     topology: &Topology,
     patch_size: u32,
     factors: CapacityFactors,
-) -> Result<DynamicMesh, DynamicError> {
-    DynamicMesh::with_topology_and_attributes(mesh, topology, patch_size, factors, &attributes())
+    backend: Option<&Backend>,
+) -> Result<DynamicMesh, RemeshError> {
+    const SEED: u64 = 0x5eed;
+    let part = match backend {
+        Some(gpu @ Backend::Cuda(_)) => gpu
+            .partition(topology, mesh.num_faces(), patch_size, SEED)
+            .map_err(|e| match e {
+                PartitionError::Patch(e) => RemeshError::Dynamic(e.into()),
+                PartitionError::Backend(e) => RemeshError::Backend(e),
+            })?,
+        _ => partition(topology, mesh.num_faces(), patch_size, SEED).map_err(DynamicError::from)?,
+    };
+    let patched = PatchedMesh::from_partition(mesh, topology, &part, patch_size)
+        .map_err(DynamicError::from)?;
+    Ok(DynamicMesh::from_patched_with(
+        mesh,
+        &patched,
+        factors,
+        &attributes(),
+    )?)
 }
 
 /// What each phase did over all iterations.

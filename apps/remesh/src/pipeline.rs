@@ -3,8 +3,8 @@
 //! CLI's `cavity remesh`):
 //!
 //! 1. the input is read, its duplicate faces removed and its topology
-//!    built, and it is patched, while the device starts on the caller's
-//!    thread (where the rounds run);
+//!    built while the device starts on the caller's thread (where the
+//!    rounds run); then it is patched, on the GPU when there is one;
 //! 2. the rounds run while the input's defects are analysed;
 //! 3. the GPU is given back while the output is written beside its
 //!    destination and its topology built, then checked against the input
@@ -171,25 +171,25 @@ impl RemeshFile<'_> {
         let whole = Instant::now();
         events.stage(Stage::Input);
         let (loaded, selected) = std::thread::scope(|scope| {
-            let loading = scope.spawn(|| {
-                let read = InputMesh::read(self.input)?;
-                let prepared = prepare(&read.mesh, &read.topology, &self.settings, self.layout)?;
-                Ok::<_, FileError>((read, prepared))
-            });
+            let loading = scope.spawn(|| InputMesh::read(self.input));
             let selected = Backend::select_with(self.device, &|| events.compiling());
             (loading.join(), selected)
         });
         let (backend, note) = selected?;
         events.device(&note);
-        let (read, prepared) = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
+        let read = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
         for w in &read.warnings {
             events.warning(w);
         }
-        let start = (whole.elapsed().as_secs_f64()
-            - read.read_seconds
-            - read.analysis_seconds
-            - prepared.patch_seconds())
-        .max(0.0);
+        let start =
+            (whole.elapsed().as_secs_f64() - read.read_seconds - read.analysis_seconds).max(0.0);
+        let prepared = prepare(
+            &read.mesh,
+            &read.topology,
+            &self.settings,
+            self.layout,
+            Some(&backend),
+        )?;
         let rounded = {
             let mut progress = |iteration: u32, phase: Phase| events.phase(iteration, phase);
             let mut hooks = Hooks {

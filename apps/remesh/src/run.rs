@@ -114,13 +114,13 @@ pub fn remesh_with(
     layout: Layout,
     hooks: &mut Hooks<'_>,
 ) -> Result<Remeshed, RemeshError> {
-    prepare(input, topology, settings, layout)?.run(input, topology, backend, hooks)
+    prepare(input, topology, settings, layout, Some(backend))?.run(input, topology, backend, hooks)
 }
 
-/// A remeshing run prepared on the host, before any backend is needed: the
-/// target length checked, the mesh normalized (`cavity::normalize`) and
-/// patched into its dynamic layout. A caller can prepare while the GPU
-/// starts and then [`Prepared::run`] it; [`RemeshFile`](crate::pipeline::RemeshFile)
+/// A remeshing run prepared: the target length checked, the mesh
+/// normalized (`cavity::normalize`) and patched into its dynamic layout
+/// (on the GPU when one is given, see [`dynamic_mesh`]). A caller can read
+/// the input while the GPU starts, prepare, and then [`Prepared::run`] it; [`RemeshFile`](crate::pipeline::RemeshFile)
 /// runs its two halves (the rounds, then the export) with the writing and
 /// checking of the output beside them.
 #[derive(Clone, Debug)]
@@ -138,7 +138,9 @@ pub struct Prepared {
 }
 
 /// Prepares remeshing `input` (whose topology is `topology`) with
-/// `settings` in `layout`: the first half of [`remesh_with`]. The patch
+/// `settings` in `layout`, patched on `backend` when it is a GPU (see
+/// [`dynamic_mesh`]; `None`: on the host): the first half of
+/// [`remesh_with`]. The patch
 /// factor is raised to twice the expected growth when L is short enough
 /// for the mesh to grow (expected faces: the input's area over an
 /// equilateral triangle of side L).
@@ -150,12 +152,13 @@ pub struct Prepared {
 /// output that, with the output ([`OUTPUT_BYTES_PER_FACE`]), needs more
 /// memory than the host has available ([`RemeshError::Memory`], checked
 /// before the dynamic mesh is allocated: `cavity::memory`), or an input the
-/// dynamic mesh rejects.
+/// dynamic mesh rejects; a backend error from patching on the GPU.
 pub fn prepare(
     input: &TriMesh,
     topology: &Topology,
     settings: &RemeshSettings,
     layout: Layout,
+    backend: Option<&Backend>,
 ) -> Result<Prepared, RemeshError> {
     settings.check()?;
     layout.factors.check()?;
@@ -205,12 +208,12 @@ pub fn prepare(
     if grown && available.is_some_and(|available| output > available) {
         return Err(too_much(0, available.unwrap_or_default()));
     }
-    let dynamic =
-        dynamic_mesh(&normalized, topology, layout.patch_size, factors).map_err(|e| match e {
-            DynamicError::Memory {
+    let dynamic = dynamic_mesh(&normalized, topology, layout.patch_size, factors, backend)
+        .map_err(|e| match e {
+            RemeshError::Dynamic(DynamicError::Memory {
                 needed, available, ..
-            } if grown => too_much(needed, available),
-            e => e.into(),
+            }) if grown => too_much(needed, available),
+            e => e,
         })?;
     if grown
         && let Some(available) = available
@@ -293,7 +296,7 @@ impl Prepared {
         let repatching = Instant::now();
         while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
             patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
-            dynamic = dynamic_mesh(&normalized, topology, patch_size, factors)?;
+            dynamic = dynamic_mesh(&normalized, topology, patch_size, factors, Some(backend))?;
         }
         patch_seconds += repatching.elapsed().as_secs_f64();
         // On the GPU the whole layout is uploaded: refused before it is

@@ -356,10 +356,16 @@ fn the_file_pipeline_writes_what_a_run_gives() {
         progress: None,
         after_phase: None,
     };
-    let whole = prepare(&read.mesh, &read.topology, &settings, Layout::default())
-        .expect("prepare")
-        .run(&read.mesh, &read.topology, &cpu, &mut hooks)
-        .expect("run");
+    let whole = prepare(
+        &read.mesh,
+        &read.topology,
+        &settings,
+        Layout::default(),
+        None,
+    )
+    .expect("prepare")
+    .run(&read.mesh, &read.topology, &cpu, &mut hooks)
+    .expect("run");
     assert_eq!(written.faces, whole.mesh.faces);
     assert_eq!(written.positions, whole.mesh.positions);
     assert_eq!(run.report.output, whole.report.output);
