@@ -18,7 +18,8 @@ pub mod serial;
 pub use cavity_delaunay_kernels::{Delaunay, TOLERANCE, cotangent};
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, BackendError};
+use cavity::backend::{Backend, BackendError, PartitionError};
+use cavity::topology::Topology;
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{RunError, RunReport, Update, sweeps};
@@ -57,7 +58,10 @@ pub fn delaunay(
     add_kernels(backend)?;
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
-    let mut dynamic = DynamicMesh::new(&normalized, patch_size, factors)?;
+    let patched = backend
+        .patched(&normalized, &Topology::new(&normalized), patch_size)
+        .map_err(PartitionError::into_either::<DelaunayError>)?;
+    let mut dynamic = DynamicMesh::from_patched(&normalized, &patched, factors)?;
     let ran = backend.run_rounds(
         &mut dynamic,
         |r| flip_edges(r, None).map_err(DelaunayError::Run),

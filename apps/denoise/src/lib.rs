@@ -30,6 +30,7 @@ use cavity::normalize::Normalization;
 use cavity::rings::ForEachRing;
 use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, OutOfRange, Setting};
+use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
 
 cavity::kernel_module!("cavity_denoise_kernels.ptx");
@@ -199,12 +200,9 @@ pub fn denoise(
     let normalized = normalization.apply(mesh);
     let mut layout = AttributeLayout::new();
     let a = DenoiseAttributes::declare(&mut layout)?;
-    let mut dynamic = DynamicMesh::with_attributes(
-        &normalized,
-        settings.patch_size,
-        CapacityFactors::STATIC,
-        &layout,
-    )?;
+    let patched = backend.patched(&normalized, &Topology::new(&normalized), settings.patch_size)?;
+    let mut dynamic =
+        DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
     let bytes_per_face = dynamic.bytes_per_face();
     let ran = backend.run_rounds(
         &mut dynamic,

@@ -367,13 +367,9 @@ pub fn geodesic_distance(
         source,
         source_next,
     } = GeodesicAttributes::declare(&mut layout)?;
-    let mut dynamic = DynamicMesh::with_topology_and_attributes(
-        &normalized,
-        &topology,
-        settings.patch_size,
-        CapacityFactors::STATIC,
-        &layout,
-    )?;
+    let patched = backend.patched(&normalized, &topology, settings.patch_size)?;
+    let mut dynamic =
+        DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
     // An unchanged mesh lists its vertices in the input's order; a vertex
     // of no face is not in it.
     let sources_of = dynamic.sources(cavity::Kind::Vertex);

@@ -18,6 +18,7 @@ use cavity::computation::ComputationError;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::ForEach;
+use cavity::topology::Topology;
 
 cavity::kernel_module!("cavity_normals_kernels.ptx");
 
@@ -41,8 +42,9 @@ pub fn vertex_normals(
     let normalized = Normalization::of(mesh).apply(mesh);
     let mut layout = AttributeLayout::new();
     let out = layout.vertex::<f32, 3>("normal")?;
+    let patched = backend.patched(&normalized, &Topology::new(&normalized), patch_size)?;
     let mut dynamic =
-        DynamicMesh::with_attributes(&normalized, patch_size, CapacityFactors::STATIC, &layout)?;
+        DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
     backend.run_rounds(&mut dynamic, |r| r.for_each(&VertexNormals { out }), |e| e)?;
     // An unchanged mesh lists its vertices in the input's order.
     Ok(dynamic.attribute(&out)?)

@@ -7,7 +7,6 @@ use std::time::Instant;
 use cavity::attributes::AttributeLayout;
 use cavity::backend::{Backend, PartitionError};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
-use cavity::patcher::partition;
 use cavity::rounds::{
     ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
 };
@@ -60,14 +59,13 @@ pub fn attributes() -> AttributeLayout {
 }
 
 /// The dynamic mesh of `mesh` (with its `topology`) that remeshing runs
-/// on: `patch_size` faces per patch, patched on the GPU when `backend` is
-/// one (`Backend::partition`, RXMesh's Lloyd iterations on the device),
-/// else by the host's patcher (`cavity::patcher::partition`, faster than
-/// the device's kernels run on the CPU backend); `factors`, and
+/// on: `patch_size` faces per patch, patched as `backend` patches best
+/// (`Backend::patched`: on the GPU by RXMesh's Lloyd iterations on the
+/// device) or, without one, by the host's patcher; `factors`, and
 /// [`attributes`].
 ///
 /// # Errors
-/// As `DynamicMesh::new`; a backend error from the device's patcher.
+/// As `DynamicMesh::new`; a backend error from patching on the GPU.
 pub fn dynamic_mesh(
     mesh: &TriMesh,
     topology: &Topology,
@@ -75,24 +73,13 @@ pub fn dynamic_mesh(
     factors: CapacityFactors,
     backend: Option<&Backend>,
 ) -> Result<DynamicMesh, RemeshError> {
-    const SEED: u64 = 0x5eed;
-    let part = match backend {
-        Some(gpu @ Backend::Cuda(_)) => gpu
-            .partition(topology, mesh.num_faces(), patch_size, SEED)
-            .map_err(|e| match e {
-                PartitionError::Patch(e) => RemeshError::Dynamic(e.into()),
-                PartitionError::Backend(e) => RemeshError::Backend(e),
-            })?,
-        _ => partition(topology, mesh.num_faces(), patch_size, SEED).map_err(DynamicError::from)?,
+    let patched = match backend {
+        Some(backend) => backend
+            .patched(mesh, topology, patch_size)
+            .map_err(PartitionError::into_either::<RemeshError>)?,
+        None => PatchedMesh::with_topology(mesh, topology, patch_size).map_err(DynamicError::from)?,
     };
-    let patched = PatchedMesh::from_partition(mesh, topology, &part, patch_size)
-        .map_err(DynamicError::from)?;
-    Ok(DynamicMesh::from_patched_with(
-        mesh,
-        &patched,
-        factors,
-        &attributes(),
-    )?)
+    Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, &attributes())?)
 }
 
 /// What each phase did over all iterations.

@@ -5,7 +5,7 @@
 //! [`computation_error_from!`](crate::computation_error_from).
 
 use crate::attributes::AttributeError;
-use crate::backend::BackendError;
+use crate::backend::{BackendError, PartitionError};
 use crate::dynamic::DynamicError;
 use crate::rounds::RunError;
 use crate::settings::{NamesSettings, Setting};
@@ -42,9 +42,17 @@ impl NamesSettings for ComputationError {
 
 crate::names_settings!(ComputationError);
 
+/// Patching on a backend (`Backend::patched`) failed: a patch error as the
+/// dynamic mesh's, a backend error as the backend's.
+impl From<PartitionError> for ComputationError {
+    fn from(e: PartitionError) -> Self {
+        e.into_either()
+    }
+}
+
 /// `computation_error_from!(AppError::Variant)`: `From` each cause of a
 /// [`ComputationError`] (`DynamicError`, `RunError`, `BackendError`,
-/// `AttributeError`) for `AppError`, wrapped in `Variant`, so that `?`
+/// `PartitionError`, `AttributeError`) for `AppError`, wrapped in `Variant`, so that `?`
 /// works on them in the application's code.
 #[macro_export]
 macro_rules! computation_error_from {
@@ -52,6 +60,7 @@ macro_rules! computation_error_from {
         $crate::computation_error_from!(@one $app::$variant, $crate::dynamic::DynamicError);
         $crate::computation_error_from!(@one $app::$variant, $crate::rounds::RunError);
         $crate::computation_error_from!(@one $app::$variant, $crate::backend::BackendError);
+        $crate::computation_error_from!(@one $app::$variant, $crate::backend::PartitionError);
         $crate::computation_error_from!(@one $app::$variant, $crate::attributes::AttributeError);
     };
     (@one $app:ident :: $variant:ident, $cause:ty) => {

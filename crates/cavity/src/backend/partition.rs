@@ -24,9 +24,15 @@ use rayon::prelude::*;
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
+use crate::TriMesh;
+use crate::dynamic::DynamicError;
+use crate::patched::PatchedMesh;
 use crate::patcher::{self, MAX_PATCH_SIZE, Partition, PatchError};
 use crate::settings::{NamesSettings, Setting};
 use crate::topology::{Topology, par_csr};
+
+/// The seed of [`Backend::patched`]'s partitions.
+pub const SEED: u64 = 0x5eed;
 
 /// How many rounds of each phase [`Backend::partition_with`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +82,40 @@ impl NamesSettings for PartitionError {
 
 crate::names_settings!(PartitionError);
 
+impl PartitionError {
+    /// The error as one of a caller whose errors wrap the dynamic mesh's
+    /// and the backend's: a patch error as [`DynamicError::Patch`].
+    pub fn into_either<E: From<DynamicError> + From<BackendError>>(self) -> E {
+        match self {
+            PartitionError::Patch(e) => DynamicError::Patch(e).into(),
+            PartitionError::Backend(e) => e.into(),
+        }
+    }
+}
+
 impl Backend {
+    /// `mesh` (whose topology is `topo`) patched with at most `patch_size`
+    /// faces a patch as this backend patches best: on the GPU by
+    /// [`Backend::partition`], on the CPU backend by the host's patcher
+    /// ([`crate::patcher::partition`], faster there than the device's
+    /// kernels run one block a worker); the same seed either way.
+    ///
+    /// # Errors
+    /// [`PatchError`] for a patch size out of range or a patch over the
+    /// local limits; a backend error from the GPU.
+    pub fn patched(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        patch_size: u32,
+    ) -> Result<PatchedMesh, PartitionError> {
+        let part = match self {
+            Backend::Cuda(_) => self.partition(topo, mesh.num_faces(), patch_size, SEED)?,
+            Backend::Cpu(_) => patcher::partition(topo, mesh.num_faces(), patch_size, SEED)?,
+        };
+        Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?)
+    }
+
     /// Partitions the `num_faces` faces of `topo` into connected patches of
     /// at most `max_patch_size` faces on this backend (see the
     /// [module](self)): [`crate::patcher::partition`]'s contract, with
