@@ -19,11 +19,11 @@ pub use cavity_delaunay_kernels::{Delaunay, TOLERANCE, cotangent};
 
 use cavity::TriMesh;
 use cavity::backend::{Backend, BackendError, PartitionError};
-use cavity::topology::Topology;
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{RunError, RunReport, Update, sweeps};
 use cavity::settings::{NamesSettings, Setting};
+use cavity::topology::Topology;
 
 cavity::kernel_module!("cavity_delaunay_kernels.ptx");
 

@@ -200,7 +200,11 @@ pub fn denoise(
     let normalized = normalization.apply(mesh);
     let mut layout = AttributeLayout::new();
     let a = DenoiseAttributes::declare(&mut layout)?;
-    let patched = backend.patched(&normalized, &Topology::new(&normalized), settings.patch_size)?;
+    let patched = backend.patched(
+        &normalized,
+        &Topology::new(&normalized),
+        settings.patch_size,
+    )?;
     let mut dynamic =
         DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
     let bytes_per_face = dynamic.bytes_per_face();

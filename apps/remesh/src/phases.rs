@@ -77,9 +77,16 @@ pub fn dynamic_mesh(
         Some(backend) => backend
             .patched(mesh, topology, patch_size)
             .map_err(PartitionError::into_either::<RemeshError>)?,
-        None => PatchedMesh::with_topology(mesh, topology, patch_size).map_err(DynamicError::from)?,
+        None => {
+            PatchedMesh::with_topology(mesh, topology, patch_size).map_err(DynamicError::from)?
+        }
     };
-    Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, &attributes())?)
+    Ok(DynamicMesh::from_patched_with(
+        mesh,
+        &patched,
+        factors,
+        &attributes(),
+    )?)
 }
 
 /// What each phase did over all iterations.
