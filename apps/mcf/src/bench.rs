@@ -169,7 +169,6 @@ pub fn mcf_bench(
             s.preconditioner,
             s.patch_size,
             CapacityFactors::STATIC,
-            backend,
         )?;
         let mut row = McfRow {
             mesh: name.clone(),
@@ -192,7 +191,6 @@ pub fn mcf_bench(
                     s.preconditioner,
                     s.patch_size,
                     factors,
-                    backend,
                 )?;
                 Some(flow_mesh.dynamic)
             } else {
