@@ -9,19 +9,13 @@
 //! The backend comes from `CAVITY_TEST_DEVICE` (`cpu` by default, `cuda`
 //! on the GPU machine).
 
+use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
 use cavity::backend::cuda::staging::{PIECE, STAGED_FROM};
-use cavity::backend::{Backend, DeviceChoice};
-use cavity_device::array::{AddChunkOffsets, CountBits};
 
-/// The backend `CAVITY_TEST_DEVICE` names.
-fn test_backend() -> Backend {
-    let choice: DeviceChoice = std::env::var("CAVITY_TEST_DEVICE")
-        .unwrap_or_else(|_| "cpu".into())
-        .parse()
-        .expect("CAVITY_TEST_DEVICE");
-    Backend::select(choice).expect("backend").0
-}
+mod common;
+use cavity_device::array::{AddChunkOffsets, CountBits};
+use common::test_backend;
 
 /// Word `i` of the test arrays.
 fn word(i: usize) -> u32 {

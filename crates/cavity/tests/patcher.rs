@@ -14,14 +14,8 @@ use cavity::backend::{Backend, DeviceChoice, PartitionRounds};
 use cavity::patcher::{Partition, partition};
 use cavity::topology::Topology;
 
-/// The backend `CAVITY_TEST_DEVICE` names.
-fn test_backend() -> Backend {
-    let choice: DeviceChoice = std::env::var("CAVITY_TEST_DEVICE")
-        .unwrap_or_else(|_| "cpu".into())
-        .parse()
-        .expect("CAVITY_TEST_DEVICE");
-    Backend::select(choice).expect("backend").0
-}
+mod common;
+use common::test_backend;
 
 fn bundled(name: &str) -> TriMesh {
     let path = format!("{}/../../assets/{name}", env!("CARGO_MANIFEST_DIR"));
