@@ -416,7 +416,7 @@ crate::kernel! {
         launch.block.for_each(end - start, |k| {
             let f = start + k;
             let p = label.get(f);
-            let room = max - sizes.get(p);
+            let room = max.saturating_sub(sizes.get(p));
             let (a, b) = row(&offsets, f);
             let mut j = a;
             while j < b {
