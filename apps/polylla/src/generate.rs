@@ -6,6 +6,10 @@
 
 use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use spade::handles::{DirectedEdgeHandle, FixedVertexHandle};
 use spade::{DelaunayTriangulation, Point2, Triangulation as _};
 
 use crate::halfedge::{HalfEdges, NONE};
@@ -67,43 +71,72 @@ pub fn delaunay(points: &[[f64; 2]]) -> Result<Triangulation, PolyllaError> {
 /// [`HalfEdges::from_triangles`] of [`delaunay`]'s triangles; its border
 /// half-edges may come in another order.
 ///
+/// Read in parallel (rayon), each face's three half-edges written in
+/// place: a half-edge's number follows from its face and its place in it
+/// (the border's, a few, are looked up), so no table of spade's edges is
+/// kept.
+///
 /// # Errors
 /// As [`delaunay`].
 pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaError> {
     let t = triangulate(points)?;
-    let positions: Vec<[f64; 2]> = t
-        .vertices()
-        .map(|v| [v.position().x, v.position().y])
+    let positions: Vec<[f64; 2]> = (0..t.num_vertices())
+        .into_par_iter()
+        .map(|v| {
+            let p = t.vertex(FixedVertexHandle::from_index(v)).position();
+            [p.x, p.y]
+        })
         .collect();
-    let mut id = vec![NONE; t.num_directed_edges()];
     let interior = 3 * t.num_inner_faces();
-    let mut origin = Vec::with_capacity(interior);
-    for (f, face) in t.inner_faces().enumerate() {
-        for (i, e) in face.adjacent_edges().iter().enumerate() {
-            id[e.fix().index()] = (3 * f + i) as u32;
-            origin.push(e.from().fix().index() as u32);
-        }
-    }
+    // Spade's inner faces are its faces 1.. (0 is the outer face), in the
+    // order `inner_faces` lists them.
+    let inner = |f: usize| {
+        let fixed = t.fixed_all_faces().nth(f + 1).expect("an inner face");
+        t.face(fixed).as_inner().expect("an inner face")
+    };
     let border: Vec<_> = t.directed_edges().filter(|e| e.is_outer_edge()).collect();
-    for (k, e) in border.iter().enumerate() {
-        id[e.fix().index()] = (interior + k) as u32;
-        origin.push(e.from().fix().index() as u32);
-    }
-    let mut twin = vec![NONE; origin.len()];
-    let (mut next, mut prev) = (vec![NONE; origin.len()], vec![NONE; origin.len()]);
-    for (f, face) in t.inner_faces().enumerate() {
-        for (i, e) in face.adjacent_edges().iter().enumerate() {
-            let h = 3 * f + i;
-            twin[h] = id[e.rev().fix().index()];
-            next[h] = (3 * f + (i + 1) % 3) as u32;
-            prev[h] = (3 * f + (i + 2) % 3) as u32;
+    let border_id: HashMap<usize, u32> = border
+        .iter()
+        .enumerate()
+        .map(|(k, e)| (e.fix().index(), (interior + k) as u32))
+        .collect();
+    let id = |e: DirectedEdgeHandle<'_, Point2<f64>, (), (), ()>| -> u32 {
+        match e.face().as_inner() {
+            Some(face) => {
+                let f = face.fix().index() - 1;
+                let i = face
+                    .adjacent_edges()
+                    .iter()
+                    .position(|x| x.fix() == e.fix())
+                    .expect("an edge of its face");
+                (3 * f + i) as u32
+            }
+            None => border_id[&e.fix().index()],
         }
-    }
+    };
+    let total = interior + border.len();
+    let (mut origin, mut twin) = (vec![NONE; total], vec![NONE; total]);
+    let (mut next, mut prev) = (vec![NONE; total], vec![NONE; total]);
+    origin[..interior]
+        .par_chunks_mut(3)
+        .zip(twin[..interior].par_chunks_mut(3))
+        .zip(next[..interior].par_chunks_mut(3))
+        .zip(prev[..interior].par_chunks_mut(3))
+        .enumerate()
+        .for_each(|(f, (((origin, twin), next), prev))| {
+            for (i, e) in inner(f).adjacent_edges().iter().enumerate() {
+                origin[i] = e.from().fix().index() as u32;
+                twin[i] = id(e.rev());
+                next[i] = (3 * f + (i + 1) % 3) as u32;
+                prev[i] = (3 * f + (i + 2) % 3) as u32;
+            }
+        });
     for (k, e) in border.iter().enumerate() {
         let h = interior + k;
-        twin[h] = id[e.rev().fix().index()];
-        next[h] = id[e.next().fix().index()];
-        prev[h] = id[e.prev().fix().index()];
+        origin[h] = e.from().fix().index() as u32;
+        twin[h] = id(e.rev());
+        next[h] = id(e.next());
+        prev[h] = id(e.prev());
     }
     Ok(HalfEdges::of_parts(
         positions,

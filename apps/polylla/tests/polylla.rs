@@ -262,6 +262,18 @@ fn half_edges_read_off_spade_match_those_built_from_its_triangles() {
     assert_eq!(a.next[..interior], b.next[..interior]);
     let (on_backend, _) = polylla(&test_backend(), &read).unwrap();
     assert_eq!(on_backend, a);
+    // Every half-edge, the border's too, is its twin's twin and its
+    // previous one's next; the read does not depend on the threads.
+    for h in 0..read.len() {
+        assert_eq!(read.twin[read.twin[h] as usize] as usize, h);
+        assert_eq!(read.next[read.prev[h] as usize] as usize, h);
+    }
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| delaunay_half_edges(&points).unwrap());
+    assert_eq!(one_thread, read);
 }
 
 #[test]
