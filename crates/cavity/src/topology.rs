@@ -2,7 +2,7 @@
 //! as the patcher's input: unique edges (EV), per-face edges (FE with
 //! orientation), and the CSR incidences VF and EF.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -127,6 +127,12 @@ fn distinct(values: &[u32]) -> impl Iterator<Item = u32> + '_ {
         .map(|(_, &x)| x)
 }
 
+/// Targets per bucket of [`transpose3`].
+const TRANSPOSE_BUCKET: usize = 1 << 10;
+
+/// Rows per chunk of [`transpose3`].
+const TRANSPOSE_CHUNK: usize = 1 << 15;
+
 /// Rows per block of [`par_csr`].
 const ROW_BLOCK: usize = 1 << 12;
 
@@ -186,53 +192,87 @@ pub fn split_lengths<T>(mut out: &mut [T], lengths: impl Iterator<Item = usize>)
 
 /// Transposes rows of three targets each into a CSR over `targets`:
 /// row `t` of the result lists, in increasing order, the rows containing `t`
-/// (twice a row containing `t` twice). Built in parallel: counts and
-/// placement by atomic counters, then each target's rows sorted.
+/// (twice a row containing `t` twice). Built in parallel without atomic
+/// counters, a two-pass radix scatter: the rows in chunks count their
+/// entries per bucket of [`TRANSPOSE_BUCKET`] consecutive targets, a scan
+/// gives every chunk its place in each bucket, the chunks scatter their
+/// (target, row) pairs there (each bucket's pairs in row order), and each
+/// bucket counts and places its pairs by target.
 pub fn transpose3(targets: usize, rows: &[[u32; 3]]) -> (Vec<u32>, Vec<u32>) {
-    let counts: Vec<AtomicU32> = (0..targets + 1)
-        .into_par_iter()
-        .map(|_| AtomicU32::new(0))
-        .collect();
-    rows.par_iter().flatten().for_each(|&t| {
-        counts[t as usize + 1].fetch_add(1, Ordering::Relaxed);
-    });
-    let mut offsets: Vec<u32> = counts.into_par_iter().map(AtomicU32::into_inner).collect();
-    for i in 0..targets {
-        offsets[i + 1] += offsets[i];
-    }
-    let cursor: Vec<AtomicU32> = offsets[..targets]
+    let buckets = targets.div_ceil(TRANSPOSE_BUCKET).max(1);
+    let bucket = |t: u32| t as usize / TRANSPOSE_BUCKET;
+    let chunks: Vec<&[[u32; 3]]> = rows.chunks(TRANSPOSE_CHUNK).collect();
+    // Entries of each chunk per bucket, then (bucket-major) where each
+    // chunk's entries of each bucket start.
+    let mut starts: Vec<Vec<u32>> = chunks
         .par_iter()
-        .map(|&o| AtomicU32::new(o))
+        .map(|chunk| {
+            let mut counts = vec![0u32; buckets];
+            for &t in chunk.iter().flatten() {
+                counts[bucket(t)] += 1;
+            }
+            counts
+        })
         .collect();
-    let placed: Vec<AtomicU32> = (0..offsets[targets])
-        .into_par_iter()
-        .map(|_| AtomicU32::new(0))
-        .collect();
-    rows.par_iter().enumerate().for_each(|(r, row)| {
-        for &t in row {
-            let at = cursor[t as usize].fetch_add(1, Ordering::Relaxed);
-            placed[at as usize].store(r as u32, Ordering::Relaxed);
+    let mut bucket_offsets = vec![0u32; buckets + 1];
+    let mut sum = 0u32;
+    for b in 0..buckets {
+        bucket_offsets[b] = sum;
+        for chunk in &mut starts {
+            (chunk[b], sum) = (sum, sum + chunk[b]);
         }
-    });
-    let mut values: Vec<u32> = placed.into_par_iter().map(AtomicU32::into_inner).collect();
-    let block_ends = (ROW_BLOCK..targets)
-        .step_by(ROW_BLOCK)
-        .chain([targets])
-        .map(|end| offsets[end] as usize);
-    let mut previous = 0;
-    let lengths = block_ends.map(|end| {
-        let n = end - previous;
-        previous = end;
-        n
-    });
+    }
+    bucket_offsets[buckets] = sum;
+    // The pairs, target in the high word, row in the low, at disjoint places.
+    let pairs: Vec<AtomicU64> = (0..sum as usize)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    chunks
+        .par_iter()
+        .zip(starts)
+        .enumerate()
+        .for_each(|(c, (chunk, mut cursor))| {
+            let first = (c * TRANSPOSE_CHUNK) as u64;
+            for (i, row) in chunk.iter().enumerate() {
+                for &t in row {
+                    let at = &mut cursor[bucket(t)];
+                    pairs[*at as usize]
+                        .store(u64::from(t) << 32 | (first + i as u64), Ordering::Relaxed);
+                    *at += 1;
+                }
+            }
+        });
+    let mut offsets = vec![0u32; targets + 1];
+    let mut values = vec![0u32; sum as usize];
+    let lengths = (0..buckets).map(|b| (bucket_offsets[b + 1] - bucket_offsets[b]) as usize);
+    let target_lengths = (0..buckets)
+        .map(|b| (b * TRANSPOSE_BUCKET..((b + 1) * TRANSPOSE_BUCKET).min(targets)).len());
     split_lengths(&mut values, lengths)
         .into_par_iter()
+        .zip(split_lengths(&mut offsets[1..], target_lengths))
         .enumerate()
-        .for_each(|(b, part)| {
-            let first = offsets[b * ROW_BLOCK] as usize;
-            for t in b * ROW_BLOCK..(b * ROW_BLOCK + ROW_BLOCK).min(targets) {
-                let range = offsets[t] as usize - first..offsets[t + 1] as usize - first;
-                part[range].sort_unstable();
+        .for_each(|(b, (part, ends))| {
+            let base = bucket_offsets[b];
+            let first_target = b * TRANSPOSE_BUCKET;
+            let pairs = &pairs[base as usize..base as usize + part.len()];
+            // Counts per target, then their ends (the next target's start).
+            for pair in pairs {
+                let t = (pair.load(Ordering::Relaxed) >> 32) as usize;
+                ends[t - first_target] += 1;
+            }
+            let mut cursor = vec![0u32; ends.len()];
+            let mut at = 0;
+            for (end, start) in ends.iter_mut().zip(&mut cursor) {
+                *start = at;
+                at += *end;
+                *end = base + at;
+            }
+            for pair in pairs {
+                let p = pair.load(Ordering::Relaxed);
+                let slot = &mut cursor[(p >> 32) as usize - first_target];
+                part[*slot as usize] = p as u32;
+                *slot += 1;
             }
         });
     (offsets, values)
@@ -267,4 +307,48 @@ pub fn chunked_sum<T: Sync>(items: &[T], value: impl Fn(&T) -> f64 + Sync) -> f6
         .map(|chunk| chunk.iter().map(&value).sum::<f64>())
         .collect();
     chunks.into_iter().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The transpose written out: for each target, the rows holding it, in
+    /// row order, once per occurrence.
+    fn naive(targets: usize, rows: &[[u32; 3]]) -> (Vec<u32>, Vec<u32>) {
+        let mut lists = vec![Vec::new(); targets];
+        for (r, row) in rows.iter().enumerate() {
+            for &t in row {
+                lists[t as usize].push(r as u32);
+            }
+        }
+        let mut offsets = vec![0u32];
+        for list in &lists {
+            offsets.push(offsets.last().unwrap() + list.len() as u32);
+        }
+        (offsets, lists.concat())
+    }
+
+    proptest! {
+        /// Any rows over any number of targets (buckets and chunks cut
+        /// anywhere, targets repeated in a row or never used).
+        #[test]
+        fn transpose3_is_the_transpose(
+            targets in 1usize..3000,
+            picks in prop::collection::vec(any::<[u32; 3]>(), 0..40_000),
+        ) {
+            let rows: Vec<[u32; 3]> = picks
+                .iter()
+                .map(|r| r.map(|t| t % targets as u32))
+                .collect();
+            prop_assert_eq!(transpose3(targets, &rows), naive(targets, &rows));
+        }
+    }
+
+    #[test]
+    fn transpose3_of_no_rows_and_no_targets() {
+        assert_eq!(transpose3(0, &[]), (vec![0], vec![]));
+        assert_eq!(transpose3(5, &[]), (vec![0; 6], vec![]));
+    }
 }
