@@ -10,7 +10,8 @@
 //!   and checks an output against it; [`defects`], [`components`] and
 //!   [`stats`] for dirty input; [`normalize`] for odd scales.
 //! - [`PatchedMesh`] ([`patcher`], [`patched`]): the static patch layout
-//!   the query kernels read; [`dynamic::DynamicMesh`]: the per-patch layout
+//!   the query kernels read, partitioned by the host's patcher or on the
+//!   device ([`backend::Backend::partition`], [`backend::Backend::patched`]); [`dynamic::DynamicMesh`]: the per-patch layout
 //!   with spare slots that the cavity operator updates; [`attributes`]:
 //!   typed values on its vertices, edges and faces.
 //! - [`backend`]: where kernels run. [`backend::Backend`] is the GPU

@@ -194,7 +194,7 @@ pub fn split_lengths<T>(mut out: &mut [T], lengths: impl Iterator<Item = usize>)
 /// row `t` of the result lists, in increasing order, the rows containing `t`
 /// (twice a row containing `t` twice). Built in parallel without atomic
 /// counters, a two-pass radix scatter: the rows in chunks count their
-/// entries per bucket of [`TRANSPOSE_BUCKET`] consecutive targets, a scan
+/// entries per bucket of 1024 consecutive targets, a scan
 /// gives every chunk its place in each bucket, the chunks scatter their
 /// (target, row) pairs there (each bucket's pairs in row order), and each
 /// bucket counts and places its pairs by target.

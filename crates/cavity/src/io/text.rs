@@ -197,7 +197,7 @@ pub(super) fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
 /// filled while the batch before it is written. The buffers are kept
 /// from batch to batch; at most two batches are held at once. The body
 /// of every large output, the surface writers' (through
-/// [`write_chunked`]) and other crates' (the volumetric writers).
+/// `write_chunked`) and other crates' (the volumetric writers).
 ///
 /// # Errors
 /// The first error of writing to `out`.
