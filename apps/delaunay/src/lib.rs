@@ -55,11 +55,26 @@ pub fn delaunay(
     factors: CapacityFactors,
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
+    delaunay_with(input, &Topology::new(input), patch_size, factors, backend)
+}
+
+/// [`delaunay`] with the topology of `input` given
+/// (`Topology::new(input)`), for a caller that has it.
+///
+/// # Errors
+/// As [`delaunay`].
+pub fn delaunay_with(
+    input: &TriMesh,
+    topology: &Topology,
+    patch_size: u32,
+    factors: CapacityFactors,
+    backend: &Backend,
+) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
     add_kernels(backend)?;
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
     let patched = backend
-        .patched(&normalized, &Topology::new(&normalized), patch_size)
+        .patched(&normalized, topology, patch_size)
         .map_err(PartitionError::into_either::<DelaunayError>)?;
     let mut dynamic = DynamicMesh::from_patched(&normalized, &patched, factors)?;
     let ran = backend.run_rounds(

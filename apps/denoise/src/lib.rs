@@ -193,6 +193,21 @@ pub fn denoise(
     settings: &DenoiseSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
+    mesh.validate()?;
+    denoise_with(mesh, &Topology::new(mesh), settings, backend)
+}
+
+/// [`denoise`] with the topology of `mesh` given (`Topology::new(mesh)`),
+/// for a caller that has it.
+///
+/// # Errors
+/// As [`denoise`].
+pub fn denoise_with(
+    mesh: &TriMesh,
+    topology: &Topology,
+    settings: &DenoiseSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
     settings.check()?;
     mesh.validate()?;
     crate::add_kernels(backend)?;
@@ -200,11 +215,7 @@ pub fn denoise(
     let normalized = normalization.apply(mesh);
     let mut layout = AttributeLayout::new();
     let a = DenoiseAttributes::declare(&mut layout)?;
-    let patched = backend.patched(
-        &normalized,
-        &Topology::new(&normalized),
-        settings.patch_size,
-    )?;
+    let patched = backend.patched(&normalized, topology, settings.patch_size)?;
     let mut dynamic =
         DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
     let bytes_per_face = dynamic.bytes_per_face();

@@ -343,6 +343,22 @@ pub fn geodesic_distance(
     backend: &Backend,
 ) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
     mesh.validate()?;
+    geodesic_distance_with(mesh, &Topology::new(mesh), sources, settings, backend)
+}
+
+/// [`geodesic_distance`] with the topology of `mesh` given
+/// (`Topology::new(mesh)`), for a caller that has it.
+///
+/// # Errors
+/// As [`geodesic_distance`].
+pub fn geodesic_distance_with(
+    mesh: &TriMesh,
+    topology: &Topology,
+    sources: &[u32],
+    settings: &GeodesicSettings,
+    backend: &Backend,
+) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
+    mesh.validate()?;
     if sources.is_empty() {
         return Err(GeodesicError::NoSource);
     }
@@ -357,8 +373,7 @@ pub fn geodesic_distance(
     crate::add_kernels(backend)?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
-    let topology = Topology::new(&normalized);
-    let Toplesets { level, sizes } = toplesets(mesh, &topology, sources);
+    let Toplesets { level, sizes } = toplesets(mesh, topology, sources);
     let mut layout = AttributeLayout::new();
     let GeodesicAttributes {
         level: level_attr,
@@ -367,7 +382,7 @@ pub fn geodesic_distance(
         source,
         source_next,
     } = GeodesicAttributes::declare(&mut layout)?;
-    let patched = backend.patched(&normalized, &topology, settings.patch_size)?;
+    let patched = backend.patched(&normalized, topology, settings.patch_size)?;
     let mut dynamic =
         DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
     // An unchanged mesh lists its vertices in the input's order; a vertex

@@ -38,11 +38,25 @@ pub fn vertex_normals(
     patch_size: u32,
     backend: &Backend,
 ) -> Result<Vec<[f32; 3]>, NormalsError> {
+    vertex_normals_with(mesh, &Topology::new(mesh), patch_size, backend)
+}
+
+/// [`vertex_normals`] with the topology of `mesh` given
+/// (`Topology::new(mesh)`), for a caller that has it.
+///
+/// # Errors
+/// As [`vertex_normals`].
+pub fn vertex_normals_with(
+    mesh: &TriMesh,
+    topology: &Topology,
+    patch_size: u32,
+    backend: &Backend,
+) -> Result<Vec<[f32; 3]>, NormalsError> {
     crate::add_kernels(backend)?;
     let normalized = Normalization::of(mesh).apply(mesh);
     let mut layout = AttributeLayout::new();
     let out = layout.vertex::<f32, 3>("normal")?;
-    let patched = backend.patched(&normalized, &Topology::new(&normalized), patch_size)?;
+    let patched = backend.patched(&normalized, topology, patch_size)?;
     let mut dynamic =
         DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
     backend.run_rounds(&mut dynamic, |r| r.for_each(&VertexNormals { out }), |e| e)?;

@@ -8,6 +8,7 @@ use std::path::Path;
 use cavity::TriMesh;
 use cavity::input::{InputDefects, InputMesh, Source};
 use cavity::io::Format;
+use cavity::topology::Topology;
 use cavity_volume::io::VolumeFormat;
 
 use crate::Result;
@@ -99,6 +100,8 @@ pub(crate) fn load(path: Option<&Path>) -> Result<TriMesh> {
 /// removed, with the defects its output is checked against.
 pub(crate) struct Input {
     pub(crate) mesh: TriMesh,
+    /// `Topology::new(&mesh)`, for the library calls that take it.
+    pub(crate) topology: Topology,
     pub(crate) defects: InputDefects,
 }
 
@@ -115,5 +118,6 @@ pub(crate) fn load_input(path: Option<&Path>) -> Result<Input> {
     Ok(Input {
         defects,
         mesh: read.mesh,
+        topology: read.topology,
     })
 }

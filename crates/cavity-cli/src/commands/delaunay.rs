@@ -26,8 +26,9 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     clock.host("start");
     let pb = spinner();
     pb.set_message("flipping edges");
-    let (out, report, device) = cavity_delaunay::delaunay(
+    let (out, report, device) = cavity_delaunay::delaunay_with(
         &read.mesh,
+        &read.topology,
         args.patch_size(DYNAMIC_PATCH_SIZE),
         args.factors(),
         &backend,

@@ -17,8 +17,10 @@ pub(crate) fn denoise(
 ) -> Result<()> {
     settings.check()?;
     let mut clock = Clock::start();
-    let (format, mesh, backend) = super::open(input, output, common, &mut clock)?;
-    let (denoised, report) = cavity_denoise::denoise(&mesh, settings, &backend)?;
+    let (format, read, backend) = super::open(input, output, common, &mut clock)?;
+    let (denoised, report) =
+        cavity_denoise::denoise_with(&read.mesh, &read.topology, settings, &backend)?;
+    let mesh = read.mesh;
     let seconds = clock.device("denoise", &backend);
     clock.part("of which filtering", report.filter_seconds);
     let released = clock.release(backend);

@@ -51,12 +51,18 @@ pub(crate) fn geodesic(
         refuse_overwrite(input, column)?;
         check_writable_file(column)?;
     }
-    let mesh = load_input(input)?.mesh;
+    let read = load_input(input)?;
     clock.host("read");
     let backend = backend(common.device)?;
     clock.host("start");
-    let (distance, report) =
-        cavity_geodesic::geodesic_distance(&mesh, sources, settings, &backend)?;
+    let (distance, report) = cavity_geodesic::geodesic_distance_with(
+        &read.mesh,
+        &read.topology,
+        sources,
+        settings,
+        &backend,
+    )?;
+    let mesh = read.mesh;
     let seconds = clock.device("geodesic", &backend);
     clock.part("of which propagation", report.propagation_seconds);
     let released = clock.release(backend);

@@ -14,14 +14,13 @@ pub(crate) mod track;
 
 use std::path::Path;
 
-use cavity::TriMesh;
 use cavity::backend::Backend;
 use cavity::io::{Format, check_writable};
 
 use crate::Result;
 use crate::args::Common;
 use crate::device::backend;
-use crate::input::{check_input, load_input};
+use crate::input::{Input, check_input, load_input};
 use crate::output::refuse_overwrite;
 use crate::stages::Clock;
 
@@ -36,15 +35,15 @@ pub(crate) fn open(
     output: &Path,
     common: &Common,
     clock: &mut Clock,
-) -> Result<(Format, TriMesh, Backend)> {
+) -> Result<(Format, Input, Backend)> {
     if let Some(input) = input {
         check_input(input)?;
     }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
-    let mesh = load_input(input)?.mesh;
+    let read = load_input(input)?;
     clock.host("read");
     let backend = backend(common.device)?;
     clock.host("start");
-    Ok((format, mesh, backend))
+    Ok((format, read, backend))
 }

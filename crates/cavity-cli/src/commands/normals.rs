@@ -26,8 +26,14 @@ fn refuse_without_normals(output: &Path, format: Format) -> Result<()> {
 pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     refuse_without_normals(output, Format::from_path(output)?)?;
     let mut clock = Clock::start();
-    let (format, mesh, backend) = super::open(input, output, common, &mut clock)?;
-    let normals = cavity_normals::vertex_normals(&mesh, common.patch_size, &backend)?;
+    let (format, read, backend) = super::open(input, output, common, &mut clock)?;
+    let normals = cavity_normals::vertex_normals_with(
+        &read.mesh,
+        &read.topology,
+        common.patch_size,
+        &backend,
+    )?;
+    let mesh = read.mesh;
     let seconds = clock.device("normals", &backend);
     let device = backend.name();
     let released = clock.release(backend);

@@ -17,7 +17,8 @@ pub(crate) fn smooth(
 ) -> Result<()> {
     settings.check()?;
     let mut clock = Clock::start();
-    let (format, mesh, backend) = super::open(input, output, common, &mut clock)?;
+    let (format, read, backend) = super::open(input, output, common, &mut clock)?;
+    let mesh = read.mesh;
     let (smoothed, report) = cavity_mcf::smooth(&mesh, settings, &backend)?;
     let seconds = clock.device("smooth", &backend);
     let solve: f64 = report.steps.iter().map(|s| s.seconds).sum();
