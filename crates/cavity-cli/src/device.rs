@@ -1,6 +1,6 @@
 //! The device a command runs on: its selection and its release.
 
-use cavity::backend::{Backend, DeviceChoice};
+use cavity::backend::{Backend, BackendError, DeviceChoice};
 
 use crate::Result;
 use crate::args::Device;
@@ -17,13 +17,19 @@ pub(crate) fn choice(device: Device) -> DeviceChoice {
 
 /// The backend of `device`, saying which it is.
 pub(crate) fn backend(device: Device) -> Result<Backend> {
-    let (b, note) = Backend::select_with(choice(device), &|| {
+    let (b, note) = select(device)?;
+    eprintln!("{note}");
+    Ok(b)
+}
+
+/// The backend of `device` and the note saying which it is (for the
+/// caller to print; a thread of its own can start it).
+pub(crate) fn select(device: Device) -> std::result::Result<(Backend, String), BackendError> {
+    Backend::select_with(choice(device), &|| {
         eprintln!(
             "compiling the GPU kernels for this device (once per GPU and driver, up to a minute; later runs load them from the cache)"
         )
-    })?;
-    eprintln!("{note}");
-    Ok(b)
+    })
 }
 
 /// The device being given back on another thread while the caller writes

@@ -57,6 +57,23 @@ impl Clock {
         self.end(name, Some(backend.name()))
     }
 
+    /// Ends two stages that ran at once since the last mark: `first`,
+    /// which took `seconds` by its own measure, and `second`, counted as
+    /// what it added after `first` ended (the rest since the mark, at
+    /// least 0).
+    pub(crate) fn beside(&mut self, first: &str, seconds: f64, second: &str) {
+        let now = Instant::now();
+        let rest = (now - self.last).as_secs_f64() - seconds;
+        self.last = now;
+        for (name, seconds) in [(first, seconds), (second, rest.max(0.0))] {
+            self.stages.push(Stage {
+                name: name.to_string(),
+                seconds,
+                on: None,
+            });
+        }
+    }
+
     /// A part of `seconds` of the stage just ended that a library
     /// measured inside it (the kernels of a device stage): listed after
     /// the stage, not counted again in the whole.

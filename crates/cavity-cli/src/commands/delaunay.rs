@@ -7,8 +7,7 @@ use cavity::io::{check_writable, write_mesh};
 
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
-use crate::device::backend;
-use crate::input::{check_input, load_input};
+use crate::input::check_input;
 use crate::output::{check, refuse_overwrite, sayln, spinner};
 use crate::stages::Clock;
 
@@ -20,10 +19,7 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
-    let read = load_input(input)?;
-    clock.host("read");
-    let backend = backend(args.device)?;
-    clock.host("start");
+    let (read, backend) = super::read_and_start(input, args.device, &mut clock)?;
     let pb = spinner();
     pb.set_message("flipping edges");
     let (out, report, device) = cavity_delaunay::delaunay_with(

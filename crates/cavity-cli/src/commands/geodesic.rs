@@ -12,8 +12,7 @@ use cavity_geodesic::GeodesicSettings;
 
 use crate::Result;
 use crate::args::Common;
-use crate::device::backend;
-use crate::input::{check_input, load_input};
+use crate::input::check_input;
 use crate::output::{refuse_overwrite, sayln};
 use crate::stages::Clock;
 
@@ -51,10 +50,7 @@ pub(crate) fn geodesic(
         refuse_overwrite(input, column)?;
         check_writable_file(column)?;
     }
-    let read = load_input(input)?;
-    clock.host("read");
-    let backend = backend(common.device)?;
-    clock.host("start");
+    let (read, backend) = super::read_and_start(input, common.device, &mut clock)?;
     let (distance, report) = cavity_geodesic::geodesic_distance_with(
         &read.mesh,
         &read.topology,

@@ -13,13 +13,14 @@ pub(crate) mod tet;
 pub(crate) mod track;
 
 use std::path::Path;
+use std::time::Instant;
 
 use cavity::backend::Backend;
 use cavity::io::{Format, check_writable};
 
 use crate::Result;
-use crate::args::Common;
-use crate::device::backend;
+use crate::args::{Common, Device};
+use crate::device::select;
 use crate::input::{Input, check_input, load_input};
 use crate::output::refuse_overwrite;
 use crate::stages::Clock;
@@ -41,9 +42,28 @@ pub(crate) fn open(
     }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
-    let read = load_input(input)?;
-    clock.host("read");
-    let backend = backend(common.device)?;
-    clock.host("start");
+    let (read, backend) = read_and_start(input, common.device, clock)?;
     Ok((format, read, backend))
+}
+
+/// Reads the input ([`load_input`]) while the device starts on another
+/// thread; the read's seconds and what the start added after it go on
+/// `clock` as the stages `read` and `start`. An error of the read comes
+/// first.
+pub(crate) fn read_and_start(
+    input: Option<&Path>,
+    device: Device,
+    clock: &mut Clock,
+) -> Result<(Input, Backend)> {
+    let (read, selected) = std::thread::scope(|scope| {
+        let starting = scope.spawn(|| select(device));
+        let reading = Instant::now();
+        let read = load_input(input).map(|r| (r, reading.elapsed().as_secs_f64()));
+        (read, starting.join())
+    });
+    let (read, read_seconds) = read?;
+    let (backend, note) = selected.map_err(|_| "starting the device panicked")??;
+    eprintln!("{note}");
+    clock.beside("read", read_seconds, "start");
+    Ok((read, backend))
 }
