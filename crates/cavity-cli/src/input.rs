@@ -8,7 +8,6 @@ use std::path::Path;
 use cavity::TriMesh;
 use cavity::input::{InputDefects, InputMesh, Source};
 use cavity::io::Format;
-use cavity::topology::Topology;
 use cavity_volume::io::VolumeFormat;
 
 use crate::Result;
@@ -96,28 +95,37 @@ pub(crate) fn load(path: Option<&Path>) -> Result<TriMesh> {
     Ok(read.mesh)
 }
 
-/// A mesh read for an operation that writes a mesh: duplicate faces
-/// removed, with the defects its output is checked against.
-pub(crate) struct Input {
-    pub(crate) mesh: TriMesh,
-    /// `Topology::new(&mesh)`, for the library calls that take it.
-    pub(crate) topology: Topology,
-    pub(crate) defects: InputDefects,
-}
-
-/// Reads the mesh at `path` (or the bundled one) for an operation, removes
-/// its duplicate faces and analyses its defects, printing the warnings.
-pub(crate) fn load_input(path: Option<&Path>) -> Result<Input> {
+/// Reads the mesh at `path` (or the bundled one) for an operation that
+/// writes a mesh: duplicate faces removed, its topology built, the
+/// reader's warnings printed. Its defects, which the output is checked
+/// against, come from [`analyse`] or, beside the operation, from
+/// [`beside_defects`].
+pub(crate) fn load_input(path: Option<&Path>) -> Result<InputMesh> {
     if let Some(path) = path {
         check_input(path)?;
     }
     let read = InputMesh::read(source(path))?;
     warn(&read.warnings);
-    let (defects, warning) = read.defects();
+    Ok(read)
+}
+
+/// The defects of `input` (topology statistics, zero-area faces), their
+/// warning printed.
+pub(crate) fn analyse(input: &InputMesh) -> InputDefects {
+    let (defects, warning) = input.defects();
     warn(warning.as_slice());
-    Ok(Input {
-        defects,
-        mesh: read.mesh,
-        topology: read.topology,
+    defects
+}
+
+/// Runs `work` on this thread while the defects of `input` are analysed
+/// ([`analyse`]) on another: what `work` gives, and the defects.
+pub(crate) fn beside_defects<T>(input: &InputMesh, work: impl FnOnce() -> T) -> (T, InputDefects) {
+    std::thread::scope(|scope| {
+        let analysis = scope.spawn(|| analyse(input));
+        let done = work();
+        let defects = analysis
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (done, defects)
     })
 }

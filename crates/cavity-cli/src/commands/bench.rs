@@ -13,7 +13,7 @@ use cavity_track::TrackSettings;
 use crate::Result;
 use crate::args::{Common, Device, DynamicArgs};
 use crate::device::backend;
-use crate::input::{BUNDLED_NAME, load, load_input};
+use crate::input::{BUNDLED_NAME, analyse, load, load_input};
 use crate::output::{say, spinner};
 
 pub(crate) fn bench_queries(
@@ -43,15 +43,23 @@ pub(crate) fn bench_queries(
     Ok(())
 }
 
+/// The mesh at `path` (or the bundled one) read as an operation reads it,
+/// its defects' warning printed.
+fn analysed(path: Option<&Path>) -> Result<TriMesh> {
+    let read = load_input(path)?;
+    analyse(&read);
+    Ok(read.mesh)
+}
+
 /// The bench inputs: each mesh (the bundled one when none is given) at
 /// each subdivision level, named "NAME /LEVEL".
 fn subdivided_inputs(paths: &[PathBuf], subdivisions: &[u32]) -> Result<Vec<(String, TriMesh)>> {
     let inputs: Vec<(String, TriMesh)> = if paths.is_empty() {
-        vec![(BUNDLED_NAME.to_string(), load_input(None)?.mesh)]
+        vec![(BUNDLED_NAME.to_string(), analysed(None)?)]
     } else {
         paths
             .iter()
-            .map(|p| Ok((p.display().to_string(), load_input(Some(p))?.mesh)))
+            .map(|p| Ok((p.display().to_string(), analysed(Some(p))?)))
             .collect::<Result<_>>()?
     };
     let mut meshes = Vec::new();

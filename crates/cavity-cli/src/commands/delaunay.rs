@@ -7,7 +7,7 @@ use cavity::io::{check_writable, write_mesh};
 
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
-use crate::input::check_input;
+use crate::input::{beside_defects, check_input};
 use crate::output::{check, refuse_overwrite, sayln, spinner};
 use crate::stages::Clock;
 
@@ -22,22 +22,25 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     let (read, backend) = super::read_and_start(input, args.device, &mut clock)?;
     let pb = spinner();
     pb.set_message("flipping edges");
-    let (out, report, device) = cavity_delaunay::delaunay_with(
-        &read.mesh,
-        &read.topology,
-        args.patch_size(DYNAMIC_PATCH_SIZE),
-        args.factors(),
-        &backend,
-    )?;
+    let (flipped, defects) = beside_defects(&read, || {
+        cavity_delaunay::delaunay_with(
+            &read.mesh,
+            &read.topology,
+            args.patch_size(DYNAMIC_PATCH_SIZE),
+            args.factors(),
+            &backend,
+        )
+    });
+    let (out, report, device) = flipped?;
     clock.device("flips", &backend);
     let released = clock.release(backend);
     pb.finish_and_clear();
     check(
-        &read.defects,
+        &defects,
         &out,
         Keeps {
             topology: true,
-            no_zero_area: read.defects.zero_area_faces == 0,
+            no_zero_area: defects.zero_area_faces == 0,
         },
         output,
         format,

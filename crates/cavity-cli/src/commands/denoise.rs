@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
+use crate::input::beside_defects;
 use crate::output::sayln;
 use crate::stages::Clock;
 
@@ -18,8 +19,10 @@ pub(crate) fn denoise(
     settings.check()?;
     let mut clock = Clock::start();
     let (format, read, backend) = super::open(input, output, common, &mut clock)?;
-    let (denoised, report) =
-        cavity_denoise::denoise_with(&read.mesh, &read.topology, settings, &backend)?;
+    let (denoised, _) = beside_defects(&read, || {
+        cavity_denoise::denoise_with(&read.mesh, &read.topology, settings, &backend)
+    });
+    let (denoised, report) = denoised?;
     let mesh = read.mesh;
     let seconds = clock.device("denoise", &backend);
     clock.part("of which filtering", report.filter_seconds);

@@ -12,7 +12,7 @@ use cavity_geodesic::GeodesicSettings;
 
 use crate::Result;
 use crate::args::Common;
-use crate::input::check_input;
+use crate::input::{beside_defects, check_input};
 use crate::output::{refuse_overwrite, sayln};
 use crate::stages::Clock;
 
@@ -51,13 +51,16 @@ pub(crate) fn geodesic(
         check_writable_file(column)?;
     }
     let (read, backend) = super::read_and_start(input, common.device, &mut clock)?;
-    let (distance, report) = cavity_geodesic::geodesic_distance_with(
-        &read.mesh,
-        &read.topology,
-        sources,
-        settings,
-        &backend,
-    )?;
+    let (distance, _) = beside_defects(&read, || {
+        cavity_geodesic::geodesic_distance_with(
+            &read.mesh,
+            &read.topology,
+            sources,
+            settings,
+            &backend,
+        )
+    });
+    let (distance, report) = distance?;
     let mesh = read.mesh;
     let seconds = clock.device("geodesic", &backend);
     clock.part("of which propagation", report.propagation_seconds);

@@ -21,7 +21,9 @@ use cavity::io::{Format, check_writable};
 use crate::Result;
 use crate::args::{Common, Device};
 use crate::device::select;
-use crate::input::{Input, check_input, load_input};
+use cavity::input::InputMesh;
+
+use crate::input::{check_input, load_input};
 use crate::output::refuse_overwrite;
 use crate::stages::Clock;
 
@@ -36,7 +38,7 @@ pub(crate) fn open(
     output: &Path,
     common: &Common,
     clock: &mut Clock,
-) -> Result<(Format, Input, Backend)> {
+) -> Result<(Format, InputMesh, Backend)> {
     if let Some(input) = input {
         check_input(input)?;
     }
@@ -54,7 +56,7 @@ pub(crate) fn read_and_start(
     input: Option<&Path>,
     device: Device,
     clock: &mut Clock,
-) -> Result<(Input, Backend)> {
+) -> Result<(InputMesh, Backend)> {
     let (read, selected) = std::thread::scope(|scope| {
         let starting = scope.spawn(|| select(device));
         let reading = Instant::now();

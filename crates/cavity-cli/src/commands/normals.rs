@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
+use crate::input::beside_defects;
 use crate::output::sayln;
 use crate::stages::Clock;
 
@@ -27,12 +28,10 @@ pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> R
     refuse_without_normals(output, Format::from_path(output)?)?;
     let mut clock = Clock::start();
     let (format, read, backend) = super::open(input, output, common, &mut clock)?;
-    let normals = cavity_normals::vertex_normals_with(
-        &read.mesh,
-        &read.topology,
-        common.patch_size,
-        &backend,
-    )?;
+    let (normals, _) = beside_defects(&read, || {
+        cavity_normals::vertex_normals_with(&read.mesh, &read.topology, common.patch_size, &backend)
+    });
+    let normals = normals?;
     let mesh = read.mesh;
     let seconds = clock.device("normals", &backend);
     let device = backend.name();

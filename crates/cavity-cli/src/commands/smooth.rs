@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
+use crate::input::beside_defects;
 use crate::output::sayln;
 use crate::stages::Clock;
 
@@ -18,8 +19,10 @@ pub(crate) fn smooth(
     settings.check()?;
     let mut clock = Clock::start();
     let (format, read, backend) = super::open(input, output, common, &mut clock)?;
+    let (smoothed, _) =
+        beside_defects(&read, || cavity_mcf::smooth(&read.mesh, settings, &backend));
+    let (smoothed, report) = smoothed?;
     let mesh = read.mesh;
-    let (smoothed, report) = cavity_mcf::smooth(&mesh, settings, &backend)?;
     let seconds = clock.device("smooth", &backend);
     let solve: f64 = report.steps.iter().map(|s| s.seconds).sum();
     clock.part("of which solves", solve);
