@@ -464,10 +464,36 @@ impl FlowMesh {
         factors: CapacityFactors,
     ) -> Result<FlowMesh, McfError> {
         mesh.validate()?;
+        let topology = Topology::new(mesh);
+        Self::with_topology(
+            mesh,
+            &topology,
+            dt,
+            laplacian,
+            preconditioner,
+            patch_size,
+            factors,
+        )
+    }
+
+    /// [`FlowMesh::new`] with the topology of `mesh` given
+    /// (`Topology::new(mesh)`), for a caller that has it.
+    ///
+    /// # Errors
+    /// As [`FlowMesh::new`].
+    pub fn with_topology(
+        mesh: &TriMesh,
+        topology: &Topology,
+        dt: f32,
+        laplacian: Laplacian,
+        preconditioner: Preconditioner,
+        patch_size: u32,
+        factors: CapacityFactors,
+    ) -> Result<FlowMesh, McfError> {
+        mesh.validate()?;
         let normalization = Normalization::of(mesh);
         let normalized = normalization.apply(mesh);
-        let topology = Topology::new(&normalized);
-        let h = mean_edge_length_with(&normalized, &topology);
+        let h = mean_edge_length_with(&normalized, topology);
         let weights = laplacian.weights(h as f32).ok_or_else(|| {
             OutOfRange::new(
                 setting::LAPLACIAN,
@@ -479,7 +505,7 @@ impl FlowMesh {
         let attributes = McfAttributes::declare(&mut layout)?;
         let dynamic = DynamicMesh::with_topology_and_attributes(
             &normalized,
-            &topology,
+            topology,
             patch_size,
             factors,
             &layout,
@@ -649,9 +675,25 @@ pub fn smooth(
     backend: &Backend,
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
+    mesh.validate()?;
+    smooth_with(mesh, &Topology::new(mesh), settings, backend)
+}
+
+/// [`smooth`] with the topology of `mesh` given (`Topology::new(mesh)`),
+/// for a caller that has it.
+///
+/// # Errors
+/// As [`smooth`].
+pub fn smooth_with(
+    mesh: &TriMesh,
+    topology: &Topology,
+    settings: &McfSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, McfReport), McfError> {
+    settings.check()?;
     crate::add_kernels(backend)?;
     if settings.laplacian == Laplacian::Intrinsic {
-        return smooth_intrinsic(mesh, settings, backend);
+        return smooth_intrinsic(mesh, topology, settings, backend);
     }
     let FlowMesh {
         normalization,
@@ -659,8 +701,9 @@ pub fn smooth(
         mut dynamic,
         attributes: a,
         operator,
-    } = FlowMesh::new(
+    } = FlowMesh::with_topology(
         mesh,
+        topology,
         settings.dt,
         settings.laplacian,
         settings.preconditioner,
@@ -723,14 +766,14 @@ pub fn smooth(
 /// two faces); with the mollification no face lacks area.
 fn smooth_intrinsic(
     mesh: &TriMesh,
+    topology: &Topology,
     settings: &McfSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, McfReport), McfError> {
     mesh.validate()?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
-    let topology = Topology::new(&normalized);
-    let h = mean_edge_length_with(&normalized, &topology);
+    let h = mean_edge_length_with(&normalized, topology);
     let dt = f64::from(settings.dt) * h * h;
     let mut fixed: Vec<bool> = (0..normalized.num_vertices() as u32)
         .map(|v| topology.vertex_faces(v).is_empty())

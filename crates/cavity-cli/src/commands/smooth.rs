@@ -19,8 +19,9 @@ pub(crate) fn smooth(
     settings.check()?;
     let mut clock = Clock::start();
     let (format, read, backend) = super::open(input, output, common, &mut clock)?;
-    let (smoothed, _) =
-        beside_defects(&read, || cavity_mcf::smooth(&read.mesh, settings, &backend));
+    let (smoothed, _) = beside_defects(&read, || {
+        cavity_mcf::smooth_with(&read.mesh, &read.topology, settings, &backend)
+    });
     let (smoothed, report) = smoothed?;
     let mesh = read.mesh;
     let seconds = clock.device("smooth", &backend);
