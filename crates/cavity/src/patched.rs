@@ -232,7 +232,7 @@ impl PatchedMesh {
         topo: &Topology,
         patch_size: u32,
     ) -> Result<PatchedMesh, PatchError> {
-        let part = patcher::partition(topo, mesh.num_faces(), patch_size, 0x5eed)?;
+        let part = patcher::partition(topo, mesh.num_faces(), patch_size, patcher::DEFAULT_SEED)?;
         Self::from_partition(mesh, topo, &part, patch_size)
     }
 

@@ -39,6 +39,11 @@ use crate::settings::{NamesSettings, Setting};
 use crate::topology::Topology;
 use graph::{Chunks, Graph, Groups, NONE};
 
+/// The seed of the partitions `PatchedMesh::new` and `Backend::patched`
+/// make (where the host's greedy sweep starts; how the device draws its
+/// seeds).
+pub const DEFAULT_SEED: u64 = 0x5eed;
+
 /// Default maximum faces per patch (the dynamic paper's static setting).
 pub const DEFAULT_PATCH_SIZE: u32 = 512;
 /// Largest accepted maximum patch size: beyond it a patch's local edges

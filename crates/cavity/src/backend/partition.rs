@@ -31,9 +31,6 @@ use crate::patcher::{self, MAX_PATCH_SIZE, Partition, PatchError};
 use crate::settings::{NamesSettings, Setting};
 use crate::topology::{Topology, par_csr};
 
-/// The seed of [`Backend::patched`]'s partitions.
-pub const SEED: u64 = 0x5eed;
-
 /// How many rounds of each phase [`Backend::partition_with`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PartitionRounds {
@@ -98,7 +95,8 @@ impl Backend {
     /// faces a patch as this backend patches best: on the GPU by
     /// [`Backend::partition`], on the CPU backend by the host's patcher
     /// ([`crate::patcher::partition`], faster there than the device's
-    /// kernels run one block a worker); the same seed either way.
+    /// kernels run one block a worker); the same seed either way
+    /// ([`patcher::DEFAULT_SEED`]).
     ///
     /// # Errors
     /// [`PatchError`] for a patch size out of range or a patch over the
@@ -109,11 +107,14 @@ impl Backend {
         topo: &Topology,
         patch_size: u32,
     ) -> Result<PatchedMesh, PartitionError> {
-        let part = match self {
-            Backend::Cuda(_) => self.partition(topo, mesh.num_faces(), patch_size, SEED)?,
-            Backend::Cpu(_) => patcher::partition(topo, mesh.num_faces(), patch_size, SEED)?,
-        };
-        Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?)
+        match self {
+            Backend::Cuda(_) => {
+                let seed = patcher::DEFAULT_SEED;
+                let part = self.partition(topo, mesh.num_faces(), patch_size, seed)?;
+                Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?)
+            }
+            Backend::Cpu(_) => Ok(PatchedMesh::with_topology(mesh, topo, patch_size)?),
+        }
     }
 
     /// Partitions the `num_faces` faces of `topo` into connected patches of
