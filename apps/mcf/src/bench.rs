@@ -169,6 +169,7 @@ pub fn mcf_bench(
             s.preconditioner,
             s.patch_size,
             CapacityFactors::STATIC,
+            backend,
         )?;
         let mut row = McfRow {
             mesh: name.clone(),
@@ -191,6 +192,7 @@ pub fn mcf_bench(
                     s.preconditioner,
                     s.patch_size,
                     factors,
+                    backend,
                 )?;
                 Some(flow_mesh.dynamic)
             } else {

@@ -445,8 +445,9 @@ pub struct FlowMesh {
 }
 
 impl FlowMesh {
-    /// `mesh` laid out in patches of at most `patch_size` faces with
-    /// `factors`, the time step `dt` relative to its squared mean edge
+    /// `mesh` laid out in patches of at most `patch_size` faces (as
+    /// `backend` patches best: `Backend::patched`) with `factors`, the
+    /// time step `dt` relative to its squared mean edge
     /// length, with `laplacian` and `preconditioner`. The topology is
     /// built once, for both.
     ///
@@ -462,6 +463,7 @@ impl FlowMesh {
         preconditioner: Preconditioner,
         patch_size: u32,
         factors: CapacityFactors,
+        backend: &Backend,
     ) -> Result<FlowMesh, McfError> {
         mesh.validate()?;
         let topology = Topology::new(mesh);
@@ -473,6 +475,7 @@ impl FlowMesh {
             preconditioner,
             patch_size,
             factors,
+            backend,
         )
     }
 
@@ -489,6 +492,7 @@ impl FlowMesh {
         preconditioner: Preconditioner,
         patch_size: u32,
         factors: CapacityFactors,
+        backend: &Backend,
     ) -> Result<FlowMesh, McfError> {
         mesh.validate()?;
         let normalization = Normalization::of(mesh);
@@ -503,13 +507,8 @@ impl FlowMesh {
         })?;
         let mut layout = AttributeLayout::new();
         let attributes = McfAttributes::declare(&mut layout)?;
-        let dynamic = DynamicMesh::with_topology_and_attributes(
-            &normalized,
-            topology,
-            patch_size,
-            factors,
-            &layout,
-        )?;
+        let patched = backend.patched(&normalized, topology, patch_size)?;
+        let dynamic = DynamicMesh::from_patched_with(&normalized, &patched, factors, &layout)?;
         Ok(FlowMesh {
             normalization,
             normalized,
@@ -709,6 +708,7 @@ pub fn smooth_with(
         settings.preconditioner,
         settings.patch_size,
         CapacityFactors::STATIC,
+        backend,
     )?;
     let ran = backend.run_rounds(
         &mut dynamic,

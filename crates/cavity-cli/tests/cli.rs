@@ -160,7 +160,12 @@ fn geodesic_writes_the_distance_as_a_ply_property() {
         &torus,
         &[0, 7],
         &cavity_geodesic::GeodesicSettings::default(),
-        &cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new()),
+        // The device the command ran on: its patches (and so the order
+        // the propagation converges in, within its tolerance) are that
+        // device's.
+        &cavity::backend::Backend::select(device().parse().expect("device"))
+            .expect("backend")
+            .0,
     )
     .expect("geodesic");
     assert_eq!(ply_distances(&output), want);
