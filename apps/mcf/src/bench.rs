@@ -162,15 +162,7 @@ pub fn mcf_bench(
             attributes: a,
             operator: op,
             ..
-        } = FlowMesh::new(
-            mesh,
-            s.dt,
-            s.laplacian,
-            s.preconditioner,
-            s.patch_size,
-            CapacityFactors::STATIC,
-            backend,
-        )?;
+        } = FlowMesh::new(mesh, &settings, CapacityFactors::STATIC, backend)?;
         let mut row = McfRow {
             mesh: name.clone(),
             faces: mesh.num_faces(),
@@ -185,15 +177,7 @@ pub fn mcf_bench(
             progress(&format!("{name}: GPU iterations"));
             let mut grown = if s.delaunay {
                 let factors = CapacityFactors::default();
-                let flow_mesh = FlowMesh::new(
-                    mesh,
-                    s.dt,
-                    s.laplacian,
-                    s.preconditioner,
-                    s.patch_size,
-                    factors,
-                    backend,
-                )?;
+                let flow_mesh = FlowMesh::new(mesh, &settings, factors, backend)?;
                 Some(flow_mesh.dynamic)
             } else {
                 None

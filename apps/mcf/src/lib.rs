@@ -445,11 +445,12 @@ pub struct FlowMesh {
 }
 
 impl FlowMesh {
-    /// `mesh` laid out in patches of at most `patch_size` faces (as
-    /// `backend` patches best: `Backend::patched`) with `factors`, the
-    /// time step `dt` relative to its squared mean edge
-    /// length, with `laplacian` and `preconditioner`. The topology is
-    /// built once, for both.
+    /// `mesh` laid out in patches of at most `settings.patch_size` faces
+    /// (as `backend` patches best: `Backend::patched`) with `factors`, the
+    /// time step `settings.dt` relative to its squared mean edge length,
+    /// with the settings' Laplacian and preconditioner (their other
+    /// fields are the flow's, not the mesh's). The topology is built once,
+    /// for both.
     ///
     /// # Errors
     /// A mesh with a non-finite coordinate or a bad face
@@ -458,25 +459,13 @@ impl FlowMesh {
     /// are not the patches').
     pub fn new(
         mesh: &TriMesh,
-        dt: f32,
-        laplacian: Laplacian,
-        preconditioner: Preconditioner,
-        patch_size: u32,
+        settings: &McfSettings,
         factors: CapacityFactors,
         backend: &Backend,
     ) -> Result<FlowMesh, McfError> {
         mesh.validate()?;
         let topology = Topology::new(mesh);
-        Self::with_topology(
-            mesh,
-            &topology,
-            dt,
-            laplacian,
-            preconditioner,
-            patch_size,
-            factors,
-            backend,
-        )
+        Self::with_topology(mesh, &topology, settings, factors, backend)
     }
 
     /// [`FlowMesh::new`] with the topology of `mesh` given
@@ -487,13 +476,17 @@ impl FlowMesh {
     pub fn with_topology(
         mesh: &TriMesh,
         topology: &Topology,
-        dt: f32,
-        laplacian: Laplacian,
-        preconditioner: Preconditioner,
-        patch_size: u32,
+        settings: &McfSettings,
         factors: CapacityFactors,
         backend: &Backend,
     ) -> Result<FlowMesh, McfError> {
+        let McfSettings {
+            dt,
+            laplacian,
+            preconditioner,
+            patch_size,
+            ..
+        } = *settings;
         mesh.validate()?;
         let normalization = Normalization::of(mesh);
         let normalized = normalization.apply(mesh);
@@ -700,16 +693,7 @@ pub fn smooth_with(
         mut dynamic,
         attributes: a,
         operator,
-    } = FlowMesh::with_topology(
-        mesh,
-        topology,
-        settings.dt,
-        settings.laplacian,
-        settings.preconditioner,
-        settings.patch_size,
-        CapacityFactors::STATIC,
-        backend,
-    )?;
+    } = FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend)?;
     let ran = backend.run_rounds(
         &mut dynamic,
         |r| -> Result<_, McfError> {

@@ -25,7 +25,7 @@ use crate::parallel::collapse_parallel;
 use crate::quality::{Quality, quality};
 use crate::sequential::collapse_sequential;
 use crate::simplify::median_edge_length;
-use crate::{CollapseError, Conflicts, Settings, TetMesh};
+use crate::{CollapseError, Conflicts, Iteration, Settings, TetMesh};
 
 /// A run's time and output.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,8 +33,9 @@ pub struct Run {
     /// Seconds (ours: the median of the timed runs; a peer's: its one
     /// reported run).
     pub seconds: f64,
-    /// Iterations (ours; `None` for a peer).
-    pub iterations: Option<usize>,
+    /// Edges collapsed in each iteration, in order (ours; `None` for a
+    /// peer): the iterations are its length.
+    pub collapses: Option<Vec<usize>>,
     /// The output's quality, with the share of edges in `[4/5 L, 4/3 L]`.
     pub quality: Quality,
     /// How the run was made, in words (a peer's settings and runs; empty
@@ -144,11 +145,11 @@ pub fn tet_simplify_bench(
             let start = Instant::now();
             let (out, _, report) = collapse_parallel(backend, mesh, &[], criterion, &collapse)?;
             times.push(start.elapsed().as_secs_f64());
-            last = Some((out, report.iterations.len()));
+            last = Some((out, collapses_of(&report.iterations)));
         }
-        let (out, iterations) = last.expect("one run at least");
+        let (out, collapses) = last.expect("one run at least");
         two_passes.get_or_insert(out.tets.len());
-        rows.push(row(variant, median(times), iterations, &out, length));
+        rows.push(row(variant, median(times), collapses, &out, length));
     }
     progress("sequential");
     let start = Instant::now();
@@ -160,7 +161,7 @@ pub fn tet_simplify_bench(
     rows.push(row(
         "sequential",
         start.elapsed().as_secs_f64(),
-        iterations.len(),
+        collapses_of(&iterations),
         &out,
         length,
     ));
@@ -230,7 +231,7 @@ fn parse_peer(line: &str) -> Option<Row> {
         Some(e) => Err(e.to_string()),
         None => Ok(Run {
             seconds: f("seconds")?,
-            iterations: None,
+            collapses: None,
             quality: Quality {
                 cells: u("cells")?,
                 vertices: u("vertices")?,
@@ -249,13 +250,18 @@ fn parse_peer(line: &str) -> Option<Row> {
     Some(Row { variant, run })
 }
 
+/// The edges collapsed in each of `iterations`.
+fn collapses_of(iterations: &[Iteration]) -> Vec<usize> {
+    iterations.iter().map(|i| i.collapses).collect()
+}
+
 /// The row of a variant's output, its edge band against `length`.
-fn row(variant: &str, seconds: f64, iterations: usize, out: &TetMesh, length: f64) -> Row {
+fn row(variant: &str, seconds: f64, collapses: Vec<usize>, out: &TetMesh, length: f64) -> Row {
     Row {
         variant: variant.to_string(),
         run: Ok(Run {
             seconds,
-            iterations: Some(iterations),
+            collapses: Some(collapses),
             quality: quality(out, Some(length)),
             note: String::new(),
         }),
@@ -269,7 +275,8 @@ impl TetSimplifyBench {
     /// index and AMIPS energy, four significant digits; edges in
     /// `[4/5 L, 4/3 L]`), how many times
     /// faster the first row (the two passes on `device`) ran, and a note
-    /// (a peer's settings, or why it has no run).
+    /// (a peer's settings, or why it has no run); below it, the edges
+    /// each of our variants collapsed in each iteration.
     pub fn table(&self) -> String {
         let above = format!(
             "{}: {} tetrahedra, length criterion at L = {:.6} (to convergence); device {}",
@@ -311,7 +318,9 @@ impl TetSimplifyBench {
                     t.row(vec![
                         r.variant.clone(),
                         fixed(Some(run.seconds), 4),
-                        run.iterations.map_or("-".into(), |i| i.to_string()),
+                        run.collapses
+                            .as_ref()
+                            .map_or("-".into(), |c| c.len().to_string()),
                         q.cells.to_string(),
                         q.vertices.to_string(),
                         q.inverted.to_string(),
@@ -333,7 +342,18 @@ impl TetSimplifyBench {
                 }
             }
         }
-        t.render()
+        let mut out = t.render();
+        out.push_str("\nEdges collapsed per iteration:\n");
+        for r in &self.rows {
+            if let Ok(Run {
+                collapses: Some(c), ..
+            }) = &r.run
+            {
+                let c: Vec<String> = c.iter().map(usize::to_string).collect();
+                out.push_str(&format!("- {}: {}\n", r.variant, c.join(", ")));
+            }
+        }
+        out
     }
 }
 
@@ -347,7 +367,7 @@ mod tests {
         let row = parse_peer(line).expect("a peer's line");
         assert_eq!(row.variant, "vtk 9.7.2");
         let run = row.run.expect("a run");
-        assert_eq!((run.seconds, run.iterations), (0.25, None));
+        assert_eq!((run.seconds, run.collapses), (0.25, None));
         assert_eq!(run.note, "zero point scalars");
         let q = run.quality;
         assert_eq!((q.cells, q.vertices, q.inverted), (120, 40, 2));
@@ -399,7 +419,7 @@ mod tests {
                     variant: "two passes".into(),
                     run: Ok(Run {
                         seconds: 0.5,
-                        iterations: Some(3),
+                        collapses: Some(vec![6, 3, 1]),
                         quality: q,
                         note: String::new(),
                     }),
@@ -422,6 +442,10 @@ mod tests {
             table.contains(
                 "| mmgpy | - | - | - | - | - | - | - | - | - | - | - | - | - | exceeded the timeout of 1 s |"
             ),
+            "{table}"
+        );
+        assert!(
+            table.ends_with("Edges collapsed per iteration:\n- two passes: 6, 3, 1\n"),
             "{table}"
         );
     }

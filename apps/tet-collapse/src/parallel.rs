@@ -4,12 +4,13 @@
 //! and fill, finds the admissible candidates, resolves conflicts in the
 //! paper's two passes, and applies the winners by scans and compaction.
 //! The host reads three counts per iteration (edges, removed vertices,
-//! removed tetrahedra) and nothing else until the end.
-
-use std::time::Instant;
+//! removed tetrahedra) and, per round of the second conflict pass, one
+//! flag, and nothing else until the end; the stages are timed by marks on
+//! the backend's queue (`Backend::mark`: CUDA events on the GPU) read
+//! after the last iteration.
 
 use cavity::backend::buffer::Buffer;
-use cavity::backend::{Backend, BackendError};
+use cavity::backend::{Backend, BackendError, Mark};
 use cavity_tet_collapse_kernels::blocks;
 use cavity_tet_collapse_kernels::greedy::{GreedyDecide, GreedyIndices, GreedyKeys};
 use cavity_tet_collapse_kernels::iteration::{
@@ -28,6 +29,9 @@ pub struct ParallelReport {
     /// Seconds rebuilding the stars, boundary and edges (the rebuild the
     /// paper names its bottleneck), summed over the iterations.
     pub rebuild_seconds: f64,
+    /// The first iteration's share of `rebuild_seconds`: building the
+    /// input's stars, boundary and edges.
+    pub build_seconds: f64,
     /// Seconds finding the candidates and their admissibility.
     pub candidate_seconds: f64,
     /// Seconds resolving conflicts (both passes).
@@ -179,8 +183,10 @@ pub(crate) fn run_resident<C: CriterionKernels + bytemuck::Pod>(
         ..ParallelReport::default()
     };
     let target = settings.target_cells.unwrap_or(0) as u32;
+    let mut marks = Vec::new();
     while (report.iterations.len() as u32) < settings.max_iterations && r.cells > target {
-        let collapses = iterate(d, &mut r, has_values, criterion, settings, &mut report)?;
+        let (collapses, stages) = iterate(d, &mut r, has_values, criterion, settings, &mut report)?;
+        marks.push(stages);
         if let Some(observe) = observe.as_mut() {
             observe(&download(d, &r)?);
         }
@@ -192,7 +198,33 @@ pub(crate) fn run_resident<C: CriterionKernels + bytemuck::Pod>(
             break;
         }
     }
+    for (i, m) in marks.iter().enumerate() {
+        let rebuild = m.rebuilt.seconds_since(&m.start)?;
+        if i == 0 {
+            report.build_seconds = rebuild;
+        }
+        report.rebuild_seconds += rebuild;
+        report.candidate_seconds += m.candidates.seconds_since(&m.rebuilt)?;
+        report.conflict_seconds += m.resolved.seconds_since(&m.candidates)?;
+        if let Some(applied) = &m.applied {
+            report.apply_seconds += applied.seconds_since(&m.resolved)?;
+        }
+    }
     Ok((r, report))
+}
+
+/// The marks between an iteration's stages ([`Backend::mark`]).
+struct StageMarks {
+    /// Before the rebuild.
+    start: Mark,
+    /// After the rebuild and the classes.
+    rebuilt: Mark,
+    /// After the candidates and their admissibility.
+    candidates: Mark,
+    /// After both conflict passes.
+    resolved: Mark,
+    /// After the apply (`None` when nothing collapsed).
+    applied: Option<Mark>,
 }
 
 /// The mesh of `r`, copied to the host.
@@ -305,7 +337,8 @@ pub(crate) fn rows(
     })
 }
 
-/// One iteration on `r`; returns the collapses.
+/// One iteration on `r`; returns the collapses and the marks between its
+/// stages.
 fn iterate<C: CriterionKernels + bytemuck::Pod>(
     d: &Backend,
     r: &mut Resident,
@@ -313,9 +346,9 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
     criterion: C,
     settings: &Settings,
     report: &mut ParallelReport,
-) -> Result<u32, BackendError> {
+) -> Result<(u32, StageMarks), BackendError> {
     let (n, m) = (r.vertices, r.cells);
-    let start = Instant::now();
+    let start = d.mark()?;
     let rebuilt_mesh = connectivity(d, &r.tets, &r.positions, &r.values, n, m)?;
     let faces = &rebuilt_mesh.faces;
     let Rows {
@@ -339,12 +372,7 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
     let epsilons = [settings.epsilon_f, settings.epsilon_r];
     let params = (mesh, geometry, faces, previous, epsilons, n, &mut class);
     d.launch::<Classify>(blocks(n), (0, 0), params)?;
-    // A word read back waits for the launches before it (the stage clock).
-    if e > 0 {
-        d.element(edges, 0)?;
-    }
-    let rebuilt = Instant::now();
-    report.rebuild_seconds += (rebuilt - start).as_secs_f64();
+    let rebuilt = d.mark()?;
     // Costs, the candidates' list, their admissibility.
     let mut cost = d.zeros::<f32>(e as usize)?;
     let mut marks = d.zeros::<u32>(e as usize + 1)?;
@@ -371,11 +399,7 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
         &mut value,
     );
     d.launch::<CandidatesOf<C>>(blocks(c), (0, 0), params)?;
-    if c > 0 {
-        d.element(&cost, 0)?;
-    }
-    let candidates = Instant::now();
-    report.candidate_seconds += (candidates - rebuilt).as_secs_f64();
+    let candidates = d.mark()?;
     let mut won = d.zeros::<u32>(e as usize)?;
     let mut affected = d.zeros::<u32>(n as usize)?;
     match settings.conflicts {
@@ -437,12 +461,18 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
     let params = (&won, &collapse, &list, c, &mut removed);
     d.launch::<Settle>(blocks(c), (0, 0), params)?;
     d.exclusive_scan(&mut removed, n + 1)?;
+    let resolved = d.mark()?;
     let collapses = d.element(&removed, n as usize)?;
-    let resolved = Instant::now();
-    report.conflict_seconds += (resolved - candidates).as_secs_f64();
+    let mut marks = StageMarks {
+        start,
+        rebuilt,
+        candidates,
+        resolved,
+        applied: None,
+    };
     if collapses == 0 {
         r.class = Some(class);
-        return Ok(0);
+        return Ok((0, marks));
     }
     // Apply.
     let mut tet_removed = d.zeros::<u32>(m as usize + 1)?;
@@ -468,10 +498,7 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
     let mut new_tets = d.zeros::<u32>(4 * m2 as usize)?;
     let params = (&r.tets, m, [&tet_removed, &map], &mut new_tets);
     d.launch::<CompactTets>(blocks(m), (0, 0), params)?;
-    if m2 > 0 {
-        d.element(&new_tets, 0)?;
-    }
-    report.apply_seconds += resolved.elapsed().as_secs_f64();
+    marks.applied = Some(d.mark()?);
     *r = Resident {
         tets: new_tets,
         positions: new_positions,
@@ -480,5 +507,5 @@ fn iterate<C: CriterionKernels + bytemuck::Pod>(
         vertices: n2,
         cells: m2,
     };
-    Ok(collapses)
+    Ok((collapses, marks))
 }

@@ -1,25 +1,12 @@
 //! The quality measures printed for a mesh before and after collapsing
-//! (section 4.6 of the paper), per tetrahedron and over a mesh, in `f64`
-//! and in parallel (rayon):
-//!
-//! - the **harmonic index** `η(τ) = Σ a_i² / vol(τ)` of Alexa ("Harmonic
-//!   triangulations", 2019; the paper's equation in section 4.6), `a_i`
-//!   the four face areas: model units (a length). The scale-free
-//!   normalized index ([`TetQuality::harmonic`]) divides it by that of
-//!   the regular tetrahedron of the same volume, `η_reg(V) = C V^(1/3)`
-//!   with `C = (3/4) (6√2)^(4/3) ≈ 12.98`: 1 for a regular tetrahedron,
-//!   above 1 for every other one (for a given volume the sum of the
-//!   squared face areas is least for the regular tetrahedron);
-//! - the **dihedral angles** (degrees), at each of the six edges the angle
-//!   between its two faces measured inside the tetrahedron (70.53° at
-//!   every edge of a regular one). `cavity_volume::quality` has the
-//!   smallest one only; here both extremes come from the four outward
-//!   face normals, which the harmonic index needs anyway;
-//! - the **conformal AMIPS energy** `D(τ) = tr(JᵀJ) / det(J)^(2/3)` (Hu
-//!   et al., "Fast tetrahedral meshing in the wild", 2020; the paper's
-//!   equation in section 4.6), `J` the Jacobian of the affine map from
-//!   the regular tetrahedron of unit edges onto `τ`: 3 for a regular
-//!   tetrahedron, above 3 for every other, scale-free.
+//! (section 4.6 of the paper), per tetrahedron and over a mesh, in `f64`:
+//! on a backend ([`quality_on`]: the kernels of
+//! `cavity_tet_collapse_kernels::quality`, the GPU or the CPU backend) and
+//! on the host in parallel ([`quality`], rayon: the reference, and the
+//! measure of the peers' outputs). Per tetrahedron they are the kernels'
+//! [`measures`]: the normalized harmonic index (1 = regular), the
+//! smallest and largest dihedral angle (degrees) and the conformal AMIPS
+//! energy (3 = regular); see that module for their definitions.
 //!
 //! An inverted or flat tetrahedron (signed volume not positive, see
 //! [`cavity_tet_collapse_kernels::geometry::is_valid_tet`] with ratio 0)
@@ -28,12 +15,16 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use cavity_tet_collapse_kernels::geometry::{
-    cross, dot, is_valid_tet, longest_edge_squared, signed_volume, sub,
+use cavity::backend::{Backend, BackendError};
+use cavity_tet_collapse_kernels::blocks;
+use cavity_tet_collapse_kernels::geometry::{dot, sub};
+use cavity_tet_collapse_kernels::quality::{
+    EdgeBand, TET_PARTIALS, TetMeasures, UsedVertices, launch_shared_bytes, measures,
 };
 use rayon::prelude::*;
 
 use crate::TetMesh;
+use crate::parallel::rows;
 
 /// The measures of one tetrahedron, computed together from its corners.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,85 +46,25 @@ pub struct TetQuality {
     pub inverted: bool,
 }
 
-/// `Σ a_i² / V^(4/3)` of the regular tetrahedron, `(3/4) (6√2)^(4/3)`:
-/// its four faces of area `√3/4` and its volume `1/(6√2)` at unit edges.
-fn regular_harmonic_constant() -> f64 {
-    0.75 * (6.0 * std::f64::consts::SQRT_2).powf(4.0 / 3.0)
-}
-
-/// `v` times `s`.
-fn scale(v: [f64; 3], s: f64) -> [f64; 3] {
-    v.map(|x| x * s)
-}
-
-/// The four outward face area vectors of tetrahedron `p` (positively
-/// oriented, see [`crate::TetMesh`]), each opposite the corner of its
-/// index: the faces `(1 2 3)`, `(0 3 2)`, `(0 1 3)`, `(0 2 1)`, half the
-/// cross product of their edges.
-fn face_areas(p: [[f64; 3]; 4]) -> [[f64; 3]; 4] {
-    let e1 = sub(p[1], p[0]);
-    let e2 = sub(p[2], p[0]);
-    let e3 = sub(p[3], p[0]);
-    [
-        scale(cross(sub(p[2], p[1]), sub(p[3], p[1])), 0.5),
-        scale(cross(e3, e2), 0.5),
-        scale(cross(e1, e3), 0.5),
-        scale(cross(e2, e1), 0.5),
-    ]
-}
-
 pub use cavity_tet_collapse_kernels::criterion::harmonic_index;
+
+/// The angle in degrees of cosine `c`.
+fn degrees(c: f64) -> f64 {
+    c.acos().to_degrees()
+}
 
 /// The measures of tetrahedron `p` ([`TetQuality`]; see the
 /// [module](self)). The corners are scaled by the inverse of the longest
 /// edge first, so any scale from the smallest to the largest `f32` gives
 /// the same values.
 pub fn tet_quality(p: [[f64; 3]; 4]) -> TetQuality {
-    let inverted = !is_valid_tet(p, 0.0);
-    let longest = longest_edge_squared(p).sqrt();
-    let p = p.map(|c| scale(sub(c, p[0]), 1.0 / longest));
-    let faces = face_areas(p);
-    // The interior angle at the edge between faces k and l is π minus
-    // the angle between their outward normals.
-    let mut min_dihedral = f64::NAN;
-    let mut max_dihedral = f64::NAN;
-    for k in 0..4 {
-        for l in k + 1..4 {
-            let (n, m) = (faces[k], faces[l]);
-            let c = cross(n, m);
-            let angle = 180.0 - dot(c, c).sqrt().atan2(dot(n, m)).to_degrees();
-            min_dihedral = min_dihedral.min(angle);
-            max_dihedral = max_dihedral.max(angle);
-        }
-    }
-    if inverted {
-        return TetQuality {
-            min_dihedral,
-            max_dihedral,
-            harmonic: f64::INFINITY,
-            amips: f64::INFINITY,
-            inverted,
-        };
-    }
-    let volume = signed_volume(p[0], p[1], p[2], p[3]);
-    let areas: f64 = faces.iter().map(|&a| dot(a, a)).sum();
-    let harmonic = areas / volume.powf(4.0 / 3.0) / regular_harmonic_constant();
-    // J = E R⁻¹, E the edges from corner 0 as columns and R those of the
-    // regular tetrahedron (0,0,0), (1,0,0), (1/2, √3/2, 0),
-    // (1/2, √3/6, √(2/3)); R⁻¹ = [[1, -1/√3, -1/√6], [0, 2/√3, -1/√6],
-    // [0, 0, √(3/2)]], so J's columns are e1, (2 e2 - e1)/√3 and
-    // (3 e3 - e1 - e2)/√6, and det J = √2 det E = 6√2 V.
-    let [e1, e2, e3] = [p[1], p[2], p[3]];
-    let j2 = sub(scale(e2, 2.0), e1);
-    let j3 = sub(sub(scale(e3, 3.0), e1), e2);
-    let trace = dot(e1, e1) + dot(j2, j2) / 3.0 + dot(j3, j3) / 6.0;
-    let det = 6.0 * std::f64::consts::SQRT_2 * volume;
+    let m = measures(p);
     TetQuality {
-        min_dihedral,
-        max_dihedral,
-        harmonic,
-        amips: trace / det.powf(2.0 / 3.0),
-        inverted,
+        min_dihedral: degrees(m.cos_smallest),
+        max_dihedral: degrees(m.cos_largest),
+        harmonic: m.harmonic,
+        amips: m.amips,
+        inverted: m.inverted,
     }
 }
 
@@ -217,6 +148,105 @@ pub fn quality(mesh: &TetMesh, target_length: Option<f64>) -> Quality {
         inverted: per_tet.par_iter().filter(|q| q.inverted).count(),
         edge_band: target_length.map(|l| edge_band(mesh, l)),
     }
+}
+
+/// The [`Quality`] of `mesh` computed on `backend` (the kernels of
+/// `cavity_tet_collapse_kernels::quality`, one partial per block combined
+/// in block order on the host; the stars and edges built as the collapse
+/// builds them); `target_length` (model units) gives
+/// [`Quality::edge_band`]. The same as [`quality`] up to the order of the
+/// sums (a few units in the last place of the means).
+///
+/// # Errors
+/// A failed launch or copy; the GPU's kernels missing.
+///
+/// # Panics
+/// When a tetrahedron names a vertex past the positions (a kernel's
+/// bounds check stops; [`crate::checks::check_valid`] reports that as an
+/// error).
+pub fn quality_on(
+    backend: &Backend,
+    mesh: &TetMesh,
+    target_length: Option<f64>,
+) -> Result<Quality, BackendError> {
+    crate::add_kernels(backend)?;
+    let d = backend;
+    let (n, m) = (mesh.positions.len() as u32, mesh.tets.len() as u32);
+    let tets = d.upload(mesh.tets.as_flattened())?;
+    let positions = d.upload(mesh.positions.as_flattened())?;
+    let shared = launch_shared_bytes();
+    let mut partials = d.zeros::<u32>(2 * (TET_PARTIALS * blocks(m)) as usize)?;
+    d.launch::<TetMeasures>(blocks(m), shared, (&tets, &positions, m, &mut partials))?;
+    let combined = read_partials(d, &partials, TET_PARTIALS * blocks(m))?;
+    let at = |j: u32| {
+        combined
+            .chunks(TET_PARTIALS as usize)
+            .map(move |block| block[j as usize])
+    };
+    let sum = |values: &mut dyn Iterator<Item = f64>| values.sum::<f64>();
+    let largest = |values: &mut dyn Iterator<Item = f64>| values.fold(f64::NAN, f64::max);
+    let smallest = |values: &mut dyn Iterator<Item = f64>| values.fold(f64::NAN, f64::min);
+    let cells = mesh.tets.len();
+    // The identities of an empty block (infinities) are no cosine.
+    let finite = |x: f64| if x.is_finite() { x } else { f64::NAN };
+    let (sum_harmonic, sum_amips) = (sum(&mut at(0)), sum(&mut at(1)));
+    let (max_harmonic, max_amips) = (largest(&mut at(2)), largest(&mut at(3)));
+    let cos_smallest = finite(largest(&mut at(4)));
+    let cos_largest = finite(smallest(&mut at(5)));
+    let inverted = sum(&mut at(6)) as usize;
+    let no_field = d.zeros::<f32>(0)?;
+    let stars = rows(d, &tets, [&positions, &no_field], n, m, |_| Ok(()))?;
+    let mut used = d.zeros::<u32>(2 * blocks(n) as usize)?;
+    let params = (&stars.offsets, n, &mut used);
+    d.launch::<UsedVertices>(blocks(n), shared, params)?;
+    let vertices = read_partials(d, &used, blocks(n))?.into_iter().sum::<f64>() as usize;
+    let edge_band = match target_length {
+        Some(l) => {
+            let e = stars.edge_count;
+            let band = [(0.8 * l).powi(2), (4.0 / 3.0 * l).powi(2)];
+            let mut inside = d.zeros::<u32>(2 * blocks(e) as usize)?;
+            let params = (&stars.edges, &positions, e, band, &mut inside);
+            d.launch::<EdgeBand>(blocks(e), shared, params)?;
+            let inside: f64 = read_partials(d, &inside, blocks(e))?.into_iter().sum();
+            Some(inside / f64::from(e))
+        }
+        None => None,
+    };
+    let mean = |total: f64| {
+        if cells == 0 {
+            f64::NAN
+        } else {
+            total / cells as f64
+        }
+    };
+    let or_nan = |x: f64| if cells == 0 { f64::NAN } else { x };
+    Ok(Quality {
+        cells,
+        vertices,
+        min_dihedral: degrees(cos_smallest),
+        max_dihedral: degrees(cos_largest),
+        mean_harmonic: mean(sum_harmonic),
+        max_harmonic: or_nan(max_harmonic),
+        mean_amips: mean(sum_amips),
+        max_amips: or_nan(max_amips),
+        inverted,
+        edge_band,
+    })
+}
+
+/// The `count` `f64` partials of `partials` (two words each, low first).
+fn read_partials(
+    d: &Backend,
+    partials: &cavity::backend::buffer::Buffer<u32>,
+    count: u32,
+) -> Result<Vec<f64>, BackendError> {
+    let words = d.read_back(partials, 2 * count as usize)?;
+    Ok(words
+        .as_chunks::<2>()
+        .0
+        .iter()
+        .map(|w| f64::from_bits(u64::from(w[0]) | u64::from(w[1]) << 32))
+        .collect())
 }
 
 /// The share of `mesh`'s unique edges whose length is in

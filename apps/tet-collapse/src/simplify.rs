@@ -385,6 +385,9 @@ pub fn simplify(
             collapse_parallel_classes(backend, &current, &field, &classes, criterion, &run, None)?;
         classes = out_classes;
         report.iterations.extend(r.iterations);
+        if rounds == 1 {
+            report.build_seconds = r.build_seconds;
+        }
         report.rebuild_seconds += r.rebuild_seconds;
         report.candidate_seconds += r.candidate_seconds;
         report.conflict_seconds += r.conflict_seconds;

@@ -4,16 +4,20 @@
 //! topology on grids with a cavity, a tunnel and non-manifold contacts,
 //! the Hausdorff distance against a brute force with its own
 //! point-triangle distance, and every generated mesh valid with a closed
-//! manifold boundary.
+//! manifold boundary; the measures on the test backend (the GPU in the
+//! GPU run) against the host's.
 
 use std::time::Instant;
 
+use cavity_tests::test_backend;
 use cavity_tet_collapse::TetMesh;
 use cavity_tet_collapse::checks::{
     BoundarySurface, Invalid, boundary_surface, check_valid, hausdorff,
 };
 use cavity_tet_collapse::kernels::geometry::MIN_VOLUME_RATIO;
-use cavity_tet_collapse::quality::{harmonic_index, quality, quality_table, tet_quality};
+use cavity_tet_collapse::quality::{
+    Quality, harmonic_index, quality, quality_on, quality_table, tet_quality,
+};
 use proptest::prelude::*;
 
 mod generate;
@@ -124,6 +128,81 @@ fn min_dihedral_agrees_with_cavity_volume() {
         let ours = tet_quality(p).min_dihedral;
         let theirs = cavity_volume::quality::min_dihedral_angle(t, &mesh.positions);
         assert!(near(ours, theirs, 1e-9), "{t:?}: {ours} against {theirs}");
+    }
+}
+
+/// Whether two [`Quality`]s agree: counts exactly, measures to `1e-9`
+/// relative (the sums' order differs), NaN and infinities alike.
+fn same_quality(a: &Quality, b: &Quality) -> Result<(), String> {
+    let close = |x: f64, y: f64| {
+        (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= 1e-9 * x.abs().max(y.abs())
+    };
+    let pairs = [
+        ("min dihedral", a.min_dihedral, b.min_dihedral),
+        ("max dihedral", a.max_dihedral, b.max_dihedral),
+        ("mean harmonic", a.mean_harmonic, b.mean_harmonic),
+        ("max harmonic", a.max_harmonic, b.max_harmonic),
+        ("mean AMIPS", a.mean_amips, b.mean_amips),
+        ("max AMIPS", a.max_amips, b.max_amips),
+        (
+            "edge band",
+            a.edge_band.unwrap_or(-1.0),
+            b.edge_band.unwrap_or(-1.0),
+        ),
+    ];
+    for (name, x, y) in pairs {
+        if !close(x, y) {
+            return Err(format!("{name}: {x} against {y}\n{a:?}\n{b:?}"));
+        }
+    }
+    if (a.cells, a.vertices, a.inverted) != (b.cells, b.vertices, b.inverted) {
+        return Err(format!("counts differ\n{a:?}\n{b:?}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn the_backend_measures_as_the_host_does_on_special_meshes() {
+    let backend = test_backend();
+    let mut inverted = grid(2, 2, 2, 0.1, 5);
+    let [a, b, c, d] = inverted.tets[17];
+    inverted.tets[17] = [a, c, b, d];
+    let flat = single([[0.0; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]]);
+    let mut unreferenced = grid(1, 1, 1, 0.0, 0);
+    unreferenced.positions.push([5.0, 5.0, 5.0]);
+    let empty = TetMesh {
+        positions: vec![[0.0; 3]; 3],
+        tets: Vec::new(),
+    };
+    for (name, mesh) in [
+        ("regular", single(regular())),
+        ("corner", single(CORNER)),
+        ("inverted", inverted),
+        ("flat", flat),
+        ("unreferenced", unreferenced),
+        ("empty", empty),
+    ] {
+        for length in [None, Some(1.0)] {
+            let host = quality(&mesh, length);
+            let ours = quality_on(&backend, &mesh, length).unwrap();
+            assert_eq!(same_quality(&ours, &host), Ok(()), "{name}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cavity_tests::cases(16)))]
+
+    /// On random meshes (holes, components, slivers, any scale) the test
+    /// backend's measures are the host's.
+    #[test]
+    fn the_backend_measures_as_the_host_does(mesh in any_tet_mesh(), relative in 0.5f64..2.0) {
+        // About the mesh's edges: the first tetrahedron's first edge.
+        let [a, b, ..] = mesh.tets[0].map(|v| mesh.positions[v as usize].map(f64::from));
+        let l = relative * (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f64>().sqrt();
+        let host = quality(&mesh, Some(l));
+        let ours = quality_on(&test_backend(), &mesh, Some(l)).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        same_quality(&ours, &host).map_err(TestCaseError::fail)?;
     }
 }
 

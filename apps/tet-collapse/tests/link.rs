@@ -11,6 +11,8 @@ use std::collections::{BTreeSet, HashMap};
 use cavity_tests::cases;
 use cavity_tet_collapse::TetMesh;
 use cavity_tet_collapse::kernels::boundary::{CORNER, FACE, INTERIOR, Keep, RIDGE, boundary_rule};
+use cavity_tet_collapse::kernels::collapse::{Trial, check};
+use cavity_tet_collapse::kernels::criterion::{Length, Placement};
 use cavity_tet_collapse::kernels::link::{MAX_RING, link_condition, link_condition_in_mesh};
 use cavity_tet_collapse::kernels::star::Star;
 use cavity_tet_collapse::mesh::signed_volume;
@@ -164,6 +166,72 @@ fn a_small_grid_has_edges_that_pass_and_edges_that_fail() {
         }
     }
     assert!(pass > 0 && fail > 0, "{pass} pass, {fail} fail");
+}
+
+/// The link condition refuses collapses on its own: on perturbed grids
+/// with holes, of the edges whose trial at the midpoint leaves every
+/// tetrahedron clearly valid (computed here, apart from the kernels),
+/// `collapse::check` with interior classes (no boundary rule), a
+/// criterion that admits any edge and no quality bound accepts exactly
+/// those whose link condition holds, and some fail it: a `check` without
+/// the link condition would accept them.
+#[test]
+fn the_link_condition_alone_refuses_collapses() {
+    let criterion = Length {
+        length: 1e9,
+        placement: Placement::Midpoint,
+    };
+    let trial = Trial {
+        volume_ratio: 1e-6,
+        quality_bound: f64::INFINITY,
+    };
+    let (mut accepted, mut refused) = (0, 0);
+    for seed in 0..8 {
+        let n = [4, 4, 3];
+        let kept = generate::holes(n, 0.3, &mut generate::rng(seed));
+        let mesh = generate::grid_keeping(n, 0.2, seed, |c| {
+            kept[(c[0] + n[0] * (c[1] + n[1] * c[2])) as usize]
+        });
+        let stars = Stars::new(&mesh);
+        for [a, b] in mesh.edges() {
+            // The tetrahedra left, with a and b at the midpoint, each with a
+            // volume of at least a thousandth of its longest edge cubed
+            // (the kernels' bound is a millionth).
+            let (pa, pb) = (stars.position(a), stars.position(b));
+            let mid = [0, 1, 2].map(|k| ((pa[k] + pb[k]) * 0.5) as f32);
+            let mut moved = mesh.positions.clone();
+            moved[a as usize] = mid;
+            moved[b as usize] = mid;
+            let clearly_valid = mesh
+                .tets
+                .iter()
+                .filter(|t| t.contains(&a) != t.contains(&b))
+                .all(|&t| {
+                    let p = t.map(|v| moved[v as usize].map(f64::from));
+                    let longest = (0..4)
+                        .flat_map(|i| (i + 1..4).map(move |j| (i, j)))
+                        .map(|(i, j)| (0..3).map(|k| (p[i][k] - p[j][k]).powi(2)).sum::<f64>())
+                        .fold(0.0, f64::max)
+                        .sqrt();
+                    signed_volume(&moved, t) >= 1e-3 * longest.powi(3)
+                });
+            if !clearly_valid {
+                continue;
+            }
+            let link = link_condition(&stars, a, b);
+            let got = check(&stars, &criterion, a, b, INTERIOR, INTERIOR, false, trial);
+            assert_eq!(got.is_some(), link, "edge ({a}, {b}), seed {seed}");
+            if link {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        }
+    }
+    assert!(
+        accepted > 0 && refused > 0,
+        "{accepted} accepted, {refused} refused by the link condition"
+    );
 }
 
 #[test]

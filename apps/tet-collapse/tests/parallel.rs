@@ -106,6 +106,76 @@ fn the_cpu_backend_and_the_test_backend_agree() {
     assert_eq!(a.2.iterations, b.2.iterations);
 }
 
+/// The same mesh scaled by 2^100 and 2^-100 (the criterion's bound with
+/// it) collapses the same way on the test backend with each built-in
+/// criterion: the same iterations, tetrahedra, and positions scaled by
+/// the factor (powers of two scale floating point exactly).
+#[test]
+fn scaling_by_powers_of_two_changes_nothing() {
+    let input = generate::grid(4, 4, 4, 0.25, 3);
+    let backend = test_backend();
+    let values: Vec<f32> = input.positions.iter().map(|p| p[0] + p[1]).collect();
+    let scaled = |s: f32| TetMesh {
+        positions: input.positions.iter().map(|p| p.map(|c| c * s)).collect(),
+        tets: input.tets.clone(),
+    };
+    for (kind, bound, scales) in [
+        (0, 2.0 * median_edge(&input), true),
+        (1, 0.3, false),
+        (2, 20f64.to_radians().cos(), false),
+    ] {
+        let values = if kind == 1 { &values[..] } else { &[][..] };
+        let run = |m: &TetMesh, s: f64| {
+            let bound = if scales { bound * s } else { bound };
+            let criterion = Builtin {
+                kind,
+                placement: 0,
+                bound,
+            };
+            collapse_parallel(&backend, m, values, criterion, &Settings::default()).unwrap()
+        };
+        let (reference, _, report) = run(&input, 1.0);
+        assert!(report.iterations[0].collapses > 0, "criterion {kind}");
+        for s in [2f32.powi(100), 2f32.powi(-100)] {
+            let (out, _, r) = run(&scaled(s), f64::from(s));
+            assert_eq!(
+                r.iterations, report.iterations,
+                "criterion {kind}, scale {s:e}"
+            );
+            assert_eq!(out.tets, reference.tets, "criterion {kind}, scale {s:e}");
+            let back: Vec<[f32; 3]> = out.positions.iter().map(|p| p.map(|c| c / s)).collect();
+            assert_eq!(back, reference.positions, "criterion {kind}, scale {s:e}");
+        }
+    }
+}
+
+/// `epsilon_c` stops the run after the first iteration that collapses no
+/// more than it; every iteration before collapsed more; without it the
+/// same run goes on.
+#[test]
+fn epsilon_c_stops_at_the_first_iteration_at_or_under_it() {
+    let input = generate::grid(8, 8, 8, 0.2, 11);
+    let criterion = length(2.5 * median_edge(&input));
+    let backend = test_backend();
+    let all = collapse_parallel(&backend, &input, &[], criterion, &Settings::default())
+        .unwrap()
+        .2
+        .iterations;
+    assert!(all.len() >= 4, "{all:?}");
+    // A threshold met first in the middle of the run.
+    let middle = all.len() / 2;
+    let epsilon_c = all[middle].collapses;
+    let first = all.iter().position(|i| i.collapses <= epsilon_c).unwrap();
+    assert!(first < all.len() - 1, "{all:?}");
+    let settings = Settings {
+        epsilon_c,
+        ..Settings::default()
+    };
+    let (out, _, report) = collapse_parallel(&backend, &input, &[], criterion, &settings).unwrap();
+    assert_eq!(report.iterations, all[..=first], "epsilon_c {epsilon_c}");
+    assert_eq!(out.tets.len(), all[first].cells);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(16)))]
 

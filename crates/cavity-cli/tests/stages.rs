@@ -209,8 +209,10 @@ fn volumetric_commands_print_their_stages() {
             "simplify",
             "of which operators",
             "collapse",
+            "rebuild",
             "write",
-            "quality and Hausdorff distance",
+            "quality",
+            "Hausdorff distance",
         ],
         true,
     );

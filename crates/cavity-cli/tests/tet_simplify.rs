@@ -138,6 +138,7 @@ fn a_ratio_run_writes_a_valid_smaller_mesh_with_its_field() {
         "simplified",
         "collapses per iteration:",
         "operators",
+        "rebuild",
         "candidates",
         "conflicts",
         "apply",

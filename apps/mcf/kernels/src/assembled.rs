@@ -17,8 +17,8 @@
 
 pub use cavity_device::array::blocks;
 
-use cavity_device::array::{BOUNDS, In, InOut, chunk};
-use cavity_device::block::{Block, SharedArena, combine_f64, combine_scratch_len};
+use cavity_device::array::{self, BOUNDS, In, InOut, chunk};
+use cavity_device::block::{Block, SharedArena, combine_scratch_len};
 
 /// Shared-memory bytes of the reducing kernels with `threads` threads per
 /// block.
@@ -28,8 +28,8 @@ pub fn shared_bytes(threads: u32) -> usize {
     arena.used()
 }
 
-/// Sums every thread's `value` over the block ([`combine_f64`]) and
-/// writes it as block `b`'s partial.
+/// Sums every thread's `value` over the block and writes it as block
+/// `b`'s partial ([`array::write_partial`]).
 #[inline(always)]
 fn write_partial<B: Block>(
     block: &B,
@@ -40,15 +40,7 @@ fn write_partial<B: Block>(
 ) {
     let scratch = arena.alloc::<u32>(combine_scratch_len(block.block_dim()));
     arena.check();
-    let total = combine_f64(block, scratch, value, |x, y| x + y);
-    if block.thread_idx() == 0 {
-        let bits = total.to_bits();
-        // SAFETY: one thread of one block writes the block's two words.
-        unsafe {
-            partials.set_unshared(2 * b, bits as u32);
-            partials.set_unshared((2 * b).wrapping_add(1), (bits >> 32) as u32);
-        }
-    }
+    array::write_partial(block, scratch, value, |x, y| x + y, partials, b);
 }
 
 cavity_device::kernel! {

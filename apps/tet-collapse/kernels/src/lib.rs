@@ -20,7 +20,9 @@
 //! - [`criterion`]: the criteria (cost, placement, admissibility) and the
 //!   three that ship: edge length, scalar-field error, harmonic index;
 //! - [`operators`]: the boundary operators ∂1-∂3 of the collapsed mesh,
-//!   built on the device.
+//!   built on the device;
+//! - [`quality`]: the quality measures of section 4.6 per tetrahedron and
+//!   reduced over a mesh.
 #![no_std]
 #![feature(core_float_math)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
@@ -33,6 +35,7 @@ pub mod greedy;
 pub mod iteration;
 pub mod link;
 pub mod operators;
+pub mod quality;
 pub mod star;
 pub use cavity_device::array::BOUNDS;
 

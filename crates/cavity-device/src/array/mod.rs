@@ -32,6 +32,7 @@ pub use scan::{AddChunkOffsets, ScanChunks};
 
 use core::marker::PhantomData;
 
+use crate::block::{Block, Shared, combine_f64};
 use crate::dynamic::global::GlobalU32;
 use crate::kernel::LaunchBounds;
 
@@ -44,6 +45,34 @@ pub const BOUNDS: LaunchBounds = LaunchBounds {
     threads: 256,
     min_blocks: 4,
 };
+
+/// Combines one `f64` per thread of the block by `combine` (in a fixed
+/// order: [`combine_f64`]) and writes the result as the `f64` partial
+/// `at` of `partials` (words `2 at` and `2 at + 1`, low first), which the
+/// host combines in block order, so that a reduction does not depend on
+/// timing. `scratch` holds
+/// [`crate::block::combine_scratch_len`]`(block_dim())` words.
+/// Contains barriers: every thread of the block must call it, and only
+/// this block writes partial `at`.
+#[inline(always)]
+pub fn write_partial<B: Block>(
+    block: &B,
+    scratch: Shared<u32>,
+    value: f64,
+    combine: impl Fn(f64, f64) -> f64,
+    partials: &InOut<u32>,
+    at: u32,
+) {
+    let total = combine_f64(block, scratch, value, combine);
+    if block.thread_idx() == 0 {
+        let bits = total.to_bits();
+        // SAFETY: one thread of one block writes the partial's two words.
+        unsafe {
+            partials.set_unshared(2 * at, bits as u32);
+            partials.set_unshared((2 * at).wrapping_add(1), (bits >> 32) as u32);
+        }
+    }
+}
 
 /// The items `[start, end)` of block `block` of `n` items in [`CHUNK`]s.
 #[inline(always)]

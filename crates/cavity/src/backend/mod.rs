@@ -95,6 +95,38 @@ fn with_origin(note: String, gpu: &cuda::CudaBackend) -> String {
     }
 }
 
+/// A point in a backend's queued work ([`Backend::mark`]).
+pub struct Mark(MarkAt);
+
+/// Where a [`Mark`] was taken.
+enum MarkAt {
+    /// A CUDA event on the backend's stream.
+    Event(cudarc::driver::CudaEvent),
+    /// The wall clock.
+    Clock(std::time::Instant),
+}
+
+impl Mark {
+    /// Seconds from `earlier` to this mark: on the GPU the time between
+    /// the two events (waiting for this one to complete), on the CPU
+    /// backend between the two clock readings; zero when the two marks
+    /// are of different kinds.
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the events cannot be timed (marks of
+    /// two GPUs, or a failed launch before them).
+    pub fn seconds_since(&self, earlier: &Mark) -> Result<f64, BackendError> {
+        match (&earlier.0, &self.0) {
+            (MarkAt::Event(a), MarkAt::Event(b)) => a
+                .elapsed_ms(b)
+                .map(|ms| f64::from(ms) * 1e-3)
+                .map_err(cuda::context::driver("timing two events")),
+            (MarkAt::Clock(a), MarkAt::Clock(b)) => Ok(b.duration_since(*a).as_secs_f64()),
+            _ => Ok(0.0),
+        }
+    }
+}
+
 impl Backend {
     /// Runs `f`, timed: by CUDA events around the work it enqueues on the
     /// GPU ([`cuda::CudaBackend::timed`]), by the wall clock on the CPU
@@ -115,6 +147,22 @@ impl Backend {
                 Ok((out, t.elapsed().as_secs_f64() * 1e3))
             }
         }
+    }
+
+    /// A mark of this backend's work so far, for timing the stages of
+    /// work the host does not wait for: on the GPU a CUDA event recorded
+    /// on the stream (it completes when the work queued before it does),
+    /// on the CPU backend the wall clock (whose kernels run before their
+    /// launch returns). Two marks' difference is
+    /// [`Mark::seconds_since`].
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the GPU's event cannot be recorded.
+    pub fn mark(&self) -> Result<Mark, BackendError> {
+        Ok(Mark(match self {
+            Backend::Cuda(gpu) => MarkAt::Event(gpu.record()?),
+            Backend::Cpu(_) => MarkAt::Clock(std::time::Instant::now()),
+        }))
     }
 
     /// Runs `driver` on this backend's rounds over `mesh` and leaves the

@@ -34,7 +34,7 @@ const PTX_HASH: u64 = include!(concat!(env!("OUT_DIR"), "/ptx_hash.rs"));
 /// toolchain could not build it (`cavity_ptx_builder::Outcome::Skipped`).
 pub const PTX_MISSING: Option<&str> = include!(concat!(env!("OUT_DIR"), "/ptx_missing.rs"));
 
-pub(super) fn driver(what: &'static str) -> impl Fn(DriverError) -> BackendError + Copy {
+pub(crate) fn driver(what: &'static str) -> impl Fn(DriverError) -> BackendError + Copy {
     move |source| BackendError::Driver { what, source }
 }
 
@@ -408,17 +408,23 @@ impl CudaBackend {
         &self,
         f: impl FnOnce() -> Result<T, E>,
     ) -> Result<(T, f64), E> {
-        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let event = || {
-            self.stream
-                .record_event(flags)
-                .map_err(driver("recording an event"))
-        };
-        let start = event()?;
+        let start = self.record()?;
         let out = f()?;
-        let end = event()?;
+        let end = self.record()?;
         let ms = start.elapsed_ms(&end).map_err(driver("timing"))?;
         Ok((out, f64::from(ms)))
+    }
+
+    /// A CUDA event recorded on the stream now: it completes when the
+    /// work queued before it does ([`crate::backend::Mark`]).
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the event cannot be recorded.
+    pub fn record(&self) -> Result<cudarc::driver::CudaEvent, BackendError> {
+        let flags = Some(CUevent_flags::CU_EVENT_DEFAULT);
+        self.stream
+            .record_event(flags)
+            .map_err(driver("recording an event"))
     }
 
     /// Waits for all queued work.
