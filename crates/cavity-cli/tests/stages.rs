@@ -176,22 +176,28 @@ fn volumetric_commands_print_their_stages() {
     let d = device();
     check(
         &["tet", "info", cube, "--device", d],
-        &["read", "operators", "start", "boundary"],
+        &["read", "start", "operators", "boundary"],
         true,
     );
     check(
         &["tet", "boundary", cube, "-o", path(&surface), "--device", d],
-        &["read", "operators", "start", "boundary", "surface", "write"],
+        &["read", "start", "operators", "boundary", "surface", "write"],
         true,
     );
     check(
         &["tet", "smooth", cube, "-o", out, "--device", d],
-        &["read", "operators", "start", "smoothing", "write"],
+        &["read", "start", "operators", "smoothing", "write"],
         true,
     );
     check(
         &["tet", "subdivide", cube, "-o", out, "--device", d],
-        &["read", "operators", "start", "levels", "write"],
+        &["read", "start", "operators", "levels", "write"],
+        true,
+    );
+    // Tetrahedra: their operators built on the device on the GPU.
+    check(
+        &["tet", "info", tetrahedra, "--device", d],
+        &["read", "start", "operators", "boundary"],
         true,
     );
     check(

@@ -236,3 +236,61 @@ fn the_help_lists_every_volumetric_command() {
         assert!(about.contains(what), "{what} not in {about}");
     }
 }
+
+/// The TetGen bunny (tetrahedra only: on the GPU its operators are built
+/// on the device, issue 55 item 6) gives the same counts, boundary
+/// surface, smoothed mesh and subdivision on the test device as on the
+/// CPU backend (whose operators the host builds), byte for byte.
+#[test]
+fn tetrahedra_give_the_same_outputs_on_the_test_device_as_on_the_cpu() {
+    let dir = tempdir("tet-cli-");
+    let input = bunny();
+    let input = input.to_str().unwrap();
+    let run_on = |device: &str, args: &[&str], output: &str| {
+        let path = dir.path().join(format!("{device}-{output}"));
+        let mut c = cavity();
+        c.arg("tet").args(args).args(["--device", device]);
+        if !output.is_empty() {
+            c.args(["-o", path.to_str().unwrap()]);
+        }
+        let run = c.output().expect("run");
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{args:?} on {device}: {stderr}");
+        let written = if output.is_empty() {
+            Vec::new()
+        } else {
+            std::fs::read(&path).expect("the output")
+        };
+        // The counts, boundary and quality lines, cut before the time,
+        // the device's name and the output's path.
+        let lines: Vec<String> = stdout
+            .lines()
+            .filter(|l| {
+                !["stages", "memory estimated", "wrote"]
+                    .iter()
+                    .any(|w| l.starts_with(w))
+            })
+            .map(|l| {
+                let cut = [" in ", " on ", "; subdivision"]
+                    .iter()
+                    .filter_map(|w| l.find(w))
+                    .min()
+                    .unwrap_or(l.len());
+                l[..cut].to_string()
+            })
+            .collect();
+        assert!(!lines.is_empty(), "{args:?} on {device}: {stdout}");
+        (lines, written)
+    };
+    for (args, output) in [
+        (&["info", input][..], ""),
+        (&["boundary", input][..], "surface.ply"),
+        (&["smooth", input, "--iterations", "3"][..], "smoothed.vtk"),
+        (&["subdivide", input][..], "subdivided.vtk"),
+    ] {
+        let ours = run_on(device(), args, output);
+        let cpu = run_on("cpu", args, output);
+        assert_eq!(ours.0, cpu.0, "{args:?}: stdout");
+        assert!(ours.1 == cpu.1, "{args:?}: the outputs differ");
+    }
+}

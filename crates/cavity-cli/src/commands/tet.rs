@@ -17,19 +17,21 @@ use cavity_tet_collapse::kernels::criterion::Placement;
 use cavity_tet_collapse::mesh::signed_volume;
 use cavity_tet_collapse::quality::quality_table;
 use cavity_tet_collapse::simplify::{Criterion, SimplifySettings, Target, diagonal};
-use cavity_tet_collapse::{Conflicts, Settings, TetMesh};
+use cavity_tet_collapse::{CollapseError, Conflicts, Settings, TetMesh};
 use cavity_volume::boundary::{Boundary, boundary, smooth_valid};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::io::{PointField, read_volume_fields, write_volume_field};
 use cavity_volume::quality::{Quality, Validity, quality};
 use cavity_volume::signed::{index, is_negative};
 use cavity_volume::subdivide::{plan, subdivide_valid};
-use cavity_volume::{CellType, CellVertices, VolumeMesh, check_cells, check_count, setting};
+use cavity_volume::{
+    CellType, CellVertices, VolumeError, VolumeMesh, check_cells, check_count, setting,
+};
 use rayon::prelude::*;
 
 use crate::Result;
 use crate::args::{ConflictsArg, CriterionArg, Device, PlacementArg};
-use crate::device::backend;
+use crate::device::{backend, select};
 use crate::output::{say, sayln, spinner};
 use crate::stages::Clock;
 
@@ -91,15 +93,76 @@ fn read_checked(path: &Path) -> Result<(CellMesh, Quality)> {
     Ok((mesh, q))
 }
 
+/// What [`load_on`] gives: the mesh, its cells, their quality and the
+/// backend.
+type Loaded = (VolumeMesh, Vec<CellVertices>, Quality, Backend);
+
 /// The mesh at `path` with its cells oriented outward and checked
-/// ([`read_checked`]), built, its cells and their quality; the reading
-/// and the building are stages of `clock`.
-fn load(path: &Path, clock: &mut Clock) -> Result<(VolumeMesh, Vec<CellVertices>, Quality)> {
-    let (CellMesh { positions, cells }, q) = read_checked(path)?;
-    clock.host("read");
-    let mesh = VolumeMesh::from_cells(positions, &cells).map_err(in_file(path))?;
-    clock.host("operators");
-    Ok((mesh, cells, q))
+/// ([`read_checked`]) while `device` starts on another thread, then its
+/// operators built ([`operators`]): its cells, their quality and the
+/// backend. The reading, what the start added after it and the build are
+/// stages of `clock` (`read`, `start`, `operators`, the last on the
+/// device when it built them).
+fn load_on(path: &Path, device: Device, clock: &mut Clock) -> Result<Loaded> {
+    let (read, selected) = std::thread::scope(|scope| {
+        let starting = scope.spawn(|| select(device));
+        let reading = Instant::now();
+        let read = read_checked(path).map(|r| (r, reading.elapsed().as_secs_f64()));
+        (read, starting.join())
+    });
+    let ((CellMesh { positions, cells }, q), read_seconds) = read?;
+    let (backend, note) = selected.map_err(|_| "starting the device panicked")??;
+    eprintln!("{note}");
+    clock.beside("read", read_seconds, "start");
+    let (mesh, on_device) = operators(&backend, positions, &cells).map_err(in_file(path))?;
+    if on_device {
+        clock.device("operators", &backend);
+    } else {
+        clock.host("operators");
+    }
+    Ok((mesh, cells, q, backend))
+}
+
+/// The boundary operators of `cells` over the vertices at `positions`
+/// (issue 55 item 6): on the GPU, when every cell is a tetrahedron, built
+/// there by count, scan and fill from the vertex stars
+/// (`cavity_tet_collapse::operators::resident_of`, the collapse's
+/// rebuild: the same mesh as `VolumeMesh::from_cells`, numbered alike)
+/// and copied back, with `true`; else by `VolumeMesh::from_cells` on the
+/// host (in parallel), with `false`.
+///
+/// # Errors
+/// As `VolumeMesh::from_cells`; a failed launch or copy
+/// ([`VolumeError::Backend`]).
+fn operators(
+    backend: &Backend,
+    positions: Vec<[f32; 3]>,
+    cells: &[CellVertices],
+) -> std::result::Result<(VolumeMesh, bool), VolumeError> {
+    let tets: Option<Vec<[u32; 4]>> = cells
+        .par_iter()
+        .map(|c| match c {
+            CellVertices::Tetrahedron(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    match (backend, tets) {
+        (Backend::Cuda(_), Some(tets)) => {
+            // The same checks as the host's build: a vertex out of range,
+            // a repeated vertex.
+            check_cells(cells, positions.len())?;
+            let mesh = TetMesh { positions, tets };
+            let resident = cavity_tet_collapse::operators::resident_of(backend, &mesh).map_err(
+                |e| match e {
+                    CollapseError::Backend(e) => VolumeError::Backend(e),
+                    CollapseError::Operators(e) => e,
+                    e => VolumeError::Matrix(e.to_string()),
+                },
+            )?;
+            Ok((resident.download()?, true))
+        }
+        _ => Ok((VolumeMesh::from_cells(positions, cells)?, false)),
+    }
 }
 
 /// The validity setting of `--plain`.
@@ -161,9 +224,7 @@ fn refuse_overwrite(input: &Path, output: &Path) -> Result<()> {
 
 pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
     let mut clock = Clock::start();
-    let (mesh, _, q) = load(path, &mut clock)?;
-    let backend = backend(device)?;
-    clock.host("start");
+    let (mesh, _, q, backend) = load_on(path, device, &mut clock)?;
     let Boundary {
         faces,
         edges,
@@ -207,9 +268,7 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
 pub(crate) fn boundary_surface(input: &Path, output: &Path, device: Device) -> Result<()> {
     let mut clock = Clock::start();
     let format = check_writable(output)?;
-    let (mesh, _, _) = load(input, &mut clock)?;
-    let backend = backend(device)?;
-    clock.host("start");
+    let (mesh, _, _, backend) = load_on(input, device, &mut clock)?;
     let b = boundary(&backend, &mesh)?;
     let seconds = clock.device("boundary", &backend);
     clock.read_peak(&backend);
@@ -263,10 +322,8 @@ pub(crate) fn smooth_inner(
     let mut clock = Clock::start();
     VolumeFormat::of(output)?;
     check_count(setting::ITERATIONS, iterations)?;
-    let (mesh, cells, _) = load(input, &mut clock)?;
     refuse_overwrite(input, output)?;
-    let backend = backend(device)?;
-    clock.host("start");
+    let (mesh, cells, _, backend) = load_on(input, device, &mut clock)?;
     let (positions, report) = smooth_valid(&backend, &mesh, &cells, iterations, validity(plain))?;
     let seconds = clock.device("smoothing", &backend);
     clock.read_peak(&backend);
@@ -309,16 +366,14 @@ pub(crate) fn subdivide(
     let mut clock = Clock::start();
     VolumeFormat::of(output)?;
     check_count(setting::LEVELS, levels)?;
-    let (mesh, _, _) = load(input, &mut clock)?;
     refuse_overwrite(input, output)?;
-    let backend = backend(device)?;
+    let (mesh, _, _, backend) = load_on(input, device, &mut clock)?;
     let estimate = plan(&mesh, levels, &backend)?;
     estimate.check(
         levels,
         cavity::memory::available_host_bytes(),
         backend.free_device_memory().ok().flatten(),
     )?;
-    clock.host("start");
     let pb = spinner();
     let subdivided = subdivide_valid(&backend, &mesh, levels, validity(plain), |level| {
         pb.set_message(format!("subdividing level {level} of {levels}"))
@@ -410,7 +465,8 @@ pub(crate) fn bench(meshes: &[PathBuf], reps: usize, device: Device) -> Result<(
     let gpu = backend(device)?;
     let cpu = Backend::Cpu(CpuBackend::new());
     for path in meshes {
-        let (mesh, _, _) = load(path, &mut Clock::start())?;
+        let (CellMesh { positions, cells }, _) = read_checked(path)?;
+        let mesh = VolumeMesh::from_cells(positions, &cells).map_err(in_file(path))?;
         let pb = spinner();
         let bench = cavity_volume::bench::tet_bench(
             &path.display().to_string(),
