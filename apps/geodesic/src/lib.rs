@@ -1,11 +1,12 @@
 //! Approximate geodesic distance from one or more source vertices by
 //! parallel toplesets propagation (Romero Calla, Fuentes Perez and
 //! Montenegro 2019), as RXMesh section 8.2 and the dynamic paper's section
-//! 6.1 run it, with each pass sweeping its patches several times. The host
-//! finds the toplesets (the vertices' hops from the nearest source, a
-//! breadth-first search); the device relaxes the vertices of the
-//! toplesets the band has reached (`cavity-geodesic-kernels`), and the
-//! band moves on: its end by [`GeodesicSettings::advance`] toplesets per
+//! 6.1 run it, with each pass sweeping its patches several times. The
+//! toplesets (the vertices' hops from the nearest source, a breadth-first
+//! search) are found on the GPU level by level ([`toplesets_on`]), on the
+//! CPU backend by the host ([`toplesets`]); the device relaxes the
+//! vertices of the toplesets the band has reached
+//! (`cavity-geodesic-kernels`), and the band moves on: its end by [`GeodesicSettings::advance`] toplesets per
 //! pass, its start by patch (the error-driven advance): a pass visits the
 //! patches where a distance fell by more than the tolerance in the pass
 //! before, their neighbours and the patches of the toplesets it adds, and
@@ -40,7 +41,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
-use cavity::backend::Backend;
+use cavity::backend::{Backend, BackendError};
 use cavity::computation::ComputationError;
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::normalize::Normalization;
@@ -50,6 +51,8 @@ use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
 
 cavity::kernel_module!("cavity_geodesic_kernels.ptx");
+
+use cavity_geodesic_kernels::{ToplesetLevel, blocks};
 
 /// The propagation's settings, as its errors name them.
 pub mod setting {
@@ -263,6 +266,70 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toples
     }
 }
 
+/// The toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
+/// `sources` (in range) on `backend` (issue 55 item 5): the same as
+/// [`toplesets`], found by a level-synchronous breadth-first search on the
+/// device, one launch of `cavity_geodesic_kernels::ToplesetLevel` per
+/// topleset, each reading back its count (the topleset's size); the levels
+/// are copied back at the end.
+///
+/// # Errors
+/// A failed launch or copy; the GPU's kernels missing.
+pub fn toplesets_on(
+    backend: &Backend,
+    mesh: &TriMesh,
+    topology: &Topology,
+    sources: &[u32],
+) -> Result<Toplesets, BackendError> {
+    crate::add_kernels(backend)?;
+    let d = backend;
+    let n = mesh.num_vertices();
+    let mut level = vec![u32::MAX; n];
+    let mut visited = vec![0u32; n.div_ceil(32)];
+    let mut frontier = Vec::new();
+    for &s in sources {
+        if level[s as usize] == u32::MAX {
+            level[s as usize] = 0;
+            visited[s as usize / 32] |= 1 << (s % 32);
+            frontier.push(s);
+        }
+    }
+    let mut sizes = vec![frontier.len() as u32];
+    let offsets = d.upload(&topology.vf_offsets)?;
+    let vf = d.upload(&topology.vf)?;
+    let faces = d.upload(mesh.faces.as_flattened())?;
+    let mut visited = d.upload(&visited)?;
+    let mut level = d.upload(&level)?;
+    // The frontier and the next one, each room for every vertex.
+    let mut count = frontier.len() as u32;
+    frontier.resize(n, 0);
+    let mut frontier_on = d.upload(&frontier)?;
+    let mut found = d.zeros::<u32>(n)?;
+    while count > 0 {
+        let mut found_count = d.zeros::<u32>(1)?;
+        let next = sizes.len() as u32;
+        let params = (
+            [&offsets, &vf, &faces, &frontier_on],
+            count,
+            next,
+            &mut visited,
+            &mut level,
+            &mut found,
+            &mut found_count,
+        );
+        d.launch::<ToplesetLevel>(blocks(count), (0, 0), params)?;
+        count = d.element(&found_count, 0)?;
+        if count > 0 {
+            sizes.push(count);
+        }
+        std::mem::swap(&mut frontier_on, &mut found);
+    }
+    Ok(Toplesets {
+        level: d.download(level, n)?,
+        sizes,
+    })
+}
+
 /// The range of toplesets each patch owns vertices of, so that a pass
 /// visits only the patches with a vertex in its band or behind it.
 struct PatchLevels {
@@ -373,7 +440,12 @@ pub fn geodesic_distance_with(
     crate::add_kernels(backend)?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
-    let Toplesets { level, sizes } = toplesets(mesh, topology, sources);
+    // On the GPU by the device's search; on the CPU backend by the host's,
+    // whose small toplesets run on one thread without launches.
+    let Toplesets { level, sizes } = match backend {
+        Backend::Cuda(_) => toplesets_on(backend, mesh, topology, sources)?,
+        Backend::Cpu(_) => toplesets(mesh, topology, sources),
+    };
     let mut layout = AttributeLayout::new();
     let GeodesicAttributes {
         level: level_attr,

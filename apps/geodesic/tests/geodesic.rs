@@ -10,7 +10,9 @@
 
 use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
-use cavity_geodesic::{GeodesicError, GeodesicSettings, geodesic_distance, toplesets};
+use cavity_geodesic::{
+    GeodesicError, GeodesicSettings, geodesic_distance, toplesets, toplesets_on,
+};
 use cavity_tests::{any_mesh, bunny_scan, cases, grid, test_backend};
 use glam::DVec3;
 use proptest::prelude::*;
@@ -202,7 +204,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(24)))]
 
     /// The toplesets match one search per source: the level is the fewest
-    /// hops to any source, the sizes count the levels.
+    /// hops to any source, the sizes count the levels; the device's search
+    /// on the test backend (`toplesets_on`) gives the same.
     #[test]
     fn toplesets_match_a_search_per_source(
         mesh in any_mesh(),
@@ -210,7 +213,11 @@ proptest! {
     ) {
         let n = mesh.positions.len() as u32;
         let sources: Vec<u32> = picks.iter().map(|p| p % n).collect();
-        let t = toplesets(&mesh, &Topology::new(&mesh), &sources);
+        let topology = Topology::new(&mesh);
+        let t = toplesets(&mesh, &topology, &sources);
+        let on_device = toplesets_on(&test_backend(), &mesh, &topology, &sources)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&on_device, &t);
         let per_source: Vec<Vec<u32>> = sources.iter().map(|&s| hops_from(&mesh, s)).collect();
         let mut sizes = Vec::new();
         for v in 0..n as usize {
@@ -489,7 +496,8 @@ fn real_meshes_come_within_about_one_percent_of_exact() {
 
 /// Many sources (18 271, searched from in parallel; then fronts of 121
 /// vertices, on one thread): the levels and the sizes of a serial
-/// multi-source search.
+/// multi-source search, on the host and by the device's search on the
+/// test backend.
 #[test]
 fn large_toplesets_match_a_serial_search() {
     let mesh = grid(300, 120, &[false, true], false, &[]);
@@ -497,7 +505,10 @@ fn large_toplesets_match_a_serial_search() {
         .filter(|&v| v % 301 <= 150)
         .rev()
         .collect();
-    let t = toplesets(&mesh, &Topology::new(&mesh), &sources);
+    let topology = Topology::new(&mesh);
+    let t = toplesets(&mesh, &topology, &sources);
+    let on_device = toplesets_on(&test_backend(), &mesh, &topology, &sources).expect("search");
+    assert_eq!(on_device, t);
     let n = mesh.positions.len();
     let next = corner_neighbours(&mesh);
     let mut level = vec![u32::MAX; n];

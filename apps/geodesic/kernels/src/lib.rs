@@ -3,8 +3,9 @@
 //! "Parallel geodesic distance computation on triangle meshes"), as
 //! RXMesh section 8.2 and the dynamic paper's section 6.1 run it: the
 //! vertices are grouped by their hops from the sources (toplesets, found on
-//! the host); each pass relaxes the vertices of the toplesets the band has
-//! reached from their faces (VF), in the patches where a distance changed
+//! the device by [`ToplesetLevel`] or on the host); each pass relaxes the
+//! vertices of the toplesets the band has reached from their faces (VF),
+//! in the patches where a distance changed
 //! by more than the tolerance in the pass before, their neighbours and
 //! those the band reaches next (the error-driven advance, by patch), and
 //! sweeps each patch several times ([`GeodesicRelax`]).
@@ -13,6 +14,8 @@
 #![no_std]
 #![feature(core_float_math)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+
+pub use cavity_device::array::blocks;
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
@@ -205,3 +208,49 @@ impl ElementComputation for GeodesicKeep {
 }
 
 cavity_device::element_kernels!(GeodesicRelax, GeodesicKeep);
+
+cavity_device::kernel! {
+    /// One level of the toplesets' breadth-first search on the device
+    /// (issue 55 item 5): `mesh` is the vertex-face rows (offsets and
+    /// faces), the faces (three corners each) and the frontier; each of the
+    /// `count` vertices of the frontier (the topleset `next - 1`) visits
+    /// the corners of its faces; a corner
+    /// not yet `visited` (one bit a vertex) is claimed by an atomic or,
+    /// gets `level` `next` and is appended to `found` (its count in
+    /// `found_count[0]`). Each vertex is claimed once, so the levels do not
+    /// depend on the order the threads ran in (the order of `found` does).
+    ///
+    /// # Safety
+    /// Checked: the rows, faces and frontier are only read; the visited
+    /// bits and the found count are claimed atomically, and only the
+    /// claiming thread writes a vertex's level and its slot of `found`.
+    #[launch_bounds = cavity_device::array::BOUNDS]
+    #[checked]
+    pub kernel ToplesetLevel(
+        launch,
+        mesh: cavity_device::array::Ins<u32, 4>,
+        count: u32,
+        next: u32,
+        visited: cavity_device::array::InOut<u32>,
+        level: cavity_device::array::InOut<u32>,
+        found: cavity_device::array::InOut<u32>,
+        found_count: cavity_device::array::InOut<u32>,
+    ) {
+        let [vf_offsets, vf, faces, frontier] = mesh.0;
+        let (start, end) = cavity_device::array::chunk(launch.block_idx, count);
+        launch.block.for_each(end - start, |k| {
+            let v = frontier.get(start + k);
+            for i in vf_offsets.get(v)..vf_offsets.get(v + 1) {
+                let f = vf.get(i);
+                for c in 0..3 {
+                    let u = faces.get((3 * f).wrapping_add(c));
+                    let bit = 1u32 << (u % 32);
+                    if visited.get(u / 32) & bit == 0 && visited.fetch_or(u / 32, bit) & bit == 0 {
+                        level.set(u, next);
+                        found.set(found_count.fetch_add(0, 1), u);
+                    }
+                }
+            }
+        });
+    }
+}
