@@ -28,8 +28,11 @@
 //!    finds it, [`MarkLowest`] marks it for a scan, [`Renumber`] applies
 //!    it).
 //!
-//! The face graph is given as CSR rows (`offsets`, `neighbors`): the faces
-//! sharing an edge with each face, itself excluded. Maxima and minima are
+//! The face graph is CSR rows (`offsets`, `neighbors`): the faces sharing
+//! an edge with each face, itself excluded, in the order of the face's
+//! edges and of each edge's faces; it is built on the device from the
+//! face-edge and edge-face relations by a count, a scan and a fill
+//! ([`CountFaceNeighbors`], [`FillFaceNeighbors`]). Maxima and minima are
 //! atomic maxima (a minimum as the maximum of complements), so every
 //! result is fixed by the graph and the seeds alone.
 
@@ -52,6 +55,85 @@ pub fn face_hash(face: u32, salt: u32) -> u32 {
 #[inline(always)]
 fn row(offsets: &In<u32>, f: u32) -> (u32, u32) {
     (offsets.get(f), offsets.get(f + 1))
+}
+
+crate::kernel! {
+    @core
+    /// The face graph's row lengths: for each of the `n` faces (`fe`:
+    /// three edges each; `ef`: the edge-face rows, `[offsets, faces]`),
+    /// `counts[f]` is the number of faces other than `f` on its edges,
+    /// counted once per edge they share; `rim[f]` is 1 for a face with an
+    /// open edge (an edge of one face), else 0.
+    ///
+    /// # Safety
+    /// Checked: the relations are only read; each face's count and rim
+    /// word are written by one thread.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel CountFaceNeighbors(
+        launch,
+        fe: In<u32>,
+        ef: crate::array::Ins<u32, 2>,
+        n: u32,
+        counts: InOut<u32>,
+        rim: InOut<u32>,
+    ) {
+        let [ef_offsets, ef_faces] = ef.0;
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let (mut count, mut open) = (0u32, 0u32);
+            for j in 0..3 {
+                let e = fe.get((3 * f).wrapping_add(j));
+                let (a, b) = (ef_offsets.get(e), ef_offsets.get(e.wrapping_add(1)));
+                open |= u32::from(b.wrapping_sub(a) == 1);
+                for i in a..b {
+                    count += u32::from(ef_faces.get(i) != f);
+                }
+            }
+            counts.set(f, count);
+            rim.set(f, open);
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// The face graph's rows: for each of the `n` faces, the faces other
+    /// than it on its edges (`fe`, `ef` as [`CountFaceNeighbors`] reads
+    /// them), in the order of its edges and of each edge's faces, written
+    /// from `offsets[f]` (the scanned counts) into `neighbors`.
+    ///
+    /// # Safety
+    /// Checked: the relations and offsets are only read; each face's row
+    /// is written by one thread (a bad offset stops at the bounds check).
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel FillFaceNeighbors(
+        launch,
+        fe: In<u32>,
+        ef: crate::array::Ins<u32, 2>,
+        offsets: In<u32>,
+        n: u32,
+        neighbors: InOut<u32>,
+    ) {
+        let [ef_offsets, ef_faces] = ef.0;
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let mut at = offsets.get(f);
+            for j in 0..3 {
+                let e = fe.get((3 * f).wrapping_add(j));
+                for i in ef_offsets.get(e)..ef_offsets.get(e.wrapping_add(1)) {
+                    let g = ef_faces.get(i);
+                    if g != f {
+                        neighbors.set(at, g);
+                        at = at.wrapping_add(1);
+                    }
+                }
+            }
+        });
+    }
 }
 
 crate::kernel! {

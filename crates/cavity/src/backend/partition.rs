@@ -9,17 +9,18 @@
 //! the reference; both give connected patches within the limit, numbered
 //! in the order of their lowest face.
 //!
-//! The host only drives: it uploads the face graph (CSR rows and the rim
-//! flags), reads one counter a level to see when a search is done, and
+//! The host only drives: it uploads the face-edge and edge-face relations
+//! (the device builds the face graph's CSR rows and the rim flags from
+//! them), reads one counter a level to see when a search is done, and
 //! moves the seed lists (a word a patch) between the phases.
 
 use cavity_device::array::blocks;
 use cavity_device::patching::{
+    CountFaceNeighbors, FillFaceNeighbors,
     AssignLevel, ChooseNeighbor, ClearLabels, Deepest, InwardLevel, MarkLowest, MarkSeeds,
     MarkUnreached, MergeChosen, PatchRim, PickDeepest, PlaceSeeds, Renumber, SmallestNeighbor,
     Survey,
 };
-use rayon::prelude::*;
 
 use super::Backend;
 use super::buffer::Buffer;
@@ -29,7 +30,7 @@ use crate::dynamic::DynamicError;
 use crate::patched::PatchedMesh;
 use crate::patcher::{self, MAX_PATCH_SIZE, Partition, PatchError};
 use crate::settings::{NamesSettings, Setting};
-use crate::topology::{Topology, par_csr};
+use crate::topology::Topology;
 
 /// How many rounds of each phase [`Backend::partition_with`] runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -242,24 +243,29 @@ struct Search<'a> {
 }
 
 impl<'a> Search<'a> {
-    /// The face graph of `topo` (`n` faces) uploaded, the arrays made.
+    /// The face graph of `topo` (`n` faces) built on the backend from its
+    /// face-edge and edge-face relations (uploaded; [`CountFaceNeighbors`],
+    /// a scan, [`FillFaceNeighbors`]), the arrays made.
     fn new(backend: &'a Backend, topo: &Topology, n: u32) -> Result<Self, BackendError> {
-        let (offsets, neighbors) = par_csr(n as usize, |f, out: &mut Vec<u32>| {
-            for &e in &topo.fe[f] {
-                out.extend(topo.edge_faces(e).iter().filter(|&&g| g as usize != f));
-            }
-        });
-        let rim: Vec<u32> = topo
-            .fe
-            .par_iter()
-            .map(|edges| u32::from(edges.iter().any(|&e| topo.edge_faces(e).len() == 1)))
-            .collect();
+        let b = backend;
+        let fe = b.upload(topo.fe.as_flattened())?;
+        let ef_offsets = b.upload(&topo.ef_offsets)?;
+        let ef = b.upload(&topo.ef)?;
+        let mut offsets = b.zeros::<u32>(n as usize + 1)?;
+        let mut rim = b.zeros::<u32>(n as usize)?;
+        let params = (&fe, [&ef_offsets, &ef], n, &mut offsets, &mut rim);
+        b.launch::<CountFaceNeighbors>(blocks(n), (0, 0), params)?;
+        b.exclusive_scan(&mut offsets, n + 1)?;
+        let entries = b.element(&offsets, n as usize)?;
+        let mut neighbors = b.zeros::<u32>(entries as usize)?;
+        let params = (&fe, [&ef_offsets, &ef], &offsets, n, &mut neighbors);
+        b.launch::<FillFaceNeighbors>(blocks(n), (0, 0), params)?;
         Ok(Search {
             backend,
             n,
-            offsets: backend.upload(&offsets)?,
-            neighbors: backend.upload(&neighbors)?,
-            rim: backend.upload(&rim)?,
+            offsets,
+            neighbors,
+            rim,
             label: backend.zeros(n as usize)?,
             level: backend.zeros(n as usize)?,
             depth: backend.zeros(n as usize)?,
