@@ -108,6 +108,9 @@ fn check(
 ) -> Result<(), String> {
     let err = |e: AttributeError| e.to_string();
     let (out, vsrc) = m.to_mesh_with_sources();
+    if m.vertex_positions() != (out.positions.clone(), vsrc.clone()) {
+        return Err("vertex_positions differs from to_mesh_with_sources".into());
+    }
     let points = m.attribute(&a.point).map_err(err)?;
     let tags = m.attribute(&a.tag).map_err(err)?;
     for (i, &s) in vsrc.iter().enumerate() {

@@ -232,9 +232,9 @@ pub fn denoise_with(
         },
         DenoiseError::from,
     )?;
-    let (denoised, sources) = dynamic.to_mesh_with_sources();
+    let (positions, sources) = dynamic.vertex_positions();
     let mut moved = TriMesh {
-        positions: denoised.positions,
+        positions,
         faces: Vec::new(),
     };
     normalization.restore_from(&mut moved, &sources, mesh, &normalized);

@@ -720,9 +720,9 @@ pub fn smooth_with(
         },
         McfError::from,
     )?;
-    let (smoothed, sources) = dynamic.to_mesh_with_sources();
+    let (positions, sources) = dynamic.vertex_positions();
     let mut moved = TriMesh {
-        positions: smoothed.positions,
+        positions,
         faces: Vec::new(),
     };
     normalization.restore_from(&mut moved, &sources, mesh, &normalized);

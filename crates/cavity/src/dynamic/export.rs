@@ -60,6 +60,17 @@ impl DynamicMesh {
         (TriMesh { positions, faces }, sources)
     }
 
+    /// The positions of [`DynamicMesh::to_mesh_with_sources`]'s vertices
+    /// and their input indices, without its faces: what an operation that
+    /// only moves vertices (smoothing, denoising) reads back. In parallel,
+    /// the same result for any number of workers.
+    pub fn vertex_positions(&self) -> (Vec<[f32; 3]>, Vec<u32>) {
+        self.elements(Kind::Vertex)
+            .into_par_iter()
+            .map(|((p, v), input)| (self.position(p, v), input))
+            .unzip()
+    }
+
     /// The input index of every active owned element of `kind`, in element
     /// order: the order of [`DynamicMesh::to_mesh`]'s vertices and faces,
     /// of [`DynamicMesh::edges`], and of the values of
