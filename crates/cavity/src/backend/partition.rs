@@ -16,10 +16,9 @@
 
 use cavity_device::array::blocks;
 use cavity_device::patching::{
-    CountFaceNeighbors, FillFaceNeighbors,
-    AssignLevel, ChooseNeighbor, ClearLabels, Deepest, InwardLevel, MarkLowest, MarkSeeds,
-    MarkUnreached, MergeChosen, PatchRim, PickDeepest, PlaceSeeds, Renumber, SmallestNeighbor,
-    Survey,
+    AssignLevel, ChooseNeighbor, ClearLabels, CountFaceNeighbors, Deepest, FillFaceNeighbors,
+    InwardLevel, MarkLowest, MarkSeeds, MarkUnreached, MergeChosen, PatchRim, PickDeepest,
+    PlaceSeeds, Renumber, SmallestNeighbor, Survey,
 };
 
 use super::Backend;
