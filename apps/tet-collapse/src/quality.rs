@@ -105,6 +105,42 @@ pub struct Quality {
     pub edge_band: Option<f64>,
 }
 
+impl Quality {
+    /// The first measure in which `self` and `other` differ, named with
+    /// both values: the counts exactly, the measures by more than
+    /// `relative` of the larger (NaN agreeing with NaN, an infinity with
+    /// itself, a missing edge band with a missing one); `None` when they
+    /// agree.
+    pub fn differs_from(&self, other: &Quality, relative: f64) -> Option<String> {
+        let (a, b) = (self, other);
+        let counts = [
+            ("tetrahedra", a.cells, b.cells),
+            ("vertices", a.vertices, b.vertices),
+            ("inverted", a.inverted, b.inverted),
+        ];
+        if let Some((name, x, y)) = counts.into_iter().find(|(_, x, y)| x != y) {
+            return Some(format!("{name}: {x} against {y}"));
+        }
+        let close = |x: f64, y: f64| {
+            (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= relative * x.abs().max(y.abs())
+        };
+        let band = |q: &Quality| q.edge_band.unwrap_or(-1.0);
+        let measures = [
+            ("min dihedral", a.min_dihedral, b.min_dihedral),
+            ("max dihedral", a.max_dihedral, b.max_dihedral),
+            ("mean harmonic", a.mean_harmonic, b.mean_harmonic),
+            ("max harmonic", a.max_harmonic, b.max_harmonic),
+            ("mean AMIPS", a.mean_amips, b.mean_amips),
+            ("max AMIPS", a.max_amips, b.max_amips),
+            ("edge band", band(a), band(b)),
+        ];
+        measures
+            .into_iter()
+            .find(|&(_, x, y)| !close(x, y))
+            .map(|(name, x, y)| format!("{name}: {x} against {y}"))
+    }
+}
+
 /// The [`Quality`] of `mesh`, in parallel; `target_length` (model units)
 /// gives [`Quality::edge_band`].
 ///

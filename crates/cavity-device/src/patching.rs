@@ -51,6 +51,33 @@ pub fn face_hash(face: u32, salt: u32) -> u32 {
     z ^ (z >> 16)
 }
 
+/// Calls `each` with every face other than `f` on `f`'s edges (`fe`:
+/// three edges a face; `ef`: the edge-face rows, `[offsets, faces]`), in
+/// the order of its edges and of each edge's faces; returns whether one
+/// of its edges is open (of one face).
+#[inline(always)]
+fn face_neighbours(
+    fe: &In<u32>,
+    ef: &crate::array::Ins<u32, 2>,
+    f: u32,
+    mut each: impl FnMut(u32),
+) -> bool {
+    let [ef_offsets, ef_faces] = &ef.0;
+    let mut open = false;
+    for j in 0..3 {
+        let e = fe.get((3 * f).wrapping_add(j));
+        let (a, b) = (ef_offsets.get(e), ef_offsets.get(e.wrapping_add(1)));
+        open |= b.wrapping_sub(a) == 1;
+        for i in a..b {
+            let g = ef_faces.get(i);
+            if g != f {
+                each(g);
+            }
+        }
+    }
+    open
+}
+
 /// The neighbours of face `f` in the CSR rows.
 #[inline(always)]
 fn row(offsets: &In<u32>, f: u32) -> (u32, u32) {
@@ -78,21 +105,13 @@ crate::kernel! {
         counts: InOut<u32>,
         rim: InOut<u32>,
     ) {
-        let [ef_offsets, ef_faces] = ef.0;
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
             let f = start + k;
-            let (mut count, mut open) = (0u32, 0u32);
-            for j in 0..3 {
-                let e = fe.get((3 * f).wrapping_add(j));
-                let (a, b) = (ef_offsets.get(e), ef_offsets.get(e.wrapping_add(1)));
-                open |= u32::from(b.wrapping_sub(a) == 1);
-                for i in a..b {
-                    count += u32::from(ef_faces.get(i) != f);
-                }
-            }
+            let mut count = 0u32;
+            let open = face_neighbours(&fe, &ef, f, |_| count += 1);
             counts.set(f, count);
-            rim.set(f, open);
+            rim.set(f, u32::from(open));
         });
     }
 }
@@ -117,21 +136,14 @@ crate::kernel! {
         n: u32,
         neighbors: InOut<u32>,
     ) {
-        let [ef_offsets, ef_faces] = ef.0;
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
             let f = start + k;
             let mut at = offsets.get(f);
-            for j in 0..3 {
-                let e = fe.get((3 * f).wrapping_add(j));
-                for i in ef_offsets.get(e)..ef_offsets.get(e.wrapping_add(1)) {
-                    let g = ef_faces.get(i);
-                    if g != f {
-                        neighbors.set(at, g);
-                        at = at.wrapping_add(1);
-                    }
-                }
-            }
+            face_neighbours(&fe, &ef, f, |g| {
+                neighbors.set(at, g);
+                at = at.wrapping_add(1);
+            });
         });
     }
 }
