@@ -6,8 +6,8 @@
 //! search) are found on the GPU level by level ([`toplesets_on`]), on the
 //! CPU backend by the host ([`toplesets`]); the device relaxes the
 //! vertices of the toplesets the band has reached
-//! (`cavity-geodesic-kernels`), and the band moves on: its end by [`GeodesicSettings::advance`] toplesets per
-//! pass, its start by patch (the error-driven advance): a pass visits the
+//! (`cavity-geodesic-kernels`), and the band moves on: its end by
+//! [`GeodesicSettings::advance`] toplesets per pass, its start by patch (the error-driven advance): a pass visits the
 //! patches where a distance fell by more than the tolerance in the pass
 //! before, their neighbours and the patches of the toplesets it adds, and
 //! sweeps each of them up to [`GeodesicSettings::sweeps`] times while a
@@ -294,7 +294,10 @@ pub fn toplesets_on(
             frontier.push(s);
         }
     }
-    let mut sizes = vec![frontier.len() as u32];
+    let mut sizes = Vec::new();
+    if !frontier.is_empty() {
+        sizes.push(frontier.len() as u32);
+    }
     let offsets = d.upload(&topology.vf_offsets)?;
     let vf = d.upload(&topology.vf)?;
     let faces = d.upload(mesh.faces.as_flattened())?;

@@ -455,8 +455,9 @@ impl FlowMesh {
     /// # Errors
     /// A mesh with a non-finite coordinate or a bad face
     /// ([`TriMesh::validate`]); a patch size out of range or a patch too
-    /// large; [`Laplacian::Intrinsic`] ([`McfError::Settings`]: its edges
-    /// are not the patches').
+    /// large; a failed launch or copy of the GPU's partition;
+    /// [`Laplacian::Intrinsic`] ([`McfError::Settings`]: its edges are not
+    /// the patches').
     pub fn new(
         mesh: &TriMesh,
         settings: &McfSettings,

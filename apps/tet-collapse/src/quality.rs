@@ -29,11 +29,11 @@ use crate::parallel::rows;
 /// The measures of one tetrahedron, computed together from its corners.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TetQuality {
-    /// The smallest dihedral angle, degrees (NaN when two corners
-    /// coincide).
+    /// The smallest dihedral angle, degrees (180° at an edge where a face
+    /// has no area; NaN when every corner is at one point).
     pub min_dihedral: f64,
-    /// The largest dihedral angle, degrees (NaN when two corners
-    /// coincide).
+    /// The largest dihedral angle, degrees (as `min_dihedral` for
+    /// degenerate faces).
     pub max_dihedral: f64,
     /// The normalized harmonic index (see the [module](self)): 1 for a
     /// regular tetrahedron, infinite for an inverted or flat one.
@@ -122,6 +122,9 @@ impl Quality {
             return Some(format!("{name}: {x} against {y}"));
         }
         let close = |x: f64, y: f64| {
+            if x.is_infinite() || y.is_infinite() {
+                return x == y;
+            }
             (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= relative * x.abs().max(y.abs())
         };
         let band = |q: &Quality| q.edge_band.unwrap_or(-1.0);
@@ -197,9 +200,10 @@ pub fn quality(mesh: &TetMesh, target_length: Option<f64>) -> Quality {
 /// A failed launch or copy; the GPU's kernels missing.
 ///
 /// # Panics
-/// When a tetrahedron names a vertex past the positions (a kernel's
-/// bounds check stops; [`crate::checks::check_valid`] reports that as an
-/// error).
+/// On the CPU backend, when a tetrahedron names a vertex past the
+/// positions (a kernel's bounds check stops; on the GPU it traps, and the
+/// error is a [`BackendError`] after which the device is not usable).
+/// [`crate::checks::check_valid`] reports such a mesh as an error first.
 pub fn quality_on(
     backend: &Backend,
     mesh: &TetMesh,

@@ -78,6 +78,21 @@ fn regular_tetrahedron() {
     assert!(near(m.min_dihedral, 70.5288, 1e-5), "{m:?}");
 }
 
+/// Two corners at one point: the two faces through both have no area
+/// and make 180° with every face; the other two lie on each other, 0°.
+/// Every corner at one point: no angle (NaN).
+#[test]
+fn degenerate_tetrahedra_have_flat_and_no_angles() {
+    let mut p = CORNER;
+    p[1] = p[0];
+    let q = tet_quality(p);
+    assert!(q.inverted, "{q:?}");
+    assert!(near(q.max_dihedral, 180.0, 1e-12), "{q:?}");
+    assert!(q.min_dihedral.abs() < 1e-6, "{q:?}");
+    let q = tet_quality([[1.0; 3]; 4]);
+    assert!(q.min_dihedral.is_nan() && q.max_dihedral.is_nan(), "{q:?}");
+}
+
 #[test]
 fn corner_tetrahedron() {
     let q = tet_quality(CORNER);

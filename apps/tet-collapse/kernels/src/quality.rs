@@ -32,10 +32,11 @@ use crate::{BOUNDS, chunk};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Measures {
     /// The cosine of the smallest dihedral angle (the largest of the six
-    /// cosines; NaN when two corners coincide).
+    /// cosines; -1, 180°, at an edge where a face has no area; NaN when
+    /// every corner is at one point).
     pub cos_smallest: f64,
     /// The cosine of the largest dihedral angle (the smallest of the six;
-    /// NaN when two corners coincide).
+    /// as `cos_smallest` for degenerate faces).
     pub cos_largest: f64,
     /// The normalized harmonic index: 1 for a regular tetrahedron,
     /// infinite for an inverted or flat one.
@@ -87,7 +88,13 @@ pub fn measures(p: [[f64; 3]; 4]) -> Measures {
         let mut l = k + 1;
         while l < 4 {
             let (n, m) = (faces[k], faces[l]);
-            let c = (-dot(n, m) / sqrt(dot(n, n) * dot(m, m))).clamp(-1.0, 1.0);
+            let norms = sqrt(dot(n, n) * dot(m, m));
+            // A face of no area makes a flat angle (180°) with any other.
+            let c = if norms == 0.0 {
+                -1.0
+            } else {
+                (-dot(n, m) / norms).clamp(-1.0, 1.0)
+            };
             cos_smallest = cos_smallest.max(c);
             cos_largest = cos_largest.min(c);
             l += 1;

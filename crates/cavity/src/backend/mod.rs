@@ -109,12 +109,15 @@ enum MarkAt {
 impl Mark {
     /// Seconds from `earlier` to this mark: on the GPU the time between
     /// the two events (waiting for this one to complete), on the CPU
-    /// backend between the two clock readings; zero when the two marks
-    /// are of different kinds.
+    /// backend between the two clock readings.
     ///
     /// # Errors
     /// [`BackendError::Driver`] when the events cannot be timed (marks of
     /// two GPUs, or a failed launch before them).
+    ///
+    /// # Panics
+    /// When one mark is the GPU's and the other the CPU backend's (marks of
+    /// two backends).
     pub fn seconds_since(&self, earlier: &Mark) -> Result<f64, BackendError> {
         match (&earlier.0, &self.0) {
             (MarkAt::Event(a), MarkAt::Event(b)) => a
@@ -122,7 +125,7 @@ impl Mark {
                 .map(|ms| f64::from(ms) * 1e-3)
                 .map_err(cuda::context::driver("timing two events")),
             (MarkAt::Clock(a), MarkAt::Clock(b)) => Ok(b.duration_since(*a).as_secs_f64()),
-            _ => Ok(0.0),
+            _ => panic!("the two marks are of two backends"),
         }
     }
 }
