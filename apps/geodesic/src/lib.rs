@@ -463,19 +463,31 @@ pub fn geodesic_distance_with(
     // An unchanged mesh lists its vertices in the input's order; a vertex
     // of no face is not in it.
     let sources_of = dynamic.sources(cavity::Kind::Vertex);
-    let levels: Vec<[u32; 1]> = sources_of.iter().map(|&s| [level[s as usize]]).collect();
+    let levels: Vec<[u32; 1]> = sources_of
+        .par_iter()
+        .map(|&s| [level[s as usize]])
+        .collect();
     let start: Vec<[f32; 1]> = levels
-        .iter()
+        .par_iter()
         .map(|&[l]| [if l == 0 { 0.0 } else { f32::INFINITY }])
         .collect();
-    // A source's own source: its first position in `sources`.
+    // A source's own source: its first position in `sources` (looked up
+    // for the sources only, the vertices of topleset 0).
     let mut position = std::collections::HashMap::new();
     for (k, &s) in sources.iter().enumerate() {
         position.entry(s).or_insert(k as u32);
     }
     let source_start: Vec<[u32; 1]> = sources_of
-        .iter()
-        .map(|s| [position.get(s).copied().unwrap_or(u32::MAX)])
+        .par_iter()
+        .zip(&levels)
+        .map(|(s, &[l])| {
+            let own = if l == 0 {
+                position.get(s).copied()
+            } else {
+                None
+            };
+            [own.unwrap_or(u32::MAX)]
+        })
         .collect();
     dynamic.set_attributes(|w| {
         w.set(&level_attr, &levels)?;
