@@ -233,15 +233,7 @@ pub fn denoise_with(
         DenoiseError::from,
     )?;
     let (positions, sources) = dynamic.vertex_positions();
-    let mut moved = TriMesh {
-        positions,
-        faces: Vec::new(),
-    };
-    normalization.restore_from(&mut moved, &sources, mesh, &normalized);
-    let mut out = mesh.clone();
-    for (p, &s) in moved.positions.iter().zip(&sources) {
-        out.positions[s as usize] = *p;
-    }
+    let out = normalization.moved(mesh, &normalized, positions, &sources);
     Ok((
         out,
         DenoiseReport {

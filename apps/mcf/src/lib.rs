@@ -722,15 +722,7 @@ pub fn smooth_with(
         McfError::from,
     )?;
     let (positions, sources) = dynamic.vertex_positions();
-    let mut moved = TriMesh {
-        positions,
-        faces: Vec::new(),
-    };
-    normalization.restore_from(&mut moved, &sources, mesh, &normalized);
-    let mut out = mesh.clone();
-    for (p, &s) in moved.positions.iter().zip(&sources) {
-        out.positions[s as usize] = *p;
-    }
+    let out = normalization.moved(mesh, &normalized, positions, &sources);
     let (steps, fixed) = ran.value;
     Ok((
         out,
@@ -794,13 +786,8 @@ fn smooth_intrinsic(
         }
         steps.push(report);
     }
-    let mut out = TriMesh {
-        positions,
-        faces: Vec::new(),
-    };
-    let sources: Vec<u32> = (0..out.positions.len() as u32).collect();
-    normalization.restore_from(&mut out, &sources, mesh, &normalized);
-    out.faces = mesh.faces.clone();
+    let sources: Vec<u32> = (0..positions.len() as u32).collect();
+    let out = normalization.moved(mesh, &normalized, positions, &sources);
     Ok((
         out,
         McfReport {

@@ -89,6 +89,34 @@ impl Normalization {
             });
     }
 
+    /// `original` with its vertex `sources[i]` moved to the normalized
+    /// `positions[i]` (back in model units as [`Normalization::restore_from`]
+    /// brings them: a vertex still where `normalized` put it keeps its
+    /// position bit for bit), its faces unchanged: the output of an
+    /// operation that only moves vertices (smoothing, denoising).
+    ///
+    /// # Panics
+    /// When a source is not a vertex of `original` (a vertex an operation
+    /// added).
+    pub fn moved(
+        &self,
+        original: &TriMesh,
+        normalized: &TriMesh,
+        positions: Vec<[f32; 3]>,
+        sources: &[u32],
+    ) -> TriMesh {
+        let mut moved = TriMesh {
+            positions,
+            faces: Vec::new(),
+        };
+        self.restore_from(&mut moved, sources, original, normalized);
+        let mut out = original.clone();
+        for (p, &s) in moved.positions.iter().zip(sources) {
+            out.positions[s as usize] = *p;
+        }
+        out
+    }
+
     /// A normalized point in model units.
     pub fn restore(&self, p: [f32; 3]) -> [f32; 3] {
         let q = DVec3::from(p.map(f64::from)) * self.scale + self.centre;

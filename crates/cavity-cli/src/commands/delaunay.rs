@@ -19,7 +19,8 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
-    let (read, backend) = super::read_and_start(input, args.device, &mut clock)?;
+    let (read, backend) =
+        super::read_and_start(|| crate::input::load_input(input), args.device, &mut clock)?;
     let pb = spinner();
     pb.set_message("flipping edges");
     let (flipped, defects) = beside_defects(&read, || {

@@ -50,7 +50,11 @@ pub(crate) fn geodesic(
         refuse_overwrite(input, column)?;
         check_writable_file(column)?;
     }
-    let (read, backend) = super::read_and_start(input, common.device, &mut clock)?;
+    let (read, backend) = super::read_and_start(
+        || crate::input::load_input(input),
+        common.device,
+        &mut clock,
+    )?;
     let (distance, _) = beside_defects(&read, || {
         cavity_geodesic::geodesic_distance_with(
             &read.mesh,

@@ -44,23 +44,23 @@ pub(crate) fn open(
     }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
-    let (read, backend) = read_and_start(input, common.device, clock)?;
+    let (read, backend) = read_and_start(|| load_input(input), common.device, clock)?;
     Ok((format, read, backend))
 }
 
-/// Reads the input ([`load_input`]) while the device starts on another
-/// thread; the read's seconds and what the start added after it go on
-/// `clock` as the stages `read` and `start`. An error of the read comes
-/// first.
-pub(crate) fn read_and_start(
-    input: Option<&Path>,
+/// Runs `read` (a command's reading of its input) while the device starts
+/// on another thread; the read's seconds and what the start added after it
+/// go on `clock` as the stages `read` and `start`. An error of the read
+/// comes first.
+pub(crate) fn read_and_start<T>(
+    read: impl FnOnce() -> Result<T>,
     device: Device,
     clock: &mut Clock,
-) -> Result<(InputMesh, Backend)> {
+) -> Result<(T, Backend)> {
     let (read, selected) = std::thread::scope(|scope| {
         let starting = scope.spawn(|| select(device));
         let reading = Instant::now();
-        let read = load_input(input).map(|r| (r, reading.elapsed().as_secs_f64()));
+        let read = read().map(|r| (r, reading.elapsed().as_secs_f64()));
         (read, starting.join())
     });
     let (read, read_seconds) = read?;

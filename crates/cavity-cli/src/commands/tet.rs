@@ -31,7 +31,8 @@ use rayon::prelude::*;
 
 use crate::Result;
 use crate::args::{ConflictsArg, CriterionArg, Device, PlacementArg};
-use crate::device::{backend, select};
+use crate::commands::read_and_start;
+use crate::device::backend;
 use crate::output::{say, sayln, spinner};
 use crate::stages::Clock;
 
@@ -104,16 +105,8 @@ type Loaded = (VolumeMesh, Vec<CellVertices>, Quality, Backend);
 /// stages of `clock` (`read`, `start`, `operators`, the last on the
 /// device when it built them).
 fn load_on(path: &Path, device: Device, clock: &mut Clock) -> Result<Loaded> {
-    let (read, selected) = std::thread::scope(|scope| {
-        let starting = scope.spawn(|| select(device));
-        let reading = Instant::now();
-        let read = read_checked(path).map(|r| (r, reading.elapsed().as_secs_f64()));
-        (read, starting.join())
-    });
-    let ((CellMesh { positions, cells }, q), read_seconds) = read?;
-    let (backend, note) = selected.map_err(|_| "starting the device panicked")??;
-    eprintln!("{note}");
-    clock.beside("read", read_seconds, "start");
+    let ((CellMesh { positions, cells }, q), backend) =
+        read_and_start(|| read_checked(path), device, clock)?;
     let (mesh, on_device) = operators(&backend, positions, &cells).map_err(in_file(path))?;
     if on_device {
         clock.device("operators", &backend);
@@ -123,7 +116,8 @@ fn load_on(path: &Path, device: Device, clock: &mut Clock) -> Result<Loaded> {
     Ok((mesh, cells, q, backend))
 }
 
-/// The boundary operators of `cells` over the vertices at `positions`
+/// The boundary operators of `cells` over the vertices at `positions`,
+/// cells [`read_checked`] has checked (vertices in range, none repeated)
 /// (issue 55 item 6): on the GPU, when every cell is a tetrahedron, built
 /// there by count, scan and fill from the vertex stars
 /// (`cavity_tet_collapse::operators::resident_of`, the collapse's
@@ -148,9 +142,6 @@ fn operators(
         .collect();
     match (backend, tets) {
         (Backend::Cuda(_), Some(tets)) => {
-            // The same checks as the host's build: a vertex out of range,
-            // a repeated vertex.
-            check_cells(cells, positions.len())?;
             let mesh = TetMesh { positions, tets };
             let resident = cavity_tet_collapse::operators::resident_of(backend, &mesh).map_err(
                 |e| match e {
