@@ -50,6 +50,80 @@ pub fn check_device_patched_queries(
     check_patched_queries(mesh, &patched, backend)
 }
 
+/// Builds the patch structures of `mesh` (partitioned by the host's
+/// patcher at `patch_size`) on `backend` (`Backend::build_patches`) and
+/// compares them array for array with the host's build
+/// (`PatchedMesh::from_partition`): both must fail, or both give the same
+/// headers, FE, EV, ribbon tables, stashes, bitmasks and handle maps; then
+/// every query on the device's build is checked against the reference.
+pub fn check_device_built_patches(
+    mesh: &TriMesh,
+    patch_size: u32,
+    backend: &Backend,
+) -> Result<(), String> {
+    let topo = cavity::topology::Topology::new(mesh);
+    let part = cavity::patcher::partition(&topo, mesh.num_faces(), patch_size, 7)
+        .map_err(|e| e.to_string())?;
+    let host = PatchedMesh::from_partition(mesh, &topo, &part, patch_size);
+    let device = backend.build_patches(mesh, &topo, &part, patch_size);
+    let (host, device) = match (host, device) {
+        (Ok(h), Ok(d)) => (h, d),
+        (Err(_), Err(cavity::backend::PartitionError::Patch(_))) => return Ok(()),
+        (h, d) => {
+            return Err(format!(
+                "host build {:?}, device build {:?}",
+                h.err(),
+                d.err()
+            ));
+        }
+    };
+    let same = |what: &str, a: &[u32], b: &[u32]| {
+        if a == b {
+            Ok(())
+        } else {
+            let at = a.iter().zip(b).position(|(x, y)| x != y);
+            Err(format!(
+                "{what}: host {} entries, device {}; first difference at {at:?}",
+                a.len(),
+                b.len()
+            ))
+        }
+    };
+    if host.patches() != device.patches() {
+        let p = host
+            .patches()
+            .iter()
+            .zip(device.patches())
+            .position(|(a, b)| a != b);
+        return Err(format!(
+            "headers differ ({} and {} patches), first at {p:?}: host {:?}, device {:?}",
+            host.num_patches(),
+            device.num_patches(),
+            p.map(|p| host.patches()[p]),
+            p.map(|p| device.patches()[p])
+        ));
+    }
+    let widen = |v: &[u16]| v.iter().map(|&x| x as u32).collect::<Vec<u32>>();
+    same("FE", &widen(host.fe()), &widen(device.fe()))?;
+    same("EV", &widen(host.ev()), &widen(device.ev()))?;
+    same("ribbon", host.ribbon(), device.ribbon())?;
+    same("stash", host.stash(), device.stash())?;
+    same("masks", host.masks(), device.masks())?;
+    for kind in Kind::ALL {
+        same(
+            &format!("{kind:?} → input"),
+            host.to_input(kind),
+            device.to_input(kind),
+        )?;
+        same(
+            &format!("input → {kind:?}"),
+            host.to_handle(kind),
+            device.to_handle(kind),
+        )?;
+    }
+    check_patched_queries(mesh, &device, backend)
+}
+
 /// [`check_queries`] on the patches `patched` of `mesh`.
 fn check_patched_queries(
     mesh: &TriMesh,

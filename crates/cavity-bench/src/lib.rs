@@ -8,7 +8,9 @@
 //!   (`xtask/peers/*.py`);
 //! - [`queries`](fn@queries): the first-order query benchmark (`cavity bench
 //!   queries`), our patch kernels against the global-memory baselines of
-//!   RXMesh section 7 ([`launch`], [`directed_edges`]) and the CPU backend.
+//!   RXMesh section 7 ([`launch`], [`directed_edges`]) and the CPU backend;
+//! - [`patching`]: the partition and the patch structures on the device
+//!   against the host's build (`cavity bench patching`).
 //!
 //! The applications' benchmarks (`cavity_remesh::bench`, ...) are built
 //! on the harness.
@@ -16,6 +18,7 @@
 pub mod directed_edges;
 pub mod harness;
 pub mod launch;
+pub mod patching;
 pub mod peers;
 mod queries;
 

@@ -818,6 +818,19 @@ pub(crate) enum BenchWhat {
         #[arg(long, value_name = "N", default_value_t = 0)]
         volume_grid: u32,
     },
+    /// Patching (issue 55): the face partition and the patch structures built on the device against the host's build of the same partition, and the whole patching a command runs, per mesh and subdivision level.
+    Patching {
+        /// Input meshes; the bundled mesh when omitted.
+        meshes: Vec<PathBuf>,
+        /// Midpoint subdivision steps (×4 faces each) to run each mesh at.
+        #[arg(long, value_delimiter = ',', default_value = "0,2,3")]
+        subdivisions: Vec<u32>,
+        /// Timed runs of each step after one warm-up (the median is reported).
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        #[command(flatten)]
+        common: Common,
+    },
     /// All eight first-order queries: our GPU kernels vs a naive GPU baseline vs the CPU backend.
     Queries {
         /// Input mesh; the bundled mesh when omitted.

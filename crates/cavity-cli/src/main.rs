@@ -346,6 +346,21 @@ fn run(cli: Cli) -> Result<()> {
         } => bench::bench_io(&meshes, subdivide, reps, dir.as_deref(), volume_grid),
         Command::Bench {
             what:
+                BenchWhat::Patching {
+                    meshes,
+                    subdivisions,
+                    reps,
+                    common,
+                },
+        } => {
+            let bench = cavity_bench::patching::PatchingBench {
+                patch_size: common.patch_size,
+                reps: reps.max(1),
+            };
+            bench::bench_meshes(&meshes, &subdivisions, common.device, &bench)
+        }
+        Command::Bench {
+            what:
                 BenchWhat::Queries {
                     mesh,
                     min_faces,

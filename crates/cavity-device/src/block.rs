@@ -177,6 +177,80 @@ pub fn combine_f64<B: Block>(
     get(t)
 }
 
+/// Sorts `data[..n]` ascending in place by a bitonic network (Batcher
+/// 1968) over `n.next_power_of_two()` entries, those past `n` filled with
+/// `u32::MAX` first; `data` must hold that many. Contains barriers: every
+/// thread must call it.
+#[inline(always)]
+pub fn sort<B: Block>(block: &B, data: Shared<u32>, n: u32) {
+    let size = n.next_power_of_two();
+    block.for_each(size - n, |i| data.set(n + i, u32::MAX));
+    block.sync();
+    let mut k = 2;
+    while k <= size {
+        let mut j = k >> 1;
+        while j > 0 {
+            // Pair `i` of the step: entries `lo` and `lo + j`, in the
+            // order of the bitonic run of length `k` that holds them.
+            block.for_each(size >> 1, |i| {
+                let lo = ((i & !(j - 1)) << 1) | (i & (j - 1));
+                let hi = lo | j;
+                let (a, b) = (data.get(lo), data.get(hi));
+                if a != b && (a > b) == (lo & k == 0) {
+                    data.set(lo, b);
+                    data.set(hi, a);
+                }
+            });
+            block.sync();
+            j >>= 1;
+        }
+        k <<= 1;
+    }
+}
+
+/// Sorts `data[..n]` ([`sort`]) and writes its distinct values, ascending,
+/// to `out`; returns their count. `data` must hold `n.next_power_of_two()`
+/// entries, `marks` and `out` `n`, `scratch` [`scan_scratch_len`] of the
+/// block. Contains barriers: every thread must call it.
+#[inline(always)]
+pub fn sort_unique<B: Block>(
+    block: &B,
+    data: Shared<u32>,
+    n: u32,
+    marks: Shared<u32>,
+    out: Shared<u32>,
+    scratch: Shared<u32>,
+) -> u32 {
+    sort(block, data, n);
+    let first = |i: u32| i == 0 || data.get(i) != data.get(i - 1);
+    block.for_each(n, |i| marks.set(i, u32::from(first(i))));
+    block.sync();
+    let count = block.scan(marks, n, scratch, false);
+    block.for_each(n, |i| {
+        if first(i) {
+            out.set(marks.get(i), data.get(i));
+        }
+    });
+    block.sync();
+    count
+}
+
+/// The position of `x` in the ascending `list[..n]`, or `n` when it is
+/// not there.
+#[inline(always)]
+pub fn position(list: Shared<u32>, n: u32, x: u32) -> u32 {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if list.get(mid) < x {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if lo < n && list.get(lo) == x { lo } else { n }
+}
+
 /// The contiguous part of a block-wide scan one thread handles.
 #[derive(Clone, Copy)]
 pub struct ScanChunk {

@@ -22,7 +22,9 @@
 //!   slicing; the user's side of the model: per-element computations
 //!   ([`dynamic::compute`]), ring and patch computations, reductions.
 //! - [`patching`]: the face partition into patches on the device (Lloyd
-//!   iterations by level-synchronous searches, seed addition, merging).
+//!   iterations by level-synchronous searches, seed addition, merging);
+//!   [`patch_build`]: the patch layout built from a partition (owners,
+//!   owned lists, ribbons, stashes, FE and EV) by scans and block sorts.
 //! - [`array`](mod@array): bounds-checked views of plain arrays, and the device-wide
 //!   scan and compaction; [`kernel`](mod@kernel): how a kernel is declared
 //!   (`kernel!`, `#[checked]`, launch bounds); [`attribute`]: typed
@@ -74,6 +76,7 @@ pub mod flip;
 pub mod geometry;
 pub mod kernel;
 pub mod layout;
+pub mod patch_build;
 pub mod patching;
 pub mod query;
 

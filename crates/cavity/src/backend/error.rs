@@ -66,6 +66,11 @@ pub enum BackendError {
     /// Fix: split the work into parts of at most `u32::MAX` elements.
     #[error("a buffer of {0} elements is past the 32-bit indices of the kernels")]
     TooLarge(usize),
+    /// A device procedure found its own counts inconsistent (a bug: the
+    /// message says where). Fix: report it with the input; the host's
+    /// procedure (the CPU backend) gives the result meanwhile.
+    #[error("the device's work went wrong: {0}; please report it (the CPU backend avoids it)")]
+    Inconsistent(&'static str),
     /// An element past a buffer's end was asked for.
     #[error("element {0} of a buffer of {1}")]
     Index(usize, usize),

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod error;
 pub mod partition;
+pub mod patch_build;
 pub mod rounds;
 
 pub use cuda::GpuSeconds;

@@ -93,10 +93,12 @@ impl PartitionError {
 impl Backend {
     /// `mesh` (whose topology is `topo`) patched with at most `patch_size`
     /// faces a patch as this backend patches best: on the GPU by
-    /// [`Backend::partition`], on the CPU backend by the host's patcher
-    /// ([`crate::patcher::partition`], faster there than the device's
-    /// kernels run one block a worker); the same seed either way
-    /// ([`patcher::DEFAULT_SEED`]).
+    /// [`Backend::partition`] and [`Backend::build_patches`] (the host's
+    /// build where a patch's gather needs more shared memory than a block
+    /// has), on the CPU backend by the host's patcher and build
+    /// ([`crate::patcher::partition`], [`PatchedMesh::from_partition`],
+    /// faster there than the device's kernels run one block a worker); the
+    /// same seed either way ([`patcher::DEFAULT_SEED`]).
     ///
     /// # Errors
     /// [`PatchError`] for a patch size out of range or a patch over the
@@ -111,7 +113,12 @@ impl Backend {
             Backend::Cuda(_) => {
                 let seed = patcher::DEFAULT_SEED;
                 let part = self.partition(topo, mesh.num_faces(), patch_size, seed)?;
-                Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?)
+                match self.build_patches(mesh, topo, &part, patch_size) {
+                    Err(PartitionError::Backend(BackendError::SharedMemory { .. })) => {
+                        Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?)
+                    }
+                    built => built,
+                }
             }
             Backend::Cpu(_) => Ok(PatchedMesh::with_topology(mesh, topo, patch_size)?),
         }

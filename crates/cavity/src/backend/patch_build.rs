@@ -1,0 +1,442 @@
+//! The patch structures built on the device ([`Backend::build_patches`]):
+//! [`PatchedMesh::from_partition`]'s result made by the kernels of
+//! `cavity_device::patch_build` (RXMesh, Mahmoud et al. 2021, section 6.3:
+//! the patches' structures by scan and scatter after the partition), on
+//! the GPU or, the same kernels, on the CPU backend. The host's build stays
+//! the reference; the two give the same arrays.
+//!
+//! The host uploads the mesh's relations and the partition, reads back the
+//! per-patch counts between the stages (a few words a patch) to size the
+//! next stage's shared windows and bounds, makes the patch headers from
+//! the counts (checking the local limits), and downloads the layout.
+
+use cavity_device::array::{BOUNDS, blocks};
+use cavity_device::layout::{MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, MAX_LOCAL_FACES, PatchInfo};
+use cavity_device::patch_build::{
+    CountFaceCandidates, CountOwned, FillPatch, MajorityOwner, PatchStash, RibbonEdges,
+    RibbonFaces, RibbonVertices, ScatterOwned, SortOwned, fill_shared_bytes, gather_shared_bytes,
+    sort_owned_shared_bytes,
+};
+
+use super::Backend;
+use super::buffer::Buffer;
+use super::error::BackendError;
+use super::partition::PartitionError;
+use crate::TriMesh;
+use crate::patched::PatchedMesh;
+use crate::patcher::{Partition, PatchError};
+use crate::topology::Topology;
+
+/// One kind's owned lists on the backend, with their offsets on the host.
+struct OwnedLists {
+    /// The owned elements, patch after patch, each patch's increasing
+    /// (handle → input element).
+    members: Buffer<u32>,
+    /// Each patch's first handle, `patches + 1` words.
+    offsets: Buffer<u32>,
+    /// Input element → handle.
+    handles: Buffer<u32>,
+    /// `offsets` on the host.
+    host_offsets: Vec<u32>,
+}
+
+/// The smallest power of two at least `n` and 1: a gather's window.
+fn window(n: u32) -> u32 {
+    n.max(1).next_power_of_two()
+}
+
+/// The exclusive prefix sums of `counts` with the total appended.
+fn offsets_of(counts: impl Iterator<Item = u32>) -> Vec<u32> {
+    let mut sum = 0u32;
+    let mut out: Vec<u32> = counts
+        .map(|c| {
+            let at = sum;
+            sum = sum.wrapping_add(c);
+            at
+        })
+        .collect();
+    out.push(sum);
+    out
+}
+
+impl Backend {
+    /// [`PatchedMesh::from_partition`] on this backend: `mesh` (whose
+    /// topology is `topo`) patched along `part` (patches
+    /// `0..part.num_patches`, none empty) with `patch_size` the limit it
+    /// kept; the same arrays as the host's build, made by the kernels of
+    /// `cavity_device::patch_build` (see the [module](self)).
+    ///
+    /// # Errors
+    /// [`PatchError::LocalOverflow`] when a patch with its ribbon exceeds
+    /// the local limits (the lowest such patch);
+    /// [`BackendError::SharedMemory`] on the GPU when a patch's gather needs
+    /// more shared memory than a block has (a vertex of huge valence: the
+    /// host's build has no such limit); [`BackendError::TooLarge`] past
+    /// 32-bit counts; a driver error from a launch, an allocation or a
+    /// copy.
+    pub fn build_patches(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        part: &Partition,
+        patch_size: u32,
+    ) -> Result<PatchedMesh, PartitionError> {
+        let b = self;
+        let count = |n: usize| u32::try_from(n).map_err(|_| BackendError::TooLarge(n));
+        let (nv, ne, nf) = (
+            count(mesh.num_vertices())?,
+            count(topo.ev.len())?,
+            count(mesh.num_faces())?,
+        );
+        let np = part.num_patches;
+        let npu = np as usize;
+        let fv = b.upload(mesh.faces.as_flattened())?;
+        let fe = b.upload(topo.fe.as_flattened())?;
+        let ev = b.upload(topo.ev.as_flattened())?;
+        let vf_offsets = b.upload(&topo.vf_offsets)?;
+        let vf = b.upload(&topo.vf)?;
+        let ef_offsets = b.upload(&topo.ef_offsets)?;
+        let ef = b.upload(&topo.ef)?;
+        let face_patch = b.upload(&part.face_patch)?;
+        let topology = [&fv, &fe, &ev, &vf_offsets, &vf, &ef_offsets, &ef];
+
+        let mut owner_v = b.zeros::<u32>(nv as usize)?;
+        let rows = [&vf_offsets, &vf];
+        b.launch::<MajorityOwner>(blocks(nv), (0, 0), (rows, &face_patch, nv, &mut owner_v))?;
+        let mut owner_e = b.zeros::<u32>(ne as usize)?;
+        let rows = [&ef_offsets, &ef];
+        b.launch::<MajorityOwner>(blocks(ne), (0, 0), (rows, &face_patch, ne, &mut owner_e))?;
+        let owners = [&owner_v, &owner_e, &face_patch];
+
+        let mut failed = b.zeros::<u32>(1)?;
+        let limits = [
+            (MAX_LOCAL_ELEMENTS, "vertices"),
+            (MAX_LOCAL_EDGES, "edges"),
+            (MAX_LOCAL_FACES, "faces"),
+        ];
+        let mut lists = Vec::with_capacity(3);
+        for ((owner, n), limit) in owners.iter().zip([nv, ne, nf]).zip(limits) {
+            lists.push(self.owned_lists(owner, n, np, (limit, patch_size), &mut failed)?);
+        }
+        let [v, e, f] = [&lists[0], &lists[1], &lists[2]];
+        let owned = [
+            &v.members, &e.members, &f.members, &v.offsets, &e.offsets, &f.offsets, &v.handles,
+            &e.handles, &f.handles,
+        ];
+
+        // Ribbon faces: the gathers' sizes counted, then gathered.
+        let mut face_bounds = b.zeros::<u32>(npu + 1)?;
+        let threads = count(mesh.num_vertices() + mesh.num_faces())?;
+        let params = (topology, owners, threads, nv, &mut face_bounds);
+        b.launch::<CountFaceCandidates>(blocks(threads), (0, 0), params)?;
+        b.exclusive_scan(&mut face_bounds, np + 1)?;
+        let face_offsets = b.read_back(&face_bounds, npu + 1)?;
+        let cap = window(max_gap(&face_offsets));
+        let mut face_ribbon = b.zeros::<u32>(face_offsets[npu] as usize)?;
+        let mut face_counts = b.zeros::<u32>(3 * npu)?;
+        let smem = (
+            gather_shared_bytes(cap, BOUNDS.threads),
+            gather_shared_bytes(cap, 1),
+        );
+        let params = (
+            topology,
+            owners,
+            owned,
+            &face_bounds,
+            cap,
+            &mut face_ribbon,
+            &mut face_counts,
+            &mut failed,
+        );
+        b.launch::<RibbonFaces>(np, smem, params)?;
+        let host_face_counts = b.read_back(&face_counts, 3 * npu)?;
+
+        // Ribbon edges.
+        let edge_offsets = offsets_of(host_face_counts.chunks(3).map(|c| c[1]));
+        let edge_bounds = b.upload(&edge_offsets)?;
+        let cap = window(max_gap(&edge_offsets));
+        let mut edge_ribbon = b.zeros::<u32>(edge_offsets[npu] as usize)?;
+        let mut edge_counts = b.zeros::<u32>(2 * npu)?;
+        let smem = (
+            gather_shared_bytes(cap, BOUNDS.threads),
+            gather_shared_bytes(cap, 1),
+        );
+        let faces = [&face_ribbon, &face_bounds, &face_counts, &edge_bounds];
+        let params = (
+            topology,
+            owners,
+            owned,
+            faces,
+            cap,
+            &mut edge_ribbon,
+            &mut edge_counts,
+            &mut failed,
+        );
+        b.launch::<RibbonEdges>(np, smem, params)?;
+        let host_edge_counts = b.read_back(&edge_counts, 2 * npu)?;
+
+        // Ribbon vertices.
+        let vertex_offsets = offsets_of(host_edge_counts.chunks(2).map(|c| c[1]));
+        let vertex_bounds = b.upload(&vertex_offsets)?;
+        let cap = window(max_gap(&vertex_offsets));
+        let mut vertex_ribbon = b.zeros::<u32>(vertex_offsets[npu] as usize)?;
+        let mut vertex_counts = b.zeros::<u32>(npu)?;
+        let smem = (
+            gather_shared_bytes(cap, BOUNDS.threads),
+            gather_shared_bytes(cap, 1),
+        );
+        let edges = [&edge_ribbon, &edge_bounds, &edge_counts, &vertex_bounds];
+        let params = (
+            topology,
+            owners,
+            owned,
+            edges,
+            cap,
+            &mut vertex_ribbon,
+            &mut vertex_counts,
+            &mut failed,
+        );
+        b.launch::<RibbonVertices>(np, smem, params)?;
+        let host_vertex_counts = b.read_back(&vertex_counts, npu)?;
+
+        // Stashes.
+        let ribbon_len =
+            |p: usize| host_vertex_counts[p] + host_edge_counts[2 * p] + host_face_counts[3 * p];
+        let cap = window((0..npu).map(ribbon_len).max().unwrap_or(0));
+        let stash_bound =
+            face_offsets[npu] as usize + edge_offsets[npu] as usize + vertex_offsets[npu] as usize;
+        let mut stashes = b.zeros::<u32>(stash_bound)?;
+        let mut stash_counts = b.zeros::<u32>(npu)?;
+        let ribbons = [
+            &vertex_ribbon,
+            &edge_ribbon,
+            &face_ribbon,
+            &vertex_bounds,
+            &edge_bounds,
+            &face_bounds,
+            &vertex_counts,
+            &edge_counts,
+            &face_counts,
+        ];
+        let smem = (
+            gather_shared_bytes(cap, BOUNDS.threads),
+            gather_shared_bytes(cap, 1),
+        );
+        let params = (
+            owners,
+            ribbons,
+            cap,
+            &mut stashes,
+            &mut stash_counts,
+            &mut failed,
+        );
+        b.launch::<PatchStash>(np, smem, params)?;
+        let host_stash_counts = b.read_back(&stash_counts, npu)?;
+        if b.element(&failed, 0)? != 0 {
+            return Err(BackendError::Inconsistent(
+                "a patch's gather outgrew the window its counts sized",
+            )
+            .into());
+        }
+
+        // The headers, from the counts.
+        let mut infos = Vec::with_capacity(npu);
+        let mut ends = [0u32; 5];
+        for p in 0..npu {
+            let owned_count = |l: &OwnedLists| l.host_offsets[p + 1] - l.host_offsets[p];
+            let (ov, oe, of) = (owned_count(v), owned_count(e), owned_count(f));
+            let (rv, re, rf) = (
+                host_vertex_counts[p],
+                host_edge_counts[2 * p],
+                host_face_counts[3 * p],
+            );
+            let (cv, ce, cf) = (ov + rv, oe + re, of + rf);
+            for (n, (limit, what)) in [cv, ce, cf].into_iter().zip(limits) {
+                if n > limit {
+                    return Err(
+                        local_overflow(p as u32, n as usize, what, limit, patch_size).into(),
+                    );
+                }
+            }
+            let info = PatchInfo {
+                num_vertices: cv,
+                num_edges: ce,
+                num_faces: cf,
+                owned_vertices: ov,
+                owned_edges: oe,
+                owned_faces: of,
+                fe_offset: ends[0],
+                ev_offset: ends[1],
+                ribbon_offset: ends[2],
+                stash_offset: ends[3],
+                stash_len: host_stash_counts[p],
+                mask_offset: ends[4],
+                vertex_base: v.host_offsets[p],
+                edge_base: e.host_offsets[p],
+                face_base: f.host_offsets[p],
+                ff_entries: host_face_counts[3 * p + 2],
+            };
+            let lens = [
+                (3 * cf).next_multiple_of(8),
+                (2 * ce).next_multiple_of(8),
+                rv + re + rf,
+                info.stash_len,
+                2 * (cv.div_ceil(32) + ce.div_ceil(32) + cf.div_ceil(32)),
+            ];
+            for (end, len) in ends.iter_mut().zip(lens) {
+                *end = end
+                    .checked_add(len)
+                    .ok_or(BackendError::TooLarge(*end as usize + len as usize))?;
+            }
+            infos.push(info);
+        }
+        let header_words = b.upload(bytemuck::cast_slice::<PatchInfo, u32>(&infos))?;
+
+        // The layout.
+        let cap = (0..npu)
+            .map(|p| {
+                host_vertex_counts[p]
+                    .max(host_edge_counts[2 * p])
+                    .max(host_stash_counts[p])
+            })
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut fe_words = b.zeros::<u32>(ends[0] as usize / 2)?;
+        let mut ev_words = b.zeros::<u32>(ends[1] as usize / 2)?;
+        let mut ribbon = b.zeros::<u32>(ends[2] as usize)?;
+        let mut stash = b.zeros::<u32>(ends[3] as usize)?;
+        let mut masks = b.zeros::<u32>(ends[4] as usize)?;
+        let rest = [
+            &vertex_ribbon,
+            &edge_ribbon,
+            &face_ribbon,
+            &vertex_bounds,
+            &edge_bounds,
+            &face_bounds,
+            &vertex_counts,
+            &edge_counts,
+            &face_counts,
+            &stashes,
+            &header_words,
+        ];
+        let smem = (fill_shared_bytes(cap), fill_shared_bytes(cap));
+        let params = (
+            topology,
+            owners,
+            owned,
+            rest,
+            cap,
+            &mut fe_words,
+            &mut ev_words,
+            &mut ribbon,
+            &mut stash,
+            &mut masks,
+        );
+        b.launch::<FillPatch>(np, smem, params)?;
+
+        let halves = |words: Vec<u32>| bytemuck::cast_slice::<u32, u16>(&words).to_vec();
+        let fe = halves(b.download(fe_words, ends[0] as usize / 2)?);
+        let ev = halves(b.download(ev_words, ends[1] as usize / 2)?);
+        let ribbon = b.download(ribbon, ends[2] as usize)?;
+        let stash = b.download(stash, ends[3] as usize)?;
+        let masks = b.download(masks, ends[4] as usize)?;
+        let mut maps = Vec::with_capacity(6);
+        for (list, n) in lists.into_iter().zip([nv, ne, nf]) {
+            maps.push(b.download(list.members, n as usize)?);
+            maps.push(b.download(list.handles, n as usize)?);
+        }
+        let [
+            vertex_to_input,
+            input_to_vertex,
+            edge_to_input,
+            input_to_edge,
+            face_to_input,
+            input_to_face,
+        ]: [Vec<u32>; 6] = maps.try_into().expect("two maps a kind");
+        Ok(PatchedMesh {
+            patches: infos,
+            fe,
+            ev,
+            ribbon,
+            stash,
+            masks,
+            vertex_to_input,
+            input_to_vertex,
+            edge_to_input,
+            input_to_edge,
+            face_to_input,
+            input_to_face,
+            input_edges: topo.ev.clone(),
+            patch_size,
+            lloyd_iterations: part.iterations,
+        })
+    }
+
+    /// The owned lists of the `n` elements of one kind whose owners are
+    /// `owner` (`np` patches): counted, scattered and each patch's sorted
+    /// ([`CountOwned`], a scan, [`ScatterOwned`], [`SortOwned`]).
+    ///
+    /// # Errors
+    /// [`PatchError::LocalOverflow`] for the lowest patch that owns more
+    /// than the kind's local limit (`((limit, what), patch_size)`); as
+    /// [`Backend::launch`].
+    fn owned_lists(
+        &self,
+        owner: &Buffer<u32>,
+        n: u32,
+        np: u32,
+        ((limit, what), patch_size): ((u32, &'static str), u32),
+        failed: &mut Buffer<u32>,
+    ) -> Result<OwnedLists, PartitionError> {
+        let b = self;
+        let mut offsets = b.zeros::<u32>(np as usize + 1)?;
+        let mut handles = b.zeros::<u32>(n as usize)?;
+        b.launch::<CountOwned>(blocks(n), (0, 0), (owner, n, &mut offsets, &mut handles))?;
+        b.exclusive_scan(&mut offsets, np + 1)?;
+        let mut members = b.zeros::<u32>(n as usize)?;
+        let params = (owner, &handles, &offsets, n, &mut members);
+        b.launch::<ScatterOwned>(blocks(n), (0, 0), params)?;
+        let host_offsets = b.read_back(&offsets, np as usize + 1)?;
+        let gaps = host_offsets.windows(2).map(|w| w[1].wrapping_sub(w[0]));
+        if let Some((p, count)) = gaps.enumerate().find(|&(_, count)| count > limit) {
+            return Err(local_overflow(p as u32, count as usize, what, limit, patch_size).into());
+        }
+        let cap = window(max_gap(&host_offsets));
+        let smem = sort_owned_shared_bytes(cap);
+        let params = (&offsets, cap, &mut members, &mut handles, failed);
+        b.launch::<SortOwned>(np, (smem, smem), params)?;
+        Ok(OwnedLists {
+            members,
+            offsets,
+            handles,
+            host_offsets,
+        })
+    }
+}
+
+/// The largest difference of consecutive `offsets`.
+fn max_gap(offsets: &[u32]) -> u32 {
+    offsets
+        .windows(2)
+        .map(|w| w[1].wrapping_sub(w[0]))
+        .max()
+        .unwrap_or(0)
+}
+
+/// [`PatchError::LocalOverflow`] of patch `patch`.
+fn local_overflow(
+    patch: u32,
+    count: usize,
+    what: &'static str,
+    limit: u32,
+    patch_size: u32,
+) -> PatchError {
+    PatchError::LocalOverflow {
+        patch,
+        count,
+        what,
+        limit,
+        patch_size,
+    }
+}

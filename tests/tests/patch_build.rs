@@ -1,0 +1,88 @@
+//! The patch structures built on the device (`Backend::build_patches`)
+//! equal the host's build (`PatchedMesh::from_partition`) array for array,
+//! and answer every query as the reference mesh does: generated meshes
+//! (grids with holes, fans, non-manifold edges, isolated vertices, soups,
+//! shuffled), the bundled meshes and the bunny scan, and inputs over the
+//! local limits (both builds refuse them). The backend comes from
+//! `CAVITY_TEST_DEVICE` (CPU by default).
+
+use cavity_tests::{
+    add_defects, any_mesh, check_device_built_patches, concat, fan, grid, soup, test_backend,
+};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_meshes(mesh in any_mesh(), patch_size in prop_oneof![1u32..8, 8u32..64, 64u32..1024]) {
+        let backend = test_backend();
+        if let Err(e) = check_device_built_patches(&mesh, patch_size, &backend) {
+            prop_assert!(false, "{e}");
+        }
+    }
+
+    #[test]
+    fn soups(mesh in soup(), patch_size in prop_oneof![1u32..4, 512u32..513]) {
+        let backend = test_backend();
+        if let Err(e) = check_device_built_patches(&mesh, patch_size, &backend) {
+            prop_assert!(false, "{e}");
+        }
+    }
+}
+
+#[test]
+fn special_cases() {
+    let backend = test_backend();
+    let cases = [
+        fan(7, true),
+        fan(5, false),
+        add_defects(grid(3, 3, &[false], false, &[4]), 3, 2),
+        concat(&[fan(4, true), grid(2, 2, &[true], false, &[]), fan(3, false)]),
+        add_defects(cavity::TriMesh::default(), 0, 3),
+        cavity::TriMesh::default(),
+    ];
+    for mesh in &cases {
+        for patch_size in [1, 3, 512] {
+            check_device_built_patches(mesh, patch_size, &backend).unwrap();
+        }
+    }
+}
+
+#[test]
+fn real_meshes() {
+    let backend = test_backend();
+    let bundled = cavity_tests::bundled_mesh();
+    let scan = cavity_tests::bunny_scan();
+    for patch_size in [64, 512, 2048] {
+        check_device_built_patches(&bundled, patch_size, &backend).unwrap();
+        check_device_built_patches(&scan, patch_size, &backend).unwrap();
+    }
+}
+
+/// A vertex of 30 000 faces (its one-ring is over the local face limit)
+/// and 70 000 isolated vertices (all owned by patch 0, over the vertex
+/// limit): both builds refuse them; a fan of 20 000 faces fits and both
+/// builds agree on it.
+#[test]
+fn inputs_over_the_local_limits() {
+    let backend = test_backend();
+    let refuses = |mesh: &cavity::TriMesh| {
+        let topo = cavity::topology::Topology::new(mesh);
+        let part = cavity::patcher::partition(&topo, mesh.num_faces(), 512, 7).unwrap();
+        let error = backend.build_patches(mesh, &topo, &part, 512).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                cavity::backend::PartitionError::Patch(
+                    cavity::patcher::PatchError::LocalOverflow { .. }
+                )
+            ),
+            "{error}"
+        );
+        assert!(cavity::PatchedMesh::from_partition(mesh, &topo, &part, 512).is_err());
+    };
+    refuses(&fan(30_000, true));
+    refuses(&add_defects(grid(4, 4, &[false], false, &[]), 0, 70_000));
+    check_device_built_patches(&fan(20_000, false), 512, &backend).unwrap();
+}
