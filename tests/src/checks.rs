@@ -50,6 +50,17 @@ pub fn check_device_patched_queries(
     check_patched_queries(mesh, &patched, backend)
 }
 
+/// [`check_queries`] on `mesh` patched as `backend` patches for the
+/// commands (`Backend::patched`: on the GPU its partition and build, or
+/// the host's build where a block's shared memory is too small).
+pub fn check_patched(mesh: &TriMesh, patch_size: u32, backend: &Backend) -> Result<(), String> {
+    let topo = cavity::topology::Topology::new(mesh);
+    let patched = backend
+        .patched(mesh, &topo, patch_size)
+        .map_err(|e| e.to_string())?;
+    check_patched_queries(mesh, &patched, backend)
+}
+
 /// Builds the patch structures of `mesh` (partitioned by the host's
 /// patcher at `patch_size`) on `backend` (`Backend::build_patches`) and
 /// compares them array for array with the host's build

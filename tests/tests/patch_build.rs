@@ -6,8 +6,11 @@
 //! local limits (both builds refuse them). The backend comes from
 //! `CAVITY_TEST_DEVICE` (CPU by default).
 
+use cavity::backend::{Backend, BackendError, PartitionError};
+use cavity::patcher::PatchError;
 use cavity_tests::{
-    add_defects, any_mesh, check_device_built_patches, concat, fan, grid, soup, test_backend,
+    add_defects, any_mesh, check_device_built_patches, check_patched, concat, fan, grid, soup,
+    test_backend,
 };
 use proptest::prelude::*;
 
@@ -62,8 +65,9 @@ fn real_meshes() {
 
 /// A vertex of 30 000 faces (its one-ring is over the local face limit)
 /// and 70 000 isolated vertices (all owned by patch 0, over the vertex
-/// limit): both builds refuse them; a fan of 20 000 faces fits and both
-/// builds agree on it.
+/// limit): both builds refuse them (the GPU's may find the fan's gather
+/// too large for a block's shared memory first), and so does
+/// `Backend::patched`.
 #[test]
 fn inputs_over_the_local_limits() {
     let backend = test_backend();
@@ -72,17 +76,47 @@ fn inputs_over_the_local_limits() {
         let part = cavity::patcher::partition(&topo, mesh.num_faces(), 512, 7).unwrap();
         let error = backend.build_patches(mesh, &topo, &part, 512).unwrap_err();
         assert!(
-            matches!(
-                error,
-                cavity::backend::PartitionError::Patch(
-                    cavity::patcher::PatchError::LocalOverflow { .. }
-                )
-            ),
+            matches!(error, PartitionError::Patch(PatchError::LocalOverflow { .. }))
+                || matches!(
+                    (&backend, &error),
+                    (Backend::Cuda(_), PartitionError::Backend(BackendError::SharedMemory { .. }))
+                ),
             "{error}"
         );
         assert!(cavity::PatchedMesh::from_partition(mesh, &topo, &part, 512).is_err());
+        let error = backend.patched(mesh, &topo, 512).unwrap_err();
+        assert!(
+            matches!(error, PartitionError::Patch(PatchError::LocalOverflow { .. })),
+            "{error}"
+        );
     };
     refuses(&fan(30_000, true));
     refuses(&add_defects(grid(4, 4, &[false], false, &[]), 0, 70_000));
-    check_device_built_patches(&fan(20_000, false), 512, &backend).unwrap();
+}
+
+/// An open fan of 16 000 faces (32 001 edges) fits the local limits; its
+/// centre's gather needs more shared memory than a GPU block has, where
+/// `Backend::patched` falls back to the host's build. Every backend's
+/// patches answer the queries.
+#[test]
+fn a_vertex_of_huge_valence() {
+    let backend = test_backend();
+    let mesh = fan(16_000, false);
+    let topo = cavity::topology::Topology::new(&mesh);
+    let part = cavity::patcher::partition(&topo, mesh.num_faces(), 512, 7).unwrap();
+    let built = backend.build_patches(&mesh, &topo, &part, 512);
+    match &backend {
+        Backend::Cpu(_) => {
+            assert!(built.is_ok(), "{:?}", built.err());
+            check_device_built_patches(&mesh, 512, &backend).unwrap();
+        }
+        Backend::Cuda(_) => {
+            let error = built.unwrap_err();
+            assert!(
+                matches!(error, PartitionError::Backend(BackendError::SharedMemory { .. })),
+                "{error}"
+            );
+        }
+    }
+    check_patched(&mesh, 512, &backend).unwrap();
 }
