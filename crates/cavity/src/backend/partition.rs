@@ -220,6 +220,12 @@ impl Backend {
     }
 }
 
+/// Levels a search launches between two reads of its count of reached
+/// faces: each read waits for the device (about as long as a level over a
+/// few million faces takes), and the levels past the search's end do
+/// nothing.
+const LEVELS_PER_READ: u32 = 4;
+
 /// Which levels [`Search::deepest`] reads.
 enum Depth {
     /// The assignment's: the distance from the patch's seed.
@@ -332,27 +338,31 @@ impl<'a> Search<'a> {
             if covered == n {
                 return Ok(());
             }
-            at += 1;
-            b.launch::<AssignLevel>(
-                blocks(n),
-                (0, 0),
-                (
-                    n,
-                    at,
-                    &self.offsets,
-                    &self.neighbors,
-                    &mut self.label,
-                    &mut self.level,
-                    &mut self.reached,
-                ),
-            )?;
+            // A batch of levels, then one read of the count: a level
+            // after the search is done reaches nothing and changes nothing.
+            for _ in 0..LEVELS_PER_READ {
+                at += 1;
+                b.launch::<AssignLevel>(
+                    blocks(n),
+                    (0, 0),
+                    (
+                        n,
+                        at,
+                        &self.offsets,
+                        &self.neighbors,
+                        &mut self.label,
+                        &mut self.level,
+                        &mut self.reached,
+                    ),
+                )?;
+            }
             let after = self.reached()?;
             let grew = after.wrapping_sub(before);
             covered += grew;
             before = after;
             if grew == 0 && covered < n {
                 // Seeds for the components no seed reached, placed at the
-                // level just searched (which reached nothing).
+                // last level searched (the batch reached nothing).
                 let mut marks = b.zeros::<u32>(n as usize + 1)?;
                 b.launch::<MarkUnreached>(
                     blocks(n),
@@ -383,20 +393,24 @@ impl<'a> Search<'a> {
             ),
         )?;
         let mut before = self.reached()?;
-        for at in 1.. {
-            b.launch::<InwardLevel>(
-                blocks(n),
-                (0, 0),
-                (
-                    n,
-                    at,
-                    &self.offsets,
-                    &self.neighbors,
-                    &self.label,
-                    &mut self.depth,
-                    &mut self.reached,
-                ),
-            )?;
+        let mut at = 0;
+        loop {
+            for _ in 0..LEVELS_PER_READ {
+                at += 1;
+                b.launch::<InwardLevel>(
+                    blocks(n),
+                    (0, 0),
+                    (
+                        n,
+                        at,
+                        &self.offsets,
+                        &self.neighbors,
+                        &self.label,
+                        &mut self.depth,
+                        &mut self.reached,
+                    ),
+                )?;
+            }
             let after = self.reached()?;
             if after == before {
                 break;
