@@ -76,17 +76,25 @@ fn inputs_over_the_local_limits() {
         let part = cavity::patcher::partition(&topo, mesh.num_faces(), 512, 7).unwrap();
         let error = backend.build_patches(mesh, &topo, &part, 512).unwrap_err();
         assert!(
-            matches!(error, PartitionError::Patch(PatchError::LocalOverflow { .. }))
-                || matches!(
-                    (&backend, &error),
-                    (Backend::Cuda(_), PartitionError::Backend(BackendError::SharedMemory { .. }))
-                ),
+            matches!(
+                error,
+                PartitionError::Patch(PatchError::LocalOverflow { .. })
+            ) || matches!(
+                (&backend, &error),
+                (
+                    Backend::Cuda(_),
+                    PartitionError::Backend(BackendError::SharedMemory { .. })
+                )
+            ),
             "{error}"
         );
         assert!(cavity::PatchedMesh::from_partition(mesh, &topo, &part, 512).is_err());
         let error = backend.patched(mesh, &topo, 512).unwrap_err();
         assert!(
-            matches!(error, PartitionError::Patch(PatchError::LocalOverflow { .. })),
+            matches!(
+                error,
+                PartitionError::Patch(PatchError::LocalOverflow { .. })
+            ),
             "{error}"
         );
     };
@@ -112,7 +120,10 @@ fn a_vertex_of_huge_valence() {
         Backend::Cuda(_) => {
             let error = built.unwrap_err();
             assert!(
-                matches!(error, PartitionError::Backend(BackendError::SharedMemory { .. })),
+                matches!(
+                    error,
+                    PartitionError::Backend(BackendError::SharedMemory { .. })
+                ),
                 "{error}"
             );
         }
@@ -125,7 +136,9 @@ fn a_vertex_of_huge_valence() {
         Backend::Cuda(_) => {
             let patched = backend.patched(&mesh, &topo, 512).unwrap();
             let seed = cavity::patcher::DEFAULT_SEED;
-            let part = backend.partition(&topo, mesh.num_faces(), 512, seed).unwrap();
+            let part = backend
+                .partition(&topo, mesh.num_faces(), 512, seed)
+                .unwrap();
             let host = cavity::PatchedMesh::from_partition(&mesh, &topo, &part, 512).unwrap();
             assert_eq!(patched.patches(), host.patches());
             assert_eq!(patched.ribbon(), host.ribbon());

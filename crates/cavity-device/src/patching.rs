@@ -78,6 +78,40 @@ fn face_neighbours(
     open
 }
 
+/// Shared-memory bytes of the kernels that count what they did
+/// ([`AssignLevel`], [`InwardLevel`], [`MergeChosen`]): one word a block.
+pub const COUNTER_SHARED_BYTES: usize = 16;
+
+/// Runs `each` over the block's chunk of `n` elements (each call returns
+/// whether it counts) and adds the block's count to `counter[0]` with one
+/// global atomic a block: a global atomic a counted element, all on one
+/// word, serialized the searches' levels.
+#[inline(always)]
+fn counted<B: crate::block::Block>(
+    launch: &mut crate::kernel::Launch<'_, B>,
+    n: u32,
+    counter: &InOut<u32>,
+    mut each: impl FnMut(u32) -> bool,
+) {
+    let block = launch.block;
+    let total = launch.arena.alloc::<u32>(1);
+    launch.arena.check();
+    if block.thread_idx() == 0 {
+        total.set(0, 0);
+    }
+    block.sync();
+    let (start, end) = chunk(launch.block_idx, n);
+    let mut mine = 0;
+    block.for_each(end - start, |k| mine += u32::from(each(start + k)));
+    if mine > 0 {
+        block.shared_fetch_add(total, 0, mine);
+    }
+    block.sync();
+    if block.thread_idx() == 0 && total.get(0) > 0 {
+        counter.fetch_add(0, total.get(0));
+    }
+}
+
 /// The neighbours of face `f` in the CSR rows.
 #[inline(always)]
 fn row(offsets: &In<u32>, f: u32) -> (u32, u32) {
@@ -220,7 +254,8 @@ crate::kernel! {
     /// One level `at` (at least 1) of the nearest-seed search over `n`
     /// faces: every face not reached yet with a neighbour reached at
     /// `at - 1` takes the smallest label among those neighbours and level
-    /// `at`; `reached[0]` counts the faces reached.
+    /// `at`; `reached[0]` counts the faces reached. Dynamic shared memory:
+    /// [`COUNTER_SHARED_BYTES`].
     ///
     /// # Safety
     /// Checked: the rows are only read; a face's label and level are
@@ -239,11 +274,9 @@ crate::kernel! {
         level: InOut<u32>,
         reached: InOut<u32>,
     ) {
-        let (start, end) = chunk(launch.block_idx, n);
-        launch.block.for_each(end - start, |k| {
-            let f = start + k;
+        counted(launch, n, &reached, |f| {
             if level.get(f) != NONE {
-                return;
+                return false;
             }
             let (a, b) = row(&offsets, f);
             let mut best = NONE;
@@ -258,8 +291,8 @@ crate::kernel! {
             if best != NONE {
                 label.set(f, best);
                 level.set(f, at);
-                reached.fetch_add(0, 1);
             }
+            best != NONE
         });
     }
 }
@@ -339,7 +372,8 @@ crate::kernel! {
     @core
     /// One level `at` (at least 1) of the search inward from the rims:
     /// every face without a depth next to a face of its own patch at depth
-    /// `at - 1` gets depth `at`; `reached[0]` counts them.
+    /// `at - 1` gets depth `at`; `reached[0]` counts them. Dynamic shared
+    /// memory: [`COUNTER_SHARED_BYTES`].
     ///
     /// # Safety
     /// Checked: as [`AssignLevel`], a face's depth is written only by its
@@ -357,11 +391,9 @@ crate::kernel! {
         depth: InOut<u32>,
         reached: InOut<u32>,
     ) {
-        let (start, end) = chunk(launch.block_idx, n);
-        launch.block.for_each(end - start, |k| {
-            let f = start + k;
+        counted(launch, n, &reached, |f| {
             if depth.get(f) != NONE {
-                return;
+                return false;
             }
             let p = label.get(f);
             let (a, b) = row(&offsets, f);
@@ -371,10 +403,10 @@ crate::kernel! {
                 j += 1;
                 if label.get(g) == p && depth.get(g) == at - 1 {
                     depth.set(f, at);
-                    reached.fetch_add(0, 1);
-                    return;
+                    return true;
                 }
             }
+            false
         });
     }
 }
@@ -569,7 +601,8 @@ crate::kernel! {
     @core
     /// Merging, last pass: two patches that chose each other
     /// ([`ChooseNeighbor`]) become one, the lower-numbered; `merged[0]`
-    /// counts the faces relabelled.
+    /// counts the faces relabelled. Dynamic shared memory:
+    /// [`COUNTER_SHARED_BYTES`].
     ///
     /// # Safety
     /// Checked: the choices are only read; each face's label is read and
@@ -583,19 +616,18 @@ crate::kernel! {
         label: InOut<u32>,
         merged: InOut<u32>,
     ) {
-        let (start, end) = chunk(launch.block_idx, n);
-        launch.block.for_each(end - start, |k| {
-            let f = start + k;
+        counted(launch, n, &merged, |f| {
             let p = label.get(f);
             let c = choice.get(p);
             if c == 0 {
-                return;
+                return false;
             }
             let q = !c;
-            if q < p && choice.get(q) == !p {
+            let merges = q < p && choice.get(q) == !p;
+            if merges {
                 label.set(f, q);
-                merged.fetch_add(0, 1);
             }
+            merges
         });
     }
 }

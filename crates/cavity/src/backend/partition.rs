@@ -16,9 +16,9 @@
 
 use cavity_device::array::blocks;
 use cavity_device::patching::{
-    AssignLevel, ChooseNeighbor, ClearLabels, CountFaceNeighbors, Deepest, FillFaceNeighbors,
-    InwardLevel, MarkLowest, MarkSeeds, MarkUnreached, MergeChosen, PatchRim, PickDeepest,
-    PlaceSeeds, Renumber, SmallestNeighbor, Survey,
+    AssignLevel, COUNTER_SHARED_BYTES, ChooseNeighbor, ClearLabels, CountFaceNeighbors, Deepest,
+    FillFaceNeighbors, InwardLevel, MarkLowest, MarkSeeds, MarkUnreached, MergeChosen, PatchRim,
+    PickDeepest, PlaceSeeds, Renumber, SmallestNeighbor, Survey,
 };
 
 use super::Backend;
@@ -344,7 +344,7 @@ impl<'a> Search<'a> {
                 at += 1;
                 b.launch::<AssignLevel>(
                     blocks(n),
-                    (0, 0),
+                    (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
                     (
                         n,
                         at,
@@ -399,7 +399,7 @@ impl<'a> Search<'a> {
                 at += 1;
                 b.launch::<InwardLevel>(
                     blocks(n),
-                    (0, 0),
+                    (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
                     (
                         n,
                         at,
@@ -491,7 +491,7 @@ impl<'a> Search<'a> {
         let before = self.reached()?;
         b.launch::<MergeChosen>(
             blocks(n),
-            (0, 0),
+            (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
             (n, &choice, &mut self.label, &mut self.reached),
         )?;
         Ok(self.reached()? != before)
