@@ -16,8 +16,8 @@
 //!    - [`RibbonFaces`]: the not-owned faces around the owned vertices
 //!      and across the owned faces' edges ([`CountFaceCandidates`] sizes
 //!      the gathers);
-//!    - [`RibbonEdges`]: the local faces' not-owned edges;
-//!    - [`RibbonVertices`]: the local edges' not-owned vertices;
+//!    - [`RibbonBelow`] for edges: the local faces' not-owned edges;
+//!    - [`RibbonBelow`] for vertices: the local edges' not-owned vertices;
 //!    - [`PatchStash`]: the ribbon elements' owners, the patch stash.
 //!
 //!    Each writes its list at a bound of its patch's entries (the scan of
@@ -52,7 +52,7 @@ pub fn sort_owned_shared_bytes(cap: u32) -> usize {
 }
 
 /// Shared-memory bytes of a gathering kernel ([`RibbonFaces`],
-/// [`RibbonEdges`], [`RibbonVertices`], [`PatchStash`]) for gathers of at
+/// [`RibbonBelow`], [`PatchStash`]) for gathers of at
 /// most `cap` entries (a power of two) with `threads` threads a block.
 pub fn gather_shared_bytes(cap: u32, threads: u32) -> usize {
     let mut arena = SharedArena::measuring();
@@ -128,6 +128,48 @@ impl Gather {
             self.out,
             self.scratch,
         ))
+    }
+}
+
+/// Where the next gather looks: each local element's `arity` entries of
+/// `relation`, kept where their `owner` is not the patch.
+struct Next<'a> {
+    relation: &'a In<u32>,
+    arity: u32,
+    owner: &'a In<u32>,
+}
+
+impl Gather {
+    /// Writes the `count` distinct entries to `list` from `start`, then
+    /// adds to counter 1 the size of the next gather ([`Next`]) over the
+    /// patch's local elements of this kind: its owned ones (`owned`'s list
+    /// `kind` of patch `p`), then these. A barrier follows.
+    fn write_and_count<B: Block>(
+        &self,
+        block: &B,
+        (list, start): (&InOut<u32>, u32),
+        count: u32,
+        (owned, kind, p): (&Owned, usize, u32),
+        next: Next<'_>,
+    ) {
+        block.for_each(count, |i| list.set(start.wrapping_add(i), self.out.get(i)));
+        let (first, own) = owned.range(kind, p);
+        block.for_each(own + count, |i| {
+            let x = if i < own {
+                owned.member(kind, first, i)
+            } else {
+                self.out.get(i - own)
+            };
+            let mut n = 0;
+            for s in 0..next.arity {
+                let y = next.relation.get((next.arity * x).wrapping_add(s));
+                n += u32::from(next.owner.get(y) != p);
+            }
+            if n > 0 {
+                block.shared_fetch_add(self.counters, 1, n);
+            }
+        });
+        block.sync();
     }
 }
 
@@ -366,7 +408,7 @@ crate::kernel! {
     /// patch around its owned vertices and across its owned faces' edges,
     /// ascending, into `ribbon` from `bounds[p]` (the scanned gather
     /// sizes of [`CountFaceCandidates`]). `counts[3 p ..]` gets their
-    /// count, the size of [`RibbonEdges`]'s gather (the local faces'
+    /// count, the size of the edges' gather ([`RibbonBelow`]: the local faces'
     /// edges owned elsewhere, with repeats) and the patch's FF entries
     /// (each owned face's distinct neighbours across its edges). `cap`:
     /// the shared window, a power of two.
@@ -430,25 +472,12 @@ crate::kernel! {
         let Some(count) = gather.finish(block, &failed) else {
             return;
         };
-        let start = bounds.get(p);
-        block.for_each(count, |i| ribbon.set(start.wrapping_add(i), gather.out.get(i)));
-        // The faces are only read back through `ribbon` by later launches:
-        // the edge gather's size is counted from the window.
-        block.for_each(nf + count, |i| {
-            let f = if i < nf {
-                owned.member(2, fs, i)
-            } else {
-                gather.out.get(i - nf)
-            };
-            let mut n = 0;
-            for s in 0..3 {
-                n += u32::from(owner_e.get(fe.get((3 * f).wrapping_add(s))) != p);
-            }
-            if n > 0 {
-                block.shared_fetch_add(gather.counters, 1, n);
-            }
-        });
-        block.sync();
+        let next = Next {
+            relation: fe,
+            arity: 3,
+            owner: owner_e,
+        };
+        gather.write_and_count(block, (&ribbon, bounds.get(p)), count, (&owned, 2, p), next);
         if block.thread_idx() == 0 {
             counts.set(3 * p, count);
             counts.set(3 * p + 1, gather.counters.get(1));
@@ -488,25 +517,28 @@ fn first_among_edges(
 
 crate::kernel! {
     @core
-    /// Each patch's ribbon edges (one block a patch): the edges of its
-    /// local faces (owned, then the ribbon faces of `faces` = `[ribbon,
-    /// bounds, counts of RibbonFaces, this gather's bounds]`) owned
-    /// elsewhere, ascending, into `ribbon` from the gather's bound;
-    /// `counts[2 p ..]` gets their count and the size of
-    /// [`RibbonVertices`]'s gather (the local edges' vertices owned
-    /// elsewhere, with repeats). `cap`: the shared window, a power of two.
+    /// Each patch's ribbon elements of kind `kind` (1: edges, 0: vertices;
+    /// one block a patch): the edges of its local faces, or the vertices of
+    /// its local edges, owned elsewhere (the local elements of the kind
+    /// above: owned, then the ribbon of `above` = `[ribbon, bounds, counts,
+    /// this gather's bounds]`, the counts [`RibbonFaces`]' or this
+    /// kernel's for edges), ascending, into `ribbon` from the gather's
+    /// bound. `counts[2 p ..]` gets their count and, for edges, the size of
+    /// the vertices' gather (the local edges' vertices owned elsewhere,
+    /// with repeats). `cap`: the shared window, a power of two.
     ///
     /// # Safety
     /// Checked: the inputs are only read; each block writes its patch's
     /// words (atomic stores).
     #[launch_bounds = BOUNDS]
     #[checked]
-    pub kernel RibbonEdges(
+    pub kernel RibbonBelow(
         launch,
         topology: Ins<u32, 7>,
         owners: Ins<u32, 3>,
         owned: Ins<u32, 9>,
-        faces: Ins<u32, 4>,
+        above: Ins<u32, 4>,
+        kind: u32,
         cap: u32,
         ribbon: InOut<u32>,
         counts: InOut<u32>,
@@ -514,46 +546,51 @@ crate::kernel! {
     ) {
         let [_, fe, ev, ..] = &topology.0;
         let [owner_v, owner_e, _] = &owners.0;
-        let [face_ribbon, face_bounds, face_counts, bounds] = &faces.0;
+        let [above_ribbon, above_bounds, above_counts, bounds] = &above.0;
+        let edges = kind == 1;
+        // The kind above's elements and their sub-elements of this kind.
+        let (relation, arity, owner) = if edges {
+            (fe, 3, owner_e)
+        } else {
+            (ev, 2, owner_v)
+        };
+        let (above_kind, above_stride) = if edges { (2, 3) } else { (1, 2) };
         let owned = Owned::new(&owned);
         let block = launch.block;
         let gather = Gather::alloc(launch.arena, cap, block.block_dim());
         launch.arena.check();
         let p = launch.block_idx;
         gather.start(block);
-        let (_, own_f) = owned.range(2, p);
-        let local_faces = own_f.wrapping_add(face_counts.get(3 * p));
-        let face_start = face_bounds.get(p);
-        block.for_each(local_faces, |i| {
-            let f = local_face(&owned, p, face_ribbon, face_start, i);
-            for s in 0..3 {
-                let e = fe.get((3 * f).wrapping_add(s));
-                if owner_e.get(e) != p {
-                    gather.push(block, e);
+        let (first, own) = owned.range(above_kind, p);
+        let local = own.wrapping_add(above_counts.get(above_stride * p));
+        let above_start = above_bounds.get(p);
+        block.for_each(local, |i| {
+            let x = if i < own {
+                owned.member(above_kind, first, i)
+            } else {
+                above_ribbon.get(above_start.wrapping_add(i - own))
+            };
+            for s in 0..arity {
+                let y = relation.get((arity * x).wrapping_add(s));
+                if owner.get(y) != p {
+                    gather.push(block, y);
                 }
             }
         });
         let Some(count) = gather.finish(block, &failed) else {
             return;
         };
-        let start = bounds.get(p);
-        block.for_each(count, |i| ribbon.set(start.wrapping_add(i), gather.out.get(i)));
-        let (es, ne) = owned.range(1, p);
-        block.for_each(ne + count, |i| {
-            let e = if i < ne {
-                owned.member(1, es, i)
-            } else {
-                gather.out.get(i - ne)
+        let list = (&ribbon, bounds.get(p));
+        if edges {
+            let next = Next {
+                relation: ev,
+                arity: 2,
+                owner: owner_v,
             };
-            let mut n = 0;
-            for s in 0..2 {
-                n += u32::from(owner_v.get(ev.get((2 * e).wrapping_add(s))) != p);
-            }
-            if n > 0 {
-                block.shared_fetch_add(gather.counters, 1, n);
-            }
-        });
-        block.sync();
+            gather.write_and_count(block, list, count, (&owned, 1, p), next);
+        } else {
+            block.for_each(count, |i| ribbon.set(list.1.wrapping_add(i), gather.out.get(i)));
+        }
         if block.thread_idx() == 0 {
             counts.set(2 * p, count);
             counts.set(2 * p + 1, gather.counters.get(1));
@@ -561,70 +598,9 @@ crate::kernel! {
     }
 }
 
-crate::kernel! {
-    @core
-    /// Each patch's ribbon vertices (one block a patch): the vertices of
-    /// its local edges (owned, then the ribbon edges of `edges` =
-    /// `[ribbon, bounds, counts of RibbonEdges, this gather's bounds]`)
-    /// owned elsewhere, ascending, into `ribbon` from the gather's bound;
-    /// `counts[p]` gets their count. `cap`: the shared window, a power of
-    /// two.
-    ///
-    /// # Safety
-    /// Checked: the inputs are only read; each block writes its patch's
-    /// words (atomic stores).
-    #[launch_bounds = BOUNDS]
-    #[checked]
-    pub kernel RibbonVertices(
-        launch,
-        topology: Ins<u32, 7>,
-        owners: Ins<u32, 3>,
-        owned: Ins<u32, 9>,
-        edges: Ins<u32, 4>,
-        cap: u32,
-        ribbon: InOut<u32>,
-        counts: InOut<u32>,
-        failed: InOut<u32>,
-    ) {
-        let [_, _, ev, ..] = &topology.0;
-        let [owner_v, ..] = &owners.0;
-        let [edge_ribbon, edge_bounds, edge_counts, bounds] = &edges.0;
-        let owned = Owned::new(&owned);
-        let block = launch.block;
-        let gather = Gather::alloc(launch.arena, cap, block.block_dim());
-        launch.arena.check();
-        let p = launch.block_idx;
-        gather.start(block);
-        let (es, own_e) = owned.range(1, p);
-        let local_edges = own_e.wrapping_add(edge_counts.get(2 * p));
-        let edge_start = edge_bounds.get(p);
-        block.for_each(local_edges, |i| {
-            let e = if i < own_e {
-                owned.member(1, es, i)
-            } else {
-                edge_ribbon.get(edge_start.wrapping_add(i - own_e))
-            };
-            for s in 0..2 {
-                let v = ev.get((2 * e).wrapping_add(s));
-                if owner_v.get(v) != p {
-                    gather.push(block, v);
-                }
-            }
-        });
-        let Some(count) = gather.finish(block, &failed) else {
-            return;
-        };
-        let start = bounds.get(p);
-        block.for_each(count, |i| ribbon.set(start.wrapping_add(i), gather.out.get(i)));
-        if block.thread_idx() == 0 {
-            counts.set(p, count);
-        }
-    }
-}
-
 /// The ribbon lists of every kind: `[ribbon v, e, f, bounds v, e, f,
-/// counts v, e, f]` (counts as [`RibbonVertices`], [`RibbonEdges`] and
-/// [`RibbonFaces`] wrote them: strides 1, 2 and 3).
+/// counts v, e, f]` (counts as [`RibbonBelow`] and [`RibbonFaces`] wrote
+/// them: strides 2, 2 and 3).
 struct Ribbons {
     lists: [In<u32>; 3],
     bounds: [In<u32>; 3],
@@ -643,7 +619,7 @@ impl Ribbons {
     /// Patch `p`'s ribbon elements of kind `k`: their first place in the
     /// list and their count.
     fn range(&self, k: usize, p: u32) -> (u32, u32) {
-        let stride = k as u32 + 1;
+        let stride = if k == 2 { 3 } else { 2 };
         (self.bounds[k].get(p), self.counts[k].get(stride * p))
     }
 

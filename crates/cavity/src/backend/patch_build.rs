@@ -13,8 +13,8 @@
 use cavity_device::array::{BOUNDS, blocks};
 use cavity_device::layout::{MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, MAX_LOCAL_FACES, PatchInfo};
 use cavity_device::patch_build::{
-    CountFaceCandidates, CountOwned, FillPatch, MajorityOwner, PatchStash, RibbonEdges,
-    RibbonFaces, RibbonVertices, ScatterOwned, SortOwned, fill_shared_bytes, gather_shared_bytes,
+    CountFaceCandidates, CountOwned, FillPatch, MajorityOwner, PatchStash, RibbonBelow,
+    RibbonFaces, ScatterOwned, SortOwned, fill_shared_bytes, gather_shared_bytes,
     sort_owned_shared_bytes,
 };
 
@@ -38,6 +38,62 @@ struct OwnedLists {
     handles: Buffer<u32>,
     /// `offsets` on the host.
     host_offsets: Vec<u32>,
+}
+
+/// The gathers' grouped inputs on the backend: the topology, the owners
+/// and the owned lists (as `cavity_device::patch_build` groups them).
+type Inputs<'a> = (
+    [&'a Buffer<u32>; 7],
+    [&'a Buffer<u32>; 3],
+    [&'a Buffer<u32>; 9],
+);
+
+/// One gathering stage's arrays: each patch's bound in its list (on the
+/// host and the backend), the shared window and its bytes, the list, and
+/// the counts the stage writes (`stride` a patch) with their host copy.
+struct Stage {
+    offsets: Vec<u32>,
+    bounds: Buffer<u32>,
+    cap: u32,
+    smem: (usize, usize),
+    list: Buffer<u32>,
+    counts: Buffer<u32>,
+    stride: usize,
+    host_counts: Vec<u32>,
+}
+
+impl Stage {
+    /// A stage of gathers bounded by `offsets` (`bounds` on the backend),
+    /// its window the largest gather's.
+    fn new(
+        b: &Backend,
+        offsets: Vec<u32>,
+        bounds: Buffer<u32>,
+        stride: usize,
+    ) -> Result<Stage, BackendError> {
+        let patches = offsets.len() - 1;
+        let cap = window(max_gap(&offsets));
+        Ok(Stage {
+            list: b.zeros::<u32>(offsets[patches] as usize)?,
+            counts: b.zeros::<u32>(stride * patches)?,
+            smem: (
+                gather_shared_bytes(cap, BOUNDS.threads),
+                gather_shared_bytes(cap, 1),
+            ),
+            offsets,
+            bounds,
+            cap,
+            stride,
+            host_counts: Vec::new(),
+        })
+    }
+
+    /// Reads the stage's counts back.
+    fn read_counts(&mut self, b: &Backend) -> Result<(), BackendError> {
+        let n = self.stride * (self.offsets.len() - 1);
+        self.host_counts = b.read_back(&self.counts, n)?;
+        Ok(())
+    }
 }
 
 /// The smallest power of two at least `n` and 1: a gather's window.
@@ -131,92 +187,68 @@ impl Backend {
         b.launch::<CountFaceCandidates>(blocks(threads), (0, 0), params)?;
         b.exclusive_scan(&mut face_bounds, np + 1)?;
         let face_offsets = b.read_back(&face_bounds, npu + 1)?;
-        let cap = window(max_gap(&face_offsets));
-        let mut face_ribbon = b.zeros::<u32>(face_offsets[npu] as usize)?;
-        let mut face_counts = b.zeros::<u32>(3 * npu)?;
-        let smem = (
-            gather_shared_bytes(cap, BOUNDS.threads),
-            gather_shared_bytes(cap, 1),
-        );
+        let mut faces = Stage::new(b, face_offsets, face_bounds, 3)?;
         let params = (
             topology,
             owners,
             owned,
-            &face_bounds,
-            cap,
-            &mut face_ribbon,
-            &mut face_counts,
+            &faces.bounds,
+            faces.cap,
+            &mut faces.list,
+            &mut faces.counts,
             &mut failed,
         );
-        b.launch::<RibbonFaces>(np, smem, params)?;
-        let host_face_counts = b.read_back(&face_counts, 3 * npu)?;
+        b.launch::<RibbonFaces>(np, faces.smem, params)?;
+        faces.read_counts(b)?;
 
         // Ribbon edges.
-        let edge_offsets = offsets_of(host_face_counts.chunks(3).map(|c| c[1]));
+        let edge_offsets = offsets_of(faces.host_counts.chunks(3).map(|c| c[1]));
         let edge_bounds = b.upload(&edge_offsets)?;
-        let cap = window(max_gap(&edge_offsets));
-        let mut edge_ribbon = b.zeros::<u32>(edge_offsets[npu] as usize)?;
-        let mut edge_counts = b.zeros::<u32>(2 * npu)?;
-        let smem = (
-            gather_shared_bytes(cap, BOUNDS.threads),
-            gather_shared_bytes(cap, 1),
-        );
-        let faces = [&face_ribbon, &face_bounds, &face_counts, &edge_bounds];
-        let params = (
-            topology,
-            owners,
-            owned,
-            faces,
-            cap,
-            &mut edge_ribbon,
-            &mut edge_counts,
+        let mut edges = Stage::new(b, edge_offsets, edge_bounds, 2)?;
+        self.ribbon_below(
+            1,
+            (topology, owners, owned),
+            &faces,
+            &mut edges,
             &mut failed,
-        );
-        b.launch::<RibbonEdges>(np, smem, params)?;
-        let host_edge_counts = b.read_back(&edge_counts, 2 * npu)?;
+        )?;
 
         // Ribbon vertices.
-        let vertex_offsets = offsets_of(host_edge_counts.chunks(2).map(|c| c[1]));
+        let vertex_offsets = offsets_of(edges.host_counts.chunks(2).map(|c| c[1]));
         let vertex_bounds = b.upload(&vertex_offsets)?;
-        let cap = window(max_gap(&vertex_offsets));
-        let mut vertex_ribbon = b.zeros::<u32>(vertex_offsets[npu] as usize)?;
-        let mut vertex_counts = b.zeros::<u32>(npu)?;
-        let smem = (
-            gather_shared_bytes(cap, BOUNDS.threads),
-            gather_shared_bytes(cap, 1),
-        );
-        let edges = [&edge_ribbon, &edge_bounds, &edge_counts, &vertex_bounds];
-        let params = (
-            topology,
-            owners,
-            owned,
-            edges,
-            cap,
-            &mut vertex_ribbon,
-            &mut vertex_counts,
+        let mut vertices = Stage::new(b, vertex_offsets, vertex_bounds, 2)?;
+        self.ribbon_below(
+            0,
+            (topology, owners, owned),
+            &edges,
+            &mut vertices,
             &mut failed,
-        );
-        b.launch::<RibbonVertices>(np, smem, params)?;
-        let host_vertex_counts = b.read_back(&vertex_counts, npu)?;
+        )?;
+        let host_face_counts = &faces.host_counts;
+        let host_edge_counts = &edges.host_counts;
+        let host_vertex_counts = &vertices.host_counts;
 
         // Stashes.
-        let ribbon_len =
-            |p: usize| host_vertex_counts[p] + host_edge_counts[2 * p] + host_face_counts[3 * p];
+        let ribbon_len = |p: usize| {
+            host_vertex_counts[2 * p] + host_edge_counts[2 * p] + host_face_counts[3 * p]
+        };
         let cap = window((0..npu).map(ribbon_len).max().unwrap_or(0));
-        let stash_bound =
-            face_offsets[npu] as usize + edge_offsets[npu] as usize + vertex_offsets[npu] as usize;
+        let stash_bound = [&faces, &edges, &vertices]
+            .iter()
+            .map(|stage| stage.offsets[npu] as usize)
+            .sum();
         let mut stashes = b.zeros::<u32>(stash_bound)?;
         let mut stash_counts = b.zeros::<u32>(npu)?;
         let ribbons = [
-            &vertex_ribbon,
-            &edge_ribbon,
-            &face_ribbon,
-            &vertex_bounds,
-            &edge_bounds,
-            &face_bounds,
-            &vertex_counts,
-            &edge_counts,
-            &face_counts,
+            &vertices.list,
+            &edges.list,
+            &faces.list,
+            &vertices.bounds,
+            &edges.bounds,
+            &faces.bounds,
+            &vertices.counts,
+            &edges.counts,
+            &faces.counts,
         ];
         let smem = (
             gather_shared_bytes(cap, BOUNDS.threads),
@@ -246,7 +278,7 @@ impl Backend {
             let owned_count = |l: &OwnedLists| l.host_offsets[p + 1] - l.host_offsets[p];
             let (ov, oe, of) = (owned_count(v), owned_count(e), owned_count(f));
             let (rv, re, rf) = (
-                host_vertex_counts[p],
+                host_vertex_counts[2 * p],
                 host_edge_counts[2 * p],
                 host_face_counts[3 * p],
             );
@@ -295,7 +327,7 @@ impl Backend {
         // The layout.
         let cap = (0..npu)
             .map(|p| {
-                host_vertex_counts[p]
+                host_vertex_counts[2 * p]
                     .max(host_edge_counts[2 * p])
                     .max(host_stash_counts[p])
             })
@@ -308,15 +340,15 @@ impl Backend {
         let mut stash = b.zeros::<u32>(ends[3] as usize)?;
         let mut masks = b.zeros::<u32>(ends[4] as usize)?;
         let rest = [
-            &vertex_ribbon,
-            &edge_ribbon,
-            &face_ribbon,
-            &vertex_bounds,
-            &edge_bounds,
-            &face_bounds,
-            &vertex_counts,
-            &edge_counts,
-            &face_counts,
+            &vertices.list,
+            &edges.list,
+            &faces.list,
+            &vertices.bounds,
+            &edges.bounds,
+            &faces.bounds,
+            &vertices.counts,
+            &edges.counts,
+            &faces.counts,
             &stashes,
             &header_words,
         ];
@@ -371,6 +403,34 @@ impl Backend {
             patch_size,
             lloyd_iterations: part.iterations,
         })
+    }
+
+    /// The ribbon elements of `kind` (1 edges, 0 vertices) of every patch
+    /// into `stage` from the ribbon of the kind above (`above`), by
+    /// [`RibbonBelow`]; its counts read back.
+    fn ribbon_below(
+        &self,
+        kind: u32,
+        (topology, owners, owned): Inputs<'_>,
+        above: &Stage,
+        stage: &mut Stage,
+        failed: &mut Buffer<u32>,
+    ) -> Result<(), BackendError> {
+        let np = (stage.offsets.len() - 1) as u32;
+        let sources = [&above.list, &above.bounds, &above.counts, &stage.bounds];
+        let params = (
+            topology,
+            owners,
+            owned,
+            sources,
+            kind,
+            stage.cap,
+            &mut stage.list,
+            &mut stage.counts,
+            failed,
+        );
+        self.launch::<RibbonBelow>(np, stage.smem, params)?;
+        stage.read_counts(self)
     }
 
     /// The owned lists of the `n` elements of one kind whose owners are
