@@ -145,3 +145,38 @@ fn a_vertex_of_huge_valence() {
         }
     }
 }
+
+/// A shared window's size is a plain parameter of the checked kernels:
+/// one whose bytes would wrap around 32 bits is taken at
+/// `MAX_WINDOW` entries, and then the launch's small shared memory stops
+/// the kernel (a panic on the CPU backend) instead of letting it write
+/// past its window.
+#[test]
+fn a_window_past_32_bits_stops_the_kernel() {
+    use cavity_device::patch_build::SortOwned;
+    let backend = Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
+    let offsets = backend.upload(&[0u32, 5]).unwrap();
+    let mut members = backend.upload(&[4u32, 3, 2, 1, 0]).unwrap();
+    let mut handles = backend.zeros::<u32>(5).unwrap();
+    let mut failed = backend.zeros::<u32>(1).unwrap();
+    let launched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let params = (
+            &offsets,
+            1u32 << 30,
+            &mut members,
+            &mut handles,
+            &mut failed,
+        );
+        backend.launch::<SortOwned>(1, (64, 64), params)
+    }));
+    assert!(
+        launched.is_err(),
+        "the launch ran with a window of no bytes"
+    );
+    // The same lists sort with a window that fits.
+    let params = (&offsets, 8u32, &mut members, &mut handles, &mut failed);
+    backend.launch::<SortOwned>(1, (64, 64), params).unwrap();
+    assert_eq!(backend.read_back(&members, 5).unwrap(), [0, 1, 2, 3, 4]);
+    assert_eq!(backend.read_back(&handles, 5).unwrap(), [0, 1, 2, 3, 4]);
+    assert_eq!(backend.element(&failed, 0).unwrap(), 0);
+}

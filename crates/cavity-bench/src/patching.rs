@@ -8,7 +8,7 @@ use std::error::Error;
 
 use cavity::backend::Backend;
 use cavity::topology::Topology;
-use cavity::{PatchedMesh, TriMesh, patcher};
+use cavity::{Kind, PatchedMesh, TriMesh, patcher};
 
 use crate::harness::{Devices, MeshBench, Table, fixed, wall_median};
 
@@ -64,7 +64,17 @@ impl MeshBench for PatchingBench {
             let (device, device_s) = wall_median(1, self.reps, || {
                 backend.build_patches(mesh, &topo, &part, self.patch_size)
             })?;
-            if host.patches() != device.patches() || host.ribbon() != device.ribbon() {
+            let maps_agree = Kind::ALL.iter().all(|&k| {
+                host.to_input(k) == device.to_input(k) && host.to_handle(k) == device.to_handle(k)
+            });
+            if host.patches() != device.patches()
+                || host.fe() != device.fe()
+                || host.ev() != device.ev()
+                || host.ribbon() != device.ribbon()
+                || host.stash() != device.stash()
+                || host.masks() != device.masks()
+                || !maps_agree
+            {
                 return Err(format!("{name}: the device's build differs from the host's").into());
             }
             progress(&format!("{name}: the whole patching"));

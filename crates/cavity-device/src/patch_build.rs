@@ -40,6 +40,11 @@ use crate::array::{BOUNDS, In, InOut, Ins, chunk};
 use crate::block::{Block, Shared, SharedArena, position, scan_scratch_len, sort, sort_unique};
 use crate::layout::{FE_REVERSED, PatchInfo, ribbon_entry};
 
+/// The largest shared window of a kernel here, in entries: a larger
+/// `cap` is taken as this one (and a gather that does not fit fails), so
+/// that no window's bytes wrap around.
+pub const MAX_WINDOW: u32 = 1 << 24;
+
 /// Words of a patch header ([`PatchInfo`]).
 pub const INFO_WORDS: u32 = (size_of::<PatchInfo>() / 4) as u32;
 
@@ -83,6 +88,7 @@ struct Gather {
 
 impl Gather {
     fn alloc(arena: &mut SharedArena, cap: u32, threads: u32) -> Gather {
+        let cap = cap.min(MAX_WINDOW);
         Gather {
             data: arena.alloc(cap),
             marks: arena.alloc(cap),
@@ -114,7 +120,7 @@ impl Gather {
     fn finish<B: Block>(&self, block: &B, failed: &InOut<u32>) -> Option<u32> {
         block.sync();
         let n = self.counters.get(0);
-        if n > self.cap {
+        if n > self.cap || n.next_power_of_two() > self.cap {
             if block.thread_idx() == 0 {
                 failed.set(0, 1);
             }
@@ -320,23 +326,24 @@ crate::kernel! {
         failed: InOut<u32>,
     ) {
         let block = launch.block;
+        let cap = cap.min(MAX_WINDOW);
         let data = launch.arena.alloc::<u32>(cap);
         launch.arena.check();
         let p = launch.block_idx;
         let start = offsets.get(p);
         let n = offsets.get(p + 1).wrapping_sub(start);
-        if n.next_power_of_two() > cap || n > cap {
+        if n > cap || n.next_power_of_two() > cap {
             if block.thread_idx() == 0 {
                 failed.set(0, 1);
             }
             return;
         }
-        block.for_each(n, |i| data.set(i, members.get(start + i)));
+        block.for_each(n, |i| data.set(i, members.get(start.wrapping_add(i))));
         sort(block, data, n);
         block.for_each(n, |i| {
             let x = data.get(i);
-            members.set(start + i, x);
-            handles.set(x, start + i);
+            members.set(start.wrapping_add(i), x);
+            handles.set(x, start.wrapping_add(i));
         });
     }
 }
@@ -376,7 +383,7 @@ crate::kernel! {
                 let f = i - nv;
                 let p = owner_f.get(f);
                 for s in 0..3 {
-                    let e = fe.get(3 * f + s);
+                    let e = fe.get(f.wrapping_mul(3).wrapping_add(s));
                     for j in ef_offsets.get(e)..ef_offsets.get(e.wrapping_add(1)) {
                         count += u32::from(owner_f.get(ef.get(j)) != p);
                     }
@@ -731,7 +738,9 @@ crate::kernel! {
     /// words of two 16-bit entries (the entries from `fe_offset` and
     /// `ev_offset`, both even), the ribbon entries, the stash and the
     /// owned and active bitmasks. `cap`: the shared window of the
-    /// ribbon's vertices, edges and the stash, each.
+    /// ribbon's vertices, edges and the stash, each. A patch whose lists
+    /// outgrow it, or whose header's counts are not its owned and ribbon
+    /// counts, sets `failed[0]` and writes nothing.
     ///
     /// # Safety
     /// Checked: the inputs are only read; each block writes its patch's
@@ -750,12 +759,14 @@ crate::kernel! {
         ribbon: InOut<u32>,
         stash: InOut<u32>,
         masks: InOut<u32>,
+        failed: InOut<u32>,
     ) {
         let [fv, fe, ev, ..] = &topology.0;
         let owned = Owned::new(&owned);
         let ribbons = Ribbons::new(&rest.0[..9]);
         let (stashes, infos) = (&rest.0[9], &rest.0[10]);
         let block = launch.block;
+        let cap = cap.min(MAX_WINDOW);
         let rib_v = launch.arena.alloc::<u32>(cap);
         let rib_e = launch.arena.alloc::<u32>(cap);
         let own_stash = launch.arena.alloc::<u32>(cap);
@@ -766,7 +777,14 @@ crate::kernel! {
         let (es, nre) = ribbons.range(1, p);
         let (fs, nrf) = ribbons.range(2, p);
         let ns = info.stash_len;
-        if nrv > cap || nre > cap || ns > cap {
+        let local = |k: usize, n: u32| owned.range(k, p).1.wrapping_add(n);
+        let consistent = info.num_vertices == local(0, nrv)
+            && info.num_edges == local(1, nre)
+            && info.num_faces == local(2, nrf);
+        if nrv > cap || nre > cap || ns > cap || !consistent {
+            if block.thread_idx() == 0 {
+                failed.set(0, 1);
+            }
             return;
         }
         let stash_start = ribbons.stash_start(p);
@@ -782,14 +800,14 @@ crate::kernel! {
             let f = local_face(&owned, p, &ribbons.lists[2], fs, j / 3);
             let e = fe.get((3 * f).wrapping_add(j % 3));
             let local = local_in(&owned, owner_e, 1, p, e, rib_e, nre);
-            let reversed = if ev.get(2 * e) == fv.get((3 * f).wrapping_add(j % 3)) {
+            let reversed = if ev.get(e.wrapping_mul(2)) == fv.get((3 * f).wrapping_add(j % 3)) {
                 0
             } else {
                 u32::from(FE_REVERSED)
             };
             (local << 1) | reversed
         };
-        let fe_len = 3 * info.num_faces;
+        let fe_len = info.num_faces.wrapping_mul(3);
         block.for_each(fe_len.div_ceil(2), |w| {
             let lo = fe_entry(2 * w);
             let hi = if 2 * w + 1 < fe_len { fe_entry(2 * w + 1) } else { 0 };
@@ -804,8 +822,8 @@ crate::kernel! {
             } else {
                 rib_e.get(i - own_e)
             };
-            let a = local_in(&owned, owner_v, 0, p, ev.get(2 * e), rib_v, nrv);
-            let b = local_in(&owned, owner_v, 0, p, ev.get(2 * e + 1), rib_v, nrv);
+            let a = local_in(&owned, owner_v, 0, p, ev.get(e.wrapping_mul(2)), rib_v, nrv);
+            let b = local_in(&owned, owner_v, 0, p, ev.get(e.wrapping_mul(2) | 1), rib_v, nrv);
             ev_words.set((info.ev_offset / 2).wrapping_add(i), a | (b << 16));
         });
 

@@ -95,7 +95,7 @@ impl Backend {
     /// faces a patch as this backend patches best: on the GPU by
     /// [`Backend::partition`] and [`Backend::build_patches`] (the host's
     /// build where a patch's gather needs more shared memory than a block
-    /// has), on the CPU backend by the host's patcher and build
+    /// has, or where the device's counts disagree), on the CPU backend by the host's patcher and build
     /// ([`crate::patcher::partition`], [`PatchedMesh::from_partition`],
     /// faster there than the device's kernels run one block a worker); the
     /// same seed either way ([`patcher::DEFAULT_SEED`]).
@@ -114,9 +114,9 @@ impl Backend {
                 let seed = patcher::DEFAULT_SEED;
                 let part = self.partition(topo, mesh.num_faces(), patch_size, seed)?;
                 match self.build_patches(mesh, topo, &part, patch_size) {
-                    Err(PartitionError::Backend(BackendError::SharedMemory { .. })) => {
-                        Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?)
-                    }
+                    Err(PartitionError::Backend(
+                        BackendError::SharedMemory { .. } | BackendError::Inconsistent(_),
+                    )) => Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?),
                     built => built,
                 }
             }

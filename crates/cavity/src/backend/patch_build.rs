@@ -11,9 +11,10 @@
 //! the counts (checking the local limits), and downloads the layout.
 
 use cavity_device::array::{BOUNDS, blocks};
+use cavity_device::kernel::Kernel;
 use cavity_device::layout::{MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, MAX_LOCAL_FACES, PatchInfo};
 use cavity_device::patch_build::{
-    CountFaceCandidates, CountOwned, FillPatch, MajorityOwner, PatchStash, RibbonBelow,
+    CountFaceCandidates, CountOwned, FillPatch, MAX_WINDOW, MajorityOwner, PatchStash, RibbonBelow,
     RibbonFaces, ScatterOwned, SortOwned, fill_shared_bytes, gather_shared_bytes,
     sort_owned_shared_bytes,
 };
@@ -69,10 +70,10 @@ impl Stage {
         b: &Backend,
         offsets: Vec<u32>,
         bounds: Buffer<u32>,
-        stride: usize,
+        (stride, kernel): (usize, &'static str),
     ) -> Result<Stage, BackendError> {
         let patches = offsets.len() - 1;
-        let cap = window(max_gap(&offsets));
+        let cap = window(max_gap(&offsets), kernel)?;
         Ok(Stage {
             list: b.zeros::<u32>(offsets[patches] as usize)?,
             counts: b.zeros::<u32>(stride * patches)?,
@@ -96,23 +97,43 @@ impl Stage {
     }
 }
 
-/// The smallest power of two at least `n` and 1: a gather's window.
-fn window(n: u32) -> u32 {
-    n.max(1).next_power_of_two()
+/// The smallest power of two at least `n` and 1: the shared window of a
+/// gather of `n` entries by `kernel`.
+///
+/// # Errors
+/// [`BackendError::SharedMemory`] past [`MAX_WINDOW`] entries (on the GPU
+/// the block's shared memory is smaller still; the host's build has no
+/// such limit).
+fn window(n: u32, kernel: &'static str) -> Result<u32, BackendError> {
+    let cap = n.max(1).next_power_of_two();
+    if n > MAX_WINDOW {
+        return Err(BackendError::SharedMemory {
+            needed: 4 * n as usize,
+            limit: 4 * MAX_WINDOW as usize,
+            kernel,
+        });
+    }
+    Ok(cap)
 }
 
 /// The exclusive prefix sums of `counts` with the total appended.
-fn offsets_of(counts: impl Iterator<Item = u32>) -> Vec<u32> {
-    let mut sum = 0u32;
-    let mut out: Vec<u32> = counts
-        .map(|c| {
-            let at = sum;
-            sum = sum.wrapping_add(c);
-            at
-        })
-        .collect();
-    out.push(sum);
-    out
+///
+/// # Errors
+/// [`BackendError::TooLarge`] when the total passes 32 bits.
+fn offsets_of(counts: impl Iterator<Item = u32>) -> Result<Vec<u32>, BackendError> {
+    let mut sum = 0u64;
+    let mut out: Vec<u32> = Vec::new();
+    for c in counts {
+        out.push(u32::try_from(sum).map_err(|_| past_32_bits())?);
+        sum += u64::from(c);
+    }
+    out.push(u32::try_from(sum).map_err(|_| past_32_bits())?);
+    Ok(out)
+}
+
+/// [`BackendError::TooLarge`] for a list past 32-bit indices.
+fn past_32_bits() -> BackendError {
+    BackendError::TooLarge(u32::MAX as usize + 1)
 }
 
 impl Backend {
@@ -124,12 +145,16 @@ impl Backend {
     ///
     /// # Errors
     /// [`PatchError::LocalOverflow`] when a patch with its ribbon exceeds
-    /// the local limits (the lowest such patch);
+    /// the local limits (the first found: a patch's owned elements alone
+    /// are checked for every kind before the ribbons; the host's build may
+    /// name another patch, with its whole local count);
     /// [`BackendError::SharedMemory`] on the GPU when a patch's gather needs
     /// more shared memory than a block has (a vertex of huge valence: the
-    /// host's build has no such limit); [`BackendError::TooLarge`] past
-    /// 32-bit counts; a driver error from a launch, an allocation or a
-    /// copy.
+    /// host's build has no such limit; on either backend past
+    /// `cavity_device::patch_build::MAX_WINDOW` entries);
+    /// [`BackendError::TooLarge`] past 32-bit counts;
+    /// [`BackendError::Inconsistent`] when the device's counts disagree
+    /// (a bug); a driver error from a launch, an allocation or a copy.
     pub fn build_patches(
         &self,
         mesh: &TriMesh,
@@ -187,7 +212,11 @@ impl Backend {
         b.launch::<CountFaceCandidates>(blocks(threads), (0, 0), params)?;
         b.exclusive_scan(&mut face_bounds, np + 1)?;
         let face_offsets = b.read_back(&face_bounds, npu + 1)?;
-        let mut faces = Stage::new(b, face_offsets, face_bounds, 3)?;
+        // The device's scan wraps: a total past 32 bits shows as a fall.
+        if face_offsets.windows(2).any(|w| w[1] < w[0]) {
+            return Err(past_32_bits().into());
+        }
+        let mut faces = Stage::new(b, face_offsets, face_bounds, (3, RibbonFaces::NAME))?;
         let params = (
             topology,
             owners,
@@ -202,9 +231,9 @@ impl Backend {
         faces.read_counts(b)?;
 
         // Ribbon edges.
-        let edge_offsets = offsets_of(faces.host_counts.chunks(3).map(|c| c[1]));
+        let edge_offsets = offsets_of(faces.host_counts.chunks(3).map(|c| c[1]))?;
         let edge_bounds = b.upload(&edge_offsets)?;
-        let mut edges = Stage::new(b, edge_offsets, edge_bounds, 2)?;
+        let mut edges = Stage::new(b, edge_offsets, edge_bounds, (2, RibbonBelow::NAME))?;
         self.ribbon_below(
             1,
             (topology, owners, owned),
@@ -214,9 +243,9 @@ impl Backend {
         )?;
 
         // Ribbon vertices.
-        let vertex_offsets = offsets_of(edges.host_counts.chunks(2).map(|c| c[1]));
+        let vertex_offsets = offsets_of(edges.host_counts.chunks(2).map(|c| c[1]))?;
         let vertex_bounds = b.upload(&vertex_offsets)?;
-        let mut vertices = Stage::new(b, vertex_offsets, vertex_bounds, 2)?;
+        let mut vertices = Stage::new(b, vertex_offsets, vertex_bounds, (2, RibbonBelow::NAME))?;
         self.ribbon_below(
             0,
             (topology, owners, owned),
@@ -232,7 +261,10 @@ impl Backend {
         let ribbon_len = |p: usize| {
             host_vertex_counts[2 * p] + host_edge_counts[2 * p] + host_face_counts[3 * p]
         };
-        let cap = window((0..npu).map(ribbon_len).max().unwrap_or(0));
+        let cap = window(
+            (0..npu).map(ribbon_len).max().unwrap_or(0),
+            PatchStash::NAME,
+        )?;
         let stash_bound = [&faces, &edges, &vertices]
             .iter()
             .map(|stage| stage.offsets[npu] as usize)
@@ -364,8 +396,14 @@ impl Backend {
             &mut ribbon,
             &mut stash,
             &mut masks,
+            &mut failed,
         );
         b.launch::<FillPatch>(np, smem, params)?;
+        if b.element(&failed, 0)? != 0 {
+            return Err(
+                BackendError::Inconsistent("a patch's header disagreed with its lists").into(),
+            );
+        }
 
         let halves = |words: Vec<u32>| bytemuck::cast_slice::<u32, u16>(&words).to_vec();
         let fe = halves(b.download(fe_words, ends[0] as usize / 2)?);
@@ -462,7 +500,7 @@ impl Backend {
         if let Some((p, count)) = gaps.enumerate().find(|&(_, count)| count > limit) {
             return Err(local_overflow(p as u32, count as usize, what, limit, patch_size).into());
         }
-        let cap = window(max_gap(&host_offsets));
+        let cap = window(max_gap(&host_offsets), SortOwned::NAME)?;
         let smem = sort_owned_shared_bytes(cap);
         let params = (&offsets, cap, &mut members, &mut handles, failed);
         b.launch::<SortOwned>(np, (smem, smem), params)?;

@@ -60,6 +60,7 @@ tuple_args! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
 }
 
 #[cfg(test)]
