@@ -10,6 +10,8 @@
 //! next stage's shared windows and bounds, makes the patch headers from
 //! the counts (checking the local limits), and downloads the layout.
 
+use rayon::prelude::*;
+
 use cavity_device::array::{BOUNDS, blocks};
 use cavity_device::kernel::Kernel;
 use cavity_device::layout::{MAX_LOCAL_EDGES, MAX_LOCAL_ELEMENTS, MAX_LOCAL_FACES, PatchInfo};
@@ -77,10 +79,7 @@ impl Stage {
         Ok(Stage {
             list: b.zeros::<u32>(offsets[patches] as usize)?,
             counts: b.zeros::<u32>(stride * patches)?,
-            smem: (
-                gather_shared_bytes(cap, BOUNDS.threads),
-                gather_shared_bytes(cap, 1),
-            ),
+            smem: gather_smem(cap),
             offsets,
             bounds,
             cap,
@@ -230,29 +229,10 @@ impl Backend {
         b.launch::<RibbonFaces>(np, faces.smem, params)?;
         faces.read_counts(b)?;
 
-        // Ribbon edges.
-        let edge_offsets = offsets_of(faces.host_counts.chunks(3).map(|c| c[1]))?;
-        let edge_bounds = b.upload(&edge_offsets)?;
-        let mut edges = Stage::new(b, edge_offsets, edge_bounds, (2, RibbonBelow::NAME))?;
-        self.ribbon_below(
-            1,
-            (topology, owners, owned),
-            &faces,
-            &mut edges,
-            &mut failed,
-        )?;
-
-        // Ribbon vertices.
-        let vertex_offsets = offsets_of(edges.host_counts.chunks(2).map(|c| c[1]))?;
-        let vertex_bounds = b.upload(&vertex_offsets)?;
-        let mut vertices = Stage::new(b, vertex_offsets, vertex_bounds, (2, RibbonBelow::NAME))?;
-        self.ribbon_below(
-            0,
-            (topology, owners, owned),
-            &edges,
-            &mut vertices,
-            &mut failed,
-        )?;
+        // Ribbon edges, then vertices.
+        let inputs = (topology, owners, owned);
+        let edges = self.ribbon_below(1, inputs, &faces, &mut failed)?;
+        let vertices = self.ribbon_below(0, inputs, &edges, &mut failed)?;
         let host_face_counts = &faces.host_counts;
         let host_edge_counts = &edges.host_counts;
         let host_vertex_counts = &vertices.host_counts;
@@ -271,21 +251,8 @@ impl Backend {
             .sum();
         let mut stashes = b.zeros::<u32>(stash_bound)?;
         let mut stash_counts = b.zeros::<u32>(npu)?;
-        let ribbons = [
-            &vertices.list,
-            &edges.list,
-            &faces.list,
-            &vertices.bounds,
-            &edges.bounds,
-            &faces.bounds,
-            &vertices.counts,
-            &edges.counts,
-            &faces.counts,
-        ];
-        let smem = (
-            gather_shared_bytes(cap, BOUNDS.threads),
-            gather_shared_bytes(cap, 1),
-        );
+        let ribbons = ribbon_lists([&vertices, &edges, &faces]);
+        let smem = gather_smem(cap);
         let params = (
             owners,
             ribbons,
@@ -371,19 +338,12 @@ impl Backend {
         let mut ribbon = b.zeros::<u32>(ends[2] as usize)?;
         let mut stash = b.zeros::<u32>(ends[3] as usize)?;
         let mut masks = b.zeros::<u32>(ends[4] as usize)?;
-        let rest = [
-            &vertices.list,
-            &edges.list,
-            &faces.list,
-            &vertices.bounds,
-            &edges.bounds,
-            &faces.bounds,
-            &vertices.counts,
-            &edges.counts,
-            &faces.counts,
-            &stashes,
-            &header_words,
-        ];
+        let ribbons = ribbon_lists([&vertices, &edges, &faces]);
+        let rest: [&Buffer<u32>; 11] = std::array::from_fn(|i| match i {
+            0..9 => ribbons[i],
+            9 => &stashes,
+            _ => &header_words,
+        });
         let smem = (fill_shared_bytes(cap), fill_shared_bytes(cap));
         let params = (
             topology,
@@ -405,9 +365,8 @@ impl Backend {
             );
         }
 
-        let halves = |words: Vec<u32>| bytemuck::cast_slice::<u32, u16>(&words).to_vec();
-        let fe = halves(b.download(fe_words, ends[0] as usize / 2)?);
-        let ev = halves(b.download(ev_words, ends[1] as usize / 2)?);
+        let fe = halves(&b.download(fe_words, ends[0] as usize / 2)?);
+        let ev = halves(&b.download(ev_words, ends[1] as usize / 2)?);
         let ribbon = b.download(ribbon, ends[2] as usize)?;
         let stash = b.download(stash, ends[3] as usize)?;
         let masks = b.download(masks, ends[4] as usize)?;
@@ -444,16 +403,20 @@ impl Backend {
     }
 
     /// The ribbon elements of `kind` (1 edges, 0 vertices) of every patch
-    /// into `stage` from the ribbon of the kind above (`above`), by
-    /// [`RibbonBelow`]; its counts read back.
+    /// from the ribbon of the kind above (`above`, whose counts hold the
+    /// sizes of this stage's gathers second), by [`RibbonBelow`]: the
+    /// stage, its counts read back.
     fn ribbon_below(
         &self,
         kind: u32,
         (topology, owners, owned): Inputs<'_>,
         above: &Stage,
-        stage: &mut Stage,
         failed: &mut Buffer<u32>,
-    ) -> Result<(), BackendError> {
+    ) -> Result<Stage, BackendError> {
+        let sizes = above.host_counts.chunks(above.stride).map(|c| c[1]);
+        let offsets = offsets_of(sizes)?;
+        let bounds = self.upload(&offsets)?;
+        let mut stage = Stage::new(self, offsets, bounds, (2, RibbonBelow::NAME))?;
         let np = (stage.offsets.len() - 1) as u32;
         let sources = [&above.list, &above.bounds, &above.counts, &stage.bounds];
         let params = (
@@ -468,7 +431,8 @@ impl Backend {
             failed,
         );
         self.launch::<RibbonBelow>(np, stage.smem, params)?;
-        stage.read_counts(self)
+        stage.read_counts(self)?;
+        Ok(stage)
     }
 
     /// The owned lists of the `n` elements of one kind whose owners are
@@ -511,6 +475,34 @@ impl Backend {
             host_offsets,
         })
     }
+}
+
+/// The ribbon lists of the vertex, edge and face stages as the kernels
+/// group them: `[lists v, e, f, bounds v, e, f, counts v, e, f]`.
+fn ribbon_lists([v, e, f]: [&Stage; 3]) -> [&Buffer<u32>; 9] {
+    [
+        &v.list, &e.list, &f.list, &v.bounds, &e.bounds, &f.bounds, &v.counts, &e.counts, &f.counts,
+    ]
+}
+
+/// A gathering launch's shared memory with windows of `cap` entries: on
+/// the GPU's blocks and on the CPU backend's one-thread blocks.
+fn gather_smem(cap: u32) -> (usize, usize) {
+    (
+        gather_shared_bytes(cap, BOUNDS.threads),
+        gather_shared_bytes(cap, 1),
+    )
+}
+
+/// FE or EV as the device packs them (two 16-bit entries a word, the
+/// first in the low half) unpacked, in parallel.
+fn halves(words: &[u32]) -> Vec<u16> {
+    let mut out = vec![0u16; 2 * words.len()];
+    out.par_chunks_mut(2).zip(words).for_each(|(pair, &w)| {
+        pair[0] = w as u16;
+        pair[1] = (w >> 16) as u16;
+    });
+    out
 }
 
 /// The largest difference of consecutive `offsets`.
