@@ -11,8 +11,8 @@
 //!
 //! The host only drives: it uploads the face-edge and edge-face relations
 //! (the device builds the face graph's CSR rows and the rim flags from
-//! them), reads one counter a level to see when a search is done, and
-//! moves the seed lists (a word a patch) between the phases.
+//! them), reads one counter every four levels to see when a search is
+//! done, and moves the seed lists (a word a patch) between the phases.
 
 use cavity_device::array::blocks;
 use cavity_device::patching::{
@@ -95,10 +95,11 @@ impl Backend {
     /// faces a patch as this backend patches best: on the GPU by
     /// [`Backend::partition`] and [`Backend::build_patches`] (the host's
     /// build where a patch's gather needs more shared memory than a block
-    /// has, or where the device's counts disagree), on the CPU backend by the host's patcher and build
-    /// ([`crate::patcher::partition`], [`PatchedMesh::from_partition`],
-    /// faster there than the device's kernels run one block a worker); the
-    /// same seed either way ([`patcher::DEFAULT_SEED`]).
+    /// has, or where the device's counts disagree), on the CPU backend by
+    /// the host's patcher and build ([`crate::patcher::partition`],
+    /// [`PatchedMesh::from_partition`], faster there than the device's
+    /// kernels run one block a worker); the same seed either way
+    /// ([`patcher::DEFAULT_SEED`]).
     ///
     /// # Errors
     /// [`PatchError`] for a patch size out of range or a patch over the
