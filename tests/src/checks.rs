@@ -1,7 +1,9 @@
 //! The query checker: every first-order query of a backend against the
 //! CPU reference mesh, and the patching's invariants.
 
+use cavity::attributes::AttributeLayout;
 use cavity::backend::Backend;
+use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::{Kind, PatchedMesh, Query, TriMesh};
 use cavity_reference::ReferenceMesh;
 
@@ -306,6 +308,113 @@ pub fn check_patching(mesh: &TriMesh, patched: &PatchedMesh) -> Result<(), Strin
         }
         if reached.iter().any(|r| !r) {
             return Err(format!("patch {p} is not connected"));
+        }
+    }
+    Ok(())
+}
+
+/// Places `mesh` (patched along the host patcher's partition with seed 7,
+/// at most `patch_size` faces a patch) on `backend` through the device's
+/// patches (`PatchBuffers::to_dynamic`, with the room of `factors` and the
+/// attributes of `layout`) and compares the layout, copied back, with the
+/// host's `DynamicMesh::from_patched_with` of the same patches array for
+/// array (the host's layout is the oracle). Inputs that both refuse
+/// (over a local limit, a stash or a capacity) must be refused with the
+/// same message.
+pub fn check_placed(
+    mesh: &TriMesh,
+    patch_size: u32,
+    factors: CapacityFactors,
+    layout: &AttributeLayout,
+    backend: &Backend,
+) -> Result<(), String> {
+    let topo = cavity::topology::Topology::new(mesh);
+    let part = cavity::patcher::partition(&topo, mesh.num_faces(), patch_size, 7)
+        .map_err(|e| e.to_string())?;
+    let buffers = match backend.patch_buffers(mesh, &topo, &part, patch_size) {
+        Ok(buffers) => buffers,
+        Err(cavity::backend::PartitionError::Patch(_)) => return Ok(()),
+        Err(e) => return Err(format!("the device's patches: {e}")),
+    };
+    let placed = buffers.to_dynamic(backend, mesh, factors, layout);
+    let patched = buffers
+        .download(backend, &topo)
+        .map_err(|e| e.to_string())?;
+    let host = DynamicMesh::from_patched_with(mesh, &patched, factors, layout);
+    let (host, placed) = match (host, placed) {
+        (Ok(h), Ok(p)) => (h, p),
+        (Err(h), Err(p)) if h.to_string() == p.to_string() => return Ok(()),
+        (h, p) => {
+            return Err(format!(
+                "host layout {:?}, placed layout {:?}",
+                h.err(),
+                p.err()
+            ));
+        }
+    };
+    if !placed.is_resident() {
+        return Err("the device's patches were placed on the host".into());
+    }
+    if placed.bytes() != host.bytes() {
+        return Err(format!(
+            "bytes differ: host {}, placed {}",
+            host.bytes(),
+            placed.bytes()
+        ));
+    }
+    let device = placed.into_host(backend).map_err(|e| e.to_string())?;
+    same_layout(&host, &device)
+}
+
+/// Whether two dynamic meshes have the same arrays, word for word (the
+/// first difference named when not).
+pub fn same_layout(host: &DynamicMesh, other: &DynamicMesh) -> Result<(), String> {
+    if host.cap() != other.cap() || host.num_patches() != other.num_patches() {
+        return Err(format!(
+            "capacities differ: {:?} and {:?}",
+            host.cap(),
+            other.cap()
+        ));
+    }
+    let (a, b) = (host.storage(), other.storage());
+    let words = [
+        ("counts", a.counts, b.counts),
+        ("masks", a.masks, b.masks),
+        ("hash", a.hash, b.hash),
+        ("stash", a.stash, b.stash),
+        ("locks", a.locks, b.locks),
+        ("flags", a.flags, b.flags),
+        ("declined", a.declined, b.declined),
+        ("vertex_attrs", a.vertex_attrs, b.vertex_attrs),
+        ("edge_attrs", a.edge_attrs, b.edge_attrs),
+        ("face_attrs", a.face_attrs, b.face_attrs),
+        ("queue", a.queue, b.queue),
+        ("queue_state", a.queue_state, b.queue_state),
+        ("stats", a.stats, b.stats),
+    ];
+    let halves = [("fe", a.fe, b.fe), ("ev", a.ev, b.ev)];
+    let differ = |what: &str, n: (usize, usize), at: Option<usize>| {
+        Err(format!(
+            "{what}: {} and {} entries; first difference at {at:?}",
+            n.0, n.1
+        ))
+    };
+    for (what, x, y) in words {
+        if x != y {
+            return differ(
+                what,
+                (x.len(), y.len()),
+                x.iter().zip(y).position(|(p, q)| p != q),
+            );
+        }
+    }
+    for (what, x, y) in halves {
+        if x != y {
+            return differ(
+                what,
+                (x.len(), y.len()),
+                x.iter().zip(y).position(|(p, q)| p != q),
+            );
         }
     }
     Ok(())

@@ -23,9 +23,9 @@ use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
 use cavity::backend::AnyRounds;
-use cavity::backend::Backend;
+use cavity::backend::{Backend, PlaceError};
 use cavity::computation::ComputationError;
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
 use cavity::rings::ForEachRing;
 use cavity::rounds::{ForEach, Rounds, RunError};
@@ -215,12 +215,19 @@ pub fn denoise_with(
     let normalized = normalization.apply(mesh);
     let mut layout = AttributeLayout::new();
     let a = DenoiseAttributes::declare(&mut layout)?;
-    let patched = backend.patched(&normalized, topology, settings.patch_size)?;
-    let mut dynamic =
-        DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
-    let bytes_per_face = dynamic.bytes_per_face();
-    let ran = backend.run_rounds(
-        &mut dynamic,
+    // On the GPU patched and laid out on the device, where the layout stays.
+    let placed = backend
+        .place(
+            &normalized,
+            topology,
+            settings.patch_size,
+            CapacityFactors::STATIC,
+            &layout,
+        )
+        .map_err(PlaceError::into_either::<DenoiseError>)?;
+    let bytes_per_face = placed.bytes_per_face();
+    let (ran, dynamic) = backend.run_placed(
+        placed,
         |r| -> Result<_, DenoiseError> {
             let start = Instant::now();
             for _ in 0..settings.iterations {

@@ -158,7 +158,7 @@ pub fn mcf_bench(
         // and the bytes per face; the flips need room to change.
         let FlowMesh {
             normalized,
-            dynamic: mut fixed_layout,
+            dynamic: placed,
             attributes: a,
             operator: op,
             ..
@@ -171,14 +171,15 @@ pub fn mcf_bench(
             gpu_smooth: None,
             cpu: None,
             peers: Vec::new(),
-            bytes_per_face: fixed_layout.bytes_per_face(),
+            bytes_per_face: placed.bytes_per_face(),
         };
+        let mut fixed_layout = placed.into_host(backend)?;
         if let Backend::Cuda(_) = backend {
             progress(&format!("{name}: GPU iterations"));
             let mut grown = if s.delaunay {
                 let factors = CapacityFactors::default();
                 let flow_mesh = FlowMesh::new(mesh, &settings, factors, backend)?;
-                Some(flow_mesh.dynamic)
+                Some(flow_mesh.dynamic.into_host(backend)?)
             } else {
                 None
             };

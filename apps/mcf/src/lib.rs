@@ -32,9 +32,9 @@ use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
 use cavity::backend::AnyRounds;
-use cavity::backend::Backend;
+use cavity::backend::{Backend, PlaceError, PlacedMesh};
 use cavity::computation::ComputationError;
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
 use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, OutOfRange, Setting};
@@ -434,8 +434,9 @@ pub struct FlowMesh {
     pub normalization: Normalization,
     /// The mesh in the unit box.
     pub normalized: TriMesh,
-    /// Its dynamic mesh.
-    pub dynamic: DynamicMesh,
+    /// Its dynamic mesh, placed for the backend's rounds (on the GPU made
+    /// on the device and kept there: `Backend::place`).
+    pub dynamic: PlacedMesh,
     /// The flow's attributes on it ([`AttributeSet::declare`]).
     pub attributes: McfAttributes,
     /// The operator: `dt` times the squared mean edge length of the
@@ -446,7 +447,7 @@ pub struct FlowMesh {
 
 impl FlowMesh {
     /// `mesh` laid out in patches of at most `settings.patch_size` faces
-    /// (as `backend` patches best: `Backend::patched`) with `factors`, the
+    /// (as `backend` patches best: `Backend::place`) with `factors`, the
     /// time step `settings.dt` relative to its squared mean edge length,
     /// with the settings' Laplacian and preconditioner (their other
     /// fields are the flow's, not the mesh's). The topology is built once,
@@ -501,8 +502,9 @@ impl FlowMesh {
         })?;
         let mut layout = AttributeLayout::new();
         let attributes = McfAttributes::declare(&mut layout)?;
-        let patched = backend.patched(&normalized, topology, patch_size)?;
-        let dynamic = DynamicMesh::from_patched_with(&normalized, &patched, factors, &layout)?;
+        let dynamic = backend
+            .place(&normalized, topology, patch_size, factors, &layout)
+            .map_err(PlaceError::into_either::<McfError>)?;
         Ok(FlowMesh {
             normalization,
             normalized,
@@ -691,12 +693,12 @@ pub fn smooth_with(
     let FlowMesh {
         normalization,
         normalized,
-        mut dynamic,
+        dynamic,
         attributes: a,
         operator,
     } = FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend)?;
-    let ran = backend.run_rounds(
-        &mut dynamic,
+    let (ran, dynamic) = backend.run_placed(
+        dynamic,
         |r| -> Result<_, McfError> {
             let mut steps = Vec::new();
             for step in 1..=settings.steps as usize {

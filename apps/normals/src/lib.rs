@@ -13,9 +13,9 @@ pub use cavity_normals_kernels::VertexNormals;
 
 use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
-use cavity::backend::Backend;
+use cavity::backend::{Backend, PlaceError};
 use cavity::computation::ComputationError;
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
 use cavity::rounds::ForEach;
 use cavity::topology::Topology;
@@ -56,10 +56,17 @@ pub fn vertex_normals_with(
     let normalized = Normalization::of(mesh).apply(mesh);
     let mut layout = AttributeLayout::new();
     let out = layout.vertex::<f32, 3>("normal")?;
-    let patched = backend.patched(&normalized, topology, patch_size)?;
-    let mut dynamic =
-        DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
-    backend.run_rounds(&mut dynamic, |r| r.for_each(&VertexNormals { out }), |e| e)?;
+    // On the GPU patched and laid out on the device, where the layout stays.
+    let placed = backend
+        .place(
+            &normalized,
+            topology,
+            patch_size,
+            CapacityFactors::STATIC,
+            &layout,
+        )
+        .map_err(PlaceError::into_either::<NormalsError>)?;
+    let (_, dynamic) = backend.run_placed(placed, |r| r.for_each(&VertexNormals { out }), |e| e)?;
     // An unchanged mesh lists its vertices in the input's order.
     Ok(dynamic.attribute(&out)?)
 }

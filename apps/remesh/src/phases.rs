@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use cavity::attributes::AttributeLayout;
-use cavity::backend::{Backend, PartitionError};
+use cavity::backend::{Backend, PlaceError, PlacedMesh};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::rounds::{
     ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
@@ -60,9 +60,9 @@ pub fn attributes() -> AttributeLayout {
 
 /// The dynamic mesh of `mesh` (with its `topology`) that remeshing runs
 /// on: `patch_size` faces per patch, patched as `backend` patches best
-/// (`Backend::patched`: on the GPU by RXMesh's Lloyd iterations on the
-/// device) or, without one, by the host's patcher; `factors`, and
-/// [`attributes`].
+/// and staged for its rounds (`Backend::place`: on the GPU patched by
+/// RXMesh's Lloyd iterations and laid out on the device, where it stays)
+/// or, without one, by the host's patcher; `factors`, and [`attributes`].
 ///
 /// # Errors
 /// As `DynamicMesh::new`; a backend error from patching on the GPU.
@@ -72,21 +72,17 @@ pub fn dynamic_mesh(
     patch_size: u32,
     factors: CapacityFactors,
     backend: Option<&Backend>,
-) -> Result<DynamicMesh, RemeshError> {
-    let patched = match backend {
+) -> Result<PlacedMesh, RemeshError> {
+    match backend {
         Some(backend) => backend
-            .patched(mesh, topology, patch_size)
-            .map_err(PartitionError::into_either::<RemeshError>)?,
+            .place(mesh, topology, patch_size, factors, &attributes())
+            .map_err(PlaceError::into_either::<RemeshError>),
         None => {
-            PatchedMesh::with_topology(mesh, topology, patch_size).map_err(DynamicError::from)?
+            let patched = PatchedMesh::with_topology(mesh, topology, patch_size)
+                .map_err(DynamicError::from)?;
+            Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, &attributes())?.into())
         }
-    };
-    Ok(DynamicMesh::from_patched_with(
-        mesh,
-        &patched,
-        factors,
-        &attributes(),
-    )?)
+    }
 }
 
 /// What each phase did over all iterations.

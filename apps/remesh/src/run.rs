@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, GpuSeconds};
+use cavity::backend::{Backend, GpuSeconds, PlacedMesh};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::topology::Topology;
@@ -123,7 +123,7 @@ pub fn remesh_with(
 /// the input while the GPU starts, prepare, and then [`Prepared::run`] it; [`RemeshFile`](crate::pipeline::RemeshFile)
 /// runs its two halves (the rounds, then the export) with the writing and
 /// checking of the output beside them.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Prepared {
     settings: RemeshSettings,
     /// Faces the output is expected to have.
@@ -133,7 +133,7 @@ pub struct Prepared {
     normalization: Normalization,
     normalized: TriMesh,
     patch_size: u32,
-    dynamic: DynamicMesh,
+    dynamic: PlacedMesh,
     patch_seconds: f64,
 }
 
@@ -322,8 +322,8 @@ impl Prepared {
         let (ran, seconds, input_quality, during) = std::thread::scope(|scope| {
             let input_quality = scope.spawn(|| Quality::with_topology(input, topology, length));
             let during = scope.spawn(during);
-            let ran = backend.run_rounds(
-                &mut dynamic,
+            let ran = backend.run_placed(
+                dynamic,
                 |r| remesh_rounds(r, normalization.length(length), &settings, hooks),
                 |source| RemeshError::Run {
                     phase: Phase::Smooth,
@@ -340,7 +340,7 @@ impl Prepared {
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             (ran, seconds, quality, during)
         });
-        let ran = ran?;
+        let (ran, dynamic) = ran?;
         // The input's statistics and `during` count where they held the
         // rounds up.
         let input_wait = start.elapsed().as_secs_f64() - seconds;
@@ -447,7 +447,7 @@ impl<D: Send> Rounded<D> {
 
 /// Whether every update kernel of remeshing and its valence computation
 /// can run on `backend` at the capacities of `dynamic`.
-fn fits(backend: &Backend, dynamic: &DynamicMesh) -> bool {
+fn fits(backend: &Backend, dynamic: &PlacedMesh) -> bool {
     let cap = &dynamic.cap();
     backend.fits_update::<SplitLongEdges>(cap)
         && backend.fits_update::<CollapseShortEdgesSafely>(cap)

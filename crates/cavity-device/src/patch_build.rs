@@ -688,7 +688,7 @@ crate::kernel! {
 /// Patch `p`'s header from `infos` ([`INFO_WORDS`] words a patch, in
 /// field order).
 #[inline(always)]
-fn info_at(infos: &In<u32>, p: u32) -> PatchInfo {
+pub(crate) fn info_at(infos: &In<u32>, p: u32) -> PatchInfo {
     let w = |i: u32| infos.get((INFO_WORDS * p).wrapping_add(i));
     PatchInfo {
         num_vertices: w(0),

@@ -6,6 +6,7 @@
 pub mod cavity;
 pub mod cleanup;
 pub mod compute;
+pub mod fill;
 pub mod global;
 pub mod hash;
 pub mod layout;

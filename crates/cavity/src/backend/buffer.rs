@@ -58,6 +58,20 @@ impl<T: Element> Buffer<T> {
         self.len() == 0
     }
 
+    /// Whether it is the GPU's.
+    pub(crate) fn is_on_gpu(&self) -> bool {
+        matches!(self.inner, Inner::Gpu(..))
+    }
+
+    /// The GPU's array behind it (at least one element; the buffer's
+    /// [`Buffer::len`] may be less); `None` for the CPU backend's.
+    pub(crate) fn into_gpu(self) -> Option<CudaSlice<T>> {
+        match self.inner {
+            Inner::Gpu(slice, _, _) => Some(slice),
+            Inner::Host(_) => None,
+        }
+    }
+
     /// All of it, lent shared: a kernel's [`In`] ([`Backend::launch`]).
     pub fn view(&self) -> View<'_, T> {
         let (addr, on_gpu) = match &self.inner {

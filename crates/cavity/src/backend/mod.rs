@@ -10,11 +10,13 @@ pub mod cuda;
 pub mod error;
 pub mod partition;
 pub mod patch_build;
+pub mod placed;
 pub mod rounds;
 
 pub use cuda::GpuSeconds;
 pub use error::BackendError;
 pub use partition::{PartitionError, PartitionRounds};
+pub use placed::{PlaceError, PlacedMesh};
 pub use rounds::AnyRounds;
 
 use std::fmt;
@@ -85,6 +87,29 @@ pub struct OnRounds<T> {
     pub device: String,
     /// On the GPU, where the time went.
     pub gpu_seconds: Option<GpuSeconds>,
+}
+
+/// Runs `driver` on the GPU's rounds `r`, then copies the mesh back
+/// (also after a failed driver; a failed copy is `copy_back`'s error after
+/// the driver's): [`Backend::run_rounds`]'s GPU half.
+fn drive<T, E>(
+    mut r: AnyRounds<'_>,
+    driver: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, E>,
+    copy_back: impl FnOnce(RunError) -> E,
+) -> Result<OnRounds<T>, E> {
+    let ran = driver(&mut r);
+    let copied = crate::rounds::Rounds::mesh(&mut r).map(|_| ());
+    let value = ran?;
+    copied.map_err(copy_back)?;
+    let gpu_seconds = match &r {
+        AnyRounds::Cuda(r) => Some(r.seconds()),
+        AnyRounds::Cpu(_) => None,
+    };
+    Ok(OnRounds {
+        value,
+        device: crate::rounds::Rounds::device(&r),
+        gpu_seconds,
+    })
 }
 
 /// `note` followed by the GPU kernels' compilation when it happened in
@@ -195,20 +220,8 @@ impl Backend {
                 })
             }
             Backend::Cuda(gpu) => {
-                let mut r = AnyRounds::Cuda(Box::new(cuda::CudaRounds::new(gpu, mesh)?));
-                let ran = driver(&mut r);
-                let copied = crate::rounds::Rounds::mesh(&mut r).map(|_| ());
-                let value = ran?;
-                copied.map_err(copy_back)?;
-                let gpu_seconds = match &r {
-                    AnyRounds::Cuda(r) => Some(r.seconds()),
-                    AnyRounds::Cpu(_) => None,
-                };
-                Ok(OnRounds {
-                    value,
-                    device: crate::rounds::Rounds::device(&r),
-                    gpu_seconds,
-                })
+                let r = AnyRounds::Cuda(Box::new(cuda::CudaRounds::new(gpu, mesh)?));
+                drive(r, driver, copy_back)
             }
         }
     }

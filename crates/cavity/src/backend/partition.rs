@@ -24,6 +24,7 @@ use cavity_device::patching::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
+use super::patch_build::PatchBuffers;
 use crate::TriMesh;
 use crate::dynamic::DynamicError;
 use crate::patched::PatchedMesh;
@@ -90,6 +91,47 @@ impl PartitionError {
     }
 }
 
+/// A mesh's patches as a backend builds them best ([`Backend::patches`]).
+pub(crate) enum Patches {
+    /// Built on the backend and left there.
+    OnBackend(PatchBuffers),
+    /// Built on the host.
+    Host(PatchedMesh),
+}
+
+impl Backend {
+    /// `mesh` (whose topology is `topo`) patched with at most
+    /// `patch_size` faces a patch as this backend patches best (see
+    /// [`Backend::patched`]), the device's build left on the device.
+    ///
+    /// # Errors
+    /// As [`Backend::patched`].
+    pub(crate) fn patches(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        patch_size: u32,
+    ) -> Result<Patches, PartitionError> {
+        match self {
+            Backend::Cuda(_) => {
+                let seed = patcher::DEFAULT_SEED;
+                let part = self.partition(topo, mesh.num_faces(), patch_size, seed)?;
+                match self.patch_buffers(mesh, topo, &part, patch_size) {
+                    Err(PartitionError::Backend(
+                        BackendError::SharedMemory { .. } | BackendError::Inconsistent(_),
+                    )) => Ok(Patches::Host(PatchedMesh::from_partition(
+                        mesh, topo, &part, patch_size,
+                    )?)),
+                    built => built.map(Patches::OnBackend),
+                }
+            }
+            Backend::Cpu(_) => Ok(Patches::Host(PatchedMesh::with_topology(
+                mesh, topo, patch_size,
+            )?)),
+        }
+    }
+}
+
 impl Backend {
     /// `mesh` (whose topology is `topo`) patched with at most `patch_size`
     /// faces a patch as this backend patches best: on the GPU by
@@ -110,18 +152,9 @@ impl Backend {
         topo: &Topology,
         patch_size: u32,
     ) -> Result<PatchedMesh, PartitionError> {
-        match self {
-            Backend::Cuda(_) => {
-                let seed = patcher::DEFAULT_SEED;
-                let part = self.partition(topo, mesh.num_faces(), patch_size, seed)?;
-                match self.build_patches(mesh, topo, &part, patch_size) {
-                    Err(PartitionError::Backend(
-                        BackendError::SharedMemory { .. } | BackendError::Inconsistent(_),
-                    )) => Ok(PatchedMesh::from_partition(mesh, topo, &part, patch_size)?),
-                    built => built,
-                }
-            }
-            Backend::Cpu(_) => Ok(PatchedMesh::with_topology(mesh, topo, patch_size)?),
+        match self.patches(mesh, topo, patch_size)? {
+            Patches::OnBackend(buffers) => Ok(buffers.download(self, topo)?),
+            Patches::Host(patched) => Ok(patched),
         }
     }
 

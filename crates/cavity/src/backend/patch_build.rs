@@ -30,6 +30,82 @@ use crate::patched::PatchedMesh;
 use crate::patcher::{Partition, PatchError};
 use crate::topology::Topology;
 
+/// The static patch layout in a backend's buffers ([`Backend::patch_buffers`]):
+/// the arrays of [`PatchedMesh`] as the device built them, FE and EV as
+/// words of two 16-bit entries, with the headers on the host too.
+pub struct PatchBuffers {
+    /// The patch headers.
+    pub(crate) infos: Vec<PatchInfo>,
+    /// The headers on the backend, `INFO_WORDS` words a patch.
+    pub(crate) header_words: Buffer<u32>,
+    /// FE and EV, two entries a word.
+    pub(crate) fe_words: Buffer<u32>,
+    pub(crate) ev_words: Buffer<u32>,
+    /// Ribbon entries, stashes and bitmasks.
+    pub(crate) ribbon: Buffer<u32>,
+    pub(crate) stash: Buffer<u32>,
+    masks: Buffer<u32>,
+    /// The entries of FE, EV, ribbon, stash and masks.
+    lens: [u32; 5],
+    /// Each kind's handle → input element and input element → handle.
+    pub(crate) maps: [[Buffer<u32>; 2]; 3],
+    /// Input vertices, edges and faces.
+    pub(crate) counts: [u32; 3],
+    pub(crate) patch_size: u32,
+    lloyd_iterations: u32,
+}
+
+impl PatchBuffers {
+    /// Patches.
+    pub fn num_patches(&self) -> u32 {
+        self.infos.len() as u32
+    }
+
+    /// The layout copied to the host: [`PatchedMesh::from_partition`]'s
+    /// result (`topo` the topology patched).
+    ///
+    /// # Errors
+    /// A failed copy.
+    pub fn download(self, b: &Backend, topo: &Topology) -> Result<PatchedMesh, BackendError> {
+        let [fe, ev, ribbon, stash, masks] = self.lens.map(|n| n as usize);
+        let fe = halves(&b.download(self.fe_words, fe / 2)?);
+        let ev = halves(&b.download(self.ev_words, ev / 2)?);
+        let ribbon = b.download(self.ribbon, ribbon)?;
+        let stash = b.download(self.stash, stash)?;
+        let masks = b.download(self.masks, masks)?;
+        let mut maps = Vec::with_capacity(6);
+        for ([members, handles], n) in self.maps.into_iter().zip(self.counts) {
+            maps.push(b.download(members, n as usize)?);
+            maps.push(b.download(handles, n as usize)?);
+        }
+        let [
+            vertex_to_input,
+            input_to_vertex,
+            edge_to_input,
+            input_to_edge,
+            face_to_input,
+            input_to_face,
+        ]: [Vec<u32>; 6] = maps.try_into().expect("two maps a kind");
+        Ok(PatchedMesh {
+            patches: self.infos,
+            fe,
+            ev,
+            ribbon,
+            stash,
+            masks,
+            vertex_to_input,
+            input_to_vertex,
+            edge_to_input,
+            input_to_edge,
+            face_to_input,
+            input_to_face,
+            input_edges: topo.ev.clone(),
+            patch_size: self.patch_size,
+            lloyd_iterations: self.lloyd_iterations,
+        })
+    }
+}
+
 /// One kind's owned lists on the backend, with their offsets on the host.
 struct OwnedLists {
     /// The owned elements, patch after patch, each patch's increasing
@@ -161,6 +237,24 @@ impl Backend {
         part: &Partition,
         patch_size: u32,
     ) -> Result<PatchedMesh, PartitionError> {
+        Ok(self
+            .patch_buffers(mesh, topo, part, patch_size)?
+            .download(self, topo)?)
+    }
+
+    /// [`Backend::build_patches`] without the download: the layout left
+    /// in the backend's buffers, for the dynamic layout to be made from
+    /// there ([`PatchBuffers::to_dynamic`]).
+    ///
+    /// # Errors
+    /// As [`Backend::build_patches`].
+    pub fn patch_buffers(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        part: &Partition,
+        patch_size: u32,
+    ) -> Result<PatchBuffers, PartitionError> {
         let b = self;
         let count = |n: usize| u32::try_from(n).map_err(|_| BackendError::TooLarge(n));
         let (nv, ne, nf) = (
@@ -365,38 +459,18 @@ impl Backend {
             );
         }
 
-        let fe = halves(&b.download(fe_words, ends[0] as usize / 2)?);
-        let ev = halves(&b.download(ev_words, ends[1] as usize / 2)?);
-        let ribbon = b.download(ribbon, ends[2] as usize)?;
-        let stash = b.download(stash, ends[3] as usize)?;
-        let masks = b.download(masks, ends[4] as usize)?;
-        let mut maps = Vec::with_capacity(6);
-        for (list, n) in lists.into_iter().zip([nv, ne, nf]) {
-            maps.push(b.download(list.members, n as usize)?);
-            maps.push(b.download(list.handles, n as usize)?);
-        }
-        let [
-            vertex_to_input,
-            input_to_vertex,
-            edge_to_input,
-            input_to_edge,
-            face_to_input,
-            input_to_face,
-        ]: [Vec<u32>; 6] = maps.try_into().expect("two maps a kind");
-        Ok(PatchedMesh {
-            patches: infos,
-            fe,
-            ev,
+        let mut maps = lists.into_iter().map(|l| [l.members, l.handles]);
+        Ok(PatchBuffers {
+            infos,
+            header_words,
+            fe_words,
+            ev_words,
             ribbon,
             stash,
             masks,
-            vertex_to_input,
-            input_to_vertex,
-            edge_to_input,
-            input_to_edge,
-            face_to_input,
-            input_to_face,
-            input_edges: topo.ev.clone(),
+            lens: ends,
+            maps: std::array::from_fn(|_| maps.next().expect("an owned list a kind")),
+            counts: [nv, ne, nf],
             patch_size,
             lloyd_iterations: part.iterations,
         })

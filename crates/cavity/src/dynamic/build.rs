@@ -11,7 +11,7 @@ use cavity_device::dynamic::layout::{
     NO_PATCH, STASH_SIZE, stat,
 };
 use cavity_device::dynamic::queue;
-use cavity_device::layout::{Kind, ribbon_owner};
+use cavity_device::layout::{Kind, PatchInfo, ribbon_owner};
 
 use crate::topology::Topology;
 use crate::{PatchedMesh, TriMesh};
@@ -120,8 +120,70 @@ impl DynamicMesh {
         factors: CapacityFactors,
         layout: &AttributeLayout,
     ) -> Result<DynamicMesh, DynamicError> {
+        let shape = Shape {
+            patch_size: patched.patch_size,
+            input_vertices: mesh.num_vertices() as u32,
+            input_edges: patched.count(Kind::Edge) as u32,
+            input_faces: mesh.faces.len() as u32,
+        };
+        let mut out = DynamicMesh::planned(&patched.patches, shape, factors, layout)?;
+        out.allocate();
+        let cap = out.cap;
+        let n = cap.patches as usize;
+        let num_patches = out.num_patches;
+        // Every slot in use in parallel: the patch copied into it (the
+        // tables and stashes start empty).
+        let failed = out
+            .counts
+            .par_chunks_mut(COUNT_WORDS as usize)
+            .zip(out.fe.par_chunks_mut(cap.fe_stride() as usize))
+            .zip(out.ev.par_chunks_mut(cap.ev_stride() as usize))
+            .zip(out.masks.par_chunks_mut(cap.mask_stride() as usize))
+            .zip(out.hash.par_chunks_mut(cap.hash_stride() as usize))
+            .zip(out.stash.par_chunks_mut(STASH_SIZE as usize))
+            .zip(attr_chunks(&mut out.vertex_attrs, cap, Kind::Vertex, n))
+            .zip(attr_chunks(&mut out.edge_attrs, cap, Kind::Edge, n))
+            .zip(attr_chunks(&mut out.face_attrs, cap, Kind::Face, n))
+            .take(num_patches as usize)
+            .enumerate()
+            .filter_map(
+                |(p, ((((((((counts, fe), ev), masks), hash), stash), v), e), f))| {
+                    let slot = Slot {
+                        counts,
+                        fe,
+                        ev,
+                        masks,
+                        hash,
+                        stash,
+                        attrs: [v, e, f],
+                    };
+                    convert_patch(cap, slot, mesh, patched, p as u32, factors.elements)
+                        .err()
+                        .map(|error| (p, error))
+                },
+            )
+            .min_by_key(|&(p, _)| p);
+        match failed {
+            Some((_, error)) => Err(error),
+            None => Ok(out),
+        }
+    }
+
+    /// The layout of the static patches `infos` with the room of `factors`
+    /// and the attributes of `layout` (see [`DynamicMesh::from_patched`]
+    /// for the capacities), its arrays not allocated yet: a shell that
+    /// [`DynamicMesh::allocate`] fills with empty slots, or that a backend
+    /// fills on the device (`crate::backend::PlacedMesh`).
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::from_patched`] but [`DynamicError::HashFull`].
+    pub(crate) fn planned(
+        infos: &[PatchInfo],
+        shape: Shape,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<DynamicMesh, DynamicError> {
         factors.check()?;
-        let infos = &patched.patches;
         let mut cap = Capacity {
             vertex_attrs: layout.stride(Kind::Vertex),
             edge_attrs: layout.stride(Kind::Edge),
@@ -159,7 +221,7 @@ impl DynamicMesh {
                 neighbours: info.stash_len,
             });
         }
-        let num_patches = patched.num_patches();
+        let num_patches = infos.len() as u32;
         let mut patch_slots = (num_patches as f32 * factors.patches).ceil() as u64;
         if factors.patches > 1.0 {
             patch_slots = patch_slots.max(num_patches as u64 + MIN_SPARE_PATCH_SLOTS);
@@ -193,75 +255,93 @@ impl DynamicMesh {
                 available,
             });
         }
-
-        let n = cap.patches as usize;
-        let mut out = DynamicMesh {
+        Ok(DynamicMesh {
             cap,
             num_patches,
-            patch_size: patched.patch_size,
-            input_vertices: mesh.num_vertices() as u32,
-            input_edges: patched.count(Kind::Edge) as u32,
-            input_faces: mesh.faces.len() as u32,
+            patch_size: shape.patch_size,
+            input_vertices: shape.input_vertices,
+            input_edges: shape.input_edges,
+            input_faces: shape.input_faces,
             attributes: layout.clone(),
-            counts: vec![0; COUNT_WORDS as usize * n],
-            fe: vec![0; cap.fe_stride() as usize * n],
-            ev: vec![0; cap.ev_stride() as usize * n],
-            masks: vec![0; cap.mask_stride() as usize * n],
-            hash: vec![0; cap.hash_stride() as usize * n],
-            stash: vec![0; STASH_SIZE as usize * n],
-            locks: vec![0; n],
-            flags: vec![0; n],
-            declined: vec![0; cap.declined_words() as usize * n],
-            vertex_attrs: vec![0; cap.attr_words(Kind::Vertex) as usize * n],
-            edge_attrs: vec![0; cap.attr_words(Kind::Edge) as usize * n],
-            face_attrs: vec![0; cap.attr_words(Kind::Face) as usize * n],
-            queue: vec![NO_PATCH; n],
-            queue_state: vec![0; queue::STATE_WORDS as usize],
-            stats: vec![0; stat::COUNT as usize],
-        };
-        out.queue_state[queue::PATCHES as usize] = num_patches;
-        // Every slot in parallel: its hash tables and stash filled empty
-        // (the other arrays start zeroed), then the patch in use copied.
-        let failed = out
-            .counts
-            .par_chunks_mut(COUNT_WORDS as usize)
-            .zip(out.fe.par_chunks_mut(cap.fe_stride() as usize))
-            .zip(out.ev.par_chunks_mut(cap.ev_stride() as usize))
-            .zip(out.masks.par_chunks_mut(cap.mask_stride() as usize))
-            .zip(out.hash.par_chunks_mut(cap.hash_stride() as usize))
-            .zip(out.stash.par_chunks_mut(STASH_SIZE as usize))
-            .zip(attr_chunks(&mut out.vertex_attrs, cap, Kind::Vertex, n))
-            .zip(attr_chunks(&mut out.edge_attrs, cap, Kind::Edge, n))
-            .zip(attr_chunks(&mut out.face_attrs, cap, Kind::Face, n))
-            .enumerate()
-            .filter_map(
-                |(p, ((((((((counts, fe), ev), masks), hash), stash), v), e), f))| {
-                    hash.fill(EMPTY);
-                    stash.fill(NO_PATCH);
-                    let slot = Slot {
-                        counts,
-                        fe,
-                        ev,
-                        masks,
-                        hash,
-                        stash,
-                        attrs: [v, e, f],
-                    };
-                    (p < num_patches as usize)
-                        .then(|| {
-                            convert_patch(cap, slot, mesh, patched, p as u32, factors.elements)
-                        })
-                        .and_then(Result::err)
-                        .map(|error| (p, error))
-                },
-            )
-            .min_by_key(|&(p, _)| p);
-        debug_assert_eq!(out.bytes() as u64, needed, "the layout's bytes as planned");
-        match failed {
-            Some((_, error)) => Err(error),
-            None => Ok(out),
-        }
+            counts: Vec::new(),
+            fe: Vec::new(),
+            ev: Vec::new(),
+            masks: Vec::new(),
+            hash: Vec::new(),
+            stash: Vec::new(),
+            locks: Vec::new(),
+            flags: Vec::new(),
+            declined: Vec::new(),
+            vertex_attrs: Vec::new(),
+            edge_attrs: Vec::new(),
+            face_attrs: Vec::new(),
+            queue: Vec::new(),
+            queue_state: Vec::new(),
+            stats: Vec::new(),
+        })
     }
+
+    /// Whether the arrays are allocated (a [`DynamicMesh::planned`] shell's
+    /// are not until [`DynamicMesh::allocate`]).
+    pub(crate) fn is_allocated(&self) -> bool {
+        self.counts.len() == COUNT_WORDS as usize * self.cap.patches as usize
+            && self.queue_state.len() == queue::STATE_WORDS as usize
+    }
+
+    /// Allocates the arrays of a [`DynamicMesh::planned`] shell (nothing
+    /// when they are): every slot empty (zero counts, empty tables and
+    /// stash), the queue empty with the slots in use counted, the
+    /// statistics zero. The tables and stashes are filled in parallel.
+    pub(crate) fn allocate(&mut self) {
+        if self.is_allocated() {
+            return;
+        }
+        let cap = self.cap;
+        let n = cap.patches as usize;
+        let filled = |len: usize, value: u32| {
+            let mut v = vec![0; len];
+            v.par_chunks_mut(1 << 16)
+                .for_each(|chunk| chunk.fill(value));
+            v
+        };
+        self.counts = vec![0; COUNT_WORDS as usize * n];
+        self.fe = vec![0; cap.fe_stride() as usize * n];
+        self.ev = vec![0; cap.ev_stride() as usize * n];
+        self.masks = vec![0; cap.mask_stride() as usize * n];
+        self.hash = filled(cap.hash_stride() as usize * n, EMPTY);
+        self.stash = filled(STASH_SIZE as usize * n, NO_PATCH);
+        self.locks = vec![0; n];
+        self.flags = vec![0; n];
+        self.declined = vec![0; cap.declined_words() as usize * n];
+        self.vertex_attrs = vec![0; cap.attr_words(Kind::Vertex) as usize * n];
+        self.edge_attrs = vec![0; cap.attr_words(Kind::Edge) as usize * n];
+        self.face_attrs = vec![0; cap.attr_words(Kind::Face) as usize * n];
+        self.queue = vec![NO_PATCH; n];
+        self.queue_state = vec![0; queue::STATE_WORDS as usize];
+        self.queue_state[queue::PATCHES as usize] = self.num_patches;
+        self.stats = vec![0; stat::COUNT as usize];
+        debug_assert_eq!(
+            self.array_bytes(),
+            self.bytes(),
+            "the layout's bytes as planned"
+        );
+    }
+
+    /// The bytes of the arrays once allocated ([`DynamicMesh::bytes`]).
+    pub(crate) fn planned_bytes(&self) -> u64 {
+        u64::from(self.cap.patches) * slot_bytes(&self.cap) + FIXED_BYTES
+    }
+}
+
+/// What a dynamic layout keeps of its input besides the patches.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    /// The static patcher's limit of faces a patch.
+    pub(crate) patch_size: u32,
+    /// Vertices, edges and faces of the input mesh.
+    pub(crate) input_vertices: u32,
+    pub(crate) input_edges: u32,
+    pub(crate) input_faces: u32,
 }
 
 /// Bytes of one patch slot of a layout of capacity `cap` (every array of

@@ -31,6 +31,7 @@ use cavity_device::dynamic::layout::{
 use cavity_device::layout::{FE_REVERSED, Kind};
 
 pub use attribute::AttributeWriter;
+pub(crate) use build::Shape;
 pub use capacity::{CapacityFactors, MIN_SPARE_PATCH_SLOTS};
 pub use error::{DynamicError, ValidationError, ValidationProblem};
 
@@ -391,8 +392,15 @@ impl DynamicMesh {
             .sum()
     }
 
-    /// Bytes of all arrays (every patch slot, used or not).
+    /// Bytes of all arrays (every patch slot, used or not; of a layout
+    /// made on the device, once its arrays are copied to the host).
     pub fn bytes(&self) -> usize {
+        self.planned_bytes() as usize
+    }
+
+    /// The bytes of the arrays as allocated: [`DynamicMesh::bytes`] once
+    /// they are.
+    fn array_bytes(&self) -> usize {
         2 * (self.fe.len() + self.ev.len())
             + 4 * (self.counts.len()
                 + self.masks.len()

@@ -14,7 +14,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr};
 use cavity_device::attribute::Reduction;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::compute::{self, ExportQuery, FOR_EACH_BOUNDS};
-use cavity_device::dynamic::layout::RawDynamicMesh;
+use cavity_device::dynamic::layout::{NO_PATCH, RawDynamicMesh, stat};
 use cavity_device::dynamic::queue;
 use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::ring::ExportRing;
@@ -38,8 +38,9 @@ use crate::rounds::{Rounds, RunError, SlotRows, Status, Update, take_marks};
 /// Device copies of a [`DynamicMesh`]'s arrays.
 pub(super) struct DynamicBuffers {
     pub(super) counts: CudaSlice<u32>,
-    pub(super) fe: CudaSlice<u16>,
-    pub(super) ev: CudaSlice<u16>,
+    /// FE and EV as words of two 16-bit entries.
+    pub(super) fe: CudaSlice<u32>,
+    pub(super) ev: CudaSlice<u32>,
     pub(super) masks: CudaSlice<u32>,
     pub(super) hash: CudaSlice<u32>,
     pub(super) stash: CudaSlice<u32>,
@@ -111,8 +112,8 @@ impl<'a> CudaRounds<'a> {
         let used = PatchPrefix::of(mesh);
         let bufs = DynamicBuffers {
             counts: used.upload(gpu, &mesh.counts, 0)?,
-            fe: used.upload(gpu, &mesh.fe, 0)?,
-            ev: used.upload(gpu, &mesh.ev, 0)?,
+            fe: used.upload_halves(gpu, &mesh.fe)?,
+            ev: used.upload_halves(gpu, &mesh.ev)?,
             masks: used.upload(gpu, &mesh.masks, 0)?,
             hash: used.upload(gpu, &mesh.hash, 0xff)?,
             stash: used.upload(gpu, &mesh.stash, 0xff)?,
@@ -130,6 +131,70 @@ impl<'a> CudaRounds<'a> {
             .synchronize()
             .map_err(driver("copying to the GPU"))?;
         let upload = start.elapsed().as_secs_f64();
+        Self::with_buffers(gpu, mesh, bufs, upload)
+    }
+
+    /// The rounds over a layout made on the device
+    /// (`crate::backend::PlacedMesh`): `mesh` is its shell (the arrays
+    /// not allocated: the copy back allocates them), `arrays` its counts,
+    /// FE and EV (words of two entries), masks, tables, stashes and the
+    /// attributes of vertices, edges and faces; the locks, flags,
+    /// declined seeds, queue and statistics start empty here. As
+    /// [`CudaRounds::new`] otherwise.
+    pub(crate) fn with_resident(
+        gpu: &'a CudaBackend,
+        mesh: &'a mut DynamicMesh,
+        arrays: [CudaSlice<u32>; 9],
+    ) -> Result<Self, BackendError> {
+        let start = Instant::now();
+        let n = mesh.cap.patches as usize;
+        let s = &gpu.stream;
+        let e = driver("allocating the dynamic mesh on the GPU");
+        let mut queue_state = vec![0; queue::STATE_WORDS as usize];
+        queue_state[queue::PATCHES as usize] = mesh.num_patches;
+        let [
+            counts,
+            fe,
+            ev,
+            masks,
+            hash,
+            stash,
+            vertex_attrs,
+            edge_attrs,
+            face_attrs,
+        ] = arrays;
+        let bufs = DynamicBuffers {
+            counts,
+            fe,
+            ev,
+            masks,
+            hash,
+            stash,
+            locks: s.alloc_zeros(n).map_err(e)?,
+            flags: s.alloc_zeros(n).map_err(e)?,
+            declined: s
+                .alloc_zeros(mesh.cap.declined_words() as usize * n)
+                .map_err(e)?,
+            vertex_attrs,
+            edge_attrs,
+            face_attrs,
+            queue: gpu.upload(&vec![NO_PATCH; n])?,
+            queue_state: gpu.upload(&queue_state)?,
+            stats: s.alloc_zeros(stat::COUNT as usize).map_err(e)?,
+        };
+        s.synchronize().map_err(e)?;
+        Self::with_buffers(gpu, mesh, bufs, start.elapsed().as_secs_f64())
+    }
+
+    /// The rounds over `mesh`, whose arrays are `bufs` on the device
+    /// (`upload` seconds to put them there), with the cleanup, slicing
+    /// and reduction kernels loaded.
+    fn with_buffers(
+        gpu: &'a CudaBackend,
+        mesh: &'a mut DynamicMesh,
+        bufs: DynamicBuffers,
+        upload: f64,
+    ) -> Result<Self, BackendError> {
         let s = &gpu.stream;
         let raw = RawDynamicMesh {
             cap: mesh.cap,
@@ -244,8 +309,12 @@ impl<'a> CudaRounds<'a> {
         let e = driver("reading the scheduler's state");
         let mut snap = match self.spare.pop() {
             Some(snap) => snap,
-            None => Snapshot::new(&self.gpu.ctx, self.mesh.stats.len(), self.mesh.flags.len())
-                .map_err(e)?,
+            None => Snapshot::new(
+                &self.gpu.ctx,
+                stat::COUNT as usize,
+                self.mesh.cap.patches as usize,
+            )
+            .map_err(e)?,
         };
         let s = &self.gpu.stream;
         let copied = s
@@ -285,10 +354,11 @@ impl<'a> CudaRounds<'a> {
         let b = &self.bufs;
         let used = PatchPrefix::of(self.mesh);
         let m = &mut *self.mesh;
+        m.allocate();
         let e = driver("copying the dynamic mesh back");
         used.download(s, &b.counts, &mut m.counts).map_err(e)?;
-        used.download(s, &b.fe, &mut m.fe).map_err(e)?;
-        used.download(s, &b.ev, &mut m.ev).map_err(e)?;
+        used.download_halves(s, &b.fe, &mut m.fe)?;
+        used.download_halves(s, &b.ev, &mut m.ev)?;
         used.download(s, &b.masks, &mut m.masks).map_err(e)?;
         used.download(s, &b.hash, &mut m.hash).map_err(e)?;
         used.download(s, &b.stash, &mut m.stash).map_err(e)?;

@@ -156,6 +156,50 @@ impl PatchPrefix {
         Ok(buf)
     }
 
+    /// [`PatchPrefix::upload`] of an array of 16-bit entries (FE, EV),
+    /// kept as words of two entries (the kernels' view of it); the rest
+    /// is zero.
+    pub(super) fn upload_halves(
+        &self,
+        gpu: &CudaBackend,
+        data: &[u16],
+    ) -> Result<CudaSlice<u32>, BackendError> {
+        let s = &gpu.stream;
+        let e = driver("copying to the GPU");
+        let words = data.len().div_ceil(2).max(1);
+        let mut buf = s.alloc_zeros::<u32>(words).map_err(e)?;
+        let used = self.len(data.len());
+        if used > 0 {
+            // SAFETY: every bit pattern is a valid `u16`; the view covers
+            // the words' bytes.
+            let mut halves = unsafe { buf.transmute_mut::<u16>(2 * words) }
+                .ok_or(BackendError::Inconsistent("a view of 16-bit entries"))?;
+            s.memcpy_htod(&data[..used], &mut halves.slice_mut(..used))
+                .map_err(e)?;
+        }
+        Ok(buf)
+    }
+
+    /// [`PatchPrefix::download`] of an array of 16-bit entries kept as
+    /// words of two ([`PatchPrefix::upload_halves`]).
+    pub(super) fn download_halves(
+        &self,
+        s: &Arc<CudaStream>,
+        src: &CudaSlice<u32>,
+        dst: &mut [u16],
+    ) -> Result<(), BackendError> {
+        let used = self.len(dst.len());
+        if used == 0 {
+            return Ok(());
+        }
+        // SAFETY: every bit pattern is a valid `u16`; the view covers the
+        // words' bytes.
+        let halves = unsafe { src.transmute::<u16>(2 * src.len()) }
+            .ok_or(BackendError::Inconsistent("a view of 16-bit entries"))?;
+        s.memcpy_dtoh(&halves.slice(..used), &mut dst[..used])
+            .map_err(driver("copying the dynamic mesh back"))
+    }
+
     /// Copies the used part of `src` into `dst` (same length).
     pub(super) fn download<T: DeviceRepr>(
         &self,

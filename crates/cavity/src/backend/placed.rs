@@ -1,0 +1,322 @@
+//! A dynamic mesh placed where a backend's update rounds run ([`PlacedMesh`]): on
+//! the GPU the mesh is patched on the device ([`Backend::patch_buffers`])
+//! and its dynamic layout (Mahmoud et al. 2024, section 5.1) is made there
+//! from the patches by the kernels of `cavity_device::dynamic::fill`
+//! ([`PatchBuffers::to_dynamic`]), so that nothing of it crosses to the
+//! host before the rounds copy their result back; on the CPU backend, and
+//! where the device's build falls back to the host's, it is the host's
+//! [`DynamicMesh::from_patched_with`]. Both give the same arrays.
+
+use cavity_device::dynamic::fill::{
+    FAILED_HEADER, FAILED_TABLE, FillAttributes, FillSlots, failed_table,
+};
+use cavity_device::dynamic::layout::{COUNT_WORDS, Capacity, STASH_SIZE};
+use cavity_device::layout::Kind;
+
+use super::AnyRounds;
+use super::buffer::Buffer;
+use super::error::BackendError;
+use super::partition::{PartitionError, Patches};
+use super::patch_build::PatchBuffers;
+use super::{Backend, OnRounds, cuda, drive};
+use crate::TriMesh;
+use crate::attributes::AttributeLayout;
+use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh, Shape};
+use crate::patcher::PatchError;
+use crate::rounds::RunError;
+use crate::settings::{NamesSettings, Setting};
+use crate::topology::Topology;
+
+/// A dynamic mesh ready for a backend's rounds ([`Backend::place`]): on
+/// the host, or made on the device and kept there until
+/// [`Backend::run_placed`] copies the rounds' result back (or
+/// [`PlacedMesh::into_host`] copies it as made).
+pub struct PlacedMesh {
+    /// The mesh; while the layout is on the device, its shell (the
+    /// capacities and counts, no arrays).
+    mesh: DynamicMesh,
+    /// The layout on the device: counts, FE and EV (words of two 16-bit
+    /// entries), masks, tables, stashes, and the attribute words of
+    /// vertices, edges and faces.
+    resident: Option<[Buffer<u32>; 9]>,
+}
+
+impl std::fmt::Debug for PlacedMesh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlacedMesh")
+            .field("cap", &self.mesh.cap())
+            .field("num_patches", &self.mesh.num_patches())
+            .field("resident", &self.is_resident())
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<DynamicMesh> for PlacedMesh {
+    fn from(mesh: DynamicMesh) -> PlacedMesh {
+        PlacedMesh {
+            mesh,
+            resident: None,
+        }
+    }
+}
+
+impl PlacedMesh {
+    /// The capacities of every patch slot.
+    pub fn cap(&self) -> Capacity {
+        self.mesh.cap()
+    }
+
+    /// Patch slots in use.
+    pub fn num_patches(&self) -> u32 {
+        self.mesh.num_patches()
+    }
+
+    /// Bytes of the layout's arrays ([`DynamicMesh::bytes`]).
+    pub fn bytes(&self) -> usize {
+        self.mesh.bytes()
+    }
+
+    /// [`PlacedMesh::bytes`] per face (every input face is owned once
+    /// before the rounds: [`DynamicMesh::bytes_per_face`]).
+    pub fn bytes_per_face(&self) -> f64 {
+        self.bytes() as f64 / self.mesh.input_faces.max(1) as f64
+    }
+
+    /// Whether the layout is on the device.
+    pub fn is_resident(&self) -> bool {
+        self.resident.is_some()
+    }
+
+    /// The mesh on the host: the layout copied back from the device where
+    /// it was made there (`b` the backend that made it).
+    ///
+    /// # Errors
+    /// A failed copy.
+    pub fn into_host(self, b: &Backend) -> Result<DynamicMesh, BackendError> {
+        let PlacedMesh { mut mesh, resident } = self;
+        let Some(arrays) = resident else {
+            return Ok(mesh);
+        };
+        mesh.allocate();
+        let [counts, fe, ev, masks, hash, stash, v, e, f] = arrays;
+        mesh.counts = b.download(counts, mesh.counts.len())?;
+        mesh.fe = halves(&b.download(fe, mesh.fe.len() / 2)?);
+        mesh.ev = halves(&b.download(ev, mesh.ev.len() / 2)?);
+        mesh.masks = b.download(masks, mesh.masks.len())?;
+        mesh.hash = b.download(hash, mesh.hash.len())?;
+        mesh.stash = b.download(stash, mesh.stash.len())?;
+        mesh.vertex_attrs = b.download(v, mesh.vertex_attrs.len())?;
+        mesh.edge_attrs = b.download(e, mesh.edge_attrs.len())?;
+        mesh.face_attrs = b.download(f, mesh.face_attrs.len())?;
+        Ok(mesh)
+    }
+}
+
+/// The 16-bit entries of words of two (low half first).
+fn halves(words: &[u32]) -> Vec<u16> {
+    bytemuck::cast_slice::<u32, u16>(words).to_vec()
+}
+
+/// Why [`Backend::place`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PlaceError {
+    /// The patches do not fit the dynamic layout, or patching failed.
+    #[error(transparent)]
+    Dynamic(#[from] DynamicError),
+    /// A launch, allocation or copy failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+impl From<PartitionError> for PlaceError {
+    fn from(e: PartitionError) -> PlaceError {
+        e.into_either()
+    }
+}
+
+impl From<PatchError> for PlaceError {
+    fn from(e: PatchError) -> PlaceError {
+        DynamicError::Patch(e).into()
+    }
+}
+
+impl NamesSettings for PlaceError {
+    fn settings(&self) -> Vec<Setting> {
+        match self {
+            PlaceError::Dynamic(e) => e.settings(),
+            PlaceError::Backend(e) => e.settings(),
+        }
+    }
+}
+
+crate::names_settings!(PlaceError);
+
+impl PlaceError {
+    /// The error as one of a caller whose errors wrap the dynamic mesh's
+    /// and the backend's.
+    pub fn into_either<E: From<DynamicError> + From<BackendError>>(self) -> E {
+        match self {
+            PlaceError::Dynamic(e) => e.into(),
+            PlaceError::Backend(e) => e.into(),
+        }
+    }
+}
+
+impl PatchBuffers {
+    /// The dynamic layout of these patches of `mesh` (the mesh patched)
+    /// made on the backend: [`DynamicMesh::from_patched_with`]'s arrays
+    /// with the room of `factors` and the attributes of `layout`, made by
+    /// [`FillSlots`] and [`FillAttributes`] and left on the backend.
+    ///
+    /// # Errors
+    /// As [`DynamicMesh::from_patched_with`];
+    /// [`BackendError::Inconsistent`] for a header over the capacities it
+    /// planned (a bug); a driver error from a launch, an allocation or a
+    /// copy.
+    pub fn to_dynamic(
+        &self,
+        b: &Backend,
+        mesh: &TriMesh,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<PlacedMesh, PlaceError> {
+        let [input_vertices, input_edges, input_faces] = self.counts;
+        let shape = Shape {
+            patch_size: self.patch_size,
+            input_vertices,
+            input_edges,
+            input_faces,
+        };
+        let shell = DynamicMesh::planned(&self.infos, shape, factors, layout)?;
+        let cap = shell.cap();
+        let n = cap.patches as usize;
+        let mut counts = b.zeros::<u32>(COUNT_WORDS as usize * n)?;
+        let mut fe = b.zeros::<u32>(cap.fe_stride() as usize * n / 2)?;
+        let mut ev = b.zeros::<u32>(cap.ev_stride() as usize * n / 2)?;
+        let mut masks = b.zeros::<u32>(cap.mask_stride() as usize * n)?;
+        let mut hash = b.zeros::<u32>(cap.hash_stride() as usize * n)?;
+        let mut stash = b.zeros::<u32>(STASH_SIZE as usize * n)?;
+        let mut failed = b.zeros::<u32>(2)?;
+        let statics = [
+            &self.header_words,
+            &self.fe_words,
+            &self.ev_words,
+            &self.ribbon,
+            &self.stash,
+        ];
+        let params = (
+            statics,
+            shell.num_patches(),
+            cap,
+            &mut counts,
+            &mut fe,
+            &mut ev,
+            &mut masks,
+            &mut hash,
+            &mut stash,
+            &mut failed,
+        );
+        b.launch::<FillSlots>(cap.patches, (0, 0), params)?;
+        let failed = b.read_back(&failed, 2)?;
+        if failed[FAILED_HEADER as usize] != 0 {
+            return Err(BackendError::Inconsistent(
+                "a patch header outgrew the capacities planned from it",
+            )
+            .into());
+        }
+        if let Some((patch, kind)) = failed_table(failed[FAILED_TABLE as usize]) {
+            let info = &self.infos[patch as usize];
+            return Err(DynamicError::HashFull {
+                patch,
+                kind,
+                slots: cap.hash_slots(kind),
+                entries: info.count(kind) - info.owned(kind),
+                factor: factors.elements,
+            }
+            .into());
+        }
+
+        let attrs = |kind: Kind| b.zeros::<u32>(cap.attr_words(kind) as usize * n);
+        let (mut v, mut e, mut f) = (attrs(Kind::Vertex)?, attrs(Kind::Edge)?, attrs(Kind::Face)?);
+        let positions = b.upload(bytemuck::cast_slice::<f32, u32>(
+            mesh.positions.as_flattened(),
+        ))?;
+        let to_input = self.maps.each_ref().map(|[to_input, _]| to_input);
+        let params = (
+            [&self.header_words, &self.ribbon, &self.stash],
+            to_input,
+            &positions,
+            cap,
+            &mut v,
+            &mut e,
+            &mut f,
+        );
+        b.launch::<FillAttributes>(shell.num_patches(), (0, 0), params)?;
+        Ok(PlacedMesh {
+            mesh: shell,
+            resident: Some([counts, fe, ev, masks, hash, stash, v, e, f]),
+        })
+    }
+}
+
+impl Backend {
+    /// The dynamic mesh of `mesh` (whose topology is `topo`) for this
+    /// backend's rounds: patched as [`Backend::patched`] patches (at most
+    /// `patch_size` faces a patch), with the room of `factors` and the
+    /// attributes of `layout`, all zero ([`DynamicMesh::from_patched_with`]);
+    /// on the GPU made on the device from the device's patches and left
+    /// there (see the [module](self)).
+    ///
+    /// # Errors
+    /// As [`Backend::patched`] (a patch error as [`DynamicError::Patch`])
+    /// and [`PatchBuffers::to_dynamic`].
+    pub fn place(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        patch_size: u32,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<PlacedMesh, PlaceError> {
+        match self.patches(mesh, topo, patch_size)? {
+            Patches::OnBackend(buffers) => buffers.to_dynamic(self, mesh, factors, layout),
+            Patches::Host(patched) => {
+                Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, layout)?.into())
+            }
+        }
+    }
+
+    /// [`Backend::run_rounds`] on a placed mesh: a layout on the device
+    /// is taken by the GPU's rounds as it lies (no upload). Returns the
+    /// driver's result with the mesh the rounds left, on the host.
+    ///
+    /// # Errors
+    /// As [`Backend::run_rounds`]; the mesh is dropped then (run
+    /// [`Backend::run_rounds`] on [`PlacedMesh::into_host`]'s mesh to keep
+    /// it).
+    pub fn run_placed<T, E: From<BackendError>>(
+        &self,
+        placed: PlacedMesh,
+        driver: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, E>,
+        copy_back: impl FnOnce(RunError) -> E,
+    ) -> Result<(OnRounds<T>, DynamicMesh), E> {
+        match (self, placed.resident) {
+            (Backend::Cuda(gpu), Some(arrays)) if arrays.iter().all(Buffer::is_on_gpu) => {
+                let mut mesh = placed.mesh;
+                let slices = arrays.map(|a| a.into_gpu().expect("checked on the GPU above"));
+                let rounds = cuda::CudaRounds::with_resident(gpu, &mut mesh, slices)?;
+                let ran = drive(AnyRounds::Cuda(Box::new(rounds)), driver, copy_back)?;
+                Ok((ran, mesh))
+            }
+            (_, resident) => {
+                let placed = PlacedMesh {
+                    mesh: placed.mesh,
+                    resident,
+                };
+                let mut mesh = placed.into_host(self)?;
+                let ran = self.run_rounds(&mut mesh, driver, copy_back)?;
+                Ok((ran, mesh))
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The dynamic layout made on the device from the device's patches
+//! (`PatchBuffers::to_dynamic`, `Backend::place`) equals the host's
+//! `DynamicMesh::from_patched_with` of the same patches array for array:
+//! generated meshes (grids with holes, fans, non-manifold
+//! edges, isolated vertices, soups, shuffled), the bundled mesh and the
+//! bunny scan, with and without spare room and edge and face attributes;
+//! and the rounds take a placed layout. The backend comes from
+//! `CAVITY_TEST_DEVICE` (CPU by default).
+
+use cavity::attributes::AttributeLayout;
+use cavity::backend::PlaceError;
+use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity_tests::{any_mesh, check_placed, same_layout, soup, test_backend};
+use proptest::prelude::*;
+
+/// The layouts a test places: none of the user's attributes, and a
+/// vertex, an edge and a face attribute (so that edges and faces keep
+/// their input index too).
+fn layouts() -> [AttributeLayout; 2] {
+    let mut with = AttributeLayout::new();
+    with.vertex::<f32, 2>("uv").unwrap();
+    with.edge::<u32, 1>("mark").unwrap();
+    with.face::<f32, 3>("normal").unwrap();
+    [AttributeLayout::new(), with]
+}
+
+/// No spare room, the dynamic applications' default, and uneven factors.
+const FACTORS: [CapacityFactors; 3] = [
+    CapacityFactors::STATIC,
+    CapacityFactors {
+        elements: 2.0,
+        patches: 2.0,
+    },
+    CapacityFactors {
+        elements: 1.3,
+        patches: 1.1,
+    },
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(48), ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_meshes(
+        mesh in any_mesh(),
+        patch_size in prop_oneof![1u32..8, 8u32..64, 64u32..1024],
+        factors in 0usize..3,
+        layout in 0usize..2,
+    ) {
+        let backend = test_backend();
+        let layout = &layouts()[layout];
+        if let Err(e) = check_placed(&mesh, patch_size, FACTORS[factors], layout, &backend) {
+            prop_assert!(false, "{e}");
+        }
+    }
+
+    #[test]
+    fn soups(mesh in soup(), patch_size in prop_oneof![1u32..4, 512u32..513]) {
+        let backend = test_backend();
+        for layout in &layouts() {
+            if let Err(e) = check_placed(&mesh, patch_size, FACTORS[1], layout, &backend) {
+                prop_assert!(false, "{e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn real_meshes() {
+    let backend = test_backend();
+    let bundled = cavity_tests::bundled_mesh();
+    let scan = cavity_tests::bunny_scan();
+    for patch_size in [64, 512] {
+        for factors in FACTORS {
+            for layout in &layouts() {
+                check_placed(&bundled, patch_size, factors, layout, &backend).unwrap();
+                check_placed(&scan, patch_size, factors, layout, &backend).unwrap();
+            }
+        }
+    }
+}
+
+/// A factor below 1 is refused before anything is made, as by the host.
+#[test]
+fn bad_factors_are_refused() {
+    let backend = test_backend();
+    let mesh = cavity_tests::bundled_mesh();
+    let topo = cavity::topology::Topology::new(&mesh);
+    let factors = CapacityFactors {
+        elements: 0.5,
+        patches: 1.0,
+    };
+    let error = backend
+        .place(&mesh, &topo, 64, factors, &AttributeLayout::new())
+        .unwrap_err();
+    assert!(
+        matches!(error, PlaceError::Dynamic(DynamicError::Factor { .. })),
+        "{error}"
+    );
+}
+
+/// The rounds take a placed layout as it lies (on the GPU without an
+/// upload) and give it back to the host as made when no round runs; the
+/// remeshing suite runs its rounds on placed layouts (`cavity_remesh::prepare`
+/// places on the backend it is given).
+#[test]
+fn rounds_take_a_placed_layout() {
+    use cavity::rounds::{Rounds, RunError};
+    let backend = test_backend();
+    let mesh = cavity_tests::bunny_scan();
+    let topo = cavity::topology::Topology::new(&mesh);
+    let part = cavity::patcher::partition(&topo, mesh.num_faces(), 512, 7).unwrap();
+    let buffers = backend.patch_buffers(&mesh, &topo, &part, 512).unwrap();
+    let [layout, _] = layouts();
+    let placed = buffers
+        .to_dynamic(&backend, &mesh, FACTORS[1], &layout)
+        .unwrap();
+    assert!(placed.is_resident());
+    let patched = buffers.download(&backend, &topo).unwrap();
+    let host = DynamicMesh::from_patched_with(&mesh, &patched, FACTORS[1], &layout).unwrap();
+    let (ran, out) = backend
+        .run_placed(
+            placed,
+            |r| Ok::<_, RunError>(r.mesh()?.num_elements()),
+            |e| e,
+        )
+        .unwrap();
+    assert_eq!(ran.value, host.num_elements());
+    same_layout(&host, &out).unwrap();
+    out.validate(false).unwrap();
+}
