@@ -129,3 +129,49 @@ fn rounds_take_a_placed_layout() {
     same_layout(&host, &out).unwrap();
     out.validate(false).unwrap();
 }
+
+/// `Rounds::owned_words` (on the GPU gathered by input index, read back
+/// without the mesh) and the reads built on it give what the host's
+/// `DynamicMesh::owned_words` of the copied-back mesh gives: every kind's
+/// core and user words, the positions; a kind without input indices (the
+/// edges of a layout without edge attributes) falls back to the copied
+/// mesh; words past an element's are refused.
+#[test]
+fn owned_words_read_back_as_the_host_reads_them() {
+    use cavity::Kind;
+    use cavity::rounds::{Rounds, RunError};
+    let backend = test_backend();
+    let mesh = cavity_tests::bunny_scan();
+    let topo = cavity::topology::Topology::new(&mesh);
+    for layout in &layouts() {
+        let placed = backend
+            .place(&mesh, &topo, 512, FACTORS[1], layout)
+            .unwrap();
+        backend
+            .run_placed(
+                placed,
+                |r| -> Result<_, RunError> {
+                    let cap = r.mesh()?.cap();
+                    let mut read = Vec::new();
+                    for kind in Kind::ALL {
+                        read.push((kind, r.owned_words(kind, 0, cap.attr_stride(kind))?));
+                    }
+                    let positions = r.vertex_positions()?;
+                    let refused = r.owned_words(Kind::Vertex, 1, cap.attr_stride(Kind::Vertex));
+                    assert!(
+                        matches!(refused, Err(RunError::Attribute(_))),
+                        "{refused:?}"
+                    );
+                    let m = r.mesh()?;
+                    for (kind, got) in read {
+                        let host = m.owned_words(kind, 0, cap.attr_stride(kind)).unwrap();
+                        assert!(got == host, "{kind:?}: the words read back differ");
+                    }
+                    assert!(positions == m.vertex_positions(), "the positions differ");
+                    Ok(())
+                },
+                |e| e,
+            )
+            .unwrap();
+    }
+}

@@ -226,27 +226,25 @@ pub fn denoise_with(
         )
         .map_err(PlaceError::into_either::<DenoiseError>)?;
     let bytes_per_face = placed.bytes_per_face();
-    let (ran, dynamic) = backend.run_placed(
-        placed,
-        |r| -> Result<_, DenoiseError> {
-            let start = Instant::now();
-            for _ in 0..settings.iterations {
-                iterate(r, &a, settings.max_hops)?;
-            }
-            r.take_count()?;
-            let seconds = start.elapsed().as_secs_f64();
-            Ok((seconds, r.max(&a.size)? as u32))
-        },
-        DenoiseError::from,
-    )?;
-    let (positions, sources) = dynamic.vertex_positions();
+    // Only the positions are read back.
+    let ran = backend.run_placed_without_mesh(placed, |r| -> Result<_, DenoiseError> {
+        let start = Instant::now();
+        for _ in 0..settings.iterations {
+            iterate(r, &a, settings.max_hops)?;
+        }
+        r.take_count()?;
+        let seconds = start.elapsed().as_secs_f64();
+        let largest = r.max(&a.size)? as u32;
+        Ok((seconds, largest, r.vertex_positions()?))
+    })?;
+    let (filter_seconds, largest, (positions, sources)) = ran.value;
     let out = normalization.moved(mesh, &normalized, positions, &sources);
     Ok((
         out,
         DenoiseReport {
             iterations: settings.iterations,
-            largest_neighbourhood: ran.value.1,
-            filter_seconds: ran.value.0,
+            largest_neighbourhood: largest,
+            filter_seconds,
             bytes_per_face,
             device: ran.device,
         },

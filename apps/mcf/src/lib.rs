@@ -697,35 +697,31 @@ pub fn smooth_with(
         attributes: a,
         operator,
     } = FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend)?;
-    let (ran, dynamic) = backend.run_placed(
-        dynamic,
-        |r| -> Result<_, McfError> {
-            let mut steps = Vec::new();
-            for step in 1..=settings.steps as usize {
-                let report = flow(
-                    r,
-                    &a,
-                    &operator,
-                    1,
-                    settings.tolerance,
-                    settings.max_iterations,
-                )?[0];
-                if report.broke_down() {
-                    return Err(McfError::Breakdown {
-                        step,
-                        iteration: report.iterations,
-                    });
-                }
-                steps.push(report);
+    // Only the positions are read back.
+    let ran = backend.run_placed_without_mesh(dynamic, |r| -> Result<_, McfError> {
+        let mut steps = Vec::new();
+        for step in 1..=settings.steps as usize {
+            let report = flow(
+                r,
+                &a,
+                &operator,
+                1,
+                settings.tolerance,
+                settings.max_iterations,
+            )?[0];
+            if report.broke_down() {
+                return Err(McfError::Breakdown {
+                    step,
+                    iteration: report.iterations,
+                });
             }
-            let fixed = r.sum(&a.fixed)? as usize;
-            Ok((steps, fixed))
-        },
-        McfError::from,
-    )?;
-    let (positions, sources) = dynamic.vertex_positions();
+            steps.push(report);
+        }
+        let fixed = r.sum(&a.fixed)? as usize;
+        Ok((steps, fixed, r.vertex_positions()?))
+    })?;
+    let (steps, fixed, (positions, sources)) = ran.value;
     let out = normalization.moved(mesh, &normalized, positions, &sources);
-    let (steps, fixed) = ran.value;
     Ok((
         out,
         McfReport {

@@ -17,7 +17,7 @@ use cavity::backend::{Backend, PlaceError};
 use cavity::computation::ComputationError;
 use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
-use cavity::rounds::ForEach;
+use cavity::rounds::{ForEach, Rounds};
 use cavity::topology::Topology;
 
 cavity::kernel_module!("cavity_normals_kernels.ptx");
@@ -66,7 +66,11 @@ pub fn vertex_normals_with(
             &layout,
         )
         .map_err(PlaceError::into_either::<NormalsError>)?;
-    let (_, dynamic) = backend.run_placed(placed, |r| r.for_each(&VertexNormals { out }), |e| e)?;
-    // An unchanged mesh lists its vertices in the input's order.
-    Ok(dynamic.attribute(&out)?)
+    // An unchanged mesh lists its vertices in the input's order; only the
+    // normals are read back.
+    let ran = backend.run_placed_without_mesh(placed, |r| -> Result<_, NormalsError> {
+        r.for_each(&VertexNormals { out })?;
+        Ok(r.owned_values(&out)?.1)
+    })?;
+    Ok(ran.value)
 }

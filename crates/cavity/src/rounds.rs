@@ -19,10 +19,12 @@
 
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use cavity_device::attribute::{Attr, ReduceOp, Reduction, Scalar};
 use cavity_device::dynamic::cavity::CavityApp;
 use cavity_device::dynamic::compute::ElementKernels;
-use cavity_device::dynamic::layout::{Capacity, flag, stat};
+use cavity_device::dynamic::layout::{Capacity, POSITION, flag, stat};
 use cavity_device::dynamic::patch_computation::PatchKernels;
 use cavity_device::dynamic::queue;
 use cavity_device::layout::Kind;
@@ -688,6 +690,49 @@ pub trait Rounds {
     }
     /// The mesh as it is now (copied back from the device if needed).
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError>;
+    /// Words `first..first + words` of every active owned element of
+    /// `kind` in element order, with the elements' input indices:
+    /// [`DynamicMesh::owned_words`] of the mesh as it is now. On the GPU
+    /// read back without the mesh while every such element is an input
+    /// element (an unchanged mesh's: the words are gathered by input
+    /// index), from the mesh copied back otherwise.
+    ///
+    /// # Errors
+    /// [`RunError::Attribute`] past the kind's attribute words; a failed
+    /// launch or copy.
+    fn owned_words(&mut self, kind: Kind, first: u32, words: u32) -> Result<OwnedWords, RunError> {
+        Ok(self.mesh()?.owned_words(kind, first, words)?)
+    }
+    /// The values of `attr` of every active owned element of its kind in
+    /// element order, with their input indices (`(sources, values)`:
+    /// [`DynamicMesh::sources`] and [`DynamicMesh::attribute`]), read as
+    /// [`Rounds::owned_words`] reads.
+    ///
+    /// # Errors
+    /// [`RunError::Attribute`] for a handle that is not one of the mesh's
+    /// attributes; as [`Rounds::owned_words`].
+    fn owned_values<T: Scalar, const N: usize>(
+        &mut self,
+        attr: &Attr<T, N>,
+    ) -> Result<(Vec<u32>, Vec<[T; N]>), RunError>
+    where
+        Self: Sized,
+    {
+        self.attributes().info(attr)?;
+        let words = N as u32 * T::WORDS;
+        let (sources, all) = self.owned_words(attr.kind(), attr.offset(), words)?;
+        Ok((sources, values_of(&all)))
+    }
+    /// The positions of the vertices in element order, with their input
+    /// indices: [`DynamicMesh::vertex_positions`] of the mesh as it is now,
+    /// read as [`Rounds::owned_words`] reads.
+    ///
+    /// # Errors
+    /// As [`Rounds::owned_words`].
+    fn vertex_positions(&mut self) -> Result<(Vec<[f32; 3]>, Vec<u32>), RunError> {
+        let (sources, all) = self.owned_words(Kind::Vertex, POSITION.offset(), 3)?;
+        Ok((values_of(&all), sources))
+    }
     /// The device, in words.
     fn device(&self) -> String;
 }
@@ -793,4 +838,26 @@ pub fn status_of(queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
             .map(|p| p as u32),
         patches,
     }
+}
+
+/// What [`Rounds::owned_words`] reads: the input index of every active
+/// owned element of a kind in element order ([`NEW_ELEMENT`] for one a
+/// fill-in added), and the elements' words, element after element.
+///
+/// [`NEW_ELEMENT`]: crate::dynamic::NEW_ELEMENT
+pub type OwnedWords = (Vec<u32>, Vec<u32>);
+
+/// Values of `N` components of `T` from their words, value after value.
+fn values_of<T: Scalar, const N: usize>(words: &[u32]) -> Vec<[T; N]> {
+    let per = N * T::WORDS as usize;
+    words
+        .par_chunks_exact(per.max(1))
+        .map(|w| {
+            std::array::from_fn(|c| {
+                let at = c * T::WORDS as usize;
+                let hi = if T::WORDS == 2 { w[at + 1] } else { 0 };
+                T::from_words([w[at], hi])
+            })
+        })
+        .collect()
 }

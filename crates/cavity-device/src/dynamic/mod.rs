@@ -7,6 +7,7 @@ pub mod cavity;
 pub mod cleanup;
 pub mod compute;
 pub mod fill;
+pub mod gather;
 pub mod global;
 pub mod hash;
 pub mod layout;

@@ -101,15 +101,21 @@ fn drive<T, E>(
     let copied = crate::rounds::Rounds::mesh(&mut r).map(|_| ());
     let value = ran?;
     copied.map_err(copy_back)?;
-    let gpu_seconds = match &r {
+    Ok(on_rounds(&r, value))
+}
+
+/// What the rounds `r` gave: `value`, with the device and, on the GPU,
+/// where the time went.
+fn on_rounds<T>(r: &AnyRounds<'_>, value: T) -> OnRounds<T> {
+    let gpu_seconds = match r {
         AnyRounds::Cuda(r) => Some(r.seconds()),
         AnyRounds::Cpu(_) => None,
     };
-    Ok(OnRounds {
+    OnRounds {
         value,
-        device: crate::rounds::Rounds::device(&r),
+        device: crate::rounds::Rounds::device(r),
         gpu_seconds,
-    })
+    }
 }
 
 /// `note` followed by the GPU kernels' compilation when it happened in

@@ -94,9 +94,9 @@ impl PartitionError {
 /// A mesh's patches as a backend builds them best ([`Backend::patches`]).
 pub(crate) enum Patches {
     /// Built on the backend and left there.
-    OnBackend(PatchBuffers),
+    OnBackend(Box<PatchBuffers>),
     /// Built on the host.
-    Host(PatchedMesh),
+    Host(Box<PatchedMesh>),
 }
 
 impl Backend {
@@ -119,15 +119,15 @@ impl Backend {
                 match self.patch_buffers(mesh, topo, &part, patch_size) {
                     Err(PartitionError::Backend(
                         BackendError::SharedMemory { .. } | BackendError::Inconsistent(_),
-                    )) => Ok(Patches::Host(PatchedMesh::from_partition(
+                    )) => Ok(Patches::Host(Box::new(PatchedMesh::from_partition(
                         mesh, topo, &part, patch_size,
-                    )?)),
-                    built => built.map(Patches::OnBackend),
+                    )?))),
+                    built => built.map(|b| Patches::OnBackend(Box::new(b))),
                 }
             }
-            Backend::Cpu(_) => Ok(Patches::Host(PatchedMesh::with_topology(
+            Backend::Cpu(_) => Ok(Patches::Host(Box::new(PatchedMesh::with_topology(
                 mesh, topo, patch_size,
-            )?)),
+            )?))),
         }
     }
 }
@@ -154,7 +154,7 @@ impl Backend {
     ) -> Result<PatchedMesh, PartitionError> {
         match self.patches(mesh, topo, patch_size)? {
             Patches::OnBackend(buffers) => Ok(buffers.download(self, topo)?),
-            Patches::Host(patched) => Ok(patched),
+            Patches::Host(patched) => Ok(*patched),
         }
     }
 

@@ -18,7 +18,7 @@ use super::buffer::Buffer;
 use super::error::BackendError;
 use super::partition::{PartitionError, Patches};
 use super::patch_build::PatchBuffers;
-use super::{Backend, OnRounds, cuda, drive};
+use super::{Backend, OnRounds, cuda, drive, on_rounds};
 use crate::TriMesh;
 use crate::attributes::AttributeLayout;
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh, Shape};
@@ -97,7 +97,7 @@ impl PlacedMesh {
         let Some(arrays) = resident else {
             return Ok(mesh);
         };
-        mesh.allocate();
+        mesh.allocate(false);
         let [counts, fe, ev, masks, hash, stash, v, e, f] = arrays;
         mesh.counts = b.download(counts, mesh.counts.len())?;
         mesh.fe = halves(&b.download(fe, mesh.fe.len() / 2)?);
@@ -304,7 +304,7 @@ impl Backend {
             (Backend::Cuda(gpu), Some(arrays)) if arrays.iter().all(Buffer::is_on_gpu) => {
                 let mut mesh = placed.mesh;
                 let slices = arrays.map(|a| a.into_gpu().expect("checked on the GPU above"));
-                let rounds = cuda::CudaRounds::with_resident(gpu, &mut mesh, slices)?;
+                let rounds = cuda::CudaRounds::with_resident(gpu, &mut mesh, slices, true)?;
                 let ran = drive(AnyRounds::Cuda(Box::new(rounds)), driver, copy_back)?;
                 Ok((ran, mesh))
             }
@@ -316,6 +316,36 @@ impl Backend {
                 let mut mesh = placed.into_host(self)?;
                 let ran = self.run_rounds(&mut mesh, driver, copy_back)?;
                 Ok((ran, mesh))
+            }
+        }
+    }
+
+    /// [`Backend::run_placed`] for a driver that reads back what it needs
+    /// (`Rounds::owned_values`, `Rounds::vertex_positions`, reductions): on
+    /// the GPU the mesh is not copied back, nor its host arrays made.
+    ///
+    /// # Errors
+    /// The driver's error; a failed allocation of the rounds' arrays.
+    pub fn run_placed_without_mesh<T, E: From<BackendError> + From<RunError>>(
+        &self,
+        placed: PlacedMesh,
+        driver: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, E>,
+    ) -> Result<OnRounds<T>, E> {
+        match (self, placed.resident) {
+            (Backend::Cuda(gpu), Some(arrays)) if arrays.iter().all(Buffer::is_on_gpu) => {
+                let mut mesh = placed.mesh;
+                let slices = arrays.map(|a| a.into_gpu().expect("checked on the GPU above"));
+                let rounds = cuda::CudaRounds::with_resident(gpu, &mut mesh, slices, false)?;
+                let mut r = AnyRounds::Cuda(Box::new(rounds));
+                let value = driver(&mut r)?;
+                Ok(on_rounds(&r, value))
+            }
+            (_, resident) => {
+                let placed = PlacedMesh {
+                    mesh: placed.mesh,
+                    resident,
+                };
+                Ok(self.run_placed(placed, driver, E::from)?.0)
             }
         }
     }

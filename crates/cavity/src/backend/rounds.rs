@@ -13,7 +13,9 @@ use super::cuda::CudaRounds;
 use crate::attributes::AttributeLayout;
 use crate::dynamic::DynamicMesh;
 use crate::rings::ForEachRing;
-use crate::rounds::{ForEach, ForEachPatch, Rounds, RunError, SlotRows, Status, Update};
+use crate::rounds::{
+    ForEach, ForEachPatch, OwnedWords, Rounds, RunError, SlotRows, Status, Update,
+};
 
 /// Rounds on either backend, what [`Backend::run_rounds`] hands its
 /// driver, so that one driver body (remeshing, tracking, the Delaunay
@@ -57,6 +59,9 @@ impl Rounds for AnyRounds<'_> {
     }
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {
         on_backend!(self, r => r.mesh())
+    }
+    fn owned_words(&mut self, kind: Kind, first: u32, words: u32) -> Result<OwnedWords, RunError> {
+        on_backend!(self, r => r.owned_words(kind, first, words))
     }
     fn device(&self) -> String {
         on_backend!(self, r => r.device())

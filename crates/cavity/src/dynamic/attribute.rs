@@ -40,6 +40,32 @@ impl DynamicMesh {
         }
     }
 
+    /// Words `first..first + words` of every active owned element of
+    /// `kind`, in element order, with the elements' input indices
+    /// ([`DynamicMesh::sources`]): `(sources, words)`, `words` words an
+    /// element. What `Rounds::owned_words` reads.
+    ///
+    /// # Errors
+    /// [`AttributeError::Unknown`] past the kind's attribute words.
+    pub fn owned_words(
+        &self,
+        kind: Kind,
+        first: u32,
+        words: u32,
+    ) -> Result<crate::rounds::OwnedWords, AttributeError> {
+        check_words(self.cap.attr_stride(kind), kind, first, words)?;
+        let all = self.attr_words(kind);
+        let elements = self.elements(kind);
+        let sources = elements.par_iter().map(|&(_, input)| input).collect();
+        let values = elements
+            .par_iter()
+            .flat_map_iter(|&(at, _)| {
+                (first..first + words).map(move |w| all[self.cap.attr_index(kind, at, w) as usize])
+            })
+            .collect();
+        Ok((sources, values))
+    }
+
     /// The values of `attr`, one per active owned element of its kind, in
     /// element order ([`DynamicMesh::sources`]; for an unchanged mesh, the
     /// input's order). Elements that fill-ins added read zero unless their
@@ -194,4 +220,26 @@ impl AttributeWriter<'_> {
             });
         Ok(())
     }
+}
+
+/// Checks that words `first..first + words` lie within the `stride`
+/// attribute words of an element of `kind`.
+///
+/// # Errors
+/// [`AttributeError::Unknown`] when they do not.
+pub(crate) fn check_words(
+    stride: u32,
+    kind: Kind,
+    first: u32,
+    words: u32,
+) -> Result<(), AttributeError> {
+    if first.checked_add(words).is_none_or(|end| end > stride) {
+        return Err(AttributeError::Unknown {
+            attribute: format!(
+                "words {first}..{} of a {kind:?}",
+                u64::from(first) + u64::from(words)
+            ),
+        });
+    }
+    Ok(())
 }

@@ -127,7 +127,7 @@ impl DynamicMesh {
             input_faces: mesh.faces.len() as u32,
         };
         let mut out = DynamicMesh::planned(&patched.patches, shape, factors, layout)?;
-        out.allocate();
+        out.allocate(false);
         let cap = out.cap;
         let n = cap.patches as usize;
         let num_patches = out.num_patches;
@@ -291,31 +291,29 @@ impl DynamicMesh {
     /// Allocates the arrays of a [`DynamicMesh::planned`] shell (nothing
     /// when they are): every slot empty (zero counts, empty tables and
     /// stash), the queue empty with the slots in use counted, the
-    /// statistics zero. The tables and stashes are filled in parallel.
-    pub(crate) fn allocate(&mut self) {
+    /// statistics zero. The tables and stashes are filled in parallel; the
+    /// zeroed arrays are left to the allocator's zero pages unless
+    /// `touched`, when they are written too (in parallel: a copy into them
+    /// then finds its pages in place, as the GPU's copy back does).
+    pub(crate) fn allocate(&mut self, touched: bool) {
         if self.is_allocated() {
             return;
         }
         let cap = self.cap;
         let n = cap.patches as usize;
-        let filled = |len: usize, value: u32| {
-            let mut v = vec![0; len];
-            v.par_chunks_mut(1 << 16)
-                .for_each(|chunk| chunk.fill(value));
-            v
-        };
-        self.counts = vec![0; COUNT_WORDS as usize * n];
-        self.fe = vec![0; cap.fe_stride() as usize * n];
-        self.ev = vec![0; cap.ev_stride() as usize * n];
-        self.masks = vec![0; cap.mask_stride() as usize * n];
-        self.hash = filled(cap.hash_stride() as usize * n, EMPTY);
-        self.stash = filled(STASH_SIZE as usize * n, NO_PATCH);
-        self.locks = vec![0; n];
-        self.flags = vec![0; n];
-        self.declined = vec![0; cap.declined_words() as usize * n];
-        self.vertex_attrs = vec![0; cap.attr_words(Kind::Vertex) as usize * n];
-        self.edge_attrs = vec![0; cap.attr_words(Kind::Edge) as usize * n];
-        self.face_attrs = vec![0; cap.attr_words(Kind::Face) as usize * n];
+        let zeros = |len: usize| filled(len, 0u32, touched);
+        self.counts = zeros(COUNT_WORDS as usize * n);
+        self.fe = filled(cap.fe_stride() as usize * n, 0u16, touched);
+        self.ev = filled(cap.ev_stride() as usize * n, 0u16, touched);
+        self.masks = zeros(cap.mask_stride() as usize * n);
+        self.hash = filled(cap.hash_stride() as usize * n, EMPTY, touched);
+        self.stash = filled(STASH_SIZE as usize * n, NO_PATCH, touched);
+        self.locks = zeros(n);
+        self.flags = zeros(n);
+        self.declined = zeros(cap.declined_words() as usize * n);
+        self.vertex_attrs = zeros(cap.attr_words(Kind::Vertex) as usize * n);
+        self.edge_attrs = zeros(cap.attr_words(Kind::Edge) as usize * n);
+        self.face_attrs = zeros(cap.attr_words(Kind::Face) as usize * n);
         self.queue = vec![NO_PATCH; n];
         self.queue_state = vec![0; queue::STATE_WORDS as usize];
         self.queue_state[queue::PATCHES as usize] = self.num_patches;
@@ -325,6 +323,28 @@ impl DynamicMesh {
             self.bytes(),
             "the layout's bytes as planned"
         );
+    }
+
+    /// Moves the arrays of `other` (a shell of this mesh's layout
+    /// allocated elsewhere, [`DynamicMesh::allocate`]) into this mesh,
+    /// whose arrays are dropped.
+    pub(crate) fn take_arrays(&mut self, other: DynamicMesh) {
+        debug_assert_eq!(self.cap, other.cap, "a shell of the same layout");
+        self.counts = other.counts;
+        self.fe = other.fe;
+        self.ev = other.ev;
+        self.masks = other.masks;
+        self.hash = other.hash;
+        self.stash = other.stash;
+        self.locks = other.locks;
+        self.flags = other.flags;
+        self.declined = other.declined;
+        self.vertex_attrs = other.vertex_attrs;
+        self.edge_attrs = other.edge_attrs;
+        self.face_attrs = other.face_attrs;
+        self.queue = other.queue;
+        self.queue_state = other.queue_state;
+        self.stats = other.stats;
     }
 
     /// The bytes of the arrays once allocated ([`DynamicMesh::bytes`]).
@@ -342,6 +362,22 @@ pub(crate) struct Shape {
     pub(crate) input_vertices: u32,
     pub(crate) input_edges: u32,
     pub(crate) input_faces: u32,
+}
+
+/// `len` copies of `value`, written in parallel unless `value` is zero
+/// and the array need not be `touched` (then the allocator's zero pages
+/// hold it until first written).
+fn filled<T: Copy + Default + PartialEq + Send + Sync>(
+    len: usize,
+    value: T,
+    touched: bool,
+) -> Vec<T> {
+    let mut v = vec![T::default(); len];
+    if touched || value != T::default() {
+        v.par_chunks_mut(1 << 16)
+            .for_each(|chunk| chunk.fill(value));
+    }
+    v
 }
 
 /// Bytes of one patch slot of a layout of capacity `cap` (every array of

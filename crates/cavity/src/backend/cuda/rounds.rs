@@ -8,12 +8,15 @@ use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
+use rayon::prelude::*;
+
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr};
 
 use cavity_device::attribute::Reduction;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::compute::{self, ExportQuery, FOR_EACH_BOUNDS};
+use cavity_device::dynamic::gather::GatherByInput;
 use cavity_device::dynamic::layout::{NO_PATCH, RawDynamicMesh, stat};
 use cavity_device::dynamic::queue;
 use cavity_device::dynamic::reduce::{self, Reduce};
@@ -31,9 +34,10 @@ use super::snapshot::{GpuSeconds, PatchPrefix, Snapshot};
 use crate::attributes::{self, AttributeLayout};
 use crate::backend::error::BackendError;
 use crate::dynamic::DynamicMesh;
+use crate::dynamic::check_words;
 use crate::query_result::QueryResult;
 use crate::rings::RingRoom;
-use crate::rounds::{Rounds, RunError, SlotRows, Status, Update, take_marks};
+use crate::rounds::{OwnedWords, Rounds, RunError, SlotRows, Status, Update, take_marks};
 
 /// Device copies of a [`DynamicMesh`]'s arrays.
 pub(super) struct DynamicBuffers {
@@ -99,6 +103,12 @@ pub struct CudaRounds<'a> {
     pub(super) pending: VecDeque<Snapshot>,
     /// Snapshots read, whose host buffers are reused.
     pub(super) spare: Vec<Snapshot>,
+    /// For a layout made on the device ([`CudaRounds::with_resident`]):
+    /// its host arrays, allocated and written on another thread while the
+    /// rounds run, for the copy back.
+    pub(super) allocating: Option<std::thread::JoinHandle<DynamicMesh>>,
+    /// [`GatherByInput`], loaded at its first use.
+    pub(super) gather: Option<LoadedKernel<GatherByInput>>,
 }
 
 impl<'a> CudaRounds<'a> {
@@ -139,12 +149,14 @@ impl<'a> CudaRounds<'a> {
     /// not allocated: the copy back allocates them), `arrays` its counts,
     /// FE and EV (words of two entries), masks, tables, stashes and the
     /// attributes of vertices, edges and faces; the locks, flags,
-    /// declined seeds, queue and statistics start empty here. As
-    /// [`CudaRounds::new`] otherwise.
+    /// declined seeds, queue and statistics start empty here. Where the
+    /// mesh `copies_back`, its host arrays are made while the rounds run.
+    /// As [`CudaRounds::new`] otherwise.
     pub(crate) fn with_resident(
         gpu: &'a CudaBackend,
         mesh: &'a mut DynamicMesh,
         arrays: [CudaSlice<u32>; 9],
+        copies_back: bool,
     ) -> Result<Self, BackendError> {
         let start = Instant::now();
         let n = mesh.cap.patches as usize;
@@ -183,7 +195,19 @@ impl<'a> CudaRounds<'a> {
             stats: s.alloc_zeros(stat::COUNT as usize).map_err(e)?,
         };
         s.synchronize().map_err(e)?;
-        Self::with_buffers(gpu, mesh, bufs, start.elapsed().as_secs_f64())
+        // The host's copy of the layout is allocated, its pages written,
+        // while the GPU works (the host is idle then): the copy back then
+        // finds them in place, as it does for an uploaded mesh.
+        let allocating = copies_back.then(|| {
+            let mut shell = mesh.clone();
+            std::thread::spawn(move || {
+                shell.allocate(true);
+                shell
+            })
+        });
+        let mut rounds = Self::with_buffers(gpu, mesh, bufs, start.elapsed().as_secs_f64())?;
+        rounds.allocating = allocating;
+        Ok(rounds)
     }
 
     /// The rounds over `mesh`, whose arrays are `bufs` on the device
@@ -241,6 +265,8 @@ impl<'a> CudaRounds<'a> {
             rounds: 0,
             pending: VecDeque::new(),
             spare: Vec::new(),
+            allocating: None,
+            gather: None,
             seconds: GpuSeconds {
                 upload,
                 ..GpuSeconds::default()
@@ -353,8 +379,14 @@ impl<'a> CudaRounds<'a> {
         let s = &self.gpu.stream;
         let b = &self.bufs;
         let used = PatchPrefix::of(self.mesh);
+        if let Some(allocating) = self.allocating.take() {
+            let arrays = allocating
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            self.mesh.take_arrays(arrays);
+        }
         let m = &mut *self.mesh;
-        m.allocate();
+        m.allocate(true);
         let e = driver("copying the dynamic mesh back");
         used.download(s, &b.counts, &mut m.counts).map_err(e)?;
         used.download_halves(s, &b.fe, &mut m.fe)?;
@@ -377,6 +409,64 @@ impl<'a> CudaRounds<'a> {
         s.synchronize().map_err(e)?;
         self.seconds.copy_back += start.elapsed().as_secs_f64();
         Ok(())
+    }
+}
+
+impl CudaRounds<'_> {
+    /// [`Rounds::owned_words`] by [`GatherByInput`]: the words by input
+    /// index and which inputs the mesh holds read back, then the inputs
+    /// it holds kept in order; `None` when an active owned element has no
+    /// input index (one a fill-in added), whose place the input indices
+    /// do not give.
+    fn gather_by_input(
+        &mut self,
+        kind: Kind,
+        first: u32,
+        words: u32,
+    ) -> Result<Option<OwnedWords>, BackendError> {
+        let inputs = self.mesh.input_count(kind);
+        let len = u32::try_from(u64::from(inputs) * u64::from(words))
+            .map_err(|_| BackendError::TooLarge(inputs as usize * words as usize))?;
+        let s = &self.gpu.stream;
+        let e = driver("reading attribute words back");
+        let gather = match &self.gather {
+            Some(loaded) => loaded,
+            None => self.gather.insert(self.gpu.load::<GatherByInput>(0)?),
+        };
+        let out = s.alloc_zeros::<u32>(len.max(1) as usize).map_err(e)?;
+        let present = s.alloc_zeros::<u32>(inputs.max(1) as usize).map_err(e)?;
+        let strays = s.alloc_zeros::<u32>(1).map_err(e)?;
+        let params = (
+            self.raw,
+            kind as u32,
+            first,
+            words,
+            inputs,
+            out.device_ptr(s).0,
+            present.device_ptr(s).0,
+            strays.device_ptr(s).0,
+        );
+        // SAFETY: the buffers behind `raw` live as long as `self` and
+        // nothing else runs on the mesh meanwhile (one stream); the words
+        // lie within the kind's attribute words (checked by the caller);
+        // `out`, `present` and `strays` have the lengths the kernel
+        // writes, zeroed.
+        unsafe { self.gpu.launch(gather, self.mesh.num_patches, params)? };
+        if self.gpu.download(&strays, 1)?[0] != 0 {
+            return Ok(None);
+        }
+        let values = self.gpu.download(&out, len as usize)?;
+        let present = self.gpu.download(&present, inputs as usize)?;
+        let sources: Vec<u32> = (0..inputs)
+            .into_par_iter()
+            .filter(|&i| present[i as usize] != 0)
+            .collect();
+        let w = words as usize;
+        let kept = sources
+            .par_iter()
+            .flat_map_iter(|&i| values[i as usize * w..][..w].iter().copied())
+            .collect();
+        Ok(Some((sources, kept)))
     }
 }
 
@@ -606,6 +696,14 @@ impl Rounds for CudaRounds<'_> {
     fn mesh(&mut self) -> Result<&DynamicMesh, RunError> {
         self.copy_back()?;
         Ok(self.mesh)
+    }
+
+    fn owned_words(&mut self, kind: Kind, first: u32, words: u32) -> Result<OwnedWords, RunError> {
+        check_words(self.mesh.cap.attr_stride(kind), kind, first, words)?;
+        match self.gather_by_input(kind, first, words)? {
+            Some(gathered) => Ok(gathered),
+            None => Ok(self.mesh()?.owned_words(kind, first, words)?),
+        }
     }
 
     fn device(&self) -> String {
