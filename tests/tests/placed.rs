@@ -132,10 +132,11 @@ fn rounds_take_a_placed_layout() {
 
 /// `Rounds::owned_words` (on the GPU gathered by input index, read back
 /// without the mesh) and the reads built on it give what the host's
-/// `DynamicMesh::owned_words` of the copied-back mesh gives: every kind's
-/// core and user words, the positions; a kind without input indices (the
-/// edges of a layout without edge attributes) falls back to the copied
-/// mesh; words past an element's are refused.
+/// `DynamicMesh::owned_words` of the same patches' host layout gives:
+/// every kind's core and user words, the positions, the owner patches; a
+/// kind without input indices (the edges of a layout without edge
+/// attributes) falls back to copying the mesh back; words past an
+/// element's are refused.
 #[test]
 fn owned_words_read_back_as_the_host_reads_them() {
     use cavity::Kind;
@@ -143,35 +144,116 @@ fn owned_words_read_back_as_the_host_reads_them() {
     let backend = test_backend();
     let mesh = cavity_tests::bunny_scan();
     let topo = cavity::topology::Topology::new(&mesh);
+    let part = cavity::patcher::partition(&topo, mesh.num_faces(), 512, 7).unwrap();
     for layout in &layouts() {
-        let placed = backend
-            .place(&mesh, &topo, 512, FACTORS[1], layout)
+        let buffers = backend.patch_buffers(&mesh, &topo, &part, 512).unwrap();
+        let placed = buffers
+            .to_dynamic(&backend, &mesh, FACTORS[1], layout)
             .unwrap();
-        backend
-            .run_placed(
-                placed,
-                |r| -> Result<_, RunError> {
-                    let cap = r.mesh()?.cap();
-                    let mut read = Vec::new();
-                    for kind in Kind::ALL {
-                        read.push((kind, r.owned_words(kind, 0, cap.attr_stride(kind))?));
-                    }
-                    let positions = r.vertex_positions()?;
-                    let refused = r.owned_words(Kind::Vertex, 1, cap.attr_stride(Kind::Vertex));
-                    assert!(
-                        matches!(refused, Err(RunError::Attribute(_))),
-                        "{refused:?}"
-                    );
-                    let m = r.mesh()?;
-                    for (kind, got) in read {
-                        let host = m.owned_words(kind, 0, cap.attr_stride(kind)).unwrap();
-                        assert!(got == host, "{kind:?}: the words read back differ");
-                    }
-                    assert!(positions == m.vertex_positions(), "the positions differ");
-                    Ok(())
-                },
-                |e| e,
-            )
-            .unwrap();
+        let patched = buffers.download(&backend, &topo).unwrap();
+        let host = DynamicMesh::from_patched_with(&mesh, &patched, FACTORS[1], layout).unwrap();
+        let cap = placed.cap();
+        let read = backend
+            .run_placed_without_mesh(placed, |r| -> Result<_, RunError> {
+                let mut read = Vec::new();
+                for kind in Kind::ALL {
+                    read.push(r.owned_words(kind, 0, cap.attr_stride(kind))?);
+                }
+                let refused = r.owned_words(Kind::Vertex, 1, cap.attr_stride(Kind::Vertex));
+                assert!(
+                    matches!(refused, Err(RunError::Attribute(_))),
+                    "{refused:?}"
+                );
+                Ok((read, r.vertex_positions()?, r.owner_patches(Kind::Vertex)?))
+            })
+            .unwrap()
+            .value;
+        let (words, positions, owners) = read;
+        for (kind, got) in Kind::ALL.into_iter().zip(words) {
+            let expected = host.owned_words(kind, 0, cap.attr_stride(kind)).unwrap();
+            assert!(got == expected, "{kind:?}: the words read back differ");
+        }
+        assert!(positions == host.vertex_positions(), "the positions differ");
+        let expected = (host.sources(Kind::Vertex), host.owner_patches(Kind::Vertex));
+        assert!(owners == expected, "the owner patches differ");
     }
+}
+
+/// `Rounds::set_by_input` writes every local element's words, ribbon
+/// copies included, from an array by input index (on the GPU without
+/// copying the mesh); `Rounds::owner_patches` and
+/// `Rounds::neighbour_patches` read what the copied-back mesh holds; values
+/// of the wrong length are refused.
+#[test]
+fn words_set_by_input_reach_every_copy() {
+    use cavity::Kind;
+    use cavity::rounds::{Rounds, RunError};
+    let backend = test_backend();
+    let mesh = cavity_tests::bunny_scan();
+    let topo = cavity::topology::Topology::new(&mesh);
+    let [_, layout] = layouts();
+    let placed = backend
+        .place(&mesh, &topo, 512, FACTORS[0], &layout)
+        .unwrap();
+    // Word `w` of input element `i` of kind `k`.
+    let value = |k: Kind, i: usize, w: u32| (i as u32) * 7 + w + 1000 * k as u32;
+    backend
+        .run_placed(
+            placed,
+            |r| -> Result<_, RunError> {
+                let cap = r.mesh()?.cap();
+                let mut firsts = Vec::new();
+                for kind in Kind::ALL {
+                    let inputs = r.mesh()?.input_count(kind) as usize;
+                    // The user's words: after the core's.
+                    let first = match kind {
+                        Kind::Vertex => 4,
+                        Kind::Edge | Kind::Face => 1,
+                    };
+                    let words = cap.attr_stride(kind) - first;
+                    let values: Vec<u32> = (0..inputs)
+                        .flat_map(|i| (0..words).map(move |w| value(kind, i, w)))
+                        .collect();
+                    r.set_by_input(kind, first, words, &values)?;
+                    let short = r.set_by_input(kind, first, words, &values[1..]);
+                    assert!(matches!(short, Err(RunError::Attribute(_))), "{short:?}");
+                    firsts.push((kind, first, words));
+                }
+                let owners = r.owner_patches(Kind::Vertex)?;
+                let neighbours = r.neighbour_patches()?;
+                let m = r.mesh()?;
+                assert!(owners == (m.sources(Kind::Vertex), m.owner_patches(Kind::Vertex)));
+                let host: Vec<Vec<u32>> = (0..m.num_patches())
+                    .map(|p| m.neighbour_patches(p).collect())
+                    .collect();
+                assert!(neighbours == host, "the neighbour patches differ");
+                // Every local element, owned or not, holds its input's words.
+                let s = m.storage();
+                for (kind, first, words) in firsts {
+                    let all = match kind {
+                        Kind::Vertex => s.vertex_attrs,
+                        Kind::Edge => s.edge_attrs,
+                        Kind::Face => s.face_attrs,
+                    };
+                    let index_word = if kind == Kind::Vertex { 3 } else { 0 };
+                    for p in 0..m.num_patches() {
+                        let n = m.counts(p)[kind as usize];
+                        for l in 0..n {
+                            let at = |w: u32| all[cap.attr_index(kind, (p, l), w) as usize];
+                            let input = at(index_word) as usize;
+                            for w in 0..words {
+                                assert_eq!(
+                                    at(first + w),
+                                    value(kind, input, w),
+                                    "{kind:?} {p} {l}"
+                                );
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            },
+            |e| e,
+        )
+        .unwrap();
 }

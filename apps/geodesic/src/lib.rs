@@ -41,9 +41,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
-use cavity::backend::{Backend, BackendError};
+use cavity::backend::{Backend, BackendError, PlaceError};
 use cavity::computation::ComputationError;
-use cavity::dynamic::{CapacityFactors, DynamicMesh};
+use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
 use cavity::rounds::{ForEach, Rounds, RunError};
 use cavity::settings::{NamesSettings, Setting};
@@ -457,118 +457,113 @@ pub fn geodesic_distance_with(
         source,
         source_next,
     } = GeodesicAttributes::declare(&mut layout)?;
-    let patched = backend.patched(&normalized, topology, settings.patch_size)?;
-    let mut dynamic =
-        DynamicMesh::from_patched_with(&normalized, &patched, CapacityFactors::STATIC, &layout)?;
-    // An unchanged mesh lists its vertices in the input's order; a vertex
-    // of no face is not in it.
-    let sources_of = dynamic.sources(cavity::Kind::Vertex);
-    let levels: Vec<[u32; 1]> = sources_of
-        .par_iter()
-        .map(|&s| [level[s as usize]])
-        .collect();
-    let start: Vec<[f32; 1]> = levels
-        .par_iter()
-        .map(|&[l]| [if l == 0 { 0.0 } else { f32::INFINITY }])
-        .collect();
-    // A source's own source: its first position in `sources` (looked up
-    // for the sources only, the vertices of topleset 0).
-    let mut position = std::collections::HashMap::new();
-    for (k, &s) in sources.iter().enumerate() {
-        position.entry(s).or_insert(k as u32);
+    // On the GPU patched and laid out on the device, where the layout
+    // stays: the start is written there by input index, and only the
+    // distances are read back.
+    let placed = backend
+        .place(
+            &normalized,
+            topology,
+            settings.patch_size,
+            CapacityFactors::STATIC,
+            &layout,
+        )
+        .map_err(PlaceError::into_either::<GeodesicError>)?;
+    let bytes_per_face = placed.bytes_per_face();
+    // By input vertex: its topleset, its start (0 on a source, infinite
+    // elsewhere) and its own source (a source's first position in
+    // `sources`).
+    let mut own_source = vec![u32::MAX; mesh.num_vertices()];
+    for (k, &s) in sources.iter().enumerate().rev() {
+        own_source[s as usize] = k as u32;
     }
-    let source_start: Vec<[u32; 1]> = sources_of
+    let by_input: Vec<[u32; 1]> = level.par_iter().map(|&l| [l]).collect();
+    let start: Vec<[f32; 1]> = level
         .par_iter()
-        .zip(&levels)
-        .map(|(s, &[l])| {
-            let own = if l == 0 {
-                position.get(s).copied()
-            } else {
-                None
-            };
-            [own.unwrap_or(u32::MAX)]
-        })
+        .map(|&l| [if l == 0 { 0.0 } else { f32::INFINITY }])
         .collect();
-    dynamic.set_attributes(|w| {
-        w.set(&level_attr, &levels)?;
-        w.set(&distance, &start)?;
-        w.set(&relaxed, &start)?;
-        w.set(&source, &source_start)?;
-        w.set(&source_next, &source_start)
-    })?;
+    let source_start: Vec<[u32; 1]> = level
+        .par_iter()
+        .zip(&own_source)
+        .map(|(&l, &own)| [if l == 0 { own } else { u32::MAX }])
+        .collect();
     let count = sizes.len() as u32;
-    let patches = PatchLevels::new(&dynamic.owner_patches(cavity::Kind::Vertex), &levels);
-    let neighbours: Vec<Vec<u32>> = (0..dynamic.num_patches())
-        .map(|p| dynamic.neighbour_patches(p).collect())
-        .collect();
-    let ran = backend.run_rounds(
-        &mut dynamic,
-        |r| -> Result<_, GeodesicError> {
-            let propagation = Instant::now();
-            let (from, to) = (distance, relaxed);
-            let sweeps = settings.sweeps;
-            // The band's end moves half the sweeps a pass: a front that
-            // outruns what the sweeps settle leaves rough distances to
-            // correct again (at /4: 0.11 s at 16 sweeps and 8 toplesets,
-            // 0.24 s at 32 and 16, 0.18 s at 16 and 4).
-            let advance = settings.advance();
-            let relax = |r: &mut cavity::backend::AnyRounds<'_>,
-                         band_end: u32,
-                         settling: bool,
-                         patches: &[u32]|
-             -> Result<Vec<u32>, RunError> {
-                // The settling passes relax along the edges only, until no
-                // vertex changes by more than `SETTLED` of itself.
-                let pass = GeodesicRelax {
-                    level: level_attr,
-                    from,
-                    to,
-                    source_from: source,
-                    source_to: source_next,
-                    band_end,
-                    tolerance: if settling { SETTLED } else { t },
-                    edges_only: u32::from(settling),
-                    sweeps,
-                };
-                r.for_each_in(&pass, patches)?;
-                r.for_each_in(&GeodesicKeep { pass }, patches)?;
-                r.take_marked_patches()
+    let ran = backend.run_placed_without_mesh(placed, |r| -> Result<_, GeodesicError> {
+        r.set_values_by_input(&level_attr, &by_input)?;
+        r.set_values_by_input(&distance, &start)?;
+        r.set_values_by_input(&relaxed, &start)?;
+        r.set_values_by_input(&source, &source_start)?;
+        r.set_values_by_input(&source_next, &source_start)?;
+        // Each patch's toplesets, from its owned vertices'.
+        let (sources_of, owners) = r.owner_patches(cavity::Kind::Vertex)?;
+        let levels: Vec<[u32; 1]> = sources_of
+            .par_iter()
+            .map(|&s| [level[s as usize]])
+            .collect();
+        let patches = PatchLevels::new(&owners, &levels);
+        let neighbours = r.neighbour_patches()?;
+        let propagation = Instant::now();
+        let (from, to) = (distance, relaxed);
+        let sweeps = settings.sweeps;
+        // The band's end moves half the sweeps a pass: a front that
+        // outruns what the sweeps settle leaves rough distances to
+        // correct again (at /4: 0.11 s at 16 sweeps and 8 toplesets,
+        // 0.24 s at 32 and 16, 0.18 s at 16 and 4).
+        let advance = settings.advance();
+        let relax = |r: &mut cavity::backend::AnyRounds<'_>,
+                     band_end: u32,
+                     settling: bool,
+                     patches: &[u32]|
+         -> Result<Vec<u32>, RunError> {
+            // The settling passes relax along the edges only, until no
+            // vertex changes by more than `SETTLED` of itself.
+            let pass = GeodesicRelax {
+                level: level_attr,
+                from,
+                to,
+                source_from: source,
+                source_to: source_next,
+                band_end,
+                tolerance: if settling { SETTLED } else { t },
+                edges_only: u32::from(settling),
+                sweeps,
             };
-            // Each pass: the patches where a distance fell by more than the
-            // tolerance and their neighbours, and those of the toplesets
-            // the band's end adds.
-            let beyond: u32 = sizes.iter().skip(1).sum();
-            let (mut j, mut passes) = (1u32.min(count), 0u32);
-            let mut marked = Vec::new();
-            r.take_marked_patches()?;
-            while passes <= count + beyond {
-                let end = j.saturating_add(advance).min(count);
-                let visit = patches.around(&marked, &neighbours, patches.with_levels(j, end));
-                if visit.is_empty() {
-                    break;
-                }
-                passes += 1;
-                marked = relax(r, end, false, &visit)?;
-                j = end;
+            r.for_each_in(&pass, patches)?;
+            r.for_each_in(&GeodesicKeep { pass }, patches)?;
+            r.take_marked_patches()
+        };
+        // Each pass: the patches where a distance fell by more than the
+        // tolerance and their neighbours, and those of the toplesets
+        // the band's end adds.
+        let beyond: u32 = sizes.iter().skip(1).sum();
+        let (mut j, mut passes) = (1u32.min(count), 0u32);
+        let mut marked = Vec::new();
+        r.take_marked_patches()?;
+        while passes <= count + beyond {
+            let end = j.saturating_add(advance).min(count);
+            let visit = patches.around(&marked, &neighbours, patches.with_levels(j, end));
+            if visit.is_empty() {
+                break;
             }
-            // The settling passes: the first over every patch with a
-            // vertex of a topleset, each next one over the patches where a
-            // distance changed by more than `SETTLED` and their neighbours.
-            let mut settling = 0;
-            let mut visit = patches.with_levels(1, count);
-            while count > 1 && settling <= beyond && !visit.is_empty() {
-                settling += 1;
-                let marked = relax(r, count, true, &visit)?;
-                visit = patches.around(&marked, &neighbours, Vec::new());
-            }
-            // Taking the marks waited for the last pass.
-            let seconds = propagation.elapsed().as_secs_f64();
-            Ok((passes, settling, from, seconds))
-        },
-        GeodesicError::from,
-    )?;
-    let (passes, settling_passes, result, propagation_seconds) = ran.value;
-    let values = dynamic.attribute(&result)?;
+            passes += 1;
+            marked = relax(r, end, false, &visit)?;
+            j = end;
+        }
+        // The settling passes: the first over every patch with a
+        // vertex of a topleset, each next one over the patches where a
+        // distance changed by more than `SETTLED` and their neighbours.
+        let mut settling = 0;
+        let mut visit = patches.with_levels(1, count);
+        while count > 1 && settling <= beyond && !visit.is_empty() {
+            settling += 1;
+            let marked = relax(r, count, true, &visit)?;
+            visit = patches.around(&marked, &neighbours, Vec::new());
+        }
+        // Taking the marks waited for the last pass.
+        let seconds = propagation.elapsed().as_secs_f64();
+        Ok((passes, settling, seconds, r.owned_values(&from)?))
+    })?;
+    let (passes, settling_passes, propagation_seconds, (sources_of, values)) = ran.value;
     let mut distance = vec![f32::INFINITY; mesh.num_vertices()];
     for (&s, &[d]) in sources_of.iter().zip(&values) {
         distance[s as usize] = (f64::from(d) * normalization.scale) as f32;
@@ -585,7 +580,7 @@ pub fn geodesic_distance_with(
             toplesets: count,
             unreachable,
             propagation_seconds,
-            bytes_per_face: dynamic.bytes_per_face(),
+            bytes_per_face,
             device: ran.device,
         },
     ))

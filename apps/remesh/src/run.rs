@@ -194,32 +194,36 @@ pub fn prepare(
     let grown = factors.patches > layout.factors.patches;
     let available = cavity::memory::available_host_bytes();
     let output = (expected * OUTPUT_BYTES_PER_FACE) as u64;
-    let too_much = |dynamic, available| RemeshError::Memory {
+    let too_much = |dynamic, available, memory| RemeshError::Memory {
         length: settings.length,
         faces: expected,
         input: input.num_faces(),
         dynamic,
         output,
         available,
-        memory: "host",
+        memory,
     };
     // The output alone, then the dynamic mesh before it is allocated
-    // (`DynamicError::Memory`), then both.
+    // (`DynamicError::Memory`: the host's memory, or the GPU's for a
+    // layout made there), then both.
     if grown && available.is_some_and(|available| output > available) {
-        return Err(too_much(0, available.unwrap_or_default()));
+        return Err(too_much(0, available.unwrap_or_default(), "host"));
     }
     let dynamic = dynamic_mesh(&normalized, topology, layout.patch_size, factors, backend)
         .map_err(|e| match e {
             RemeshError::Dynamic(DynamicError::Memory {
-                needed, available, ..
-            }) if grown => too_much(needed, available),
+                needed,
+                available,
+                memory,
+                ..
+            }) if grown => too_much(needed, available, memory),
             e => e,
         })?;
     if grown
         && let Some(available) = available
         && dynamic.bytes() as u64 + output > available
     {
-        return Err(too_much(dynamic.bytes() as u64, available));
+        return Err(too_much(dynamic.bytes() as u64, available, "host"));
     }
     Ok(Prepared {
         settings: *settings,
@@ -296,13 +300,17 @@ impl Prepared {
         let repatching = Instant::now();
         while patch_size > MIN_PATCH_SIZE && !fits(backend, &dynamic) {
             patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
+            // The larger layout's device memory is given back first.
+            drop(dynamic);
             dynamic = dynamic_mesh(&normalized, topology, patch_size, factors, Some(backend))?;
         }
         patch_seconds += repatching.elapsed().as_secs_f64();
-        // On the GPU the whole layout is uploaded: refused before it is
-        // when the device's free memory cannot hold it.
+        // A layout made on the host is uploaded whole: refused before it
+        // is when the device's free memory cannot hold it (one made on
+        // the device was checked before it was made).
         let needed = dynamic.bytes() as u64;
-        if let Some(available) = backend.free_device_memory()?
+        if !dynamic.is_resident()
+            && let Some(available) = backend.free_device_memory()?
             && needed > available
         {
             return Err(RemeshError::Memory {

@@ -703,6 +703,70 @@ pub trait Rounds {
     fn owned_words(&mut self, kind: Kind, first: u32, words: u32) -> Result<OwnedWords, RunError> {
         Ok(self.mesh()?.owned_words(kind, first, words)?)
     }
+    /// Sets words `first..first + words` of every local element of `kind`
+    /// (ribbon copies included) from `values` by input index, `words`
+    /// words an input element: [`DynamicMesh::set_words_by_input`] of the
+    /// mesh the rounds hold (on the GPU without copying it either way).
+    ///
+    /// # Errors
+    /// [`RunError::Attribute`] past the kind's attribute words or for
+    /// values of another length; a failed launch or copy.
+    fn set_by_input(
+        &mut self,
+        kind: Kind,
+        first: u32,
+        words: u32,
+        values: &[u32],
+    ) -> Result<(), RunError>;
+    /// [`Rounds::set_by_input`] of the values of `attr`, one an input
+    /// element of its kind.
+    ///
+    /// # Errors
+    /// [`RunError::Attribute`] for a handle that is not one of the mesh's
+    /// attributes; as [`Rounds::set_by_input`].
+    fn set_values_by_input<T: Scalar, const N: usize>(
+        &mut self,
+        attr: &Attr<T, N>,
+        values: &[[T; N]],
+    ) -> Result<(), RunError>
+    where
+        Self: Sized,
+    {
+        self.attributes().info(attr)?;
+        let words: Vec<u32> = values
+            .par_iter()
+            .flat_map_iter(|v| {
+                v.iter().flat_map(|&x| {
+                    let w = x.to_words();
+                    w.into_iter().take(T::WORDS as usize)
+                })
+            })
+            .collect();
+        self.set_by_input(attr.kind(), attr.offset(), N as u32 * T::WORDS, &words)
+    }
+    /// The input index and the owner patch of every active owned element
+    /// of `kind` in element order (`(sources, owners)`:
+    /// [`DynamicMesh::sources`] and [`DynamicMesh::owner_patches`]), read
+    /// as [`Rounds::owned_words`] reads.
+    ///
+    /// # Errors
+    /// A failed launch or copy.
+    fn owner_patches(&mut self, kind: Kind) -> Result<(Vec<u32>, Vec<u32>), RunError> {
+        let m = self.mesh()?;
+        Ok((m.sources(kind), m.owner_patches(kind)))
+    }
+    /// The neighbour patches of every patch in use
+    /// ([`DynamicMesh::neighbour_patches`]); on the GPU the stashes alone
+    /// are read back.
+    ///
+    /// # Errors
+    /// A failed copy.
+    fn neighbour_patches(&mut self) -> Result<Vec<Vec<u32>>, RunError> {
+        let m = self.mesh()?;
+        Ok((0..m.num_patches())
+            .map(|p| m.neighbour_patches(p).collect())
+            .collect())
+    }
     /// The values of `attr` of every active owned element of its kind in
     /// element order, with their input indices (`(sources, values)`:
     /// [`DynamicMesh::sources`] and [`DynamicMesh::attribute`]), read as

@@ -56,11 +56,6 @@ pub struct PatchBuffers {
 }
 
 impl PatchBuffers {
-    /// Patches.
-    pub fn num_patches(&self) -> u32 {
-        self.infos.len() as u32
-    }
-
     /// The layout copied to the host: [`PatchedMesh::from_partition`]'s
     /// result (`topo` the topology patched).
     ///
@@ -570,7 +565,7 @@ fn gather_smem(cap: u32) -> (usize, usize) {
 
 /// FE or EV as the device packs them (two 16-bit entries a word, the
 /// first in the low half) unpacked, in parallel.
-fn halves(words: &[u32]) -> Vec<u16> {
+pub(crate) fn halves(words: &[u32]) -> Vec<u16> {
     let mut out = vec![0u16; 2 * words.len()];
     out.par_chunks_mut(2).zip(words).for_each(|(pair, &w)| {
         pair[0] = w as u16;

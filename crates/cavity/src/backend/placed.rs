@@ -17,7 +17,7 @@ use super::AnyRounds;
 use super::buffer::Buffer;
 use super::error::BackendError;
 use super::partition::{PartitionError, Patches};
-use super::patch_build::PatchBuffers;
+use super::patch_build::{PatchBuffers, halves};
 use super::{Backend, OnRounds, cuda, drive, on_rounds};
 use crate::TriMesh;
 use crate::attributes::AttributeLayout;
@@ -97,24 +97,22 @@ impl PlacedMesh {
         let Some(arrays) = resident else {
             return Ok(mesh);
         };
-        mesh.allocate(false);
+        let cap = mesh.cap();
+        let n = cap.patches as usize;
         let [counts, fe, ev, masks, hash, stash, v, e, f] = arrays;
-        mesh.counts = b.download(counts, mesh.counts.len())?;
-        mesh.fe = halves(&b.download(fe, mesh.fe.len() / 2)?);
-        mesh.ev = halves(&b.download(ev, mesh.ev.len() / 2)?);
-        mesh.masks = b.download(masks, mesh.masks.len())?;
-        mesh.hash = b.download(hash, mesh.hash.len())?;
-        mesh.stash = b.download(stash, mesh.stash.len())?;
-        mesh.vertex_attrs = b.download(v, mesh.vertex_attrs.len())?;
-        mesh.edge_attrs = b.download(e, mesh.edge_attrs.len())?;
-        mesh.face_attrs = b.download(f, mesh.face_attrs.len())?;
+        let attrs = |kind: Kind| cap.attr_words(kind) as usize * n;
+        mesh.counts = b.download(counts, COUNT_WORDS as usize * n)?;
+        mesh.fe = halves(&b.download(fe, cap.fe_stride() as usize * n / 2)?);
+        mesh.ev = halves(&b.download(ev, cap.ev_stride() as usize * n / 2)?);
+        mesh.masks = b.download(masks, cap.mask_stride() as usize * n)?;
+        mesh.hash = b.download(hash, cap.hash_stride() as usize * n)?;
+        mesh.stash = b.download(stash, STASH_SIZE as usize * n)?;
+        mesh.vertex_attrs = b.download(v, attrs(Kind::Vertex))?;
+        mesh.edge_attrs = b.download(e, attrs(Kind::Edge))?;
+        mesh.face_attrs = b.download(f, attrs(Kind::Face))?;
+        mesh.allocate_state();
         Ok(mesh)
     }
-}
-
-/// The 16-bit entries of words of two (low half first).
-fn halves(words: &[u32]) -> Vec<u16> {
-    bytemuck::cast_slice::<u32, u16>(words).to_vec()
 }
 
 /// Why [`Backend::place`] failed.
@@ -190,6 +188,19 @@ impl PatchBuffers {
         let shell = DynamicMesh::planned(&self.infos, shape, factors, layout)?;
         let cap = shell.cap();
         let n = cap.patches as usize;
+        let needed = shell.bytes() as u64;
+        if let Some(available) = b.free_device_memory()?
+            && needed > available
+        {
+            return Err(DynamicError::Memory {
+                needed,
+                slots: n as u64,
+                per_slot: needed / n.max(1) as u64,
+                available,
+                memory: "GPU",
+            }
+            .into());
+        }
         let mut counts = b.zeros::<u32>(COUNT_WORDS as usize * n)?;
         let mut fe = b.zeros::<u32>(cap.fe_stride() as usize * n / 2)?;
         let mut ev = b.zeros::<u32>(cap.ev_stride() as usize * n / 2)?;
@@ -265,7 +276,9 @@ impl Backend {
     /// `patch_size` faces a patch), with the room of `factors` and the
     /// attributes of `layout`, all zero ([`DynamicMesh::from_patched_with`]);
     /// on the GPU made on the device from the device's patches and left
-    /// there (see the [module](self)).
+    /// there (see the [module](self)), or converted on the host where the
+    /// device's conversion finds a header over the capacities it planned
+    /// (`BackendError::Inconsistent`, a bug).
     ///
     /// # Errors
     /// As [`Backend::patched`] (a patch error as [`DynamicError::Patch`])
@@ -279,7 +292,15 @@ impl Backend {
         layout: &AttributeLayout,
     ) -> Result<PlacedMesh, PlaceError> {
         match self.patches(mesh, topo, patch_size)? {
-            Patches::OnBackend(buffers) => buffers.to_dynamic(self, mesh, factors, layout),
+            Patches::OnBackend(buffers) => match buffers.to_dynamic(self, mesh, factors, layout) {
+                // The host's conversion of the device's patches, as
+                // `Backend::patched` falls back to the host's build.
+                Err(PlaceError::Backend(BackendError::Inconsistent(_))) => {
+                    let patched = buffers.download(self, topo)?;
+                    Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, layout)?.into())
+                }
+                placed => placed,
+            },
             Patches::Host(patched) => {
                 Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, layout)?.into())
             }

@@ -63,6 +63,21 @@ impl Rounds for AnyRounds<'_> {
     fn owned_words(&mut self, kind: Kind, first: u32, words: u32) -> Result<OwnedWords, RunError> {
         on_backend!(self, r => r.owned_words(kind, first, words))
     }
+    fn set_by_input(
+        &mut self,
+        kind: Kind,
+        first: u32,
+        words: u32,
+        values: &[u32],
+    ) -> Result<(), RunError> {
+        on_backend!(self, r => r.set_by_input(kind, first, words, values))
+    }
+    fn owner_patches(&mut self, kind: Kind) -> Result<(Vec<u32>, Vec<u32>), RunError> {
+        on_backend!(self, r => r.owner_patches(kind))
+    }
+    fn neighbour_patches(&mut self) -> Result<Vec<Vec<u32>>, RunError> {
+        on_backend!(self, r => r.neighbour_patches())
+    }
     fn device(&self) -> String {
         on_backend!(self, r => r.device())
     }

@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use cavity_device::attribute::{Attr, Scalar};
+use cavity_device::dynamic::layout::{COUNT_WORDS, ELEMENT_INPUT_INDEX, INPUT_INDEX_ATTR};
 use cavity_device::layout::Kind;
 
 use crate::attributes::{AttributeError, AttributeLayout};
@@ -64,6 +65,62 @@ impl DynamicMesh {
             })
             .collect();
         Ok((sources, values))
+    }
+
+    /// Sets words `first..first + words` of every local element of `kind`,
+    /// owned or not (ribbon copies included), from `values` by input index
+    /// (`words` values an input element, [`DynamicMesh::input_count`]
+    /// elements); an element without an input index keeps its words. What
+    /// `Rounds::set_by_input` writes.
+    ///
+    /// # Errors
+    /// [`AttributeError::Unknown`] past the kind's attribute words,
+    /// [`AttributeError::Length`] unless `values` holds `words` words an
+    /// input element.
+    pub fn set_words_by_input(
+        &mut self,
+        kind: Kind,
+        first: u32,
+        words: u32,
+        values: &[u32],
+    ) -> Result<(), AttributeError> {
+        let stride = self.cap.attr_stride(kind);
+        check_words(stride, kind, first, words)?;
+        let inputs = self.input_count(kind) as usize;
+        check_by_input(kind, inputs, words, values.len())?;
+        let cap = self.cap;
+        let slot = cap.attr_words(kind) as usize;
+        if slot == 0 || words == 0 {
+            return Ok(());
+        }
+        let index_word = match kind {
+            Kind::Vertex => INPUT_INDEX_ATTR,
+            Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
+        };
+        let counts = &self.counts;
+        let all = match kind {
+            Kind::Vertex => &mut self.vertex_attrs,
+            Kind::Edge => &mut self.edge_attrs,
+            Kind::Face => &mut self.face_attrs,
+        };
+        all.par_chunks_mut(slot)
+            .take(self.num_patches as usize)
+            .enumerate()
+            .for_each(|(p, patch)| {
+                let n = counts[COUNT_WORDS as usize * p + kind as usize];
+                // Word `i` of local `l` within the patch slot.
+                let at = |l: u32, i: u32| cap.attr_index(kind, (0, l), i) as usize;
+                for l in 0..n {
+                    let input = patch[at(l, index_word)] as usize;
+                    if input >= inputs {
+                        continue;
+                    }
+                    for w in 0..words {
+                        patch[at(l, first + w)] = values[input * words as usize + w as usize];
+                    }
+                }
+            });
+        Ok(())
     }
 
     /// The values of `attr`, one per active owned element of its kind, in
@@ -239,6 +296,27 @@ pub(crate) fn check_words(
                 "words {first}..{} of a {kind:?}",
                 u64::from(first) + u64::from(words)
             ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that `len` words hold `words` words for each of `inputs` input
+/// elements of `kind`.
+///
+/// # Errors
+/// [`AttributeError::Length`] when they do not.
+pub(crate) fn check_by_input(
+    kind: Kind,
+    inputs: usize,
+    words: u32,
+    len: usize,
+) -> Result<(), AttributeError> {
+    if len != inputs * words as usize {
+        return Err(AttributeError::Length {
+            name: format!("{words} words a {kind:?} by input index"),
+            expected: inputs * words as usize,
+            got: len,
         });
     }
     Ok(())

@@ -253,6 +253,7 @@ impl DynamicMesh {
                 slots: patch_slots,
                 per_slot,
                 available,
+                memory: "host",
             });
         }
         Ok(DynamicMesh {
@@ -308,21 +309,29 @@ impl DynamicMesh {
         self.masks = zeros(cap.mask_stride() as usize * n);
         self.hash = filled(cap.hash_stride() as usize * n, EMPTY, touched);
         self.stash = filled(STASH_SIZE as usize * n, NO_PATCH, touched);
-        self.locks = zeros(n);
-        self.flags = zeros(n);
-        self.declined = zeros(cap.declined_words() as usize * n);
         self.vertex_attrs = zeros(cap.attr_words(Kind::Vertex) as usize * n);
         self.edge_attrs = zeros(cap.attr_words(Kind::Edge) as usize * n);
         self.face_attrs = zeros(cap.attr_words(Kind::Face) as usize * n);
-        self.queue = vec![NO_PATCH; n];
-        self.queue_state = vec![0; queue::STATE_WORDS as usize];
-        self.queue_state[queue::PATCHES as usize] = self.num_patches;
-        self.stats = vec![0; stat::COUNT as usize];
+        self.allocate_state();
         debug_assert_eq!(
             self.array_bytes(),
             self.bytes(),
             "the layout's bytes as planned"
         );
+    }
+
+    /// Allocates the arrays a layout's rounds start empty whatever the
+    /// patches: the locks, flags and declined seeds zero, the queue empty
+    /// with the slots in use counted, the statistics zero.
+    pub(crate) fn allocate_state(&mut self) {
+        let n = self.cap.patches as usize;
+        self.locks = vec![0; n];
+        self.flags = vec![0; n];
+        self.declined = vec![0; self.cap.declined_words() as usize * n];
+        self.queue = vec![NO_PATCH; n];
+        self.queue_state = vec![0; queue::STATE_WORDS as usize];
+        self.queue_state[queue::PATCHES as usize] = self.num_patches;
+        self.stats = vec![0; stat::COUNT as usize];
     }
 
     /// Moves the arrays of `other` (a shell of this mesh's layout
@@ -358,9 +367,11 @@ impl DynamicMesh {
 pub(crate) struct Shape {
     /// The static patcher's limit of faces a patch.
     pub(crate) patch_size: u32,
-    /// Vertices, edges and faces of the input mesh.
+    /// Vertices of the input mesh.
     pub(crate) input_vertices: u32,
+    /// Edges of the input mesh (as the patcher numbers them).
     pub(crate) input_edges: u32,
+    /// Faces of the input mesh.
     pub(crate) input_faces: u32,
 }
 

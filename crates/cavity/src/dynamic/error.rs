@@ -81,10 +81,11 @@ pub enum DynamicError {
         len: u64,
     },
     /// The layout needs more memory than the host has available now
-    /// (`crate::memory::available_host_bytes`), checked before it is
+    /// (`crate::memory::available_host_bytes`), or, for a layout made on
+    /// the device, more than the GPU has free; checked before it is
     /// allocated.
     #[error(
-        "the dynamic mesh needs {} ({slots} patch slots of {} each), more than the {} of memory available: lower the patch factor or the capacity factor",
+        "the dynamic mesh needs {} ({slots} patch slots of {} each), more than the {} of {memory} memory available: lower the patch factor or the capacity factor",
         crate::units::bytes(*.needed),
         crate::units::bytes(*.per_slot),
         crate::units::bytes(*.available)
@@ -98,6 +99,9 @@ pub enum DynamicError {
         per_slot: u64,
         /// Bytes available.
         available: u64,
+        /// Whose memory: `"host"`, or `"GPU"` for a layout made on the
+        /// device (`crate::backend::PlacedMesh`).
+        memory: &'static str,
     },
     /// Patching the input failed.
     #[error(transparent)]

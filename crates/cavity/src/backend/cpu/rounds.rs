@@ -335,6 +335,16 @@ impl Rounds for CpuRounds<'_> {
         Ok(self.mesh)
     }
 
+    fn set_by_input(
+        &mut self,
+        kind: Kind,
+        first: u32,
+        words: u32,
+        values: &[u32],
+    ) -> Result<(), RunError> {
+        Ok(self.mesh.set_words_by_input(kind, first, words, values)?)
+    }
+
     fn device(&self) -> String {
         self.cpu.name()
     }

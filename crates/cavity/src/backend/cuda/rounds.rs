@@ -16,8 +16,8 @@ use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr};
 use cavity_device::attribute::Reduction;
 use cavity_device::dynamic::cleanup::{self, Calibrate, Compact};
 use cavity_device::dynamic::compute::{self, ExportQuery, FOR_EACH_BOUNDS};
-use cavity_device::dynamic::gather::GatherByInput;
-use cavity_device::dynamic::layout::{NO_PATCH, RawDynamicMesh, stat};
+use cavity_device::dynamic::gather::{GatherByInput, ScatterByInput};
+use cavity_device::dynamic::layout::{NO_PATCH, RawDynamicMesh, STASH_SIZE, stat};
 use cavity_device::dynamic::queue;
 use cavity_device::dynamic::reduce::{self, Reduce};
 use cavity_device::dynamic::ring::ExportRing;
@@ -34,7 +34,7 @@ use super::snapshot::{GpuSeconds, PatchPrefix, Snapshot};
 use crate::attributes::{self, AttributeLayout};
 use crate::backend::error::BackendError;
 use crate::dynamic::DynamicMesh;
-use crate::dynamic::check_words;
+use crate::dynamic::{check_by_input, check_words};
 use crate::query_result::QueryResult;
 use crate::rings::RingRoom;
 use crate::rounds::{OwnedWords, Rounds, RunError, SlotRows, Status, Update, take_marks};
@@ -107,8 +107,10 @@ pub struct CudaRounds<'a> {
     /// its host arrays, allocated and written on another thread while the
     /// rounds run, for the copy back.
     pub(super) allocating: Option<std::thread::JoinHandle<DynamicMesh>>,
-    /// [`GatherByInput`], loaded at its first use.
+    /// [`GatherByInput`] and [`ScatterByInput`], loaded at their first
+    /// use.
     pub(super) gather: Option<LoadedKernel<GatherByInput>>,
+    pub(super) scatter: Option<LoadedKernel<ScatterByInput>>,
 }
 
 impl<'a> CudaRounds<'a> {
@@ -198,15 +200,14 @@ impl<'a> CudaRounds<'a> {
         // The host's copy of the layout is allocated, its pages written,
         // while the GPU works (the host is idle then): the copy back then
         // finds them in place, as it does for an uploaded mesh.
-        let allocating = copies_back.then(|| {
-            let mut shell = mesh.clone();
+        let shell = copies_back.then(|| mesh.clone());
+        let mut rounds = Self::with_buffers(gpu, mesh, bufs, start.elapsed().as_secs_f64())?;
+        rounds.allocating = shell.map(|mut shell| {
             std::thread::spawn(move || {
                 shell.allocate(true);
                 shell
             })
         });
-        let mut rounds = Self::with_buffers(gpu, mesh, bufs, start.elapsed().as_secs_f64())?;
-        rounds.allocating = allocating;
         Ok(rounds)
     }
 
@@ -267,6 +268,7 @@ impl<'a> CudaRounds<'a> {
             spare: Vec::new(),
             allocating: None,
             gather: None,
+            scatter: None,
             seconds: GpuSeconds {
                 upload,
                 ..GpuSeconds::default()
@@ -413,17 +415,19 @@ impl<'a> CudaRounds<'a> {
 }
 
 impl CudaRounds<'_> {
-    /// [`Rounds::owned_words`] by [`GatherByInput`]: the words by input
+    /// [`Rounds::owned_words`] (and, where `owners`, the owner patches of
+    /// [`Rounds::owner_patches`]) by [`GatherByInput`]: the words by input
     /// index and which inputs the mesh holds read back, then the inputs
     /// it holds kept in order; `None` when an active owned element has no
-    /// input index (one a fill-in added), whose place the input indices
-    /// do not give.
+    /// input index (one a fill-in added), or shares one with another,
+    /// whose place the input indices do not give.
     fn gather_by_input(
         &mut self,
         kind: Kind,
         first: u32,
         words: u32,
-    ) -> Result<Option<OwnedWords>, BackendError> {
+        owners: bool,
+    ) -> Result<Option<Gathered>, BackendError> {
         let inputs = self.mesh.input_count(kind);
         let len = u32::try_from(u64::from(inputs) * u64::from(words))
             .map_err(|_| BackendError::TooLarge(inputs as usize * words as usize))?;
@@ -435,6 +439,9 @@ impl CudaRounds<'_> {
         };
         let out = s.alloc_zeros::<u32>(len.max(1) as usize).map_err(e)?;
         let present = s.alloc_zeros::<u32>(inputs.max(1) as usize).map_err(e)?;
+        let owner = s
+            .alloc_zeros::<u32>(if owners { inputs.max(1) as usize } else { 1 })
+            .map_err(e)?;
         let strays = s.alloc_zeros::<u32>(1).map_err(e)?;
         let params = (
             self.raw,
@@ -444,19 +451,30 @@ impl CudaRounds<'_> {
             inputs,
             out.device_ptr(s).0,
             present.device_ptr(s).0,
+            if owners { owner.device_ptr(s).0 } else { 0 },
             strays.device_ptr(s).0,
         );
         // SAFETY: the buffers behind `raw` live as long as `self` and
         // nothing else runs on the mesh meanwhile (one stream); the words
         // lie within the kind's attribute words (checked by the caller);
-        // `out`, `present` and `strays` have the lengths the kernel
-        // writes, zeroed.
+        // `out`, `present`, `owner` and `strays` have the lengths the
+        // kernel writes, zeroed.
         unsafe { self.gpu.launch(gather, self.mesh.num_patches, params)? };
         if self.gpu.download(&strays, 1)?[0] != 0 {
             return Ok(None);
         }
         let values = self.gpu.download(&out, len as usize)?;
         let present = self.gpu.download(&present, inputs as usize)?;
+        let owner = if owners {
+            self.gpu.download(&owner, inputs as usize)?
+        } else {
+            Vec::new()
+        };
+        // An input index held by two elements (a fill-in's copy) leaves
+        // the order to the host's.
+        if present.par_iter().any(|&n| n > 1) {
+            return Ok(None);
+        }
         let sources: Vec<u32> = (0..inputs)
             .into_par_iter()
             .filter(|&i| present[i as usize] != 0)
@@ -466,7 +484,38 @@ impl CudaRounds<'_> {
             .par_iter()
             .flat_map_iter(|&i| values[i as usize * w..][..w].iter().copied())
             .collect();
-        Ok(Some((sources, kept)))
+        let owners = if owners {
+            sources.par_iter().map(|&i| owner[i as usize]).collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Some(Gathered {
+            sources,
+            words: kept,
+            owners,
+        }))
+    }
+}
+
+/// What [`CudaRounds::gather_by_input`] read: the input indices, the
+/// words and the owner patches (empty unless asked) of the active owned
+/// elements of a kind, in element order.
+struct Gathered {
+    sources: Vec<u32>,
+    words: Vec<u32>,
+    owners: Vec<u32>,
+}
+
+impl Drop for CudaRounds<'_> {
+    /// Waits for the host arrays' allocation where the mesh was never
+    /// copied back (a failed driver), so that no thread outlives the
+    /// rounds.
+    fn drop(&mut self) {
+        if let Some(allocating) = self.allocating.take() {
+            // Its panic, if any, is the allocator's: nothing to resume
+            // while dropping.
+            let _ = allocating.join();
+        }
     }
 }
 
@@ -700,10 +749,67 @@ impl Rounds for CudaRounds<'_> {
 
     fn owned_words(&mut self, kind: Kind, first: u32, words: u32) -> Result<OwnedWords, RunError> {
         check_words(self.mesh.cap.attr_stride(kind), kind, first, words)?;
-        match self.gather_by_input(kind, first, words)? {
-            Some(gathered) => Ok(gathered),
+        match self.gather_by_input(kind, first, words, false)? {
+            Some(g) => Ok((g.sources, g.words)),
             None => Ok(self.mesh()?.owned_words(kind, first, words)?),
         }
+    }
+
+    fn owner_patches(&mut self, kind: Kind) -> Result<(Vec<u32>, Vec<u32>), RunError> {
+        match self.gather_by_input(kind, 0, 0, true)? {
+            Some(g) => Ok((g.sources, g.owners)),
+            None => {
+                let m = self.mesh()?;
+                Ok((m.sources(kind), m.owner_patches(kind)))
+            }
+        }
+    }
+
+    fn neighbour_patches(&mut self) -> Result<Vec<Vec<u32>>, RunError> {
+        let n = self.mesh.num_patches as usize;
+        let stash = self
+            .gpu
+            .download(&self.bufs.stash, STASH_SIZE as usize * n)?;
+        Ok(stash
+            .chunks(STASH_SIZE as usize)
+            .map(|s| s.iter().copied().filter(|&q| q != NO_PATCH).collect())
+            .collect())
+    }
+
+    fn set_by_input(
+        &mut self,
+        kind: Kind,
+        first: u32,
+        words: u32,
+        values: &[u32],
+    ) -> Result<(), RunError> {
+        check_words(self.mesh.cap.attr_stride(kind), kind, first, words)?;
+        let inputs = self.mesh.input_count(kind);
+        check_by_input(kind, inputs as usize, words, values.len())?;
+        if words == 0 || inputs == 0 {
+            return Ok(());
+        }
+        let scatter = match &self.scatter {
+            Some(loaded) => loaded,
+            None => self.scatter.insert(self.gpu.load::<ScatterByInput>(0)?),
+        };
+        let buf = self.gpu.upload(values)?;
+        let s = &self.gpu.stream;
+        let params = (
+            self.raw,
+            kind as u32,
+            first,
+            words,
+            inputs,
+            buf.device_ptr(s).0,
+        );
+        // SAFETY: the buffers behind `raw` live as long as `self` and
+        // nothing else runs on the mesh meanwhile (one stream); the words
+        // lie within the kind's attribute words and `buf` holds `words`
+        // words an input element (both checked above); the stream frees
+        // `buf` after the launch.
+        unsafe { self.gpu.launch(scatter, self.mesh.num_patches, params)? };
+        Ok(())
     }
 
     fn device(&self) -> String {
