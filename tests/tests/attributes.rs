@@ -107,6 +107,19 @@ fn check(
     input_edges: &[[u32; 2]],
 ) -> Result<(), String> {
     let err = |e: AttributeError| e.to_string();
+    // Element order: the surviving input elements by input index, then
+    // the added ones.
+    for kind in Kind::ALL {
+        let src = m.sources(kind);
+        let inputs = src.iter().take_while(|&&s| s != NEW_ELEMENT).count();
+        if !src[..inputs].windows(2).all(|w| w[0] <= w[1])
+            || src[inputs..].iter().any(|&s| s != NEW_ELEMENT)
+        {
+            return Err(format!(
+                "{kind:?}: the sources are not the input elements in order, then the added ones"
+            ));
+        }
+    }
     let (out, vsrc) = m.to_mesh_with_sources();
     if m.vertex_positions() != (out.positions.clone(), vsrc.clone()) {
         return Err("vertex_positions differs from to_mesh_with_sources".into());

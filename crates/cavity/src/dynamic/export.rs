@@ -179,21 +179,49 @@ impl DynamicMesh {
     /// Element order of `ids` (active owned elements of `kind` in patch
     /// order): `(input index, position in ids)`, input elements first by
     /// input index, then the others ([`NEW_ELEMENT`]) in patch order.
+    ///
+    /// In linear time: each input element's position in `ids` is placed
+    /// at its input index, and the places held are kept in order, then the
+    /// others follow in patch order (`ids`' own). Where two elements share
+    /// an input index (a fill-in's copy), the order is sorted instead,
+    /// ties by the position in `ids`.
     fn element_order(&self, kind: Kind, ids: &[Id]) -> Vec<(u32, u32)> {
-        let mut kept: Vec<(u32, u32)> = ids
+        let kept: Vec<(u32, u32)> = ids
             .par_iter()
             .enumerate()
             .map(|(i, &(p, l))| (self.input_index(kind, p, l), i as u32))
             .collect();
-        // The position in `ids` makes every key distinct.
-        kept.par_sort_unstable_by_key(|&(input, i)| {
-            if input == NEW_ELEMENT {
-                (1, i, i)
-            } else {
-                (0, input, i)
-            }
+        let inputs = self.input_count(kind) as usize;
+        // Position in `ids` + 1 at each input index (0: not held).
+        let place: Vec<AtomicU32> = (0..inputs)
+            .into_par_iter()
+            .map(|_| AtomicU32::new(0))
+            .collect();
+        let shared = kept
+            .par_iter()
+            .filter(|&&(input, _)| input != NEW_ELEMENT)
+            .any(|&(input, i)| place[input as usize].swap(i + 1, Ordering::Relaxed) != 0);
+        if shared {
+            let mut kept = kept;
+            // The position in `ids` makes every key distinct.
+            kept.par_sort_unstable_by_key(|&(input, i)| {
+                if input == NEW_ELEMENT {
+                    (1, i, i)
+                } else {
+                    (0, input, i)
+                }
+            });
+            return kept;
+        }
+        let held = place.into_par_iter().enumerate().filter_map(|(input, at)| {
+            let at = at.into_inner();
+            (at != 0).then(|| (input as u32, at - 1))
         });
-        kept
+        let added = kept
+            .par_iter()
+            .copied()
+            .filter(|&(input, _)| input == NEW_ELEMENT);
+        held.chain(added).collect()
     }
 
     /// The input index of local element `l` of `kind` in patch `p`:
