@@ -112,8 +112,11 @@ fn check(
     for kind in Kind::ALL {
         let src = m.sources(kind);
         let inputs = src.iter().take_while(|&&s| s != NEW_ELEMENT).count();
+        // The added ones in patch order.
+        let owners = m.owner_patches(kind);
         if !src[..inputs].windows(2).all(|w| w[0] <= w[1])
             || src[inputs..].iter().any(|&s| s != NEW_ELEMENT)
+            || !owners[inputs..].windows(2).all(|w| w[0] <= w[1])
         {
             return Err(format!(
                 "{kind:?}: the sources are not the input elements in order, then the added ones"

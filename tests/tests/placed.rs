@@ -181,9 +181,10 @@ fn owned_words_read_back_as_the_host_reads_them() {
 
 /// `Rounds::set_by_input` writes every local element's words, ribbon
 /// copies included, from an array by input index (on the GPU without
-/// copying the mesh); `Rounds::owner_patches` and
+/// copying the mesh), as the host's `DynamicMesh::set_words_by_input` on
+/// the host layout of the same patches does; `Rounds::owner_patches` and
 /// `Rounds::neighbour_patches` read what the copied-back mesh holds; values
-/// of the wrong length are refused.
+/// of the wrong length and writes over the input index are refused.
 #[test]
 fn words_set_by_input_reach_every_copy() {
     use cavity::Kind;
@@ -191,69 +192,74 @@ fn words_set_by_input_reach_every_copy() {
     let backend = test_backend();
     let mesh = cavity_tests::bunny_scan();
     let topo = cavity::topology::Topology::new(&mesh);
+    let part = cavity::patcher::partition(&topo, mesh.num_faces(), 512, 7).unwrap();
     let [_, layout] = layouts();
-    let placed = backend
-        .place(&mesh, &topo, 512, FACTORS[0], &layout)
+    let buffers = backend.patch_buffers(&mesh, &topo, &part, 512).unwrap();
+    let placed = buffers
+        .to_dynamic(&backend, &mesh, FACTORS[0], &layout)
         .unwrap();
-    // Word `w` of input element `i` of kind `k`.
-    let value = |k: Kind, i: usize, w: u32| (i as u32) * 7 + w + 1000 * k as u32;
-    backend
+    let patched = buffers.download(&backend, &topo).unwrap();
+    let mut host = DynamicMesh::from_patched_with(&mesh, &patched, FACTORS[0], &layout).unwrap();
+    let cap = placed.cap();
+    // The user's words of each kind (after the core's) and their values
+    // by input index: word `w` of input element `i`.
+    let writes: Vec<(Kind, u32, u32, Vec<u32>)> = Kind::ALL
+        .into_iter()
+        .map(|kind| {
+            let first = if kind == Kind::Vertex { 4 } else { 1 };
+            let words = cap.attr_stride(kind) - first;
+            let inputs = host.input_count(kind);
+            let values = (0..inputs)
+                .flat_map(|i| (0..words).map(move |w| i * 7 + w + 1000 * kind as u32))
+                .collect();
+            (kind, first, words, values)
+        })
+        .collect();
+    for (kind, first, words, values) in &writes {
+        host.set_words_by_input(*kind, *first, *words, values)
+            .unwrap();
+    }
+    let (ran, out) = backend
         .run_placed(
             placed,
             |r| -> Result<_, RunError> {
-                let cap = r.mesh()?.cap();
-                let mut firsts = Vec::new();
-                for kind in Kind::ALL {
-                    let inputs = r.mesh()?.input_count(kind) as usize;
-                    // The user's words: after the core's.
-                    let first = match kind {
-                        Kind::Vertex => 4,
-                        Kind::Edge | Kind::Face => 1,
-                    };
-                    let words = cap.attr_stride(kind) - first;
-                    let values: Vec<u32> = (0..inputs)
-                        .flat_map(|i| (0..words).map(move |w| value(kind, i, w)))
-                        .collect();
-                    r.set_by_input(kind, first, words, &values)?;
-                    let short = r.set_by_input(kind, first, words, &values[1..]);
+                for (kind, first, words, values) in &writes {
+                    r.set_by_input(*kind, *first, *words, values)?;
+                    let short = r.set_by_input(*kind, *first, *words, &values[1..]);
                     assert!(matches!(short, Err(RunError::Attribute(_))), "{short:?}");
-                    firsts.push((kind, first, words));
                 }
-                let owners = r.owner_patches(Kind::Vertex)?;
-                let neighbours = r.neighbour_patches()?;
-                let m = r.mesh()?;
-                assert!(owners == (m.sources(Kind::Vertex), m.owner_patches(Kind::Vertex)));
-                let host: Vec<Vec<u32>> = (0..m.num_patches())
-                    .map(|p| m.neighbour_patches(p).collect())
-                    .collect();
-                assert!(neighbours == host, "the neighbour patches differ");
-                // Every local element, owned or not, holds its input's words.
-                let s = m.storage();
-                for (kind, first, words) in firsts {
-                    let all = match kind {
-                        Kind::Vertex => s.vertex_attrs,
-                        Kind::Edge => s.edge_attrs,
-                        Kind::Face => s.face_attrs,
-                    };
-                    let index_word = if kind == Kind::Vertex { 3 } else { 0 };
-                    for p in 0..m.num_patches() {
-                        let n = m.counts(p)[kind as usize];
-                        for l in 0..n {
-                            let at = |w: u32| all[cap.attr_index(kind, (p, l), w) as usize];
-                            let input = at(index_word) as usize;
-                            for w in 0..words {
-                                assert_eq!(
-                                    at(first + w),
-                                    value(kind, input, w),
-                                    "{kind:?} {p} {l}"
-                                );
-                            }
-                        }
-                    }
-                }
-                Ok(())
+                let over = r.set_by_input(Kind::Vertex, 3, 1, &vec![0; mesh.num_vertices()]);
+                assert!(matches!(over, Err(RunError::Attribute(_))), "{over:?}");
+                Ok((r.owner_patches(Kind::Vertex)?, r.neighbour_patches()?))
             },
             |e| e,
         )
         .unwrap();
+    same_layout(&host, &out).unwrap();
+    let (owners, neighbours) = ran.value;
+    assert!(owners == (host.sources(Kind::Vertex), host.owner_patches(Kind::Vertex)));
+    let expected: Vec<Vec<u32>> = (0..host.num_patches())
+        .map(|p| host.neighbour_patches(p).collect())
+        .collect();
+    assert!(neighbours == expected, "the neighbour patches differ");
+    // Every local element, owned or not, holds its input's words.
+    let s = out.storage();
+    for (kind, first, words, values) in &writes {
+        let all = match kind {
+            Kind::Vertex => s.vertex_attrs,
+            Kind::Edge => s.edge_attrs,
+            Kind::Face => s.face_attrs,
+        };
+        let index_word = if *kind == Kind::Vertex { 3 } else { 0 };
+        for p in 0..out.num_patches() {
+            for l in 0..out.counts(p)[*kind as usize] {
+                let at = |w: u32| all[cap.attr_index(*kind, (p, l), w) as usize];
+                let input = at(index_word) as usize;
+                for w in 0..*words {
+                    let expected = values[input * *words as usize + w as usize];
+                    assert_eq!(at(first + w), expected, "{kind:?} {p} {l}");
+                }
+            }
+        }
+    }
 }

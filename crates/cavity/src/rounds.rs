@@ -709,8 +709,9 @@ pub trait Rounds {
     /// mesh the rounds hold (on the GPU without copying it either way).
     ///
     /// # Errors
-    /// [`RunError::Attribute`] past the kind's attribute words or for
-    /// values of another length; a failed launch or copy.
+    /// [`RunError::Attribute`] past the kind's attribute words, over its
+    /// input index word, or for values of another length; a failed launch
+    /// or copy.
     fn set_by_input(
         &mut self,
         kind: Kind,

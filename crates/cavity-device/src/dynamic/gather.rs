@@ -6,8 +6,8 @@
 //! [`GatherByInput`] writes each active owned element's words (and its
 //! owner patch) at its input index, so that the host only drops the input
 //! elements the mesh does not hold. An element a fill-in added has no
-//! input index: the kernel counts them, and the host then reads the mesh
-//! back instead. [`ScatterByInput`] writes every local element's words,
+//! input index, and one may share its index with another: the kernel
+//! counts both, and the host then reads the mesh back instead. [`ScatterByInput`] writes every local element's words,
 //! ribbon copies included, from an array by input index.
 
 use crate::kernel::ELEMENT_BOUNDS;

@@ -74,7 +74,8 @@ impl DynamicMesh {
     /// `Rounds::set_by_input` writes.
     ///
     /// # Errors
-    /// [`AttributeError::Unknown`] past the kind's attribute words,
+    /// [`AttributeError::Unknown`] past the kind's attribute words or over
+    /// its input index word (which places the element in element order),
     /// [`AttributeError::Length`] unless `values` holds `words` words an
     /// input element.
     pub fn set_words_by_input(
@@ -85,7 +86,7 @@ impl DynamicMesh {
         values: &[u32],
     ) -> Result<(), AttributeError> {
         let stride = self.cap.attr_stride(kind);
-        check_words(stride, kind, first, words)?;
+        check_writable(stride, kind, first, words)?;
         let inputs = self.input_count(kind) as usize;
         check_by_input(kind, inputs, words, values.len())?;
         let cap = self.cap;
@@ -313,10 +314,38 @@ pub(crate) fn check_by_input(
     len: usize,
 ) -> Result<(), AttributeError> {
     if len != inputs * words as usize {
+        let plural = if words == 1 { "" } else { "s" };
         return Err(AttributeError::Length {
-            name: format!("{words} words a {kind:?} by input index"),
+            name: format!("{words} word{plural} a {kind:?} by input index"),
             expected: inputs * words as usize,
             got: len,
+        });
+    }
+    Ok(())
+}
+
+/// [`check_words`] for a write: the words must also leave the element's
+/// input index word alone.
+///
+/// # Errors
+/// [`AttributeError::Unknown`] when they do not.
+pub(crate) fn check_writable(
+    stride: u32,
+    kind: Kind,
+    first: u32,
+    words: u32,
+) -> Result<(), AttributeError> {
+    check_words(stride, kind, first, words)?;
+    let index_word = match kind {
+        Kind::Vertex => INPUT_INDEX_ATTR,
+        Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
+    };
+    if words > 0 && first <= index_word && index_word < first + words {
+        return Err(AttributeError::Unknown {
+            attribute: format!(
+                "words {first}..{} of a {kind:?}, over its input index",
+                first + words
+            ),
         });
     }
     Ok(())

@@ -191,6 +191,10 @@ impl DynamicMesh {
             .enumerate()
             .map(|(i, &(p, l))| (self.input_index(kind, p, l), i as u32))
             .collect();
+        if self.cap.attr_stride(kind) == 0 {
+            // No input indices: patch order.
+            return kept;
+        }
         let inputs = self.input_count(kind) as usize;
         // Position in `ids` + 1 at each input index (0: not held).
         let place: Vec<AtomicU32> = (0..inputs)

@@ -34,7 +34,7 @@ use super::snapshot::{GpuSeconds, PatchPrefix, Snapshot};
 use crate::attributes::{self, AttributeLayout};
 use crate::backend::error::BackendError;
 use crate::dynamic::DynamicMesh;
-use crate::dynamic::{check_by_input, check_words};
+use crate::dynamic::{check_by_input, check_words, check_writable};
 use crate::query_result::QueryResult;
 use crate::rings::RingRoom;
 use crate::rounds::{OwnedWords, Rounds, RunError, SlotRows, Status, Update, take_marks};
@@ -107,9 +107,9 @@ pub struct CudaRounds<'a> {
     /// its host arrays, allocated and written on another thread while the
     /// rounds run, for the copy back.
     pub(super) allocating: Option<std::thread::JoinHandle<DynamicMesh>>,
-    /// [`GatherByInput`] and [`ScatterByInput`], loaded at their first
-    /// use.
+    /// [`GatherByInput`], loaded at its first use.
     pub(super) gather: Option<LoadedKernel<GatherByInput>>,
+    /// [`ScatterByInput`], loaded at its first use.
     pub(super) scatter: Option<LoadedKernel<ScatterByInput>>,
 }
 
@@ -783,12 +783,14 @@ impl Rounds for CudaRounds<'_> {
         words: u32,
         values: &[u32],
     ) -> Result<(), RunError> {
-        check_words(self.mesh.cap.attr_stride(kind), kind, first, words)?;
+        check_writable(self.mesh.cap.attr_stride(kind), kind, first, words)?;
         let inputs = self.mesh.input_count(kind);
         check_by_input(kind, inputs as usize, words, values.len())?;
         if words == 0 || inputs == 0 {
             return Ok(());
         }
+        // The kernel indexes the values with 32 bits.
+        u32::try_from(values.len()).map_err(|_| BackendError::TooLarge(values.len()))?;
         let scatter = match &self.scatter {
             Some(loaded) => loaded,
             None => self.scatter.insert(self.gpu.load::<ScatterByInput>(0)?),
