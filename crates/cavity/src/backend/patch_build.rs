@@ -8,7 +8,11 @@
 //! The host uploads the mesh's relations and the partition, reads back the
 //! per-patch counts between the stages (a few words a patch) to size the
 //! next stage's shared windows and bounds, makes the patch headers from
-//! the counts (checking the local limits), and downloads the layout.
+//! the counts (checking the local limits), and downloads the layout
+//! ([`PatchBuffers::download`]) or leaves it on the device for the dynamic
+//! layout (`crate::backend::placed`). [`Backend::patched`] patches as the
+//! backend patches best: the partition and this build on the GPU, the
+//! host's patcher on the CPU backend.
 
 use rayon::prelude::*;
 
@@ -27,7 +31,7 @@ use super::error::BackendError;
 use super::partition::PartitionError;
 use crate::TriMesh;
 use crate::patched::PatchedMesh;
-use crate::patcher::{Partition, PatchError};
+use crate::patcher::{self, Partition, PatchError};
 use crate::topology::Topology;
 
 /// The static patch layout in a backend's buffers ([`Backend::patch_buffers`]):
@@ -597,5 +601,71 @@ fn local_overflow(
         what,
         limit,
         patch_size,
+    }
+}
+
+/// A mesh's patches as a backend builds them best ([`Backend::patches`]).
+pub(crate) enum Patches {
+    /// Built on the backend and left there.
+    OnBackend(Box<PatchBuffers>),
+    /// Built on the host.
+    Host(Box<PatchedMesh>),
+}
+
+impl Backend {
+    /// `mesh` (whose topology is `topo`) patched with at most
+    /// `patch_size` faces a patch as this backend patches best (see
+    /// [`Backend::patched`]), the device's build left on the device.
+    ///
+    /// # Errors
+    /// As [`Backend::patched`].
+    pub(crate) fn patches(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        patch_size: u32,
+    ) -> Result<Patches, PartitionError> {
+        match self {
+            Backend::Cuda(_) => {
+                let seed = patcher::DEFAULT_SEED;
+                let part = self.partition(topo, mesh.num_faces(), patch_size, seed)?;
+                match self.patch_buffers(mesh, topo, &part, patch_size) {
+                    Err(PartitionError::Backend(
+                        BackendError::SharedMemory { .. } | BackendError::Inconsistent(_),
+                    )) => Ok(Patches::Host(Box::new(PatchedMesh::from_partition(
+                        mesh, topo, &part, patch_size,
+                    )?))),
+                    built => built.map(|b| Patches::OnBackend(Box::new(b))),
+                }
+            }
+            Backend::Cpu(_) => Ok(Patches::Host(Box::new(PatchedMesh::with_topology(
+                mesh, topo, patch_size,
+            )?))),
+        }
+    }
+
+    /// `mesh` (whose topology is `topo`) patched with at most `patch_size`
+    /// faces a patch as this backend patches best: on the GPU by
+    /// [`Backend::partition`] and [`Backend::build_patches`] (the host's
+    /// build where a patch's gather needs more shared memory than a block
+    /// has, or where the device's counts disagree), on the CPU backend by
+    /// the host's patcher and build ([`crate::patcher::partition`],
+    /// [`PatchedMesh::from_partition`], faster there than the device's
+    /// kernels run one block a worker); the same seed either way
+    /// ([`patcher::DEFAULT_SEED`]).
+    ///
+    /// # Errors
+    /// [`PatchError`] for a patch size out of range or a patch over the
+    /// local limits; a backend error from the GPU.
+    pub fn patched(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        patch_size: u32,
+    ) -> Result<PatchedMesh, PartitionError> {
+        match self.patches(mesh, topo, patch_size)? {
+            Patches::OnBackend(buffers) => Ok(buffers.download(self, topo)?),
+            Patches::Host(patched) => Ok(*patched),
+        }
     }
 }
