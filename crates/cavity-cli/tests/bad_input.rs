@@ -278,7 +278,7 @@ fn oversized_remeshing_is_refused_with_its_estimate() {
     let stderr = fails(&out);
     assert!(stderr.contains("the dynamic mesh needs"), "{stderr}");
     assert!(
-        stderr.contains("more than the 64.0 MiB of memory available"),
+        stderr.contains("more than the 64.0 MiB of host memory available"),
         "{stderr}"
     );
     assert!(
