@@ -18,7 +18,8 @@ pub mod serial;
 pub use cavity_delaunay_kernels::{Delaunay, TOLERANCE, cotangent};
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, BackendError, PartitionError};
+use cavity::attributes::AttributeLayout;
+use cavity::backend::{Backend, BackendError, PlaceError};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{RunError, RunReport, Update, sweeps};
@@ -73,12 +74,19 @@ pub fn delaunay_with(
     add_kernels(backend)?;
     let normalization = Normalization::of(input);
     let normalized = normalization.apply(input);
-    let patched = backend
-        .patched(&normalized, topology, patch_size)
-        .map_err(PartitionError::into_either::<DelaunayError>)?;
-    let mut dynamic = DynamicMesh::from_patched(&normalized, &patched, factors)?;
-    let ran = backend.run_rounds(
-        &mut dynamic,
+    // On the GPU patched and laid out on the device, where the layout
+    // stays until the flipped mesh is copied back.
+    let placed = backend
+        .place(
+            &normalized,
+            topology,
+            patch_size,
+            factors,
+            &AttributeLayout::new(),
+        )
+        .map_err(PlaceError::into_either::<DelaunayError>)?;
+    let (ran, dynamic) = backend.run_placed(
+        placed,
         |r| flip_edges(r, None).map_err(DelaunayError::Run),
         DelaunayError::Run,
     )?;
