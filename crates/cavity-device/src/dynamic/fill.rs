@@ -22,8 +22,7 @@ use core::mem::offset_of;
 
 use super::hash::{self, EMPTY, RIBBON, Slots};
 use super::layout::{
-    COUNT_STASH, COUNT_WORDS, Capacity, ELEMENT_INPUT_INDEX, HASH_OVERFLOW, INPUT_INDEX_ATTR,
-    NO_PATCH, STASH_SIZE,
+    COUNT_STASH, COUNT_WORDS, Capacity, HASH_OVERFLOW, NO_PATCH, STASH_SIZE, input_index_word,
 };
 use crate::array::{BOUNDS, In, InOut, Ins};
 use crate::layout::{Kind, PatchInfo, ribbon_owner};
@@ -208,7 +207,7 @@ crate::kernel! {
     /// `num_patches` blocks) of the dynamic layout of capacity `cap`: each
     /// local vertex's position (`positions`, three `f32` a vertex as bits)
     /// and input index, and, where `cap` gives edges or faces attribute
-    /// words, their input indices ([`ELEMENT_INPUT_INDEX`]). `statics`:
+    /// words, their input indices ([`input_index_word`]). `statics`:
     /// the headers, the ribbon entries and the stashes of the static
     /// patches; `to_input`: each kind's handle → input element. A
     /// not-owned element's input is its owner's (through the stash and the
@@ -257,10 +256,8 @@ crate::kernel! {
                     for i in 0..3 {
                         words.set(word(i), positions.get((3u32.wrapping_mul(input)).wrapping_add(i)));
                     }
-                    words.set(word(INPUT_INDEX_ATTR), input);
-                } else {
-                    words.set(word(ELEMENT_INPUT_INDEX), input);
                 }
+                words.set(word(input_index_word(kind)), input);
             });
         }
     }

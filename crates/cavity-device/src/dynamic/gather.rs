@@ -14,7 +14,7 @@ use crate::kernel::ELEMENT_BOUNDS;
 use crate::layout::Kind;
 
 use super::global::GlobalU32;
-use super::layout::{ELEMENT_INPUT_INDEX, INPUT_INDEX_ATTR, NEW_ELEMENT, RawDynamicMesh};
+use super::layout::{NEW_ELEMENT, RawDynamicMesh, input_index_word};
 use super::patch::DynMesh;
 
 crate::kernel! {
@@ -59,10 +59,7 @@ crate::kernel! {
         };
         let p = launch.block_idx;
         let kind = Kind::from_u32(kind);
-        let index_word = match kind {
-            Kind::Vertex => INPUT_INDEX_ATTR,
-            Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
-        };
+        let index_word = input_index_word(kind);
         let indexed = m.cap.attr_stride(kind) > index_word;
         let mut lost = 0;
         launch.block.for_each(m.count(p, kind), |l| {
@@ -119,10 +116,7 @@ crate::kernel! {
         let (m, values) = unsafe { (DynMesh::new(&mesh), GlobalU32::new(values)) };
         let p = launch.block_idx;
         let kind = Kind::from_u32(kind);
-        let index_word = match kind {
-            Kind::Vertex => INPUT_INDEX_ATTR,
-            Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
-        };
+        let index_word = input_index_word(kind);
         if m.cap.attr_stride(kind) <= index_word {
             return;
         }

@@ -52,6 +52,18 @@ pub const INPUT_INDEX_ATTR: u32 = 3;
 pub const ELEMENT_CORE_ATTRS: u32 = 1;
 /// Edge and face attribute word holding the input element index.
 pub const ELEMENT_INPUT_INDEX: u32 = 0;
+
+/// The attribute word of `kind` holding an element's input index
+/// ([`INPUT_INDEX_ATTR`] for vertices, [`ELEMENT_INPUT_INDEX`] for edges
+/// and faces; edges and faces have it only when their kind has attribute
+/// words).
+#[inline(always)]
+pub fn input_index_word(kind: Kind) -> u32 {
+    match kind {
+        Kind::Vertex => INPUT_INDEX_ATTR,
+        Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
+    }
+}
 /// Attribute words the core keeps on `kind` before the user's.
 #[inline(always)]
 pub fn core_attrs(kind: Kind) -> u32 {

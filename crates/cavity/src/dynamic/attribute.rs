@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use cavity_device::attribute::{Attr, Scalar};
-use cavity_device::dynamic::layout::{COUNT_WORDS, ELEMENT_INPUT_INDEX, INPUT_INDEX_ATTR};
+use cavity_device::dynamic::layout::{COUNT_WORDS, input_index_word};
 use cavity_device::layout::Kind;
 
 use crate::attributes::{AttributeError, AttributeLayout};
@@ -94,10 +94,7 @@ impl DynamicMesh {
         if slot == 0 || words == 0 {
             return Ok(());
         }
-        let index_word = match kind {
-            Kind::Vertex => INPUT_INDEX_ATTR,
-            Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
-        };
+        let index_word = input_index_word(kind);
         let counts = &self.counts;
         let all = match kind {
             Kind::Vertex => &mut self.vertex_attrs,
@@ -336,10 +333,7 @@ pub(crate) fn check_writable(
     words: u32,
 ) -> Result<(), AttributeError> {
     check_words(stride, kind, first, words)?;
-    let index_word = match kind {
-        Kind::Vertex => INPUT_INDEX_ATTR,
-        Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
-    };
+    let index_word = input_index_word(kind);
     if words > 0 && first <= index_word && index_word < first + words {
         return Err(AttributeError::Unknown {
             attribute: format!(

@@ -12,9 +12,9 @@ use cavity_device::query::Query;
 use crate::TriMesh;
 use crate::query_result::QueryResult;
 
-use cavity_device::dynamic::layout::ELEMENT_INPUT_INDEX;
+use cavity_device::dynamic::layout::input_index_word;
 
-use super::{DynamicMesh, INPUT_INDEX_ATTR, Id, NEW_ELEMENT};
+use super::{DynamicMesh, Id, NEW_ELEMENT};
 
 impl DynamicMesh {
     /// The mesh as indexed faces: vertices are the active owned vertices in
@@ -232,15 +232,11 @@ impl DynamicMesh {
     /// [`NEW_ELEMENT`] for an element a fill-in added, and for every edge
     /// and face of a kind without attribute words.
     pub(super) fn input_index(&self, kind: Kind, p: u32, l: u32) -> u32 {
-        let word = match kind {
-            Kind::Vertex => INPUT_INDEX_ATTR,
-            Kind::Edge | Kind::Face => ELEMENT_INPUT_INDEX,
-        };
-        let inputs = self.input_count(kind);
         if self.cap.attr_stride(kind) == 0 {
             return NEW_ELEMENT;
         }
-        let at = self.cap.attr_index(kind, (p, l), word);
+        let inputs = self.input_count(kind);
+        let at = self.cap.attr_index(kind, (p, l), input_index_word(kind));
         let input = self.attr_words(kind)[at as usize];
         if input < inputs { input } else { NEW_ELEMENT }
     }
