@@ -642,7 +642,7 @@ impl Ribbons {
 crate::kernel! {
     @core
     /// Each patch's stash (one block a patch): the owners of its ribbon
-    /// elements (`ribbons` as [`Ribbons`] reads them), ascending and
+    /// elements (`ribbons` as `Ribbons` reads them), ascending and
     /// distinct, into `stash` from the sum of the patch's three gather
     /// bounds; `counts[p]` gets their count. `cap`: the shared window, a
     /// power of two.
@@ -733,7 +733,7 @@ crate::kernel! {
     @core
     /// Writes each patch's layout (one block a patch) from its header
     /// (`rest` = `[ribbon v, e, f, bounds v, e, f, counts v, e, f, stash,
-    /// headers]`: the lists of [`Ribbons`], [`PatchStash`]'s stashes and
+    /// headers]`: the lists of `Ribbons`, [`PatchStash`]'s stashes and
     /// the headers the host made, [`INFO_WORDS`] a patch): FE and EV as
     /// words of two 16-bit entries (the entries from `fe_offset` and
     /// `ev_offset`, both even), the ribbon entries, the stash and the

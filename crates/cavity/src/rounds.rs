@@ -32,7 +32,7 @@ use cavity_device::query::Query;
 
 use crate::attributes::{self, AttributeError, AttributeLayout};
 use crate::backend::error::BackendError;
-use crate::dynamic::DynamicMesh;
+use crate::dynamic::{DynamicMesh, values_of};
 use crate::query_result::QueryResult;
 use crate::settings::{NamesSettings, Setting};
 
@@ -911,18 +911,3 @@ pub fn status_of(queue_state: &[u32], stats: &[u32], flags: &[u32]) -> Status {
 ///
 /// [`NEW_ELEMENT`]: crate::dynamic::NEW_ELEMENT
 pub type OwnedWords = (Vec<u32>, Vec<u32>);
-
-/// Values of `N` components of `T` from their words, value after value.
-fn values_of<T: Scalar, const N: usize>(words: &[u32]) -> Vec<[T; N]> {
-    let per = N * T::WORDS as usize;
-    words
-        .par_chunks_exact(per.max(1))
-        .map(|w| {
-            std::array::from_fn(|c| {
-                let at = c * T::WORDS as usize;
-                let hi = if T::WORDS == 2 { w[at + 1] } else { 0 };
-                T::from_words([w[at], hi])
-            })
-        })
-        .collect()
-}

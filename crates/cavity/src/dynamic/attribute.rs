@@ -134,19 +134,9 @@ impl DynamicMesh {
         attr: &Attr<T, N>,
     ) -> Result<Vec<[T; N]>, AttributeError> {
         self.attributes.info(attr)?;
-        let words = self.attr_words(attr.kind());
-        Ok(self
-            .elements(attr.kind())
-            .par_iter()
-            .map(|&(at, _)| {
-                let word = |w: u32| words[self.cap.attr_index(attr.kind(), at, w) as usize];
-                std::array::from_fn(|c| {
-                    let first = attr.offset() + c as u32 * T::WORDS;
-                    let hi = if T::WORDS == 2 { word(first + 1) } else { 0 };
-                    T::from_words([word(first), hi])
-                })
-            })
-            .collect())
+        let words = N as u32 * T::WORDS;
+        let (_, all) = self.owned_words(attr.kind(), attr.offset(), words)?;
+        Ok(values_of(&all))
     }
 
     /// Sets `attr` of every active owned element of its kind to `values`,
@@ -343,4 +333,20 @@ pub(crate) fn check_writable(
         });
     }
     Ok(())
+}
+
+/// Values of `N` components of `T` from their words, value after value
+/// (`T::WORDS` words a component, low word first).
+pub(crate) fn values_of<T: Scalar, const N: usize>(words: &[u32]) -> Vec<[T; N]> {
+    let per = N * T::WORDS as usize;
+    words
+        .par_chunks_exact(per.max(1))
+        .map(|w| {
+            std::array::from_fn(|c| {
+                let at = c * T::WORDS as usize;
+                let hi = if T::WORDS == 2 { w[at + 1] } else { 0 };
+                T::from_words([w[at], hi])
+            })
+        })
+        .collect()
 }

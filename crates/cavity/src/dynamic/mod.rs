@@ -31,7 +31,7 @@ use cavity_device::dynamic::layout::{
 use cavity_device::layout::{FE_REVERSED, Kind};
 
 pub use attribute::AttributeWriter;
-pub(crate) use attribute::{check_by_input, check_words, check_writable};
+pub(crate) use attribute::{check_by_input, check_words, check_writable, values_of};
 pub(crate) use build::Shape;
 pub use capacity::{CapacityFactors, MIN_SPARE_PATCH_SLOTS};
 pub use error::{DynamicError, ValidationError, ValidationProblem};
