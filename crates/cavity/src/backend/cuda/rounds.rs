@@ -147,11 +147,12 @@ impl<'a> CudaRounds<'a> {
     }
 
     /// The rounds over a layout made on the device
-    /// (`crate::backend::PlacedMesh`): `mesh` is its shell (the arrays
-    /// not allocated: the copy back allocates them), `arrays` its counts,
+    /// (`crate::backend::PlacedMesh`): `mesh` is its shell (the patch
+    /// arrays not allocated: the copy back allocates them), `arrays` its counts,
     /// FE and EV (words of two entries), masks, tables, stashes and the
     /// attributes of vertices, edges and faces; the locks, flags,
-    /// declined seeds, queue and statistics start empty here. Where the
+    /// declined seeds, queue and statistics start empty
+    /// (`DynamicMesh::allocate_state`, on the host and then here). Where the
     /// mesh `copies_back`, its host arrays are made while the rounds run.
     /// As [`CudaRounds::new`] otherwise.
     pub(crate) fn with_resident(
@@ -161,11 +162,9 @@ impl<'a> CudaRounds<'a> {
         copies_back: bool,
     ) -> Result<Self, BackendError> {
         let start = Instant::now();
-        let n = mesh.cap.patches as usize;
-        let s = &gpu.stream;
-        let e = driver("allocating the dynamic mesh on the GPU");
-        let mut queue_state = vec![0; queue::STATE_WORDS as usize];
-        queue_state[queue::PATCHES as usize] = mesh.num_patches;
+        // The arrays the rounds start empty, as any layout's.
+        mesh.allocate_state();
+        let used = PatchPrefix::of(mesh);
         let [
             counts,
             fe,
@@ -184,19 +183,19 @@ impl<'a> CudaRounds<'a> {
             masks,
             hash,
             stash,
-            locks: s.alloc_zeros(n).map_err(e)?,
-            flags: s.alloc_zeros(n).map_err(e)?,
-            declined: s
-                .alloc_zeros(mesh.cap.declined_words() as usize * n)
-                .map_err(e)?,
+            locks: gpu.upload(&mesh.locks)?,
+            flags: gpu.upload(&mesh.flags)?,
+            declined: used.upload(gpu, &mesh.declined, 0)?,
             vertex_attrs,
             edge_attrs,
             face_attrs,
-            queue: gpu.upload(&vec![NO_PATCH; n])?,
-            queue_state: gpu.upload(&queue_state)?,
-            stats: s.alloc_zeros(stat::COUNT as usize).map_err(e)?,
+            queue: gpu.upload(&mesh.queue)?,
+            queue_state: gpu.upload(&mesh.queue_state)?,
+            stats: gpu.upload(&mesh.stats)?,
         };
-        s.synchronize().map_err(e)?;
+        gpu.stream
+            .synchronize()
+            .map_err(driver("allocating the dynamic mesh on the GPU"))?;
         // The host's copy of the layout is allocated, its pages written,
         // while the GPU works (the host is idle then): the copy back then
         // finds them in place, as it does for an uploaded mesh.
