@@ -1,29 +1,148 @@
-//! Generated inputs as in GPolylla's section 7.1: the Delaunay
-//! triangulations (by `spade`) of `n` uniformly random points in the unit
-//! square (its corners included, so that the square is the domain) and of
-//! a uniform `n × n` grid of points (many cocircular quadruples: the
-//! triangulation splits each square by one diagonal).
+//! Delaunay triangulations of points (by `spade`: serially, or in blocks
+//! in parallel by [`crate::blocks`] for large inputs; the vertices are the
+//! distinct points in input order) and the generated inputs of GPolylla's
+//! section 7.1: `n` uniformly random points in the unit square (its
+//! corners included, so that the square is the domain) and a uniform
+//! `n × n` grid of points (many cocircular quadruples: the triangulation
+//! splits each square by one diagonal).
 
 use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-use spade::handles::{DirectedEdgeHandle, FixedVertexHandle};
-use spade::{DelaunayTriangulation, Point2, Triangulation as _};
+use spade::handles::DirectedEdgeHandle;
+use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation as _};
 
+use crate::blocks::{blocks_for, delaunay_half_edges_in_blocks};
 use crate::halfedge::{HalfEdges, NONE};
 use crate::{PolyllaError, Triangulation};
 
-/// Spade's Delaunay triangulation of `points`, which must hold a triangle.
+/// A point as spade triangulates it, with its vertex number: its place
+/// among the distinct points in input order ([`Distinct`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Site {
+    /// Where the point is.
+    pub(crate) at: Point2<f64>,
+    /// Its vertex number.
+    pub(crate) id: u32,
+}
+
+impl HasPosition for Site {
+    type Scalar = f64;
+
+    fn position(&self) -> Point2<f64> {
+        self.at
+    }
+}
+
+/// A Delaunay triangulation of [`Site`]s.
+pub(crate) type SiteTriangulation = DelaunayTriangulation<Site>;
+
+/// The distinct points of an input: the triangulation's vertices.
+pub(crate) struct Distinct {
+    /// The distinct points in input order (each at its first occurrence):
+    /// vertex `v` is at `positions[v]`.
+    pub(crate) positions: Vec<[f64; 2]>,
+    /// The vertices sorted by `(x, y)`.
+    pub(crate) by_x: Vec<u32>,
+}
+
+impl Distinct {
+    /// The distinct points of `points`, found in parallel: the points
+    /// sorted by `(x, y, index)` (coordinates in their total order), each
+    /// run of equal points kept at its first index, the kept ones
+    /// numbered in input order.
+    pub(crate) fn of(points: &[[f64; 2]]) -> Distinct {
+        // A coordinate as a word in its total order (`f64::total_cmp`).
+        let word = |x: f64| {
+            let b = x.to_bits();
+            if b >> 63 == 1 { !b } else { b | 1 << 63 }
+        };
+        let mut order: Vec<(u64, u64, u32)> = points
+            .par_iter()
+            .enumerate()
+            .map(|(i, p)| (word(p[0]), word(p[1]), i as u32))
+            .collect();
+        order.par_sort_unstable();
+        let same = |i: usize| order[i - 1].0 == order[i].0 && order[i - 1].1 == order[i].1;
+        if !(1..order.len()).into_par_iter().any(same) {
+            // No point repeats (the common case): no numbering to do.
+            return Distinct {
+                positions: points.par_iter().copied().collect(),
+                by_x: order.par_iter().map(|o| o.2).collect(),
+            };
+        }
+        let first = |i: usize| i == 0 || !same(i);
+        let mut kept = vec![false; points.len()];
+        for (i, o) in order.iter().enumerate() {
+            if first(i) {
+                kept[o.2 as usize] = true;
+            }
+        }
+        // Vertex numbers: the kept points before each one, by chunks.
+        const CHUNK: usize = 1 << 16;
+        let counts: Vec<u32> = kept
+            .par_chunks(CHUNK)
+            .map(|c| c.iter().filter(|&&k| k).count() as u32)
+            .collect();
+        let mut starts = Vec::with_capacity(counts.len());
+        let mut sum = 0;
+        for c in counts {
+            starts.push(sum);
+            sum += c;
+        }
+        let mut number = vec![NONE; points.len()];
+        number
+            .par_chunks_mut(CHUNK)
+            .zip(kept.par_chunks(CHUNK))
+            .zip(starts)
+            .for_each(|((number, kept), mut at)| {
+                for (n, &k) in number.iter_mut().zip(kept) {
+                    if k {
+                        *n = at;
+                        at += 1;
+                    }
+                }
+            });
+        let positions = points
+            .par_iter()
+            .zip(&kept)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| *p)
+            .collect();
+        let by_x = (0..order.len())
+            .into_par_iter()
+            .filter(|&i| first(i))
+            .map(|i| number[order[i].2 as usize])
+            .collect();
+        Distinct { positions, by_x }
+    }
+
+    /// The sites of the vertices `ids`, in that order.
+    pub(crate) fn sites(&self, ids: &[u32]) -> Vec<Site> {
+        ids.par_iter()
+            .map(|&id| {
+                let [x, y] = self.positions[id as usize];
+                Site {
+                    at: Point2::new(x, y),
+                    id,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Spade's Delaunay triangulation of the distinct points of `points`,
+/// which must hold a triangle.
 ///
 /// # Errors
 /// [`PolyllaError::Triangulation`] for a non-finite coordinate;
 /// [`PolyllaError::Input`] when no triangle can be formed (fewer than
 /// three distinct points, or all of them on one line), naming the counts.
-fn triangulate(points: &[[f64; 2]]) -> Result<DelaunayTriangulation<Point2<f64>>, PolyllaError> {
-    let vertices: Vec<Point2<f64>> = points.iter().map(|p| Point2::new(p[0], p[1])).collect();
-    let t = DelaunayTriangulation::<Point2<f64>>::bulk_load(vertices)
+fn triangulate(points: &[[f64; 2]]) -> Result<(Distinct, SiteTriangulation), PolyllaError> {
+    let distinct = Distinct::of(points);
+    let t = SiteTriangulation::bulk_load(distinct.sites(&distinct.by_x))
         .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
     if t.num_inner_faces() == 0 {
         let (n, distinct) = (points.len(), t.num_vertices());
@@ -37,39 +156,59 @@ fn triangulate(points: &[[f64; 2]]) -> Result<DelaunayTriangulation<Point2<f64>>
             )
         }));
     }
-    Ok(t)
+    Ok((distinct, t))
 }
 
-/// The Delaunay triangulation of `points`: its vertices (in spade's
-/// order, duplicates merged) and its triangles, counter-clockwise.
+/// The Delaunay triangulation of `points` by spade, serially: its
+/// vertices (the distinct points in input order) and its triangles,
+/// counter-clockwise.
 ///
 /// # Errors
 /// [`PolyllaError::Triangulation`] for a non-finite coordinate;
 /// [`PolyllaError::Input`] when the points hold no triangle (fewer than
 /// three distinct, or all collinear).
 pub fn delaunay(points: &[[f64; 2]]) -> Result<Triangulation, PolyllaError> {
-    let t = triangulate(points)?;
-    let positions = t
-        .vertices()
-        .map(|v| [v.position().x, v.position().y])
-        .collect();
+    let (distinct, t) = triangulate(points)?;
     let triangles = t
         .inner_faces()
-        .map(|f| f.vertices().map(|v| v.fix().index() as u32))
+        .map(|f| f.vertices().map(|v| v.data().id))
         .collect();
     Ok(Triangulation {
-        positions,
+        positions: distinct.positions,
         triangles,
         neighbours: None,
     })
 }
 
-/// The half-edges of the Delaunay triangulation of `points` read off
-/// spade's own half-edge structure (no twins to match): spade's inner
-/// faces in its order, each face's edges as spade lists them, then the
-/// edges of the outer face. Its interior half-edges are those of
-/// [`HalfEdges::from_triangles`] of [`delaunay`]'s triangles; its border
-/// half-edges may come in another order.
+/// The half-edges of the Delaunay triangulation of `points`; its vertices
+/// are the distinct points in input order.
+///
+/// From [`PARALLEL_POINTS`](crate::blocks::PARALLEL_POINTS) points on, the
+/// points are triangulated in blocks in parallel and the blocks' borders
+/// joined ([`delaunay_half_edges_in_blocks`], Funke and Sanders 2017);
+/// below that, or where the join's check fails, by spade serially
+/// ([`delaunay_half_edges_serial`]). The two give the same triangles for
+/// points in general position (no four on a circle); with cocircular
+/// points either is a Delaunay triangulation.
+///
+/// # Errors
+/// As [`delaunay`].
+pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaError> {
+    let blocks = blocks_for(points.len());
+    if blocks != [1, 1]
+        && let Some(half_edges) = delaunay_half_edges_in_blocks(points, blocks)?
+    {
+        return Ok(half_edges);
+    }
+    delaunay_half_edges_serial(points)
+}
+
+/// The half-edges of the Delaunay triangulation of `points` by spade
+/// serially, read off spade's own half-edge structure (no twins to
+/// match): spade's inner faces in its order, each face's edges as spade
+/// lists them, then the edges of the outer face. Its interior half-edges
+/// are those of [`HalfEdges::from_triangles`] of [`delaunay`]'s triangles;
+/// its border half-edges may come in another order.
 ///
 /// Read in parallel (rayon), each face's three half-edges written in
 /// place: a half-edge's number follows from its face and its place in it
@@ -78,29 +217,19 @@ pub fn delaunay(points: &[[f64; 2]]) -> Result<Triangulation, PolyllaError> {
 ///
 /// # Errors
 /// As [`delaunay`].
-pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaError> {
-    let t = triangulate(points)?;
-    let positions: Vec<[f64; 2]> = (0..t.num_vertices())
-        .into_par_iter()
-        .map(|v| {
-            let p = t.vertex(FixedVertexHandle::from_index(v)).position();
-            [p.x, p.y]
-        })
-        .collect();
+pub fn delaunay_half_edges_serial(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaError> {
+    let (distinct, t) = triangulate(points)?;
     let interior = 3 * t.num_inner_faces();
     // Spade's inner faces are its faces 1.. (0 is the outer face), in the
     // order `inner_faces` lists them.
-    let inner = |f: usize| {
-        let fixed = t.fixed_all_faces().nth(f + 1).expect("an inner face");
-        t.face(fixed).as_inner().expect("an inner face")
-    };
+    let inner = |f: usize| t.inner_faces().nth(f).expect("an inner face");
     let border: Vec<_> = t.directed_edges().filter(|e| e.is_outer_edge()).collect();
     let border_id: HashMap<usize, u32> = border
         .iter()
         .enumerate()
         .map(|(k, e)| (e.fix().index(), (interior + k) as u32))
         .collect();
-    let id = |e: DirectedEdgeHandle<'_, Point2<f64>, (), (), ()>| -> u32 {
+    let id = |e: DirectedEdgeHandle<'_, Site, (), (), ()>| -> u32 {
         match e.face().as_inner() {
             Some(face) => {
                 let f = face.fix().index() - 1;
@@ -125,7 +254,7 @@ pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaErro
         .enumerate()
         .for_each(|(f, (((origin, twin), next), prev))| {
             for (i, e) in inner(f).adjacent_edges().iter().enumerate() {
-                origin[i] = e.from().fix().index() as u32;
+                origin[i] = e.from().data().id;
                 twin[i] = id(e.rev());
                 next[i] = (3 * f + (i + 1) % 3) as u32;
                 prev[i] = (3 * f + (i + 2) % 3) as u32;
@@ -133,13 +262,13 @@ pub fn delaunay_half_edges(points: &[[f64; 2]]) -> Result<HalfEdges, PolyllaErro
         });
     for (k, e) in border.iter().enumerate() {
         let h = interior + k;
-        origin[h] = e.from().fix().index() as u32;
+        origin[h] = e.from().data().id;
         twin[h] = id(e.rev());
         next[h] = id(e.next());
         prev[h] = id(e.prev());
     }
     Ok(HalfEdges::of_parts(
-        positions,
+        distinct.positions,
         [origin, twin, next, prev],
         interior as u32,
     ))

@@ -13,6 +13,8 @@
 //! Turning around a vertex by either query passes every half-edge out of
 //! it once, the border one included.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use rayon::prelude::*;
 
 use crate::PolyllaError;
@@ -119,37 +121,14 @@ impl HalfEdges {
         }
         // The target of interior half-edge `h`: the origin of the next.
         let targets: Vec<u32> = (0..interior).map(|h| origin[next[h] as usize]).collect();
-        let target = |h: usize| targets[h];
         let mut twin = if neighbours.is_some() {
             twins_of_neighbours(&origin, &targets, &across)?
         } else {
             twins_by_pairs(&origin, &targets)?
         };
-        // Border half-edges: one per unmatched interior half-edge.
-        for h in 0..interior {
-            if twin[h] == NONE {
-                let g = origin.len() as u32;
-                origin.push(target(h));
-                twin.push(h as u32);
-                twin[h] = g;
-                next.push(NONE);
-                prev.push(NONE);
-            }
-        }
-        // A border half-edge `b` (a to v) continues with the border
-        // half-edge out of v across the triangles at v from `twin(b)`.
-        for b in interior..origin.len() {
-            let mut h = twin[b] as usize;
-            loop {
-                let t = twin[prev[h] as usize] as usize;
-                if t >= interior {
-                    next[b] = t as u32;
-                    prev[t] = b as u32;
-                    break;
-                }
-                h = t;
-            }
-        }
+        add_border(&mut origin, &mut twin, &mut next, &mut prev).ok_or_else(|| {
+            PolyllaError::Input("the triangles around a boundary vertex do not close".into())
+        })?;
         Ok(HalfEdges::of_parts(
             positions,
             [origin, twin, next, prev],
@@ -159,16 +138,23 @@ impl HalfEdges {
 
     /// The half-edges of their arrays (`origin`, `twin`, `next`, `prev`,
     /// the first `interior` of them three per triangle), with a half-edge
-    /// out of each vertex found: the smallest.
+    /// out of each vertex found, in parallel: the smallest.
     pub(crate) fn of_parts(
         positions: Vec<[f64; 2]>,
         [origin, twin, next, prev]: [Vec<u32>; 4],
         interior: u32,
     ) -> HalfEdges {
-        let mut edge_of_vertex = vec![NONE; positions.len()];
-        for (h, &v) in origin.iter().enumerate().rev() {
-            edge_of_vertex[v as usize] = h as u32;
-        }
+        let smallest: Vec<AtomicU32> = (0..positions.len())
+            .into_par_iter()
+            .map(|_| AtomicU32::new(NONE))
+            .collect();
+        origin.par_iter().enumerate().for_each(|(h, &v)| {
+            smallest[v as usize].fetch_min(h as u32, Ordering::Relaxed);
+        });
+        let edge_of_vertex = smallest
+            .into_par_iter()
+            .map(AtomicU32::into_inner)
+            .collect();
         HalfEdges {
             positions,
             origin,
@@ -238,6 +224,51 @@ impl HalfEdges {
             })
             .sum()
     }
+}
+
+/// Adds a border half-edge for each interior half-edge without a twin
+/// (`origin`, `twin`, `next`, `prev` of the interior half-edges, three a
+/// triangle) and links the border half-edges around the boundary loops.
+/// `None` where the walk around a boundary vertex does not reach the
+/// boundary (twins that do not fit). The arrays grow by the border
+/// half-edges: room made for them beforehand saves a copy.
+pub(crate) fn add_border(
+    origin: &mut Vec<u32>,
+    twin: &mut Vec<u32>,
+    next: &mut Vec<u32>,
+    prev: &mut Vec<u32>,
+) -> Option<()> {
+    let interior = origin.len();
+    let open: Vec<usize> = (0..interior)
+        .into_par_iter()
+        .filter(|&h| twin[h] == NONE)
+        .collect();
+    for h in open {
+        let g = origin.len() as u32;
+        origin.push(origin[next[h] as usize]);
+        twin.push(h as u32);
+        twin[h] = g;
+        next.push(NONE);
+        prev.push(NONE);
+    }
+    // A border half-edge `b` (a to v) continues with the border half-edge
+    // out of v across the triangles at v from `twin(b)`.
+    for b in interior..origin.len() {
+        let mut h = twin[b] as usize;
+        for _ in 0..=interior {
+            let t = twin[prev[h] as usize] as usize;
+            if t >= interior {
+                next[b] = t as u32;
+                prev[t] = b as u32;
+                break;
+            }
+            h = t;
+        }
+        if next[b] == NONE {
+            return None;
+        }
+    }
+    Some(())
 }
 
 /// Twice the signed area of triangle `(a, b, c)`: positive when

@@ -9,7 +9,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use cavity::io::{MeshIoError, format_lines};
+use cavity::io::{MeshIoError, push_float, push_int};
+use rayon::prelude::*;
 
 use crate::halfedge::HalfEdges;
 use crate::sequential::Polylla;
@@ -404,25 +405,54 @@ pub fn read_off_bytes(path: &Path, bytes: &[u8]) -> Result<Triangulation, Polyll
     })
 }
 
+/// Items a piece of the writers' output ([`cavity::io::write_pieces`]).
+const PIECE: usize = 1 << 14;
+
+/// Writes `header`, then the vertices of `mesh` as `x y 0` lines, then
+/// the polygons of `poly` as lines of their vertex count and vertices,
+/// to `path` atomically, streamed: pieces of lines formatted in parallel
+/// while the ones before are written.
+fn write_polygon_text(
+    path: &Path,
+    header: &str,
+    mesh: &HalfEdges,
+    poly: &Polylla,
+) -> Result<(), PolyllaError> {
+    let (vertices, polygons) = (mesh.positions.len(), poly.polygons.len());
+    let range = |k: usize, n: usize| k * PIECE..((k + 1) * PIECE).min(n);
+    Ok(cavity::io::write_streamed(path, |out| {
+        out.write_all(header.as_bytes())?;
+        cavity::io::write_pieces(out, vertices.div_ceil(PIECE), |k, buf| {
+            for [x, y] in &mesh.positions[range(k, vertices)] {
+                push_float(buf, *x);
+                buf.push(b' ');
+                push_float(buf, *y);
+                buf.extend_from_slice(b" 0\n");
+            }
+        })?;
+        cavity::io::write_pieces(out, polygons.div_ceil(PIECE), |k, buf| {
+            for &seed in &poly.polygons[range(k, polygons)] {
+                let vertices = poly.polygon(mesh, seed);
+                push_int(buf, vertices.len());
+                for v in vertices {
+                    buf.push(b' ');
+                    push_int(buf, v);
+                }
+                buf.push(b'\n');
+            }
+        })
+    })?)
+}
+
 /// Writes the polygons of `poly` over `mesh` as OFF: every vertex
-/// (`z = 0`), one face per polygon in [`Polylla::polygons`]' order.
+/// (`z = 0`), one face per polygon in [`Polylla::polygons`]' order;
+/// numbers in their shortest text that reads back exactly.
 ///
 /// # Errors
 /// [`PolyllaError::File`] when the file cannot be written.
 pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
-    let mut s = format!("OFF\n{} {} 0\n", mesh.positions.len(), poly.polygons.len());
-    s += &format_lines(&mesh.positions, |s, _, p| {
-        let _ = writeln!(s, "{} {} 0", p[0], p[1]);
-    });
-    s += &format_lines(&poly.polygons, |s, _, &seed| {
-        let vertices = poly.polygon(mesh, seed);
-        let _ = write!(s, "{}", vertices.len());
-        for v in vertices {
-            let _ = write!(s, " {v}");
-        }
-        s.push('\n');
-    });
-    Ok(cavity::io::write_bytes(path, s.as_bytes())?)
+    let header = format!("OFF\n{} {} 0\n", mesh.positions.len(), poly.polygons.len());
+    write_polygon_text(path, &header, mesh, poly)
 }
 
 /// Writes the polygons of `poly` over `mesh` as ASCII PLY: every vertex
@@ -434,34 +464,21 @@ pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), Po
 /// # Errors
 /// [`PolyllaError::File`] when the file cannot be written.
 pub fn write_ply(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
-    let faces: Vec<Vec<u32>> = poly
+    let longest = poly
         .polygons
-        .iter()
-        .map(|&seed| poly.polygon(mesh, seed))
-        .collect();
-    let count = if faces.iter().all(|f| f.len() < 256) {
-        "uchar"
-    } else {
-        "uint"
-    };
-    let mut s = format!(
+        .par_iter()
+        .map(|&seed| poly.polygon(mesh, seed).len())
+        .max()
+        .unwrap_or(0);
+    let count = if longest < 256 { "uchar" } else { "uint" };
+    let header = format!(
         "ply\nformat ascii 1.0\ncomment Polylla polygons (cavity)\nelement vertex {}\n\
          property double x\nproperty double y\nproperty double z\nelement face {}\n\
          property list {count} int vertex_indices\nend_header\n",
         mesh.positions.len(),
-        faces.len()
+        poly.polygons.len()
     );
-    s += &format_lines(&mesh.positions, |s, _, p| {
-        let _ = writeln!(s, "{} {} 0", p[0], p[1]);
-    });
-    s += &format_lines(&faces, |s, _, vertices| {
-        let _ = write!(s, "{}", vertices.len());
-        for v in vertices {
-            let _ = write!(s, " {v}");
-        }
-        s.push('\n');
-    });
-    Ok(cavity::io::write_bytes(path, s.as_bytes())?)
+    write_polygon_text(path, &header, mesh, poly)
 }
 
 /// The formats Polylla writes its polygons in, named by the output's

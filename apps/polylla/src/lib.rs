@@ -15,10 +15,13 @@
 //!   running the same kernels), each step timed;
 //! - [`generate`]: Delaunay triangulations of random points and of grids
 //!   (with `spade`);
+//! - [`blocks`]: the Delaunay triangulation of many points in blocks, in
+//!   parallel, joined at their borders;
 //! - [`io`]: Triangle `.node`/`.ele`/`.neigh` and 2D OFF input, OFF
 //!   polygons and SVG output.
 
 pub mod bench;
+pub mod blocks;
 pub mod device;
 pub mod generate;
 pub mod halfedge;

@@ -12,6 +12,7 @@ use cavity::backend::Backend;
 use cavity::backend::cpu::CpuBackend;
 use cavity::io::same_file;
 use cavity_polylla::bench::{polylla_bench_row, polylla_table};
+use cavity_polylla::blocks::blocks_for;
 use cavity_polylla::device::polylla;
 use cavity_polylla::generate::{delaunay_half_edges, grid_points, random_points};
 use cavity_polylla::io::{PolygonFormat, read_node, read_triangulation, write_svg};
@@ -50,7 +51,7 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
                 let n = points.len();
                 (
                     delaunay_half_edges(&points).map_err(|e| in_file(path, e))?,
-                    format!("{} ({n} points, Delaunay by spade)", path.display()),
+                    format!("{} ({n} points, {})", path.display(), delaunay_by(n)),
                 )
             } else {
                 let Triangulation {
@@ -67,13 +68,21 @@ fn half_edges(source: &Source) -> std::result::Result<(HalfEdges, String), Polyl
         }
         Source::Random(n, seed) => (
             delaunay_half_edges(&random_points(*n, *seed))?,
-            format!("{n} random points (seed {seed}), Delaunay"),
+            format!("{n} random points (seed {seed}), {}", delaunay_by(*n)),
         ),
         Source::Grid(n) => (
             delaunay_half_edges(&grid_points(*n))?,
-            format!("{n} x {n} grid, Delaunay"),
+            format!("{n} x {n} grid, {}", delaunay_by(n * n)),
         ),
     })
+}
+
+/// How the Delaunay triangulation of `n` points is made, in words.
+fn delaunay_by(n: usize) -> String {
+    match blocks_for(n) {
+        [1, 1] => "Delaunay by spade".into(),
+        [c, r] => format!("Delaunay by spade in {c} x {r} blocks in parallel"),
+    }
 }
 
 /// Host bytes per generated point at the peak of a run (the points,

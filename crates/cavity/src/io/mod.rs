@@ -18,7 +18,7 @@ mod temporary;
 mod text;
 
 pub use temporary::{PAUSE_BEFORE_RENAME, TemporaryFilesRemoved, remove_temporary_files};
-pub use text::{format_lines, write_pieces};
+pub use text::{format_lines, push_float, push_int, write_pieces};
 
 use temporary::Temporary;
 
@@ -478,7 +478,7 @@ pub fn write_column(path: &Path, values: &[f32]) -> Result<(), MeshIoError> {
     write_streamed(path, |out| {
         text::write_chunked(out, values.len(), |r, buf| {
             for &x in &values[r] {
-                text::push_f32(buf, x);
+                text::push_float(buf, x);
                 buf.push(b'\n');
             }
         })

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::text::{
     Parsed, count_newlines, join_parsed, line_chunks, lines, parse_f32, parse_i64, prefix_sums,
-    push_f32, push_int, show, words, write_chunked,
+    push_float, push_int, show, words, write_chunked,
 };
 use super::{MeshIoError, push_polygon};
 use crate::TriMesh;
@@ -107,7 +107,7 @@ pub(super) fn write(
         buf.extend_from_slice(tag);
         for &x in p {
             buf.push(b' ');
-            push_f32(buf, x);
+            push_float(buf, x);
         }
         buf.push(b'\n');
     };

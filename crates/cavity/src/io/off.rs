@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::text::{
     Parsed, count_newlines, join_parsed, line_chunks, lines, parse_f32, parse_u32, parse_usize,
-    prefix_sums, push_f32, push_int, show, strip_comment, words, write_chunked,
+    prefix_sums, push_float, push_int, show, strip_comment, words, write_chunked,
 };
 use super::{MeshIoError, push_polygon};
 use crate::TriMesh;
@@ -191,7 +191,7 @@ pub(super) fn write(
                 if k > 0 {
                     buf.push(b' ');
                 }
-                push_f32(buf, *x);
+                push_float(buf, *x);
             }
             buf.push(b'\n');
         }

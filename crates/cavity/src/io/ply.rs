@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use super::text::{
     Parsed, count_newlines, join_parsed, line_chunks, lines, parse_f32, parse_f64, parse_i64,
-    parse_usize, prefix_sums, push_f32, push_int, show, words, write_chunked,
+    parse_usize, prefix_sums, push_float, push_int, show, words, write_chunked,
 };
 use super::{MeshIoError, PlyEncoding, VertexData, push_polygon};
 use crate::TriMesh;
@@ -929,7 +929,7 @@ pub(super) fn write(
                     if k > 0 {
                         buf.push(b' ');
                     }
-                    push_f32(buf, x);
+                    push_float(buf, x);
                 }
                 buf.push(b'\n');
             }

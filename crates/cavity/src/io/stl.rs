@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rayon::prelude::*;
 
 use super::text::{
-    concat, count_newlines, line_chunks, lines, parse_f32, prefix_sums, push_f32, show, words,
+    concat, count_newlines, line_chunks, lines, parse_f32, prefix_sums, push_float, show, words,
     write_chunked,
 };
 use super::{MeshIoError, StlEncoding, push_polygon};
@@ -495,7 +495,7 @@ pub(super) fn write(
                 buf.extend_from_slice(tag);
                 for x in p {
                     buf.push(b' ');
-                    push_f32(buf, x);
+                    push_float(buf, x);
                 }
                 buf.push(b'\n');
             };

@@ -178,16 +178,17 @@ pub(super) fn parse_u32(word: &[u8]) -> Option<u32> {
     parse_usize(word).and_then(|v| u32::try_from(v).ok())
 }
 
-/// Appends the shortest text that reads back as `x` (`1` rather than
-/// `1.0`; exponents where shorter).
-pub(super) fn push_f32(buf: &mut Vec<u8>, x: f32) {
+/// Appends the shortest text that reads back as `x`, an `f32` or an
+/// `f64` (`1` rather than `1.0`; exponents where shorter; `NaN`, `inf`,
+/// `-inf`): the surface and polygon writers' numbers.
+pub fn push_float(buf: &mut Vec<u8>, x: impl ryu::Float) {
     let mut b = ryu::Buffer::new();
     let s = b.format(x);
     buf.extend_from_slice(s.strip_suffix(".0").unwrap_or(s).as_bytes());
 }
 
 /// Appends the decimal text of `x`.
-pub(super) fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
+pub fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
     buf.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
 }
 
@@ -301,7 +302,7 @@ mod tests {
             1.5e-45,
         ] {
             let mut buf = Vec::new();
-            push_f32(&mut buf, x);
+            push_float(&mut buf, x);
             assert_eq!(parse_f32(&buf).map(f32::to_bits), Some(x.to_bits()));
         }
     }

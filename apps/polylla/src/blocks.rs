@@ -1,0 +1,470 @@
+//! The Delaunay triangulation of many points in blocks, in parallel
+//! (Funke and Sanders, "Parallel d-D Delaunay Triangulations in Shared
+//! and Distributed Memory", ALENEX 2017, section 3, in two dimensions):
+//!
+//! 1. the distinct points, sorted by `(x, y)`, are cut into columns of
+//!    equal counts, each column's points, sorted by `(y, x)`, into blocks
+//!    of equal counts ([`blocks_for`]); each block is triangulated by
+//!    spade, in parallel;
+//! 2. a block's triangle is *final* when its circumcircle lies strictly
+//!    inside the block's *box*: between the neighbouring columns' points
+//!    in x and the neighbouring blocks' of its column in y (a conservative
+//!    floating-point test). No point of another block is in or on it, so
+//!    it is a Delaunay triangle of all the points;
+//! 3. the *border* vertices, those of the other triangles and of the
+//!    blocks' hulls, are triangulated once more, serially (about `3 √n`
+//!    points a cut for uniform points);
+//! 4. of the border triangulation, the triangles on the far side of the
+//!    final triangles' *walls* (their edges to a triangle that is not
+//!    final, or to the block's outside), and those reached from them
+//!    without crossing a wall, fill the rest.
+//!
+//! Why the join is a Delaunay triangulation: a wall has no point on the
+//! final triangle's circle beyond it (such a point would make the
+//! neighbour across it a triangle of the same circle, final too), so a
+//! circle through its ends slightly tilted away from the final triangle
+//! holds no other point; the wall is then an edge of every Delaunay
+//! triangulation of the border vertices, and the fill tiles what the
+//! final triangles leave. Every edge of the join is then locally Delaunay
+//! (inside a block, inside the fill, and across a wall, where the final
+//! triangle's circle holds no point), so the join is a Delaunay
+//! triangulation; for points in general position, the one.
+//!
+//! The join is checked (every vertex in a triangle, Euler's count of
+//! triangles, one boundary loop, twins and next/prev consistent); where a
+//! check fails, [`delaunay_half_edges_in_blocks`] says so and the caller
+//! triangulates serially. The blocks depend on the points' count alone,
+//! so the result is the same on any number of threads.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use cavity::topology::split_lengths;
+use rayon::prelude::*;
+use spade::Triangulation as _;
+use spade::handles::{FaceHandle, InnerTag};
+
+use crate::PolyllaError;
+use crate::generate::{Distinct, Site, SiteTriangulation};
+use crate::halfedge::{HalfEdges, NONE, add_border};
+
+/// The fewest points [`delaunay_half_edges`](crate::generate::delaunay_half_edges)
+/// triangulates in blocks; below, spade's serial triangulation is as
+/// fast.
+pub const PARALLEL_POINTS: usize = 1 << 19;
+
+/// Points a block ([`blocks_for`]): small enough that a block's
+/// triangulation stays in the caches.
+pub const POINTS_PER_BLOCK: usize = 1 << 15;
+
+/// The most columns and blocks a column: each cut adds its border to the
+/// serial part.
+pub const MAX_SIDE: usize = 16;
+
+/// The `[columns, blocks a column]` `points` points are cut into: `[1,
+/// 1]` below [`PARALLEL_POINTS`], else about [`POINTS_PER_BLOCK`] points a
+/// block, as many columns as rows, at least 2 by 2 and at most
+/// [`MAX_SIDE`] by [`MAX_SIDE`]. A function of the count alone, not of the
+/// threads.
+pub fn blocks_for(points: usize) -> [usize; 2] {
+    if points < PARALLEL_POINTS {
+        return [1, 1];
+    }
+    let side = ((points / POINTS_PER_BLOCK) as f64).sqrt().ceil() as usize;
+    let side = side.clamp(2, MAX_SIDE);
+    [side, side]
+}
+
+/// A directed edge `(a, b)` as one word.
+fn key(a: u32, b: u32) -> u64 {
+    u64::from(a) << 32 | u64::from(b)
+}
+
+/// Inner face `f` (from 0) of `t`.
+fn face(t: &SiteTriangulation, f: usize) -> FaceHandle<'_, InnerTag, Site, (), (), ()> {
+    t.inner_faces().nth(f).expect("an inner face")
+}
+
+/// A block's box: no point of another block lies strictly inside
+/// `(x[0], x[1]) × (y[0], y[1])`.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    x: [f64; 2],
+    y: [f64; 2],
+}
+
+impl Bounds {
+    /// Whether the circumcircle of `(a, b, c)` lies strictly inside the
+    /// box, with a margin for the rounding of its centre and radius:
+    /// conservative (a circle this says is inside is), and false for a
+    /// flat triangle.
+    fn holds_circle(&self, a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> bool {
+        let (bx, by) = (b[0] - a[0], b[1] - a[1]);
+        let (cx, cy) = (c[0] - a[0], c[1] - a[1]);
+        let cross = bx * cy - by * cx;
+        let (b2, c2) = (bx * bx + by * by, cx * cx + cy * cy);
+        let ux = (cy * b2 - by * c2) / (2.0 * cross);
+        let uy = (bx * c2 - cx * b2) / (2.0 * cross);
+        let r = ux.hypot(uy);
+        let (x, y) = (a[0] + ux, a[1] + uy);
+        // The cross product's condition bounds the relative error of the
+        // centre and the radius; 1e-12 of it is far above the rounding.
+        let condition = ((bx * cy).abs() + (by * cx).abs()) / cross.abs();
+        let slack = (r + a[0].abs() + a[1].abs()) * 1e-12 * (1.0 + condition);
+        let reach = r + slack;
+        x - reach > self.x[0]
+            && x + reach < self.x[1]
+            && y - reach > self.y[0]
+            && y + reach < self.y[1]
+    }
+}
+
+/// What the join takes of a block's triangulation.
+struct Block {
+    /// The final triangles' half-edges, numbered in the block from 0 (3 a
+    /// triangle, in spade's order): `origin`, `twin` (`NONE` across a
+    /// wall), `next`, `prev`.
+    half_edges: [Vec<u32>; 4],
+    /// The border vertices.
+    border: Vec<Site>,
+    /// The walls: each one's key and its half-edge in the block.
+    walls: Vec<(u64, u32)>,
+    /// The block's hull edges: as many as its hull vertices, whose
+    /// sum bounds the hull's edges of all the points.
+    hull: usize,
+}
+
+impl Block {
+    /// Triangulates the vertices `ids` and finds the final triangles (as
+    /// half-edges, written while spade's structure is in the caches), the
+    /// border vertices and the walls.
+    fn new(distinct: &Distinct, ids: &[u32], bounds: Bounds) -> Result<Block, PolyllaError> {
+        let t = SiteTriangulation::bulk_load(distinct.sites(ids))
+            .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
+        let faces = t.num_inner_faces();
+        let flags: Vec<bool> = (0..faces)
+            .into_par_iter()
+            .map(|f| {
+                let [a, b, c] = face(&t, f)
+                    .vertices()
+                    .map(|v| [v.position().x, v.position().y]);
+                bounds.holds_circle(a, b, c)
+            })
+            .collect();
+        let finals: Vec<u32> = (0..faces as u32).filter(|&f| flags[f as usize]).collect();
+        let mut half_edges = [(); 4].map(|()| filled(3 * finals.len(), 3 * finals.len()));
+        write_faces(
+            (&t, &finals),
+            0,
+            &HashMap::new(),
+            half_edges.each_mut().map(|a| a.as_mut_slice()),
+        );
+        let mut on_border = vec![faces == 0; t.num_vertices()];
+        for (f, &is) in flags.iter().enumerate() {
+            if !is {
+                for v in face(&t, f).vertices() {
+                    on_border[v.fix().index()] = true;
+                }
+            }
+        }
+        let mut hull = 0;
+        for e in t.directed_edges().filter(|e| e.is_outer_edge()) {
+            on_border[e.from().fix().index()] = true;
+            hull += 1;
+        }
+        let border = t
+            .vertices()
+            .filter(|v| on_border[v.fix().index()])
+            .map(|v| *v.data())
+            .collect();
+        let [origin, twin, next, _] = &half_edges;
+        let walls = (0..twin.len())
+            .filter(|&h| twin[h] == NONE)
+            .map(|h| (key(origin[h], origin[next[h] as usize]), h as u32))
+            .collect();
+        Ok(Block {
+            half_edges,
+            border,
+            walls,
+            hull,
+        })
+    }
+
+    /// Triangles.
+    fn triangles(&self) -> usize {
+        self.half_edges[0].len() / 3
+    }
+}
+
+/// `len` words of `NONE`, room for `capacity`, written in parallel (the
+/// pages touched by many threads).
+fn filled(len: usize, capacity: usize) -> Vec<u32> {
+    let mut v = Vec::with_capacity(capacity.max(len));
+    v.par_extend(rayon::iter::repeat_n(NONE, len));
+    v
+}
+
+/// The blocks of [`delaunay_half_edges_in_blocks`]: each block's vertices
+/// and box, column by column, each column's from the bottom.
+fn cut(distinct: &Distinct, [columns, rows]: [usize; 2]) -> Vec<(Vec<u32>, Bounds)> {
+    let m = distinct.by_x.len();
+    let at = |v: u32| distinct.positions[v as usize];
+    let column_start = |i: usize| i * m / columns;
+    (0..columns)
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let (start, end) = (column_start(i), column_start(i + 1));
+            let x = [
+                if i == 0 {
+                    f64::NEG_INFINITY
+                } else {
+                    at(distinct.by_x[start - 1])[0]
+                },
+                if i + 1 == columns {
+                    f64::INFINITY
+                } else {
+                    at(distinct.by_x[end])[0]
+                },
+            ];
+            let mut by_y = distinct.by_x[start..end].to_vec();
+            by_y.sort_unstable_by(|&a, &b| {
+                let (p, q) = (at(a), at(b));
+                p[1].total_cmp(&q[1]).then(p[0].total_cmp(&q[0]))
+            });
+            let n = by_y.len();
+            let row_start = move |j: usize| j * n / rows;
+            (0..rows)
+                .map(|j| {
+                    let (lo, hi) = (row_start(j), row_start(j + 1));
+                    let y = [
+                        if j == 0 {
+                            f64::NEG_INFINITY
+                        } else {
+                            at(by_y[lo - 1])[1]
+                        },
+                        if j + 1 == rows {
+                            f64::INFINITY
+                        } else {
+                            at(by_y[hi])[1]
+                        },
+                    ];
+                    (by_y[lo..hi].to_vec(), Bounds { x, y })
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The half-edges of the Delaunay triangulation of `points` triangulated
+/// in `[columns, blocks a column]` blocks in parallel and joined (see the
+/// [module](self)): the blocks' final triangles first, block by block in
+/// spade's order, then the border triangulation's, then the boundary;
+/// the vertices are the distinct points in input order. For points in
+/// general position the triangles are those of
+/// [`delaunay_half_edges_serial`](crate::generate::delaunay_half_edges_serial);
+/// with cocircular points, a Delaunay triangulation.
+///
+/// `Ok(None)` where the blocks do not apply: a single block, fewer than
+/// 3 distinct points a block, or a join that fails its check (the caller
+/// triangulates serially then; no input known fails it).
+///
+/// # Errors
+/// [`PolyllaError::Triangulation`] for a coordinate spade refuses (not
+/// finite, or too large or small).
+pub fn delaunay_half_edges_in_blocks(
+    points: &[[f64; 2]],
+    [columns, rows]: [usize; 2],
+) -> Result<Option<HalfEdges>, PolyllaError> {
+    let distinct = Distinct::of(points);
+    let count = columns.max(1) * rows.max(1);
+    if count < 2 || distinct.by_x.len() < 3 * count {
+        return Ok(None);
+    }
+    let blocks: Vec<Block> = cut(&distinct, [columns.max(1), rows.max(1)])
+        .into_par_iter()
+        .map(|(ids, bounds)| Block::new(&distinct, &ids, bounds))
+        .collect::<Result<_, _>>()?;
+    let mut firsts = Vec::with_capacity(blocks.len());
+    let mut finals = 0u32;
+    for block in &blocks {
+        firsts.push(finals);
+        finals += block.triangles() as u32;
+    }
+    // The walls by their keys, with their half-edges' numbers.
+    let walls: HashMap<u64, u32> = blocks
+        .iter()
+        .zip(&firsts)
+        .flat_map(|(block, &first)| block.walls.iter().map(move |&(k, h)| (k, 3 * first + h)))
+        .collect();
+    let border: Vec<Site> = blocks
+        .iter()
+        .flat_map(|block| block.border.iter().copied())
+        .collect();
+    let b = SiteTriangulation::bulk_load(border)
+        .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
+    let fill = fill_faces(&b, &walls);
+    let interior = 3 * (finals as usize + fill.len());
+    let hull: usize = blocks.iter().map(|block| block.hull).sum();
+    let [mut origin, mut twin, mut next, mut prev] =
+        [(); 4].map(|()| filled(interior, interior + hull));
+    let rest = 3 * finals as usize;
+    // The blocks' half-edges, renumbered.
+    for (k, array) in [&mut origin, &mut twin, &mut next, &mut prev]
+        .into_iter()
+        .enumerate()
+    {
+        let lengths = blocks.iter().map(|block| 3 * block.triangles());
+        split_lengths(&mut array[..rest], lengths)
+            .into_par_iter()
+            .zip(&blocks)
+            .zip(&firsts)
+            .for_each(|((to, block), &first)| {
+                // Vertex numbers are kept, half-edge numbers moved.
+                let shift = if k == 0 { 0 } else { 3 * first };
+                to.par_iter_mut()
+                    .zip(&block.half_edges[k])
+                    .for_each(|(to, &h)| *to = if h == NONE { NONE } else { h + shift });
+            });
+    }
+    drop(blocks);
+    // The fill, whose walls' twins are the blocks' walls' too.
+    write_faces(
+        (&b, &fill),
+        finals,
+        &walls,
+        [
+            &mut origin[rest..],
+            &mut twin[rest..],
+            &mut next[rest..],
+            &mut prev[rest..],
+        ],
+    );
+    drop(b);
+    for h in rest..interior {
+        let g = twin[h] as usize;
+        if g < rest {
+            twin[g] = h as u32;
+        }
+    }
+    if add_border(&mut origin, &mut twin, &mut next, &mut prev).is_none() {
+        return Ok(None);
+    }
+    let half_edges = HalfEdges::of_parts(
+        distinct.positions,
+        [origin, twin, next, prev],
+        interior as u32,
+    );
+    Ok(joined(&half_edges).then_some(half_edges))
+}
+
+/// The inner faces of the border triangulation `b` that fill the space
+/// the final triangles leave, in spade's order: those on the far side of
+/// a wall, and those reached from them without crossing one (all of them
+/// where there are no walls: no final triangle).
+fn fill_faces(b: &SiteTriangulation, walls: &HashMap<u64, u32>) -> Vec<u32> {
+    let faces = b.num_inner_faces();
+    let beyond_wall = |e: &spade::handles::DirectedEdgeHandle<'_, Site, (), (), ()>| {
+        walls.contains_key(&key(e.to().data().id, e.from().data().id))
+    };
+    let mut stack: Vec<usize> = (0..faces)
+        .into_par_iter()
+        .filter(|&f| face(b, f).adjacent_edges().iter().any(beyond_wall))
+        .collect();
+    let mut filled = vec![walls.is_empty(); faces];
+    for &f in &stack {
+        filled[f] = true;
+    }
+    while let Some(f) = stack.pop() {
+        for e in face(b, f).adjacent_edges() {
+            if beyond_wall(&e) {
+                continue;
+            }
+            if let Some(g) = e.rev().face().as_inner() {
+                let g = g.fix().index() - 1;
+                if !filled[g] {
+                    filled[g] = true;
+                    stack.push(g);
+                }
+            }
+        }
+    }
+    (0..faces as u32).filter(|&f| filled[f as usize]).collect()
+}
+
+/// Writes `faces` of `t` (inner faces), numbered from `first`, into the
+/// arrays' slices (`3 *` the faces each): a twin among them from spade's
+/// reversed edge, otherwise the half-edge `across` holds for the reversed
+/// edge (`NONE`: none, or not yet known).
+///
+/// Two passes: each half-edge's reversed spade edge is kept in its twin's
+/// place while each spade edge's half-edge is scattered, then the twins
+/// are gathered; spade's structure is read once a face.
+fn write_faces(
+    (t, faces): (&SiteTriangulation, &[u32]),
+    first: u32,
+    across: &HashMap<u64, u32>,
+    [origin, twin, next, prev]: [&mut [u32]; 4],
+) {
+    let half_edge: Vec<AtomicU32> = (0..t.num_directed_edges())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(NONE))
+        .collect();
+    origin
+        .par_chunks_mut(3)
+        .zip(twin.par_chunks_mut(3))
+        .zip(next.par_chunks_mut(3))
+        .zip(prev.par_chunks_mut(3))
+        .zip(faces)
+        .enumerate()
+        .for_each(|(c, ((((origin, twin), next), prev), &f))| {
+            let h0 = 3 * (first + c as u32);
+            for (i, e) in face(t, f as usize).adjacent_edges().iter().enumerate() {
+                origin[i] = e.from().data().id;
+                next[i] = h0 + (i as u32 + 1) % 3;
+                prev[i] = h0 + (i as u32 + 2) % 3;
+                twin[i] = e.fix().rev().index() as u32;
+                half_edge[e.fix().index()].store(h0 + i as u32, Ordering::Relaxed);
+            }
+        });
+    let origin = &*origin;
+    let next = &*next;
+    twin.par_iter_mut().enumerate().for_each(|(k, twin)| {
+        let g = half_edge[*twin as usize].load(Ordering::Relaxed);
+        *twin = if g != NONE {
+            g
+        } else {
+            let (a, z) = (origin[k], origin[(next[k] - 3 * first) as usize]);
+            across.get(&key(z, a)).copied().unwrap_or(NONE)
+        };
+    });
+}
+
+/// The join's check: every half-edge its twin's twin and its previous
+/// one's next, every vertex in a triangle, one boundary loop, and Euler's
+/// count of triangles for a triangulated disk (`2 V - B - 2`; a hole or a
+/// missing triangle breaks it).
+fn joined(h: &HalfEdges) -> bool {
+    let consistent = (0..h.len()).into_par_iter().all(|e| {
+        let t = h.twin[e];
+        t != NONE
+            && h.twin[t as usize] as usize == e
+            && h.next[h.prev[e] as usize] as usize == e
+            && h.origin[t as usize] == h.origin[h.next[e] as usize]
+    });
+    let border = h.len() - h.interior as usize;
+    let mut loop_length = 0;
+    if border > 0 {
+        let mut e = h.interior;
+        loop {
+            loop_length += 1;
+            e = h.next[e as usize];
+            if e == h.interior || loop_length > border {
+                break;
+            }
+        }
+    }
+    consistent
+        && !h.edge_of_vertex.par_iter().any(|&e| e == NONE)
+        && loop_length == border
+        && 2 * h.positions.len() == h.triangles() + border + 2
+}
