@@ -8,9 +8,10 @@
 //!    spade, in parallel;
 //! 2. a block's triangle is *final* when its circumcircle lies strictly
 //!    inside the block's *box*: between the neighbouring columns' points
-//!    in x and the neighbouring blocks' of its column in y (a conservative
-//!    floating-point test). No point of another block is in or on it, so
-//!    it is a Delaunay triangle of all the points;
+//!    in x and the neighbouring blocks' of its column in y (in floating
+//!    point, with a margin of 1e-12 times a bound of the centre's and the
+//!    radius' rounding). No point of another block is in or on it, so it
+//!    is a Delaunay triangle of all the points;
 //! 3. the *border* vertices, those of the other triangles and of the
 //!    blocks' hulls, are triangulated once more, serially (about `3 √n`
 //!    points a cut for uniform points);
@@ -30,9 +31,11 @@
 //! triangle's circle holds no point), so the join is a Delaunay
 //! triangulation; for points in general position, the one.
 //!
-//! The join is checked (every vertex in a triangle, Euler's count of
-//! triangles, one boundary loop, twins and next/prev consistent); where a
-//! check fails, [`delaunay_half_edges_in_blocks`] says so and the caller
+//! The join is checked (twins and next/prev consistent, every vertex in a
+//! triangle, one boundary loop, Euler's count, and by exact predicates
+//! every edge locally Delaunay and the boundary convex: the result is the
+//! Delaunay triangulation whatever the rounding did); where a check
+//! fails, [`delaunay_half_edges_in_blocks`] says so and the caller
 //! triangulates serially. The blocks depend on the points' count alone,
 //! so the result is the same on any number of threads.
 
@@ -107,10 +110,19 @@ impl Bounds {
         let uy = (bx * c2 - cx * b2) / (2.0 * cross);
         let r = ux.hypot(uy);
         let (x, y) = (a[0] + ux, a[1] + uy);
-        // The cross product's condition bounds the relative error of the
-        // centre and the radius; 1e-12 of it is far above the rounding.
+        // A bound, far above the rounding (1e-12 against the unit
+        // roundoff's 1.1e-16), on the error of the centre and the radius:
+        // the numerators' terms over the cross product (the numerators'
+        // rounding), the centre times the cross product's condition (its
+        // cancellation), and the coordinates (the subtractions).
+        let numerators =
+            ((cy * b2).abs() + (by * c2).abs() + (bx * c2).abs() + (cx * b2).abs()) / cross.abs();
         let condition = ((bx * cy).abs() + (by * cx).abs()) / cross.abs();
-        let slack = (r + a[0].abs() + a[1].abs()) * 1e-12 * (1.0 + condition);
+        let slack = 1e-12
+            * (numerators
+                + (r + ux.abs() + uy.abs()) * (1.0 + condition)
+                + a[0].abs()
+                + a[1].abs());
         let reach = r + slack;
         x - reach > self.x[0]
             && x + reach < self.x[1]
@@ -159,7 +171,7 @@ impl Block {
             &HashMap::new(),
             half_edges.each_mut().map(|a| a.as_mut_slice()),
         );
-        let mut on_border = vec![faces == 0; t.num_vertices()];
+        let mut on_border = vec![false; t.num_vertices()];
         for (f, &is) in flags.iter().enumerate() {
             if !is {
                 for v in face(&t, f).vertices() {
@@ -273,10 +285,19 @@ fn cut(distinct: &Distinct, [columns, rows]: [usize; 2]) -> Vec<(Vec<u32>, Bound
 /// finite, or too large or small).
 pub fn delaunay_half_edges_in_blocks(
     points: &[[f64; 2]],
-    [columns, rows]: [usize; 2],
+    blocks: [usize; 2],
 ) -> Result<Option<HalfEdges>, PolyllaError> {
-    let distinct = Distinct::of(points);
-    let count = columns.max(1) * rows.max(1);
+    Ok(join(points, blocks)?.map(|(half_edges, _)| half_edges))
+}
+
+/// [`delaunay_half_edges_in_blocks`], with the number of the blocks'
+/// final triangles (the rest are the serial fill's).
+fn join(
+    points: &[[f64; 2]],
+    [columns, rows]: [usize; 2],
+) -> Result<Option<(HalfEdges, usize)>, PolyllaError> {
+    let distinct = Distinct::of(points)?;
+    let count = columns.max(1).saturating_mul(rows.max(1));
     if count < 2 || distinct.by_x.len() < 3 * count {
         return Ok(None);
     }
@@ -354,7 +375,7 @@ pub fn delaunay_half_edges_in_blocks(
         [origin, twin, next, prev],
         interior as u32,
     );
-    Ok(joined(&half_edges).then_some(half_edges))
+    Ok(joined(&half_edges).then_some((half_edges, finals as usize)))
 }
 
 /// The inner faces of the border triangulation `b` that fill the space
@@ -370,9 +391,9 @@ fn fill_faces(b: &SiteTriangulation, walls: &HashMap<u64, u32>) -> Vec<u32> {
         .into_par_iter()
         .filter(|&f| face(b, f).adjacent_edges().iter().any(beyond_wall))
         .collect();
-    let mut filled = vec![walls.is_empty(); faces];
+    let mut in_fill = vec![walls.is_empty(); faces];
     for &f in &stack {
-        filled[f] = true;
+        in_fill[f] = true;
     }
     while let Some(f) = stack.pop() {
         for e in face(b, f).adjacent_edges() {
@@ -381,14 +402,14 @@ fn fill_faces(b: &SiteTriangulation, walls: &HashMap<u64, u32>) -> Vec<u32> {
             }
             if let Some(g) = e.rev().face().as_inner() {
                 let g = g.fix().index() - 1;
-                if !filled[g] {
-                    filled[g] = true;
+                if !in_fill[g] {
+                    in_fill[g] = true;
                     stack.push(g);
                 }
             }
         }
     }
-    (0..faces as u32).filter(|&f| filled[f as usize]).collect()
+    (0..faces as u32).filter(|&f| in_fill[f as usize]).collect()
 }
 
 /// Writes `faces` of `t` (inner faces), numbered from `first`, into the
@@ -440,18 +461,26 @@ fn write_faces(
 }
 
 /// The join's check: every half-edge its twin's twin and its previous
-/// one's next, every vertex in a triangle, one boundary loop, and Euler's
+/// one's next, every vertex in a triangle, one boundary loop, Euler's
 /// count of triangles for a triangulated disk (`2 V - B - 2`; a hole or a
-/// missing triangle breaks it).
+/// missing triangle breaks it); then, by Shewchuk's exact predicates,
+/// every triangle counter-clockwise, every interior edge locally
+/// Delaunay, and the boundary convex: the Delaunay triangulation of the
+/// points (a triangulation of their hull whose edges are all locally
+/// Delaunay), whatever the rounding of the final triangles' test did.
 fn joined(h: &HalfEdges) -> bool {
     let consistent = (0..h.len()).into_par_iter().all(|e| {
-        let t = h.twin[e];
+        let (t, p) = (h.twin[e], h.prev[e]);
         t != NONE
+            && p != NONE
             && h.twin[t as usize] as usize == e
-            && h.next[h.prev[e] as usize] as usize == e
+            && h.next[p as usize] as usize == e
             && h.origin[t as usize] == h.origin[h.next[e] as usize]
     });
-    let border = h.len() - h.interior as usize;
+    if !consistent || h.edge_of_vertex.par_iter().any(|&e| e == NONE) {
+        return false;
+    }
+    let (interior, border) = (h.interior as usize, h.len() - h.interior as usize);
     let mut loop_length = 0;
     if border > 0 {
         let mut e = h.interior;
@@ -463,8 +492,118 @@ fn joined(h: &HalfEdges) -> bool {
             }
         }
     }
-    consistent
-        && !h.edge_of_vertex.par_iter().any(|&e| e == NONE)
-        && loop_length == border
-        && 2 * h.positions.len() == h.triangles() + border + 2
+    if loop_length != border || 2 * h.positions.len() != h.triangles() + border + 2 {
+        return false;
+    }
+    let at = |v: u32| {
+        let [x, y] = h.positions[v as usize];
+        robust::Coord { x, y }
+    };
+    let delaunay = (0..h.triangles()).into_par_iter().all(|f| {
+        let [a, b, c] = [0, 1, 2].map(|i| at(h.origin[3 * f + i]));
+        robust::orient2d(a, b, c) > 0.0
+            && (0..3).all(|i| {
+                let (e, t) = (3 * f + i, h.twin[3 * f + i] as usize);
+                // Each interior edge once, from its smaller half-edge.
+                t >= interior
+                    || t < e
+                    || robust::incircle(a, b, c, at(h.origin[h.prev[t] as usize])) <= 0.0
+            })
+    });
+    // The boundary runs clockwise: no turn to the left.
+    let convex = (interior..h.len()).into_par_iter().all(|e| {
+        let n = h.next[e] as usize;
+        let turn = [e, n, h.next[n] as usize].map(|k| at(h.origin[k]));
+        robust::orient2d(turn[0], turn[1], turn[2]) <= 0.0
+    });
+    delaunay && convex
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{delaunay, delaunay_half_edges_serial, random_points};
+
+    #[test]
+    fn most_triangles_of_uniform_points_are_final() {
+        let points = random_points(40_000, 9);
+        let (half_edges, finals) = join(&points, [4, 4]).unwrap().unwrap();
+        assert!(
+            finals * 10 > 9 * half_edges.triangles(),
+            "{finals} of {}",
+            half_edges.triangles()
+        );
+    }
+
+    /// The triangles of spade's triangulation of `points` with `change`
+    /// made to them, as half-edges.
+    fn changed(points: &[[f64; 2]], change: impl FnOnce(&mut Vec<[u32; 3]>)) -> HalfEdges {
+        let mut t = delaunay(points).unwrap();
+        change(&mut t.triangles);
+        HalfEdges::from_triangles(t.positions, &t.triangles).unwrap()
+    }
+
+    #[test]
+    fn the_check_refuses_what_is_not_the_delaunay_triangulation() {
+        let points = random_points(2000, 4);
+        assert!(joined(&delaunay_half_edges_serial(&points).unwrap()));
+        let h = changed(&points, |_| ());
+        assert!(joined(&h));
+        let at = |v: u32| {
+            let [x, y] = h.positions[v as usize];
+            robust::Coord { x, y }
+        };
+        // An interior edge of a convex quadrilateral flipped: not
+        // locally Delaunay.
+        let flip = (0..h.interior as usize)
+            .find_map(|e| {
+                let t = h.twin[e] as usize;
+                if t >= h.interior as usize {
+                    return None;
+                }
+                let (a, b) = (h.origin[e], h.origin[t]);
+                let (c, d) = (h.origin[h.prev[e] as usize], h.origin[h.prev[t] as usize]);
+                let convex = robust::orient2d(at(a), at(d), at(c)) > 0.0
+                    && robust::orient2d(at(d), at(b), at(c)) > 0.0;
+                convex.then_some(((e / 3, t / 3), [[a, d, c], [d, b, c]]))
+            })
+            .unwrap();
+        let flipped = changed(&points, |t| {
+            t[flip.0.0] = flip.1[0];
+            t[flip.0.1] = flip.1[1];
+        });
+        assert!(!joined(&flipped));
+        // A triangle on the hull left out: the boundary is not convex.
+        let on_hull = h.twin[h.interior as usize] as usize / 3;
+        assert!(!joined(&changed(&points, |t| {
+            t.remove(on_hull);
+        })));
+        // An inner triangle left out: a hole, two boundary loops.
+        let inner = (0..h.triangles())
+            .find(|&f| (0..3).all(|i| !h.is_border_edge((3 * f + i) as u32)))
+            .unwrap();
+        assert!(!joined(&changed(&points, |t| {
+            t.remove(inner);
+        })));
+        // A point in no triangle.
+        let mut t = delaunay(&points).unwrap();
+        t.positions.push([0.5, 0.5 + 1e-9]);
+        assert!(!joined(
+            &HalfEdges::from_triangles(t.positions, &t.triangles).unwrap()
+        ));
+        // Two triangulations apart: two boundary loops.
+        let far: Vec<[f64; 2]> = points.iter().map(|&[x, y]| [x + 10.0, y]).collect();
+        let (mut near, apart) = (delaunay(&points).unwrap(), delaunay(&far).unwrap());
+        let shift = near.positions.len() as u32;
+        near.positions.extend(apart.positions);
+        near.triangles
+            .extend(apart.triangles.iter().map(|t| t.map(|v| v + shift)));
+        assert!(!joined(
+            &HalfEdges::from_triangles(near.positions, &near.triangles).unwrap()
+        ));
+        // Twins that do not name each other.
+        let mut broken = h.clone();
+        broken.twin.swap(0, 1);
+        assert!(!joined(&broken));
+    }
 }

@@ -39,6 +39,10 @@ impl HasPosition for Site {
 /// A Delaunay triangulation of [`Site`]s.
 pub(crate) type SiteTriangulation = DelaunayTriangulation<Site>;
 
+/// The most points a triangulation takes: its half-edges (about 6 a
+/// point) are numbered in 32 bits.
+pub const MOST_POINTS: usize = (u32::MAX / 7) as usize;
+
 /// The distinct points of an input: the triangulation's vertices.
 pub(crate) struct Distinct {
     /// The distinct points in input order (each at its first occurrence):
@@ -50,13 +54,40 @@ pub(crate) struct Distinct {
 
 impl Distinct {
     /// The distinct points of `points`, found in parallel: the points
-    /// sorted by `(x, y, index)` (coordinates in their total order), each
-    /// run of equal points kept at its first index, the kept ones
-    /// numbered in input order.
-    pub(crate) fn of(points: &[[f64; 2]]) -> Distinct {
-        // A coordinate as a word in its total order (`f64::total_cmp`).
+    /// sorted by `(x, y, index)` (coordinates in their total order, `-0`
+    /// taken for `0`), each run of equal points kept at its first index,
+    /// the kept ones numbered in input order.
+    ///
+    /// # Errors
+    /// [`PolyllaError::Triangulation`] for the first point with a
+    /// coordinate spade refuses (not finite, or past its range), naming
+    /// it; [`PolyllaError::Input`] for more points than the half-edges'
+    /// 32-bit numbers reach ([`MOST_POINTS`]).
+    pub(crate) fn of(points: &[[f64; 2]]) -> Result<Distinct, PolyllaError> {
+        if points.len() > MOST_POINTS {
+            return Err(PolyllaError::Input(format!(
+                "{} points: at most {MOST_POINTS} can be triangulated (about 6 half-edges a point, numbered in 32 bits)",
+                points.len()
+            )));
+        }
+        let refused = |p: &[f64; 2]| {
+            spade::validate_coordinate(p[0])
+                .and(spade::validate_coordinate(p[1]))
+                .err()
+        };
+        if let Some(i) = points.par_iter().position_first(|p| refused(p).is_some()) {
+            let [x, y] = points[i];
+            let why = refused(&points[i])
+                .map(|e| format!("{e:?}"))
+                .unwrap_or_default();
+            return Err(PolyllaError::Triangulation(format!(
+                "point {i} ({x}, {y}): a coordinate spade cannot take ({why})"
+            )));
+        }
+        // A coordinate as a word in its total order (`f64::total_cmp`),
+        // `-0` as `0`.
         let word = |x: f64| {
-            let b = x.to_bits();
+            let b = (x + 0.0).to_bits();
             if b >> 63 == 1 { !b } else { b | 1 << 63 }
         };
         let mut order: Vec<(u64, u64, u32)> = points
@@ -68,10 +99,10 @@ impl Distinct {
         let same = |i: usize| order[i - 1].0 == order[i].0 && order[i - 1].1 == order[i].1;
         if !(1..order.len()).into_par_iter().any(same) {
             // No point repeats (the common case): no numbering to do.
-            return Distinct {
+            return Ok(Distinct {
                 positions: points.par_iter().copied().collect(),
                 by_x: order.par_iter().map(|o| o.2).collect(),
-            };
+            });
         }
         let first = |i: usize| i == 0 || !same(i);
         let mut kept = vec![false; points.len()];
@@ -116,7 +147,7 @@ impl Distinct {
             .filter(|&i| first(i))
             .map(|i| number[order[i].2 as usize])
             .collect();
-        Distinct { positions, by_x }
+        Ok(Distinct { positions, by_x })
     }
 
     /// The sites of the vertices `ids`, in that order.
@@ -141,7 +172,7 @@ impl Distinct {
 /// [`PolyllaError::Input`] when no triangle can be formed (fewer than
 /// three distinct points, or all of them on one line), naming the counts.
 fn triangulate(points: &[[f64; 2]]) -> Result<(Distinct, SiteTriangulation), PolyllaError> {
-    let distinct = Distinct::of(points);
+    let distinct = Distinct::of(points)?;
     let t = SiteTriangulation::bulk_load(distinct.sites(&distinct.by_x))
         .map_err(|e| PolyllaError::Triangulation(format!("{e:?}")))?;
     if t.num_inner_faces() == 0 {

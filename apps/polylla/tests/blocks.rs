@@ -170,16 +170,78 @@ fn the_result_does_not_depend_on_the_threads() {
     let many = delaunay_half_edges_in_blocks(&points, [4, 3])
         .unwrap()
         .unwrap();
-    let one = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .unwrap()
-        .install(|| {
-            delaunay_half_edges_in_blocks(&points, [4, 3])
-                .unwrap()
-                .unwrap()
-        });
-    assert_eq!(one, many);
+    for threads in [1, 7] {
+        let other = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                delaunay_half_edges_in_blocks(&points, [4, 3])
+                    .unwrap()
+                    .unwrap()
+            });
+        assert_eq!(other, many, "{threads} threads");
+    }
+}
+
+#[test]
+fn a_sliver_whose_circle_rounds_inside_its_block_is_not_taken_for_final() {
+    // The circle of the sliver (0, 1, 2) crosses the cut between the two
+    // columns, and contains vertex 4; its centre's rounding is far above
+    // the cross product's alone (the review of the first version).
+    let points = [
+        [0.0, 0.0],
+        [3.938207536479691e-9, 1.0000000031561238],
+        [0.0, 1.0],
+        [-1.41962230818229, 1.968353076255034],
+        [1.0414590824194965, 0.5],
+        [2.0298344379363193, -0.04521335501030954],
+        [2.1801108875115824, 1.6791042714524662],
+        [1.8870505832712805, 0.38114519085246856],
+    ];
+    compare(&points, [2, 1], true);
+    // Slivers along both axes, at many scales and offsets.
+    let mut r = rng(17);
+    for case in 0..300 {
+        let scale = 10f64.powi(case % 9 - 4);
+        let offset = [r.random_range(-1e3..1e3), r.random_range(-1e3..1e3)];
+        let mut points: Vec<[f64; 2]> = (0..40)
+            .map(|_| [r.random_range(-2.0..2.0), r.random_range(-2.0..2.0)])
+            .collect();
+        let tiny = r.random_range(1e-10..1e-7);
+        points.extend([[0.0, 0.0], [tiny, 1.0 + 2.0 * tiny], [0.0, 1.0]]);
+        if case % 2 == 1 {
+            points.iter_mut().for_each(|p| p.swap(0, 1));
+        }
+        let points: Vec<[f64; 2]> = points
+            .iter()
+            .map(|&[x, y]| [offset[0] + scale * x, offset[1] + scale * y])
+            .collect();
+        let serial = delaunay_half_edges_serial(&points).unwrap();
+        for blocks in [[2, 1], [1, 2], [2, 2]] {
+            if let Some(joined) = delaunay_half_edges_in_blocks(&points, blocks).unwrap() {
+                check_delaunay(&joined);
+                assert_eq!(joined.triangles(), serial.triangles(), "case {case}");
+            }
+        }
+    }
+}
+
+#[test]
+fn signed_zeros_are_one_point_and_the_first_refused_point_is_named() {
+    let points = [[0.0, 0.0], [1.0, 0.0], [-0.0, 0.0], [0.0, 1.0], [0.0, -0.0]];
+    let serial = delaunay_half_edges_serial(&points).unwrap();
+    assert_eq!(serial.positions.len(), 3);
+    assert!(!serial.edge_of_vertex.contains(&NONE));
+    let mut points = random_points(5000, 6);
+    points[4000] = [f64::NAN, 0.0];
+    points[1500] = [0.5, 1e300];
+    for _ in 0..3 {
+        let error = delaunay_half_edges_in_blocks(&points, [3, 3]).unwrap_err();
+        assert!(error.to_string().contains("point 1500"), "{error}");
+        let error = delaunay_half_edges_serial(&points).unwrap_err();
+        assert!(error.to_string().contains("point 1500"), "{error}");
+    }
 }
 
 #[test]

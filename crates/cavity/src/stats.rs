@@ -91,22 +91,28 @@ pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
 }
 
 /// Fans around `v`: its faces joined through its edges with exactly two
-/// faces.
+/// faces. The faces of edge `(v, w)` are those of `v`'s faces that hold
+/// `w` (no face repeats a vertex): the other two corners of `v`'s faces,
+/// sorted, give each edge's faces as a run, with no look-up of the edges.
 fn fans(mesh: &TriMesh, topo: &Topology, v: u32) -> usize {
     /// Faces around a vertex whose sets live on the stack.
     const ON_STACK: usize = 32;
     let faces = topo.vertex_faces(v);
-    let mut stack = [0u32; ON_STACK];
-    let mut heap = Vec::new();
-    let parent = if faces.len() <= ON_STACK {
-        &mut stack[..faces.len()]
+    let (mut stack, mut heap) = (([0u32; ON_STACK], [(0u32, 0u32); 2 * ON_STACK]), None);
+    let (parent, corners) = if faces.len() <= ON_STACK {
+        (&mut stack.0[..faces.len()], &mut stack.1[..2 * faces.len()])
     } else {
-        heap.resize(faces.len(), 0);
-        &mut heap[..]
+        let (p, c) = heap.insert((vec![0u32; faces.len()], vec![(0u32, 0u32); 2 * faces.len()]));
+        (&mut p[..], &mut c[..])
     };
-    for (i, p) in parent.iter_mut().enumerate() {
-        *p = i as u32;
+    for (i, &f) in faces.iter().enumerate() {
+        parent[i] = i as u32;
+        let t = mesh.faces[f as usize];
+        let at = t.iter().position(|&x| x == v).unwrap_or(0);
+        corners[2 * i] = (t[(at + 1) % 3], i as u32);
+        corners[2 * i + 1] = (t[(at + 2) % 3], i as u32);
     }
+    corners.sort_unstable();
     let root = |parent: &mut [u32], mut x: u32| {
         while parent[x as usize] != x {
             parent[x as usize] = parent[parent[x as usize] as usize];
@@ -115,27 +121,21 @@ fn fans(mesh: &TriMesh, topo: &Topology, v: u32) -> usize {
         x
     };
     let mut sets = faces.len();
-    for (i, &f) in faces.iter().enumerate() {
-        let t = mesh.faces[f as usize];
-        for k in 0..3 {
-            // Edge k runs from corner k to corner k + 1; each two-face edge
-            // at `v` is met from both faces, joined from the first.
-            if t[k] != v && t[(k + 1) % 3] != v {
-                continue;
-            }
-            if let &[g, h] = topo.edge_faces(topo.fe[f as usize][k]) {
-                let other = if g == f { h } else { g };
-                if let Ok(j) = faces.binary_search(&other)
-                    && j > i
-                {
-                    let (a, b) = (root(parent, i as u32), root(parent, j as u32));
-                    if a != b {
-                        parent[a.max(b) as usize] = a.min(b);
-                        sets -= 1;
-                    }
-                }
+    let mut start = 0;
+    while start < corners.len() {
+        let w = corners[start].0;
+        let run = corners[start..].iter().take_while(|c| c.0 == w).count();
+        if run == 2 {
+            let (a, b) = (
+                root(parent, corners[start].1),
+                root(parent, corners[start + 1].1),
+            );
+            if a != b {
+                parent[a.max(b) as usize] = a.min(b);
+                sets -= 1;
             }
         }
+        start += run;
     }
     sets
 }
