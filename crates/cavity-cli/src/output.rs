@@ -10,7 +10,7 @@ use std::time::Instant;
 use cavity::TriMesh;
 use cavity::defects::Keeps;
 use cavity::input::InputDefects;
-use cavity::io::{Format, same_file};
+use cavity::io::{Format, same_file, stage_mesh};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Result;
@@ -69,17 +69,39 @@ pub(crate) fn refuse_overwrite(input: Option<&Path>, output: &Path) -> Result<()
     Ok(())
 }
 
-/// Checks an operation's output against its input before it is written
-/// to `path` (`cavity::input::InputDefects::check`): a failed check is an
-/// error, and the rejected mesh goes beside `path` for inspection instead.
-pub(crate) fn check(
+/// Checks `output` against the input's defects (`keeps`: what the
+/// operation must keep) while it is written beside `path` in `format` (a
+/// temporary file), and renames it into place once the check passed; a
+/// rejected mesh is kept beside the destination, which is left as it was,
+/// and the temporary file removed. The check's and the write's own
+/// seconds.
+///
+/// # Errors
+/// The check's ([`cavity::input::Rejected`]) or the write's.
+pub(crate) fn check_and_write(
     input: &InputDefects,
     output: &TriMesh,
     keeps: Keeps,
     path: &Path,
     format: Format,
-) -> Result<()> {
-    Ok(input.check(output, None, keeps, path, format)?)
+) -> Result<(f64, f64)> {
+    let (checked, check_seconds, (staged, write_seconds)) = std::thread::scope(|scope| {
+        let writing = scope.spawn(|| {
+            let start = Instant::now();
+            let staged = stage_mesh(path, output, None, format);
+            (staged, start.elapsed().as_secs_f64())
+        });
+        let start = Instant::now();
+        let checked = input.check(output, None, keeps, path, format);
+        let seconds = start.elapsed().as_secs_f64();
+        let written = writing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (checked, seconds, written)
+    });
+    checked?;
+    staged?.commit()?;
+    Ok((check_seconds, write_seconds))
 }
 
 /// Progress of a long command on stderr: an indicatif bar or spinner on a
@@ -161,5 +183,62 @@ pub(crate) fn spinner() -> Progress {
         Progress::Bar(pb)
     } else {
         Progress::Lines(Instant::now())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cavity::input::{InputMesh, Source};
+
+    /// A 4 x 4 grid of squares, two triangles each, as OBJ text.
+    fn grid_obj() -> String {
+        let mut s = String::new();
+        for y in 0..5 {
+            for x in 0..5 {
+                s += &format!("v {x} {y} 0\n");
+            }
+        }
+        for y in 0..4 {
+            for x in 0..4 {
+                let v = 5 * y + x + 1;
+                s += &format!("f {} {} {}\nf {} {} {}\n", v, v + 1, v + 6, v, v + 6, v + 5);
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn the_output_is_written_while_checked_and_kept_out_when_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let obj = grid_obj();
+        let format = Format::from_path(Path::new("grid.obj")).unwrap();
+        let read = InputMesh::read(Source::Bytes(obj.as_bytes(), format, "grid")).unwrap();
+        let (defects, _) = read.defects();
+        let keeps = Keeps {
+            topology: true,
+            no_zero_area: true,
+        };
+        let ply = Format::from_path(Path::new("out.ply")).unwrap();
+        let good = dir.path().join("good.ply");
+        check_and_write(&defects, &read.mesh, keeps, &good, ply).unwrap();
+        assert!(good.exists());
+        // An inner face left out: a second boundary loop.
+        let bad = dir.path().join("bad.ply");
+        std::fs::write(&bad, "what was there").unwrap();
+        let mut holed = read.mesh.clone();
+        holed.faces.remove(10);
+        let error = check_and_write(&defects, &holed, keeps, &bad, ply).unwrap_err();
+        assert!(
+            error.to_string().contains("bad.ply was not written"),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&bad).unwrap(), "what was there");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["bad-rejected.ply", "bad.ply", "good.ply"]);
     }
 }

@@ -3,12 +3,12 @@
 use std::path::Path;
 
 use cavity::defects::Keeps;
-use cavity::io::{check_writable, write_mesh};
+use cavity::io::check_writable;
 
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
 use crate::input::{beside_defects, check_input};
-use crate::output::{check, refuse_overwrite, sayln, spinner};
+use crate::output::{check_and_write, refuse_overwrite, sayln, spinner};
 use crate::stages::Clock;
 
 pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
@@ -36,7 +36,8 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     clock.device("flips", &backend);
     let released = clock.release(backend);
     pb.finish_and_clear();
-    check(
+    // The output is checked while it is written.
+    let (check_seconds, _) = check_and_write(
         &defects,
         &out,
         Keeps {
@@ -46,9 +47,7 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
         output,
         format,
     )?;
-    clock.host("check");
-    write_mesh(output, &out, None, format)?;
-    clock.host("write");
+    clock.beside("check", check_seconds, "write");
     drop(released);
     sayln!(
         "{} flips in {} sweeps ({} rounds) on {device} in {:.3} s; rolled back {} of {} scheduled patches ({:.1} %); wrote {}",
