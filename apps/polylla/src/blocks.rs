@@ -221,23 +221,23 @@ fn filled(len: usize, capacity: usize) -> Vec<u32> {
 fn cut(distinct: &Distinct, [columns, rows]: [usize; 2]) -> Vec<(Vec<u32>, Bounds)> {
     let m = distinct.by_x.len();
     let at = |v: u32| distinct.positions[v as usize];
+    // The bounds along `axis` of the run `sorted[start..end]` of vertices
+    // sorted along it: the neighbouring runs' nearest coordinates,
+    // infinite past the ends.
+    let between = |sorted: &[u32], start: usize, end: usize, axis: usize| {
+        [
+            start
+                .checked_sub(1)
+                .map_or(f64::NEG_INFINITY, |k| at(sorted[k])[axis]),
+            sorted.get(end).map_or(f64::INFINITY, |&v| at(v)[axis]),
+        ]
+    };
     let column_start = |i: usize| i * m / columns;
     (0..columns)
         .into_par_iter()
         .flat_map_iter(|i| {
             let (start, end) = (column_start(i), column_start(i + 1));
-            let x = [
-                if i == 0 {
-                    f64::NEG_INFINITY
-                } else {
-                    at(distinct.by_x[start - 1])[0]
-                },
-                if i + 1 == columns {
-                    f64::INFINITY
-                } else {
-                    at(distinct.by_x[end])[0]
-                },
-            ];
+            let x = between(&distinct.by_x, start, end, 0);
             let mut by_y = distinct.by_x[start..end].to_vec();
             by_y.sort_unstable_by(|&a, &b| {
                 let (p, q) = (at(a), at(b));
@@ -248,18 +248,7 @@ fn cut(distinct: &Distinct, [columns, rows]: [usize; 2]) -> Vec<(Vec<u32>, Bound
             (0..rows)
                 .map(|j| {
                     let (lo, hi) = (row_start(j), row_start(j + 1));
-                    let y = [
-                        if j == 0 {
-                            f64::NEG_INFINITY
-                        } else {
-                            at(by_y[lo - 1])[1]
-                        },
-                        if j + 1 == rows {
-                            f64::INFINITY
-                        } else {
-                            at(by_y[hi])[1]
-                        },
-                    ];
+                    let y = between(&by_y, lo, hi, 1);
                     (by_y[lo..hi].to_vec(), Bounds { x, y })
                 })
                 .collect::<Vec<_>>()
