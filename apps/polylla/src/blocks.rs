@@ -48,8 +48,8 @@ use spade::Triangulation as _;
 use spade::handles::{FaceHandle, InnerTag};
 
 use crate::PolyllaError;
-use crate::generate::{Distinct, Site, SiteTriangulation};
 use crate::halfedge::{HalfEdges, NONE, add_border};
+use crate::points::{Distinct, Site, SiteTriangulation};
 
 /// The fewest points [`delaunay_half_edges`](crate::generate::delaunay_half_edges)
 /// triangulates in blocks; below, spade's serial triangulation is as

@@ -17,6 +17,8 @@
 //!   (with `spade`);
 //! - [`blocks`]: the Delaunay triangulation of many points in blocks, in
 //!   parallel, joined at their borders;
+//! - `points`: the distinct points of a triangulation's input, shared by
+//!   the two;
 //! - [`io`]: Triangle `.node`/`.ele`/`.neigh` and 2D OFF input, OFF
 //!   polygons and SVG output.
 
@@ -26,6 +28,7 @@ pub mod device;
 pub mod generate;
 pub mod halfedge;
 pub mod io;
+mod points;
 pub mod sequential;
 
 pub use halfedge::HalfEdges;
@@ -63,7 +66,8 @@ pub enum PolyllaError {
     /// The backend failed (no kernels, a launch, a copy; out of memory).
     #[error(transparent)]
     Backend(#[from] cavity::backend::BackendError),
-    /// Spade could not triangulate the points (a non-finite coordinate).
+    /// Spade could not triangulate the points (a coordinate not finite or
+    /// past spade's range, the first such point named).
     #[error("triangulating the points: {0}")]
     Triangulation(String),
 }
