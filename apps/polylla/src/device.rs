@@ -8,13 +8,14 @@
 use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
 use cavity_polylla_kernels::{
-    BarrierTips, Bridges, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, Relink,
-    RelinkChords, SharedIds, SplitPolygons, blocks, repair,
+    BarrierTips, Bridges, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, PolygonSizes,
+    PolygonVertices, Relink, RelinkChords, SharedIds, SplitPolygons, blocks, repair,
 };
 use rayon::prelude::*;
 
 use crate::PolyllaError;
 use crate::halfedge::HalfEdges;
+use crate::lists::PolygonLists;
 use crate::sequential::Polylla;
 
 /// The milliseconds of each step of a run, in order: the upload, the
@@ -83,6 +84,117 @@ impl Clock<'_> {
 /// or a copy fails (out of memory included); [`PolyllaError::Input`] past
 /// `2³² - 1` half-edges.
 pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings), PolyllaError> {
+    let Linked {
+        mut clock,
+        labels,
+        new_next,
+        new_prev,
+        list,
+        count,
+        repaired,
+        bytes,
+        halfedges,
+        interior,
+        ..
+    } = run(backend, mesh)?;
+    let d = backend;
+    let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
+        Ok((
+            d.download(labels, bytes as usize)?,
+            d.download(new_next, halfedges as usize)?,
+            d.download(new_prev, halfedges as usize)?,
+            d.download(list, count as usize)?,
+            d.download(repaired, 2)?,
+        ))
+    })?;
+    let labels: &[u8] = bytemuck::cast_slice(&labels);
+    let frontier = (0..halfedges)
+        .into_par_iter()
+        .map(|h| h >= interior || labels[(h / 3) as usize] >> (h % 3) & 1 != 0)
+        .collect();
+    let poly = Polylla {
+        frontier,
+        next,
+        prev,
+        polygons,
+        repaired: repaired[0] as usize,
+        bridges: repaired[1] as usize,
+    };
+    Ok((poly, clock.timings))
+}
+
+/// The polygons of [`polylla`] as vertex lists gathered on the device
+/// (`cavity_polylla_kernels::lists`: each polygon's size, their scan, its
+/// vertices), so that only the lists are copied back, not the polygons'
+/// links and labels: what the writers take. The same polygons in the same
+/// order as [`PolygonLists::of`] of [`polylla`]'s result.
+///
+/// # Errors
+/// As [`polylla`].
+pub fn polygon_lists(
+    backend: &Backend,
+    mesh: &HalfEdges,
+) -> Result<(PolygonLists, Timings), PolyllaError> {
+    let Linked {
+        mut clock,
+        origin,
+        new_next,
+        list,
+        count,
+        repaired,
+        ..
+    } = run(backend, mesh)?;
+    let d = backend;
+    let (offsets, vertices) = clock.step("vertex lists", || {
+        let mut offsets = d.zeros::<u32>(count as usize + 1)?;
+        d.launch::<PolygonSizes>(
+            blocks(count),
+            (0, 0),
+            (&new_next, &list, count, &mut offsets),
+        )?;
+        d.exclusive_scan(&mut offsets, count + 1)?;
+        let total = d.element(&offsets, count as usize)?;
+        let mut vertices = d.zeros::<u32>(total as usize)?;
+        let params = (&new_next, &origin, &list, &offsets, count, &mut vertices);
+        d.launch::<PolygonVertices>(blocks(count), (0, 0), params)?;
+        Ok((offsets, (vertices, total)))
+    })?;
+    let (offsets, vertices, repaired) = clock.step("copy to host", || {
+        Ok((
+            d.download(offsets, count as usize + 1)?,
+            d.download(vertices.0, vertices.1 as usize)?,
+            d.download(repaired, 2)?,
+        ))
+    })?;
+    let lists = PolygonLists {
+        offsets,
+        vertices,
+        repaired: repaired[0] as usize,
+        bridges: repaired[1] as usize,
+    };
+    Ok((lists, clock.timings))
+}
+
+/// A run's arrays once its polygons are linked and listed ([`run`]).
+struct Linked<'a> {
+    clock: Clock<'a>,
+    labels: Buffer<u32>,
+    origin: Buffer<u32>,
+    new_next: Buffer<u32>,
+    new_prev: Buffer<u32>,
+    /// The polygons' seeds, `count` of them.
+    list: Buffer<u32>,
+    count: u32,
+    /// Tips repaired and barrier edges split.
+    repaired: Buffer<u32>,
+    /// Words of the label bytes.
+    bytes: u32,
+    halfedges: u32,
+    interior: u32,
+}
+
+/// GPolylla's steps up to the list of polygons (see [`polylla`]).
+fn run<'a>(backend: &'a Backend, mesh: &HalfEdges) -> Result<Linked<'a>, PolyllaError> {
     if mesh.len() >= u32::MAX as usize / 4 {
         return Err(PolyllaError::Input(format!(
             "{} half-edges, more than 32-bit indices reach",
@@ -205,27 +317,17 @@ pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings)
         })?;
     }
     let (list, count) = clock.step("scan and compact", || Ok(d.compact_bits(&polygons, bits)?))?;
-    let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
-        Ok((
-            d.download(labels, bytes as usize)?,
-            d.download(new_next, halfedges as usize)?,
-            d.download(new_prev, halfedges as usize)?,
-            d.download(list, count as usize)?,
-            d.download(repaired, 2)?,
-        ))
-    })?;
-    let labels: &[u8] = bytemuck::cast_slice(&labels);
-    let frontier = (0..halfedges)
-        .into_par_iter()
-        .map(|h| h >= interior || labels[(h / 3) as usize] >> (h % 3) & 1 != 0)
-        .collect();
-    let poly = Polylla {
-        frontier,
-        next,
-        prev,
-        polygons,
-        repaired: repaired[0] as usize,
-        bridges: repaired[1] as usize,
-    };
-    Ok((poly, clock.timings))
+    Ok(Linked {
+        clock,
+        labels,
+        origin,
+        new_next,
+        new_prev,
+        list,
+        count,
+        repaired,
+        bytes,
+        halfedges,
+        interior,
+    })
 }

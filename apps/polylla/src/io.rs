@@ -13,6 +13,7 @@ use cavity::io::{MeshIoError, push_float, push_int};
 use rayon::prelude::*;
 
 use crate::halfedge::HalfEdges;
+use crate::lists::Polygons;
 use crate::sequential::Polylla;
 use crate::{PolyllaError, Triangulation};
 
@@ -412,13 +413,13 @@ const PIECE: usize = 1 << 14;
 /// the polygons of `poly` as lines of their vertex count and vertices,
 /// to `path` atomically, streamed: pieces of lines formatted in parallel
 /// while the ones before are written.
-fn write_polygon_text(
+fn write_polygon_text<P: Polygons + ?Sized>(
     path: &Path,
     header: &str,
     mesh: &HalfEdges,
-    poly: &Polylla,
+    poly: &P,
 ) -> Result<(), PolyllaError> {
-    let (vertices, polygons) = (mesh.positions.len(), poly.polygons.len());
+    let (vertices, polygons) = (mesh.positions.len(), poly.count());
     let range = |k: usize, n: usize| k * PIECE..((k + 1) * PIECE).min(n);
     Ok(cavity::io::write_streamed(path, |out| {
         out.write_all(header.as_bytes())?;
@@ -431,10 +432,10 @@ fn write_polygon_text(
             }
         })?;
         cavity::io::write_pieces(out, polygons.div_ceil(PIECE), |k, buf| {
-            for &seed in &poly.polygons[range(k, polygons)] {
-                let vertices = poly.polygon(mesh, seed);
+            for p in range(k, polygons) {
+                let vertices = poly.vertices(mesh, p);
                 push_int(buf, vertices.len());
-                for v in vertices {
+                for &v in vertices.iter() {
                     buf.push(b' ');
                     push_int(buf, v);
                 }
@@ -444,18 +445,24 @@ fn write_polygon_text(
     })?)
 }
 
-/// Writes the polygons of `poly` over `mesh` as OFF: every vertex
-/// (`z = 0`), one face per polygon in [`Polylla::polygons`]' order;
+/// Writes the polygons of `poly` (a [`Polylla`] result or its
+/// [`PolygonLists`](crate::lists::PolygonLists)) over `mesh` as OFF: every
+/// vertex (`z = 0`), one face per polygon in [`Polylla::polygons`]' order;
 /// numbers in their shortest text that reads back exactly.
 ///
 /// # Errors
 /// [`PolyllaError::File`] when the file cannot be written.
-pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
-    let header = format!("OFF\n{} {} 0\n", mesh.positions.len(), poly.polygons.len());
+pub fn write_off<P: Polygons + ?Sized>(
+    path: &Path,
+    mesh: &HalfEdges,
+    poly: &P,
+) -> Result<(), PolyllaError> {
+    let header = format!("OFF\n{} {} 0\n", mesh.positions.len(), poly.count());
     write_polygon_text(path, &header, mesh, poly)
 }
 
-/// Writes the polygons of `poly` over `mesh` as ASCII PLY: every vertex
+/// Writes the polygons of `poly` (as [`write_off`] takes them) over
+/// `mesh` as ASCII PLY: every vertex
 /// (`x y z` as `double`, `z = 0`), one face per polygon in
 /// [`Polylla::polygons`]' order as a `vertex_indices` list (its count a
 /// `uchar` while every polygon has fewer than 256 vertices, else a
@@ -463,11 +470,14 @@ pub fn write_off(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), Po
 ///
 /// # Errors
 /// [`PolyllaError::File`] when the file cannot be written.
-pub fn write_ply(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), PolyllaError> {
-    let longest = poly
-        .polygons
-        .par_iter()
-        .map(|&seed| poly.polygon(mesh, seed).len())
+pub fn write_ply<P: Polygons + ?Sized>(
+    path: &Path,
+    mesh: &HalfEdges,
+    poly: &P,
+) -> Result<(), PolyllaError> {
+    let longest = (0..poly.count())
+        .into_par_iter()
+        .map(|k| poly.vertices(mesh, k).len())
         .max()
         .unwrap_or(0);
     let count = if longest < 256 { "uchar" } else { "uint" };
@@ -476,7 +486,7 @@ pub fn write_ply(path: &Path, mesh: &HalfEdges, poly: &Polylla) -> Result<(), Po
          property double x\nproperty double y\nproperty double z\nelement face {}\n\
          property list {count} int vertex_indices\nend_header\n",
         mesh.positions.len(),
-        poly.polygons.len()
+        poly.count()
     );
     write_polygon_text(path, &header, mesh, poly)
 }

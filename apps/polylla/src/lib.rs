@@ -19,6 +19,7 @@
 //!   parallel, joined at their borders;
 //! - `points`: the distinct points of a triangulation's input, shared by
 //!   the two;
+//! - [`lists`]: polygons as vertex lists, what the writers take;
 //! - [`io`]: Triangle `.node`/`.ele`/`.neigh` and 2D OFF input, OFF
 //!   polygons and SVG output.
 
@@ -28,6 +29,7 @@ pub mod device;
 pub mod generate;
 pub mod halfedge;
 pub mod io;
+pub mod lists;
 mod points;
 pub mod sequential;
 

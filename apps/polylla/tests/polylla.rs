@@ -10,10 +10,11 @@ mod oracle;
 
 use std::collections::BTreeSet;
 
-use cavity_polylla::device::polylla;
+use cavity_polylla::device::{polygon_lists, polylla};
 use cavity_polylla::generate::{delaunay, delaunay_half_edges, grid_points, random_points};
 use cavity_polylla::halfedge::{NONE, orient};
-use cavity_polylla::io::{read_node, read_triangulation, write_off, write_svg};
+use cavity_polylla::io::{read_node, read_triangulation, write_off, write_ply, write_svg};
+use cavity_polylla::lists::PolygonLists;
 use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation, polylla_sequential};
 use cavity_tests::test_backend;
 use proptest::prelude::*;
@@ -289,6 +290,36 @@ fn greenland_points_give_valid_polygons_with_barriers_repaired() {
         "{} triangles, no barrier tip",
         mesh.triangles()
     );
+}
+
+#[test]
+fn vertex_lists_gathered_on_the_backend_equal_the_walked_polygons() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/greenland.node");
+    let (greenland, _) = read_node(&path).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let backend = test_backend();
+    for points in [random_points(20_000, 3), grid_points(40), greenland] {
+        let mesh = delaunay_half_edges(&points).unwrap();
+        let (poly, _) = polylla(&backend, &mesh).unwrap();
+        let (lists, timings) = polygon_lists(&backend, &mesh).unwrap();
+        assert!(timings.steps.iter().any(|s| s.0 == "vertex lists"));
+        let walked = PolygonLists::of(&poly, &mesh);
+        assert_eq!(lists, walked);
+        assert_eq!(lists.len(), poly.polygons.len());
+        assert_eq!(
+            lists.polygon(lists.len() - 1),
+            poly.polygon(&mesh, *poly.polygons.last().unwrap())
+        );
+        // The same files from either.
+        let (a, b) = (dir.path().join("a.off"), dir.path().join("b.off"));
+        write_off(&a, &mesh, &poly).unwrap();
+        write_off(&b, &mesh, &lists).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        let (a, b) = (dir.path().join("a.ply"), dir.path().join("b.ply"));
+        write_ply(&a, &mesh, &poly).unwrap();
+        write_ply(&b, &mesh, &lists).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    }
 }
 
 #[test]

@@ -27,7 +27,9 @@
 //!   and [`PolygonSeeds`] (each polygon named once, by its smallest
 //!   half-edge, a bit per interior half-edge; its half-edges given its
 //!   seed as id); the list of polygons is the compaction of those bits
-//!   (`cavity_device::array::bits`).
+//!   (`cavity_device::array::bits`);
+//! - [`lists`]: [`PolygonSizes`] and [`PolygonVertices`], the polygons'
+//!   vertex lists for the writers.
 //!
 //! The paper keeps a word per half-edge for each label; bytes per triangle
 //! and bits per half-edge keep the arrays that the kernels gather from at
@@ -45,10 +47,12 @@
 
 pub mod label;
 pub mod link;
+pub mod lists;
 pub mod repair;
 
 pub use label::{Labels, LongestEdges};
 pub use link::{MoveSeeds, PolygonSeeds, Relink};
+pub use lists::{PolygonSizes, PolygonVertices};
 pub use repair::{BarrierTips, Bridges, MergeExtra, RelinkChords, SharedIds, SplitPolygons};
 
 pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};

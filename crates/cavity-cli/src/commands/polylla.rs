@@ -13,10 +13,13 @@ use cavity::backend::cpu::CpuBackend;
 use cavity::io::same_file;
 use cavity_polylla::bench::{polylla_bench_row, polylla_table};
 use cavity_polylla::blocks::blocks_for;
-use cavity_polylla::device::polylla;
+use cavity_polylla::device::{polygon_lists, polylla};
 use cavity_polylla::generate::{delaunay_half_edges, grid_points, random_points};
-use cavity_polylla::io::{PolygonFormat, read_node, read_triangulation, write_svg};
-use cavity_polylla::{HalfEdges, PolyllaError, Triangulation};
+use cavity_polylla::io::{
+    PolygonFormat, read_node, read_triangulation, write_off, write_ply, write_svg,
+};
+use cavity_polylla::lists::PolygonLists;
+use cavity_polylla::{HalfEdges, Polylla, PolyllaError, Triangulation};
 
 use crate::Result;
 use crate::args::Device;
@@ -192,6 +195,13 @@ fn check_output(path: &Path, input: Option<&Path>, other: Option<&Path>) -> Resu
     Ok(format)
 }
 
+/// What a run made: the polygons' vertex lists (for a polygon file) or
+/// their links and labels (for a picture).
+enum Made {
+    Lists(PolygonLists),
+    Links(Polylla),
+}
+
 pub(crate) fn polylla_command(
     source: &Source,
     output: &Path,
@@ -222,24 +232,42 @@ pub(crate) fn polylla_command(
     let (mesh, what) = half_edges(source)?;
     clock.host("triangulation and half-edges");
     pb.set_message("Polylla");
-    let (poly, timings) = polylla(&backend, &mesh)?;
+    // The polygons' links and labels are copied back only for a picture;
+    // the polygon files take the vertex lists, gathered on the device.
+    let pictured = format == PolygonFormat::Svg || svg.is_some();
+    let (made, timings) = if pictured {
+        let (poly, timings) = polylla(&backend, &mesh)?;
+        (Made::Links(poly), timings)
+    } else {
+        let (lists, timings) = polygon_lists(&backend, &mesh)?;
+        (Made::Lists(lists), timings)
+    };
     clock.device("Polylla", &backend);
     clock.part("of which kernels", timings.kernels() / 1e3);
     clock.read_peak(&backend);
     pb.set_message("writing");
-    format.write(output, &mesh, &poly)?;
-    if let Some(svg) = svg {
-        write_svg(svg, &mesh, &poly)?;
-    }
+    let (count, repaired, bridges) = match &made {
+        Made::Lists(lists) => {
+            match format {
+                PolygonFormat::Ply => write_ply(output, &mesh, lists)?,
+                _ => write_off(output, &mesh, lists)?,
+            }
+            (lists.len(), lists.repaired, lists.bridges)
+        }
+        Made::Links(poly) => {
+            format.write(output, &mesh, poly)?;
+            if let Some(svg) = svg {
+                write_svg(svg, &mesh, poly)?;
+            }
+            (poly.polygons.len(), poly.repaired, poly.bridges)
+        }
+    };
     clock.host("write");
     pb.finish_and_clear();
     sayln!(
-        "{what}: {} vertices, {} triangles -> {} polygons, {} barrier tips repaired, {} barrier edges split, on {}",
+        "{what}: {} vertices, {} triangles -> {count} polygons, {repaired} barrier tips repaired, {bridges} barrier edges split, on {}",
         mesh.positions.len(),
         mesh.triangles(),
-        poly.polygons.len(),
-        poly.repaired,
-        poly.bridges,
         backend.name()
     );
     say!("steps (ms):");
