@@ -20,7 +20,8 @@ use crate::sequential::Polylla;
 
 /// The milliseconds of each step of a run, in order: the upload, the
 /// kernels (with the names of the paper's table 1 where they match), the
-/// compaction, the download.
+/// compaction, for [`polygon_lists`] the vertex lists' gathering ("vertex
+/// lists": two kernels, a scan and the read of the total), the download.
 #[derive(Clone, Debug, Default)]
 pub struct Timings {
     /// Each step's name and milliseconds.
@@ -28,8 +29,8 @@ pub struct Timings {
 }
 
 impl Timings {
-    /// The milliseconds of the steps that are not copies (the kernels and
-    /// the compaction).
+    /// The milliseconds of the steps that are not copies (the kernels, the
+    /// compaction and the vertex lists' gathering).
     pub fn kernels(&self) -> f64 {
         self.steps
             .iter()
@@ -145,7 +146,7 @@ pub fn polygon_lists(
         ..
     } = run(backend, mesh)?;
     let d = backend;
-    let (offsets, vertices) = clock.step("vertex lists", || {
+    let offsets = clock.step("vertex lists", || {
         let mut offsets = d.zeros::<u32>(count as usize + 1)?;
         d.launch::<PolygonSizes>(
             blocks(count),
@@ -157,12 +158,12 @@ pub fn polygon_lists(
         let mut vertices = d.zeros::<u32>(total as usize)?;
         let params = (&new_next, &origin, &list, &offsets, count, &mut vertices);
         d.launch::<PolygonVertices>(blocks(count), (0, 0), params)?;
-        Ok((offsets, (vertices, total)))
+        Ok((offsets, vertices, total))
     })?;
     let (offsets, vertices, repaired) = clock.step("copy to host", || {
         Ok((
-            d.download(offsets, count as usize + 1)?,
-            d.download(vertices.0, vertices.1 as usize)?,
+            d.download(offsets.0, count as usize + 1)?,
+            d.download(offsets.1, offsets.2 as usize)?,
             d.download(repaired, 2)?,
         ))
     })?;

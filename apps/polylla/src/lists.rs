@@ -14,7 +14,7 @@ use crate::sequential::Polylla;
 /// vertices, in order, are `vertices[offsets[k]..offsets[k + 1]]`; the
 /// polygons in [`Polylla::polygons`]' order, each from its smallest
 /// half-edge along `next`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolygonLists {
     /// Where each polygon's vertices start, and their end (polygons + 1
     /// words).
@@ -54,7 +54,7 @@ impl PolygonLists {
         }
     }
 
-    /// Polygons.
+    /// The number of polygons.
     pub fn len(&self) -> usize {
         self.offsets.len().saturating_sub(1)
     }
@@ -65,6 +65,10 @@ impl PolygonLists {
     }
 
     /// The vertices of polygon `k`, in order.
+    ///
+    /// # Panics
+    /// For `k` past the polygons, or offsets that do not rise within the
+    /// vertices.
     pub fn polygon(&self, k: usize) -> &[u32] {
         &self.vertices[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
@@ -73,10 +77,14 @@ impl PolygonLists {
 /// Polygons as the writers take them: how many, and each one's vertices
 /// in order.
 pub trait Polygons: Sync {
-    /// Polygons.
+    /// The number of polygons.
     fn count(&self) -> usize;
     /// The vertices of polygon `k` (`mesh`: the triangulation the
     /// polygons were made of).
+    ///
+    /// # Panics
+    /// For `k` past the polygons, or polygons that do not close
+    /// ([`Polylla::polygon_edges`]).
     fn vertices<'a>(&'a self, mesh: &HalfEdges, k: usize) -> Cow<'a, [u32]>;
 }
 

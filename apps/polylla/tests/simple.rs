@@ -11,9 +11,10 @@ mod oracle;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cavity_polylla::device::polylla;
+use cavity_polylla::device::{polygon_lists, polylla};
 use cavity_polylla::generate::delaunay;
 use cavity_polylla::io::{read_node, read_triangulation};
+use cavity_polylla::lists::PolygonLists;
 use cavity_polylla::{HalfEdges, Polylla, polylla_sequential};
 use cavity_tests::{cases, test_backend};
 use proptest::prelude::*;
@@ -215,9 +216,20 @@ fn seeded_random_triangulations_with_bridges_give_simple_polygons() {
     // Seeds among 50 000 per size whose triangulations hold bridges.
     for (n, seed) in [(50, 8174), (50, 14125), (100, 169), (100, 410)] {
         let t = delaunay(&oracle::lattice_points(n, seed)).unwrap();
+        let mesh = HalfEdges::from_triangles(t.positions.clone(), &t.triangles).unwrap();
         let (poly, _) = run(t.positions, &t.triangles)
             .unwrap_or_else(|e| panic!("{n} points, seed {seed}: {e}"));
         assert!(poly.bridges > 0, "{n} points, seed {seed}");
+        // The vertex lists gathered on the backend after the split.
+        let backend = test_backend();
+        let (lists, _) = polygon_lists(&backend, &mesh).unwrap();
+        let (linked, _) = polylla(&backend, &mesh).unwrap();
+        assert_eq!(
+            lists,
+            PolygonLists::of(&linked, &mesh),
+            "{n} points, seed {seed}"
+        );
+        assert_eq!(lists.bridges, poly.bridges);
     }
 }
 

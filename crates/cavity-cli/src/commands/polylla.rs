@@ -195,10 +195,13 @@ fn check_output(path: &Path, input: Option<&Path>, other: Option<&Path>) -> Resu
     Ok(format)
 }
 
-/// What a run made: the polygons' vertex lists (for a polygon file) or
-/// their links and labels (for a picture).
+/// A writer of a polygon file from vertex lists.
+type ListsWriter = fn(&Path, &HalfEdges, &PolygonLists) -> std::result::Result<(), PolyllaError>;
+
+/// What a run made: the polygons' vertex lists with their file's writer,
+/// or their links and labels (for a picture).
 enum Made {
-    Lists(PolygonLists),
+    Lists(PolygonLists, ListsWriter),
     Links(Polylla),
 }
 
@@ -234,24 +237,28 @@ pub(crate) fn polylla_command(
     pb.set_message("Polylla");
     // The polygons' links and labels are copied back only for a picture;
     // the polygon files take the vertex lists, gathered on the device.
-    let pictured = format == PolygonFormat::Svg || svg.is_some();
-    let (made, timings) = if pictured {
-        let (poly, timings) = polylla(&backend, &mesh)?;
-        (Made::Links(poly), timings)
-    } else {
-        let (lists, timings) = polygon_lists(&backend, &mesh)?;
-        (Made::Lists(lists), timings)
+    let write_lists: Option<ListsWriter> = match (format, svg) {
+        (PolygonFormat::Off, None) => Some(write_off::<PolygonLists>),
+        (PolygonFormat::Ply, None) => Some(write_ply::<PolygonLists>),
+        _ => None,
+    };
+    let (made, timings) = match write_lists {
+        Some(write) => {
+            let (lists, timings) = polygon_lists(&backend, &mesh)?;
+            (Made::Lists(lists, write), timings)
+        }
+        None => {
+            let (poly, timings) = polylla(&backend, &mesh)?;
+            (Made::Links(poly), timings)
+        }
     };
     clock.device("Polylla", &backend);
     clock.part("of which kernels", timings.kernels() / 1e3);
     clock.read_peak(&backend);
     pb.set_message("writing");
     let (count, repaired, bridges) = match &made {
-        Made::Lists(lists) => {
-            match format {
-                PolygonFormat::Ply => write_ply(output, &mesh, lists)?,
-                _ => write_off(output, &mesh, lists)?,
-            }
+        Made::Lists(lists, write) => {
+            write(output, &mesh, lists)?;
             (lists.len(), lists.repaired, lists.bridges)
         }
         Made::Links(poly) => {
