@@ -85,27 +85,16 @@ impl Clock<'_> {
 /// or a copy fails (out of memory included); [`PolyllaError::Input`] past
 /// `2³² - 1` half-edges.
 pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings), PolyllaError> {
-    let Linked {
-        mut clock,
-        labels,
-        new_next,
-        new_prev,
-        list,
-        count,
-        repaired,
-        bytes,
-        halfedges,
-        interior,
-        ..
-    } = run(backend, mesh)?;
-    let d = backend;
+    let run = run(backend, mesh)?;
+    let (mut clock, d) = (run.clock, backend);
+    let (halfedges, interior) = (run.halfedges, run.interior);
     let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
         Ok((
-            d.download(labels, bytes as usize)?,
-            d.download(new_next, halfedges as usize)?,
-            d.download(new_prev, halfedges as usize)?,
-            d.download(list, count as usize)?,
-            d.download(repaired, 2)?,
+            d.download(run.labels, run.bytes as usize)?,
+            d.download(run.new_next, halfedges as usize)?,
+            d.download(run.new_prev, halfedges as usize)?,
+            d.download(run.list, run.count as usize)?,
+            d.download(run.repaired, 2)?,
         ))
     })?;
     let labels: &[u8] = bytemuck::cast_slice(&labels);
@@ -136,16 +125,9 @@ pub fn polygon_lists(
     backend: &Backend,
     mesh: &HalfEdges,
 ) -> Result<(PolygonLists, Timings), PolyllaError> {
-    let Linked {
-        mut clock,
-        origin,
-        new_next,
-        list,
-        count,
-        repaired,
-        ..
-    } = run(backend, mesh)?;
-    let d = backend;
+    let run = run(backend, mesh)?;
+    let (mut clock, d) = (run.clock, backend);
+    let (origin, new_next, list, count) = (run.origin, run.new_next, run.list, run.count);
     let offsets = clock.step("vertex lists", || {
         let mut offsets = d.zeros::<u32>(count as usize + 1)?;
         d.launch::<PolygonSizes>(
@@ -164,7 +146,7 @@ pub fn polygon_lists(
         Ok((
             d.download(offsets.0, count as usize + 1)?,
             d.download(offsets.1, offsets.2 as usize)?,
-            d.download(repaired, 2)?,
+            d.download(run.repaired, 2)?,
         ))
     })?;
     let lists = PolygonLists {
