@@ -193,10 +193,8 @@ pub(super) fn append<T: Send>(list: &mut Vec<T>, items: Vec<T>) {
     }
 }
 
-/// Appends the decimal text of `x`, as `{}` formats it.
-pub(super) fn push_int(buf: &mut Vec<u8>, x: impl itoa::Integer) {
-    buf.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
-}
+/// Appends the decimal text of an integer, as `{}` formats it.
+pub(super) use cavity::io::push_int;
 
 /// Appends `x` as `{}` formats an `f32`: the shortest digits that read
 /// back as `x`, without an exponent (`0.0000001`,
