@@ -85,16 +85,16 @@ impl Clock<'_> {
 /// or a copy fails (out of memory included); [`PolyllaError::Input`] past
 /// `2³² - 1` half-edges.
 pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings), PolyllaError> {
-    let run = run(backend, mesh)?;
-    let (mut clock, d) = (run.clock, backend);
-    let (halfedges, interior) = (run.halfedges, run.interior);
+    let linked = run(backend, mesh)?;
+    let (mut clock, d) = (linked.clock, backend);
+    let (halfedges, interior) = (linked.halfedges, linked.interior);
     let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
         Ok((
-            d.download(run.labels, run.bytes as usize)?,
-            d.download(run.new_next, halfedges as usize)?,
-            d.download(run.new_prev, halfedges as usize)?,
-            d.download(run.list, run.count as usize)?,
-            d.download(run.repaired, 2)?,
+            d.download(linked.labels, linked.bytes as usize)?,
+            d.download(linked.new_next, halfedges as usize)?,
+            d.download(linked.new_prev, halfedges as usize)?,
+            d.download(linked.list, linked.count as usize)?,
+            d.download(linked.repaired, 2)?,
         ))
     })?;
     let labels: &[u8] = bytemuck::cast_slice(&labels);
@@ -125,9 +125,10 @@ pub fn polygon_lists(
     backend: &Backend,
     mesh: &HalfEdges,
 ) -> Result<(PolygonLists, Timings), PolyllaError> {
-    let run = run(backend, mesh)?;
-    let (mut clock, d) = (run.clock, backend);
-    let (origin, new_next, list, count) = (run.origin, run.new_next, run.list, run.count);
+    let linked = run(backend, mesh)?;
+    let (mut clock, d) = (linked.clock, backend);
+    let (origin, new_next, list, count) =
+        (linked.origin, linked.new_next, linked.list, linked.count);
     let offsets = clock.step("vertex lists", || {
         let mut offsets = d.zeros::<u32>(count as usize + 1)?;
         d.launch::<PolygonSizes>(
@@ -146,7 +147,7 @@ pub fn polygon_lists(
         Ok((
             d.download(offsets.0, count as usize + 1)?,
             d.download(offsets.1, offsets.2 as usize)?,
-            d.download(run.repaired, 2)?,
+            d.download(linked.repaired, 2)?,
         ))
     })?;
     let lists = PolygonLists {

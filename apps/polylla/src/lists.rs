@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use cavity::QueryResult;
 use rayon::prelude::*;
 
 use crate::halfedge::HalfEdges;
@@ -39,15 +40,9 @@ impl PolygonLists {
             .par_iter()
             .map(|&seed| poly.polygon(mesh, seed))
             .collect();
-        let mut offsets = Vec::with_capacity(lists.len() + 1);
-        let mut at = 0u32;
-        offsets.push(at);
-        for l in &lists {
-            at += l.len() as u32;
-            offsets.push(at);
-        }
+        let sizes: Vec<u32> = lists.iter().map(|l| l.len() as u32).collect();
         PolygonLists {
-            offsets,
+            offsets: QueryResult::offsets_of(&sizes),
             vertices: lists.concat(),
             repaired: poly.repaired,
             bridges: poly.bridges,

@@ -3,6 +3,7 @@
 //! triangulation ([`crate::generate`]) and the one in blocks
 //! ([`crate::blocks`]).
 
+use cavity::QueryResult;
 use rayon::prelude::*;
 use spade::{DelaunayTriangulation, HasPosition, Point2};
 
@@ -108,12 +109,7 @@ impl Distinct {
             .par_chunks(CHUNK)
             .map(|c| c.iter().filter(|&&k| k).count() as u32)
             .collect();
-        let mut starts = Vec::with_capacity(counts.len());
-        let mut sum = 0;
-        for c in counts {
-            starts.push(sum);
-            sum += c;
-        }
+        let starts = QueryResult::offsets_of(&counts);
         let mut number = vec![NONE; points.len()];
         number
             .par_chunks_mut(CHUNK)
