@@ -266,12 +266,18 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toples
     }
 }
 
+/// Levels [`toplesets_on`] launches between two reads of the last one's
+/// size: each read waits for the device (longer than a level takes), and
+/// the levels past the last topleset find nothing.
+const LEVELS_PER_READ: u32 = 16;
+
 /// The toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
 /// `sources` (in range) on `backend` (issue 55 item 5): the same as
 /// [`toplesets`], found by a level-synchronous breadth-first search on the
 /// device, one launch of `cavity_geodesic_kernels::ToplesetLevel` per
-/// topleset, each reading back its count (the topleset's size); the levels
-/// are copied back at the end.
+/// topleset, the sizes kept on the device and read every
+/// [`LEVELS_PER_READ`] levels; the levels and sizes are copied back at the
+/// end.
 ///
 /// # Errors
 /// A failed launch or copy; the GPU's kernels missing.
@@ -286,46 +292,60 @@ pub fn toplesets_on(
     let n = mesh.num_vertices();
     let mut level = vec![u32::MAX; n];
     let mut visited = vec![0u32; n.div_ceil(32)];
-    let mut frontier = Vec::new();
+    let mut first = Vec::new();
     for &s in sources {
         if level[s as usize] == u32::MAX {
             level[s as usize] = 0;
             visited[s as usize / 32] |= 1 << (s % 32);
-            frontier.push(s);
+            first.push(s);
         }
     }
-    let mut sizes = Vec::new();
-    if !frontier.is_empty() {
-        sizes.push(frontier.len() as u32);
+    if first.is_empty() {
+        return Ok(Toplesets {
+            level,
+            sizes: Vec::new(),
+        });
     }
     let offsets = d.upload(&topology.vf_offsets)?;
     let vf = d.upload(&topology.vf)?;
     let faces = d.upload(mesh.faces.as_flattened())?;
+    let first_on = d.upload(&first)?;
     let mut visited = d.upload(&visited)?;
     let mut level = d.upload(&level)?;
-    // The frontier and the next one, each room for every vertex.
-    let mut count = frontier.len() as u32;
-    frontier.resize(n, 0);
-    let mut frontier_on = d.upload(&frontier)?;
-    let mut found = d.zeros::<u32>(n)?;
-    while count > 0 {
-        let mut found_count = d.zeros::<u32>(1)?;
-        let next = sizes.len() as u32;
-        let params = (
-            [&offsets, &vf, &faces, &frontier_on],
-            count,
-            next,
-            &mut visited,
-            &mut level,
-            &mut found,
-            &mut found_count,
-        );
-        d.launch::<ToplesetLevel>(blocks(count), (0, 0), params)?;
-        count = d.element(&found_count, 0)?;
-        if count > 0 {
-            sizes.push(count);
+    let mut queue = d.zeros::<u32>(n)?;
+    // Room for a place and a size a topleset, up to one a vertex and the
+    // levels a batch launches past the last.
+    let mut bounds = d.zeros::<u32>(2 * (n + LEVELS_PER_READ as usize + 2))?;
+    let count = first.len() as u32;
+    let (mut at, mut reached) = (0u32, count);
+    let mut sizes = vec![count];
+    loop {
+        // No topleset is larger than the vertices not reached yet.
+        let grid = blocks(n as u32 - reached);
+        for _ in 0..LEVELS_PER_READ {
+            let params = (
+                [&offsets, &vf, &faces, &first_on],
+                at,
+                count,
+                &mut visited,
+                &mut level,
+                &mut queue,
+                &mut bounds,
+            );
+            d.launch::<ToplesetLevel>(grid, (0, 0), params)?;
+            at += 1;
         }
-        std::mem::swap(&mut frontier_on, &mut found);
+        let read = d.read_back(&bounds, 2 * at as usize + 2)?;
+        let found: Vec<u32> = (sizes.len()..=at as usize)
+            .map(|l| read[2 * l + 1])
+            .take_while(|&size| size > 0)
+            .collect();
+        reached += found.iter().sum::<u32>();
+        let done = found.len() < (at as usize + 1 - sizes.len());
+        sizes.extend(found);
+        if done {
+            break;
+        }
     }
     Ok(Toplesets {
         level: d.download(level, n)?,

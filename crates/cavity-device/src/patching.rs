@@ -20,7 +20,9 @@
 //!    ([`Deepest`], [`PickDeepest`]);
 //! 4. seed addition: a patch over the size limit ([`Survey`] counts them)
 //!    gets a second seed at its face farthest from its seed (the same
-//!    [`Deepest`] and [`PickDeepest`] over the assignment's levels);
+//!    [`Deepest`] and [`PickDeepest`] over the assignment's levels), and
+//!    the searches of the round run on the faces of those patches alone
+//!    (listed: [`item`]), the rest of the mesh left as it is;
 //! 5. merging: each patch chooses its smallest neighbouring patch that it
 //!    fits with within the limit ([`SmallestNeighbor`], [`ChooseNeighbor`])
 //!    and two patches that chose each other become one ([`MergeChosen`]);
@@ -118,6 +120,15 @@ fn row(offsets: &In<u32>, f: u32) -> (u32, u32) {
     (offsets.get(f), offsets.get(f + 1))
 }
 
+/// Item `i` of a launch over listed faces (`listed` not 0: `list[i]`) or
+/// over all faces (item `i` is face `i`, `list` unread): the searches run
+/// on the whole mesh, or on the faces of the patches a round of seed
+/// addition splits.
+#[inline(always)]
+pub fn item(list: &In<u32>, listed: u32, i: u32) -> u32 {
+    if listed != 0 { list.get(i) } else { i }
+}
+
 crate::kernel! {
     @core
     /// The face graph's row lengths: for each of the `n` faces (`fe`:
@@ -204,26 +215,35 @@ crate::kernel! {
 
 crate::kernel! {
     @core
-    /// Starts an assignment: every one of `n` faces unlabelled and
-    /// unreached ([`NONE`]).
+    /// Starts an assignment: every one of `n` faces (items: [`item`] of
+    /// `list`) unlabelled and unreached ([`NONE`]).
     ///
     /// # Safety
     /// Checked: the arrays are written by atomic stores.
     #[launch_bounds = BOUNDS]
     #[checked]
-    pub kernel ClearLabels(launch, n: u32, label: InOut<u32>, level: InOut<u32>) {
+    pub kernel ClearLabels(
+        launch,
+        n: u32,
+        list: In<u32>,
+        listed: u32,
+        label: InOut<u32>,
+        level: InOut<u32>,
+    ) {
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
-            label.set(start + k, NONE);
-            level.set(start + k, NONE);
+            let f = item(&list, listed, start + k);
+            label.set(f, NONE);
+            level.set(f, NONE);
         });
     }
 }
 
 crate::kernel! {
     @core
-    /// Places seeds `first..count` of `seeds` (faces): seed `i` gets label
-    /// `i` and level `at`.
+    /// Places the seeds of items `first..count` ([`item`] of `list`: the
+    /// seeds' indices) of `seeds` (faces): seed `i` gets label `i` and
+    /// level `at`.
     ///
     /// # Safety
     /// Checked: the seeds are only read; labels and levels are written by
@@ -233,6 +253,8 @@ crate::kernel! {
     pub kernel PlaceSeeds(
         launch,
         seeds: In<u32>,
+        list: In<u32>,
+        listed: u32,
         first: u32,
         count: u32,
         at: u32,
@@ -241,7 +263,7 @@ crate::kernel! {
     ) {
         let (start, end) = chunk(launch.block_idx, count - first);
         launch.block.for_each(end - start, |k| {
-            let i = first + start + k;
+            let i = item(&list, listed, first + start + k);
             let f = seeds.get(i);
             label.set(f, i);
             level.set(f, at);
@@ -252,7 +274,7 @@ crate::kernel! {
 crate::kernel! {
     @core
     /// One level `at` (at least 1) of the nearest-seed search over `n`
-    /// faces: every face not reached yet with a neighbour reached at
+    /// faces (items: [`item`] of `list`): every face not reached yet with a neighbour reached at
     /// `at - 1` takes the smallest label among those neighbours and level
     /// `at`; `reached[0]` counts the faces reached. Dynamic shared memory:
     /// [`COUNTER_SHARED_BYTES`].
@@ -267,6 +289,8 @@ crate::kernel! {
     pub kernel AssignLevel(
         launch,
         n: u32,
+        list: In<u32>,
+        listed: u32,
         at: u32,
         offsets: In<u32>,
         neighbors: In<u32>,
@@ -274,7 +298,8 @@ crate::kernel! {
         level: InOut<u32>,
         reached: InOut<u32>,
     ) {
-        counted(launch, n, &reached, |f| {
+        counted(launch, n, &reached, |i| {
+            let f = item(&list, listed, i);
             if level.get(f) != NONE {
                 return false;
             }
@@ -346,6 +371,8 @@ crate::kernel! {
     pub kernel PatchRim(
         launch,
         n: u32,
+        list: In<u32>,
+        listed: u32,
         offsets: In<u32>,
         neighbors: In<u32>,
         rim: In<u32>,
@@ -354,7 +381,7 @@ crate::kernel! {
     ) {
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
-            let f = start + k;
+            let f = item(&list, listed, start + k);
             let p = label.get(f);
             let mut edge = rim.get(f) != 0;
             let (a, b) = row(&offsets, f);
@@ -384,6 +411,8 @@ crate::kernel! {
     pub kernel InwardLevel(
         launch,
         n: u32,
+        list: In<u32>,
+        listed: u32,
         at: u32,
         offsets: In<u32>,
         neighbors: In<u32>,
@@ -391,7 +420,8 @@ crate::kernel! {
         depth: InOut<u32>,
         reached: InOut<u32>,
     ) {
-        counted(launch, n, &reached, |f| {
+        counted(launch, n, &reached, |i| {
+            let f = item(&list, listed, i);
             if depth.get(f) != NONE {
                 return false;
             }
@@ -420,10 +450,18 @@ crate::kernel! {
     /// Checked: the inputs are only read; `best` by atomic maxima.
     #[launch_bounds = BOUNDS]
     #[checked]
-    pub kernel Deepest(launch, n: u32, label: In<u32>, depth: In<u32>, best: InOut<u32>) {
+    pub kernel Deepest(
+        launch,
+        n: u32,
+        list: In<u32>,
+        listed: u32,
+        label: In<u32>,
+        depth: In<u32>,
+        best: InOut<u32>,
+    ) {
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
-            let f = start + k;
+            let f = item(&list, listed, start + k);
             best.fetch_max(label.get(f), depth.get(f));
         });
     }
@@ -441,6 +479,8 @@ crate::kernel! {
     pub kernel PickDeepest(
         launch,
         n: u32,
+        list: In<u32>,
+        listed: u32,
         label: In<u32>,
         depth: In<u32>,
         best: In<u32>,
@@ -448,11 +488,31 @@ crate::kernel! {
     ) {
         let (start, end) = chunk(launch.block_idx, n);
         launch.block.for_each(end - start, |k| {
-            let f = start + k;
+            let f = item(&list, listed, start + k);
             let p = label.get(f);
             if depth.get(f) == best.get(p) {
                 pick.fetch_max(p, !f);
             }
+        });
+    }
+}
+
+crate::kernel! {
+    @core
+    /// Marks the faces of the patches flagged in `flags` (`marks[f] = 1`
+    /// where `flags[label[f]]` is not 0, else 0), for a compaction into
+    /// the list of faces a round of seed addition searches.
+    ///
+    /// # Safety
+    /// Checked: the labels and flags are only read; `marks` is written by
+    /// atomic stores.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel MarkFlagged(launch, n: u32, label: In<u32>, flags: In<u32>, marks: InOut<u32>) {
+        let (start, end) = chunk(launch.block_idx, n);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            marks.set(f, u32::from(flags.get(label.get(f)) != 0));
         });
     }
 }

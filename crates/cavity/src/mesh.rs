@@ -1,5 +1,7 @@
 //! Indexed triangle meshes as read from and written to files.
 
+use rayon::prelude::*;
+
 /// A triangle mesh as indexed faces: the input and output form of every
 /// algorithm in this crate.
 ///
@@ -32,10 +34,11 @@ impl TriMesh {
     /// # Errors
     /// [`MeshError`] naming the vertex or face.
     pub fn validate(&self) -> Result<(), MeshError> {
+        // In parallel; the first problem in order is the one reported.
         if let Some(vertex) = self
             .positions
-            .iter()
-            .position(|p| p.iter().any(|c| !c.is_finite()))
+            .par_iter()
+            .position_first(|p| p.iter().any(|c| !c.is_finite()))
         {
             return Err(MeshError::NonFinite {
                 vertex,
@@ -43,19 +46,24 @@ impl TriMesh {
             });
         }
         let vertices = self.positions.len();
-        for (face, t) in self.faces.iter().enumerate() {
-            if let Some(&index) = t.iter().find(|&&i| i as usize >= vertices) {
-                return Err(MeshError::IndexOutOfRange {
-                    face,
-                    index,
-                    vertices,
-                });
-            }
-            if t[0] == t[1] || t[1] == t[2] || t[2] == t[0] {
-                return Err(MeshError::RepeatedVertex { face, corners: *t });
-            }
+        let bad = |t: &[u32; 3]| {
+            t.iter().any(|&i| i as usize >= vertices)
+                || t[0] == t[1]
+                || t[1] == t[2]
+                || t[2] == t[0]
+        };
+        let Some(face) = self.faces.par_iter().position_first(bad) else {
+            return Ok(());
+        };
+        let t = self.faces[face];
+        match t.iter().find(|&&i| i as usize >= vertices) {
+            Some(&index) => Err(MeshError::IndexOutOfRange {
+                face,
+                index,
+                vertices,
+            }),
+            None => Err(MeshError::RepeatedVertex { face, corners: t }),
         }
-        Ok(())
     }
 }
 

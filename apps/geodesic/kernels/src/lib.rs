@@ -211,43 +211,62 @@ cavity_device::element_kernels!(GeodesicRelax, GeodesicKeep);
 
 cavity_device::kernel! {
     /// One level of the toplesets' breadth-first search on the device
-    /// (issue 55 item 5): `mesh` is the vertex-face rows (offsets and
-    /// faces), the faces (three corners each) and the frontier; each of the
-    /// `count` vertices of the frontier (the topleset `next - 1`) visits
-    /// the corners of its faces; a corner
-    /// not yet `visited` (one bit a vertex) is claimed by an atomic or,
-    /// gets `level` `next` and is appended to `found` (its count in
-    /// `found_count[0]`). Each vertex is claimed once, so the levels do not
-    /// depend on the order the threads ran in (the order of `found` does).
+    /// (issue 55 item 5), launched level after level without the host
+    /// reading each level's size: `mesh` is the vertex-face rows (offsets
+    /// and faces), the faces (three corners each) and the sources (the
+    /// topleset 0, `sources` of them). `bounds` holds each topleset's place
+    /// in `queue` and its size (words `2 L` and `2 L + 1`; the size of a
+    /// topleset past 0 is counted as it is found). Each vertex of topleset
+    /// `at` visits the corners of its faces; a corner not yet `visited`
+    /// (one bit a vertex) is claimed by an atomic or, gets `level` `at + 1`
+    /// and is appended to the topleset `at + 1` in `queue`. Block 0 writes
+    /// where that topleset starts. Each vertex is claimed once, so the
+    /// levels do not depend on the order the threads ran in (the order
+    /// within a topleset does). A level past the last topleset finds none.
     ///
     /// # Safety
-    /// Checked: the rows, faces and frontier are only read; the visited
-    /// bits and the found count are claimed atomically, and only the
-    /// claiming thread writes a vertex's level and its slot of `found`.
+    /// Checked: the rows, faces and sources are only read; the visited
+    /// bits and the sizes are claimed atomically, only the claiming thread
+    /// writes a vertex's level and its slot of `queue`, and the place of
+    /// the next topleset is written by one thread.
     #[launch_bounds = cavity_device::array::BOUNDS]
     #[checked]
     pub kernel ToplesetLevel(
         launch,
         mesh: cavity_device::array::Ins<u32, 4>,
-        count: u32,
-        next: u32,
+        at: u32,
+        sources: u32,
         visited: cavity_device::array::InOut<u32>,
         level: cavity_device::array::InOut<u32>,
-        found: cavity_device::array::InOut<u32>,
-        found_count: cavity_device::array::InOut<u32>,
+        queue: cavity_device::array::InOut<u32>,
+        bounds: cavity_device::array::InOut<u32>,
     ) {
-        let [vf_offsets, vf, faces, frontier] = mesh.0;
-        let (start, end) = cavity_device::array::chunk(launch.block_idx, count);
-        launch.block.for_each(end - start, |k| {
-            let v = frontier.get(start + k);
+        let [vf_offsets, vf, faces, first] = mesh.0;
+        let (begin, count) = if at == 0 {
+            (0, sources)
+        } else {
+            (bounds.get(2 * at), bounds.get(2 * at + 1))
+        };
+        let end = begin.wrapping_add(count);
+        if launch.block_idx == 0 && launch.block.thread_idx() == 0 {
+            bounds.set(2 * (at + 1), end);
+        }
+        let (start, stop) = cavity_device::array::chunk(launch.block_idx, count);
+        launch.block.for_each(stop - start, |k| {
+            let v = if at == 0 {
+                first.get(start + k)
+            } else {
+                queue.get(begin.wrapping_add(start + k))
+            };
             for i in vf_offsets.get(v)..vf_offsets.get(v + 1) {
                 let f = vf.get(i);
                 for c in 0..3 {
                     let u = faces.get((3 * f).wrapping_add(c));
                     let bit = 1u32 << (u % 32);
                     if visited.get(u / 32) & bit == 0 && visited.fetch_or(u / 32, bit) & bit == 0 {
-                        level.set(u, next);
-                        found.set(found_count.fetch_add(0, 1), u);
+                        level.set(u, at + 1);
+                        let slot = bounds.fetch_add(2 * (at + 1) + 1, 1);
+                        queue.set(end.wrapping_add(slot), u);
                     }
                 }
             }

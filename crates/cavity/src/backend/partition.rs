@@ -17,8 +17,8 @@
 use cavity_device::array::blocks;
 use cavity_device::patching::{
     AssignLevel, COUNTER_SHARED_BYTES, ChooseNeighbor, ClearLabels, CountFaceNeighbors, Deepest,
-    FillFaceNeighbors, InwardLevel, MarkLowest, MarkSeeds, MarkUnreached, MergeChosen, PatchRim,
-    PickDeepest, PlaceSeeds, Renumber, SmallestNeighbor, Survey,
+    FillFaceNeighbors, InwardLevel, MarkFlagged, MarkLowest, MarkSeeds, MarkUnreached, MergeChosen,
+    PatchRim, PickDeepest, PlaceSeeds, Renumber, SmallestNeighbor, Survey,
 };
 
 use super::Backend;
@@ -88,6 +88,42 @@ impl PartitionError {
     }
 }
 
+/// The face-edge and edge-face relations of a mesh on a backend: what
+/// the partition builds its face graph from, and the patch structures'
+/// build reads too (uploaded once for both: [`Backend::patches`]).
+pub(crate) struct Relations {
+    /// Three edges a face.
+    pub(crate) fe: Buffer<u32>,
+    /// The edge-face rows: offsets and faces.
+    pub(crate) ef_offsets: Buffer<u32>,
+    pub(crate) ef: Buffer<u32>,
+}
+
+impl Relations {
+    /// `topo`'s relations uploaded to `b`.
+    ///
+    /// # Errors
+    /// A failed allocation or copy.
+    pub(crate) fn upload(b: &Backend, topo: &Topology) -> Result<Relations, BackendError> {
+        Ok(Relations {
+            fe: b.upload(topo.fe.as_flattened())?,
+            ef_offsets: b.upload(&topo.ef_offsets)?,
+            ef: b.upload(&topo.ef)?,
+        })
+    }
+}
+
+/// A partition left on the backend ([`Backend::partition_on`]).
+pub(crate) struct Labels {
+    /// Each face's patch.
+    pub(crate) face_patch: Buffer<u32>,
+    /// Patches, numbered `0..num_patches` in the order of their lowest
+    /// face.
+    pub(crate) num_patches: u32,
+    /// The Lloyd iterations run.
+    pub(crate) iterations: u32,
+}
+
 impl Backend {
     /// Partitions the `num_faces` faces of `topo` into connected patches of
     /// at most `max_patch_size` faces on this backend (see the
@@ -126,37 +162,59 @@ impl Backend {
         if max_patch_size == 0 || max_patch_size > MAX_PATCH_SIZE {
             return Err(PatchError::PatchSize(max_patch_size).into());
         }
+        let relations = Relations::upload(self, topo)?;
+        let on = self.partition_on(topo, &relations, num_faces, max_patch_size, seed, rounds)?;
+        Ok(Partition {
+            face_patch: self.download(on.face_patch, num_faces)?,
+            num_patches: on.num_patches,
+            iterations: on.iterations,
+        })
+    }
+
+    /// [`Backend::partition_with`] from `topo`'s relations on the backend,
+    /// the result left there.
+    ///
+    /// # Errors
+    /// As [`Backend::partition`].
+    pub(crate) fn partition_on(
+        &self,
+        topo: &Topology,
+        relations: &Relations,
+        num_faces: usize,
+        max_patch_size: u32,
+        seed: u64,
+        rounds: PartitionRounds,
+    ) -> Result<Labels, PartitionError> {
+        if max_patch_size == 0 || max_patch_size > MAX_PATCH_SIZE {
+            return Err(PatchError::PatchSize(max_patch_size).into());
+        }
         if num_faces == 0 {
-            return Ok(Partition {
-                face_patch: Vec::new(),
+            return Ok(Labels {
+                face_patch: self.zeros(0)?,
                 num_patches: 1,
                 iterations: 0,
             });
         }
         let n = u32::try_from(num_faces).map_err(|_| BackendError::TooLarge(num_faces))?;
-        let mut search = Search::new(self, topo, n)?;
+        let mut search = Search::new(self, relations, n)?;
         let target = patcher::chunk_target(max_patch_size);
         let mut seeds = search.initial_seeds(target, seed as u32 ^ (seed >> 32) as u32)?;
         search.assign(&mut seeds)?;
         let mut iterations = 0;
         for _ in 0..rounds.lloyd {
-            seeds = search.centers(seeds.len())?;
+            seeds = search.centers(&Faces::All, seeds.len())?;
             search.assign(&mut seeds)?;
             iterations += 1;
         }
         for _ in 0..rounds.addition {
             let sizes = search.sizes(seeds.len())?;
-            let oversized: Vec<usize> = (0..sizes.len())
-                .filter(|&p| sizes[p] > max_patch_size)
+            let oversized: Vec<u32> = (0..sizes.len() as u32)
+                .filter(|&p| sizes[p as usize] > max_patch_size)
                 .collect();
             if oversized.is_empty() {
                 break;
             }
-            let farthest = search.deepest(seeds.len(), Depth::FromSeed)?;
-            seeds.extend(oversized.iter().map(|&p| farthest[p]));
-            search.assign(&mut seeds)?;
-            seeds = search.centers(seeds.len())?;
-            search.assign(&mut seeds)?;
+            search.split(&mut seeds, &oversized)?;
             iterations += 1;
         }
         for _ in 0..rounds.merge {
@@ -170,15 +228,15 @@ impl Backend {
             let mut label = self.download(search.label, num_faces)?;
             patcher::split_oversized_patches(topo, &mut label, seeds.len() as u32, max_patch_size);
             let num_patches = patcher::renumber(&mut label);
-            return Ok(Partition {
-                face_patch: label,
+            return Ok(Labels {
+                face_patch: self.upload(&label)?,
                 num_patches,
                 iterations,
             });
         }
         let num_patches = search.renumber(&lowest)?;
-        Ok(Partition {
-            face_patch: self.download(search.label, num_faces)?,
+        Ok(Labels {
+            face_patch: search.label,
             num_patches,
             iterations,
         })
@@ -217,25 +275,50 @@ struct Search<'a> {
     depth: Buffer<u32>,
     /// Faces reached by the searches so far (one counter, never reset).
     reached: Buffer<u32>,
+    /// The level the next search over listed faces starts from: above
+    /// every level in `level`, so that a listed face's search never takes
+    /// a level of a face outside the list for one of its own.
+    next_level: u32,
+    /// A word standing for the list of a launch over all faces.
+    unlisted: Buffer<u32>,
+}
+
+/// The faces a search works on.
+enum Faces {
+    /// Every face of the mesh.
+    All,
+    /// The first `count` faces of the list (the faces of the patches a
+    /// round of seed addition splits).
+    Listed(Buffer<u32>, u32),
+}
+
+impl Faces {
+    /// A launch's items: their count (`n` faces in all), the list
+    /// (`unlisted` for all faces) and whether it is read
+    /// ([`cavity_device::patching::item`]).
+    fn items<'f>(&'f self, n: u32, unlisted: &'f Buffer<u32>) -> (u32, &'f Buffer<u32>, u32) {
+        match self {
+            Faces::All => (n, unlisted, 0),
+            Faces::Listed(list, count) => (*count, list, 1),
+        }
+    }
 }
 
 impl<'a> Search<'a> {
-    /// The face graph of `topo` (`n` faces) built on the backend from its
-    /// face-edge and edge-face relations (uploaded; [`CountFaceNeighbors`],
-    /// a scan, [`FillFaceNeighbors`]), the arrays made.
-    fn new(backend: &'a Backend, topo: &Topology, n: u32) -> Result<Self, BackendError> {
+    /// The face graph (`n` faces) built on the backend from the mesh's
+    /// face-edge and edge-face `relations` ([`CountFaceNeighbors`], a
+    /// scan, [`FillFaceNeighbors`]), the arrays made.
+    fn new(backend: &'a Backend, relations: &Relations, n: u32) -> Result<Self, BackendError> {
         let b = backend;
-        let fe = b.upload(topo.fe.as_flattened())?;
-        let ef_offsets = b.upload(&topo.ef_offsets)?;
-        let ef = b.upload(&topo.ef)?;
+        let Relations { fe, ef_offsets, ef } = relations;
         let mut offsets = b.zeros::<u32>(n as usize + 1)?;
         let mut rim = b.zeros::<u32>(n as usize)?;
-        let params = (&fe, [&ef_offsets, &ef], n, &mut offsets, &mut rim);
+        let params = (fe, [ef_offsets, ef], n, &mut offsets, &mut rim);
         b.launch::<CountFaceNeighbors>(blocks(n), (0, 0), params)?;
         b.exclusive_scan(&mut offsets, n + 1)?;
         let entries = b.element(&offsets, n as usize)?;
         let mut neighbors = b.zeros::<u32>(entries as usize)?;
-        let params = (&fe, [&ef_offsets, &ef], &offsets, n, &mut neighbors);
+        let params = (fe, [ef_offsets, ef], &offsets, n, &mut neighbors);
         b.launch::<FillFaceNeighbors>(blocks(n), (0, 0), params)?;
         Ok(Search {
             backend,
@@ -247,6 +330,8 @@ impl<'a> Search<'a> {
             level: backend.zeros(n as usize)?,
             depth: backend.zeros(n as usize)?,
             reached: backend.zeros(1)?,
+            next_level: 0,
+            unlisted: backend.zeros(1)?,
         })
     }
 
@@ -276,7 +361,8 @@ impl<'a> Search<'a> {
     fn assign(&mut self, seeds: &mut Vec<u32>) -> Result<(), BackendError> {
         let b = self.backend;
         let n = self.n;
-        b.launch::<ClearLabels>(blocks(n), (0, 0), (n, &mut self.label, &mut self.level))?;
+        let params = (n, &self.unlisted, 0, &mut self.label, &mut self.level);
+        b.launch::<ClearLabels>(blocks(n), (0, 0), params)?;
         let mut placed = 0;
         let mut at = 0;
         let mut covered = 0;
@@ -290,6 +376,8 @@ impl<'a> Search<'a> {
                     (0, 0),
                     (
                         &list,
+                        &self.unlisted,
+                        0,
                         placed as u32,
                         count,
                         at,
@@ -301,6 +389,7 @@ impl<'a> Search<'a> {
                 placed = seeds.len();
             }
             if covered == n {
+                self.next_level = at + 1;
                 return Ok(());
             }
             // A batch of levels, then one read of the count: a level
@@ -312,6 +401,8 @@ impl<'a> Search<'a> {
                     (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
                     (
                         n,
+                        &self.unlisted,
+                        0,
                         at,
                         &self.offsets,
                         &self.neighbors,
@@ -341,15 +432,19 @@ impl<'a> Search<'a> {
     }
 
     /// Each of the `count` patches' face farthest from its rim (the
-    /// lowest-numbered of equals): the next seeds.
-    fn centers(&mut self, count: usize) -> Result<Vec<u32>, BackendError> {
+    /// lowest-numbered of equals): the next seeds. With listed `faces` (all
+    /// the faces of some patches) only those patches' are found; the
+    /// others' are `u32::MAX`.
+    fn centers(&mut self, faces: &Faces, count: usize) -> Result<Vec<u32>, BackendError> {
         let b = self.backend;
-        let n = self.n;
+        let (m, list, listed) = faces.items(self.n, &self.unlisted);
         b.launch::<PatchRim>(
-            blocks(n),
+            blocks(m),
             (0, 0),
             (
-                n,
+                m,
+                list,
+                listed,
                 &self.offsets,
                 &self.neighbors,
                 &self.rim,
@@ -363,10 +458,12 @@ impl<'a> Search<'a> {
             for _ in 0..LEVELS_PER_READ {
                 at += 1;
                 b.launch::<InwardLevel>(
-                    blocks(n),
+                    blocks(m),
                     (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
                     (
-                        n,
+                        m,
+                        list,
+                        listed,
                         at,
                         &self.offsets,
                         &self.neighbors,
@@ -382,23 +479,133 @@ impl<'a> Search<'a> {
             }
             before = after;
         }
-        self.deepest(count, Depth::FromRim)
+        self.deepest(faces, count, Depth::FromRim)
     }
 
     /// Each of the `count` patches' lowest-numbered face of the largest
-    /// depth (`which`).
-    fn deepest(&mut self, count: usize, which: Depth) -> Result<Vec<u32>, BackendError> {
+    /// depth (`which`), among `faces` (`u32::MAX` for a patch without).
+    fn deepest(
+        &mut self,
+        faces: &Faces,
+        count: usize,
+        which: Depth,
+    ) -> Result<Vec<u32>, BackendError> {
         let b = self.backend;
-        let n = self.n;
+        let (m, list, listed) = faces.items(self.n, &self.unlisted);
         let depth = match which {
             Depth::FromSeed => &self.level,
             Depth::FromRim => &self.depth,
         };
         let mut best = b.zeros::<u32>(count)?;
-        b.launch::<Deepest>(blocks(n), (0, 0), (n, &self.label, depth, &mut best))?;
+        let params = (m, list, listed, &self.label, depth, &mut best);
+        b.launch::<Deepest>(blocks(m), (0, 0), params)?;
         let mut pick = b.zeros::<u32>(count)?;
-        b.launch::<PickDeepest>(blocks(n), (0, 0), (n, &self.label, depth, &best, &mut pick))?;
+        let params = (m, list, listed, &self.label, depth, &best, &mut pick);
+        b.launch::<PickDeepest>(blocks(m), (0, 0), params)?;
         Ok(b.download(pick, count)?.into_iter().map(|p| !p).collect())
+    }
+
+    /// A round of seed addition: each patch of `oversized` (over the size
+    /// limit) gets a second seed at its face farthest from its seed, and
+    /// its faces are assigned to its two seeds, whose patches take one
+    /// Lloyd iteration ([`Search::centers`]) and are assigned again; the
+    /// other patches are left as they are. The searches run on the listed
+    /// faces of these patches alone (where the assignment does not reach
+    /// every listed face, which connected patches rule out, the whole mesh
+    /// is assigned again).
+    fn split(&mut self, seeds: &mut Vec<u32>, oversized: &[u32]) -> Result<(), BackendError> {
+        let b = self.backend;
+        let n = self.n;
+        let mut flags = vec![0u32; seeds.len()];
+        for &p in oversized {
+            flags[p as usize] = 1;
+        }
+        let flags = b.upload(&flags)?;
+        let mut marks = b.zeros::<u32>(n as usize + 1)?;
+        let params = (n, &self.label, &flags, &mut marks);
+        b.launch::<MarkFlagged>(blocks(n), (0, 0), params)?;
+        let (list, count) = b.compact(&mut marks, None, n)?;
+        let faces = Faces::Listed(list, count);
+        let farthest = self.deepest(&faces, seeds.len(), Depth::FromSeed)?;
+        let mut placed = oversized.to_vec();
+        for &p in oversized {
+            placed.push(seeds.len() as u32);
+            seeds.push(farthest[p as usize]);
+        }
+        if !self.assign_listed(&faces, seeds, &placed)? {
+            return self.assign(seeds);
+        }
+        let centers = self.centers(&faces, seeds.len())?;
+        for &i in &placed {
+            seeds[i as usize] = centers[i as usize];
+        }
+        if !self.assign_listed(&faces, seeds, &placed)? {
+            return self.assign(seeds);
+        }
+        Ok(())
+    }
+
+    /// Assigns every listed face (`faces`, all the faces of some patches)
+    /// to its nearest seed among the seeds `placed` (indices into `seeds`,
+    /// all on listed faces); the levels start above every level in use.
+    /// Returns whether every listed face was reached (false: a search
+    /// that stalled, or two seeds on one face).
+    fn assign_listed(
+        &mut self,
+        faces: &Faces,
+        seeds: &[u32],
+        placed: &[u32],
+    ) -> Result<bool, BackendError> {
+        let b = self.backend;
+        let (m, list, listed) = faces.items(self.n, &self.unlisted);
+        let params = (m, list, listed, &mut self.label, &mut self.level);
+        b.launch::<ClearLabels>(blocks(m), (0, 0), params)?;
+        let seeds_on = b.upload(seeds)?;
+        let placed_on = b.upload(placed)?;
+        let count = placed.len() as u32;
+        let mut at = self.next_level;
+        let params = (
+            &seeds_on,
+            &placed_on,
+            1,
+            0,
+            count,
+            at,
+            &mut self.label,
+            &mut self.level,
+        );
+        b.launch::<PlaceSeeds>(blocks(count), (0, 0), params)?;
+        let mut covered = count;
+        let mut before = self.reached()?;
+        while covered < m {
+            for _ in 0..LEVELS_PER_READ {
+                at += 1;
+                b.launch::<AssignLevel>(
+                    blocks(m),
+                    (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
+                    (
+                        m,
+                        list,
+                        listed,
+                        at,
+                        &self.offsets,
+                        &self.neighbors,
+                        &mut self.label,
+                        &mut self.level,
+                        &mut self.reached,
+                    ),
+                )?;
+            }
+            let after = self.reached()?;
+            let grew = after.wrapping_sub(before);
+            before = after;
+            if grew == 0 {
+                break;
+            }
+            covered += grew;
+        }
+        self.next_level = at + 1;
+        Ok(covered == m)
     }
 
     /// Each of the `count` patches' size and its lowest face's complement

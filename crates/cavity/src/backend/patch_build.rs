@@ -28,7 +28,7 @@ use cavity_device::patch_build::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
-use super::partition::PartitionError;
+use super::partition::{Labels, PartitionError, PartitionRounds, Relations};
 use crate::TriMesh;
 use crate::patched::PatchedMesh;
 use crate::patcher::{self, Partition, PatchError};
@@ -254,6 +254,28 @@ impl Backend {
         part: &Partition,
         patch_size: u32,
     ) -> Result<PatchBuffers, PartitionError> {
+        let relations = Relations::upload(self, topo)?;
+        let labels = Labels {
+            face_patch: self.upload(&part.face_patch)?,
+            num_patches: part.num_patches,
+            iterations: part.iterations,
+        };
+        self.patch_buffers_on(mesh, topo, &relations, &labels, patch_size)
+    }
+
+    /// [`Backend::patch_buffers`] from the relations and the partition on
+    /// the backend.
+    ///
+    /// # Errors
+    /// As [`Backend::build_patches`].
+    fn patch_buffers_on(
+        &self,
+        mesh: &TriMesh,
+        topo: &Topology,
+        relations: &Relations,
+        part: &Labels,
+        patch_size: u32,
+    ) -> Result<PatchBuffers, PartitionError> {
         let b = self;
         let count = |n: usize| u32::try_from(n).map_err(|_| BackendError::TooLarge(n));
         let (nv, ne, nf) = (
@@ -264,22 +286,20 @@ impl Backend {
         let np = part.num_patches;
         let npu = np as usize;
         let fv = b.upload(mesh.faces.as_flattened())?;
-        let fe = b.upload(topo.fe.as_flattened())?;
         let ev = b.upload(topo.ev.as_flattened())?;
         let vf_offsets = b.upload(&topo.vf_offsets)?;
         let vf = b.upload(&topo.vf)?;
-        let ef_offsets = b.upload(&topo.ef_offsets)?;
-        let ef = b.upload(&topo.ef)?;
-        let face_patch = b.upload(&part.face_patch)?;
-        let topology = [&fv, &fe, &ev, &vf_offsets, &vf, &ef_offsets, &ef];
+        let Relations { fe, ef_offsets, ef } = relations;
+        let face_patch = &part.face_patch;
+        let topology = [&fv, fe, &ev, &vf_offsets, &vf, ef_offsets, ef];
 
         let mut owner_v = b.zeros::<u32>(nv as usize)?;
         let rows = [&vf_offsets, &vf];
-        b.launch::<MajorityOwner>(blocks(nv), (0, 0), (rows, &face_patch, nv, &mut owner_v))?;
+        b.launch::<MajorityOwner>(blocks(nv), (0, 0), (rows, face_patch, nv, &mut owner_v))?;
         let mut owner_e = b.zeros::<u32>(ne as usize)?;
-        let rows = [&ef_offsets, &ef];
-        b.launch::<MajorityOwner>(blocks(ne), (0, 0), (rows, &face_patch, ne, &mut owner_e))?;
-        let owners = [&owner_v, &owner_e, &face_patch];
+        let rows = [ef_offsets, ef];
+        b.launch::<MajorityOwner>(blocks(ne), (0, 0), (rows, face_patch, ne, &mut owner_e))?;
+        let owners = [&owner_v, &owner_e, face_patch];
 
         let mut failed = b.zeros::<u32>(1)?;
         let limits = [
@@ -627,14 +647,25 @@ impl Backend {
     ) -> Result<Patches, PartitionError> {
         match self {
             Backend::Cuda(_) => {
+                // The relations cross once, for the partition and the
+                // build; the partition stays on the device between them.
                 let seed = patcher::DEFAULT_SEED;
-                let part = self.partition(topo, mesh.num_faces(), patch_size, seed)?;
-                match self.patch_buffers(mesh, topo, &part, patch_size) {
+                let relations = Relations::upload(self, topo)?;
+                let rounds = PartitionRounds::default();
+                let faces = mesh.num_faces();
+                let part = self.partition_on(topo, &relations, faces, patch_size, seed, rounds)?;
+                match self.patch_buffers_on(mesh, topo, &relations, &part, patch_size) {
                     Err(PartitionError::Backend(
                         BackendError::SharedMemory { .. } | BackendError::Inconsistent(_),
-                    )) => Ok(Patches::Host(Box::new(PatchedMesh::from_partition(
-                        mesh, topo, &part, patch_size,
-                    )?))),
+                    )) => {
+                        let part = Partition {
+                            face_patch: self.read_back(&part.face_patch, faces)?,
+                            num_patches: part.num_patches,
+                            iterations: part.iterations,
+                        };
+                        let patched = PatchedMesh::from_partition(mesh, topo, &part, patch_size)?;
+                        Ok(Patches::Host(Box::new(patched)))
+                    }
                     built => built.map(|b| Patches::OnBackend(Box::new(b))),
                 }
             }

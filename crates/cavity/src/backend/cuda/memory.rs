@@ -50,10 +50,11 @@ impl CudaBackend {
     }
 
     /// Copies a device slice back, keeping its first `len` elements (all
-    /// of it when shorter), after the work enqueued so far. Through pageable
-    /// memory, the driver's way: through the staging buffers of
-    /// [`CudaBackend::upload`] it was slower (367 against 280 ms for
-    /// GPolylla's 2.2 GB at 44 M points, docs/benchmarks.md).
+    /// of it when shorter), after the work enqueued so far; from
+    /// [`STAGED_FROM`] bytes through the pinned buffers
+    /// ([`super::staging`]), whose copies out also touch the new array's
+    /// pages on the host's threads (the driver's copy into pageable memory
+    /// faults them in one at a time).
     pub fn download<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
         &self,
         data: &CudaSlice<T>,
@@ -63,9 +64,22 @@ impl CudaBackend {
         if n == 0 {
             return Ok(Vec::new());
         }
-        self.stream
-            .clone_dtoh(&data.slice(..n))
-            .map_err(driver("copying from the GPU"))
+        let part = data.slice(..n);
+        if n * std::mem::size_of::<T>() < STAGED_FROM {
+            return self
+                .stream
+                .clone_dtoh(&part)
+                .map_err(driver("copying from the GPU"));
+        }
+        // Zeroed by the allocator (fresh pages, untouched until the copy).
+        let mut out: Vec<T> = bytemuck::zeroed_vec(n);
+        let (ptr, _record) = part.device_ptr(&self.stream);
+        // SAFETY: `part` holds `n` elements, `out`'s bytes, written only by
+        // work on this stream.
+        self.with_staging("copying from the GPU", |staging| unsafe {
+            staging.download(&self.stream, ptr, bytemuck::cast_slice_mut(&mut out))
+        })?;
+        Ok(out)
     }
 
     /// `n` zeroed elements on the device (at least one, for a valid

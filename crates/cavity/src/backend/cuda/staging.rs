@@ -1,12 +1,14 @@
-//! Large copies from host memory to the GPU through two pinned
+//! Large copies between host memory and the GPU through two pinned
 //! (page-locked) staging buffers: the driver copies pageable memory
 //! through a staging area of its own at a fraction of the bus's speed
 //! (about 5 GB/s to the H100 here for GPolylla's arrays; 9 GB/s
-//! through these buffers), while the DMA engine reads pinned memory at
-//! the bus's. Each piece of an array is copied into one buffer by the
-//! host's threads while the other buffer's piece crosses the bus; the
-//! buffers are allocated once per backend and kept. Copies back stay
-//! with the driver (`CudaBackend::download`), which was faster here.
+//! through these buffers), while the DMA engine reads and writes pinned
+//! memory at the bus's. Each piece of an array is copied between one
+//! buffer and the array by the host's threads while the other buffer's
+//! piece crosses the bus; the buffers are allocated once per backend and
+//! kept. Copying back, the host's threads also touch the fresh array's
+//! pages in parallel, which the driver's copy into pageable memory does
+//! one page at a time.
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError, PinnedHostSlice, result};
@@ -105,6 +107,69 @@ impl Staging {
                 }
             }
         }
+        Ok(())
+    }
+}
+
+impl Staging {
+    /// Copies `dst.len()` bytes of device memory at `src` into `dst`,
+    /// after the work enqueued on `stream` so far; returns once `dst` is
+    /// written.
+    ///
+    /// # Errors
+    /// The driver's.
+    ///
+    /// # Safety
+    /// `src` is device memory of at least `dst.len()` bytes that no other
+    /// stream writes until the copies complete.
+    pub unsafe fn download(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: CUdeviceptr,
+        dst: &mut [u8],
+    ) -> Result<(), DriverError> {
+        // Piece `i` crosses into buffer `i % 2` while the host's threads
+        // copy piece `i - 1` out of the other; a buffer is written again
+        // only after its last piece was copied out.
+        let mut crossing: Option<(&mut [u8], usize, CudaEvent)> = None;
+        for (i, piece) in dst.chunks_mut(PIECE).enumerate() {
+            let k = i % 2;
+            let buffer = self.buffer(k, piece.len())?;
+            // SAFETY: the caller's contract for `src`; the buffer is
+            // pinned, holds `piece.len()` bytes and is read only after the
+            // copy's event completes.
+            unsafe {
+                result::memcpy_dtoh_async(buffer, src + (i * PIECE) as u64, stream.cu_stream())?
+            };
+            let copied = match stream.record_event(None) {
+                Ok(e) => e,
+                Err(e) => {
+                    // No event marks the copy in flight: wait for it here.
+                    stream.synchronize()?;
+                    return Err(e);
+                }
+            };
+            if let Some((out, before, event)) = crossing.take() {
+                self.copy_out(out, before, &event)?;
+            }
+            crossing = Some((piece, k, copied));
+        }
+        if let Some((out, before, event)) = crossing {
+            self.copy_out(out, before, &event)?;
+        }
+        Ok(())
+    }
+
+    /// Copies buffer `k`'s first `out.len()` bytes into `out` on the host's
+    /// threads, once `copied` (the copy into the buffer) completes.
+    fn copy_out(&self, out: &mut [u8], k: usize, copied: &CudaEvent) -> Result<(), DriverError> {
+        copied.synchronize()?;
+        // SAFETY: the buffer holds `PIECE >= out.len()` bytes, written by
+        // the completed copy; nothing writes it until this returns.
+        let buffer = unsafe { std::slice::from_raw_parts(self.pointers[k], out.len()) };
+        out.par_chunks_mut(SLICE)
+            .zip(buffer.par_chunks(SLICE))
+            .for_each(|(to, from)| to.copy_from_slice(from));
         Ok(())
     }
 }
