@@ -3,6 +3,7 @@
 //! crates' modules added, declared kernels loaded by type and launched on
 //! the one stream all work is queued on, and timing by CUDA events.
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -46,6 +47,13 @@ pub struct CudaBackend {
     /// Modules of kernel crates added with [`CudaBackend::add_kernels`],
     /// with their PTX's hash.
     added: RwLock<Vec<(u64, Arc<CudaModule>)>>,
+    /// The kernels found so far ([`CudaBackend::load`]), their parameters
+    /// checked, each with the most dynamic shared memory its launches were
+    /// allowed: a launch finds its kernel here without asking the driver
+    /// (a search of the modules and of the parameters took about 0.1 ms a
+    /// launch, which searches launching a level at a time repeat
+    /// thousands of times).
+    loaded: RwLock<HashMap<&'static str, (CudaFunction, i32)>>,
     name: String,
     smem_limit: usize,
     origin: KernelOrigin,
@@ -122,6 +130,7 @@ impl CudaBackend {
             stream,
             module,
             added: RwLock::new(Vec::new()),
+            loaded: RwLock::new(HashMap::new()),
             name,
             smem_limit,
             origin,
@@ -346,6 +355,33 @@ impl CudaBackend {
         Err(BackendError::NoSuchKernel(name))
     }
 
+    /// Kernel `K`'s function, its parameters checked against the
+    /// declaration, with its dynamic shared-memory limit now.
+    ///
+    /// # Errors
+    /// As [`CudaBackend::load`].
+    fn checked_function<K: Kernel>(&self) -> Result<(CudaFunction, i32), BackendError>
+    where
+        K::Params: KernelArgs,
+    {
+        let f = self.function(K::NAME)?;
+        let declared = K::Params::sizes();
+        if let Some(found) = param_sizes(&f)
+            && found != declared
+        {
+            return Err(BackendError::KernelSignature {
+                kernel: K::NAME,
+                declared,
+                found,
+            });
+        }
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let limit = f
+            .get_attribute(attr)
+            .map_err(driver("reading the kernel's shared-memory limit"))?;
+        Ok((f, limit))
+    }
+
     /// Kernel `K` from the module, its launches with `smem` bytes of
     /// dynamic shared memory per block.
     ///
@@ -365,27 +401,35 @@ impl CudaBackend {
                 kernel: K::NAME,
             });
         }
-        let f = self.function(K::NAME)?;
-        let declared = K::Params::sizes();
-        if let Some(found) = param_sizes(&f)
-            && found != declared
-        {
-            return Err(BackendError::KernelSignature {
-                kernel: K::NAME,
-                declared,
-                found,
-            });
-        }
-        // The function's limit is shared by every `Loaded` of it: it only
-        // grows.
-        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        let limit = f
-            .get_attribute(attr)
-            .map_err(driver("reading the kernel's shared-memory limit"))?;
-        if smem as i32 > limit {
-            f.set_attribute(attr, smem as i32)
-                .map_err(driver("raising the kernel's shared-memory limit"))?;
-        }
+        let cached = self
+            .loaded
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(K::NAME)
+            .cloned();
+        let f = match cached {
+            Some((f, limit)) if smem as i32 <= limit => f,
+            cached => {
+                let (f, limit) = match cached {
+                    Some(found) => found,
+                    None => self.checked_function::<K>()?,
+                };
+                // The function's limit is shared by every `Loaded` of it:
+                // it only grows.
+                let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                let limit = if smem as i32 > limit {
+                    f.set_attribute(attr, smem as i32)
+                        .map_err(driver("raising the kernel's shared-memory limit"))?;
+                    smem as i32
+                } else {
+                    limit
+                };
+                let mut loaded = self.loaded.write().unwrap_or_else(|e| e.into_inner());
+                let entry = loaded.entry(K::NAME).or_insert((f.clone(), limit));
+                entry.1 = entry.1.max(limit);
+                f
+            }
+        };
         Ok(Loaded {
             f,
             smem: smem as u32,
