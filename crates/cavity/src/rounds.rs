@@ -734,15 +734,20 @@ pub trait Rounds {
         Self: Sized,
     {
         self.attributes().info(attr)?;
-        let words: Vec<u32> = values
-            .par_iter()
-            .flat_map_iter(|v| {
-                v.iter().flat_map(|&x| {
+        // Written in place, in parallel (a collect of unknown length
+        // gathers pieces and copies them again).
+        let per = N * T::WORDS as usize;
+        let mut words: Vec<u32> = vec![0; values.len() * per];
+        words
+            .par_chunks_mut(per.max(1))
+            .zip(values)
+            .for_each(|(to, v)| {
+                for (c, &x) in v.iter().enumerate() {
                     let w = x.to_words();
-                    w.into_iter().take(T::WORDS as usize)
-                })
-            })
-            .collect();
+                    to[c * T::WORDS as usize..][..T::WORDS as usize]
+                        .copy_from_slice(&w[..T::WORDS as usize]);
+                }
+            });
         self.set_by_input(attr.kind(), attr.offset(), N as u32 * T::WORDS, &words)
     }
     /// The input index and the owner patch of every active owned element

@@ -474,15 +474,24 @@ impl CudaRounds<'_> {
         if present.par_iter().any(|&n| n > 1) {
             return Ok(None);
         }
+        // Every input element present (a mesh the rounds left as it came):
+        // the words are in order already.
+        if present.par_iter().all(|&n| n == 1) {
+            return Ok(Some(Gathered {
+                sources: (0..inputs).into_par_iter().collect(),
+                words: values,
+                owners: owner,
+            }));
+        }
         let sources: Vec<u32> = (0..inputs)
             .into_par_iter()
             .filter(|&i| present[i as usize] != 0)
             .collect();
         let w = words as usize;
-        let kept = sources
-            .par_iter()
-            .flat_map_iter(|&i| values[i as usize * w..][..w].iter().copied())
-            .collect();
+        let mut kept: Vec<u32> = bytemuck::zeroed_vec(sources.len() * w);
+        kept.par_chunks_mut(w.max(1))
+            .zip(&sources)
+            .for_each(|(to, &i)| to.copy_from_slice(&values[i as usize * w..][..w]));
         let owners = if owners {
             sources.par_iter().map(|&i| owner[i as usize]).collect()
         } else {
