@@ -52,7 +52,7 @@ use cavity::{MeshError, TriMesh};
 
 cavity::kernel_module!("cavity_geodesic_kernels.ptx");
 
-use cavity_geodesic_kernels::{ToplesetLevel, blocks};
+use cavity_geodesic_kernels::{TOPLESET_THREADS, ToplesetLevel};
 
 /// The propagation's settings, as its errors name them.
 pub mod setting {
@@ -271,6 +271,10 @@ pub fn toplesets(mesh: &TriMesh, topology: &Topology, sources: &[u32]) -> Toples
 /// the levels past the last topleset find nothing.
 const LEVELS_PER_READ: u32 = 16;
 
+/// The most blocks a level of [`toplesets_on`] launches (a grid-stride
+/// loop covers larger toplesets): a few a multiprocessor.
+const MAX_TOPLESET_BLOCKS: u32 = 1024;
+
 /// The toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
 /// `sources` (in range) on `backend` (issue 55 item 5): the same as
 /// [`toplesets`], found by a level-synchronous breadth-first search on the
@@ -320,8 +324,11 @@ pub fn toplesets_on(
     let (mut at, mut reached) = (0u32, count);
     let mut sizes = vec![count];
     loop {
-        // No topleset is larger than the vertices not reached yet.
-        let grid = blocks(n as u32 - reached);
+        // One thread a vertex, and no topleset is larger than the
+        // vertices not reached yet.
+        let grid = (n as u32 - reached)
+            .div_ceil(TOPLESET_THREADS)
+            .clamp(1, MAX_TOPLESET_BLOCKS);
         for _ in 0..LEVELS_PER_READ {
             let params = (
                 [&offsets, &vf, &faces, &first_on],
@@ -461,14 +468,24 @@ pub fn geodesic_distance_with(
     settings.check()?;
     let t = settings.tolerance;
     crate::add_kernels(backend)?;
-    let normalization = Normalization::of(mesh);
-    let normalized = normalization.apply(mesh);
-    // On the GPU by the device's search; on the CPU backend by the host's,
-    // whose small toplesets run on one thread without launches.
-    let Toplesets { level, sizes } = match backend {
-        Backend::Cuda(_) => toplesets_on(backend, mesh, topology, sources)?,
-        Backend::Cpu(_) => toplesets(mesh, topology, sources),
-    };
+    // On the GPU by the device's search, while the host normalizes the
+    // mesh; on the CPU backend by the host's, whose small toplesets run on
+    // one thread without launches.
+    let (toplesets, (normalization, normalized)) = std::thread::scope(|scope| {
+        let normalizing = scope.spawn(|| {
+            let normalization = Normalization::of(mesh);
+            (normalization, normalization.apply(mesh))
+        });
+        let found = match backend {
+            Backend::Cuda(_) => toplesets_on(backend, mesh, topology, sources),
+            Backend::Cpu(_) => Ok(toplesets(mesh, topology, sources)),
+        };
+        let normalized = normalizing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (found, normalized)
+    });
+    let Toplesets { level, sizes } = toplesets?;
     let mut layout = AttributeLayout::new();
     let GeodesicAttributes {
         level: level_attr,

@@ -15,7 +15,8 @@
 #![feature(core_float_math)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
-pub use cavity_device::array::blocks;
+/// Threads a block of [`ToplesetLevel`] (its launch bounds').
+pub const TOPLESET_THREADS: u32 = cavity_device::array::BOUNDS.threads;
 
 use cavity_device::attribute::Attr;
 use cavity_device::block::Block;
@@ -258,13 +259,16 @@ cavity_device::kernel! {
         if launch.block_idx == 0 && launch.block.thread_idx() == 0 {
             bounds.set(2 * (at + 1), end);
         }
-        let (start, stop) = cavity_device::array::chunk(launch.block_idx, count);
-        launch.block.for_each(stop - start, |k| {
+        // One vertex a thread across the grid: a topleset is a few
+        // thousand vertices, whose visits are chains of dependent loads.
+        let (mut k, stride) = launch.grid_stride();
+        while k < count {
             let v = if at == 0 {
-                first.get(start + k)
+                first.get(k)
             } else {
-                queue.get(begin.wrapping_add(start + k))
+                queue.get(begin.wrapping_add(k))
             };
+            k = k.wrapping_add(stride);
             for i in vf_offsets.get(v)..vf_offsets.get(v + 1) {
                 let f = vf.get(i);
                 for c in 0..3 {
@@ -277,6 +281,6 @@ cavity_device::kernel! {
                     }
                 }
             }
-        });
+        }
     }
 }
