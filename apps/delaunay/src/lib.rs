@@ -73,16 +73,17 @@ pub fn delaunay_with(
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
     add_kernels(backend)?;
     let normalization = Normalization::of(input);
-    let normalized = normalization.apply(input);
     // On the GPU patched and laid out on the device, where the layout
-    // stays until the flipped mesh is copied back.
-    let placed = backend
-        .place(
-            &normalized,
+    // stays until the flipped mesh is copied back; the host normalizes
+    // meanwhile.
+    let layout = AttributeLayout::new();
+    let (placed, normalized) = backend
+        .place_normalized(
+            input,
+            &normalization,
             topology,
             patch_size,
-            factors,
-            &AttributeLayout::new(),
+            (factors, &layout),
         )
         .map_err(PlaceError::into_either::<DelaunayError>)?;
     let (ran, dynamic) = backend.run_placed(

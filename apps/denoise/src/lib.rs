@@ -212,18 +212,13 @@ pub fn denoise_with(
     mesh.validate()?;
     crate::add_kernels(backend)?;
     let normalization = Normalization::of(mesh);
-    let normalized = normalization.apply(mesh);
     let mut layout = AttributeLayout::new();
     let a = DenoiseAttributes::declare(&mut layout)?;
-    // On the GPU patched and laid out on the device, where the layout stays.
-    let placed = backend
-        .place(
-            &normalized,
-            topology,
-            settings.patch_size,
-            CapacityFactors::STATIC,
-            &layout,
-        )
+    // On the GPU patched and laid out on the device, where the layout
+    // stays; the host normalizes meanwhile.
+    let sizes = (CapacityFactors::STATIC, &layout);
+    let (placed, normalized) = backend
+        .place_normalized(mesh, &normalization, topology, settings.patch_size, sizes)
         .map_err(PlaceError::into_either::<DenoiseError>)?;
     let bytes_per_face = placed.bytes_per_face();
     // Only the positions are read back.

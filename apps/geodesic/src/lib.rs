@@ -32,7 +32,9 @@
 
 pub mod bench;
 
-pub use cavity_geodesic_kernels::{GeodesicKeep, GeodesicRelax, along_edges, update_step};
+pub use cavity_geodesic_kernels::{
+    GeodesicKeep, GeodesicRelax, TOPLESET_THREADS, along_edges, update_step,
+};
 
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
@@ -52,7 +54,7 @@ use cavity::{MeshError, TriMesh};
 
 cavity::kernel_module!("cavity_geodesic_kernels.ptx");
 
-use cavity_geodesic_kernels::{TOPLESET_THREADS, ToplesetLevel};
+use cavity_geodesic_kernels::ToplesetLevel;
 
 /// The propagation's settings, as its errors name them.
 pub mod setting {
@@ -273,14 +275,15 @@ const LEVELS_PER_READ: u32 = 16;
 
 /// The most blocks a level of [`toplesets_on`] launches (a grid-stride
 /// loop covers larger toplesets): a few a multiprocessor.
-const MAX_TOPLESET_BLOCKS: u32 = 1024;
+pub const MAX_TOPLESET_BLOCKS: u32 = 1024;
 
 /// The toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
 /// `sources` (in range) on `backend` (issue 55 item 5): the same as
 /// [`toplesets`], found by a level-synchronous breadth-first search on the
 /// device, one launch of `cavity_geodesic_kernels::ToplesetLevel` per
-/// topleset, the sizes kept on the device and read every
-/// [`LEVELS_PER_READ`] levels; the levels and sizes are copied back at the
+/// topleset (and up to [`LEVELS_PER_READ`] - 1 launches past the last,
+/// which find nothing), the sizes kept on the device and the new ones read
+/// every [`LEVELS_PER_READ`] levels; the levels are copied back at the
 /// end.
 ///
 /// # Errors
@@ -342,9 +345,11 @@ pub fn toplesets_on(
             d.launch::<ToplesetLevel>(grid, (0, 0), params)?;
             at += 1;
         }
-        let read = d.read_back(&bounds, 2 * at as usize + 2)?;
-        let found: Vec<u32> = (sizes.len()..=at as usize)
-            .map(|l| read[2 * l + 1])
+        // The places and sizes of the toplesets this batch found.
+        let first = sizes.len();
+        let read = d.read_range(&bounds, 2 * first..2 * at as usize + 2)?;
+        let found: Vec<u32> = (first..=at as usize)
+            .map(|l| read[2 * (l - first) + 1])
             .take_while(|&size| size > 0)
             .collect();
         reached += found.iter().sum::<u32>();

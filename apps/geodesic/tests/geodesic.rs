@@ -11,7 +11,8 @@
 use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
 use cavity_geodesic::{
-    GeodesicError, GeodesicSettings, geodesic_distance, toplesets, toplesets_on,
+    GeodesicError, GeodesicSettings, MAX_TOPLESET_BLOCKS, TOPLESET_THREADS, geodesic_distance,
+    toplesets, toplesets_on,
 };
 use cavity_tests::{any_mesh, bunny_scan, cases, grid, test_backend};
 use glam::DVec3;
@@ -543,6 +544,27 @@ fn large_toplesets_match_a_serial_search() {
 /// over edge path lies in [0.9, 0.97] (0.957 when written: a propagation
 /// that fell back to the edges would give 1) and no vertex's falls below
 /// 0.75 (0.833). All but one (faceless) vertex of the scan are reached.
+/// Toplesets larger than one thread a vertex over the most blocks a level
+/// launches (`MAX_TOPLESET_BLOCKS` of `TOPLESET_THREADS`): the sources and
+/// the first topleset are the two colours of a checkerboard on a grid of
+/// 579 121 vertices, so that the device's grid-stride loop takes several
+/// vertices a thread; the search gives the host's toplesets.
+#[test]
+fn toplesets_larger_than_the_grid_of_a_level() {
+    let side = 760;
+    let mesh = grid(side, side, &[false, true], false, &[]);
+    let n = mesh.positions.len() as u32;
+    let sources: Vec<u32> = (0..n)
+        .filter(|v| (v % (side + 1) + v / (side + 1)) % 2 == 0)
+        .collect();
+    let topology = Topology::new(&mesh);
+    let t = toplesets(&mesh, &topology, &sources);
+    let covered = (MAX_TOPLESET_BLOCKS * TOPLESET_THREADS) as usize;
+    assert!(t.sizes.len() >= 2 && t.sizes[0] as usize > covered && t.sizes[1] as usize > covered);
+    let on_device = toplesets_on(&test_backend(), &mesh, &topology, &sources).expect("search");
+    assert_eq!(on_device, t);
+}
+
 #[test]
 fn the_bunny_scan_lies_between_straight_lines_and_edge_paths() {
     let scan = bunny_scan();

@@ -490,21 +490,31 @@ impl FlowMesh {
             ..
         } = *settings;
         mesh.validate()?;
-        let normalization = Normalization::of(mesh);
-        let normalized = normalization.apply(mesh);
-        let h = mean_edge_length_with(&normalized, topology);
-        let weights = laplacian.weights(h as f32).ok_or_else(|| {
-            OutOfRange::new(
+        if laplacian == Laplacian::Intrinsic {
+            return Err(OutOfRange::new(
                 setting::LAPLACIAN,
                 "must be one the patches compute: not intrinsic, whose edges are \
                  not the mesh's (smooth runs it)",
             )
-        })?;
+            .into());
+        }
+        let normalization = Normalization::of(mesh);
         let mut layout = AttributeLayout::new();
         let attributes = McfAttributes::declare(&mut layout)?;
-        let dynamic = backend
-            .place(&normalized, topology, patch_size, factors, &layout)
+        // The host normalizes while the device patches.
+        let (dynamic, normalized) = backend
+            .place_normalized(
+                mesh,
+                &normalization,
+                topology,
+                patch_size,
+                (factors, &layout),
+            )
             .map_err(PlaceError::into_either::<McfError>)?;
+        let h = mean_edge_length_with(&normalized, topology);
+        let weights = laplacian
+            .weights(h as f32)
+            .expect("every Laplacian but the intrinsic has weights");
         Ok(FlowMesh {
             normalization,
             normalized,

@@ -53,18 +53,14 @@ pub fn vertex_normals_with(
     backend: &Backend,
 ) -> Result<Vec<[f32; 3]>, NormalsError> {
     crate::add_kernels(backend)?;
-    let normalized = Normalization::of(mesh).apply(mesh);
+    let normalization = Normalization::of(mesh);
     let mut layout = AttributeLayout::new();
     let out = layout.vertex::<f32, 3>("normal")?;
-    // On the GPU patched and laid out on the device, where the layout stays.
-    let placed = backend
-        .place(
-            &normalized,
-            topology,
-            patch_size,
-            CapacityFactors::STATIC,
-            &layout,
-        )
+    // On the GPU patched and laid out on the device, where the layout
+    // stays; the host normalizes meanwhile.
+    let sizes = (CapacityFactors::STATIC, &layout);
+    let (placed, _) = backend
+        .place_normalized(mesh, &normalization, topology, patch_size, sizes)
         .map_err(PlaceError::into_either::<NormalsError>)?;
     // An unchanged mesh lists its vertices in the input's order; only the
     // normals are read back.

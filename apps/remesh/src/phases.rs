@@ -85,6 +85,38 @@ pub fn dynamic_mesh(
     }
 }
 
+/// [`dynamic_mesh`] of `input` moved into the unit box by
+/// `normalization`: the placed mesh and the normalized mesh (on the GPU
+/// the host normalizes while the device patches:
+/// `Backend::place_normalized`).
+///
+/// # Errors
+/// As [`dynamic_mesh`].
+pub fn normalized_dynamic_mesh(
+    input: &TriMesh,
+    normalization: &cavity::normalize::Normalization,
+    topology: &Topology,
+    (patch_size, factors): (u32, CapacityFactors),
+    backend: Option<&Backend>,
+) -> Result<(PlacedMesh, TriMesh), RemeshError> {
+    match backend {
+        Some(backend) => backend
+            .place_normalized(
+                input,
+                normalization,
+                topology,
+                patch_size,
+                (factors, &attributes()),
+            )
+            .map_err(PlaceError::into_either::<RemeshError>),
+        None => {
+            let normalized = normalization.apply(input);
+            let placed = dynamic_mesh(&normalized, topology, patch_size, factors, None)?;
+            Ok((placed, normalized))
+        }
+    }
+}
+
 /// What each phase did over all iterations.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PhaseTotals {

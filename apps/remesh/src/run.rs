@@ -12,7 +12,7 @@ use cavity::topology::Topology;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
 
-use crate::phases::{Hooks, PhaseTotals, dynamic_mesh, remesh_rounds};
+use crate::phases::{Hooks, PhaseTotals, dynamic_mesh, normalized_dynamic_mesh, remesh_rounds};
 use crate::quality::{Quality, mean_edge_length_with};
 use crate::settings::{
     Layout, MAX_EXPECTED_FACES, MIN_PATCH_SIZE, OUTPUT_BYTES_PER_FACE, Phase, RemeshError,
@@ -187,7 +187,6 @@ pub fn prepare(
     factors.patches = factors.patches.max((2.0 * growth) as f32);
     // The kernels work on the mesh in the unit box (`cavity::normalize`).
     let normalization = Normalization::of(input);
-    let normalized = normalization.apply(input);
     // Where the target length makes the mesh grow, the room for the growth
     // and the output are what may not fit: the length is the setting to
     // change. Memory is measured before the dynamic mesh takes its share.
@@ -209,15 +208,18 @@ pub fn prepare(
     if grown && available.is_some_and(|available| output > available) {
         return Err(too_much(0, available.unwrap_or_default(), "host"));
     }
-    let dynamic = dynamic_mesh(&normalized, topology, layout.patch_size, factors, backend)
-        .map_err(|e| match e {
-            RemeshError::Dynamic(DynamicError::Memory {
-                needed,
-                available,
-                memory,
-                ..
-            }) if grown => too_much(needed, available, memory),
-            e => e,
+    let sizes = (layout.patch_size, factors);
+    let (dynamic, normalized) =
+        normalized_dynamic_mesh(input, &normalization, topology, sizes, backend).map_err(|e| {
+            match e {
+                RemeshError::Dynamic(DynamicError::Memory {
+                    needed,
+                    available,
+                    memory,
+                    ..
+                }) if grown => too_much(needed, available, memory),
+                e => e,
+            }
         })?;
     if grown
         && let Some(available) = available

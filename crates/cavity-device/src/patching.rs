@@ -120,10 +120,12 @@ fn row(offsets: &In<u32>, f: u32) -> (u32, u32) {
     (offsets.get(f), offsets.get(f + 1))
 }
 
-/// Item `i` of a launch over listed faces (`listed` not 0: `list[i]`) or
-/// over all faces (item `i` is face `i`, `list` unread): the searches run
-/// on the whole mesh, or on the faces of the patches a round of seed
-/// addition splits.
+/// Item `i` of a launch over a list (`listed` not 0: `list[i]`) or over
+/// everything (item `i` is `i`, `list` unread): the searches run on the
+/// whole mesh, or on the faces of the patches a round of seed addition
+/// splits (and [`PlaceSeeds`] places the listed seeds). The entries of a
+/// list are distinct: the kernels that count what they did would count an
+/// entry twice.
 #[inline(always)]
 pub fn item(list: &In<u32>, listed: u32, i: u32) -> u32 {
     if listed != 0 { list.get(i) } else { i }
@@ -274,9 +276,9 @@ crate::kernel! {
 crate::kernel! {
     @core
     /// One level `at` (at least 1) of the nearest-seed search over `n`
-    /// faces (items: [`item`] of `list`): every face not reached yet with a neighbour reached at
-    /// `at - 1` takes the smallest label among those neighbours and level
-    /// `at`; `reached[0]` counts the faces reached. Dynamic shared memory:
+    /// faces (items: [`item`] of `list`): every face not reached yet with
+    /// a neighbour reached at `at - 1` takes the smallest label among those
+    /// neighbours and level `at`; `reached[0]` counts the faces reached. Dynamic shared memory:
     /// [`COUNTER_SHARED_BYTES`].
     ///
     /// # Safety

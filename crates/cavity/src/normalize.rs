@@ -110,7 +110,7 @@ impl Normalization {
         // Each input vertex's place in `positions`, then every vertex in
         // parallel: moved back where it was moved, else the input's.
         let mut slot = vec![u32::MAX; original.positions.len()];
-        for (i, &s) in sources.iter().enumerate() {
+        for (i, &s) in sources.iter().enumerate().take(positions.len()) {
             slot[s as usize] = i as u32;
         }
         let positions = slot

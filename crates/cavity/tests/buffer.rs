@@ -1,9 +1,10 @@
 //! Buffers on a backend (`cavity::backend::buffer`): copies of every size
-//! both ways (on the GPU, uploads from `cavity::backend::cuda::staging::STAGED_FROM`
-//! bytes go through the pinned staging buffers, in pieces of
-//! `staging::PIECE` bytes; downloads of a prefix too), checked through a
-//! scan that reads them on the device; the compaction of marks and of a
-//! bitmask; views cut apart for one launch; a checked kernel given an
+//! both ways (on the GPU, uploads and downloads from
+//! `cavity::backend::cuda::staging::STAGED_FROM` bytes go through the
+//! pinned staging buffers, in pieces of `staging::PIECE` bytes; downloads
+//! of a prefix too), checked through a scan that reads them on the device;
+//! the memory of freed buffers counted as free; the compaction of marks and
+//! of a bitmask; views cut apart for one launch; a checked kernel given an
 //! array too short for its launch stops instead of reaching past it.
 //!
 //! The backend comes from `CAVITY_TEST_DEVICE` (`cpu` by default, `cuda`
@@ -61,6 +62,40 @@ fn copies_of_every_size_round_trip_and_reach_the_kernels() {
             .collect();
         assert_eq!(d.download(scanned, n).unwrap(), want, "scan of {n} words");
     }
+}
+
+/// The GPU's memory pool keeps the memory of freed buffers for the next
+/// allocations; the free memory a backend reports counts it, so that a
+/// capacity check after a large buffer was freed does not refuse work the
+/// device has room for. (On the CPU backend there is no device memory to
+/// report.)
+#[test]
+fn memory_freed_counts_as_free() {
+    let d = &test_backend();
+    let Some(before) = d.free_device_memory().unwrap() else {
+        assert!(matches!(d, Backend::Cpu(_)), "the GPU reports its memory");
+        return;
+    };
+    let gib = 1u64 << 30;
+    let words = (gib / 2) as usize;
+    let big = d.zeros::<u32>(words).unwrap();
+    assert_eq!(d.element(&big, words - 1).unwrap(), 0);
+    let held = d.free_device_memory().unwrap().unwrap();
+    drop(big);
+    // A read waits for the stream, after the free.
+    let one = d.upload(&[1u32]).unwrap();
+    assert_eq!(d.element(&one, 0).unwrap(), 1);
+    let after = d.free_device_memory().unwrap().unwrap();
+    // Other tests of this binary allocate meanwhile: a margin of 1 GiB.
+    assert!(held + gib <= before, "2 GiB held: {held} of {before} free");
+    assert!(
+        after + gib >= before,
+        "freed: {after} free, {before} before"
+    );
+    assert!(
+        after >= held + gib,
+        "2 GiB freed: {after} free, {held} while held"
+    );
 }
 
 #[test]

@@ -268,7 +268,10 @@ cavity_device::kernel! {
             } else {
                 queue.get(begin.wrapping_add(k))
             };
-            k = k.wrapping_add(stride);
+            k = match k.checked_add(stride) {
+                Some(next) => next,
+                None => count,
+            };
             for i in vf_offsets.get(v)..vf_offsets.get(v + 1) {
                 let f = vf.get(i);
                 for c in 0..3 {

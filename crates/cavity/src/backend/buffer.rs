@@ -311,6 +311,26 @@ impl Backend {
         }
     }
 
+    /// Elements `range` of `buffer` on the host (the part within its
+    /// length), after the work launched so far: for small reads (on the
+    /// GPU through pageable memory).
+    ///
+    /// # Errors
+    /// As [`Backend::download`].
+    pub fn read_range<T: Element>(
+        &self,
+        buffer: &Buffer<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<T>, BackendError> {
+        let end = range.end.min(buffer.len());
+        let start = range.start.min(end);
+        match (self, &buffer.inner) {
+            (Backend::Cpu(_), Inner::Host(v)) => Ok(v[start..end].to_vec()),
+            (Backend::Cuda(gpu), Inner::Gpu(s, _, _)) => gpu.download_range(s, start..end),
+            _ => Err(mismatch()),
+        }
+    }
+
     /// Element `i` of `buffer` (after the work launched so far).
     ///
     /// # Errors

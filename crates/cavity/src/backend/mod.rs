@@ -297,9 +297,11 @@ impl Backend {
         }
     }
 
-    /// Bytes of device memory free now on the GPU (the driver's
-    /// `cuMemGetInfo`); `None` on the CPU backend, whose memory is the
-    /// host's (`crate::memory::available_host_bytes`).
+    /// Bytes of device memory free now on the GPU
+    /// ([`cuda::CudaBackend::free_memory`]: the driver's `cuMemGetInfo`
+    /// once the memory pool gave back what it kept); `None` on the CPU
+    /// backend, whose memory is the host's
+    /// (`crate::memory::available_host_bytes`).
     ///
     /// # Errors
     /// [`BackendError::Driver`] when the driver cannot say.

@@ -36,7 +36,8 @@ pub struct PartitionRounds {
     /// to its patch's center and assigns again). Default 2.
     pub lloyd: u32,
     /// Rounds of seed addition (each gives every oversized patch a second
-    /// seed and runs one Lloyd iteration) before the host splits what is
+    /// seed and runs one Lloyd iteration on the two patches it makes, the
+    /// rest of the mesh left as it is) before the host splits what is
     /// still oversized, as its own patcher does. Default 12.
     pub addition: u32,
     /// Rounds of merging neighbouring patches that fit together (each
@@ -547,9 +548,10 @@ impl<'a> Search<'a> {
 
     /// Assigns every listed face (`faces`, all the faces of some patches)
     /// to its nearest seed among the seeds `placed` (indices into `seeds`,
-    /// all on listed faces); the levels start above every level in use.
-    /// Returns whether every listed face was reached (false: a search
-    /// that stalled, or two seeds on one face).
+    /// on distinct listed faces: a patch's seed and its face farthest from
+    /// it, at a larger level, or the centers of distinct patches); the
+    /// levels start above every level in use. Returns whether every listed
+    /// face was reached (false: a search that stalled).
     fn assign_listed(
         &mut self,
         faces: &Faces,

@@ -23,6 +23,7 @@ use super::{Backend, OnRounds, cuda, drive, on_rounds};
 use crate::TriMesh;
 use crate::attributes::AttributeLayout;
 use crate::dynamic::{CapacityFactors, DynamicError, DynamicMesh, Shape};
+use crate::normalize::Normalization;
 use crate::patcher::PatchError;
 use crate::rounds::RunError;
 use crate::settings::{NamesSettings, Setting};
@@ -292,7 +293,54 @@ impl Backend {
         factors: CapacityFactors,
         layout: &AttributeLayout,
     ) -> Result<PlacedMesh, PlaceError> {
-        match self.patches(mesh, topo, patch_size)? {
+        let patches = self.patches(mesh, topo, patch_size)?;
+        self.placed_from(patches, mesh, topo, factors, layout)
+    }
+
+    /// [`Backend::place`] of `input` moved into the unit box by
+    /// `normalization` ([`Normalization::apply`]): the placed mesh and the
+    /// normalized mesh. On the GPU the host normalizes the positions while
+    /// the device patches the mesh (patching reads the faces alone); the
+    /// result is [`Backend::place`]'s of the normalized mesh.
+    ///
+    /// # Errors
+    /// As [`Backend::place`].
+    pub fn place_normalized(
+        &self,
+        input: &TriMesh,
+        normalization: &Normalization,
+        topo: &Topology,
+        patch_size: u32,
+        (factors, layout): (CapacityFactors, &AttributeLayout),
+    ) -> Result<(PlacedMesh, TriMesh), PlaceError> {
+        if let Backend::Cpu(_) = self {
+            let normalized = normalization.apply(input);
+            let placed = self.place(&normalized, topo, patch_size, factors, layout)?;
+            return Ok((placed, normalized));
+        }
+        let (patches, normalized) = std::thread::scope(|scope| {
+            let normalizing = scope.spawn(|| normalization.apply(input));
+            let patches = self.patches(input, topo, patch_size);
+            let normalized = normalizing
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (patches, normalized)
+        });
+        let placed = self.placed_from(patches?, &normalized, topo, factors, layout)?;
+        Ok((placed, normalized))
+    }
+
+    /// The dynamic mesh of `mesh` from its `patches` ([`Backend::place`]'s
+    /// second half).
+    fn placed_from(
+        &self,
+        patches: Patches,
+        mesh: &TriMesh,
+        topo: &Topology,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<PlacedMesh, PlaceError> {
+        match patches {
             Patches::OnBackend(buffers) => match buffers.to_dynamic(self, mesh, factors, layout) {
                 // The host's conversion of the device's patches, as
                 // `Backend::patched` falls back to the host's build.

@@ -4,6 +4,7 @@
 //! the one stream all work is queued on, and timing by CUDA events.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -61,6 +62,9 @@ pub struct CudaBackend {
     /// own as the backend opens ([`CudaBackend::stage_beside`]), or at the
     /// first copy that needs them if that comes first.
     pub(super) staging: Arc<Mutex<Option<Staging>>>,
+    /// The thread allocating the staging buffers, joined as the backend
+    /// closes.
+    stager: Option<std::thread::JoinHandle<()>>,
 }
 
 /// A declared kernel ([`cavity_device::kernel`](mod@cavity_device::kernel)) loaded from the module,
@@ -135,13 +139,15 @@ impl CudaBackend {
             smem_limit,
             origin,
             staging: Arc::new(Mutex::new(None)),
+            stager: None,
         };
         // A reset the driver refuses leaves the mark counting from the
         // pool's creation: the peak is then too high, never a failed start.
         let _ = backend.reset_peak_memory();
         // Likewise a pool that keeps nothing is slower, never wrong.
         let _ = backend.keep_freed_memory();
-        backend.stage_beside();
+        let mut backend = backend;
+        backend.stager = Some(backend.stage_beside());
         Ok(backend)
     }
 
@@ -150,27 +156,20 @@ impl CudaBackend {
         &self.origin
     }
 
-    /// Bytes of device memory free now for this backend's buffers: the
-    /// driver's free memory and what the memory pool holds unused (freed
-    /// buffers it keeps for the next: [`CudaBackend::keep_freed_memory`]).
+    /// Bytes of device memory free now: the driver's count, once the
+    /// memory pool gave back the memory it kept of freed buffers
+    /// ([`CudaBackend::keep_freed_memory`]), so that what it says one
+    /// allocation can take, and other processes can too.
     ///
     /// # Errors
     /// [`BackendError::Driver`] when the driver cannot say.
     pub fn free_memory(&self) -> Result<u64, BackendError> {
+        self.trim_pool()?;
         let (free, _total) = self
             .ctx
             .mem_get_info()
             .map_err(driver("reading the free device memory"))?;
-        let kept = if self.ctx.has_async_alloc() {
-            let reserved = self
-                .pool_attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
-            let used =
-                self.pool_attribute(sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
-            reserved.saturating_sub(used)
-        } else {
-            0
-        };
-        Ok(free as u64 + kept)
+        Ok(free as u64)
     }
 
     /// Has the memory pool keep the memory of freed buffers for the next
@@ -178,8 +177,8 @@ impl CudaBackend {
     /// the pool gives it back to the driver at every synchronisation, and
     /// the next allocation maps it again (at 6.4 M faces a command's
     /// allocations and frees repeat hundreds of times). The memory goes
-    /// back when the backend closes; [`CudaBackend::free_memory`] counts
-    /// it as free.
+    /// back when [`CudaBackend::free_memory`] is asked and when the backend
+    /// closes.
     ///
     /// # Errors
     /// [`BackendError::Driver`] when the driver refuses.
@@ -207,14 +206,31 @@ impl CudaBackend {
     /// copy hides); the first copy that needs them waits for them, or
     /// allocates them itself when the thread has not started yet. A failed
     /// allocation there is left for that copy to meet and report.
-    fn stage_beside(&self) {
+    fn stage_beside(&self) -> std::thread::JoinHandle<()> {
         let (ctx, staging) = (Arc::clone(&self.ctx), Arc::clone(&self.staging));
         std::thread::spawn(move || {
             let mut guard = staging.lock().unwrap_or_else(|e| e.into_inner());
             if guard.is_none() {
                 *guard = Staging::new(&ctx).ok();
             }
-        });
+        })
+    }
+
+    /// Gives the memory the pool keeps unused back to the driver
+    /// (`cuMemPoolTrimTo`).
+    ///
+    /// # Errors
+    /// [`BackendError::Driver`] when the driver refuses.
+    fn trim_pool(&self) -> Result<(), BackendError> {
+        if !self.ctx.has_async_alloc() {
+            return Ok(());
+        }
+        let pool = self.memory_pool()?;
+        // SAFETY: `pool` is the device's default pool; trimming frees only
+        // memory no allocation holds.
+        unsafe { sys::cuMemPoolTrimTo(pool, 0) }
+            .result()
+            .map_err(driver("giving the memory pool's unused memory back"))
     }
 
     /// Bytes of device memory held at once at most since the backend
@@ -409,25 +425,26 @@ impl CudaBackend {
             .cloned();
         let f = match cached {
             Some((f, limit)) if smem as i32 <= limit => f,
-            cached => {
-                let (f, limit) = match cached {
-                    Some(found) => found,
-                    None => self.checked_function::<K>()?,
+            _ => {
+                // Found, and its limit raised, under the lock: the driver's
+                // limit is the one kept.
+                let mut loaded = self.loaded.write().unwrap_or_else(|e| e.into_inner());
+                let entry = match loaded.entry(K::NAME) {
+                    Entry::Occupied(e) => e.into_mut(),
+                    Entry::Vacant(e) => e.insert(self.checked_function::<K>()?),
                 };
                 // The function's limit is shared by every `Loaded` of it:
                 // it only grows.
-                let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-                let limit = if smem as i32 > limit {
-                    f.set_attribute(attr, smem as i32)
+                if smem as i32 > entry.1 {
+                    let attr =
+                        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                    entry
+                        .0
+                        .set_attribute(attr, smem as i32)
                         .map_err(driver("raising the kernel's shared-memory limit"))?;
-                    smem as i32
-                } else {
-                    limit
-                };
-                let mut loaded = self.loaded.write().unwrap_or_else(|e| e.into_inner());
-                let entry = loaded.entry(K::NAME).or_insert((f.clone(), limit));
-                entry.1 = entry.1.max(limit);
-                f
+                    entry.1 = smem as i32;
+                }
+                entry.0.clone()
             }
         };
         Ok(Loaded {
@@ -535,6 +552,18 @@ impl CudaBackend {
     /// Waits for all queued work.
     pub fn synchronize(&self) -> Result<(), BackendError> {
         self.ctx.synchronize().map_err(driver("synchronizing"))
+    }
+}
+
+impl Drop for CudaBackend {
+    /// Waits for the staging buffers' thread, then gives the memory the
+    /// pool kept back to the driver (errors are ignored: the context is
+    /// closing).
+    fn drop(&mut self) {
+        if let Some(stager) = self.stager.take() {
+            let _ = stager.join();
+        }
+        let _ = self.trim_pool();
     }
 }
 

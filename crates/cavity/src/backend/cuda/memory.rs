@@ -82,6 +82,24 @@ impl CudaBackend {
         Ok(out)
     }
 
+    /// Elements `range` of `data` (within its length), after the work
+    /// enqueued so far, through pageable memory (small reads).
+    ///
+    /// # Errors
+    /// A driver error when the copy fails.
+    pub fn download_range<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
+        &self,
+        data: &CudaSlice<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<T>, BackendError> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.stream
+            .clone_dtoh(&data.slice(range))
+            .map_err(driver("copying from the GPU"))
+    }
+
     /// `n` zeroed elements on the device (at least one, for a valid
     /// address), set there: no host array crosses the bus.
     ///

@@ -128,6 +128,26 @@ impl Staging {
         src: CUdeviceptr,
         dst: &mut [u8],
     ) -> Result<(), DriverError> {
+        // SAFETY: the caller's contract.
+        let copied = unsafe { self.download_pieces(stream, src, dst) };
+        if copied.is_err() {
+            // A copy may still be writing a buffer that no event marks:
+            // wait for it before the buffers are used again or freed.
+            stream.synchronize()?;
+        }
+        copied
+    }
+
+    /// [`Staging::download`] but for its wait after a failure.
+    ///
+    /// # Safety
+    /// As [`Staging::download`].
+    unsafe fn download_pieces(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        src: CUdeviceptr,
+        dst: &mut [u8],
+    ) -> Result<(), DriverError> {
         // Piece `i` crosses into buffer `i % 2` while the host's threads
         // copy piece `i - 1` out of the other; a buffer is written again
         // only after its last piece was copied out.
@@ -141,14 +161,7 @@ impl Staging {
             unsafe {
                 result::memcpy_dtoh_async(buffer, src + (i * PIECE) as u64, stream.cu_stream())?
             };
-            let copied = match stream.record_event(None) {
-                Ok(e) => e,
-                Err(e) => {
-                    // No event marks the copy in flight: wait for it here.
-                    stream.synchronize()?;
-                    return Err(e);
-                }
-            };
+            let copied = stream.record_event(None)?;
             if let Some((out, before, event)) = crossing.take() {
                 self.copy_out(out, before, &event)?;
             }
