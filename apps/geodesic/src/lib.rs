@@ -281,10 +281,9 @@ pub const MAX_TOPLESET_BLOCKS: u32 = 1024;
 /// `sources` (in range) on `backend` (issue 55 item 5): the same as
 /// [`toplesets`], found by a level-synchronous breadth-first search on the
 /// device, one launch of `cavity_geodesic_kernels::ToplesetLevel` per
-/// topleset (and up to [`LEVELS_PER_READ`] - 1 launches past the last,
-/// which find nothing), the sizes kept on the device and the new ones read
-/// every [`LEVELS_PER_READ`] levels; the levels are copied back at the
-/// end.
+/// topleset (and up to 15 past the last, which find nothing), the sizes
+/// kept on the device and the new ones read every 16 levels; the levels
+/// are copied back at the end.
 ///
 /// # Errors
 /// A failed launch or copy; the GPU's kernels missing.

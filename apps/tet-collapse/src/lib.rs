@@ -14,7 +14,7 @@
 //! - [`sequential`]: the sequential priority-queue collapse (the paper's
 //!   "CPU-sequential" baseline, section 4), the oracle of the parallel
 //!   one;
-//! - [`simplify`]: the target loop a user runs (a share of the cells, a
+//! - [`simplify`](mod@simplify): the target loop a user runs (a share of the cells, a
 //!   cell count or a target edge length; the criterion's bound grown
 //!   until the target is met), on top of [`parallel`];
 //! - [`quality`]: the quality measures printed for input and output;

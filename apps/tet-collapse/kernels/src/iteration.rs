@@ -461,7 +461,7 @@ cavity_device::kernel! {
 
 /// The most edges to higher vertices one vertex holds in a local array
 /// while the edges are built; past it the edges are found from the mesh
-/// again ([`for_each_upper_in_mesh`]).
+/// again (`for_each_upper_in_mesh`).
 pub const MAX_UPPER: usize = 64;
 
 /// The vertices `b > a` of the tetrahedra around `a`, once each and

@@ -157,9 +157,9 @@ impl CudaBackend {
     }
 
     /// Bytes of device memory free now: the driver's count, once the
-    /// memory pool gave back the memory it kept of freed buffers
-    /// ([`CudaBackend::keep_freed_memory`]), so that what it says one
-    /// allocation can take, and other processes can too.
+    /// memory pool gave back the memory it kept of freed buffers (the pool
+    /// keeps it for the next allocations), so that the count is what one
+    /// allocation can take, and other processes can take it too.
     ///
     /// # Errors
     /// [`BackendError::Driver`] when the driver cannot say.
