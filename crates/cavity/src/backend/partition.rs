@@ -36,8 +36,8 @@ pub struct PartitionRounds {
     /// to its patch's center and assigns again). Default 2.
     pub lloyd: u32,
     /// Rounds of seed addition (each gives every oversized patch a second
-    /// seed and runs one Lloyd iteration on the two patches it makes, the
-    /// rest of the mesh left as it is) before the host splits what is
+    /// seed and runs one Lloyd iteration on the faces of those patches,
+    /// the rest of the mesh left as it is) before the host splits what is
     /// still oversized, as its own patcher does. Default 12.
     pub addition: u32,
     /// Rounds of merging neighbouring patches that fit together (each
@@ -507,10 +507,11 @@ impl<'a> Search<'a> {
     }
 
     /// A round of seed addition: each patch of `oversized` (over the size
-    /// limit) gets a second seed at its face farthest from its seed, and
-    /// its faces are assigned to its two seeds, whose patches take one
-    /// Lloyd iteration ([`Search::centers`]) and are assigned again; the
-    /// other patches are left as they are. The searches run on the listed
+    /// limit) gets a second seed at its face farthest from its seed; the
+    /// faces of these patches are assigned to the nearest of their seeds
+    /// (neighbouring oversized patches share their faces out anew), the
+    /// patches take one Lloyd iteration ([`Search::centers`]) and are
+    /// assigned again; the other patches are left as they are. The searches run on the listed
     /// faces of these patches alone (where the assignment does not reach
     /// every listed face, which connected patches rule out, the whole mesh
     /// is assigned again).
@@ -682,5 +683,74 @@ impl<'a> Search<'a> {
         let count = b.element(&marks, n as usize)?;
         b.launch::<Renumber>(blocks(n), (0, 0), (n, &marks, lowest, &mut self.label))?;
         Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TriMesh;
+    use crate::backend::cpu::CpuBackend;
+
+    /// An `n × n` grid of quads, two triangles each.
+    fn grid(n: u32) -> TriMesh {
+        let at = |i: u32, j: u32| i * (n + 1) + j;
+        let positions = (0..=n)
+            .flat_map(|i| (0..=n).map(move |j| [j as f32, i as f32, 0.0]))
+            .collect();
+        let faces = (0..n)
+            .flat_map(|i| {
+                (0..n).flat_map(move |j| {
+                    let (a, b, c, d) = (at(i, j), at(i, j + 1), at(i + 1, j + 1), at(i + 1, j));
+                    [[a, b, c], [a, c, d]]
+                })
+            })
+            .collect();
+        TriMesh { positions, faces }
+    }
+
+    /// A round of seed addition leaves every patch it does not split as it
+    /// was, and gives each face of a split patch the label of a split
+    /// patch or of a seed added to one (neighbouring split patches share
+    /// their faces out anew): no label crosses in from outside the listed
+    /// faces.
+    #[test]
+    fn seed_addition_changes_only_the_split_patches() {
+        let b = Backend::Cpu(CpuBackend::new());
+        let mesh = grid(60);
+        let topo = Topology::new(&mesh);
+        let relations = Relations::upload(&b, &topo).unwrap();
+        let n = mesh.num_faces() as u32;
+        let max = 40;
+        let mut search = Search::new(&b, &relations, n).unwrap();
+        let mut seeds = search.initial_seeds(patcher::chunk_target(max), 7).unwrap();
+        search.assign(&mut seeds).unwrap();
+        seeds = search.centers(&Faces::All, seeds.len()).unwrap();
+        search.assign(&mut seeds).unwrap();
+        let sizes = search.sizes(seeds.len()).unwrap();
+        let oversized: Vec<u32> = (0..sizes.len() as u32)
+            .filter(|&p| sizes[p as usize] > max)
+            .collect();
+        assert!(!oversized.is_empty(), "no patch to split");
+        let before = b.read_back(&search.label, n as usize).unwrap();
+        let count = seeds.len() as u32;
+        search.split(&mut seeds, &oversized).unwrap();
+        let after = b.read_back(&search.label, n as usize).unwrap();
+        assert_eq!(seeds.len(), count as usize + oversized.len());
+        let placed = |label: u32| label >= count || oversized.binary_search(&label).is_ok();
+        for f in 0..n as usize {
+            let (was, is) = (before[f], after[f]);
+            if placed(was) {
+                assert!(placed(is), "face {f} of split patch {was} took label {is}");
+            } else {
+                assert_eq!(is, was, "face {f} of an unsplit patch");
+            }
+        }
+        // Every seed of the round holds faces.
+        for (j, &p) in oversized.iter().enumerate() {
+            for label in [p, count + j as u32] {
+                assert!(after.contains(&label), "patch {label} is empty");
+            }
+        }
     }
 }
