@@ -160,9 +160,6 @@ impl Backend {
         seed: u64,
         rounds: PartitionRounds,
     ) -> Result<Partition, PartitionError> {
-        if max_patch_size == 0 || max_patch_size > MAX_PATCH_SIZE {
-            return Err(PatchError::PatchSize(max_patch_size).into());
-        }
         let relations = Relations::upload(self, topo)?;
         let on = self.partition_on(topo, &relations, num_faces, max_patch_size, seed, rounds)?;
         Ok(Partition {
@@ -395,24 +392,7 @@ impl<'a> Search<'a> {
             }
             // A batch of levels, then one read of the count: a level
             // after the search is done reaches nothing and changes nothing.
-            for _ in 0..LEVELS_PER_READ {
-                at += 1;
-                b.launch::<AssignLevel>(
-                    blocks(n),
-                    (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
-                    (
-                        n,
-                        &self.unlisted,
-                        0,
-                        at,
-                        &self.offsets,
-                        &self.neighbors,
-                        &mut self.label,
-                        &mut self.level,
-                        &mut self.reached,
-                    ),
-                )?;
-            }
+            self.assign_levels(&Faces::All, &mut at)?;
             let after = self.reached()?;
             let grew = after.wrapping_sub(before);
             covered += grew;
@@ -430,6 +410,34 @@ impl<'a> Search<'a> {
                 seeds.extend(b.download(list, count as usize)?);
             }
         }
+    }
+
+    /// The nearest-seed search's next [`LEVELS_PER_READ`] levels over
+    /// `faces` ([`AssignLevel`]), after level `at`, which it advances.
+    ///
+    /// # Errors
+    /// As [`Backend::launch`].
+    fn assign_levels(&mut self, faces: &Faces, at: &mut u32) -> Result<(), BackendError> {
+        let (m, list, listed) = faces.items(self.n, &self.unlisted);
+        for _ in 0..LEVELS_PER_READ {
+            *at += 1;
+            self.backend.launch::<AssignLevel>(
+                blocks(m),
+                (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
+                (
+                    m,
+                    list,
+                    listed,
+                    *at,
+                    &self.offsets,
+                    &self.neighbors,
+                    &mut self.label,
+                    &mut self.level,
+                    &mut self.reached,
+                ),
+            )?;
+        }
+        Ok(())
     }
 
     /// Each of the `count` patches' face farthest from its rim (the
@@ -511,10 +519,10 @@ impl<'a> Search<'a> {
     /// faces of these patches are assigned to the nearest of their seeds
     /// (neighbouring oversized patches share their faces out anew), the
     /// patches take one Lloyd iteration ([`Search::centers`]) and are
-    /// assigned again; the other patches are left as they are. The searches run on the listed
-    /// faces of these patches alone (where the assignment does not reach
-    /// every listed face, which connected patches rule out, the whole mesh
-    /// is assigned again).
+    /// assigned again; the other patches are left as they are. The
+    /// searches run on the listed faces of these patches alone (where the
+    /// assignment does not reach every listed face, which connected
+    /// patches rule out, the whole mesh is assigned again).
     fn split(&mut self, seeds: &mut Vec<u32>, oversized: &[u32]) -> Result<(), BackendError> {
         let b = self.backend;
         let n = self.n;
@@ -581,24 +589,7 @@ impl<'a> Search<'a> {
         let mut covered = count;
         let mut before = self.reached()?;
         while covered < m {
-            for _ in 0..LEVELS_PER_READ {
-                at += 1;
-                b.launch::<AssignLevel>(
-                    blocks(m),
-                    (COUNTER_SHARED_BYTES, COUNTER_SHARED_BYTES),
-                    (
-                        m,
-                        list,
-                        listed,
-                        at,
-                        &self.offsets,
-                        &self.neighbors,
-                        &mut self.label,
-                        &mut self.level,
-                        &mut self.reached,
-                    ),
-                )?;
-            }
+            self.assign_levels(faces, &mut at)?;
             let after = self.reached()?;
             let grew = after.wrapping_sub(before);
             before = after;
