@@ -14,7 +14,7 @@ use cavity::TriMesh;
 use cavity::defects::{Defects, remove_duplicate_faces, remove_duplicate_faces_with_topology};
 use cavity::dynamic::{CapacityFactors, DynamicMesh};
 use cavity::rounds::RunError;
-use cavity::stats::topology_stats;
+use cavity::stats::{Survey, topology_stats};
 use cavity::topology::Topology;
 use cavity_delaunay::delaunay;
 use cavity_normals::vertex_normals;
@@ -55,8 +55,42 @@ fn loaded(input: &TriMesh, dirt: &Dirt) -> Result<TriMesh, TestCaseError> {
     // serial reference mesh, the oracle.
     if let Ok(reference) = ReferenceMesh::new(&mesh) {
         prop_assert_eq!(topology_stats(&mesh), reference.stats());
+        check_survey(&mesh, &fresh)?;
     }
     Ok(mesh)
+}
+
+/// The survey of `mesh` (its VF alone, `cavity::stats::Survey`) against
+/// what its topology's edge-face relation says: the same edges, each
+/// vertex's neighbours and edges of one face, the boundary and
+/// non-manifold edges, the same statistics whether it builds its VF or
+/// borrows the topology's.
+fn check_survey(mesh: &TriMesh, topology: &Topology) -> Result<(), TestCaseError> {
+    let survey = Survey::new(mesh);
+    prop_assert_eq!(&survey.ev, &topology.ev);
+    let nv = mesh.num_vertices();
+    let (mut valence, mut boundary_at) = (vec![0u32; nv], vec![0u32; nv]);
+    let (mut boundary, mut non_manifold) = (0, 0);
+    for (e, &[a, b]) in topology.ev.iter().enumerate() {
+        let faces = topology.edge_faces(e as u32).len();
+        for v in [a, b] {
+            valence[v as usize] += 1;
+            boundary_at[v as usize] += u32::from(faces == 1);
+        }
+        boundary += usize::from(faces == 1);
+        non_manifold += usize::from(faces >= 3);
+    }
+    prop_assert_eq!(&survey.valence, &valence);
+    prop_assert_eq!(&survey.boundary_at, &boundary_at);
+    prop_assert_eq!(
+        (survey.boundary_edges, survey.non_manifold_edges),
+        (boundary, non_manifold)
+    );
+    prop_assert_eq!(
+        survey.stats(mesh),
+        Survey::with_topology(mesh, topology).stats(mesh)
+    );
+    Ok(())
 }
 
 /// Whether the area-weighted normals of the faces at vertex `v` of `m`

@@ -7,7 +7,7 @@
 //!    rounds run); then it is patched, on the GPU when there is one;
 //! 2. the rounds run while the input's defects are analysed;
 //! 3. the GPU is given back while the output is written beside its
-//!    destination and its topology built, then checked against the input
+//!    destination and its survey taken (`cavity::stats::Survey`), then checked against the input
 //!    while its statistics are taken;
 //! 4. the output is renamed into place only when the check passed.
 //!
@@ -24,7 +24,7 @@ use cavity::io::{Format, MeshIoError, check_writable, same_file, stage_mesh};
 use cavity::settings::{NamesSettings, Setting};
 
 use crate::phases::Hooks;
-use crate::run::{RemeshReport, prepare};
+use crate::run::{RemeshReport, plan};
 use crate::settings::{Layout, Phase, RemeshError, RemeshSettings};
 
 /// What the caller hears of a [`RemeshFile`] run, as it goes.
@@ -87,7 +87,9 @@ pub struct RemeshFile<'a> {
 pub struct FileStages {
     /// Reading the input.
     pub read: f64,
-    /// Removing its duplicate faces and building its topology.
+    /// Removing its duplicate faces, building its topology and planning
+    /// the remeshing (mean edge length, area and normalization:
+    /// [`plan`](crate::run::plan)), while the device starts.
     pub input: f64,
     /// What the device's start adds (it runs while the input is read).
     pub start: f64,
@@ -170,26 +172,28 @@ impl RemeshFile<'_> {
         let format = check_writable(self.output)?;
         let whole = Instant::now();
         events.stage(Stage::Input);
+        // The input is read, analysed and the remeshing planned while the
+        // device starts.
         let (loaded, selected) = std::thread::scope(|scope| {
-            let loading = scope.spawn(|| InputMesh::read(self.input));
+            let loading = scope.spawn(|| {
+                InputMesh::read(self.input).map(|read| {
+                    let planned = plan(&read.mesh, &read.topology, &self.settings, self.layout);
+                    (read, planned)
+                })
+            });
             let selected = Backend::select_with(self.device, &|| events.compiling());
             (loading.join(), selected)
         });
         let (backend, note) = selected?;
         events.device(&note);
-        let read = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
+        let (read, planned) = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
         for w in &read.warnings {
             events.warning(w);
         }
-        let start =
-            (whole.elapsed().as_secs_f64() - read.read_seconds - read.analysis_seconds).max(0.0);
-        let prepared = prepare(
-            &read.mesh,
-            &read.topology,
-            &self.settings,
-            self.layout,
-            Some(&backend),
-        )?;
+        let planned = planned?;
+        let input = read.analysis_seconds + planned.seconds();
+        let start = (whole.elapsed().as_secs_f64() - read.read_seconds - input).max(0.0);
+        let prepared = planned.place(&read.mesh, &read.topology, Some(&backend))?;
         let rounded = {
             let mut progress = |iteration: u32, phase: Phase| events.phase(iteration, phase);
             let mut hooks = Hooks {
@@ -215,13 +219,13 @@ impl RemeshFile<'_> {
                 let staged = stage_mesh(output, out, None, format);
                 (staged, writing.elapsed().as_secs_f64())
             },
-            |out, out_topology, (defects, warning)| {
+            |out, survey, (defects, warning)| {
                 let checking = Instant::now();
                 let keeps = Keeps {
                     topology: true,
                     no_zero_area: true,
                 };
-                let checked = defects.check(out, Some(out_topology), keeps, output, format);
+                let checked = defects.check(out, Some(survey), keeps, output, format);
                 ((checked, warning), checking.elapsed().as_secs_f64())
             },
         );
@@ -237,7 +241,7 @@ impl RemeshFile<'_> {
             report: remeshed.report,
             stages: FileStages {
                 read: read.read_seconds,
-                input: read.analysis_seconds,
+                input,
                 start,
                 check,
                 write,

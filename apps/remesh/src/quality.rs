@@ -10,8 +10,8 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use cavity::TriMesh;
-use cavity::components::{edge_components, vertex_sets};
 use cavity::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
+use cavity::stats::Survey;
 use cavity::topology::Topology;
 pub use cavity::topology::{SUM_CHUNK, chunked_sum, mean_edge_length, mean_edge_length_with};
 
@@ -98,16 +98,14 @@ fn smallest_angle(mesh: &TriMesh, t: [u32; 3]) -> f64 {
 }
 
 /// For every vertex, whether it is a sharp boundary corner (see
-/// [`Quality::min_angle_away`]); `boundary`: the boundary edges.
-fn sharp_corners(mesh: &TriMesh, topo: &Topology, boundary: &[[u32; 2]]) -> Vec<bool> {
-    let nv = mesh.num_vertices();
-    let boundary = per_vertex_counts(nv, boundary.par_iter().flat_map_iter(|&e| e));
-    (0..nv as u32)
+/// [`Quality::min_angle_away`]).
+fn sharp_corners(mesh: &TriMesh, survey: &Survey<'_>) -> Vec<bool> {
+    (0..mesh.num_vertices() as u32)
         .into_par_iter()
-        .map(|v| match boundary[v as usize] {
+        .map(|v| match survey.boundary_at[v as usize] {
             0 => false,
             2 => {
-                let sum: f64 = topo
+                let sum: f64 = survey
                     .vertex_faces(v)
                     .iter()
                     .map(|&f| {
@@ -123,23 +121,13 @@ fn sharp_corners(mesh: &TriMesh, topo: &Topology, boundary: &[[u32; 2]]) -> Vec<
         .collect()
 }
 
-/// How often each of the vertices `0..nv` occurs in `vertices`, counted
-/// in parallel.
-fn per_vertex_counts(nv: usize, vertices: impl ParallelIterator<Item = u32>) -> Vec<u32> {
-    let counts: Vec<AtomicU32> = (0..nv).into_par_iter().map(|_| AtomicU32::new(0)).collect();
-    vertices.for_each(|v| {
-        counts[v as usize].fetch_add(1, Ordering::Relaxed);
-    });
-    counts.into_par_iter().map(AtomicU32::into_inner).collect()
-}
-
 /// Faces a worker counts at a time in [`component_sizes`].
 const RUN_CHUNK: usize = 1 << 12;
 
 /// For every face, the number of faces of its component (faces joined
-/// through shared vertices).
-fn component_sizes(mesh: &TriMesh) -> Vec<u32> {
-    let roots = vertex_sets(mesh.num_vertices(), &mesh.faces).roots();
+/// through shared vertices; `roots`: each vertex's component, as
+/// [`Survey::roots`]).
+fn component_sizes(mesh: &TriMesh, roots: &[u32]) -> Vec<u32> {
     // Counted in runs of faces with the same root, one atomic add a run:
     // the faces of a large component would otherwise all add to one
     // counter at once.
@@ -174,26 +162,27 @@ impl Quality {
     /// The statistics of `mesh` against target length `target` (model
     /// units, positive).
     pub fn of(mesh: &TriMesh, target: f64) -> Quality {
-        Quality::with_topology(mesh, &Topology::new(mesh), target)
+        Quality::with_survey(mesh, &Survey::new(mesh), target)
     }
 
     /// [`Quality::of`] with the topology of `mesh` given
     /// (`Topology::new(mesh)`), for a caller that has it.
     pub fn with_topology(mesh: &TriMesh, topo: &Topology, target: f64) -> Quality {
-        let lengths: Vec<f64> = topo.ev.par_iter().map(|&e| length(mesh, e)).collect();
+        Quality::with_survey(mesh, &Survey::with_topology(mesh, topo), target)
+    }
+
+    /// [`Quality::of`] from the [`Survey`] of `mesh`, which its topology
+    /// statistics read too (`Survey::stats`).
+    pub fn with_survey(mesh: &TriMesh, survey: &Survey<'_>, target: f64) -> Quality {
+        let lengths: Vec<f64> = survey.ev.par_iter().map(|&e| length(mesh, e)).collect();
         let (lo, hi) = (0.8 * target, 4.0 / 3.0 * target);
         let in_band = lengths.par_iter().filter(|&&l| l >= lo && l <= hi).count();
-        let valence = per_vertex_counts(
-            mesh.num_vertices(),
-            topo.ev.par_iter().flat_map_iter(|&e| e),
-        );
         let used: Vec<u32> = (0..mesh.num_vertices())
             .into_par_iter()
-            .filter(|&v| topo.vf_offsets[v] < topo.vf_offsets[v + 1])
-            .map(|v| valence[v])
+            .filter(|&v| survey.vf_offsets[v] < survey.vf_offsets[v + 1])
+            .map(|v| survey.valence[v])
             .collect();
         let edges = lengths.len();
-        let boundary = topo.boundary_edges();
         // Minima do not depend on the order: the same for any workers.
         let smallest: Vec<f64> = mesh
             .faces
@@ -219,8 +208,8 @@ impl Quality {
             min_angle: smallest.par_iter().copied().reduce(|| 180.0, f64::min),
             in_band: in_band as f64 / edges.max(1) as f64,
             min_angle_away: {
-                let sharp = sharp_corners(mesh, topo, &boundary);
-                let sizes = component_sizes(mesh);
+                let sharp = sharp_corners(mesh, survey);
+                let sizes = component_sizes(mesh, &survey.roots);
                 mesh.faces
                     .par_iter()
                     .zip(sizes.par_iter())
@@ -236,7 +225,7 @@ impl Quality {
                 let tolerance = ZERO_LENGTH * bounding_diagonal(mesh);
                 lengths.par_iter().filter(|&&l| l <= tolerance).count()
             },
-            boundary_loops: edge_components(mesh.num_vertices(), &boundary),
+            boundary_loops: survey.boundary_loops,
             euler: used.len() as i64 - edges as i64 + mesh.num_faces() as i64,
         }
     }

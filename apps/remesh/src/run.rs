@@ -8,6 +8,7 @@ use cavity::TriMesh;
 use cavity::backend::{Backend, GpuSeconds, PlacedMesh};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
+use cavity::stats::Survey;
 use cavity::topology::Topology;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
@@ -63,14 +64,14 @@ pub struct Stages {
     pub statistics: f64,
 }
 
-/// What [`remesh_with`] gives: the remeshed mesh with its topology.
+/// What [`remesh_with`] gives: the remeshed mesh with its survey.
 #[derive(Clone, Debug)]
 pub struct Remeshed {
     /// The remeshed mesh, in model units.
     pub mesh: TriMesh,
-    /// `Topology::new(&mesh)`, built for the output's statistics: an
+    /// `Survey::new(&mesh)`, taken for the output's statistics: an
     /// output check can take it (`cavity::defects::check_output_with`).
-    pub topology: Topology,
+    pub survey: Survey<'static>,
     /// What the run did.
     pub report: RemeshReport,
 }
@@ -102,7 +103,7 @@ pub fn remesh(
 }
 
 /// [`remesh`] with the topology of `input` given (`Topology::new(input)`),
-/// for a caller that has it; returns the output's topology too.
+/// for a caller that has it; returns the output's survey too.
 ///
 /// # Errors
 /// As [`remesh`].
@@ -160,12 +161,34 @@ pub fn prepare(
     layout: Layout,
     backend: Option<&Backend>,
 ) -> Result<Prepared, RemeshError> {
+    let plan = plan(input, topology, settings, layout)?;
+    let planned = plan.seconds;
+    let mut prepared = plan.place(input, topology, backend)?;
+    prepared.patch_seconds += planned;
+    Ok(prepared)
+}
+
+/// The host's half of [`prepare`], which needs no device: the settings
+/// checked, the target length and the expected output from the mean edge
+/// length and the area, the patch factor, the normalization, and whether
+/// the output fits in the host's memory. A caller can plan while the
+/// device starts ([`RemeshFile`](crate::pipeline::RemeshFile) does), then
+/// [`Plan::place`] the mesh.
+///
+/// # Errors
+/// As [`prepare`], but those of the dynamic mesh and the device.
+pub fn plan(
+    input: &TriMesh,
+    topology: &Topology,
+    settings: &RemeshSettings,
+    layout: Layout,
+) -> Result<Plan, RemeshError> {
     settings.check()?;
     layout.factors.check()?;
     if input.faces.is_empty() {
         return Err(RemeshError::Empty);
     }
-    let patching = Instant::now();
+    let planning = Instant::now();
     let mean = mean_edge_length_with(input, topology);
     if mean.is_nan() || mean <= 0.0 {
         return Err(RemeshError::NoExtent);
@@ -208,41 +231,117 @@ pub fn prepare(
     if grown && available.is_some_and(|available| output > available) {
         return Err(too_much(0, available.unwrap_or_default(), "host"));
     }
-    let sizes = (layout.patch_size, factors);
-    let (dynamic, normalized) =
-        normalized_dynamic_mesh(input, &normalization, topology, sizes, backend).map_err(|e| {
-            match e {
-                RemeshError::Dynamic(DynamicError::Memory {
-                    needed,
-                    available,
-                    memory,
-                    ..
-                }) if grown => too_much(needed, available, memory),
-                e => e,
-            }
-        })?;
-    if grown
-        && let Some(available) = available
-        && dynamic.bytes() as u64 + output > available
-    {
-        return Err(too_much(dynamic.bytes() as u64, available, "host"));
-    }
-    Ok(Prepared {
+    Ok(Plan {
         settings: *settings,
         expected,
         length,
         factors,
+        grown,
+        available,
         normalization,
-        normalized,
         patch_size: layout.patch_size,
-        dynamic,
-        patch_seconds: patching.elapsed().as_secs_f64(),
+        seconds: planning.elapsed().as_secs_f64(),
     })
+}
+
+/// A remeshing planned on the host ([`plan`]): what [`Plan::place`]
+/// patches the mesh with.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    settings: RemeshSettings,
+    /// Faces the output is expected to have.
+    expected: f64,
+    length: f64,
+    /// The capacity factors, the patch factor raised for the growth.
+    factors: CapacityFactors,
+    /// Whether the patch factor was raised (the output may not fit).
+    grown: bool,
+    /// The host's available memory when planned.
+    available: Option<u64>,
+    normalization: Normalization,
+    patch_size: u32,
+    seconds: f64,
+}
+
+impl Plan {
+    /// Seconds [`plan`] took (the mean edge length, the area and the
+    /// normalization).
+    pub fn seconds(&self) -> f64 {
+        self.seconds
+    }
+
+    /// Patches `input` (the mesh planned, with its `topology`) into its
+    /// dynamic layout, on `backend` when it is a GPU (see
+    /// [`dynamic_mesh`]; `None`: on the host): the second half of
+    /// [`prepare`].
+    ///
+    /// # Errors
+    /// As [`prepare`]: the dynamic mesh's and the device's.
+    pub fn place(
+        self,
+        input: &TriMesh,
+        topology: &Topology,
+        backend: Option<&Backend>,
+    ) -> Result<Prepared, RemeshError> {
+        let patching = Instant::now();
+        let Plan {
+            settings,
+            expected,
+            length,
+            factors,
+            grown,
+            available,
+            normalization,
+            patch_size,
+            ..
+        } = self;
+        let output = (expected * OUTPUT_BYTES_PER_FACE) as u64;
+        let too_much = |dynamic, available, memory| RemeshError::Memory {
+            length: settings.length,
+            faces: expected,
+            input: input.num_faces(),
+            dynamic,
+            output,
+            available,
+            memory,
+        };
+        let sizes = (patch_size, factors);
+        let (dynamic, normalized) =
+            normalized_dynamic_mesh(input, &normalization, topology, sizes, backend).map_err(
+                |e| match e {
+                    RemeshError::Dynamic(DynamicError::Memory {
+                        needed,
+                        available,
+                        memory,
+                        ..
+                    }) if grown => too_much(needed, available, memory),
+                    e => e,
+                },
+            )?;
+        if grown
+            && let Some(available) = available
+            && dynamic.bytes() as u64 + output > available
+        {
+            return Err(too_much(dynamic.bytes() as u64, available, "host"));
+        }
+        Ok(Prepared {
+            settings,
+            expected,
+            length,
+            factors,
+            normalization,
+            normalized,
+            patch_size,
+            dynamic,
+            patch_seconds: patching.elapsed().as_secs_f64(),
+        })
+    }
 }
 
 impl Prepared {
     /// Seconds [`prepare`] took (the mean edge length, normalization and
-    /// patching): the start of the run's patch stage.
+    /// patching; [`Plan::place`] alone: the patching): the start of the
+    /// run's patch stage.
     pub fn patch_seconds(&self) -> f64 {
         self.patch_seconds
     }
@@ -395,8 +494,8 @@ pub(crate) struct Rounded<D> {
 impl<D: Send> Rounded<D> {
     /// Exports the output (in model units, input vertices first in input
     /// order: `DynamicMesh::to_mesh_with_sources`), then calls
-    /// `write(output)` on another thread while the output's topology is
-    /// built, and `then(output, output topology, what during returned)`
+    /// `write(output)` on another thread while the output's survey is
+    /// taken, and `then(output, output survey, what during returned)`
     /// while the output's statistics are taken: the second half of
     /// [`Prepared::run`]. The CLI writes the output beside its destination
     /// in `write` and checks it in `then`. Returns what both returned.
@@ -409,7 +508,7 @@ impl<D: Send> Rounded<D> {
         self,
         input: &TriMesh,
         write: impl FnOnce(&TriMesh) -> W + Send,
-        then: impl FnOnce(&TriMesh, &Topology, D) -> T + Send,
+        then: impl FnOnce(&TriMesh, &Survey<'static>, D) -> T + Send,
     ) -> (Remeshed, W, T) {
         let Rounded {
             mut report,
@@ -424,31 +523,31 @@ impl<D: Send> Rounded<D> {
         report.stages.export = exporting.elapsed().as_secs_f64();
         let statistics = Instant::now();
         let length = report.length;
-        // The output's topology, its statistics and what `then` returned;
-        // the seconds count the topology and the statistics.
-        let (output_topology, (output_quality, statistics_seconds), written, checked) =
+        // The output's survey, its statistics and what `then` returned;
+        // the seconds count the survey and the statistics.
+        let (survey, (output_quality, statistics_seconds), written, checked) =
             std::thread::scope(|scope| {
                 let writing = scope.spawn(|| write(&output));
-                let output_topology = Topology::new(&output);
-                let topology_seconds = statistics.elapsed().as_secs_f64();
+                let survey = Survey::new(&output);
+                let survey_seconds = statistics.elapsed().as_secs_f64();
                 let (quality, checked) = rayon::join(
                     || {
                         let started = Instant::now();
-                        let q = Quality::with_topology(&output, &output_topology, length);
-                        (q, topology_seconds + started.elapsed().as_secs_f64())
+                        let q = Quality::with_survey(&output, &survey, length);
+                        (q, survey_seconds + started.elapsed().as_secs_f64())
                     },
-                    || then(&output, &output_topology, during),
+                    || then(&output, &survey, during),
                 );
                 let written = writing
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (output_topology, quality, written, checked)
+                (survey, quality, written, checked)
             });
         report.output = output_quality;
         report.stages.statistics += statistics_seconds;
         let remeshed = Remeshed {
             mesh: output,
-            topology: output_topology,
+            survey,
             report,
         };
         (remeshed, written, checked)

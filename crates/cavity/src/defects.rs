@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use crate::TriMesh;
 use crate::mesh::MeshError;
-use crate::stats::{MeshStats, topology_stats, topology_stats_with};
+use crate::stats::{MeshStats, Survey, topology_stats};
 use crate::topology::Topology;
 
 /// Edges at most this many bounding-box diagonals long have zero length
@@ -243,8 +243,8 @@ pub fn check_output(input: &MeshStats, output: &TriMesh, keeps: Keeps) -> Result
     check_stats(input, output, &topology_stats(output), keeps)
 }
 
-/// [`check_output`] with the topology of `output` given
-/// (`Topology::new(output)`, which needs indices in range), for a caller
+/// [`check_output`] with the survey of `output` given
+/// (`Survey::new(output)`, which needs indices in range), for a caller
 /// that has it.
 ///
 /// # Errors
@@ -252,11 +252,11 @@ pub fn check_output(input: &MeshStats, output: &TriMesh, keeps: Keeps) -> Result
 pub fn check_output_with(
     input: &MeshStats,
     output: &TriMesh,
-    topology: &Topology,
+    survey: &Survey<'_>,
     keeps: Keeps,
 ) -> Result<(), OutputError> {
     check_indices(output)?;
-    check_stats(input, output, &topology_stats_with(output, topology), keeps)
+    check_stats(input, output, &survey.stats(output), keeps)
 }
 
 /// [`check_output`] once the output's indices are checked and its

@@ -14,7 +14,7 @@ use crate::defects::{
     remove_duplicate_faces_with_topology,
 };
 use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, with_suffix, write_mesh};
-use crate::stats::{MeshStats, topology_stats_with};
+use crate::stats::{MeshStats, Survey, topology_stats_with};
 use crate::topology::Topology;
 
 /// Where an input comes from.
@@ -137,7 +137,8 @@ pub struct Rejected {
 }
 
 impl InputDefects {
-    /// Checks `output` (with its topology, built here when not given)
+    /// Checks `output` (with its survey, `Survey::new(output)`, taken here
+    /// when not given)
     /// against the input as `keeps` says, before it is written to
     /// `destination`; a failed check writes the rejected mesh to
     /// `destination` with "-rejected" before the extension instead, for
@@ -148,13 +149,13 @@ impl InputDefects {
     pub fn check(
         &self,
         output: &TriMesh,
-        topology: Option<&Topology>,
+        survey: Option<&Survey<'_>>,
         keeps: Keeps,
         destination: &Path,
         format: Format,
     ) -> Result<(), Box<Rejected>> {
-        let checked = match topology {
-            Some(topology) => check_output_with(&self.stats, output, topology, keeps),
+        let checked = match survey {
+            Some(survey) => check_output_with(&self.stats, output, survey, keeps),
             None => check_output(&self.stats, output, keeps),
         };
         let Err(error) = checked else {

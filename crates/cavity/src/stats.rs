@@ -1,13 +1,22 @@
 //! A mesh's topology statistics (counts, components, boundary loops,
 //! non-manifold elements, Euler characteristic), computed in parallel
-//! from its [`Topology`]: what `cavity info` prints and what an
-//! operation's output is checked against (`defects::check_output`).
+//! from a [`Survey`] of its vertices: what `cavity info` prints and what
+//! an operation's output is checked against (`defects::check_output`).
+//!
+//! The survey reads only the vertex-face relation (VF): around each
+//! vertex, the other corners of its faces, sorted, give its edges with
+//! their numbers of faces, its valence and its fans, without the
+//! face-edge and edge-face relations of [`Topology`] (which an output's
+//! check and statistics never read).
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
 use crate::TriMesh;
-use crate::components::{count_roots, edge_components, vertex_sets};
-use crate::topology::Topology;
+use crate::components::{ConcurrentSets, count_roots, vertex_sets};
+use crate::topology::{Topology, par_csr, transpose3};
 
 /// Topology statistics of a mesh ([`topology_stats`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,100 +51,266 @@ pub struct MeshStats {
 }
 
 /// The topology statistics of `mesh` ([`MeshStats`]), computed in
-/// parallel from [`Topology`] (the serial reference mesh of
+/// parallel from its [`Survey`] (the serial reference mesh of
 /// `cavity-reference` is the oracle; a test compares the two on every
-/// generated mesh). `mesh`'s indices must
-/// be in range and no face may repeat a vertex.
+/// generated mesh). `mesh`'s indices must be in range and no face may
+/// repeat a vertex.
 pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
-    topology_stats_with(mesh, &Topology::new(mesh))
+    Survey::new(mesh).stats(mesh)
 }
 
 /// [`topology_stats`] with the topology of `mesh` given
-/// (`Topology::new(mesh)`), for a caller that has it.
+/// (`Topology::new(mesh)`), for a caller that has it: its VF is surveyed.
 pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
-    let nv = mesh.num_vertices();
-    let degree = |e: usize| (topo.ef_offsets[e + 1] - topo.ef_offsets[e]) as usize;
-    let boundary = topo.boundary_edges();
-    let ((components, boundary_loops), non_manifold_vertices) = rayon::join(
-        || {
-            rayon::join(
-                || count_roots(&vertex_sets(nv, &mesh.faces).roots()),
-                || edge_components(nv, &boundary),
-            )
-        },
-        || {
-            (0..nv as u32)
-                .into_par_iter()
-                .filter(|&v| fans(mesh, topo, v) > 1)
-                .count()
-        },
-    );
-    MeshStats {
-        vertices: nv,
-        edges: topo.ev.len(),
-        faces: mesh.num_faces(),
-        isolated_vertices: (0..nv)
-            .into_par_iter()
-            .filter(|&v| topo.vf_offsets[v] == topo.vf_offsets[v + 1])
-            .count(),
-        components,
-        boundary_edges: boundary.len(),
-        boundary_loops,
-        non_manifold_edges: (0..topo.ev.len())
-            .into_par_iter()
-            .filter(|&e| degree(e) >= 3)
-            .count(),
-        non_manifold_vertices,
-        euler_characteristic: nv as i64 - topo.ev.len() as i64 + mesh.num_faces() as i64,
+    Survey::with_topology(mesh, topo).stats(mesh)
+}
+
+/// What one pass over the vertices of a mesh finds from its vertex-face
+/// relation (VF): the unique edges, each vertex's valence, boundary edges
+/// and fans, the boundary loops, and the components (sets of vertices
+/// joined through faces). What [`MeshStats`] and an output's quality
+/// statistics read, at about half the cost of [`Topology::new`] (no
+/// face-edge or edge-face relation is built).
+///
+/// Around vertex `v`, the two other corners of each of its faces are
+/// sorted: a run of corner `w` holds the faces of edge `(v, w)` (no face
+/// repeats a vertex), so its length is the edge's number of faces, the
+/// runs are `v`'s neighbours, and the faces of each run of two are joined
+/// into `v`'s fans. Each edge is counted at its smaller end.
+#[derive(Clone, Debug)]
+pub struct Survey<'a> {
+    /// VF offsets: the faces of `v` are `vf[vf_offsets[v]..vf_offsets[v + 1]]`.
+    pub vf_offsets: Cow<'a, [u32]>,
+    /// VF values, increasing within each vertex.
+    pub vf: Cow<'a, [u32]>,
+    /// The unique edges `[a, b]`, `a < b`, in increasing `(a, b)` order
+    /// (as [`Topology::ev`]).
+    pub ev: Vec<[u32; 2]>,
+    /// Per vertex: its neighbours (the edges at it).
+    pub valence: Vec<u32>,
+    /// Per vertex: its edges with exactly one face.
+    pub boundary_at: Vec<u32>,
+    /// Per vertex: the fans of its faces (0 for an isolated vertex).
+    pub fans: Vec<u32>,
+    /// Per vertex: the smallest vertex of its component (faces join their
+    /// corners).
+    pub roots: Vec<u32>,
+    /// Edges with exactly one face.
+    pub boundary_edges: usize,
+    /// Edges with three or more faces.
+    pub non_manifold_edges: usize,
+    /// Components of the boundary edges (see [`MeshStats::boundary_loops`]).
+    pub boundary_loops: usize,
+}
+
+impl Survey<'static> {
+    /// The survey of `mesh` (indices in range, no face repeating a
+    /// vertex), its VF built here ([`transpose3`]).
+    pub fn new(mesh: &TriMesh) -> Survey<'static> {
+        let (vf_offsets, vf) = transpose3(mesh.num_vertices(), &mesh.faces);
+        Survey::with_vf(mesh, Cow::Owned(vf_offsets), Cow::Owned(vf))
     }
 }
 
-/// Fans around `v`: its faces joined through its edges with exactly two
-/// faces. The faces of edge `(v, w)` are those of `v`'s faces that hold
-/// `w` (no face repeats a vertex): the other two corners of `v`'s faces,
-/// sorted, give each edge's faces as a run, with no look-up of the edges.
-fn fans(mesh: &TriMesh, topo: &Topology, v: u32) -> usize {
-    /// Faces around a vertex whose sets live on the stack.
-    const ON_STACK: usize = 32;
-    let faces = topo.vertex_faces(v);
-    let (mut stack, mut heap) = (([0u32; ON_STACK], [(0u32, 0u32); 2 * ON_STACK]), None);
-    let (parent, corners) = if faces.len() <= ON_STACK {
-        (&mut stack.0[..faces.len()], &mut stack.1[..2 * faces.len()])
-    } else {
-        let (p, c) = heap.insert((vec![0u32; faces.len()], vec![(0u32, 0u32); 2 * faces.len()]));
-        (&mut p[..], &mut c[..])
-    };
-    for (i, &f) in faces.iter().enumerate() {
-        parent[i] = i as u32;
-        let t = mesh.faces[f as usize];
-        let at = t.iter().position(|&x| x == v).unwrap_or(0);
-        corners[2 * i] = (t[(at + 1) % 3], i as u32);
-        corners[2 * i + 1] = (t[(at + 2) % 3], i as u32);
+impl<'a> Survey<'a> {
+    /// The survey of `mesh` from the VF of its topology (borrowed).
+    pub fn with_topology(mesh: &TriMesh, topo: &'a Topology) -> Survey<'a> {
+        Survey::with_vf(
+            mesh,
+            Cow::Borrowed(&topo.vf_offsets[..]),
+            Cow::Borrowed(&topo.vf[..]),
+        )
     }
-    corners.sort_unstable();
-    let root = |parent: &mut [u32], mut x: u32| {
-        while parent[x as usize] != x {
-            parent[x as usize] = parent[parent[x as usize] as usize];
-            x = parent[x as usize];
+
+    /// The survey of `mesh` from its VF (see [`Survey::vf_offsets`]).
+    fn with_vf(mesh: &TriMesh, vf_offsets: Cow<'a, [u32]>, vf: Cow<'a, [u32]>) -> Survey<'a> {
+        let nv = mesh.num_vertices();
+        let zeros =
+            || -> Vec<AtomicU32> { (0..nv).into_par_iter().map(|_| AtomicU32::new(0)).collect() };
+        let (valence, boundary_at, fans) = (zeros(), zeros(), zeros());
+        let (boundary_edges, non_manifold_edges) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let loops = ConcurrentSets::new(nv);
+        let ((_, ev), roots) = rayon::join(
+            || {
+                par_csr(nv, |v, out: &mut Vec<[u32; 2]>| {
+                    let faces = &vf[vf_offsets[v] as usize..vf_offsets[v + 1] as usize];
+                    let at = Around::of(mesh, v as u32, faces);
+                    let (mut boundary, mut non_manifold) = (0, 0);
+                    for (w, run) in at.runs() {
+                        let ahead = w > v as u32;
+                        if ahead {
+                            out.push([v as u32, w]);
+                        }
+                        if run.len() == 1 {
+                            boundary_at[v].fetch_add(1, Ordering::Relaxed);
+                            if ahead {
+                                boundary += 1;
+                                loops.union(v as u32, w);
+                            }
+                        } else if run.len() >= 3 && ahead {
+                            non_manifold += 1;
+                        }
+                    }
+                    valence[v].store(at.neighbours() as u32, Ordering::Relaxed);
+                    fans[v].store(at.fans() as u32, Ordering::Relaxed);
+                    // Few vertices have either: the shared counters are
+                    // rarely touched.
+                    if boundary > 0 {
+                        boundary_edges.fetch_add(boundary, Ordering::Relaxed);
+                    }
+                    if non_manifold > 0 {
+                        non_manifold_edges.fetch_add(non_manifold, Ordering::Relaxed);
+                    }
+                })
+            },
+            || vertex_sets(nv, &mesh.faces).roots(),
+        );
+        let inner = |a: Vec<AtomicU32>| -> Vec<u32> {
+            a.into_par_iter().map(AtomicU32::into_inner).collect()
+        };
+        let boundary_at = inner(boundary_at);
+        // A boundary loop is a set of boundary edges: counted at its root
+        // among the vertices on a boundary edge.
+        let boundary_loops = (0..nv as u32)
+            .into_par_iter()
+            .filter(|&v| boundary_at[v as usize] > 0 && loops.find(v) == v)
+            .count();
+        Survey {
+            vf_offsets,
+            vf,
+            ev,
+            valence: inner(valence),
+            boundary_at,
+            fans: inner(fans),
+            roots,
+            boundary_edges: boundary_edges.into_inner(),
+            non_manifold_edges: non_manifold_edges.into_inner(),
+            boundary_loops,
         }
-        x
-    };
-    let mut sets = faces.len();
-    let mut start = 0;
-    while start < corners.len() {
-        let w = corners[start].0;
-        let run = corners[start..].iter().take_while(|c| c.0 == w).count();
-        if run == 2 {
-            let (a, b) = (
-                root(parent, corners[start].1),
-                root(parent, corners[start + 1].1),
-            );
-            if a != b {
-                parent[a.max(b) as usize] = a.min(b);
-                sets -= 1;
+    }
+
+    /// The faces of vertex `v`.
+    pub fn vertex_faces(&self, v: u32) -> &[u32] {
+        &self.vf[self.vf_offsets[v as usize] as usize..self.vf_offsets[v as usize + 1] as usize]
+    }
+
+    /// The topology statistics of `mesh`, the mesh surveyed.
+    pub fn stats(&self, mesh: &TriMesh) -> MeshStats {
+        let nv = mesh.num_vertices();
+        let isolated_vertices = (0..nv)
+            .into_par_iter()
+            .filter(|&v| self.vf_offsets[v] == self.vf_offsets[v + 1])
+            .count();
+        MeshStats {
+            vertices: nv,
+            edges: self.ev.len(),
+            faces: mesh.num_faces(),
+            isolated_vertices,
+            components: count_roots(&self.roots),
+            boundary_edges: self.boundary_edges,
+            boundary_loops: self.boundary_loops,
+            non_manifold_edges: self.non_manifold_edges,
+            non_manifold_vertices: self.fans.par_iter().filter(|&&f| f > 1).count(),
+            euler_characteristic: nv as i64 - self.ev.len() as i64 + mesh.num_faces() as i64,
+        }
+    }
+}
+
+/// Faces around a vertex whose corners live on the stack.
+const ON_STACK: usize = 32;
+
+/// The other two corners of a vertex's faces, sorted by corner: each run
+/// of one corner `w` holds the faces of edge `(v, w)` (as indices into
+/// the vertex's faces). On the stack for up to [`ON_STACK`] faces.
+struct Around {
+    faces: usize,
+    corners: CornerBuffer,
+}
+
+/// [`Around`]'s `(corner, face index)` pairs.
+enum CornerBuffer {
+    Stack([(u32, u32); 2 * ON_STACK], usize),
+    Heap(Vec<(u32, u32)>),
+}
+
+impl Around {
+    /// The corners around `v`, whose faces (VF, increasing) are `faces`.
+    fn of(mesh: &TriMesh, v: u32, faces: &[u32]) -> Around {
+        let push = |out: &mut [(u32, u32)]| {
+            for (i, &f) in faces.iter().enumerate() {
+                let t = mesh.faces[f as usize];
+                let at = t.iter().position(|&x| x == v).unwrap_or(0);
+                out[2 * i] = (t[(at + 1) % 3], i as u32);
+                out[2 * i + 1] = (t[(at + 2) % 3], i as u32);
+            }
+            out.sort_unstable();
+        };
+        let corners = if faces.len() <= ON_STACK {
+            let mut stack = [(0u32, 0u32); 2 * ON_STACK];
+            push(&mut stack[..2 * faces.len()]);
+            CornerBuffer::Stack(stack, 2 * faces.len())
+        } else {
+            let mut heap = vec![(0u32, 0u32); 2 * faces.len()];
+            push(&mut heap);
+            CornerBuffer::Heap(heap)
+        };
+        Around {
+            faces: faces.len(),
+            corners,
+        }
+    }
+
+    /// The sorted pairs.
+    fn corners(&self) -> &[(u32, u32)] {
+        match &self.corners {
+            CornerBuffer::Stack(stack, n) => &stack[..*n],
+            CornerBuffer::Heap(heap) => heap,
+        }
+    }
+
+    /// Each neighbour `w` with the pairs of its run.
+    fn runs(&self) -> impl Iterator<Item = (u32, &[(u32, u32)])> {
+        self.corners()
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|run| (run[0].0, run))
+    }
+
+    /// The neighbours (runs).
+    fn neighbours(&self) -> usize {
+        self.runs().count()
+    }
+
+    /// The fans: the faces joined through the edges with exactly two
+    /// faces.
+    fn fans(&self) -> usize {
+        let mut stack = [0u32; ON_STACK];
+        let mut heap = Vec::new();
+        let parent: &mut [u32] = if self.faces <= ON_STACK {
+            &mut stack[..self.faces]
+        } else {
+            heap.resize(self.faces, 0);
+            &mut heap
+        };
+        for (i, p) in parent.iter_mut().enumerate() {
+            *p = i as u32;
+        }
+        let root = |parent: &mut [u32], mut x: u32| {
+            while parent[x as usize] != x {
+                parent[x as usize] = parent[parent[x as usize] as usize];
+                x = parent[x as usize];
+            }
+            x
+        };
+        let mut sets = self.faces;
+        for (_, run) in self.runs() {
+            if let [a, b] = run {
+                let (a, b) = (root(parent, a.1), root(parent, b.1));
+                if a != b {
+                    parent[a.max(b) as usize] = a.min(b);
+                    sets -= 1;
+                }
             }
         }
-        start += run;
+        sets
     }
-    sets
 }

@@ -42,20 +42,35 @@ impl DynamicMesh {
 
     /// [`DynamicMesh::to_mesh`] with the input index of every vertex
     /// ([`NEW_ELEMENT`] for a vertex a fill-in added). In parallel, the
-    /// same result for any number of workers.
+    /// same result for any number of workers: the vertices' element order
+    /// is found first, so that each face's corners are resolved to it at
+    /// once.
     pub fn to_mesh_with_sources(&self) -> (TriMesh, Vec<u32>) {
-        let ex = self.collect();
-        let kept = self.element_order(Kind::Vertex, &ex.vertex_ids);
+        let (owned, first) = self.owned_vertices();
+        let vertex_ids = flat_ids(&owned);
+        let kept = self.element_order(Kind::Vertex, &vertex_ids);
+        // Each vertex's place in element order, by its place in patch
+        // order.
         let order = invert(kept.par_iter().map(|&(_, i)| i));
+        let index = self.index_rows(&owned, &first, |i| order[i as usize]);
         let positions = kept
             .par_iter()
-            .map(|&(_, i)| ex.mesh.positions[i as usize])
+            .map(|&(_, i)| {
+                let (p, v) = vertex_ids[i as usize];
+                self.position(p, v)
+            })
             .collect();
-        let faces = self
-            .element_order(Kind::Face, &ex.face_ids)
-            .par_iter()
-            .map(|&(_, i)| ex.mesh.faces[i as usize].map(|v| order[v as usize]))
-            .collect();
+        let face_ids = self.owned_ids(Kind::Face);
+        let faces = self.face_corners(&face_ids, &index);
+        let faces = if self.cap.attr_stride(Kind::Face) == 0 {
+            // No input indices: element order is patch order.
+            faces
+        } else {
+            self.element_order(Kind::Face, &face_ids)
+                .par_iter()
+                .map(|&(_, i)| faces[i as usize])
+                .collect()
+        };
         let sources = kept.par_iter().map(|&(input, _)| input).collect();
         (TriMesh { positions, faces }, sources)
     }
@@ -252,46 +267,73 @@ impl DynamicMesh {
     /// The export with the identities of its vertices and faces, built
     /// patch by patch in parallel (the same for any number of workers).
     pub(super) fn collect(&self) -> Exported {
-        let patches = 0..self.num_patches;
-        let owned_vertices: Vec<Vec<u32>> = patches
-            .clone()
-            .into_par_iter()
-            .map(|p| self.owned_active(p, Kind::Vertex).collect())
-            .collect();
-        // Each patch's first export index, then every local vertex's
-        // export index in its patch (`u32::MAX`: not owned and active).
-        let mut first = Vec::with_capacity(owned_vertices.len());
-        let mut next = 0u32;
-        for owned in &owned_vertices {
-            first.push(next);
-            next += owned.len() as u32;
-        }
-        let index: Vec<Vec<u32>> = owned_vertices
-            .par_iter()
-            .zip(&first)
-            .enumerate()
-            .map(|(p, (owned, &first))| {
-                let mut row = vec![u32::MAX; self.count(p as u32, Kind::Vertex) as usize];
-                for (k, &v) in owned.iter().enumerate() {
-                    row[v as usize] = first + k as u32;
-                }
-                row
-            })
-            .collect();
-        let vertex_ids: Vec<Id> = owned_vertices
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(p, owned)| owned.iter().map(move |&v| (p as u32, v)))
-            .collect();
+        let (owned, first) = self.owned_vertices();
+        let index = self.index_rows(&owned, &first, |i| i);
+        let vertex_ids = flat_ids(&owned);
         let positions = vertex_ids
             .par_iter()
             .map(|&(p, v)| self.position(p, v))
             .collect();
-        let face_ids: Vec<Id> = patches
+        let face_ids = self.owned_ids(Kind::Face);
+        let faces = self.face_corners(&face_ids, &index);
+        Exported {
+            mesh: TriMesh { positions, faces },
+            face_patch: face_ids.par_iter().map(|&(p, _)| p).collect(),
+            vertex_ids,
+            face_ids,
+        }
+    }
+}
+
+impl DynamicMesh {
+    /// The active owned vertices of each patch (local indices, in order)
+    /// and each patch's first place among them all (patch order).
+    fn owned_vertices(&self) -> (Vec<Vec<u32>>, Vec<u32>) {
+        let owned: Vec<Vec<u32>> = (0..self.num_patches)
             .into_par_iter()
-            .flat_map_iter(|p| self.owned_active(p, Kind::Face).map(move |f| (p, f)))
+            .map(|p| self.owned_active(p, Kind::Vertex).collect())
             .collect();
-        let faces = face_ids
+        let mut first = Vec::with_capacity(owned.len());
+        let mut next = 0u32;
+        for row in &owned {
+            first.push(next);
+            next += row.len() as u32;
+        }
+        (owned, first)
+    }
+
+    /// Per patch, every local vertex's index: `place(i)` of its place `i`
+    /// in patch order among the active owned vertices (`owned`, `first`:
+    /// [`DynamicMesh::owned_vertices`]); `u32::MAX` where the local vertex
+    /// is not owned and active.
+    fn index_rows(
+        &self,
+        owned: &[Vec<u32>],
+        first: &[u32],
+        place: impl Fn(u32) -> u32 + Sync,
+    ) -> Vec<Vec<u32>> {
+        owned
+            .par_iter()
+            .zip(first)
+            .enumerate()
+            .map(|(p, (owned, &first))| {
+                let mut row = vec![u32::MAX; self.count(p as u32, Kind::Vertex) as usize];
+                for (k, &v) in owned.iter().enumerate() {
+                    row[v as usize] = place(first + k as u32);
+                }
+                row
+            })
+            .collect()
+    }
+
+    /// The corners of the faces `face_ids`, each resolved to its owner and
+    /// given that owner's index in `index` ([`DynamicMesh::index_rows`]).
+    ///
+    /// # Panics
+    /// When a face's vertex does not resolve to an active owned vertex (a
+    /// mesh that [`DynamicMesh::validate`] rejects).
+    fn face_corners(&self, face_ids: &[Id], index: &[Vec<u32>]) -> Vec<[u32; 3]> {
+        face_ids
             .par_iter()
             .map(|&(p, f)| {
                 let table = self.frozen_table(p, Kind::Vertex);
@@ -302,14 +344,18 @@ impl DynamicMesh {
                     index[q as usize][l as usize]
                 })
             })
-            .collect();
-        Exported {
-            mesh: TriMesh { positions, faces },
-            face_patch: face_ids.par_iter().map(|&(p, _)| p).collect(),
-            vertex_ids,
-            face_ids,
-        }
+            .collect()
     }
+}
+
+/// The identities of `owned` (each patch's active owned vertices), in
+/// patch order.
+fn flat_ids(owned: &[Vec<u32>]) -> Vec<Id> {
+    owned
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(p, owned)| owned.iter().map(move |&v| (p as u32, v)))
+        .collect()
 }
 
 /// The export with identities: what validation's global checks read.
