@@ -410,6 +410,9 @@ pub(crate) enum Command {
         /// Maximum faces per patch (1 to 8192).
         #[arg(long, default_value_t = DEFAULT_PATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=MAX_PATCH_SIZE as i64))]
         patch_size: u32,
+        /// Backend that patches the mesh.
+        #[arg(long, value_enum, default_value = "auto")]
+        device: Device,
     },
     /// Polylla polygonal meshes (GPolylla): the triangles of each
     /// terminal-edge region joined into a polygon, barrier tips repaired,

@@ -146,7 +146,11 @@ fn run(cli: Cli) -> Result<()> {
             let settings = TrackSettings { grid, frames, dt };
             track::track(&settings, &output, every, &dynamic)
         }
-        Command::Info { mesh, patch_size } => info::info(mesh.as_deref(), patch_size),
+        Command::Info {
+            mesh,
+            patch_size,
+            device,
+        } => info::info(mesh.as_deref(), patch_size, device),
         Command::Tet { what } => match what {
             TetCommand::Info { mesh, device } => tet::info(&mesh, device),
             TetCommand::Boundary {

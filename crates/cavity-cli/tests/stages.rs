@@ -54,9 +54,9 @@ fn surface_commands_print_their_stages() {
     let out = path(&out);
     let d = device();
     check(
-        &["info", torus],
-        &["read", "topology and defects", "patching"],
-        false,
+        &["info", torus, "--device", d],
+        &["read", "topology and defects", "start", "patching"],
+        true,
     );
     check(
         &["normals", torus, "-o", out, "--device", d],

@@ -1,24 +1,37 @@
-//! `cavity info`: counts, topology defects and patch statistics.
+//! `cavity info`: counts, topology defects and patch statistics (the
+//! patches as the device patches: on the GPU when there is one).
 
-use cavity::PatchedMesh;
 use cavity::defects::Defects;
 use cavity::stats::topology_stats_with;
 use cavity::topology::Topology;
 use std::path::Path;
+use std::time::Instant;
 
 use crate::Result;
+use crate::args::Device;
 use crate::input::load;
 use crate::output::{sayln, spinner};
 use crate::stages::Clock;
 
-pub(crate) fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
+pub(crate) fn info(path: Option<&Path>, patch_size: u32, device: Device) -> Result<()> {
     let mut clock = Clock::start();
-    let mesh = load(path)?;
-    clock.host("read");
-    let topology = Topology::new(&mesh);
-    let s = topology_stats_with(&mesh, &topology);
-    let d = Defects::with_topology(&mesh, &topology);
-    clock.host("topology and defects");
+    // The mesh is read and analysed while the device starts.
+    let analysed = || -> Result<_> {
+        let reading = Instant::now();
+        let mesh = load(path)?;
+        let read = reading.elapsed().as_secs_f64();
+        let analysing = Instant::now();
+        let topology = Topology::new(&mesh);
+        let s = topology_stats_with(&mesh, &topology);
+        let d = Defects::with_topology(&mesh, &topology);
+        let stages = vec![
+            ("read", read),
+            ("topology and defects", analysing.elapsed().as_secs_f64()),
+        ];
+        Ok(((mesh, topology, s, d), stages))
+    };
+    let ((mesh, topology, s, d), backend) =
+        super::stages_and_start(analysed, device, &mut clock)?;
     sayln!("vertices: {}", s.vertices);
     sayln!("edges: {}", s.edges);
     sayln!("faces: {}", s.faces);
@@ -35,8 +48,9 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32) -> Result<()> {
     sayln!("coincident vertices: {}", d.coincident_vertices);
     let pb = spinner();
     pb.set_message("patching");
-    let patched = PatchedMesh::with_topology(&mesh, &topology, patch_size)?;
-    let seconds = clock.host("patching");
+    let patched = backend.patched(&mesh, &topology, patch_size)?;
+    let seconds = clock.device("patching", &backend);
+    clock.read_peak(&backend);
     pb.finish_and_clear();
     let p = patched.stats();
     sayln!("patch size limit: {patch_size}");
