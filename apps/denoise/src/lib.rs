@@ -208,21 +208,44 @@ pub fn denoise_with(
     settings: &DenoiseSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
-    settings.check()?;
-    mesh.validate()?;
-    crate::add_kernels(backend)?;
-    let normalization = Normalization::of(mesh);
-    let mut layout = AttributeLayout::new();
-    let a = DenoiseAttributes::declare(&mut layout)?;
-    // On the GPU patched and laid out on the device, where the layout
-    // stays; the host normalizes meanwhile.
-    let sizes = (CapacityFactors::STATIC, &layout);
-    let (placed, normalized) = backend
-        .place_normalized(mesh, &normalization, topology, settings.patch_size, sizes)
-        .map_err(PlaceError::into_either::<DenoiseError>)?;
+    denoise_during(mesh, topology, settings, backend, || ()).0
+}
+
+/// [`denoise_with`] calling `during()` on another thread while the
+/// filtering runs on the backend (`Backend::run_placed_during`), after
+/// the host's part of patching. The CLI analyses the input's defects
+/// there. What `during` returned comes back with the result; `None` when
+/// the run failed before it was called. The result's errors are
+/// [`denoise_with`]'s.
+pub fn denoise_during<D: Send>(
+    mesh: &TriMesh,
+    topology: &Topology,
+    settings: &DenoiseSettings,
+    backend: &Backend,
+    during: impl FnOnce() -> D + Send,
+) -> (Result<(TriMesh, DenoiseReport), DenoiseError>, Option<D>) {
+    let placed = (|| {
+        settings.check()?;
+        mesh.validate()?;
+        crate::add_kernels(backend)?;
+        let normalization = Normalization::of(mesh);
+        let mut layout = AttributeLayout::new();
+        let a = DenoiseAttributes::declare(&mut layout)?;
+        // On the GPU patched and laid out on the device, where the layout
+        // stays; the host normalizes meanwhile.
+        let sizes = (CapacityFactors::STATIC, &layout);
+        let (placed, normalized) = backend
+            .place_normalized(mesh, &normalization, topology, settings.patch_size, sizes)
+            .map_err(PlaceError::into_either::<DenoiseError>)?;
+        Ok::<_, DenoiseError>((placed, normalized, normalization, a))
+    })();
+    let (placed, normalized, normalization, a) = match placed {
+        Ok(placed) => placed,
+        Err(e) => return (Err(e), None),
+    };
     let bytes_per_face = placed.bytes_per_face();
     // Only the positions are read back.
-    let ran = backend.run_placed_without_mesh(placed, |r| -> Result<_, DenoiseError> {
+    let driver = |r: &mut AnyRounds<'_>| -> Result<_, DenoiseError> {
         let start = Instant::now();
         for _ in 0..settings.iterations {
             iterate(r, &a, settings.max_hops)?;
@@ -231,17 +254,19 @@ pub fn denoise_with(
         let seconds = start.elapsed().as_secs_f64();
         let largest = r.max(&a.size)? as u32;
         Ok((seconds, largest, r.vertex_positions()?))
-    })?;
-    let (filter_seconds, largest, (positions, sources)) = ran.value;
-    let out = normalization.moved(mesh, &normalized, positions, &sources);
-    Ok((
-        out,
-        DenoiseReport {
+    };
+    let (ran, d) = backend.run_placed_during(placed, driver, during);
+    let denoised = ran.map(|ran| {
+        let (filter_seconds, largest, (positions, sources)) = ran.value;
+        let out = normalization.moved(mesh, &normalized, positions, &sources);
+        let report = DenoiseReport {
             iterations: settings.iterations,
             largest_neighbourhood: largest,
             filter_seconds,
             bytes_per_face,
             device: ran.device,
-        },
-    ))
+        };
+        (out, report)
+    });
+    (denoised, Some(d))
 }

@@ -695,20 +695,48 @@ pub fn smooth_with(
     settings: &McfSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, McfReport), McfError> {
-    settings.check()?;
-    crate::add_kernels(backend)?;
-    if settings.laplacian == Laplacian::Intrinsic {
-        return smooth_intrinsic(mesh, topology, settings, backend);
+    smooth_during(mesh, topology, settings, backend, || ()).0
+}
+
+/// [`smooth_with`] calling `during()` on another thread while the flow
+/// runs on the backend (`Backend::run_placed_during`), after the host's
+/// part of patching; with the intrinsic Laplacian, beside the whole run.
+/// The CLI analyses the input's defects there. What `during` returned
+/// comes back with the result; `None` when the run failed before it was
+/// called. The result's errors are [`smooth_with`]'s.
+pub fn smooth_during<D: Send>(
+    mesh: &TriMesh,
+    topology: &Topology,
+    settings: &McfSettings,
+    backend: &Backend,
+    during: impl FnOnce() -> D + Send,
+) -> (Result<(TriMesh, McfReport), McfError>, Option<D>) {
+    let failed = |e: McfError| (Err(e), None);
+    if let Err(e) = settings.check().map_err(McfError::from) {
+        return failed(e);
     }
+    if let Err(e) = crate::add_kernels(backend) {
+        return failed(e.into());
+    }
+    if settings.laplacian == Laplacian::Intrinsic {
+        let (smoothed, d) =
+            cavity::backend::beside(|| smooth_intrinsic(mesh, topology, settings, backend), during);
+        return (smoothed, Some(d));
+    }
+    let flow_mesh =
+        match FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend) {
+            Ok(flow_mesh) => flow_mesh,
+            Err(e) => return failed(e),
+        };
     let FlowMesh {
         normalization,
         normalized,
         dynamic,
         attributes: a,
         operator,
-    } = FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend)?;
+    } = flow_mesh;
     // Only the positions are read back.
-    let ran = backend.run_placed_without_mesh(dynamic, |r| -> Result<_, McfError> {
+    let driver = |r: &mut AnyRounds<'_>| -> Result<_, McfError> {
         let mut steps = Vec::new();
         for step in 1..=settings.steps as usize {
             let report = flow(
@@ -729,18 +757,20 @@ pub fn smooth_with(
         }
         let fixed = r.sum(&a.fixed)? as usize;
         Ok((steps, fixed, r.vertex_positions()?))
-    })?;
-    let (steps, fixed, (positions, sources)) = ran.value;
-    let out = normalization.moved(mesh, &normalized, positions, &sources);
-    Ok((
-        out,
-        McfReport {
+    };
+    let (ran, d) = backend.run_placed_during(dynamic, driver, during);
+    let smoothed = ran.map(|ran| {
+        let (steps, fixed, (positions, sources)) = ran.value;
+        let out = normalization.moved(mesh, &normalized, positions, &sources);
+        let report = McfReport {
             steps,
             dt: f64::from(operator.dt) * normalization.scale * normalization.scale,
             fixed,
             device: ran.device,
-        },
-    ))
+        };
+        (out, report)
+    });
+    (smoothed, Some(d))
 }
 
 /// [`smooth`] with [`Laplacian::Intrinsic`]: every step flips the

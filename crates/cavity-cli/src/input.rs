@@ -120,12 +120,5 @@ pub(crate) fn analyse(input: &InputMesh) -> InputDefects {
 /// Runs `work` on this thread while the defects of `input` are analysed
 /// ([`analyse`]) on another: what `work` gives, and the defects.
 pub(crate) fn beside_defects<T>(input: &InputMesh, work: impl FnOnce() -> T) -> (T, InputDefects) {
-    std::thread::scope(|scope| {
-        let analysis = scope.spawn(|| analyse(input));
-        let done = work();
-        let defects = analysis
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (done, defects)
-    })
+    cavity::backend::beside(work, || analyse(input))
 }

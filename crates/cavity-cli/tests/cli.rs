@@ -511,3 +511,31 @@ fn polylla_writes_polygons_and_a_picture_and_names_bad_lines() {
         "{stderr}"
     );
 }
+
+/// The bunny scan's non-manifold edges and vertices are kept by every
+/// operation that moves vertices or flips edges, and each says so once:
+/// the input's defects, analysed beside the device's work (while the
+/// flow or the filtering runs, for `smooth` and `denoise`), reach the
+/// user.
+#[test]
+fn non_manifold_input_is_warned_about_once() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let scan = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/scans/StanfordBunny.ply");
+    let output = dir.path().join("out.ply");
+    for command in ["smooth", "denoise", "normals", "delaunay", "remesh"] {
+        let out = cavity()
+            .args([command, "--device", device()])
+            .arg(&scan)
+            .arg("-o")
+            .arg(&output)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{command}: {stderr}");
+        let warnings = stderr
+            .matches("non-manifold edges (more than two faces)")
+            .count();
+        assert_eq!(warnings, 1, "{command}: {stderr}");
+    }
+}

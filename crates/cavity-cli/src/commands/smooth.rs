@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
-use crate::input::beside_defects;
+use crate::input::analyse;
 use crate::output::sayln;
 use crate::stages::Clock;
 
@@ -19,9 +19,15 @@ pub(crate) fn smooth(
     settings.check()?;
     let mut clock = Clock::start();
     let (format, read, backend) = super::open(input, output, common, &mut clock)?;
-    let (smoothed, _) = beside_defects(&read, || {
-        cavity_mcf::smooth_with(&read.mesh, &read.topology, settings, &backend)
-    });
+    // The input's defects are analysed (for their warning) while the flow
+    // runs on the device.
+    let (smoothed, _) = cavity_mcf::smooth_during(
+        &read.mesh,
+        &read.topology,
+        settings,
+        &backend,
+        || analyse(&read),
+    );
     let (smoothed, report) = smoothed?;
     let mesh = read.mesh;
     let seconds = clock.device("smooth", &backend);

@@ -389,3 +389,16 @@ macro_rules! kernel_module {
         }
     };
 }
+
+/// Runs `work` on this thread and `during` on another at the same time;
+/// what both returned. A panic of `during` is resumed on this thread.
+pub fn beside<W, D: Send>(work: impl FnOnce() -> W, during: impl FnOnce() -> D + Send) -> (W, D) {
+    std::thread::scope(|scope| {
+        let other = scope.spawn(during);
+        let done = work();
+        let during = other
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (done, during)
+    })
+}
