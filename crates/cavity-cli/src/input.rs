@@ -7,7 +7,7 @@ use std::path::Path;
 
 use cavity::TriMesh;
 use cavity::input::{InputDefects, InputMesh, Source};
-use cavity::io::Format;
+use cavity::io::{Format, MeshIoError};
 use cavity_volume::io::VolumeFormat;
 
 use crate::Result;
@@ -15,9 +15,16 @@ use crate::Result;
 /// Errors, naming `path` and the command that reads it, unless `path` has
 /// the extension of a surface mesh format (`cavity::io::Format`): a
 /// volumetric mesh points to `cavity tet`, a 2D point set (a Triangle
-/// `.node`) to `cavity polylla`.
+/// `.node`) to `cavity polylla`; a surface mesh file that cannot be opened
+/// is an error naming it.
 pub(crate) fn check_input(path: &Path) -> Result<()> {
     let Err(unknown) = Format::from_path(path) else {
+        // A missing or unreadable input is named before a device starts
+        // (whose start may say something first).
+        std::fs::File::open(path).map_err(|source| MeshIoError::Io {
+            file: path.display().to_string(),
+            source,
+        })?;
         return Ok(());
     };
     let name = path.display();

@@ -9,12 +9,15 @@ use std::time::Instant;
 
 use crate::Result;
 use crate::args::Device;
-use crate::input::load;
+use crate::input::{check_input, load};
 use crate::output::{sayln, spinner};
 use crate::stages::Clock;
 
 pub(crate) fn info(path: Option<&Path>, patch_size: u32, device: Device) -> Result<()> {
     let mut clock = Clock::start();
+    if let Some(path) = path {
+        check_input(path)?;
+    }
     // The mesh is read and analysed while the device starts.
     let analysed = || -> Result<_> {
         let reading = Instant::now();
