@@ -712,15 +712,17 @@ pub fn smooth_during<D: Send>(
     during: impl FnOnce() -> D + Send,
 ) -> (Result<(TriMesh, McfReport), McfError>, Option<D>) {
     let failed = |e: McfError| (Err(e), None);
-    if let Err(e) = settings.check().map_err(McfError::from) {
+    if let Err(e) = settings.check() {
         return failed(e);
     }
     if let Err(e) = crate::add_kernels(backend) {
         return failed(e.into());
     }
     if settings.laplacian == Laplacian::Intrinsic {
-        let (smoothed, d) =
-            cavity::backend::beside(|| smooth_intrinsic(mesh, topology, settings, backend), during);
+        let (smoothed, d) = cavity::backend::beside(
+            || smooth_intrinsic(mesh, topology, settings, backend),
+            during,
+        );
         return (smoothed, Some(d));
     }
     let flow_mesh =

@@ -134,33 +134,34 @@ impl<'a> Survey<'a> {
             || {
                 par_csr(nv, |v, out: &mut Vec<[u32; 2]>| {
                     let faces = &vf[vf_offsets[v] as usize..vf_offsets[v + 1] as usize];
-                    let at = Around::of(mesh, v as u32, faces);
-                    let (mut boundary, mut non_manifold) = (0, 0);
-                    for (w, run) in at.runs() {
-                        let ahead = w > v as u32;
-                        if ahead {
-                            out.push([v as u32, w]);
-                        }
-                        if run.len() == 1 {
-                            boundary_at[v].fetch_add(1, Ordering::Relaxed);
+                    Around::with(mesh, v as u32, faces, |at| {
+                        let (mut boundary, mut non_manifold) = (0, 0);
+                        for (w, run) in at.runs() {
+                            let ahead = w > v as u32;
                             if ahead {
-                                boundary += 1;
-                                loops.union(v as u32, w);
+                                out.push([v as u32, w]);
                             }
-                        } else if run.len() >= 3 && ahead {
-                            non_manifold += 1;
+                            if run.len() == 1 {
+                                boundary_at[v].fetch_add(1, Ordering::Relaxed);
+                                if ahead {
+                                    boundary += 1;
+                                    loops.union(v as u32, w);
+                                }
+                            } else if run.len() >= 3 && ahead {
+                                non_manifold += 1;
+                            }
                         }
-                    }
-                    valence[v].store(at.neighbours() as u32, Ordering::Relaxed);
-                    fans[v].store(at.fans() as u32, Ordering::Relaxed);
-                    // Few vertices have either: the shared counters are
-                    // rarely touched.
-                    if boundary > 0 {
-                        boundary_edges.fetch_add(boundary, Ordering::Relaxed);
-                    }
-                    if non_manifold > 0 {
-                        non_manifold_edges.fetch_add(non_manifold, Ordering::Relaxed);
-                    }
+                        valence[v].store(at.neighbours() as u32, Ordering::Relaxed);
+                        fans[v].store(at.fans() as u32, Ordering::Relaxed);
+                        // Few vertices have either: the shared counters are
+                        // rarely touched.
+                        if boundary > 0 {
+                            boundary_edges.fetch_add(boundary, Ordering::Relaxed);
+                        }
+                        if non_manifold > 0 {
+                            non_manifold_edges.fetch_add(non_manifold, Ordering::Relaxed);
+                        }
+                    });
                 })
             },
             || vertex_sets(nv, &mesh.faces).roots(),
@@ -221,56 +222,40 @@ const ON_STACK: usize = 32;
 
 /// The other two corners of a vertex's faces, sorted by corner: each run
 /// of one corner `w` holds the faces of edge `(v, w)` (as indices into
-/// the vertex's faces). On the stack for up to [`ON_STACK`] faces.
-struct Around {
+/// the vertex's faces).
+struct Around<'a> {
     faces: usize,
-    corners: CornerBuffer,
+    corners: &'a [(u32, u32)],
 }
 
-/// [`Around`]'s `(corner, face index)` pairs.
-enum CornerBuffer {
-    Stack([(u32, u32); 2 * ON_STACK], usize),
-    Heap(Vec<(u32, u32)>),
-}
-
-impl Around {
-    /// The corners around `v`, whose faces (VF, increasing) are `faces`.
-    fn of(mesh: &TriMesh, v: u32, faces: &[u32]) -> Around {
-        let push = |out: &mut [(u32, u32)]| {
-            for (i, &f) in faces.iter().enumerate() {
-                let t = mesh.faces[f as usize];
-                let at = t.iter().position(|&x| x == v).unwrap_or(0);
-                out[2 * i] = (t[(at + 1) % 3], i as u32);
-                out[2 * i + 1] = (t[(at + 2) % 3], i as u32);
-            }
-            out.sort_unstable();
-        };
-        let corners = if faces.len() <= ON_STACK {
-            let mut stack = [(0u32, 0u32); 2 * ON_STACK];
-            push(&mut stack[..2 * faces.len()]);
-            CornerBuffer::Stack(stack, 2 * faces.len())
+impl Around<'_> {
+    /// Calls `survey` with the corners around `v`, whose faces (VF,
+    /// increasing) are `faces`: on the stack for up to [`ON_STACK`] faces.
+    fn with<R>(mesh: &TriMesh, v: u32, faces: &[u32], survey: impl FnOnce(&Around<'_>) -> R) -> R {
+        let mut stack = [(0u32, 0u32); 2 * ON_STACK];
+        let mut heap = Vec::new();
+        let corners: &mut [(u32, u32)] = if faces.len() <= ON_STACK {
+            &mut stack[..2 * faces.len()]
         } else {
-            let mut heap = vec![(0u32, 0u32); 2 * faces.len()];
-            push(&mut heap);
-            CornerBuffer::Heap(heap)
+            heap.resize(2 * faces.len(), (0, 0));
+            &mut heap
         };
-        Around {
+        for (i, &f) in faces.iter().enumerate() {
+            let t = mesh.faces[f as usize];
+            let at = t.iter().position(|&x| x == v).unwrap_or(0);
+            corners[2 * i] = (t[(at + 1) % 3], i as u32);
+            corners[2 * i + 1] = (t[(at + 2) % 3], i as u32);
+        }
+        corners.sort_unstable();
+        survey(&Around {
             faces: faces.len(),
             corners,
-        }
-    }
-
-    /// The sorted pairs.
-    fn corners(&self) -> &[(u32, u32)] {
-        match &self.corners {
-            CornerBuffer::Stack(stack, n) => &stack[..*n],
-            CornerBuffer::Heap(heap) => heap,
-        }
+        })
     }
 
     /// Each neighbour `w` with the pairs of its run.
     fn runs(&self) -> impl Iterator<Item = (u32, &[(u32, u32)])> {
-        self.corners()
+        self.corners
             .chunk_by(|a, b| a.0 == b.0)
             .map(|run| (run[0].0, run))
     }

@@ -21,13 +21,10 @@ pub(crate) fn denoise(
     let (format, read, backend) = super::open(input, output, common, &mut clock)?;
     // The input's defects are analysed (for their warning) while the
     // filtering runs on the device.
-    let (denoised, _) = cavity_denoise::denoise_during(
-        &read.mesh,
-        &read.topology,
-        settings,
-        &backend,
-        || analyse(&read),
-    );
+    let (denoised, _) =
+        cavity_denoise::denoise_during(&read.mesh, &read.topology, settings, &backend, || {
+            analyse(&read)
+        });
     let (denoised, report) = denoised?;
     let mesh = read.mesh;
     let seconds = clock.device("denoise", &backend);

@@ -33,8 +33,7 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32, device: Device) -> Resu
         ];
         Ok(((mesh, topology, s, d), stages))
     };
-    let ((mesh, topology, s, d), backend) =
-        super::stages_and_start(analysed, device, &mut clock)?;
+    let ((mesh, topology, s, d), backend) = super::stages_and_start(analysed, device, &mut clock)?;
     sayln!("vertices: {}", s.vertices);
     sayln!("edges: {}", s.edges);
     sayln!("faces: {}", s.faces);

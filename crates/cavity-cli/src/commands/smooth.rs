@@ -21,13 +21,10 @@ pub(crate) fn smooth(
     let (format, read, backend) = super::open(input, output, common, &mut clock)?;
     // The input's defects are analysed (for their warning) while the flow
     // runs on the device.
-    let (smoothed, _) = cavity_mcf::smooth_during(
-        &read.mesh,
-        &read.topology,
-        settings,
-        &backend,
-        || analyse(&read),
-    );
+    let (smoothed, _) =
+        cavity_mcf::smooth_during(&read.mesh, &read.topology, settings, &backend, || {
+            analyse(&read)
+        });
     let (smoothed, report) = smoothed?;
     let mesh = read.mesh;
     let seconds = clock.device("smooth", &backend);
