@@ -214,16 +214,16 @@ pub fn denoise_with(
 /// [`denoise_with`] calling `during()` on another thread while the
 /// filtering runs on the backend (`Backend::run_placed_during`), after
 /// the host's part of patching. The CLI analyses the input's defects
-/// there. What `during` returned comes back with the result; `None` when
-/// the run failed before it was called. The result's errors are
-/// [`denoise_with`]'s.
+/// there. What `during` returned comes back with the result; `during`
+/// runs (on this thread) when the run fails before the filtering, too.
+/// The result's errors are [`denoise_with`]'s.
 pub fn denoise_during<D: Send>(
     mesh: &TriMesh,
     topology: &Topology,
     settings: &DenoiseSettings,
     backend: &Backend,
     during: impl FnOnce() -> D + Send,
-) -> (Result<(TriMesh, DenoiseReport), DenoiseError>, Option<D>) {
+) -> (Result<(TriMesh, DenoiseReport), DenoiseError>, D) {
     let placed = (|| {
         settings.check()?;
         mesh.validate()?;
@@ -241,7 +241,8 @@ pub fn denoise_during<D: Send>(
     })();
     let (placed, normalized, normalization, a) = match placed {
         Ok(placed) => placed,
-        Err(e) => return (Err(e), None),
+        // `during` runs all the same (the CLI's warning about the input).
+        Err(e) => return (Err(e), during()),
     };
     let bytes_per_face = placed.bytes_per_face();
     // Only the positions are read back.
@@ -268,5 +269,5 @@ pub fn denoise_during<D: Send>(
         };
         (out, report)
     });
-    (denoised, Some(d))
+    (denoised, d)
 }

@@ -702,34 +702,37 @@ pub fn smooth_with(
 /// runs on the backend (`Backend::run_placed_during`), after the host's
 /// part of patching; with the intrinsic Laplacian, beside the whole run.
 /// The CLI analyses the input's defects there. What `during` returned
-/// comes back with the result; `None` when the run failed before it was
-/// called. The result's errors are [`smooth_with`]'s.
+/// comes back with the result; `during` runs (on this thread) when the
+/// run fails before the flow, too. The result's errors are
+/// [`smooth_with`]'s.
 pub fn smooth_during<D: Send>(
     mesh: &TriMesh,
     topology: &Topology,
     settings: &McfSettings,
     backend: &Backend,
     during: impl FnOnce() -> D + Send,
-) -> (Result<(TriMesh, McfReport), McfError>, Option<D>) {
-    let failed = |e: McfError| (Err(e), None);
-    if let Err(e) = settings.check() {
-        return failed(e);
-    }
-    if let Err(e) = crate::add_kernels(backend) {
-        return failed(e.into());
-    }
-    if settings.laplacian == Laplacian::Intrinsic {
-        let (smoothed, d) = cavity::backend::beside(
-            || smooth_intrinsic(mesh, topology, settings, backend),
-            during,
-        );
-        return (smoothed, Some(d));
-    }
-    let flow_mesh =
-        match FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend) {
-            Ok(flow_mesh) => flow_mesh,
-            Err(e) => return failed(e),
-        };
+) -> (Result<(TriMesh, McfReport), McfError>, D) {
+    // `None`: the intrinsic Laplacian, which the patches do not compute.
+    let placed = (|| {
+        settings.check()?;
+        crate::add_kernels(backend)?;
+        if settings.laplacian == Laplacian::Intrinsic {
+            return Ok(None);
+        }
+        FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend)
+            .map(Some)
+    })();
+    let flow_mesh = match placed {
+        Ok(Some(flow_mesh)) => flow_mesh,
+        Ok(None) => {
+            return cavity::backend::beside(
+                || smooth_intrinsic(mesh, topology, settings, backend),
+                during,
+            );
+        }
+        // `during` runs all the same (the CLI's warning about the input).
+        Err(e) => return (Err(e), during()),
+    };
     let FlowMesh {
         normalization,
         normalized,
@@ -772,7 +775,7 @@ pub fn smooth_during<D: Send>(
         };
         (out, report)
     });
-    (smoothed, Some(d))
+    (smoothed, d)
 }
 
 /// [`smooth`] with [`Laplacian::Intrinsic`]: every step flips the

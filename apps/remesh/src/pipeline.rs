@@ -186,7 +186,8 @@ impl RemeshFile<'_> {
         });
         let (backend, note) = selected?;
         events.device(&note);
-        let (read, planned) = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
+        let (read, planned) =
+            loaded.map_err(|_| FileError::Panicked("reading the input and planning"))??;
         for w in &read.warnings {
             events.warning(w);
         }

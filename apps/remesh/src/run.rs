@@ -52,13 +52,16 @@ pub struct RemeshReport {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stages {
     /// The input's topology (unless given, see [`remesh_with`]), mean edge
-    /// length and area, normalizing, patching and building the dynamic
-    /// mesh (again for each halving of the patch size).
+    /// length and area, normalizing ([`plan`]; in
+    /// [`RemeshFile`](crate::pipeline::RemeshFile) its input stage, while
+    /// the device starts), patching and building the dynamic mesh (again
+    /// for each halving of the patch size).
     pub patch: f64,
     /// Exporting the result from the patches and moving it back to model
     /// units.
     pub export: f64,
-    /// The output's topology and the statistics of input and output
+    /// The output's survey (`cavity::stats::Survey`) and the statistics of
+    /// input and output
     /// (what runs beside them, such as the write of [`RemeshFile`](crate::pipeline::RemeshFile),
     /// shares the cores and can lengthen them).
     pub statistics: f64,
@@ -210,37 +213,29 @@ pub fn plan(
     factors.patches = factors.patches.max((2.0 * growth) as f32);
     // The kernels work on the mesh in the unit box (`cavity::normalize`).
     let normalization = Normalization::of(input);
-    // Where the target length makes the mesh grow, the room for the growth
-    // and the output are what may not fit: the length is the setting to
-    // change. Memory is measured before the dynamic mesh takes its share.
-    let grown = factors.patches > layout.factors.patches;
-    let available = cavity::memory::available_host_bytes();
-    let output = (expected * OUTPUT_BYTES_PER_FACE) as u64;
-    let too_much = |dynamic, available, memory| RemeshError::Memory {
-        length: settings.length,
-        faces: expected,
-        input: input.num_faces(),
-        dynamic,
-        output,
-        available,
-        memory,
-    };
-    // The output alone, then the dynamic mesh before it is allocated
-    // (`DynamicError::Memory`: the host's memory, or the GPU's for a
-    // layout made there), then both.
-    if grown && available.is_some_and(|available| output > available) {
-        return Err(too_much(0, available.unwrap_or_default(), "host"));
-    }
-    Ok(Plan {
+    let plan = Plan {
         settings: *settings,
         expected,
         length,
         factors,
-        grown,
-        available,
+        grown: factors.patches > layout.factors.patches,
+        output: (expected * OUTPUT_BYTES_PER_FACE) as u64,
         normalization,
         patch_size: layout.patch_size,
+        seconds: 0.0,
+    };
+    // The output alone here; the dynamic mesh before it is allocated
+    // (`DynamicError::Memory`: the host's memory, or the GPU's for a
+    // layout made there), then both, in `Plan::place`.
+    if plan.grown
+        && let Some(available) = cavity::memory::available_host_bytes()
+        && plan.output > available
+    {
+        return Err(plan.too_much(input, 0, available, "host"));
+    }
+    Ok(Plan {
         seconds: planning.elapsed().as_secs_f64(),
+        ..plan
     })
 }
 
@@ -256,8 +251,8 @@ pub struct Plan {
     factors: CapacityFactors,
     /// Whether the patch factor was raised (the output may not fit).
     grown: bool,
-    /// The host's available memory when planned.
-    available: Option<u64>,
+    /// Bytes of the expected output on the host.
+    output: u64,
     normalization: Normalization,
     patch_size: u32,
     seconds: f64,
@@ -268,6 +263,26 @@ impl Plan {
     /// normalization).
     pub fn seconds(&self) -> f64 {
         self.seconds
+    }
+
+    /// The error for a grown remeshing of `input` whose `dynamic` bytes
+    /// and output do not fit in the `available` bytes of `memory`.
+    fn too_much(
+        &self,
+        input: &TriMesh,
+        dynamic: u64,
+        available: u64,
+        memory: &'static str,
+    ) -> RemeshError {
+        RemeshError::Memory {
+            length: self.settings.length,
+            faces: self.expected,
+            input: input.num_faces(),
+            dynamic,
+            output: self.output,
+            available,
+            memory,
+        }
     }
 
     /// Patches `input` (the mesh planned, with its `topology`) into its
@@ -284,46 +299,39 @@ impl Plan {
         backend: Option<&Backend>,
     ) -> Result<Prepared, RemeshError> {
         let patching = Instant::now();
-        let Plan {
-            settings,
-            expected,
-            length,
-            factors,
-            grown,
-            available,
-            normalization,
-            patch_size,
-            ..
-        } = self;
-        let output = (expected * OUTPUT_BYTES_PER_FACE) as u64;
-        let too_much = |dynamic, available, memory| RemeshError::Memory {
-            length: settings.length,
-            faces: expected,
-            input: input.num_faces(),
-            dynamic,
-            output,
-            available,
-            memory,
-        };
-        let sizes = (patch_size, factors);
+        // Where the target length makes the mesh grow, the room for the
+        // growth and the output are what may not fit: the length is the
+        // setting to change. Memory is measured before the dynamic mesh
+        // takes its share (and after the device started).
+        let available = cavity::memory::available_host_bytes();
+        let sizes = (self.patch_size, self.factors);
         let (dynamic, normalized) =
-            normalized_dynamic_mesh(input, &normalization, topology, sizes, backend).map_err(
+            normalized_dynamic_mesh(input, &self.normalization, topology, sizes, backend).map_err(
                 |e| match e {
                     RemeshError::Dynamic(DynamicError::Memory {
                         needed,
                         available,
                         memory,
                         ..
-                    }) if grown => too_much(needed, available, memory),
+                    }) if self.grown => self.too_much(input, needed, available, memory),
                     e => e,
                 },
             )?;
-        if grown
+        if self.grown
             && let Some(available) = available
-            && dynamic.bytes() as u64 + output > available
+            && dynamic.bytes() as u64 + self.output > available
         {
-            return Err(too_much(dynamic.bytes() as u64, available, "host"));
+            return Err(self.too_much(input, dynamic.bytes() as u64, available, "host"));
         }
+        let Plan {
+            settings,
+            expected,
+            length,
+            factors,
+            normalization,
+            patch_size,
+            ..
+        } = self;
         Ok(Prepared {
             settings,
             expected,

@@ -15,16 +15,21 @@ use crate::Result;
 /// Errors, naming `path` and the command that reads it, unless `path` has
 /// the extension of a surface mesh format (`cavity::io::Format`): a
 /// volumetric mesh points to `cavity tet`, a 2D point set (a Triangle
-/// `.node`) to `cavity polylla`; a surface mesh file that cannot be opened
-/// is an error naming it.
+/// `.node`) to `cavity polylla`; a missing surface mesh file or a
+/// directory is an error naming it.
 pub(crate) fn check_input(path: &Path) -> Result<()> {
     let Err(unknown) = Format::from_path(path) else {
-        // A missing or unreadable input is named before a device starts
-        // (whose start may say something first).
-        std::fs::File::open(path).map_err(|source| MeshIoError::Io {
-            file: path.display().to_string(),
+        // A missing input or a directory is named before a device starts
+        // (whose start may say something first); nothing is opened, so a
+        // pipe is read once, by the reader.
+        let file = path.display().to_string();
+        let metadata = std::fs::metadata(path).map_err(|source| MeshIoError::Io {
+            file: file.clone(),
             source,
         })?;
+        if metadata.is_dir() {
+            return Err(format!("{file}: a directory, not a mesh file").into());
+        }
         return Ok(());
     };
     let name = path.display();

@@ -96,21 +96,3 @@ pub fn count_roots(roots: &[u32]) -> usize {
         .filter(|&(x, &r)| r == x as u32)
         .count()
 }
-
-/// Connected components of the graph of the edges `edges` over vertices
-/// `0..nv`, counting only vertices on an edge: the boundary loops when
-/// `edges` are the boundary edges (see
-/// [`MeshStats::boundary_loops`](crate::stats::MeshStats::boundary_loops)).
-pub fn edge_components(nv: usize, edges: &[[u32; 2]]) -> usize {
-    let sets = ConcurrentSets::new(nv);
-    let on_edge: Vec<AtomicU32> = (0..nv).into_par_iter().map(|_| AtomicU32::new(0)).collect();
-    edges.par_iter().for_each(|&[a, b]| {
-        sets.union(a, b);
-        on_edge[a as usize].store(1, Ordering::Relaxed);
-        on_edge[b as usize].store(1, Ordering::Relaxed);
-    });
-    (0..nv as u32)
-        .into_par_iter()
-        .filter(|&v| on_edge[v as usize].load(Ordering::Relaxed) == 1 && sets.find(v) == v)
-        .count()
-}

@@ -256,7 +256,7 @@ pub fn check_output_with(
     keeps: Keeps,
 ) -> Result<(), OutputError> {
     check_indices(output)?;
-    check_stats(input, output, &survey.stats(output), keeps)
+    check_stats(input, output, &survey.stats(), keeps)
 }
 
 /// [`check_output`] once the output's indices are checked and its

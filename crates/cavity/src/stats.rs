@@ -56,13 +56,13 @@ pub struct MeshStats {
 /// generated mesh). `mesh`'s indices must be in range and no face may
 /// repeat a vertex.
 pub fn topology_stats(mesh: &TriMesh) -> MeshStats {
-    Survey::new(mesh).stats(mesh)
+    Survey::new(mesh).stats()
 }
 
 /// [`topology_stats`] with the topology of `mesh` given
 /// (`Topology::new(mesh)`), for a caller that has it: its VF is surveyed.
 pub fn topology_stats_with(mesh: &TriMesh, topo: &Topology) -> MeshStats {
-    Survey::with_topology(mesh, topo).stats(mesh)
+    Survey::with_topology(mesh, topo).stats()
 }
 
 /// What one pass over the vertices of a mesh finds from its vertex-face
@@ -101,6 +101,8 @@ pub struct Survey<'a> {
     pub non_manifold_edges: usize,
     /// Components of the boundary edges (see [`MeshStats::boundary_loops`]).
     pub boundary_loops: usize,
+    /// Faces of the mesh surveyed.
+    faces: usize,
 }
 
 impl Survey<'static> {
@@ -187,6 +189,7 @@ impl<'a> Survey<'a> {
             boundary_edges: boundary_edges.into_inner(),
             non_manifold_edges: non_manifold_edges.into_inner(),
             boundary_loops,
+            faces: mesh.num_faces(),
         }
     }
 
@@ -195,9 +198,9 @@ impl<'a> Survey<'a> {
         &self.vf[self.vf_offsets[v as usize] as usize..self.vf_offsets[v as usize + 1] as usize]
     }
 
-    /// The topology statistics of `mesh`, the mesh surveyed.
-    pub fn stats(&self, mesh: &TriMesh) -> MeshStats {
-        let nv = mesh.num_vertices();
+    /// The topology statistics of the mesh surveyed.
+    pub fn stats(&self) -> MeshStats {
+        let nv = self.valence.len();
         let isolated_vertices = (0..nv)
             .into_par_iter()
             .filter(|&v| self.vf_offsets[v] == self.vf_offsets[v + 1])
@@ -205,14 +208,14 @@ impl<'a> Survey<'a> {
         MeshStats {
             vertices: nv,
             edges: self.ev.len(),
-            faces: mesh.num_faces(),
+            faces: self.faces,
             isolated_vertices,
             components: count_roots(&self.roots),
             boundary_edges: self.boundary_edges,
             boundary_loops: self.boundary_loops,
             non_manifold_edges: self.non_manifold_edges,
             non_manifold_vertices: self.fans.par_iter().filter(|&&f| f > 1).count(),
-            euler_characteristic: nv as i64 - self.ev.len() as i64 + mesh.num_faces() as i64,
+            euler_characteristic: nv as i64 - self.ev.len() as i64 + self.faces as i64,
         }
     }
 }

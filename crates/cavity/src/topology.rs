@@ -106,16 +106,6 @@ impl Topology {
     pub fn edge_faces(&self, e: u32) -> &[u32] {
         &self.ef[self.ef_offsets[e as usize] as usize..self.ef_offsets[e as usize + 1] as usize]
     }
-
-    /// The vertices of the edges with one face, in edge order (in
-    /// parallel).
-    pub fn boundary_edges(&self) -> Vec<[u32; 2]> {
-        (0..self.ev.len())
-            .into_par_iter()
-            .filter(|&e| self.ef_offsets[e + 1] - self.ef_offsets[e] == 1)
-            .map(|e| self.ev[e])
-            .collect()
-    }
 }
 
 /// The values of the sorted `values` without repeats.
