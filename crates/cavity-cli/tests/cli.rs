@@ -545,3 +545,23 @@ fn non_manifold_input_is_warned_about_once() {
         assert_eq!(warnings, 1, "{command}: {stderr}");
     }
 }
+
+/// `info` patches a small input on the host under `--device auto` (the
+/// GPU's start would cost more than the patching) and says so.
+#[test]
+fn info_patches_a_small_input_on_the_host() {
+    let out = cavity()
+        .arg("info")
+        .arg(asset("torus.obj"))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("patching on the host"), "{stderr}");
+    let line = stdout.lines().last().unwrap_or_default();
+    assert!(
+        line.contains("patching ") && line.contains(" s on CPU backend ("),
+        "{line}"
+    );
+}
