@@ -126,18 +126,8 @@ impl CudaBackend {
         let smem_limit = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(driver("reading the shared-memory limit"))? as usize;
-        // The staging buffers are page-locked while the module loads.
-        let staging = Arc::new(Mutex::new(None));
-        let stager = stage_beside(&ctx, &staging);
-        let loaded = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
-            .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"));
-        let (module, origin) = match loaded {
-            Ok(loaded) => loaded,
-            Err(e) => {
-                let _ = stager.join();
-                return Err(e);
-            }
-        };
+        let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
+            .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
         let stream = ctx.default_stream();
         let backend = CudaBackend {
             ctx,
@@ -148,14 +138,16 @@ impl CudaBackend {
             name,
             smem_limit,
             origin,
-            staging,
-            stager: Some(stager),
+            staging: Arc::new(Mutex::new(None)),
+            stager: None,
         };
         // A reset the driver refuses leaves the mark counting from the
         // pool's creation: the peak is then too high, never a failed start.
         let _ = backend.reset_peak_memory();
         // Likewise a pool that keeps nothing is slower, never wrong.
         let _ = backend.keep_freed_memory();
+        let mut backend = backend;
+        backend.stager = Some(backend.stage_beside());
         Ok(backend)
     }
 
@@ -207,6 +199,21 @@ impl CudaBackend {
         };
         r.result()
             .map_err(driver("setting the memory pool's release threshold"))
+    }
+
+    /// Allocates the staging buffers on a thread of its own (page-locking
+    /// 64 MB takes 20-35 ms, which the host's work before the first large
+    /// copy hides); the first copy that needs them waits for them, or
+    /// allocates them itself when the thread has not started yet. A failed
+    /// allocation there is left for that copy to meet and report.
+    fn stage_beside(&self) -> std::thread::JoinHandle<()> {
+        let (ctx, staging) = (Arc::clone(&self.ctx), Arc::clone(&self.staging));
+        std::thread::spawn(move || {
+            let mut guard = staging.lock().unwrap_or_else(|e| e.into_inner());
+            if guard.is_none() {
+                *guard = Staging::new(&ctx).ok();
+            }
+        })
     }
 
     /// Gives the memory the pool keeps unused back to the driver
@@ -583,23 +590,4 @@ fn param_sizes(f: &CudaFunction) -> Option<Vec<usize>> {
         }
         sizes.push(size);
     }
-}
-
-/// Allocates the staging buffers of `ctx` into `staging` on a thread of
-/// its own (page-locking 64 MB takes 20-35 ms, which the module's load and
-/// the host's work before the first large copy hide); the first copy that
-/// needs them waits for them, or allocates them itself when the thread has
-/// not started yet. A failed allocation there is left for that copy to
-/// meet and report.
-fn stage_beside(
-    ctx: &Arc<CudaContext>,
-    staging: &Arc<Mutex<Option<Staging>>>,
-) -> std::thread::JoinHandle<()> {
-    let (ctx, staging) = (Arc::clone(ctx), Arc::clone(staging));
-    std::thread::spawn(move || {
-        let mut guard = staging.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.is_none() {
-            *guard = Staging::new(&ctx).ok();
-        }
-    })
 }
