@@ -89,7 +89,7 @@ pub struct FileStages {
     pub read: f64,
     /// Removing its duplicate faces, building its topology and planning
     /// the remeshing (mean edge length, area and normalization:
-    /// [`plan`](crate::run::plan)), while the device starts.
+    /// [`plan`]), while the device starts.
     pub input: f64,
     /// What the device's start adds (it runs while the input is read).
     pub start: f64,

@@ -129,14 +129,8 @@ pub fn remesh_with(
 /// checking of the output beside them.
 #[derive(Debug)]
 pub struct Prepared {
-    settings: RemeshSettings,
-    /// Faces the output is expected to have.
-    expected: f64,
-    length: f64,
-    factors: CapacityFactors,
-    normalization: Normalization,
+    plan: Plan,
     normalized: TriMesh,
-    patch_size: u32,
     dynamic: PlacedMesh,
     patch_seconds: f64,
 }
@@ -323,23 +317,9 @@ impl Plan {
         {
             return Err(self.too_much(input, dynamic.bytes() as u64, available, "host"));
         }
-        let Plan {
-            settings,
-            expected,
-            length,
-            factors,
-            normalization,
-            patch_size,
-            ..
-        } = self;
         Ok(Prepared {
-            settings,
-            expected,
-            length,
-            factors,
-            normalization,
+            plan: self,
             normalized,
-            patch_size,
             dynamic,
             patch_seconds: patching.elapsed().as_secs_f64(),
         })
@@ -395,13 +375,17 @@ impl Prepared {
         during: impl FnOnce() -> D + Send,
     ) -> Result<Rounded<D>, RemeshError> {
         let Prepared {
-            settings,
-            expected,
-            length,
-            factors,
-            normalization,
+            plan:
+                Plan {
+                    settings,
+                    expected,
+                    length,
+                    factors,
+                    normalization,
+                    mut patch_size,
+                    ..
+                },
             normalized,
-            mut patch_size,
             mut dynamic,
             mut patch_seconds,
         } = self;
