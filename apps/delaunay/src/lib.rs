@@ -71,29 +71,59 @@ pub fn delaunay_with(
     factors: CapacityFactors,
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
-    add_kernels(backend)?;
+    delaunay_during(input, topology, patch_size, factors, backend, || ()).0
+}
+
+/// [`delaunay_with`] calling `during()` on another thread while the flips
+/// run on the backend (after the host's part of patching; the CLI
+/// analyses the input's defects there, which its output is checked
+/// against). What `during` returned comes back with the result; `during`
+/// runs (on this thread) when the run fails before the flips, too. The
+/// result's errors are [`delaunay_with`]'s.
+pub fn delaunay_during<D: Send>(
+    input: &TriMesh,
+    topology: &Topology,
+    patch_size: u32,
+    factors: CapacityFactors,
+    backend: &Backend,
+    during: impl FnOnce() -> D + Send,
+) -> (Result<(TriMesh, FlipReport, String), DelaunayError>, D) {
     let normalization = Normalization::of(input);
     // On the GPU patched and laid out on the device, where the layout
     // stays until the flipped mesh is copied back; the host normalizes
     // meanwhile.
-    let layout = AttributeLayout::new();
-    let (placed, normalized) = backend
-        .place_normalized(
-            input,
-            &normalization,
-            topology,
-            patch_size,
-            (factors, &layout),
+    let placed = (|| {
+        add_kernels(backend)?;
+        let layout = AttributeLayout::new();
+        backend
+            .place_normalized(
+                input,
+                &normalization,
+                topology,
+                patch_size,
+                (factors, &layout),
+            )
+            .map_err(PlaceError::into_either::<DelaunayError>)
+    })();
+    let (placed, normalized) = match placed {
+        Ok(placed) => placed,
+        // `during` runs all the same (the CLI's check needs the defects).
+        Err(e) => return (Err(e), during()),
+    };
+    let flip = || {
+        backend.run_placed(
+            placed,
+            |r| flip_edges(r, None).map_err(DelaunayError::Run),
+            DelaunayError::Run,
         )
-        .map_err(PlaceError::into_either::<DelaunayError>)?;
-    let (ran, dynamic) = backend.run_placed(
-        placed,
-        |r| flip_edges(r, None).map_err(DelaunayError::Run),
-        DelaunayError::Run,
-    )?;
-    let (mut output, sources) = dynamic.to_mesh_with_sources();
-    normalization.restore_from(&mut output, &sources, input, &normalized);
-    Ok((output, ran.value, ran.device))
+    };
+    let (ran, d) = cavity::backend::beside(flip, during);
+    let flipped = ran.map(|(ran, dynamic)| {
+        let (mut output, sources) = dynamic.to_mesh_with_sources();
+        normalization.restore_from(&mut output, &sources, input, &normalized);
+        (output, ran.value, ran.device)
+    });
+    (flipped, d)
 }
 
 /// Errors of [`delaunay`].

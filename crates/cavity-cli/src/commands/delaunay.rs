@@ -7,7 +7,7 @@ use cavity::io::check_writable;
 
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
-use crate::input::{beside_defects, check_input};
+use crate::input::{analyse, check_input};
 use crate::output::{check_and_write, refuse_overwrite, sayln, spinner};
 use crate::stages::Clock;
 
@@ -23,15 +23,16 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
         super::read_and_start(|| crate::input::load_input(input), args.device, &mut clock)?;
     let pb = spinner();
     pb.set_message("flipping edges");
-    let (flipped, defects) = beside_defects(&read, || {
-        cavity_delaunay::delaunay_with(
-            &read.mesh,
-            &read.topology,
-            args.patch_size(DYNAMIC_PATCH_SIZE),
-            args.factors(),
-            &backend,
-        )
-    });
+    // The input's defects (which the output is checked against) are
+    // analysed while the flips run on the device.
+    let (flipped, defects) = cavity_delaunay::delaunay_during(
+        &read.mesh,
+        &read.topology,
+        args.patch_size(DYNAMIC_PATCH_SIZE),
+        args.factors(),
+        &backend,
+        || analyse(&read),
+    );
     let (out, report, device) = flipped?;
     clock.device("flips", &backend);
     let released = clock.release(backend);
