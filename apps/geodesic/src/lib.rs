@@ -475,20 +475,16 @@ pub fn geodesic_distance_with(
     // On the GPU by the device's search, while the host normalizes the
     // mesh; on the CPU backend by the host's, whose small toplesets run on
     // one thread without launches.
-    let (toplesets, (normalization, normalized)) = std::thread::scope(|scope| {
-        let normalizing = scope.spawn(|| {
-            let normalization = Normalization::of(mesh);
-            (normalization, normalization.apply(mesh))
-        });
-        let found = match backend {
+    let (toplesets, (normalization, normalized)) = cavity::backend::beside(
+        || match backend {
             Backend::Cuda(_) => toplesets_on(backend, mesh, topology, sources),
             Backend::Cpu(_) => Ok(toplesets(mesh, topology, sources)),
-        };
-        let normalized = normalizing
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (found, normalized)
-    });
+        },
+        || {
+            let normalization = Normalization::of(mesh);
+            (normalization, normalization.apply(mesh))
+        },
+    );
     let Toplesets { level, sizes } = toplesets?;
     let mut layout = AttributeLayout::new();
     let GeodesicAttributes {

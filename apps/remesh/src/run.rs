@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, GpuSeconds, PlacedMesh};
+use cavity::backend::{Backend, GpuSeconds, PlacedMesh, beside};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::stats::Survey;
@@ -420,27 +420,21 @@ impl Prepared {
         let start = Instant::now();
         // The rounds run on the caller's thread, the input's statistics and
         // `during` on others.
-        let (ran, seconds, input_quality, during) = std::thread::scope(|scope| {
-            let input_quality = scope.spawn(|| Quality::with_topology(input, topology, length));
-            let during = scope.spawn(during);
-            let ran = backend.run_placed(
-                dynamic,
-                |r| remesh_rounds(r, normalization.length(length), &settings, hooks),
-                |source| RemeshError::Run {
-                    phase: Phase::Smooth,
-                    iteration: settings.iterations,
-                    source,
-                },
-            );
-            let seconds = start.elapsed().as_secs_f64();
-            let quality = input_quality
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            let during = during
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (ran, seconds, quality, during)
-        });
+        let ((ran, seconds), (input_quality, during)) = beside(
+            || {
+                let ran = backend.run_placed(
+                    dynamic,
+                    |r| remesh_rounds(r, normalization.length(length), &settings, hooks),
+                    |source| RemeshError::Run {
+                        phase: Phase::Smooth,
+                        iteration: settings.iterations,
+                        source,
+                    },
+                );
+                (ran, start.elapsed().as_secs_f64())
+            },
+            || rayon::join(|| Quality::with_topology(input, topology, length), during),
+        );
         let (ran, dynamic) = ran?;
         // The input's statistics and `during` count where they held the
         // rounds up.
@@ -517,12 +511,11 @@ impl<D: Send> Rounded<D> {
         let length = report.length;
         // The output's survey, its statistics and what `then` returned;
         // the seconds count the survey and the statistics.
-        let (survey, (output_quality, statistics_seconds), written, checked) =
-            std::thread::scope(|scope| {
-                let writing = scope.spawn(|| write(&output));
+        let ((survey, ((output_quality, statistics_seconds), checked)), written) = beside(
+            || {
                 let survey = Survey::new(&output);
                 let survey_seconds = statistics.elapsed().as_secs_f64();
-                let (quality, checked) = rayon::join(
+                let statistics = rayon::join(
                     || {
                         let started = Instant::now();
                         let q = Quality::with_survey(&output, &survey, length);
@@ -530,11 +523,10 @@ impl<D: Send> Rounded<D> {
                     },
                     || then(&output, &survey, during),
                 );
-                let written = writing
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (survey, quality, written, checked)
-            });
+                (survey, statistics)
+            },
+            || write(&output),
+        );
         report.output = output_quality;
         report.stages.statistics += statistics_seconds;
         let remeshed = Remeshed {

@@ -137,8 +137,9 @@ impl<'a> Survey<'a> {
                 par_csr(nv, |v, out: &mut Vec<[u32; 2]>| {
                     let faces = &vf[vf_offsets[v] as usize..vf_offsets[v + 1] as usize];
                     Around::with(mesh, v as u32, faces, |at| {
-                        let (mut boundary, mut non_manifold) = (0, 0);
+                        let (mut neighbours, mut boundary, mut non_manifold) = (0, 0, 0);
                         for (w, run) in at.runs() {
+                            neighbours += 1;
                             let ahead = w > v as u32;
                             if ahead {
                                 out.push([v as u32, w]);
@@ -153,7 +154,7 @@ impl<'a> Survey<'a> {
                                 non_manifold += 1;
                             }
                         }
-                        valence[v].store(at.neighbours() as u32, Ordering::Relaxed);
+                        valence[v].store(neighbours, Ordering::Relaxed);
                         fans[v].store(at.fans() as u32, Ordering::Relaxed);
                         // Few vertices have either: the shared counters are
                         // rarely touched.
@@ -261,11 +262,6 @@ impl Around<'_> {
         self.corners
             .chunk_by(|a, b| a.0 == b.0)
             .map(|run| (run[0].0, run))
-    }
-
-    /// The neighbours (runs).
-    fn neighbours(&self) -> usize {
-        self.runs().count()
     }
 
     /// The fans: the faces joined through the edges with exactly two

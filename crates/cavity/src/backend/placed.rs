@@ -318,14 +318,10 @@ impl Backend {
             let placed = self.place(&normalized, topo, patch_size, factors, layout)?;
             return Ok((placed, normalized));
         }
-        let (patches, normalized) = std::thread::scope(|scope| {
-            let normalizing = scope.spawn(|| normalization.apply(input));
-            let patches = self.patches(input, topo, patch_size);
-            let normalized = normalizing
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (patches, normalized)
-        });
+        let (patches, normalized) = beside(
+            || self.patches(input, topo, patch_size),
+            || normalization.apply(input),
+        );
         let placed = self.placed_from(patches?, &normalized, topo, factors, layout)?;
         Ok((placed, normalized))
     }

@@ -183,22 +183,31 @@ impl CudaBackend {
     /// # Errors
     /// [`BackendError::Driver`] when the driver refuses.
     fn keep_freed_memory(&self) -> Result<(), BackendError> {
+        self.set_pool_attribute(
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            u64::MAX,
+            "setting the memory pool's release threshold",
+        )
+    }
+
+    /// Sets the 64-bit attribute `attribute` of the device's default
+    /// memory pool to `value` (nothing without memory pools); `what` names
+    /// the step in a driver error.
+    fn set_pool_attribute(
+        &self,
+        attribute: sys::CUmemPool_attribute,
+        mut value: u64,
+        what: &'static str,
+    ) -> Result<(), BackendError> {
         if !self.ctx.has_async_alloc() {
             return Ok(());
         }
         let pool = self.memory_pool()?;
-        let mut most = u64::MAX;
-        // SAFETY: `pool` is the device's default pool and the attribute's
-        // value is a `cuuint64_t`, which `most` is.
-        let r = unsafe {
-            sys::cuMemPoolSetAttribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-                (&raw mut most).cast(),
-            )
-        };
-        r.result()
-            .map_err(driver("setting the memory pool's release threshold"))
+        // SAFETY: `pool` is the device's default pool, and both attributes
+        // set here (the release threshold, the high-water mark) take a
+        // `cuuint64_t`, which `value` is.
+        let r = unsafe { sys::cuMemPoolSetAttribute(pool, attribute, (&raw mut value).cast()) };
+        r.result().map_err(driver(what))
     }
 
     /// Allocates the staging buffers on a thread of its own (page-locking
@@ -268,22 +277,12 @@ impl CudaBackend {
     /// held now (the pool is the device's, shared with any other context of
     /// the process).
     fn reset_peak_memory(&self) -> Result<(), BackendError> {
-        if !self.ctx.has_async_alloc() {
-            return Ok(());
-        }
-        let pool = self.memory_pool()?;
-        let mut zero: u64 = 0;
-        // SAFETY: as in `peak_memory`; setting the mark to 0 resets it to
-        // the memory held now.
-        let r = unsafe {
-            sys::cuMemPoolSetAttribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
-                (&raw mut zero).cast(),
-            )
-        };
-        r.result()
-            .map_err(driver("resetting the memory pool's high-water mark"))
+        // Setting the mark to 0 resets it to the memory held now.
+        self.set_pool_attribute(
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
+            0,
+            "resetting the memory pool's high-water mark",
+        )
     }
 
     /// The device's default memory pool.

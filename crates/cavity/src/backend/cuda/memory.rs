@@ -61,16 +61,10 @@ impl CudaBackend {
         len: usize,
     ) -> Result<Vec<T>, BackendError> {
         let n = len.min(data.len());
-        if n == 0 {
-            return Ok(Vec::new());
+        if n * std::mem::size_of::<T>() < STAGED_FROM {
+            return self.download_range(data, 0..n);
         }
         let part = data.slice(..n);
-        if n * std::mem::size_of::<T>() < STAGED_FROM {
-            return self
-                .stream
-                .clone_dtoh(&part)
-                .map_err(driver("copying from the GPU"));
-        }
         // Zeroed by the allocator (fresh pages, untouched until the copy).
         let mut out: Vec<T> = bytemuck::zeroed_vec(n);
         let (ptr, _record) = part.device_ptr(&self.stream);
