@@ -24,7 +24,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use cavity::io::MeshIoError;
+use cavity::io::{
+    MeshIoError, parse_f64, parse_i64, parse_lines, parse_records, parse_u32, parse_usize, words,
+};
 use rayon::prelude::*;
 
 use super::stream::{
@@ -140,9 +142,8 @@ pub fn read_bytes_fields(
                     ),
                 ));
             }
-            if *kind == "1"
-                && *size == "8"
-                && let Some(read) = read_v41_binary(path, bytes)
+            if *size == "8"
+                && let Some(read) = read_v41_parallel(path, bytes, *kind == "1")
             {
                 return Ok(read);
             }
@@ -332,6 +333,11 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                     r.at += 28 * n;
                     id.add(&tags);
                     stream::append(&mut positions, points);
+                } else if let Some((nodes, end)) = nodes_22(r.bytes, r.at, n) {
+                    let (tags, points): (Vec<u32>, Vec<[f32; 3]>) = nodes.into_par_iter().unzip();
+                    (r.at, r.line) = (end, r.line + n);
+                    id.add(&tags);
+                    stream::append(&mut positions, points);
                 } else {
                     positions.reserve(n);
                     let mut tags = Vec::with_capacity(n);
@@ -358,6 +364,10 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                 let (_, l) = r.line()?;
                 let m: usize = number(&r, l.split_whitespace().next(), "the element count")?;
                 let mut read = 0;
+                if !binary && let Some((block, end)) = elements_22(r.bytes, r.at, m, &id) {
+                    (r.at, r.line, read) = (end, r.line + m, m);
+                    stream::append(&mut cells, block);
+                }
                 while read < m {
                     let mut element = |r: &Reader<'_>, tag: u32, ty: u32, nodes: &[u32]| {
                         element_22(r, tag, ty, nodes, &id, &mut cells)
@@ -431,6 +441,77 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
         }
     }
     Ok((CellMesh { positions, cells }, fields))
+}
+
+/// A node of a 2.2 file: its tag and position.
+type Node22 = (u32, [f32; 3]);
+
+/// The `n` node lines of a 2.2 ASCII file from `at` on, their tags and
+/// positions, parsed in parallel ([`cavity::io::parse_lines`]), and the
+/// offset after them; `None` where the serial reading of [`read_v22`]
+/// might read them otherwise or refuse them (a line that is not ASCII, a
+/// bad number, a non-finite coordinate), for it to name the line.
+fn nodes_22(bytes: &[u8], at: usize, n: usize) -> Option<(Vec<Node22>, usize)> {
+    parse_lines(bytes, at, n, (0, [0.0; 3]), |_, line| {
+        line.is_ascii().then_some(())?;
+        let mut w = words(line);
+        let tag = parse_u32(w.next()?)?;
+        let mut p = [0f32; 3];
+        for x in &mut p {
+            *x = parse_f64(w.next()?)? as f32;
+        }
+        p.iter().all(|x| x.is_finite()).then_some((tag, p))
+    })
+}
+
+/// The volume cells of the `m` element lines of a 2.2 ASCII file from
+/// `at` on (the other elements skipped), parsed in parallel, and the
+/// offset after them; `None` where [`element_22`] might refuse a line
+/// (or the serial reading read it otherwise), for it to name the line.
+fn elements_22(
+    bytes: &[u8],
+    at: usize,
+    m: usize,
+    id: &NodeIds,
+) -> Option<(Vec<CellVertices>, usize)> {
+    // A skipped element (Gmsh has no polyhedra).
+    let skipped = CellVertices::Polyhedron(Vec::new());
+    let (lines, end) = parse_lines(bytes, at, m, skipped.clone(), |_, line| {
+        // Tag, type, tag count, two tags and up to 27 nodes, and more.
+        let mut numbers = [0u32; 40];
+        let mut len = 0;
+        for w in words(line) {
+            *numbers.get_mut(len)? = parse_u32(w)?;
+            len += 1;
+        }
+        let [_, ty, tags, ..] = numbers[..len] else {
+            return None;
+        };
+        if ty > 31 {
+            return None;
+        }
+        if !is_volume(ty) {
+            return Some(CellVertices::Polyhedron(Vec::new()));
+        }
+        let nodes = numbers[..len].get(3 + tags as usize..).unwrap_or(&[]);
+        let mut v = [0u32; 8];
+        for (x, &tag) in v.iter_mut().zip(nodes) {
+            *x = id.get(tag)?;
+        }
+        // Every node named is one the file has.
+        nodes
+            .iter()
+            .skip(8)
+            .try_for_each(|&tag| id.get(tag).map(drop))?;
+        cell_of(ty, &v[..nodes.len().min(8)])
+    })?;
+    if lines.par_iter().any(|c| *c == skipped) {
+        return Some((
+            lines.into_par_iter().filter(|c| *c != skipped).collect(),
+            end,
+        ));
+    }
+    Some((lines, end))
 }
 
 /// The vertex of each node tag of a 2.2 file: node `i` of a `$Nodes`
@@ -712,11 +793,43 @@ fn fields_v41(
     Ok(fields)
 }
 
-/// A little-endian cursor over the bytes of a binary 4.1 file, for
-/// [`read_v41_binary`]: every read `None` past the end.
+/// A cursor over the bytes of a 4.1 file for [`read_v41_parallel`]:
+/// little-endian numbers (8-byte sizes) in a binary file, words in an
+/// ASCII one (separated by blanks, tabs and line breaks, as `mshio` reads
+/// them); every read `None` past the end or where the bytes are not a
+/// number `mshio` reads as this does.
 struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
+    binary: bool,
+}
+
+/// `mshio`'s blanks between the words of an ASCII file.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// An ASCII size: digits alone (`mshio`'s `digit1`).
+fn ascii_size(w: &[u8]) -> Option<u64> {
+    (!w.is_empty() && w.iter().all(u8::is_ascii_digit)).then_some(())?;
+    parse_usize(w).and_then(|v| u64::try_from(v).ok())
+}
+
+/// An ASCII integer: digits, perhaps after a `-`.
+fn ascii_int(w: &[u8]) -> Option<i32> {
+    ascii_size(w.strip_prefix(b"-").unwrap_or(w))?;
+    i32::try_from(parse_i64(w)?).ok()
+}
+
+/// An ASCII real as `f32` (read as a double, as `mshio` does): a digit,
+/// `-` or `.` first, then digits, signs, points and exponents only.
+fn ascii_real(w: &[u8]) -> Option<f32> {
+    let first = *w.first()?;
+    (first.is_ascii_digit() || first == b'-' || first == b'.').then_some(())?;
+    w.iter()
+        .all(|&b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+        .then_some(())?;
+    Some(parse_f64(w)? as f32)
 }
 
 impl<'a> Cursor<'a> {
@@ -727,20 +840,44 @@ impl<'a> Cursor<'a> {
         Some(out)
     }
 
-    /// The next 8-byte size.
-    fn size(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    /// The next word of an ASCII file.
+    fn word(&mut self) -> Option<&'a [u8]> {
+        self.blanks();
+        let len = self.bytes[self.at..]
+            .iter()
+            .take_while(|&&b| !is_blank(b))
+            .count();
+        self.take(len)
     }
 
-    /// The next 4-byte integer.
+    /// The next size.
+    fn size(&mut self) -> Option<u64> {
+        match self.binary {
+            true => Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?)),
+            false => ascii_size(self.word()?),
+        }
+    }
+
+    /// The next integer.
     fn int(&mut self) -> Option<i32> {
-        Some(i32::from_le_bytes(self.take(4)?.try_into().ok()?))
+        match self.binary {
+            true => Some(i32::from_le_bytes(self.take(4)?.try_into().ok()?)),
+            false => ascii_int(self.word()?),
+        }
+    }
+
+    /// Skips `n` reals.
+    fn skip_reals(&mut self, n: usize) -> Option<()> {
+        match self.binary {
+            true => self.take(n.checked_mul(8)?).map(drop),
+            false => (0..n).try_for_each(|_| ascii_real(self.word()?).map(drop)),
+        }
     }
 
     /// Skips blanks, tabs and line breaks (as `mshio` does between
     /// sections).
     fn blanks(&mut self) {
-        while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+        while self.bytes.get(self.at).is_some_and(|&b| is_blank(b)) {
             self.at += 1;
         }
     }
@@ -771,10 +908,111 @@ impl<'a> Cursor<'a> {
         Some(())
     }
 
-    /// Skips `n` entity tags (4-byte integers).
+    /// Skips `n` entity tags (integers).
     fn skip_ints(&mut self, n: u64) -> Option<()> {
-        self.take(usize::try_from(n).ok()?.checked_mul(4)?)
-            .map(drop)
+        let n = usize::try_from(n).ok()?;
+        match self.binary {
+            true => self.take(n.checked_mul(4)?).map(drop),
+            false => (0..n).try_for_each(|_| self.int().map(drop)),
+        }
+    }
+
+    /// `n` records of `per` words of an ASCII file parsed in parallel
+    /// ([`parse_records`]), the cursor moved past them.
+    fn records<T: Clone + Send>(
+        &mut self,
+        n: usize,
+        per: usize,
+        placeholder: T,
+        record: impl Fn(&[&[u8]]) -> Option<T> + Sync,
+    ) -> Option<Vec<T>> {
+        let (out, end) = parse_records(self.bytes, self.at, n, per, placeholder, |_, w| record(w))?;
+        self.at = end;
+        Some(out)
+    }
+
+    /// The `n` node tags of a block, skipped (each a good size).
+    fn skip_node_tags(&mut self, n: usize) -> Option<()> {
+        match self.binary {
+            true => self.take(n.checked_mul(8)?).map(drop),
+            false => self
+                .records(n, 1, (), |w| ascii_size(w[0]).map(drop))
+                .map(drop),
+        }
+    }
+
+    /// The `n` coordinates of a block, in parallel, as `f32`; `None` for
+    /// a non-finite one.
+    fn coordinates(&mut self, n: usize) -> Option<Vec<[f32; 3]>> {
+        let block: Vec<[f32; 3]> = match self.binary {
+            true => self
+                .take(n.checked_mul(24)?)?
+                .par_chunks_exact(24)
+                .map(|b| {
+                    let x = |k: usize| {
+                        f64::from_le_bytes(b[k..k + 8].try_into().expect("8 bytes")) as f32
+                    };
+                    [x(0), x(8), x(16)]
+                })
+                .collect(),
+            false => self.records(n, 3, [0.0; 3], |w| {
+                Some([ascii_real(w[0])?, ascii_real(w[1])?, ascii_real(w[2])?])
+            })?,
+        };
+        (!block.par_iter().any(|p| p.iter().any(|x| !x.is_finite()))).then_some(block)
+    }
+
+    /// The `n` elements of a block of type `ty` in parallel, each a tag
+    /// and `nodes_of(ty)` node tags, `node` giving a tag's vertex; `None`
+    /// for a node no vertex has or a type other than the linear volume
+    /// elements.
+    fn cells(
+        &mut self,
+        n: usize,
+        ty: u32,
+        node: impl Fn(u64) -> Option<u32> + Sync,
+    ) -> Option<Vec<CellVertices>> {
+        if !(4..=7).contains(&ty) {
+            return None;
+        }
+        let nn = nodes_of(ty);
+        let placeholder = CellVertices::Tetrahedron([0; 4]);
+        if !self.binary {
+            return self.records(n, 1 + nn, placeholder, |w| {
+                ascii_size(w[0])?;
+                let mut v = [0u32; 8];
+                for (x, w) in v.iter_mut().zip(&w[1..]) {
+                    *x = node(ascii_size(w)?)?;
+                }
+                cell_of(ty, &v[..nn])
+            });
+        }
+        let record = 8 * (1 + nn);
+        let records = self.take(n.checked_mul(record)?)?;
+        stream::try_map(n, placeholder, |i| {
+            let b = &records[i * record..(i + 1) * record];
+            let mut v = [0u32; 8];
+            for (k, x) in v.iter_mut().enumerate().take(nn) {
+                *x = node(u64::from_le_bytes(
+                    b[8 * (1 + k)..8 * (2 + k)].try_into().ok()?,
+                ))?;
+            }
+            cell_of(ty, &v[..nn])
+        })
+    }
+
+    /// Skips the `n` elements of a block of type `ty` (a good size each,
+    /// in an ASCII file).
+    fn skip_elements(&mut self, n: usize, ty: u32) -> Option<()> {
+        let per = 1 + nodes_of(ty);
+        match self.binary {
+            true => self.take(n.checked_mul(8 * per)?).map(drop),
+            false => self
+                .records(n, per, (), |w| {
+                    w.iter().try_for_each(|w| ascii_size(w).map(drop))
+                })
+                .map(drop),
+        }
     }
 }
 
@@ -788,22 +1026,33 @@ fn find(bytes: &[u8], text: &[u8], from: usize) -> Option<usize> {
         .map(|k| from + k)
 }
 
-/// A binary 4.1 file (little-endian, 8-byte sizes) read with its node
-/// coordinates and element blocks parsed in parallel, `None` unless it is
-/// laid out as this module and Gmsh write them: `$MeshFormat`, sections
-/// `mshio` skips, at most one `$Entities`, one `$Nodes` with consecutive
-/// tags (`mshio`'s dense numbering: the node of tag `t` is vertex
-/// `t - min`) and no parametric nodes, one `$Elements` whose volume
-/// blocks are linear elements naming those nodes, then only `$NodeData`
-/// sections ([`node_data`]), every count and value good. On `None`
-/// (anything else, and every error) the file is read by `mshio`
+/// A 4.1 file read with its node coordinates and element blocks parsed
+/// in parallel (binary: little-endian, 8-byte sizes; ASCII: 8-byte
+/// reals, the words separated by blanks, tabs and line breaks), `None`
+/// unless it is laid out as this module and Gmsh write them:
+/// `$MeshFormat`, sections `mshio` skips, at most one `$Entities`, one
+/// `$Nodes` with consecutive tags (`mshio`'s dense numbering: the node of
+/// tag `t` is vertex `t - min`) and no parametric nodes, one `$Elements`
+/// whose volume blocks are linear elements naming those nodes, then only
+/// `$NodeData` sections ([`node_data`]), every count and value good. On
+/// `None` (anything else, and every error) the file is read by `mshio`
 /// ([`read_v41`]) and [`fields_v41`], which give the same mesh and fields
 /// for every file this accepts, and name what is wrong.
-fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
-    const HEAD: &[u8] = b"$MeshFormat\n4.1 1 8\n\x01\x00\x00\x00\n$EndMeshFormat\n";
+fn read_v41_parallel(
+    path: &Path,
+    bytes: &[u8],
+    binary: bool,
+) -> Option<(CellMesh, Vec<PointField>)> {
+    let head: &[u8] = match binary {
+        true => b"$MeshFormat\n4.1 1 8\n\x01\x00\x00\x00\n$EndMeshFormat\n",
+        // Vertical tabs and form feeds would part words here, not in `mshio`.
+        false if bytes.par_iter().any(|&b| b == 0x0B || b == 0x0C) => return None,
+        false => b"$MeshFormat\n4.1 0 8\n$EndMeshFormat\n",
+    };
     let mut c = Cursor {
-        bytes: bytes.strip_prefix(HEAD).map(|_| bytes)?,
-        at: HEAD.len(),
+        bytes: bytes.strip_prefix(head).map(|_| bytes)?,
+        at: head.len(),
+        binary,
     };
     let mut entities = false;
     let mut nodes: Option<(Vec<[f32; 3]>, u64)> = None;
@@ -816,7 +1065,7 @@ fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointFiel
                 let counts = [c.size()?, c.size()?, c.size()?, c.size()?];
                 for _ in 0..counts[0] {
                     c.int()?;
-                    c.take(24)?;
+                    c.skip_reals(3)?;
                     let physical = c.size()?;
                     c.skip_ints(physical)?;
                 }
@@ -825,7 +1074,7 @@ fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointFiel
                     .saturating_add(counts[3]);
                 for _ in 0..others {
                     c.int()?;
-                    c.take(48)?;
+                    c.skip_reals(6)?;
                     let physical = c.size()?;
                     c.skip_ints(physical)?;
                     let bounding = c.size()?;
@@ -843,24 +1092,12 @@ fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointFiel
                 for _ in 0..blocks {
                     let (_dim, _tag, parametric) = (c.int()?, c.int()?, c.int()?);
                     let n = usize::try_from(c.size()?).ok()?;
-                    if parametric != 0 || n.checked_mul(32)? > bytes.len() - c.at {
+                    let least = if binary { 32 } else { 8 };
+                    if parametric != 0 || n.checked_mul(least)? > bytes.len() - c.at {
                         return None;
                     }
-                    c.take(8 * n)?;
-                    let coordinates = c.take(24 * n)?;
-                    let block: Vec<[f32; 3]> = coordinates
-                        .par_chunks_exact(24)
-                        .map(|b| {
-                            let x = |k: usize| {
-                                f64::from_le_bytes(b[k..k + 8].try_into().expect("8 bytes")) as f32
-                            };
-                            [x(0), x(8), x(16)]
-                        })
-                        .collect();
-                    if block.par_iter().any(|p| p.iter().any(|x| !x.is_finite())) {
-                        return None;
-                    }
-                    stream::append(&mut positions, block);
+                    c.skip_node_tags(n)?;
+                    stream::append(&mut positions, c.coordinates(n)?);
                 }
                 c.end(b"$EndNodes")?;
                 nodes = Some((positions, min));
@@ -881,41 +1118,18 @@ fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointFiel
                     let ty = u32::try_from(ty)
                         .ok()
                         .filter(|&t| t != 13 && nodes_of(t) > 0)?;
-                    let record = 8 * (1 + nodes_of(ty));
-                    let records = c.take(n.checked_mul(record)?)?;
+                    if n.checked_mul(2 * (1 + nodes_of(ty)))? > bytes.len() - c.at {
+                        return None;
+                    }
                     if dim < 3 {
+                        c.skip_elements(n, ty)?;
                         continue;
                     }
-                    let node = |b: &[u8], k: usize| -> Option<u32> {
-                        let tag = u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().ok()?);
+                    let node = |tag: u64| -> Option<u32> {
                         let v = tag.checked_sub(*min).filter(|&v| v < vertices)?;
                         Some(v as u32)
                     };
-                    let placeholder = CellVertices::Tetrahedron([0; 4]);
-                    let block: Vec<CellVertices> =
-                        stream::try_map(n, placeholder, |i| -> Option<CellVertices> {
-                            let b = &records[i * record..(i + 1) * record];
-                            let v = |k: usize| node(b, 1 + k);
-                            Some(match ty {
-                                4 => CellVertices::Tetrahedron([v(0)?, v(1)?, v(2)?, v(3)?]),
-                                5 => CellVertices::Hexahedron([
-                                    v(0)?,
-                                    v(1)?,
-                                    v(2)?,
-                                    v(3)?,
-                                    v(4)?,
-                                    v(5)?,
-                                    v(6)?,
-                                    v(7)?,
-                                ]),
-                                6 => {
-                                    CellVertices::Prism([v(0)?, v(1)?, v(2)?, v(3)?, v(4)?, v(5)?])
-                                }
-                                7 => CellVertices::Pyramid([v(0)?, v(1)?, v(2)?, v(3)?, v(4)?]),
-                                _ => return None,
-                            })
-                        })?;
-                    stream::append(&mut cells, block);
+                    stream::append(&mut cells, c.cells(n, ty, node)?);
                 }
                 c.end(b"$EndElements")?;
                 break cells;
@@ -952,7 +1166,7 @@ fn read_v41_binary(path: &Path, bytes: &[u8]) -> Option<(CellMesh, Vec<PointFiel
         }
         let body = c.at;
         r.at = body;
-        let field = node_data(&mut r, true, &node, positions.len()).ok()?;
+        let field = node_data(&mut r, binary, &node, positions.len()).ok()?;
         // `mshio` skips the section to the first `$EndNodeData`: the one
         // `node_data` ended on.
         let end = find(bytes, b"$EndNodeData", body)?;
@@ -1680,34 +1894,57 @@ mod tests {
     }
 
     #[test]
-    fn binary_4_1_files_of_gmsh_and_of_this_module_are_read_in_parallel() {
+    fn files_of_gmsh_and_of_this_module_are_read_in_parallel() {
         let path = Path::new("x.msh");
         for (name, bytes) in files() {
-            if !name.ends_with("4.1-binary.msh") && name != "d.msh" {
+            let binary = name.ends_with("4.1-binary.msh") || name == "d.msh";
+            if !binary && !name.ends_with("4.1.msh") && name != "c.msh" {
                 continue;
             }
-            let fast = read_v41_binary(path, &bytes).expect("read in parallel");
+            let fast = read_v41_parallel(path, &bytes, binary).expect("read in parallel");
             let (mesh, id) = read_v41(path, &bytes).expect("read by mshio");
-            let fields = fields_v41(path, &bytes, true, &id, mesh.positions.len()).expect("fields");
+            let fields =
+                fields_v41(path, &bytes, binary, &id, mesh.positions.len()).expect("fields");
             assert!(fast == (mesh, fields), "{name}");
         }
         let (mesh, field) = mesh(100_000, 150_000);
         let dir = tempfile::tempdir().expect("tempdir");
-        for version in [MshVersion::V22, MshVersion::V41] {
-            let file = dir.path().join("big.msh");
-            let options = WriteOptions {
-                binary: true,
-                msh_version: version,
-            };
-            write_field(&file, &mesh, Some(&field), options).expect("written");
-            let bytes = std::fs::read(&file).expect("written");
-            let read = read_bytes_fields(path, &bytes).expect("read");
-            // 4.1 files list the cells by type.
-            if version == MshVersion::V22 {
-                assert!(read == (mesh.clone(), vec![field.clone()]), "{version:?}");
+        for binary in [true, false] {
+            for version in [MshVersion::V22, MshVersion::V41] {
+                let file = dir.path().join("big.msh");
+                let options = WriteOptions {
+                    binary,
+                    msh_version: version,
+                };
+                write_field(&file, &mesh, Some(&field), options).expect("written");
+                let bytes = std::fs::read(&file).expect("written");
+                if version == MshVersion::V41 {
+                    assert!(read_v41_parallel(path, &bytes, binary).is_some());
+                } else if !binary {
+                    // The node and element lines parsed in parallel.
+                    let after = |tag: &[u8]| {
+                        let k = find(&bytes, tag, 0).expect("section") + tag.len();
+                        let line = bytes[k..].iter().position(|&b| b == b'\n').expect("count");
+                        (k + line + 1, bytes[k..k + line].to_vec())
+                    };
+                    let (at, n) = after(b"$Nodes\n");
+                    let n = parse_usize(&n).expect("count");
+                    let (nodes, _) = nodes_22(&bytes, at, n).expect("nodes in parallel");
+                    let mut id = NodeIds::default();
+                    id.add(&nodes.iter().map(|&(t, _)| t).collect::<Vec<u32>>());
+                    let (at, m) = after(b"$Elements\n");
+                    let m = parse_usize(&m).expect("count");
+                    let (cells, _) = elements_22(&bytes, at, m, &id).expect("in parallel");
+                    assert!(cells == mesh.cells);
+                }
+                let read = read_bytes_fields(path, &bytes).expect("read");
+                // 4.1 files list the cells by type.
+                if version == MshVersion::V22 {
+                    assert!(read == (mesh.clone(), vec![field.clone()]), "{version:?}");
+                }
+                let serial = serial::read_bytes_fields(path, &bytes).expect("read");
+                assert!(read == serial, "{version:?}, binary {binary}");
             }
-            let serial = serial::read_bytes_fields(path, &bytes).expect("read");
-            assert!(read == serial, "{version:?}");
         }
     }
 

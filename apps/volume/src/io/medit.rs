@@ -6,8 +6,12 @@
 use std::path::Path;
 
 use super::stream::{self, Out, push_f32, push_int, write_elements, write_pieces, write_streamed};
-use super::{CellMesh, Tokens, VolumeIoError, indices, listed, read_file, text_of, unsupported};
+use super::{
+    CellMesh, Tokens, VolumeIoError, count_fits, indices, is_text, listed, next_word, read_file,
+    text_of, unsupported,
+};
 use crate::mesh::CellVertices;
+use cavity::io::{is_space, parse_f32, parse_records, parse_u32, parse_usize};
 
 /// Reads a MEDIT file.
 ///
@@ -24,7 +28,104 @@ pub fn read(path: &Path) -> Result<CellMesh, VolumeIoError> {
 /// # Errors
 /// As [`super::read_volume`].
 pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<CellMesh, VolumeIoError> {
-    let text = text_of(path, bytes)?;
+    if is_text(bytes)
+        && let Some(mesh) = read_sections(bytes)
+    {
+        return Ok(mesh);
+    }
+    read_tokens(path, text_of(path, bytes)?)
+}
+
+/// The file's sections with their records parsed in parallel
+/// ([`cavity::io::parse_records`]), `None` wherever [`read_tokens`] might
+/// read it otherwise or refuse it (a comment, a dimension other than 3, a
+/// count the rest cannot hold, an unknown section, a bad number or
+/// index, a non-ASCII word): then [`read_tokens`] reads it and names what
+/// is wrong. Both give the same mesh for every file this reads.
+fn read_sections(bytes: &[u8]) -> Option<CellMesh> {
+    let mut positions: Vec<[f32; 3]> = Vec::new();
+    let mut cells = Vec::new();
+    let mut at = 0;
+    // A word the token reader takes whatever it is (a reference).
+    let any = |w: &[u8]| w.is_ascii();
+    let count = |at: &mut usize, per: usize| -> Option<usize> {
+        let n = parse_usize(next_word(bytes, at)?)?;
+        count_fits(n, per, bytes.len() - *at).ok()
+    };
+    let skip = |at: &mut usize, per: usize| -> Option<()> {
+        let n = count(at, per)?;
+        *at = parse_records(bytes, *at, n, per, (), |_, w| {
+            w.iter().all(|w| any(w)).then_some(())
+        })?
+        .1;
+        Some(())
+    };
+    while at < bytes.len() {
+        let Some(word) = next_word(bytes, &mut at) else {
+            // The end, or a comment.
+            bytes[at..].iter().all(|&b| is_space(b)).then_some(())?;
+            break;
+        };
+        match word {
+            b"MeshVersionFormatted" => {
+                next_word(bytes, &mut at)?;
+            }
+            b"Dimension" => {
+                (parse_usize(next_word(bytes, &mut at)?)? == 3).then_some(())?;
+            }
+            b"Vertices" => {
+                let n = count(&mut at, 4)?;
+                let (block, end) = parse_records(bytes, at, n, 4, [0f32; 3], |_, w| {
+                    let p = [parse_f32(w[0])?, parse_f32(w[1])?, parse_f32(w[2])?];
+                    (p.iter().all(|x| x.is_finite()) && any(w[3])).then_some(p)
+                })?;
+                stream::append(&mut positions, block);
+                at = end;
+            }
+            b"Tetrahedra" | b"Prisms" | b"Pyramids" | b"Hexahedra" => {
+                let per = match word {
+                    b"Tetrahedra" => 5,
+                    b"Prisms" => 7,
+                    b"Pyramids" => 6,
+                    _ => 9,
+                };
+                let n = count(&mut at, per)?;
+                let nv = positions.len();
+                let placeholder = CellVertices::Tetrahedron([0; 4]);
+                let (block, end) = parse_records(bytes, at, n, per, placeholder, |_, w| {
+                    let mut v = [0u32; 8];
+                    for (x, w) in v.iter_mut().zip(&w[..per - 1]) {
+                        *x = parse_u32(w)?
+                            .checked_sub(1)
+                            .filter(|&x| (x as usize) < nv)?;
+                    }
+                    any(w[per - 1]).then_some(())?;
+                    Some(match per {
+                        5 => CellVertices::Tetrahedron([v[0], v[1], v[2], v[3]]),
+                        7 => CellVertices::Prism([v[0], v[1], v[2], v[3], v[4], v[5]]),
+                        6 => CellVertices::Pyramid([v[0], v[1], v[2], v[3], v[4]]),
+                        _ => CellVertices::Hexahedron(v),
+                    })
+                })?;
+                stream::append(&mut cells, block);
+                at = end;
+            }
+            b"Edges" => skip(&mut at, 3)?,
+            b"Triangles" => skip(&mut at, 4)?,
+            b"Quadrilaterals" => skip(&mut at, 5)?,
+            b"Corners" | b"RequiredVertices" | b"Ridges" | b"RequiredEdges" => skip(&mut at, 1)?,
+            b"Normals" | b"Tangents" => skip(&mut at, 3)?,
+            b"NormalAtVertices" | b"TangentAtVertices" => skip(&mut at, 2)?,
+            b"End" => break,
+            _ => return None,
+        }
+    }
+    Some(CellMesh { positions, cells })
+}
+
+/// Reads a MEDIT file token by token ([`Tokens`]), naming the line of
+/// what is wrong.
+fn read_tokens(path: &Path, text: &str) -> Result<CellMesh, VolumeIoError> {
     let mut t = Tokens::new(path, text);
     let mut positions = Vec::new();
     let mut cells = Vec::new();
@@ -170,4 +271,105 @@ pub(super) fn encode(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<()> 
         })?;
     }
     out.write_all(b"End\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a reader made of a file: the mesh (as its debug text, in which
+    /// NaN equals NaN) or the error's words.
+    fn outcome(read: Result<CellMesh, VolumeIoError>) -> Result<String, String> {
+        read.map(|m| format!("{m:?}")).map_err(|e| e.to_string())
+    }
+
+    /// The fixture, a large mixed mesh as [`write`] writes it, and the
+    /// same laid out otherwise: records over several lines, CRLF and tabs,
+    /// `Dimension` on its own line, surface sections, two vertex sections.
+    fn files() -> Vec<(String, Vec<u8>)> {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/written");
+        let mut files = vec![(
+            "mixed.mesh".to_string(),
+            std::fs::read(data.join("mixed.mesh")).expect("fixture"),
+        )];
+        let positions: Vec<[f32; 3]> = (0..30_000)
+            .map(|i| [i as f32 * 0.1, (i % 13) as f32 * 0.5, -(i as f32) / 7.0])
+            .collect();
+        let v = |i: u32, k: u32| (i * 31 + k * 17) % 30_000;
+        let cells: Vec<CellVertices> = (0..60_000u32)
+            .map(|i| match i % 4 {
+                0 => CellVertices::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7].map(|k| v(i, k))),
+                1 => CellVertices::Tetrahedron([0, 1, 2, 3].map(|k| v(i, k))),
+                2 => CellVertices::Prism([0, 1, 2, 3, 4, 5].map(|k| v(i, k))),
+                _ => CellVertices::Pyramid([0, 1, 2, 3, 4].map(|k| v(i, k))),
+            })
+            .collect();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("big.mesh");
+        write(&path, &CellMesh { positions, cells }).expect("written");
+        let big = std::fs::read(&path).expect("written");
+        let text = String::from_utf8(big.clone()).expect("text");
+        let spread: String = text
+            .split('\n')
+            .enumerate()
+            .map(|(i, l)| match i % 3 {
+                0 => l.replacen(' ', "\n  ", 2) + "\r\n",
+                1 => l.replace(' ', "\t") + "\n",
+                _ => l.to_string() + " \n\n",
+            })
+            .collect();
+        let extra = text
+            .replace(
+                "Dimension 3",
+                "Dimension\n3\nTriangles\n2\n1 2 3 0\n2 3 4 7\nEdges 1 1 2 0",
+            )
+            .replace(
+                "Tetrahedra\n",
+                "Vertices\n2\n1 2 3 0\n4 5 6 -1\nCorners\n2\n1\n2\nTetrahedra\n",
+            );
+        files.push(("big.mesh".into(), big));
+        files.push(("spread.mesh".into(), spread.into_bytes()));
+        files.push(("extra.mesh".into(), extra.into_bytes()));
+        files
+    }
+
+    #[test]
+    fn files_are_read_in_parallel_as_token_by_token() {
+        let path = Path::new("x.mesh");
+        for (name, bytes) in files() {
+            let fast = read_sections(&bytes).unwrap_or_else(|| panic!("{name}: in parallel"));
+            let text = std::str::from_utf8(&bytes).expect("text");
+            let slow = read_tokens(path, text).expect("read token by token");
+            assert!(fast == slow, "{name}");
+        }
+        // A comment leaves the file to the token reader.
+        assert!(read_sections(b"# a comment\nDimension 3\n").is_none());
+        assert!(read_bytes(path, b"# a comment\nDimension 3\nEnd\n").is_ok());
+    }
+
+    #[test]
+    fn broken_files_read_as_token_by_token() {
+        let path = Path::new("x.mesh");
+        let mut next = crate::io::stream::xorshift(0x2545_f491_4f6c_dd1d);
+        for (name, bytes) in files() {
+            let changes = if name == "mixed.mesh" { 600 } else { 60 };
+            for k in 0..changes {
+                let mut broken = bytes.clone();
+                let at = (next() % bytes.len() as u64) as usize;
+                match k % 3 {
+                    0 => broken.truncate(at),
+                    1 => broken[at] = b"0123456789 \n#.-eE\t\x0b\xc2"[(next() % 18) as usize],
+                    _ => broken[at] ^= 1 << (next() % 8),
+                }
+                let new = outcome(read_bytes(path, &broken));
+                let old = outcome(text_of(path, &broken).and_then(|text| read_tokens(path, text)));
+                assert!(
+                    new == old,
+                    "{name}, change {k} at byte {at}: {:?} against {:?}",
+                    new.as_ref().err(),
+                    old.as_ref().err()
+                );
+            }
+        }
+    }
 }

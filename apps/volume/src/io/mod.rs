@@ -257,6 +257,41 @@ pub(super) fn count_fits(n: usize, tokens: usize, left: usize) -> Result<usize, 
     Ok(n)
 }
 
+/// The next word of `bytes` from `*at`, `*at` moved past it, for the
+/// parallel readers: `None` at the end, at a comment (`#`) or for a word
+/// that is not ASCII, which they leave to their token readers
+/// ([`Tokens`] takes Unicode whitespace and comments).
+pub(super) fn next_word<'a>(bytes: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+    while *at < bytes.len() && cavity::io::is_space(bytes[*at]) {
+        *at += 1;
+    }
+    let start = *at;
+    while *at < bytes.len() && !cavity::io::is_space(bytes[*at]) {
+        *at += 1;
+    }
+    let word = &bytes[start..*at];
+    (!word.is_empty() && word.is_ascii() && !word.contains(&b'#')).then_some(word)
+}
+
+/// Whether `bytes` are UTF-8 text, checked in parallel pieces of about a
+/// megabyte, each starting at a character's first byte.
+pub(super) fn is_text(bytes: &[u8]) -> bool {
+    const PIECE: usize = 1 << 20;
+    // The first character boundary at or after `i` (a character has at
+    // most three continuation bytes; after more, `i`, where the check of
+    // the piece then fails).
+    let boundary = |i: usize| {
+        let end = bytes.len().min(i + 4);
+        (i.min(end)..end)
+            .find(|&j| bytes[j] & 0xC0 != 0x80)
+            .unwrap_or(if end == bytes.len() { end } else { i })
+    };
+    (0..bytes.len().div_ceil(PIECE)).into_par_iter().all(|k| {
+        let start = if k == 0 { 0 } else { boundary(k * PIECE) };
+        std::str::from_utf8(&bytes[start..boundary((k + 1) * PIECE)]).is_ok()
+    })
+}
+
 /// The text of a file's bytes.
 ///
 /// # Errors
@@ -495,6 +530,31 @@ pub(super) fn listed(cell: &CellVertices) -> Option<&[u32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_is_checked_in_parallel_as_utf8() {
+        let text: Vec<u8> = "vertex é 1.5 ∂ 𝄞\n".repeat(200_000).into_bytes();
+        assert!(is_text(&text) && is_text(b"") && is_text(b"a"));
+        let mut next = stream::xorshift(0x2545_f491_4f6c_dd1d);
+        for k in 0..300 {
+            let mut broken = text.clone();
+            let at = match k % 3 {
+                0 => 0,
+                1 => (next() as usize % 4) * (1 << 20) + next() as usize % 4,
+                _ => next() as usize % text.len(),
+            };
+            broken[at] = [0x80, 0xBF, 0xC3, 0xF0, 0xFF, b'a'][next() as usize % 6];
+            if k % 5 == 0 {
+                // A run of continuation bytes across a piece's start.
+                broken[(1 << 20) - 2..(1 << 20) + 5].fill(0x80);
+            }
+            assert_eq!(
+                is_text(&broken),
+                std::str::from_utf8(&broken).is_ok(),
+                "{k}: {at}"
+            );
+        }
+    }
 
     #[test]
     fn a_large_file_is_read_in_parallel_as_it_is() {

@@ -1,12 +1,14 @@
 //! TetGen `.node` / `.ele` pairs: vertices (numbered from 0 or 1, with
 //! attributes and boundary markers skipped) and linear tetrahedra.
 
+use cavity::io::{parse_f32, parse_records, parse_u32, parse_usize};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 use super::stream::{Out, push_f32, push_int, write_elements, write_streamed};
 use super::{
-    CellMesh, Tokens, VolumeIoError, count_fits, indices, read_file, text_of, unsupported,
+    CellMesh, Tokens, VolumeIoError, count_fits, indices, is_text, next_word, read_file, text_of,
+    unsupported,
 };
 use crate::mesh::CellVertices;
 
@@ -36,83 +38,66 @@ pub fn read_bytes(
     (node, node_bytes): (&Path, &[u8]),
     (ele, ele_bytes): (&Path, &[u8]),
 ) -> Result<CellMesh, VolumeIoError> {
-    let (node_text, ele_text) = (text_of(node, node_bytes)?, text_of(ele, ele_bytes)?);
-    if let Some(mesh) = read_records(node_text, ele_text) {
+    if is_text(node_bytes)
+        && is_text(ele_bytes)
+        && let Some(mesh) = read_records(node_bytes, ele_bytes)
+    {
         return Ok(mesh);
     }
+    let (node_text, ele_text) = (text_of(node, node_bytes)?, text_of(ele, ele_bytes)?);
     read_tokens(node, node_text, ele, ele_text)
 }
 
-/// The non-empty lines of `text` without their comments.
-fn records(text: &str) -> Vec<&str> {
-    text.lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .collect()
-}
-
-/// The numbers of `line`, exactly `count` of them, or `None`.
-fn fields<T: std::str::FromStr + Copy + Default, const N: usize>(
-    line: &str,
-    count: usize,
-) -> Option<[T; N]> {
-    let mut out = [T::default(); N];
-    let mut words = line.split_whitespace();
+/// The header's `N` counts, and the offset after them: `None` for a word
+/// that is not a count.
+fn header<const N: usize>(bytes: &[u8]) -> Option<([usize; N], usize)> {
+    let mut at = 0;
+    let mut out = [0; N];
     for x in &mut out {
-        *x = words.next()?.parse().ok()?;
+        *x = parse_usize(next_word(bytes, &mut at)?)?;
     }
-    (words.count() + N == count).then_some(out)
+    Some((out, at))
 }
 
-/// The pair parsed one record per line, in parallel: `None` at the first
-/// irregularity of any kind (then [`read_tokens`] reads the files and
-/// names what is wrong, and where).
-fn read_records(node: &str, ele: &str) -> Option<CellMesh> {
-    let lines = records(node);
-    let [n, dim, attributes, markers]: [usize; 4] = fields(lines.first()?, 4)?;
-    let per_vertex = attributes.checked_add(4 + markers.min(1))?;
-    let vertex_lines = lines.get(1..n.checked_add(1)?)?;
-    let base = match vertex_lines.first() {
-        Some(l) => l.split_whitespace().next()?.parse::<u32>().ok()?.min(1),
-        None => 0,
-    };
+/// The pair with its records parsed in parallel
+/// ([`cavity::io::parse_records`], as [`read_tokens`] reads them:
+/// across lines): `None` where [`read_tokens`] might read it otherwise or
+/// refuse it (a comment before a record's end, a bad number, index or
+/// vertex number, a count the rest cannot hold): then [`read_tokens`]
+/// reads the files and names what is wrong, and where.
+fn read_records(node: &[u8], ele: &[u8]) -> Option<CellMesh> {
+    let ([n, dim, attributes, markers], at) = header::<4>(node)?;
+    let per = attributes.checked_add(4 + markers.min(1))?;
+    let n = count_fits(n, per, node.len() - at).ok()?;
     if dim != 3 {
         return None;
     }
-    let positions: Vec<[f32; 3]> = vertex_lines
-        .par_iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let mut words = l.split_whitespace();
-            let index: u32 = words.next()?.parse().ok()?;
-            let p: [f32; 3] = [
-                words.next()?.parse().ok()?,
-                words.next()?.parse().ok()?,
-                words.next()?.parse().ok()?,
-            ];
-            let ok = index == i as u32 + base
-                && p.iter().all(|x| x.is_finite())
-                && words.count() + 4 == per_vertex;
-            ok.then_some(p)
-        })
-        .collect::<Option<_>>()?;
-    let lines = records(ele);
-    let [m, per, attributes]: [usize; 3] = fields(lines.first()?, 3)?;
-    if per != 4 {
+    let base = match n {
+        0 => 0,
+        _ => parse_u32(next_word(node, &mut at.clone())?)?.min(1),
+    };
+    let any = |w: &[&[u8]]| w.iter().all(|w| w.is_ascii());
+    let (positions, _) = parse_records(node, at, n, per, [0f32; 3], |i, w| {
+        let p = [parse_f32(w[1])?, parse_f32(w[2])?, parse_f32(w[3])?];
+        let ok =
+            parse_u32(w[0])? == i as u32 + base && p.iter().all(|x| x.is_finite()) && any(&w[4..]);
+        ok.then_some(p)
+    })?;
+    let ([m, nodes, attributes], at) = header::<3>(ele)?;
+    let per = attributes.checked_add(5)?;
+    let m = count_fits(m, per, ele.len() - at).ok()?;
+    if nodes != 4 {
         return None;
     }
     let vertices = positions.len() as u32;
-    let cells = lines
-        .get(1..m.checked_add(1)?)?
-        .par_iter()
-        .map(|l| {
-            let [_, a, b, c, d]: [u32; 5] = fields(l, 5 + attributes)?;
-            let v = [a, b, c, d].map(|x| x.wrapping_sub(base));
-            v.iter()
-                .all(|&x| x < vertices)
-                .then_some(CellVertices::Tetrahedron(v))
-        })
-        .collect::<Option<_>>()?;
+    let placeholder = CellVertices::Tetrahedron([0; 4]);
+    let (cells, _) = parse_records(ele, at, m, per, placeholder, |_, w| {
+        let mut v = [0u32; 4];
+        for (x, w) in v.iter_mut().zip(&w[1..5]) {
+            *x = parse_u32(w)?.checked_sub(base).filter(|&x| x < vertices)?;
+        }
+        (any(&w[..1]) && any(&w[5..])).then_some(CellVertices::Tetrahedron(v))
+    })?;
     Some(CellMesh { positions, cells })
 }
 
@@ -263,4 +248,96 @@ pub(super) fn encode_ele(out: &mut Out<'_>, mesh: &CellMesh) -> std::io::Result<
             buf.push(b'\n');
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a reader made of a pair: the mesh or the error's words.
+    fn outcome(read: Result<CellMesh, VolumeIoError>) -> Result<String, String> {
+        read.map(|m| format!("{m:?}")).map_err(|e| e.to_string())
+    }
+
+    /// The pair read token by token.
+    fn tokens(node: &[u8], ele: &[u8]) -> Result<CellMesh, VolumeIoError> {
+        let (n, e) = (Path::new("x.node"), Path::new("x.ele"));
+        read_tokens(n, text_of(n, node)?, e, text_of(e, ele)?)
+    }
+
+    /// TetGen's bunny, numbered from 0 and (rewritten) from 1 with
+    /// attributes, markers and records over two lines, with TetGen's
+    /// trailing comment.
+    fn pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+        let node = std::fs::read(data.join("bunny-tetgen.node")).expect("fixture");
+        let ele = std::fs::read(data.join("bunny-tetgen.ele")).expect("fixture");
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).expect("text");
+        let renumber = |t: &str, attributes: &str, split: bool| -> String {
+            let mut lines = t.lines();
+            let head: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
+            let mut out = match head.len() {
+                4 => format!("{} 3 1 1\n", head[0]),
+                _ => format!("{} 4 1\n", head[0]),
+            };
+            for l in lines {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                let ints = if head.len() == 4 { 1 } else { 5 };
+                for (k, x) in w.iter().enumerate() {
+                    match x.parse::<u32>() {
+                        Ok(v) if k < ints => out += &format!("{} ", v + 1),
+                        _ => out += &format!("{x} "),
+                    }
+                    if split && k == 2 {
+                        out += "\r\n";
+                    }
+                }
+                out += attributes;
+                out += "\n";
+            }
+            out + "# Generated by a test\n"
+        };
+        let (n, e) = (text(&node), text(&ele));
+        vec![
+            (node.clone(), ele.clone()),
+            (
+                renumber(&n, "0.5 7", false).into_bytes(),
+                renumber(&e, "-3", true).into_bytes(),
+            ),
+        ]
+    }
+
+    #[test]
+    fn pairs_are_read_in_parallel_as_token_by_token() {
+        for (node, ele) in pairs() {
+            let fast = read_records(&node, &ele).expect("in parallel");
+            assert!(fast == tokens(&node, &ele).expect("token by token"));
+        }
+    }
+
+    #[test]
+    fn broken_pairs_read_as_token_by_token() {
+        let (n, e) = (Path::new("x.node"), Path::new("x.ele"));
+        let mut next = crate::io::stream::xorshift(0x9e37_79b9_7f4a_7c15);
+        for (node, ele) in pairs() {
+            for k in 0..400 {
+                let (mut node, mut ele) = (node.clone(), ele.clone());
+                let file = if k % 2 == 0 { &mut node } else { &mut ele };
+                let at = (next() % file.len() as u64) as usize;
+                match k % 3 {
+                    0 => file.truncate(at),
+                    1 => file[at] = b"0123456789 \n#.-eE\t\x0b\xc2"[(next() % 18) as usize],
+                    _ => file[at] ^= 1 << (next() % 8),
+                }
+                let new = outcome(read_bytes((n, &node), (e, &ele)));
+                let old = outcome(tokens(&node, &ele));
+                assert!(
+                    new == old,
+                    "change {k} at byte {at}: {:?} against {:?}",
+                    new.as_ref().err(),
+                    old.as_ref().err()
+                );
+            }
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! Legacy VTK `.vtk` files holding an unstructured grid, ASCII or binary
 //! (for viewers such as ParaView), read through the `vtkio` crate except
-//! binary files laid out as the writer and VTK write them, which are
-//! parsed here in parallel ([`read_bytes_fields`]); written here in
+//! files laid out as the writer and VTK write them, ASCII or binary,
+//! which are parsed here in parallel ([`read_bytes_fields`]); written here in
 //! `vtkio`'s layout, the arrays formatted or filled in parallel. Read:
 //! tetrahedra, hexahedra, voxels (as hexahedra), wedges (as prisms),
 //! pyramids and polyhedra (their face streams); vertices, lines and
@@ -17,6 +17,7 @@
 
 use std::path::Path;
 
+use cavity::io::{parse_f32, parse_f64, parse_records, parse_u32};
 use rayon::prelude::*;
 use vtkio::model::{
     Attribute, CellType as VtkCell, DataSet, ElementType, IOBuffer, Piece, UnstructuredGridPiece,
@@ -85,14 +86,14 @@ pub fn read_bytes_fields(
     path: &Path,
     bytes: &[u8],
 ) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
-    match read_binary(bytes) {
+    match read_parallel(bytes) {
         Some(read) => Ok(read),
         None => read_vtkio(path, bytes),
     }
 }
 
 /// [`read_bytes_fields`] through `vtkio`, for every file
-/// [`read_binary`] does not read.
+/// [`read_parallel`] does not read.
 fn read_vtkio(path: &Path, bytes: &[u8]) -> Result<(CellMesh, Vec<PointField>), VolumeIoError> {
     let vtk = Vtk::parse_legacy_be(bytes).map_err(|e| diagnose(path, bytes, &e))?;
     let pieces = match vtk.data {
@@ -131,14 +132,54 @@ fn read_vtkio(path: &Path, bytes: &[u8]) -> Result<(CellMesh, Vec<PointField>), 
     Ok((mesh, fields.unwrap_or_default()))
 }
 
-/// A cursor over a binary legacy file for [`read_binary`]: every step
-/// `None` where the bytes are not what it expects.
-struct Binary<'a> {
+/// A cursor over a legacy file for [`read_parallel`]: every step `None`
+/// where the bytes are not what it expects. The arrays of a binary file
+/// are big-endian values; those of an ASCII file words, separated by
+/// blanks, tabs and line breaks (`vtkio`'s `multispace`).
+struct Legacy<'a> {
     bytes: &'a [u8],
     at: usize,
+    binary: bool,
 }
 
-impl<'a> Binary<'a> {
+/// An ASCII real as `vtkio` recognizes it (a sign, digits with a point,
+/// an exponent) and reads it (`str::parse` of the type): `f32` for
+/// `size` 4, else as a double made `f32`.
+fn ascii_real(w: &[u8], size: usize) -> Option<f32> {
+    let digits = |w: &[u8]| w.iter().take_while(|b| b.is_ascii_digit()).count();
+    let body = w
+        .strip_prefix(b"+")
+        .or_else(|| w.strip_prefix(b"-"))
+        .unwrap_or(w);
+    let whole = digits(body);
+    let mut rest = &body[whole..];
+    let mut any = whole > 0;
+    if let Some(r) = rest.strip_prefix(b".") {
+        any |= digits(r) > 0;
+        rest = &r[digits(r)..];
+    }
+    if let Some(r) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
+        let r = r
+            .strip_prefix(b"+")
+            .or_else(|| r.strip_prefix(b"-"))
+            .unwrap_or(r);
+        (digits(r) > 0).then_some(())?;
+        rest = &r[digits(r)..];
+    }
+    (any && rest.is_empty()).then_some(())?;
+    match size {
+        4 => parse_f32(w),
+        _ => parse_f64(w).map(|x| x as f32),
+    }
+}
+
+/// An ASCII count or index: digits alone (`nom`'s `u32`).
+fn ascii_u32(w: &[u8]) -> Option<u32> {
+    w.iter().all(u8::is_ascii_digit).then_some(())?;
+    parse_u32(w)
+}
+
+impl<'a> Legacy<'a> {
     /// Skips blanks, tabs and line breaks (`vtkio`'s `multispace0`).
     fn blanks(&mut self) {
         while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\r' | b'\n')) {
@@ -197,12 +238,82 @@ impl<'a> Binary<'a> {
         }
     }
 
-    /// The next `n` values of `size` bytes.
+    /// The next `n` values of `size` bytes (binary).
     fn values(&mut self, n: usize, size: usize) -> Option<&'a [u8]> {
         let len = n.checked_mul(size)?;
         let out = self.bytes.get(self.at..self.at.checked_add(len)?)?;
         self.at += len;
         Some(out)
+    }
+
+    /// The next `n` records of `per` words (ASCII), in parallel.
+    fn words<T: Clone + Send>(
+        &mut self,
+        n: usize,
+        per: usize,
+        placeholder: T,
+        record: impl Fn(&[&[u8]]) -> Option<T> + Sync,
+    ) -> Option<Vec<T>> {
+        let (out, end) = parse_records(self.bytes, self.at, n, per, placeholder, |_, w| record(w))?;
+        self.at = end;
+        Some(out)
+    }
+
+    /// The next `n` points of reals of `size` bytes (4 or 8), as `f32`.
+    fn points(&mut self, n: usize, size: usize) -> Option<Vec<[f32; 3]>> {
+        if !self.binary {
+            return self.words(n, 3, [0.0; 3], |w| {
+                Some([
+                    ascii_real(w[0], size)?,
+                    ascii_real(w[1], size)?,
+                    ascii_real(w[2], size)?,
+                ])
+            });
+        }
+        Some(
+            self.values(n.checked_mul(3)?, size)?
+                .par_chunks_exact(3 * size)
+                .map(|p| {
+                    let x = |k: usize| real(&p[k * size..(k + 1) * size]);
+                    [x(0), x(1), x(2)]
+                })
+                .collect(),
+        )
+    }
+
+    /// The next `n` reals of `size` bytes, as `f32`.
+    fn reals(&mut self, n: usize, size: usize) -> Option<Vec<f32>> {
+        match self.binary {
+            true => Some(reals(self.values(n, size)?, size)),
+            false => self.words(n, 1, 0.0, |w| ascii_real(w[0], size)),
+        }
+    }
+
+    /// The next `n` 4-byte integers as `u32` (ASCII: digits alone).
+    fn u32s(&mut self, n: usize) -> Option<Vec<u32>> {
+        match self.binary {
+            true => Some(
+                self.values(n, 4)?
+                    .par_chunks_exact(4)
+                    .map(|x| u32::from_be_bytes(x.try_into().expect("4 bytes")))
+                    .collect(),
+            ),
+            false => self.words(n, 1, 0, |w| ascii_u32(w[0])),
+        }
+    }
+
+    /// The next `n` cell types (binary: 4-byte integers taken as their
+    /// low byte, as `vtkio` does; ASCII: digits alone, a byte).
+    fn types(&mut self, n: usize) -> Option<Vec<u8>> {
+        match self.binary {
+            true => Some(
+                self.values(n, 4)?
+                    .par_chunks_exact(4)
+                    .map(|x| i32::from_be_bytes(x.try_into().expect("4 bytes")) as u8)
+                    .collect(),
+            ),
+            false => self.words(n, 1, 0, |w| u8::try_from(ascii_u32(w[0])?).ok()),
+        }
     }
 }
 
@@ -219,8 +330,9 @@ fn reals(data: &[u8], size: usize) -> Vec<f32> {
     data.par_chunks_exact(size).map(real).collect()
 }
 
-/// A binary legacy file read with its arrays parsed in parallel, `None`
-/// unless it is laid out as [`write_field`] and VTK write them: the
+/// A legacy file read with its arrays parsed in parallel (binary, or
+/// ASCII without vertical tabs and form feeds), `None` unless it is laid
+/// out as [`write_field`] and VTK write them: the
 /// header, `DATASET UNSTRUCTURED_GRID`, `POINTS n float|double`, `CELLS`
 /// in the legacy layout, `CELL_TYPES` of the types [`read_piece`] takes,
 /// then optionally `POINT_DATA` of as many points holding `SCALARS` of
@@ -229,8 +341,12 @@ fn reals(data: &[u8], size: usize) -> Vec<f32> {
 /// `None` (anything else, and every error) `vtkio` reads the file, which
 /// gives the same mesh and fields for every file this accepts, and the
 /// errors name what is wrong.
-fn read_binary(bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
-    let mut b = Binary { bytes, at: 0 };
+fn read_parallel(bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
+    let mut b = Legacy {
+        bytes,
+        at: 0,
+        binary: true,
+    };
     b.tag(b"# vtk DataFile Version ")?;
     b.count()?;
     b.tag(b".")?;
@@ -243,7 +359,15 @@ fn read_binary(bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
         return None;
     }
     b.at += title + 1;
-    b.tag(b"BINARY\n")?;
+    if b.tag(b"ASCII\n").is_some() {
+        // Words parted here by what `vtkio` does not part them by.
+        b.binary = false;
+        if bytes.par_iter().any(|&c| c == 0x0B || c == 0x0C) {
+            return None;
+        }
+    } else {
+        b.tag(b"BINARY\n")?;
+    }
     b.blanks();
     b.tag(b"DATASET UNSTRUCTURED_GRID\n")?;
     b.blanks();
@@ -252,14 +376,7 @@ fn read_binary(bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
     b.tag(b" ")?;
     let size = b.real()?;
     b.tag(b"\n")?;
-    let positions: Vec<[f32; 3]> = b
-        .values(3 * n, size)?
-        .par_chunks_exact(3 * size)
-        .map(|p| {
-            let x = |k: usize| real(&p[k * size..(k + 1) * size]);
-            [x(0), x(1), x(2)]
-        })
-        .collect();
+    let positions = b.points(n, size)?;
     if positions
         .par_iter()
         .any(|p| p.iter().any(|x| !x.is_finite()))
@@ -275,25 +392,17 @@ fn read_binary(bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
     b.tag(b" ")?;
     let size = b.count()?;
     b.tag(b"\n")?;
-    let mut data = Binary { bytes, at: b.at };
+    let mut data = Legacy { at: b.at, ..b };
     data.blanks();
     if data.looking_at(b"OFFSETS") {
         return None;
     }
-    let numbers: Vec<u32> = b
-        .values(size, 4)?
-        .par_chunks_exact(4)
-        .map(|x| u32::from_be_bytes(x.try_into().expect("4 bytes")))
-        .collect();
+    let numbers = b.u32s(size)?;
     b.blanks();
     b.tag(b"CELL_TYPES ")?;
     let m = b.count()?;
     b.tag(b"\n")?;
-    let types: Vec<u8> = b
-        .values(m, 4)?
-        .par_chunks_exact(4)
-        .map(|x| i32::from_be_bytes(x.try_into().expect("4 bytes")) as u8)
-        .collect();
+    let types = b.types(m)?;
     let cells = cells_of(&numbers, &types, n)?;
     let mut fields = Vec::new();
     b.blanks();
@@ -317,14 +426,14 @@ fn read_binary(bytes: &[u8]) -> Option<(CellMesh, Vec<PointField>)> {
             b.tag(b"LOOKUP_TABLE ")?;
             b.word()?;
             b.tag(b"\n")?;
-            let values = b.values(components.checked_mul(n)?, size)?;
+            let values = b.reals(components.checked_mul(n)?, size)?;
             if components == 1 {
                 fields.push(PointField {
                     name: name.to_string(),
-                    values: reals(values, size),
+                    values,
                 });
             }
-            let mut after = Binary { bytes, at: b.at };
+            let mut after = Legacy { at: b.at, ..b };
             after.blanks();
             if after.looking_at(b"METADATA") {
                 return None;
@@ -1049,14 +1158,14 @@ mod tests {
         read.map(|r| format!("{r:?}")).map_err(|e| e.to_string())
     }
 
-    /// Binary files: the fixtures of the writers, and a large mixed mesh
-    /// with a polyhedron and a field.
+    /// The fixtures of the writers, and a large mixed mesh with a
+    /// polyhedron and a field, ASCII and binary.
     fn files() -> Vec<(String, Vec<u8>)> {
         let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/written");
         let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&data)
             .expect("fixtures")
             .map(|e| e.expect("entry").path())
-            .filter(|p| p.to_string_lossy().ends_with("binary.vtk"))
+            .filter(|p| p.extension().is_some_and(|e| e == "vtk"))
             .map(|p| (p.display().to_string(), std::fs::read(&p).expect("fixture")))
             .collect();
         files.sort();
@@ -1082,29 +1191,39 @@ mod tests {
             values: (0..5000).map(|i| i as f32 * 0.125).collect(),
         };
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("big.vtk");
-        write_field(&path, &mesh, Some(&field), true).expect("written");
-        files.push(("big.vtk".into(), std::fs::read(&path).expect("written")));
+        for (name, binary) in [("big.vtk", true), ("big-ascii.vtk", false)] {
+            let path = dir.path().join(name);
+            write_field(&path, &mesh, Some(&field), binary).expect("written");
+            files.push((name.into(), std::fs::read(&path).expect("written")));
+        }
         files
     }
 
     #[test]
-    fn binary_files_of_the_writer_are_read_in_parallel_as_vtkio_reads_them() {
+    fn files_of_the_writer_are_read_in_parallel_as_vtkio_reads_them() {
         let path = Path::new("x.vtk");
         for (name, bytes) in files() {
-            let fast = read_binary(&bytes).unwrap_or_else(|| panic!("{name}: read in parallel"));
+            // `vtkio` reads no infinite value in an ASCII file (the
+            // fixtures' fields hold some): neither reads those.
+            let ascii = !name.ends_with("binary.vtk") && name != "big.vtk";
+            if ascii && bytes.windows(3).any(|w| w == b"inf") {
+                assert!(read_parallel(&bytes).is_none(), "{name}");
+                assert!(read_vtkio(path, &bytes).is_err(), "{name}");
+                continue;
+            }
             let slow = read_vtkio(path, &bytes).expect("read by vtkio");
+            let fast = read_parallel(&bytes).unwrap_or_else(|| panic!("{name}: read in parallel"));
             assert!(fast == slow, "{name}");
         }
     }
 
     #[test]
-    fn broken_binary_files_read_as_vtkio_reads_them() {
+    fn broken_files_read_as_vtkio_reads_them() {
         let path = Path::new("x.vtk");
         let mut next = crate::io::stream::xorshift(0x9e37_79b9_7f4a_7c15);
         for (name, bytes) in files() {
             // The large file's changes land mostly in its arrays: fewer.
-            let changes = if name == "big.vtk" { 100 } else { 400 };
+            let changes = if name.starts_with("big") { 100 } else { 400 };
             for k in 0..changes {
                 let mut broken = bytes.clone();
                 let at = (next() % bytes.len() as u64) as usize;

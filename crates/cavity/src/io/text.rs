@@ -105,12 +105,12 @@ pub(super) fn concat<T: Copy + Default + Send + Sync>(parts: &[&[T]]) -> Vec<T> 
 }
 
 /// Whitespace as `str::split_whitespace` sees it, for ASCII bytes.
-pub(super) fn is_space(b: u8) -> bool {
+pub fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'\x0B' | b'\x0C')
 }
 
 /// The whitespace-separated words of `line`.
-pub(super) fn words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub fn words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
     line.split(|&b| is_space(b)).filter(|w| !w.is_empty())
 }
 
@@ -129,18 +129,18 @@ pub(super) fn show(word: &[u8]) -> String {
 
 /// Parses a whole word as an `f32`, accepting what `str::parse::<f32>`
 /// accepts (signs, exponents, `inf`, `nan`), correctly rounded.
-pub(super) fn parse_f32(word: &[u8]) -> Option<f32> {
+pub fn parse_f32(word: &[u8]) -> Option<f32> {
     fast_float2::parse(word).ok()
 }
 
 /// Parses a whole word as an `f64`.
-pub(super) fn parse_f64(word: &[u8]) -> Option<f64> {
+pub fn parse_f64(word: &[u8]) -> Option<f64> {
     fast_float2::parse(word).ok()
 }
 
 /// Parses a whole word as an integer: an optional sign and decimal digits,
 /// as `str::parse::<i64>` does.
-pub(super) fn parse_i64(word: &[u8]) -> Option<i64> {
+pub fn parse_i64(word: &[u8]) -> Option<i64> {
     let (neg, digits) = match word.first()? {
         b'-' => (true, &word[1..]),
         b'+' => (false, &word[1..]),
@@ -166,7 +166,7 @@ pub(super) fn parse_i64(word: &[u8]) -> Option<i64> {
 }
 
 /// Parses a whole word as a `usize` (optional `+`, decimal digits).
-pub(super) fn parse_usize(word: &[u8]) -> Option<usize> {
+pub fn parse_usize(word: &[u8]) -> Option<usize> {
     match parse_i64(word) {
         Some(v) if word.first() != Some(&b'-') => usize::try_from(v).ok(),
         _ => None,
@@ -174,7 +174,7 @@ pub(super) fn parse_usize(word: &[u8]) -> Option<usize> {
 }
 
 /// Parses a whole word as a `u32` (optional `+`, decimal digits).
-pub(super) fn parse_u32(word: &[u8]) -> Option<u32> {
+pub fn parse_u32(word: &[u8]) -> Option<u32> {
     parse_usize(word).and_then(|v| u32::try_from(v).ok())
 }
 
