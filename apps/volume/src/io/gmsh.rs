@@ -668,7 +668,7 @@ fn node_data(
     let name = name
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "field".into());
-    if binary && let Some(field) = node_data_binary(r, node, vertices, components, entries) {
+    if let Some(field) = node_data_parallel(r, binary, node, vertices, components, entries) {
         r.skip_to("$EndNodeData")?;
         let (values, seen) = field;
         return Ok((components == 1 && seen).then_some(PointField { name, values }));
@@ -710,29 +710,45 @@ fn node_data(
     Ok((components == 1 && seen.iter().all(|&s| s)).then_some(PointField { name, values }))
 }
 
-/// The values of a binary `$NodeData` section, `r` at its first value
-/// (`entries` records of a 4-byte node tag and `components` doubles,
-/// which the caller checked the file holds), parsed in parallel: each
-/// vertex's value (the first component of its last record; 0 for
-/// none) and whether every vertex has one, `r` moved past them. `None`,
-/// `r` unmoved, for a tag no node has (then the records are read one by
-/// one, for the error).
-fn node_data_binary(
+/// The values of a `$NodeData` section, `r` at its first value
+/// (`entries` records: in a `binary` file a 4-byte node tag and
+/// `components` doubles, which the caller checked the file holds; in an
+/// ASCII one a line of a node tag and the components, of which the first
+/// is read), parsed in parallel: each vertex's value (the first
+/// component of its last record; 0 for none) and whether every vertex
+/// has one, `r` moved past them. `None`, `r` unmoved, for a tag no node
+/// has or (ASCII) a line [`node_data`] might read otherwise or refuse
+/// (then the records are read one by one, for the error).
+fn node_data_parallel(
     r: &mut Reader<'_>,
+    binary: bool,
     node: &(dyn Fn(u64) -> Option<u32> + Sync),
     vertices: usize,
     components: usize,
     entries: usize,
 ) -> Option<(Vec<f32>, bool)> {
-    let record = components.checked_mul(8)?.checked_add(4)?;
-    let records = &r.bytes[r.at..r.at + entries.checked_mul(record)?];
-    let parsed: Vec<(u32, f32)> = stream::try_map(entries, (0, 0.0), |i| {
-        let b = &records[i * record..(i + 1) * record];
-        let tag = i32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
-        let x = f64::from_le_bytes(b[4..12].try_into().expect("8 bytes"));
-        Some((node(u64::try_from(tag).unwrap_or(u64::MAX))?, x as f32))
-    })?;
-    r.at += entries * record;
+    let parsed: Vec<(u32, f32)> = if binary {
+        let record = components.checked_mul(8)?.checked_add(4)?;
+        let records = &r.bytes[r.at..r.at + entries.checked_mul(record)?];
+        let parsed = stream::try_map(entries, (0, 0.0), |i| {
+            let b = &records[i * record..(i + 1) * record];
+            let tag = i32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+            let x = f64::from_le_bytes(b[4..12].try_into().expect("8 bytes"));
+            Some((node(u64::try_from(tag).unwrap_or(u64::MAX))?, x as f32))
+        })?;
+        r.at += entries * record;
+        parsed
+    } else {
+        let (parsed, end) = parse_lines(r.bytes, r.at, entries, (0, 0.0), |_, line| {
+            line.is_ascii().then_some(())?;
+            let mut w = words(line);
+            let tag = parse_usize(w.next()?)?;
+            let x = parse_f64(w.next()?)?;
+            Some((node(u64::try_from(tag).ok()?)?, x as f32))
+        })?;
+        (r.at, r.line) = (end, r.line + entries);
+        parsed
+    };
     // The common case: one value per vertex, in vertex order.
     let in_order = entries == vertices
         && parsed
