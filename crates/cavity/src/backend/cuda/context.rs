@@ -211,7 +211,7 @@ impl CudaBackend {
     }
 
     /// Allocates the staging buffers on a thread of its own (page-locking
-    /// 64 MB takes 20-35 ms, which the host's work before the first large
+    /// 16 MB takes a few milliseconds, which the host's work before the first large
     /// copy hides); the first copy that needs them waits for them, or
     /// allocates them itself when the thread has not started yet. A failed
     /// allocation there is left for that copy to meet and report.
