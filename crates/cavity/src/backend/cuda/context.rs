@@ -122,12 +122,24 @@ impl CudaBackend {
             Ok(Err(e)) => return Err(BackendError::NoCuda(format!("driver error {e}"))),
             Ok(Ok(ctx)) => ctx,
         };
+        // The memory pool's first allocation (10-25 ms) is made while the
+        // module loads (issue 55: the first upload of patching waited for
+        // it); the pool then keeps what is freed.
+        let pool = ctx.has_async_alloc().then(|| {
+            let ctx = Arc::clone(&ctx);
+            std::thread::spawn(move || open_pool(&ctx))
+        });
         let name = ctx.name().map_err(driver("reading the device name"))?;
         let smem_limit = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(driver("reading the shared-memory limit"))? as usize;
         let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
             .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
+        // A pool that could not be opened ahead opens at the first
+        // allocation, as without the thread: slower, never wrong.
+        if let Some(pool) = pool {
+            let _ = pool.join();
+        }
         let stream = ctx.default_stream();
         let backend = CudaBackend {
             ctx,
@@ -144,8 +156,6 @@ impl CudaBackend {
         // A reset the driver refuses leaves the mark counting from the
         // pool's creation: the peak is then too high, never a failed start.
         let _ = backend.reset_peak_memory();
-        // Likewise a pool that keeps nothing is slower, never wrong.
-        let _ = backend.keep_freed_memory();
         let mut backend = backend;
         backend.stager = Some(backend.stage_beside());
         Ok(backend)
@@ -172,47 +182,10 @@ impl CudaBackend {
         Ok(free as u64)
     }
 
-    /// Has the memory pool keep the memory of freed buffers for the next
-    /// allocations (its release threshold set to the most): by default
-    /// the pool gives it back to the driver at every synchronisation, and
-    /// the next allocation maps it again (at 6.4 M faces a command's
-    /// allocations and frees repeat hundreds of times). The memory goes
-    /// back when [`CudaBackend::free_memory`] is asked and when the backend
-    /// closes.
-    ///
-    /// # Errors
-    /// [`BackendError::Driver`] when the driver refuses.
-    fn keep_freed_memory(&self) -> Result<(), BackendError> {
-        self.set_pool_attribute(
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            u64::MAX,
-            "setting the memory pool's release threshold",
-        )
-    }
-
-    /// Sets the 64-bit attribute `attribute` of the device's default
-    /// memory pool to `value` (nothing without memory pools); `what` names
-    /// the step in a driver error.
-    fn set_pool_attribute(
-        &self,
-        attribute: sys::CUmemPool_attribute,
-        mut value: u64,
-        what: &'static str,
-    ) -> Result<(), BackendError> {
-        if !self.ctx.has_async_alloc() {
-            return Ok(());
-        }
-        let pool = self.memory_pool()?;
-        // SAFETY: `pool` is the device's default pool, and both attributes
-        // set here (the release threshold, the high-water mark) take a
-        // `cuuint64_t`, which `value` is.
-        let r = unsafe { sys::cuMemPoolSetAttribute(pool, attribute, (&raw mut value).cast()) };
-        r.result().map_err(driver(what))
-    }
-
     /// Allocates the staging buffers on a thread of its own (page-locking
-    /// 16 MB takes a few milliseconds, which the host's work before the first large
-    /// copy hides); the first copy that needs them waits for them, or
+    /// 16 MB takes a few milliseconds, which the host's work before the
+    /// first large copy hides); the first copy that needs them waits for
+    /// them, or
     /// allocates them itself when the thread has not started yet. A failed
     /// allocation there is left for that copy to meet and report.
     fn stage_beside(&self) -> std::thread::JoinHandle<()> {
@@ -234,7 +207,7 @@ impl CudaBackend {
         if !self.ctx.has_async_alloc() {
             return Ok(());
         }
-        let pool = self.memory_pool()?;
+        let pool = memory_pool(&self.ctx)?;
         // SAFETY: `pool` is the device's default pool; trimming frees only
         // memory no allocation holds.
         unsafe { sys::cuMemPoolTrimTo(pool, 0) }
@@ -264,7 +237,7 @@ impl CudaBackend {
     /// its `cuuint64_t` attributes).
     fn pool_attribute(&self, attribute: sys::CUmemPool_attribute) -> Result<u64, BackendError> {
         let mut value: u64 = 0;
-        let pool = self.memory_pool()?;
+        let pool = memory_pool(&self.ctx)?;
         // SAFETY: `pool` is the device's default pool and the attribute's
         // value is a `cuuint64_t`, which `value` is.
         let r = unsafe { sys::cuMemPoolGetAttribute(pool, attribute, (&raw mut value).cast()) };
@@ -278,25 +251,12 @@ impl CudaBackend {
     /// the process).
     fn reset_peak_memory(&self) -> Result<(), BackendError> {
         // Setting the mark to 0 resets it to the memory held now.
-        self.set_pool_attribute(
+        set_pool_attribute(
+            &self.ctx,
             sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH,
             0,
             "resetting the memory pool's high-water mark",
         )
-    }
-
-    /// The device's default memory pool.
-    fn memory_pool(&self) -> Result<sys::CUmemoryPool, BackendError> {
-        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-        self.ctx
-            .bind_to_thread()
-            .map_err(driver("binding the context to this thread"))?;
-        // SAFETY: `pool` is written by the driver; the device handle is the
-        // context's own.
-        let r = unsafe { sys::cuDeviceGetDefaultMemPool(&raw mut pool, self.ctx.cu_device()) };
-        r.result()
-            .map_err(driver("reading the device's memory pool"))?;
-        Ok(pool)
     }
 
     /// The device name, e.g. "NVIDIA H100 80GB HBM3".
@@ -564,6 +524,64 @@ impl Drop for CudaBackend {
         }
         let _ = self.trim_pool();
     }
+}
+
+/// The device's default memory pool.
+fn memory_pool(ctx: &CudaContext) -> Result<sys::CUmemoryPool, BackendError> {
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    ctx.bind_to_thread()
+        .map_err(driver("binding the context to this thread"))?;
+    // SAFETY: `pool` is written by the driver; the device handle is the
+    // context's own.
+    let r = unsafe { sys::cuDeviceGetDefaultMemPool(&raw mut pool, ctx.cu_device()) };
+    r.result()
+        .map_err(driver("reading the device's memory pool"))?;
+    Ok(pool)
+}
+
+/// Sets the 64-bit attribute `attribute` of the device's default memory
+/// pool to `value` (nothing without memory pools); `what` names the step
+/// in a driver error.
+fn set_pool_attribute(
+    ctx: &CudaContext,
+    attribute: sys::CUmemPool_attribute,
+    mut value: u64,
+    what: &'static str,
+) -> Result<(), BackendError> {
+    if !ctx.has_async_alloc() {
+        return Ok(());
+    }
+    let pool = memory_pool(ctx)?;
+    // SAFETY: `pool` is the device's default pool, and both attributes set
+    // here (the release threshold, the high-water mark) take a
+    // `cuuint64_t`, which `value` is.
+    let r = unsafe { sys::cuMemPoolSetAttribute(pool, attribute, (&raw mut value).cast()) };
+    r.result().map_err(driver(what))
+}
+
+/// Opens the device's default memory pool for the backend: has it keep
+/// the memory of freed buffers for the next allocations (its release
+/// threshold set to the most; by default the pool gives it back to the
+/// driver at every synchronisation, and the next allocation maps it
+/// again: at 6.4 M faces a command's allocations and frees repeat
+/// hundreds of times), and makes its first allocation, which costs
+/// 10-25 ms on an H200 whatever its size. The memory goes back when
+/// [`CudaBackend::free_memory`] is asked and when the backend closes.
+///
+/// # Errors
+/// [`BackendError::Driver`] when the driver refuses.
+fn open_pool(ctx: &Arc<CudaContext>) -> Result<(), BackendError> {
+    set_pool_attribute(
+        ctx,
+        sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+        u64::MAX,
+        "setting the memory pool's release threshold",
+    )?;
+    let stream = ctx.default_stream();
+    // SAFETY: the byte is neither read nor written.
+    let first = unsafe { stream.alloc::<u8>(1) }.map_err(driver("allocating on the GPU"))?;
+    drop(first);
+    stream.synchronize().map_err(driver("synchronizing"))
 }
 
 /// The byte sizes of `f`'s parameters, where the driver tells them (CUDA
