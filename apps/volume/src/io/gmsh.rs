@@ -24,15 +24,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use cavity::io::{
-    MeshIoError, parse_f64, parse_i64, parse_lines, parse_records, parse_u32, parse_usize, words,
-};
+use cavity::io::{MeshIoError, parse_f64, parse_i64, parse_lines, parse_u32, parse_usize, words};
 use rayon::prelude::*;
 
 use super::stream::{
     self, Out, Record, push_f32, push_int, write_elements, write_pieces, write_streamed,
 };
-use super::{CellMesh, PointField, VolumeIoError, listed, unsupported};
+use super::{CellMesh, PointField, VolumeIoError, listed, records_from, unsupported};
 use crate::mesh::CellVertices;
 
 #[cfg(test)]
@@ -933,27 +931,14 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// `n` records of `per` words of an ASCII file parsed in parallel
-    /// ([`parse_records`]), the cursor moved past them.
-    fn records<T: Clone + Send>(
-        &mut self,
-        n: usize,
-        per: usize,
-        placeholder: T,
-        record: impl Fn(&[&[u8]]) -> Option<T> + Sync,
-    ) -> Option<Vec<T>> {
-        let (out, end) = parse_records(self.bytes, self.at, n, per, placeholder, |_, w| record(w))?;
-        self.at = end;
-        Some(out)
-    }
-
     /// The `n` node tags of a block, skipped (each a good size).
     fn skip_node_tags(&mut self, n: usize) -> Option<()> {
         match self.binary {
             true => self.take(n.checked_mul(8)?).map(drop),
-            false => self
-                .records(n, 1, (), |w| ascii_size(w[0]).map(drop))
-                .map(drop),
+            false => records_from(self.bytes, &mut self.at, n, 1, (), |w| {
+                ascii_size(w[0]).map(drop)
+            })
+            .map(drop),
         }
     }
 
@@ -971,7 +956,7 @@ impl<'a> Cursor<'a> {
                     [x(0), x(8), x(16)]
                 })
                 .collect(),
-            false => self.records(n, 3, [0.0; 3], |w| {
+            false => records_from(self.bytes, &mut self.at, n, 3, [0.0; 3], |w| {
                 Some([ascii_real(w[0])?, ascii_real(w[1])?, ascii_real(w[2])?])
             })?,
         };
@@ -994,7 +979,7 @@ impl<'a> Cursor<'a> {
         let nn = nodes_of(ty);
         let placeholder = CellVertices::Tetrahedron([0; 4]);
         if !self.binary {
-            return self.records(n, 1 + nn, placeholder, |w| {
+            return records_from(self.bytes, &mut self.at, n, 1 + nn, placeholder, |w| {
                 ascii_size(w[0])?;
                 let mut v = [0u32; 8];
                 for (x, w) in v.iter_mut().zip(&w[1..]) {
@@ -1023,11 +1008,10 @@ impl<'a> Cursor<'a> {
         let per = 1 + nodes_of(ty);
         match self.binary {
             true => self.take(n.checked_mul(8 * per)?).map(drop),
-            false => self
-                .records(n, per, (), |w| {
-                    w.iter().try_for_each(|w| ascii_size(w).map(drop))
-                })
-                .map(drop),
+            false => records_from(self.bytes, &mut self.at, n, per, (), |w| {
+                w.iter().try_for_each(|w| ascii_size(w).map(drop))
+            })
+            .map(drop),
         }
     }
 }

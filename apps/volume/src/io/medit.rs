@@ -295,15 +295,7 @@ mod tests {
         let positions: Vec<[f32; 3]> = (0..30_000)
             .map(|i| [i as f32 * 0.1, (i % 13) as f32 * 0.5, -(i as f32) / 7.0])
             .collect();
-        let v = |i: u32, k: u32| (i * 31 + k * 17) % 30_000;
-        let cells: Vec<CellVertices> = (0..60_000u32)
-            .map(|i| match i % 4 {
-                0 => CellVertices::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7].map(|k| v(i, k))),
-                1 => CellVertices::Tetrahedron([0, 1, 2, 3].map(|k| v(i, k))),
-                2 => CellVertices::Prism([0, 1, 2, 3, 4, 5].map(|k| v(i, k))),
-                _ => CellVertices::Pyramid([0, 1, 2, 3, 4].map(|k| v(i, k))),
-            })
-            .collect();
+        let cells = stream::mixed_cells(30_000, 60_000);
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("big.mesh");
         write(&path, &CellMesh { positions, cells }).expect("written");

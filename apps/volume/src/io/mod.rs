@@ -273,6 +273,22 @@ pub(super) fn next_word<'a>(bytes: &'a [u8], at: &mut usize) -> Option<&'a [u8]>
     (!word.is_empty() && word.is_ascii() && !word.contains(&b'#')).then_some(word)
 }
 
+/// `n` records of `per` words of `bytes` from `*at` on, parsed in
+/// parallel ([`cavity::io::parse_records`]), `*at` moved past them: the
+/// arrays of the parallel VTK and Gmsh readers' ASCII files.
+pub(super) fn records_from<T: Clone + Send>(
+    bytes: &[u8],
+    at: &mut usize,
+    n: usize,
+    per: usize,
+    placeholder: T,
+    record: impl Fn(&[&[u8]]) -> Option<T> + Sync,
+) -> Option<Vec<T>> {
+    let (out, end) = cavity::io::parse_records(bytes, *at, n, per, placeholder, |_, w| record(w))?;
+    *at = end;
+    Some(out)
+}
+
 /// Whether `bytes` are UTF-8 text, checked in parallel pieces of about a
 /// megabyte, each starting at a character's first byte.
 pub(super) fn is_text(bytes: &[u8]) -> bool {

@@ -327,6 +327,21 @@ pub(super) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
     }
 }
 
+/// The tests' mixed cells: `cells` cells over `vertices` vertices, a
+/// hexahedron, a tetrahedron, a prism and a pyramid in turn.
+#[cfg(test)]
+pub(super) fn mixed_cells(vertices: u32, cells: u32) -> Vec<CellVertices> {
+    let v = |i: u32, k: u32| (i * 31 + k * 17) % vertices;
+    (0..cells)
+        .map(|i| match i % 4 {
+            0 => CellVertices::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7].map(|k| v(i, k))),
+            1 => CellVertices::Tetrahedron([0, 1, 2, 3].map(|k| v(i, k))),
+            2 => CellVertices::Prism([0, 1, 2, 3, 4, 5].map(|k| v(i, k))),
+            _ => CellVertices::Pyramid([0, 1, 2, 3, 4].map(|k| v(i, k))),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@
 
 use std::path::Path;
 
-use cavity::io::{parse_f32, parse_f64, parse_records, parse_u32};
+use cavity::io::{parse_f32, parse_f64, parse_u32};
 use rayon::prelude::*;
 use vtkio::model::{
     Attribute, CellType as VtkCell, DataSet, ElementType, IOBuffer, Piece, UnstructuredGridPiece,
@@ -25,7 +25,7 @@ use vtkio::model::{
 };
 
 use super::stream::{Out, Record, push_f32, push_int, write_elements, write_streamed};
-use super::{CellMesh, PointField, VolumeIoError, listed, unsupported};
+use super::{CellMesh, PointField, VolumeIoError, listed, records_from, unsupported};
 use crate::mesh::CellVertices;
 
 /// A wedge's vertices as a prism's and back (the bottom and top triangles
@@ -246,23 +246,10 @@ impl<'a> Legacy<'a> {
         Some(out)
     }
 
-    /// The next `n` records of `per` words (ASCII), in parallel.
-    fn words<T: Clone + Send>(
-        &mut self,
-        n: usize,
-        per: usize,
-        placeholder: T,
-        record: impl Fn(&[&[u8]]) -> Option<T> + Sync,
-    ) -> Option<Vec<T>> {
-        let (out, end) = parse_records(self.bytes, self.at, n, per, placeholder, |_, w| record(w))?;
-        self.at = end;
-        Some(out)
-    }
-
     /// The next `n` points of reals of `size` bytes (4 or 8), as `f32`.
     fn points(&mut self, n: usize, size: usize) -> Option<Vec<[f32; 3]>> {
         if !self.binary {
-            return self.words(n, 3, [0.0; 3], |w| {
+            return records_from(self.bytes, &mut self.at, n, 3, [0.0; 3], |w| {
                 Some([
                     ascii_real(w[0], size)?,
                     ascii_real(w[1], size)?,
@@ -285,7 +272,9 @@ impl<'a> Legacy<'a> {
     fn reals(&mut self, n: usize, size: usize) -> Option<Vec<f32>> {
         match self.binary {
             true => Some(reals(self.values(n, size)?, size)),
-            false => self.words(n, 1, 0.0, |w| ascii_real(w[0], size)),
+            false => records_from(self.bytes, &mut self.at, n, 1, 0.0, |w| {
+                ascii_real(w[0], size)
+            }),
         }
     }
 
@@ -298,7 +287,7 @@ impl<'a> Legacy<'a> {
                     .map(|x| u32::from_be_bytes(x.try_into().expect("4 bytes")))
                     .collect(),
             ),
-            false => self.words(n, 1, 0, |w| ascii_u32(w[0])),
+            false => records_from(self.bytes, &mut self.at, n, 1, 0, |w| ascii_u32(w[0])),
         }
     }
 
@@ -312,7 +301,9 @@ impl<'a> Legacy<'a> {
                     .map(|x| i32::from_be_bytes(x.try_into().expect("4 bytes")) as u8)
                     .collect(),
             ),
-            false => self.words(n, 1, 0, |w| u8::try_from(ascii_u32(w[0])?).ok()),
+            false => records_from(self.bytes, &mut self.at, n, 1, 0, |w| {
+                u8::try_from(ascii_u32(w[0])?).ok()
+            }),
         }
     }
 }
@@ -1172,15 +1163,7 @@ mod tests {
         let positions: Vec<[f32; 3]> = (0..5000)
             .map(|i| [i as f32, (i % 13) as f32 * 0.5, -(i as f32) / 7.0])
             .collect();
-        let v = |i: u32, k: u32| (i * 31 + k * 17) % 5000;
-        let mut cells: Vec<CellVertices> = (0..20_000u32)
-            .map(|i| match i % 4 {
-                0 => CellVertices::Hexahedron([0, 1, 2, 3, 4, 5, 6, 7].map(|k| v(i, k))),
-                1 => CellVertices::Tetrahedron([0, 1, 2, 3].map(|k| v(i, k))),
-                2 => CellVertices::Prism([0, 1, 2, 3, 4, 5].map(|k| v(i, k))),
-                _ => CellVertices::Pyramid([0, 1, 2, 3, 4].map(|k| v(i, k))),
-            })
-            .collect();
+        let mut cells = super::super::stream::mixed_cells(5000, 20_000);
         cells.push(CellVertices::Polyhedron(vec![
             vec![1, 2, 3],
             vec![4, 5, 6, 7],
