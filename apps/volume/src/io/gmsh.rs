@@ -2,10 +2,11 @@
 //! nodes and the linear volume elements (tetrahedra, type 4; hexahedra,
 //! 5; prisms, 6; pyramids, 7), by node tag (tags may be sparse); points,
 //! lines and surface elements are skipped, other sections ignored.
-//! Version 2.2 is parsed here, its binary node and element blocks in
-//! parallel; binary 4.1 files laid out as this module and Gmsh write them
-//! are parsed here in parallel, other 4.1 files (and every malformed one,
-//! for its error) by the `mshio` crate. Written: one volume entity
+//! Version 2.2 is parsed here, its node and element sections in parallel
+//! (binary blocks, and ASCII lines where each is one node or element);
+//! 4.1 files laid out as this module and Gmsh write them, ASCII or
+//! binary, are parsed here in parallel, other 4.1 files (and every
+//! malformed one, for its error) by the `mshio` crate. Written: one volume entity
 //! holding every node and cell, with a bounding box (`$Entities`, 4.1) or
 //! physical and elementary tags 1 (2.2); binary files are little-endian
 //! with 8-byte sizes; the bodies are formatted or filled in parallel and
@@ -362,7 +363,13 @@ fn read_v22(mut r: Reader<'_>, binary: bool) -> Result<(CellMesh, Vec<PointField
                 let (_, l) = r.line()?;
                 let m: usize = number(&r, l.split_whitespace().next(), "the element count")?;
                 let mut read = 0;
-                if !binary && let Some((block, end)) = elements_22(r.bytes, r.at, m, &id) {
+                // An element line holds at least three words: a count
+                // past what the bytes can hold is the serial reading's to
+                // refuse (before anything is allocated for it).
+                if !binary
+                    && m <= (r.bytes.len() - r.at) / 6
+                    && let Some((block, end)) = elements_22(r.bytes, r.at, m, &id)
+                {
                     (r.at, r.line, read) = (end, r.line + m, m);
                     stream::append(&mut cells, block);
                 }

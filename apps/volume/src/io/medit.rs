@@ -61,9 +61,11 @@ fn read_sections(bytes: &[u8]) -> Option<CellMesh> {
         Some(())
     };
     while at < bytes.len() {
+        let before = at;
         let Some(word) = next_word(bytes, &mut at) else {
-            // The end, or a comment.
-            bytes[at..].iter().all(|&b| is_space(b)).then_some(())?;
+            // The end (blanks alone), else a comment or a word that is not
+            // ASCII, for the token reader.
+            bytes[before..].iter().all(|&b| is_space(b)).then_some(())?;
             break;
         };
         match word {
@@ -334,8 +336,14 @@ mod tests {
             let slow = read_tokens(path, text).expect("read token by token");
             assert!(fast == slow, "{name}");
         }
-        // A comment leaves the file to the token reader.
+        // A comment, or a last word that is not ASCII or holds a `#`,
+        // leaves the file to the token reader, which refuses the latter.
         assert!(read_sections(b"# a comment\nDimension 3\n").is_none());
+        for end in ["\u{c9}nd", "Foo#x", "Tetrahedra#"] {
+            let file = format!("Dimension 3\nVertices\n1\n0 0 0 0\n{end}\n");
+            assert!(read_sections(file.as_bytes()).is_none(), "{end}");
+            assert!(read_bytes(path, file.as_bytes()).is_err(), "{end}");
+        }
         assert!(read_bytes(path, b"# a comment\nDimension 3\nEnd\n").is_ok());
     }
 

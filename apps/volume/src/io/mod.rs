@@ -6,11 +6,10 @@
 //!   the pair);
 //! - [`vtk`]: legacy VTK `.vtk` unstructured grids (ASCII or binary;
 //!   tetrahedra, hexahedra, wedges, pyramids and polyhedra), for viewers
-//!   such as ParaView (read through the `vtkio` crate, common binary
-//!   files in parallel here);
+//!   such as ParaView (read through the `vtkio` crate, common files in
+//!   parallel here);
 //! - [`gmsh`]: Gmsh `.msh`, versions 2.2 and 4.1, ASCII or binary (4.1
-//!   read through the `mshio` crate, common binary files in parallel
-//!   here); the volume elements are read, the lower-dimensional ones
+//!   read through the `mshio` crate, common files in parallel here); the volume elements are read, the lower-dimensional ones
 //!   skipped.
 //!
 //! VTK and Gmsh files also carry per-vertex scalar fields
@@ -25,7 +24,10 @@
 //! in parallel pieces and streamed in order into that file, the next
 //! pieces formatted while the last are written, without a copy of the
 //! whole file in memory. Binary bodies of fixed-size records are parsed
-//! in parallel, and large files read in parallel pieces.
+//! in parallel, and so are the counted sections of ASCII files laid out
+//! as the writers write them ([`cavity::io::parse_records`],
+//! [`cavity::io::parse_lines`]; the serial readers take every other file,
+//! for their errors); large files are read in parallel pieces.
 
 pub mod gmsh;
 pub mod medit;
@@ -260,7 +262,8 @@ pub(super) fn count_fits(n: usize, tokens: usize, left: usize) -> Result<usize, 
 /// The next word of `bytes` from `*at`, `*at` moved past it, for the
 /// parallel readers: `None` at the end, at a comment (`#`) or for a word
 /// that is not ASCII, which they leave to their token readers
-/// ([`Tokens`] takes Unicode whitespace and comments).
+/// ([`Tokens`] takes Unicode whitespace and comments); `*at` moves past
+/// the blanks and the word on `None` too.
 pub(super) fn next_word<'a>(bytes: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
     while *at < bytes.len() && cavity::io::is_space(bytes[*at]) {
         *at += 1;

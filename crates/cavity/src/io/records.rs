@@ -4,7 +4,8 @@
 //!
 //! The run is cut into pieces of about a megabyte that end at a word (or
 //! line) boundary; the words (or lines) of each piece are counted in
-//! parallel, a batch of pieces at a time until the run is covered, and the
+//! parallel, a batch of pieces at a time until the run is covered (the
+//! first batch no larger than the run can be), and the
 //! records are then parsed in parallel, each piece parsing the records
 //! that start in it into its place in the output. Either function gives
 //! `None` where the run is not what it expects (the file ends first, a
@@ -38,21 +39,28 @@ struct Piece {
 /// Cuts `bytes[at..]` into pieces that end just after a byte `cut`
 /// accepts (or at the end of `bytes`) and counts the units starting in
 /// each (`count` given the piece's bytes), a batch at a time, until
-/// `need` units are counted or the bytes end. `None` when they end
-/// first.
+/// `need` units are counted or the bytes end; a unit takes `least` bytes
+/// at least. The first batch covers the least bytes the run can take, in
+/// pieces of at most [`PIECE`] bytes (a short run is not scanned past by
+/// more than a piece); each later batch has twice the pieces, then
+/// pieces twice as large, up to [`BATCH`] pieces of [`PIECE`] bytes.
+/// `None` when the bytes end first.
 fn pieces(
     bytes: &[u8],
     at: usize,
-    need: usize,
+    (need, least): (usize, usize),
     cut: impl Fn(u8) -> bool,
     count: impl Fn(&[u8]) -> usize + Sync,
 ) -> Option<Vec<Piece>> {
     let mut out: Vec<Piece> = Vec::new();
     let (mut from, mut counted) = (at, 0usize);
+    let run = need.saturating_mul(least).max(1);
+    let mut size = run.clamp(1 << 12, PIECE);
+    let mut batch = run.div_ceil(size).clamp(1, BATCH);
     while counted < need && from < bytes.len() {
-        let mut ranges = Vec::with_capacity(BATCH);
-        while ranges.len() < BATCH && from < bytes.len() {
-            let target = (from + PIECE).min(bytes.len());
+        let mut ranges = Vec::with_capacity(batch);
+        while ranges.len() < batch && from < bytes.len() {
+            let target = (from + size).min(bytes.len());
             let end = bytes[target..]
                 .iter()
                 .position(|&b| cut(b))
@@ -72,6 +80,11 @@ fn pieces(
                 count: c,
             });
             counted += c;
+        }
+        if batch < BATCH {
+            batch = (2 * batch).min(BATCH);
+        } else {
+            size = (2 * size).min(PIECE);
         }
     }
     (counted >= need).then_some(out)
@@ -122,11 +135,9 @@ fn places<'o, T>(pieces: &[Piece], n: usize, per: usize, mut out: &'o mut [T]) -
 /// freely over lines: `record(i, words)` gives record `i`'s value. The
 /// values in order and the offset just past the last record's last word;
 /// `None` where the bytes end before, a word holds a `#`, `per` is 0 or
-/// too large, or `record` gives `None`. `placeholder` fills the output
-/// before the records are parsed into it (any value of `T`).
-///
-/// # Panics
-/// If `at` is past the end of `bytes`.
+/// too large (for `n` > 0), or `record` gives `None`; for `n` = 0 no
+/// records and `at`. `placeholder` fills the output before the records
+/// are parsed into it (any value of `T`).
 pub fn parse_records<T: Clone + Send>(
     bytes: &[u8],
     at: usize,
@@ -142,7 +153,8 @@ pub fn parse_records<T: Clone + Send>(
         return None;
     }
     let words = n.checked_mul(per)?;
-    let pieces = pieces(bytes, at, words, is_space, count_words)?;
+    // A word and a blank after it.
+    let pieces = pieces(bytes, at, (words, 2), is_space, count_words)?;
     let mut out = vec![placeholder; n];
     let places = places(&pieces, n, per, &mut out);
     let ends: Vec<Option<usize>> = pieces
@@ -182,10 +194,8 @@ pub fn parse_records<T: Clone + Send>(
 /// stays, as whitespace). The values in order and the offset just past
 /// the last line's `\n` (or the end of `bytes`, where the last line has
 /// none); `None` where the bytes end before, a line holds a `#`, or
-/// `line` gives `None`. `placeholder` as for [`parse_records`].
-///
-/// # Panics
-/// If `at` is past the end of `bytes`.
+/// `line` gives `None`; for `n` = 0 no lines and `at`. `placeholder` as
+/// for [`parse_records`].
 pub fn parse_lines<T: Clone + Send>(
     bytes: &[u8],
     at: usize,
@@ -205,7 +215,7 @@ pub fn parse_lines<T: Clone + Send>(
     let pieces = pieces(
         bytes,
         at,
-        n,
+        (n, 1),
         |b| b == b'\n',
         |p| {
             if p.is_empty() { 0 } else { starts(p) }

@@ -122,24 +122,36 @@ impl CudaBackend {
             Ok(Err(e)) => return Err(BackendError::NoCuda(format!("driver error {e}"))),
             Ok(Ok(ctx)) => ctx,
         };
-        // The memory pool's first allocation (10-25 ms) is made while the
-        // module loads (issue 55: the first upload of patching waited for
-        // it); the pool then keeps what is freed.
-        let pool = ctx.has_async_alloc().then(|| {
-            let ctx = Arc::clone(&ctx);
-            std::thread::spawn(move || open_pool(&ctx))
-        });
-        let name = ctx.name().map_err(driver("reading the device name"))?;
-        let smem_limit = ctx
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .map_err(driver("reading the shared-memory limit"))? as usize;
-        let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
-            .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
-        // A pool that could not be opened ahead opens at the first
-        // allocation, as without the thread: slower, never wrong.
+        // The memory pool is opened (its first allocation, 10-25 ms) while
+        // the module loads (issue 55: the first upload of patching waited
+        // for it). A pool that could not be opened is opened by the first
+        // allocation instead, and may give freed memory back at every
+        // synchronisation: slower, never wrong.
+        let pool = ctx
+            .has_async_alloc()
+            .then(|| {
+                let ctx = Arc::clone(&ctx);
+                std::thread::Builder::new()
+                    .spawn(move || open_pool(&ctx))
+                    .ok()
+            })
+            .flatten();
+        let loaded = (|| {
+            let name = ctx.name().map_err(driver("reading the device name"))?;
+            let smem_limit =
+                ctx.attribute(
+                    CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                )
+                .map_err(driver("reading the shared-memory limit"))? as usize;
+            let (module, origin) = cubin_cache::load(&ctx, PTX, PTX_HASH, before_compile)
+                .map_err(driver("loading the PTX (built for sm_90 by default; set CAVITY_CUDA_ARCH at build time for other GPUs)"))?;
+            Ok::<_, BackendError>((name, smem_limit, module, origin))
+        })();
+        // Joined on every path: the thread holds the context.
         if let Some(pool) = pool {
             let _ = pool.join();
         }
+        let (name, smem_limit, module, origin) = loaded?;
         let stream = ctx.default_stream();
         let backend = CudaBackend {
             ctx,

@@ -18,15 +18,19 @@ use std::sync::Arc;
 /// Bytes of each staging buffer: page-locking two of 8 MB takes a few
 /// milliseconds, two of 32 MB 20-35 ms, which the first upload of
 /// patching waited for (issue 55: the patch stage at 6.39 M faces fell
-/// from 0.106-0.112 s to 0.088-0.090 s; the pieces' copies run as fast).
+/// from 0.091-0.092 s to 0.071-0.075 s). Uploads of gigabytes are slower
+/// through these (see [`SLICE`]); growing the buffers once the first
+/// uploads are through is a next step of issue 55.
 pub const PIECE: usize = 8 << 20;
 
 /// Arrays of fewer bytes go the driver's way (pageable): the staging
 /// would not pay for its synchronisation.
 pub const STAGED_FROM: usize = 4 << 20;
 
-/// Bytes each host thread copies at a time.
-const SLICE: usize = 1 << 20;
+/// Bytes each host thread copies at a time: a piece's 32 slices keep 16
+/// threads busy (a 2.5 GB upload took 121-125 ms with slices of 1 MB,
+/// 97-103 ms with these; with pieces of 32 MB, 62-68 ms, issue 55).
+const SLICE: usize = 256 << 10;
 
 /// The two pinned buffers and the event after the last copy through
 /// each.
