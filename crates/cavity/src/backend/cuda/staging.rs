@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// milliseconds, two of 32 MB 20-35 ms, which the first upload of
 /// patching waited for (issue 55: the patch stage at 6.39 M faces fell
 /// from 0.091-0.092 s to 0.071-0.075 s). Uploads of gigabytes are slower
-/// through these (see [`SLICE`]); growing the buffers once the first
+/// through these (see `SLICE`); growing the buffers once the first
 /// uploads are through is a next step of issue 55.
 pub const PIECE: usize = 8 << 20;
 
