@@ -9,8 +9,8 @@
 //!   such as ParaView (read through the `vtkio` crate, common files in
 //!   parallel here);
 //! - [`gmsh`]: Gmsh `.msh`, versions 2.2 and 4.1, ASCII or binary (4.1
-//!   read through the `mshio` crate, common files in parallel here); the volume elements are read, the lower-dimensional ones
-//!   skipped.
+//!   read through the `mshio` crate, common files in parallel here);
+//!   the volume elements are read, the lower-dimensional ones skipped.
 //!
 //! VTK and Gmsh files also carry per-vertex scalar fields
 //! ([`PointField`]: VTK's `POINT_DATA` `SCALARS` and one-component
@@ -265,15 +265,7 @@ pub(super) fn count_fits(n: usize, tokens: usize, left: usize) -> Result<usize, 
 /// ([`Tokens`] takes Unicode whitespace and comments); `*at` moves past
 /// the blanks and the word on `None` too.
 pub(super) fn next_word<'a>(bytes: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
-    while *at < bytes.len() && cavity::io::is_space(bytes[*at]) {
-        *at += 1;
-    }
-    let start = *at;
-    while *at < bytes.len() && !cavity::io::is_space(bytes[*at]) {
-        *at += 1;
-    }
-    let word = &bytes[start..*at];
-    (!word.is_empty() && word.is_ascii() && !word.contains(&b'#')).then_some(word)
+    cavity::io::next_word(bytes, at).filter(|w| w.is_ascii() && !w.contains(&b'#'))
 }
 
 /// `n` records of `per` words of `bytes` from `*at` on, parsed in

@@ -18,7 +18,7 @@ mod stl;
 mod temporary;
 mod text;
 
-pub use records::{MAX_WORDS, parse_lines, parse_records};
+pub use records::{MAX_WORDS, next_word, parse_lines, parse_records};
 pub use temporary::{PAUSE_BEFORE_RENAME, TemporaryFilesRemoved, remove_temporary_files};
 pub use text::{
     format_lines, is_space, parse_f32, parse_f64, parse_i64, parse_u32, parse_usize, push_float,

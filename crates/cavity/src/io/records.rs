@@ -103,8 +103,10 @@ fn count_words(piece: &[u8]) -> usize {
     n
 }
 
-/// The word of `bytes` at or after `*at`, `*at` moved past it.
-fn next_word<'a>(bytes: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
+/// The word of `bytes` at or after `*at` (words are parted by
+/// [`is_space`]), `*at` moved past it; `None`, `*at` at the end, when only
+/// blanks are left.
+pub fn next_word<'a>(bytes: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
     while *at < bytes.len() && is_space(bytes[*at]) {
         *at += 1;
     }
@@ -157,7 +159,8 @@ pub fn parse_records<T: Clone + Send>(
     let pieces = pieces(bytes, at, (words, 2), is_space, count_words)?;
     let mut out = vec![placeholder; n];
     let places = places(&pieces, n, per, &mut out);
-    let ends: Vec<Option<usize>> = pieces
+    // The end of the last record: the furthest a piece's records reach.
+    let end = pieces
         .par_iter()
         .zip(places)
         .map(|(p, place)| {
@@ -183,9 +186,7 @@ pub fn parse_records<T: Clone + Send>(
             }
             Some(at)
         })
-        .collect();
-    let ends = ends.into_iter().collect::<Option<Vec<usize>>>()?;
-    let end = ends.into_iter().max().unwrap_or(at);
+        .try_reduce(|| at, |a, b| Some(a.max(b)))?;
     Some((out, end))
 }
 
@@ -212,15 +213,7 @@ pub fn parse_lines<T: Clone + Send>(
         // A last line without its `\n` ends the bytes.
         breaks + usize::from(!piece.ends_with(b"\n"))
     };
-    let pieces = pieces(
-        bytes,
-        at,
-        (n, 1),
-        |b| b == b'\n',
-        |p| {
-            if p.is_empty() { 0 } else { starts(p) }
-        },
-    )?;
+    let pieces = pieces(bytes, at, (n, 1), |b| b == b'\n', starts)?;
     debug_assert!(
         pieces
             .iter()
@@ -228,7 +221,7 @@ pub fn parse_lines<T: Clone + Send>(
     );
     let mut out = vec![placeholder; n];
     let places = places(&pieces, n, 1, &mut out);
-    let ends: Vec<Option<usize>> = pieces
+    let end = pieces
         .par_iter()
         .zip(places)
         .map(|(p, place)| {
@@ -250,9 +243,7 @@ pub fn parse_lines<T: Clone + Send>(
             }
             Some(at)
         })
-        .collect();
-    let ends = ends.into_iter().collect::<Option<Vec<usize>>>()?;
-    let end = ends.into_iter().max().unwrap_or(at);
+        .try_reduce(|| at, |a, b| Some(a.max(b)))?;
     Some((out, end))
 }
 
