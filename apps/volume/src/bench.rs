@@ -6,6 +6,12 @@
 //! the relations it needs computed first ("relations") and all in all
 //! (table 5), with bytes per cell (table 2).
 //!
+//! The first two rows are the build of the operators from the cells'
+//! vertex lists ([`ResidentMesh::from_cells`], the lists uploaded; serially
+//! the host's reference build, `VolumeMesh::from_cells_serial`) and the
+//! lists formed from the operators ([`ResidentMesh::cell_lists`]; serially
+//! `VolumeMesh::cells` on one thread).
+//!
 //! On a backend each operation runs on a [`ResidentMesh`] with its
 //! relations cleared first (so each time includes the relations the
 //! operation computes): on the GPU timed with CUDA events, on the CPU
@@ -97,6 +103,14 @@ fn done<T>(_: T) -> Result<(), VolumeError> {
     Ok(())
 }
 
+/// `f` run on one thread of its own (a parallel host pass, serially).
+fn serially<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    match rayon::ThreadPoolBuilder::new().num_threads(1).build() {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
+    }
+}
+
 /// The relations a level of subdivision reads, serially.
 fn subdivision_relations_serial(mesh: &VolumeMesh) {
     let fv = face_vertices_serial(mesh);
@@ -121,8 +135,28 @@ pub fn tet_bench(
     progress: impl Fn(&str),
 ) -> Result<TetBench, VolumeError> {
     let d1 = mesh.d1();
+    let (positions, cells) = (mesh.positions(), mesh.cells());
     let relation = |r: Relation| -> Resident<'_> { Box::new(move |m| m.ensure(r)) };
     let operations: Vec<(&'static str, Resident<'_>, Call<'_>, Serial<'_>)> = vec![
+        (
+            "operators from cell lists",
+            Box::new(|m| {
+                *m = ResidentMesh::from_cells(m.backend(), positions, &cells)?;
+                Ok(())
+            }),
+            Box::new(|b| {
+                ResidentMesh::from_cells(b, positions, &cells)?
+                    .download()
+                    .map(drop)
+            }),
+            Box::new(|| done(VolumeMesh::from_cells_serial(positions.to_vec(), &cells)?)),
+        ),
+        (
+            "cell lists from operators",
+            Box::new(|m| m.cell_lists().map(drop)),
+            Box::new(|b| ResidentMesh::upload(b, mesh)?.cell_lists().map(drop)),
+            Box::new(|| done(serially(|| mesh.cells()))),
+        ),
         (
             "d1 = ∂1ᵀ",
             relation(Relation::VertexEdges),

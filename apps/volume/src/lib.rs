@@ -10,6 +10,8 @@
 //!   (cells to oriented faces), built from cell-vertex lists
 //!   ([`CellVertices`]: tetrahedra, hexahedra, prisms, pyramids, general
 //!   polyhedra; non-manifold meshes allowed) with consistent orientation;
+//! - [`cells`]: the operators built on a backend from cell-vertex lists
+//!   ([`ResidentMesh::from_cells`]), and the lists formed there;
 //! - [`device`]: the transposes on a backend, by count, scan, fill and a
 //!   per-row sort (the paper's Algorithm 1; kernels in
 //!   `cavity-volume-kernels`, their PTX this crate's [`PTX`]);
@@ -31,6 +33,7 @@
 
 pub mod bench;
 pub mod boundary;
+pub mod cells;
 pub mod device;
 pub mod io;
 pub mod mesh;

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 use crate::VolumeError;
 use crate::signed::{encode, index, is_negative};
 use crate::ternary::TernaryCsr;
+use cavity_volume_kernels::cells::Shape;
 use numbering::{Occurrence, exclusive_scan, number_edges, number_faces, split_by};
 
 /// The kinds of cells, each with its vertex order (those of VTK and Gmsh
@@ -120,34 +121,6 @@ fn cell_of_faces(ty: CellType, faces: &[&[u32]]) -> CellVertices {
     }
 }
 
-/// The outward vertex loops of a tetrahedron's faces (local vertices).
-const TET_FACES: [&[u32]; 4] = [&[0, 2, 1], &[0, 1, 3], &[1, 2, 3], &[0, 3, 2]];
-/// The outward loops of a hexahedron's faces.
-const HEX_FACES: [&[u32]; 6] = [
-    &[0, 3, 2, 1],
-    &[4, 5, 6, 7],
-    &[0, 1, 5, 4],
-    &[1, 2, 6, 5],
-    &[2, 3, 7, 6],
-    &[3, 0, 4, 7],
-];
-/// The outward loops of a prism's faces.
-const PRISM_FACES: [&[u32]; 5] = [
-    &[0, 2, 1],
-    &[3, 4, 5],
-    &[0, 1, 4, 3],
-    &[1, 2, 5, 4],
-    &[2, 0, 3, 5],
-];
-/// The outward loops of a pyramid's faces.
-const PYRAMID_FACES: [&[u32]; 5] = [
-    &[0, 3, 2, 1],
-    &[0, 1, 4],
-    &[1, 2, 4],
-    &[2, 3, 4],
-    &[3, 0, 4],
-];
-
 /// One cell of a cell-vertex list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CellVertices {
@@ -185,12 +158,24 @@ impl CellVertices {
 
     /// The number of the cell's faces.
     pub fn face_count(&self) -> usize {
+        match self.listed() {
+            Some((_, shape)) => shape.faces() as usize,
+            None => match self {
+                CellVertices::Polyhedron(faces) => faces.len(),
+                _ => 0,
+            },
+        }
+    }
+
+    /// The vertices and shape of a cell of a fixed type (its faces'
+    /// loops: [`Shape::face`]); `None` for a polyhedron.
+    pub(crate) fn listed(&self) -> Option<(&[u32], Shape)> {
         match self {
-            CellVertices::Tetrahedron(_) => TET_FACES.len(),
-            CellVertices::Hexahedron(_) => HEX_FACES.len(),
-            CellVertices::Prism(_) => PRISM_FACES.len(),
-            CellVertices::Pyramid(_) => PYRAMID_FACES.len(),
-            CellVertices::Polyhedron(faces) => faces.len(),
+            CellVertices::Tetrahedron(v) => Some((v, Shape::Tetrahedron)),
+            CellVertices::Hexahedron(v) => Some((v, Shape::Hexahedron)),
+            CellVertices::Prism(v) => Some((v, Shape::Prism)),
+            CellVertices::Pyramid(v) => Some((v, Shape::Pyramid)),
+            CellVertices::Polyhedron(_) => None,
         }
     }
 
@@ -198,24 +183,21 @@ impl CellVertices {
     /// (global vertices), in the order of [`CellVertices::faces`], without
     /// allocating for the fixed types.
     pub fn for_each_face(&self, mut visit: impl FnMut(usize, &[u32])) {
-        let (vertices, table): (&[u32], &[&[u32]]) = match self {
-            CellVertices::Tetrahedron(v) => (v, &TET_FACES),
-            CellVertices::Hexahedron(v) => (v, &HEX_FACES),
-            CellVertices::Prism(v) => (v, &PRISM_FACES),
-            CellVertices::Pyramid(v) => (v, &PYRAMID_FACES),
-            CellVertices::Polyhedron(faces) => {
+        let Some((vertices, shape)) = self.listed() else {
+            if let CellVertices::Polyhedron(faces) = self {
                 for (j, face) in faces.iter().enumerate() {
                     visit(j, face);
                 }
-                return;
             }
+            return;
         };
         let mut face = [0u32; 4];
-        for (j, local) in table.iter().enumerate() {
-            for (k, &i) in local.iter().enumerate() {
-                face[k] = vertices[i as usize];
+        for j in 0..shape.faces() {
+            let (local, len) = shape.face(j);
+            for (x, &i) in face.iter_mut().zip(&local[..len as usize]) {
+                *x = vertices[i as usize];
             }
-            visit(j, &face[..local.len()]);
+            visit(j as usize, &face[..len as usize]);
         }
     }
 
@@ -643,43 +625,64 @@ pub fn check_cells(cells: &[CellVertices], vertices: usize) -> Result<(), Volume
 
 fn check_cell(c: usize, cell: &CellVertices, vertices: usize) -> Result<(), VolumeError> {
     let degenerate = |what: String| Err(VolumeError::DegenerateCell { cell: c, what });
-    let faces = cell.faces();
-    for face in &faces {
-        if let Some(&v) = face.iter().find(|&&v| v as usize >= vertices) {
-            return Err(VolumeError::VertexOutOfRange {
-                cell: c,
-                vertex: v,
-                vertices,
-            });
-        }
-        let mut sorted = face.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        if sorted.len() < 3 || sorted.len() < face.len() {
-            return degenerate(format!("a face with vertices {face:?}"));
-        }
-    }
-    if faces.len() < 4 {
-        return degenerate(format!("{} faces", faces.len()));
-    }
-    let listed = match cell {
-        CellVertices::Tetrahedron(v) => v.len(),
-        CellVertices::Hexahedron(v) => v.len(),
-        CellVertices::Prism(v) => v.len(),
-        CellVertices::Pyramid(v) => v.len(),
-        CellVertices::Polyhedron(_) => {
-            return match open_edge(&faces) {
-                Some([a, b]) => degenerate(format!(
-                    "not closed: its faces run through edge ({a}, {b}) other than once each way"
-                )),
-                None => Ok(()),
-            };
-        }
+    let Some((listed, _)) = cell.listed() else {
+        return check_polyhedron(c, &cell.faces(), vertices);
     };
-    if cell.vertices().len() < listed {
+    // The fixed types' faces on the stack: the first face with a vertex
+    // out of range or repeated, as a polyhedron's.
+    let mut found = Ok(());
+    cell.for_each_face(|_, face| {
+        if found.is_ok() {
+            found = check_face(c, face, vertices);
+        }
+    });
+    found?;
+    let mut sorted = [0u32; 8];
+    let sorted = &mut sorted[..listed.len()];
+    sorted.copy_from_slice(listed);
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
         return degenerate("a vertex named twice".into());
     }
     Ok(())
+}
+
+/// Checks face `face` of cell `c`: its vertices in range, at least three
+/// of them, none repeated.
+fn check_face(c: usize, face: &[u32], vertices: usize) -> Result<(), VolumeError> {
+    if let Some(&v) = face.iter().find(|&&v| v as usize >= vertices) {
+        return Err(VolumeError::VertexOutOfRange {
+            cell: c,
+            vertex: v,
+            vertices,
+        });
+    }
+    let repeated = face.iter().enumerate().any(|(i, v)| face[..i].contains(v));
+    if face.len() < 3 || repeated {
+        return Err(VolumeError::DegenerateCell {
+            cell: c,
+            what: format!("a face with vertices {face:?}"),
+        });
+    }
+    Ok(())
+}
+
+/// Checks polyhedron `c` of faces `faces`: each face as [`check_face`],
+/// at least four faces, closed.
+fn check_polyhedron(c: usize, faces: &[Vec<u32>], vertices: usize) -> Result<(), VolumeError> {
+    for face in faces {
+        check_face(c, face, vertices)?;
+    }
+    let degenerate = |what: String| Err(VolumeError::DegenerateCell { cell: c, what });
+    if faces.len() < 4 {
+        return degenerate(format!("{} faces", faces.len()));
+    }
+    match open_edge(faces) {
+        Some([a, b]) => degenerate(format!(
+            "not closed: its faces run through edge ({a}, {b}) other than once each way"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A directed edge of `faces` (outward loops) that the loops do not run

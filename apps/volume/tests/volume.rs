@@ -457,10 +457,11 @@ fn the_benchmark_times_every_operation() {
     let cpu = cavity::backend::Backend::Cpu(cavity::backend::cpu::CpuBackend::new());
     let bench =
         cavity_volume::bench::tet_bench("grid", &m, &test_backend(), &cpu, 1, |_| {}).unwrap();
-    assert_eq!(bench.rows.len(), 10);
+    assert_eq!(bench.rows.len(), 12);
     let table = bench.table();
     assert!(
         table.contains("| boundary |")
+            && table.contains("| operators from cell lists |")
             && table.contains("| Catmull-Clark: one level |")
             && table.contains("bytes per cell"),
         "{table}"
@@ -1142,4 +1143,153 @@ fn replacing_the_cells_drops_only_the_relations_through_them() {
     assert!(r.set_positions(&moved[1..]).is_err());
     let wrong = TernaryCsr::new(vec![0], Vec::new(), 3).unwrap();
     assert!(r.set_cells(&wrong).is_err());
+}
+
+/// `cells` made into a mixed, non-manifold, shuffled list by hashes of
+/// `seed`: some hexahedra split into two prisms, some into six pyramids
+/// round a new vertex at their centre (added to `positions`), some cells
+/// listed twice (their faces then have three or four cells), and the
+/// order shuffled.
+fn mix(positions: &mut Vec<[f32; 3]>, cells: Vec<CellVertices>, seed: u64) -> Vec<CellVertices> {
+    let hash = |i: usize, k: u64| {
+        ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (seed.wrapping_add(k) * 40_503))
+            .wrapping_mul(2_654_435_761)
+            >> 33
+    };
+    let mut mixed = Vec::new();
+    for (i, cell) in cells.into_iter().enumerate() {
+        match (&cell, hash(i, 1) % 4) {
+            (CellVertices::Hexahedron(v), 0) => {
+                mixed.push(CellVertices::Prism([v[0], v[1], v[2], v[4], v[5], v[6]]));
+                mixed.push(CellVertices::Prism([v[0], v[2], v[3], v[4], v[6], v[7]]));
+            }
+            (CellVertices::Hexahedron(v), 1) => {
+                let centre = v.iter().fold([0.0f32; 3], |s, &x| {
+                    let p = positions[x as usize];
+                    [s[0] + p[0] / 8.0, s[1] + p[1] / 8.0, s[2] + p[2] / 8.0]
+                });
+                let apex = positions.len() as u32;
+                positions.push(centre);
+                // Each outward face, reversed, is a base seen from inside.
+                for face in cell.faces() {
+                    let [a, b, c, d] = face[..] else {
+                        unreachable!("a hexahedron's faces are quadrilaterals")
+                    };
+                    mixed.push(CellVertices::Pyramid([a, d, c, b, apex]));
+                }
+            }
+            _ => mixed.push(cell.clone()),
+        }
+        if hash(i, 2) % 7 == 0 {
+            mixed.push(cell);
+        }
+    }
+    let mut order: Vec<usize> = (0..mixed.len()).collect();
+    order.sort_by_key(|&i| hash(i, 3));
+    order.into_iter().map(|i| mixed[i].clone()).collect()
+}
+
+/// The mesh built on the test backend from `cells` ([`ResidentMesh::from_cells`])
+/// against the host's build, and the cell lists formed there against the
+/// host's.
+fn check_built_on_backend(positions: &[[f32; 3]], cells: &[CellVertices]) -> Result<(), String> {
+    let backend = test_backend();
+    let host = VolumeMesh::from_cells(positions.to_vec(), cells).map_err(|e| e.to_string())?;
+    let built = ResidentMesh::from_cells(&backend, positions, cells)
+        .and_then(ResidentMesh::download)
+        .map_err(|e| e.to_string())?;
+    if built != host {
+        return Err(format!(
+            "built on the backend: counts {:?}, on the host {:?}",
+            built.counts(),
+            host.counts()
+        ));
+    }
+    let resident = ResidentMesh::upload(&backend, &host).map_err(|e| e.to_string())?;
+    let lists = resident.cell_lists().map_err(|e| e.to_string())?;
+    if lists != Some(host.cells()) {
+        return Err("the cell lists formed on the backend differ from the host's".into());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cavity_tests::cases(24)))]
+
+    /// Random mixed meshes (perturbed grids with holes, cavities and
+    /// several components; tetrahedra, hexahedra, prisms and pyramids;
+    /// cells listed twice; shuffled) built on the backend as on the host,
+    /// numbered alike, and their cell lists formed there as on the host.
+    #[test]
+    fn random_mixed_meshes_build_on_the_backend_as_on_the_host(
+        (positions, cells) in random_grid([5, 5, 4]),
+        seed in 0u64..1000,
+    ) {
+        prop_assume!(!cells.is_empty());
+        let mut positions = positions;
+        let cells = mix(&mut positions, cells, seed);
+        check_built_on_backend(&positions, &cells).map_err(TestCaseError::fail)?;
+    }
+}
+
+#[test]
+fn real_meshes_build_on_the_backend_as_on_the_host() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    for name in ["bunny-tetgen.node", "mixed-4.1.msh"] {
+        let m = read_volume(&data.join(name)).unwrap();
+        check_built_on_backend(&m.positions, &m.cells).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // And mixed, listed twice, shuffled.
+        let mut positions = m.positions.clone();
+        let cells = mix(&mut positions, m.cells, 7);
+        check_built_on_backend(&positions, &cells).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn polyhedra_and_bad_cells_on_the_backend() {
+    let backend = test_backend();
+    let cube: Vec<[f32; 3]> = (0..8u32)
+        .map(|i| [(i & 1) as f32, (i >> 1 & 1) as f32, (i >> 2) as f32])
+        .collect();
+    let hex = CellVertices::Hexahedron([0, 1, 3, 2, 4, 5, 7, 6]);
+    // An octahedron beside the cube: built on the host, the same mesh; no
+    // lists formed.
+    let mut positions = cube.clone();
+    for axis in 0..3 {
+        for s in [1.0, -1.0] {
+            let mut p = [0.5f32; 3];
+            p[axis] += 2.0 * s;
+            positions.push(p);
+        }
+    }
+    let mut faces = Vec::new();
+    for octant in 0..8u32 {
+        let [x, y, z] = [0, 1, 2].map(|k| 8 + 2 * k + (octant >> k & 1));
+        faces.push(if octant.count_ones() % 2 == 0 {
+            vec![x, y, z]
+        } else {
+            vec![x, z, y]
+        });
+    }
+    let cells = [hex.clone(), CellVertices::Polyhedron(faces)];
+    let host = VolumeMesh::from_cells(positions.clone(), &cells).unwrap();
+    let built = ResidentMesh::from_cells(&backend, &positions, &cells).unwrap();
+    assert_eq!(built.cell_lists().unwrap(), None);
+    assert_eq!(built.download().unwrap(), host);
+    // Bad cells: the host's errors.
+    let bad = [
+        vec![hex.clone(), CellVertices::Tetrahedron([0, 1, 2, 8])],
+        vec![CellVertices::Hexahedron([0, 1, 3, 2, 4, 5, 7, 0])],
+        vec![CellVertices::Pyramid([0, 1, 3, 1, 4])],
+        Vec::new(),
+    ];
+    for cells in bad {
+        let on_host = VolumeMesh::from_cells(cube.clone(), &cells).map(|m| m.counts());
+        let on_backend = ResidentMesh::from_cells(&backend, &cube, &cells).map(|m| m.counts());
+        assert_eq!(
+            format!("{on_backend:?}"),
+            format!("{on_host:?}"),
+            "{cells:?}"
+        );
+    }
 }

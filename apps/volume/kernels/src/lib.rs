@@ -6,6 +6,8 @@
 //!
 //! - [`signed`]: the ternary entry (a column index with its sign, `!c` for
 //!   -1), decoded without branches;
+//! - [`cells`]: the operators built from cell-vertex lists, and the lists
+//!   formed from the operators;
 //! - [`transpose`]: [`CountColumns`], [`FillTranspose`], [`SortRows`];
 //! - [`relations`]: the indirect relations, [`FaceVertices`],
 //!   [`Compose`];
@@ -23,6 +25,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
 
 pub mod boundary;
+pub mod cells;
 pub mod relations;
 pub mod signed;
 pub mod subdivide;

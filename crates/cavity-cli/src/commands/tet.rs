@@ -17,7 +17,7 @@ use cavity_tet_collapse::kernels::criterion::Placement;
 use cavity_tet_collapse::mesh::signed_volume;
 use cavity_tet_collapse::quality::quality_table;
 use cavity_tet_collapse::simplify::{Criterion, SimplifySettings, Target, diagonal};
-use cavity_tet_collapse::{CollapseError, Conflicts, Settings, TetMesh};
+use cavity_tet_collapse::{Conflicts, Settings, TetMesh};
 use cavity_volume::boundary::{Boundary, boundary, smooth_valid};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::io::{PointField, read_volume_fields, write_volume_field};
@@ -25,7 +25,8 @@ use cavity_volume::quality::{Quality, Validity, quality};
 use cavity_volume::signed::{index, is_negative};
 use cavity_volume::subdivide::{plan, subdivide_valid};
 use cavity_volume::{
-    CellType, CellVertices, VolumeError, VolumeMesh, check_cells, check_count, setting,
+    CellType, CellVertices, ResidentMesh, VolumeError, VolumeMesh, check_cells, check_count,
+    setting,
 };
 use rayon::prelude::*;
 
@@ -118,12 +119,11 @@ fn load_on(path: &Path, device: Device, clock: &mut Clock) -> Result<Loaded> {
 
 /// The boundary operators of `cells` over the vertices at `positions`,
 /// cells [`read_checked`] has checked (vertices in range, none repeated)
-/// (issue 55 item 6): on the GPU, when every cell is a tetrahedron, built
-/// there by count, scan and fill from the vertex stars
-/// (`cavity_tet_collapse::operators::resident_of`, the collapse's
-/// rebuild: the same mesh as `VolumeMesh::from_cells`, numbered alike)
-/// and copied back, with `true`; else by `VolumeMesh::from_cells` on the
-/// host (in parallel), with `false`.
+/// (issue 55 item 6): on the GPU, when no cell is a general polyhedron,
+/// built there by count, scan and fill (`ResidentMesh::from_cells`: the
+/// same mesh as `VolumeMesh::from_cells`, numbered alike) and copied
+/// back, with `true`; else by `VolumeMesh::from_cells` on the host (in
+/// parallel), with `false`.
 ///
 /// # Errors
 /// As `VolumeMesh::from_cells`; a failed launch or copy
@@ -133,23 +133,12 @@ fn operators(
     positions: Vec<[f32; 3]>,
     cells: &[CellVertices],
 ) -> std::result::Result<(VolumeMesh, bool), VolumeError> {
-    let tets: Option<Vec<[u32; 4]>> = cells
+    let polyhedra = cells
         .par_iter()
-        .map(|c| match c {
-            CellVertices::Tetrahedron(t) => Some(*t),
-            _ => None,
-        })
-        .collect();
-    match (backend, tets) {
-        (Backend::Cuda(_), Some(tets)) => {
-            let mesh = TetMesh { positions, tets };
-            let resident = cavity_tet_collapse::operators::resident_of(backend, &mesh).map_err(
-                |e| match e {
-                    CollapseError::Backend(e) => VolumeError::Backend(e),
-                    CollapseError::Operators(e) => e,
-                    e => VolumeError::Matrix(e.to_string()),
-                },
-            )?;
+        .any(|c| matches!(c, CellVertices::Polyhedron(_)));
+    match backend {
+        Backend::Cuda(_) if !polyhedra => {
+            let resident = ResidentMesh::from_cells(backend, &positions, cells)?;
             Ok((resident.download()?, true))
         }
         _ => Ok((VolumeMesh::from_cells(positions, cells)?, false)),

@@ -1,0 +1,244 @@
+//! Cell-vertex lists and the boundary operators on a backend (issue 55
+//! item 6): [`ResidentMesh::from_cells`] builds ∂1, ∂2 and ∂3 there from
+//! the lists by count, scan and fill, numbered as the host's sort-based
+//! [`VolumeMesh::from_cells`] numbers them (the kernels and their steps:
+//! `cavity_volume_kernels::cells`), and [`ResidentMesh::cell_lists`]
+//! forms the lists of a resident mesh there, as [`VolumeMesh::cells`]
+//! forms them. Tetrahedra, pyramids, prisms and hexahedra are built on
+//! the backend; a mesh with a general polyhedron is built on the host and
+//! uploaded.
+
+use cavity::backend::Backend;
+use cavity::backend::buffer::Buffer;
+use cavity_volume_kernels::blocks;
+use cavity_volume_kernels::cells::{
+    CellLists, CountCellFaces, CountCellVertices, CountEdgeRows, FillEdgeRows, FindOwners,
+    FindSlotEdges, MarkFirstSlots, NumberFaces, SignedCellFaces, SignedFaceEdges,
+};
+use rayon::prelude::*;
+
+use crate::VolumeError;
+use crate::device::{Csr, CsrOps};
+use crate::mesh::{CellVertices, VolumeMesh, check_cells};
+use crate::resident::ResidentMesh;
+
+/// The cell of a fixed type with vertices `v` (4, 5, 6 or 8 of them).
+fn of_listed(v: &[u32]) -> CellVertices {
+    match *v {
+        [a, b, c, d] => CellVertices::Tetrahedron([a, b, c, d]),
+        [a, b, c, d, e] => CellVertices::Pyramid([a, b, c, d, e]),
+        [a, b, c, d, e, f] => CellVertices::Prism([a, b, c, d, e, f]),
+        _ => CellVertices::Hexahedron(std::array::from_fn(|i| v[i])),
+    }
+}
+
+/// The exclusive scan of `counts` on the host, its total last.
+fn scan(counts: impl Iterator<Item = u32>) -> Vec<u32> {
+    let mut sum = 0u32;
+    std::iter::once(0)
+        .chain(counts.map(|c| {
+            sum += c;
+            sum
+        }))
+        .collect()
+}
+
+impl<'a> ResidentMesh<'a> {
+    /// The mesh of `cells` over the vertices at `positions` (model units),
+    /// built on `backend`: the same mesh, numbered alike, as
+    /// [`VolumeMesh::from_cells`] uploaded (every face and edge stored
+    /// once, as the first cell that names it runs it). Tetrahedra,
+    /// pyramids, prisms and hexahedra are built there by count, scan and
+    /// fill (`cavity_volume_kernels::cells`; the GPU or the CPU backend's
+    /// threads); a mesh with a general polyhedron, or one too large for
+    /// the 32-bit words of the build (more than about 2^30 cell-vertex
+    /// entries), is built on the host and uploaded.
+    ///
+    /// # Errors
+    /// As [`VolumeMesh::from_cells`] (the cells are checked first); a
+    /// failed launch or copy ([`VolumeError::Backend`]); operators that do
+    /// not add up ([`VolumeError::Matrix`]: a face's edge missing from the
+    /// edge rows, or edges named by no face, which checked cells do not
+    /// give).
+    pub fn from_cells(
+        backend: &'a Backend,
+        positions: &[[f32; 3]],
+        cells: &[CellVertices],
+    ) -> Result<Self, VolumeError> {
+        check_cells(cells, positions.len())?;
+        let lists: Option<Vec<&[u32]>> =
+            cells.par_iter().map(|c| c.listed().map(|l| l.0)).collect();
+        let nnz: usize = lists
+            .as_ref()
+            .map_or(0, |l| l.par_iter().map(|v| v.len()).sum());
+        let fits =
+            !cells.is_empty() && 4 * nnz < u32::MAX as usize && positions.len() < i32::MAX as usize;
+        let Some(lists) = lists.filter(|_| fits) else {
+            let mesh = VolumeMesh::from_cells(positions.to_vec(), cells)?;
+            return ResidentMesh::upload(backend, &mesh);
+        };
+        crate::add_kernels(backend)?;
+        let d = backend;
+        let (n, m) = (positions.len() as u32, cells.len() as u32);
+        let offsets = scan(lists.iter().map(|v| v.len() as u32));
+        let flat: Vec<u32> = lists
+            .par_iter()
+            .flat_map_iter(|v| v.iter().copied())
+            .collect();
+        let rows = Csr {
+            offsets: d.upload(&offsets)?,
+            entries: d.upload(&flat)?,
+            rows: m,
+            columns: n,
+            nnz: nnz as u32,
+        };
+        drop((offsets, flat));
+        let coordinates = d.upload(positions.as_flattened())?;
+        // The star: each vertex's cells, ascending.
+        let star = d.transpose(&rows)?;
+        let mesh = [&rows.offsets, &rows.entries, &star.offsets, &star.entries];
+
+        // ∂3: the occurrences counted, their first occurrences found, the
+        // faces numbered.
+        let mut occurrences = d.zeros::<u32>(m as usize + 1)?;
+        d.launch::<CountCellFaces>(blocks(m), (0, 0), (&rows.offsets, m, &mut occurrences))?;
+        d.exclusive_scan(&mut occurrences, m + 1)?;
+        let o = d.element(&occurrences, m as usize)?;
+        let mut owner = d.zeros::<u32>(o as usize)?;
+        let mut face_first = d.zeros::<u32>(m as usize + 1)?;
+        let params = (mesh, &occurrences, m, &mut owner, &mut face_first);
+        d.launch::<FindOwners>(blocks(m), (0, 0), params)?;
+        d.exclusive_scan(&mut face_first, m + 1)?;
+        let f = d.element(&face_first, m as usize)?;
+        let mut number = d.zeros::<u32>(o as usize)?;
+        let mut face_cell = d.zeros::<u32>(f as usize)?;
+        let mut face_local = d.zeros::<u32>(f as usize)?;
+        let mut face_offsets = d.zeros::<u32>(f as usize + 1)?;
+        let ins = [&rows.offsets, &occurrences, &owner, &face_first];
+        let params = (
+            ins,
+            m,
+            &mut number,
+            &mut face_cell,
+            &mut face_local,
+            &mut face_offsets,
+        );
+        d.launch::<NumberFaces>(blocks(m), (0, 0), params)?;
+        drop(face_first);
+        let mut d3 = d.zeros::<u32>(o as usize)?;
+        d.launch::<SignedCellFaces>(blocks(o), (0, 0), (&owner, &number, o, &mut d3))?;
+        drop((owner, number));
+        d.exclusive_scan(&mut face_offsets, f + 1)?;
+        let slots = d.element(&face_offsets, f as usize)?;
+
+        // The edge rows: each vertex's higher neighbours.
+        let mut edge_offsets = d.zeros::<u32>(n as usize + 1)?;
+        let mut upper = d.zeros::<u32>(4 * nnz)?;
+        let params = (mesh, n, &mut edge_offsets, &mut upper);
+        d.launch::<CountEdgeRows>(blocks(n), (0, 0), params)?;
+        d.exclusive_scan(&mut edge_offsets, n + 1)?;
+        let e = d.element(&edge_offsets, n as usize)?;
+        let mut lower = d.zeros::<u32>(e as usize)?;
+        let mut higher = d.zeros::<u32>(e as usize)?;
+        let params = (
+            [&star.offsets, &edge_offsets, &upper],
+            n,
+            &mut lower,
+            &mut higher,
+        );
+        d.launch::<FillEdgeRows>(blocks(n), (0, 0), params)?;
+        drop((upper, star));
+
+        // ∂2 and ∂1: each slot's edge, the edges numbered by their first
+        // slots.
+        let mut slot_edge = d.zeros::<u32>(slots as usize)?;
+        let mut first = d.zeros::<u32>(e as usize)?;
+        let mut missing = d.zeros::<u32>(1)?;
+        let params = (
+            [&face_cell, &face_local, &face_offsets],
+            [&rows.offsets, &rows.entries, &edge_offsets, &higher],
+            f,
+            &mut slot_edge,
+            &mut first,
+            &mut missing,
+        );
+        d.launch::<FindSlotEdges>(blocks(f), (0, 0), params)?;
+        drop((face_cell, face_local, rows, edge_offsets));
+        let mut numbers = d.zeros::<u32>(slots as usize + 1)?;
+        let params = (&slot_edge, &first, slots, &mut numbers);
+        d.launch::<MarkFirstSlots>(blocks(slots), (0, 0), params)?;
+        d.exclusive_scan(&mut numbers, slots + 1)?;
+        let [lost, named] = [
+            d.element(&missing, 0)?,
+            d.element(&numbers, slots as usize)?,
+        ];
+        if lost > 0 || named != e {
+            return Err(VolumeError::Matrix(format!(
+                "{lost} face edges missing from the edge rows; the faces name {named} edges of the mesh's {e}"
+            )));
+        }
+        let mut d2 = d.zeros::<u32>(slots as usize)?;
+        let mut pairs = d.zeros::<u32>(2 * e as usize)?;
+        let ins = [&slot_edge, &first, &numbers, &lower, &higher];
+        d.launch::<SignedFaceEdges>(blocks(slots), (0, 0), (ins, slots, &mut d2, &mut pairs))?;
+        let faces = Csr {
+            offsets: face_offsets,
+            entries: d2,
+            rows: f,
+            columns: e,
+            nnz: slots,
+        };
+        let cells = Csr {
+            offsets: occurrences,
+            entries: d3,
+            rows: m,
+            columns: f,
+            nnz: o,
+        };
+        Ok(ResidentMesh::of_parts(
+            d,
+            (coordinates, pairs),
+            faces,
+            cells,
+            [n, e, f, m],
+        ))
+    }
+
+    /// The mesh's cells as cell-vertex lists, formed on its backend: the
+    /// same lists as [`VolumeMesh::cells`] of the mesh downloaded (each
+    /// cell's vertices in its type's order, told from its faces' sizes;
+    /// `cavity_volume_kernels::cells::CellLists`). `None` when a cell is
+    /// a polyhedron of no fixed type, whose lists the host forms
+    /// ([`VolumeMesh::cells`]).
+    ///
+    /// # Errors
+    /// [`VolumeError::Backend`] when a launch or a copy fails.
+    pub fn cell_lists(&self) -> Result<Option<Vec<CellVertices>>, VolumeError> {
+        let d = self.d;
+        let m = self.counts[3];
+        let ops = [
+            &self.d3.offsets,
+            &self.d3.entries,
+            &self.d2.offsets,
+            &self.d2.entries,
+            &self.pairs,
+        ];
+        let mut offsets = d.zeros::<u32>(m as usize + 1)?;
+        d.launch::<CountCellVertices>(blocks(m), (0, 0), (ops, m, &mut offsets))?;
+        d.exclusive_scan(&mut offsets, m + 1)?;
+        let total = d.element(&offsets, m as usize)?;
+        let mut vertices: Buffer<u32> = d.zeros(total as usize)?;
+        d.launch::<CellLists>(blocks(m), (0, 0), (ops, m, &offsets, &mut vertices))?;
+        let offsets = d.download(offsets, m as usize + 1)?;
+        let vertices = d.download(vertices, total as usize)?;
+        if offsets.par_windows(2).any(|w| w[0] == w[1]) {
+            return Ok(None);
+        }
+        Ok(Some(
+            offsets
+                .par_windows(2)
+                .map(|w| of_listed(&vertices[w[0] as usize..w[1] as usize]))
+                .collect(),
+        ))
+    }
+}
