@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use crate::VolumeError;
 use crate::device::{Csr, CsrOps};
-use crate::mesh::{CellVertices, VolumeMesh, check_cells};
+use crate::mesh::{CellVertices, VolumeMesh, check_cells, split_by};
 use crate::resident::ResidentMesh;
 
 /// The cell of a fixed type with vertices `v` (4, 5, 6 or 8 of them).
@@ -52,10 +52,12 @@ impl<'a> ResidentMesh<'a> {
     /// fill (`cavity_volume_kernels::cells`; the GPU or the CPU backend's
     /// threads); a mesh with a general polyhedron, or one too large for
     /// the 32-bit words of the build (more than about 2^30 cell-vertex
-    /// entries), is built on the host and uploaded.
+    /// entries), is built on the host and uploaded. The cells are checked
+    /// on the backend, and by the host's check when one is bad, for its
+    /// error.
     ///
     /// # Errors
-    /// As [`VolumeMesh::from_cells`] (the cells are checked first); a
+    /// As [`VolumeMesh::from_cells`]; a
     /// failed launch or copy ([`VolumeError::Backend`]); operators that do
     /// not add up ([`VolumeError::Matrix`]: a face's edge missing from the
     /// edge rows, or edges named by no face, which checked cells do not
@@ -65,26 +67,37 @@ impl<'a> ResidentMesh<'a> {
         positions: &[[f32; 3]],
         cells: &[CellVertices],
     ) -> Result<Self, VolumeError> {
-        check_cells(cells, positions.len())?;
-        let lists: Option<Vec<&[u32]>> =
-            cells.par_iter().map(|c| c.listed().map(|l| l.0)).collect();
-        let nnz: usize = lists
-            .as_ref()
-            .map_or(0, |l| l.par_iter().map(|v| v.len()).sum());
-        let fits =
-            !cells.is_empty() && 4 * nnz < u32::MAX as usize && positions.len() < i32::MAX as usize;
-        let Some(lists) = lists.filter(|_| fits) else {
+        // The rows of the fixed types' vertices; a polyhedron's (and a
+        // mesh too large for the build's 32-bit words) go to the host.
+        let mut polyhedra = cells.is_empty() || cells.len() >= u32::MAX as usize / 8;
+        let offsets = match polyhedra {
+            true => Vec::new(),
+            false => scan(cells.iter().map(|c| match c.listed() {
+                Some((v, _)) => v.len() as u32,
+                None => {
+                    polyhedra = true;
+                    0
+                }
+            })),
+        };
+        let nnz = *offsets.last().unwrap_or(&0) as usize;
+        let fits = 4 * nnz < u32::MAX as usize && positions.len() < i32::MAX as usize;
+        if polyhedra || !fits {
             let mesh = VolumeMesh::from_cells(positions.to_vec(), cells)?;
             return ResidentMesh::upload(backend, &mesh);
-        };
+        }
         crate::add_kernels(backend)?;
         let d = backend;
         let (n, m) = (positions.len() as u32, cells.len() as u32);
-        let offsets = scan(lists.iter().map(|v| v.len() as u32));
-        let flat: Vec<u32> = lists
-            .par_iter()
-            .flat_map_iter(|v| v.iter().copied())
-            .collect();
+        let mut flat = vec![0u32; nnz];
+        split_by(&mut flat, &offsets)
+            .into_par_iter()
+            .zip(cells.par_iter())
+            .for_each(|(out, c)| {
+                if let Some((v, _)) = c.listed() {
+                    out.copy_from_slice(v);
+                }
+            });
         let rows = Csr {
             offsets: d.upload(&offsets)?,
             entries: d.upload(&flat)?,
@@ -93,17 +106,33 @@ impl<'a> ResidentMesh<'a> {
             nnz: nnz as u32,
         };
         drop((offsets, flat));
+        // The occurrences counted and the cells checked, on the backend:
+        // the host's check gives the error of a bad cell.
+        let mut occurrences = d.zeros::<u32>(m as usize + 1)?;
+        let mut bad = d.zeros::<u32>(1)?;
+        let params = (
+            [&rows.offsets, &rows.entries],
+            m,
+            n,
+            &mut occurrences,
+            &mut bad,
+        );
+        d.launch::<CountCellFaces>(blocks(m), (0, 0), params)?;
+        if d.element(&bad, 0)? != 0 {
+            check_cells(cells, positions.len())?;
+            return Err(VolumeError::Matrix(
+                "the backend found a cell naming a vertex out of range or twice that the host's check accepts".into(),
+            ));
+        }
+        d.exclusive_scan(&mut occurrences, m + 1)?;
+        let o = d.element(&occurrences, m as usize)?;
         let coordinates = d.upload(positions.as_flattened())?;
         // The star: each vertex's cells, ascending.
         let star = d.transpose(&rows)?;
         let mesh = [&rows.offsets, &rows.entries, &star.offsets, &star.entries];
 
-        // ∂3: the occurrences counted, their first occurrences found, the
-        // faces numbered.
-        let mut occurrences = d.zeros::<u32>(m as usize + 1)?;
-        d.launch::<CountCellFaces>(blocks(m), (0, 0), (&rows.offsets, m, &mut occurrences))?;
-        d.exclusive_scan(&mut occurrences, m + 1)?;
-        let o = d.element(&occurrences, m as usize)?;
+        // ∂3: the occurrences' first occurrences found, the faces
+        // numbered.
         let mut owner = d.zeros::<u32>(o as usize)?;
         let mut face_first = d.zeros::<u32>(m as usize + 1)?;
         let params = (mesh, &occurrences, m, &mut owner, &mut face_first);

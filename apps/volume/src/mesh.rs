@@ -19,7 +19,8 @@ use crate::VolumeError;
 use crate::signed::{encode, index, is_negative};
 use crate::ternary::TernaryCsr;
 use cavity_volume_kernels::cells::Shape;
-use numbering::{Occurrence, exclusive_scan, number_edges, number_faces, split_by};
+pub(crate) use numbering::split_by;
+use numbering::{Occurrence, exclusive_scan, number_edges, number_faces};
 
 /// The kinds of cells, each with its vertex order (those of VTK and Gmsh
 /// for tetrahedra, hexahedra and pyramids; Gmsh's for prisms).

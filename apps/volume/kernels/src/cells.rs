@@ -12,8 +12,10 @@
 //! vertex-cell relation: the transpose of the rows, each row sorted), the
 //! build is count, scan and fill:
 //!
-//! 1. [`CountCellFaces`]: each cell's faces; the host scans them into
-//!    ∂3's offsets (each face occurrence's place `at`);
+//! 1. [`CountCellFaces`]: each cell's faces, and whether a cell names a
+//!    vertex out of range or twice (the host then checks the cells
+//!    itself, for the error); the host scans the counts into ∂3's
+//!    offsets (each face occurrence's place `at`);
 //! 2. [`FindOwners`]: each occurrence's first occurrence, searched in
 //!    the star of its vertex with the smallest star among the cells
 //!    before it (the star is sorted), with the sign that turns the first
@@ -233,17 +235,46 @@ fn face_with(
 
 cavity_device::kernel! {
     /// Writes each of the `cells` cells' face count ([`Shape::faces`])
-    /// into `counts`; the cells' vertex rows are `offsets` (`cells + 1`
-    /// words).
+    /// into `counts`, and sets `bad[0]` to 1 when a cell has a vertex
+    /// count no shape has, names a vertex of `vertices` or above, or
+    /// names one twice (what the host's check refuses, and what the later
+    /// launches must not read). `rows` is the cells' vertex rows:
+    /// `[offsets, vertices]` (`cells + 1` offsets).
     ///
     /// # Safety
-    /// Checked: `offsets` is only read; each cell writes its own word.
+    /// Checked: the rows are only read; each cell writes its own word,
+    /// `bad` is written atomically.
     #[launch_bounds = BOUNDS]
     #[checked]
-    pub kernel CountCellFaces(launch, offsets: In<u32>, cells: u32, counts: InOut<u32>) {
+    pub kernel CountCellFaces(
+        launch,
+        rows: Ins<u32, 2>,
+        cells: u32,
+        vertices: u32,
+        counts: InOut<u32>,
+        bad: InOut<u32>,
+    ) {
+        let [offsets, listed] = *rows;
         let (start, end) = chunk(launch.block_idx, cells);
         launch.block.for_each(end - start, |k| {
             let c = start + k;
+            let first = offsets.get(c);
+            let n = offsets.get(c + 1).wrapping_sub(first);
+            let mut fine = Shape::of_vertices(n).is_some();
+            let mut i = 0;
+            while fine && i < n {
+                let v = listed.get(first + i);
+                fine = v < vertices;
+                let mut j = 0;
+                while fine && j < i {
+                    fine = listed.get(first + j) != v;
+                    j += 1;
+                }
+                i += 1;
+            }
+            if !fine {
+                bad.or(0, 1);
+            }
             counts.set(c, cell(offsets, c).1.faces());
         });
     }

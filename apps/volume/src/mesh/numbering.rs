@@ -79,7 +79,7 @@ pub(super) fn number_runs(
 
 /// `items` cut into the consecutive pieces `offsets` delimits (`offsets`
 /// from 0 to at most `items.len()`), to fill them in parallel.
-pub(super) fn split_by<'a, T>(items: &'a mut [T], offsets: &[u32]) -> Vec<&'a mut [T]> {
+pub(crate) fn split_by<'a, T>(items: &'a mut [T], offsets: &[u32]) -> Vec<&'a mut [T]> {
     let mut rest = items;
     offsets
         .windows(2)
