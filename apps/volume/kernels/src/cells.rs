@@ -163,14 +163,26 @@ fn cell(offsets: In<u32>, c: u32) -> (u32, Shape) {
     (first, Shape::of_vertices(n).unwrap_or(Shape::Tetrahedron))
 }
 
-/// Face `j` of the cell at `first` in `vertices`: its loop (global
+/// Cell `c`'s vertices, read once ([`NONE`] past its shape's count),
+/// and its shape.
+#[inline(always)]
+fn load(offsets: In<u32>, vertices: In<u32>, c: u32) -> ([u32; 8], Shape) {
+    let (first, shape) = cell(offsets, c);
+    let mut v = [NONE; 8];
+    for (i, x) in v.iter_mut().take(shape.vertices() as usize).enumerate() {
+        *x = vertices.get(first.wrapping_add(i as u32));
+    }
+    (v, shape)
+}
+
+/// Face `j` of a cell of `shape` with vertices `v`: its loop (global
 /// vertices; [`NONE`] past its length) and length.
 #[inline(always)]
-fn face_loop(vertices: In<u32>, first: u32, shape: Shape, j: u32) -> ([u32; 4], u32) {
+fn face_loop(v: &[u32; 8], shape: Shape, j: u32) -> ([u32; 4], u32) {
     let (local, len) = shape.face(j);
     let mut l = [NONE; 4];
     for i in 0..len as usize {
-        l[i] = vertices.get(first.wrapping_add(local[i]));
+        l[i] = v[local[i] as usize & 7];
     }
     (l, len)
 }
@@ -203,29 +215,19 @@ fn same_turn(a: [u32; 4], b: [u32; 4], len: u32) -> bool {
     b[(k + 1) % n] == a[1]
 }
 
-/// The local face of the cell at `first` (of `shape`) whose key is `k`
-/// (a face of `len` vertices), with its loop; `None` when it has none.
+/// The local face of a cell of `shape` with vertices `v` whose key is
+/// `k` (a face of `len` vertices), with its loop; `None` when it has
+/// none.
 #[inline(always)]
-fn face_with(
-    vertices: In<u32>,
-    first: u32,
-    shape: Shape,
-    k: [u32; 4],
-    len: u32,
-) -> Option<(u32, [u32; 4])> {
+fn face_with(v: &[u32; 8], shape: Shape, k: [u32; 4], len: u32) -> Option<(u32, [u32; 4])> {
     // Most cells of the star lack a vertex of the face: told first.
-    let n = shape.vertices();
     for &x in &k[..len as usize] {
-        let mut i = 0;
-        while i < n && vertices.get(first.wrapping_add(i)) != x {
-            i += 1;
-        }
-        if i == n {
+        if !v.contains(&x) {
             return None;
         }
     }
     for j in 0..shape.faces() {
-        let (l, m) = face_loop(vertices, first, shape, j);
+        let (l, m) = face_loop(v, shape, j);
         if m == len && key(l) == k {
             return Some((j, l));
         }
@@ -305,11 +307,11 @@ cavity_device::kernel! {
         let (start, end) = chunk(launch.block_idx, cells);
         launch.block.for_each(end - start, |k| {
             let c = start + k;
-            let (first, shape) = cell(offsets, c);
+            let (own, shape) = load(offsets, vertices, c);
             let at0 = occurrences.get(c);
             let mut count = 0;
             for j in 0..shape.faces() {
-                let (l, len) = face_loop(vertices, first, shape, j);
+                let (l, len) = face_loop(&own, shape, j);
                 let key = key(l);
                 // The face's vertex with the smallest star.
                 let mut v = l[0];
@@ -330,8 +332,8 @@ cavity_device::kernel! {
                     if other >= c {
                         break;
                     }
-                    let (f2, s2) = cell(offsets, other);
-                    if let Some((j2, l2)) = face_with(vertices, f2, s2, key, len) {
+                    let (v2, s2) = load(offsets, vertices, other);
+                    if let Some((j2, l2)) = face_with(&v2, s2, key, len) {
                         let first_at = occurrences.get(other).wrapping_add(j2);
                         found = encode(first_at, !same_turn(l2, l, len));
                         break;
@@ -417,17 +419,21 @@ cavity_device::kernel! {
     }
 }
 
-/// Calls `f(b)` for each neighbour `b` of vertex `v` in the cell at
-/// `first` (of `shape`) along its edges: the vertex after `v` in each
-/// face loop through it (each edge of a closed cell runs once each way
-/// through its faces, so each neighbour comes once).
+/// Calls `f(b)` for each neighbour `b` of vertex `x` in a cell of
+/// `shape` with vertices `v` along its edges: the vertex after `x` in
+/// each face loop through it (each edge of a closed cell runs once each
+/// way through its faces, so each neighbour comes once).
 #[inline(always)]
-fn cell_neighbours(vertices: In<u32>, first: u32, shape: Shape, v: u32, mut f: impl FnMut(u32)) {
+fn cell_neighbours(v: &[u32; 8], shape: Shape, x: u32, mut f: impl FnMut(u32)) {
+    let mut p = 0;
+    while p < 8 && v[p] != x {
+        p += 1;
+    }
     for j in 0..shape.faces() {
-        let (l, len) = face_loop(vertices, first, shape, j);
+        let (local, len) = shape.face(j);
         for i in 0..len as usize {
-            if l[i] == v {
-                f(l[(i + 1) % len as usize]);
+            if local[i] as usize == p {
+                f(v[local[(i + 1) % len as usize] as usize & 7]);
             }
         }
     }
@@ -461,8 +467,8 @@ cavity_device::kernel! {
             let base = 4u32.wrapping_mul(row);
             let mut count = 0u32;
             for i in row..last {
-                let (first, shape) = cell(offsets, index(star.get(i)));
-                cell_neighbours(vertices, first, shape, v, |b| {
+                let (cv, shape) = load(offsets, vertices, index(star.get(i)));
+                cell_neighbours(&cv, shape, v, |b| {
                     if b <= v {
                         return;
                     }
@@ -570,8 +576,8 @@ cavity_device::kernel! {
         let (start, end) = chunk(launch.block_idx, faces);
         launch.block.for_each(end - start, |k| {
             let f = start + k;
-            let (at, shape) = cell(offsets, face_cell.get(f));
-            let (l, len) = face_loop(vertices, at, shape, face_local.get(f));
+            let (cv, shape) = load(offsets, vertices, face_cell.get(f));
+            let (l, len) = face_loop(&cv, shape, face_local.get(f));
             let s0 = face_offsets.get(f);
             for i in 0..len {
                 let (u, w) = (l[i as usize], l[((i + 1) % len) as usize]);
