@@ -101,42 +101,61 @@ pub fn smooth_valid(
     iterations: u32,
     validity: Validity,
 ) -> Result<(Vec<[f32; 3]>, SmoothReport), VolumeError> {
-    let before = quality(cells, mesh.positions());
     let mut m = ResidentMesh::upload(backend, mesh)?;
-    let (mut plain_inverted, mut relaxed_moves) = (0, 0);
-    let positions = match validity {
-        Validity::Plain => {
-            m.smooth(iterations)?;
-            m.positions()?
-        }
-        Validity::Keep => {
-            let mut current = mesh.positions().to_vec();
-            for _ in 0..iterations {
-                m.smooth(1)?;
-                let (next, r) = keep_valid(cells, &current, &m.positions()?, SMOOTHING_FLOOR);
-                plain_inverted += r.plain_inverted;
-                relaxed_moves += r.relaxed_vertices;
-                if r.relaxed_vertices > 0 {
-                    m.set_positions(&next)?;
-                }
-                current = next;
+    m.smooth_valid(mesh.positions(), cells, iterations, validity)
+}
+
+impl ResidentMesh<'_> {
+    /// [`smooth_valid`] of this mesh, resident on its backend, whose
+    /// positions are `positions` (on the host; the checks read them) and
+    /// cells `cells`: its positions are replaced by the result's.
+    ///
+    /// # Errors
+    /// As [`boundary`].
+    pub fn smooth_valid(
+        &mut self,
+        positions: &[[f32; 3]],
+        cells: &[CellVertices],
+        iterations: u32,
+        validity: Validity,
+    ) -> Result<(Vec<[f32; 3]>, SmoothReport), VolumeError> {
+        let before = quality(cells, positions);
+        let (mut plain_inverted, mut relaxed_moves) = (0, 0);
+        let positions = match validity {
+            Validity::Plain => {
+                self.smooth(iterations)?;
+                self.positions()?
             }
-            current
+            Validity::Keep => {
+                let mut current = positions.to_vec();
+                for _ in 0..iterations {
+                    self.smooth(1)?;
+                    let (next, r) =
+                        keep_valid(cells, &current, &self.positions()?, SMOOTHING_FLOOR);
+                    plain_inverted += r.plain_inverted;
+                    relaxed_moves += r.relaxed_vertices;
+                    if r.relaxed_vertices > 0 {
+                        self.set_positions(&next)?;
+                    }
+                    current = next;
+                }
+                current
+            }
+        };
+        let after = quality(cells, &positions);
+        if validity == Validity::Plain {
+            plain_inverted = after.inverted;
         }
-    };
-    let after = quality(cells, &positions);
-    if validity == Validity::Plain {
-        plain_inverted = after.inverted;
+        Ok((
+            positions,
+            SmoothReport {
+                before,
+                after,
+                plain_inverted,
+                relaxed_moves,
+            },
+        ))
     }
-    Ok((
-        positions,
-        SmoothReport {
-            before,
-            after,
-            plain_inverted,
-            relaxed_moves,
-        },
-    ))
 }
 
 /// The boundary's faces (signed), edges and vertices on the backend, with

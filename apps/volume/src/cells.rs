@@ -32,15 +32,38 @@ fn of_listed(v: &[u32]) -> CellVertices {
     }
 }
 
-/// The exclusive scan of `counts` on the host, its total last.
-fn scan(counts: impl Iterator<Item = u32>) -> Vec<u32> {
-    let mut sum = 0u32;
-    std::iter::once(0)
-        .chain(counts.map(|c| {
-            sum += c;
-            sum
-        }))
-        .collect()
+/// Cells whose vertex counts one thread sums.
+const PIECE: usize = 1 << 16;
+
+/// The exclusive scan of the cells' vertex counts, their total last
+/// (fewer than 2^29 cells, so that it fits in 32 bits), in parallel
+/// pieces; `None` when a cell is a polyhedron.
+fn vertex_offsets(cells: &[CellVertices]) -> Option<Vec<u32>> {
+    let count = |c: &CellVertices| c.listed().map(|(v, _)| v.len() as u32);
+    let sums: Vec<u32> = cells
+        .par_chunks(PIECE)
+        .map(|p| p.iter().map(count).sum::<Option<u32>>())
+        .collect::<Option<_>>()?;
+    let mut offsets = vec![0u32; cells.len() + 1];
+    let mut start = 0;
+    let starts: Vec<u32> = sums
+        .iter()
+        .map(|&s| {
+            start += s;
+            start - s
+        })
+        .collect();
+    offsets[1..]
+        .par_chunks_mut(PIECE)
+        .zip(cells.par_chunks(PIECE))
+        .zip(starts)
+        .for_each(|((out, piece), mut sum)| {
+            for (o, c) in out.iter_mut().zip(piece) {
+                sum += count(c).unwrap_or(0);
+                *o = sum;
+            }
+        });
+    Some(offsets)
 }
 
 impl<'a> ResidentMesh<'a> {
@@ -51,8 +74,8 @@ impl<'a> ResidentMesh<'a> {
     /// pyramids, prisms and hexahedra are built there by count, scan and
     /// fill (`cavity_volume_kernels::cells`; the GPU or the CPU backend's
     /// threads); a mesh with a general polyhedron, or one too large for
-    /// the 32-bit words of the build (more than about 2^30 cell-vertex
-    /// entries), is built on the host and uploaded. The cells are checked
+    /// the 32-bit words of the build (2^27 cells or more: four words per
+    /// cell-vertex entry), is built on the host and uploaded. The cells are checked
     /// on the backend, and by the host's check when one is bad, for its
     /// error.
     ///
@@ -69,23 +92,11 @@ impl<'a> ResidentMesh<'a> {
     ) -> Result<Self, VolumeError> {
         // The rows of the fixed types' vertices; a polyhedron's (and a
         // mesh too large for the build's 32-bit words) go to the host.
-        let mut polyhedra = cells.is_empty() || cells.len() >= u32::MAX as usize / 8;
-        let offsets = match polyhedra {
-            true => Vec::new(),
-            false => scan(cells.iter().map(|c| match c.listed() {
-                Some((v, _)) => v.len() as u32,
-                None => {
-                    polyhedra = true;
-                    0
-                }
-            })),
+        let small = cells.len() < u32::MAX as usize / 32 && positions.len() < i32::MAX as usize;
+        let Some(offsets) = vertex_offsets(cells).filter(|_| small && !cells.is_empty()) else {
+            return ResidentMesh::on_host(backend, positions, cells);
         };
         let nnz = *offsets.last().unwrap_or(&0) as usize;
-        let fits = 4 * nnz < u32::MAX as usize && positions.len() < i32::MAX as usize;
-        if polyhedra || !fits {
-            let mesh = VolumeMesh::from_cells(positions.to_vec(), cells)?;
-            return ResidentMesh::upload(backend, &mesh);
-        }
         crate::add_kernels(backend)?;
         let d = backend;
         let (n, m) = (positions.len() as u32, cells.len() as u32);
@@ -231,6 +242,15 @@ impl<'a> ResidentMesh<'a> {
             cells,
             [n, e, f, m],
         ))
+    }
+
+    /// [`VolumeMesh::from_cells`] uploaded to `backend`.
+    fn on_host(
+        backend: &'a Backend,
+        positions: &[[f32; 3]],
+        cells: &[CellVertices],
+    ) -> Result<Self, VolumeError> {
+        ResidentMesh::upload(backend, &VolumeMesh::from_cells(positions.to_vec(), cells)?)
     }
 
     /// The mesh's cells as cell-vertex lists, formed on its backend: the

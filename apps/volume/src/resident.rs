@@ -239,6 +239,15 @@ impl<'a> ResidentMesh<'a> {
         self.counts.map(|x| x as usize)
     }
 
+    /// Bytes of the positions and the operators (∂1 pairs, ∂2 and ∂3 in
+    /// ternary CSR), as [`VolumeMesh::bytes`] counts them; the cached
+    /// relations not included.
+    pub fn bytes(&self) -> usize {
+        let [v, e, _, _] = self.counts();
+        let csr = |a: &Csr| 4 * (a.rows as usize + 1 + a.nnz as usize);
+        12 * v + 8 * e + csr(&self.d2) + csr(&self.d3)
+    }
+
     /// The vertex positions, copied to the host (after the work launched
     /// so far).
     ///

@@ -18,7 +18,7 @@ use cavity_tet_collapse::mesh::signed_volume;
 use cavity_tet_collapse::quality::quality_table;
 use cavity_tet_collapse::simplify::{Criterion, SimplifySettings, Target, diagonal};
 use cavity_tet_collapse::{Conflicts, Settings, TetMesh};
-use cavity_volume::boundary::{Boundary, boundary, smooth_valid};
+use cavity_volume::boundary::{Boundary, boundary};
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::io::{PointField, read_volume_fields, write_volume_field};
 use cavity_volume::quality::{Quality, Validity, quality};
@@ -95,53 +95,85 @@ fn read_checked(path: &Path) -> Result<(CellMesh, Quality)> {
     Ok((mesh, q))
 }
 
-/// What [`load_on`] gives: the mesh, its cells, their quality and the
-/// backend.
-type Loaded = (VolumeMesh, Vec<CellVertices>, Quality, Backend);
-
 /// The mesh at `path` with its cells oriented outward and checked
-/// ([`read_checked`]) while `device` starts on another thread, then its
-/// operators built ([`operators`]): its cells, their quality and the
-/// backend. The reading, what the start added after it and the build are
-/// stages of `clock` (`read`, `start`, `operators`, the last on the
-/// device when it built them).
-fn load_on(path: &Path, device: Device, clock: &mut Clock) -> Result<Loaded> {
-    let ((CellMesh { positions, cells }, q), backend) =
-        read_and_start(|| read_checked(path), device, clock)?;
-    let (mesh, on_device) = operators(&backend, positions, &cells).map_err(in_file(path))?;
-    if on_device {
-        clock.device("operators", &backend);
-    } else {
-        clock.host("operators");
-    }
-    Ok((mesh, cells, q, backend))
+/// ([`read_checked`]) while `device` starts on another thread: its
+/// positions and cells, their quality and the backend. The reading and
+/// what the start added after it are stages of `clock`.
+fn load_on(path: &Path, device: Device, clock: &mut Clock) -> Result<(CellMesh, Quality, Backend)> {
+    let ((mesh, q), backend) = read_and_start(|| read_checked(path), device, clock)?;
+    Ok((mesh, q, backend))
 }
 
-/// The boundary operators of `cells` over the vertices at `positions`,
-/// cells [`read_checked`] has checked (vertices in range, none repeated)
-/// (issue 55 item 6): on the GPU, when no cell is a general polyhedron,
-/// built there by count, scan and fill (`ResidentMesh::from_cells`: the
-/// same mesh as `VolumeMesh::from_cells`, numbered alike) and copied
-/// back, with `true`; else by `VolumeMesh::from_cells` on the host (in
-/// parallel), with `false`.
+/// A mesh's boundary operators, where [`operators`] built them.
+enum Operators<'a> {
+    /// On the host (the CPU backend, or a general polyhedron).
+    Host(VolumeMesh),
+    /// On the GPU.
+    Resident(Box<ResidentMesh<'a>>),
+}
+
+impl<'a> Operators<'a> {
+    /// The mesh on the host (copied back from the GPU).
+    fn into_host(self) -> std::result::Result<VolumeMesh, VolumeError> {
+        match self {
+            Operators::Host(m) => Ok(m),
+            Operators::Resident(r) => r.download(),
+        }
+    }
+
+    /// The mesh on `backend` (uploaded from the host).
+    fn into_resident(
+        self,
+        backend: &'a Backend,
+    ) -> std::result::Result<ResidentMesh<'a>, VolumeError> {
+        match self {
+            Operators::Host(m) => ResidentMesh::upload(backend, &m),
+            Operators::Resident(r) => Ok(*r),
+        }
+    }
+}
+
+/// The boundary operators of `mesh` (cells [`read_checked`] has checked:
+/// vertices in range, none repeated; read from `path`), a stage of
+/// `clock` (issue 55 item 6): on the GPU, when no cell is a general
+/// polyhedron, built there by count, scan and fill and left there
+/// (`ResidentMesh::from_cells`: the same mesh as
+/// `VolumeMesh::from_cells`, numbered alike); else by
+/// `VolumeMesh::from_cells` on the host (in parallel).
 ///
 /// # Errors
-/// As `VolumeMesh::from_cells`; a failed launch or copy
-/// ([`VolumeError::Backend`]).
-fn operators(
-    backend: &Backend,
-    positions: Vec<[f32; 3]>,
-    cells: &[CellVertices],
-) -> std::result::Result<(VolumeMesh, bool), VolumeError> {
-    let polyhedra = cells
+/// As `VolumeMesh::from_cells`, naming the file; a failed launch or copy.
+fn operators<'a>(
+    backend: &'a Backend,
+    mesh: &CellMesh,
+    path: &Path,
+    clock: &mut Clock,
+) -> Result<Operators<'a>> {
+    let polyhedra = mesh
+        .cells
         .par_iter()
         .any(|c| matches!(c, CellVertices::Polyhedron(_)));
-    match backend {
+    let built = match backend {
         Backend::Cuda(_) if !polyhedra => {
-            let resident = ResidentMesh::from_cells(backend, &positions, cells)?;
-            Ok((resident.download()?, true))
+            ResidentMesh::from_cells(backend, &mesh.positions, &mesh.cells)
+                .map(|r| Operators::Resident(Box::new(r)))
         }
-        _ => Ok((VolumeMesh::from_cells(positions, cells)?, false)),
+        _ => VolumeMesh::from_cells(mesh.positions.clone(), &mesh.cells).map(Operators::Host),
+    };
+    let built = built.map_err(in_file(path))?;
+    match built {
+        Operators::Resident(_) => clock.device("operators", backend),
+        Operators::Host(_) => clock.host("operators"),
+    };
+    Ok(built)
+}
+
+/// The type of each cell as the operators tell it
+/// (`VolumeMesh::cell_types`): a polyhedron by its faces' sizes.
+fn cell_type(cell: &CellVertices) -> CellType {
+    match cell {
+        CellVertices::Polyhedron(faces) => CellType::of_faces(faces.iter().map(Vec::len)),
+        c => c.cell_type(),
     }
 }
 
@@ -204,12 +236,13 @@ fn refuse_overwrite(input: &Path, output: &Path) -> Result<()> {
 
 pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
     let mut clock = Clock::start();
-    let (mesh, _, q, backend) = load_on(path, device, &mut clock)?;
+    let (cells, q, backend) = load_on(path, device, &mut clock)?;
+    let mut mesh = operators(&backend, &cells, path, &mut clock)?.into_resident(&backend)?;
     let Boundary {
         faces,
         edges,
         vertices,
-    } = boundary(&backend, &mesh)?;
+    } = mesh.boundary()?;
     clock.device("boundary", &backend);
     clock.read_peak(&backend);
     let [v, e, f, c] = mesh.counts();
@@ -217,6 +250,7 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
         "{}: {v} vertices, {e} edges, {f} faces, {c} cells",
         path.display()
     );
+    let types: Vec<CellType> = cells.cells.par_iter().map(cell_type).collect();
     for ty in [
         CellType::Tetrahedron,
         CellType::Hexahedron,
@@ -224,7 +258,7 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
         CellType::Pyramid,
         CellType::Polyhedron,
     ] {
-        let n = mesh.cell_types().iter().filter(|&&t| t == ty).count();
+        let n = types.iter().filter(|&&t| t == ty).count();
         if n > 0 {
             sayln!("  {ty:?}: {n}");
         }
@@ -248,7 +282,8 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
 pub(crate) fn boundary_surface(input: &Path, output: &Path, device: Device) -> Result<()> {
     let mut clock = Clock::start();
     let format = check_writable(output)?;
-    let (mesh, _, _, backend) = load_on(input, device, &mut clock)?;
+    let (cells, _, backend) = load_on(input, device, &mut clock)?;
+    let mesh = operators(&backend, &cells, input, &mut clock)?.into_host()?;
     let b = boundary(&backend, &mesh)?;
     let seconds = clock.device("boundary", &backend);
     clock.read_peak(&backend);
@@ -303,8 +338,11 @@ pub(crate) fn smooth_inner(
     VolumeFormat::of(output)?;
     check_count(setting::ITERATIONS, iterations)?;
     refuse_overwrite(input, output)?;
-    let (mesh, cells, _, backend) = load_on(input, device, &mut clock)?;
-    let (positions, report) = smooth_valid(&backend, &mesh, &cells, iterations, validity(plain))?;
+    let (mesh, _, backend) = load_on(input, device, &mut clock)?;
+    let mut resident = operators(&backend, &mesh, input, &mut clock)?.into_resident(&backend)?;
+    let (positions, report) =
+        resident.smooth_valid(&mesh.positions, &mesh.cells, iterations, validity(plain))?;
+    let cells = mesh.cells;
     let seconds = clock.device("smoothing", &backend);
     clock.read_peak(&backend);
     write_volume_with(output, &CellMesh { positions, cells }, options)?;
@@ -347,7 +385,9 @@ pub(crate) fn subdivide(
     VolumeFormat::of(output)?;
     check_count(setting::LEVELS, levels)?;
     refuse_overwrite(input, output)?;
-    let (mesh, _, _, backend) = load_on(input, device, &mut clock)?;
+    let (cells, _, backend) = load_on(input, device, &mut clock)?;
+    let mesh = operators(&backend, &cells, input, &mut clock)?.into_host()?;
+    drop(cells);
     let estimate = plan(&mesh, levels, &backend)?;
     estimate.check(
         levels,
