@@ -4,7 +4,8 @@
 
 use cavity::backend::Backend;
 use cavity_volume_kernels::{
-    MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SmoothInner, blocks,
+    LoopLengths, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SignedLoops,
+    SmoothInner, blocks,
 };
 
 use crate::VolumeError;
@@ -197,6 +198,38 @@ impl ResidentMesh<'_> {
             edges: d.download(edges, ne as usize)?,
             vertices: d.download(vertices, nv as usize)?,
         })
+    }
+
+    /// The boundary of the mesh (as [`ResidentMesh::boundary`]) with its
+    /// faces' vertex loops gathered on the backend, each facing out of
+    /// the mesh (the face's loop reversed where its sign is -1): face
+    /// `faces[i]`'s loop is `vertices[offsets[i]..offsets[i + 1]]`. Only
+    /// the boundary and its loops are copied back.
+    ///
+    /// # Errors
+    /// As [`boundary`].
+    pub fn boundary_loops(&mut self) -> Result<(Boundary, Vec<u32>, Vec<u32>), VolumeError> {
+        let ([faces, edges, vertices], [nf, ne, nv]) = self.mark_boundary()?;
+        let d = self.d;
+        let mut starts = d.zeros::<u32>(nf as usize + 1)?;
+        d.launch::<LoopLengths>(
+            blocks(nf),
+            (0, 0),
+            (&faces, nf, &self.d2.offsets, &mut starts),
+        )?;
+        d.exclusive_scan(&mut starts, nf + 1)?;
+        let total = d.element(&starts, nf as usize)?;
+        let mut loops = d.zeros::<u32>(total as usize)?;
+        let d2 = [&self.d2.offsets, &self.d2.entries, &self.pairs];
+        let params = (&faces, nf, d2, &starts, &mut loops);
+        d.launch::<SignedLoops>(blocks(nf), (0, 0), params)?;
+        let boundary = Boundary {
+            faces: d.download(faces, nf as usize)?,
+            edges: d.download(edges, ne as usize)?,
+            vertices: d.download(vertices, nv as usize)?,
+        };
+        let offsets = d.download(starts, nf as usize + 1)?;
+        Ok((boundary, offsets, d.download(loops, total as usize)?))
     }
 
     /// `iterations` steps of Laplacian smoothing of the inner vertices on

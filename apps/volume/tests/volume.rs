@@ -1205,10 +1205,24 @@ fn check_built_on_backend(positions: &[[f32; 3]], cells: &[CellVertices]) -> Res
             host.counts()
         ));
     }
-    let resident = ResidentMesh::upload(&backend, &host).map_err(|e| e.to_string())?;
+    let mut resident = ResidentMesh::upload(&backend, &host).map_err(|e| e.to_string())?;
     let lists = resident.cell_lists().map_err(|e| e.to_string())?;
     if lists != Some(host.cells()) {
         return Err("the cell lists formed on the backend differ from the host's".into());
+    }
+    // The boundary's outward loops, gathered there.
+    let (b, offsets, loops) = resident.boundary_loops().map_err(|e| e.to_string())?;
+    if b != boundary_serial(&host) || offsets.len() != b.faces.len() + 1 {
+        return Err("the boundary with its loops differs from the host's".into());
+    }
+    for (i, &f) in b.faces.iter().enumerate() {
+        let mut l = host.face_vertices(index(f)).to_vec();
+        if is_negative(f) {
+            l.reverse();
+        }
+        if loops[offsets[i] as usize..offsets[i + 1] as usize] != l[..] {
+            return Err(format!("boundary face {f}'s loop differs from the host's"));
+        }
     }
     Ok(())
 }

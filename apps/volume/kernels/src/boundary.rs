@@ -4,9 +4,11 @@
 //! row of `d3 = ∂3ᵀ`) do not cancel, oriented by their sum's sign (one
 //! cell in a manifold mesh; a face used twice the same way by two cells
 //! of a non-manifold mesh is on it too). Its edges and their vertices are
-//! marked by further passes, and each set is compacted by a scan.
+//! marked by further passes, and each set is compacted by a scan; the
+//! boundary faces' outward loops are gathered by a count, a scan and a
+//! fill ([`LoopLengths`], [`SignedLoops`]).
 
-use cavity_device::array::{In, InOut};
+use cavity_device::array::{In, InOut, Ins};
 
 use crate::signed::{index, is_negative, sign};
 use crate::{BOUNDS, chunk};
@@ -101,6 +103,69 @@ cavity_device::kernel! {
     pub kernel MarkListed(launch, list: In<u32>, count: u32, marks: InOut<u32>) {
         let (start, end) = chunk(launch.block_idx, count);
         launch.block.for_each(end - start, |k| marks.set(list.get(start + k), 1));
+    }
+}
+
+cavity_device::kernel! {
+    /// The lengths of the `count` listed faces' loops (`list`, signed
+    /// faces; their rows of ∂2, `offsets`) into `lengths`, which has one
+    /// more word, left 0 (the scan's total goes there).
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; one thread writes each listed
+    /// face's word.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel LoopLengths(
+        launch,
+        list: In<u32>,
+        count: u32,
+        offsets: In<u32>,
+        lengths: InOut<u32>,
+    ) {
+        let (start, end) = chunk(launch.block_idx, count);
+        launch.block.for_each(end - start, |k| {
+            let f = index(list.get(start + k));
+            lengths.set(start + k, offsets.get(f + 1).wrapping_sub(offsets.get(f)));
+        });
+    }
+}
+
+cavity_device::kernel! {
+    /// The vertex loops of the `count` listed faces (`list`, signed) into
+    /// `loops` from `starts` (the scan of [`LoopLengths`]): the tail of
+    /// each signed edge of the face's row of ∂2 (`offsets`, `entries`; the
+    /// edges' pairs `edges`, two words each), in the row's order, reversed
+    /// where the face's sign is -1 (so that a boundary face faces out).
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; one thread writes each listed
+    /// face's loop.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel SignedLoops(
+        launch,
+        list: In<u32>,
+        count: u32,
+        d2: Ins<u32, 3>,
+        starts: In<u32>,
+        loops: InOut<u32>,
+    ) {
+        let [offsets, entries, edges] = *d2;
+        let (start, end) = chunk(launch.block_idx, count);
+        launch.block.for_each(end - start, |k| {
+            let signed = list.get(start + k);
+            let f = index(signed);
+            let (a, b) = (offsets.get(f), offsets.get(f + 1));
+            let len = b.wrapping_sub(a);
+            let out = starts.get(start + k);
+            for i in 0..len {
+                let e = entries.get(a + i);
+                let tail = edges.get((2 * index(e)).wrapping_add(u32::from(is_negative(e))));
+                let at = if is_negative(signed) { len - 1 - i } else { i };
+                loops.set(out.wrapping_add(at), tail);
+            }
+        });
     }
 }
 

@@ -31,7 +31,10 @@ pub mod signed;
 pub mod subdivide;
 pub mod transpose;
 
-pub use boundary::{MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SmoothInner};
+pub use boundary::{
+    LoopLengths, MarkBoundaryFaces, MarkEdgeVertices, MarkFaceEdges, MarkListed, SignedLoops,
+    SmoothInner,
+};
 pub use relations::{Compose, FaceVertices};
 pub use subdivide::{
     CellCells, CellFaces, EdgeOperator, EdgePoints, FaceFaces, FacePoints, RowMeans, SplitEdges,

@@ -18,11 +18,10 @@ use cavity_tet_collapse::mesh::signed_volume;
 use cavity_tet_collapse::quality::quality_table;
 use cavity_tet_collapse::simplify::{Criterion, SimplifySettings, Target, diagonal};
 use cavity_tet_collapse::{Conflicts, Settings, TetMesh};
-use cavity_volume::boundary::{Boundary, boundary};
+use cavity_volume::boundary::Boundary;
 use cavity_volume::io::{CellMesh, VolumeFormat, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::io::{PointField, read_volume_fields, write_volume_field};
 use cavity_volume::quality::{Quality, Validity, quality};
-use cavity_volume::signed::{index, is_negative};
 use cavity_volume::subdivide::{plan, subdivide_valid};
 use cavity_volume::{
     CellType, CellVertices, ResidentMesh, VolumeError, VolumeMesh, check_cells, check_count,
@@ -282,29 +281,26 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
 pub(crate) fn boundary_surface(input: &Path, output: &Path, device: Device) -> Result<()> {
     let mut clock = Clock::start();
     let format = check_writable(output)?;
-    let (cells, _, backend) = load_on(input, device, &mut clock)?;
-    let mesh = operators(&backend, &cells, input, &mut clock)?.into_host()?;
-    let b = boundary(&backend, &mesh)?;
+    let (mesh, _, backend) = load_on(input, device, &mut clock)?;
+    let mut resident = operators(&backend, &mesh, input, &mut clock)?.into_resident(&backend)?;
+    let (b, offsets, loops) = resident.boundary_loops()?;
     let seconds = clock.device("boundary", &backend);
     clock.read_peak(&backend);
-    let mut id = vec![u32::MAX; mesh.positions().len()];
+    let mut id = vec![u32::MAX; mesh.positions.len()];
     let mut surface = TriMesh {
         positions: Vec::with_capacity(b.vertices.len()),
         faces: Vec::new(),
     };
     for (i, &v) in b.vertices.iter().enumerate() {
         id[v as usize] = i as u32;
-        surface.positions.push(mesh.positions()[v as usize]);
+        surface.positions.push(mesh.positions[v as usize]);
     }
-    for &f in &b.faces {
-        let mut corners: Vec<u32> = mesh
-            .face_vertices(index(f))
+    // Each outward loop as a fan of triangles.
+    for w in offsets.windows(2) {
+        let corners: Vec<u32> = loops[w[0] as usize..w[1] as usize]
             .iter()
             .map(|&v| id[v as usize])
             .collect();
-        if is_negative(f) {
-            corners.reverse();
-        }
         for k in 1..corners.len() - 1 {
             surface.faces.push([corners[0], corners[k], corners[k + 1]]);
         }
