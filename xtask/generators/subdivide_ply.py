@@ -1,8 +1,8 @@
-"""Midpoint subdivision of a binary little-endian PLY triangle mesh (each level splits every face into four at its edge midpoints), written as binary PLY: OUT-1.ply ... OUT-K.ply.
+"""Midpoint subdivision of a binary little-endian PLY triangle mesh, or a Wavefront OBJ one (`v` and `f` lines), each level splitting every face into four at its edge midpoints, written as binary PLY: OUT-1.ply ... OUT-K.ply.
 
-Usage: python3 xtask/generators/subdivide_ply.py IN.ply OUT K
+Usage: python3 xtask/generators/subdivide_ply.py IN.ply|IN.obj OUT K
 
-Used for the whole-command table of docs/benchmarks.md (issue 55): the bunny scan subdivided to 1.6 M and 6.39 M faces. numpy only; faces other than triangles are fanned.
+Used for the whole-command tables of docs/benchmarks.md (issue 55): the bunny scan subdivided to 1.6 M and 6.39 M faces, the dragon and bumpy cube of ../shared/data/rxmesh-inputs to 5.12 M and 2.56 M. numpy only; faces other than triangles are fanned.
 """
 import sys, numpy as np
 def read_ply(p):
@@ -44,6 +44,16 @@ def write_ply(p,P,F):
         f.write(f"ply\nformat binary_little_endian 1.0\nelement vertex {len(P)}\nproperty float x\nproperty float y\nproperty float z\nelement face {len(F)}\nproperty list uchar int vertex_indices\nend_header\n".encode())
         f.write(P.astype('<f4').tobytes())
         fd=np.zeros(len(F),dtype=np.dtype([('n','u1'),('i','<i4',3)])); fd['n']=3; fd['i']=F; f.write(fd.tobytes())
-P,F=read_ply(sys.argv[1])
+def read_obj(p):
+    V=[]; F=[]
+    for l in open(p):
+        w=l.split()
+        if not w: continue
+        if w[0]=='v': V.append([float(x) for x in w[1:4]])
+        elif w[0]=='f':
+            idx=[int(x.split('/')[0])-1 for x in w[1:]]
+            for j in range(1,len(idx)-1): F.append((idx[0],idx[j],idx[j+1]))
+    return np.array(V,dtype=np.float32),np.array(F,dtype=np.int64)
+P,F=(read_obj if sys.argv[1].endswith('.obj') else read_ply)(sys.argv[1])
 for k in range(1,int(sys.argv[3])+1):
     P,F=subdivide(P,F); write_ply(f"{sys.argv[2]}-{k}.ply",P,F); print(k,len(P),len(F),flush=True)
