@@ -74,17 +74,16 @@ impl<'a> ResidentMesh<'a> {
     /// pyramids, prisms and hexahedra are built there by count, scan and
     /// fill (`cavity_volume_kernels::cells`; the GPU or the CPU backend's
     /// threads); a mesh with a general polyhedron, or one too large for
-    /// the 32-bit words of the build (2^27 cells or more: four words per
-    /// cell-vertex entry), is built on the host and uploaded. The cells are checked
-    /// on the backend, and by the host's check when one is bad, for its
-    /// error.
+    /// the 32-bit words of the build (2^27 - 1 cells or more: four words
+    /// per cell-vertex entry), is built on the host and uploaded. The
+    /// cells are checked on the backend, and by the host's check when one
+    /// is bad, for its error.
     ///
     /// # Errors
     /// As [`VolumeMesh::from_cells`]; a
     /// failed launch or copy ([`VolumeError::Backend`]); operators that do
     /// not add up ([`VolumeError::Matrix`]: a face's edge missing from the
-    /// edge rows, or edges named by no face, which checked cells do not
-    /// give).
+    /// edge rows, which checked cells do not give).
     pub fn from_cells(
         backend: &'a Backend,
         positions: &[[f32; 3]],
@@ -93,7 +92,10 @@ impl<'a> ResidentMesh<'a> {
         // The rows of the fixed types' vertices; a polyhedron's (and a
         // mesh too large for the build's 32-bit words) go to the host.
         let small = cells.len() < u32::MAX as usize / 32 && positions.len() < i32::MAX as usize;
-        let Some(offsets) = vertex_offsets(cells).filter(|_| small && !cells.is_empty()) else {
+        if !small || cells.is_empty() {
+            return ResidentMesh::on_host(backend, positions, cells);
+        }
+        let Some(offsets) = vertex_offsets(cells) else {
             return ResidentMesh::on_host(backend, positions, cells);
         };
         let nnz = *offsets.last().unwrap_or(&0) as usize;
@@ -212,11 +214,16 @@ impl<'a> ResidentMesh<'a> {
             d.element(&missing, 0)?,
             d.element(&numbers, slots as usize)?,
         ];
-        if lost > 0 || named != e {
+        if lost > 0 {
             return Err(VolumeError::Matrix(format!(
-                "{lost} face edges missing from the edge rows; the faces name {named} edges of the mesh's {e}"
+                "{lost} face edges missing from the edge rows"
             )));
         }
+        // The mesh's edges are those its stored face loops name: a cell
+        // edge that runs only through a later cell's loop of a face
+        // stored with another loop (the same vertices in another cyclic
+        // order) has a row but no number, as on the host.
+        let e = named;
         let mut d2 = d.zeros::<u32>(slots as usize)?;
         let mut pairs = d.zeros::<u32>(2 * e as usize)?;
         let ins = [&slot_edge, &first, &numbers, &lower, &higher];

@@ -1259,6 +1259,57 @@ fn real_meshes_build_on_the_backend_as_on_the_host() {
     }
 }
 
+/// A cell of a random fixed type on distinct vertices drawn from 12, in
+/// a random order: cells that share faces in other cyclic orders, tangle
+/// and overlap (what `check_cells` accepts).
+fn tangled_cell() -> impl Strategy<Value = CellVertices> {
+    prop_oneof![Just(4usize), Just(5), Just(6), Just(8)]
+        .prop_flat_map(|n| {
+            proptest::sample::subsequence((0..12u32).collect::<Vec<_>>(), n).prop_shuffle()
+        })
+        .prop_map(|v| match v[..] {
+            [a, b, c, d] => CellVertices::Tetrahedron([a, b, c, d]),
+            [a, b, c, d, e] => CellVertices::Pyramid([a, b, c, d, e]),
+            [a, b, c, d, e, f] => CellVertices::Prism([a, b, c, d, e, f]),
+            _ => CellVertices::Hexahedron(std::array::from_fn(|i| v[i])),
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cavity_tests::cases(200)))]
+
+    /// Tangled random cells on few vertices built on the backend as on
+    /// the host.
+    #[test]
+    fn tangled_cells_build_on_the_backend_as_on_the_host(
+        cells in proptest::collection::vec(tangled_cell(), 1..7),
+    ) {
+        let positions: Vec<[f32; 3]> = (0..12u32)
+            .map(|i| [i as f32, (i * i % 7) as f32, (i * 3 % 5) as f32])
+            .collect();
+        check_built_on_backend(&positions, &cells).map_err(TestCaseError::fail)?;
+    }
+}
+
+/// Three prisms whose quadrilaterals share vertex sets in other cyclic
+/// orders: edge (0, 3) runs only through the third prism's loops of faces
+/// stored with the first two's loops, so the mesh has no such edge (the
+/// host's build) though a cell has it.
+#[test]
+fn an_edge_no_stored_loop_names_is_no_edge_on_the_backend() {
+    let positions: Vec<[f32; 3]> = (0..10u32)
+        .map(|i| [i as f32, (i * i % 7) as f32, (i * 3 % 5) as f32])
+        .collect();
+    let cells = [
+        CellVertices::Prism([0, 1, 6, 4, 3, 7]),
+        CellVertices::Prism([0, 8, 2, 5, 9, 3]),
+        CellVertices::Prism([0, 1, 2, 3, 4, 5]),
+    ];
+    let host = VolumeMesh::from_cells(positions.clone(), &cells).unwrap();
+    assert_eq!(host.counts(), [10, 22, 13, 3]);
+    check_built_on_backend(&positions, &cells).unwrap();
+}
+
 #[test]
 fn polyhedra_and_bad_cells_on_the_backend() {
     let backend = test_backend();

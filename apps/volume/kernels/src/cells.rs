@@ -31,7 +31,10 @@
 //!    its edge row and direction, and each edge's first slot (an atomic
 //!    maximum of the slot's complement);
 //! 7. [`MarkFirstSlots`]: 1 at each edge's first slot; the host scans
-//!    them, numbering the edges in the order ∂2 first names them;
+//!    them, numbering the edges in the order ∂2 first names them (a row
+//!    no stored loop names, as a cell edge that only a later cell's other
+//!    loop of a stored face runs through, gets no number, as on the
+//!    host);
 //! 8. [`SignedFaceEdges`]: ∂2's entries and ∂1, each edge as its first slot
 //!    runs.
 //!

@@ -167,15 +167,6 @@ fn operators<'a>(
     Ok(built)
 }
 
-/// The type of each cell as the operators tell it
-/// (`VolumeMesh::cell_types`): a polyhedron by its faces' sizes.
-fn cell_type(cell: &CellVertices) -> CellType {
-    match cell {
-        CellVertices::Polyhedron(faces) => CellType::of_faces(faces.iter().map(Vec::len)),
-        c => c.cell_type(),
-    }
-}
-
 /// The validity setting of `--plain`.
 fn validity(plain: bool) -> Validity {
     if plain {
@@ -249,7 +240,11 @@ pub(crate) fn info(path: &Path, device: Device) -> Result<()> {
         "{}: {v} vertices, {e} edges, {f} faces, {c} cells",
         path.display()
     );
-    let types: Vec<CellType> = cells.cells.par_iter().map(cell_type).collect();
+    let types: Vec<CellType> = cells
+        .cells
+        .par_iter()
+        .map(CellVertices::cell_type)
+        .collect();
     for ty in [
         CellType::Tetrahedron,
         CellType::Hexahedron,
