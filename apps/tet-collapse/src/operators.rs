@@ -1,7 +1,7 @@
 //! The collapsed mesh handed to the volumetric structure without leaving
 //! the device: after the last iteration, ∂1, ∂2 and ∂3 are built on the
-//! backend from the tetrahedra (kernels in
-//! `cavity_tet_collapse_kernels::operators`, numbered as
+//! backend from the tetrahedra by the volumetric structure's build
+//! (`cavity_volume::ResidentMesh::from_tetrahedra`, numbered as
 //! `cavity_volume::VolumeMesh::from_cells` numbers them) and become a
 //! [`ResidentMesh`] with an empty relation cache: every relation of the
 //! input's operators is stale after a collapse, and none is carried over.
@@ -14,12 +14,10 @@ use std::time::Instant;
 use cavity::backend::Backend;
 use cavity_tet_collapse_kernels::blocks;
 use cavity_tet_collapse_kernels::iteration::CriterionKernels;
-use cavity_tet_collapse_kernels::operators::{
-    CellFaces, CountFaces, FaceEdges, MarkFirstSlots, NumberFaces, OrientCells,
-};
-use cavity_volume::{CellType, Relation, ResidentMesh, VolumeError};
+use cavity_tet_collapse_kernels::operators::OrientCells;
+use cavity_volume::{CellType, Relation, ResidentMesh};
 
-use crate::parallel::{ParallelReport, Resident, Rows, rows, run, run_resident};
+use crate::parallel::{ParallelReport, Resident, run, run_resident};
 use crate::{CollapseError, Settings, TetMesh};
 
 /// [`crate::parallel::collapse_parallel`], leaving the collapsed mesh on
@@ -151,71 +149,15 @@ pub fn resident_of<'a>(
     resident_mesh(backend, r)
 }
 
-/// The operators of `r` on `d`: the stars and edges rebuilt, the faces
-/// counted, scanned and numbered, the edge slots' first occurrences
-/// marked, scanned and numbered, then ∂1 and ∂2, and ∂3. Reads back three
-/// counts (edges, faces, first slots).
+/// The operators of `r` on `d`, built there from its tetrahedra by the
+/// volumetric structure's build (`ResidentMesh::from_tetrahedra`: the
+/// same mesh as `cavity_volume::VolumeMesh::from_cells`, numbered alike).
 fn resident_mesh(d: &Backend, r: Resident) -> Result<ResidentMesh<'_>, CollapseError> {
-    let (n, m) = (r.vertices, r.cells);
-    let geometry = [&r.positions, &r.values];
-    let Rows {
-        offsets,
-        entries,
-        edge_offsets,
-        edges,
-        edge_count: e,
-    } = rows(d, &r.tets, geometry, n, m, |_| Ok(()))?;
-    // No boundary marks: the star offsets stand in (nothing reads them).
-    let mesh = [&r.tets, &offsets, &entries, &offsets];
-    // The faces: counted by their owners, scanned, numbered.
-    let mut across = d.zeros::<u32>(4 * m as usize)?;
-    let mut face_first = d.zeros::<u32>(m as usize + 1)?;
-    let params = (mesh, geometry, m, &mut across, &mut face_first);
-    d.launch::<CountFaces>(blocks(m), (0, 0), params)?;
-    d.exclusive_scan(&mut face_first, m + 1)?;
-    let f = d.element(&face_first, m as usize)?;
-    let slots = 3 * f;
-    let mut face_of = d.zeros::<u32>(4 * m as usize)?;
-    let mut face_slot = d.zeros::<u32>(f as usize)?;
-    let mut slot_edge = d.zeros::<u32>(slots as usize)?;
-    let mut first_slot = d.zeros::<u32>(e as usize)?;
-    let params = (
-        mesh,
-        geometry,
-        [&face_first, &across, &edge_offsets, &edges],
-        m,
-        &mut face_of,
-        &mut face_slot,
-        &mut slot_edge,
-        &mut first_slot,
-    );
-    d.launch::<NumberFaces>(blocks(m), (0, 0), params)?;
-    // The edges, numbered by their first slots.
-    let mut numbers = d.zeros::<u32>(slots as usize + 1)?;
-    let params = ([&slot_edge, &first_slot], slots, &mut numbers);
-    d.launch::<MarkFirstSlots>(blocks(slots), (0, 0), params)?;
-    d.exclusive_scan(&mut numbers, slots + 1)?;
-    let named = d.element(&numbers, slots as usize)?;
-    if named != e {
-        return Err(CollapseError::Operators(VolumeError::Matrix(format!(
-            "the faces name {named} edges of the mesh's {e}"
-        ))));
-    }
-    let mut pairs = d.zeros::<u32>(2 * e as usize)?;
-    let mut face_edges = d.zeros::<u32>(slots as usize)?;
-    let aux = [&slot_edge, &first_slot, &numbers, &face_slot];
-    let params = (&r.tets, aux, slots, &mut pairs, &mut face_edges);
-    d.launch::<FaceEdges>(blocks(slots), (0, 0), params)?;
-    let mut cell_faces = d.zeros::<u32>(4 * m as usize)?;
-    let params = (&r.tets, [&across, &face_of], m, &mut cell_faces);
-    d.launch::<CellFaces>(blocks(m), (0, 0), params)?;
-    let counts = [n, e, f, m];
-    Ok(ResidentMesh::from_tetrahedral_parts(
+    let counts = [r.vertices, r.cells];
+    Ok(ResidentMesh::from_tetrahedra(
         d,
         r.positions,
-        pairs,
-        face_edges,
-        cell_faces,
+        r.tets,
         counts,
     )?)
 }

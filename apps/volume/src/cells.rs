@@ -10,11 +10,11 @@
 
 use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
-use cavity_volume_kernels::blocks;
 use cavity_volume_kernels::cells::{
     CellLists, CountCellFaces, CountCellVertices, CountEdgeRows, FillEdgeRows, FindOwners,
     FindSlotEdges, MarkFirstSlots, NumberFaces, SignedCellFaces, SignedFaceEdges,
 };
+use cavity_volume_kernels::{Stride, blocks};
 use rayon::prelude::*;
 
 use crate::VolumeError;
@@ -119,8 +119,72 @@ impl<'a> ResidentMesh<'a> {
             nnz: nnz as u32,
         };
         drop((offsets, flat));
-        // The occurrences counted and the cells checked, on the backend:
-        // the host's check gives the error of a bad cell.
+        // The cells checked on the backend: the host's check gives the
+        // error of a bad cell.
+        let coordinates = d.upload(positions.as_flattened())?;
+        match Self::build(d, coordinates, rows)? {
+            Some(mesh) => Ok(mesh),
+            None => {
+                check_cells(cells, positions.len())?;
+                Err(VolumeError::Matrix(
+                    "the backend found a cell naming a vertex out of range or twice that the host's check accepts".into(),
+                ))
+            }
+        }
+    }
+
+    /// The mesh of `tets` tetrahedra, four vertices each in `tets` (each
+    /// positively oriented, as [`CellVertices::Tetrahedron`]), over
+    /// `vertices` vertices whose positions are `positions` (three words
+    /// each), all on `backend`: [`ResidentMesh::from_cells`] of them,
+    /// without leaving the device (the tetrahedral collapse's result).
+    ///
+    /// # Errors
+    /// [`VolumeError::Matrix`] for a tetrahedron naming a vertex past
+    /// `vertices` or one twice, or buffers shorter than the counts; a
+    /// failed launch ([`VolumeError::Backend`]).
+    pub fn from_tetrahedra(
+        backend: &'a Backend,
+        positions: Buffer<f32>,
+        tets: Buffer<u32>,
+        [vertices, cells]: [u32; 2],
+    ) -> Result<Self, VolumeError> {
+        crate::add_kernels(backend)?;
+        let d = backend;
+        let short = positions.len() < 3 * vertices as usize || tets.len() < 4 * cells as usize;
+        if short || cells >= u32::MAX / 32 || vertices >= i32::MAX as u32 {
+            return Err(VolumeError::Matrix(format!(
+                "{} position words and {} tetrahedron words for {vertices} vertices and {cells} tetrahedra (fewer than 2^27 - 1)",
+                positions.len(),
+                tets.len()
+            )));
+        }
+        let mut offsets = d.zeros::<u32>(cells as usize + 1)?;
+        d.launch::<Stride>(blocks(cells + 1), (0, 0), (&mut offsets, cells + 1, 4))?;
+        let rows = Csr {
+            offsets,
+            entries: tets,
+            rows: cells,
+            columns: vertices,
+            nnz: 4 * cells,
+        };
+        Self::build(d, positions, rows)?.ok_or_else(|| {
+            VolumeError::Matrix(format!(
+                "a tetrahedron names a vertex past the {vertices} vertices, or one twice"
+            ))
+        })
+    }
+
+    /// The operators of the cells of `rows` (their vertex rows, `columns`
+    /// vertices) on `d` with the vertices' `coordinates` (the steps of
+    /// `cavity_volume_kernels::cells`); `None` when a cell has a vertex
+    /// count of no fixed type, or names a vertex out of range or twice.
+    fn build(
+        d: &'a Backend,
+        coordinates: Buffer<f32>,
+        rows: Csr,
+    ) -> Result<Option<Self>, VolumeError> {
+        let (n, m, nnz) = (rows.columns, rows.rows, rows.nnz as usize);
         let mut occurrences = d.zeros::<u32>(m as usize + 1)?;
         let mut bad = d.zeros::<u32>(1)?;
         let params = (
@@ -132,14 +196,10 @@ impl<'a> ResidentMesh<'a> {
         );
         d.launch::<CountCellFaces>(blocks(m), (0, 0), params)?;
         if d.element(&bad, 0)? != 0 {
-            check_cells(cells, positions.len())?;
-            return Err(VolumeError::Matrix(
-                "the backend found a cell naming a vertex out of range or twice that the host's check accepts".into(),
-            ));
+            return Ok(None);
         }
         d.exclusive_scan(&mut occurrences, m + 1)?;
         let o = d.element(&occurrences, m as usize)?;
-        let coordinates = d.upload(positions.as_flattened())?;
         // The star: each vertex's cells, ascending.
         let star = d.transpose(&rows)?;
         let mesh = [&rows.offsets, &rows.entries, &star.offsets, &star.entries];
@@ -242,13 +302,13 @@ impl<'a> ResidentMesh<'a> {
             columns: f,
             nnz: o,
         };
-        Ok(ResidentMesh::of_parts(
+        Ok(Some(ResidentMesh::of_parts(
             d,
             (coordinates, pairs),
             faces,
             cells,
             [n, e, f, m],
-        ))
+        )))
     }
 
     /// [`VolumeMesh::from_cells`] uploaded to `backend`.

@@ -147,67 +147,6 @@ impl<'a> ResidentMesh<'a> {
         }
     }
 
-    /// A tetrahedral mesh whose operators were built on `backend` by the
-    /// caller (the tetrahedral edge collapse builds them after its last
-    /// iteration, `cavity_tet_collapse::operators`): `positions` (three
-    /// words per vertex), ∂1 as `pairs` (two vertices per edge, the
-    /// edge running from the first to the second), ∂2 as `face_edges`
-    /// (three signed edges per face in its loop's order) and ∂3 as
-    /// `cell_faces` (four signed faces per cell, outward), each entry
-    /// `index` for +1 and `!index` for -1 (`cavity_volume_kernels`'
-    /// `encode`); `counts` are the vertices, edges, faces and cells. The
-    /// cache starts empty. The entries are not read here:
-    /// [`ResidentMesh::download`] checks them.
-    ///
-    /// # Errors
-    /// [`VolumeError::Matrix`] when a buffer is shorter than its count
-    /// asks; [`VolumeError::Backend`] when a launch fails.
-    pub fn from_tetrahedral_parts(
-        backend: &'a Backend,
-        positions: Buffer<f32>,
-        pairs: Buffer<u32>,
-        face_edges: Buffer<u32>,
-        cell_faces: Buffer<u32>,
-        counts: [u32; 4],
-    ) -> Result<Self, VolumeError> {
-        crate::add_kernels(backend)?;
-        let [vertices, edges, faces, cells] = counts;
-        let needed = [
-            ("positions", positions.len(), 3 * vertices as usize),
-            ("edge pairs", pairs.len(), 2 * edges as usize),
-            ("face edges", face_edges.len(), 3 * faces as usize),
-            ("cell faces", cell_faces.len(), 4 * cells as usize),
-        ];
-        for (what, len, words) in needed {
-            if len < words {
-                return Err(VolumeError::Matrix(format!(
-                    "{len} words of {what} for {words} (counts {counts:?})"
-                )));
-            }
-        }
-        let d = backend;
-        let strided = |rows: u32, step: u32, entries: Buffer<u32>, columns: u32| {
-            let mut offsets = d.zeros::<u32>(rows as usize + 1)?;
-            d.launch::<Stride>(blocks(rows + 1), (0, 0), (&mut offsets, rows + 1, step))?;
-            Ok::<_, VolumeError>(Csr {
-                offsets,
-                entries,
-                rows,
-                columns,
-                nnz: step * rows,
-            })
-        };
-        Ok(ResidentMesh {
-            d,
-            positions,
-            pairs,
-            d2: strided(faces, 3, face_edges, edges)?,
-            d3: strided(cells, 4, cell_faces, faces)?,
-            counts,
-            cache: Default::default(),
-        })
-    }
-
     /// The backend the mesh lives on.
     pub fn backend(&self) -> &'a Backend {
         self.d

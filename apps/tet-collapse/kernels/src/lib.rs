@@ -19,8 +19,9 @@
 //!   vertex goes ([`collapse::check`]);
 //! - [`criterion`]: the criteria (cost, placement, admissibility) and the
 //!   three that ship: edge length, scalar-field error, harmonic index;
-//! - [`operators`]: the boundary operators ∂1-∂3 of the collapsed mesh,
-//!   built on the device;
+//! - [`operators`]: a volumetric mesh's tetrahedra made on the device
+//!   from its cell-vertex relation (the collapsed mesh's operators are
+//!   the volumetric structure's build);
 //! - [`quality`]: the quality measures of section 4.6 per tetrahedron and
 //!   reduced over a mesh.
 #![no_std]
