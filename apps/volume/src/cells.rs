@@ -80,10 +80,10 @@ impl<'a> ResidentMesh<'a> {
     /// is bad, for its error.
     ///
     /// # Errors
-    /// As [`VolumeMesh::from_cells`]; a
-    /// failed launch or copy ([`VolumeError::Backend`]); operators that do
-    /// not add up ([`VolumeError::Matrix`]: a face's edge missing from the
-    /// edge rows, which checked cells do not give).
+    /// As [`VolumeMesh::from_cells`]; a failed launch or copy
+    /// ([`VolumeError::Backend`]); operators that do not add up
+    /// ([`VolumeError::Matrix`]: a face's edge missing from the edge rows,
+    /// which checked cells do not give).
     pub fn from_cells(
         backend: &'a Backend,
         positions: &[[f32; 3]],
@@ -133,7 +133,7 @@ impl<'a> ResidentMesh<'a> {
         }
     }
 
-    /// The mesh of `tets` tetrahedra, four vertices each in `tets` (each
+    /// The mesh of `cells` tetrahedra, four vertices each in `tets` (each
     /// positively oriented, as [`CellVertices::Tetrahedron`]), over
     /// `vertices` vertices whose positions are `positions` (three words
     /// each), all on `backend`: [`ResidentMesh::from_cells`] of them,
