@@ -22,16 +22,6 @@ use crate::device::{Csr, CsrOps};
 use crate::mesh::{CellVertices, VolumeMesh, check_cells, split_by};
 use crate::resident::ResidentMesh;
 
-/// The cell of a fixed type with vertices `v` (4, 5, 6 or 8 of them).
-fn of_listed(v: &[u32]) -> CellVertices {
-    match *v {
-        [a, b, c, d] => CellVertices::Tetrahedron([a, b, c, d]),
-        [a, b, c, d, e] => CellVertices::Pyramid([a, b, c, d, e]),
-        [a, b, c, d, e, f] => CellVertices::Prism([a, b, c, d, e, f]),
-        _ => CellVertices::Hexahedron(std::array::from_fn(|i| v[i])),
-    }
-}
-
 /// Cells whose vertex counts one thread sums.
 const PIECE: usize = 1 << 16;
 
@@ -353,7 +343,7 @@ impl<'a> ResidentMesh<'a> {
         Ok(Some(
             offsets
                 .par_windows(2)
-                .map(|w| of_listed(&vertices[w[0] as usize..w[1] as usize]))
+                .map(|w| CellVertices::of_listed(&vertices[w[0] as usize..w[1] as usize]))
                 .collect(),
         ))
     }

@@ -47,20 +47,18 @@ impl CellType {
     /// triangles and three quadrilaterals a prism, four triangles and a
     /// quadrilateral a pyramid, anything else a polyhedron.
     pub fn of_faces(sizes: impl Iterator<Item = usize>) -> CellType {
-        let (mut triangles, mut quads, mut other) = (0, 0, 0);
-        for n in sizes {
-            match n {
-                3 => triangles += 1,
-                4 => quads += 1,
-                _ => other += 1,
-            }
-        }
-        match (triangles, quads, other) {
-            (4, 0, 0) => CellType::Tetrahedron,
-            (0, 6, 0) => CellType::Hexahedron,
-            (2, 3, 0) => CellType::Prism,
-            (4, 1, 0) => CellType::Pyramid,
-            _ => CellType::Polyhedron,
+        let sizes = sizes.map(|n| u32::try_from(n).unwrap_or(u32::MAX));
+        Shape::of_face_sizes(sizes).map_or(CellType::Polyhedron, CellType::from)
+    }
+}
+
+impl From<Shape> for CellType {
+    fn from(shape: Shape) -> CellType {
+        match shape {
+            Shape::Tetrahedron => CellType::Tetrahedron,
+            Shape::Pyramid => CellType::Pyramid,
+            Shape::Prism => CellType::Prism,
+            Shape::Hexahedron => CellType::Hexahedron,
         }
     }
 }
@@ -168,8 +166,20 @@ impl CellVertices {
         }
     }
 
+    /// The cell of a fixed type with vertices `v` (4, 5, 6 or 8 of them;
+    /// [`CellVertices::listed`] the other way).
+    pub(crate) fn of_listed(v: &[u32]) -> CellVertices {
+        match *v {
+            [a, b, c, d] => CellVertices::Tetrahedron([a, b, c, d]),
+            [a, b, c, d, e] => CellVertices::Pyramid([a, b, c, d, e]),
+            [a, b, c, d, e, f] => CellVertices::Prism([a, b, c, d, e, f]),
+            _ => CellVertices::Hexahedron(std::array::from_fn(|i| v[i])),
+        }
+    }
+
     /// The vertices and shape of a cell of a fixed type (its faces'
-    /// loops: [`Shape::face`]); `None` for a polyhedron.
+    /// loops: [`Shape::face`]); `None` for a polyhedron
+    /// ([`CellVertices::of_listed`] the other way).
     pub(crate) fn listed(&self) -> Option<(&[u32], Shape)> {
         match self {
             CellVertices::Tetrahedron(v) => Some((v, Shape::Tetrahedron)),

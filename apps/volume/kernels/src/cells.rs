@@ -79,17 +79,25 @@ impl Shape {
         }
     }
 
-    /// The shape of a closed cell with `triangles` triangular and
-    /// `quads` quadrilateral faces (and no others): four triangles a
-    /// tetrahedron, four and a quadrilateral a pyramid, two and three a
-    /// prism, six quadrilaterals a hexahedron; `None` else.
+    /// The shape of a closed cell whose faces have `sizes` vertices:
+    /// four triangles a tetrahedron, four and a quadrilateral a pyramid,
+    /// two and three a prism, six quadrilaterals a hexahedron; `None`
+    /// for any other faces (a general polyhedron).
     #[inline(always)]
-    pub fn of_faces(triangles: u32, quads: u32) -> Option<Shape> {
-        match (triangles, quads) {
-            (4, 0) => Some(Shape::Tetrahedron),
-            (4, 1) => Some(Shape::Pyramid),
-            (2, 3) => Some(Shape::Prism),
-            (0, 6) => Some(Shape::Hexahedron),
+    pub fn of_face_sizes(sizes: impl Iterator<Item = u32>) -> Option<Shape> {
+        let (mut triangles, mut quads, mut other) = (0u32, 0u32, 0u32);
+        for n in sizes {
+            match n {
+                3 => triangles += 1,
+                4 => quads += 1,
+                _ => other += 1,
+            }
+        }
+        match (triangles, quads, other) {
+            (4, 0, 0) => Some(Shape::Tetrahedron),
+            (4, 1, 0) => Some(Shape::Pyramid),
+            (2, 3, 0) => Some(Shape::Prism),
+            (0, 6, 0) => Some(Shape::Hexahedron),
             _ => None,
         }
     }
@@ -695,23 +703,6 @@ fn cell_faces(ops: [In<u32>; 5], c: u32) -> Option<([[u32; 4]; 6], [u32; 6], u32
     Some((loops, lens, n))
 }
 
-/// The shape of a cell's faces (their lengths `lens`, `n` of them).
-#[inline(always)]
-fn shape_of(lens: [u32; 6], n: u32) -> Option<Shape> {
-    let (mut triangles, mut quads, mut other) = (0, 0, 0);
-    for &len in &lens[..n as usize] {
-        match len {
-            3 => triangles += 1,
-            4 => quads += 1,
-            _ => other += 1,
-        }
-    }
-    if other > 0 {
-        return None;
-    }
-    Shape::of_faces(triangles, quads)
-}
-
 cavity_device::kernel! {
     /// Each of the `cells` cells' vertex count ([`Shape::vertices`] of
     /// the shape its faces make) into `counts[c]`, 0 for a polyhedron of
@@ -726,7 +717,7 @@ cavity_device::kernel! {
         launch.block.for_each(end - start, |k| {
             let c = start + k;
             let count = cell_faces(*ops, c)
-                .and_then(|(_, lens, n)| shape_of(lens, n))
+                .and_then(|(_, lens, n)| Shape::of_face_sizes(lens[..n as usize].iter().copied()))
                 .map_or(0, Shape::vertices);
             counts.set(c, count);
         });
@@ -778,7 +769,7 @@ cavity_device::kernel! {
             let Some((loops, lens, n)) = cell_faces(*ops, c) else {
                 return;
             };
-            let Some(shape) = shape_of(lens, n) else {
+            let Some(shape) = Shape::of_face_sizes(lens[..n as usize].iter().copied()) else {
                 return;
             };
             let m = match shape {
