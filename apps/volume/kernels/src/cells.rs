@@ -319,19 +319,25 @@ cavity_device::kernel! {
         launch.block.for_each(end - start, |k| {
             let c = start + k;
             let (own, shape) = load(offsets, vertices, c);
+            // Each vertex's star size, read once for the cell's faces.
+            let mut sizes = [0u32; 8];
+            for (size, &x) in sizes.iter_mut().zip(&own).take(shape.vertices() as usize) {
+                *size = star_offsets.get(x + 1).wrapping_sub(star_offsets.get(x));
+            }
             let at0 = occurrences.get(c);
             let mut count = 0;
             for j in 0..shape.faces() {
                 let (l, len) = face_loop(&own, shape, j);
                 let key = key(l);
                 // The face's vertex with the smallest star.
-                let mut v = l[0];
-                for &x in &l[1..len as usize] {
-                    let size = |y: u32| star_offsets.get(y + 1).wrapping_sub(star_offsets.get(y));
-                    if size(x) < size(v) {
-                        v = x;
+                let (local, _) = shape.face(j);
+                let mut best = local[0] as usize & 7;
+                for &i in &local[1..len as usize] {
+                    if sizes[i as usize & 7] < sizes[best] {
+                        best = i as usize & 7;
                     }
                 }
+                let v = own[best];
                 let at = at0.wrapping_add(j);
                 let mut found = encode(at, false);
                 // The cells before `c` in the star, in order: the first
