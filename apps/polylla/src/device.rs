@@ -5,8 +5,8 @@
 //! step is timed: with CUDA events on the GPU, by the wall clock on the
 //! CPU backend.
 
-use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
+use cavity::backend::{Backend, Landing};
 use cavity_polylla_kernels::{
     BarrierTips, Bridges, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, PolygonSizes,
     PolygonVertices, Relink, RelinkChords, SharedIds, SplitPolygons, blocks, repair,
@@ -85,7 +85,7 @@ impl Clock<'_> {
 /// or a copy fails (out of memory included); [`PolyllaError::Input`] past
 /// `2³² - 1` half-edges.
 pub fn polylla(backend: &Backend, mesh: &HalfEdges) -> Result<(Polylla, Timings), PolyllaError> {
-    let linked = run(backend, mesh)?;
+    let linked = run(backend, mesh, false)?;
     let (mut clock, d) = (linked.clock, backend);
     let (halfedges, interior) = (linked.halfedges, linked.interior);
     let (labels, next, prev, polygons, repaired) = clock.step("copy to host", || {
@@ -125,10 +125,11 @@ pub fn polygon_lists(
     backend: &Backend,
     mesh: &HalfEdges,
 ) -> Result<(PolygonLists, Timings), PolyllaError> {
-    let linked = run(backend, mesh)?;
+    let linked = run(backend, mesh, true)?;
     let (mut clock, d) = (linked.clock, backend);
     let (origin, new_next, list, count) =
         (linked.origin, linked.new_next, linked.list, linked.count);
+    let [offsets_landing, vertices_landing] = linked.landings;
     let offsets = clock.step("vertex lists", || {
         let mut offsets = d.zeros::<u32>(count as usize + 1)?;
         d.launch::<PolygonSizes>(
@@ -145,8 +146,8 @@ pub fn polygon_lists(
     })?;
     let (offsets, vertices, repaired) = clock.step("copy to host", || {
         Ok((
-            d.download(offsets.0, count as usize + 1)?,
-            d.download(offsets.1, offsets.2 as usize)?,
+            d.download_into(offsets.0, count as usize + 1, offsets_landing)?,
+            d.download_into(offsets.1, offsets.2 as usize, vertices_landing)?,
             d.download(linked.repaired, 2)?,
         ))
     })?;
@@ -171,14 +172,39 @@ struct Linked<'a> {
     count: u32,
     /// Tips repaired and barrier edges split.
     repaired: Buffer<u32>,
+    /// Host memory for the vertex lists' offsets and vertices, faulted in
+    /// while the device finishes (none prepared for the links).
+    landings: [Landing<u32>; 2],
     /// Words of the label bytes.
     bytes: u32,
     halfedges: u32,
     interior: u32,
 }
 
-/// GPolylla's steps up to the list of polygons (see [`polylla`]).
-fn run<'a>(backend: &'a Backend, mesh: &HalfEdges) -> Result<Linked<'a>, PolyllaError> {
+/// Host memory for the vertex lists of `polygons` polygons of `mesh`:
+/// their offsets and their vertices, of which Euler's formula for a
+/// triangulated disc (`V - E + F = 1`) gives `2 (V + F - 1) - b` for `b`
+/// boundary edges (each interior frontier edge on two polygons, each
+/// boundary edge on one), with a sixty-fourth more for what it does not
+/// see (holes, split barrier edges); unused vertices make it larger.
+/// Faulted in on the host's threads while the device finishes (issue 55:
+/// at 44 M points, 0.5 GB copied back into fresh memory took 20-54 ms).
+fn list_landings(d: &Backend, mesh: &HalfEdges, polygons: u32) -> [Landing<u32>; 2] {
+    let (vertices, polygons) = (mesh.positions.len(), polygons as usize);
+    let boundary = mesh.len() - mesh.interior as usize;
+    let lists = (2 * (vertices + polygons)).saturating_sub(2 + boundary);
+    let slack = |n: usize| n + n / 64 + 1024;
+    [d.landing(slack(polygons + 1)), d.landing(slack(lists))]
+}
+
+/// GPolylla's steps up to the list of polygons (see [`polylla`]); for
+/// `lists`, the host memory of the vertex lists is prepared as soon as the
+/// polygons are counted ([`list_landings`]).
+fn run<'a>(
+    backend: &'a Backend,
+    mesh: &HalfEdges,
+    lists: bool,
+) -> Result<Linked<'a>, PolyllaError> {
     if mesh.len() >= u32::MAX as usize / 4 {
         return Err(PolyllaError::Input(format!(
             "{} half-edges, more than 32-bit indices reach",
@@ -254,12 +280,18 @@ fn run<'a>(backend: &'a Backend, mesh: &HalfEdges) -> Result<Linked<'a>, Polylla
         let params = (links, &labels, interior, &mut moved);
         Ok(d.launch::<MoveSeeds>(blocks(triangles), (0, 0), params)?)
     })?;
-    clock.step("polygon seeds", || {
+    let landings = clock.step("polygon seeds", || {
         // One thread per moved seed: the walks around the polygons are
         // chains of dependent loads, as many as possible in flight.
         let (seeds, n) = d.compact_bits(&moved, bits)?;
         let params = (&new_next, &seeds, n, &mut polygons, &mut ids, &mut shared);
-        Ok(d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?)
+        d.launch::<PolygonSeeds>(blocks(n), (0, 0), params)?;
+        // Prepared while the walks run.
+        Ok(if lists {
+            list_landings(d, mesh, n)
+        } else {
+            [Landing::none(), Landing::none()]
+        })
     })?;
     let bridges = clock.step("barrier edges", || {
         let (walked, n) = d.compact_bits(&shared, bits)?;
@@ -310,6 +342,7 @@ fn run<'a>(backend: &'a Backend, mesh: &HalfEdges) -> Result<Linked<'a>, Polylla
         list,
         count,
         repaired,
+        landings,
         bytes,
         halfedges,
         interior,

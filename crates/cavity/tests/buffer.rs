@@ -1,8 +1,9 @@
 //! Buffers on a backend (`cavity::backend::buffer`): copies of every size
 //! both ways (on the GPU, uploads and downloads from
 //! `cavity::backend::cuda::staging::STAGED_FROM` bytes go through the
-//! pinned staging buffers, in pieces of `staging::PIECE` bytes; downloads
-//! of a prefix too), checked through a scan that reads them on the device;
+//! pinned staging buffers, in pieces of `staging::FIRST_PIECE` bytes,
+//! then of `staging::PIECE` once the larger pair is pinned; downloads of
+//! a prefix too; each pair's copies on their own), checked through a scan that reads them on the device;
 //! the memory of freed buffers counted as free; the compaction of marks and
 //! of a bitmask; views cut apart for one launch; a checked kernel given an
 //! array too short for its launch stops instead of reaching past it.
@@ -12,7 +13,8 @@
 
 use cavity::backend::Backend;
 use cavity::backend::buffer::Buffer;
-use cavity::backend::cuda::staging::{PIECE, STAGED_FROM};
+use cavity::backend::cuda::staging::{FIRST_PIECE, PIECE, STAGED_FROM, Staging};
+use cudarc::driver::DevicePtrMut;
 
 mod common;
 use cavity_device::array::{AddChunkOffsets, CountBits};
@@ -23,16 +25,67 @@ fn word(i: usize) -> u32 {
     (i as u32).wrapping_mul(2_654_435_761) >> 28
 }
 
+/// Each staging pair on its own (the backend's copies meet the first only
+/// until the second is pinned): bytes across every piece boundary, up and
+/// back into an uninitialised array.
+#[test]
+fn each_staging_pair_round_trips() {
+    let d = test_backend();
+    let Backend::Cuda(gpu) = &d else { return };
+    let stream = gpu.stream();
+    for size in [FIRST_PIECE, PIECE] {
+        let mut staging = Staging::new(stream.context(), size).unwrap();
+        assert_eq!(staging.piece(), size);
+        for n in [size - 1, size, size + 1, 2 * size + 12_345] {
+            let data: Vec<u8> = (0..n).map(|i| word(i) as u8 ^ (i >> 8) as u8).collect();
+            let mut dev = stream.alloc_zeros::<u8>(n).unwrap();
+            let mut back = vec![std::mem::MaybeUninit::<u8>::uninit(); n];
+            {
+                let (ptr, _record) = dev.device_ptr_mut(stream);
+                // SAFETY: `dev` holds `n` bytes and only this stream uses it.
+                unsafe {
+                    staging.upload(stream, &data, ptr).unwrap();
+                    staging.download(stream, ptr, &mut back).unwrap();
+                }
+            }
+            // SAFETY: the download wrote every byte.
+            let back: Vec<u8> = back
+                .into_iter()
+                .map(|b| unsafe { b.assume_init() })
+                .collect();
+            assert!(back == data, "{n} bytes through pieces of {size}");
+        }
+    }
+}
+
+/// Downloads into host memory prepared beforehand (`Backend::landing`):
+/// with room for them (that memory taken), with too little or none (a
+/// new array), of a prefix; 36 MB, so that huge pages are asked for.
+#[test]
+fn downloads_land_in_prepared_memory() {
+    let d = &test_backend();
+    let n = 9_000_000;
+    let data: Vec<u32> = (0..n).map(word).collect();
+    for (room, len) in [(0, n), (n / 2, n), (n, n), (n + 100, n), (n, n / 3)] {
+        let words = d.upload(&data).unwrap();
+        let back = d.download_into(words, len, d.landing(room)).unwrap();
+        assert!(back == data[..len], "{len} words into room for {room}");
+    }
+}
+
 #[test]
 fn copies_of_every_size_round_trip_and_reach_the_kernels() {
     let d = &test_backend();
-    let (staged, piece) = (STAGED_FROM / 4, PIECE / 4);
+    let (staged, first, piece) = (STAGED_FROM / 4, FIRST_PIECE / 4, PIECE / 4);
     for n in [
         0,
         1,
         1000,
         staged - 1,
         staged,
+        first - 1,
+        first + 1,
+        2 * first + 12_345,
         piece - 1,
         piece,
         piece + 1,

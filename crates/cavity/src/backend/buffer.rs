@@ -23,6 +23,7 @@ use cavity_device::kernel::CheckedKernel;
 use super::Backend;
 use super::cuda::kernel_args::KernelArgs;
 use super::error::BackendError;
+use super::landing::Landing;
 
 /// An element of a [`Buffer`]: a 32-bit word the GPU copies as plain data
 /// (`u32`, `i32`, `f32`).
@@ -284,12 +285,39 @@ impl Backend {
         buffer: Buffer<T>,
         n: usize,
     ) -> Result<Vec<T>, BackendError> {
+        self.download_into(buffer, n, Landing::none())
+    }
+
+    /// Host memory for a later [`Backend::download_into`] of up to `n`
+    /// elements, faulted in on the host's threads while the device works
+    /// ([`Landing`]); on the CPU backend, whose buffers are host arrays
+    /// already, nothing is prepared.
+    pub fn landing<T: Element>(&self, n: usize) -> Landing<T> {
+        match self {
+            Backend::Cpu(_) => Landing::none(),
+            Backend::Cuda(_) => Landing::prepare(n),
+        }
+    }
+
+    /// [`Backend::download`] into the memory `landing` prepared, once it
+    /// is ready (into a new array when it has no room for them).
+    ///
+    /// # Errors
+    /// As [`Backend::download`].
+    pub fn download_into<T: Element>(
+        &self,
+        buffer: Buffer<T>,
+        n: usize,
+        landing: Landing<T>,
+    ) -> Result<Vec<T>, BackendError> {
         match (self, buffer.inner) {
             (Backend::Cpu(_), Inner::Host(mut v)) => {
                 v.truncate(n);
                 Ok(v)
             }
-            (Backend::Cuda(gpu), Inner::Gpu(s, len, _)) => gpu.download(&s, n.min(len)),
+            (Backend::Cuda(gpu), Inner::Gpu(s, len, _)) => {
+                gpu.download_into(&s, n.min(len), landing.take())
+            }
             _ => Err(mismatch()),
         }
     }

@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod cuda;
 pub mod error;
+pub mod landing;
 pub mod partition;
 pub mod patch_build;
 pub mod placed;
@@ -15,6 +16,7 @@ pub mod rounds;
 
 pub use cuda::GpuSeconds;
 pub use error::BackendError;
+pub use landing::Landing;
 pub use partition::{PartitionError, PartitionRounds};
 pub use placed::{PlaceError, PlacedMesh};
 pub use rounds::AnyRounds;
@@ -323,6 +325,15 @@ impl Backend {
         match self {
             Backend::Cpu(_) => Ok(None),
             Backend::Cuda(c) => c.peak_memory(),
+        }
+    }
+
+    /// Has the GPU pin larger staging buffers for copies of gigabytes
+    /// ([`cuda::CudaBackend::stage_larger`]), well before them; nothing on
+    /// the CPU backend.
+    pub fn stage_larger(&self) {
+        if let Backend::Cuda(gpu) = self {
+            gpu.stage_larger();
         }
     }
 

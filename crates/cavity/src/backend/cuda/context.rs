@@ -21,7 +21,7 @@ use cavity_device::kernel::{DYNAMIC_BOUNDS, Kernel};
 
 use super::cubin_cache::{self, KernelOrigin};
 use super::kernel_args::KernelArgs;
-use super::staging::Staging;
+use super::staging::{FIRST_PIECE, PIECE, Staging};
 use crate::backend::error::BackendError;
 
 /// The device crate compiled to PTX by `build.rs` (sm_90 unless
@@ -62,9 +62,9 @@ pub struct CudaBackend {
     /// own as the backend opens ([`CudaBackend::stage_beside`]), or at the
     /// first copy that needs them if that comes first.
     pub(super) staging: Arc<Mutex<Option<Staging>>>,
-    /// The thread allocating the staging buffers, joined as the backend
+    /// The threads allocating the staging buffers, joined as the backend
     /// closes.
-    stager: Option<std::thread::JoinHandle<()>>,
+    stagers: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 /// A declared kernel ([`cavity_device::kernel`](mod@cavity_device::kernel)) loaded from the module,
@@ -163,13 +163,17 @@ impl CudaBackend {
             smem_limit,
             origin,
             staging: Arc::new(Mutex::new(None)),
-            stager: None,
+            stagers: Mutex::new(Vec::new()),
         };
         // A reset the driver refuses leaves the mark counting from the
         // pool's creation: the peak is then too high, never a failed start.
         let _ = backend.reset_peak_memory();
-        let mut backend = backend;
-        backend.stager = Some(backend.stage_beside());
+        let first = backend.stage_beside();
+        backend
+            .stagers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(first);
         Ok(backend)
     }
 
@@ -194,20 +198,43 @@ impl CudaBackend {
         Ok(free as u64)
     }
 
-    /// Allocates the staging buffers on a thread of its own (page-locking
-    /// 16 MB takes a few milliseconds, which the host's work before the
-    /// first large copy hides); the first copy that needs them waits for
-    /// them, or
-    /// allocates them itself when the thread has not started yet. A failed
-    /// allocation there is left for that copy to meet and report.
+    /// Allocates the staging buffers on a thread of its own (the pair of
+    /// [`FIRST_PIECE`] bytes: page-locking 16 MB takes a few milliseconds,
+    /// which the host's work before the first large copy hides); the first
+    /// copy that needs them waits for them, or allocates them itself when
+    /// the thread has not started yet. A failed allocation there is left
+    /// for that copy to meet and report.
     fn stage_beside(&self) -> std::thread::JoinHandle<()> {
         let (ctx, staging) = (Arc::clone(&self.ctx), Arc::clone(&self.staging));
         std::thread::spawn(move || {
             let mut guard = staging.lock().unwrap_or_else(|e| e.into_inner());
             if guard.is_none() {
-                *guard = Staging::new(&ctx).ok();
+                *guard = Staging::new(&ctx, FIRST_PIECE).ok();
             }
         })
+    }
+
+    /// Replaces the staging buffers with a pair of [`PIECE`] bytes, pinned
+    /// on a thread of its own without holding the staging (copies go on
+    /// through the first pair meanwhile): for a command that copies
+    /// gigabytes, called well before (Polylla, while the host
+    /// triangulates). Page-locking them takes 20-35 ms, during which the
+    /// driver's other calls wait (issue 55: the remeshing's patch stage at
+    /// 6.39 M faces 0.073-0.076 s → 0.103-0.107 s with the pair pinned
+    /// beside it), which is why the backend does not do it by itself. A
+    /// failed allocation leaves the first pair in place.
+    pub fn stage_larger(&self) {
+        let (ctx, staging) = (Arc::clone(&self.ctx), Arc::clone(&self.staging));
+        let grow = std::thread::spawn(move || {
+            if let Ok(larger) = Staging::new(&ctx, PIECE) {
+                // The pair it replaces, dropped here, waits for its copies.
+                *staging.lock().unwrap_or_else(|e| e.into_inner()) = Some(larger);
+            }
+        });
+        self.stagers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(grow);
     }
 
     /// Gives the memory the pool keeps unused back to the driver
@@ -527,11 +554,12 @@ impl CudaBackend {
 }
 
 impl Drop for CudaBackend {
-    /// Waits for the staging buffers' thread, then gives the memory the
+    /// Waits for the staging buffers' threads, then gives the memory the
     /// pool kept back to the driver (errors are ignored: the context is
     /// closing).
     fn drop(&mut self) {
-        if let Some(stager) = self.stager.take() {
+        let stagers = self.stagers.get_mut().unwrap_or_else(|e| e.into_inner());
+        for stager in stagers.drain(..) {
             let _ = stager.join();
         }
         let _ = self.trim_pool();

@@ -5,8 +5,9 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::context::{CudaBackend, driver};
-use super::staging::{STAGED_FROM, Staging};
+use super::staging::{FIRST_PIECE, STAGED_FROM, Staging};
 use crate::backend::error::BackendError;
+use crate::backend::landing::{HUGE_PAGES_FROM, advise_huge_pages};
 
 impl CudaBackend {
     /// The device address of `slice`, a kernel parameter: for a buffer
@@ -60,20 +61,60 @@ impl CudaBackend {
         data: &CudaSlice<T>,
         len: usize,
     ) -> Result<Vec<T>, BackendError> {
+        self.download_into(data, len, Vec::new())
+    }
+
+    /// [`CudaBackend::download`] into `array`'s memory (its elements
+    /// dropped) when it has room for them: memory a
+    /// [`crate::backend::Landing`] faulted in beforehand; else into a new
+    /// array.
+    ///
+    /// # Errors
+    /// A driver error when the copy fails.
+    pub fn download_into<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
+        &self,
+        data: &CudaSlice<T>,
+        len: usize,
+        mut array: Vec<T>,
+    ) -> Result<Vec<T>, BackendError> {
         let n = len.min(data.len());
         if n * std::mem::size_of::<T>() < STAGED_FROM {
             return self.download_range(data, 0..n);
         }
         let part = data.slice(..n);
-        // Zeroed by the allocator (fresh pages, untouched until the copy).
-        let mut out: Vec<T> = bytemuck::zeroed_vec(n);
+        array.clear();
+        // Not zeroed: the copy writes every byte (mimalloc zeroes memory it
+        // kept from a freed array on the calling thread, 0.5 GB for
+        // Polylla's lists at 44 M points).
+        let fresh = array.capacity() < n;
+        if fresh {
+            array = Vec::with_capacity(n);
+        }
+        let bytes = n * std::mem::size_of::<T>();
+        // SAFETY: the spare capacity holds at least `n` elements of `T`,
+        // `bytes` bytes, lent here as bytes that may be uninitialised.
+        let spare = unsafe {
+            std::slice::from_raw_parts_mut(
+                array
+                    .spare_capacity_mut()
+                    .as_mut_ptr()
+                    .cast::<std::mem::MaybeUninit<u8>>(),
+                bytes,
+            )
+        };
+        if fresh && bytes >= HUGE_PAGES_FROM {
+            advise_huge_pages(spare);
+        }
         let (ptr, _record) = part.device_ptr(&self.stream);
-        // SAFETY: `part` holds `n` elements, `out`'s bytes, written only by
-        // work on this stream.
+        // SAFETY: `part` holds `n` elements, `spare`'s bytes, written only
+        // by work on this stream.
         self.with_staging("copying from the GPU", |staging| unsafe {
-            staging.download(&self.stream, ptr, bytemuck::cast_slice_mut(&mut out))
+            staging.download(&self.stream, ptr, spare)
         })?;
-        Ok(out)
+        // SAFETY: the download wrote all `n` elements' bytes, and every bit
+        // pattern is a valid `T` (`Pod`).
+        unsafe { array.set_len(n) };
+        Ok(array)
     }
 
     /// Elements `range` of `data` (within its length), after the work
@@ -150,8 +191,10 @@ impl CudaBackend {
         let mut guard = self.staging.lock().unwrap_or_else(|e| e.into_inner());
         let staging = match &mut *guard {
             Some(s) => s,
-            empty => empty
-                .insert(Staging::new(&self.ctx).map_err(driver("allocating pinned host memory"))?),
+            empty => empty.insert(
+                Staging::new(&self.ctx, FIRST_PIECE)
+                    .map_err(driver("allocating pinned host memory"))?,
+            ),
         };
         f(staging).map_err(driver(what))
     }

@@ -6,38 +6,50 @@
 //! memory at the bus's. Each piece of an array is copied between one
 //! buffer and the array by the host's threads while the other buffer's
 //! piece crosses the bus; the buffers are allocated once per backend and
-//! kept. Copying back, the host's threads also touch the fresh array's
+//! kept: a pair of [`FIRST_PIECE`] bytes, quick to page-lock, and for a
+//! command that copies gigabytes a pair of [`PIECE`] bytes in their place,
+//! pinned while the first pair serves
+//! ([`super::CudaBackend::stage_larger`]). Copying back, the host's threads also touch the fresh array's
 //! pages in parallel, which the driver's copy into pageable memory does
 //! one page at a time.
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError, PinnedHostSlice, result};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 use std::sync::Arc;
 
-/// Bytes of each staging buffer: page-locking two of 8 MB takes a few
-/// milliseconds, two of 32 MB 20-35 ms, which the first upload of
-/// patching waited for (issue 55: the patch stage at 6.39 M faces fell
-/// from 0.091-0.092 s to 0.071-0.075 s). Uploads of gigabytes are slower
-/// through these (see `SLICE`); growing the buffers once the first
-/// uploads are through is a next step of issue 55.
-pub const PIECE: usize = 8 << 20;
+/// Bytes of each buffer of the first pair: page-locking two of 8 MB
+/// takes a few milliseconds, two of 32 MB 20-35 ms, which the first
+/// upload of patching waited for (issue 55: the patch stage at 6.39 M
+/// faces fell from 0.091-0.092 s to 0.071-0.075 s with these).
+pub const FIRST_PIECE: usize = 8 << 20;
+
+/// Bytes of each buffer of the pair that replaces the first once pinned
+/// ([`super::CudaBackend::stage_larger`]): each piece costs
+/// a synchronisation and a fork of the host's threads, so gigabytes go
+/// faster through larger pieces (issue 55, on an H200's host: 2 GB up in
+/// 65-69 ms through 8 MB pieces, 42 ms through 32 MB; 465 MB down in
+/// 15-17 ms against 11 ms).
+pub const PIECE: usize = 32 << 20;
 
 /// Arrays of fewer bytes go the driver's way (pageable): the staging
 /// would not pay for its synchronisation.
 pub const STAGED_FROM: usize = 4 << 20;
 
-/// Bytes each host thread copies at a time: a piece's 32 slices keep 16
-/// threads busy (a 2.5 GB upload took 121-125 ms with slices of 1 MB,
-/// 97-103 ms with these; with pieces of 32 MB, 62-68 ms, issue 55).
-const SLICE: usize = 256 << 10;
+/// Slices of a piece the host's threads copy at a time: one per thread
+/// of a 16-core host (with pieces of 32 MB, slices of 2 MB took 21 ms a
+/// gigabyte up, of 1 MB 25-27 ms; with pieces of 8 MB, 256 and 512 KB
+/// were alike, issue 55).
+const SLICES: usize = 16;
 
-/// The two pinned buffers and the event after the last copy through
-/// each.
+/// Two pinned buffers and the event after the last copy through each.
 pub struct Staging {
     buffers: [PinnedHostSlice<u8>; 2],
     pointers: [*mut u8; 2],
     done: [Option<CudaEvent>; 2],
+    /// Bytes of each buffer.
+    piece: usize,
 }
 
 // SAFETY: the raw pointers are those of the buffers the struct owns; the
@@ -45,21 +57,23 @@ pub struct Staging {
 unsafe impl Send for Staging {}
 
 impl Staging {
-    /// Two pinned buffers of [`PIECE`] bytes.
+    /// Two pinned buffers of `piece` bytes ([`FIRST_PIECE`] or
+    /// [`PIECE`]).
     ///
     /// # Errors
     /// The driver's, when page-locked memory cannot be allocated.
-    pub fn new(ctx: &Arc<CudaContext>) -> Result<Staging, DriverError> {
+    pub fn new(ctx: &Arc<CudaContext>, piece: usize) -> Result<Staging, DriverError> {
         // SAFETY: any byte is a valid u8; each buffer is written only
         // after the copy that last read or wrote it (its `done` event)
         // completed.
-        let alloc = || unsafe { ctx.alloc_pinned_with_flags::<u8>(PIECE, 0) };
+        let alloc = || unsafe { ctx.alloc_pinned_with_flags::<u8>(piece, 0) };
         let mut buffers = [alloc()?, alloc()?];
         let pointers = [buffers[0].as_mut_ptr()?, buffers[1].as_mut_ptr()?];
         Ok(Staging {
             buffers,
             pointers,
             done: [None, None],
+            piece,
         })
     }
 
@@ -73,7 +87,7 @@ impl Staging {
         }
         self.done[k] = None;
         debug_assert!(len <= self.buffers[k].len());
-        // SAFETY: the buffer holds `PIECE >= len` bytes, no copy uses it
+        // SAFETY: the buffer holds `piece >= len` bytes, no copy uses it
         // any more, and `&mut self` keeps it to this caller.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.pointers[k], len) })
     }
@@ -93,17 +107,18 @@ impl Staging {
         data: &[u8],
         dst: CUdeviceptr,
     ) -> Result<(), DriverError> {
-        for (i, piece) in data.chunks(PIECE).enumerate() {
+        let (size, slice) = (self.piece, self.slice());
+        for (i, piece) in data.chunks(size).enumerate() {
             let k = i % 2;
             let buffer = self.buffer(k, piece.len())?;
             buffer
-                .par_chunks_mut(SLICE)
-                .zip(piece.par_chunks(SLICE))
+                .par_chunks_mut(slice)
+                .zip(piece.par_chunks(slice))
                 .for_each(|(to, from)| to.copy_from_slice(from));
             // SAFETY: the caller's contract for `dst`; the buffer is pinned
             // and is not written again before `done[k]` completes.
             unsafe {
-                result::memcpy_htod_async(dst + (i * PIECE) as u64, buffer, stream.cu_stream())?
+                result::memcpy_htod_async(dst + (i * size) as u64, buffer, stream.cu_stream())?
             };
             match stream.record_event(None) {
                 Ok(e) => self.done[k] = Some(e),
@@ -119,9 +134,21 @@ impl Staging {
 }
 
 impl Staging {
+    /// Bytes of each buffer.
+    pub fn piece(&self) -> usize {
+        self.piece
+    }
+
+    /// Bytes each host thread copies at a time.
+    fn slice(&self) -> usize {
+        self.piece / SLICES
+    }
+
     /// Copies `dst.len()` bytes of device memory at `src` into `dst`,
-    /// after the work enqueued on `stream` so far; returns once `dst` is
-    /// written.
+    /// after the work enqueued on `stream` so far; returns once every byte
+    /// of `dst` is written (it may be uninitialised before: a fresh array
+    /// need not be zeroed first, which the allocator may do on one thread
+    /// when it hands back memory it kept).
     ///
     /// # Errors
     /// The driver's.
@@ -133,7 +160,7 @@ impl Staging {
         &mut self,
         stream: &Arc<CudaStream>,
         src: CUdeviceptr,
-        dst: &mut [u8],
+        dst: &mut [MaybeUninit<u8>],
     ) -> Result<(), DriverError> {
         // SAFETY: the caller's contract.
         let copied = unsafe { self.download_pieces(stream, src, dst) };
@@ -153,20 +180,21 @@ impl Staging {
         &mut self,
         stream: &Arc<CudaStream>,
         src: CUdeviceptr,
-        dst: &mut [u8],
+        dst: &mut [MaybeUninit<u8>],
     ) -> Result<(), DriverError> {
         // Piece `i` crosses into buffer `i % 2` while the host's threads
         // copy piece `i - 1` out of the other; a buffer is written again
         // only after its last piece was copied out.
-        let mut crossing: Option<(&mut [u8], usize, CudaEvent)> = None;
-        for (i, piece) in dst.chunks_mut(PIECE).enumerate() {
+        let mut crossing: Option<(&mut [MaybeUninit<u8>], usize, CudaEvent)> = None;
+        let size = self.piece;
+        for (i, piece) in dst.chunks_mut(size).enumerate() {
             let k = i % 2;
             let buffer = self.buffer(k, piece.len())?;
             // SAFETY: the caller's contract for `src`; the buffer is
             // pinned, holds `piece.len()` bytes and is read only after the
             // copy's event completes.
             unsafe {
-                result::memcpy_dtoh_async(buffer, src + (i * PIECE) as u64, stream.cu_stream())?
+                result::memcpy_dtoh_async(buffer, src + (i * size) as u64, stream.cu_stream())?
             };
             let copied = stream.record_event(None)?;
             if let Some((out, before, event)) = crossing.take() {
@@ -182,14 +210,22 @@ impl Staging {
 
     /// Copies buffer `k`'s first `out.len()` bytes into `out` on the host's
     /// threads, once `copied` (the copy into the buffer) completes.
-    fn copy_out(&self, out: &mut [u8], k: usize, copied: &CudaEvent) -> Result<(), DriverError> {
+    fn copy_out(
+        &self,
+        out: &mut [MaybeUninit<u8>],
+        k: usize,
+        copied: &CudaEvent,
+    ) -> Result<(), DriverError> {
         copied.synchronize()?;
-        // SAFETY: the buffer holds `PIECE >= out.len()` bytes, written by
+        // SAFETY: the buffer holds `piece >= out.len()` bytes, written by
         // the completed copy; nothing writes it until this returns.
         let buffer = unsafe { std::slice::from_raw_parts(self.pointers[k], out.len()) };
-        out.par_chunks_mut(SLICE)
-            .zip(buffer.par_chunks(SLICE))
-            .for_each(|(to, from)| to.copy_from_slice(from));
+        let slice = self.slice();
+        out.par_chunks_mut(slice)
+            .zip(buffer.par_chunks(slice))
+            .for_each(|(to, from)| {
+                to.write_copy_of_slice(from);
+            });
         Ok(())
     }
 }
