@@ -181,16 +181,19 @@ struct Linked<'a> {
     interior: u32,
 }
 
-/// Host memory for the vertex lists of `polygons` polygons of `mesh`:
-/// their offsets and their vertices, of which Euler's formula for a
-/// triangulated disc (`V - E + F = 1`) gives `2 (V + F - 1) - b` for `b`
-/// boundary edges (each interior frontier edge on two polygons, each
-/// boundary edge on one), with a sixty-fourth more for what it does not
-/// see (holes, split barrier edges); unused vertices make it larger.
-/// Faulted in on the host's threads while the device finishes (issue 55:
-/// at 44 M points, 0.5 GB copied back into fresh memory took 20-54 ms).
-fn list_landings(d: &Backend, mesh: &HalfEdges, polygons: u32) -> [Landing<u32>; 2] {
-    let (vertices, polygons) = (mesh.positions.len(), polygons as usize);
+/// Host memory for the vertex lists of the polygons of `mesh` that
+/// `seeds` moved seeds walk (one polygon each, or fewer where several walk
+/// one): their offsets and their vertices, of which Euler's formula for a
+/// triangulated disc (`V - E + F = 1`) gives `2 (V + F - 1) - b` for `F`
+/// polygons and `b` boundary edges (each interior frontier edge on two
+/// polygons, each boundary edge on one), with a sixty-fourth more for
+/// what it does not see (holes, split barrier edges); unused vertices and
+/// seeds sharing a polygon make it larger, and a short estimate only
+/// costs the preparation. Faulted in on the host's threads while the
+/// device finishes (issue 55: at 44 M points, 0.5 GB copied back into
+/// fresh memory took 20-54 ms, into this memory 24-30 ms).
+fn list_landings(d: &Backend, mesh: &HalfEdges, seeds: u32) -> [Landing<u32>; 2] {
+    let (vertices, polygons) = (mesh.positions.len(), seeds as usize);
     let boundary = mesh.len() - mesh.interior as usize;
     let lists = (2 * (vertices + polygons)).saturating_sub(2 + boundary);
     let slack = |n: usize| n + n / 64 + 1024;

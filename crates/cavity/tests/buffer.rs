@@ -2,8 +2,9 @@
 //! both ways (on the GPU, uploads and downloads from
 //! `cavity::backend::cuda::staging::STAGED_FROM` bytes go through the
 //! pinned staging buffers, in pieces of `staging::FIRST_PIECE` bytes,
-//! then of `staging::PIECE` once the larger pair is pinned; downloads of
-//! a prefix too; each pair's copies on their own), checked through a scan that reads them on the device;
+//! or of `staging::PIECE` once the larger pair asked for is pinned;
+//! downloads of a prefix too; each pair on its own; downloads into
+//! prepared memory), checked through a scan that reads them on the device;
 //! the memory of freed buffers counted as free; the compaction of marks and
 //! of a bitmask; views cut apart for one launch; a checked kernel given an
 //! array too short for its launch stops instead of reaching past it.
@@ -59,8 +60,9 @@ fn each_staging_pair_round_trips() {
 }
 
 /// Downloads into host memory prepared beforehand (`Backend::landing`):
-/// with room for them (that memory taken), with too little or none (a
-/// new array), of a prefix; 36 MB, so that huge pages are asked for.
+/// with room for them (that memory taken, which its capacity shows on the
+/// GPU), with too little or none (a new array), of a prefix; 36 MB, so
+/// that huge pages are asked for.
 #[test]
 fn downloads_land_in_prepared_memory() {
     let d = &test_backend();
@@ -70,6 +72,25 @@ fn downloads_land_in_prepared_memory() {
         let words = d.upload(&data).unwrap();
         let back = d.download_into(words, len, d.landing(room)).unwrap();
         assert!(back == data[..len], "{len} words into room for {room}");
+        if matches!(d, Backend::Cuda(_)) && room >= len {
+            assert!(back.capacity() >= room, "{len} words into room for {room}");
+        }
+    }
+}
+
+/// The larger staging pair asked for (`Backend::stage_larger`, twice: the
+/// second does nothing) while copies across its pieces go on, and after.
+#[test]
+fn copies_go_on_while_the_staging_grows() {
+    let d = &test_backend();
+    let n = 3 * PIECE / 4 + 7;
+    let data: Vec<u32> = (0..n).map(word).collect();
+    d.stage_larger();
+    for round in 0..4 {
+        d.stage_larger();
+        let words = d.upload(&data).unwrap();
+        assert!(d.read_back(&words, n).unwrap() == data, "round {round}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
 

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use cudarc::driver::sys::{self, CUdevice_attribute, CUevent_flags, CUfunction_attribute};
@@ -60,8 +61,11 @@ pub struct CudaBackend {
     origin: KernelOrigin,
     /// Pinned buffers for large copies: allocated on a thread of their
     /// own as the backend opens ([`CudaBackend::stage_beside`]), or at the
-    /// first copy that needs them if that comes first.
+    /// first copy that needs them if that comes first; replaced by larger
+    /// ones on request ([`CudaBackend::stage_larger`]).
     pub(super) staging: Arc<Mutex<Option<Staging>>>,
+    /// Whether [`CudaBackend::stage_larger`] was called.
+    staged_larger: AtomicBool,
     /// The threads allocating the staging buffers, joined as the backend
     /// closes.
     stagers: Mutex<Vec<std::thread::JoinHandle<()>>>,
@@ -164,6 +168,7 @@ impl CudaBackend {
             origin,
             staging: Arc::new(Mutex::new(None)),
             stagers: Mutex::new(Vec::new()),
+            staged_larger: AtomicBool::new(false),
         };
         // A reset the driver refuses leaves the mark counting from the
         // pool's creation: the peak is then too high, never a failed start.
@@ -222,13 +227,21 @@ impl CudaBackend {
     /// driver's other calls wait (issue 55: the remeshing's patch stage at
     /// 6.39 M faces 0.073-0.076 s → 0.103-0.107 s with the pair pinned
     /// beside it), which is why the backend does not do it by itself. A
-    /// failed allocation leaves the first pair in place.
+    /// failed allocation leaves the first pair in place. Only the first
+    /// call does anything.
     pub fn stage_larger(&self) {
+        if self.staged_larger.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let (ctx, staging) = (Arc::clone(&self.ctx), Arc::clone(&self.staging));
         let grow = std::thread::spawn(move || {
             if let Ok(larger) = Staging::new(&ctx, PIECE) {
-                // The pair it replaces, dropped here, waits for its copies.
-                *staging.lock().unwrap_or_else(|e| e.into_inner()) = Some(larger);
+                let first = staging
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .replace(larger);
+                // Dropped out of the lock: it waits for its copies.
+                drop(first);
             }
         });
         self.stagers

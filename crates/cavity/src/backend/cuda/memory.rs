@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use super::context::{CudaBackend, driver};
 use super::staging::{FIRST_PIECE, STAGED_FROM, Staging};
 use crate::backend::error::BackendError;
-use crate::backend::landing::{HUGE_PAGES_FROM, advise_huge_pages};
+use crate::backend::landing::{HUGE_PAGES_FROM, advise_huge_pages, spare_bytes};
 
 impl CudaBackend {
     /// The device address of `slice`, a kernel parameter: for a buffer
@@ -66,7 +66,8 @@ impl CudaBackend {
 
     /// [`CudaBackend::download`] into `array`'s memory (its elements
     /// dropped) when it has room for them: memory a
-    /// [`crate::backend::Landing`] faulted in beforehand; else into a new
+    /// [`crate::backend::Landing`] faulted in beforehand; else, or below
+    /// [`STAGED_FROM`] bytes (copied through pageable memory), into a new
     /// array.
     ///
     /// # Errors
@@ -88,23 +89,15 @@ impl CudaBackend {
         // Polylla's lists at 44 M points).
         let fresh = array.capacity() < n;
         if fresh {
+            // Freed first: the two are not held at once.
+            drop(std::mem::take(&mut array));
             array = Vec::with_capacity(n);
         }
-        let bytes = n * std::mem::size_of::<T>();
-        // SAFETY: the spare capacity holds at least `n` elements of `T`,
-        // `bytes` bytes, lent here as bytes that may be uninitialised.
-        let spare = unsafe {
-            std::slice::from_raw_parts_mut(
-                array
-                    .spare_capacity_mut()
-                    .as_mut_ptr()
-                    .cast::<std::mem::MaybeUninit<u8>>(),
-                bytes,
-            )
-        };
-        if fresh && bytes >= HUGE_PAGES_FROM {
+        let spare = spare_bytes(&mut array);
+        if fresh && spare.len() >= HUGE_PAGES_FROM {
             advise_huge_pages(spare);
         }
+        let spare = &mut spare[..n * std::mem::size_of::<T>()];
         let (ptr, _record) = part.device_ptr(&self.stream);
         // SAFETY: `part` holds `n` elements, `spare`'s bytes, written only
         // by work on this stream.

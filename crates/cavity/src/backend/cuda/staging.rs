@@ -9,9 +9,9 @@
 //! kept: a pair of [`FIRST_PIECE`] bytes, quick to page-lock, and for a
 //! command that copies gigabytes a pair of [`PIECE`] bytes in their place,
 //! pinned while the first pair serves
-//! ([`super::CudaBackend::stage_larger`]). Copying back, the host's threads also touch the fresh array's
-//! pages in parallel, which the driver's copy into pageable memory does
-//! one page at a time.
+//! ([`super::CudaBackend::stage_larger`]). Copying back, the host's
+//! threads also touch the fresh array's pages in parallel, which the
+//! driver's copy into pageable memory does one page at a time.
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DriverError, PinnedHostSlice, result};
@@ -43,6 +43,9 @@ pub const STAGED_FROM: usize = 4 << 20;
 /// were alike, issue 55).
 const SLICES: usize = 16;
 
+/// The smallest buffers: a slice a thread of at least a page.
+pub const SMALLEST_PIECE: usize = SLICES << 12;
+
 /// Two pinned buffers and the event after the last copy through each.
 pub struct Staging {
     buffers: [PinnedHostSlice<u8>; 2],
@@ -57,12 +60,13 @@ pub struct Staging {
 unsafe impl Send for Staging {}
 
 impl Staging {
-    /// Two pinned buffers of `piece` bytes ([`FIRST_PIECE`] or
-    /// [`PIECE`]).
+    /// Two pinned buffers of `piece` bytes ([`FIRST_PIECE`] or [`PIECE`];
+    /// at least [`SMALLEST_PIECE`], which a smaller ask is raised to).
     ///
     /// # Errors
     /// The driver's, when page-locked memory cannot be allocated.
     pub fn new(ctx: &Arc<CudaContext>, piece: usize) -> Result<Staging, DriverError> {
+        let piece = piece.max(SMALLEST_PIECE);
         // SAFETY: any byte is a valid u8; each buffer is written only
         // after the copy that last read or wrote it (its `done` event)
         // completed.
