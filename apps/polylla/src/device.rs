@@ -6,11 +6,10 @@
 //! CPU backend.
 
 use cavity::backend::buffer::Buffer;
-use cavity::backend::{Backend, BackendError, Landing};
+use cavity::backend::{Backend, Landing};
 use cavity_polylla_kernels::{
-    BarrierTips, BorderTwins, Bridges, CountOut, FillOut, Labels, LongestEdges, MergeExtra,
-    MoveSeeds, PolygonSeeds, PolygonSizes, PolygonVertices, Relink, RelinkChords, SharedIds,
-    SplitPolygons, Twins, blocks, repair,
+    BarrierTips, Bridges, Labels, LongestEdges, MergeExtra, MoveSeeds, PolygonSeeds, PolygonSizes,
+    PolygonVertices, Relink, RelinkChords, SharedIds, SplitPolygons, blocks, repair,
 };
 use rayon::prelude::*;
 
@@ -20,10 +19,9 @@ use crate::lists::PolygonLists;
 use crate::sequential::Polylla;
 
 /// The milliseconds of each step of a run, in order: the upload, the
-/// twins' search, the kernels (with the names of the paper's table 1
-/// where they match), the compaction, for [`polygon_lists`] the vertex
-/// lists' gathering ("vertex lists": two kernels, a scan and the read of
-/// the total), the download.
+/// kernels (with the names of the paper's table 1 where they match), the
+/// compaction, for [`polygon_lists`] the vertex lists' gathering ("vertex
+/// lists": two kernels, a scan and the read of the total), the download.
 #[derive(Clone, Debug, Default)]
 pub struct Timings {
     /// Each step's name and milliseconds.
@@ -79,12 +77,8 @@ impl Clock<'_> {
 /// half-edges ([`SplitPolygons`], "split polygon seeds"), a thread per
 /// half-edge of a chord; the list of polygons is compacted once, after. The
 /// interior half-edges' `next` and `prev` are taken as the structure
-/// defines them (around each triangle, [`HalfEdges`]), and their twins
-/// are found on the device from their origins ([`twins`], the step
-/// "twins"): only the border half-edges' links and twins are copied to the
-/// device. Those are the structure's twins for every [`HalfEdges`] its
-/// constructors make (each directed edge one half-edge's); arrays set by
-/// hand with other twins get the twins of their origins.
+/// defines them (around each triangle, [`HalfEdges`]); only the border
+/// half-edges' are copied to the device.
 ///
 /// # Errors
 /// [`PolyllaError::Backend`] when the GPU's kernels are missing, a launch
@@ -206,36 +200,6 @@ fn list_landings(d: &Backend, mesh: &HalfEdges, seeds: u32) -> [Landing<u32>; 2]
     [d.landing(slack(polygons + 1)), d.landing(slack(lists))]
 }
 
-/// The twin of each of the `halfedges` half-edges, `interior` of them
-/// interior, found on the device from their `origin` over `vertices`
-/// vertices (`cavity_polylla_kernels::twin`); `border_twin` holds the
-/// border half-edges' twins, the only ones uploaded (issue 55: a word per
-/// half-edge less to copy, 1.06 GB at 44 M points).
-fn twins(
-    d: &Backend,
-    origin: &Buffer<u32>,
-    border_twin: &Buffer<u32>,
-    [interior, halfedges, vertices]: [u32; 3],
-) -> Result<Buffer<u32>, BackendError> {
-    let mut offsets = d.zeros::<u32>(vertices as usize + 1)?;
-    d.launch::<CountOut>(blocks(interior), (0, 0), (origin, interior, &mut offsets))?;
-    d.exclusive_scan(&mut offsets, vertices + 1)?;
-    let (mut cursor, mut out) = (
-        d.zeros::<u32>(vertices as usize)?,
-        d.zeros(interior as usize)?,
-    );
-    let params = (origin, interior, &offsets, &mut cursor, &mut out);
-    d.launch::<FillOut>(blocks(interior), (0, 0), params)?;
-    drop(cursor);
-    let mut twin = d.zeros::<u32>(halfedges as usize)?;
-    let params = (origin, interior, &offsets, &out, &mut twin);
-    d.launch::<Twins>(blocks(interior), (0, 0), params)?;
-    let border = halfedges - interior;
-    let params = (border_twin, interior, border, &mut twin);
-    d.launch::<BorderTwins>(blocks(border), (0, 0), params)?;
-    Ok(twin)
-}
-
 /// GPolylla's steps up to the list of polygons (see [`polylla`]); for
 /// `lists`, the host memory of the vertex lists is prepared as soon as the
 /// polygons are counted ([`list_landings`]).
@@ -259,11 +223,11 @@ fn run<'a>(
     let (halfedges, interior) = (mesh.len() as u32, mesh.interior);
     let (triangles, vertices) = (interior / 3, mesh.positions.len() as u32);
     let inside = interior as usize;
-    let (origin, border_twin, border_next, border_prev, edge_of_vertex, positions) =
+    let (origin, twin, border_next, border_prev, edge_of_vertex, positions) =
         clock.step("copy to device", || {
             Ok((
                 d.upload(&mesh.origin)?,
-                d.upload(&mesh.twin[inside..])?,
+                d.upload(&mesh.twin)?,
                 d.upload(&mesh.next[inside..])?,
                 d.upload(&mesh.prev[inside..])?,
                 d.upload(&mesh.edge_of_vertex)?,
@@ -272,14 +236,6 @@ fn run<'a>(
                 d.upload::<u32>(bytemuck::cast_slice(&mesh.positions))?,
             ))
         })?;
-    let twin = clock.step("twins", || {
-        Ok(twins(
-            d,
-            &origin,
-            &border_twin,
-            [interior, halfedges, vertices],
-        )?)
-    })?;
     let zeros = |n: u32| -> Result<Buffer<u32>, PolyllaError> { Ok(d.zeros(n as usize)?) };
     // A byte per triangle, a bit per interior half-edge, two bits per
     // vertex.

@@ -185,9 +185,8 @@ fn run_found(
             poly.repaired
         ));
     }
-    // Eleven steps (the twins found on the device among them), two more
-    // where barrier edges were split.
-    if timings.steps.len() != if poly.bridges > 0 { 13 } else { 11 } {
+    // Ten steps, two more where barrier edges were split.
+    if timings.steps.len() != if poly.bridges > 0 { 12 } else { 10 } {
         return Err(format!("{} timed steps", timings.steps.len()));
     }
     Ok((mesh, poly, found))

@@ -29,10 +29,7 @@
 //!   seed as id); the list of polygons is the compaction of those bits
 //!   (`cavity_device::array::bits`);
 //! - [`lists`]: [`PolygonSizes`] and [`PolygonVertices`], the polygons'
-//!   vertex lists for the writers;
-//! - [`twin`]: [`CountOut`], [`FillOut`], [`Twins`] and [`BorderTwins`],
-//!   the half-edges' twins from their origins (only the border
-//!   half-edges' cross the bus).
+//!   vertex lists for the writers.
 //!
 //! The paper keeps a word per half-edge for each label; bytes per triangle
 //! and bits per half-edge keep the arrays that the kernels gather from at
@@ -52,13 +49,11 @@ pub mod label;
 pub mod link;
 pub mod lists;
 pub mod repair;
-pub mod twin;
 
 pub use label::{Labels, LongestEdges};
 pub use link::{MoveSeeds, PolygonSeeds, Relink};
 pub use lists::{PolygonSizes, PolygonVertices};
 pub use repair::{BarrierTips, Bridges, MergeExtra, RelinkChords, SharedIds, SplitPolygons};
-pub use twin::{BorderTwins, CountOut, FillOut, Twins};
 
 pub use cavity_device::array::{BOUNDS, CHUNK, blocks, chunk};
 
