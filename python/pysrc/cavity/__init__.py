@@ -1,0 +1,203 @@
+"""cavity: mesh processing on the GPU (RXMesh's patches and cavity operator).
+
+Plain functions on numpy arrays, in the style of gpytoolbox and libigl's
+bindings:
+
+- ``V``: vertex positions, shape ``(n, 3)``, float32 or float64 (computed in
+  float32);
+- ``F``: triangles, shape ``(m, 3)``, any integer dtype, each index in
+  ``[0, n)``;
+- options are keyword-only; every function returns new arrays.
+
+Each function runs on ``device="auto"`` (the GPU when there is one, else the
+CPU backend, which ``warnings`` says once), ``"cuda"`` or ``"cpu"``.
+Duplicate faces are removed before an operation, as the ``cavity`` command
+does when it reads a file. Errors: ``ValueError`` for bad arrays or settings
+(naming the argument), ``RuntimeError`` for a failed device or run,
+``OSError`` for a file that cannot be read or written.
+"""
+
+import operator
+import warnings
+
+import numpy as np
+
+from . import _cavity
+
+__all__ = ["read", "write", "info", "normals", "smooth", "remesh", "geodesic"]
+
+_DEVICES = ("auto", "cuda", "cpu")
+_warned_cpu = False
+
+
+def _vertices(V, name="V"):
+    """``V`` as a C-contiguous float32 ``(n, 3)`` array, or ValueError."""
+    a = np.asarray(V)
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"{name} must have shape (n, 3), not {a.shape}")
+    if not np.issubdtype(a.dtype, np.floating):
+        raise ValueError(f"{name} must hold floats (float32 or float64), not {a.dtype}")
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if not np.isfinite(a).all():
+        row = int(np.argwhere(~np.isfinite(a))[0][0])
+        raise ValueError(f"{name}: vertex {row} has a coordinate that is not finite")
+    return a
+
+
+def _faces(F, n, name="F"):
+    """``F`` as a C-contiguous uint32 ``(m, 3)`` array of indices below ``n``."""
+    a = np.asarray(F)
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"{name} must have shape (m, 3), not {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer vertex indices, not {a.dtype}")
+    if a.size:
+        low, high = int(a.min()), int(a.max())
+        if low < 0:
+            raise ValueError(f"{name}: index {low} is negative")
+        if high >= n:
+            raise ValueError(f"{name}: index {high}, but V has {n} vertices")
+    return np.ascontiguousarray(a, dtype=np.uint32)
+
+
+def _int(x, name, low):
+    """``x`` as an int of at least ``low``, or ValueError naming ``name``."""
+    try:
+        i = operator.index(x)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, not {x!r}") from None
+    if i < low or i >= 2**32:
+        raise ValueError(f"{name} must be an integer from {low} below 2**32, not {i}")
+    return i
+
+
+def _mesh(V, F):
+    v = _vertices(V)
+    return v, _faces(F, v.shape[0])
+
+
+def _device(device):
+    """Checks ``device`` and warns once when ``auto`` finds no GPU."""
+    global _warned_cpu
+    if device not in _DEVICES:
+        raise ValueError(f"device must be one of {', '.join(_DEVICES)}, not {device!r}")
+    if device == "auto" and not _warned_cpu:
+        name, note = _cavity.device_name(device)
+        if "CPU" in name:
+            _warned_cpu = True
+            warnings.warn(f"cavity: no GPU, running on the CPU backend ({note})", stacklevel=3)
+    return device
+
+
+def read(path):
+    """Reads a surface mesh file (OBJ, OFF, PLY, STL).
+
+    Returns ``(V, F)``: float32 ``(n, 3)`` and uint32 ``(m, 3)`` (polygons are
+    triangulated; the reader's warnings go through ``warnings``).
+
+    Raises ``OSError`` naming the file and the line or element that is wrong.
+    """
+    V, F, said = _cavity.read(str(path))
+    for w in said:
+        warnings.warn(w, stacklevel=2)
+    return V, F
+
+
+def write(path, V, F):
+    """Writes a surface mesh file in the format of its extension (OBJ, OFF,
+    PLY, STL), through a temporary file renamed into place.
+
+    Raises ``ValueError`` for bad arrays or an unknown extension, ``OSError``
+    when the file cannot be written.
+    """
+    v, f = _mesh(V, F)
+    _cavity.write(str(path), v, f)
+
+
+def info(V, F):
+    """Topology statistics of a mesh, as ``cavity info`` prints them.
+
+    Returns a dict: ``vertices``, ``edges``, ``faces``,
+    ``euler_characteristic``, ``components``, ``isolated_vertices``,
+    ``boundary_edges``, ``boundary_loops``, ``non_manifold_edges``,
+    ``non_manifold_vertices`` (counted after duplicate faces are removed) and
+    ``duplicate_faces``.
+    """
+    v, f = _mesh(V, F)
+    return _cavity.info(v, f)
+
+
+def normals(V, F, *, patch_size=512, device="auto"):
+    """Area-weighted vertex normals (unit length; zero for a vertex of no
+    face with area).
+
+    Returns float32 ``(n, 3)``.
+    """
+    v, f = _mesh(V, F)
+    N, _ = _cavity.normals(v, f, _int(patch_size, "patch_size", 1), _device(device))
+    return N
+
+
+def smooth(V, F, *, dt=1.0, steps=1, tolerance=1e-5, max_iterations=1000, device="auto"):
+    """Implicit mean curvature flow: ``steps`` steps of time step ``dt`` (in
+    units of the squared mean edge length), each solved by conjugate
+    gradients to the relative residual ``tolerance`` within
+    ``max_iterations``. Boundary and non-manifold vertices stay in place.
+
+    Returns the moved vertices, float32 ``(n, 3)`` (the faces are ``F``).
+    """
+    v, f = _mesh(V, F)
+    steps, most = _int(steps, "steps", 1), _int(max_iterations, "max_iterations", 1)
+    out, _, _ = _cavity.smooth(v, f, float(dt), steps, float(tolerance), most, _device(device))
+    return out
+
+
+def remesh(
+    V,
+    F,
+    *,
+    length=None,
+    relative_length=1.0,
+    iterations=3,
+    feature_angle=None,
+    keep_boundary=False,
+    device="auto",
+):
+    """Isotropic remeshing (split, collapse, flip, smooth; the dynamic
+    RXMesh paper's section 6): edges toward ``length`` in model units, or,
+    when ``length`` is None, ``relative_length`` times the input's mean
+    edge length. ``feature_angle`` (degrees) keeps sharper edges;
+    ``keep_boundary`` keeps the boundary as it is.
+
+    Returns ``(V, F)``: float32 ``(n', 3)`` and uint32 ``(m', 3)``.
+    """
+    v, f = _mesh(V, F)
+    if length is not None:
+        target, relative = float(length), False
+    else:
+        target, relative = float(relative_length), True
+    angle = None if feature_angle is None else float(feature_angle)
+    iterations = _int(iterations, "iterations", 0)
+    V2, F2, _ = _cavity.remesh(
+        v, f, target, relative, iterations, angle, bool(keep_boundary), _device(device)
+    )
+    return V2, F2
+
+
+def geodesic(V, F, sources, *, device="auto"):
+    """Geodesic distance from the vertices ``sources`` (an index or a list),
+    in model units.
+
+    Returns float32 ``(n,)``.
+    """
+    v, f = _mesh(V, F)
+    s = np.atleast_1d(np.asarray(sources))
+    if s.size == 0:
+        raise ValueError("sources: at least one vertex is needed")
+    if not np.issubdtype(s.dtype, np.integer) or s.ndim != 1:
+        raise ValueError(f"sources must be vertex indices, not {s.dtype} of shape {s.shape}")
+    if int(s.min()) < 0 or int(s.max()) >= v.shape[0]:
+        bad = int(s.min()) if int(s.min()) < 0 else int(s.max())
+        raise ValueError(f"sources: vertex {bad}, but V has {v.shape[0]} vertices")
+    d, _ = _cavity.geodesic(v, f, np.ascontiguousarray(s, dtype=np.uint32), _device(device))
+    return d

@@ -1,0 +1,338 @@
+//! The native module of the `cavity` Python package (`cavity._cavity`):
+//! the library's operations on numpy arrays, behind the keyword-only
+//! functions of `pysrc/cavity/__init__.py`, which checks and casts the
+//! arrays first (vertices `float32` `(n, 3)`, faces `uint32` `(m, 3)`, both
+//! C-contiguous, every index below `n`). Each operation copies the arrays
+//! in, releases the GIL while it works, and returns new arrays.
+//!
+//! Errors reach Python as exceptions, never as panics: a setting out of
+//! range or a mesh the library refuses as `ValueError`, a device or run
+//! failure as `RuntimeError` (with the driver's message), a file that
+//! cannot be read or written as `OSError` naming it. The backend of each
+//! device choice (`"auto"`, `"cuda"`, `"cpu"`) is opened once per process
+//! and kept: a GPU's context starts once.
+
+use std::sync::{Arc, Mutex};
+
+use cavity::backend::{Backend, DeviceChoice};
+use cavity::io::{Format, read_mesh, write_mesh};
+use cavity::settings::NamesSettings;
+use cavity::stats::topology_stats_with;
+use cavity::topology::Topology;
+use cavity::{TriMesh, defects::remove_duplicate_faces_with_topology};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// The backends opened so far, with the note of how each was chosen.
+type Opened = Vec<(DeviceChoice, Arc<Backend>, String)>;
+
+static BACKENDS: Mutex<Opened> = Mutex::new(Vec::new());
+
+/// The backend of `device` (`"auto"`, `"cuda"` or `"cpu"`), opened at the
+/// first call and kept, with its name and the note of how it was chosen.
+fn backend(device: &str) -> PyResult<(Arc<Backend>, String)> {
+    let choice: DeviceChoice = device
+        .parse()
+        .map_err(|e: String| PyValueError::new_err(format!("device: {e}")))?;
+    let mut opened = BACKENDS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, b, note)) = opened.iter().find(|(c, _, _)| *c == choice) {
+        return Ok((Arc::clone(b), note.clone()));
+    }
+    let (b, note) = Backend::select(choice)
+        .map_err(|e| PyRuntimeError::new_err(format!("opening the device: {e}")))?;
+    let b = Arc::new(b);
+    opened.push((choice, Arc::clone(&b), note.clone()));
+    Ok((b, note))
+}
+
+/// A mesh of checked arrays: `vertices` `(n, 3)` and `faces` `(m, 3)`,
+/// both C-contiguous (the Python side makes them so).
+fn mesh_of(vertices: &PyReadonlyArray2<f32>, faces: &PyReadonlyArray2<u32>) -> PyResult<TriMesh> {
+    let (v, f) = (
+        vertices
+            .as_slice()
+            .map_err(|e| PyValueError::new_err(format!("V: {e}")))?,
+        faces
+            .as_slice()
+            .map_err(|e| PyValueError::new_err(format!("F: {e}")))?,
+    );
+    let mesh = TriMesh {
+        positions: v.as_chunks::<3>().0.to_vec(),
+        faces: f.as_chunks::<3>().0.to_vec(),
+    };
+    mesh.validate()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(mesh)
+}
+
+/// `mesh` without its duplicate faces (as the CLI reads a file), with its
+/// topology and the number removed.
+fn cleaned(mut mesh: TriMesh) -> (TriMesh, Topology, usize) {
+    let (removed, topology) = remove_duplicate_faces_with_topology(&mut mesh);
+    (mesh, topology, removed)
+}
+
+/// `positions` as an `(n, 3)` `float32` array.
+fn vertex_array<'py>(
+    py: Python<'py>,
+    positions: Vec<[f32; 3]>,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let n = positions.len();
+    let flat: Vec<f32> = positions.into_iter().flatten().collect();
+    flat.into_pyarray(py).reshape([n, 3])
+}
+
+/// `faces` as an `(m, 3)` `uint32` array.
+fn face_array<'py>(py: Python<'py>, faces: Vec<[u32; 3]>) -> PyResult<Bound<'py, PyArray2<u32>>> {
+    let m = faces.len();
+    let flat: Vec<u32> = faces.into_iter().flatten().collect();
+    flat.into_pyarray(py).reshape([m, 3])
+}
+
+/// A setting's error as a `ValueError` naming the keyword arguments it
+/// asks to change (the settings' keys are the Python keywords: `dt`,
+/// `iterations`, `length`).
+fn settings_error(e: impl NamesSettings + std::fmt::Display) -> PyErr {
+    let keys: Vec<&str> = e.settings().into_iter().map(|s| s.key()).collect();
+    if keys.is_empty() {
+        PyValueError::new_err(e.to_string())
+    } else {
+        PyValueError::new_err(format!("{}: {e}", keys.join(", ")))
+    }
+}
+
+/// A run's error as a Python exception: `RuntimeError` with its message.
+fn run_error(e: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+/// A read mesh: vertices, faces, the reader's warnings.
+type Read<'py> = (
+    Bound<'py, PyArray2<f32>>,
+    Bound<'py, PyArray2<u32>>,
+    Vec<String>,
+);
+
+/// Reads a surface mesh file (OBJ, OFF, PLY, STL; the CLI's readers):
+/// vertices `float32` `(n, 3)`, faces `uint32` `(m, 3)` (polygons
+/// triangulated), and the reader's warnings.
+#[pyfunction]
+fn read<'py>(py: Python<'py>, path: &str) -> PyResult<Read<'py>> {
+    let read = py
+        .detach(|| read_mesh(std::path::Path::new(path)))
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    Ok((
+        vertex_array(py, read.mesh.positions)?,
+        face_array(py, read.mesh.faces)?,
+        read.warnings,
+    ))
+}
+
+/// Writes a surface mesh file in the format of its extension, through a
+/// temporary file renamed into place (the CLI's writers).
+#[pyfunction]
+fn write(
+    py: Python<'_>,
+    path: &str,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+) -> PyResult<()> {
+    let path = std::path::Path::new(path);
+    let format = Format::from_path(path).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mesh = mesh_of(&vertices, &faces)?;
+    py.detach(|| write_mesh(path, &mesh, None, format))
+        .map_err(|e| PyOSError::new_err(e.to_string()))
+}
+
+/// The name of the backend `device` opens, and the note of how it was
+/// chosen (`auto` says whether it found a GPU).
+#[pyfunction]
+fn device_name(py: Python<'_>, device: &str) -> PyResult<(String, String)> {
+    let (b, note) = py.detach(|| backend(device))?;
+    Ok((b.name(), note))
+}
+
+/// The topology statistics of a mesh (duplicate faces counted, then
+/// removed, as the CLI's `info` reads a file).
+#[pyfunction]
+fn info<'py>(
+    py: Python<'py>,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mesh = mesh_of(&vertices, &faces)?;
+    let (s, removed) = py.detach(|| {
+        let (mesh, topology, removed) = cleaned(mesh);
+        (topology_stats_with(&mesh, &topology), removed)
+    });
+    let d = PyDict::new(py);
+    d.set_item("vertices", s.vertices)?;
+    d.set_item("edges", s.edges)?;
+    d.set_item("faces", s.faces)?;
+    d.set_item("euler_characteristic", s.euler_characteristic)?;
+    d.set_item("components", s.components)?;
+    d.set_item("isolated_vertices", s.isolated_vertices)?;
+    d.set_item("boundary_edges", s.boundary_edges)?;
+    d.set_item("boundary_loops", s.boundary_loops)?;
+    d.set_item("non_manifold_edges", s.non_manifold_edges)?;
+    d.set_item("non_manifold_vertices", s.non_manifold_vertices)?;
+    d.set_item("duplicate_faces", removed)?;
+    Ok(d)
+}
+
+/// Area-weighted vertex normals (`cavity_normals::vertex_normals_with`),
+/// `float32` `(n, 3)`, with the device's name.
+#[pyfunction]
+fn normals<'py>(
+    py: Python<'py>,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+    patch_size: u32,
+    device: &str,
+) -> PyResult<(Bound<'py, PyArray2<f32>>, String)> {
+    let mesh = mesh_of(&vertices, &faces)?;
+    let (n, name) = py.detach(|| {
+        let (b, _) = backend(device)?;
+        let (mesh, topology, _) = cleaned(mesh);
+        cavity_normals::vertex_normals_with(&mesh, &topology, patch_size, &b)
+            .map(|n| (n, b.name()))
+            .map_err(run_error)
+    })?;
+    Ok((vertex_array(py, n)?, name))
+}
+
+/// Implicit mean curvature flow (`cavity_mcf::smooth_with`): the moved
+/// vertices `float32` `(n, 3)`, the CG iterations of each step, and the
+/// device's name. Faces are the input's (duplicates kept in the output).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn smooth<'py>(
+    py: Python<'py>,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+    dt: f32,
+    steps: u32,
+    tolerance: f32,
+    max_iterations: u32,
+    device: &str,
+) -> PyResult<(Bound<'py, PyArray2<f32>>, Vec<u32>, String)> {
+    let settings = cavity_mcf::McfSettings {
+        dt,
+        steps,
+        tolerance,
+        max_iterations,
+        ..Default::default()
+    };
+    settings.check().map_err(settings_error)?;
+    let mesh = mesh_of(&vertices, &faces)?;
+    let (out, iterations, name) = py.detach(|| {
+        let (b, _) = backend(device)?;
+        let (cleaned, topology, _) = cleaned(mesh);
+        let (out, report) =
+            cavity_mcf::smooth_with(&cleaned, &topology, &settings, &b).map_err(run_error)?;
+        let iterations = report.steps.iter().map(|s| s.iterations).collect();
+        Ok::<_, PyErr>((out.positions, iterations, report.device))
+    })?;
+    Ok((vertex_array(py, out)?, iterations, name))
+}
+
+/// A remeshed mesh: vertices, faces, the device's name.
+type Remeshed<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<u32>>, String);
+
+/// Isotropic remeshing (`cavity_remesh::remesh_with`, the CLI's defaults
+/// for what is not given): the new vertices and faces, and the device's
+/// name. `length` is in model units when `relative` is false, else a
+/// multiple of the input's mean edge length.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn remesh<'py>(
+    py: Python<'py>,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+    length: f64,
+    relative: bool,
+    iterations: u32,
+    feature_angle: Option<f64>,
+    keep_boundary: bool,
+    device: &str,
+) -> PyResult<Remeshed<'py>> {
+    let settings = cavity_remesh::RemeshSettings {
+        length: if relative {
+            cavity_remesh::TargetLength::Relative(length)
+        } else {
+            cavity_remesh::TargetLength::Absolute(length)
+        },
+        iterations,
+        feature_angle,
+        keep_boundary,
+        ..Default::default()
+    };
+    settings.check().map_err(settings_error)?;
+    let mesh = mesh_of(&vertices, &faces)?;
+    let (out, name) = py.detach(|| {
+        let (b, _) = backend(device)?;
+        let (cleaned, topology, _) = cleaned(mesh);
+        let layout = cavity_remesh::Layout::default();
+        let mut hooks = cavity_remesh::Hooks {
+            progress: None,
+            after_phase: None,
+        };
+        let run =
+            cavity_remesh::remesh_with(&cleaned, &topology, &settings, &b, layout, &mut hooks)
+                .map_err(run_error)?;
+        Ok::<_, PyErr>((run.mesh, run.report.device))
+    })?;
+    Ok((
+        vertex_array(py, out.positions)?,
+        face_array(py, out.faces)?,
+        name,
+    ))
+}
+
+/// Geodesic distance from `sources` (`cavity_geodesic::geodesic_distance_with`),
+/// `float32` `(n,)` in model units, with the device's name.
+#[pyfunction]
+fn geodesic<'py>(
+    py: Python<'py>,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+    sources: PyReadonlyArray1<u32>,
+    device: &str,
+) -> PyResult<(Bound<'py, PyArray1<f32>>, String)> {
+    let mesh = mesh_of(&vertices, &faces)?;
+    let sources = sources
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(format!("sources: {e}")))?
+        .to_vec();
+    if let Some(&s) = sources.iter().find(|&&s| s as usize >= mesh.num_vertices()) {
+        return Err(PyValueError::new_err(format!(
+            "sources: vertex {s}, but there are {} vertices",
+            mesh.num_vertices()
+        )));
+    }
+    let settings = cavity_geodesic::GeodesicSettings::default();
+    let (d, name) = py.detach(|| {
+        let (b, _) = backend(device)?;
+        let (cleaned, topology, _) = cleaned(mesh);
+        cavity_geodesic::geodesic_distance_with(&cleaned, &topology, &sources, &settings, &b)
+            .map(|(d, _)| (d, b.name()))
+            .map_err(run_error)
+    })?;
+    Ok((d.into_pyarray(py), name))
+}
+
+/// The module: the functions above, for `pysrc/cavity/__init__.py`.
+#[pymodule]
+fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(write, m)?)?;
+    m.add_function(wrap_pyfunction!(device_name, m)?)?;
+    m.add_function(wrap_pyfunction!(info, m)?)?;
+    m.add_function(wrap_pyfunction!(normals, m)?)?;
+    m.add_function(wrap_pyfunction!(smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(remesh, m)?)?;
+    m.add_function(wrap_pyfunction!(geodesic, m)?)?;
+    Ok(())
+}

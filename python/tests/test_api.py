@@ -1,0 +1,199 @@
+"""The Python API against the ``cavity`` command on the same inputs (the
+real scan the repository keeps in ``tests/data``), and bad arrays refused
+with the right exception.
+
+The CLI's binary is ``$CAVITY_CLI``, else the repository's
+``target/{debug,release}/cavity`` (``cargo build -p cavity-cli``); the
+device is ``$CAVITY_TEST_DEVICE`` (``cpu`` by default, ``cuda`` on a GPU
+machine), as for the Rust tests.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import cavity
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCAN = ROOT / "tests" / "data" / "scans" / "StanfordBunny.ply"
+DEVICE = os.environ.get("CAVITY_TEST_DEVICE", "cpu")
+
+
+def cli():
+    """The CLI's binary; a test that compares with it fails without one."""
+    named = os.environ.get("CAVITY_CLI")
+    candidates = [pathlib.Path(named)] if named else []
+    candidates += [ROOT / "target" / p / "cavity" for p in ("debug", "release")]
+    for c in candidates:
+        if c.is_file():
+            return str(c)
+    raise AssertionError(
+        "no cavity binary: run `cargo build -p cavity-cli` or set CAVITY_CLI"
+    )
+
+
+def run_cli(*args):
+    done = subprocess.run([cli(), *map(str, args)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def scan():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cavity.read(SCAN)
+
+
+def test_read_gives_the_scan_and_write_round_trips(scan, tmp_path):
+    V, F = scan
+    assert V.dtype == np.float32 and V.shape == (50000, 3)
+    assert F.dtype == np.uint32 and F.shape == (99785, 3)
+    for ext in ("ply", "off", "obj", "stl"):
+        out = tmp_path / f"bunny.{ext}"
+        cavity.write(out, V, F)
+        V2, F2 = cavity.read(out)
+        if ext == "stl":
+            # STL keeps no shared vertices: compare the triangles' corners.
+            assert np.array_equal(V2[F2], V[F])
+        else:
+            assert np.array_equal(V2, V) and np.array_equal(F2, F)
+
+
+def test_info_is_the_clis(scan):
+    V, F = scan
+    got = cavity.info(V, F)
+    printed = run_cli("info", SCAN, "--device", "cpu").stdout
+    for key in (
+        "vertices",
+        "edges",
+        "faces",
+        "euler_characteristic",
+        "components",
+        "isolated_vertices",
+        "boundary_edges",
+        "boundary_loops",
+        "non_manifold_edges",
+        "non_manifold_vertices",
+        "duplicate_faces",
+    ):
+        name = key.replace("non_manifold", "non-manifold").replace("_", " ")
+        line = f"{name}: {got[key]}"
+        assert line in printed, f"{line!r} not in the CLI's output:\n{printed}"
+
+
+def test_remesh_is_the_clis(scan, tmp_path):
+    V, F = scan
+    V2, F2 = cavity.remesh(V, F, relative_length=2.0, iterations=1, device=DEVICE)
+    out = tmp_path / "remeshed.ply"
+    run_cli("remesh", SCAN, "-o", out, "--length", "2x", "--iterations", 1, "--device", DEVICE)
+    V3, F3 = cavity.read(out)
+    assert F2.shape[0] < F.shape[0]
+    if DEVICE == "cpu":
+        assert np.array_equal(V2, V3) and np.array_equal(F2, F3)
+    else:
+        # The GPU's rounds race: the same sizes within a few percent.
+        assert abs(F2.shape[0] - F3.shape[0]) <= 0.05 * F3.shape[0]
+
+
+def test_smooth_is_the_clis(scan, tmp_path):
+    V, F = scan
+    S = cavity.smooth(V, F, device=DEVICE)
+    out = tmp_path / "smoothed.ply"
+    run_cli("smooth", SCAN, "-o", out, "--device", DEVICE)
+    S2, F2 = cavity.read(out)
+    assert np.array_equal(F2, F)
+    assert S.shape == V.shape and np.allclose(S, S2, atol=1e-5 * np.ptp(V))
+    assert not np.array_equal(S, V)
+
+
+def test_normals_are_unit_or_zero(scan):
+    V, F = scan
+    N = cavity.normals(V, F, device=DEVICE)
+    lengths = np.linalg.norm(N, axis=1)
+    assert N.shape == V.shape
+    assert np.all((np.abs(lengths - 1) < 1e-5) | (lengths == 0))
+    # Each normal points out of its faces: along their area normals.
+    a, b, c = (V[F[:, k]] for k in range(3))
+    area = np.cross(b - a, c - a)
+    assert np.mean(np.einsum("ij,ij->i", N[F[:, 0]], area) > 0) > 0.99
+
+
+def test_geodesic_is_zero_at_the_sources_and_at_most_the_edges(scan):
+    V, F = scan
+    d = cavity.geodesic(V, F, [0, 100], device=DEVICE)
+    assert d.shape == (V.shape[0],) and d.dtype == np.float32
+    assert d[0] == 0 and d[100] == 0 and np.all(d >= 0)
+    # Along each edge the distance grows by at most its length.
+    edges = np.concatenate([F[:, [0, 1]], F[:, [1, 2]], F[:, [2, 0]]])
+    length = np.linalg.norm(V[edges[:, 0]] - V[edges[:, 1]], axis=1)
+    reached = np.isfinite(d[edges]).all(axis=1)
+    gap = np.abs(d[edges[:, 0]] - d[edges[:, 1]])[reached]
+    assert np.all(gap <= length[reached] * 1.01 + 1e-6)
+
+
+def test_any_layout_and_dtype_gives_the_same_result(scan):
+    V, F = scan
+    want = cavity.normals(V, F, device=DEVICE)
+    variants = [
+        (np.asfortranarray(V.astype(np.float64)), F.astype(np.int64)),
+        (np.repeat(V, 2, axis=0)[::2], np.asfortranarray(F.astype(np.int32))),
+        (V.tolist(), F.astype(np.uint16 if F.max() < 2**16 else np.uint64)),
+    ]
+    for V2, F2 in variants:
+        assert np.array_equal(cavity.normals(V2, F2, device=DEVICE), want)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda V, F: cavity.normals(V[:, :2], F), "V must have shape"),
+        (lambda V, F: cavity.normals(V.astype(np.int32), F), "V must hold floats"),
+        (lambda V, F: cavity.normals(np.where(V > 0.5, np.nan, V), F), "not finite"),
+        (lambda V, F: cavity.normals(V, F.astype(np.float64)), "F must hold integer"),
+        (lambda V, F: cavity.normals(V, F.astype(np.int64) - 1), "is negative"),
+        (lambda V, F: cavity.normals(V, F + len(V)), "but V has"),
+        (lambda V, F: cavity.normals(V, F[:, :2]), "F must have shape"),
+        (lambda V, F: cavity.geodesic(V, F, [len(V)]), "sources: vertex"),
+        (lambda V, F: cavity.geodesic(V, F, []), "at least one vertex"),
+        (lambda V, F: cavity.normals(V, F, device="tpu"), "device must be one of"),
+        (lambda V, F: cavity.remesh(V, F, iterations=-1), "iterations"),
+        (lambda V, F: cavity.remesh(V, F, relative_length=0.0), "length"),
+        (lambda V, F: cavity.smooth(V, F, dt=-1.0), "dt"),
+        (lambda V, F: cavity.normals(V, F, patch_size=0), "patch"),
+    ],
+)
+def test_bad_arrays_and_settings_are_value_errors(scan, call, message):
+    V, F = scan
+    with pytest.raises(ValueError, match=message):
+        call(V, F)
+
+
+def test_missing_and_bad_files_are_os_errors(tmp_path):
+    with pytest.raises(OSError, match="missing.ply"):
+        cavity.read(tmp_path / "missing.ply")
+    bad = tmp_path / "bad.off"
+    bad.write_text("OFF\n3 1 0\n0 0 0\n1 0 0\n")
+    with pytest.raises(OSError, match="bad.off"):
+        cavity.read(bad)
+
+
+def test_the_cpu_backend_is_announced_once():
+    code = (
+        "import warnings, numpy as np, cavity\n"
+        "warnings.simplefilter('always')\n"
+        "V = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float32)\n"
+        "F = np.array([[0, 1, 2]])\n"
+        "for _ in range(3):\n"
+        "    cavity.normals(V, F)\n"
+        "print(cavity._cavity.device_name('auto')[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    said = done.stderr.count("running on the CPU backend")
+    assert said == (1 if "CPU" in done.stdout else 0), done.stderr
