@@ -323,6 +323,65 @@ fn geodesic<'py>(
     Ok((d.into_pyarray(py), name))
 }
 
+/// Delaunay edge flips (`cavity_delaunay::delaunay_with`, the dynamic
+/// mesh's default capacities): the flipped mesh (the vertices unmoved)
+/// and the device's name.
+#[pyfunction]
+fn delaunay<'py>(
+    py: Python<'py>,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+    patch_size: u32,
+    device: &str,
+) -> PyResult<Remeshed<'py>> {
+    let mesh = mesh_of(&vertices, &faces)?;
+    let (out, name) = py.detach(|| {
+        let (b, _) = backend(device)?;
+        let (cleaned, topology, _) = cleaned(mesh);
+        let factors = cavity::dynamic::CapacityFactors::default();
+        cavity_delaunay::delaunay_with(&cleaned, &topology, patch_size, factors, &b)
+            .map(|(out, _, device)| (out, device))
+            .map_err(|e| match e.settings().is_empty() {
+                true => run_error(e),
+                false => settings_error(e),
+            })
+    })?;
+    Ok((
+        vertex_array(py, out.positions)?,
+        face_array(py, out.faces)?,
+        name,
+    ))
+}
+
+/// Bilateral denoising (`cavity_denoise::denoise_with`): the moved
+/// vertices `float32` `(n, 3)` and the device's name.
+#[pyfunction]
+fn denoise<'py>(
+    py: Python<'py>,
+    vertices: PyReadonlyArray2<f32>,
+    faces: PyReadonlyArray2<u32>,
+    iterations: u32,
+    max_hops: u32,
+    patch_size: u32,
+    device: &str,
+) -> PyResult<(Bound<'py, PyArray2<f32>>, String)> {
+    let settings = cavity_denoise::DenoiseSettings {
+        iterations,
+        max_hops,
+        patch_size,
+    };
+    settings.check().map_err(settings_error)?;
+    let mesh = mesh_of(&vertices, &faces)?;
+    let (out, name) = py.detach(|| {
+        let (b, _) = backend(device)?;
+        let (cleaned, topology, _) = cleaned(mesh);
+        cavity_denoise::denoise_with(&cleaned, &topology, &settings, &b)
+            .map(|(out, _)| (out.positions, b.name()))
+            .map_err(run_error)
+    })?;
+    Ok((vertex_array(py, out)?, name))
+}
+
 /// The module: the functions above, for `pysrc/cavity/__init__.py`.
 #[pymodule]
 fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -334,5 +393,7 @@ fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
     m.add_function(wrap_pyfunction!(remesh, m)?)?;
     m.add_function(wrap_pyfunction!(geodesic, m)?)?;
+    m.add_function(wrap_pyfunction!(delaunay, m)?)?;
+    m.add_function(wrap_pyfunction!(denoise, m)?)?;
     Ok(())
 }

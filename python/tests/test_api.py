@@ -112,6 +112,24 @@ def test_smooth_is_the_clis(scan, tmp_path):
     assert not np.array_equal(S, V)
 
 
+def test_denoise_and_delaunay_are_the_clis(scan, tmp_path):
+    V, F = scan
+    D = cavity.denoise(V, F, device=DEVICE)
+    out = tmp_path / "denoised.ply"
+    run_cli("denoise", SCAN, "-o", out, "--device", DEVICE)
+    D2, F2 = cavity.read(out)
+    assert np.array_equal(F2, F) and np.allclose(D, D2, atol=1e-6 * np.ptp(V))
+    assert not np.array_equal(D, V)
+    V3, F3 = cavity.delaunay(V, F, device=DEVICE)
+    out = tmp_path / "delaunay.ply"
+    run_cli("delaunay", SCAN, "-o", out, "--device", DEVICE)
+    V4, F4 = cavity.read(out)
+    assert np.array_equal(V3, V) and np.array_equal(V4, V)
+    assert F3.shape == F.shape and not np.array_equal(F3, F)
+    if DEVICE == "cpu":
+        assert np.array_equal(F3, F4)
+
+
 def test_normals_are_unit_or_zero(scan):
     V, F = scan
     N = cavity.normals(V, F, device=DEVICE)
@@ -166,6 +184,8 @@ def test_any_layout_and_dtype_gives_the_same_result(scan):
         (lambda V, F: cavity.remesh(V, F, relative_length=0.0), "length"),
         (lambda V, F: cavity.smooth(V, F, dt=-1.0), "dt"),
         (lambda V, F: cavity.normals(V, F, patch_size=0), "patch"),
+        (lambda V, F: cavity.denoise(V, F, iterations=0), "iterations"),
+        (lambda V, F: cavity.delaunay(V, F, patch_size=10**6), "patch_size"),
     ],
 )
 def test_bad_arrays_and_settings_are_value_errors(scan, call, message):

@@ -24,7 +24,17 @@ import numpy as np
 
 from . import _cavity
 
-__all__ = ["read", "write", "info", "normals", "smooth", "remesh", "geodesic"]
+__all__ = [
+    "read",
+    "write",
+    "info",
+    "normals",
+    "smooth",
+    "denoise",
+    "delaunay",
+    "remesh",
+    "geodesic",
+]
 
 _DEVICES = ("auto", "cuda", "cpu")
 _warned_cpu = False
@@ -150,6 +160,40 @@ def smooth(V, F, *, dt=1.0, steps=1, tolerance=1e-5, max_iterations=1000, device
     steps, most = _int(steps, "steps", 1), _int(max_iterations, "max_iterations", 1)
     out, _, _ = _cavity.smooth(v, f, float(dt), steps, float(tolerance), most, _device(device))
     return out
+
+
+def denoise(V, F, *, iterations=5, max_hops=None, patch_size=512, device="auto"):
+    """Bilateral mesh denoising (Fleishman et al. 2003, as RXMesh):
+    ``iterations`` filter passes over neighbourhoods of at most ``max_hops``
+    hops (None: as far as the filter's ball reaches). Boundary vertices
+    stay in place.
+
+    Returns the moved vertices, float32 ``(n, 3)`` (the faces are ``F``).
+    """
+    v, f = _mesh(V, F)
+    hops = 2**32 - 1 if max_hops is None else _int(max_hops, "max_hops", 1)
+    out, _ = _cavity.denoise(
+        v,
+        f,
+        _int(iterations, "iterations", 1),
+        hops,
+        _int(patch_size, "patch_size", 1),
+        _device(device),
+    )
+    return out
+
+
+def delaunay(V, F, *, patch_size=256, device="auto"):
+    """Delaunay edge flips (the dynamic RXMesh paper's section 6): every
+    interior edge flipped until its opposite angles sum to at most pi; the
+    vertices do not move, boundary and non-manifold edges stay.
+
+    Returns ``(V, F)``: float32 ``(n, 3)`` and uint32 ``(m', 3)`` (``m'`` is
+    ``m`` less duplicate faces).
+    """
+    v, f = _mesh(V, F)
+    V2, F2, _ = _cavity.delaunay(v, f, _int(patch_size, "patch_size", 1), _device(device))
+    return V2, F2
 
 
 def remesh(
