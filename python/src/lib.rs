@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::io::{Format, read_mesh, write_mesh};
+use cavity::mesh::MeshError;
 use cavity::settings::NamesSettings;
 use cavity::stats::topology_stats_with;
 use cavity::topology::Topology;
@@ -62,8 +63,13 @@ fn mesh_of(vertices: &PyReadonlyArray2<f32>, faces: &PyReadonlyArray2<u32>) -> P
         positions: v.as_chunks::<3>().0.to_vec(),
         faces: f.as_chunks::<3>().0.to_vec(),
     };
-    mesh.validate()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    mesh.validate().map_err(|e| {
+        let argument = match e {
+            MeshError::NonFinite { .. } => "V",
+            _ => "F",
+        };
+        PyValueError::new_err(format!("{argument}: {e}"))
+    })?;
     Ok(mesh)
 }
 
@@ -103,9 +109,16 @@ fn settings_error(e: impl NamesSettings + std::fmt::Display) -> PyErr {
     }
 }
 
-/// A run's error as a Python exception: `RuntimeError` with its message.
-fn run_error(e: impl std::fmt::Display) -> PyErr {
-    PyRuntimeError::new_err(e.to_string())
+/// An operation's error as a Python exception: a `ValueError` naming the
+/// settings when it asks for some to change (a patch size out of range, a
+/// target length that would make too many faces), else a `RuntimeError`
+/// with its message (a device or run failure, the driver's message in it).
+fn op_error(e: impl NamesSettings + std::fmt::Display) -> PyErr {
+    if e.settings().is_empty() {
+        PyRuntimeError::new_err(e.to_string())
+    } else {
+        settings_error(e)
+    }
 }
 
 /// A read mesh: vertices, faces, the reader's warnings.
@@ -146,12 +159,12 @@ fn write(
         .map_err(|e| PyOSError::new_err(e.to_string()))
 }
 
-/// The name of the backend `device` opens, and the note of how it was
-/// chosen (`auto` says whether it found a GPU).
+/// The name of the backend `device` opens, whether it is a GPU, and the
+/// note of how it was chosen (`auto` says whether it found one).
 #[pyfunction]
-fn device_name(py: Python<'_>, device: &str) -> PyResult<(String, String)> {
+fn device_name(py: Python<'_>, device: &str) -> PyResult<(String, bool, String)> {
     let (b, note) = py.detach(|| backend(device))?;
-    Ok((b.name(), note))
+    Ok((b.name(), matches!(*b, Backend::Cuda(_)), note))
 }
 
 /// The topology statistics of a mesh (duplicate faces counted, then
@@ -198,7 +211,7 @@ fn normals<'py>(
         let (mesh, topology, _) = cleaned(mesh);
         cavity_normals::vertex_normals_with(&mesh, &topology, patch_size, &b)
             .map(|n| (n, b.name()))
-            .map_err(run_error)
+            .map_err(op_error)
     })?;
     Ok((vertex_array(py, n)?, name))
 }
@@ -231,7 +244,7 @@ fn smooth<'py>(
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
         let (out, report) =
-            cavity_mcf::smooth_with(&cleaned, &topology, &settings, &b).map_err(run_error)?;
+            cavity_mcf::smooth_with(&cleaned, &topology, &settings, &b).map_err(op_error)?;
         let iterations = report.steps.iter().map(|s| s.iterations).collect();
         Ok::<_, PyErr>((out.positions, iterations, report.device))
     })?;
@@ -281,7 +294,7 @@ fn remesh<'py>(
         };
         let run =
             cavity_remesh::remesh_with(&cleaned, &topology, &settings, &b, layout, &mut hooks)
-                .map_err(run_error)?;
+                .map_err(op_error)?;
         Ok::<_, PyErr>((run.mesh, run.report.device))
     })?;
     Ok((
@@ -318,7 +331,7 @@ fn geodesic<'py>(
         let (cleaned, topology, _) = cleaned(mesh);
         cavity_geodesic::geodesic_distance_with(&cleaned, &topology, &sources, &settings, &b)
             .map(|(d, _)| (d, b.name()))
-            .map_err(run_error)
+            .map_err(op_error)
     })?;
     Ok((d.into_pyarray(py), name))
 }
@@ -341,10 +354,7 @@ fn delaunay<'py>(
         let factors = cavity::dynamic::CapacityFactors::default();
         cavity_delaunay::delaunay_with(&cleaned, &topology, patch_size, factors, &b)
             .map(|(out, _, device)| (out, device))
-            .map_err(|e| match e.settings().is_empty() {
-                true => run_error(e),
-                false => settings_error(e),
-            })
+            .map_err(op_error)
     })?;
     Ok((
         vertex_array(py, out.positions)?,
@@ -377,7 +387,7 @@ fn denoise<'py>(
         let (cleaned, topology, _) = cleaned(mesh);
         cavity_denoise::denoise_with(&cleaned, &topology, &settings, &b)
             .map(|(out, _)| (out.positions, b.name()))
-            .map_err(run_error)
+            .map_err(op_error)
     })?;
     Ok((vertex_array(py, out)?, name))
 }

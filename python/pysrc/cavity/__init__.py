@@ -12,9 +12,11 @@ bindings:
 Each function runs on ``device="auto"`` (the GPU when there is one, else the
 CPU backend, which ``warnings`` says once), ``"cuda"`` or ``"cpu"``.
 Duplicate faces are removed before an operation, as the ``cavity`` command
-does when it reads a file. Errors: ``ValueError`` for bad arrays or settings
-(naming the argument), ``RuntimeError`` for a failed device or run,
-``OSError`` for a file that cannot be read or written.
+does when it reads a file. Errors (every function): ``ValueError`` for bad
+arrays or settings (naming the argument), ``RuntimeError`` for a failed
+device or run (the driver's message), ``OSError`` for a file that cannot
+be read or written. ``patch_size`` is the most faces of a patch (1 to
+8192).
 """
 
 import operator
@@ -37,7 +39,7 @@ __all__ = [
 ]
 
 _DEVICES = ("auto", "cuda", "cpu")
-_warned_cpu = False
+_checked_auto = False
 
 
 def _vertices(V, name="V"):
@@ -47,11 +49,13 @@ def _vertices(V, name="V"):
         raise ValueError(f"{name} must have shape (n, 3), not {a.shape}")
     if not np.issubdtype(a.dtype, np.floating):
         raise ValueError(f"{name} must hold floats (float32 or float64), not {a.dtype}")
-    a = np.ascontiguousarray(a, dtype=np.float32)
-    if not np.isfinite(a).all():
-        row = int(np.argwhere(~np.isfinite(a))[0][0])
-        raise ValueError(f"{name}: vertex {row} has a coordinate that is not finite")
-    return a
+    bad = ~np.isfinite(a) | (np.abs(a) > np.finfo(np.float32).max)
+    if bad.any():
+        row = int(np.argwhere(bad)[0][0])
+        raise ValueError(
+            f"{name}: vertex {row} has a coordinate that is not finite in float32 ({a[row]})"
+        )
+    return np.ascontiguousarray(a, dtype=np.float32)
 
 
 def _faces(F, n, name="F"):
@@ -73,12 +77,31 @@ def _faces(F, n, name="F"):
 def _int(x, name, low):
     """``x`` as an int of at least ``low``, or ValueError naming ``name``."""
     try:
+        if isinstance(x, (bool, np.bool_)):
+            raise TypeError
         i = operator.index(x)
     except TypeError:
         raise ValueError(f"{name} must be an integer, not {x!r}") from None
     if i < low or i >= 2**32:
         raise ValueError(f"{name} must be an integer from {low} below 2**32, not {i}")
     return i
+
+
+def _float(x, name):
+    """``x`` as a float, or ValueError naming ``name``."""
+    if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+        raise ValueError(f"{name} must be a number, not {x!r}")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, not {x!r}") from None
+
+
+def _bool(x, name):
+    """``x`` as a bool, or ValueError naming ``name``."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, not {x!r}")
+    return bool(x)
 
 
 def _mesh(V, F):
@@ -88,13 +111,13 @@ def _mesh(V, F):
 
 def _device(device):
     """Checks ``device`` and warns once when ``auto`` finds no GPU."""
-    global _warned_cpu
+    global _checked_auto
     if device not in _DEVICES:
         raise ValueError(f"device must be one of {', '.join(_DEVICES)}, not {device!r}")
-    if device == "auto" and not _warned_cpu:
-        name, note = _cavity.device_name(device)
-        if "CPU" in name:
-            _warned_cpu = True
+    if device == "auto" and not _checked_auto:
+        _checked_auto = True
+        _, on_gpu, note = _cavity.device_name(device)
+        if not on_gpu:
             warnings.warn(f"cavity: no GPU, running on the CPU backend ({note})", stacklevel=3)
     return device
 
@@ -158,7 +181,8 @@ def smooth(V, F, *, dt=1.0, steps=1, tolerance=1e-5, max_iterations=1000, device
     """
     v, f = _mesh(V, F)
     steps, most = _int(steps, "steps", 1), _int(max_iterations, "max_iterations", 1)
-    out, _, _ = _cavity.smooth(v, f, float(dt), steps, float(tolerance), most, _device(device))
+    dt, tolerance = _float(dt, "dt"), _float(tolerance, "tolerance")
+    out, _, _ = _cavity.smooth(v, f, dt, steps, tolerance, most, _device(device))
     return out
 
 
@@ -213,18 +237,29 @@ def remesh(
     edge length. ``feature_angle`` (degrees) keeps sharper edges;
     ``keep_boundary`` keeps the boundary as it is.
 
+    ``length`` overrides ``relative_length`` when given.
+
     Returns ``(V, F)``: float32 ``(n', 3)`` and uint32 ``(m', 3)``.
+
+    Raises ``ValueError`` for bad arrays or settings (a length that would
+    make more faces than the device holds names ``length``),
+    ``RuntimeError`` when the run fails.
     """
     v, f = _mesh(V, F)
     if length is not None:
-        target, relative = float(length), False
+        target, relative = _float(length, "length"), False
     else:
-        target, relative = float(relative_length), True
-    angle = None if feature_angle is None else float(feature_angle)
+        target, relative = _float(relative_length, "relative_length"), True
+    angle = None if feature_angle is None else _float(feature_angle, "feature_angle")
     iterations = _int(iterations, "iterations", 0)
-    V2, F2, _ = _cavity.remesh(
-        v, f, target, relative, iterations, angle, bool(keep_boundary), _device(device)
-    )
+    keep = _bool(keep_boundary, "keep_boundary")
+    try:
+        V2, F2, _ = _cavity.remesh(v, f, target, relative, iterations, angle, keep, _device(device))
+    except ValueError as e:
+        # The library names its setting `length` either way.
+        if relative and str(e).startswith("length"):
+            raise ValueError("relative_" + str(e)) from None
+        raise
     return V2, F2
 
 
@@ -232,7 +267,11 @@ def geodesic(V, F, sources, *, device="auto"):
     """Geodesic distance from the vertices ``sources`` (an index or a list),
     in model units.
 
-    Returns float32 ``(n,)``.
+    Returns float32 ``(n,)``; ``inf`` at vertices no path from a source
+    reaches (another component).
+
+    Raises ``ValueError`` for bad arrays or a source out of range,
+    ``RuntimeError`` when the run fails.
     """
     v, f = _mesh(V, F)
     s = np.atleast_1d(np.asarray(sources))
