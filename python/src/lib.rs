@@ -392,6 +392,67 @@ fn denoise<'py>(
     Ok((vertex_array(py, out)?, name))
 }
 
+/// Polylla's polygons, their vertex lists and the positions.
+type Polygons<'py> = (
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray1<u32>>,
+    Bound<'py, PyArray1<u32>>,
+);
+
+/// Polylla polygons (GPolylla, `cavity_polylla::device::polygon_lists`) of
+/// the Delaunay triangulation of `points` `(n, 2)` (spade, as the CLI
+/// triangulates a `.node` file), or of the triangles `triangles`
+/// `(m, 3)` over them: the positions `float64` `(n, 2)`, and each
+/// polygon's vertices `indices[offsets[k]..offsets[k + 1]]` (`uint32`).
+#[pyfunction]
+#[pyo3(signature = (points, triangles, device))]
+fn polylla<'py>(
+    py: Python<'py>,
+    points: PyReadonlyArray2<f64>,
+    triangles: Option<PyReadonlyArray2<u32>>,
+    device: &str,
+) -> PyResult<Polygons<'py>> {
+    let points = points
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(format!("points: {e}")))?
+        .as_chunks::<2>()
+        .0
+        .to_vec();
+    let triangles = match triangles {
+        Some(t) => Some(
+            t.as_slice()
+                .map_err(|e| PyValueError::new_err(format!("F: {e}")))?
+                .as_chunks::<3>()
+                .0
+                .to_vec(),
+        ),
+        None => None,
+    };
+    let polylla_error = |argument: &str, e: cavity_polylla::PolyllaError| match e {
+        cavity_polylla::PolyllaError::Backend(e) => PyRuntimeError::new_err(e.to_string()),
+        e => PyValueError::new_err(format!("{argument}: {e}")),
+    };
+    let (positions, lists) = py.detach(|| {
+        let (b, _) = backend(device)?;
+        let mesh = match &triangles {
+            None => cavity_polylla::generate::delaunay_half_edges(&points)
+                .map_err(|e| polylla_error("points", e))?,
+            Some(t) => cavity_polylla::HalfEdges::from_triangles(points, t)
+                .map_err(|e| polylla_error("F", e))?,
+        };
+        let (lists, _) = cavity_polylla::device::polygon_lists(&b, &mesh)
+            .map_err(|e| polylla_error("points", e))?;
+        Ok::<_, PyErr>((mesh.positions, lists))
+    })?;
+    let n = positions.len();
+    let flat: Vec<f64> = positions.into_iter().flatten().collect();
+    Ok((
+        flat.into_pyarray(py).reshape([n, 2])?,
+        lists.offsets.into_pyarray(py),
+        lists.vertices.into_pyarray(py),
+    ))
+}
+
 /// The module: the functions above, for `pysrc/cavity/__init__.py`.
 #[pymodule]
 fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -405,5 +466,6 @@ fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(geodesic, m)?)?;
     m.add_function(wrap_pyfunction!(delaunay, m)?)?;
     m.add_function(wrap_pyfunction!(denoise, m)?)?;
+    m.add_function(wrap_pyfunction!(polylla, m)?)?;
     Ok(())
 }

@@ -135,6 +135,34 @@ def test_denoise_and_delaunay_are_the_clis(scan, tmp_path):
         assert np.array_equal(F3, F4)
 
 
+def test_polylla_is_the_clis(tmp_path):
+    points = np.random.default_rng(1).random((3000, 2))
+    node = tmp_path / "points.node"
+    lines = [f"{len(points)} 2 0 0"]
+    lines += [f"{i} {x!r} {y!r}" for i, (x, y) in enumerate(points.tolist())]
+    node.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "polygons.off"
+    run_cli("polylla", node, "-o", out, "--device", DEVICE)
+    words = out.read_text().split("\n")
+    nv, npoly = map(int, words[1].split()[:2])
+    V_cli = np.array([list(map(float, w.split()[:2])) for w in words[2 : 2 + nv]])
+    polygons = [list(map(int, w.split()))[1:] for w in words[2 + nv : 2 + nv + npoly]]
+    V, (offsets, indices) = cavity.polylla(points, device=DEVICE)
+    assert V.shape == (3000, 2) and np.allclose(V, V_cli, rtol=0, atol=1e-12)
+    assert len(offsets) == npoly + 1 and offsets[-1] == len(indices)
+    got = [indices[offsets[k] : offsets[k + 1]].tolist() for k in range(npoly)]
+    assert got == polygons
+    # The same polygons from the triangles given: one triangulation's own.
+    tri = np.array([[0, 1, 2], [0, 2, 3]])
+    square = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    _, (offsets, indices) = cavity.polylla(square, tri, device=DEVICE)
+    assert offsets.tolist() == [0, 4] and sorted(indices.tolist()) == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="^F: "):
+        cavity.polylla(square, np.array([[0, 1, 1]]), device=DEVICE)
+    with pytest.raises(ValueError, match="points must have shape"):
+        cavity.polylla(np.zeros((4, 3)), device=DEVICE)
+
+
 def test_normals_are_unit_or_zero(scan):
     V, F = scan
     N = cavity.normals(V, F, device=DEVICE)

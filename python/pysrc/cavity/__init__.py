@@ -36,6 +36,7 @@ __all__ = [
     "delaunay",
     "remesh",
     "geodesic",
+    "polylla",
 ]
 
 _DEVICES = ("auto", "cuda", "cpu")
@@ -284,3 +285,30 @@ def geodesic(V, F, sources, *, device="auto"):
         raise ValueError(f"sources: vertex {bad}, but V has {v.shape[0]} vertices")
     d, _ = _cavity.geodesic(v, f, np.ascontiguousarray(s, dtype=np.uint32), _device(device))
     return d
+
+
+def polylla(points, F=None, *, device="auto"):
+    """Polylla polygonal mesh (Salinas-Fernandez et al., GPolylla) of the
+    Delaunay triangulation of ``points`` (float ``(n, 2)``; triangulated by
+    spade, as ``cavity polylla`` triangulates a ``.node`` file), or of the
+    triangles ``F`` (integer ``(m, 3)``) over them.
+
+    Returns ``(V, (offsets, indices))``: the positions float64 ``(n, 2)`` and
+    the polygons, polygon ``k``'s vertices (counter-clockwise) being
+    ``indices[offsets[k]:offsets[k + 1]]`` (both uint32).
+
+    Raises ``ValueError`` for bad points or triangles (degenerate, or an
+    edge of more than two), ``RuntimeError`` when the run fails.
+    """
+    p = np.asarray(points)
+    if p.ndim != 2 or p.shape[1] != 2:
+        raise ValueError(f"points must have shape (n, 2), not {p.shape}")
+    if not np.issubdtype(p.dtype, np.floating) and not np.issubdtype(p.dtype, np.integer):
+        raise ValueError(f"points must hold numbers, not {p.dtype}")
+    p = np.ascontiguousarray(p, dtype=np.float64)
+    if not np.isfinite(p).all():
+        row = int(np.argwhere(~np.isfinite(p))[0][0])
+        raise ValueError(f"points: point {row} has a coordinate that is not finite")
+    f = None if F is None else _faces(F, p.shape[0])
+    V, offsets, indices = _cavity.polylla(p, f, _device(device))
+    return V, (offsets, indices)
