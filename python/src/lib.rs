@@ -121,6 +121,15 @@ fn op_error(e: impl NamesSettings + std::fmt::Display) -> PyErr {
     }
 }
 
+/// `mesh` as its vertex and face arrays, with the device's `name`.
+fn mesh_out(py: Python<'_>, mesh: TriMesh, name: String) -> PyResult<Remeshed<'_>> {
+    Ok((
+        vertex_array(py, mesh.positions)?,
+        face_array(py, mesh.faces)?,
+        name,
+    ))
+}
+
 /// A read mesh: vertices, faces, the reader's warnings.
 type Read<'py> = (
     Bound<'py, PyArray2<f32>>,
@@ -297,11 +306,7 @@ fn remesh<'py>(
                 .map_err(op_error)?;
         Ok::<_, PyErr>((run.mesh, run.report.device))
     })?;
-    Ok((
-        vertex_array(py, out.positions)?,
-        face_array(py, out.faces)?,
-        name,
-    ))
+    mesh_out(py, out, name)
 }
 
 /// Geodesic distance from `sources` (`cavity_geodesic::geodesic_distance_with`),
@@ -356,11 +361,7 @@ fn delaunay<'py>(
             .map(|(out, _, device)| (out, device))
             .map_err(op_error)
     })?;
-    Ok((
-        vertex_array(py, out.positions)?,
-        face_array(py, out.faces)?,
-        name,
-    ))
+    mesh_out(py, out, name)
 }
 
 /// Bilateral denoising (`cavity_denoise::denoise_with`): the moved
