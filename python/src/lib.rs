@@ -15,6 +15,7 @@
 use std::sync::{Arc, Mutex};
 
 use cavity::backend::{Backend, DeviceChoice};
+use cavity::defects::{Keeps, OutputError, check_output, check_output_with, count_zero_area};
 use cavity::io::{Format, read_mesh, write_mesh};
 use cavity::mesh::MeshError;
 use cavity::settings::NamesSettings;
@@ -107,6 +108,15 @@ fn settings_error(e: impl NamesSettings + std::fmt::Display) -> PyErr {
     } else {
         PyValueError::new_err(format!("{}: {e}", keys.join(", ")))
     }
+}
+
+/// An output that breaks its operation's promise (the CLI's check before
+/// writing: the topology kept, no face of zero area where the input had
+/// none): a `RuntimeError` saying so; `check=False` returns it unchecked.
+fn rejected(e: OutputError) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "the result failed its check ({e}); check=False returns it unchecked"
+    ))
 }
 
 /// An operation's error as a Python exception: a `ValueError` naming the
@@ -266,7 +276,8 @@ type Remeshed<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<u32>>, Stri
 /// Isotropic remeshing (`cavity_remesh::remesh_with`, the CLI's defaults
 /// for what is not given): the new vertices and faces, and the device's
 /// name. `length` is in model units when `relative` is false, else a
-/// multiple of the input's mean edge length.
+/// multiple of the input's mean edge length. With `check`, the output is
+/// checked as the CLI checks it before writing ([`rejected`]).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn remesh<'py>(
@@ -278,6 +289,7 @@ fn remesh<'py>(
     iterations: u32,
     feature_angle: Option<f64>,
     keep_boundary: bool,
+    check: bool,
     device: &str,
 ) -> PyResult<Remeshed<'py>> {
     let settings = cavity_remesh::RemeshSettings {
@@ -304,6 +316,14 @@ fn remesh<'py>(
         let run =
             cavity_remesh::remesh_with(&cleaned, &topology, &settings, &b, layout, &mut hooks)
                 .map_err(op_error)?;
+        if check {
+            let input = topology_stats_with(&cleaned, &topology);
+            let keeps = Keeps {
+                topology: true,
+                no_zero_area: true,
+            };
+            check_output_with(&input, &run.mesh, &run.survey, keeps).map_err(rejected)?;
+        }
         Ok::<_, PyErr>((run.mesh, run.report.device))
     })?;
     mesh_out(py, out, name)
@@ -343,13 +363,15 @@ fn geodesic<'py>(
 
 /// Delaunay edge flips (`cavity_delaunay::delaunay_with`, the dynamic
 /// mesh's default capacities): the flipped mesh (the vertices unmoved)
-/// and the device's name.
+/// and the device's name; with `check`, checked as the CLI checks it
+/// ([`rejected`]).
 #[pyfunction]
 fn delaunay<'py>(
     py: Python<'py>,
     vertices: PyReadonlyArray2<f32>,
     faces: PyReadonlyArray2<u32>,
     patch_size: u32,
+    check: bool,
     device: &str,
 ) -> PyResult<Remeshed<'py>> {
     let mesh = mesh_of(&vertices, &faces)?;
@@ -357,9 +379,18 @@ fn delaunay<'py>(
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
         let factors = cavity::dynamic::CapacityFactors::default();
-        cavity_delaunay::delaunay_with(&cleaned, &topology, patch_size, factors, &b)
-            .map(|(out, _, device)| (out, device))
-            .map_err(op_error)
+        let (out, _, device) =
+            cavity_delaunay::delaunay_with(&cleaned, &topology, patch_size, factors, &b)
+                .map_err(op_error)?;
+        if check {
+            let input = topology_stats_with(&cleaned, &topology);
+            let keeps = Keeps {
+                topology: true,
+                no_zero_area: count_zero_area(&cleaned) == 0,
+            };
+            check_output(&input, &out, keeps).map_err(rejected)?;
+        }
+        Ok::<_, PyErr>((out, device))
     })?;
     mesh_out(py, out, name)
 }

@@ -92,6 +92,12 @@ def test_info_is_the_clis(scan):
 def test_remesh_is_the_clis(scan, tmp_path):
     V, F = scan
     V2, F2 = cavity.remesh(V, F, relative_length=2.0, iterations=1, device=DEVICE)
+    # The check (on by default) passes, and checks only: unchecked, the same.
+    if DEVICE == "cpu":
+        V1, F1 = cavity.remesh(
+            V, F, relative_length=2.0, iterations=1, check=False, device=DEVICE
+        )
+        assert np.array_equal(V1, V2) and np.array_equal(F1, F2)
     out = tmp_path / "remeshed.ply"
     run_cli("remesh", SCAN, "-o", out, "--length", "2x", "--iterations", 1, "--device", DEVICE)
     V3, F3 = cavity.read(out)
@@ -218,6 +224,7 @@ def test_any_layout_and_dtype_gives_the_same_result(scan):
         (lambda V, F: cavity.remesh(V, F, length=1e-9), "^length"),
         (lambda V, F: cavity.remesh(V, F, length=None, relative_length=None), "relative_length"),
         (lambda V, F: cavity.remesh(V, F, keep_boundary="yes"), "keep_boundary"),
+        (lambda V, F: cavity.delaunay(V, F, check=1), "check"),
         (lambda V, F: cavity.remesh(V, F, iterations=True), "iterations"),
         (lambda V, F: cavity.smooth(V, F, dt="1"), "dt must be a number"),
         (lambda V, F: cavity.normals(V, F, patch_size=10**6), "patch_size"),

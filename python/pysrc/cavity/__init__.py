@@ -208,16 +208,23 @@ def denoise(V, F, *, iterations=5, max_hops=None, patch_size=512, device="auto")
     return out
 
 
-def delaunay(V, F, *, patch_size=256, device="auto"):
+def delaunay(V, F, *, patch_size=256, check=True, device="auto"):
     """Delaunay edge flips (the dynamic RXMesh paper's section 6): every
     interior edge flipped until its opposite angles sum to at most pi; the
     vertices do not move, boundary and non-manifold edges stay.
 
     Returns ``(V, F)``: float32 ``(n, 3)`` and uint32 ``(m', 3)`` (``m'`` is
     ``m`` less duplicate faces).
+
+    With ``check`` (the default) the result is checked as ``cavity
+    delaunay`` checks it before writing (the topology kept; no face of zero
+    area where the input had none): ``RuntimeError`` when it fails;
+    ``check=False`` returns it unchecked.
     """
     v, f = _mesh(V, F)
-    V2, F2, _ = _cavity.delaunay(v, f, _int(patch_size, "patch_size", 1), _device(device))
+    patch_size = _int(patch_size, "patch_size", 1)
+    check = _bool(check, "check")
+    V2, F2, _ = _cavity.delaunay(v, f, patch_size, check, _device(device))
     return V2, F2
 
 
@@ -230,6 +237,7 @@ def remesh(
     iterations=3,
     feature_angle=None,
     keep_boundary=False,
+    check=True,
     device="auto",
 ):
     """Isotropic remeshing (split, collapse, flip, smooth; the dynamic
@@ -238,7 +246,10 @@ def remesh(
     edge length. ``feature_angle`` (degrees) keeps sharper edges;
     ``keep_boundary`` keeps the boundary as it is.
 
-    ``length`` overrides ``relative_length`` when given.
+    ``length`` overrides ``relative_length`` when given. With ``check`` (the
+    default) the result is checked as ``cavity remesh`` checks it before
+    writing (the topology kept, no face of zero area): ``RuntimeError`` when
+    it fails; ``check=False`` returns it unchecked.
 
     Returns ``(V, F)``: float32 ``(n', 3)`` and uint32 ``(m', 3)``.
 
@@ -253,9 +264,11 @@ def remesh(
         target, relative = _float(relative_length, "relative_length"), True
     angle = None if feature_angle is None else _float(feature_angle, "feature_angle")
     iterations = _int(iterations, "iterations", 0)
-    keep = _bool(keep_boundary, "keep_boundary")
+    keep, check = _bool(keep_boundary, "keep_boundary"), _bool(check, "check")
     try:
-        V2, F2, _ = _cavity.remesh(v, f, target, relative, iterations, angle, keep, _device(device))
+        V2, F2, _ = _cavity.remesh(
+            v, f, target, relative, iterations, angle, keep, check, _device(device)
+        )
     except ValueError as e:
         # The library names its setting `length` either way.
         if relative and str(e).startswith("length"):
