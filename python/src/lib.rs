@@ -87,15 +87,13 @@ fn vertex_array<'py>(
     positions: Vec<[f32; 3]>,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let n = positions.len();
-    let flat: Vec<f32> = positions.into_iter().flatten().collect();
-    flat.into_pyarray(py).reshape([n, 3])
+    positions.into_flattened().into_pyarray(py).reshape([n, 3])
 }
 
 /// `faces` as an `(m, 3)` `uint32` array.
 fn face_array<'py>(py: Python<'py>, faces: Vec<[u32; 3]>) -> PyResult<Bound<'py, PyArray2<u32>>> {
     let m = faces.len();
-    let flat: Vec<u32> = faces.into_iter().flatten().collect();
-    flat.into_pyarray(py).reshape([m, 3])
+    faces.into_flattened().into_pyarray(py).reshape([m, 3])
 }
 
 /// A setting's error as a `ValueError` naming the keyword arguments it
@@ -330,7 +328,9 @@ fn remesh<'py>(
 }
 
 /// Geodesic distance from `sources` (`cavity_geodesic::geodesic_distance_with`),
-/// `float32` `(n,)` in model units, with the device's name.
+/// `float32` `(n,)` in model units, with the device's name. The sources'
+/// range is checked on the Python side (the library refuses one out of
+/// range too).
 #[pyfunction]
 fn geodesic<'py>(
     py: Python<'py>,
@@ -344,12 +344,6 @@ fn geodesic<'py>(
         .as_slice()
         .map_err(|e| PyValueError::new_err(format!("sources: {e}")))?
         .to_vec();
-    if let Some(&s) = sources.iter().find(|&&s| s as usize >= mesh.num_vertices()) {
-        return Err(PyValueError::new_err(format!(
-            "sources: vertex {s}, but there are {} vertices",
-            mesh.num_vertices()
-        )));
-    }
     let settings = cavity_geodesic::GeodesicSettings::default();
     let (d, name) = py.detach(|| {
         let (b, _) = backend(device)?;
@@ -477,9 +471,11 @@ fn polylla<'py>(
         Ok::<_, PyErr>((mesh.positions, lists))
     })?;
     let n = positions.len();
-    let flat: Vec<f64> = positions.into_iter().flatten().collect();
     Ok((
-        flat.into_pyarray(py).reshape([n, 2])?,
+        positions
+            .into_flattened()
+            .into_pyarray(py)
+            .reshape([n, 2])?,
         lists.offsets.into_pyarray(py),
         lists.vertices.into_pyarray(py),
     ))
