@@ -19,7 +19,7 @@ pub use cavity_delaunay_kernels::{Delaunay, TOLERANCE, cotangent};
 
 use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
-use cavity::backend::{Backend, BackendError, PlaceError};
+use cavity::backend::{Backend, BackendError, PlaceError, TopologyOn};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{RunError, RunReport, Update, sweeps};
@@ -99,7 +99,7 @@ pub fn delaunay_during<D: Send>(
             .place_normalized(
                 input,
                 &normalization,
-                topology,
+                &TopologyOn::of(backend, topology)?,
                 patch_size,
                 (factors, &layout),
             )

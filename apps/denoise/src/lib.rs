@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
 use cavity::backend::AnyRounds;
-use cavity::backend::{Backend, PlaceError};
+use cavity::backend::{Backend, PlaceError, TopologyOn};
 use cavity::computation::ComputationError;
 use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
@@ -235,7 +235,13 @@ pub fn denoise_during<D: Send>(
         // stays; the host normalizes meanwhile.
         let sizes = (CapacityFactors::STATIC, &layout);
         let (placed, normalized) = backend
-            .place_normalized(mesh, &normalization, topology, settings.patch_size, sizes)
+            .place_normalized(
+                mesh,
+                &normalization,
+                &TopologyOn::of(backend, topology)?,
+                settings.patch_size,
+                sizes,
+            )
             .map_err(PlaceError::into_either::<DenoiseError>)?;
         Ok::<_, DenoiseError>((placed, normalized, normalization, a))
     })();

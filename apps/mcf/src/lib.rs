@@ -32,7 +32,7 @@ use std::time::Instant;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
 use cavity::backend::AnyRounds;
-use cavity::backend::{Backend, PlaceError, PlacedMesh};
+use cavity::backend::{Backend, PlaceError, PlacedMesh, TopologyOn};
 use cavity::computation::ComputationError;
 use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
@@ -466,8 +466,8 @@ impl FlowMesh {
         backend: &Backend,
     ) -> Result<FlowMesh, McfError> {
         mesh.validate()?;
-        let topology = Topology::new(mesh);
-        Self::with_topology(mesh, &topology, settings, factors, backend)
+        let topology = backend.topology_on(mesh)?;
+        Self::on_topology(mesh, &topology, settings, factors, backend)
     }
 
     /// [`FlowMesh::new`] with the topology of `mesh` given
@@ -482,6 +482,20 @@ impl FlowMesh {
         factors: CapacityFactors,
         backend: &Backend,
     ) -> Result<FlowMesh, McfError> {
+        mesh.validate()?;
+        let topology = TopologyOn::of(backend, topology)?;
+        Self::on_topology(mesh, &topology, settings, factors, backend)
+    }
+
+    /// [`FlowMesh::with_topology`] with the topology made for `backend`
+    /// (`Backend::topology_on`, `TopologyOn::of`), `mesh` validated.
+    fn on_topology(
+        mesh: &TriMesh,
+        topology: &TopologyOn<'_>,
+        settings: &McfSettings,
+        factors: CapacityFactors,
+        backend: &Backend,
+    ) -> Result<FlowMesh, McfError> {
         let McfSettings {
             dt,
             laplacian,
@@ -489,7 +503,6 @@ impl FlowMesh {
             patch_size,
             ..
         } = *settings;
-        mesh.validate()?;
         if laplacian == Laplacian::Intrinsic {
             return Err(OutOfRange::new(
                 setting::LAPLACIAN,
@@ -511,7 +524,7 @@ impl FlowMesh {
                 (factors, &layout),
             )
             .map_err(PlaceError::into_either::<McfError>)?;
-        let h = mean_edge_length_with(&normalized, topology);
+        let h = topology.mean_edge_length(backend, &normalized)?;
         let weights = laplacian
             .weights(h as f32)
             .expect("every Laplacian but the intrinsic has weights");
@@ -668,11 +681,15 @@ impl cg::CgSteps for PatchSteps<'_, '_> {
 /// the unit box (`cavity::normalize`), so its result does not depend on
 /// the mesh's scale, and the vertices it keeps in place come back bit for
 /// bit. Faces and vertex order are the input's. A step that did not
-/// converge is reported ([`StepReport::converged`]), not an error.
+/// converge is reported ([`StepReport::converged`]), not an error. The
+/// topology is built where the backend builds it best
+/// (`Backend::topology_on`: on the GPU on the device, where the patching
+/// reads it).
 ///
 /// # Errors
-/// Settings out of range; a patch size out of range or a patch too large;
-/// a failed GPU run; a conjugate gradient that broke down
+/// Settings out of range; a mesh with a non-finite coordinate or a bad
+/// face ([`TriMesh::validate`]); a patch size out of range or a patch too
+/// large; a failed GPU run; a conjugate gradient that broke down
 /// ([`McfError::Breakdown`]).
 pub fn smooth(
     mesh: &TriMesh,
@@ -681,7 +698,7 @@ pub fn smooth(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     mesh.validate()?;
-    smooth_with(mesh, &Topology::new(mesh), settings, backend)
+    smooth_on(mesh, &backend.topology_on(mesh)?, settings, backend, || ()).0
 }
 
 /// [`smooth`] with the topology of `mesh` given (`Topology::new(mesh)`),
@@ -712,6 +729,26 @@ pub fn smooth_during<D: Send>(
     backend: &Backend,
     during: impl FnOnce() -> D + Send,
 ) -> (Result<(TriMesh, McfReport), McfError>, D) {
+    let topology = mesh
+        .validate()
+        .map_err(McfError::from)
+        .and_then(|()| Ok(TopologyOn::of(backend, topology)?));
+    match topology {
+        Ok(topology) => smooth_on(mesh, &topology, settings, backend, during),
+        // `during` runs all the same (the CLI's warning about the input).
+        Err(e) => (Err(e), during()),
+    }
+}
+
+/// [`smooth_during`] from the topology made for `backend`
+/// (`Backend::topology_on`, `TopologyOn::of`).
+fn smooth_on<D: Send>(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    settings: &McfSettings,
+    backend: &Backend,
+    during: impl FnOnce() -> D + Send,
+) -> (Result<(TriMesh, McfReport), McfError>, D) {
     // `None`: the intrinsic Laplacian, which the patches do not compute.
     let placed = (|| {
         settings.check()?;
@@ -719,16 +756,16 @@ pub fn smooth_during<D: Send>(
         if settings.laplacian == Laplacian::Intrinsic {
             return Ok(None);
         }
-        FlowMesh::with_topology(mesh, topology, settings, CapacityFactors::STATIC, backend)
-            .map(Some)
+        FlowMesh::on_topology(mesh, topology, settings, CapacityFactors::STATIC, backend).map(Some)
     })();
     let flow_mesh = match placed {
         Ok(Some(flow_mesh)) => flow_mesh,
         Ok(None) => {
-            return cavity::backend::beside(
-                || smooth_intrinsic(mesh, topology, settings, backend),
-                during,
-            );
+            let intrinsic = || {
+                let topology = topology.host(backend)?;
+                smooth_intrinsic(mesh, &topology, settings, backend)
+            };
+            return cavity::backend::beside(intrinsic, during);
         }
         // `during` runs all the same (the CLI's warning about the input).
         Err(e) => return (Err(e), during()),

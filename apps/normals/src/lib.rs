@@ -13,7 +13,7 @@ pub use cavity_normals_kernels::VertexNormals;
 
 use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
-use cavity::backend::{Backend, PlaceError};
+use cavity::backend::{Backend, PlaceError, TopologyOn};
 use cavity::computation::ComputationError;
 use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
@@ -59,8 +59,9 @@ pub fn vertex_normals_with(
     // On the GPU patched and laid out on the device, where the layout
     // stays; the host normalizes meanwhile.
     let sizes = (CapacityFactors::STATIC, &layout);
+    let topology = TopologyOn::of(backend, topology)?;
     let (placed, _) = backend
-        .place_normalized(mesh, &normalization, topology, patch_size, sizes)
+        .place_normalized(mesh, &normalization, &topology, patch_size, sizes)
         .map_err(PlaceError::into_either::<NormalsError>)?;
     // An unchanged mesh lists its vertices in the input's order; only the
     // normals are read back.

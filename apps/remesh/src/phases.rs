@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use cavity::attributes::AttributeLayout;
-use cavity::backend::{Backend, PlaceError, PlacedMesh};
+use cavity::backend::{Backend, PlaceError, PlacedMesh, TopologyOn};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::rounds::{
     ForEach, RunError, RunReport, SweepOptions, Update, sweeps, sweeps_at_most, sweeps_with,
@@ -104,7 +104,7 @@ pub fn normalized_dynamic_mesh(
             .place_normalized(
                 input,
                 normalization,
-                topology,
+                &TopologyOn::of(backend, topology)?,
                 patch_size,
                 (factors, &attributes()),
             )

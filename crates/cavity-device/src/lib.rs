@@ -24,7 +24,9 @@
 //! - [`patching`]: the face partition into patches on the device (Lloyd
 //!   iterations by level-synchronous searches, seed addition, merging);
 //!   [`patch_build`]: the patch layout built from a partition (owners,
-//!   owned lists, ribbons, stashes, FE and EV) by scans and block sorts.
+//!   owned lists, ribbons, stashes, FE and EV) by scans and block sorts;
+//!   [`topology`]: the mesh's global connectivity (VF, EV, EF, FE) built
+//!   from its faces by counts, scans and fills.
 //! - [`array`](mod@array): bounds-checked views of plain arrays, and the device-wide
 //!   scan and compaction; [`kernel`](mod@kernel): how a kernel is declared
 //!   (`kernel!`, `#[checked]`, launch bounds); [`attribute`]: typed
@@ -79,6 +81,7 @@ pub mod layout;
 pub mod patch_build;
 pub mod patching;
 pub mod query;
+pub mod topology;
 
 #[cfg(target_arch = "nvptx64")]
 #[doc(hidden)]

@@ -13,6 +13,7 @@ pub mod partition;
 pub mod patch_build;
 pub mod placed;
 pub mod rounds;
+pub mod topology;
 
 pub use cuda::GpuSeconds;
 pub use error::BackendError;
@@ -20,6 +21,7 @@ pub use landing::Landing;
 pub use partition::{PartitionError, PartitionRounds};
 pub use placed::{PlaceError, PlacedMesh};
 pub use rounds::AnyRounds;
+pub use topology::TopologyOn;
 
 use std::fmt;
 use std::str::FromStr;

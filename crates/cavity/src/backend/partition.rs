@@ -24,6 +24,7 @@ use cavity_device::patching::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
+use super::topology::{Relations, TopologyOn};
 use crate::dynamic::DynamicError;
 use crate::patcher::{self, MAX_PATCH_SIZE, Partition, PatchError};
 use crate::settings::{NamesSettings, Setting};
@@ -89,31 +90,6 @@ impl PartitionError {
     }
 }
 
-/// The face-edge and edge-face relations of a mesh on a backend: what
-/// the partition builds its face graph from, and the patch structures'
-/// build reads too (uploaded once for both: [`Backend::patches`]).
-pub(crate) struct Relations {
-    /// Three edges a face.
-    pub(crate) fe: Buffer<u32>,
-    /// The edge-face rows: offsets and faces.
-    pub(crate) ef_offsets: Buffer<u32>,
-    pub(crate) ef: Buffer<u32>,
-}
-
-impl Relations {
-    /// `topo`'s relations uploaded to `b`.
-    ///
-    /// # Errors
-    /// A failed allocation or copy.
-    pub(crate) fn upload(b: &Backend, topo: &Topology) -> Result<Relations, BackendError> {
-        Ok(Relations {
-            fe: b.upload(topo.fe.as_flattened())?,
-            ef_offsets: b.upload(&topo.ef_offsets)?,
-            ef: b.upload(&topo.ef)?,
-        })
-    }
-}
-
 /// A partition left on the backend ([`Backend::partition_on`]).
 pub(crate) struct Labels {
     /// Each face's patch.
@@ -160,8 +136,8 @@ impl Backend {
         seed: u64,
         rounds: PartitionRounds,
     ) -> Result<Partition, PartitionError> {
-        let relations = Relations::upload(self, topo)?;
-        let on = self.partition_on(topo, &relations, num_faces, max_patch_size, seed, rounds)?;
+        let topo = TopologyOn::uploaded(self, topo)?;
+        let on = self.partition_on(&topo, num_faces, max_patch_size, seed, rounds)?;
         Ok(Partition {
             face_patch: self.download(on.face_patch, num_faces)?,
             num_patches: on.num_patches,
@@ -176,8 +152,7 @@ impl Backend {
     /// As [`Backend::partition`].
     pub(crate) fn partition_on(
         &self,
-        topo: &Topology,
-        relations: &Relations,
+        topo: &TopologyOn<'_>,
         num_faces: usize,
         max_patch_size: u32,
         seed: u64,
@@ -194,6 +169,9 @@ impl Backend {
             });
         }
         let n = u32::try_from(num_faces).map_err(|_| BackendError::TooLarge(num_faces))?;
+        let relations = topo.relations().ok_or(BackendError::Inconsistent(
+            "the partition's relations are not on the backend",
+        ))?;
         let mut search = Search::new(self, relations, n)?;
         let target = patcher::chunk_target(max_patch_size);
         let mut seeds = search.initial_seeds(target, seed as u32 ^ (seed >> 32) as u32)?;
@@ -224,7 +202,8 @@ impl Backend {
         let sizes = self.download(sizes, seeds.len())?;
         if sizes.iter().any(|&s| s > max_patch_size) {
             let mut label = self.download(search.label, num_faces)?;
-            patcher::split_oversized_patches(topo, &mut label, seeds.len() as u32, max_patch_size);
+            let topo = topo.host(self)?;
+            patcher::split_oversized_patches(&topo, &mut label, seeds.len() as u32, max_patch_size);
             let num_patches = patcher::renumber(&mut label);
             return Ok(Labels {
                 face_patch: self.upload(&label)?,
@@ -308,7 +287,9 @@ impl<'a> Search<'a> {
     /// scan, [`FillFaceNeighbors`]), the arrays made.
     fn new(backend: &'a Backend, relations: &Relations, n: u32) -> Result<Self, BackendError> {
         let b = backend;
-        let Relations { fe, ef_offsets, ef } = relations;
+        let Relations {
+            fe, ef_offsets, ef, ..
+        } = relations;
         let mut offsets = b.zeros::<u32>(n as usize + 1)?;
         let mut rim = b.zeros::<u32>(n as usize)?;
         let params = (fe, [ef_offsets, ef], n, &mut offsets, &mut rim);
@@ -710,10 +691,11 @@ mod tests {
         let b = Backend::Cpu(CpuBackend::new());
         let mesh = grid(60);
         let topo = Topology::new(&mesh);
-        let relations = Relations::upload(&b, &topo).unwrap();
+        let topo = TopologyOn::uploaded(&b, &topo).unwrap();
+        let relations = topo.relations().unwrap();
         let n = mesh.num_faces() as u32;
         let max = 40;
-        let mut search = Search::new(&b, &relations, n).unwrap();
+        let mut search = Search::new(&b, relations, n).unwrap();
         let mut seeds = search.initial_seeds(patcher::chunk_target(max), 7).unwrap();
         search.assign(&mut seeds).unwrap();
         seeds = search.centers(&Faces::All, seeds.len()).unwrap();

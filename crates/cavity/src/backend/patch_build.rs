@@ -28,7 +28,8 @@ use cavity_device::patch_build::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
-use super::partition::{Labels, PartitionError, PartitionRounds, Relations};
+use super::partition::{Labels, PartitionError, PartitionRounds};
+use super::topology::{Relations, TopologyOn};
 use crate::TriMesh;
 use crate::patched::PatchedMesh;
 use crate::patcher::{self, Partition, PatchError};
@@ -254,25 +255,24 @@ impl Backend {
         part: &Partition,
         patch_size: u32,
     ) -> Result<PatchBuffers, PartitionError> {
-        let relations = Relations::upload(self, topo)?;
+        let topo = TopologyOn::uploaded(self, topo)?;
         let labels = Labels {
             face_patch: self.upload(&part.face_patch)?,
             num_patches: part.num_patches,
             iterations: part.iterations,
         };
-        self.patch_buffers_on(mesh, topo, &relations, &labels, patch_size)
+        self.patch_buffers_on(mesh, &topo, &labels, patch_size)
     }
 
-    /// [`Backend::patch_buffers`] from the relations and the partition on
-    /// the backend.
+    /// [`Backend::patch_buffers`] from the relations (`topo`'s, on the
+    /// backend) and the partition on the backend.
     ///
     /// # Errors
     /// As [`Backend::build_patches`].
     fn patch_buffers_on(
         &self,
         mesh: &TriMesh,
-        topo: &Topology,
-        relations: &Relations,
+        topo: &TopologyOn<'_>,
         part: &Labels,
         patch_size: u32,
     ) -> Result<PatchBuffers, PartitionError> {
@@ -280,21 +280,36 @@ impl Backend {
         let count = |n: usize| u32::try_from(n).map_err(|_| BackendError::TooLarge(n));
         let (nv, ne, nf) = (
             count(mesh.num_vertices())?,
-            count(topo.ev.len())?,
+            count(topo.num_edges())?,
             count(mesh.num_faces())?,
         );
         let np = part.num_patches;
         let npu = np as usize;
-        let fv = b.upload(mesh.faces.as_flattened())?;
-        let ev = b.upload(topo.ev.as_flattened())?;
-        let vf_offsets = b.upload(&topo.vf_offsets)?;
-        let vf = b.upload(&topo.vf)?;
-        let Relations { fe, ef_offsets, ef } = relations;
+        let relations = topo.relations().ok_or(BackendError::Inconsistent(
+            "the patches' relations are not on the backend",
+        ))?;
+        let uploaded;
+        let fv = match &relations.fv {
+            Some(fv) => fv,
+            None => {
+                uploaded = b.upload(mesh.faces.as_flattened())?;
+                &uploaded
+            }
+        };
+        let Relations {
+            fe,
+            ev,
+            vf_offsets,
+            vf,
+            ef_offsets,
+            ef,
+            ..
+        } = relations;
         let face_patch = &part.face_patch;
-        let topology = [&fv, fe, &ev, &vf_offsets, &vf, ef_offsets, ef];
+        let topology = [fv, fe, ev, vf_offsets, vf, ef_offsets, ef];
 
         let mut owner_v = b.zeros::<u32>(nv as usize)?;
-        let rows = [&vf_offsets, &vf];
+        let rows = [vf_offsets, vf];
         b.launch::<MajorityOwner>(blocks(nv), (0, 0), (rows, face_patch, nv, &mut owner_v))?;
         let mut owner_e = b.zeros::<u32>(ne as usize)?;
         let rows = [ef_offsets, ef];
@@ -635,26 +650,30 @@ pub(crate) enum Patches {
 impl Backend {
     /// `mesh` (whose topology is `topo`) patched with at most
     /// `patch_size` faces a patch as this backend patches best (see
-    /// [`Backend::patched`]), the device's build left on the device.
+    /// [`Backend::patched`]), the device's build left on the device; on
+    /// the GPU from `topo`'s relations on the device (uploaded first where
+    /// `topo` has none), on the CPU backend from its host topology.
     ///
     /// # Errors
     /// As [`Backend::patched`].
     pub(crate) fn patches(
         &self,
         mesh: &TriMesh,
-        topo: &Topology,
+        topo: &TopologyOn<'_>,
         patch_size: u32,
     ) -> Result<Patches, PartitionError> {
         match self {
             Backend::Cuda(_) => {
-                // The relations cross once, for the partition and the
-                // build; the partition stays on the device between them.
+                if topo.relations().is_none() {
+                    let host = topo.host(self)?;
+                    return self.patches(mesh, &TopologyOn::uploaded(self, &host)?, patch_size);
+                }
+                // The partition stays on the device for the build.
                 let seed = patcher::DEFAULT_SEED;
-                let relations = Relations::upload(self, topo)?;
                 let rounds = PartitionRounds::default();
                 let faces = mesh.num_faces();
-                let part = self.partition_on(topo, &relations, faces, patch_size, seed, rounds)?;
-                match self.patch_buffers_on(mesh, topo, &relations, &part, patch_size) {
+                let part = self.partition_on(topo, faces, patch_size, seed, rounds)?;
+                match self.patch_buffers_on(mesh, topo, &part, patch_size) {
                     Err(PartitionError::Backend(
                         BackendError::SharedMemory { .. } | BackendError::Inconsistent(_),
                     )) => {
@@ -663,14 +682,17 @@ impl Backend {
                             num_patches: part.num_patches,
                             iterations: part.iterations,
                         };
-                        let patched = PatchedMesh::from_partition(mesh, topo, &part, patch_size)?;
+                        let host = topo.host(self)?;
+                        let patched = PatchedMesh::from_partition(mesh, &host, &part, patch_size)?;
                         Ok(Patches::Host(Box::new(patched)))
                     }
                     built => built.map(|b| Patches::OnBackend(Box::new(b))),
                 }
             }
             Backend::Cpu(_) => Ok(Patches::Host(Box::new(PatchedMesh::with_topology(
-                mesh, topo, patch_size,
+                mesh,
+                &*topo.host(self)?,
+                patch_size,
             )?))),
         }
     }
@@ -694,7 +716,7 @@ impl Backend {
         topo: &Topology,
         patch_size: u32,
     ) -> Result<PatchedMesh, PartitionError> {
-        match self.patches(mesh, topo, patch_size)? {
+        match self.patches(mesh, &TopologyOn::of(self, topo)?, patch_size)? {
             Patches::OnBackend(buffers) => Ok(buffers.download(self, topo)?),
             Patches::Host(patched) => Ok(*patched),
         }

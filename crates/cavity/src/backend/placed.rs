@@ -19,6 +19,7 @@ use super::error::BackendError;
 use super::partition::PartitionError;
 use super::patch_build::Patches;
 use super::patch_build::{PatchBuffers, halves};
+use super::topology::TopologyOn;
 use super::{Backend, OnRounds, beside, cuda, drive, on_rounds};
 use crate::TriMesh;
 use crate::attributes::AttributeLayout;
@@ -293,15 +294,18 @@ impl Backend {
         factors: CapacityFactors,
         layout: &AttributeLayout,
     ) -> Result<PlacedMesh, PlaceError> {
-        let patches = self.patches(mesh, topo, patch_size)?;
-        self.placed_from(patches, mesh, topo, factors, layout)
+        let topo = TopologyOn::of(self, topo)?;
+        let patches = self.patches(mesh, &topo, patch_size)?;
+        self.placed_from(patches, mesh, &topo, factors, layout)
     }
 
     /// [`Backend::place`] of `input` moved into the unit box by
-    /// `normalization` ([`Normalization::apply`]): the placed mesh and the
-    /// normalized mesh. On the GPU the host normalizes the positions while
-    /// the device patches the mesh (patching reads the faces alone); the
-    /// result is [`Backend::place`]'s of the normalized mesh.
+    /// `normalization` ([`Normalization::apply`]), from its topology
+    /// `topo` made for this backend ([`Backend::topology_on`] or
+    /// [`TopologyOn::of`]): the placed mesh and the normalized mesh. On the
+    /// GPU the host normalizes the positions while the device patches the
+    /// mesh (patching reads the faces alone); the result is
+    /// [`Backend::place`]'s of the normalized mesh.
     ///
     /// # Errors
     /// As [`Backend::place`].
@@ -309,13 +313,14 @@ impl Backend {
         &self,
         input: &TriMesh,
         normalization: &Normalization,
-        topo: &Topology,
+        topo: &TopologyOn<'_>,
         patch_size: u32,
         (factors, layout): (CapacityFactors, &AttributeLayout),
     ) -> Result<(PlacedMesh, TriMesh), PlaceError> {
         if let Backend::Cpu(_) = self {
             let normalized = normalization.apply(input);
-            let placed = self.place(&normalized, topo, patch_size, factors, layout)?;
+            let patches = self.patches(&normalized, topo, patch_size)?;
+            let placed = self.placed_from(patches, &normalized, topo, factors, layout)?;
             return Ok((placed, normalized));
         }
         let (patches, normalized) = beside(
@@ -332,7 +337,7 @@ impl Backend {
         &self,
         patches: Patches,
         mesh: &TriMesh,
-        topo: &Topology,
+        topo: &TopologyOn<'_>,
         factors: CapacityFactors,
         layout: &AttributeLayout,
     ) -> Result<PlacedMesh, PlaceError> {
@@ -341,7 +346,7 @@ impl Backend {
                 // The host's conversion of the device's patches, as
                 // `Backend::patched` falls back to the host's build.
                 Err(PlaceError::Backend(BackendError::Inconsistent(_))) => {
-                    let patched = buffers.download(self, topo)?;
+                    let patched = buffers.download(self, &*topo.host(self)?)?;
                     Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, layout)?.into())
                 }
                 placed => placed,

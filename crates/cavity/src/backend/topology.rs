@@ -1,0 +1,257 @@
+//! The mesh's topology where a backend patches from it ([`TopologyOn`]):
+//! on the GPU its relations in device buffers, built there from the faces
+//! by the kernels of `cavity_device::topology` ([`Backend::topology_on`])
+//! or uploaded from a host [`Topology`] ([`TopologyOn::of`]); on the CPU
+//! backend the host's [`Topology`] itself. The device's build equals
+//! [`Topology::new`] entry for entry, so either serves the patching alike.
+
+use std::borrow::Cow;
+
+use cavity_device::array::{BOUNDS, blocks};
+use cavity_device::topology::{
+    CountCorners, CountSides, EdgeLengthSums, FillEdges, FillSides, FillVertexFaces,
+    SortVertexFaces, edge_length_shared_bytes,
+};
+
+use super::Backend;
+use super::buffer::Buffer;
+use super::error::BackendError;
+use crate::TriMesh;
+use crate::topology::{Topology, mean_edge_length_with};
+
+/// A mesh's relations in a backend's buffers (flattened as in
+/// [`Topology`]).
+pub(crate) struct Relations {
+    /// Three vertices a face, where the relations were built from them
+    /// ([`Backend::topology_on`]).
+    pub(crate) fv: Option<Buffer<u32>>,
+    /// Three edges a face.
+    pub(crate) fe: Buffer<u32>,
+    /// Two vertices an edge, the lower first.
+    pub(crate) ev: Buffer<u32>,
+    /// The vertex-face rows: offsets (`vertices + 1`) and faces.
+    pub(crate) vf_offsets: Buffer<u32>,
+    pub(crate) vf: Buffer<u32>,
+    /// The edge-face rows: offsets (`edges + 1`) and faces.
+    pub(crate) ef_offsets: Buffer<u32>,
+    pub(crate) ef: Buffer<u32>,
+}
+
+/// A mesh's topology for a backend: the host's [`Topology`], the
+/// relations on the device, or both (see the [module](self)).
+pub struct TopologyOn<'a> {
+    host: Option<Cow<'a, Topology>>,
+    device: Option<Relations>,
+    num_edges: usize,
+}
+
+impl<'a> TopologyOn<'a> {
+    /// `topo` for backend `b`: on the GPU its relations uploaded
+    /// ([`TopologyOn::uploaded`]), on the CPU backend (which patches on
+    /// the host) `topo` alone.
+    ///
+    /// # Errors
+    /// A failed allocation or copy.
+    pub fn of(b: &Backend, topo: &'a Topology) -> Result<Self, BackendError> {
+        match b {
+            Backend::Cpu(_) => Ok(TopologyOn {
+                host: Some(Cow::Borrowed(topo)),
+                device: None,
+                num_edges: topo.ev.len(),
+            }),
+            Backend::Cuda(_) => Self::uploaded(b, topo),
+        }
+    }
+
+    /// `topo` with its relations uploaded to `b`, on either backend (the
+    /// device's partition runs on the CPU backend too).
+    ///
+    /// # Errors
+    /// A failed allocation or copy.
+    pub fn uploaded(b: &Backend, topo: &'a Topology) -> Result<Self, BackendError> {
+        Ok(TopologyOn {
+            host: Some(Cow::Borrowed(topo)),
+            device: Some(Relations {
+                fv: None,
+                fe: b.upload(topo.fe.as_flattened())?,
+                ev: b.upload(topo.ev.as_flattened())?,
+                vf_offsets: b.upload(&topo.vf_offsets)?,
+                vf: b.upload(&topo.vf)?,
+                ef_offsets: b.upload(&topo.ef_offsets)?,
+                ef: b.upload(&topo.ef)?,
+            }),
+            num_edges: topo.ev.len(),
+        })
+    }
+
+    /// The unique edges.
+    pub fn num_edges(&self) -> usize {
+        self.num_edges
+    }
+
+    /// The relations on the device, where they are.
+    pub(crate) fn relations(&self) -> Option<&Relations> {
+        self.device.as_ref()
+    }
+
+    /// The topology on the host: the one given, or a copy of the device's.
+    ///
+    /// # Errors
+    /// A failed copy.
+    pub fn host(&self, b: &Backend) -> Result<Cow<'_, Topology>, BackendError> {
+        if let Some(host) = &self.host {
+            return Ok(Cow::Borrowed(host.as_ref()));
+        }
+        let d = self
+            .device
+            .as_ref()
+            .expect("a topology is on the host or the device");
+        let pairs = |words: Vec<u32>| -> Vec<[u32; 2]> { words.as_chunks().0.to_vec() };
+        let triples = |words: Vec<u32>| -> Vec<[u32; 3]> { words.as_chunks().0.to_vec() };
+        Ok(Cow::Owned(Topology {
+            ev: pairs(b.read_back(&d.ev, d.ev.len())?),
+            fe: triples(b.read_back(&d.fe, d.fe.len())?),
+            vf_offsets: b.read_back(&d.vf_offsets, d.vf_offsets.len())?,
+            vf: b.read_back(&d.vf, d.vf.len())?,
+            ef_offsets: b.read_back(&d.ef_offsets, d.ef_offsets.len())?,
+            ef: b.read_back(&d.ef, d.ef.len())?,
+        }))
+    }
+
+    /// The mean length of the unique edges of `mesh` (whose topology this
+    /// is), in its units: [`mean_edge_length_with`] on the host's
+    /// topology, else summed on the device ([`EdgeLengthSums`], `mesh`'s
+    /// positions uploaded), both in `f64` (they may differ in the last
+    /// bits: their sums run in different orders). 0 for no edges.
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn mean_edge_length(&self, b: &Backend, mesh: &TriMesh) -> Result<f64, BackendError> {
+        let d = match (&self.host, &self.device) {
+            (Some(host), _) => return Ok(mean_edge_length_with(mesh, host)),
+            (None, Some(d)) => d,
+            (None, None) => unreachable!("a topology is on the host or the device"),
+        };
+        let edges = u32::try_from(self.num_edges).map_err(|_| too_large(self.num_edges))?;
+        if edges == 0 {
+            return Ok(0.0);
+        }
+        let positions = b.upload(mesh.positions.as_flattened())?;
+        let grid = blocks(edges);
+        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
+        let smem = (
+            edge_length_shared_bytes(BOUNDS.threads),
+            edge_length_shared_bytes(1),
+        );
+        b.launch::<EdgeLengthSums>(grid, smem, (&d.ev, &positions, edges, &mut partials))?;
+        let words = b.read_back(&partials, 2 * grid as usize)?;
+        let sum: f64 = words
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|w| f64::from_bits(u64::from(w[0]) | u64::from(w[1]) << 32))
+            .sum();
+        Ok(sum / f64::from(edges))
+    }
+}
+
+/// [`BackendError::TooLarge`] for `n` elements past 32-bit indices.
+fn too_large(n: usize) -> BackendError {
+    BackendError::TooLarge(n)
+}
+
+impl Backend {
+    /// The topology of `mesh` (whose indices must be in range,
+    /// [`TriMesh::validate`]) where this backend builds it best: on the GPU
+    /// on the device from the faces (the kernels of
+    /// `cavity_device::topology`: counts, scans and fills, with one read
+    /// of the edge count), nothing on the host; on the CPU backend
+    /// [`Topology::new`] on the host. Either equals [`Topology::new`].
+    ///
+    /// # Errors
+    /// [`BackendError::TooLarge`] past 32-bit corner counts; a failed
+    /// allocation, launch or copy.
+    pub fn topology_on(&self, mesh: &TriMesh) -> Result<TopologyOn<'static>, BackendError> {
+        if let Backend::Cpu(_) = self {
+            let topo = Topology::new(mesh);
+            return Ok(TopologyOn {
+                num_edges: topo.ev.len(),
+                host: Some(Cow::Owned(topo)),
+                device: None,
+            });
+        }
+        self.build_topology(mesh)
+    }
+
+    /// [`Backend::topology_on`]'s build on the device, on either backend
+    /// (the CPU backend runs the same kernels: the tests compare their
+    /// result with [`Topology::new`]).
+    ///
+    /// # Errors
+    /// As [`Backend::topology_on`].
+    pub fn build_topology(&self, mesh: &TriMesh) -> Result<TopologyOn<'static>, BackendError> {
+        let corners = mesh.num_faces() * 3;
+        let c = u32::try_from(corners).map_err(|_| too_large(corners))?;
+        let nv = mesh.num_vertices();
+        let v = u32::try_from(nv)
+            .ok()
+            .filter(|&v| v < u32::MAX)
+            .ok_or_else(|| too_large(nv))?;
+        let fv = self.upload(mesh.faces.as_flattened())?;
+        // VF: counts, their scan, the fill, each row sorted.
+        let mut vf_offsets = self.zeros::<u32>(nv + 1)?;
+        self.launch::<CountCorners>(blocks(c), (0, 0), (&fv, c, &mut vf_offsets))?;
+        self.exclusive_scan(&mut vf_offsets, v + 1)?;
+        let mut cursor = self.zeros::<u32>(nv + 1)?;
+        let mut vf = self.zeros::<u32>(corners)?;
+        let params = (&fv, c, &vf_offsets, &mut cursor, &mut vf);
+        self.launch::<FillVertexFaces>(blocks(c), (0, 0), params)?;
+        self.launch::<SortVertexFaces>(blocks(v), (0, 0), (&vf_offsets, v, &mut vf))?;
+        // Sides: three a face, each at its lower end, sorted; their runs
+        // are the edges. (The cursor, one word longer, holds their counts.)
+        let mut side_offsets = cursor;
+        let params = (&fv, [&vf_offsets, &vf], v, &mut side_offsets);
+        self.launch::<CountSides>(blocks(v), (0, 0), params)?;
+        self.exclusive_scan(&mut side_offsets, v + 1)?;
+        let (mut upper, mut corner) = (self.zeros::<u32>(corners)?, self.zeros::<u32>(corners)?);
+        let mut edge_offsets = self.zeros::<u32>(nv + 1)?;
+        let params = (
+            &fv,
+            [&vf_offsets, &vf],
+            &side_offsets,
+            v,
+            &mut upper,
+            &mut corner,
+            &mut edge_offsets,
+        );
+        self.launch::<FillSides>(blocks(v), (0, 0), params)?;
+        self.exclusive_scan(&mut edge_offsets, v + 1)?;
+        let edges = self.element(&edge_offsets, nv)? as usize;
+        let mut ev = self.zeros::<u32>(2 * edges)?;
+        let mut ef_offsets = self.zeros::<u32>(edges + 1)?;
+        let (mut ef, mut fe) = (self.zeros::<u32>(corners)?, self.zeros::<u32>(corners)?);
+        let params = (
+            [&side_offsets, &upper, &corner],
+            &edge_offsets,
+            v,
+            &mut ev,
+            &mut ef_offsets,
+            &mut ef,
+            &mut fe,
+        );
+        self.launch::<FillEdges>(blocks(v), (0, 0), params)?;
+        Ok(TopologyOn {
+            host: None,
+            device: Some(Relations {
+                fv: Some(fv),
+                fe,
+                ev,
+                vf_offsets,
+                vf,
+                ef_offsets,
+                ef,
+            }),
+            num_edges: edges,
+        })
+    }
+}
