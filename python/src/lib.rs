@@ -14,6 +14,8 @@
 
 use std::sync::{Arc, Mutex};
 
+mod tet;
+
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::defects::{Keeps, OutputError, check_output, check_output_with, count_zero_area};
 use cavity::io::{Format, read_mesh, write_mesh};
@@ -495,5 +497,11 @@ fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(delaunay, m)?)?;
     m.add_function(wrap_pyfunction!(denoise, m)?)?;
     m.add_function(wrap_pyfunction!(polylla, m)?)?;
+    m.add_function(wrap_pyfunction!(tet::tet_read, m)?)?;
+    m.add_function(wrap_pyfunction!(tet::tet_write, m)?)?;
+    m.add_function(wrap_pyfunction!(tet::tet_subdivide, m)?)?;
+    m.add_function(wrap_pyfunction!(tet::tet_boundary, m)?)?;
+    m.add_function(wrap_pyfunction!(tet::tet_smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(tet::tet_simplify, m)?)?;
     Ok(())
 }

@@ -1,0 +1,93 @@
+"""The arguments' checks shared by the package's functions: arrays cast to
+the dtypes and layouts the native module takes, settings to Python numbers,
+each error a ``ValueError`` naming the argument."""
+
+import operator
+import warnings
+
+import numpy as np
+
+from . import _cavity
+
+_DEVICES = ("auto", "cuda", "cpu")
+_checked_auto = False
+
+
+def _vertices(V, name="V"):
+    """``V`` as a C-contiguous float32 ``(n, 3)`` array, or ValueError."""
+    a = np.asarray(V)
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"{name} must have shape (n, 3), not {a.shape}")
+    if not np.issubdtype(a.dtype, np.floating):
+        raise ValueError(f"{name} must hold floats (float32 or float64), not {a.dtype}")
+    bad = ~np.isfinite(a) | (np.abs(a) > np.finfo(np.float32).max)
+    if bad.any():
+        row = int(np.argwhere(bad)[0][0])
+        raise ValueError(
+            f"{name}: vertex {row} has a coordinate that is not finite in float32 ({a[row]})"
+        )
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _faces(F, n, name="F"):
+    """``F`` as a C-contiguous uint32 ``(m, 3)`` array of indices below ``n``."""
+    a = np.asarray(F)
+    if a.ndim != 2 or a.shape[1] != 3:
+        raise ValueError(f"{name} must have shape (m, 3), not {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer vertex indices, not {a.dtype}")
+    if a.size:
+        low, high = int(a.min()), int(a.max())
+        if low < 0:
+            raise ValueError(f"{name}: index {low} is negative")
+        if high >= n:
+            raise ValueError(f"{name}: index {high}, but V has {n} vertices")
+    return np.ascontiguousarray(a, dtype=np.uint32)
+
+
+def _int(x, name, low):
+    """``x`` as an int of at least ``low``, or ValueError naming ``name``."""
+    try:
+        if isinstance(x, (bool, np.bool_)):
+            raise TypeError
+        i = operator.index(x)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer, not {x!r}") from None
+    if i < low or i >= 2**32:
+        raise ValueError(f"{name} must be an integer from {low} below 2**32, not {i}")
+    return i
+
+
+def _float(x, name):
+    """``x`` as a float, or ValueError naming ``name``."""
+    if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+        raise ValueError(f"{name} must be a number, not {x!r}")
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, not {x!r}") from None
+
+
+def _bool(x, name):
+    """``x`` as a bool, or ValueError naming ``name``."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, not {x!r}")
+    return bool(x)
+
+
+def _mesh(V, F):
+    v = _vertices(V)
+    return v, _faces(F, v.shape[0])
+
+
+def _device(device):
+    """Checks ``device`` and warns once when ``auto`` finds no GPU."""
+    global _checked_auto
+    if device not in _DEVICES:
+        raise ValueError(f"device must be one of {', '.join(_DEVICES)}, not {device!r}")
+    if device == "auto" and not _checked_auto:
+        _checked_auto = True
+        _, on_gpu, note = _cavity.device_name(device)
+        if not on_gpu:
+            warnings.warn(f"cavity: no GPU, running on the CPU backend ({note})", stacklevel=3)
+    return device
