@@ -12,7 +12,9 @@
 //! device choice (`"auto"`, `"cuda"`, `"cpu"`) is opened once per process
 //! and kept: a GPU's context starts once.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 mod tet;
 
@@ -28,6 +30,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, P
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use rayon::prelude::*;
 
 /// The backends opened so far, with the note of how each was chosen.
 type Opened = Vec<(DeviceChoice, Arc<Backend>, String)>;
@@ -51,8 +54,36 @@ fn backend(device: &str) -> PyResult<(Arc<Backend>, String)> {
     Ok((b, note))
 }
 
+/// The seconds of the last operation's work in Rust ([`work`]), as `f64`
+/// bits.
+static LAST_WORK: AtomicU64 = AtomicU64::new(0);
+
+/// Runs an operation's work `f` with the GIL released, timed: what the
+/// library does between the arrays' copy in and their copy out, the
+/// Rust call a Rust program would make ([`last_work_seconds`] reads it).
+fn work<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
+    py.detach(|| {
+        let start = Instant::now();
+        let out = f();
+        LAST_WORK.store(start.elapsed().as_secs_f64().to_bits(), Ordering::Relaxed);
+        out
+    })
+}
+
+/// The seconds the last operation spent in its Rust work (the library's
+/// calls, without the arrays' copies and checks): with the call's own
+/// time, the cost of calling from Python (`python/bench/cost.py`).
+#[pyfunction]
+fn last_work_seconds() -> f64 {
+    f64::from_bits(LAST_WORK.load(Ordering::Relaxed))
+}
+
 /// A mesh of checked arrays: `vertices` `(n, 3)` and `faces` `(m, 3)`,
-/// both C-contiguous (the Python side makes them so).
+/// both C-contiguous (the Python side makes them so), copied in parallel
+/// and validated here (the Python side leaves the full passes over the
+/// arrays to this one): a non-finite coordinate is a `ValueError` naming
+/// `V` and the vertex, a face out of range or repeating a vertex one
+/// naming `F`.
 fn mesh_of(vertices: &PyReadonlyArray2<f32>, faces: &PyReadonlyArray2<u32>) -> PyResult<TriMesh> {
     let (v, f) = (
         vertices
@@ -62,16 +93,21 @@ fn mesh_of(vertices: &PyReadonlyArray2<f32>, faces: &PyReadonlyArray2<u32>) -> P
             .as_slice()
             .map_err(|e| PyValueError::new_err(format!("F: {e}")))?,
     );
-    let mesh = TriMesh {
-        positions: v.as_chunks::<3>().0.to_vec(),
-        faces: f.as_chunks::<3>().0.to_vec(),
-    };
-    mesh.validate().map_err(|e| {
-        let argument = match e {
-            MeshError::NonFinite { .. } => "V",
-            _ => "F",
-        };
-        PyValueError::new_err(format!("{argument}: {e}"))
+    let mut mesh = TriMesh::default();
+    mesh.positions.par_extend(v.as_chunks::<3>().0.par_iter().copied());
+    mesh.faces.par_extend(f.as_chunks::<3>().0.par_iter().copied());
+    mesh.validate().map_err(|e| match e {
+        MeshError::NonFinite { vertex, position } => PyValueError::new_err(format!(
+            "V: vertex {vertex} has a coordinate that is not finite in float32 ({position:?})"
+        )),
+        MeshError::IndexOutOfRange {
+            face,
+            index,
+            vertices,
+        } => PyValueError::new_err(format!(
+            "F: index {index} (face {face}), but V has {vertices} vertices"
+        )),
+        e => PyValueError::new_err(format!("F: {e}")),
     })?;
     Ok(mesh)
 }
@@ -195,7 +231,7 @@ fn info<'py>(
     faces: PyReadonlyArray2<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mesh = mesh_of(&vertices, &faces)?;
-    let (s, removed) = py.detach(|| {
+    let (s, removed) = work(py, || {
         let (mesh, topology, removed) = cleaned(mesh);
         (topology_stats_with(&mesh, &topology), removed)
     });
@@ -225,7 +261,7 @@ fn normals<'py>(
     device: &str,
 ) -> PyResult<(Bound<'py, PyArray2<f32>>, String)> {
     let mesh = mesh_of(&vertices, &faces)?;
-    let (n, name) = py.detach(|| {
+    let (n, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (mesh, topology, _) = cleaned(mesh);
         cavity_normals::vertex_normals_with(&mesh, &topology, patch_size, &b)
@@ -259,7 +295,7 @@ fn smooth<'py>(
     };
     settings.check().map_err(settings_error)?;
     let mesh = mesh_of(&vertices, &faces)?;
-    let (out, iterations, name) = py.detach(|| {
+    let (out, iterations, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
         let (out, report) =
@@ -305,7 +341,7 @@ fn remesh<'py>(
     };
     settings.check().map_err(settings_error)?;
     let mesh = mesh_of(&vertices, &faces)?;
-    let (out, name) = py.detach(|| {
+    let (out, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
         let layout = cavity_remesh::Layout::default();
@@ -347,7 +383,7 @@ fn geodesic<'py>(
         .map_err(|e| PyValueError::new_err(format!("sources: {e}")))?
         .to_vec();
     let settings = cavity_geodesic::GeodesicSettings::default();
-    let (d, name) = py.detach(|| {
+    let (d, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
         cavity_geodesic::geodesic_distance_with(&cleaned, &topology, &sources, &settings, &b)
@@ -371,7 +407,7 @@ fn delaunay<'py>(
     device: &str,
 ) -> PyResult<Remeshed<'py>> {
     let mesh = mesh_of(&vertices, &faces)?;
-    let (out, name) = py.detach(|| {
+    let (out, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
         let factors = cavity::dynamic::CapacityFactors::default();
@@ -410,7 +446,7 @@ fn denoise<'py>(
     };
     settings.check().map_err(settings_error)?;
     let mesh = mesh_of(&vertices, &faces)?;
-    let (out, name) = py.detach(|| {
+    let (out, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
         cavity_denoise::denoise_with(&cleaned, &topology, &settings, &b)
@@ -460,7 +496,7 @@ fn polylla<'py>(
         cavity_polylla::PolyllaError::Backend(e) => PyRuntimeError::new_err(e.to_string()),
         e => PyValueError::new_err(format!("{argument}: {e}")),
     };
-    let (positions, lists) = py.detach(|| {
+    let (positions, lists) = work(py, || {
         let (b, _) = backend(device)?;
         let mesh = match &triangles {
             None => cavity_polylla::generate::delaunay_half_edges(&points)
@@ -489,6 +525,7 @@ fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
     m.add_function(wrap_pyfunction!(write, m)?)?;
     m.add_function(wrap_pyfunction!(device_name, m)?)?;
+    m.add_function(wrap_pyfunction!(last_work_seconds, m)?)?;
     m.add_function(wrap_pyfunction!(info, m)?)?;
     m.add_function(wrap_pyfunction!(normals, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;

@@ -28,7 +28,7 @@ use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyA
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::{backend, face_array, op_error, settings_error, vertex_array};
+use crate::{backend, face_array, op_error, settings_error, vertex_array, work};
 
 /// Cell blocks: `uint32` arrays of one cell type each.
 type Blocks<'py> = Vec<Bound<'py, PyArray2<u32>>>;
@@ -183,7 +183,7 @@ pub(crate) fn tet_subdivide<'py>(
 ) -> PyResult<(Bound<'py, PyArray2<f32>>, Blocks<'py>, String)> {
     check_count(setting::LEVELS, levels).map_err(settings_error)?;
     let mesh = cell_mesh(&vertices, &cells)?;
-    let (positions, cells, name) = py.detach(|| {
+    let (positions, cells, name) = work(py, || {
         let (b, _) = backend(device)?;
         let volume = resident(&b, &mesh)?.download().map_err(op_error)?;
         let estimate = plan(&volume, levels, &b).map_err(op_error)?;
@@ -217,7 +217,7 @@ pub(crate) fn tet_boundary<'py>(
     device: &str,
 ) -> PyResult<(Bound<'py, PyArray2<u32>>, String)> {
     let mesh = cell_mesh(&vertices, &cells)?;
-    let (faces, name) = py.detach(|| {
+    let (faces, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (_, offsets, loops) = resident(&b, &mesh)?
             .boundary_loops()
@@ -248,7 +248,7 @@ pub(crate) fn tet_smooth<'py>(
 ) -> PyResult<(Bound<'py, PyArray2<f32>>, String)> {
     check_count(setting::ITERATIONS, iterations).map_err(settings_error)?;
     let mesh = cell_mesh(&vertices, &cells)?;
-    let (positions, name) = py.detach(|| {
+    let (positions, name) = work(py, || {
         let (b, _) = backend(device)?;
         let validity = if plain {
             Validity::Plain
@@ -342,7 +342,7 @@ pub(crate) fn tet_simplify<'py>(
             "T: {e}: the collapse needs a valid tetrahedral mesh (fix or remove that element)"
         ))
     })?;
-    let (out, name) = py.detach(|| {
+    let (out, name) = work(py, || {
         let (b, _) = backend(device)?;
         let out = cavity_tet_collapse::simplify(&b, &mesh, &values, &settings).map_err(op_error)?;
         Ok::<_, PyErr>((out, b.name()))

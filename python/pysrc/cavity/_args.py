@@ -14,32 +14,33 @@ _checked_auto = False
 
 
 def _vertices(V, name="V"):
-    """``V`` as a C-contiguous float32 ``(n, 3)`` array, or ValueError."""
+    """``V`` as a C-contiguous float32 ``(n, 3)`` array, or ValueError. Its
+    values are checked by the native module (a coordinate not finite in
+    float32 names the vertex), which passes over the array once."""
     a = np.asarray(V)
     if a.ndim != 2 or a.shape[1] != 3:
         raise ValueError(f"{name} must have shape (n, 3), not {a.shape}")
     if not np.issubdtype(a.dtype, np.floating):
         raise ValueError(f"{name} must hold floats (float32 or float64), not {a.dtype}")
-    bad = ~np.isfinite(a) | (np.abs(a) > np.finfo(np.float32).max)
-    if bad.any():
-        row = int(np.argwhere(bad)[0][0])
-        raise ValueError(
-            f"{name}: vertex {row} has a coordinate that is not finite in float32 ({a[row]})"
-        )
-    return np.ascontiguousarray(a, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        return np.ascontiguousarray(a, dtype=np.float32)
 
 
 def _faces(F, n, name="F"):
-    """``F`` as a C-contiguous uint32 ``(m, 3)`` array of indices below ``n``."""
+    """``F`` as a C-contiguous uint32 ``(m, 3)`` array. Indices the cast
+    would change (negative, or past 32 bits) are refused here; the native
+    module checks the rest (an index of ``n`` or more names the face)."""
     a = np.asarray(F)
     if a.ndim != 2 or a.shape[1] != 3:
         raise ValueError(f"{name} must have shape (m, 3), not {a.shape}")
     if a.size and not np.issubdtype(a.dtype, np.integer):
         raise ValueError(f"{name} must hold integer vertex indices, not {a.dtype}")
-    if a.size:
-        low, high = int(a.min()), int(a.max())
+    if a.size and np.issubdtype(a.dtype, np.signedinteger):
+        low = int(a.min())
         if low < 0:
             raise ValueError(f"{name}: index {low} is negative")
+    if a.size and a.dtype.itemsize > 4:
+        high = int(a.max())
         if high >= n:
             raise ValueError(f"{name}: index {high}, but V has {n} vertices")
     return np.ascontiguousarray(a, dtype=np.uint32)
