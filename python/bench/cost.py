@@ -7,7 +7,9 @@ calling the same functions would spend), medians after a warm-up.
     python python/bench/cost.py MESH [MESH ...] [--subdivisions N] [--reps R] [--device D]
 
 Each mesh is midpoint-subdivided N times (each face into four) before the
-runs. Prints a Markdown table.
+runs. Prints a Markdown table, then a pipeline (normals, smooth, geodesic,
+denoise, normals) through the plain functions and on a ``cavity.Mesh``
+(made inside the timing), medians of the whole pipelines.
 """
 
 import argparse
@@ -56,10 +58,13 @@ def main():
     print(f"device: {name}\n")
     print("| mesh | faces | operation | Python call s | Rust work s | Python / Rust |")
     print("|---|---|---|---|---|---|")
+    meshes = []
     for path in args.meshes:
         V, F = cavity.read(path)
         for _ in range(args.subdivisions):
             V, F = subdivide(V, F)
+        label = f"{path} /{args.subdivisions}" if args.subdivisions else path
+        meshes.append((label, V, F))
         for op, run in OPERATIONS.items():
             run(V, F, args.device)
             calls, works = [], []
@@ -69,11 +74,43 @@ def main():
                 calls.append(time.perf_counter() - start)
                 works.append(_cavity.last_work_seconds())
             call, work = statistics.median(calls), statistics.median(works)
-            label = f"{path} /{args.subdivisions}" if args.subdivisions else path
             print(
                 f"| {label} | {len(F)} | {op} | {call:.4f} | {work:.4f} | {call / work:.3f} |",
                 flush=True,
             )
+    pipelines(meshes, args.reps, args.device)
+
+
+def plain_pipeline(V, F, d):
+    cavity.normals(V, F, device=d)
+    V = cavity.smooth(V, F, dt=0.5, device=d)
+    cavity.geodesic(V, F, [0], device=d)
+    V = cavity.denoise(V, F, iterations=2, device=d)
+    return cavity.normals(V, F, device=d)
+
+
+def mesh_pipeline(V, F, d):
+    m = cavity.Mesh(V, F, device=d)
+    m.normals()
+    m.smooth(dt=0.5).geodesic([0])
+    return m.denoise(iterations=2).normals()
+
+
+def pipelines(meshes, reps, device):
+    print("\n| mesh | faces | plain functions s | cavity.Mesh s | plain / Mesh |")
+    print("|---|---|---|---|---|")
+    for label, V, F in meshes:
+        times = {}
+        for name, run in (("plain", plain_pipeline), ("mesh", mesh_pipeline)):
+            run(V, F, device)
+            samples = []
+            for _ in range(reps):
+                start = time.perf_counter()
+                run(V, F, device)
+                samples.append(time.perf_counter() - start)
+            times[name] = statistics.median(samples)
+        plain, mesh = times["plain"], times["mesh"]
+        print(f"| {label} | {len(F)} | {plain:.4f} | {mesh:.4f} | {plain / mesh:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

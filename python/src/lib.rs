@@ -16,12 +16,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+mod resident;
 mod tet;
 
 use cavity::backend::{Backend, DeviceChoice};
 use cavity::defects::{Keeps, OutputError, check_output, check_output_with, count_zero_area};
 use cavity::io::{Format, read_mesh, write_mesh};
 use cavity::mesh::MeshError;
+use cavity::patcher::DEFAULT_PATCH_SIZE;
 use cavity::settings::NamesSettings;
 use cavity::stats::topology_stats_with;
 use cavity::topology::Topology;
@@ -94,8 +96,10 @@ fn mesh_of(vertices: &PyReadonlyArray2<f32>, faces: &PyReadonlyArray2<u32>) -> P
             .map_err(|e| PyValueError::new_err(format!("F: {e}")))?,
     );
     let mut mesh = TriMesh::default();
-    mesh.positions.par_extend(v.as_chunks::<3>().0.par_iter().copied());
-    mesh.faces.par_extend(f.as_chunks::<3>().0.par_iter().copied());
+    mesh.positions
+        .par_extend(v.as_chunks::<3>().0.par_iter().copied());
+    mesh.faces
+        .par_extend(f.as_chunks::<3>().0.par_iter().copied());
     mesh.validate().map_err(|e| match e {
         MeshError::NonFinite { vertex, position } => PyValueError::new_err(format!(
             "V: vertex {vertex} has a coordinate that is not finite in float32 ({position:?})"
@@ -174,6 +178,94 @@ fn mesh_out(py: Python<'_>, mesh: TriMesh, name: String) -> PyResult<Remeshed<'_
         face_array(py, mesh.faces)?,
         name,
     ))
+}
+
+/// The flow's settings from the keyword arguments, checked.
+fn mcf_settings(
+    dt: f32,
+    steps: u32,
+    tolerance: f32,
+    max_iterations: u32,
+    patch_size: u32,
+) -> PyResult<cavity_mcf::McfSettings> {
+    let settings = cavity_mcf::McfSettings {
+        dt,
+        steps,
+        tolerance,
+        max_iterations,
+        patch_size,
+        ..Default::default()
+    };
+    settings.check().map_err(settings_error)?;
+    Ok(settings)
+}
+
+/// The filter's settings from the keyword arguments, checked.
+fn denoise_settings(
+    iterations: u32,
+    max_hops: u32,
+    patch_size: u32,
+) -> PyResult<cavity_denoise::DenoiseSettings> {
+    let settings = cavity_denoise::DenoiseSettings {
+        iterations,
+        max_hops,
+        patch_size,
+    };
+    settings.check().map_err(settings_error)?;
+    Ok(settings)
+}
+
+/// The remeshing's settings from the keyword arguments (the CLI's
+/// defaults for the rest), checked: `length` in model units, or a
+/// multiple of the mean edge length when `relative`.
+fn remesh_settings(
+    length: f64,
+    relative: bool,
+    iterations: u32,
+    feature_angle: Option<f64>,
+    keep_boundary: bool,
+) -> PyResult<cavity_remesh::RemeshSettings> {
+    let settings = cavity_remesh::RemeshSettings {
+        length: if relative {
+            cavity_remesh::TargetLength::Relative(length)
+        } else {
+            cavity_remesh::TargetLength::Absolute(length)
+        },
+        iterations,
+        feature_angle,
+        keep_boundary,
+        ..Default::default()
+    };
+    settings.check().map_err(settings_error)?;
+    Ok(settings)
+}
+
+/// `mesh` (duplicates removed, of topology `topology`) remeshed on `b`;
+/// with `check`, checked as the CLI checks it before writing
+/// ([`rejected`]). Returns the mesh and the device's name.
+fn remeshed(
+    b: &Backend,
+    mesh: &TriMesh,
+    topology: &Topology,
+    settings: &cavity_remesh::RemeshSettings,
+    check: bool,
+) -> PyResult<(TriMesh, String)> {
+    let layout = cavity_remesh::Layout::default();
+    let mut hooks = cavity_remesh::Hooks {
+        progress: None,
+        after_phase: None,
+    };
+    let run = cavity_remesh::remesh_with(mesh, topology, settings, b, layout, &mut hooks)
+        .map_err(op_error)?;
+    if check {
+        let input = topology_stats_with(mesh, topology);
+        let keeps = Keeps {
+            topology: true,
+            no_zero_area: true,
+        };
+        check_output_with(&input, &run.mesh, &run.survey, keeps).map_err(rejected)?;
+    }
+    Ok((run.mesh, run.report.device))
 }
 
 /// A read mesh: vertices, faces, the reader's warnings.
@@ -286,14 +378,7 @@ fn smooth<'py>(
     max_iterations: u32,
     device: &str,
 ) -> PyResult<(Bound<'py, PyArray2<f32>>, Vec<u32>, String)> {
-    let settings = cavity_mcf::McfSettings {
-        dt,
-        steps,
-        tolerance,
-        max_iterations,
-        ..Default::default()
-    };
-    settings.check().map_err(settings_error)?;
+    let settings = mcf_settings(dt, steps, tolerance, max_iterations, DEFAULT_PATCH_SIZE)?;
     let mesh = mesh_of(&vertices, &faces)?;
     let (out, iterations, name) = work(py, || {
         let (b, _) = backend(device)?;
@@ -328,39 +413,12 @@ fn remesh<'py>(
     check: bool,
     device: &str,
 ) -> PyResult<Remeshed<'py>> {
-    let settings = cavity_remesh::RemeshSettings {
-        length: if relative {
-            cavity_remesh::TargetLength::Relative(length)
-        } else {
-            cavity_remesh::TargetLength::Absolute(length)
-        },
-        iterations,
-        feature_angle,
-        keep_boundary,
-        ..Default::default()
-    };
-    settings.check().map_err(settings_error)?;
+    let settings = remesh_settings(length, relative, iterations, feature_angle, keep_boundary)?;
     let mesh = mesh_of(&vertices, &faces)?;
     let (out, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
-        let layout = cavity_remesh::Layout::default();
-        let mut hooks = cavity_remesh::Hooks {
-            progress: None,
-            after_phase: None,
-        };
-        let run =
-            cavity_remesh::remesh_with(&cleaned, &topology, &settings, &b, layout, &mut hooks)
-                .map_err(op_error)?;
-        if check {
-            let input = topology_stats_with(&cleaned, &topology);
-            let keeps = Keeps {
-                topology: true,
-                no_zero_area: true,
-            };
-            check_output_with(&input, &run.mesh, &run.survey, keeps).map_err(rejected)?;
-        }
-        Ok::<_, PyErr>((run.mesh, run.report.device))
+        remeshed(&b, &cleaned, &topology, &settings, check)
     })?;
     mesh_out(py, out, name)
 }
@@ -439,12 +497,7 @@ fn denoise<'py>(
     patch_size: u32,
     device: &str,
 ) -> PyResult<(Bound<'py, PyArray2<f32>>, String)> {
-    let settings = cavity_denoise::DenoiseSettings {
-        iterations,
-        max_hops,
-        patch_size,
-    };
-    settings.check().map_err(settings_error)?;
+    let settings = denoise_settings(iterations, max_hops, patch_size)?;
     let mesh = mesh_of(&vertices, &faces)?;
     let (out, name) = work(py, || {
         let (b, _) = backend(device)?;
@@ -534,6 +587,7 @@ fn _cavity(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(delaunay, m)?)?;
     m.add_function(wrap_pyfunction!(denoise, m)?)?;
     m.add_function(wrap_pyfunction!(polylla, m)?)?;
+    m.add_class::<resident::Mesh>()?;
     m.add_function(wrap_pyfunction!(tet::tet_read, m)?)?;
     m.add_function(wrap_pyfunction!(tet::tet_write, m)?)?;
     m.add_function(wrap_pyfunction!(tet::tet_subdivide, m)?)?;

@@ -21,10 +21,11 @@ use cavity_tet_collapse::{TetMesh, checks::check_valid};
 use cavity_volume::io::{CellMesh, WriteOptions, read_volume, write_volume_with};
 use cavity_volume::quality::Validity;
 use cavity_volume::subdivide::{plan, subdivide_valid};
-use cavity_volume::{
-    CellVertices, ResidentMesh, VolumeMesh, check_cells, check_count, setting,
+use cavity_volume::{CellVertices, ResidentMesh, VolumeMesh, check_cells, check_count, setting};
+use numpy::{
+    IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
 };
-use numpy::{IntoPyArray, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
@@ -75,7 +76,10 @@ fn cell_mesh(
         .as_chunks::<3>()
         .0
         .to_vec();
-    if let Some(i) = positions.iter().position(|p| p.iter().any(|c| !c.is_finite())) {
+    if let Some(i) = positions
+        .iter()
+        .position(|p| p.iter().any(|c| !c.is_finite()))
+    {
         return Err(PyValueError::new_err(format!(
             "V: vertex {i} has a non-finite coordinate"
         )));
@@ -219,9 +223,7 @@ pub(crate) fn tet_boundary<'py>(
     let mesh = cell_mesh(&vertices, &cells)?;
     let (faces, name) = work(py, || {
         let (b, _) = backend(device)?;
-        let (_, offsets, loops) = resident(&b, &mesh)?
-            .boundary_loops()
-            .map_err(op_error)?;
+        let (_, offsets, loops) = resident(&b, &mesh)?.boundary_loops().map_err(op_error)?;
         let mut faces = Vec::new();
         for w in offsets.windows(2) {
             let corners = &loops[w[0] as usize..w[1] as usize];
@@ -350,7 +352,11 @@ pub(crate) fn tet_simplify<'py>(
     let n = out.mesh.tets.len();
     Ok((
         vertex_array(py, out.mesh.positions)?,
-        out.mesh.tets.into_flattened().into_pyarray(py).reshape([n, 4])?,
+        out.mesh
+            .tets
+            .into_flattened()
+            .into_pyarray(py)
+            .reshape([n, 4])?,
         out.values.into_pyarray(py),
         name,
     ))

@@ -263,3 +263,47 @@ fn words_set_by_input_reach_every_copy() {
         }
     }
 }
+
+/// A topology that keeps its patches (`TopologyOn::keeping_patches`)
+/// places the mesh again on the patches of its first placement, the
+/// positions moved: the layout equals a fresh placement's; another patch
+/// size patches anew; a topology that does not keep them keeps none.
+#[test]
+fn kept_patches_place_moved_positions_as_fresh_patches_do() {
+    use cavity::backend::TopologyOn;
+    let backend = test_backend();
+    let mesh = cavity_tests::bunny_scan();
+    let topo = cavity::topology::Topology::new(&mesh);
+    let [layout, _] = layouts();
+    let kept = TopologyOn::of(&backend, &topo).unwrap().keeping_patches();
+    assert_eq!(kept.kept_patch_size(), None);
+    backend
+        .place_on(&mesh, &kept, 512, FACTORS[1], &layout)
+        .unwrap();
+    assert_eq!(kept.kept_patch_size(), Some(512));
+    let mut moved = mesh.clone();
+    for p in &mut moved.positions {
+        p[2] += 0.25 * p[0];
+    }
+    let again = backend
+        .place_on(&moved, &kept, 512, FACTORS[1], &layout)
+        .unwrap()
+        .into_host(&backend)
+        .unwrap();
+    let fresh = backend
+        .place(&moved, &topo, 512, FACTORS[1], &layout)
+        .unwrap()
+        .into_host(&backend)
+        .unwrap();
+    same_layout(&fresh, &again).unwrap();
+    assert_eq!(again.vertex_positions(), fresh.vertex_positions());
+    backend
+        .place_on(&mesh, &kept, 256, FACTORS[1], &layout)
+        .unwrap();
+    assert_eq!(kept.kept_patch_size(), Some(256));
+    let plain = TopologyOn::of(&backend, &topo).unwrap();
+    backend
+        .place_on(&mesh, &plain, 512, FACTORS[1], &layout)
+        .unwrap();
+    assert_eq!(plain.kept_patch_size(), None);
+}

@@ -224,6 +224,36 @@ pub fn denoise_during<D: Send>(
     backend: &Backend,
     during: impl FnOnce() -> D + Send,
 ) -> (Result<(TriMesh, DenoiseReport), DenoiseError>, D) {
+    match TopologyOn::of(backend, topology) {
+        Ok(topology) => denoise_on_during(mesh, &topology, settings, backend, during),
+        Err(e) => (Err(e.into()), during()),
+    }
+}
+
+/// [`denoise_with`] from the topology of `mesh` made for `backend`
+/// (`Backend::topology_on`, `TopologyOn::of`): one that keeps its patches
+/// (`TopologyOn::keeping_patches`) reuses those of an earlier call at the
+/// same patch size.
+///
+/// # Errors
+/// As [`denoise_with`].
+pub fn denoise_on(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    settings: &DenoiseSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
+    denoise_on_during(mesh, topology, settings, backend, || ()).0
+}
+
+/// [`denoise_during`] from the topology made for `backend`.
+fn denoise_on_during<D: Send>(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    settings: &DenoiseSettings,
+    backend: &Backend,
+    during: impl FnOnce() -> D + Send,
+) -> (Result<(TriMesh, DenoiseReport), DenoiseError>, D) {
     let placed = (|| {
         settings.check()?;
         mesh.validate()?;
@@ -235,13 +265,7 @@ pub fn denoise_during<D: Send>(
         // stays; the host normalizes meanwhile.
         let sizes = (CapacityFactors::STATIC, &layout);
         let (placed, normalized) = backend
-            .place_normalized(
-                mesh,
-                &normalization,
-                &TopologyOn::of(backend, topology)?,
-                settings.patch_size,
-                sizes,
-            )
+            .place_normalized(mesh, &normalization, topology, settings.patch_size, sizes)
             .map_err(PlaceError::into_either::<DenoiseError>)?;
         Ok::<_, DenoiseError>((placed, normalized, normalization, a))
     })();

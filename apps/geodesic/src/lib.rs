@@ -43,7 +43,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
-use cavity::backend::{Backend, BackendError, PlaceError};
+use cavity::backend::{Backend, BackendError, PlaceError, TopologyOn};
 use cavity::computation::ComputationError;
 use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
@@ -459,6 +459,25 @@ pub fn geodesic_distance_with(
     settings: &GeodesicSettings,
     backend: &Backend,
 ) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
+    let topology = TopologyOn::of(backend, topology)?;
+    geodesic_distance_on(mesh, &topology, sources, settings, backend)
+}
+
+/// [`geodesic_distance`] from the topology of `mesh` made for `backend`
+/// (`Backend::topology_on`, `TopologyOn::of`): one that keeps its patches
+/// (`TopologyOn::keeping_patches`) reuses those of an earlier call at the
+/// same patch size. The toplesets read its host topology (a device-built
+/// one is copied to the host for them).
+///
+/// # Errors
+/// As [`geodesic_distance`].
+pub fn geodesic_distance_on(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    sources: &[u32],
+    settings: &GeodesicSettings,
+    backend: &Backend,
+) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
     mesh.validate()?;
     if sources.is_empty() {
         return Err(GeodesicError::NoSource);
@@ -475,10 +494,11 @@ pub fn geodesic_distance_with(
     // On the GPU by the device's search, while the host normalizes the
     // mesh; on the CPU backend by the host's, whose small toplesets run on
     // one thread without launches.
+    let host = topology.host(backend)?;
     let (toplesets, (normalization, normalized)) = cavity::backend::beside(
         || match backend {
-            Backend::Cuda(_) => toplesets_on(backend, mesh, topology, sources),
-            Backend::Cpu(_) => Ok(toplesets(mesh, topology, sources)),
+            Backend::Cuda(_) => toplesets_on(backend, mesh, &host, sources),
+            Backend::Cpu(_) => Ok(toplesets(mesh, &host, sources)),
         },
         || {
             let normalization = Normalization::of(mesh);
@@ -498,7 +518,7 @@ pub fn geodesic_distance_with(
     // stays: the start is written there by input index, and only the
     // distances are read back.
     let placed = backend
-        .place(
+        .place_on(
             &normalized,
             topology,
             settings.patch_size,

@@ -698,7 +698,26 @@ pub fn smooth(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     mesh.validate()?;
-    smooth_on(mesh, &backend.topology_on(mesh)?, settings, backend, || ()).0
+    smooth_on_during(mesh, &backend.topology_on(mesh)?, settings, backend, || ()).0
+}
+
+/// [`smooth`] from the topology of `mesh` made for `backend`
+/// (`Backend::topology_on`, `TopologyOn::of`): one that keeps its
+/// patches (`TopologyOn::keeping_patches`) places the flow on the patches
+/// of an earlier call at the same patch size, so that a resident mesh is
+/// patched once.
+///
+/// # Errors
+/// As [`smooth`].
+pub fn smooth_on(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    settings: &McfSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, McfReport), McfError> {
+    settings.check()?;
+    mesh.validate()?;
+    smooth_on_during(mesh, topology, settings, backend, || ()).0
 }
 
 /// [`smooth`] with the topology of `mesh` given (`Topology::new(mesh)`),
@@ -734,7 +753,7 @@ pub fn smooth_during<D: Send>(
         .map_err(McfError::from)
         .and_then(|()| Ok(TopologyOn::of(backend, topology)?));
     match topology {
-        Ok(topology) => smooth_on(mesh, &topology, settings, backend, during),
+        Ok(topology) => smooth_on_during(mesh, &topology, settings, backend, during),
         // `during` runs all the same (the CLI's warning about the input).
         Err(e) => (Err(e), during()),
     }
@@ -742,7 +761,7 @@ pub fn smooth_during<D: Send>(
 
 /// [`smooth_during`] from the topology made for `backend`
 /// (`Backend::topology_on`, `TopologyOn::of`).
-fn smooth_on<D: Send>(
+fn smooth_on_during<D: Send>(
     mesh: &TriMesh,
     topology: &TopologyOn<'_>,
     settings: &McfSettings,

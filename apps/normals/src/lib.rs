@@ -52,6 +52,27 @@ pub fn vertex_normals_with(
     patch_size: u32,
     backend: &Backend,
 ) -> Result<Vec<[f32; 3]>, NormalsError> {
+    vertex_normals_on(
+        mesh,
+        &TopologyOn::of(backend, topology)?,
+        patch_size,
+        backend,
+    )
+}
+
+/// [`vertex_normals`] from the topology of `mesh` made for `backend`
+/// (`Backend::topology_on`, `TopologyOn::of`): one that keeps its patches
+/// (`TopologyOn::keeping_patches`) reuses those of an earlier call at the
+/// same patch size.
+///
+/// # Errors
+/// As [`vertex_normals`].
+pub fn vertex_normals_on(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    patch_size: u32,
+    backend: &Backend,
+) -> Result<Vec<[f32; 3]>, NormalsError> {
     crate::add_kernels(backend)?;
     let normalization = Normalization::of(mesh);
     let mut layout = AttributeLayout::new();
@@ -59,9 +80,8 @@ pub fn vertex_normals_with(
     // On the GPU patched and laid out on the device, where the layout
     // stays; the host normalizes meanwhile.
     let sizes = (CapacityFactors::STATIC, &layout);
-    let topology = TopologyOn::of(backend, topology)?;
     let (placed, _) = backend
-        .place_normalized(mesh, &normalization, &topology, patch_size, sizes)
+        .place_normalized(mesh, &normalization, topology, patch_size, sizes)
         .map_err(PlaceError::into_either::<NormalsError>)?;
     // An unchanged mesh lists its vertices in the input's order; only the
     // normals are read back.

@@ -17,6 +17,9 @@ arrays or settings (naming the argument), ``RuntimeError`` for a failed
 device or run (the driver's message), ``OSError`` for a file that cannot
 be read or written. ``patch_size`` is the most faces of a patch (1 to
 8192).
+
+``cavity.Mesh`` keeps a mesh between calls (its topology and patches on
+the device); ``cavity.tet`` holds the volumetric functions.
 """
 
 import warnings
@@ -38,6 +41,7 @@ __all__ = [
     "geodesic",
     "polylla",
     "tet",
+    "Mesh",
 ]
 
 def read(path):
@@ -205,16 +209,21 @@ def geodesic(V, F, sources, *, device="auto"):
     ``RuntimeError`` when the run fails.
     """
     v, f = _mesh(V, F)
+    d, _ = _cavity.geodesic(v, f, _sources(sources, v.shape[0]), _device(device))
+    return d
+
+
+def _sources(sources, n):
+    """``sources`` as a C-contiguous uint32 array of vertices below ``n``."""
     s = np.atleast_1d(np.asarray(sources))
     if s.size == 0:
         raise ValueError("sources: at least one vertex is needed")
     if not np.issubdtype(s.dtype, np.integer) or s.ndim != 1:
         raise ValueError(f"sources must be vertex indices, not {s.dtype} of shape {s.shape}")
-    if int(s.min()) < 0 or int(s.max()) >= v.shape[0]:
+    if int(s.min()) < 0 or int(s.max()) >= n:
         bad = int(s.min()) if int(s.min()) < 0 else int(s.max())
-        raise ValueError(f"sources: vertex {bad}, but V has {v.shape[0]} vertices")
-    d, _ = _cavity.geodesic(v, f, np.ascontiguousarray(s, dtype=np.uint32), _device(device))
-    return d
+        raise ValueError(f"sources: vertex {bad}, but V has {n} vertices")
+    return np.ascontiguousarray(s, dtype=np.uint32)
 
 
 def polylla(points, F=None, *, device="auto"):
@@ -242,3 +251,97 @@ def polylla(points, F=None, *, device="auto"):
     f = None if F is None else _faces(F, p.shape[0])
     V, offsets, indices = _cavity.polylla(p, f, _device(device))
     return V, (offsets, indices)
+
+
+class Mesh:
+    """A mesh kept between calls: made once from ``V`` and ``F`` (checked,
+    duplicate faces removed, its topology built and, on the GPU, kept on
+    the device with its patches), so that a pipeline of calls patches and
+    uploads the connectivity once; each call copies only the current
+    positions. ``smooth``, ``denoise`` and ``remesh`` change the mesh in
+    place and return it (calls chain); ``remesh`` makes a new topology,
+    patched at the next call. Every call runs in patches of at most
+    ``patch_size`` faces on the mesh's ``device``.
+
+    >>> m = cavity.Mesh(V, F)
+    >>> d = m.remesh(relative_length=1.5).smooth(dt=0.5).geodesic([0])
+    >>> V2, F2 = m.vertices, m.faces
+    """
+
+    def __init__(self, V, F, *, patch_size=512, device="auto"):
+        v, f = _mesh(V, F)
+        self._m = _cavity.Mesh(v, f, _int(patch_size, "patch_size", 1), _device(device))
+
+    @property
+    def vertices(self):
+        """The vertices, float32 ``(n, 3)`` (a copy)."""
+        return self._m.vertices
+
+    @property
+    def faces(self):
+        """The faces, uint32 ``(m, 3)`` (a copy; duplicates removed)."""
+        return self._m.faces
+
+    @property
+    def duplicate_faces(self):
+        """The duplicate faces removed when the mesh was made."""
+        return self._m.duplicate_faces
+
+    @property
+    def device(self):
+        """The name of the device the mesh is kept on."""
+        return self._m.device
+
+    @property
+    def patch_size(self):
+        """The most faces of a patch."""
+        return self._m.patch_size
+
+    def __repr__(self):
+        n, m = self._m.vertices.shape[0], self._m.faces.shape[0]
+        return f"cavity.Mesh({n} vertices, {m} faces, on {self.device})"
+
+    def normals(self):
+        """Area-weighted unit vertex normals (as ``cavity.normals``), float32 ``(n, 3)``."""
+        return self._m.normals()
+
+    def smooth(self, *, dt=1.0, steps=1, tolerance=1e-5, max_iterations=1000):
+        """Implicit mean curvature flow (as ``cavity.smooth``): the vertices
+        move. Returns the mesh."""
+        steps, most = _int(steps, "steps", 1), _int(max_iterations, "max_iterations", 1)
+        self._m.smooth(_float(dt, "dt"), steps, _float(tolerance, "tolerance"), most)
+        return self
+
+    def denoise(self, *, iterations=5, max_hops=None):
+        """Bilateral denoising (as ``cavity.denoise``): the vertices move.
+        Returns the mesh."""
+        hops = 2**32 - 1 if max_hops is None else _int(max_hops, "max_hops", 1)
+        self._m.denoise(_int(iterations, "iterations", 1), hops)
+        return self
+
+    def geodesic(self, sources):
+        """Geodesic distance from the vertices ``sources`` (as
+        ``cavity.geodesic``), float32 ``(n,)``, model units."""
+        return self._m.geodesic(_sources(sources, self._m.vertices.shape[0]))
+
+    def remesh(
+        self,
+        *,
+        length=None,
+        relative_length=1.0,
+        iterations=3,
+        feature_angle=None,
+        keep_boundary=False,
+        check=True,
+    ):
+        """Isotropic remeshing (as ``cavity.remesh``): the mesh is replaced
+        by the result. Returns the mesh."""
+        if length is not None:
+            target, relative = _float(length, "length"), False
+        else:
+            target, relative = _float(relative_length, "relative_length"), True
+        angle = None if feature_angle is None else _float(feature_angle, "feature_angle")
+        iterations = _int(iterations, "iterations", 0)
+        keep, check = _bool(keep_boundary, "keep_boundary"), _bool(check, "check")
+        self._m.remesh(target, relative, iterations, angle, keep, check)
+        return self

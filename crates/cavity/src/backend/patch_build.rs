@@ -66,17 +66,17 @@ impl PatchBuffers {
     ///
     /// # Errors
     /// A failed copy.
-    pub fn download(self, b: &Backend, topo: &Topology) -> Result<PatchedMesh, BackendError> {
+    pub fn download(&self, b: &Backend, topo: &Topology) -> Result<PatchedMesh, BackendError> {
         let [fe, ev, ribbon, stash, masks] = self.lens.map(|n| n as usize);
-        let fe = halves(&b.download(self.fe_words, fe / 2)?);
-        let ev = halves(&b.download(self.ev_words, ev / 2)?);
-        let ribbon = b.download(self.ribbon, ribbon)?;
-        let stash = b.download(self.stash, stash)?;
-        let masks = b.download(self.masks, masks)?;
+        let fe = halves(&b.read_back(&self.fe_words, fe / 2)?);
+        let ev = halves(&b.read_back(&self.ev_words, ev / 2)?);
+        let ribbon = b.read_back(&self.ribbon, ribbon)?;
+        let stash = b.read_back(&self.stash, stash)?;
+        let masks = b.read_back(&self.masks, masks)?;
         let mut maps = Vec::with_capacity(6);
-        for ([members, handles], n) in self.maps.into_iter().zip(self.counts) {
-            maps.push(b.download(members, n as usize)?);
-            maps.push(b.download(handles, n as usize)?);
+        for ([members, handles], n) in self.maps.iter().zip(self.counts) {
+            maps.push(b.read_back(members, n as usize)?);
+            maps.push(b.read_back(handles, n as usize)?);
         }
         let [
             vertex_to_input,
@@ -87,7 +87,7 @@ impl PatchBuffers {
             input_to_face,
         ]: [Vec<u32>; 6] = maps.try_into().expect("two maps a kind");
         Ok(PatchedMesh {
-            patches: self.infos,
+            patches: self.infos.clone(),
             fe,
             ev,
             ribbon,

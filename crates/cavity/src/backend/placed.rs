@@ -29,6 +29,7 @@ use crate::patcher::PatchError;
 use crate::rounds::RunError;
 use crate::settings::{NamesSettings, Setting};
 use crate::topology::Topology;
+use std::sync::Arc;
 
 /// A dynamic mesh ready for a backend's rounds ([`Backend::place`]): on
 /// the host, or made on the device and kept there until
@@ -294,9 +295,32 @@ impl Backend {
         factors: CapacityFactors,
         layout: &AttributeLayout,
     ) -> Result<PlacedMesh, PlaceError> {
-        let topo = TopologyOn::of(self, topo)?;
-        let patches = self.patches(mesh, &topo, patch_size)?;
-        self.placed_from(patches, mesh, &topo, factors, layout)
+        self.place_on(
+            mesh,
+            &TopologyOn::of(self, topo)?,
+            patch_size,
+            factors,
+            layout,
+        )
+    }
+
+    /// [`Backend::place`] from `mesh`'s topology made for this backend
+    /// ([`Backend::topology_on`], [`TopologyOn::of`]); one that keeps its
+    /// patches ([`TopologyOn::keeping_patches`]) places `mesh` on those of
+    /// an earlier placement at the same patch size.
+    ///
+    /// # Errors
+    /// As [`Backend::place`].
+    pub fn place_on(
+        &self,
+        mesh: &TriMesh,
+        topo: &TopologyOn<'_>,
+        patch_size: u32,
+        factors: CapacityFactors,
+        layout: &AttributeLayout,
+    ) -> Result<PlacedMesh, PlaceError> {
+        let patches = self.kept_or_new_patches(mesh, topo, patch_size)?;
+        self.placed_from(&patches, mesh, topo, factors, layout)
     }
 
     /// [`Backend::place`] of `input` moved into the unit box by
@@ -319,23 +343,40 @@ impl Backend {
     ) -> Result<(PlacedMesh, TriMesh), PlaceError> {
         if let Backend::Cpu(_) = self {
             let normalized = normalization.apply(input);
-            let patches = self.patches(&normalized, topo, patch_size)?;
-            let placed = self.placed_from(patches, &normalized, topo, factors, layout)?;
+            let patches = self.kept_or_new_patches(&normalized, topo, patch_size)?;
+            let placed = self.placed_from(&patches, &normalized, topo, factors, layout)?;
             return Ok((placed, normalized));
         }
         let (patches, normalized) = beside(
-            || self.patches(input, topo, patch_size),
+            || self.kept_or_new_patches(input, topo, patch_size),
             || normalization.apply(input),
         );
-        let placed = self.placed_from(patches?, &normalized, topo, factors, layout)?;
+        let placed = self.placed_from(&*patches?, &normalized, topo, factors, layout)?;
         Ok((placed, normalized))
+    }
+
+    /// The patches `topo` keeps at `patch_size` ([`TopologyOn::keeping_patches`]),
+    /// else `mesh` patched anew ([`Backend::patches`]), kept where `topo`
+    /// keeps patches.
+    fn kept_or_new_patches(
+        &self,
+        mesh: &TriMesh,
+        topo: &TopologyOn<'_>,
+        patch_size: u32,
+    ) -> Result<Arc<Patches>, PartitionError> {
+        if let Some(kept) = topo.kept_patches(patch_size) {
+            return Ok(kept);
+        }
+        let patches = Arc::new(self.patches(mesh, topo, patch_size)?);
+        topo.keep_patches(patch_size, &patches);
+        Ok(patches)
     }
 
     /// The dynamic mesh of `mesh` from its `patches` ([`Backend::place`]'s
     /// second half).
     fn placed_from(
         &self,
-        patches: Patches,
+        patches: &Patches,
         mesh: &TriMesh,
         topo: &TopologyOn<'_>,
         factors: CapacityFactors,
@@ -352,7 +393,7 @@ impl Backend {
                 placed => placed,
             },
             Patches::Host(patched) => {
-                Ok(DynamicMesh::from_patched_with(mesh, &patched, factors, layout)?.into())
+                Ok(DynamicMesh::from_patched_with(mesh, patched, factors, layout)?.into())
             }
         }
     }

@@ -6,6 +6,7 @@
 //! [`Topology::new`] entry for entry, so either serves the patching alike.
 
 use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
 
 use cavity_device::array::{BOUNDS, blocks};
 use cavity_device::topology::{
@@ -16,6 +17,7 @@ use cavity_device::topology::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
+use super::patch_build::Patches;
 use crate::TriMesh;
 use crate::topology::{Topology, mean_edge_length_with};
 
@@ -37,12 +39,18 @@ pub(crate) struct Relations {
     pub(crate) ef: Buffer<u32>,
 }
 
+/// Patches kept for later placements, with their patch size.
+type KeptPatches = (u32, Arc<Patches>);
+
 /// A mesh's topology for a backend: the host's [`Topology`], the
 /// relations on the device, or both (see the [module](self)).
 pub struct TopologyOn<'a> {
     host: Option<Cow<'a, Topology>>,
     device: Option<Relations>,
     num_edges: usize,
+    /// The patches of the last placement and their patch size, where
+    /// they are kept ([`TopologyOn::keeping_patches`]).
+    kept: Option<Mutex<Option<KeptPatches>>>,
 }
 
 impl<'a> TopologyOn<'a> {
@@ -58,8 +66,67 @@ impl<'a> TopologyOn<'a> {
                 host: Some(Cow::Borrowed(topo)),
                 device: None,
                 num_edges: topo.ev.len(),
+                kept: None,
             }),
             Backend::Cuda(_) => Self::uploaded(b, topo),
+        }
+    }
+
+    /// [`TopologyOn::of`] owning `topo`.
+    ///
+    /// # Errors
+    /// As [`TopologyOn::of`].
+    pub fn of_owned(b: &Backend, topo: Topology) -> Result<TopologyOn<'static>, BackendError> {
+        let device = TopologyOn::of(b, &topo)?.device;
+        Ok(TopologyOn {
+            num_edges: topo.ev.len(),
+            host: Some(Cow::Owned(topo)),
+            device,
+            kept: None,
+        })
+    }
+
+    /// This topology keeping the patches a placement makes from it
+    /// (`Backend::place_normalized`), so that the next placement at the
+    /// same patch size reuses them (a resident mesh patched once: the
+    /// patches are connectivity only, the positions come with each
+    /// placement). Without it (the default) the patches are dropped once
+    /// placed, as they hold device memory.
+    #[must_use]
+    pub fn keeping_patches(mut self) -> Self {
+        self.kept = Some(Mutex::new(None));
+        self
+    }
+
+    /// The patch size of the patches kept ([`TopologyOn::keeping_patches`]),
+    /// once a placement has made them.
+    pub fn kept_patch_size(&self) -> Option<u32> {
+        let kept = self
+            .kept
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        kept.as_ref().map(|(size, _)| *size)
+    }
+
+    /// The patches kept at `patch_size`, where this topology keeps them.
+    pub(crate) fn kept_patches(&self, patch_size: u32) -> Option<Arc<Patches>> {
+        let kept = self
+            .kept
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        kept.as_ref()
+            .filter(|(size, _)| *size == patch_size)
+            .map(|(_, p)| Arc::clone(p))
+    }
+
+    /// Keeps `patches` (made at `patch_size`) where this topology keeps
+    /// patches, in place of those before.
+    pub(crate) fn keep_patches(&self, patch_size: u32, patches: &Arc<Patches>) {
+        if let Some(kept) = &self.kept {
+            *kept.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some((patch_size, Arc::clone(patches)));
         }
     }
 
@@ -81,6 +148,7 @@ impl<'a> TopologyOn<'a> {
                 ef: b.upload(&topo.ef)?,
             }),
             num_edges: topo.ev.len(),
+            kept: None,
         })
     }
 
@@ -178,6 +246,7 @@ impl Backend {
                 num_edges: topo.ev.len(),
                 host: Some(Cow::Owned(topo)),
                 device: None,
+                kept: None,
             });
         }
         self.build_topology(mesh)
@@ -252,6 +321,7 @@ impl Backend {
                 ef,
             }),
             num_edges: edges,
+            kept: None,
         })
     }
 }
