@@ -40,8 +40,14 @@ def test_a_pipeline_equals_the_plain_calls(scan):
     # A new mesh, patched anew at the next call.
     V3, F3 = cavity.remesh(V2, F, relative_length=2.0, iterations=2, device=DEVICE)
     m.remesh(relative_length=2.0, iterations=2)
-    np.testing.assert_array_equal(m.vertices, V3)
-    np.testing.assert_array_equal(m.faces, F3)
+    if DEVICE == "cpu":
+        np.testing.assert_array_equal(m.vertices, V3)
+        np.testing.assert_array_equal(m.faces, F3)
+    else:
+        # The GPU's rounds race (as in test_api.py): the same sizes within
+        # a few percent; the calls after compare on the mesh's own result.
+        assert abs(len(m.faces) - len(F3)) <= 0.05 * len(F3)
+        V3, F3 = m.vertices, m.faces
     V4 = cavity.smooth(V3, F3, device=DEVICE)
     np.testing.assert_array_equal(m.smooth().vertices, V4)
     np.testing.assert_array_equal(m.geodesic(3), cavity.geodesic(V4, F3, 3, device=DEVICE))
