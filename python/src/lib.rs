@@ -240,23 +240,69 @@ fn remesh_settings(
     Ok(settings)
 }
 
-/// `mesh` (duplicates removed, of topology `topology`) remeshed on `b`;
-/// with `check`, checked as the CLI checks it before writing
-/// ([`rejected`]). Returns the mesh and the device's name.
+/// A long call's progress: the Python callable `callback(step, what)`,
+/// called with the GIL from the work as each step starts (a remeshing
+/// phase, a subdivision level). What it raises (a `KeyboardInterrupt` at
+/// Ctrl-C) is kept and raised when the work ends: the work cannot stop
+/// between its steps.
+pub(crate) struct Progress {
+    callback: Option<Py<PyAny>>,
+    raised: Mutex<Option<PyErr>>,
+}
+
+impl Progress {
+    /// The progress reported to `callback` (none for `None`).
+    pub(crate) fn new(callback: Option<Py<PyAny>>) -> Self {
+        Progress {
+            callback,
+            raised: Mutex::new(None),
+        }
+    }
+
+    /// Calls the callback with `step` and `what`, keeping the first error
+    /// it raises (and calling it no more after one).
+    pub(crate) fn report(&self, step: u32, what: &str) {
+        let Some(callback) = &self.callback else {
+            return;
+        };
+        let mut raised = self.raised.lock().unwrap_or_else(|e| e.into_inner());
+        if raised.is_none() {
+            *raised = Python::attach(|py| callback.call1(py, (step, what)).err());
+        }
+    }
+
+    /// The error the callback raised, if it did.
+    pub(crate) fn raised(&self) -> PyResult<()> {
+        match self.raised.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `mesh` (duplicates removed, of topology `topology`) remeshed on `b`,
+/// each phase reported to `progress`; with `check`, checked as the CLI
+/// checks it before writing ([`rejected`]). Returns the mesh and the
+/// device's name.
 fn remeshed(
     b: &Backend,
     mesh: &TriMesh,
     topology: &Topology,
     settings: &cavity_remesh::RemeshSettings,
     check: bool,
+    progress: &Progress,
 ) -> PyResult<(TriMesh, String)> {
     let layout = cavity_remesh::Layout::default();
+    let mut phase = |iteration: u32, phase: cavity_remesh::Phase| {
+        progress.report(iteration, phase.name());
+    };
     let mut hooks = cavity_remesh::Hooks {
-        progress: None,
+        progress: Some(&mut phase),
         after_phase: None,
     };
     let run = cavity_remesh::remesh_with(mesh, topology, settings, b, layout, &mut hooks)
         .map_err(op_error)?;
+    progress.raised()?;
     if check {
         let input = topology_stats_with(mesh, topology);
         let keeps = Keeps {
@@ -398,7 +444,8 @@ type Remeshed<'py> = (Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<u32>>, Stri
 /// for what is not given): the new vertices and faces, and the device's
 /// name. `length` is in model units when `relative` is false, else a
 /// multiple of the input's mean edge length. With `check`, the output is
-/// checked as the CLI checks it before writing ([`rejected`]).
+/// checked as the CLI checks it before writing ([`rejected`]). Each phase
+/// is reported to `progress` ([`Progress`]).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn remesh<'py>(
@@ -412,13 +459,15 @@ fn remesh<'py>(
     keep_boundary: bool,
     check: bool,
     device: &str,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<Remeshed<'py>> {
     let settings = remesh_settings(length, relative, iterations, feature_angle, keep_boundary)?;
     let mesh = mesh_of(&vertices, &faces)?;
+    let progress = Progress::new(progress);
     let (out, name) = work(py, || {
         let (b, _) = backend(device)?;
         let (cleaned, topology, _) = cleaned(mesh);
-        remeshed(&b, &cleaned, &topology, &settings, check)
+        remeshed(&b, &cleaned, &topology, &settings, check, &progress)
     })?;
     mesh_out(py, out, name)
 }

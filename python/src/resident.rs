@@ -17,7 +17,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::{
-    backend, cleaned, denoise_settings, face_array, mcf_settings, mesh_of, op_error,
+    Progress, backend, cleaned, denoise_settings, face_array, mcf_settings, mesh_of, op_error,
     remesh_settings, remeshed, vertex_array, work,
 };
 
@@ -179,8 +179,9 @@ impl Mesh {
         Ok(d.into_pyarray(py))
     }
 
-    /// Isotropic remeshing (as `cavity.remesh`): the mesh replaced by the
-    /// result (its topology built, patched at the next call).
+    /// Isotropic remeshing (as `cavity.remesh`, each phase reported to
+    /// `progress`): the mesh replaced by the result (its topology built,
+    /// patched at the next call).
     #[allow(clippy::too_many_arguments)]
     fn remesh(
         &mut self,
@@ -191,11 +192,20 @@ impl Mesh {
         feature_angle: Option<f64>,
         keep_boundary: bool,
         check: bool,
+        progress: Option<Py<PyAny>>,
     ) -> PyResult<()> {
         let settings = remesh_settings(length, relative, iterations, feature_angle, keep_boundary)?;
+        let progress = Progress::new(progress);
         let (mesh, topology) = work(py, || {
             let host = self.topology.host(&self.backend).map_err(op_error)?;
-            let (out, _) = remeshed(&self.backend, &self.mesh, &host, &settings, check)?;
+            let (out, _) = remeshed(
+                &self.backend,
+                &self.mesh,
+                &host,
+                &settings,
+                check,
+                &progress,
+            )?;
             let topology = Mesh::topology_of(&self.backend, Topology::new(&out))?;
             Ok::<_, PyErr>((out, topology))
         })?;

@@ -29,7 +29,7 @@ use numpy::{
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 
-use crate::{backend, face_array, op_error, settings_error, vertex_array, work};
+use crate::{Progress, backend, face_array, op_error, settings_error, vertex_array, work};
 
 /// Cell blocks: `uint32` arrays of one cell type each.
 type Blocks<'py> = Vec<Bound<'py, PyArray2<u32>>>;
@@ -173,8 +173,8 @@ pub(crate) fn tet_write(
 
 /// `levels` levels of volumetric Catmull-Clark subdivision
 /// (`cavity_volume::subdivide::subdivide_valid`, every cell kept valid
-/// unless `plain`): the new vertices, the hexahedra (`(k, 8)`), and the
-/// device's name. The memory is estimated first: a result past the
+/// unless `plain`, each level reported to `progress`): the new vertices,
+/// the hexahedra (`(k, 8)`), and the device's name. The memory is estimated first: a result past the
 /// host's or the device's memory is a `ValueError` naming `levels`.
 #[pyfunction]
 pub(crate) fn tet_subdivide<'py>(
@@ -184,9 +184,11 @@ pub(crate) fn tet_subdivide<'py>(
     levels: u32,
     plain: bool,
     device: &str,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyArray2<f32>>, Blocks<'py>, String)> {
     check_count(setting::LEVELS, levels).map_err(settings_error)?;
     let mesh = cell_mesh(&vertices, &cells)?;
+    let progress = Progress::new(progress);
     let (positions, cells, name) = work(py, || {
         let (b, _) = backend(device)?;
         let volume = resident(&b, &mesh)?.download().map_err(op_error)?;
@@ -203,7 +205,11 @@ pub(crate) fn tet_subdivide<'py>(
         } else {
             Validity::Keep
         };
-        let out = subdivide_valid(&b, &volume, levels, validity, |_| ()).map_err(op_error)?;
+        let out = subdivide_valid(&b, &volume, levels, validity, |level| {
+            progress.report(level, "level");
+        })
+        .map_err(op_error)?;
+        progress.raised()?;
         Ok::<_, PyErr>((out.mesh.positions().to_vec(), out.cells, b.name()))
     })?;
     Ok((vertex_array(py, positions)?, blocks(py, &cells)?, name))

@@ -273,3 +273,28 @@ def test_the_cpu_backend_is_announced_once():
     assert done.returncode == 0, done.stderr
     said = done.stderr.count("running on the CPU backend")
     assert said == (1 if "CPU" in done.stdout else 0), done.stderr
+
+
+def test_progress_reports_each_phase_and_raises_what_it_raised(scan):
+    V, F = scan
+    seen = []
+    cavity.remesh(V, F, relative_length=2.0, iterations=2, device=DEVICE,
+                  progress=lambda step, what: seen.append((step, what)))
+    phases = ["split", "collapse", "flip", "smooth"]
+    assert seen == [(i, p) for i in (1, 2) for p in phases]
+
+    def stop(step, what):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        cavity.remesh(V, F, relative_length=2.0, iterations=1, device=DEVICE, progress=stop)
+    with pytest.raises(ValueError, match="progress must be"):
+        cavity.remesh(V, F, progress="yes")
+    try:
+        import tqdm  # noqa: F401
+    except ImportError:
+        with pytest.raises(ValueError, match="needs tqdm"):
+            cavity.remesh(V, F, progress=True)
+    else:
+        V2, _ = cavity.remesh(V, F, relative_length=2.0, iterations=1, device=DEVICE, progress=True)
+        assert len(V2) > 0

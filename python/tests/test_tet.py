@@ -191,3 +191,10 @@ def test_files_errors(tmp_path):
         tet.read(tmp_path / "nothing.vtk")
     with pytest.raises(OSError, match="unknown volumetric"):
         tet.read(tmp_path / "x.obj")
+
+
+def test_subdivide_reports_each_level(hexes):
+    V, H = hexes
+    seen = []
+    tet.subdivide(V, H, levels=2, device=DEVICE, progress=lambda *a: seen.append(a))
+    assert seen == [(1, "level"), (2, "level")]

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from . import _cavity, tet
-from ._args import _bool, _device, _faces, _float, _int, _mesh
+from ._args import _bool, _device, _faces, _float, _int, _mesh, _Progress
 
 __all__ = [
     "read",
@@ -160,6 +160,7 @@ def remesh(
     keep_boundary=False,
     check=True,
     device="auto",
+    progress=None,
 ):
     """Isotropic remeshing (split, collapse, flip, smooth; the dynamic
     RXMesh paper's section 6): edges toward ``length`` in model units, or,
@@ -171,6 +172,11 @@ def remesh(
     default) the result is checked as ``cavity remesh`` checks it before
     writing (the topology kept, no face of zero area): ``RuntimeError`` when
     it fails; ``check=False`` returns it unchecked.
+
+    ``progress``: a ``tqdm`` bar over the phases (None: when tqdm is
+    installed and stderr is a terminal; True, False), or a callable
+    ``progress(iteration, phase)``. What it raises (Ctrl-C's
+    ``KeyboardInterrupt``) is raised when the remeshing ends.
 
     Returns ``(V, F)``: float32 ``(n', 3)`` and uint32 ``(m', 3)``.
 
@@ -187,9 +193,10 @@ def remesh(
     iterations = _int(iterations, "iterations", 0)
     keep, check = _bool(keep_boundary, "keep_boundary"), _bool(check, "check")
     try:
-        V2, F2, _ = _cavity.remesh(
-            v, f, target, relative, iterations, angle, keep, check, _device(device)
-        )
+        with _Progress(progress, 4 * iterations, "remesh") as report:
+            V2, F2, _ = _cavity.remesh(
+                v, f, target, relative, iterations, angle, keep, check, _device(device), report
+            )
     except ValueError as e:
         # The library names its setting `length` either way.
         if relative and str(e).startswith("length"):
@@ -333,9 +340,10 @@ class Mesh:
         feature_angle=None,
         keep_boundary=False,
         check=True,
+        progress=None,
     ):
-        """Isotropic remeshing (as ``cavity.remesh``): the mesh is replaced
-        by the result. Returns the mesh."""
+        """Isotropic remeshing (as ``cavity.remesh``, ``progress`` too): the
+        mesh is replaced by the result. Returns the mesh."""
         if length is not None:
             target, relative = _float(length, "length"), False
         else:
@@ -343,5 +351,6 @@ class Mesh:
         angle = None if feature_angle is None else _float(feature_angle, "feature_angle")
         iterations = _int(iterations, "iterations", 0)
         keep, check = _bool(keep_boundary, "keep_boundary"), _bool(check, "check")
-        self._m.remesh(target, relative, iterations, angle, keep, check)
+        with _Progress(progress, 4 * iterations, "remesh") as report:
+            self._m.remesh(target, relative, iterations, angle, keep, check, report)
         return self

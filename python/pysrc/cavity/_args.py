@@ -3,6 +3,7 @@ the dtypes and layouts the native module takes, settings to Python numbers,
 each error a ``ValueError`` naming the argument."""
 
 import operator
+import sys
 import warnings
 
 import numpy as np
@@ -92,3 +93,51 @@ def _device(device):
         if not on_gpu:
             warnings.warn(f"cavity: no GPU, running on the CPU backend ({note})", stacklevel=3)
     return device
+
+
+class _Progress:
+    """A long call's ``progress`` argument as the native module's callback
+    (``callback(step, what)`` as each step starts): ``None`` shows a
+    ``tqdm`` bar when tqdm is installed and stderr is a terminal, ``True``
+    always (``ValueError`` without tqdm), ``False`` none; a callable is
+    called as the native module calls it. Use as a context manager: the
+    bar closes when the call ends."""
+
+    def __init__(self, progress, total, desc):
+        self.bar = None
+        self.callback = None
+        if callable(progress) and not isinstance(progress, (bool, np.bool_)):
+            self.callback = progress
+            return
+        if progress is not None and not isinstance(progress, (bool, np.bool_)):
+            raise ValueError(f"progress must be None, True, False or a callable, not {progress!r}")
+        if progress is False:
+            return
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            if progress:
+                raise ValueError("progress=True needs tqdm: pip install tqdm") from None
+            return
+        if progress is None and not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()):
+            return
+        self.bar = tqdm(total=total, desc=desc, leave=False)
+        self.started = 0
+
+        def step(done, what):
+            if self.started:
+                self.bar.update(1)
+            self.started += 1
+            self.bar.set_postfix_str(f"{what} {done}")
+
+        self.callback = step
+
+    def __enter__(self):
+        return self.callback
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            if exc[0] is None:
+                self.bar.update(self.bar.total - self.bar.n)
+            self.bar.close()
+        return False

@@ -19,7 +19,7 @@ a file that cannot be read or written.
 import numpy as np
 
 from . import _cavity
-from ._args import _bool, _device, _float, _int, _vertices
+from ._args import _bool, _device, _float, _int, _Progress, _vertices
 
 __all__ = ["read", "write", "subdivide", "boundary", "smooth", "simplify"]
 
@@ -83,11 +83,15 @@ def write(path, V, T, *, binary=False):
     _cavity.tet_write(str(path), v, _cells(T, v.shape[0]), _bool(binary, "binary"))
 
 
-def subdivide(V, T, *, levels=1, plain=False, device="auto"):
+def subdivide(V, T, *, levels=1, plain=False, device="auto", progress=None):
     """``levels`` levels of volumetric Catmull-Clark subdivision: each cell
     becomes one hexahedron per corner. Cells the smooth rules would invert
     are kept valid (their vertices relaxed towards the linear split)
     unless ``plain``.
+
+    ``progress``: a ``tqdm`` bar over the levels (None: when tqdm is
+    installed and stderr is a terminal; True, False), or a callable
+    ``progress(level, "level")``.
 
     Returns ``(V, H)``: float32 ``(n', 3)`` and uint32 hexahedra ``(m', 8)``.
 
@@ -97,7 +101,8 @@ def subdivide(V, T, *, levels=1, plain=False, device="auto"):
     v = _vertices(V)
     cells = _cells(T, v.shape[0])
     levels, plain = _int(levels, "levels", 1), _bool(plain, "plain")
-    V2, blocks, _ = _cavity.tet_subdivide(v, cells, levels, plain, _device(device))
+    with _Progress(progress, levels, "subdivide") as report:
+        V2, blocks, _ = _cavity.tet_subdivide(v, cells, levels, plain, _device(device), report)
     return V2, _one(blocks)
 
 
