@@ -242,9 +242,11 @@ fn remesh_settings(
 
 /// A long call's progress: the Python callable `callback(step, what)`,
 /// called with the GIL from the work as each step starts (a remeshing
-/// phase, a subdivision level). What it raises (a `KeyboardInterrupt` at
-/// Ctrl-C) is kept and raised when the work ends: the work cannot stop
-/// between its steps.
+/// phase, a subdivision level). What it raises is kept and raised when the
+/// work ends. Work that can stop between its steps (the remeshing) asks
+/// [`Progress::stop`] before each: Python's pending signals are handled
+/// there (Ctrl-C's `KeyboardInterrupt`), and it stops once anything was
+/// raised.
 pub(crate) struct Progress {
     callback: Option<Py<PyAny>>,
     raised: Mutex<Option<PyErr>>,
@@ -269,6 +271,17 @@ impl Progress {
         if raised.is_none() {
             *raised = Python::attach(|py| callback.call1(py, (step, what)).err());
         }
+    }
+
+    /// Whether the work should stop before its next step: something was
+    /// raised, by the callback or by a signal's handler (Python's pending
+    /// signals are handled here, with the GIL).
+    pub(crate) fn stop(&self) -> bool {
+        let mut raised = self.raised.lock().unwrap_or_else(|e| e.into_inner());
+        if raised.is_none() {
+            *raised = Python::attach(|py| py.check_signals().err());
+        }
+        raised.is_some()
     }
 
     /// The error the callback raised, if it did.
@@ -296,13 +309,16 @@ fn remeshed(
     let mut phase = |iteration: u32, phase: cavity_remesh::Phase| {
         progress.report(iteration, phase.name());
     };
+    let stop = || progress.stop();
     let mut hooks = cavity_remesh::Hooks {
+        stop: Some(&stop),
         progress: Some(&mut phase),
         after_phase: None,
     };
-    let run = cavity_remesh::remesh_with(mesh, topology, settings, b, layout, &mut hooks)
-        .map_err(op_error)?;
+    let run = cavity_remesh::remesh_with(mesh, topology, settings, b, layout, &mut hooks);
+    // What was raised (Ctrl-C) comes first: it is why the run stopped.
     progress.raised()?;
+    let run = run.map_err(op_error)?;
     if check {
         let input = topology_stats_with(mesh, topology);
         let keeps = Keeps {

@@ -133,9 +133,15 @@ pub type PhaseHook<'a> = &'a mut dyn FnMut(u32, Phase);
 /// A callback with the iteration, the phase and the mesh.
 pub type MeshHook<'a> = &'a mut dyn FnMut(u32, Phase, &DynamicMesh);
 
+/// A question asked before each phase: `true` stops the run there.
+pub type StopHook<'a> = &'a dyn Fn() -> bool;
+
 /// Callbacks of a remeshing run.
 #[derive(Default)]
 pub struct Hooks<'a> {
+    /// Asked before each phase: `true` stops the run with
+    /// [`RemeshError::Stopped`] (a user's interrupt).
+    pub stop: Option<StopHook<'a>>,
     /// Called as each phase starts.
     pub progress: Option<PhaseHook<'a>>,
     /// Called with the mesh after each phase (on the GPU that copies the
@@ -199,6 +205,9 @@ pub fn remesh_rounds<R: RemeshRounds + ?Sized>(
     let mut totals = PhaseTotals::default();
     for iteration in 1..=settings.iterations {
         for (i, phase) in Phase::ALL.into_iter().enumerate() {
+            if hooks.stop.is_some_and(|stop| stop()) {
+                return Err(RemeshError::Stopped { iteration, phase });
+            }
             if let Some(p) = hooks.progress.as_mut() {
                 p(iteration, phase);
             }

@@ -198,6 +198,7 @@ impl RemeshFile<'_> {
         let rounded = {
             let mut progress = |iteration: u32, phase: Phase| events.phase(iteration, phase);
             let mut hooks = Hooks {
+                stop: None,
                 progress: Some(&mut progress),
                 after_phase: None,
             };

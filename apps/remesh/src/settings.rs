@@ -210,6 +210,15 @@ pub enum RemeshError {
         "every edge of the input has zero length (all of its vertices coincide): nothing to remesh"
     )]
     NoExtent,
+    /// The run was stopped before a phase (`Hooks::stop`: a user's
+    /// interrupt); the mesh is dropped.
+    #[error("stopped before iteration {iteration}'s {phase} phase")]
+    Stopped {
+        /// The iteration (from 1).
+        iteration: u32,
+        /// The phase that did not run.
+        phase: Phase,
+    },
     /// The target length would make more faces than the dynamic mesh holds.
     #[error(
         "target edge length {}: the remeshed mesh would have about {faces:.3e} faces (the input has {input}), more than {MAX_EXPECTED_FACES:.0e}: give a longer target edge length",
@@ -280,7 +289,7 @@ impl NamesSettings for RemeshError {
             RemeshError::Iterations(_) => vec![setting::ITERATIONS],
             RemeshError::FeatureAngle(_) => vec![setting::FEATURE_ANGLE],
             RemeshError::SmoothingSteps(_) => vec![setting::SMOOTHING_STEPS],
-            RemeshError::Empty | RemeshError::NoExtent => Vec::new(),
+            RemeshError::Empty | RemeshError::NoExtent | RemeshError::Stopped { .. } => Vec::new(),
             RemeshError::Dynamic(e) => e.settings(),
             RemeshError::Run { source, .. } => source.settings(),
             RemeshError::Backend(e) => e.settings(),

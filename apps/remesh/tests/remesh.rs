@@ -117,6 +117,7 @@ fn try_remesh_checked(
         }
     };
     let mut hooks = Hooks {
+        stop: None,
         progress: None,
         after_phase: Some(&mut after_phase),
     };
@@ -353,6 +354,7 @@ fn the_file_pipeline_writes_what_a_run_gives() {
     let read = InputMesh::read(Source::File(&input)).expect("the input reads");
     let cpu = Backend::Cpu(CpuBackend::new());
     let mut hooks = Hooks {
+        stop: None,
         progress: None,
         after_phase: None,
     };
@@ -681,4 +683,46 @@ fn staircase_hole_rims_reach_fifteen_degrees() {
     );
     let share = band_share(&out, report.length);
     assert!(share >= 0.95, "{:.1} % in the band", 100.0 * share);
+}
+
+/// A stop hook that answers `true` before the sixth phase stops the run
+/// there (iteration 2's collapse), each phase before it having started.
+#[test]
+fn a_stop_hook_stops_the_run_before_a_phase() {
+    let asked = std::cell::Cell::new(0);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        asked.get() == 6
+    };
+    let mut started = Vec::new();
+    let mut progress = |iteration: u32, phase: Phase| started.push((iteration, phase));
+    let mut hooks = Hooks {
+        stop: Some(&stop),
+        progress: Some(&mut progress),
+        after_phase: None,
+    };
+    let settings = RemeshSettings {
+        iterations: 3,
+        ..RemeshSettings::default()
+    };
+    let error = remesh(
+        &bundled_mesh(),
+        &settings,
+        &test_backend(),
+        Layout::default(),
+        &mut hooks,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            RemeshError::Stopped {
+                iteration: 2,
+                phase: Phase::Collapse
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.settings().is_empty());
+    assert_eq!(started.len(), 5);
 }

@@ -175,8 +175,9 @@ def remesh(
 
     ``progress``: a ``tqdm`` bar over the phases (None: when tqdm is
     installed and stderr is a terminal; True, False), or a callable
-    ``progress(iteration, phase)``. What it raises (Ctrl-C's
-    ``KeyboardInterrupt``) is raised when the remeshing ends.
+    ``progress(iteration, phase)``; what it raises stops the remeshing
+    before its next phase and is raised. Ctrl-C stops it there too
+    (``KeyboardInterrupt``).
 
     Returns ``(V, F)``: float32 ``(n', 3)`` and uint32 ``(m', 3)``.
 
