@@ -223,7 +223,7 @@ fn dirty_meshes_remesh_validly() {
             let stats = ReferenceMesh::new(&out).expect("valid output").stats();
             assert_eq!(topology(&stats), topology(&before), "topology {at}");
         };
-        let mut hooks = Hooks { progress: None, after_phase: Some(&mut after_phase) };
+        let mut hooks = Hooks { stop: None, progress: None, after_phase: Some(&mut after_phase) };
         let layout = Layout { patch_size, ..Layout::default() };
         let run = remesh(&mesh, &RemeshSettings::default(), &test_backend(), layout, &mut hooks);
         let out = match run {
