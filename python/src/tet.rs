@@ -174,8 +174,9 @@ pub(crate) fn tet_write(
 /// `levels` levels of volumetric Catmull-Clark subdivision
 /// (`cavity_volume::subdivide::subdivide_valid`, every cell kept valid
 /// unless `plain`, each level reported to `progress`): the new vertices,
-/// the hexahedra (`(k, 8)`), and the device's name. The memory is estimated first: a result past the
-/// host's or the device's memory is a `ValueError` naming `levels`.
+/// the hexahedra (`(k, 8)`), and the device's name. The memory is
+/// estimated first: a result past the host's or the device's memory is a
+/// `ValueError` naming `levels`.
 #[pyfunction]
 pub(crate) fn tet_subdivide<'py>(
     py: Python<'py>,

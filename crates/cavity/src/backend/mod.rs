@@ -11,6 +11,7 @@ pub mod error;
 pub mod landing;
 pub mod partition;
 pub mod patch_build;
+pub mod patches;
 pub mod placed;
 pub mod rounds;
 pub mod topology;

@@ -29,36 +29,13 @@ use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
 use super::partition::{Labels, PartitionError, PartitionRounds};
+pub use super::patches::PatchBuffers;
+use super::patches::Patches;
 use super::topology::{Relations, TopologyOn};
 use crate::TriMesh;
 use crate::patched::PatchedMesh;
 use crate::patcher::{self, Partition, PatchError};
 use crate::topology::Topology;
-
-/// The static patch layout in a backend's buffers ([`Backend::patch_buffers`]):
-/// the arrays of [`PatchedMesh`] as the device built them, FE and EV as
-/// words of two 16-bit entries, with the headers on the host too.
-pub struct PatchBuffers {
-    /// The patch headers.
-    pub(crate) infos: Vec<PatchInfo>,
-    /// The headers on the backend, `INFO_WORDS` words a patch.
-    pub(crate) header_words: Buffer<u32>,
-    /// FE and EV, two entries a word.
-    pub(crate) fe_words: Buffer<u32>,
-    pub(crate) ev_words: Buffer<u32>,
-    /// Ribbon entries, stashes and bitmasks.
-    pub(crate) ribbon: Buffer<u32>,
-    pub(crate) stash: Buffer<u32>,
-    masks: Buffer<u32>,
-    /// The entries of FE, EV, ribbon, stash and masks.
-    lens: [u32; 5],
-    /// Each kind's handle → input element and input element → handle.
-    pub(crate) maps: [[Buffer<u32>; 2]; 3],
-    /// Input vertices, edges and faces.
-    pub(crate) counts: [u32; 3],
-    pub(crate) patch_size: u32,
-    lloyd_iterations: u32,
-}
 
 impl PatchBuffers {
     /// The layout copied to the host: [`PatchedMesh::from_partition`]'s
@@ -637,14 +614,6 @@ fn local_overflow(
         limit,
         patch_size,
     }
-}
-
-/// A mesh's patches as a backend builds them best ([`Backend::patches`]).
-pub(crate) enum Patches {
-    /// Built on the backend and left there.
-    OnBackend(Box<PatchBuffers>),
-    /// Built on the host.
-    Host(Box<PatchedMesh>),
 }
 
 impl Backend {

@@ -17,7 +17,7 @@ use cavity_device::topology::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
-use super::patch_build::Patches;
+use super::patches::Patches;
 use crate::TriMesh;
 use crate::topology::{Topology, mean_edge_length_with};
 
