@@ -1,8 +1,9 @@
 //! The native module of the `cavity` Python package (`cavity._cavity`):
 //! the library's operations on numpy arrays, behind the keyword-only
-//! functions of `pysrc/cavity/__init__.py`, which checks and casts the
-//! arrays first (vertices `float32` `(n, 3)`, faces `uint32` `(m, 3)`, both
-//! C-contiguous, every index below `n`). Each operation copies the arrays
+//! functions of `pysrc/cavity/__init__.py`, which checks the arrays'
+//! shapes and dtypes and casts them first (vertices `float32` `(n, 3)`,
+//! faces `uint32` `(m, 3)`, both C-contiguous); their values (finite
+//! coordinates, indices below `n`) are checked here, in one parallel pass. Each operation copies the arrays
 //! in, releases the GIL while it works, and returns new arrays.
 //!
 //! Errors reach Python as exceptions, never as panics: a setting out of

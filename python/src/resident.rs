@@ -3,11 +3,17 @@
 //! functions do at every call), it keeps its host arrays, its topology and,
 //! on the GPU, the topology's relations and its patches on the device
 //! (`TopologyOn::keeping_patches`): a pipeline of `normals`, `smooth`,
-//! `denoise` and `geodesic` calls patches once, each call copying only the
-//! current positions to the device. `remesh` replaces the mesh (a new
-//! topology, patched at the next call).
+//! `denoise` and `geodesic` calls patches once, each call copying the
+//! current positions to the device (`geodesic`'s search of the sources'
+//! rings uploads its vertex-face rows too). `remesh` replaces the mesh (a
+//! new topology, patched at the next call).
+//!
+//! The state sits behind a lock (the class is frozen): a call reads it
+//! while it works, so that a `progress` callback or another thread may
+//! read the mesh meanwhile, and a call that moves or replaces the mesh
+//! swaps its result in when it is done.
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
 use cavity::TriMesh;
 use cavity::backend::{Backend, TopologyOn};
@@ -23,12 +29,17 @@ use crate::{
 
 /// A mesh kept between calls, with its topology and patches where its
 /// device keeps them (see the [module](self)).
-#[pyclass(module = "cavity._cavity")]
+#[pyclass(module = "cavity._cavity", frozen)]
 pub(crate) struct Mesh {
     backend: Arc<Backend>,
+    state: RwLock<State>,
+    patch_size: u32,
+}
+
+/// What a [`Mesh`] call reads and may replace.
+struct State {
     mesh: TriMesh,
     topology: TopologyOn<'static>,
-    patch_size: u32,
     duplicates: usize,
 }
 
@@ -38,6 +49,20 @@ impl Mesh {
         Ok(TopologyOn::of_owned(b, topology)
             .map_err(op_error)?
             .keeping_patches())
+    }
+
+    /// The state, read.
+    fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Moves the mesh's vertices to `positions`.
+    fn moved(&self, positions: Vec<[f32; 3]>) {
+        self.state
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .mesh
+            .positions = positions;
     }
 }
 
@@ -68,10 +93,12 @@ impl Mesh {
             let topology = Mesh::topology_of(&b, topology)?;
             Ok(Mesh {
                 backend: b,
-                mesh,
-                topology,
+                state: RwLock::new(State {
+                    mesh,
+                    topology,
+                    duplicates,
+                }),
                 patch_size,
-                duplicates,
             })
         })
     }
@@ -79,19 +106,40 @@ impl Mesh {
     /// The vertices, `float32` `(n, 3)` (a copy).
     #[getter]
     fn vertices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
-        vertex_array(py, self.mesh.positions.clone())
+        vertex_array(py, self.read().mesh.positions.clone())
+    }
+
+    /// The number of vertices.
+    #[getter]
+    fn num_vertices(&self) -> usize {
+        self.read().mesh.num_vertices()
+    }
+
+    /// The number of faces.
+    #[getter]
+    fn num_faces(&self) -> usize {
+        self.read().mesh.num_faces()
+    }
+
+    /// How many times the mesh was patched (`TopologyOn::patchings`): once
+    /// per topology while the patch size stays, which shows the patches
+    /// reused.
+    #[getter]
+    fn patchings(&self) -> u32 {
+        self.read().topology.patchings()
     }
 
     /// The faces, `uint32` `(m, 3)` (a copy; duplicates removed).
     #[getter]
     fn faces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u32>>> {
-        face_array(py, self.mesh.faces.clone())
+        face_array(py, self.read().mesh.faces.clone())
     }
 
-    /// The duplicate faces removed when the mesh was made.
+    /// The duplicate faces removed when the mesh was made (0 after a
+    /// remeshing, whose output has none).
     #[getter]
     fn duplicate_faces(&self) -> usize {
-        self.duplicates
+        self.read().duplicates
     }
 
     /// The device's name.
@@ -109,9 +157,10 @@ impl Mesh {
     /// Area-weighted unit vertex normals, `float32` `(n, 3)`.
     fn normals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<f32>>> {
         let normals = work(py, || {
+            let state = self.read();
             cavity_normals::vertex_normals_on(
-                &self.mesh,
-                &self.topology,
+                &state.mesh,
+                &state.topology,
                 self.patch_size,
                 &self.backend,
             )
@@ -123,7 +172,7 @@ impl Mesh {
     /// Implicit mean curvature flow (as `cavity.smooth`): the mesh's
     /// vertices moved; returns the CG iterations of each step.
     fn smooth(
-        &mut self,
+        &self,
         py: Python<'_>,
         dt: f32,
         steps: u32,
@@ -132,22 +181,24 @@ impl Mesh {
     ) -> PyResult<Vec<u32>> {
         let settings = mcf_settings(dt, steps, tolerance, max_iterations, self.patch_size)?;
         let (out, report) = work(py, || {
-            cavity_mcf::smooth_on(&self.mesh, &self.topology, &settings, &self.backend)
+            let state = self.read();
+            cavity_mcf::smooth_on(&state.mesh, &state.topology, &settings, &self.backend)
                 .map_err(op_error)
         })?;
-        self.mesh.positions = out.positions;
+        self.moved(out.positions);
         Ok(report.steps.iter().map(|s| s.iterations).collect())
     }
 
     /// Bilateral denoising (as `cavity.denoise`): the mesh's vertices
     /// moved.
-    fn denoise(&mut self, py: Python<'_>, iterations: u32, max_hops: u32) -> PyResult<()> {
+    fn denoise(&self, py: Python<'_>, iterations: u32, max_hops: u32) -> PyResult<()> {
         let settings = denoise_settings(iterations, max_hops, self.patch_size)?;
         let out = work(py, || {
-            cavity_denoise::denoise_on(&self.mesh, &self.topology, &settings, &self.backend)
+            let state = self.read();
+            cavity_denoise::denoise_on(&state.mesh, &state.topology, &settings, &self.backend)
                 .map_err(op_error)
         })?;
-        self.mesh.positions = out.0.positions;
+        self.moved(out.0.positions);
         Ok(())
     }
 
@@ -167,9 +218,10 @@ impl Mesh {
             ..Default::default()
         };
         let (d, _) = work(py, || {
+            let state = self.read();
             cavity_geodesic::geodesic_distance_on(
-                &self.mesh,
-                &self.topology,
+                &state.mesh,
+                &state.topology,
                 &sources,
                 &settings,
                 &self.backend,
@@ -184,7 +236,7 @@ impl Mesh {
     /// patched at the next call).
     #[allow(clippy::too_many_arguments)]
     fn remesh(
-        &mut self,
+        &self,
         py: Python<'_>,
         length: f64,
         relative: bool,
@@ -197,10 +249,11 @@ impl Mesh {
         let settings = remesh_settings(length, relative, iterations, feature_angle, keep_boundary)?;
         let progress = Progress::new(progress);
         let (mesh, topology) = work(py, || {
-            let host = self.topology.host(&self.backend).map_err(op_error)?;
+            let state = self.read();
+            let host = state.topology.host(&self.backend).map_err(op_error)?;
             let (out, _) = remeshed(
                 &self.backend,
-                &self.mesh,
+                &state.mesh,
                 &host,
                 &settings,
                 check,
@@ -209,8 +262,11 @@ impl Mesh {
             let topology = Mesh::topology_of(&self.backend, Topology::new(&out))?;
             Ok::<_, PyErr>((out, topology))
         })?;
-        self.mesh = mesh;
-        self.topology = topology;
+        *self.state.write().unwrap_or_else(|e| e.into_inner()) = State {
+            mesh,
+            topology,
+            duplicates: 0,
+        };
         Ok(())
     }
 }

@@ -280,7 +280,7 @@ fn kept_patches_place_moved_positions_as_fresh_patches_do() {
     backend
         .place_on(&mesh, &kept, 512, FACTORS[1], &layout)
         .unwrap();
-    assert_eq!(kept.kept_patch_size(), Some(512));
+    assert_eq!((kept.kept_patch_size(), kept.patchings()), (Some(512), 1));
     let mut moved = mesh.clone();
     for p in &mut moved.positions {
         p[2] += 0.25 * p[0];
@@ -295,15 +295,17 @@ fn kept_patches_place_moved_positions_as_fresh_patches_do() {
         .unwrap()
         .into_host(&backend)
         .unwrap();
+    // Placed on the kept patches: no patching.
+    assert_eq!(kept.patchings(), 1);
     same_layout(&fresh, &again).unwrap();
     assert_eq!(again.vertex_positions(), fresh.vertex_positions());
     backend
         .place_on(&mesh, &kept, 256, FACTORS[1], &layout)
         .unwrap();
-    assert_eq!(kept.kept_patch_size(), Some(256));
+    assert_eq!((kept.kept_patch_size(), kept.patchings()), (Some(256), 2));
     let plain = TopologyOn::of(&backend, &topo).unwrap();
     backend
         .place_on(&mesh, &plain, 512, FACTORS[1], &layout)
         .unwrap();
-    assert_eq!(plain.kept_patch_size(), None);
+    assert_eq!((plain.kept_patch_size(), plain.patchings()), (None, 0));
 }

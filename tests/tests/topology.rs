@@ -106,3 +106,50 @@ fn real_meshes() {
     check(&cavity_tests::bundled_mesh(), &backend).unwrap();
     check(&cavity_tests::bunny_scan(), &backend).unwrap();
 }
+
+/// The rows' sort (`cavity_device::topology::shell_sort`) sorts arrays of
+/// every length around its gaps, in order, reversed and shuffled, with
+/// repeats, and leaves the entries outside its range alone.
+#[test]
+fn the_rows_sort_sorts_every_length() {
+    use cavity_device::topology::shell_sort;
+    use std::cell::RefCell;
+    for n in [0u32, 1, 2, 3, 5, 700, 701, 702, 1751, 4000, 120_000] {
+        let orders: [Box<dyn Fn(u32) -> u64>; 3] = [
+            Box::new(|i| u64::from(i)),
+            Box::new(move |i| u64::from(n - i)),
+            Box::new(|i| u64::from(i.wrapping_mul(2_654_435_761) % 1000)),
+        ];
+        for order in &orders {
+            let mut keys: Vec<u64> = (0..n).map(order).collect();
+            keys.insert(0, u64::MAX);
+            keys.push(0);
+            let cells = RefCell::new(keys.clone());
+            shell_sort(
+                1,
+                n + 1,
+                |i| cells.borrow()[i as usize],
+                |i, x| {
+                    cells.borrow_mut()[i as usize] = x;
+                },
+            );
+            keys[1..=n as usize].sort_unstable();
+            assert_eq!(cells.into_inner(), keys, "{n} entries");
+        }
+    }
+}
+
+/// A face's vertex past the mesh's vertices is an error of the device's
+/// build, not an edge to a vertex that does not exist.
+#[test]
+fn an_index_past_the_vertices_is_an_error() {
+    let backend = test_backend();
+    let mesh = TriMesh {
+        positions: vec![[0.0; 3]; 3],
+        faces: vec![[0, 1, 2], [0, 2, 3]],
+    };
+    assert!(matches!(
+        backend.build_topology(&mesh),
+        Err(cavity::backend::BackendError::Index(3, 3))
+    ));
+}

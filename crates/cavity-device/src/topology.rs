@@ -10,8 +10,9 @@
 //! 1. VF: [`CountCorners`] counts each vertex's corners, the host scans the
 //!    counts into the rows' offsets, [`FillVertexFaces`] places each
 //!    corner's face by an atomic cursor, [`SortVertexFaces`] sorts each row
-//!    so that the result does not depend on the order the atomics took (a
-//!    face with a repeated vertex is listed once a corner);
+//!    ([`shell_sort`]) so that the result does not depend on the order the
+//!    atomics took (a face with a repeated vertex is listed once a
+//!    corner);
 //! 2. sides: each vertex `a` has the sides `(a, b)`, `b >= a`, of the
 //!    faces around it ([`CountSides`], a scan, [`FillSides`]), sorted by
 //!    `(b, corner)`: the runs of equal `b` are `a`'s edges, each with its
@@ -25,16 +26,22 @@
 use crate::array::{BOUNDS, In, InOut, chunk, write_partial};
 use crate::block::{SharedArena, combine_scratch_len};
 
-/// Gaps of [`shell_sort`] (Ciura's sequence): a row of a few entries sorts
-/// by insertion (the last gap), a long one (a fan's apex) in about
-/// `n^1.3` steps rather than insertion's `n^2`.
-const GAPS: [u32; 8] = [701, 301, 132, 57, 23, 10, 4, 1];
+/// Gaps of [`shell_sort`]: Ciura's sequence (to 701), extended by factors
+/// of 2.25 to rows of millions of entries. A row of a few entries sorts by
+/// insertion (the last gap); a long one (the sides of a fan's apex, its
+/// neighbours numbered at random) in a few dozen steps an entry rather than
+/// insertion's `n / 4`.
+const GAPS: [u32; 17] = [
+    1_149_241, 510_774, 227_011, 100_894, 44_842, 19_930, 8_858, 3_937, 1_750, 701, 301, 132, 57,
+    23, 10, 4, 1,
+];
 
 /// Sorts the entries `[lo, hi)` of an array in increasing order of their
-/// keys, read by `get` and written by `set` (Shell sort, in place; one
-/// thread).
+/// keys, read by `get` and written by `set` (Shell sort over [`GAPS`], in
+/// place; one thread). Public for the tests, which sort arrays of every
+/// length through it.
 #[inline(always)]
-fn shell_sort(lo: u32, hi: u32, get: impl Fn(u32) -> u64, set: impl Fn(u32, u64)) {
+pub fn shell_sort(lo: u32, hi: u32, get: impl Fn(u32) -> u64, set: impl Fn(u32, u64)) {
     let n = hi.saturating_sub(lo);
     for gap in GAPS {
         if gap >= n {

@@ -177,7 +177,8 @@ def remesh(
     installed and stderr is a terminal; True, False), or a callable
     ``progress(iteration, phase)``; what it raises stops the remeshing
     before its next phase and is raised. Ctrl-C stops it there too
-    (``KeyboardInterrupt``).
+    (``KeyboardInterrupt``; Python handles signals on its main thread only,
+    so a call from another thread runs to its end).
 
     Returns ``(V, F)``: float32 ``(n', 3)`` and uint32 ``(m', 3)``.
 
@@ -306,7 +307,7 @@ class Mesh:
         return self._m.patch_size
 
     def __repr__(self):
-        n, m = self._m.vertices.shape[0], self._m.faces.shape[0]
+        n, m = self._m.num_vertices, self._m.num_faces
         return f"cavity.Mesh({n} vertices, {m} faces, on {self.device})"
 
     def normals(self):
@@ -330,7 +331,7 @@ class Mesh:
     def geodesic(self, sources):
         """Geodesic distance from the vertices ``sources`` (as
         ``cavity.geodesic``), float32 ``(n,)``, model units."""
-        return self._m.geodesic(_sources(sources, self._m.vertices.shape[0]))
+        return self._m.geodesic(_sources(sources, self._m.num_vertices))
 
     def remesh(
         self,
@@ -352,6 +353,12 @@ class Mesh:
         angle = None if feature_angle is None else _float(feature_angle, "feature_angle")
         iterations = _int(iterations, "iterations", 0)
         keep, check = _bool(keep_boundary, "keep_boundary"), _bool(check, "check")
-        with _Progress(progress, 4 * iterations, "remesh") as report:
-            self._m.remesh(target, relative, iterations, angle, keep, check, report)
+        try:
+            with _Progress(progress, 4 * iterations, "remesh") as report:
+                self._m.remesh(target, relative, iterations, angle, keep, check, report)
+        except ValueError as e:
+            # The library names its setting `length` either way.
+            if relative and str(e).startswith("length"):
+                raise ValueError("relative_" + str(e)) from None
+            raise
         return self

@@ -6,7 +6,10 @@
 //! [`Topology::new`] entry for entry, so either serves the patching alike.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
+
+use rayon::prelude::*;
 
 use cavity_device::array::{BOUNDS, blocks};
 use cavity_device::topology::{
@@ -51,6 +54,8 @@ pub struct TopologyOn<'a> {
     /// The patches of the last placement and their patch size, where
     /// they are kept ([`TopologyOn::keeping_patches`]).
     kept: Option<Mutex<Option<KeptPatches>>>,
+    /// The patchings kept so far ([`TopologyOn::patchings`]).
+    patchings: AtomicU32,
 }
 
 impl<'a> TopologyOn<'a> {
@@ -67,6 +72,7 @@ impl<'a> TopologyOn<'a> {
                 device: None,
                 num_edges: topo.ev.len(),
                 kept: None,
+                patchings: AtomicU32::new(0),
             }),
             Backend::Cuda(_) => Self::uploaded(b, topo),
         }
@@ -83,12 +89,13 @@ impl<'a> TopologyOn<'a> {
             host: Some(Cow::Owned(topo)),
             device,
             kept: None,
+            patchings: AtomicU32::new(0),
         })
     }
 
     /// This topology keeping the patches a placement makes from it
-    /// (`Backend::place_normalized`), so that the next placement at the
-    /// same patch size reuses them (a resident mesh patched once: the
+    /// (`Backend::place_normalized`, `Backend::place_on`), so that the
+    /// next placement at the same patch size reuses them (a resident mesh patched once: the
     /// patches are connectivity only, the positions come with each
     /// placement). Without it (the default) the patches are dropped once
     /// placed, as they hold device memory.
@@ -109,6 +116,13 @@ impl<'a> TopologyOn<'a> {
         kept.as_ref().map(|(size, _)| *size)
     }
 
+    /// How many times a placement patched the mesh from this topology and
+    /// kept the patches ([`TopologyOn::keeping_patches`]): once per patch
+    /// size change, so that a caller can see the patches reused.
+    pub fn patchings(&self) -> u32 {
+        self.patchings.load(Ordering::Relaxed)
+    }
+
     /// The patches kept at `patch_size`, where this topology keeps them.
     pub(crate) fn kept_patches(&self, patch_size: u32) -> Option<Arc<Patches>> {
         let kept = self
@@ -127,6 +141,7 @@ impl<'a> TopologyOn<'a> {
         if let Some(kept) = &self.kept {
             *kept.lock().unwrap_or_else(|e| e.into_inner()) =
                 Some((patch_size, Arc::clone(patches)));
+            self.patchings.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -149,6 +164,7 @@ impl<'a> TopologyOn<'a> {
             }),
             num_edges: topo.ev.len(),
             kept: None,
+            patchings: AtomicU32::new(0),
         })
     }
 
@@ -247,6 +263,7 @@ impl Backend {
                 host: Some(Cow::Owned(topo)),
                 device: None,
                 kept: None,
+                patchings: AtomicU32::new(0),
             });
         }
         self.build_topology(mesh)
@@ -257,11 +274,19 @@ impl Backend {
     /// result with [`Topology::new`]).
     ///
     /// # Errors
-    /// As [`Backend::topology_on`].
+    /// As [`Backend::topology_on`]; [`BackendError::Index`] for a face's
+    /// vertex past the mesh's vertices.
     pub fn build_topology(&self, mesh: &TriMesh) -> Result<TopologyOn<'static>, BackendError> {
+        // An index past the vertices would be counted into the offsets'
+        // last word and go unnoticed until positions are read.
+        let nv = mesh.num_vertices();
+        if let Some(&index) = mesh.faces.par_iter().flatten().max()
+            && index as usize >= nv
+        {
+            return Err(BackendError::Index(index as usize, nv));
+        }
         let corners = mesh.num_faces() * 3;
         let c = u32::try_from(corners).map_err(|_| too_large(corners))?;
-        let nv = mesh.num_vertices();
         let v = u32::try_from(nv)
             .ok()
             .filter(|&v| v < u32::MAX)
@@ -322,6 +347,7 @@ impl Backend {
             }),
             num_edges: edges,
             kept: None,
+            patchings: AtomicU32::new(0),
         })
     }
 }
