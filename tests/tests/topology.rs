@@ -116,7 +116,7 @@ fn the_rows_sort_sorts_every_length() {
     use std::cell::RefCell;
     for n in [0u32, 1, 2, 3, 5, 700, 701, 702, 1751, 4000, 120_000] {
         let orders: [Box<dyn Fn(u32) -> u64>; 3] = [
-            Box::new(|i| u64::from(i)),
+            Box::new(u64::from),
             Box::new(move |i| u64::from(n - i)),
             Box::new(|i| u64::from(i.wrapping_mul(2_654_435_761) % 1000)),
         ];

@@ -37,7 +37,7 @@ const GAPS: [u32; 17] = [
 ];
 
 /// Sorts the entries `[lo, hi)` of an array in increasing order of their
-/// keys, read by `get` and written by `set` (Shell sort over [`GAPS`], in
+/// keys, read by `get` and written by `set` (Shell sort over `GAPS`, in
 /// place; one thread). Public for the tests, which sort arrays of every
 /// length through it.
 #[inline(always)]
