@@ -280,7 +280,13 @@ impl Backend {
         // An index past the vertices would be counted into the offsets'
         // last word and go unnoticed until positions are read.
         let nv = mesh.num_vertices();
-        if let Some(&index) = mesh.faces.par_iter().flatten().max()
+        let highest = mesh
+            .faces
+            .as_flattened()
+            .par_chunks(1 << 16)
+            .filter_map(|chunk| chunk.iter().max().copied())
+            .max();
+        if let Some(index) = highest
             && index as usize >= nv
         {
             return Err(BackendError::Index(index as usize, nv));
