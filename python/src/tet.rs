@@ -127,6 +127,15 @@ fn blocks<'py>(py: Python<'py>, cells: &[CellVertices]) -> PyResult<Blocks<'py>>
         .collect()
 }
 
+/// The validity setting of `plain`: the plain rules, or cells kept valid.
+fn validity(plain: bool) -> Validity {
+    if plain {
+        Validity::Plain
+    } else {
+        Validity::Keep
+    }
+}
+
 /// The mesh's boundary operators on `backend` (built there on the GPU,
 /// on the host on the CPU backend, as the CLI builds them).
 fn resident<'a>(b: &'a Backend, mesh: &CellMesh) -> PyResult<ResidentMesh<'a>> {
@@ -201,12 +210,7 @@ pub(crate) fn tet_subdivide<'py>(
                 b.free_device_memory().ok().flatten(),
             )
             .map_err(op_error)?;
-        let validity = if plain {
-            Validity::Plain
-        } else {
-            Validity::Keep
-        };
-        let out = subdivide_valid(&b, &volume, levels, validity, |level| {
+        let out = subdivide_valid(&b, &volume, levels, validity(plain), |level| {
             progress.report(level, "level");
         })
         .map_err(op_error)?;
@@ -259,13 +263,8 @@ pub(crate) fn tet_smooth<'py>(
     let mesh = cell_mesh(&vertices, &cells)?;
     let (positions, name) = work(py, || {
         let (b, _) = backend(device)?;
-        let validity = if plain {
-            Validity::Plain
-        } else {
-            Validity::Keep
-        };
         let (positions, _) = resident(&b, &mesh)?
-            .smooth_valid(&mesh.positions, &mesh.cells, iterations, validity)
+            .smooth_valid(&mesh.positions, &mesh.cells, iterations, validity(plain))
             .map_err(op_error)?;
         Ok::<_, PyErr>((positions, b.name()))
     })?;

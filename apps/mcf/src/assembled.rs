@@ -166,14 +166,10 @@ struct ArraySteps<'a> {
 impl ArraySteps<'_> {
     /// The blocks' partials summed in block order.
     fn sum(&self) -> Result<f64, BackendError> {
-        let words = self
+        Ok(self
             .backend
-            .read_back(&self.partials, 2 * self.grid as usize)?;
-        Ok(words
-            .as_chunks::<2>()
-            .0
-            .iter()
-            .map(|&[low, high]| f64::from_bits(u64::from(low) | u64::from(high) << 32))
+            .read_partials(&self.partials, self.grid)?
+            .into_iter()
             .sum())
     }
 }

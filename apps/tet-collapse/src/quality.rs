@@ -217,7 +217,7 @@ pub fn quality_on(
     let shared = launch_shared_bytes();
     let mut partials = d.zeros::<u32>(2 * (TET_PARTIALS * blocks(m)) as usize)?;
     d.launch::<TetMeasures>(blocks(m), shared, (&tets, &positions, m, &mut partials))?;
-    let combined = read_partials(d, &partials, TET_PARTIALS * blocks(m))?;
+    let combined = d.read_partials(&partials, TET_PARTIALS * blocks(m))?;
     let at = |j: u32| {
         combined
             .chunks(TET_PARTIALS as usize)
@@ -239,7 +239,7 @@ pub fn quality_on(
     let mut used = d.zeros::<u32>(2 * blocks(n) as usize)?;
     let params = (&stars.offsets, n, &mut used);
     d.launch::<UsedVertices>(blocks(n), shared, params)?;
-    let vertices = read_partials(d, &used, blocks(n))?.into_iter().sum::<f64>() as usize;
+    let vertices = d.read_partials(&used, blocks(n))?.into_iter().sum::<f64>() as usize;
     let edge_band = match target_length {
         Some(l) => {
             let e = stars.edge_count;
@@ -247,7 +247,7 @@ pub fn quality_on(
             let mut inside = d.zeros::<u32>(2 * blocks(e) as usize)?;
             let params = (&stars.edges, &positions, e, band, &mut inside);
             d.launch::<EdgeBand>(blocks(e), shared, params)?;
-            let inside: f64 = read_partials(d, &inside, blocks(e))?.into_iter().sum();
+            let inside: f64 = d.read_partials(&inside, blocks(e))?.into_iter().sum();
             Some(inside / f64::from(e))
         }
         None => None,
@@ -272,21 +272,6 @@ pub fn quality_on(
         inverted,
         edge_band,
     })
-}
-
-/// The `count` `f64` partials of `partials` (two words each, low first).
-fn read_partials(
-    d: &Backend,
-    partials: &cavity::backend::buffer::Buffer<u32>,
-    count: u32,
-) -> Result<Vec<f64>, BackendError> {
-    let words = d.read_back(partials, 2 * count as usize)?;
-    Ok(words
-        .as_chunks::<2>()
-        .0
-        .iter()
-        .map(|w| f64::from_bits(u64::from(w[0]) | u64::from(w[1]) << 32))
-        .collect())
 }
 
 /// The share of `mesh`'s unique edges whose length is in

@@ -339,6 +339,26 @@ impl Backend {
         }
     }
 
+    /// The first `count` `f64` partials of `partials` on the host (two
+    /// words each, low first: what `cavity_device::array::write_partial`
+    /// writes), in block order, after the work launched so far.
+    ///
+    /// # Errors
+    /// As [`Backend::download`].
+    pub fn read_partials(
+        &self,
+        partials: &Buffer<u32>,
+        count: u32,
+    ) -> Result<Vec<f64>, BackendError> {
+        let words = self.read_back(partials, 2 * count as usize)?;
+        Ok(words
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|&[low, high]| f64::from_bits(u64::from(low) | u64::from(high) << 32))
+            .collect())
+    }
+
     /// Elements `range` of `buffer` on the host (the part within its
     /// length), after the work launched so far: for small reads (on the
     /// GPU through pageable memory).

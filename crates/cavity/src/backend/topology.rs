@@ -228,13 +228,7 @@ impl<'a> TopologyOn<'a> {
             edge_length_shared_bytes(1),
         );
         b.launch::<EdgeLengthSums>(grid, smem, (&d.ev, &positions, edges, &mut partials))?;
-        let words = b.read_back(&partials, 2 * grid as usize)?;
-        let sum: f64 = words
-            .as_chunks::<2>()
-            .0
-            .iter()
-            .map(|w| f64::from_bits(u64::from(w[0]) | u64::from(w[1]) << 32))
-            .sum();
+        let sum: f64 = b.read_partials(&partials, grid)?.into_iter().sum();
         Ok(sum / f64::from(edges))
     }
 }
