@@ -7,6 +7,8 @@
 //! where the device's build falls back to the host's, it is the host's
 //! [`DynamicMesh::from_patched_with`]. Both give the same arrays.
 
+use std::sync::Arc;
+
 use cavity_device::dynamic::fill::{
     FAILED_HEADER, FAILED_TABLE, FillAttributes, FillSlots, failed_table,
 };
@@ -29,7 +31,6 @@ use crate::patcher::PatchError;
 use crate::rounds::RunError;
 use crate::settings::{NamesSettings, Setting};
 use crate::topology::Topology;
-use std::sync::Arc;
 
 /// A dynamic mesh ready for a backend's rounds ([`Backend::place`]): on
 /// the host, or made on the device and kept there until
