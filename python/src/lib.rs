@@ -326,7 +326,7 @@ fn remeshed(
             topology: true,
             no_zero_area: true,
         };
-        check_output_with(&input, &run.mesh, &run.survey, keeps).map_err(rejected)?;
+        check_output_with(&input, &run.mesh, run.measured(), keeps).map_err(rejected)?;
     }
     Ok((run.mesh, run.report.device))
 }

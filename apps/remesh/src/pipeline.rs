@@ -6,10 +6,12 @@
 //!    built while the device starts on the caller's thread (where the
 //!    rounds run); then it is patched, on the GPU when there is one;
 //! 2. the rounds run while the input's defects are analysed;
-//! 3. the GPU is given back while the output is written beside its
-//!    destination and its survey taken (`cavity::stats::Survey`), then checked against the input
-//!    while its statistics are taken;
-//! 4. the output is renamed into place only when the check passed.
+//! 3. the output is written beside its destination while it is surveyed
+//!    and its statistics taken on the device (`Backend::survey`,
+//!    [`Quality::on_survey`](crate::Quality::on_survey)), then checked
+//!    against the input;
+//! 4. the GPU is given back while the output is renamed into place, only
+//!    when the check passed.
 //!
 //! The caller hears of the run through [`Events`] (warnings, the device
 //! chosen, each phase) and gets the report with each stage's seconds.
@@ -208,29 +210,30 @@ impl RemeshFile<'_> {
             })?
         };
         events.stage(Stage::Output);
-        // The device is given back while the output is written beside its
-        // destination and checked.
         let on_gpu = !matches!(backend, Backend::Cpu(_));
-        let peak_device_bytes = backend.peak_device_memory().ok().flatten();
-        let releasing = std::thread::spawn(move || drop(backend));
         let output = self.output;
-        let (remeshed, (staged, write), (checked, check)) = rounded.finish(
+        let finished = rounded.finish(
             &read.mesh,
+            &backend,
             |out| {
                 let writing = Instant::now();
                 let staged = stage_mesh(output, out, None, format);
                 (staged, writing.elapsed().as_secs_f64())
             },
-            |out, survey, (defects, warning)| {
+            |out, measured, (defects, warning)| {
                 let checking = Instant::now();
                 let keeps = Keeps {
                     topology: true,
                     no_zero_area: true,
                 };
-                let checked = defects.check(out, Some(survey), keeps, output, format);
+                let checked = defects.check(out, Some(measured), keeps, output, format);
                 ((checked, warning), checking.elapsed().as_secs_f64())
             },
         );
+        // The device is given back while the output is committed.
+        let peak_device_bytes = backend.peak_device_memory().ok().flatten();
+        let releasing = std::thread::spawn(move || drop(backend));
+        let (remeshed, (staged, write), (checked, check)) = finished?;
         let (checked, warning) = checked;
         if let Some(w) = warning {
             events.warning(&w);

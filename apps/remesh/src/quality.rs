@@ -10,7 +10,8 @@ use glam::DVec3;
 use rayon::prelude::*;
 
 use cavity::TriMesh;
-use cavity::defects::{ZERO_LENGTH, bounding_diagonal, count_zero_area};
+use cavity::backend::{Backend, BackendError, SurveyOn};
+use cavity::defects::{ZERO_HEIGHT, ZERO_LENGTH, bounding_diagonal, count_zero_area};
 use cavity::stats::Survey;
 use cavity::topology::Topology;
 pub use cavity::topology::{SUM_CHUNK, chunked_sum, mean_edge_length, mean_edge_length_with};
@@ -124,10 +125,10 @@ fn sharp_corners(mesh: &TriMesh, survey: &Survey<'_>) -> Vec<bool> {
 /// Faces a worker counts at a time in [`component_sizes`].
 const RUN_CHUNK: usize = 1 << 12;
 
-/// For every face, the number of faces of its component (faces joined
-/// through shared vertices; `roots`: each vertex's component, as
-/// [`Survey::roots`]).
-fn component_sizes(mesh: &TriMesh, roots: &[u32]) -> Vec<u32> {
+/// For every component root of `roots` (each vertex's component, as
+/// [`Survey::roots`]), the number of faces of its component (faces joined
+/// through shared vertices); 0 at a vertex that is no root.
+fn root_face_counts(mesh: &TriMesh, roots: &[u32]) -> Vec<u32> {
     // Counted in runs of faces with the same root, one atomic add a run:
     // the faces of a large component would otherwise all add to one
     // counter at once.
@@ -151,11 +152,34 @@ fn component_sizes(mesh: &TriMesh, roots: &[u32]) -> Vec<u32> {
             size[run.0 as usize].fetch_add(run.1, Ordering::Relaxed);
         }
     });
-    let size: Vec<u32> = size.into_par_iter().map(AtomicU32::into_inner).collect();
+    size.into_par_iter().map(AtomicU32::into_inner).collect()
+}
+
+/// For every face, the number of faces of its component (`roots` as in
+/// [`root_face_counts`]).
+fn component_sizes(mesh: &TriMesh, roots: &[u32]) -> Vec<u32> {
+    let size = root_face_counts(mesh, roots);
     mesh.faces
         .par_iter()
         .map(|t| size[roots[t[0] as usize] as usize])
         .collect()
+}
+
+/// Per vertex, 1 when it lies in a component of fewer than
+/// [`DEBRIS_FACES`] faces (`roots` as in [`root_face_counts`]); `None`
+/// when no component with a face is that small.
+fn debris_vertices(mesh: &TriMesh, roots: &[u32]) -> Option<Vec<u32>> {
+    let size = root_face_counts(mesh, roots);
+    let small = |s: u32| s > 0 && (s as usize) < DEBRIS_FACES;
+    if !size.par_iter().any(|&s| small(s)) {
+        return None;
+    }
+    Some(
+        roots
+            .par_iter()
+            .map(|&r| u32::from(small(size[r as usize])))
+            .collect(),
+    )
 }
 
 impl Quality {
@@ -228,5 +252,49 @@ impl Quality {
             boundary_loops: survey.boundary_loops,
             euler: used.len() as i64 - edges as i64 + mesh.num_faces() as i64,
         }
+    }
+
+    /// [`Quality::of`] measured on `backend` from its survey of `mesh`
+    /// ([`Backend::survey`], which [`SurveyOn::stats`] gives the topology
+    /// statistics of): the edges, valences and faces reduced there, a few
+    /// numbers read back; the debris (components of fewer than
+    /// [`DEBRIS_FACES`] faces) found on the host from the survey's
+    /// components. Equal to [`Quality::of`] but for the rounding of the
+    /// mean edge length (a sum in another order) and of the angles
+    /// (`libm`'s `atan2` on the device).
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy on `backend`.
+    pub fn on_survey(
+        backend: &Backend,
+        mesh: &TriMesh,
+        survey: &SurveyOn,
+        target: f64,
+    ) -> Result<Quality, BackendError> {
+        let stats = survey.stats();
+        let zero = ZERO_LENGTH * bounding_diagonal(mesh);
+        let lengths = survey.edge_lengths(backend, (0.8 * target, 4.0 / 3.0 * target), zero)?;
+        let valences = survey.valences(backend)?;
+        let debris = debris_vertices(mesh, survey.roots());
+        let edges = stats.edges;
+        let faces = stats.faces;
+        Ok(Quality {
+            faces,
+            vertices: valences.used,
+            edges,
+            min_edge: lengths.min / target,
+            max_edge: lengths.max / target,
+            mean_edge: lengths.sum / edges.max(1) as f64,
+            min_valence: valences.min,
+            max_valence: valences.max,
+            mean_valence: valences.sum as f64 / valences.used.max(1) as f64,
+            min_angle: survey.smallest_angle(backend)?,
+            in_band: lengths.in_band as f64 / edges.max(1) as f64,
+            min_angle_away: survey.smallest_angle_away(backend, SHARP_CORNER, debris.as_deref())?,
+            zero_area: survey.zero_area_faces(backend, ZERO_HEIGHT)?,
+            zero_length: lengths.zero_length,
+            boundary_loops: stats.boundary_loops,
+            euler: valences.used as i64 - edges as i64 + faces as i64,
+        })
     }
 }

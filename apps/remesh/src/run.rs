@@ -5,10 +5,11 @@
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, GpuSeconds, PlacedMesh, beside};
+use cavity::backend::{Backend, BackendError, GpuSeconds, PlacedMesh, beside};
+use cavity::defects::Measured;
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
-use cavity::stats::Survey;
+use cavity::stats::MeshStats;
 use cavity::topology::Topology;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
@@ -60,21 +61,23 @@ pub struct Stages {
     /// Exporting the result from the patches and moving it back to model
     /// units.
     pub export: f64,
-    /// The output's survey (`cavity::stats::Survey`) and the statistics of
-    /// input and output
+    /// The output's survey and statistics, taken on the backend
+    /// (`Backend::survey`, [`Quality::on_survey`]), and the input's
+    /// statistics where they held the rounds up
     /// (what runs beside them, such as the write of [`RemeshFile`](crate::pipeline::RemeshFile),
     /// shares the cores and can lengthen them).
     pub statistics: f64,
 }
 
-/// What [`remesh_with`] gives: the remeshed mesh with its survey.
+/// What [`remesh_with`] gives: the remeshed mesh with what its check
+/// reads ([`Remeshed::measured`]).
 #[derive(Clone, Debug)]
 pub struct Remeshed {
     /// The remeshed mesh, in model units.
     pub mesh: TriMesh,
-    /// `Survey::new(&mesh)`, taken for the output's statistics: an
-    /// output check can take it (`cavity::defects::check_output_with`).
-    pub survey: Survey<'static>,
+    /// `topology_stats(&mesh)`, taken on the backend with the output's
+    /// statistics (`Backend::survey`).
+    pub stats: MeshStats,
     /// What the run did.
     pub report: RemeshReport,
 }
@@ -106,7 +109,8 @@ pub fn remesh(
 }
 
 /// [`remesh`] with the topology of `input` given (`Topology::new(input)`),
-/// for a caller that has it; returns the output's survey too.
+/// for a caller that has it; returns the output's topology statistics too
+/// ([`Remeshed::measured`]).
 ///
 /// # Errors
 /// As [`remesh`].
@@ -348,7 +352,7 @@ impl Prepared {
         hooks: &mut Hooks<'_>,
     ) -> Result<Remeshed, RemeshError> {
         let rounded = self.rounds(input, topology, backend, hooks, || ())?;
-        Ok(rounded.finish(input, |_| (), |_, _, ()| ()).0)
+        Ok(rounded.finish(input, backend, |_| (), |_, _, ()| ())?.0)
     }
 
     /// Runs the prepared remeshing of `input` (the mesh given to
@@ -480,22 +484,27 @@ pub(crate) struct Rounded<D> {
 impl<D: Send> Rounded<D> {
     /// Exports the output (in model units, input vertices first in input
     /// order: `DynamicMesh::to_mesh_with_sources`), then calls
-    /// `write(output)` on another thread while the output's survey is
-    /// taken, and `then(output, output survey, what during returned)`
-    /// while the output's statistics are taken: the second half of
+    /// `write(output)` on another thread while the output is surveyed and
+    /// its statistics taken on `backend` (`Backend::survey`,
+    /// [`Quality::on_survey`]), and then `then(output, what its check
+    /// reads, what during returned)`: the second half of
     /// [`Prepared::run`]. The CLI writes the output beside its destination
     /// in `write` and checks it in `then`. Returns what both returned.
     /// `input` is the mesh given to [`prepare`].
     ///
+    /// # Errors
+    /// A failed survey on `backend` (`then` is not called).
+    ///
     /// # Panics
     /// When `write` or `then` panics (the panic is resumed on the caller's
     /// thread).
-    pub(crate) fn finish<W: Send, T: Send>(
+    pub(crate) fn finish<W: Send, T>(
         self,
         input: &TriMesh,
+        backend: &Backend,
         write: impl FnOnce(&TriMesh) -> W + Send,
-        then: impl FnOnce(&TriMesh, &Survey<'static>, D) -> T + Send,
-    ) -> (Remeshed, W, T) {
+        then: impl FnOnce(&TriMesh, Measured<'_>, D) -> T,
+    ) -> Result<(Remeshed, W, T), RemeshError> {
         let Rounded {
             mut report,
             normalization,
@@ -509,32 +518,45 @@ impl<D: Send> Rounded<D> {
         report.stages.export = exporting.elapsed().as_secs_f64();
         let statistics = Instant::now();
         let length = report.length;
-        // The output's survey, its statistics and what `then` returned;
-        // the seconds count the survey and the statistics.
-        let ((survey, ((output_quality, statistics_seconds), checked)), written) = beside(
-            || {
-                let survey = Survey::new(&output);
-                let survey_seconds = statistics.elapsed().as_secs_f64();
-                let statistics = rayon::join(
-                    || {
-                        let started = Instant::now();
-                        let q = Quality::with_survey(&output, &survey, length);
-                        (q, survey_seconds + started.elapsed().as_secs_f64())
-                    },
-                    || then(&output, &survey, during),
-                );
-                (survey, statistics)
+        // The output's survey and statistics on the backend, then what
+        // `then` returned, while the output is written.
+        let (surveyed, written) = beside(
+            || -> Result<_, BackendError> {
+                let survey = backend.survey(&output)?;
+                let quality = Quality::on_survey(backend, &output, &survey, length)?;
+                let seconds = statistics.elapsed().as_secs_f64();
+                let stats = survey.stats().clone();
+                // The survey's device memory goes before the check.
+                drop(survey);
+                let measured = Measured {
+                    stats: &stats,
+                    zero_area_faces: quality.zero_area,
+                };
+                let checked = then(&output, measured, during);
+                Ok((stats, quality, seconds, checked))
             },
             || write(&output),
         );
+        let (stats, output_quality, statistics_seconds, checked) = surveyed?;
         report.output = output_quality;
         report.stages.statistics += statistics_seconds;
         let remeshed = Remeshed {
             mesh: output,
-            survey,
+            stats,
             report,
         };
-        (remeshed, written, checked)
+        Ok((remeshed, written, checked))
+    }
+}
+
+impl Remeshed {
+    /// What an output check reads of the remeshed mesh, measured with its
+    /// statistics (`cavity::defects::check_output_with`).
+    pub fn measured(&self) -> Measured<'_> {
+        Measured {
+            stats: &self.stats,
+            zero_area_faces: self.report.output.zero_area,
+        }
     }
 }
 

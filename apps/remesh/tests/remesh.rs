@@ -218,7 +218,15 @@ fn bundled_mesh_reaches_the_band() {
     let input = bundled_mesh();
     let (out, report) = remesh_checked(&input, &RemeshSettings::default(), 256, Some(1e-3));
     let q = Quality::of(&out, report.length);
-    assert_eq!(q, report.output);
+    // Measured on the backend: the mean edge length and the angles within
+    // rounding of the host's, the rest equal.
+    let rounded = |q: Quality| Quality {
+        mean_edge: (q.mean_edge * 1e9).round(),
+        min_angle: (q.min_angle * 1e9).round(),
+        min_angle_away: (q.min_angle_away * 1e9).round(),
+        ..q
+    };
+    assert_eq!(rounded(q), rounded(report.output));
     eprintln!("{}", report.table());
     let share = band_share(&out, report.length);
     assert!(share >= 0.95, "{share:.3} of the edges in band");

@@ -81,6 +81,7 @@ pub mod layout;
 pub mod patch_build;
 pub mod patching;
 pub mod query;
+pub mod survey;
 pub mod topology;
 
 #[cfg(target_arch = "nvptx64")]

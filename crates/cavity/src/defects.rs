@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use crate::TriMesh;
 use crate::mesh::MeshError;
-use crate::stats::{MeshStats, Survey, topology_stats};
+use crate::stats::{MeshStats, topology_stats};
 use crate::topology::Topology;
 
 /// Edges at most this many bounding-box diagonals long have zero length
@@ -240,31 +240,50 @@ pub enum OutputError {
 /// The first broken promise, with both values.
 pub fn check_output(input: &MeshStats, output: &TriMesh, keeps: Keeps) -> Result<(), OutputError> {
     check_indices(output)?;
-    check_stats(input, output, &topology_stats(output), keeps)
+    check_stats(input, output, &topology_stats(output), None, keeps)
 }
 
-/// [`check_output`] with the survey of `output` given
-/// (`Survey::new(output)`, which needs indices in range), for a caller
-/// that has it.
+/// What an output's check reads of it, measured by a caller that has it
+/// (`cavity::backend::Backend::survey` and its measures): its topology
+/// statistics and its number of faces of zero area ([`is_zero_area`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Measured<'a> {
+    /// `topology_stats(output)`.
+    pub stats: &'a MeshStats,
+    /// `count_zero_area(output)`.
+    pub zero_area_faces: usize,
+}
+
+/// [`check_output`] with what it reads of `output` measured
+/// ([`Measured`]): the faces are looked at on the host only for their
+/// indices, and for the first face of zero area where there is one.
 ///
 /// # Errors
 /// As [`check_output`].
 pub fn check_output_with(
     input: &MeshStats,
     output: &TriMesh,
-    survey: &Survey<'_>,
+    measured: Measured<'_>,
     keeps: Keeps,
 ) -> Result<(), OutputError> {
     check_indices(output)?;
-    check_stats(input, output, &survey.stats(), keeps)
+    check_stats(
+        input,
+        output,
+        measured.stats,
+        Some(measured.zero_area_faces),
+        keeps,
+    )
 }
 
 /// [`check_output`] once the output's indices are checked and its
-/// statistics `stats` taken.
+/// statistics `stats` taken; its faces of zero area are looked for here
+/// unless `zero_area` says there are none.
 fn check_stats(
     input: &MeshStats,
     output: &TriMesh,
     stats: &MeshStats,
+    zero_area: Option<usize>,
     keeps: Keeps,
 ) -> Result<(), OutputError> {
     let mut pairs = vec![
@@ -313,7 +332,7 @@ fn check_stats(
             });
         }
     }
-    if keeps.no_zero_area {
+    if keeps.no_zero_area && zero_area != Some(0) {
         let zero: Vec<usize> = output
             .faces
             .par_iter()

@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use crate::TriMesh;
 use crate::defects::{
-    Keeps, OutputError, check_output, check_output_with, count_zero_area,
+    Keeps, Measured, OutputError, check_output, check_output_with, count_zero_area,
     remove_duplicate_faces_with_topology,
 };
 use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, with_suffix, write_mesh};
-use crate::stats::{MeshStats, Survey, topology_stats_with};
+use crate::stats::{MeshStats, topology_stats_with};
 use crate::topology::Topology;
 
 /// Where an input comes from.
@@ -137,9 +137,9 @@ pub struct Rejected {
 }
 
 impl InputDefects {
-    /// Checks `output` (with its survey, `Survey::new(output)`, taken here
-    /// when not given)
-    /// against the input as `keeps` says, before it is written to
+    /// Checks `output` (with what the check reads of it measured by the
+    /// caller, [`Measured`], or taken here when not given) against the
+    /// input as `keeps` says, before it is written to
     /// `destination`; a failed check writes the rejected mesh to
     /// `destination` with "-rejected" before the extension instead, for
     /// inspection.
@@ -149,13 +149,13 @@ impl InputDefects {
     pub fn check(
         &self,
         output: &TriMesh,
-        survey: Option<&Survey<'_>>,
+        measured: Option<Measured<'_>>,
         keeps: Keeps,
         destination: &Path,
         format: Format,
     ) -> Result<(), Box<Rejected>> {
-        let checked = match survey {
-            Some(survey) => check_output_with(&self.stats, output, survey, keeps),
+        let checked = match measured {
+            Some(measured) => check_output_with(&self.stats, output, measured, keeps),
             None => check_output(&self.stats, output, keeps),
         };
         let Err(error) = checked else {

@@ -14,6 +14,7 @@ pub mod patch_build;
 pub mod patches;
 pub mod placed;
 pub mod rounds;
+pub mod survey;
 pub mod topology;
 
 pub use cuda::GpuSeconds;
@@ -22,6 +23,7 @@ pub use landing::Landing;
 pub use partition::{PartitionError, PartitionRounds};
 pub use placed::{PlaceError, PlacedMesh};
 pub use rounds::AnyRounds;
+pub use survey::{EdgeLengths, SurveyOn, Valences};
 pub use topology::TopologyOn;
 
 use std::fmt;

@@ -1,0 +1,407 @@
+//! A mesh surveyed by a backend ([`Backend::survey`]): its topology built
+//! there (`Backend::build_topology`), then what the host's
+//! [`Survey`](crate::stats::Survey) finds around each vertex (valence,
+//! boundary edges, fans) counted by the kernels of
+//! `cavity_device::survey`, on either backend from one source; the
+//! components (sets of vertices joined through faces) are found on the
+//! host meanwhile. The result, [`SurveyOn`], gives the mesh's topology
+//! statistics ([`MeshStats`], equal to `cavity::stats::topology_stats`)
+//! and the measures of an output's quality statistics (the dynamic
+//! paper's table 4, section 6.3: edge lengths, valences, angles, faces of
+//! zero area), each a reduction on the device read back as a few numbers,
+//! so that an output's check and statistics need no pass over it on the
+//! host but the components'.
+
+use rayon::prelude::*;
+
+use cavity_device::array::{BOUNDS, blocks};
+use cavity_device::survey::{
+    CountEdgeEnds, CountFans, EdgeMeasure, FaceMeasure, ListBoundaryEdges, SharpCorners,
+    VertexMeasure, measure, measure_shared_bytes,
+};
+
+use super::Backend;
+use super::buffer::Buffer;
+use super::error::BackendError;
+use super::topology::{Relations, TopologyOn};
+use crate::TriMesh;
+use crate::components::{ConcurrentSets, count_roots, vertex_sets};
+use crate::stats::MeshStats;
+
+/// A mesh surveyed by a backend ([`Backend::survey`]; see the
+/// [module](self)): its relations, positions and per-vertex counts in the
+/// backend's buffers, its components and topology statistics on the host.
+pub struct SurveyOn {
+    topology: TopologyOn<'static>,
+    positions: Buffer<f32>,
+    valence: Buffer<u32>,
+    boundary_at: Buffer<u32>,
+    roots: Vec<u32>,
+    stats: MeshStats,
+}
+
+/// The lengths of a mesh's unique edges ([`SurveyOn::edge_lengths`]), in
+/// its units, in `f64`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EdgeLengths {
+    /// The shortest (infinity for no edge).
+    pub min: f64,
+    /// The longest (0 for no edge).
+    pub max: f64,
+    /// The sum (its order is the device's: it may differ from a host sum
+    /// in the last bits).
+    pub sum: f64,
+    /// Edges of length within the band asked for.
+    pub in_band: usize,
+    /// Edges no longer than the zero length asked for.
+    pub zero_length: usize,
+}
+
+/// The valences (edges per vertex) of the vertices with a face
+/// ([`SurveyOn::valences`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Valences {
+    /// Vertices with a face.
+    pub used: usize,
+    /// The smallest valence (0 for no vertex with a face).
+    pub min: u32,
+    /// The largest.
+    pub max: u32,
+    /// The sum.
+    pub sum: u64,
+}
+
+/// Which of the device's relations a survey reads.
+fn relations<'a>(topology: &'a TopologyOn<'static>) -> &'a Relations {
+    topology
+        .relations()
+        .expect("Backend::build_topology leaves the relations on the device")
+}
+
+/// The reduction of measure `what` over `grid` blocks' partials (in block
+/// order).
+fn combined(
+    b: &Backend,
+    partials: &Buffer<u32>,
+    grid: u32,
+    what: u32,
+) -> Result<f64, BackendError> {
+    Ok(b.read_partials(partials, grid)?
+        .into_iter()
+        .fold(measure::neutral(what), |a, x| measure::combine(what, a, x)))
+}
+
+/// `n` as a 32-bit count, or [`BackendError::TooLarge`].
+fn count32(n: usize) -> Result<u32, BackendError> {
+    u32::try_from(n).map_err(|_| BackendError::TooLarge(n))
+}
+
+impl Backend {
+    /// The survey of `mesh` (indices in range, no face repeating a vertex:
+    /// [`TriMesh::validate`] and the output checks' index check) on this
+    /// backend: its topology built by `Backend::build_topology`, each
+    /// vertex's valence, boundary edges and fans counted there, its
+    /// boundary edges listed and read back (the host joins them into
+    /// loops), and its components found on the host meanwhile (a parallel
+    /// union-find, `cavity::components`). Its [`SurveyOn::stats`] equal
+    /// `cavity::stats::topology_stats(mesh)`.
+    ///
+    /// # Errors
+    /// [`BackendError::Index`] for a face's vertex past the vertices,
+    /// [`BackendError::TooLarge`] past 32-bit counts; a failed allocation,
+    /// launch or copy.
+    pub fn survey(&self, mesh: &TriMesh) -> Result<SurveyOn, BackendError> {
+        let nv = mesh.num_vertices();
+        let (surveyed, roots) = std::thread::scope(|scope| {
+            let roots = scope.spawn(|| vertex_sets(nv, &mesh.faces).roots());
+            let surveyed = self.survey_device(mesh);
+            let roots = roots
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (surveyed, roots)
+        });
+        let (topology, positions, valence, boundary_at, counts, boundary) = surveyed?;
+        let [isolated, many_fans, boundary_edges, non_manifold_edges] = counts;
+        // A boundary loop is a set of boundary edges: counted at its root
+        // among the vertices on a boundary edge.
+        let loops = ConcurrentSets::new(nv);
+        boundary.par_iter().for_each(|&[a, b]| loops.union(a, b));
+        let mut ends: Vec<u32> = boundary.into_iter().flatten().collect();
+        ends.par_sort_unstable();
+        ends.dedup();
+        let boundary_loops = ends.par_iter().filter(|&&v| loops.find(v) == v).count();
+        let edges = topology.num_edges();
+        let stats = MeshStats {
+            vertices: nv,
+            edges,
+            faces: mesh.num_faces(),
+            isolated_vertices: isolated,
+            components: count_roots(&roots),
+            boundary_edges,
+            boundary_loops,
+            non_manifold_edges,
+            non_manifold_vertices: many_fans,
+            euler_characteristic: nv as i64 - edges as i64 + mesh.num_faces() as i64,
+        };
+        Ok(SurveyOn {
+            topology,
+            positions,
+            valence,
+            boundary_at,
+            roots,
+            stats,
+        })
+    }
+
+    /// The device's part of [`Backend::survey`]: the topology, the
+    /// positions, the valences and boundary counts, the counts of isolated
+    /// vertices, vertices of several fans, boundary and non-manifold
+    /// edges, and the boundary edges.
+    #[allow(clippy::type_complexity)]
+    fn survey_device(
+        &self,
+        mesh: &TriMesh,
+    ) -> Result<
+        (
+            TopologyOn<'static>,
+            Buffer<f32>,
+            Buffer<u32>,
+            Buffer<u32>,
+            [usize; 4],
+            Vec<[u32; 2]>,
+        ),
+        BackendError,
+    > {
+        let topology = self.build_topology(mesh)?;
+        let d = relations(&topology);
+        let fv = d.fv.as_ref().expect("built from the faces");
+        let (nv, edges) = (
+            count32(mesh.num_vertices())?,
+            count32(topology.num_edges())?,
+        );
+        let positions = self.upload(mesh.positions.as_flattened())?;
+        let mut valence = self.zeros::<u32>(nv as usize)?;
+        let mut boundary_at = self.zeros::<u32>(nv as usize)?;
+        let params = (&d.ev, &d.ef_offsets, edges, &mut valence, &mut boundary_at);
+        self.launch::<CountEdgeEnds>(blocks(edges), (0, 0), params)?;
+        let mut fans = self.zeros::<u32>(nv as usize)?;
+        let mut parent = self.zeros::<u32>(d.vf.len())?;
+        let params = (
+            fv,
+            &d.fe,
+            [&d.ef_offsets, &d.ef],
+            [&d.vf_offsets, &d.vf],
+            nv,
+            &mut parent,
+            &mut fans,
+        );
+        self.launch::<CountFans>(blocks(nv), (0, 0), params)?;
+        drop(parent);
+        let smem = smem();
+        let mut partials = self.zeros::<u32>(2 * blocks(nv.max(edges)) as usize)?;
+        let mut vertex_count = |what| -> Result<usize, BackendError> {
+            let params = (&d.vf_offsets, &valence, &fans, nv, what, &mut partials);
+            self.launch::<VertexMeasure>(blocks(nv), smem, params)?;
+            Ok(combined(self, &partials, blocks(nv), what)? as usize)
+        };
+        let isolated = vertex_count(measure::ISOLATED)?;
+        let many_fans = vertex_count(measure::MANY_FANS)?;
+        let mut edge_count = |what| -> Result<usize, BackendError> {
+            let params = (
+                &d.ev,
+                &d.ef_offsets,
+                &positions,
+                edges,
+                what,
+                0.0,
+                0.0,
+                0.0,
+                &mut partials,
+            );
+            self.launch::<EdgeMeasure>(blocks(edges), smem, params)?;
+            Ok(combined(self, &partials, blocks(edges), what)? as usize)
+        };
+        let boundary_edges = edge_count(measure::BOUNDARY)?;
+        let non_manifold_edges = edge_count(measure::NON_MANIFOLD)?;
+        let mut list = self.zeros::<u32>(1 + 2 * boundary_edges)?;
+        let params = (&d.ev, &d.ef_offsets, edges, &mut list);
+        self.launch::<ListBoundaryEdges>(blocks(edges), (0, 0), params)?;
+        let words = self.read_back(&list, list.len())?;
+        let boundary = words[1..].as_chunks::<2>().0.to_vec();
+        let counts = [isolated, many_fans, boundary_edges, non_manifold_edges];
+        Ok((topology, positions, valence, boundary_at, counts, boundary))
+    }
+}
+
+impl SurveyOn {
+    /// The topology statistics of the mesh surveyed (as
+    /// `cavity::stats::topology_stats`).
+    pub fn stats(&self) -> &MeshStats {
+        &self.stats
+    }
+
+    /// Per vertex: the smallest vertex of its component (faces join their
+    /// corners), as `cavity::stats::Survey::roots`.
+    pub fn roots(&self) -> &[u32] {
+        &self.roots
+    }
+
+    /// The lengths of the unique edges: extremes, sum, the edges within
+    /// `[band.0, band.1]` and those no longer than `zero` (model units).
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn edge_lengths(
+        &self,
+        b: &Backend,
+        band: (f64, f64),
+        zero: f64,
+    ) -> Result<EdgeLengths, BackendError> {
+        let d = relations(&self.topology);
+        let edges = count32(self.stats.edges)?;
+        let grid = blocks(edges);
+        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
+        let mut reduce = |what| -> Result<f64, BackendError> {
+            let params = (
+                &d.ev,
+                &d.ef_offsets,
+                &self.positions,
+                edges,
+                what,
+                band.0,
+                band.1,
+                zero,
+                &mut partials,
+            );
+            b.launch::<EdgeMeasure>(grid, smem(), params)?;
+            combined(b, &partials, grid, what)
+        };
+        Ok(EdgeLengths {
+            min: reduce(measure::LENGTH_MIN)?,
+            max: reduce(measure::LENGTH_MAX)?,
+            sum: reduce(measure::LENGTH_SUM)?,
+            in_band: reduce(measure::IN_BAND)? as usize,
+            zero_length: reduce(measure::ZERO_LENGTH)? as usize,
+        })
+    }
+
+    /// The valences of the vertices with a face.
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn valences(&self, b: &Backend) -> Result<Valences, BackendError> {
+        let d = relations(&self.topology);
+        let nv = count32(self.stats.vertices)?;
+        let grid = blocks(nv);
+        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
+        let mut reduce = |what| -> Result<f64, BackendError> {
+            // `fans` is not read by these measures: the valences stand in.
+            let params = (
+                &d.vf_offsets,
+                &self.valence,
+                &self.valence,
+                nv,
+                what,
+                &mut partials,
+            );
+            b.launch::<VertexMeasure>(grid, smem(), params)?;
+            combined(b, &partials, grid, what)
+        };
+        let used = self.stats.vertices - self.stats.isolated_vertices;
+        let (min, max) = (reduce(measure::VALENCE_MIN)?, reduce(measure::VALENCE_MAX)?);
+        let extreme = |x: f64| if used == 0 { 0 } else { x as u32 };
+        Ok(Valences {
+            used,
+            min: extreme(min),
+            max: extreme(max),
+            sum: reduce(measure::VALENCE_SUM)? as u64,
+        })
+    }
+
+    /// Faces of zero area: height over the longest side at most
+    /// `zero_height` times that side (as `cavity::defects::is_zero_area`
+    /// with `cavity::defects::ZERO_HEIGHT`).
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn zero_area_faces(&self, b: &Backend, zero_height: f64) -> Result<usize, BackendError> {
+        Ok(self.face_measure(b, measure::ZERO_AREA, zero_height, None)? as usize)
+    }
+
+    /// The smallest interior angle of any face, in degrees (180 for no
+    /// face).
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn smallest_angle(&self, b: &Backend) -> Result<f64, BackendError> {
+        self.face_measure(b, measure::ANGLE_MIN, 0.0, None)
+    }
+
+    /// The smallest interior angle, in degrees, of the faces with no
+    /// vertex that is a sharp boundary corner (on a boundary edge, and
+    /// either not on exactly two or with its faces' angles summing to less
+    /// than `sharp_degrees`) or `excluded` (per vertex; `None`: none);
+    /// 180 for no such face.
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn smallest_angle_away(
+        &self,
+        b: &Backend,
+        sharp_degrees: f64,
+        excluded: Option<&[u32]>,
+    ) -> Result<f64, BackendError> {
+        let d = relations(&self.topology);
+        let fv = d.fv.as_ref().expect("built from the faces");
+        let nv = count32(self.stats.vertices)?;
+        let mut sharp = b.zeros::<u32>(nv as usize)?;
+        let params = (
+            fv,
+            &self.positions,
+            [&d.vf_offsets, &d.vf],
+            &self.boundary_at,
+            nv,
+            sharp_degrees,
+            &mut sharp,
+        );
+        b.launch::<SharpCorners>(blocks(nv), (0, 0), params)?;
+        let excluded = excluded.map(|e| b.upload(e)).transpose()?;
+        let flags = [&sharp, excluded.as_ref().unwrap_or(&sharp)];
+        self.face_measure(b, measure::ANGLE_MIN_AWAY, 0.0, Some(flags))
+    }
+
+    /// Measure `what` over the faces, with `flags` for `ANGLE_MIN_AWAY`.
+    fn face_measure(
+        &self,
+        b: &Backend,
+        what: u32,
+        zero_height: f64,
+        flags: Option<[&Buffer<u32>; 2]>,
+    ) -> Result<f64, BackendError> {
+        let d = relations(&self.topology);
+        let fv = d.fv.as_ref().expect("built from the faces");
+        let faces = count32(self.stats.faces)?;
+        let grid = blocks(faces);
+        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
+        let flags = flags.unwrap_or([&self.valence, &self.valence]);
+        let params = (
+            fv,
+            &self.positions,
+            flags,
+            faces,
+            what,
+            zero_height,
+            &mut partials,
+        );
+        b.launch::<FaceMeasure>(grid, smem(), params)?;
+        combined(b, &partials, grid, what)
+    }
+}
+
+/// The dynamic shared memory of the measure kernels (GPU, CPU backend).
+fn smem() -> (usize, usize) {
+    (
+        measure_shared_bytes(BOUNDS.threads),
+        measure_shared_bytes(1),
+    )
+}

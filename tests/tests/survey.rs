@@ -1,0 +1,166 @@
+//! The survey taken by a backend (`Backend::survey`, the kernels of
+//! `cavity_device::survey`) against the host's: its topology statistics
+//! equal `topology_stats`, its components `Survey::roots`, and the
+//! remeshing's quality statistics measured from it
+//! (`Quality::on_survey`) equal `Quality::of` but for the rounding of the
+//! mean edge length and the angles: generated meshes (grids with holes,
+//! fans, non-manifold edges, isolated vertices, several components,
+//! shuffled), soups, small components (debris), thin faces at a boundary
+//! (sharp corners), faces of zero area, the bundled mesh and the bunny
+//! scan. The backend comes from `CAVITY_TEST_DEVICE` (CPU by default).
+
+use cavity::TriMesh;
+use cavity::backend::Backend;
+use cavity::stats::{Survey, topology_stats};
+use cavity_remesh::Quality;
+use cavity_tests::{any_mesh, concat, fan, grid, soup, test_backend};
+use proptest::prelude::*;
+
+/// Whether `a` and `b` agree to `tolerance` relative to their size (both
+/// infinite alike).
+fn close(a: f64, b: f64, tolerance: f64) -> bool {
+    a == b || (a - b).abs() <= tolerance * a.abs().max(b.abs()).max(1.0)
+}
+
+/// Whether the backend's survey of `mesh` and the quality measured from it
+/// agree with the host's at target length `target`.
+fn check(mesh: &TriMesh, backend: &Backend, target: f64) -> Result<(), String> {
+    let survey = backend.survey(mesh).map_err(|e| e.to_string())?;
+    let expected = topology_stats(mesh);
+    if *survey.stats() != expected {
+        return Err(format!("statistics {:?}, not {expected:?}", survey.stats()));
+    }
+    if survey.roots() != &Survey::new(mesh).roots[..] {
+        return Err("the components' roots differ from Survey::roots".into());
+    }
+    let on = Quality::on_survey(backend, mesh, &survey, target).map_err(|e| e.to_string())?;
+    let host = Quality::of(mesh, target);
+    let floats = [
+        ("min_edge", on.min_edge, host.min_edge, 0.0),
+        ("max_edge", on.max_edge, host.max_edge, 0.0),
+        ("mean_edge", on.mean_edge, host.mean_edge, 1e-12),
+        ("mean_valence", on.mean_valence, host.mean_valence, 0.0),
+        ("in_band", on.in_band, host.in_band, 0.0),
+        ("min_angle", on.min_angle, host.min_angle, 1e-12),
+        (
+            "min_angle_away",
+            on.min_angle_away,
+            host.min_angle_away,
+            1e-12,
+        ),
+    ];
+    for (name, a, b, tolerance) in floats {
+        if !close(a, b, tolerance) {
+            return Err(format!("{name} {a}, not {b}"));
+        }
+    }
+    let exact = Quality {
+        min_edge: 0.0,
+        max_edge: 0.0,
+        mean_edge: 0.0,
+        mean_valence: 0.0,
+        in_band: 0.0,
+        min_angle: 0.0,
+        min_angle_away: 0.0,
+        ..on
+    };
+    let host_exact = Quality {
+        min_edge: 0.0,
+        max_edge: 0.0,
+        mean_edge: 0.0,
+        mean_valence: 0.0,
+        in_band: 0.0,
+        min_angle: 0.0,
+        min_angle_away: 0.0,
+        ..host
+    };
+    if exact != host_exact {
+        return Err(format!("{exact:?}, not {host_exact:?}"));
+    }
+    Ok(())
+}
+
+/// The mean edge length of `mesh` (1 without edges): a target length
+/// whose band holds about half the edges.
+fn target(mesh: &TriMesh) -> f64 {
+    let mean = cavity_remesh::mean_edge_length(mesh);
+    if mean > 0.0 { mean } else { 1.0 }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cavity_tests::cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_meshes(mesh in any_mesh()) {
+        let backend = test_backend();
+        if let Err(e) = check(&mesh, &backend, target(&mesh)) {
+            prop_assert!(false, "{e}");
+        }
+    }
+
+    #[test]
+    fn soups(mesh in soup()) {
+        let backend = test_backend();
+        if let Err(e) = check(&mesh, &backend, target(&mesh)) {
+            prop_assert!(false, "{e}");
+        }
+    }
+}
+
+/// No faces, isolated vertices only, a fan of 3000 faces (one long VF
+/// row), debris beside a grid, a boundary corner between two slivers (a
+/// sharp corner), and faces of zero area (a collapsed face, coincident
+/// vertices).
+#[test]
+fn special_cases() {
+    let backend = test_backend();
+    let isolated = TriMesh {
+        positions: vec![[0.0; 3]; 5],
+        faces: vec![],
+    };
+    let sliver = TriMesh {
+        positions: vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [1.0, 0.01, 0.0],
+            [1.0, 0.02, 0.0],
+            [2.0, 0.0, 0.0],
+        ],
+        faces: vec![[0, 1, 2], [0, 2, 3], [1, 4, 2], [2, 4, 3]],
+    };
+    let flat = TriMesh {
+        positions: vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [1.0, 1.0, 0.0],
+        ],
+        faces: vec![[0, 1, 2], [0, 2, 3], [2, 4, 3]],
+    };
+    let debris = concat(&[
+        grid(6, 5, &[true, false], false, &[3, 17]),
+        fan(3, false),
+        fan(5, true),
+    ]);
+    let cases = [
+        TriMesh::default(),
+        isolated,
+        fan(3000, true),
+        sliver,
+        flat,
+        debris,
+    ];
+    for (i, mesh) in cases.iter().enumerate() {
+        check(mesh, &backend, target(mesh)).unwrap_or_else(|e| panic!("case {i}: {e}"));
+    }
+}
+
+#[test]
+fn real_meshes() {
+    let backend = test_backend();
+    for mesh in [cavity_tests::bundled_mesh(), cavity_tests::bunny_scan()] {
+        check(&mesh, &backend, target(&mesh)).unwrap();
+        check(&mesh, &backend, 0.5 * target(&mesh)).unwrap();
+    }
+}
