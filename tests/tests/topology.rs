@@ -4,11 +4,13 @@
 //! to rounding: generated meshes (grids with holes, fans, non-manifold
 //! edges, isolated vertices, soups, shuffled), faces with a repeated
 //! vertex, a vertex of huge valence, the bundled mesh and the bunny scan.
-//! `Backend::topology_on` gives the same on either backend. The backend
+//! `Backend::topology_on` gives the same on either backend, and the
+//! duplicate faces found on the device are the host's. The backend
 //! comes from `CAVITY_TEST_DEVICE` (CPU by default).
 
 use cavity::TriMesh;
 use cavity::backend::Backend;
+use cavity::defects::remove_duplicate_faces_with_topology;
 use cavity::topology::{Topology, mean_edge_length_with};
 use cavity_tests::{any_mesh, concat, fan, grid, soup, test_backend};
 use proptest::prelude::*;
@@ -48,6 +50,39 @@ fn check(mesh: &TriMesh, backend: &Backend) -> Result<(), String> {
         if (mean - expected).abs() > 1e-12 * expected.abs().max(1.0) {
             return Err(format!("{name}: mean edge length {mean}, not {expected}"));
         }
+    }
+    check_duplicates(mesh, backend)
+}
+
+/// Whether the duplicate faces the device marks
+/// (`TopologyOn::duplicate_faces`, on either backend) and
+/// `Backend::without_duplicate_faces` remove those the host removes
+/// (`remove_duplicate_faces_with_topology`), leaving its topology.
+fn check_duplicates(mesh: &TriMesh, backend: &Backend) -> Result<(), String> {
+    let mut host = mesh.clone();
+    let (removed, topology) = remove_duplicate_faces_with_topology(&mut host);
+    let built = backend.build_topology(mesh).map_err(|e| e.to_string())?;
+    let marks = built.duplicate_faces(backend).map_err(|e| e.to_string())?;
+    let marks = marks.unwrap_or_else(|| vec![false; mesh.num_faces()]);
+    let kept: Vec<[u32; 3]> = (mesh.faces.iter().zip(&marks))
+        .filter(|&(_, &m)| !m)
+        .map(|(&t, _)| t)
+        .collect();
+    if kept != host.faces {
+        return Err(format!(
+            "the device marks {} duplicates, the host removes {removed}",
+            marks.iter().filter(|&&m| m).count()
+        ));
+    }
+    let mut on = mesh.clone();
+    let (count, left) = backend
+        .without_duplicate_faces(&mut on)
+        .map_err(|e| e.to_string())?;
+    let left = left.host(backend).map_err(|e| e.to_string())?;
+    if count != removed || on.faces != host.faces || *left != topology {
+        return Err(format!(
+            "without_duplicate_faces removed {count} faces, not {removed}, or left another topology"
+        ));
     }
     Ok(())
 }

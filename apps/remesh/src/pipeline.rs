@@ -2,10 +2,12 @@
 //! overlapped with what does not depend on it ([`RemeshFile::run`]; the
 //! CLI's `cavity remesh`):
 //!
-//! 1. the input is read, its duplicate faces removed and its topology
-//!    built while the device starts on the caller's thread (where the
-//!    rounds run); then it is patched, on the GPU when there is one;
-//! 2. the rounds run while the input's defects are analysed;
+//! 1. the input is read while the device starts on the caller's thread
+//!    (where the rounds run); then its duplicate faces are removed, its
+//!    topology built and its mean edge length measured on the device
+//!    (`ReadInput::analyse_on`), and it is patched there;
+//! 2. the rounds run while the input's defects and statistics are
+//!    analysed on the host;
 //! 3. the output is written beside its destination while it is surveyed
 //!    and its statistics taken on the device (`Backend::survey`,
 //!    [`Quality::on_survey`](crate::Quality::on_survey)), then checked
@@ -21,12 +23,12 @@ use std::time::Instant;
 
 use cavity::backend::{Backend, BackendError, DeviceChoice};
 use cavity::defects::Keeps;
-use cavity::input::{InputMesh, Rejected, Source};
+use cavity::input::{InputDefects, InputOn, ReadInput, Rejected, Source};
 use cavity::io::{Format, MeshIoError, check_writable, same_file, stage_mesh};
 use cavity::settings::{NamesSettings, Setting};
 
 use crate::phases::Hooks;
-use crate::run::{RemeshReport, plan};
+use crate::run::{InputTopology, RemeshReport, plan_with_mean};
 use crate::settings::{Layout, Phase, RemeshError, RemeshSettings};
 
 /// What the caller hears of a [`RemeshFile`] run, as it goes.
@@ -89,9 +91,9 @@ pub struct RemeshFile<'a> {
 pub struct FileStages {
     /// Reading the input.
     pub read: f64,
-    /// Removing its duplicate faces, building its topology and planning
-    /// the remeshing (mean edge length, area and normalization:
-    /// [`plan`]), while the device starts.
+    /// Removing its duplicate faces and building its topology on the
+    /// device, and planning the remeshing (mean edge length, area and
+    /// normalization: [`plan_with_mean`]), once the device started.
     pub input: f64,
     /// What the device's start adds (it runs while the input is read).
     pub start: f64,
@@ -174,29 +176,37 @@ impl RemeshFile<'_> {
         let format = check_writable(self.output)?;
         let whole = Instant::now();
         events.stage(Stage::Input);
-        // The input is read, analysed and the remeshing planned while the
-        // device starts.
+        // The input is read while the device starts, then its duplicate
+        // faces are found and its topology built on the device, and the
+        // remeshing planned.
         let (loaded, selected) = std::thread::scope(|scope| {
-            let loading = scope.spawn(|| {
-                InputMesh::read(self.input).map(|read| {
-                    let planned = plan(&read.mesh, &read.topology, &self.settings, self.layout);
-                    (read, planned)
-                })
-            });
+            let loading = scope.spawn(|| ReadInput::read(self.input));
             let selected = Backend::select_with(self.device, &|| events.compiling());
             (loading.join(), selected)
         });
         let (backend, note) = selected?;
         events.device(&note);
-        let (read, planned) =
-            loaded.map_err(|_| FileError::Panicked("reading the input and planning"))??;
+        let joined = whole.elapsed().as_secs_f64();
+        let read = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
+        let start = (joined - read.read_seconds).max(0.0);
+        let analysing = Instant::now();
+        let read = read.analyse_on(&backend).map_err(RemeshError::from)?;
         for w in &read.warnings {
             events.warning(w);
         }
-        let planned = planned?;
-        let input = read.analysis_seconds + planned.seconds();
-        let start = (whole.elapsed().as_secs_f64() - read.read_seconds - input).max(0.0);
-        let prepared = planned.place(&read.mesh, &read.topology, Some(&backend))?;
+        let mean = (read.topology)
+            .mean_edge_length(&backend, &read.mesh)
+            .map_err(RemeshError::from)?;
+        let planned = plan_with_mean(&read.mesh, mean, &self.settings, self.layout)?;
+        let input = analysing.elapsed().as_secs_f64();
+        let prepared = planned.place_on(&read.mesh, &read.topology, &backend)?;
+        let InputOn {
+            mesh,
+            topology,
+            name,
+            read_seconds,
+            ..
+        } = read;
         let rounded = {
             let mut progress = |iteration: u32, phase: Phase| events.phase(iteration, phase);
             let mut hooks = Hooks {
@@ -204,16 +214,18 @@ impl RemeshFile<'_> {
                 progress: Some(&mut progress),
                 after_phase: None,
             };
-            // The input's defects are analysed while the rounds run.
-            prepared.rounds(&read.mesh, &read.topology, &backend, &mut hooks, || {
-                read.defects()
+            // The input's defects are analysed while the rounds run, which
+            // drop its topology on the device.
+            let topology = InputTopology::On(Box::new(topology));
+            prepared.rounds(&mesh, topology, &backend, &mut hooks, || {
+                InputDefects::surveyed(&name, &mesh)
             })?
         };
         events.stage(Stage::Output);
         let on_gpu = !matches!(backend, Backend::Cpu(_));
         let output = self.output;
         let finished = rounded.finish(
-            &read.mesh,
+            &mesh,
             &backend,
             |out| {
                 let writing = Instant::now();
@@ -245,7 +257,7 @@ impl RemeshFile<'_> {
         Ok(FileRun {
             report: remeshed.report,
             stages: FileStages {
-                read: read.read_seconds,
+                read: read_seconds,
                 input,
                 start,
                 check,

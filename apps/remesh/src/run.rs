@@ -5,7 +5,9 @@
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, BackendError, GpuSeconds, PlacedMesh, beside};
+use cavity::backend::{
+    Backend, BackendError, GpuSeconds, PlaceError, PlacedMesh, TopologyOn, beside,
+};
 use cavity::defects::Measured;
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
@@ -14,7 +16,9 @@ use cavity::topology::Topology;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
 
-use crate::phases::{Hooks, PhaseTotals, dynamic_mesh, normalized_dynamic_mesh, remesh_rounds};
+use crate::phases::{
+    Hooks, PhaseTotals, attributes, dynamic_mesh, normalized_dynamic_mesh, remesh_rounds,
+};
 use crate::quality::{Quality, mean_edge_length_with};
 use crate::settings::{
     Layout, MAX_EXPECTED_FACES, MIN_PATCH_SIZE, OUTPUT_BYTES_PER_FACE, Phase, RemeshError,
@@ -184,13 +188,32 @@ pub fn plan(
     settings: &RemeshSettings,
     layout: Layout,
 ) -> Result<Plan, RemeshError> {
+    let planning = Instant::now();
+    let mean = mean_edge_length_with(input, topology);
+    let plan = plan_with_mean(input, mean, settings, layout)?;
+    Ok(Plan {
+        seconds: planning.elapsed().as_secs_f64(),
+        ..plan
+    })
+}
+
+/// [`plan`] from the mean edge length of `input` (model units), for a
+/// caller that measured it (on the device: `TopologyOn::mean_edge_length`).
+///
+/// # Errors
+/// As [`plan`].
+pub fn plan_with_mean(
+    input: &TriMesh,
+    mean: f64,
+    settings: &RemeshSettings,
+    layout: Layout,
+) -> Result<Plan, RemeshError> {
     settings.check()?;
     layout.factors.check()?;
     if input.faces.is_empty() {
         return Err(RemeshError::Empty);
     }
     let planning = Instant::now();
-    let mean = mean_edge_length_with(input, topology);
     if mean.is_nan() || mean <= 0.0 {
         return Err(RemeshError::NoExtent);
     }
@@ -296,6 +319,46 @@ impl Plan {
         topology: &Topology,
         backend: Option<&Backend>,
     ) -> Result<Prepared, RemeshError> {
+        self.placed(input, |normalization, sizes| {
+            normalized_dynamic_mesh(input, normalization, topology, sizes, backend)
+        })
+    }
+
+    /// [`Plan::place`] on `backend` from the topology it holds
+    /// (`Backend::topology_on`, `TopologyOn::of`): on the GPU nothing of
+    /// the topology is uploaded when it was built there.
+    ///
+    /// # Errors
+    /// As [`Plan::place`].
+    pub fn place_on(
+        self,
+        input: &TriMesh,
+        topology: &TopologyOn<'_>,
+        backend: &Backend,
+    ) -> Result<Prepared, RemeshError> {
+        self.placed(input, |normalization, (patch_size, factors)| {
+            backend
+                .place_normalized(
+                    input,
+                    normalization,
+                    topology,
+                    patch_size,
+                    (factors, &attributes()),
+                )
+                .map_err(PlaceError::into_either::<RemeshError>)
+        })
+    }
+
+    /// [`Plan::place`] with the dynamic mesh and the normalized mesh made
+    /// by `place(normalization, (patch size, factors))`.
+    fn placed(
+        self,
+        input: &TriMesh,
+        place: impl FnOnce(
+            &Normalization,
+            (u32, CapacityFactors),
+        ) -> Result<(PlacedMesh, TriMesh), RemeshError>,
+    ) -> Result<Prepared, RemeshError> {
         let patching = Instant::now();
         // Where the target length makes the mesh grow, the room for the
         // growth and the output are what may not fit: the length is the
@@ -303,18 +366,15 @@ impl Plan {
         // takes its share (and after the device started).
         let available = cavity::memory::available_host_bytes();
         let sizes = (self.patch_size, self.factors);
-        let (dynamic, normalized) =
-            normalized_dynamic_mesh(input, &self.normalization, topology, sizes, backend).map_err(
-                |e| match e {
-                    RemeshError::Dynamic(DynamicError::Memory {
-                        needed,
-                        available,
-                        memory,
-                        ..
-                    }) if self.grown => self.too_much(input, needed, available, memory),
-                    e => e,
-                },
-            )?;
+        let (dynamic, normalized) = place(&self.normalization, sizes).map_err(|e| match e {
+            RemeshError::Dynamic(DynamicError::Memory {
+                needed,
+                available,
+                memory,
+                ..
+            }) if self.grown => self.too_much(input, needed, available, memory),
+            e => e,
+        })?;
         if self.grown
             && let Some(available) = available
             && dynamic.bytes() as u64 + self.output > available
@@ -351,7 +411,7 @@ impl Prepared {
         backend: &Backend,
         hooks: &mut Hooks<'_>,
     ) -> Result<Remeshed, RemeshError> {
-        let rounded = self.rounds(input, topology, backend, hooks, || ())?;
+        let rounded = self.rounds(input, InputTopology::Host(topology), backend, hooks, || ())?;
         Ok(rounded.finish(input, backend, |_| (), |_, _, ()| ())?.0)
     }
 
@@ -373,7 +433,7 @@ impl Prepared {
     pub(crate) fn rounds<D: Send>(
         self,
         input: &TriMesh,
-        topology: &Topology,
+        topology: InputTopology<'_>,
         backend: &Backend,
         hooks: &mut Hooks<'_>,
         during: impl FnOnce() -> D + Send,
@@ -399,8 +459,24 @@ impl Prepared {
             patch_size = (patch_size / 2).max(MIN_PATCH_SIZE);
             // The larger layout's device memory is given back first.
             drop(dynamic);
-            dynamic = dynamic_mesh(&normalized, topology, patch_size, factors, Some(backend))?;
+            dynamic = match &topology {
+                InputTopology::Host(t) => {
+                    dynamic_mesh(&normalized, t, patch_size, factors, Some(backend))?
+                }
+                InputTopology::On(t) => backend
+                    .place_on(&normalized, t, patch_size, factors, &attributes())
+                    .map_err(PlaceError::into_either::<RemeshError>)?,
+            };
         }
+        // The topology held on the device is not read again: its memory
+        // goes before the rounds.
+        let host = match topology {
+            InputTopology::Host(t) => Some(t),
+            InputTopology::On(on) => {
+                drop(on);
+                None
+            }
+        };
         patch_seconds += repatching.elapsed().as_secs_f64();
         // A layout made on the host is uploaded whole: refused before it
         // is when the device's free memory cannot hold it (one made on
@@ -437,7 +513,7 @@ impl Prepared {
                 );
                 (ran, start.elapsed().as_secs_f64())
             },
-            || rayon::join(|| Quality::with_topology(input, topology, length), during),
+            || rayon::join(|| input_quality(input, host, length), during),
         );
         let (ran, dynamic) = ran?;
         // The input's statistics and `during` count where they held the
@@ -466,6 +542,27 @@ impl Prepared {
             dynamic,
             during,
         })
+    }
+}
+
+/// The input's topology as [`Prepared::rounds`] reads it: to patch the
+/// input again at a smaller patch size, and for its statistics.
+pub(crate) enum InputTopology<'a> {
+    /// On the host.
+    Host(&'a Topology),
+    /// Where a backend holds it (built there: `Backend::topology_on`),
+    /// given to the rounds, which drop it (its device memory) once the
+    /// patch size is settled.
+    On(Box<TopologyOn<'a>>),
+}
+
+/// The statistics of `input` against target length `length`: from its
+/// topology on the host where there is one, else from a survey on the host
+/// ([`Quality::of`]) while the device works.
+fn input_quality(input: &TriMesh, topology: Option<&Topology>, length: f64) -> Quality {
+    match topology {
+        Some(t) => Quality::with_topology(input, t, length),
+        None => Quality::of(input, length),
     }
 }
 

@@ -21,7 +21,9 @@
 //!    [`FillEdges`] writes EV, EF's offsets (the runs' starts) and faces,
 //!    and FE (each side's corner gets its run's edge).
 //!
-//! [`EdgeLengthSums`] sums the edges' lengths for the mean edge length.
+//! [`EdgeLengthSums`] sums the edges' lengths for the mean edge length;
+//! [`MarkDuplicateFaces`] marks the faces with the vertices of an earlier
+//! one.
 
 use crate::array::{BOUNDS, In, InOut, chunk, write_partial};
 use crate::block::{SharedArena, combine_scratch_len};
@@ -336,5 +338,64 @@ crate::kernel! {
         let scratch = launch.arena.alloc::<u32>(combine_scratch_len(launch.block.block_dim()));
         launch.arena.check();
         write_partial(launch.block, scratch, sum, |a, b| a + b, &partials, launch.block_idx);
+    }
+}
+
+/// Face `f`'s vertices (`faces`: three a face), sorted: equal for faces
+/// with the same vertices.
+#[inline(always)]
+fn sorted_corners(faces: &In<u32>, f: u32) -> [u32; 3] {
+    let at = |k: u32| faces.get((3 * f).wrapping_add(k));
+    let (a, b, c) = (at(0), at(1), at(2));
+    let (lo, hi) = (a.min(b), a.max(b));
+    if c < lo {
+        [c, lo, hi]
+    } else if c < hi {
+        [lo, c, hi]
+    } else {
+        [lo, hi, c]
+    }
+}
+
+crate::kernel! {
+    @core
+    /// `marks[f]` (1 or 0) for each of the `count` faces (`faces`): whether
+    /// an earlier face has the same vertices, looked for among the faces of
+    /// its first edge (`fe`: three edges a face; `ef`: `[offsets, faces]`),
+    /// which a duplicate shares; `total[0]` counts the marked faces (zero
+    /// at the start). One block per chunk of faces.
+    ///
+    /// # Safety
+    /// Checked: the inputs are only read; each thread writes its faces'
+    /// marks, the count is added atomically.
+    #[launch_bounds = BOUNDS]
+    #[checked]
+    pub kernel MarkDuplicateFaces(
+        launch,
+        faces: In<u32>,
+        fe: In<u32>,
+        ef: crate::array::Ins<u32, 2>,
+        count: u32,
+        marks: InOut<u32>,
+        total: InOut<u32>,
+    ) {
+        let [ef_offsets, ef_faces] = &ef.0;
+        let (start, end) = chunk(launch.block_idx, count);
+        launch.block.for_each(end - start, |k| {
+            let f = start + k;
+            let key = sorted_corners(&faces, f);
+            let e = fe.get(3 * f);
+            let mut repeated = false;
+            for i in ef_offsets.get(e)..ef_offsets.get(e.wrapping_add(1)) {
+                let g = ef_faces.get(i);
+                if g < f && sorted_corners(&faces, g) == key {
+                    repeated = true;
+                }
+            }
+            marks.set(f, u32::from(repeated));
+            if repeated {
+                total.fetch_add(0, 1);
+            }
+        });
     }
 }

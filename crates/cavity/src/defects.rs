@@ -189,7 +189,7 @@ pub fn remove_duplicate_faces_with_topology(mesh: &mut TriMesh) -> (usize, Topol
 }
 
 /// Removes the faces marked in `remove`; returns how many.
-fn remove_faces(mesh: &mut TriMesh, remove: &[bool]) -> usize {
+pub(crate) fn remove_faces(mesh: &mut TriMesh, remove: &[bool]) -> usize {
     let before = mesh.faces.len();
     let mut f = 0;
     mesh.faces.retain(|_| {

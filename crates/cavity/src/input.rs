@@ -1,6 +1,8 @@
 //! A mesh read for an operation that writes a mesh ([`InputMesh`]): read
 //! from a file or from bytes, its duplicate faces removed, its topology
-//! built, each step timed, what a user should hear of kept as warnings;
+//! built (on the host, or on a backend: [`ReadInput::analyse_on`],
+//! [`InputOn`]), each step timed, what a user should hear of kept as
+//! warnings;
 //! then its defects ([`InputDefects`]: the topology statistics and the
 //! zero-area faces), against which the operation's output is checked
 //! before it replaces its destination ([`InputDefects::check`]).
@@ -9,12 +11,13 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::TriMesh;
+use crate::backend::{Backend, BackendError, TopologyOn};
 use crate::defects::{
     Keeps, Measured, OutputError, check_output, check_output_with, count_zero_area,
     remove_duplicate_faces_with_topology,
 };
 use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, with_suffix, write_mesh};
-use crate::stats::{MeshStats, topology_stats_with};
+use crate::stats::{MeshStats, topology_stats, topology_stats_with};
 use crate::topology::Topology;
 
 /// Where an input comes from.
@@ -55,6 +58,75 @@ pub struct InputMesh {
     pub analysis_seconds: f64,
 }
 
+/// A mesh read for an operation, not yet analysed: [`InputMesh::read`]
+/// analyses it on the host, [`ReadInput::analyse_on`] on a backend.
+pub struct ReadInput {
+    /// The mesh as read (triangulated).
+    pub mesh: TriMesh,
+    /// The input's name in messages.
+    pub name: String,
+    /// What the reader has to say (polygons triangulated).
+    pub warnings: Vec<String>,
+    /// Seconds reading the input.
+    pub read_seconds: f64,
+}
+
+impl ReadInput {
+    /// Reads `source`.
+    ///
+    /// # Errors
+    /// The reader's, naming the file and the line or element.
+    pub fn read(source: Source<'_>) -> Result<ReadInput, MeshIoError> {
+        let reading = Instant::now();
+        let read = match source {
+            Source::File(path) => read_mesh(path)?,
+            Source::Bytes(bytes, format, name) => read_mesh_from(bytes, format, name)?,
+        };
+        Ok(ReadInput {
+            mesh: read.mesh,
+            name: source.name(),
+            warnings: read.warnings,
+            read_seconds: reading.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The mesh with its duplicate faces removed (a warning gives their
+    /// number) and its topology built on `b`
+    /// ([`Backend::without_duplicate_faces`]: on the GPU both on the
+    /// device).
+    ///
+    /// # Errors
+    /// The backend's (a failed allocation, launch or copy).
+    pub fn analyse_on(self, b: &Backend) -> Result<InputOn, BackendError> {
+        let analysis = Instant::now();
+        let ReadInput {
+            mut mesh,
+            name,
+            mut warnings,
+            read_seconds,
+        } = self;
+        let (removed, topology) = b.without_duplicate_faces(&mut mesh)?;
+        warnings.extend(removed_warning(&name, removed));
+        Ok(InputOn {
+            mesh,
+            topology,
+            name,
+            warnings,
+            read_seconds,
+            analysis_seconds: analysis.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// The warning for `removed` duplicate faces of input `name`, if any.
+fn removed_warning(name: &str, removed: usize) -> Option<String> {
+    (removed > 0).then(|| {
+        format!(
+            "{name}: removed {removed} duplicate faces (the same three vertices as an earlier face)"
+        )
+    })
+}
+
 impl InputMesh {
     /// Reads `source` and removes duplicate faces (a warning gives their
     /// number).
@@ -62,22 +134,15 @@ impl InputMesh {
     /// # Errors
     /// The reader's, naming the file and the line or element.
     pub fn read(source: Source<'_>) -> Result<InputMesh, MeshIoError> {
-        let reading = Instant::now();
-        let read = match source {
-            Source::File(path) => read_mesh(path)?,
-            Source::Bytes(bytes, format, name) => read_mesh_from(bytes, format, name)?,
-        };
-        let read_seconds = reading.elapsed().as_secs_f64();
+        let ReadInput {
+            mut mesh,
+            name,
+            mut warnings,
+            read_seconds,
+        } = ReadInput::read(source)?;
         let analysis = Instant::now();
-        let name = source.name();
-        let mut mesh = read.mesh;
-        let mut warnings = read.warnings;
         let (removed, topology) = remove_duplicate_faces_with_topology(&mut mesh);
-        if removed > 0 {
-            warnings.push(format!(
-                "{name}: removed {removed} duplicate faces (the same three vertices as an earlier face)"
-            ));
-        }
+        warnings.extend(removed_warning(&name, removed));
         Ok(InputMesh {
             mesh,
             topology,
@@ -92,19 +157,29 @@ impl InputMesh {
     /// about non-manifold edges and vertices, which the operations leave
     /// as they are (the output check makes sure of it).
     pub fn defects(&self) -> (InputDefects, Option<String>) {
-        let stats = topology_stats_with(&self.mesh, &self.topology);
-        let warning = (stats.non_manifold_edges + stats.non_manifold_vertices > 0).then(|| {
-            format!(
-                "{}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
-                self.name, stats.non_manifold_edges, stats.non_manifold_vertices
-            )
-        });
-        let defects = InputDefects {
-            stats,
-            zero_area_faces: count_zero_area(&self.mesh),
-        };
-        (defects, warning)
+        InputDefects::of(
+            &self.name,
+            &self.mesh,
+            topology_stats_with(&self.mesh, &self.topology),
+        )
     }
+}
+
+/// A mesh read for an operation, its duplicate faces removed and its
+/// topology built on a backend ([`ReadInput::analyse_on`]).
+pub struct InputOn {
+    /// The mesh.
+    pub mesh: TriMesh,
+    /// Its topology where the backend builds it (`Backend::topology_on`).
+    pub topology: TopologyOn<'static>,
+    /// The input's name in messages.
+    pub name: String,
+    /// What the reader and the analysis have to say.
+    pub warnings: Vec<String>,
+    /// Seconds reading the input.
+    pub read_seconds: f64,
+    /// Seconds removing duplicate faces and building the topology.
+    pub analysis_seconds: f64,
 }
 
 /// What the output of an operation is checked against: the input's
@@ -137,6 +212,31 @@ pub struct Rejected {
 }
 
 impl InputDefects {
+    /// The defects of `mesh` (input `name`) from the host's survey of it
+    /// (`cavity::stats::topology_stats`), with a warning about its
+    /// non-manifold edges and vertices, as [`InputMesh::defects`]: for an
+    /// [`InputOn`], whose topology is on the device, on the host while
+    /// the device works.
+    pub fn surveyed(name: &str, mesh: &TriMesh) -> (InputDefects, Option<String>) {
+        InputDefects::of(name, mesh, topology_stats(mesh))
+    }
+
+    /// The defects of `mesh` (input `name`), whose topology statistics are
+    /// `stats`, with a warning about its non-manifold edges and vertices.
+    fn of(name: &str, mesh: &TriMesh, stats: MeshStats) -> (InputDefects, Option<String>) {
+        let warning = (stats.non_manifold_edges + stats.non_manifold_vertices > 0).then(|| {
+            format!(
+                "{name}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
+                stats.non_manifold_edges, stats.non_manifold_vertices
+            )
+        });
+        let defects = InputDefects {
+            stats,
+            zero_area_faces: count_zero_area(mesh),
+        };
+        (defects, warning)
+    }
+
     /// Checks `output` (with what the check reads of it measured by the
     /// caller, [`Measured`], or taken here when not given) against the
     /// input as `keeps` says, before it is written to

@@ -10,7 +10,7 @@ use crate::TriMesh;
 
 /// Input-order connectivity. Edges are the unique unordered vertex pairs,
 /// numbered in increasing `(min, max)` order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Topology {
     /// `ev[e] = [a, b]` with `a < b` (input vertex indices).
     pub ev: Vec<[u32; 2]>,

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use cavity_device::array::{BOUNDS, blocks};
 use cavity_device::topology::{
     CountCorners, CountSides, EdgeLengthSums, FillEdges, FillSides, FillVertexFaces,
-    SortVertexFaces, edge_length_shared_bytes,
+    MarkDuplicateFaces, SortVertexFaces, edge_length_shared_bytes,
 };
 
 use super::Backend;
@@ -22,6 +22,7 @@ use super::buffer::Buffer;
 use super::error::BackendError;
 use super::patches::Patches;
 use crate::TriMesh;
+use crate::defects::{remove_duplicate_faces_with_topology, remove_faces};
 use crate::topology::{Topology, mean_edge_length_with};
 
 /// A mesh's relations in a backend's buffers (flattened as in
@@ -75,6 +76,17 @@ impl<'a> TopologyOn<'a> {
                 patchings: AtomicU32::new(0),
             }),
             Backend::Cuda(_) => Self::uploaded(b, topo),
+        }
+    }
+
+    /// `topo` on the host alone, owned: what the CPU backend patches from.
+    fn owning(topo: Topology) -> TopologyOn<'static> {
+        TopologyOn {
+            num_edges: topo.ev.len(),
+            host: Some(Cow::Owned(topo)),
+            device: None,
+            kept: None,
+            patchings: AtomicU32::new(0),
         }
     }
 
@@ -233,6 +245,46 @@ impl<'a> TopologyOn<'a> {
     }
 }
 
+impl TopologyOn<'_> {
+    /// For every face of the mesh whose relations these are (built from
+    /// its faces on `b`, [`Backend::build_topology`]), whether an earlier
+    /// face has the same vertices, found on the device among the faces of
+    /// its first edge ([`MarkDuplicateFaces`], as
+    /// `cavity::defects::remove_duplicate_faces_with_topology` finds them
+    /// on the host); `None` when there is none (one word read back).
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    ///
+    /// # Panics
+    /// When the relations were not built from the faces on a backend.
+    pub fn duplicate_faces(&self, b: &Backend) -> Result<Option<Vec<bool>>, BackendError> {
+        let d = self
+            .device
+            .as_ref()
+            .expect("relations built by Backend::build_topology");
+        let fv = d.fv.as_ref().expect("relations built from the faces");
+        let faces = fv.len() / 3;
+        let count = u32::try_from(faces).map_err(|_| too_large(faces))?;
+        let mut marks = b.zeros::<u32>(faces)?;
+        let mut total = b.zeros::<u32>(1)?;
+        let params = (
+            fv,
+            &d.fe,
+            [&d.ef_offsets, &d.ef],
+            count,
+            &mut marks,
+            &mut total,
+        );
+        b.launch::<MarkDuplicateFaces>(blocks(count), (0, 0), params)?;
+        if b.element(&total, 0)? == 0 {
+            return Ok(None);
+        }
+        let marks = b.read_back(&marks, faces)?;
+        Ok(Some(marks.into_par_iter().map(|m| m != 0).collect()))
+    }
+}
+
 /// [`BackendError::TooLarge`] for `n` elements past 32-bit indices.
 fn too_large(n: usize) -> BackendError {
     BackendError::TooLarge(n)
@@ -251,14 +303,7 @@ impl Backend {
     /// allocation, launch or copy.
     pub fn topology_on(&self, mesh: &TriMesh) -> Result<TopologyOn<'static>, BackendError> {
         if let Backend::Cpu(_) = self {
-            let topo = Topology::new(mesh);
-            return Ok(TopologyOn {
-                num_edges: topo.ev.len(),
-                host: Some(Cow::Owned(topo)),
-                device: None,
-                kept: None,
-                patchings: AtomicU32::new(0),
-            });
+            return Ok(TopologyOn::owning(Topology::new(mesh)));
         }
         self.build_topology(mesh)
     }
@@ -349,5 +394,34 @@ impl Backend {
             kept: None,
             patchings: AtomicU32::new(0),
         })
+    }
+
+    /// `cavity::defects::remove_duplicate_faces_with_topology` on this
+    /// backend: removes from `mesh` (indices in range) every face with the
+    /// vertices of an earlier one and returns how many, with the topology
+    /// of what is left where this backend builds it best
+    /// ([`Backend::topology_on`]): on the GPU the duplicates are found on
+    /// the device ([`TopologyOn::duplicate_faces`]) and the topology built
+    /// again only when there were any; on the CPU backend on the host.
+    ///
+    /// # Errors
+    /// As [`Backend::build_topology`].
+    pub fn without_duplicate_faces(
+        &self,
+        mesh: &mut TriMesh,
+    ) -> Result<(usize, TopologyOn<'static>), BackendError> {
+        if let Backend::Cpu(_) = self {
+            let (removed, topo) = remove_duplicate_faces_with_topology(mesh);
+            return Ok((removed, TopologyOn::owning(topo)));
+        }
+        let topology = self.build_topology(mesh)?;
+        match topology.duplicate_faces(self)? {
+            None => Ok((0, topology)),
+            Some(repeated) => {
+                drop(topology);
+                let removed = remove_faces(mesh, &repeated);
+                Ok((removed, self.build_topology(mesh)?))
+            }
+        }
     }
 }
