@@ -8,9 +8,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::defects::Keeps;
+use cavity::backend::{Backend, BackendError};
+use cavity::defects::{Keeps, Measured, ZERO_HEIGHT};
 use cavity::input::InputDefects;
 use cavity::io::{Format, same_file, stage_mesh};
+use cavity::stats::MeshStats;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Result;
@@ -73,17 +75,19 @@ pub(crate) fn refuse_overwrite(input: Option<&Path>, output: &Path) -> Result<()
 /// operation must keep) while it is written beside `path` in `format` (a
 /// temporary file), and renames it into place once the check passed; a
 /// rejected mesh is kept beside the destination, which is left as it was,
-/// and the temporary file removed. The check's and the write's own
-/// seconds.
+/// and the temporary file removed. What the check reads of the output is
+/// what `measure(output)` gives, where it measures it (on a backend:
+/// [`measured`]), else the check takes it on the host. The check's
+/// (with `measure`) and the write's own seconds.
 ///
 /// # Errors
-/// The check's ([`cavity::input::Rejected`]) or the write's.
+/// The check's ([`cavity::input::Rejected`]), `measure`'s or the write's.
 pub(crate) fn check_and_write(
     input: &InputDefects,
     output: &TriMesh,
     keeps: Keeps,
-    path: &Path,
-    format: Format,
+    (path, format): (&Path, Format),
+    measure: impl FnOnce(&TriMesh) -> std::result::Result<Option<(MeshStats, usize)>, BackendError>,
 ) -> Result<(f64, f64)> {
     let (checked, check_seconds, (staged, write_seconds)) = std::thread::scope(|scope| {
         let writing = scope.spawn(|| {
@@ -92,16 +96,42 @@ pub(crate) fn check_and_write(
             (staged, start.elapsed().as_secs_f64())
         });
         let start = Instant::now();
-        let checked = input.check(output, None, keeps, path, format);
+        let checked = measure(output).map(|measured| {
+            let measured = measured.as_ref().map(|(stats, zero_area_faces)| Measured {
+                stats,
+                zero_area_faces: *zero_area_faces,
+            });
+            input.check(output, measured, keeps, path, format)
+        });
         let seconds = start.elapsed().as_secs_f64();
         let written = writing
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (checked, seconds, written)
     });
-    checked?;
+    checked??;
     staged?.commit()?;
     Ok((check_seconds, write_seconds))
+}
+
+/// What a check reads of `output`, measured on `b` (`Backend::survey`):
+/// its topology statistics and, where `keeps` asks for none, its faces of
+/// zero area (else 0, which the check does not read).
+///
+/// # Errors
+/// The survey's (a failed allocation, launch or copy).
+pub(crate) fn measured(
+    output: &TriMesh,
+    keeps: Keeps,
+    b: &Backend,
+) -> std::result::Result<Option<(MeshStats, usize)>, BackendError> {
+    let survey = b.survey(output)?;
+    let zero = if keeps.no_zero_area {
+        survey.zero_area_faces(b, ZERO_HEIGHT)?
+    } else {
+        0
+    };
+    Ok(Some((survey.stats().clone(), zero)))
 }
 
 /// Progress of a long command on stderr: an indicatif bar or spinner on a
@@ -189,6 +219,7 @@ pub(crate) fn spinner() -> Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cavity::backend::DeviceChoice;
     use cavity::input::{InputMesh, Source};
 
     /// A 4 x 4 grid of squares, two triangles each, as OBJ text.
@@ -220,25 +251,42 @@ mod tests {
             no_zero_area: true,
         };
         let ply = Format::from_path(Path::new("out.ply")).unwrap();
-        let good = dir.path().join("good.ply");
-        check_and_write(&defects, &read.mesh, keeps, &good, ply).unwrap();
-        assert!(good.exists());
-        // An inner face left out: a second boundary loop.
-        let bad = dir.path().join("bad.ply");
-        std::fs::write(&bad, "what was there").unwrap();
-        let mut holed = read.mesh.clone();
-        holed.faces.remove(10);
-        let error = check_and_write(&defects, &holed, keeps, &bad, ply).unwrap_err();
-        assert!(
-            error.to_string().contains("bad.ply was not written"),
-            "{error}"
-        );
-        assert_eq!(std::fs::read_to_string(&bad).unwrap(), "what was there");
-        let mut names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["bad-rejected.ply", "bad.ply", "good.ply"]);
+        let device: DeviceChoice = std::env::var("CAVITY_TEST_DEVICE")
+            .unwrap_or_else(|_| "cpu".into())
+            .parse()
+            .unwrap();
+        let backend = Backend::select(device).unwrap().0;
+        // Measured on the host, then on a backend.
+        for (run, on) in [("host", false), ("backend", true)] {
+            let measure = |out: &TriMesh| {
+                if on {
+                    measured(out, keeps, &backend)
+                } else {
+                    Ok(None)
+                }
+            };
+            let dir = dir.path().join(run);
+            std::fs::create_dir(&dir).unwrap();
+            let good = dir.join("good.ply");
+            check_and_write(&defects, &read.mesh, keeps, (&good, ply), measure).unwrap();
+            assert!(good.exists());
+            // An inner face left out: a second boundary loop.
+            let bad = dir.join("bad.ply");
+            std::fs::write(&bad, "what was there").unwrap();
+            let mut holed = read.mesh.clone();
+            holed.faces.remove(10);
+            let error = check_and_write(&defects, &holed, keeps, (&bad, ply), measure).unwrap_err();
+            assert!(
+                error.to_string().contains("bad.ply was not written"),
+                "{error}"
+            );
+            assert_eq!(std::fs::read_to_string(&bad).unwrap(), "what was there");
+            let mut names: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            assert_eq!(names, ["bad-rejected.ply", "bad.ply", "good.ply"], "{run}");
+        }
     }
 }

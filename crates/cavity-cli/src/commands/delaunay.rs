@@ -8,7 +8,7 @@ use cavity::io::check_writable;
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
 use crate::input::{analyse, check_input};
-use crate::output::{check_and_write, refuse_overwrite, sayln, spinner};
+use crate::output::{check_and_write, measured, refuse_overwrite, sayln, spinner};
 use crate::stages::Clock;
 
 pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) -> Result<()> {
@@ -35,19 +35,19 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     );
     let (out, report, device) = flipped?;
     clock.device("flips", &backend);
-    let released = clock.release(backend);
     pb.finish_and_clear();
-    // The output is checked while it is written.
-    let (check_seconds, _) = check_and_write(
-        &defects,
-        &out,
-        Keeps {
-            topology: true,
-            no_zero_area: defects.zero_area_faces == 0,
-        },
-        output,
-        format,
-    )?;
+    // The output is measured on the device, which is then given back, and
+    // checked, while it is written.
+    let keeps = Keeps {
+        topology: true,
+        no_zero_area: defects.zero_area_faces == 0,
+    };
+    let mut released = None;
+    let (check_seconds, _) = check_and_write(&defects, &out, keeps, (output, format), |out| {
+        let measured = measured(out, keeps, &backend);
+        released = Some(clock.release(backend));
+        measured
+    })?;
     clock.beside("check", check_seconds, "write");
     drop(released);
     sayln!(
