@@ -91,9 +91,10 @@ pub struct RemeshFile<'a> {
 pub struct FileStages {
     /// Reading the input.
     pub read: f64,
-    /// Removing its duplicate faces and building its topology on the
-    /// device, and planning the remeshing (mean edge length, area and
-    /// normalization: [`plan_with_mean`]), once the device started.
+    /// Removing its duplicate faces and building its topology where the
+    /// backend builds it (on the GPU on the device), and planning the
+    /// remeshing (mean edge length, area and normalization:
+    /// [`plan_with_mean`]), once the device started.
     pub input: f64,
     /// What the device's start adds (it runs while the input is read).
     pub start: f64,
@@ -198,6 +199,7 @@ impl RemeshFile<'_> {
             .mean_edge_length(&backend, &read.mesh)
             .map_err(RemeshError::from)?;
         let planned = plan_with_mean(&read.mesh, mean, &self.settings, self.layout)?;
+        // The analysis, the mean edge length and the plan.
         let input = analysing.elapsed().as_secs_f64();
         let prepared = planned.place_on(&read.mesh, &read.topology, &backend)?;
         let InputOn {
@@ -245,7 +247,7 @@ impl RemeshFile<'_> {
         // The device is given back while the output is committed.
         let peak_device_bytes = backend.peak_device_memory().ok().flatten();
         let releasing = std::thread::spawn(move || drop(backend));
-        let (remeshed, (staged, write), (checked, check)) = finished?;
+        let (remeshed, (staged, write), (checked, check)) = finished;
         let (checked, warning) = checked;
         if let Some(w) = warning {
             events.warning(&w);

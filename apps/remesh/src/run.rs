@@ -8,10 +8,10 @@ use cavity::TriMesh;
 use cavity::backend::{
     Backend, BackendError, GpuSeconds, PlaceError, PlacedMesh, TopologyOn, beside,
 };
-use cavity::defects::Measured;
+use cavity::defects::{Measured, check_indices};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
-use cavity::stats::MeshStats;
+use cavity::stats::{MeshStats, Survey};
 use cavity::topology::Topology;
 use cavity_remesh_kernels::split::SplitLongEdges;
 use cavity_remesh_kernels::{CollapseShortEdgesSafely, ImproveValence, StoreValences};
@@ -412,14 +412,14 @@ impl Prepared {
         hooks: &mut Hooks<'_>,
     ) -> Result<Remeshed, RemeshError> {
         let rounded = self.rounds(input, InputTopology::Host(topology), backend, hooks, || ())?;
-        Ok(rounded.finish(input, backend, |_| (), |_, _, ()| ())?.0)
+        Ok(rounded.finish(input, backend, |_| (), |_, _, ()| ()).0)
     }
 
     /// Runs the prepared remeshing of `input` (the mesh given to
     /// [`prepare`], with its `topology`) on `backend` and copies the result
-    /// back to the host, the first half of [`Prepared::run`]: the backend
-    /// is not needed after it (the CLI gives the GPU back while the output
-    /// is written). Calls `during()` on another thread while the rounds run
+    /// back to the host, the first half of [`Prepared::run`] (the second,
+    /// [`Rounded::finish`], surveys the output on `backend`). Calls
+    /// `during()` on another thread while the rounds run
     /// (the host is idle meanwhile; the CLI analyses the input's defects
     /// there); the input's statistics are taken on another thread too. On
     /// the GPU the patch size is halved first (down to [`MIN_PATCH_SIZE`])
@@ -587,10 +587,8 @@ impl<D: Send> Rounded<D> {
     /// reads, what during returned)`: the second half of
     /// [`Prepared::run`]. The CLI writes the output beside its destination
     /// in `write` and checks it in `then`. Returns what both returned.
-    /// `input` is the mesh given to [`prepare`].
-    ///
-    /// # Errors
-    /// A failed survey on `backend` (`then` is not called).
+    /// `input` is the mesh given to [`prepare`]. Where the backend fails
+    /// the survey, the host takes it (`cavity::stats::Survey`).
     ///
     /// # Panics
     /// When `write` or `then` panics (the panic is resumed on the caller's
@@ -601,7 +599,7 @@ impl<D: Send> Rounded<D> {
         backend: &Backend,
         write: impl FnOnce(&TriMesh) -> W + Send,
         then: impl FnOnce(&TriMesh, Measured<'_>, D) -> T,
-    ) -> Result<(Remeshed, W, T), RemeshError> {
+    ) -> (Remeshed, W, T) {
         let Rounded {
             mut report,
             normalization,
@@ -615,26 +613,33 @@ impl<D: Send> Rounded<D> {
         report.stages.export = exporting.elapsed().as_secs_f64();
         let statistics = Instant::now();
         let length = report.length;
-        // The output's survey and statistics on the backend, then what
-        // `then` returned, while the output is written.
+        // The output's survey and statistics on the backend (on the host
+        // when the backend fails them: the rounds' result is kept), then
+        // what `then` returned, while the output is written.
         let (surveyed, written) = beside(
-            || -> Result<_, BackendError> {
-                let survey = backend.survey(&output)?;
-                let quality = Quality::on_survey(backend, &output, &survey, length)?;
+            || {
+                let (stats, quality) = match measured_on(backend, &output, length) {
+                    Ok(measured) => measured,
+                    // An output of invalid faces (a bug) has no statistics:
+                    // its check rejects it for its faces.
+                    Err(_) if check_indices(&output).is_err() => Default::default(),
+                    Err(_) => {
+                        let survey = Survey::new(&output);
+                        let quality = Quality::with_survey(&output, &survey, length);
+                        (survey.stats(), quality)
+                    }
+                };
                 let seconds = statistics.elapsed().as_secs_f64();
-                let stats = survey.stats().clone();
-                // The survey's device memory goes before the check.
-                drop(survey);
                 let measured = Measured {
                     stats: &stats,
                     zero_area_faces: quality.zero_area,
                 };
                 let checked = then(&output, measured, during);
-                Ok((stats, quality, seconds, checked))
+                (stats, quality, seconds, checked)
             },
             || write(&output),
         );
-        let (stats, output_quality, statistics_seconds, checked) = surveyed?;
+        let (stats, output_quality, statistics_seconds, checked) = surveyed;
         report.output = output_quality;
         report.stages.statistics += statistics_seconds;
         let remeshed = Remeshed {
@@ -642,8 +647,22 @@ impl<D: Send> Rounded<D> {
             stats,
             report,
         };
-        Ok((remeshed, written, checked))
+        (remeshed, written, checked)
     }
+}
+
+/// The topology statistics and table-4 statistics of `output` against
+/// `length`, surveyed on `backend` (`Backend::survey`,
+/// [`Quality::on_survey`]); the survey's device memory is given back
+/// before they return.
+fn measured_on(
+    backend: &Backend,
+    output: &TriMesh,
+    length: f64,
+) -> Result<(MeshStats, Quality), BackendError> {
+    let survey = backend.survey(output)?;
+    let quality = Quality::on_survey(backend, output, &survey, length)?;
+    Ok((survey.stats().clone(), quality))
 }
 
 impl Remeshed {

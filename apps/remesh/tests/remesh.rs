@@ -220,13 +220,18 @@ fn bundled_mesh_reaches_the_band() {
     let q = Quality::of(&out, report.length);
     // Measured on the backend: the mean edge length and the angles within
     // rounding of the host's, the rest equal.
-    let rounded = |q: Quality| Quality {
-        mean_edge: (q.mean_edge * 1e9).round(),
-        min_angle: (q.min_angle * 1e9).round(),
-        min_angle_away: (q.min_angle_away * 1e9).round(),
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0);
+    let o = report.output;
+    assert!(close(q.mean_edge, o.mean_edge), "{q:?} {o:?}");
+    assert!(close(q.min_angle, o.min_angle), "{q:?} {o:?}");
+    assert!(close(q.min_angle_away, o.min_angle_away), "{q:?} {o:?}");
+    let rest = |q: Quality| Quality {
+        mean_edge: 0.0,
+        min_angle: 0.0,
+        min_angle_away: 0.0,
         ..q
     };
-    assert_eq!(rounded(q), rounded(report.output));
+    assert_eq!(rest(q), rest(o));
     eprintln!("{}", report.table());
     let share = band_share(&out, report.length);
     assert!(share >= 0.95, "{share:.3} of the edges in band");

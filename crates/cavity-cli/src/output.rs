@@ -116,7 +116,9 @@ pub(crate) fn check_and_write(
 
 /// What a check reads of `output`, measured on `b` (`Backend::survey`):
 /// its topology statistics and, where `keeps` asks for none, its faces of
-/// zero area (else 0, which the check does not read).
+/// zero area (else 0, which the check does not read); nothing for an
+/// invalid output (an index out of range, a repeated vertex, a coordinate
+/// not finite), which the check rejects on the host.
 ///
 /// # Errors
 /// The survey's (a failed allocation, launch or copy).
@@ -125,6 +127,9 @@ pub(crate) fn measured(
     keeps: Keeps,
     b: &Backend,
 ) -> std::result::Result<Option<(MeshStats, usize)>, BackendError> {
+    if output.validate().is_err() {
+        return Ok(None);
+    }
     let survey = b.survey(output)?;
     let zero = if keeps.no_zero_area {
         survey.zero_area_faces(b, ZERO_HEIGHT)?

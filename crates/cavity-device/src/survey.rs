@@ -301,13 +301,19 @@ crate::kernel! {
         launch.block.for_each(end - start, |k| {
             let v = start + k;
             let (lo, hi) = (vf_offsets.get(v), vf_offsets.get(v + 1));
+            // SAFETY: the VF rows do not overlap (their offsets are a scan,
+            // `Backend::survey`), so no other thread writes this thread's
+            // row of `parent` during the launch.
+            let get = |i: u32| unsafe { parent.get_unshared(i) };
+            // SAFETY: as for `get`: no other thread reads or writes the row.
+            let set = |i: u32, x: u32| unsafe { parent.set_unshared(i, x) };
             for i in lo..hi {
-                parent.set(i, i);
+                set(i, i);
             }
             let root = |mut x: u32| {
-                while parent.get(x) != x {
-                    let up = parent.get(parent.get(x));
-                    parent.set(x, up);
+                while get(x) != x {
+                    let up = get(get(x));
+                    set(x, up);
                     x = up;
                 }
                 x
@@ -339,7 +345,7 @@ crate::kernel! {
                     }
                     let (x, y) = (root(i), root(a));
                     if x != y {
-                        parent.set(x.max(y), x.min(y));
+                        set(x.max(y), x.min(y));
                         sets -= 1;
                     }
                 }

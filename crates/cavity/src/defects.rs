@@ -347,8 +347,12 @@ fn check_stats(
     Ok(())
 }
 
-/// Checks that `mesh`'s faces name existing vertices, three different ones.
-fn check_indices(mesh: &TriMesh) -> Result<(), MeshError> {
+/// Checks that `mesh`'s faces name existing vertices, three different
+/// ones (one parallel pass; the positions are not read).
+///
+/// # Errors
+/// The first face found with an index out of range or a repeated vertex.
+pub fn check_indices(mesh: &TriMesh) -> Result<(), MeshError> {
     let vertices = mesh.num_vertices();
     mesh.faces.par_iter().enumerate().try_for_each(|(face, t)| {
         for k in 0..3 {

@@ -1,7 +1,7 @@
 //! A mesh read for an operation that writes a mesh ([`InputMesh`]): read
 //! from a file or from bytes, its duplicate faces removed, its topology
 //! built (on the host, or on a backend: [`ReadInput::analyse_on`],
-//! [`InputOn`]), each step timed, what a user should hear of kept as
+//! [`InputOn`]), the reading timed, what a user should hear of kept as
 //! warnings;
 //! then its defects ([`InputDefects`]: the topology statistics and the
 //! zero-area faces), against which the operation's output is checked
@@ -52,10 +52,6 @@ pub struct InputMesh {
     /// What the reader and the analysis have to say (polygons
     /// triangulated, duplicate faces removed, non-manifold elements kept).
     pub warnings: Vec<String>,
-    /// Seconds reading the input.
-    pub read_seconds: f64,
-    /// Seconds removing duplicate faces and taking the topology.
-    pub analysis_seconds: f64,
 }
 
 /// A mesh read for an operation, not yet analysed: [`InputMesh::read`]
@@ -98,7 +94,6 @@ impl ReadInput {
     /// # Errors
     /// The backend's (a failed allocation, launch or copy).
     pub fn analyse_on(self, b: &Backend) -> Result<InputOn, BackendError> {
-        let analysis = Instant::now();
         let ReadInput {
             mut mesh,
             name,
@@ -113,7 +108,6 @@ impl ReadInput {
             name,
             warnings,
             read_seconds,
-            analysis_seconds: analysis.elapsed().as_secs_f64(),
         })
     }
 }
@@ -138,9 +132,8 @@ impl InputMesh {
             mut mesh,
             name,
             mut warnings,
-            read_seconds,
+            ..
         } = ReadInput::read(source)?;
-        let analysis = Instant::now();
         let (removed, topology) = remove_duplicate_faces_with_topology(&mut mesh);
         warnings.extend(removed_warning(&name, removed));
         Ok(InputMesh {
@@ -148,8 +141,6 @@ impl InputMesh {
             topology,
             name,
             warnings,
-            read_seconds,
-            analysis_seconds: analysis.elapsed().as_secs_f64(),
         })
     }
 
@@ -178,8 +169,6 @@ pub struct InputOn {
     pub warnings: Vec<String>,
     /// Seconds reading the input.
     pub read_seconds: f64,
-    /// Seconds removing duplicate faces and building the topology.
-    pub analysis_seconds: f64,
 }
 
 /// What the output of an operation is checked against: the input's

@@ -6,8 +6,8 @@
 //! The survey reads only the vertex-face relation (VF): around each
 //! vertex, the other corners of its faces, sorted, give its edges with
 //! their numbers of faces, its valence and its fans, without the
-//! face-edge and edge-face relations of [`Topology`] (which an output's
-//! check and statistics never read).
+//! face-edge and edge-face relations of [`Topology`]. A backend takes the
+//! same survey on the device (`cavity::backend::Backend::survey`).
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -19,7 +19,7 @@ use crate::components::{ConcurrentSets, count_roots, vertex_sets};
 use crate::topology::{Topology, par_csr, transpose3};
 
 /// Topology statistics of a mesh ([`topology_stats`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MeshStats {
     /// Vertex count (including isolated vertices).
     pub vertices: usize,

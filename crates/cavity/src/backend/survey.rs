@@ -9,8 +9,9 @@
 //! and the measures of an output's quality statistics (the dynamic
 //! paper's table 4, section 6.3: edge lengths, valences, angles, faces of
 //! zero area), each a reduction on the device read back as a few numbers,
-//! so that an output's check and statistics need no pass over it on the
-//! host but the components'.
+//! so that an output's check and statistics need no survey of it on the
+//! host (the host's passes left: the components, the boundary loops'
+//! join, and what a caller adds, such as the bounding box).
 
 use rayon::prelude::*;
 
@@ -23,7 +24,7 @@ use cavity_device::survey::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
-use super::topology::{Relations, TopologyOn};
+use super::topology::{Relations, TopologyOn, indices_in_range};
 use crate::TriMesh;
 use crate::components::{ConcurrentSets, count_roots, vertex_sets};
 use crate::stats::MeshStats;
@@ -111,6 +112,8 @@ impl Backend {
     /// [`BackendError::TooLarge`] past 32-bit counts; a failed allocation,
     /// launch or copy.
     pub fn survey(&self, mesh: &TriMesh) -> Result<SurveyOn, BackendError> {
+        // The components' search beside the device reads every index.
+        indices_in_range(mesh)?;
         let nv = mesh.num_vertices();
         let (surveyed, roots) = std::thread::scope(|scope| {
             let roots = scope.spawn(|| vertex_sets(nv, &mesh.faces).roots());
@@ -206,6 +209,7 @@ impl Backend {
         };
         let isolated = vertex_count(measure::ISOLATED)?;
         let many_fans = vertex_count(measure::MANY_FANS)?;
+        drop(fans);
         let mut edge_count = |what| -> Result<usize, BackendError> {
             let params = (
                 &d.ev,
@@ -345,12 +349,18 @@ impl SurveyOn {
     ///
     /// # Errors
     /// A failed allocation, launch or copy.
+    ///
+    /// # Panics
+    /// When `excluded` is not one flag per vertex.
     pub fn smallest_angle_away(
         &self,
         b: &Backend,
         sharp_degrees: f64,
         excluded: Option<&[u32]>,
     ) -> Result<f64, BackendError> {
+        if let Some(e) = excluded {
+            assert_eq!(e.len(), self.stats.vertices, "one flag per vertex");
+        }
         let d = relations(&self.topology);
         let fv = d.fv.as_ref().expect("built from the faces");
         let nv = count32(self.stats.vertices)?;

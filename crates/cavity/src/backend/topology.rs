@@ -285,6 +285,22 @@ impl TopologyOn<'_> {
     }
 }
 
+/// [`BackendError::Index`] for the highest vertex index of `mesh`'s faces
+/// when it is past its vertices (one parallel pass).
+pub(crate) fn indices_in_range(mesh: &TriMesh) -> Result<(), BackendError> {
+    let nv = mesh.num_vertices();
+    let highest = mesh
+        .faces
+        .as_flattened()
+        .par_chunks(1 << 16)
+        .filter_map(|chunk| chunk.iter().max().copied())
+        .max();
+    match highest {
+        Some(index) if index as usize >= nv => Err(BackendError::Index(index as usize, nv)),
+        _ => Ok(()),
+    }
+}
+
 /// [`BackendError::TooLarge`] for `n` elements past 32-bit indices.
 fn too_large(n: usize) -> BackendError {
     BackendError::TooLarge(n)
@@ -318,18 +334,8 @@ impl Backend {
     pub fn build_topology(&self, mesh: &TriMesh) -> Result<TopologyOn<'static>, BackendError> {
         // An index past the vertices would be counted into the offsets'
         // last word and go unnoticed until positions are read.
+        indices_in_range(mesh)?;
         let nv = mesh.num_vertices();
-        let highest = mesh
-            .faces
-            .as_flattened()
-            .par_chunks(1 << 16)
-            .filter_map(|chunk| chunk.iter().max().copied())
-            .max();
-        if let Some(index) = highest
-            && index as usize >= nv
-        {
-            return Err(BackendError::Index(index as usize, nv));
-        }
         let corners = mesh.num_faces() * 3;
         let c = u32::try_from(corners).map_err(|_| too_large(corners))?;
         let v = u32::try_from(nv)
