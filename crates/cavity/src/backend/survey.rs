@@ -92,6 +92,22 @@ fn combined(
         .fold(measure::neutral(what), |a, x| measure::combine(what, a, x)))
 }
 
+/// The boundary loops of the `boundary` edges of a mesh of `nv` vertices:
+/// the sets of boundary edges joined at their ends, each counted at its
+/// root among the vertices on a boundary edge (as
+/// `cavity::stats::MeshStats::boundary_loops`).
+fn boundary_loops(nv: usize, boundary: Vec<[u32; 2]>) -> usize {
+    if boundary.is_empty() {
+        return 0;
+    }
+    let loops = ConcurrentSets::new(nv);
+    boundary.par_iter().for_each(|&[a, b]| loops.union(a, b));
+    let mut ends: Vec<u32> = boundary.into_iter().flatten().collect();
+    ends.par_sort_unstable();
+    ends.dedup();
+    ends.par_iter().filter(|&&v| loops.find(v) == v).count()
+}
+
 /// `n` as a 32-bit count, or [`BackendError::TooLarge`].
 fn count32(n: usize) -> Result<u32, BackendError> {
     u32::try_from(n).map_err(|_| BackendError::TooLarge(n))
@@ -125,14 +141,7 @@ impl Backend {
         });
         let (topology, positions, valence, boundary_at, counts, boundary) = surveyed?;
         let [isolated, many_fans, boundary_edges, non_manifold_edges] = counts;
-        // A boundary loop is a set of boundary edges: counted at its root
-        // among the vertices on a boundary edge.
-        let loops = ConcurrentSets::new(nv);
-        boundary.par_iter().for_each(|&[a, b]| loops.union(a, b));
-        let mut ends: Vec<u32> = boundary.into_iter().flatten().collect();
-        ends.par_sort_unstable();
-        ends.dedup();
-        let boundary_loops = ends.par_iter().filter(|&&v| loops.find(v) == v).count();
+        let boundary_loops = boundary_loops(nv, boundary);
         let edges = topology.num_edges();
         let stats = MeshStats {
             vertices: nv,
