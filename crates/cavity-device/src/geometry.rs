@@ -1,6 +1,8 @@
 //! Vector geometry on `[f32; 3]` points, the same on the GPU and the host
 //! (square roots by core's float math, which the GPU runs as `sqrt.rn`):
-//! what kernels of every kind use for lengths, normals, areas and angles.
+//! what kernels of every kind use for lengths, normals, areas and angles;
+//! the same on `[f64; 3]` points in [`double`], for measures taken as the
+//! host takes them in `f64` (the survey's, the tetrahedra's volumes).
 
 /// `√x`, rounded as IEEE's square root (`sqrt.rn.f32` on the GPU), for
 /// kernel crates on a stable `core` (core's float math is unstable).
@@ -66,4 +68,35 @@ pub fn smallest_angle_sin(a: [f32; 3], b: [f32; 3], c: [f32; 3]) -> f32 {
 /// Area of the triangle `p`.
 pub fn area(p: [[f32; 3]; 3]) -> f32 {
     0.5 * norm(normal(p[0], p[1], p[2]))
+}
+
+/// Vector geometry on `[f64; 3]` points.
+pub mod double {
+    /// `a - b`.
+    #[inline(always)]
+    pub fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+        [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+    }
+
+    /// `a · b`.
+    #[inline(always)]
+    pub fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+        a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+    }
+
+    /// `a × b`.
+    #[inline(always)]
+    pub fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    }
+
+    /// `|a|`, rounded as IEEE's square root.
+    #[inline(always)]
+    pub fn norm(a: [f64; 3]) -> f64 {
+        core::f64::math::sqrt(dot(a, a))
+    }
 }

@@ -18,7 +18,8 @@
 //!   [`measure`] constants name them).
 
 use crate::array::{BOUNDS, In, InOut, Ins, chunk, write_partial};
-use crate::block::{Block, SharedArena, combine_scratch_len};
+use crate::block::{Block, combine_scratch_len};
+use crate::geometry::double::{cross, dot, norm, sub};
 use crate::kernel::Launch;
 
 /// What [`EdgeMeasure`], [`VertexMeasure`] and [`FaceMeasure`] reduce.
@@ -79,43 +80,11 @@ pub mod measure {
     }
 }
 
-/// Shared-memory bytes of the measure kernels with `threads` threads per
-/// block.
-pub fn measure_shared_bytes(threads: u32) -> usize {
-    let mut arena = SharedArena::measuring();
-    arena.alloc::<u32>(combine_scratch_len(threads));
-    arena.used()
-}
-
 /// Point `v` of `positions` (three `f32` a vertex) in `f64`.
 #[inline(always)]
 fn point(positions: &In<f32>, v: u32) -> [f64; 3] {
     let at = |c: u32| f64::from(positions.get((3 * v).wrapping_add(c)));
     [at(0), at(1), at(2)]
-}
-
-#[inline(always)]
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-#[inline(always)]
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-#[inline(always)]
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-
-#[inline(always)]
-fn norm(a: [f64; 3]) -> f64 {
-    core::f64::math::sqrt(dot(a, a))
 }
 
 /// The angle between `u` and `w`, in degrees.
@@ -410,7 +379,7 @@ crate::kernel! {
     /// `ef_offsets`: their EF rows' offsets), lengths in `f64`; `low`,
     /// `high`: the band's ends; `zero`: the zero length. Partial `b` of `partials` is
     /// block `b`'s ([`write_partial`]). Dynamic shared memory
-    /// [`measure_shared_bytes`].
+    /// [`partial_shared_bytes`](crate::array::partial_shared_bytes).
     ///
     /// # Safety
     /// Checked: the inputs are only read; one thread of each block writes

@@ -21,12 +21,10 @@
 //!    [`FillEdges`] writes EV, EF's offsets (the runs' starts) and faces,
 //!    and FE (each side's corner gets its run's edge).
 //!
-//! [`EdgeLengthSums`] sums the edges' lengths for the mean edge length;
 //! [`MarkDuplicateFaces`] marks the faces with the vertices of an earlier
-//! one.
+//! one. (The edges' lengths are summed by `crate::survey::EdgeMeasure`.)
 
-use crate::array::{BOUNDS, In, InOut, chunk, write_partial};
-use crate::block::{SharedArena, combine_scratch_len};
+use crate::array::{BOUNDS, In, InOut, chunk};
 
 /// Gaps of [`shell_sort`]: Ciura's sequence (to 701), extended by factors
 /// of 2.25 to rows of millions of entries. A row of a few entries sorts by
@@ -296,48 +294,6 @@ crate::kernel! {
                 ef_offsets.set(edge_offsets.get(vertices), side_offsets.get(vertices));
             }
         });
-    }
-}
-
-/// Shared-memory bytes of [`EdgeLengthSums`] with `threads` threads per
-/// block.
-pub fn edge_length_shared_bytes(threads: u32) -> usize {
-    let mut arena = SharedArena::measuring();
-    arena.alloc::<u32>(combine_scratch_len(threads));
-    arena.used()
-}
-
-crate::kernel! {
-    @core
-    /// The sum of the lengths of the block's chunk of the `edges` edges
-    /// (`ev`: two vertices each) at `positions` (three `f32` a vertex), in
-    /// `f64`, as partial `b` of `partials` (words `2 b` and `2 b + 1`,
-    /// [`write_partial`]). Dynamic shared memory
-    /// [`edge_length_shared_bytes`].
-    ///
-    /// # Safety
-    /// Checked: the inputs are only read; one thread of each block writes
-    /// its partial.
-    #[launch_bounds = BOUNDS]
-    #[checked]
-    pub kernel EdgeLengthSums(
-        launch,
-        ev: In<u32>,
-        positions: In<f32>,
-        edges: u32,
-        partials: InOut<u32>,
-    ) {
-        let (start, end) = chunk(launch.block_idx, edges);
-        let mut sum = 0.0f64;
-        launch.block.for_each(end - start, |k| {
-            let e = start + k;
-            let at = |j: u32, c: u32| f64::from(positions.get((3 * ev.get(2 * e + j)).wrapping_add(c)));
-            let d = |c: u32| at(1, c) - at(0, c);
-            sum += core::f64::math::sqrt(d(0) * d(0) + d(1) * d(1) + d(2) * d(2));
-        });
-        let scratch = launch.arena.alloc::<u32>(combine_scratch_len(launch.block.block_dim()));
-        launch.arena.check();
-        write_partial(launch.block, scratch, sum, |a, b| a + b, &partials, launch.block_idx);
     }
 }
 

@@ -23,9 +23,7 @@ use cavity_device::block::{Block, SharedArena, combine_scratch_len};
 /// Shared-memory bytes of the reducing kernels with `threads` threads per
 /// block.
 pub fn shared_bytes(threads: u32) -> usize {
-    let mut arena = SharedArena::measuring();
-    arena.alloc::<u32>(combine_scratch_len(threads));
-    arena.used()
+    array::partial_shared_bytes(threads)
 }
 
 /// Sums every thread's `value` over the block and writes it as block
@@ -171,5 +169,5 @@ cavity_device::kernel! {
 /// The dynamic shared memory of the reducing kernels as the host's launch
 /// takes it: (a GPU block's, a CPU-backend block's of one thread).
 pub fn launch_shared_bytes() -> (usize, usize) {
-    (shared_bytes(BOUNDS.threads), shared_bytes(1))
+    array::partial_launch_bytes()
 }

@@ -4,27 +4,7 @@
 //! same mesh at 1e-30 and at 1e30 collapses the same way (the paper's
 //! absolute `2e-12` assumes unit-scale input).
 
-/// `a - b`.
-#[inline(always)]
-pub fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-/// `a · b`.
-#[inline(always)]
-pub fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-
-/// `a × b`.
-#[inline(always)]
-pub fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
+pub use cavity_device::geometry::double::{cross, dot, sub};
 
 /// The signed volume of tetrahedron `(p0, p1, p2, p3)`:
 /// `det(p1 - p0, p2 - p0, p3 - p0) / 6`, positive when positively

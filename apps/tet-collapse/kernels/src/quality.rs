@@ -22,7 +22,7 @@
 //! edge first, so any scale of `f32` positions gives the same values.
 
 use cavity_device::array::{In, InOut, write_partial};
-use cavity_device::block::{SharedArena, combine_scratch_len};
+use cavity_device::block::combine_scratch_len;
 use core::f64::math::{cbrt, sqrt};
 
 use crate::geometry::{cross, dot, is_valid_tet, longest_edge_squared, signed_volume, sub};
@@ -146,9 +146,7 @@ pub const TET_PARTIALS: u32 = 7;
 /// Shared-memory bytes of the reducing kernels with `threads` threads per
 /// block.
 pub fn shared_bytes(threads: u32) -> usize {
-    let mut arena = SharedArena::measuring();
-    arena.alloc::<u32>(combine_scratch_len(threads));
-    arena.used()
+    cavity_device::array::partial_shared_bytes(threads)
 }
 
 /// The shared-memory bytes of a launch of the reducing kernels: on the

@@ -74,6 +74,21 @@ pub fn write_partial<B: Block>(
     }
 }
 
+/// Shared-memory bytes of [`write_partial`]'s scratch in a block of
+/// `threads` threads: the dynamic shared memory of a kernel whose only
+/// use of it is that partial.
+pub fn partial_shared_bytes(threads: u32) -> usize {
+    let mut arena = crate::block::SharedArena::measuring();
+    arena.alloc::<u32>(crate::block::combine_scratch_len(threads));
+    arena.used()
+}
+
+/// [`partial_shared_bytes`] of a launch in [`BOUNDS`]: (a GPU block's, a
+/// CPU-backend block's of one thread), as the host's launch takes it.
+pub fn partial_launch_bytes() -> (usize, usize) {
+    (partial_shared_bytes(BOUNDS.threads), partial_shared_bytes(1))
+}
+
 /// The items `[start, end)` of block `block` of `n` items in [`CHUNK`]s.
 #[inline(always)]
 pub fn chunk(block: u32, n: u32) -> (u32, u32) {

@@ -20,11 +20,10 @@ use super::global::GlobalU32;
 use super::layout::RawDynamicMesh;
 use super::patch::DynMesh;
 
-/// Shared-memory bytes of the [`Reduce`] kernel with `threads` threads.
+/// Shared-memory bytes of the [`Reduce`] kernel with `threads` threads
+/// (its partial's scratch alone).
 pub fn shared_bytes(threads: u32) -> usize {
-    let mut arena = SharedArena::measuring();
-    arena.alloc::<u32>(combine_scratch_len(threads));
-    arena.used()
+    crate::array::partial_shared_bytes(threads)
 }
 
 /// The value `op` starts from (and gives over no element).

@@ -15,10 +15,10 @@
 
 use rayon::prelude::*;
 
-use cavity_device::array::{BOUNDS, blocks};
+use cavity_device::array::{blocks, partial_launch_bytes};
 use cavity_device::survey::{
     CountEdgeEnds, CountFans, EdgeMeasure, FaceMeasure, ListBoundaryEdges, SharpCorners,
-    VertexMeasure, measure, measure_shared_bytes,
+    VertexMeasure, measure,
 };
 
 use super::Backend;
@@ -128,7 +128,8 @@ impl Backend {
     /// [`BackendError::TooLarge`] past 32-bit counts; a failed allocation,
     /// launch or copy.
     pub fn survey(&self, mesh: &TriMesh) -> Result<SurveyOn, BackendError> {
-        // The components' search beside the device reads every index.
+        // Checked once, for the components' search beside the device and
+        // the topology's build.
         indices_in_range(mesh)?;
         let nv = mesh.num_vertices();
         let (surveyed, roots) = std::thread::scope(|scope| {
@@ -184,7 +185,7 @@ impl Backend {
         ),
         BackendError,
     > {
-        let topology = self.build_topology(mesh)?;
+        let topology = self.build_topology_in_range(mesh)?;
         let d = relations(&topology);
         let fv = d.fv.as_ref().expect("built from the faces");
         let (nv, edges) = (
@@ -209,7 +210,7 @@ impl Backend {
         );
         self.launch::<CountFans>(blocks(nv), (0, 0), params)?;
         drop(parent);
-        let smem = smem();
+        let smem = partial_launch_bytes();
         let mut partials = self.zeros::<u32>(2 * blocks(nv.max(edges)) as usize)?;
         let mut vertex_count = |what| -> Result<usize, BackendError> {
             let params = (&d.vf_offsets, &valence, &fans, nv, what, &mut partials);
@@ -286,7 +287,7 @@ impl SurveyOn {
                 zero,
                 &mut partials,
             );
-            b.launch::<EdgeMeasure>(grid, smem(), params)?;
+            b.launch::<EdgeMeasure>(grid, partial_launch_bytes(), params)?;
             combined(b, &partials, grid, what)
         };
         Ok(EdgeLengths {
@@ -317,7 +318,7 @@ impl SurveyOn {
                 what,
                 &mut partials,
             );
-            b.launch::<VertexMeasure>(grid, smem(), params)?;
+            b.launch::<VertexMeasure>(grid, partial_launch_bytes(), params)?;
             combined(b, &partials, grid, what)
         };
         let used = self.stats.vertices - self.stats.isolated_vertices;
@@ -412,15 +413,7 @@ impl SurveyOn {
             zero_height,
             &mut partials,
         );
-        b.launch::<FaceMeasure>(grid, smem(), params)?;
+        b.launch::<FaceMeasure>(grid, partial_launch_bytes(), params)?;
         combined(b, &partials, grid, what)
     }
-}
-
-/// The dynamic shared memory of the measure kernels (GPU, CPU backend).
-fn smem() -> (usize, usize) {
-    (
-        measure_shared_bytes(BOUNDS.threads),
-        measure_shared_bytes(1),
-    )
 }

@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
-use cavity_device::array::{BOUNDS, blocks};
+use cavity_device::array::{blocks, partial_launch_bytes};
+use cavity_device::survey::{EdgeMeasure, measure};
 use cavity_device::topology::{
-    CountCorners, CountSides, EdgeLengthSums, FillEdges, FillSides, FillVertexFaces,
-    MarkDuplicateFaces, SortVertexFaces, edge_length_shared_bytes,
+    CountCorners, CountSides, FillEdges, FillSides, FillVertexFaces, MarkDuplicateFaces,
+    SortVertexFaces,
 };
 
 use super::Backend;
@@ -216,7 +217,7 @@ impl<'a> TopologyOn<'a> {
 
     /// The mean length of the unique edges of `mesh` (whose topology this
     /// is), in its units: [`mean_edge_length_with`] on the host's
-    /// topology, else summed on the device ([`EdgeLengthSums`], `mesh`'s
+    /// topology, else summed on the device (`cavity_device::survey::EdgeMeasure`, `mesh`'s
     /// positions uploaded), both in `f64` (they may differ in the last
     /// bits: their sums run in different orders). 0 for no edges.
     ///
@@ -235,11 +236,9 @@ impl<'a> TopologyOn<'a> {
         let positions = b.upload(mesh.positions.as_flattened())?;
         let grid = blocks(edges);
         let mut partials = b.zeros::<u32>(2 * grid as usize)?;
-        let smem = (
-            edge_length_shared_bytes(BOUNDS.threads),
-            edge_length_shared_bytes(1),
-        );
-        b.launch::<EdgeLengthSums>(grid, smem, (&d.ev, &positions, edges, &mut partials))?;
+        let what = measure::LENGTH_SUM;
+        let params = (&d.ev, &d.ef_offsets, &positions, edges, what, 0.0, 0.0, 0.0, &mut partials);
+        b.launch::<EdgeMeasure>(grid, partial_launch_bytes(), params)?;
         let sum: f64 = b.read_partials(&partials, grid)?.into_iter().sum();
         Ok(sum / f64::from(edges))
     }
@@ -335,6 +334,15 @@ impl Backend {
         // An index past the vertices would be counted into the offsets'
         // last word and go unnoticed until positions are read.
         indices_in_range(mesh)?;
+        self.build_topology_in_range(mesh)
+    }
+
+    /// [`Backend::build_topology`] of a mesh whose indices were checked
+    /// ([`indices_in_range`]).
+    pub(crate) fn build_topology_in_range(
+        &self,
+        mesh: &TriMesh,
+    ) -> Result<TopologyOn<'static>, BackendError> {
         let nv = mesh.num_vertices();
         let corners = mesh.num_faces() * 3;
         let c = u32::try_from(corners).map_err(|_| too_large(corners))?;
