@@ -6,8 +6,8 @@
 //!    (where the rounds run); then its duplicate faces are removed, its
 //!    topology built and its mean edge length measured on the device
 //!    (`ReadInput::analyse_on`), and it is patched there;
-//! 2. the rounds run while the input's defects and statistics are
-//!    analysed on the host;
+//! 2. the rounds run while the input is surveyed on the host (its
+//!    statistics and its defects, which the output is checked against);
 //! 3. the output is written beside its destination while it is surveyed
 //!    and its statistics taken on the device (`Backend::survey`,
 //!    [`Quality::on_survey`](crate::Quality::on_survey)), then checked
@@ -26,6 +26,7 @@ use cavity::defects::Keeps;
 use cavity::input::{InputDefects, InputOn, ReadInput, Rejected, Source};
 use cavity::io::{Format, MeshIoError, check_writable, same_file, stage_mesh};
 use cavity::settings::{NamesSettings, Setting};
+use cavity::stats::topology_stats;
 
 use crate::phases::Hooks;
 use crate::run::{InputTopology, RemeshReport, plan_with_mean};
@@ -216,13 +217,20 @@ impl RemeshFile<'_> {
                 progress: Some(&mut progress),
                 after_phase: None,
             };
-            // The input's defects are analysed while the rounds run, which
+            // The input is surveyed on the host while the rounds run, which
             // drop its topology on the device.
             let topology = InputTopology::On(Box::new(topology));
-            prepared.rounds(&mesh, topology, &backend, &mut hooks, || {
-                InputDefects::surveyed(&name, &mesh)
-            })?
+            prepared.rounds(&mesh, topology, &backend, &mut hooks, || ())?
         };
+        // The input's defects, from that survey.
+        let (input_quality, input_stats) = rounded.input_statistics();
+        let stats = input_stats
+            .cloned()
+            .unwrap_or_else(|| topology_stats(&mesh));
+        let (defects, warning) = InputDefects::with_stats(&name, stats, input_quality.zero_area);
+        if let Some(w) = warning {
+            events.warning(&w);
+        }
         events.stage(Stage::Output);
         let on_gpu = !matches!(backend, Backend::Cpu(_));
         let output = self.output;
@@ -234,24 +242,20 @@ impl RemeshFile<'_> {
                 let staged = stage_mesh(output, out, None, format);
                 (staged, writing.elapsed().as_secs_f64())
             },
-            |out, measured, (defects, warning)| {
+            |out, measured, ()| {
                 let checking = Instant::now();
                 let keeps = Keeps {
                     topology: true,
                     no_zero_area: true,
                 };
                 let checked = defects.check(out, Some(measured), keeps, output, format);
-                ((checked, warning), checking.elapsed().as_secs_f64())
+                (checked, checking.elapsed().as_secs_f64())
             },
         );
         // The device is given back while the output is committed.
         let peak_device_bytes = backend.peak_device_memory().ok().flatten();
         let releasing = std::thread::spawn(move || drop(backend));
         let (remeshed, (staged, write), (checked, check)) = finished;
-        let (checked, warning) = checked;
-        if let Some(w) = warning {
-            events.warning(&w);
-        }
         // A failed release is the driver's and does not touch the output.
         let _ = releasing.join();
         checked?;

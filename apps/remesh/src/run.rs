@@ -500,7 +500,7 @@ impl Prepared {
         let start = Instant::now();
         // The rounds run on the caller's thread, the input's statistics and
         // `during` on others.
-        let ((ran, seconds), (input_quality, during)) = beside(
+        let ((ran, seconds), ((input_quality, input_stats), during)) = beside(
             || {
                 let ran = backend.run_placed(
                     dynamic,
@@ -540,6 +540,7 @@ impl Prepared {
             normalization,
             normalized,
             dynamic,
+            input_stats,
             during,
         })
     }
@@ -558,11 +559,20 @@ pub(crate) enum InputTopology<'a> {
 
 /// The statistics of `input` against target length `length`: from its
 /// topology on the host where there is one, else from a survey on the host
-/// ([`Quality::of`]) while the device works.
-fn input_quality(input: &TriMesh, topology: Option<&Topology>, length: f64) -> Quality {
+/// (`Survey::new`) while the device works, whose topology statistics come
+/// with them.
+fn input_quality(
+    input: &TriMesh,
+    topology: Option<&Topology>,
+    length: f64,
+) -> (Quality, Option<MeshStats>) {
     match topology {
-        Some(t) => Quality::with_topology(input, t, length),
-        None => Quality::of(input, length),
+        Some(t) => (Quality::with_topology(input, t, length), None),
+        None => {
+            let survey = Survey::new(input);
+            let quality = Quality::with_survey(input, &survey, length);
+            (quality, Some(survey.stats()))
+        }
     }
 }
 
@@ -575,7 +585,18 @@ pub(crate) struct Rounded<D> {
     normalization: Normalization,
     normalized: TriMesh,
     dynamic: DynamicMesh,
+    /// The input's topology statistics, where the rounds surveyed it.
+    input_stats: Option<MeshStats>,
     during: D,
+}
+
+impl<D> Rounded<D> {
+    /// The input's statistics against the target length, and its topology
+    /// statistics where the rounds took them (from a survey of the input,
+    /// when its topology was on the device: [`InputTopology::On`]).
+    pub(crate) fn input_statistics(&self) -> (&Quality, Option<&MeshStats>) {
+        (&self.report.input, self.input_stats.as_ref())
+    }
 }
 
 impl<D: Send> Rounded<D> {
@@ -606,6 +627,7 @@ impl<D: Send> Rounded<D> {
             normalized,
             dynamic,
             during,
+            ..
         } = self;
         let exporting = Instant::now();
         let (mut output, sources) = dynamic.to_mesh_with_sources();

@@ -17,7 +17,7 @@ use crate::defects::{
     remove_duplicate_faces_with_topology,
 };
 use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, with_suffix, write_mesh};
-use crate::stats::{MeshStats, topology_stats, topology_stats_with};
+use crate::stats::{MeshStats, topology_stats_with};
 use crate::topology::Topology;
 
 /// Where an input comes from.
@@ -148,10 +148,10 @@ impl InputMesh {
     /// about non-manifold edges and vertices, which the operations leave
     /// as they are (the output check makes sure of it).
     pub fn defects(&self) -> (InputDefects, Option<String>) {
-        InputDefects::of(
+        InputDefects::with_stats(
             &self.name,
-            &self.mesh,
             topology_stats_with(&self.mesh, &self.topology),
+            count_zero_area(&self.mesh),
         )
     }
 }
@@ -201,18 +201,16 @@ pub struct Rejected {
 }
 
 impl InputDefects {
-    /// The defects of `mesh` (input `name`) from the host's survey of it
-    /// (`cavity::stats::topology_stats`), with a warning about its
-    /// non-manifold edges and vertices, as [`InputMesh::defects`]: for an
-    /// [`InputOn`], whose topology is on the device, on the host while
-    /// the device works.
-    pub fn surveyed(name: &str, mesh: &TriMesh) -> (InputDefects, Option<String>) {
-        InputDefects::of(name, mesh, topology_stats(mesh))
-    }
-
-    /// The defects of `mesh` (input `name`), whose topology statistics are
-    /// `stats`, with a warning about its non-manifold edges and vertices.
-    fn of(name: &str, mesh: &TriMesh, stats: MeshStats) -> (InputDefects, Option<String>) {
+    /// The defects of input `name`, whose topology statistics are `stats`
+    /// and whose faces of zero area number `zero_area_faces`, with a
+    /// warning about its non-manifold edges and vertices, as
+    /// [`InputMesh::defects`] gives them: for a caller that measured them
+    /// (the remeshing of an [`InputOn`], with the input's statistics).
+    pub fn with_stats(
+        name: &str,
+        stats: MeshStats,
+        zero_area_faces: usize,
+    ) -> (InputDefects, Option<String>) {
         let warning = (stats.non_manifold_edges + stats.non_manifold_vertices > 0).then(|| {
             format!(
                 "{name}: {} non-manifold edges (more than two faces) and {} non-manifold vertices (several fans) are kept as they are",
@@ -221,7 +219,7 @@ impl InputDefects {
         });
         let defects = InputDefects {
             stats,
-            zero_area_faces: count_zero_area(mesh),
+            zero_area_faces,
         };
         (defects, warning)
     }

@@ -86,7 +86,10 @@ pub fn partial_shared_bytes(threads: u32) -> usize {
 /// [`partial_shared_bytes`] of a launch in [`BOUNDS`]: (a GPU block's, a
 /// CPU-backend block's of one thread), as the host's launch takes it.
 pub fn partial_launch_bytes() -> (usize, usize) {
-    (partial_shared_bytes(BOUNDS.threads), partial_shared_bytes(1))
+    (
+        partial_shared_bytes(BOUNDS.threads),
+        partial_shared_bytes(1),
+    )
 }
 
 /// The items `[start, end)` of block `block` of `n` items in [`CHUNK`]s.

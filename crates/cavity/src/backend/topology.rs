@@ -237,7 +237,17 @@ impl<'a> TopologyOn<'a> {
         let grid = blocks(edges);
         let mut partials = b.zeros::<u32>(2 * grid as usize)?;
         let what = measure::LENGTH_SUM;
-        let params = (&d.ev, &d.ef_offsets, &positions, edges, what, 0.0, 0.0, 0.0, &mut partials);
+        let params = (
+            &d.ev,
+            &d.ef_offsets,
+            &positions,
+            edges,
+            what,
+            0.0,
+            0.0,
+            0.0,
+            &mut partials,
+        );
         b.launch::<EdgeMeasure>(grid, partial_launch_bytes(), params)?;
         let sum: f64 = b.read_partials(&partials, grid)?.into_iter().sum();
         Ok(sum / f64::from(edges))
