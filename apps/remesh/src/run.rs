@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::backend::{
-    Backend, BackendError, GpuSeconds, PlaceError, PlacedMesh, TopologyOn, beside,
+    Backend, BackendError, Exported, GpuSeconds, PlaceError, PlacedMesh, TopologyOn, beside,
 };
 use cavity::defects::{Measured, check_indices};
-use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
+use cavity::dynamic::{CapacityFactors, DynamicError};
 use cavity::normalize::Normalization;
 use cavity::stats::{MeshStats, Survey};
 use cavity::topology::Topology;
@@ -502,7 +502,7 @@ impl Prepared {
         // `during` on others.
         let ((ran, seconds), ((input_quality, input_stats), during)) = beside(
             || {
-                let ran = backend.run_placed(
+                let ran = backend.run_placed_exported(
                     dynamic,
                     |r| remesh_rounds(r, normalization.length(length), &settings, hooks),
                     |source| RemeshError::Run {
@@ -515,10 +515,11 @@ impl Prepared {
             },
             || rayon::join(|| input_quality(input, host, length), during),
         );
-        let (ran, dynamic) = ran?;
+        let (ran, exported) = ran?;
         // The input's statistics and `during` count where they held the
-        // rounds up.
+        // rounds up; the export is a stage of its own.
         let input_wait = start.elapsed().as_secs_f64() - seconds;
+        let seconds = seconds - exported.seconds;
         Ok(Rounded {
             report: RemeshReport {
                 length,
@@ -533,13 +534,13 @@ impl Prepared {
                 gpu_seconds: ran.gpu_seconds,
                 stages: Stages {
                     patch: patch_seconds,
-                    export: 0.0,
+                    export: exported.seconds,
                     statistics: input_wait,
                 },
             },
             normalization,
             normalized,
-            dynamic,
+            exported,
             input_stats,
             during,
         })
@@ -576,15 +577,15 @@ fn input_quality(
     }
 }
 
-/// A remeshing whose rounds ran ([`Prepared::rounds`]): the dynamic mesh
-/// on the host, the report but the output's statistics, and what `during`
+/// A remeshing whose rounds ran ([`Prepared::rounds`]): the output
+/// exported (normalized, its faces kept on the backend where it exported
+/// them), the report but the output's statistics, and what `during`
 /// returned.
-#[derive(Clone, Debug)]
 pub(crate) struct Rounded<D> {
     report: RemeshReport,
     normalization: Normalization,
     normalized: TriMesh,
-    dynamic: DynamicMesh,
+    exported: Exported,
     /// The input's topology statistics, where the rounds surveyed it.
     input_stats: Option<MeshStats>,
     during: D,
@@ -625,14 +626,20 @@ impl<D: Send> Rounded<D> {
             mut report,
             normalization,
             normalized,
-            dynamic,
+            exported,
             during,
             ..
         } = self;
-        let exporting = Instant::now();
-        let (mut output, sources) = dynamic.to_mesh_with_sources();
+        let restoring = Instant::now();
+        let Exported {
+            mesh: mut output,
+            sources,
+            faces_on,
+            ..
+        } = exported;
         normalization.restore_from(&mut output, &sources, input, &normalized);
-        report.stages.export = exporting.elapsed().as_secs_f64();
+        drop(sources);
+        report.stages.export += restoring.elapsed().as_secs_f64();
         let statistics = Instant::now();
         let length = report.length;
         // The output's survey and statistics on the backend (on the host
@@ -640,7 +647,7 @@ impl<D: Send> Rounded<D> {
         // what `then` returned, while the output is written.
         let (surveyed, written) = beside(
             || {
-                let (stats, quality) = match measured_on(backend, &output, length) {
+                let (stats, quality) = match measured_on(backend, &output, faces_on, length) {
                     Ok(measured) => measured,
                     // An output of invalid faces (a bug) has no statistics:
                     // its check rejects it for its faces.
@@ -674,15 +681,16 @@ impl<D: Send> Rounded<D> {
 }
 
 /// The topology statistics and table-4 statistics of `output` against
-/// `length`, surveyed on `backend` (`Backend::survey`,
-/// [`Quality::on_survey`]); the survey's device memory is given back
-/// before they return.
+/// `length`, surveyed on `backend` (`Backend::survey_with`, from its
+/// faces where `faces_on` holds them there; [`Quality::on_survey`]); the
+/// survey's device memory is given back before they return.
 fn measured_on(
     backend: &Backend,
     output: &TriMesh,
+    faces_on: Option<cavity::backend::buffer::Buffer<u32>>,
     length: f64,
 ) -> Result<(MeshStats, Quality), BackendError> {
-    let survey = backend.survey(output)?;
+    let survey = backend.survey_with(output, faces_on)?;
     let quality = Quality::on_survey(backend, output, &survey, length)?;
     Ok((survey.stats().clone(), quality))
 }

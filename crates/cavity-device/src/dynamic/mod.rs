@@ -10,6 +10,7 @@ pub mod fill;
 pub mod gather;
 pub mod global;
 pub mod hash;
+pub mod indexed;
 pub mod layout;
 pub mod lock;
 pub mod migrate;

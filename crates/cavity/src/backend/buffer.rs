@@ -18,7 +18,7 @@ use cavity_device::array::{
     AddChunkOffsets, BOUNDS, CompactMarked, CountBits, In, InOut, Ins, ListBits, ScanChunks, Word,
     blocks, scan,
 };
-use cavity_device::kernel::CheckedKernel;
+use cavity_device::kernel::{CheckedKernel, Kernel};
 
 use super::Backend;
 use super::cuda::kernel_args::KernelArgs;
@@ -71,6 +71,14 @@ impl<T: Element> Buffer<T> {
             Inner::Gpu(slice, _, _) => Some(slice),
             Inner::Host(_) => None,
         }
+    }
+
+    /// Its address as a kernel's raw `u64` parameter takes it
+    /// ([`Backend::launch_raw`]): the device address on the GPU, the host
+    /// array's on the CPU backend. Borrowed mutably, as the kernel may
+    /// write through it.
+    pub(crate) fn raw_addr(&mut self) -> u64 {
+        self.view_mut().addr
     }
 
     /// All of it, lent shared: a kernel's [`In`] ([`Backend::launch`]).
@@ -449,6 +457,42 @@ impl Backend {
                 // after the work queued before, so the views outlive the
                 // launch; the shared memory is the one the kernel was
                 // loaded with.
+                unsafe { gpu.launch(&kernel, grid, params) }?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Launches kernel `K`, whose parameters are raw addresses (a dynamic
+    /// mesh's arrays, [`Buffer::raw_addr`]s) rather than views, on `grid`
+    /// blocks with `smem` bytes of shared memory (for the GPU's blocks
+    /// and for the CPU backend's one-thread blocks).
+    ///
+    /// # Safety
+    /// `params` keep `K`'s contract (its declaration's `# Safety`) on this
+    /// backend's memory: every address they hold is this backend's and
+    /// stays live until the launch completes (on the GPU, until the work
+    /// queued on its stream does).
+    ///
+    /// # Errors
+    /// On the GPU, [`BackendError::NoSuchKernel`] when the kernel's PTX was
+    /// not added, a shared-memory or driver error.
+    pub(crate) unsafe fn launch_raw<K: Kernel>(
+        &self,
+        grid: u32,
+        (smem, cpu_smem): (usize, usize),
+        params: K::Params,
+    ) -> Result<(), BackendError>
+    where
+        K::Params: KernelArgs,
+    {
+        match self {
+            // SAFETY: the caller's contract.
+            Backend::Cpu(cpu) => unsafe { cpu.launch::<K>(grid, cpu_smem, params) },
+            Backend::Cuda(gpu) => {
+                let kernel = gpu.load::<K>(smem)?;
+                // SAFETY: the caller's contract; the shared memory is the
+                // one the kernel was loaded with.
                 unsafe { gpu.launch(&kernel, grid, params) }?;
             }
         }

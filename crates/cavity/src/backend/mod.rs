@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod cpu;
 pub mod cuda;
 pub mod error;
+pub mod export;
 pub mod landing;
 pub mod partition;
 pub mod patch_build;
@@ -19,6 +20,7 @@ pub mod topology;
 
 pub use cuda::GpuSeconds;
 pub use error::BackendError;
+pub use export::Exported;
 pub use landing::Landing;
 pub use partition::{PartitionError, PartitionRounds};
 pub use placed::{PlaceError, PlacedMesh};

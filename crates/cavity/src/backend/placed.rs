@@ -9,6 +9,8 @@
 
 use std::sync::Arc;
 
+use cudarc::driver::CudaSlice;
+
 use cavity_device::dynamic::fill::{
     FAILED_HEADER, FAILED_TABLE, FillAttributes, FillSlots, failed_table,
 };
@@ -90,6 +92,32 @@ impl PlacedMesh {
     /// Whether the layout is on the device.
     pub fn is_resident(&self) -> bool {
         self.resident.is_some()
+    }
+
+    /// The mesh as `b`'s rounds take it: its shell with the layout's
+    /// arrays where they lie on the GPU (as `b` is), else the mesh on the
+    /// host ([`PlacedMesh::into_host`]).
+    ///
+    /// # Errors
+    /// A failed copy.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn into_rounds(
+        self,
+        b: &Backend,
+    ) -> Result<(DynamicMesh, Option<[CudaSlice<u32>; 9]>), BackendError> {
+        match (b, self.resident) {
+            (Backend::Cuda(_), Some(arrays)) if arrays.iter().all(Buffer::is_on_gpu) => {
+                let slices = arrays.map(|a| a.into_gpu().expect("checked on the GPU above"));
+                Ok((self.mesh, Some(slices)))
+            }
+            (_, resident) => {
+                let placed = PlacedMesh {
+                    mesh: self.mesh,
+                    resident,
+                };
+                Ok((placed.into_host(b)?, None))
+            }
+        }
     }
 
     /// The mesh on the host: the layout copied back from the device where
@@ -413,20 +441,13 @@ impl Backend {
         driver: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, E>,
         copy_back: impl FnOnce(RunError) -> E,
     ) -> Result<(OnRounds<T>, DynamicMesh), E> {
-        match (self, placed.resident) {
-            (Backend::Cuda(gpu), Some(arrays)) if arrays.iter().all(Buffer::is_on_gpu) => {
-                let mut mesh = placed.mesh;
-                let slices = arrays.map(|a| a.into_gpu().expect("checked on the GPU above"));
+        match (self, placed.into_rounds(self)?) {
+            (Backend::Cuda(gpu), (mut mesh, Some(slices))) => {
                 let rounds = cuda::CudaRounds::with_resident(gpu, &mut mesh, slices, true)?;
                 let ran = drive(AnyRounds::Cuda(Box::new(rounds)), driver, copy_back)?;
                 Ok((ran, mesh))
             }
-            (_, resident) => {
-                let placed = PlacedMesh {
-                    mesh: placed.mesh,
-                    resident,
-                };
-                let mut mesh = placed.into_host(self)?;
+            (_, (mut mesh, _)) => {
                 let ran = self.run_rounds(&mut mesh, driver, copy_back)?;
                 Ok((ran, mesh))
             }

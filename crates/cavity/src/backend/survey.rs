@@ -128,13 +128,29 @@ impl Backend {
     /// [`BackendError::TooLarge`] past 32-bit counts; a failed allocation,
     /// launch or copy.
     pub fn survey(&self, mesh: &TriMesh) -> Result<SurveyOn, BackendError> {
+        self.survey_with(mesh, None)
+    }
+
+    /// [`Backend::survey`] of `mesh` whose faces this backend holds
+    /// already as `faces_on` (three words a face in `mesh`'s order, as an
+    /// export leaves them: `Exported::faces_on`), read where they lie
+    /// rather than uploaded again (uploaded where `faces_on` is `None` or
+    /// of another length).
+    ///
+    /// # Errors
+    /// As [`Backend::survey`].
+    pub fn survey_with(
+        &self,
+        mesh: &TriMesh,
+        faces_on: Option<Buffer<u32>>,
+    ) -> Result<SurveyOn, BackendError> {
         // Checked once, for the components' search beside the device and
         // the topology's build.
         indices_in_range(mesh)?;
         let nv = mesh.num_vertices();
         let (surveyed, roots) = std::thread::scope(|scope| {
             let roots = scope.spawn(|| vertex_sets(nv, &mesh.faces).roots());
-            let surveyed = self.survey_device(mesh);
+            let surveyed = self.survey_device(mesh, faces_on);
             let roots = roots
                 .join()
                 .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -174,6 +190,7 @@ impl Backend {
     fn survey_device(
         &self,
         mesh: &TriMesh,
+        faces_on: Option<Buffer<u32>>,
     ) -> Result<
         (
             TopologyOn<'static>,
@@ -185,7 +202,7 @@ impl Backend {
         ),
         BackendError,
     > {
-        let topology = self.build_topology_in_range(mesh)?;
+        let topology = self.build_topology_in_range(mesh, faces_on)?;
         let d = relations(&topology);
         let fv = d.fv.as_ref().expect("built from the faces");
         let (nv, edges) = (

@@ -344,14 +344,17 @@ impl Backend {
         // An index past the vertices would be counted into the offsets'
         // last word and go unnoticed until positions are read.
         indices_in_range(mesh)?;
-        self.build_topology_in_range(mesh)
+        self.build_topology_in_range(mesh, None)
     }
 
     /// [`Backend::build_topology`] of a mesh whose indices were checked
-    /// ([`indices_in_range`]).
+    /// ([`indices_in_range`]), from `faces_on`, its faces on this backend
+    /// (three words a face), where they lie there already (else they are
+    /// uploaded).
     pub(crate) fn build_topology_in_range(
         &self,
         mesh: &TriMesh,
+        faces_on: Option<Buffer<u32>>,
     ) -> Result<TopologyOn<'static>, BackendError> {
         let nv = mesh.num_vertices();
         let corners = mesh.num_faces() * 3;
@@ -360,7 +363,10 @@ impl Backend {
             .ok()
             .filter(|&v| v < u32::MAX)
             .ok_or_else(|| too_large(nv))?;
-        let fv = self.upload(mesh.faces.as_flattened())?;
+        let fv = match faces_on {
+            Some(fv) if fv.len() == corners => fv,
+            _ => self.upload(mesh.faces.as_flattened())?,
+        };
         // VF: counts, their scan, the fill, each row sorted.
         let mut vf_offsets = self.zeros::<u32>(nv + 1)?;
         self.launch::<CountCorners>(blocks(c), (0, 0), (&fv, c, &mut vf_offsets))?;

@@ -59,6 +59,16 @@ pub struct CpuRounds<'a> {
 }
 
 impl<'a> CpuRounds<'a> {
+    /// The mesh's host arrays, as its kernels take them.
+    pub(crate) fn raw(&mut self) -> cavity_device::dynamic::layout::RawDynamicMesh {
+        self.mesh.raw()
+    }
+
+    /// The mesh's input counts of vertices, edges and faces.
+    pub(crate) fn inputs(&self) -> [u32; 3] {
+        crate::backend::export::input_counts(self.mesh)
+    }
+
     /// Rounds on `mesh` with the deterministic schedule.
     pub fn new(mesh: &'a mut DynamicMesh) -> Self {
         CpuRounds::with_backend(mesh, CpuBackend::new())

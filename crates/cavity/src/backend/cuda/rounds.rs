@@ -364,6 +364,21 @@ impl<'a> CudaRounds<'a> {
         }
     }
 
+    /// The mesh's arrays on the device, as its kernels take them.
+    pub(crate) fn raw(&self) -> RawDynamicMesh {
+        self.raw
+    }
+
+    /// The mesh's input counts of vertices, edges and faces.
+    pub(crate) fn inputs(&self) -> [u32; 3] {
+        crate::backend::export::input_counts(self.mesh)
+    }
+
+    /// Whether these rounds run on `gpu`.
+    pub(crate) fn runs_on(&self, gpu: &CudaBackend) -> bool {
+        std::ptr::eq(self.gpu, gpu)
+    }
+
     /// Reads snapshot `snap` and keeps its buffers for reuse.
     fn read_snapshot(&mut self, mut snap: Snapshot) -> Result<Status, RunError> {
         let status = snap
