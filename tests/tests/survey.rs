@@ -1,6 +1,7 @@
 //! The survey taken by a backend (`Backend::survey`, the kernels of
 //! `cavity_device::survey`) against the host's: its topology statistics
-//! equal `topology_stats`, and the remeshing's quality statistics measured
+//! equal `topology_stats`, its components the host's union-find's (each
+//! vertex's root, and the vertices of small ones), and the remeshing's quality statistics measured
 //! from it (`Quality::on_survey`) equal `Quality::of` but for the rounding
 //! of the mean edge length and the angles: generated meshes (grids with
 //! holes, fans, non-manifold edges, isolated vertices, several components,
@@ -29,6 +30,33 @@ fn check(mesh: &TriMesh, backend: &Backend, target: f64) -> Result<(), String> {
     let expected = topology_stats(mesh);
     if *survey.stats() != expected {
         return Err(format!("statistics {:?}, not {expected:?}", survey.stats()));
+    }
+    // The components: each vertex's root, and the vertices of small ones.
+    let roots = cavity::stats::Survey::new(mesh).roots;
+    if survey.roots(backend).map_err(|e| e.to_string())? != roots {
+        return Err("the components' roots differ from the host's".into());
+    }
+    let mut size = vec![0usize; mesh.num_vertices()];
+    for t in &mesh.faces {
+        size[roots[t[0] as usize] as usize] += 1;
+    }
+    for below in [1, 2, 5, 1000] {
+        let small: Vec<u32> = roots
+            .iter()
+            .map(|&r| u32::from(size[r as usize] > 0 && size[r as usize] < below))
+            .collect();
+        let marks = survey
+            .small_components(backend, below)
+            .map_err(|e| e.to_string())?;
+        let marks = match marks {
+            Some(m) => backend
+                .read_back(&m, mesh.num_vertices())
+                .map_err(|e| e.to_string())?,
+            None => vec![0; mesh.num_vertices()],
+        };
+        if marks != small {
+            return Err(format!("the components of fewer than {below} faces differ"));
+        }
     }
     let on = Quality::on_survey(backend, mesh, &survey, target).map_err(|e| e.to_string())?;
     let host = Quality::of(mesh, target);

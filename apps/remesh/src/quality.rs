@@ -165,23 +165,6 @@ fn component_sizes(mesh: &TriMesh, roots: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// Per vertex, 1 when it lies in a component of fewer than
-/// [`DEBRIS_FACES`] faces (`roots` as in [`root_face_counts`]); `None`
-/// when no component with a face is that small.
-fn debris_vertices(mesh: &TriMesh, roots: &[u32]) -> Option<Vec<u32>> {
-    let size = root_face_counts(mesh, roots);
-    let small = |s: u32| s > 0 && (s as usize) < DEBRIS_FACES;
-    if !size.par_iter().any(|&s| small(s)) {
-        return None;
-    }
-    Some(
-        roots
-            .par_iter()
-            .map(|&r| u32::from(small(size[r as usize])))
-            .collect(),
-    )
-}
-
 impl Quality {
     /// The statistics of `mesh` against target length `target` (model
     /// units, positive).
@@ -275,7 +258,7 @@ impl Quality {
         let zero = ZERO_LENGTH * bounding_diagonal(mesh);
         let lengths = survey.edge_lengths(backend, (0.8 * target, 4.0 / 3.0 * target), zero)?;
         let valences = survey.valences(backend)?;
-        let debris = debris_vertices(mesh, survey.roots());
+        let debris = survey.small_components(backend, DEBRIS_FACES)?;
         let edges = stats.edges;
         let faces = stats.faces;
         Ok(Quality {
@@ -290,7 +273,7 @@ impl Quality {
             mean_valence: valences.sum as f64 / valences.used.max(1) as f64,
             min_angle: survey.smallest_angle(backend)?,
             in_band: lengths.in_band as f64 / edges.max(1) as f64,
-            min_angle_away: survey.smallest_angle_away(backend, SHARP_CORNER, debris.as_deref())?,
+            min_angle_away: survey.smallest_angle_away(backend, SHARP_CORNER, debris.as_ref())?,
             zero_area: survey.zero_area_faces(backend, ZERO_HEIGHT)?,
             zero_length: lengths.zero_length,
             boundary_loops: stats.boundary_loops,

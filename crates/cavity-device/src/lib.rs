@@ -72,6 +72,7 @@
 pub mod array;
 pub mod attribute;
 pub mod block;
+pub mod components;
 pub mod dynamic;
 pub mod export;
 pub mod flip;

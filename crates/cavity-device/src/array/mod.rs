@@ -373,6 +373,20 @@ impl InOut<u32> {
         self.words(i).fetch_max(i, v)
     }
 
+    /// Atomically lowers word `i` to `v` if `v` is smaller; returns the
+    /// old value.
+    #[inline(always)]
+    pub fn fetch_min(&self, i: u32, v: u32) -> u32 {
+        self.words(i).fetch_min(i, v)
+    }
+
+    /// Atomically replaces word `i` by `new` where it holds `current`;
+    /// returns the value found.
+    #[inline(always)]
+    pub fn compare_exchange(&self, i: u32, current: u32, new: u32) -> u32 {
+        self.words(i).compare_exchange(i, current, new)
+    }
+
     /// Atomically ors `v` into word `i`, returning nothing: on the GPU a
     /// reduction of device scope, for marks many threads set and none
     /// reads in the same launch.

@@ -197,6 +197,13 @@ impl GlobalU32 {
         self.at(i).fetch_max(v, Ordering::Relaxed)
     }
 
+    /// Atomically lowers entry `i` to `v` if `v` is smaller; returns the
+    /// old value.
+    #[inline(always)]
+    pub fn fetch_min(&self, i: u32, v: u32) -> u32 {
+        self.at(i).fetch_min(v, Ordering::Relaxed)
+    }
+
     /// Atomically replaces `v`; returns the old value.
     #[inline(always)]
     pub fn swap(&self, i: u32, v: u32) -> u32 {

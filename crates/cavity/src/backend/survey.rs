@@ -2,20 +2,23 @@
 //! there (`Backend::build_topology`), then what the host's
 //! [`Survey`](crate::stats::Survey) finds around each vertex (valence,
 //! boundary edges, fans) counted by the kernels of
-//! `cavity_device::survey`, on either backend from one source; the
-//! components (sets of vertices joined through faces) are found on the
-//! host meanwhile. The result, [`SurveyOn`], gives the mesh's topology
+//! `cavity_device::survey`, and its components (sets of vertices joined
+//! through faces) found by those of `cavity_device::components`, on either
+//! backend from one source. The result, [`SurveyOn`], gives the mesh's topology
 //! statistics ([`MeshStats`], equal to `cavity::stats::topology_stats`)
 //! and the measures of an output's quality statistics (the dynamic
 //! paper's table 4, section 6.3: edge lengths, valences, angles, faces of
 //! zero area), each a reduction on the device read back as a few numbers,
 //! so that an output's check and statistics need no survey of it on the
-//! host (the host's passes left: the components, the boundary loops'
-//! join, and what a caller adds, such as the bounding box).
+//! host (the host's passes left: the boundary loops' join, and what a
+//! caller adds, such as the bounding box).
 
 use rayon::prelude::*;
 
 use cavity_device::array::{blocks, partial_launch_bytes};
+use cavity_device::components::{
+    CountComponentFaces, FlattenSets, MarkSmallComponents, StartSets, UniteCorners,
+};
 use cavity_device::survey::{
     CountEdgeEnds, CountFans, EdgeMeasure, FaceMeasure, ListBoundaryEdges, SharpCorners,
     VertexMeasure, measure,
@@ -26,19 +29,35 @@ use super::buffer::Buffer;
 use super::error::BackendError;
 use super::topology::{Relations, TopologyOn, indices_in_range};
 use crate::TriMesh;
-use crate::components::{ConcurrentSets, count_roots, vertex_sets};
+use crate::components::ConcurrentSets;
 use crate::stats::MeshStats;
 
 /// A mesh surveyed by a backend ([`Backend::survey`]; see the
-/// [module](self)): its relations, positions and per-vertex counts in the
-/// backend's buffers, its components and topology statistics on the host.
+/// [module](self)): its relations, positions, per-vertex counts and
+/// components in the backend's buffers, its topology statistics on the
+/// host.
 pub struct SurveyOn {
     topology: TopologyOn<'static>,
     positions: Buffer<f32>,
     valence: Buffer<u32>,
     boundary_at: Buffer<u32>,
-    roots: Vec<u32>,
+    /// Each vertex's root: the smallest vertex of its component.
+    roots: Buffer<u32>,
     stats: MeshStats,
+}
+
+/// What the device's part of a survey leaves ([`Backend::survey_device`]).
+struct Surveyed {
+    topology: TopologyOn<'static>,
+    positions: Buffer<f32>,
+    valence: Buffer<u32>,
+    boundary_at: Buffer<u32>,
+    roots: Buffer<u32>,
+    /// Isolated vertices, vertices of several fans, boundary edges,
+    /// non-manifold edges, components.
+    counts: [usize; 5],
+    /// The boundary edges.
+    boundary: Vec<[u32; 2]>,
 }
 
 /// The lengths of a mesh's unique edges ([`SurveyOn::edge_lengths`]), in
@@ -119,8 +138,8 @@ impl Backend {
     /// backend: its topology built by `Backend::build_topology`, each
     /// vertex's valence, boundary edges and fans counted there, its
     /// boundary edges listed and read back (the host joins them into
-    /// loops), and its components found on the host meanwhile (a parallel
-    /// union-find, `cavity::components`). Its [`SurveyOn::stats`] equal
+    /// loops), and its components found there (a concurrent union-find,
+    /// `cavity_device::components`). Its [`SurveyOn::stats`] equal
     /// `cavity::stats::topology_stats(mesh)`.
     ///
     /// # Errors
@@ -144,20 +163,25 @@ impl Backend {
         mesh: &TriMesh,
         faces_on: Option<Buffer<u32>>,
     ) -> Result<SurveyOn, BackendError> {
-        // Checked once, for the components' search beside the device and
-        // the topology's build.
+        // Checked once, for the topology's build and the components.
         indices_in_range(mesh)?;
         let nv = mesh.num_vertices();
-        let (surveyed, roots) = std::thread::scope(|scope| {
-            let roots = scope.spawn(|| vertex_sets(nv, &mesh.faces).roots());
-            let surveyed = self.survey_device(mesh, faces_on);
-            let roots = roots
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (surveyed, roots)
-        });
-        let (topology, positions, valence, boundary_at, counts, boundary) = surveyed?;
-        let [isolated, many_fans, boundary_edges, non_manifold_edges] = counts;
+        let Surveyed {
+            topology,
+            positions,
+            valence,
+            boundary_at,
+            roots,
+            counts,
+            boundary,
+        } = self.survey_device(mesh, faces_on)?;
+        let [
+            isolated,
+            many_fans,
+            boundary_edges,
+            non_manifold_edges,
+            components,
+        ] = counts;
         let boundary_loops = boundary_loops(nv, boundary);
         let edges = topology.num_edges();
         let stats = MeshStats {
@@ -165,7 +189,7 @@ impl Backend {
             edges,
             faces: mesh.num_faces(),
             isolated_vertices: isolated,
-            components: count_roots(&roots),
+            components,
             boundary_edges,
             boundary_loops,
             non_manifold_edges,
@@ -183,25 +207,14 @@ impl Backend {
     }
 
     /// The device's part of [`Backend::survey`]: the topology, the
-    /// positions, the valences and boundary counts, the counts of isolated
-    /// vertices, vertices of several fans, boundary and non-manifold
-    /// edges, and the boundary edges.
-    #[allow(clippy::type_complexity)]
+    /// positions, the valences and boundary counts, the components, the
+    /// counts of isolated vertices, vertices of several fans, boundary and
+    /// non-manifold edges and components, and the boundary edges.
     fn survey_device(
         &self,
         mesh: &TriMesh,
         faces_on: Option<Buffer<u32>>,
-    ) -> Result<
-        (
-            TopologyOn<'static>,
-            Buffer<f32>,
-            Buffer<u32>,
-            Buffer<u32>,
-            [usize; 4],
-            Vec<[u32; 2]>,
-        ),
-        BackendError,
-    > {
+    ) -> Result<Surveyed, BackendError> {
         let topology = self.build_topology_in_range(mesh, faces_on)?;
         let d = relations(&topology);
         let fv = d.fv.as_ref().expect("built from the faces");
@@ -259,8 +272,41 @@ impl Backend {
         self.launch::<ListBoundaryEdges>(blocks(edges), (0, 0), params)?;
         let words = self.read_back(&list, list.len())?;
         let boundary = words[1..].as_chunks::<2>().0.to_vec();
-        let counts = [isolated, many_fans, boundary_edges, non_manifold_edges];
-        Ok((topology, positions, valence, boundary_at, counts, boundary))
+        let (roots, components) = self.components(fv, nv, count32(mesh.num_faces())?)?;
+        Ok(Surveyed {
+            topology,
+            positions,
+            valence,
+            boundary_at,
+            roots,
+            counts: [
+                isolated,
+                many_fans,
+                boundary_edges,
+                non_manifold_edges,
+                components,
+            ],
+            boundary,
+        })
+    }
+
+    /// The components of `nv` vertices joined through the `faces` faces
+    /// `fv` (three vertices each): each vertex's root (the smallest vertex
+    /// of its component, as `cavity::components::ConcurrentSets::roots`),
+    /// and their number.
+    fn components(
+        &self,
+        fv: &Buffer<u32>,
+        nv: u32,
+        faces: u32,
+    ) -> Result<(Buffer<u32>, usize), BackendError> {
+        let mut roots = self.zeros::<u32>(nv as usize)?;
+        let mut count = self.zeros::<u32>(1)?;
+        self.launch::<StartSets>(blocks(nv), (0, 0), (nv, &mut roots))?;
+        self.launch::<UniteCorners>(blocks(faces), (0, 0), (fv, faces, &mut roots))?;
+        self.launch::<FlattenSets>(blocks(nv), (0, 0), (nv, &mut roots, &mut count))?;
+        let components = self.element(&count, 0)? as usize;
+        Ok((roots, components))
     }
 }
 
@@ -272,9 +318,36 @@ impl SurveyOn {
     }
 
     /// Per vertex: the smallest vertex of its component (faces join their
-    /// corners), as `cavity::stats::Survey::roots`.
-    pub fn roots(&self) -> &[u32] {
-        &self.roots
+    /// corners), as `cavity::stats::Survey::roots`, read back.
+    ///
+    /// # Errors
+    /// A failed copy.
+    pub fn roots(&self, b: &Backend) -> Result<Vec<u32>, BackendError> {
+        b.read_back(&self.roots, self.roots.len())
+    }
+
+    /// Per vertex, 1 where its component has at least one face and fewer
+    /// than `below` (debris beside a scan), else 0; `None` where no vertex
+    /// is marked. Counted on the backend (`cavity_device::components`).
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn small_components(
+        &self,
+        b: &Backend,
+        below: usize,
+    ) -> Result<Option<Buffer<u32>>, BackendError> {
+        let d = relations(&self.topology);
+        let fv = d.fv.as_ref().expect("built from the faces");
+        let (nv, faces) = (count32(self.stats.vertices)?, count32(self.stats.faces)?);
+        let below = u32::try_from(below).unwrap_or(u32::MAX);
+        let mut size = b.zeros::<u32>(nv as usize)?;
+        let params = (fv, &self.roots, faces, &mut size);
+        b.launch::<CountComponentFaces>(blocks(faces), (0, 0), params)?;
+        let mut marks = b.zeros::<u32>(nv as usize + 1)?;
+        let params = (&self.roots, &size, nv, below, &mut marks);
+        b.launch::<MarkSmallComponents>(blocks(nv), (0, 0), params)?;
+        Ok((b.element(&marks, nv as usize)? != 0).then_some(marks))
     }
 
     /// The lengths of the unique edges: extremes, sum, the edges within
@@ -371,22 +444,23 @@ impl SurveyOn {
     /// The smallest interior angle, in degrees, of the faces with no
     /// vertex that is a sharp boundary corner (on a boundary edge, and
     /// either not on exactly two or with its faces' angles summing to less
-    /// than `sharp_degrees`) or `excluded` (per vertex; `None`: none);
+    /// than `sharp_degrees`) or `excluded` (a flag per vertex on the
+    /// backend, as [`SurveyOn::small_components`] gives; `None`: none);
     /// 180 for no such face.
     ///
     /// # Errors
     /// A failed allocation, launch or copy.
     ///
     /// # Panics
-    /// When `excluded` is not one flag per vertex.
+    /// When `excluded` holds fewer flags than vertices.
     pub fn smallest_angle_away(
         &self,
         b: &Backend,
         sharp_degrees: f64,
-        excluded: Option<&[u32]>,
+        excluded: Option<&Buffer<u32>>,
     ) -> Result<f64, BackendError> {
         if let Some(e) = excluded {
-            assert_eq!(e.len(), self.stats.vertices, "one flag per vertex");
+            assert!(e.len() >= self.stats.vertices, "a flag per vertex");
         }
         let d = relations(&self.topology);
         let fv = d.fv.as_ref().expect("built from the faces");
@@ -402,8 +476,7 @@ impl SurveyOn {
             &mut sharp,
         );
         b.launch::<SharpCorners>(blocks(nv), (0, 0), params)?;
-        let excluded = excluded.map(|e| b.upload(e)).transpose()?;
-        let flags = [&sharp, excluded.as_ref().unwrap_or(&sharp)];
+        let flags = [&sharp, excluded.unwrap_or(&sharp)];
         self.face_measure(b, measure::ANGLE_MIN_AWAY, 0.0, Some(flags))
     }
 

@@ -643,6 +643,13 @@ pub fn stage_mesh_with(
         source,
     };
     let tmp = temp_file(parent_dir(path), path).map_err(io)?;
+    #[cfg(unix)]
+    if let Format::Ply(enc @ (PlyEncoding::BinaryLittleEndian | PlyEncoding::BinaryBigEndian)) =
+        format
+    {
+        ply::write_binary_at(tmp.as_file(), mesh, data, enc).map_err(io)?;
+        return StagedMesh::finish(tmp, path).map_err(io);
+    }
     {
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
         match format {

@@ -13,6 +13,7 @@
 //! binary paths differ only in how a value is decoded.
 
 use std::io::Write;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
@@ -887,13 +888,8 @@ fn walk_element(
     Ok(())
 }
 
-pub(super) fn write(
-    out: &mut (impl Write + Send),
-    mesh: &TriMesh,
-    data: VertexData<'_>,
-    encoding: PlyEncoding,
-) -> std::io::Result<()> {
-    let VertexData { normals, scalar } = data;
+/// The header of `mesh` written with `data` in `encoding`.
+fn written_header(mesh: &TriMesh, data: &VertexData<'_>, encoding: PlyEncoding) -> String {
     let format = match encoding {
         PlyEncoding::Ascii => "ascii",
         PlyEncoding::BinaryLittleEndian => "binary_little_endian",
@@ -903,26 +899,105 @@ pub(super) fn write(
         "ply\nformat {format} 1.0\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\n",
         mesh.positions.len()
     );
-    if normals.is_some() {
+    if data.normals.is_some() {
         head.push_str("property float nx\nproperty float ny\nproperty float nz\n");
     }
-    if let Some((name, _)) = scalar {
+    if let Some((name, _)) = data.scalar {
         head.push_str(&format!("property float {name}\n"));
     }
     head.push_str(&format!(
         "element face {}\nproperty list uchar int vertex_indices\nend_header\n",
         mesh.faces.len()
     ));
-    out.write_all(head.as_bytes())?;
-    let vertex = |v: usize| {
-        let n = normals.map(|n| n[v]);
-        let x = scalar.map(|(_, x)| x[v]);
-        mesh.positions[v]
-            .into_iter()
-            .chain(n.into_iter().flatten())
-            .chain(x)
-    };
+    head
+}
+
+/// The binary body of a PLY file: the bytes of ranges of vertices and of
+/// faces, so that the streamed and the positioned writers share them.
+struct BinaryBody<'a> {
+    mesh: &'a TriMesh,
+    data: VertexData<'a>,
+    big: bool,
+}
+
+impl BinaryBody<'_> {
+    /// Bytes of a face: its corner count and three `int`s.
+    const FACE_BYTES: usize = 13;
+
+    /// Bytes of a vertex.
+    fn vertex_bytes(&self) -> usize {
+        12 + self.data.normals.map_or(0, |_| 12) + self.data.scalar.map_or(0, |_| 4)
+    }
+
+    /// The vertices' bytes as they lie in memory, where they are the
+    /// file's (positions alone, little endian on a little-endian host).
+    fn vertices_as_stored(&self) -> Option<&[u8]> {
+        let d = &self.data;
+        (!self.big && d.normals.is_none() && d.scalar.is_none() && cfg!(target_endian = "little"))
+            .then(|| bytemuck::cast_slice(&self.mesh.positions))
+    }
+
+    /// Appends the bytes of vertices `r` to `buf`.
+    fn vertices(&self, r: Range<usize>, buf: &mut Vec<u8>) {
+        let per_vertex = self.vertex_bytes();
+        let (normals, scalar) = (self.data.normals, self.data.scalar);
+        let start = buf.len();
+        buf.resize(start + per_vertex * r.len(), 0);
+        for (v, bytes) in r.zip(buf[start..].chunks_exact_mut(per_vertex)) {
+            let n = normals.map(|n| n[v]);
+            let x = scalar.map(|(_, x)| x[v]);
+            let values = self.mesh.positions[v]
+                .into_iter()
+                .chain(n.into_iter().flatten())
+                .chain(x);
+            for (x, b) in values.zip(bytes.as_chunks_mut::<4>().0) {
+                *b = if self.big {
+                    x.to_be_bytes()
+                } else {
+                    x.to_le_bytes()
+                };
+            }
+        }
+    }
+
+    /// Appends the bytes of faces `r` to `buf`.
+    fn faces(&self, r: Range<usize>, buf: &mut Vec<u8>) {
+        let start = buf.len();
+        buf.resize(start + Self::FACE_BYTES * r.len(), 0);
+        for (f, bytes) in self.mesh.faces[r]
+            .iter()
+            .zip(buf[start..].as_chunks_mut::<13>().0)
+        {
+            bytes[0] = 3;
+            for (&i, b) in f.iter().zip(bytes[1..].as_chunks_mut::<4>().0) {
+                let i = i as i32;
+                *b = if self.big {
+                    i.to_be_bytes()
+                } else {
+                    i.to_le_bytes()
+                };
+            }
+        }
+    }
+}
+
+pub(super) fn write(
+    out: &mut (impl Write + Send),
+    mesh: &TriMesh,
+    data: VertexData<'_>,
+    encoding: PlyEncoding,
+) -> std::io::Result<()> {
+    out.write_all(written_header(mesh, &data, encoding).as_bytes())?;
     if encoding == PlyEncoding::Ascii {
+        let VertexData { normals, scalar } = data;
+        let vertex = |v: usize| {
+            let n = normals.map(|n| n[v]);
+            let x = scalar.map(|(_, x)| x[v]);
+            mesh.positions[v]
+                .into_iter()
+                .chain(n.into_iter().flatten())
+                .chain(x)
+        };
         write_chunked(out, mesh.positions.len(), |r, buf| {
             for v in r {
                 for (k, x) in vertex(v).enumerate() {
@@ -945,44 +1020,74 @@ pub(super) fn write(
             }
         });
     }
-    let big = encoding == PlyEncoding::BinaryBigEndian;
-    if !big && normals.is_none() && scalar.is_none() && cfg!(target_endian = "little") {
-        // The positions in memory are the vertex element's bytes.
-        out.write_all(bytemuck::cast_slice(&mesh.positions))?;
-    } else {
-        let per_vertex = 12 + normals.map_or(0, |_| 12) + scalar.map_or(0, |_| 4);
-        write_chunked(out, mesh.positions.len(), |r, buf| {
-            let start = buf.len();
-            buf.resize(start + per_vertex * r.len(), 0);
-            for (v, bytes) in r.zip(buf[start..].chunks_exact_mut(per_vertex)) {
-                for (x, b) in vertex(v).zip(bytes.as_chunks_mut::<4>().0) {
-                    *b = if big {
-                        x.to_be_bytes()
-                    } else {
-                        x.to_le_bytes()
-                    };
-                }
-            }
-        })?;
+    let body = BinaryBody {
+        mesh,
+        data,
+        big: encoding == PlyEncoding::BinaryBigEndian,
+    };
+    match body.vertices_as_stored() {
+        Some(bytes) => out.write_all(bytes)?,
+        None => write_chunked(out, mesh.positions.len(), |r, buf| body.vertices(r, buf))?,
     }
-    write_chunked(out, mesh.faces.len(), |r, buf| {
-        let start = buf.len();
-        buf.resize(start + 13 * r.len(), 0);
-        for (f, bytes) in mesh.faces[r]
-            .iter()
-            .zip(buf[start..].as_chunks_mut::<13>().0)
-        {
-            bytes[0] = 3;
-            for (&i, b) in f.iter().zip(bytes[1..].as_chunks_mut::<4>().0) {
-                let i = i as i32;
-                *b = if big {
-                    i.to_be_bytes()
-                } else {
-                    i.to_le_bytes()
-                };
+    write_chunked(out, mesh.faces.len(), |r, buf| body.faces(r, buf))
+}
+
+/// Elements a piece of [`write_binary_at`] holds.
+#[cfg(unix)]
+const PIECE: usize = 1 << 16;
+
+/// [`write`] of a binary `encoding` to `file` (empty) by positioned
+/// writes in parallel: the file's length is known from the header and
+/// the element counts, so the pieces of vertices and faces are formatted
+/// and written at their places by rayon's workers at once (one serial
+/// stream of writes caps a large binary file at one core's copying).
+#[cfg(unix)]
+pub(super) fn write_binary_at(
+    file: &std::fs::File,
+    mesh: &TriMesh,
+    data: VertexData<'_>,
+    encoding: PlyEncoding,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let head = written_header(mesh, &data, encoding);
+    let body = BinaryBody {
+        mesh,
+        data,
+        big: encoding == PlyEncoding::BinaryBigEndian,
+    };
+    let (nv, nf) = (mesh.positions.len(), mesh.faces.len());
+    let vertices_at = head.len() as u64;
+    let faces_at = vertices_at + (body.vertex_bytes() * nv) as u64;
+    file.set_len(faces_at + (BinaryBody::FACE_BYTES * nf) as u64)?;
+    file.write_all_at(head.as_bytes(), 0)?;
+    let stored = body.vertices_as_stored();
+    let (vertex_pieces, face_pieces) = (nv.div_ceil(PIECE), nf.div_ceil(PIECE));
+    (0..vertex_pieces + face_pieces)
+        .into_par_iter()
+        .with_max_len(1)
+        .try_for_each_init(Vec::new, |buf, k| {
+            buf.clear();
+            let piece = |k: usize, n: usize| k * PIECE..((k + 1) * PIECE).min(n);
+            if k < vertex_pieces {
+                let r = piece(k, nv);
+                let at = vertices_at + (body.vertex_bytes() * r.start) as u64;
+                match stored {
+                    Some(bytes) => {
+                        let per = body.vertex_bytes();
+                        file.write_all_at(&bytes[per * r.start..per * r.end], at)
+                    }
+                    None => {
+                        body.vertices(r, buf);
+                        file.write_all_at(buf, at)
+                    }
+                }
+            } else {
+                let r = piece(k - vertex_pieces, nf);
+                let at = faces_at + (BinaryBody::FACE_BYTES * r.start) as u64;
+                body.faces(r, buf);
+                file.write_all_at(buf, at)
             }
-        }
-    })
+        })
 }
 
 /// The error of face `index` of file `name` that `push_polygon` rejected
@@ -1331,6 +1436,43 @@ mod tests {
             let bytes = spec.bytes();
             same(&bytes).ok();
             same(&bytes[..cut.index(bytes.len() + 1)]).ok();
+        }
+
+        /// The positioned writer gives the streamed writer's bytes: any
+        /// number of vertices and faces (pieces of [`PIECE`] elements and
+        /// a last short one), normals and a scalar or not, either byte
+        /// order.
+        #[cfg(unix)]
+        #[test]
+        fn positioned_writes_equal_streamed(
+            vertices in prop_oneof![0usize..5, (PIECE - 2)..(PIECE + 3)],
+            faces in prop_oneof![0usize..5, (2 * PIECE - 1)..(2 * PIECE + 2)],
+            extra in 0usize..3,
+            big in any::<bool>(),
+        ) {
+            use std::io::Read;
+            let mesh = TriMesh {
+                positions: (0..vertices).map(|v| [v as f32, -0.5 * v as f32, 1e-3]).collect(),
+                faces: (0..faces as u32).map(|f| [f, f + 1, f.wrapping_mul(7)]).collect(),
+            };
+            let normals: Vec<[f32; 3]> = mesh.positions.iter().map(|p| [p[1], p[0], 1.0]).collect();
+            let scalar: Vec<f32> = (0..vertices).map(|v| v as f32 / 3.0).collect();
+            let data = || VertexData {
+                normals: (extra >= 1).then_some(&normals[..]),
+                scalar: (extra == 2).then_some(("u", &scalar[..])),
+            };
+            let encoding = if big {
+                PlyEncoding::BinaryBigEndian
+            } else {
+                PlyEncoding::BinaryLittleEndian
+            };
+            let mut streamed = Vec::new();
+            write(&mut streamed, &mesh, data(), encoding).unwrap();
+            let mut file = tempfile::tempfile().unwrap();
+            write_binary_at(&file, &mesh, data(), encoding).unwrap();
+            let mut positioned = Vec::new();
+            file.read_to_end(&mut positioned).unwrap();
+            prop_assert!(positioned == streamed, "{} bytes, streamed {}", positioned.len(), streamed.len());
         }
     }
 }
