@@ -29,7 +29,7 @@ use cavity::settings::{NamesSettings, Setting};
 use cavity::stats::topology_stats;
 
 use crate::phases::Hooks;
-use crate::run::{InputTopology, RemeshReport, plan_with_mean};
+use crate::run::{Device, InputTopology, RemeshReport, plan_with_mean};
 use crate::settings::{Layout, Phase, RemeshError, RemeshSettings};
 
 /// What the caller hears of a [`RemeshFile`] run, as it goes.
@@ -236,7 +236,7 @@ impl RemeshFile<'_> {
         let output = self.output;
         let finished = rounded.finish(
             &mesh,
-            &backend,
+            Device::Given(backend),
             |out| {
                 let writing = Instant::now();
                 let staged = stage_mesh(output, out, None, format);
@@ -252,12 +252,10 @@ impl RemeshFile<'_> {
                 (checked, checking.elapsed().as_secs_f64())
             },
         );
-        // The device is given back while the output is committed.
-        let peak_device_bytes = backend.peak_device_memory().ok().flatten();
-        let releasing = std::thread::spawn(move || drop(backend));
-        let (remeshed, (staged, write), (checked, check)) = finished;
-        // A failed release is the driver's and does not touch the output.
-        let _ = releasing.join();
+        // The device was given back once the output's survey was done.
+        let (remeshed, (staged, write), (checked, check), release) = finished;
+        let peak_device_bytes = release.peak_device_bytes;
+        release.wait();
         checked?;
         staged?.commit()?;
         Ok(FileRun {

@@ -412,7 +412,9 @@ impl Prepared {
         hooks: &mut Hooks<'_>,
     ) -> Result<Remeshed, RemeshError> {
         let rounded = self.rounds(input, InputTopology::Host(topology), backend, hooks, || ())?;
-        Ok(rounded.finish(input, backend, |_| (), |_, _, ()| ()).0)
+        Ok(rounded
+            .finish(input, Device::Lent(backend), |_| (), |_, _, ()| ())
+            .0)
     }
 
     /// Runs the prepared remeshing of `input` (the mesh given to
@@ -608,9 +610,12 @@ impl<D: Send> Rounded<D> {
     /// [`Quality::on_survey`]), and then `then(output, what its check
     /// reads, what during returned)`: the second half of
     /// [`Prepared::run`]. The CLI writes the output beside its destination
-    /// in `write` and checks it in `then`. Returns what both returned.
-    /// `input` is the mesh given to [`prepare`]. Where the backend fails
-    /// the survey, the host takes it (`cavity::stats::Survey`).
+    /// in `write` and checks it in `then`. Returns what both returned, and
+    /// the backend's release: a backend given ([`Device::Given`]) is
+    /// released on another thread once the survey's device work is done,
+    /// while the output is still written and checked. `input` is the mesh
+    /// given to [`prepare`]. Where the backend fails the survey, the host
+    /// takes it (`cavity::stats::Survey`).
     ///
     /// # Panics
     /// When `write` or `then` panics (the panic is resumed on the caller's
@@ -618,10 +623,10 @@ impl<D: Send> Rounded<D> {
     pub(crate) fn finish<W: Send, T>(
         self,
         input: &TriMesh,
-        backend: &Backend,
+        backend: Device<'_>,
         write: impl FnOnce(&TriMesh) -> W + Send,
         then: impl FnOnce(&TriMesh, Measured<'_>, D) -> T,
-    ) -> (Remeshed, W, T) {
+    ) -> (Remeshed, W, T, Release) {
         let Rounded {
             mut report,
             normalization,
@@ -647,7 +652,11 @@ impl<D: Send> Rounded<D> {
         // what `then` returned, while the output is written.
         let (surveyed, written) = beside(
             || {
-                let (stats, quality) = match measured_on(backend, &output, faces_on, length) {
+                let on = match &backend {
+                    Device::Lent(b) => *b,
+                    Device::Given(b) => b,
+                };
+                let (stats, quality) = match measured_on(on, &output, faces_on, length) {
                     Ok(measured) => measured,
                     // An output of invalid faces (a bug) has no statistics:
                     // its check rejects it for its faces.
@@ -659,16 +668,19 @@ impl<D: Send> Rounded<D> {
                     }
                 };
                 let seconds = statistics.elapsed().as_secs_f64();
+                // The device is done with: a backend given goes while the
+                // output is checked and written.
+                let release = backend.release();
                 let measured = Measured {
                     stats: &stats,
                     zero_area_faces: quality.zero_area,
                 };
                 let checked = then(&output, measured, during);
-                (stats, quality, seconds, checked)
+                (stats, quality, seconds, checked, release)
             },
             || write(&output),
         );
-        let (stats, output_quality, statistics_seconds, checked) = surveyed;
+        let (stats, output_quality, statistics_seconds, checked, release) = surveyed;
         report.output = output_quality;
         report.stages.statistics += statistics_seconds;
         let remeshed = Remeshed {
@@ -676,7 +688,52 @@ impl<D: Send> Rounded<D> {
             stats,
             report,
         };
-        (remeshed, written, checked)
+        (remeshed, written, checked, release)
+    }
+}
+
+/// The backend [`Rounded::finish`] surveys the output on.
+pub(crate) enum Device<'a> {
+    /// The caller's, kept.
+    Lent(&'a Backend),
+    /// Given to be released (its device memory and context) once the
+    /// survey's device work is done.
+    Given(Backend),
+}
+
+impl Device<'_> {
+    /// Starts the release of a given backend on another thread, after
+    /// reading its peak device memory; a lent one stays.
+    fn release(self) -> Release {
+        match self {
+            Device::Lent(b) => Release {
+                peak_device_bytes: b.peak_device_memory().ok().flatten(),
+                releasing: None,
+            },
+            Device::Given(b) => Release {
+                peak_device_bytes: b.peak_device_memory().ok().flatten(),
+                releasing: Some(std::thread::spawn(move || drop(b))),
+            },
+        }
+    }
+}
+
+/// A backend's release started by [`Rounded::finish`].
+pub(crate) struct Release {
+    /// Bytes of device memory the backend held at once at most
+    /// (`Backend::peak_device_memory`), read before its release.
+    pub(crate) peak_device_bytes: Option<u64>,
+    /// The thread dropping a given backend.
+    releasing: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Release {
+    /// Waits for the release to end (a failed one is the driver's and
+    /// touches no output).
+    pub(crate) fn wait(self) {
+        if let Some(releasing) = self.releasing {
+            let _ = releasing.join();
+        }
     }
 }
 

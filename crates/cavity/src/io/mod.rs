@@ -10,6 +10,7 @@
 //! ([`remove_temporary_files`]); errors name the destination, never the
 //! temporary file.
 
+mod mapped;
 mod obj;
 mod off;
 mod ply;
@@ -643,11 +644,11 @@ pub fn stage_mesh_with(
         source,
     };
     let tmp = temp_file(parent_dir(path), path).map_err(io)?;
-    #[cfg(unix)]
+    // A binary PLY file is written mapped, in parallel, where it can be.
     if let Format::Ply(enc @ (PlyEncoding::BinaryLittleEndian | PlyEncoding::BinaryBigEndian)) =
         format
+        && ply::write_binary_mapped(tmp.as_file(), mesh, data, enc).map_err(io)?
     {
-        ply::write_binary_at(tmp.as_file(), mesh, data, enc).map_err(io)?;
         return StagedMesh::finish(tmp, path).map_err(io);
     }
     {

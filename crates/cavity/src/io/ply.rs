@@ -913,7 +913,8 @@ fn written_header(mesh: &TriMesh, data: &VertexData<'_>, encoding: PlyEncoding) 
 }
 
 /// The binary body of a PLY file: the bytes of ranges of vertices and of
-/// faces, so that the streamed and the positioned writers share them.
+/// faces, which the streamed ([`write`]) and the mapped
+/// ([`write_binary_mapped`]) writers share.
 struct BinaryBody<'a> {
     mesh: &'a TriMesh,
     data: VertexData<'a>,
@@ -937,13 +938,10 @@ impl BinaryBody<'_> {
             .then(|| bytemuck::cast_slice(&self.mesh.positions))
     }
 
-    /// Appends the bytes of vertices `r` to `buf`.
-    fn vertices(&self, r: Range<usize>, buf: &mut Vec<u8>) {
-        let per_vertex = self.vertex_bytes();
+    /// The bytes of vertices `r` into `out` (exactly their length).
+    fn vertices(&self, r: Range<usize>, out: &mut [u8]) {
         let (normals, scalar) = (self.data.normals, self.data.scalar);
-        let start = buf.len();
-        buf.resize(start + per_vertex * r.len(), 0);
-        for (v, bytes) in r.zip(buf[start..].chunks_exact_mut(per_vertex)) {
+        for (v, bytes) in r.zip(out.chunks_exact_mut(self.vertex_bytes())) {
             let n = normals.map(|n| n[v]);
             let x = scalar.map(|(_, x)| x[v]);
             let values = self.mesh.positions[v]
@@ -960,14 +958,9 @@ impl BinaryBody<'_> {
         }
     }
 
-    /// Appends the bytes of faces `r` to `buf`.
-    fn faces(&self, r: Range<usize>, buf: &mut Vec<u8>) {
-        let start = buf.len();
-        buf.resize(start + Self::FACE_BYTES * r.len(), 0);
-        for (f, bytes) in self.mesh.faces[r]
-            .iter()
-            .zip(buf[start..].as_chunks_mut::<13>().0)
-        {
+    /// The bytes of faces `r` into `out` (exactly their length).
+    fn faces(&self, r: Range<usize>, out: &mut [u8]) {
+        for (f, bytes) in self.mesh.faces[r].iter().zip(out.as_chunks_mut::<13>().0) {
             bytes[0] = 3;
             for (&i, b) in f.iter().zip(bytes[1..].as_chunks_mut::<4>().0) {
                 let i = i as i32;
@@ -979,6 +972,13 @@ impl BinaryBody<'_> {
             }
         }
     }
+}
+
+/// Appends `n` bytes to `buf` and fills them with `fill`.
+fn append(buf: &mut Vec<u8>, n: usize, fill: impl FnOnce(&mut [u8])) {
+    let start = buf.len();
+    buf.resize(start + n, 0);
+    fill(&mut buf[start..]);
 }
 
 pub(super) fn write(
@@ -1027,67 +1027,74 @@ pub(super) fn write(
     };
     match body.vertices_as_stored() {
         Some(bytes) => out.write_all(bytes)?,
-        None => write_chunked(out, mesh.positions.len(), |r, buf| body.vertices(r, buf))?,
+        None => write_chunked(out, mesh.positions.len(), |r, buf| {
+            append(buf, body.vertex_bytes() * r.len(), |b| body.vertices(r, b));
+        })?,
     }
-    write_chunked(out, mesh.faces.len(), |r, buf| body.faces(r, buf))
+    write_chunked(out, mesh.faces.len(), |r, buf| {
+        append(buf, BinaryBody::FACE_BYTES * r.len(), |b| body.faces(r, b));
+    })
 }
 
-/// Elements a piece of [`write_binary_at`] holds.
-#[cfg(unix)]
-const PIECE: usize = 1 << 16;
+/// Elements a part of [`write_binary_mapped`] holds.
+const PART: usize = 1 << 16;
 
-/// [`write`] of a binary `encoding` to `file` (empty) by positioned
-/// writes in parallel: the file's length is known from the header and
-/// the element counts, so the pieces of vertices and faces are formatted
-/// and written at their places by rayon's workers at once (one serial
-/// stream of writes caps a large binary file at one core's copying).
-#[cfg(unix)]
-pub(super) fn write_binary_at(
+/// [`write`] of a binary `encoding` into `file` (a new temporary file,
+/// empty, open for reading and writing) through a shared map
+/// (`super::mapped`): its length is known from the header and the
+/// element counts, so the parts of the vertices and faces are written at
+/// their places by rayon's workers at once. `Ok(false)` where the file
+/// cannot be mapped (nothing written: write it with [`write`]).
+///
+/// # Errors
+/// A failed resize or reservation of the file (a full disk).
+pub(super) fn write_binary_mapped(
     file: &std::fs::File,
     mesh: &TriMesh,
     data: VertexData<'_>,
     encoding: PlyEncoding,
-) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
+) -> std::io::Result<bool> {
     let head = written_header(mesh, &data, encoding);
     let body = BinaryBody {
         mesh,
         data,
         big: encoding == PlyEncoding::BinaryBigEndian,
     };
-    let (nv, nf) = (mesh.positions.len(), mesh.faces.len());
-    let vertices_at = head.len() as u64;
-    let faces_at = vertices_at + (body.vertex_bytes() * nv) as u64;
-    file.set_len(faces_at + (BinaryBody::FACE_BYTES * nf) as u64)?;
-    file.write_all_at(head.as_bytes(), 0)?;
-    let stored = body.vertices_as_stored();
-    let (vertex_pieces, face_pieces) = (nv.div_ceil(PIECE), nf.div_ceil(PIECE));
-    (0..vertex_pieces + face_pieces)
-        .into_par_iter()
-        .with_max_len(1)
-        .try_for_each_init(Vec::new, |buf, k| {
-            buf.clear();
-            let piece = |k: usize, n: usize| k * PIECE..((k + 1) * PIECE).min(n);
-            if k < vertex_pieces {
-                let r = piece(k, nv);
-                let at = vertices_at + (body.vertex_bytes() * r.start) as u64;
-                match stored {
-                    Some(bytes) => {
-                        let per = body.vertex_bytes();
-                        file.write_all_at(&bytes[per * r.start..per * r.end], at)
-                    }
-                    None => {
-                        body.vertices(r, buf);
-                        file.write_all_at(buf, at)
-                    }
-                }
-            } else {
-                let r = piece(k - vertex_pieces, nf);
-                let at = faces_at + (BinaryBody::FACE_BYTES * r.start) as u64;
-                body.faces(r, buf);
-                file.write_all_at(buf, at)
-            }
-        })
+    let per_vertex = body.vertex_bytes();
+    let vertex_bytes = per_vertex * mesh.positions.len();
+    let len = head.len() + vertex_bytes + BinaryBody::FACE_BYTES * mesh.faces.len();
+    super::mapped::write_mapped(file, len, |bytes| {
+        let (header, rest) = bytes.split_at_mut(head.len());
+        header.copy_from_slice(head.as_bytes());
+        let (vertices, faces) = rest.split_at_mut(vertex_bytes);
+        let stored = body.vertices_as_stored();
+        rayon::join(
+            || {
+                vertices
+                    .par_chunks_mut(per_vertex * PART)
+                    .enumerate()
+                    .for_each(|(k, out)| {
+                        let r = k * PART..k * PART + out.len() / per_vertex;
+                        match stored {
+                            Some(s) => {
+                                out.copy_from_slice(&s[per_vertex * r.start..per_vertex * r.end])
+                            }
+                            None => body.vertices(r, out),
+                        }
+                    });
+            },
+            || {
+                faces
+                    .par_chunks_mut(BinaryBody::FACE_BYTES * PART)
+                    .enumerate()
+                    .for_each(|(k, out)| {
+                        let r = k * PART..k * PART + out.len() / BinaryBody::FACE_BYTES;
+                        body.faces(r, out);
+                    });
+            },
+        );
+        Ok(())
+    })
 }
 
 /// The error of face `index` of file `name` that `push_polygon` rejected
@@ -1438,15 +1445,13 @@ mod tests {
             same(&bytes[..cut.index(bytes.len() + 1)]).ok();
         }
 
-        /// The positioned writer gives the streamed writer's bytes: any
-        /// number of vertices and faces (pieces of [`PIECE`] elements and
-        /// a last short one), normals and a scalar or not, either byte
-        /// order.
-        #[cfg(unix)]
+        /// The mapped writer gives the streamed writer's bytes: any number
+        /// of vertices and faces (parts of [`PART`] elements and a last
+        /// short one), normals and a scalar or not, either byte order.
         #[test]
-        fn positioned_writes_equal_streamed(
-            vertices in prop_oneof![0usize..5, (PIECE - 2)..(PIECE + 3)],
-            faces in prop_oneof![0usize..5, (2 * PIECE - 1)..(2 * PIECE + 2)],
+        fn mapped_writes_equal_streamed(
+            vertices in prop_oneof![0usize..5, (PART - 2)..(PART + 3)],
+            faces in prop_oneof![0usize..5, (2 * PART - 1)..(2 * PART + 2)],
             extra in 0usize..3,
             big in any::<bool>(),
         ) {
@@ -1457,7 +1462,7 @@ mod tests {
             };
             let normals: Vec<[f32; 3]> = mesh.positions.iter().map(|p| [p[1], p[0], 1.0]).collect();
             let scalar: Vec<f32> = (0..vertices).map(|v| v as f32 / 3.0).collect();
-            let data = || VertexData {
+            let data = VertexData {
                 normals: (extra >= 1).then_some(&normals[..]),
                 scalar: (extra == 2).then_some(("u", &scalar[..])),
             };
@@ -1467,12 +1472,15 @@ mod tests {
                 PlyEncoding::BinaryLittleEndian
             };
             let mut streamed = Vec::new();
-            write(&mut streamed, &mesh, data(), encoding).unwrap();
+            write(&mut streamed, &mesh, data, encoding).unwrap();
             let mut file = tempfile::tempfile().unwrap();
-            write_binary_at(&file, &mesh, data(), encoding).unwrap();
-            let mut positioned = Vec::new();
-            file.read_to_end(&mut positioned).unwrap();
-            prop_assert!(positioned == streamed, "{} bytes, streamed {}", positioned.len(), streamed.len());
+            let mapped = write_binary_mapped(&file, &mesh, data, encoding).unwrap();
+            prop_assert_eq!(mapped, cfg!(target_os = "linux"), "mapped where files are mapped");
+            if mapped {
+                let mut bytes = Vec::new();
+                file.read_to_end(&mut bytes).unwrap();
+                prop_assert!(bytes == streamed, "{} bytes, streamed {}", bytes.len(), streamed.len());
+            }
         }
     }
 }
