@@ -1,9 +1,10 @@
 //! The survey taken by a backend (`Backend::survey`, the kernels of
-//! `cavity_device::survey`) against the host's: its topology statistics
-//! equal `topology_stats`, its components the host's union-find's (each
-//! vertex's root, and the vertices of small ones), and the remeshing's quality statistics measured
-//! from it (`Quality::on_survey`) equal `Quality::of` but for the rounding
-//! of the mean edge length and the angles: generated meshes (grids with
+//! `cavity_device::survey` and `cavity_device::components`) against the
+//! host's: its topology statistics equal `topology_stats`, its components
+//! the host's union-find's (each vertex's root, and the vertices of small
+//! ones), and the remeshing's quality statistics measured from it
+//! (`Quality::on_survey`) equal `Quality::of` but for the rounding of the
+//! mean edge length and the angles: generated meshes (grids with
 //! holes, fans, non-manifold edges, isolated vertices, several components,
 //! shuffled), soups, a sliver as debris and one at a sharp boundary corner
 //! (the statistics away from them leave them out), faces of zero area,

@@ -7,13 +7,16 @@
 //!    topology built and its mean edge length measured on the device
 //!    (`ReadInput::analyse_on`), and it is patched there;
 //! 2. the rounds run while the input is surveyed on the host (its
-//!    statistics and its defects, which the output is checked against);
+//!    statistics and its defects, which the output is checked against),
+//!    and the output is exported on the device
+//!    (`Backend::run_placed_exported`);
 //! 3. the output is written beside its destination while it is surveyed
-//!    and its statistics taken on the device (`Backend::survey`,
-//!    [`Quality::on_survey`](crate::Quality::on_survey)), then checked
-//!    against the input;
-//! 4. the GPU is given back while the output is renamed into place, only
-//!    when the check passed.
+//!    and its statistics taken on the device from the faces the export
+//!    left there (`Backend::survey_with`,
+//!    [`Quality::on_survey`](crate::Quality::on_survey)); the GPU is
+//!    given back as soon as that is done, while the output is checked
+//!    against the input and written;
+//! 4. the output is renamed into place, only when the check passed.
 //!
 //! The caller hears of the run through [`Events`] (warnings, the device
 //! chosen, each phase) and gets the report with each stage's seconds.

@@ -241,8 +241,8 @@ impl Quality {
     /// ([`Backend::survey`], which [`SurveyOn::stats`] gives the topology
     /// statistics of): the edges, valences and faces reduced there, a few
     /// numbers read back; the debris (components of fewer than
-    /// [`DEBRIS_FACES`] faces) found on the host from the survey's
-    /// components. Equal to [`Quality::of`] but for the rounding of the
+    /// [`DEBRIS_FACES`] faces) marked there too
+    /// ([`SurveyOn::small_components`]). Equal to [`Quality::of`] but for the rounding of the
     /// mean edge length (a sum in another order) and of the angles
     /// (`libm`'s `atan2` on the device).
     ///

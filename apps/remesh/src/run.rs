@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::backend::{
-    Backend, BackendError, Exported, GpuSeconds, PlaceError, PlacedMesh, TopologyOn, beside,
+    Backend, BackendError, Exported, FacesOn, GpuSeconds, PlaceError, PlacedMesh, TopologyOn,
+    beside,
 };
 use cavity::defects::{Measured, check_indices};
 use cavity::dynamic::{CapacityFactors, DynamicError};
@@ -418,8 +419,9 @@ impl Prepared {
     }
 
     /// Runs the prepared remeshing of `input` (the mesh given to
-    /// [`prepare`], with its `topology`) on `backend` and copies the result
-    /// back to the host, the first half of [`Prepared::run`] (the second,
+    /// [`prepare`], with its `topology`) on `backend` and exports the
+    /// result there (`Backend::run_placed_exported`: only the output comes
+    /// back to the host), the first half of [`Prepared::run`] (the second,
     /// [`Rounded::finish`], surveys the output on `backend`). Calls
     /// `during()` on another thread while the rounds run
     /// (the host is idle meanwhile; the CLI analyses the input's defects
@@ -603,8 +605,9 @@ impl<D> Rounded<D> {
 }
 
 impl<D: Send> Rounded<D> {
-    /// Exports the output (in model units, input vertices first in input
-    /// order: `DynamicMesh::to_mesh_with_sources`), then calls
+    /// Brings the output the rounds exported (input vertices first in
+    /// input order, as `DynamicMesh::to_mesh_with_sources`) back to model
+    /// units, then calls
     /// `write(output)` on another thread while the output is surveyed and
     /// its statistics taken on `backend` (`Backend::survey`,
     /// [`Quality::on_survey`]), and then `then(output, what its check
@@ -656,7 +659,11 @@ impl<D: Send> Rounded<D> {
                     Device::Lent(b) => *b,
                     Device::Given(b) => b,
                 };
-                let (stats, quality) = match measured_on(on, &output, faces_on, length) {
+                let measured = measured_on(on, &output, faces_on, length);
+                // The device is done with: a backend given goes while the
+                // output is checked and written.
+                let release = backend.release();
+                let (stats, quality) = match measured {
                     Ok(measured) => measured,
                     // An output of invalid faces (a bug) has no statistics:
                     // its check rejects it for its faces.
@@ -668,9 +675,6 @@ impl<D: Send> Rounded<D> {
                     }
                 };
                 let seconds = statistics.elapsed().as_secs_f64();
-                // The device is done with: a backend given goes while the
-                // output is checked and written.
-                let release = backend.release();
                 let measured = Measured {
                     stats: &stats,
                     zero_area_faces: quality.zero_area,
@@ -706,8 +710,8 @@ impl Device<'_> {
     /// reading its peak device memory; a lent one stays.
     fn release(self) -> Release {
         match self {
-            Device::Lent(b) => Release {
-                peak_device_bytes: b.peak_device_memory().ok().flatten(),
+            Device::Lent(_) => Release {
+                peak_device_bytes: None,
                 releasing: None,
             },
             Device::Given(b) => Release {
@@ -720,8 +724,9 @@ impl Device<'_> {
 
 /// A backend's release started by [`Rounded::finish`].
 pub(crate) struct Release {
-    /// Bytes of device memory the backend held at once at most
-    /// (`Backend::peak_device_memory`), read before its release.
+    /// Bytes of device memory a given backend held at once at most
+    /// (`Backend::peak_device_memory`), read before its release; `None`
+    /// for a lent one (its caller reads it).
     pub(crate) peak_device_bytes: Option<u64>,
     /// The thread dropping a given backend.
     releasing: Option<std::thread::JoinHandle<()>>,
@@ -744,7 +749,7 @@ impl Release {
 fn measured_on(
     backend: &Backend,
     output: &TriMesh,
-    faces_on: Option<cavity::backend::buffer::Buffer<u32>>,
+    faces_on: Option<FacesOn>,
     length: f64,
 ) -> Result<(MeshStats, Quality), BackendError> {
     let survey = backend.survey_with(output, faces_on)?;

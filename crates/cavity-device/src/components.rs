@@ -1,6 +1,8 @@
 //! The components of a mesh on the device (sets of vertices joined
 //! through its faces): the host's `cavity::components::vertex_sets` as
-//! kernels, a concurrent union-find over each face's corners whose root
+//! kernels, a concurrent union-find (Anderson and Woll, "Wait-free
+//! parallel algorithms for the union-find problem", STOC 1991) over each
+//! face's corners whose root
 //! is the smallest member of its set (parents only point to smaller
 //! members, a root is linked under the smaller of two roots by
 //! compare-and-swap, paths are halved with atomic minima), then each

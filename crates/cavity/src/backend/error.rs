@@ -76,6 +76,18 @@ pub enum BackendError {
     Index(usize, usize),
 }
 
+impl BackendError {
+    /// Whether the device ran out of memory (a driver error that a
+    /// caller may answer by doing the work another way).
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(
+            self,
+            BackendError::Driver { source, .. }
+                if source.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
+        )
+    }
+}
+
 impl NamesSettings for BackendError {
     fn settings(&self) -> Vec<Setting> {
         match self {

@@ -4,9 +4,9 @@
 //! one source, with only the output read back, not the dynamic layout
 //! (Mahmoud et al. 2024, section 5.1). The result is the host's
 //! [`DynamicMesh::to_mesh_with_sources`], which stays the reference; the
-//! host's export takes over where an input index is held twice (a
-//! fill-in's copy, whose order the host sorts) and where the device's
-//! fails.
+//! host's export takes over after a copy back where an input index is
+//! held twice (a fill-in's copy, whose order the host sorts) and where the
+//! device has no memory left for the export's arrays.
 
 use std::time::Instant;
 
@@ -18,9 +18,8 @@ use cavity_device::kernel::ELEMENT_BOUNDS;
 use cavity_device::layout::Kind;
 
 use super::buffer::Buffer;
-use super::cpu::CpuRounds;
 use super::error::BackendError;
-use super::{AnyRounds, Backend, OnRounds, cuda, on_rounds};
+use super::{AnyRounds, Backend, OnRounds, on_rounds};
 use crate::TriMesh;
 use crate::dynamic::DynamicMesh;
 use crate::rounds::{Rounds, RunError};
@@ -34,12 +33,25 @@ pub struct Exported {
     /// The input index of each of its vertices (`NEW_ELEMENT` for one a
     /// fill-in added), as [`DynamicMesh::to_mesh_with_sources`].
     pub sources: Vec<u32>,
-    /// Its faces (three words each) where the backend that exported them
-    /// holds them, for work that reads them there next (`None` where the
-    /// host exported the mesh).
-    pub faces_on: Option<Buffer<u32>>,
+    /// Its faces where the backend that exported them holds them, for
+    /// work that reads them there next (`Backend::survey_with`); `None`
+    /// where the host exported the mesh.
+    pub faces_on: Option<FacesOn>,
     /// Wall seconds of the export, its copies to the host included.
     pub seconds: f64,
+}
+
+/// The faces of an [`Exported`] mesh on the backend that exported them:
+/// three words a face, in the mesh's order; made only by the export, so
+/// that what reads them (`Backend::survey_with`) gets the faces of the
+/// mesh exported with them.
+pub struct FacesOn(pub(crate) Buffer<u32>);
+
+impl FacesOn {
+    /// The faces' words, three a face.
+    pub fn as_buffer(&self) -> &Buffer<u32> {
+        &self.0
+    }
 }
 
 /// The places of one kind's active owned elements ([`Backend::place_owned`]).
@@ -61,8 +73,10 @@ impl Backend {
     /// driver's result with the export.
     ///
     /// # Errors
-    /// As [`Backend::run_placed`]; a failed copy back where the host
-    /// exports (`copy_back` makes it the caller's error).
+    /// As [`Backend::run_placed`]; a failed export or copy back, and
+    /// [`BackendError::Inconsistent`] for a face corner without an owner
+    /// (a mesh `DynamicMesh::validate` rejects); `copy_back` makes them
+    /// the caller's error.
     pub fn run_placed_exported<T, E: From<BackendError>>(
         &self,
         placed: PlacedMesh,
@@ -70,17 +84,7 @@ impl Backend {
         copy_back: impl FnOnce(RunError) -> E,
     ) -> Result<(OnRounds<T>, Exported), E> {
         let (mut mesh, resident) = placed.into_rounds(self)?;
-        let mut r = match (self, resident) {
-            (Backend::Cuda(gpu), Some(slices)) => AnyRounds::Cuda(Box::new(
-                cuda::CudaRounds::with_resident(gpu, &mut mesh, slices, false)?,
-            )),
-            (Backend::Cuda(gpu), None) => {
-                AnyRounds::Cuda(Box::new(cuda::CudaRounds::new(gpu, &mut mesh)?))
-            }
-            (Backend::Cpu(cpu), _) => {
-                AnyRounds::Cpu(CpuRounds::with_backend(&mut mesh, cpu.clone()))
-            }
-        };
+        let mut r = self.rounds_on(&mut mesh, resident)?;
         let value = driver(&mut r)?;
         let exported = r.export(self).map_err(copy_back)?;
         Ok((on_rounds(&r, value), exported))
@@ -120,7 +124,9 @@ impl Backend {
             shared.raw_addr(),
         );
         // SAFETY: the caller's contract for `raw`; `present`, `added` and
-        // `shared` are zeroed and as long as the kernel's contract asks.
+        // `shared` are zeroed and as long as the kernel's contract asks,
+        // and live until the launch completes (read back below; on the
+        // GPU a buffer is freed on the stream, after the work queued).
         unsafe { self.launch_raw::<CountExported>(n, (0, 0), params)? };
         if self.element(&shared, 0)? != 0 {
             return Ok(None);
@@ -128,9 +134,12 @@ impl Backend {
         self.exclusive_scan(&mut present, inputs + 1)?;
         self.exclusive_scan(&mut added, n + 1)?;
         let kept = self.element(&present, inputs as usize)?;
-        let count = kept
-            .checked_add(self.element(&added, n as usize)?)
-            .ok_or(BackendError::TooLarge(u32::MAX as usize + 1))?;
+        // Three words an element (a position, a face's corners) are
+        // indexed with 32 bits.
+        let count = u64::from(kept) + u64::from(self.element(&added, n as usize)?);
+        let count = u32::try_from(3 * count)
+            .map(|_| count as u32)
+            .map_err(|_| BackendError::TooLarge(count as usize))?;
         let mut places = self.zeros::<u32>(cap.patches as usize * cap.of(kind) as usize)?;
         let mut sources = self.zeros::<u32>(count as usize)?;
         let mut positions = match kind {
@@ -154,7 +163,9 @@ impl Backend {
         );
         // SAFETY: as above; no input index is held twice (checked above);
         // `present` and `added` are scanned, `places` holds a word a slot,
-        // `sources` and `positions` one and three words a place.
+        // `sources` and `positions` one and three words a place; `present`
+        // and `added`, dropped on return, are freed on the GPU's stream
+        // after the launch.
         unsafe { self.launch_raw::<PlaceExported>(n, smem, params)? };
         Ok(Some(Places {
             places,
@@ -167,8 +178,12 @@ impl Backend {
     /// The mesh `raw` (of `inputs` input vertices, edges and faces)
     /// exported as indexed faces on this backend (see the
     /// [module](self)), with its faces kept there; `None` where the host
-    /// must export it (an input index held twice, a corner without an
-    /// owner).
+    /// must export it (an input index held twice).
+    ///
+    /// # Errors
+    /// [`BackendError::Inconsistent`] for a face corner without an active
+    /// owned owner; [`BackendError::TooLarge`] past 32-bit indices; a
+    /// failed launch, allocation or copy.
     ///
     /// # Safety
     /// As [`Backend::place_owned`].
@@ -179,13 +194,11 @@ impl Backend {
     ) -> Result<Option<Exported>, BackendError> {
         let start = Instant::now();
         // SAFETY: the caller's contract.
-        let placed = unsafe {
-            (
-                self.place_owned(raw, Kind::Vertex, inputs[0])?,
-                self.place_owned(raw, Kind::Face, inputs[2])?,
-            )
+        let Some(vertices) = (unsafe { self.place_owned(raw, Kind::Vertex, inputs[0])? }) else {
+            return Ok(None);
         };
-        let (Some(vertices), Some(mut faces)) = placed else {
+        // SAFETY: as above.
+        let Some(mut faces) = (unsafe { self.place_owned(raw, Kind::Face, inputs[2])? }) else {
             return Ok(None);
         };
         let mut corners = self.zeros::<u32>(3 * faces.count as usize)?;
@@ -199,11 +212,14 @@ impl Backend {
             strays.raw_addr(),
         );
         // SAFETY: the caller's contract for `raw`; the places are
-        // `place_owned`'s, `corners` holds three words a face.
+        // `place_owned`'s, `corners` holds three words a face; the places,
+        // dropped next, are freed on the GPU's stream after the launch.
         unsafe { self.launch_raw::<WriteExportedCorners>(raw.num_patches, (0, 0), params)? };
         drop((vertex_places, faces.places));
         if self.element(&strays, 0)? != 0 {
-            return Ok(None);
+            return Err(BackendError::Inconsistent(
+                "a face's corner has no active owned vertex: the dynamic mesh fails validation",
+            ));
         }
         let (nv, nf) = (vertices.count as usize, faces.count as usize);
         let positions = vertices
@@ -221,7 +237,7 @@ impl Backend {
         Ok(Some(Exported {
             mesh,
             sources,
-            faces_on: Some(corners),
+            faces_on: Some(FacesOn(corners)),
             seconds: start.elapsed().as_secs_f64(),
         }))
     }
@@ -230,15 +246,20 @@ impl Backend {
 impl AnyRounds<'_> {
     /// The mesh of these rounds exported where it lies on `b` (the
     /// backend running them), else on the host
-    /// ([`DynamicMesh::to_mesh_with_sources`]) after a copy back (see the
-    /// [module](self)).
+    /// ([`DynamicMesh::to_mesh_with_sources`]) after a copy back: where an
+    /// input index is held twice, or the device has no memory left for
+    /// the export (see the [module](self)).
     ///
     /// # Errors
-    /// A failed copy back.
+    /// As [`AnyRounds::export_on`] but for running out of memory; a
+    /// failed copy back.
     pub(crate) fn export(&mut self, b: &Backend) -> Result<Exported, RunError> {
         let start = Instant::now();
-        if let Ok(Some(exported)) = self.export_on(b) {
-            return Ok(exported);
+        match self.export_on(b) {
+            Ok(Some(exported)) => return Ok(exported),
+            Ok(None) => {}
+            Err(e) if e.is_out_of_memory() => {}
+            Err(e) => return Err(e.into()),
         }
         let (mesh, sources) = self.mesh()?.to_mesh_with_sources();
         Ok(Exported {
@@ -254,7 +275,7 @@ impl AnyRounds<'_> {
     /// these rounds.
     ///
     /// # Errors
-    /// A failed launch, allocation or copy.
+    /// As [`Backend::export_raw`].
     pub(crate) fn export_on(&mut self, b: &Backend) -> Result<Option<Exported>, BackendError> {
         let (raw, inputs) = match (&mut *self, b) {
             (AnyRounds::Cpu(r), Backend::Cpu(_)) => (r.raw(), r.inputs()),

@@ -20,7 +20,7 @@ pub mod topology;
 
 pub use cuda::GpuSeconds;
 pub use error::BackendError;
-pub use export::Exported;
+pub use export::{Exported, FacesOn};
 pub use landing::Landing;
 pub use partition::{PartitionError, PartitionRounds};
 pub use placed::{PlaceError, PlacedMesh};

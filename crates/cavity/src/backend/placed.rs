@@ -19,6 +19,7 @@ use cavity_device::layout::Kind;
 
 use super::AnyRounds;
 use super::buffer::Buffer;
+use super::cpu::CpuRounds;
 use super::error::BackendError;
 use super::partition::PartitionError;
 use super::patch_build::halves;
@@ -480,22 +481,32 @@ impl Backend {
         placed: PlacedMesh,
         driver: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, E>,
     ) -> Result<OnRounds<T>, E> {
-        match (self, placed.resident) {
-            (Backend::Cuda(gpu), Some(arrays)) if arrays.iter().all(Buffer::is_on_gpu) => {
-                let mut mesh = placed.mesh;
-                let slices = arrays.map(|a| a.into_gpu().expect("checked on the GPU above"));
-                let rounds = cuda::CudaRounds::with_resident(gpu, &mut mesh, slices, false)?;
-                let mut r = AnyRounds::Cuda(Box::new(rounds));
-                let value = driver(&mut r)?;
-                Ok(on_rounds(&r, value))
+        let (mut mesh, resident) = placed.into_rounds(self)?;
+        let mut r = self.rounds_on(&mut mesh, resident)?;
+        let value = driver(&mut r)?;
+        Ok(on_rounds(&r, value))
+    }
+
+    /// This backend's rounds on `mesh` ([`PlacedMesh::into_rounds`]'s
+    /// parts): on the GPU on the layout's arrays where they lie on it
+    /// (`resident`), else uploaded; the host's arrays allocated for a copy
+    /// back only when one is asked for.
+    ///
+    /// # Errors
+    /// A failed upload or allocation.
+    pub(super) fn rounds_on<'m>(
+        &'m self,
+        mesh: &'m mut DynamicMesh,
+        resident: Option<[CudaSlice<u32>; 9]>,
+    ) -> Result<AnyRounds<'m>, BackendError> {
+        Ok(match (self, resident) {
+            (Backend::Cuda(gpu), Some(slices)) => AnyRounds::Cuda(Box::new(
+                cuda::CudaRounds::with_resident(gpu, mesh, slices, false)?,
+            )),
+            (Backend::Cuda(gpu), None) => {
+                AnyRounds::Cuda(Box::new(cuda::CudaRounds::new(gpu, mesh)?))
             }
-            (_, resident) => {
-                let placed = PlacedMesh {
-                    mesh: placed.mesh,
-                    resident,
-                };
-                Ok(self.run_placed(placed, driver, E::from)?.0)
-            }
-        }
+            (Backend::Cpu(cpu), _) => AnyRounds::Cpu(CpuRounds::with_backend(mesh, cpu.clone())),
+        })
     }
 }

@@ -27,6 +27,7 @@ use cavity_device::survey::{
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
+use super::export::FacesOn;
 use super::topology::{Relations, TopologyOn, indices_in_range};
 use crate::TriMesh;
 use crate::components::ConcurrentSets;
@@ -151,17 +152,18 @@ impl Backend {
     }
 
     /// [`Backend::survey`] of `mesh` whose faces this backend holds
-    /// already as `faces_on` (three words a face in `mesh`'s order, as an
-    /// export leaves them: `Exported::faces_on`), read where they lie
-    /// rather than uploaded again (uploaded where `faces_on` is `None` or
-    /// of another length).
+    /// already as `faces_on` (those of the export that gave `mesh`:
+    /// `Exported::faces_on`), read where they lie rather than uploaded
+    /// again (uploaded where `faces_on` is `None` or of another length).
+    /// The indices are checked on `mesh.faces`, which `faces_on` must
+    /// equal: the survey of other faces is theirs, not `mesh`'s.
     ///
     /// # Errors
     /// As [`Backend::survey`].
     pub fn survey_with(
         &self,
         mesh: &TriMesh,
-        faces_on: Option<Buffer<u32>>,
+        faces_on: Option<FacesOn>,
     ) -> Result<SurveyOn, BackendError> {
         // Checked once, for the topology's build and the components.
         indices_in_range(mesh)?;
@@ -174,7 +176,7 @@ impl Backend {
             roots,
             counts,
             boundary,
-        } = self.survey_device(mesh, faces_on)?;
+        } = self.survey_device(mesh, faces_on.map(|f| f.0))?;
         let [
             isolated,
             many_fans,

@@ -2,21 +2,23 @@
 //! so that rayon's workers fill its parts at once: a stream of writes to
 //! one file is one core's copying (the kernel serializes writes to a file
 //! under its inode lock), while page faults on a map run on every core.
-//! The file's room is reserved first (`posix_fallocate`), so that a full
-//! disk is an error here, not a fault in the middle of the copy. Linux
-//! only; elsewhere, and where a file system cannot map or reserve, the
+//! Only on local file systems that reserve a file's room when asked
+//! (tmpfs, ext4, XFS): the room is reserved first (`fallocate`), so that a
+//! full disk is an error here, not a fault (`SIGBUS`) in the middle of the
+//! copy, which a copy-on-write, network or thinly provisioned file system
+//! could still give. Linux only; elsewhere, and on other file systems, the
 //! caller writes the stream instead.
 
 use std::fs::File;
 
 /// Sets `file` (opened for reading and writing, empty) to `len` bytes
-/// and calls `fill` on them, mapped; returns `Ok(false)` without calling
-/// it where the file cannot be mapped (the caller then writes it
-/// otherwise). The pages written are the file's once the map is undone:
-/// a later `File::sync_all` makes them durable.
+/// and calls `fill` on them, mapped (what it writes is the file's at
+/// once; a later `File::sync_all` makes it durable); returns `Ok(false)`
+/// without calling it, the file left empty, where the file is not mapped
+/// (see the [module](self)): the caller then writes it otherwise.
 ///
 /// # Errors
-/// A failed resize or reservation (a full disk: `ENOSPC`), or `fill`'s.
+/// A failed reservation (a full disk: `ENOSPC`), or `fill`'s.
 #[cfg(target_os = "linux")]
 pub(super) fn write_mapped(
     file: &File,
@@ -31,12 +33,21 @@ pub(super) fn write_mapped(
     let Ok(size) = libc::off_t::try_from(len) else {
         return Ok(false);
     };
-    // SAFETY: `fd` is `file`'s open descriptor; the call only gives the
-    // file room.
-    match unsafe { libc::posix_fallocate(fd, 0, size) } {
-        0 => {}
-        libc::EOPNOTSUPP | libc::EINVAL => return Ok(false),
-        e => return Err(std::io::Error::from_raw_os_error(e)),
+    if !reserves_room(fd) {
+        return Ok(false);
+    }
+    loop {
+        // SAFETY: `fd` is `file`'s open descriptor; the call only gives
+        // the file room (and length).
+        if unsafe { libc::fallocate(fd, 0, 0, size) } == 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EOPNOTSUPP | libc::EINVAL) => return Ok(false),
+            _ => return Err(e),
+        }
     }
     // SAFETY: a new shared map of `len` bytes of `fd`, which holds them
     // now (reserved above); the kernel picks the address.
@@ -51,6 +62,8 @@ pub(super) fn write_mapped(
         )
     };
     if addr == libc::MAP_FAILED {
+        // Empty again for the caller's stream.
+        file.set_len(0)?;
         return Ok(false);
     }
     let map = Map { addr, len };
@@ -61,6 +74,25 @@ pub(super) fn write_mapped(
     let filled = fill(bytes);
     drop(map);
     filled.map(|()| true)
+}
+
+/// Whether the file system of `fd` reserves room when asked and faults
+/// only past it: tmpfs, ext4, XFS.
+#[cfg(target_os = "linux")]
+fn reserves_room(fd: std::os::fd::RawFd) -> bool {
+    let mut fs = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `fd` is an open descriptor and `fs` room for the answer.
+    if unsafe { libc::fstatfs(fd, fs.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: `fstatfs` succeeded, so it wrote `fs`.
+    let kind = unsafe { fs.assume_init() }.f_type;
+    [
+        libc::TMPFS_MAGIC,
+        libc::EXT4_SUPER_MAGIC,
+        libc::XFS_SUPER_MAGIC,
+    ]
+    .contains(&kind)
 }
 
 /// [`write_mapped`] where files are not mapped: the caller writes the
