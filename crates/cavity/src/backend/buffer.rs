@@ -347,6 +347,26 @@ impl Backend {
         }
     }
 
+    /// [`Backend::read_back`] into the memory `landing` prepared, once it
+    /// is ready (into a new array when it has no room for them).
+    ///
+    /// # Errors
+    /// As [`Backend::download`].
+    pub fn read_back_into<T: Element>(
+        &self,
+        buffer: &Buffer<T>,
+        n: usize,
+        landing: Landing<T>,
+    ) -> Result<Vec<T>, BackendError> {
+        match (self, &buffer.inner) {
+            (Backend::Cpu(_), Inner::Host(v)) => Ok(v[..n.min(v.len())].to_vec()),
+            (Backend::Cuda(gpu), Inner::Gpu(s, len, _)) => {
+                gpu.download_into(s, n.min(*len), landing.take())
+            }
+            _ => Err(mismatch()),
+        }
+    }
+
     /// The first `count` `f64` partials of `partials` on the host (two
     /// words each, low first: what `cavity_device::array::write_partial`
     /// writes), in block order, after the work launched so far.

@@ -197,10 +197,16 @@ impl Backend {
         let Some(vertices) = (unsafe { self.place_owned(raw, Kind::Vertex, inputs[0])? }) else {
             return Ok(None);
         };
+        // The host's memory for the output is faulted in while the device
+        // places the faces and writes their corners.
+        let nv = vertices.count as usize;
+        let landings = (self.landing(3 * nv), self.landing(nv));
         // SAFETY: as above.
         let Some(mut faces) = (unsafe { self.place_owned(raw, Kind::Face, inputs[2])? }) else {
             return Ok(None);
         };
+        let nf = faces.count as usize;
+        let corners_landing = self.landing(3 * nf);
         let mut corners = self.zeros::<u32>(3 * faces.count as usize)?;
         let mut strays = self.zeros::<u32>(1)?;
         let mut vertex_places = vertices.places;
@@ -221,14 +227,13 @@ impl Backend {
                 "a face's corner has no active owned vertex: the dynamic mesh fails validation",
             ));
         }
-        let (nv, nf) = (vertices.count as usize, faces.count as usize);
         let positions = vertices
             .positions
             .expect("place_owned gives vertices their positions");
         let (positions, sources, corners_host) = (
-            self.download_into(positions, 3 * nv, self.landing(3 * nv))?,
-            self.download_into(vertices.sources, nv, self.landing(nv))?,
-            self.read_back(&corners, 3 * nf)?,
+            self.download_into(positions, 3 * nv, landings.0)?,
+            self.download_into(vertices.sources, nv, landings.1)?,
+            self.read_back_into(&corners, 3 * nf, corners_landing)?,
         );
         let mesh = TriMesh {
             positions: triples(positions),
