@@ -20,15 +20,14 @@ use cavity_device::components::{
     CountComponentFaces, FlattenSets, MarkSmallComponents, StartSets, UniteCorners,
 };
 use cavity_device::survey::{
-    CountEdgeEnds, CountFans, EdgeMeasure, FaceMeasure, ListBoundaryEdges, SharpCorners,
-    VertexMeasure, measure,
+    CountEdgeEnds, CountFans, FaceMeasure, ListBoundaryEdges, SharpCorners, VertexMeasure, measure,
 };
 
 use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
 use super::export::FacesOn;
-use super::topology::{Relations, TopologyOn, indices_in_range};
+use super::topology::{Relations, TopologyOn, combined, indices_in_range};
 use crate::TriMesh;
 use crate::components::ConcurrentSets;
 use crate::stats::MeshStats;
@@ -97,19 +96,6 @@ fn relations<'a>(topology: &'a TopologyOn<'static>) -> &'a Relations {
     topology
         .relations()
         .expect("Backend::build_topology leaves the relations on the device")
-}
-
-/// The reduction of measure `what` over `grid` blocks' partials (in block
-/// order).
-fn combined(
-    b: &Backend,
-    partials: &Buffer<u32>,
-    grid: u32,
-    what: u32,
-) -> Result<f64, BackendError> {
-    Ok(b.read_partials(partials, grid)?
-        .into_iter()
-        .fold(measure::neutral(what), |a, x| measure::combine(what, a, x)))
 }
 
 /// The boundary loops of the `boundary` edges of a mesh of `nv` vertices:
@@ -253,19 +239,8 @@ impl Backend {
         let many_fans = vertex_count(measure::MANY_FANS)?;
         drop(fans);
         let mut edge_count = |what| -> Result<usize, BackendError> {
-            let params = (
-                &d.ev,
-                &d.ef_offsets,
-                &positions,
-                edges,
-                what,
-                0.0,
-                0.0,
-                0.0,
-                &mut partials,
-            );
-            self.launch::<EdgeMeasure>(blocks(edges), smem, params)?;
-            Ok(combined(self, &partials, blocks(edges), what)? as usize)
+            let none = ((0.0, 0.0), 0.0);
+            Ok(d.edge_measure(self, (&positions, edges), what, none, &mut partials)? as usize)
         };
         let boundary_edges = edge_count(measure::BOUNDARY)?;
         let non_manifold_edges = edge_count(measure::NON_MANIFOLD)?;
@@ -365,22 +340,15 @@ impl SurveyOn {
     ) -> Result<EdgeLengths, BackendError> {
         let d = relations(&self.topology);
         let edges = count32(self.stats.edges)?;
-        let grid = blocks(edges);
-        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
-        let mut reduce = |what| -> Result<f64, BackendError> {
-            let params = (
-                &d.ev,
-                &d.ef_offsets,
-                &self.positions,
-                edges,
+        let mut partials = b.zeros::<u32>(2 * blocks(edges) as usize)?;
+        let mut reduce = |what| {
+            d.edge_measure(
+                b,
+                (&self.positions, edges),
                 what,
-                band.0,
-                band.1,
-                zero,
+                (band, zero),
                 &mut partials,
-            );
-            b.launch::<EdgeMeasure>(grid, partial_launch_bytes(), params)?;
-            combined(b, &partials, grid, what)
+            )
         };
         Ok(EdgeLengths {
             min: reduce(measure::LENGTH_MIN)?,

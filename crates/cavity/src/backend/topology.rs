@@ -44,6 +44,56 @@ pub(crate) struct Relations {
     pub(crate) ef: Buffer<u32>,
 }
 
+impl Relations {
+    /// Measure `what` ([`EdgeMeasure`], the `measure` constants) over
+    /// the `edges` edges with `positions` (three `f32` a vertex), the band
+    /// `band` and the zero length `zero` where the measure reads them:
+    /// its partials written to `partials` (two words a block, at least
+    /// `2 × blocks(edges)`), combined in block order.
+    ///
+    /// # Errors
+    /// A failed launch or copy.
+    pub(crate) fn edge_measure(
+        &self,
+        b: &Backend,
+        (positions, edges): (&Buffer<f32>, u32),
+        what: u32,
+        (band, zero): ((f64, f64), f64),
+        partials: &mut Buffer<u32>,
+    ) -> Result<f64, BackendError> {
+        let grid = blocks(edges);
+        let params = (
+            &self.ev,
+            &self.ef_offsets,
+            positions,
+            edges,
+            what,
+            band.0,
+            band.1,
+            zero,
+            &mut *partials,
+        );
+        b.launch::<EdgeMeasure>(grid, partial_launch_bytes(), params)?;
+        combined(b, partials, grid, what)
+    }
+}
+
+/// The reduction of measure `what` (`cavity_device::survey::measure`)
+/// over `grid` blocks' partials (in block order).
+///
+/// # Errors
+/// A failed copy.
+pub(crate) fn combined(
+    b: &Backend,
+    partials: &Buffer<u32>,
+    grid: u32,
+    what: u32,
+) -> Result<f64, BackendError> {
+    Ok(b.read_partials(partials, grid)?
+        .into_iter()
+        .fold(measure::neutral(what), |a, x| measure::combine(what, a, x)))
+}
+
 /// Patches kept for later placements, with their patch size.
 type KeptPatches = (u32, Arc<Patches>);
 
@@ -234,22 +284,15 @@ impl<'a> TopologyOn<'a> {
             return Ok(0.0);
         }
         let positions = b.upload(mesh.positions.as_flattened())?;
-        let grid = blocks(edges);
-        let mut partials = b.zeros::<u32>(2 * grid as usize)?;
-        let what = measure::LENGTH_SUM;
-        let params = (
-            &d.ev,
-            &d.ef_offsets,
-            &positions,
-            edges,
-            what,
-            0.0,
-            0.0,
-            0.0,
+        let mut partials = b.zeros::<u32>(2 * blocks(edges) as usize)?;
+        let none = ((0.0, 0.0), 0.0);
+        let sum = d.edge_measure(
+            b,
+            (&positions, edges),
+            measure::LENGTH_SUM,
+            none,
             &mut partials,
-        );
-        b.launch::<EdgeMeasure>(grid, partial_launch_bytes(), params)?;
-        let sum: f64 = b.read_partials(&partials, grid)?.into_iter().sum();
+        )?;
         Ok(sum / f64::from(edges))
     }
 }
