@@ -340,11 +340,7 @@ impl Backend {
         buffer: &Buffer<T>,
         n: usize,
     ) -> Result<Vec<T>, BackendError> {
-        match (self, &buffer.inner) {
-            (Backend::Cpu(_), Inner::Host(v)) => Ok(v[..n.min(v.len())].to_vec()),
-            (Backend::Cuda(gpu), Inner::Gpu(s, len, _)) => gpu.download(s, n.min(*len)),
-            _ => Err(mismatch()),
-        }
+        self.read_back_into(buffer, n, Landing::none())
     }
 
     /// [`Backend::read_back`] into the memory `landing` prepared, once it
