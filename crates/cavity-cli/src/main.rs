@@ -46,6 +46,7 @@ use crate::commands::{
 use crate::output::Stdout;
 
 fn main() -> ExitCode {
+    device::one_work_queue();
     remove_temporary_files_on_signals();
     let cli = Cli::from_arg_matches(&args::command().get_matches()).unwrap_or_else(|e| e.exit());
     match run(cli) {
