@@ -9,11 +9,16 @@
 //! shuffled), soups, a sliver as debris and one at a sharp boundary corner
 //! (the statistics away from them leave them out), faces of zero area,
 //! the bundled mesh and the bunny scan. The backend comes from
-//! `CAVITY_TEST_DEVICE` (CPU by default).
+//! `CAVITY_TEST_DEVICE` (CPU by default). The survey from a topology built
+//! already and the defects of an input analysed on the backend are checked
+//! against the host's too ([`check_from_topology`]).
 
 use cavity::TriMesh;
-use cavity::backend::Backend;
+use cavity::backend::{Backend, BackendError, TopologyOn};
+use cavity::defects::remove_duplicate_faces_with_topology;
+use cavity::input::{InputMesh, InputOn, ReadInput};
 use cavity::stats::topology_stats;
+use cavity::topology::Topology;
 use cavity_remesh::Quality;
 use cavity_tests::{any_mesh, fan, grid, soup, test_backend};
 use proptest::prelude::*;
@@ -105,8 +110,87 @@ fn target(mesh: &TriMesh) -> f64 {
     if mean > 0.0 { mean } else { 1.0 }
 }
 
+/// The survey from a topology built already (`Backend::survey_topology`)
+/// equals the survey that builds its own and gives that topology back
+/// unchanged; the defects of an input analysed on the backend
+/// (`ReadInput::analyse_on`, `InputOn::with_defects`) equal the host's
+/// (`InputMesh::defects`), duplicate faces removed alike, whether its
+/// topology lies on the device (the GPU) or on the host (the CPU backend:
+/// both are tried on it, the host's topology surveyed again by the
+/// kernels).
+fn check_from_topology(mesh: &TriMesh, backend: &Backend) -> Result<(), String> {
+    let fail = |e: BackendError| e.to_string();
+    let expected = topology_stats(mesh);
+    let built = backend.build_topology(mesh).map_err(fail)?;
+    let host = TopologyOn::of_owned(backend, Topology::new(mesh)).map_err(fail)?;
+    for (topology, what) in [(built, "built"), (host, "given")] {
+        let survey = backend.survey_topology(mesh, topology).map_err(fail)?;
+        if *survey.stats() != expected {
+            return Err(format!(
+                "{what}: statistics {:?}, not {expected:?}",
+                survey.stats()
+            ));
+        }
+        let back = survey.into_topology();
+        if *back.host(backend).map_err(fail)? != Topology::new(mesh) {
+            return Err(format!("{what}: the topology given back differs"));
+        }
+    }
+    let mut with_duplicates = mesh.clone();
+    if let Some(&[a, b, c]) = mesh.faces.first() {
+        with_duplicates.faces.push([b, c, a]);
+    }
+    let mut cleaned = with_duplicates.clone();
+    let (_, topology) = remove_duplicate_faces_with_topology(&mut cleaned);
+    let host = InputMesh {
+        mesh: cleaned,
+        topology,
+        name: "generated".into(),
+        warnings: vec![],
+    };
+    let (expected, expected_warning) = host.defects();
+    let read = ReadInput {
+        mesh: with_duplicates,
+        name: "generated".into(),
+        warnings: vec![],
+        read_seconds: 0.0,
+    };
+    let on = read.analyse_on(backend).map_err(fail)?;
+    let (on, defects, warning) = on.with_defects(backend).map_err(fail)?;
+    if on.mesh != host.mesh {
+        return Err("the duplicate faces were not removed as on the host".into());
+    }
+    if defects.stats != expected.stats || defects.zero_area_faces != expected.zero_area_faces {
+        return Err(format!("defects {defects:?}, not {expected:?}"));
+    }
+    if warning != expected_warning {
+        return Err(format!("warning {warning:?}, not {expected_warning:?}"));
+    }
+    // With a topology built by the kernels, as the GPU's analysis gives it
+    // (the CPU backend's analysis keeps the host's).
+    let built = InputOn {
+        topology: backend.build_topology(&on.mesh).map_err(fail)?,
+        ..on
+    };
+    let (_, defects, _) = built.with_defects(backend).map_err(fail)?;
+    if defects.stats != expected.stats || defects.zero_area_faces != expected.zero_area_faces {
+        return Err(format!(
+            "from a built topology: defects {defects:?}, not {expected:?}"
+        ));
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cavity_tests::cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn surveys_from_a_topology_and_input_defects(mesh in any_mesh()) {
+        let backend = test_backend();
+        if let Err(e) = check_from_topology(&mesh, &backend) {
+            prop_assert!(false, "{e}");
+        }
+    }
 
     #[test]
     fn generated_meshes(mesh in any_mesh()) {
@@ -184,5 +268,6 @@ fn real_meshes() {
     for mesh in [cavity_tests::bundled_mesh(), cavity_tests::bunny_scan()] {
         check(&mesh, &backend, target(&mesh)).unwrap();
         check(&mesh, &backend, 0.5 * target(&mesh)).unwrap();
+        check_from_topology(&mesh, &backend).unwrap();
     }
 }

@@ -71,59 +71,47 @@ pub fn delaunay_with(
     factors: CapacityFactors,
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
-    delaunay_during(input, topology, patch_size, factors, backend, || ()).0
+    let topology = TopologyOn::of(backend, topology)?;
+    delaunay_on(input, &topology, patch_size, factors, backend)
 }
 
-/// [`delaunay_with`] calling `during()` on another thread while the flips
-/// run on the backend (after the host's part of patching; the CLI
-/// analyses the input's defects there, which its output is checked
-/// against). What `during` returned comes back with the result; `during`
-/// runs (on this thread) when the run fails before the flips, too. The
-/// result's errors are [`delaunay_with`]'s.
-pub fn delaunay_during<D: Send>(
+/// [`delaunay`] from the topology of `input` made for `backend`
+/// (`Backend::topology_on`, `TopologyOn::of`; on the GPU one built on the
+/// device is read there). The flipped mesh is exported where it lies
+/// (`Backend::run_placed_exported`: on the GPU only the output is copied
+/// back).
+///
+/// # Errors
+/// As [`delaunay`].
+pub fn delaunay_on(
     input: &TriMesh,
-    topology: &Topology,
+    topology: &TopologyOn<'_>,
     patch_size: u32,
     factors: CapacityFactors,
     backend: &Backend,
-    during: impl FnOnce() -> D + Send,
-) -> (Result<(TriMesh, FlipReport, String), DelaunayError>, D) {
+) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
+    add_kernels(backend)?;
     let normalization = Normalization::of(input);
     // On the GPU patched and laid out on the device, where the layout
-    // stays until the flipped mesh is copied back; the host normalizes
-    // meanwhile.
-    let placed = (|| {
-        add_kernels(backend)?;
-        let layout = AttributeLayout::new();
-        backend
-            .place_normalized(
-                input,
-                &normalization,
-                &TopologyOn::of(backend, topology)?,
-                patch_size,
-                (factors, &layout),
-            )
-            .map_err(PlaceError::into_either::<DelaunayError>)
-    })();
-    let (placed, normalized) = match placed {
-        Ok(placed) => placed,
-        // `during` runs all the same (the CLI's check needs the defects).
-        Err(e) => return (Err(e), during()),
-    };
-    let flip = || {
-        backend.run_placed(
-            placed,
-            |r| flip_edges(r, None).map_err(DelaunayError::Run),
-            DelaunayError::Run,
+    // stays; the host normalizes meanwhile.
+    let layout = AttributeLayout::new();
+    let (placed, normalized) = backend
+        .place_normalized(
+            input,
+            &normalization,
+            topology,
+            patch_size,
+            (factors, &layout),
         )
-    };
-    let (ran, d) = cavity::backend::beside(flip, during);
-    let flipped = ran.map(|(ran, dynamic)| {
-        let (mut output, sources) = dynamic.to_mesh_with_sources();
-        normalization.restore_from(&mut output, &sources, input, &normalized);
-        (output, ran.value, ran.device)
-    });
-    (flipped, d)
+        .map_err(PlaceError::into_either::<DelaunayError>)?;
+    let (ran, exported) = backend.run_placed_exported(
+        placed,
+        |r| flip_edges(r, None).map_err(DelaunayError::Run),
+        DelaunayError::Run,
+    )?;
+    let mut output = exported.mesh;
+    normalization.restore_from(&mut output, &exported.sources, input, &normalized);
+    Ok((output, ran.value, ran.device))
 }
 
 /// Errors of [`delaunay`].

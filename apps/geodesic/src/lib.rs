@@ -43,7 +43,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use cavity::attributes::{Attr, AttributeLayout, AttributeSet};
-use cavity::backend::{Backend, BackendError, PlaceError, TopologyOn};
+use cavity::backend::buffer::Buffer;
+use cavity::backend::{Backend, BackendError, PlaceError, TopologyOn, VertexFacesOn};
 use cavity::computation::ComputationError;
 use cavity::dynamic::CapacityFactors;
 use cavity::normalize::Normalization;
@@ -277,20 +278,23 @@ const LEVELS_PER_READ: u32 = 16;
 /// loop covers larger toplesets): a few a multiprocessor.
 pub const MAX_TOPLESET_BLOCKS: u32 = 1024;
 
-/// The toplesets of `mesh` (with its topology, `Topology::new(mesh)`) from
-/// `sources` (in range) on `backend` (issue 55 item 5): the same as
-/// [`toplesets`], found by a level-synchronous breadth-first search on the
-/// device, one launch of `cavity_geodesic_kernels::ToplesetLevel` per
-/// topleset (and up to 15 past the last, which find nothing), the sizes
-/// kept on the device and the new ones read every 16 levels; the levels
-/// are copied back at the end.
+/// The toplesets of `mesh` (with its topology for `backend`,
+/// `Backend::topology_on`, `TopologyOn::of`) from `sources` (in range) on
+/// `backend` (issue 55 item 5): the same as [`toplesets`], found by a
+/// level-synchronous breadth-first search on the device, one launch of
+/// `cavity_geodesic_kernels::ToplesetLevel` per topleset (and up to 15
+/// past the last, which find nothing), the sizes kept on the device and
+/// the new ones read every 16 levels; the levels are copied back at the
+/// end. The search reads the vertex-face relation and the faces where the
+/// topology holds them on the backend (`TopologyOn::vertex_faces_on`: one
+/// built there), else uploads them.
 ///
 /// # Errors
 /// A failed launch or copy; the GPU's kernels missing.
 pub fn toplesets_on(
     backend: &Backend,
     mesh: &TriMesh,
-    topology: &Topology,
+    topology: &TopologyOn<'_>,
     sources: &[u32],
 ) -> Result<Toplesets, BackendError> {
     crate::add_kernels(backend)?;
@@ -312,9 +316,30 @@ pub fn toplesets_on(
             sizes: Vec::new(),
         });
     }
-    let offsets = d.upload(&topology.vf_offsets)?;
-    let vf = d.upload(&topology.vf)?;
-    let faces = d.upload(mesh.faces.as_flattened())?;
+    // The vertex-face relation and the faces where the backend holds
+    // them (a topology built there), else uploaded.
+    let uploaded: [Buffer<u32>; 3];
+    let uploaded_faces: Buffer<u32>;
+    let (offsets, vf, faces) = match topology.vertex_faces_on() {
+        Some(VertexFacesOn {
+            offsets,
+            faces,
+            corners: Some(corners),
+        }) => (offsets, faces, corners),
+        Some(VertexFacesOn { offsets, faces, .. }) => {
+            uploaded_faces = d.upload(mesh.faces.as_flattened())?;
+            (offsets, faces, &uploaded_faces)
+        }
+        None => {
+            let host = topology.host(d)?;
+            uploaded = [
+                d.upload(&host.vf_offsets)?,
+                d.upload(&host.vf)?,
+                d.upload(mesh.faces.as_flattened())?,
+            ];
+            (&uploaded[0], &uploaded[1], &uploaded[2])
+        }
+    };
     let first_on = d.upload(&first)?;
     let mut visited = d.upload(&visited)?;
     let mut level = d.upload(&level)?;
@@ -333,7 +358,7 @@ pub fn toplesets_on(
             .clamp(1, MAX_TOPLESET_BLOCKS);
         for _ in 0..LEVELS_PER_READ {
             let params = (
-                [&offsets, &vf, &faces, &first_on],
+                [offsets, vf, faces, &first_on],
                 at,
                 count,
                 &mut visited,
@@ -494,11 +519,10 @@ pub fn geodesic_distance_on(
     // On the GPU by the device's search, while the host normalizes the
     // mesh; on the CPU backend by the host's, whose small toplesets run on
     // one thread without launches.
-    let host = topology.host(backend)?;
     let (toplesets, (normalization, normalized)) = cavity::backend::beside(
         || match backend {
-            Backend::Cuda(_) => toplesets_on(backend, mesh, &host, sources),
-            Backend::Cpu(_) => Ok(toplesets(mesh, &host, sources)),
+            Backend::Cuda(_) => toplesets_on(backend, mesh, topology, sources),
+            Backend::Cpu(_) => Ok(toplesets(mesh, &*topology.host(backend)?, sources)),
         },
         || {
             let normalization = Normalization::of(mesh);

@@ -8,6 +8,8 @@
 //! path. On any mesh: 0 at the sources, 1-Lipschitz along edges, infinity
 //! exactly where no source reaches.
 
+use cavity::backend::cpu::CpuBackend;
+use cavity::backend::{Backend, TopologyOn};
 use cavity::topology::Topology;
 use cavity::{MeshError, TriMesh};
 use cavity_geodesic::{
@@ -216,9 +218,18 @@ proptest! {
         let sources: Vec<u32> = picks.iter().map(|p| p % n).collect();
         let topology = Topology::new(&mesh);
         let t = toplesets(&mesh, &topology, &sources);
-        let on_device = toplesets_on(&test_backend(), &mesh, &topology, &sources)
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert_eq!(&on_device, &t);
+        // From a topology built by the backend's kernels (its relation
+        // and faces read where they lie), one uploaded from the host's
+        // (the faces uploaded), and the host's alone (all uploaded).
+        let b = test_backend();
+        let fail = |e: cavity::backend::BackendError| TestCaseError::fail(e.to_string());
+        let built = b.build_topology(&mesh).map_err(fail)?;
+        let uploaded = TopologyOn::uploaded(&b, &topology).map_err(fail)?;
+        let host = TopologyOn::of(&Backend::Cpu(CpuBackend::new()), &topology).map_err(fail)?;
+        for (on, what) in [(&built, "built"), (&uploaded, "uploaded"), (&host, "host")] {
+            let on_device = toplesets_on(&b, &mesh, on, &sources).map_err(fail)?;
+            prop_assert_eq!(&on_device, &t, "{}", what);
+        }
         let per_source: Vec<Vec<u32>> = sources.iter().map(|&s| hops_from(&mesh, s)).collect();
         let mut sizes = Vec::new();
         for v in 0..n as usize {
@@ -508,7 +519,9 @@ fn large_toplesets_match_a_serial_search() {
         .collect();
     let topology = Topology::new(&mesh);
     let t = toplesets(&mesh, &topology, &sources);
-    let on_device = toplesets_on(&test_backend(), &mesh, &topology, &sources).expect("search");
+    let b = test_backend();
+    let built = b.build_topology(&mesh).expect("topology");
+    let on_device = toplesets_on(&b, &mesh, &built, &sources).expect("search");
     assert_eq!(on_device, t);
     let n = mesh.positions.len();
     let next = corner_neighbours(&mesh);
@@ -561,7 +574,9 @@ fn toplesets_larger_than_the_grid_of_a_level() {
     let t = toplesets(&mesh, &topology, &sources);
     let covered = (MAX_TOPLESET_BLOCKS * TOPLESET_THREADS) as usize;
     assert!(t.sizes.len() >= 2 && t.sizes[0] as usize > covered && t.sizes[1] as usize > covered);
-    let on_device = toplesets_on(&test_backend(), &mesh, &topology, &sources).expect("search");
+    let b = test_backend();
+    let built = b.build_topology(&mesh).expect("topology");
+    let on_device = toplesets_on(&b, &mesh, &built, &sources).expect("search");
     assert_eq!(on_device, t);
 }
 

@@ -128,9 +128,3 @@ pub(crate) fn analyse(input: &InputMesh) -> InputDefects {
     warn(warning.as_slice());
     defects
 }
-
-/// Runs `work` on this thread while the defects of `input` are analysed
-/// ([`analyse`]) on another: what `work` gives, and the defects.
-pub(crate) fn beside_defects<T>(input: &InputMesh, work: impl FnOnce() -> T) -> (T, InputDefects) {
-    cavity::backend::beside(work, || analyse(input))
-}

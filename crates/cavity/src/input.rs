@@ -13,7 +13,7 @@ use std::time::Instant;
 use crate::TriMesh;
 use crate::backend::{Backend, BackendError, TopologyOn};
 use crate::defects::{
-    Keeps, Measured, OutputError, check_output, check_output_with, count_zero_area,
+    Keeps, Measured, OutputError, ZERO_HEIGHT, check_output, check_output_with, count_zero_area,
     remove_duplicate_faces_with_topology,
 };
 use crate::io::{Format, MeshIoError, read_mesh, read_mesh_from, with_suffix, write_mesh};
@@ -169,6 +169,52 @@ pub struct InputOn {
     pub warnings: Vec<String>,
     /// Seconds reading the input.
     pub read_seconds: f64,
+}
+
+impl InputOn {
+    /// The input's defects ([`InputDefects`], with the warning about its
+    /// non-manifold edges and vertices, as [`InputMesh::defects`] gives
+    /// them): where its topology lies on the backend (the GPU's analysis,
+    /// [`ReadInput::analyse_on`]) surveyed there from it
+    /// ([`Backend::survey_topology`], the faces of zero area counted there
+    /// too), else (the CPU backend's) from the topology on the host. The
+    /// input comes back with its topology.
+    ///
+    /// # Errors
+    /// The backend's (a failed allocation, launch or copy).
+    pub fn with_defects(
+        self,
+        b: &Backend,
+    ) -> Result<(InputOn, InputDefects, Option<String>), BackendError> {
+        let InputOn {
+            mesh,
+            topology,
+            name,
+            warnings,
+            read_seconds,
+        } = self;
+        let (topology, stats, zero_area) = match topology.relations() {
+            Some(_) => {
+                let survey = b.survey_topology(&mesh, topology)?;
+                let zero_area = survey.zero_area_faces(b, ZERO_HEIGHT)?;
+                let stats = survey.stats().clone();
+                (survey.into_topology(), stats, zero_area)
+            }
+            None => {
+                let stats = topology_stats_with(&mesh, &*topology.host(b)?);
+                (topology, stats, count_zero_area(&mesh))
+            }
+        };
+        let (defects, warning) = InputDefects::with_stats(&name, stats, zero_area);
+        let input = InputOn {
+            mesh,
+            topology,
+            name,
+            warnings,
+            read_seconds,
+        };
+        Ok((input, defects, warning))
+    }
 }
 
 /// What the output of an operation is checked against: the input's

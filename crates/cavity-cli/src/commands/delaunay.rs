@@ -7,7 +7,7 @@ use cavity::io::check_writable;
 
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
-use crate::input::{analyse, check_input};
+use crate::input::check_input;
 use crate::output::{check_and_write, measured, refuse_overwrite, sayln, spinner};
 use crate::stages::Clock;
 
@@ -19,21 +19,19 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
-    let (read, backend) =
-        super::read_and_start(|| crate::input::load_input(input), args.device, &mut clock)?;
+    // The input's defects, which the output is checked against, are
+    // surveyed with its topology.
+    let (read, defects, backend) = super::read_on(input, args.device, &mut clock)?;
     let pb = spinner();
     pb.set_message("flipping edges");
-    // The input's defects (which the output is checked against) are
-    // analysed while the flips run on the device.
-    let (flipped, defects) = cavity_delaunay::delaunay_during(
+    let (out, report, device) = cavity_delaunay::delaunay_on(
         &read.mesh,
         &read.topology,
         args.patch_size(DYNAMIC_PATCH_SIZE),
         args.factors(),
         &backend,
-        || analyse(&read),
-    );
-    let (out, report, device) = flipped?;
+    )?;
+    drop(read.topology);
     clock.device("flips", &backend);
     pb.finish_and_clear();
     // The output is measured on the device, which is then given back, and

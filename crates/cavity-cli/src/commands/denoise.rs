@@ -6,7 +6,6 @@ use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
-use crate::input::analyse;
 use crate::output::sayln;
 use crate::stages::Clock;
 
@@ -18,14 +17,10 @@ pub(crate) fn denoise(
 ) -> Result<()> {
     settings.check()?;
     let mut clock = Clock::start();
-    let (format, read, backend) = super::open(input, output, common, &mut clock)?;
-    // The input's defects are analysed (for their warning) while the
-    // filtering runs on the device.
-    let (denoised, _) =
-        cavity_denoise::denoise_during(&read.mesh, &read.topology, settings, &backend, || {
-            analyse(&read)
-        });
-    let (denoised, report) = denoised?;
+    let (format, read, _, backend) = super::open_on(input, output, common.device, &mut clock)?;
+    let (denoised, report) =
+        cavity_denoise::denoise_on(&read.mesh, &read.topology, settings, &backend)?;
+    drop(read.topology);
     let mesh = read.mesh;
     let seconds = clock.device("denoise", &backend);
     clock.part("of which filtering", report.filter_seconds);

@@ -12,7 +12,7 @@ use cavity_geodesic::GeodesicSettings;
 
 use crate::Result;
 use crate::args::Common;
-use crate::input::{beside_defects, check_input};
+use crate::input::check_input;
 use crate::output::{refuse_overwrite, sayln};
 use crate::stages::Clock;
 
@@ -50,21 +50,15 @@ pub(crate) fn geodesic(
         refuse_overwrite(input, column)?;
         check_writable_file(column)?;
     }
-    let (read, backend) = super::read_and_start(
-        || crate::input::load_input(input),
-        common.device,
-        &mut clock,
+    let (read, _, backend) = super::read_on(input, common.device, &mut clock)?;
+    let (distance, report) = cavity_geodesic::geodesic_distance_on(
+        &read.mesh,
+        &read.topology,
+        sources,
+        settings,
+        &backend,
     )?;
-    let (distance, _) = beside_defects(&read, || {
-        cavity_geodesic::geodesic_distance_with(
-            &read.mesh,
-            &read.topology,
-            sources,
-            settings,
-            &backend,
-        )
-    });
-    let (distance, report) = distance?;
+    drop(read.topology);
     let mesh = read.mesh;
     let seconds = clock.device("geodesic", &backend);
     clock.part("of which propagation", report.propagation_seconds);

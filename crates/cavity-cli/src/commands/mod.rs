@@ -19,33 +19,53 @@ use cavity::backend::Backend;
 use cavity::io::{Format, check_writable};
 
 use crate::Result;
-use crate::args::{Common, Device};
+use crate::args::Device;
 use crate::device::select;
-use cavity::input::InputMesh;
+use cavity::input::{InputDefects, InputOn, ReadInput};
 
-use crate::input::{check_input, load_input};
+use crate::input::{check_input, source, warn};
 use crate::output::refuse_overwrite;
 use crate::stages::Clock;
 
 /// The start of a command that reads a mesh and writes one: checks that
 /// the input is a surface mesh file, refuses to write over it, checks that
 /// the output can be written (`cavity::io::check_writable`: its format, its
-/// directory, a read-only file there), reads the input (with its checks)
-/// and opens the backend `common` asks for, the reading and the start
-/// timed on `clock`.
-pub(crate) fn open(
+/// directory, a read-only file there), and opens the backend `device`
+/// names; the input (`cavity::input::InputOn`) is read
+/// while the device starts, then its duplicate faces are removed, its
+/// topology built and its defects surveyed on the backend (on the GPU on
+/// the device: `ReadInput::analyse_on`, `InputOn::with_defects`), timed
+/// as the stage `input`; the reader's and the analysis's warnings are
+/// printed.
+pub(crate) fn open_on(
     input: Option<&Path>,
     output: &Path,
-    common: &Common,
+    device: Device,
     clock: &mut Clock,
-) -> Result<(Format, InputMesh, Backend)> {
+) -> Result<(Format, InputOn, InputDefects, Backend)> {
     if let Some(input) = input {
         check_input(input)?;
     }
     refuse_overwrite(input, output)?;
     let format = check_writable(output)?;
-    let (read, backend) = read_and_start(|| load_input(input), common.device, clock)?;
-    Ok((format, read, backend))
+    let (read, defects, backend) = read_on(input, device, clock)?;
+    Ok((format, read, defects, backend))
+}
+
+/// The reading and analysis of [`open_on`], for a command that checked
+/// its input and output itself.
+pub(crate) fn read_on(
+    input: Option<&Path>,
+    device: Device,
+    clock: &mut Clock,
+) -> Result<(InputOn, InputDefects, Backend)> {
+    let (read, backend) = read_and_start(|| Ok(ReadInput::read(source(input))?), device, clock)?;
+    let read = read.analyse_on(&backend)?;
+    let (read, defects, warning) = read.with_defects(&backend)?;
+    warn(&read.warnings);
+    warn(warning.as_slice());
+    clock.device("input", &backend);
+    Ok((read, defects, backend))
 }
 
 /// Runs `read` (a command's reading of its input) while the device starts

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
-use crate::input::beside_defects;
 use crate::output::sayln;
 use crate::stages::Clock;
 
@@ -27,11 +26,10 @@ fn refuse_without_normals(output: &Path, format: Format) -> Result<()> {
 pub(crate) fn normals(input: Option<&Path>, output: &Path, common: &Common) -> Result<()> {
     refuse_without_normals(output, Format::from_path(output)?)?;
     let mut clock = Clock::start();
-    let (format, read, backend) = super::open(input, output, common, &mut clock)?;
-    let (normals, _) = beside_defects(&read, || {
-        cavity_normals::vertex_normals_with(&read.mesh, &read.topology, common.patch_size, &backend)
-    });
-    let normals = normals?;
+    let (format, read, _, backend) = super::open_on(input, output, common.device, &mut clock)?;
+    let normals =
+        cavity_normals::vertex_normals_on(&read.mesh, &read.topology, common.patch_size, &backend)?;
+    drop(read.topology);
     let mesh = read.mesh;
     let seconds = clock.device("normals", &backend);
     let device = backend.name();

@@ -6,7 +6,6 @@ use std::path::Path;
 
 use crate::Result;
 use crate::args::Common;
-use crate::input::analyse;
 use crate::output::sayln;
 use crate::stages::Clock;
 
@@ -18,14 +17,9 @@ pub(crate) fn smooth(
 ) -> Result<()> {
     settings.check()?;
     let mut clock = Clock::start();
-    let (format, read, backend) = super::open(input, output, common, &mut clock)?;
-    // The input's defects are analysed (for their warning) while the flow
-    // runs on the device.
-    let (smoothed, _) =
-        cavity_mcf::smooth_during(&read.mesh, &read.topology, settings, &backend, || {
-            analyse(&read)
-        });
-    let (smoothed, report) = smoothed?;
+    let (format, read, _, backend) = super::open_on(input, output, common.device, &mut clock)?;
+    let (smoothed, report) = cavity_mcf::smooth_on(&read.mesh, &read.topology, settings, &backend)?;
+    drop(read.topology);
     let mesh = read.mesh;
     let seconds = clock.device("smooth", &backend);
     let solve: f64 = report.steps.iter().map(|s| s.seconds).sum();

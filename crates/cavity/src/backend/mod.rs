@@ -26,7 +26,7 @@ pub use partition::{PartitionError, PartitionRounds};
 pub use placed::{PlaceError, PlacedMesh};
 pub use rounds::AnyRounds;
 pub use survey::{EdgeLengths, SurveyOn, Valences};
-pub use topology::TopologyOn;
+pub use topology::{TopologyOn, VertexFacesOn};
 
 use std::fmt;
 use std::str::FromStr;

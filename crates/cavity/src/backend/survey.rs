@@ -153,6 +153,46 @@ impl Backend {
     ) -> Result<SurveyOn, BackendError> {
         // Checked once, for the topology's build and the components.
         indices_in_range(mesh)?;
+        let topology = self.build_topology_in_range(mesh, faces_on.map(|f| f.0))?;
+        self.survey_built(mesh, topology)
+    }
+
+    /// [`Backend::survey`] of `mesh` from its topology built already by
+    /// this backend's kernels (as [`Backend::build_topology`] and, on the
+    /// GPU, [`Backend::without_duplicate_faces`] give it), which the
+    /// survey keeps rather than building it again:
+    /// [`SurveyOn::into_topology`] gives it back. A topology held only on
+    /// the host (the CPU backend's [`Backend::topology_on`]) or of other
+    /// faces is dropped and built again from `mesh`.
+    ///
+    /// # Errors
+    /// As [`Backend::survey`].
+    pub fn survey_topology(
+        &self,
+        mesh: &TriMesh,
+        topology: TopologyOn<'static>,
+    ) -> Result<SurveyOn, BackendError> {
+        indices_in_range(mesh)?;
+        let corners = 3 * mesh.num_faces();
+        let built = topology
+            .relations()
+            .is_some_and(|d| d.fv.as_ref().is_some_and(|fv| fv.len() == corners));
+        let topology = if built {
+            topology
+        } else {
+            drop(topology);
+            self.build_topology_in_range(mesh, None)?
+        };
+        self.survey_built(mesh, topology)
+    }
+
+    /// The survey of `mesh` (indices checked) from `topology`, built by
+    /// this backend's kernels from its faces.
+    fn survey_built(
+        &self,
+        mesh: &TriMesh,
+        topology: TopologyOn<'static>,
+    ) -> Result<SurveyOn, BackendError> {
         let nv = mesh.num_vertices();
         let Surveyed {
             topology,
@@ -162,7 +202,7 @@ impl Backend {
             roots,
             counts,
             boundary,
-        } = self.survey_device(mesh, faces_on.map(|f| f.0))?;
+        } = self.survey_device(mesh, topology)?;
         let [
             isolated,
             many_fans,
@@ -201,9 +241,8 @@ impl Backend {
     fn survey_device(
         &self,
         mesh: &TriMesh,
-        faces_on: Option<Buffer<u32>>,
+        topology: TopologyOn<'static>,
     ) -> Result<Surveyed, BackendError> {
-        let topology = self.build_topology_in_range(mesh, faces_on)?;
         let d = relations(&topology);
         let fv = d.fv.as_ref().expect("built from the faces");
         let (nv, edges) = (
@@ -288,6 +327,12 @@ impl Backend {
 }
 
 impl SurveyOn {
+    /// The topology the survey was taken from, its other buffers given
+    /// back ([`Backend::survey_topology`]).
+    pub fn into_topology(self) -> TopologyOn<'static> {
+        self.topology
+    }
+
     /// The topology statistics of the mesh surveyed (as
     /// `cavity::stats::topology_stats`).
     pub fn stats(&self) -> &MeshStats {

@@ -97,6 +97,18 @@ pub(crate) fn combined(
 /// Patches kept for later placements, with their patch size.
 type KeptPatches = (u32, Arc<Patches>);
 
+/// The vertex-face relation of a [`TopologyOn`] on its backend
+/// ([`TopologyOn::vertex_faces_on`]).
+pub struct VertexFacesOn<'a> {
+    /// Each vertex's first place in `faces`, and the end: `V + 1` words.
+    pub offsets: &'a Buffer<u32>,
+    /// The faces of each vertex, in increasing order: `3F` words.
+    pub faces: &'a Buffer<u32>,
+    /// The faces' vertices (`3F` words), where the topology was built
+    /// from them.
+    pub corners: Option<&'a Buffer<u32>>,
+}
+
 /// A mesh's topology for a backend: the host's [`Topology`], the
 /// relations on the device, or both (see the [module](self)).
 pub struct TopologyOn<'a> {
@@ -234,6 +246,20 @@ impl<'a> TopologyOn<'a> {
     /// The unique edges.
     pub fn num_edges(&self) -> usize {
         self.num_edges
+    }
+
+    /// The vertex-face relation (VF) where this topology holds it on its
+    /// backend: each vertex's first place in the faces (one a vertex, and
+    /// the end) and the faces there, each vertex's in increasing order;
+    /// with the faces' vertices (three a face) where it was built from
+    /// them ([`Backend::build_topology`]). `None` for a topology on the
+    /// host only (the CPU backend's [`Backend::topology_on`]).
+    pub fn vertex_faces_on(&self) -> Option<VertexFacesOn<'_>> {
+        self.device.as_ref().map(|d| VertexFacesOn {
+            offsets: &d.vf_offsets,
+            faces: &d.vf,
+            corners: d.fv.as_ref(),
+        })
     }
 
     /// The relations on the device, where they are.
