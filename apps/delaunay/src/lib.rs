@@ -47,16 +47,26 @@ pub fn flip_edges<R: Update<Delaunay> + ?Sized>(
 /// edges. Returns the flipped mesh (the input's vertices in input order,
 /// bit for bit: flips move none), the report and the device's name.
 ///
+/// The topology is built where the backend builds it best
+/// (`Backend::topology_on`: on the GPU on the device).
+///
 /// # Errors
-/// The dynamic mesh's (a setting out of range, a patch too large), or a
-/// failed run's (out of capacity: the message names the setting to raise).
+/// The dynamic mesh's (a setting out of range, a patch too large), a
+/// face's vertex past the vertices (`BackendError::Index`), or a failed
+/// run's (out of capacity: the message names the setting to raise).
 pub fn delaunay(
     input: &TriMesh,
     patch_size: u32,
     factors: CapacityFactors,
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
-    delaunay_with(input, &Topology::new(input), patch_size, factors, backend)
+    delaunay_on(
+        input,
+        &backend.topology_on(input)?,
+        patch_size,
+        factors,
+        backend,
+    )
 }
 
 /// [`delaunay`] with the topology of `input` given

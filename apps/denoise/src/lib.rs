@@ -194,7 +194,7 @@ pub fn denoise(
     backend: &Backend,
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
     mesh.validate()?;
-    denoise_with(mesh, &Topology::new(mesh), settings, backend)
+    denoise_on(mesh, &backend.topology_on(mesh)?, settings, backend)
 }
 
 /// [`denoise`] with the topology of `mesh` given (`Topology::new(mesh)`),
@@ -208,26 +208,7 @@ pub fn denoise_with(
     settings: &DenoiseSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
-    denoise_during(mesh, topology, settings, backend, || ()).0
-}
-
-/// [`denoise_with`] calling `during()` on another thread while the
-/// filtering runs on the backend (`Backend::run_placed_during`), after
-/// the host's part of patching. The CLI analyses the input's defects
-/// there. What `during` returned comes back with the result; `during`
-/// runs (on this thread) when the run fails before the filtering, too.
-/// The result's errors are [`denoise_with`]'s.
-pub fn denoise_during<D: Send>(
-    mesh: &TriMesh,
-    topology: &Topology,
-    settings: &DenoiseSettings,
-    backend: &Backend,
-    during: impl FnOnce() -> D + Send,
-) -> (Result<(TriMesh, DenoiseReport), DenoiseError>, D) {
-    match TopologyOn::of(backend, topology) {
-        Ok(topology) => denoise_on_during(mesh, &topology, settings, backend, during),
-        Err(e) => (Err(e.into()), during()),
-    }
+    denoise_on(mesh, &TopologyOn::of(backend, topology)?, settings, backend)
 }
 
 /// [`denoise_with`] from the topology of `mesh` made for `backend`
@@ -243,37 +224,18 @@ pub fn denoise_on(
     settings: &DenoiseSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
-    denoise_on_during(mesh, topology, settings, backend, || ()).0
-}
-
-/// [`denoise_during`] from the topology made for `backend`.
-fn denoise_on_during<D: Send>(
-    mesh: &TriMesh,
-    topology: &TopologyOn<'_>,
-    settings: &DenoiseSettings,
-    backend: &Backend,
-    during: impl FnOnce() -> D + Send,
-) -> (Result<(TriMesh, DenoiseReport), DenoiseError>, D) {
-    let placed = (|| {
-        settings.check()?;
-        mesh.validate()?;
-        crate::add_kernels(backend)?;
-        let normalization = Normalization::of(mesh);
-        let mut layout = AttributeLayout::new();
-        let a = DenoiseAttributes::declare(&mut layout)?;
-        // On the GPU patched and laid out on the device, where the layout
-        // stays; the host normalizes meanwhile.
-        let sizes = (CapacityFactors::STATIC, &layout);
-        let (placed, normalized) = backend
-            .place_normalized(mesh, &normalization, topology, settings.patch_size, sizes)
-            .map_err(PlaceError::into_either::<DenoiseError>)?;
-        Ok::<_, DenoiseError>((placed, normalized, normalization, a))
-    })();
-    let (placed, normalized, normalization, a) = match placed {
-        Ok(placed) => placed,
-        // `during` runs all the same (the CLI's warning about the input).
-        Err(e) => return (Err(e), during()),
-    };
+    settings.check()?;
+    mesh.validate()?;
+    crate::add_kernels(backend)?;
+    let normalization = Normalization::of(mesh);
+    let mut layout = AttributeLayout::new();
+    let a = DenoiseAttributes::declare(&mut layout)?;
+    // On the GPU patched and laid out on the device, where the layout
+    // stays; the host normalizes meanwhile.
+    let sizes = (CapacityFactors::STATIC, &layout);
+    let (placed, normalized) = backend
+        .place_normalized(mesh, &normalization, topology, settings.patch_size, sizes)
+        .map_err(PlaceError::into_either::<DenoiseError>)?;
     let bytes_per_face = placed.bytes_per_face();
     // Only the positions are read back.
     let driver = |r: &mut AnyRounds<'_>| -> Result<_, DenoiseError> {
@@ -286,18 +248,15 @@ fn denoise_on_during<D: Send>(
         let largest = r.max(&a.size)? as u32;
         Ok((seconds, largest, r.vertex_positions()?))
     };
-    let (ran, d) = backend.run_placed_during(placed, driver, during);
-    let denoised = ran.map(|ran| {
-        let (filter_seconds, largest, (positions, sources)) = ran.value;
-        let out = normalization.moved(mesh, &normalized, positions, &sources);
-        let report = DenoiseReport {
-            iterations: settings.iterations,
-            largest_neighbourhood: largest,
-            filter_seconds,
-            bytes_per_face,
-            device: ran.device,
-        };
-        (out, report)
-    });
-    (denoised, d)
+    let ran = backend.run_placed_without_mesh(placed, driver)?;
+    let (filter_seconds, largest, (positions, sources)) = ran.value;
+    let out = normalization.moved(mesh, &normalized, positions, &sources);
+    let report = DenoiseReport {
+        iterations: settings.iterations,
+        largest_neighbourhood: largest,
+        filter_seconds,
+        bytes_per_face,
+        device: ran.device,
+    };
+    Ok((out, report))
 }

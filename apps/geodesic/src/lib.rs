@@ -469,7 +469,13 @@ pub fn geodesic_distance(
     backend: &Backend,
 ) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
     mesh.validate()?;
-    geodesic_distance_with(mesh, &Topology::new(mesh), sources, settings, backend)
+    geodesic_distance_on(
+        mesh,
+        &backend.topology_on(mesh)?,
+        sources,
+        settings,
+        backend,
+    )
 }
 
 /// [`geodesic_distance`] with the topology of `mesh` given

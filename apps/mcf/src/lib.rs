@@ -698,7 +698,7 @@ pub fn smooth(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     mesh.validate()?;
-    smooth_on_during(mesh, &backend.topology_on(mesh)?, settings, backend, || ()).0
+    smooth_on(mesh, &backend.topology_on(mesh)?, settings, backend)
 }
 
 /// [`smooth`] from the topology of `mesh` made for `backend`
@@ -717,85 +717,19 @@ pub fn smooth_on(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     mesh.validate()?;
-    smooth_on_during(mesh, topology, settings, backend, || ()).0
-}
-
-/// [`smooth`] with the topology of `mesh` given (`Topology::new(mesh)`),
-/// for a caller that has it.
-///
-/// # Errors
-/// As [`smooth`].
-pub fn smooth_with(
-    mesh: &TriMesh,
-    topology: &Topology,
-    settings: &McfSettings,
-    backend: &Backend,
-) -> Result<(TriMesh, McfReport), McfError> {
-    smooth_during(mesh, topology, settings, backend, || ()).0
-}
-
-/// [`smooth_with`] calling `during()` on another thread while the flow
-/// runs on the backend (`Backend::run_placed_during`), after the host's
-/// part of patching; with the intrinsic Laplacian, beside the whole run.
-/// The CLI analyses the input's defects there. What `during` returned
-/// comes back with the result; `during` runs (on this thread) when the
-/// run fails before the flow, too. The result's errors are
-/// [`smooth_with`]'s.
-pub fn smooth_during<D: Send>(
-    mesh: &TriMesh,
-    topology: &Topology,
-    settings: &McfSettings,
-    backend: &Backend,
-    during: impl FnOnce() -> D + Send,
-) -> (Result<(TriMesh, McfReport), McfError>, D) {
-    let topology = mesh
-        .validate()
-        .map_err(McfError::from)
-        .and_then(|()| Ok(TopologyOn::of(backend, topology)?));
-    match topology {
-        Ok(topology) => smooth_on_during(mesh, &topology, settings, backend, during),
-        // `during` runs all the same (the CLI's warning about the input).
-        Err(e) => (Err(e), during()),
+    crate::add_kernels(backend)?;
+    // The intrinsic Laplacian, which the patches do not compute, on the
+    // host's topology.
+    if settings.laplacian == Laplacian::Intrinsic {
+        return smooth_intrinsic(mesh, &*topology.host(backend)?, settings, backend);
     }
-}
-
-/// [`smooth_during`] from the topology made for `backend`
-/// (`Backend::topology_on`, `TopologyOn::of`).
-fn smooth_on_during<D: Send>(
-    mesh: &TriMesh,
-    topology: &TopologyOn<'_>,
-    settings: &McfSettings,
-    backend: &Backend,
-    during: impl FnOnce() -> D + Send,
-) -> (Result<(TriMesh, McfReport), McfError>, D) {
-    // `None`: the intrinsic Laplacian, which the patches do not compute.
-    let placed = (|| {
-        settings.check()?;
-        crate::add_kernels(backend)?;
-        if settings.laplacian == Laplacian::Intrinsic {
-            return Ok(None);
-        }
-        FlowMesh::on_topology(mesh, topology, settings, CapacityFactors::STATIC, backend).map(Some)
-    })();
-    let flow_mesh = match placed {
-        Ok(Some(flow_mesh)) => flow_mesh,
-        Ok(None) => {
-            let intrinsic = || {
-                let topology = topology.host(backend)?;
-                smooth_intrinsic(mesh, &topology, settings, backend)
-            };
-            return cavity::backend::beside(intrinsic, during);
-        }
-        // `during` runs all the same (the CLI's warning about the input).
-        Err(e) => return (Err(e), during()),
-    };
     let FlowMesh {
         normalization,
         normalized,
         dynamic,
         attributes: a,
         operator,
-    } = flow_mesh;
+    } = FlowMesh::on_topology(mesh, topology, settings, CapacityFactors::STATIC, backend)?;
     // Only the positions are read back.
     let driver = |r: &mut AnyRounds<'_>| -> Result<_, McfError> {
         let mut steps = Vec::new();
@@ -819,19 +753,32 @@ fn smooth_on_during<D: Send>(
         let fixed = r.sum(&a.fixed)? as usize;
         Ok((steps, fixed, r.vertex_positions()?))
     };
-    let (ran, d) = backend.run_placed_during(dynamic, driver, during);
-    let smoothed = ran.map(|ran| {
-        let (steps, fixed, (positions, sources)) = ran.value;
-        let out = normalization.moved(mesh, &normalized, positions, &sources);
-        let report = McfReport {
-            steps,
-            dt: f64::from(operator.dt) * normalization.scale * normalization.scale,
-            fixed,
-            device: ran.device,
-        };
-        (out, report)
-    });
-    (smoothed, d)
+    let ran = backend.run_placed_without_mesh(dynamic, driver)?;
+    let (steps, fixed, (positions, sources)) = ran.value;
+    let out = normalization.moved(mesh, &normalized, positions, &sources);
+    let report = McfReport {
+        steps,
+        dt: f64::from(operator.dt) * normalization.scale * normalization.scale,
+        fixed,
+        device: ran.device,
+    };
+    Ok((out, report))
+}
+
+/// [`smooth`] with the topology of `mesh` given (`Topology::new(mesh)`),
+/// for a caller that has it.
+///
+/// # Errors
+/// As [`smooth`].
+pub fn smooth_with(
+    mesh: &TriMesh,
+    topology: &Topology,
+    settings: &McfSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, McfReport), McfError> {
+    settings.check()?;
+    mesh.validate()?;
+    smooth_on(mesh, &TopologyOn::of(backend, topology)?, settings, backend)
 }
 
 /// [`smooth`] with [`Laplacian::Intrinsic`]: every step flips the

@@ -29,16 +29,19 @@ pub type NormalsError = ComputationError;
 /// The unit normal of every vertex of `mesh` in input order, `[x, y, z]`:
 /// the normalized sum of its faces' normals weighted by their areas;
 /// `[0, 0, 0]` for a vertex without a face of nonzero area. Patches of at
-/// most `patch_size` faces.
+/// most `patch_size` faces. The topology is built where the backend
+/// builds it best (`Backend::topology_on`: on the GPU on the device, where
+/// the patching reads it).
 ///
 /// # Errors
-/// A patch size out of range or a patch too large; a failed GPU run.
+/// A patch size out of range or a patch too large; a face's vertex past
+/// the vertices (`BackendError::Index`); a failed GPU run.
 pub fn vertex_normals(
     mesh: &TriMesh,
     patch_size: u32,
     backend: &Backend,
 ) -> Result<Vec<[f32; 3]>, NormalsError> {
-    vertex_normals_with(mesh, &Topology::new(mesh), patch_size, backend)
+    vertex_normals_on(mesh, &backend.topology_on(mesh)?, patch_size, backend)
 }
 
 /// [`vertex_normals`] with the topology of `mesh` given

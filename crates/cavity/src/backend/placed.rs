@@ -455,21 +455,6 @@ impl Backend {
         }
     }
 
-    /// [`Backend::run_placed_without_mesh`] with `during()` called on
-    /// another thread while the driver runs ([`beside`]): host work that
-    /// does not need the device (the CLI's analysis of the input's
-    /// defects) done while the host mostly waits on the device, not while
-    /// the host's part of patching runs. Returns what `during` returned
-    /// too, whether or not the run failed.
-    pub fn run_placed_during<T, D: Send, E: From<BackendError> + From<RunError>>(
-        &self,
-        placed: PlacedMesh,
-        driver: impl FnOnce(&mut AnyRounds<'_>) -> Result<T, E>,
-        during: impl FnOnce() -> D + Send,
-    ) -> (Result<OnRounds<T>, E>, D) {
-        beside(|| self.run_placed_without_mesh(placed, driver), during)
-    }
-
     /// [`Backend::run_placed`] for a driver that reads back what it needs
     /// (`Rounds::owned_values`, `Rounds::vertex_positions`, reductions): on
     /// the GPU the mesh is not copied back, nor its host arrays made.
