@@ -5,7 +5,8 @@
 //! (`TopologyOn::keeping_patches`): a pipeline of `normals`, `smooth`,
 //! `denoise` and `geodesic` calls patches once, each call copying the
 //! current positions to the device (`geodesic`'s search of the sources'
-//! rings uploads its vertex-face rows too). `remesh` replaces the mesh (a
+//! rings uploads the faces too, reading the vertex-face rows where they
+//! lie). `remesh` replaces the mesh (a
 //! new topology, patched at the next call).
 //!
 //! The state sits behind a lock (the class is frozen): a call reads it

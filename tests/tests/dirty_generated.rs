@@ -23,7 +23,8 @@ use cavity_remesh::{Hooks, Layout, Phase, RemeshError, RemeshSettings, remesh};
 use cavity_tests::{Dirt, Skips, cases, dirty_mesh, test_backend, topology};
 use proptest::prelude::*;
 
-/// The input as the CLI loads it (`load_input`): duplicate faces removed.
+/// The input as the CLI reads it (`ReadInput::analyse_on`): duplicate
+/// faces removed.
 /// Checks that the generator's defects are there to be found.
 fn loaded(input: &TriMesh, dirt: &Dirt) -> Result<TriMesh, TestCaseError> {
     let found = Defects::of(input);

@@ -62,7 +62,7 @@ pub fn delaunay(
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
     delaunay_on(
         input,
-        &backend.topology_on(input)?,
+        backend.topology_on(input)?,
         patch_size,
         factors,
         backend,
@@ -82,20 +82,21 @@ pub fn delaunay_with(
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
     let topology = TopologyOn::of(backend, topology)?;
-    delaunay_on(input, &topology, patch_size, factors, backend)
+    delaunay_on(input, topology, patch_size, factors, backend)
 }
 
 /// [`delaunay`] from the topology of `input` made for `backend`
 /// (`Backend::topology_on`, `TopologyOn::of`; on the GPU one built on the
-/// device is read there). The flipped mesh is exported where it lies
-/// (`Backend::run_placed_exported`: on the GPU only the output is copied
-/// back).
+/// device is read there), dropped (its device memory given back) once the
+/// mesh is placed, before the flips. The flipped mesh is exported where it
+/// lies (`Backend::run_placed_exported`: on the GPU only the output is
+/// copied back).
 ///
 /// # Errors
 /// As [`delaunay`].
 pub fn delaunay_on(
     input: &TriMesh,
-    topology: &TopologyOn<'_>,
+    topology: TopologyOn<'_>,
     patch_size: u32,
     factors: CapacityFactors,
     backend: &Backend,
@@ -109,11 +110,12 @@ pub fn delaunay_on(
         .place_normalized(
             input,
             &normalization,
-            topology,
+            &topology,
             patch_size,
             (factors, &layout),
         )
         .map_err(PlaceError::into_either::<DelaunayError>)?;
+    drop(topology);
     let (ran, exported) = backend.run_placed_exported(
         placed,
         |r| flip_edges(r, None).map_err(DelaunayError::Run),

@@ -193,6 +193,7 @@ pub fn denoise(
     settings: &DenoiseSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
+    settings.check()?;
     mesh.validate()?;
     denoise_on(mesh, &backend.topology_on(mesh)?, settings, backend)
 }

@@ -497,8 +497,9 @@ pub fn geodesic_distance_with(
 /// [`geodesic_distance`] from the topology of `mesh` made for `backend`
 /// (`Backend::topology_on`, `TopologyOn::of`): one that keeps its patches
 /// (`TopologyOn::keeping_patches`) reuses those of an earlier call at the
-/// same patch size. The toplesets read its host topology (a device-built
-/// one is copied to the host for them).
+/// same patch size. On the GPU the toplesets read its vertex-face relation
+/// on the device ([`toplesets_on`]); on the CPU backend its topology on
+/// the host (one built by the kernels copied there for them).
 ///
 /// # Errors
 /// As [`geodesic_distance`].

@@ -1,6 +1,7 @@
-//! Reading the input mesh: a file or the bundled one
-//! (`cavity::input::InputMesh`), its warnings printed; a file that is no
-//! surface mesh named with the command that reads it ([`check_input`]).
+//! Reading the input mesh: a file or the bundled one ([`source`]; the
+//! commands that write a mesh read and analyse it on the backend,
+//! `commands::read_on`), its warnings printed; a file that is no surface
+//! mesh named with the command that reads it ([`check_input`]).
 
 use std::io::BufRead;
 use std::path::Path;
@@ -107,11 +108,10 @@ pub(crate) fn load(path: Option<&Path>) -> Result<TriMesh> {
     Ok(read.mesh)
 }
 
-/// Reads the mesh at `path` (or the bundled one) for an operation that
-/// writes a mesh: duplicate faces removed, its topology built, the
-/// reader's warnings printed. Its defects, which the output is checked
-/// against, come from [`analyse`] or, beside the operation, from
-/// [`beside_defects`].
+/// Reads the mesh at `path` (or the bundled one) with the host's
+/// analysis, for the benchmarks that time the host's path: duplicate faces
+/// removed, its topology built on the host, the reader's warnings
+/// printed. Its defects come from [`analyse`].
 pub(crate) fn load_input(path: Option<&Path>) -> Result<InputMesh> {
     if let Some(path) = path {
         check_input(path)?;

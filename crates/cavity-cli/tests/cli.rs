@@ -514,9 +514,8 @@ fn polylla_writes_polygons_and_a_picture_and_names_bad_lines() {
 
 /// The bunny scan's non-manifold edges and vertices are kept by every
 /// operation that moves vertices or flips edges, and each says so once:
-/// the input's defects, analysed beside the device's work (while the
-/// flow or the filtering runs, for `smooth` and `denoise`), reach the
-/// user.
+/// the input's defects, surveyed on the backend before the work
+/// (`InputOn::with_defects`), reach the user.
 #[test]
 fn non_manifold_input_is_warned_about_once() {
     let dir = tempfile::tempdir().expect("temporary directory");

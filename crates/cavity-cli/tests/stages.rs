@@ -60,27 +60,48 @@ fn surface_commands_print_their_stages() {
     );
     check(
         &["normals", torus, "-o", out, "--device", d],
-        &["read", "start", "normals", "write"],
+        &["read", "start", "input", "normals", "write"],
         true,
     );
     check(
         &["smooth", torus, "-o", out, "--device", d, "--steps", "1"],
-        &["read", "start", "smooth", "of which solves", "write"],
+        &[
+            "read",
+            "start",
+            "input",
+            "smooth",
+            "of which solves",
+            "write",
+        ],
         true,
     );
     check(
         &["denoise", torus, "-o", out, "--device", d],
-        &["read", "start", "denoise", "of which filtering", "write"],
+        &[
+            "read",
+            "start",
+            "input",
+            "denoise",
+            "of which filtering",
+            "write",
+        ],
         true,
     );
     check(
         &["geodesic", torus, "-o", out, "--source", "0", "--device", d],
-        &["read", "start", "geodesic", "of which propagation", "write"],
+        &[
+            "read",
+            "start",
+            "input",
+            "geodesic",
+            "of which propagation",
+            "write",
+        ],
         true,
     );
     check(
         &["delaunay", torus, "-o", out, "--device", d],
-        &["read", "start", "flips", "check", "write"],
+        &["read", "start", "input", "flips", "check", "write"],
         true,
     );
     check(

@@ -26,12 +26,11 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     pb.set_message("flipping edges");
     let (out, report, device) = cavity_delaunay::delaunay_on(
         &read.mesh,
-        &read.topology,
+        read.topology,
         args.patch_size(DYNAMIC_PATCH_SIZE),
         args.factors(),
         &backend,
     )?;
-    drop(read.topology);
     clock.device("flips", &backend);
     pb.finish_and_clear();
     // The output is measured on the device, which is then given back, and

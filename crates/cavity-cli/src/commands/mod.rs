@@ -60,9 +60,12 @@ pub(crate) fn read_on(
     clock: &mut Clock,
 ) -> Result<(InputOn, InputDefects, Backend)> {
     let (read, backend) = read_and_start(|| Ok(ReadInput::read(source(input))?), device, clock)?;
+    // The reader's warnings first, then the analysis's.
+    let reader = read.warnings.len();
+    warn(&read.warnings);
     let read = read.analyse_on(&backend)?;
     let (read, defects, warning) = read.with_defects(&backend)?;
-    warn(&read.warnings);
+    warn(&read.warnings[reader..]);
     warn(warning.as_slice());
     clock.device("input", &backend);
     Ok((read, defects, backend))

@@ -161,9 +161,11 @@ impl Backend {
     /// this backend's kernels (as [`Backend::build_topology`] and, on the
     /// GPU, [`Backend::without_duplicate_faces`] give it), which the
     /// survey keeps rather than building it again:
-    /// [`SurveyOn::into_topology`] gives it back. A topology held only on
-    /// the host (the CPU backend's [`Backend::topology_on`]) or of other
-    /// faces is dropped and built again from `mesh`.
+    /// [`SurveyOn::into_topology`] gives it back. `topology` must be
+    /// `mesh`'s: only its counts are checked. One held only on the host
+    /// (the CPU backend's [`Backend::topology_on`]), or whose counts of
+    /// faces or vertices are not `mesh`'s, is dropped and built again
+    /// from `mesh`.
     ///
     /// # Errors
     /// As [`Backend::survey`].
@@ -174,9 +176,10 @@ impl Backend {
     ) -> Result<SurveyOn, BackendError> {
         indices_in_range(mesh)?;
         let corners = 3 * mesh.num_faces();
-        let built = topology
-            .relations()
-            .is_some_and(|d| d.fv.as_ref().is_some_and(|fv| fv.len() == corners));
+        let built = topology.relations().is_some_and(|d| {
+            d.fv.as_ref().is_some_and(|fv| fv.len() == corners)
+                && d.vf_offsets.len() == mesh.num_vertices() + 1
+        });
         let topology = if built {
             topology
         } else {

@@ -385,18 +385,19 @@ fn too_large(n: usize) -> BackendError {
 }
 
 impl Backend {
-    /// The topology of `mesh` (whose indices must be in range,
-    /// [`TriMesh::validate`]) where this backend builds it best: on the GPU
-    /// on the device from the faces (the kernels of
+    /// The topology of `mesh` where this backend builds it best: on the
+    /// GPU on the device from the faces (the kernels of
     /// `cavity_device::topology`: counts, scans and fills, with one read
     /// of the edge count), nothing on the host; on the CPU backend
     /// [`Topology::new`] on the host. Either equals [`Topology::new`].
     ///
     /// # Errors
-    /// [`BackendError::TooLarge`] past 32-bit corner counts; a failed
-    /// allocation, launch or copy.
+    /// [`BackendError::Index`] for a face's vertex past the vertices (on
+    /// either backend); [`BackendError::TooLarge`] past 32-bit corner
+    /// counts; a failed allocation, launch or copy.
     pub fn topology_on(&self, mesh: &TriMesh) -> Result<TopologyOn<'static>, BackendError> {
         if let Backend::Cpu(_) = self {
+            indices_in_range(mesh)?;
             return Ok(TopologyOn::owning(Topology::new(mesh)));
         }
         self.build_topology(mesh)
