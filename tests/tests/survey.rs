@@ -262,6 +262,47 @@ fn special_cases() {
     }
 }
 
+/// A topology built by the kernels is surveyed where it lies, not built
+/// again (`Backend::survey_topology` checks only its counts): given the
+/// topology of another mesh with as many vertices and faces, the survey
+/// counts that topology's edges; one of another vertex count is built
+/// again from the mesh.
+#[test]
+fn a_built_topology_is_surveyed_as_given() {
+    let backend = test_backend();
+    let positions = vec![
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [2.0, 1.0, 0.0],
+    ];
+    let two_sharing_an_edge = TriMesh {
+        positions: positions.clone(),
+        faces: vec![[0, 1, 2], [0, 2, 3]],
+    };
+    let two_sharing_a_vertex = TriMesh {
+        positions,
+        faces: vec![[0, 1, 2], [2, 3, 4]],
+    };
+    let built = backend.build_topology(&two_sharing_an_edge).unwrap();
+    let survey = backend
+        .survey_topology(&two_sharing_a_vertex, built)
+        .unwrap();
+    assert_eq!(
+        survey.stats().edges,
+        5,
+        "the topology given was built again"
+    );
+    let mut fewer = two_sharing_an_edge.clone();
+    fewer.positions.pop();
+    let built = backend.build_topology(&fewer).unwrap();
+    let survey = backend
+        .survey_topology(&two_sharing_a_vertex, built)
+        .unwrap();
+    assert_eq!(*survey.stats(), topology_stats(&two_sharing_a_vertex));
+}
+
 #[test]
 fn real_meshes() {
     let backend = test_backend();
