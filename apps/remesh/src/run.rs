@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use cavity::TriMesh;
 use cavity::backend::{
-    Backend, BackendError, Exported, FacesOn, GpuSeconds, PlaceError, PlacedMesh, TopologyOn,
-    beside,
+    Backend, BackendError, Exported, FacesOn, GivenBack, GpuSeconds, PlaceError, PlacedMesh,
+    TopologyOn, beside,
 };
 use cavity::defects::{Measured, check_indices};
 use cavity::dynamic::{CapacityFactors, DynamicError};
@@ -716,7 +716,7 @@ impl Device<'_> {
             },
             Device::Given(b) => Release {
                 peak_device_bytes: b.peak_device_memory().ok().flatten(),
-                releasing: Some(std::thread::spawn(move || drop(b))),
+                releasing: Some(b.give_back()),
             },
         }
     }
@@ -728,8 +728,8 @@ pub(crate) struct Release {
     /// (`Backend::peak_device_memory`), read before its release; `None`
     /// for a lent one (its caller reads it).
     pub(crate) peak_device_bytes: Option<u64>,
-    /// The thread dropping a given backend.
-    releasing: Option<std::thread::JoinHandle<()>>,
+    /// A given backend, being released.
+    releasing: Option<GivenBack>,
 }
 
 impl Release {
@@ -737,7 +737,7 @@ impl Release {
     /// touches no output).
     pub(crate) fn wait(self) {
         if let Some(releasing) = self.releasing {
-            let _ = releasing.join();
+            releasing.wait();
         }
     }
 }

@@ -58,20 +58,20 @@ pub(crate) fn select(device: Device) -> std::result::Result<(Backend, String), B
 }
 
 /// The device being given back on another thread while the caller writes
-/// its output (the driver takes about 0.06 s to tear a CUDA context
-/// down); dropping it waits for that, on every path out of the caller.
-pub(crate) struct GivenBack(Option<std::thread::JoinHandle<()>>);
+/// its output (`Backend::give_back`); dropping it waits for that, on every
+/// path out of the caller, and warns where the release failed.
+pub(crate) struct GivenBack(Option<cavity::backend::GivenBack>);
 
 impl GivenBack {
     pub(crate) fn new(backend: Backend) -> GivenBack {
-        GivenBack(Some(std::thread::spawn(move || drop(backend))))
+        GivenBack(Some(backend.give_back()))
     }
 }
 
 impl Drop for GivenBack {
     fn drop(&mut self) {
-        if let Some(handle) = self.0.take()
-            && handle.join().is_err()
+        if let Some(given) = self.0.take()
+            && !given.wait()
         {
             eprintln!("warning: releasing the GPU failed (the output is not affected)");
         }
