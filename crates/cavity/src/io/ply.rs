@@ -912,6 +912,21 @@ fn written_header(mesh: &TriMesh, data: &VertexData<'_>, encoding: PlyEncoding) 
     head
 }
 
+/// The values of vertex `v` in the file's order: its position, then its
+/// normal and its scalar where `data` has them.
+fn vertex_values<'a>(
+    mesh: &'a TriMesh,
+    data: VertexData<'a>,
+    v: usize,
+) -> impl Iterator<Item = f32> + 'a {
+    let n = data.normals.map(|n| n[v]);
+    let x = data.scalar.map(|(_, x)| x[v]);
+    mesh.positions[v]
+        .into_iter()
+        .chain(n.into_iter().flatten())
+        .chain(x)
+}
+
 /// The binary body of a PLY file: the bytes of ranges of vertices and of
 /// faces, which the streamed ([`write`]) and the mapped
 /// ([`write_binary_mapped`]) writers share.
@@ -940,14 +955,8 @@ impl BinaryBody<'_> {
 
     /// The bytes of vertices `r` into `out` (exactly their length).
     fn vertices(&self, r: Range<usize>, out: &mut [u8]) {
-        let (normals, scalar) = (self.data.normals, self.data.scalar);
         for (v, bytes) in r.zip(out.chunks_exact_mut(self.vertex_bytes())) {
-            let n = normals.map(|n| n[v]);
-            let x = scalar.map(|(_, x)| x[v]);
-            let values = self.mesh.positions[v]
-                .into_iter()
-                .chain(n.into_iter().flatten())
-                .chain(x);
+            let values = vertex_values(self.mesh, self.data, v);
             for (x, b) in values.zip(bytes.as_chunks_mut::<4>().0) {
                 *b = if self.big {
                     x.to_be_bytes()
@@ -989,18 +998,9 @@ pub(super) fn write(
 ) -> std::io::Result<()> {
     out.write_all(written_header(mesh, &data, encoding).as_bytes())?;
     if encoding == PlyEncoding::Ascii {
-        let VertexData { normals, scalar } = data;
-        let vertex = |v: usize| {
-            let n = normals.map(|n| n[v]);
-            let x = scalar.map(|(_, x)| x[v]);
-            mesh.positions[v]
-                .into_iter()
-                .chain(n.into_iter().flatten())
-                .chain(x)
-        };
         write_chunked(out, mesh.positions.len(), |r, buf| {
             for v in r {
-                for (k, x) in vertex(v).enumerate() {
+                for (k, x) in vertex_values(mesh, data, v).enumerate() {
                     if k > 0 {
                         buf.push(b' ');
                     }
