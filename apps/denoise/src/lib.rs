@@ -195,7 +195,7 @@ pub fn denoise(
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
     settings.check()?;
     mesh.validate()?;
-    denoise_on(mesh, &backend.topology_on(mesh)?, settings, backend)
+    denoise_checked(mesh, &backend.topology_on(mesh)?, settings, backend)
 }
 
 /// [`denoise`] with the topology of `mesh` given (`Topology::new(mesh)`),
@@ -227,6 +227,16 @@ pub fn denoise_on(
 ) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
     settings.check()?;
     mesh.validate()?;
+    denoise_checked(mesh, topology, settings, backend)
+}
+
+/// [`denoise_on`] of a mesh validated with its settings checked.
+fn denoise_checked(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    settings: &DenoiseSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, DenoiseReport), DenoiseError> {
     crate::add_kernels(backend)?;
     let normalization = Normalization::of(mesh);
     let mut layout = AttributeLayout::new();

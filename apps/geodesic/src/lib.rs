@@ -468,14 +468,9 @@ pub fn geodesic_distance(
     settings: &GeodesicSettings,
     backend: &Backend,
 ) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
-    mesh.validate()?;
-    geodesic_distance_on(
-        mesh,
-        &backend.topology_on(mesh)?,
-        sources,
-        settings,
-        backend,
-    )
+    checked(mesh, sources, settings)?;
+    let topology = backend.topology_on(mesh)?;
+    geodesic_distance_checked(mesh, &topology, sources, settings, backend)
 }
 
 /// [`geodesic_distance`] with the topology of `mesh` given
@@ -510,6 +505,18 @@ pub fn geodesic_distance_on(
     settings: &GeodesicSettings,
     backend: &Backend,
 ) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
+    checked(mesh, sources, settings)?;
+    geodesic_distance_checked(mesh, topology, sources, settings, backend)
+}
+
+/// Errors where [`geodesic_distance`] would: a mesh
+/// [`TriMesh::validate`] rejects, no source or one out of range, settings
+/// out of range.
+fn checked(
+    mesh: &TriMesh,
+    sources: &[u32],
+    settings: &GeodesicSettings,
+) -> Result<(), GeodesicError> {
     mesh.validate()?;
     if sources.is_empty() {
         return Err(GeodesicError::NoSource);
@@ -520,7 +527,18 @@ pub fn geodesic_distance_on(
             vertices: mesh.num_vertices(),
         });
     }
-    settings.check()?;
+    settings.check()
+}
+
+/// [`geodesic_distance_on`] of a mesh, sources and settings checked
+/// ([`checked`]).
+fn geodesic_distance_checked(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    sources: &[u32],
+    settings: &GeodesicSettings,
+    backend: &Backend,
+) -> Result<(Vec<f32>, GeodesicReport), GeodesicError> {
     let t = settings.tolerance;
     crate::add_kernels(backend)?;
     // On the GPU by the device's search, while the host normalizes the

@@ -698,7 +698,7 @@ pub fn smooth(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     mesh.validate()?;
-    smooth_on(mesh, &backend.topology_on(mesh)?, settings, backend)
+    smooth_checked(mesh, &backend.topology_on(mesh)?, settings, backend)
 }
 
 /// [`smooth`] from the topology of `mesh` made for `backend`
@@ -717,6 +717,16 @@ pub fn smooth_on(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     mesh.validate()?;
+    smooth_checked(mesh, topology, settings, backend)
+}
+
+/// [`smooth_on`] of a mesh validated with its settings checked.
+fn smooth_checked(
+    mesh: &TriMesh,
+    topology: &TopologyOn<'_>,
+    settings: &McfSettings,
+    backend: &Backend,
+) -> Result<(TriMesh, McfReport), McfError> {
     crate::add_kernels(backend)?;
     // The intrinsic Laplacian, which the patches do not compute, on the
     // host's topology.
@@ -778,7 +788,7 @@ pub fn smooth_with(
 ) -> Result<(TriMesh, McfReport), McfError> {
     settings.check()?;
     mesh.validate()?;
-    smooth_on(mesh, &TopologyOn::of(backend, topology)?, settings, backend)
+    smooth_checked(mesh, &TopologyOn::of(backend, topology)?, settings, backend)
 }
 
 /// [`smooth`] with [`Laplacian::Intrinsic`]: every step flips the
@@ -786,14 +796,14 @@ pub fn smooth_with(
 /// host ([`intrinsic::intrinsic_delaunay_laplacian`]) and solves the
 /// assembled system on the backend ([`assembled::StepSystem`]). The
 /// fixed vertices are [`McfFixed`]'s (no face, or an edge with other than
-/// two faces); with the mollification no face lacks area.
+/// two faces); with the mollification no face lacks area. `mesh` is
+/// validated.
 fn smooth_intrinsic(
     mesh: &TriMesh,
     topology: &Topology,
     settings: &McfSettings,
     backend: &Backend,
 ) -> Result<(TriMesh, McfReport), McfError> {
-    mesh.validate()?;
     let normalization = Normalization::of(mesh);
     let normalized = normalization.apply(mesh);
     let h = mean_edge_length_with(&normalized, topology);
