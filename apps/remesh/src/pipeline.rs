@@ -2,10 +2,12 @@
 //! overlapped with what does not depend on it ([`RemeshFile::run`]; the
 //! CLI's `cavity remesh`):
 //!
-//! 1. the input is read while the device starts on the caller's thread
+//! 1. the input is read and its extent measured ([`Extent`]: area and
+//!    normalization) while the device starts on the caller's thread
 //!    (where the rounds run); then its duplicate faces are removed, its
 //!    topology built and its mean edge length measured on the device
-//!    (`ReadInput::analyse_on`), and it is patched there;
+//!    (`ReadInput::analyse_on`), while the remeshing's kernels load, and
+//!    it is patched there;
 //! 2. the rounds run while the input is surveyed on the host (its
 //!    statistics and its defects, which the output is checked against),
 //!    and the output is exported on the device
@@ -16,7 +18,8 @@
 //!    [`Quality::on_survey`](crate::Quality::on_survey)); the GPU is
 //!    given back as soon as that is done, while the output is checked
 //!    against the input and written;
-//! 4. the output is renamed into place, only when the check passed.
+//! 4. the output is renamed into place, only when the check passed, while
+//!    the device's release ends.
 //!
 //! The caller hears of the run through [`Events`] (warnings, the device
 //! chosen, each phase) and gets the report with each stage's seconds.
@@ -24,7 +27,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use cavity::backend::{Backend, BackendError, DeviceChoice};
+use cavity::backend::{Backend, BackendError, DeviceChoice, beside};
 use cavity::defects::Keeps;
 use cavity::input::{InputDefects, InputOn, ReadInput, Rejected, Source};
 use cavity::io::{Format, MeshIoError, check_writable, same_file, stage_mesh};
@@ -32,7 +35,7 @@ use cavity::settings::{NamesSettings, Setting};
 use cavity::stats::topology_stats;
 
 use crate::phases::Hooks;
-use crate::run::{Device, InputTopology, RemeshReport, plan_with_mean};
+use crate::run::{Device, Extent, InputTopology, RemeshReport, plan_with_mean};
 use crate::settings::{Layout, Phase, RemeshError, RemeshSettings};
 
 /// What the caller hears of a [`RemeshFile`] run, as it goes.
@@ -95,12 +98,13 @@ pub struct RemeshFile<'a> {
 pub struct FileStages {
     /// Reading the input.
     pub read: f64,
-    /// Removing its duplicate faces and building its topology where the
-    /// backend builds it (on the GPU on the device), and planning the
-    /// remeshing (mean edge length, area and normalization:
-    /// [`plan_with_mean`]), once the device started.
+    /// Measuring its extent (while the device starts), removing its
+    /// duplicate faces and building its topology where the backend builds
+    /// it (on the GPU on the device), and planning the remeshing (mean
+    /// edge length: [`plan_with_mean`]), once the device started.
     pub input: f64,
-    /// What the device's start adds (it runs while the input is read).
+    /// What the device's start adds (it runs while the input is read and
+    /// its extent measured).
     pub start: f64,
     /// Checking the output against the input.
     pub check: f64,
@@ -181,30 +185,48 @@ impl RemeshFile<'_> {
         let format = check_writable(self.output)?;
         let whole = Instant::now();
         events.stage(Stage::Input);
-        // The input is read while the device starts, then its duplicate
-        // faces are found and its topology built on the device, and the
-        // remeshing planned.
+        // The input is read and its extent measured while the device
+        // starts, then its duplicate faces are found and its topology built
+        // on the device, and the remeshing planned.
         let (loaded, selected) = std::thread::scope(|scope| {
-            let loading = scope.spawn(|| ReadInput::read(self.input));
+            let loading = scope.spawn(|| {
+                let read = ReadInput::read(self.input)?;
+                let measuring = Instant::now();
+                let extent = Extent::of(&read.mesh);
+                Ok::<_, MeshIoError>((read, extent, measuring.elapsed().as_secs_f64()))
+            });
             let selected = Backend::select_with(self.device, &|| events.compiling());
             (loading.join(), selected)
         });
         let (backend, note) = selected?;
         events.device(&note);
         let joined = whole.elapsed().as_secs_f64();
-        let read = loaded.map_err(|_| FileError::Panicked("reading the input"))??;
-        let start = (joined - read.read_seconds).max(0.0);
+        let (read, mut extent, measured) =
+            loaded.map_err(|_| FileError::Panicked("reading the input"))??;
+        let start = (joined - read.read_seconds - measured).max(0.0);
         let analysing = Instant::now();
-        let read = read.analyse_on(&backend).map_err(RemeshError::from)?;
+        let faces = read.mesh.num_faces();
+        // The remeshing's kernels load while the input is analysed and
+        // patched.
+        let (read, added) = beside(
+            || read.analyse_on(&backend),
+            || crate::ptx::add_kernels(&backend),
+        );
+        let read = read.map_err(RemeshError::from)?;
+        added.map_err(RemeshError::from)?;
         for w in &read.warnings {
             events.warning(w);
+        }
+        if read.mesh.num_faces() != faces {
+            // Duplicate faces were removed: the area counted them.
+            extent = Extent::of(&read.mesh);
         }
         let mean = (read.topology)
             .mean_edge_length(&backend, &read.mesh)
             .map_err(RemeshError::from)?;
-        let planned = plan_with_mean(&read.mesh, mean, &self.settings, self.layout)?;
-        // The analysis, the mean edge length and the plan.
-        let input = analysing.elapsed().as_secs_f64();
+        let planned = plan_with_mean(&read.mesh, (mean, &extent), &self.settings, self.layout)?;
+        // The extent, the analysis, the mean edge length and the plan.
+        let input = measured + analysing.elapsed().as_secs_f64();
         let prepared = planned.place_on(&read.mesh, &read.topology, &backend)?;
         let InputOn {
             mesh,
@@ -258,9 +280,15 @@ impl RemeshFile<'_> {
         // The device was given back once the output's survey was done.
         let (remeshed, (staged, write), (checked, check), release) = finished;
         let peak_device_bytes = release.peak_device_bytes;
+        // The output goes into place while the device is still being
+        // released (a failed release touches no output); the rename over
+        // an earlier output frees that file's pages meanwhile.
+        let committed = (|| -> Result<(), FileError> {
+            checked?;
+            Ok(staged?.commit()?)
+        })();
         release.wait();
-        checked?;
-        staged?.commit()?;
+        committed?;
         Ok(FileRun {
             report: remeshed.report,
             stages: FileStages {

@@ -394,6 +394,66 @@ fn the_file_pipeline_writes_what_a_run_gives() {
     assert_eq!(std::fs::read(&input).expect("the input"), before);
 }
 
+/// The file pipeline measures the input's extent while the device starts,
+/// before its duplicate faces are removed: where some were, its plan (the
+/// expected output, and from it the patch factor) is the deduplicated
+/// mesh's, as a run of the mesh read without them gives.
+#[test]
+fn the_file_pipeline_plans_without_duplicate_faces() {
+    use cavity::backend::DeviceChoice;
+    use cavity::backend::cpu::CpuBackend;
+    use cavity::input::{InputMesh, Source};
+    use cavity::io::{Format, read_mesh, write_mesh};
+    use cavity_remesh::TargetLength;
+    use cavity_remesh::pipeline::RemeshFile;
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = dir.path().join("in.obj");
+    let mut mesh = bundled_mesh();
+    let repeated: Vec<[u32; 3]> = mesh.faces.iter().step_by(2).copied().collect();
+    mesh.faces.extend(repeated);
+    write_mesh(&input, &mesh, None, Format::Obj).expect("written");
+    let output = dir.path().join("out.obj");
+    // Half the mean edge: the mesh grows, so the patch factor follows
+    // the expected output.
+    let settings = RemeshSettings {
+        length: TargetLength::Relative(0.5),
+        iterations: 1,
+        ..RemeshSettings::default()
+    };
+    let run = RemeshFile {
+        input: Source::File(&input),
+        output: &output,
+        settings,
+        layout: Layout::default(),
+        device: DeviceChoice::Cpu,
+    }
+    .run(&mut ())
+    .expect("the pipeline runs");
+    let read = InputMesh::read(Source::File(&input)).expect("the input reads");
+    assert!(read.mesh.num_faces() < mesh.num_faces());
+    let cpu = Backend::Cpu(CpuBackend::new());
+    let mut hooks = Hooks {
+        stop: None,
+        progress: None,
+        after_phase: None,
+    };
+    let whole = prepare(
+        &read.mesh,
+        &read.topology,
+        &settings,
+        Layout::default(),
+        None,
+    )
+    .expect("prepare")
+    .run(&read.mesh, &read.topology, &cpu, &mut hooks)
+    .expect("run");
+    assert!(whole.report.patch_factor > Layout::default().factors.patches);
+    assert_eq!(run.report.patch_factor, whole.report.patch_factor);
+    let written = read_mesh(&output).expect("the output reads").mesh;
+    assert_eq!(written.faces, whole.mesh.faces);
+}
+
 /// The statistics' vertex count and valences (counted from the edges'
 /// ends) equal the reference mesh's: the vertices with a face and the
 /// lengths of their VV rows, on meshes with boundaries, non-manifold
