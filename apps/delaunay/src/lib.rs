@@ -19,7 +19,7 @@ pub use cavity_delaunay_kernels::{Delaunay, TOLERANCE, cotangent};
 
 use cavity::TriMesh;
 use cavity::attributes::AttributeLayout;
-use cavity::backend::{Backend, BackendError, PlaceError, TopologyOn};
+use cavity::backend::{Backend, BackendError, FacesOn, PlaceError, TopologyOn};
 use cavity::dynamic::{CapacityFactors, DynamicError, DynamicMesh};
 use cavity::normalize::Normalization;
 use cavity::rounds::{RunError, RunReport, Update, sweeps};
@@ -60,13 +60,8 @@ pub fn delaunay(
     factors: CapacityFactors,
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
-    delaunay_on(
-        input,
-        backend.topology_on(input)?,
-        patch_size,
-        factors,
-        backend,
-    )
+    let topology = backend.topology_on(input)?;
+    delaunay_on(input, topology, patch_size, factors, backend).map(Flipped::into_parts)
 }
 
 /// [`delaunay`] with the topology of `input` given
@@ -82,7 +77,30 @@ pub fn delaunay_with(
     backend: &Backend,
 ) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
     let topology = TopologyOn::of(backend, topology)?;
-    delaunay_on(input, topology, patch_size, factors, backend)
+    delaunay_on(input, topology, patch_size, factors, backend).map(Flipped::into_parts)
+}
+
+/// A mesh flipped by [`delaunay_on`].
+pub struct Flipped {
+    /// The flipped mesh (the input's vertices in input order, bit for
+    /// bit).
+    pub mesh: TriMesh,
+    /// Its faces where the backend that flipped them holds them
+    /// (`Exported::faces_on`), for a survey of the output that reads them
+    /// there (`Backend::survey_with`); `None` where the host exported it.
+    pub faces_on: Option<FacesOn>,
+    /// What the flips did.
+    pub report: FlipReport,
+    /// The device's name.
+    pub device: String,
+}
+
+impl Flipped {
+    /// The mesh, the report and the device's name, as [`delaunay`] gives
+    /// them (the faces on the backend dropped).
+    pub fn into_parts(self) -> (TriMesh, FlipReport, String) {
+        (self.mesh, self.report, self.device)
+    }
 }
 
 /// [`delaunay`] from the topology of `input` made for `backend`
@@ -100,7 +118,7 @@ pub fn delaunay_on(
     patch_size: u32,
     factors: CapacityFactors,
     backend: &Backend,
-) -> Result<(TriMesh, FlipReport, String), DelaunayError> {
+) -> Result<Flipped, DelaunayError> {
     add_kernels(backend)?;
     let normalization = Normalization::of(input);
     // On the GPU patched and laid out on the device, where the layout
@@ -121,9 +139,14 @@ pub fn delaunay_on(
         |r| flip_edges(r, None).map_err(DelaunayError::Run),
         DelaunayError::Run,
     )?;
-    let mut output = exported.mesh;
-    normalization.restore_from(&mut output, &exported.sources, input, &normalized);
-    Ok((output, ran.value, ran.device))
+    let mut mesh = exported.mesh;
+    normalization.restore_from(&mut mesh, &exported.sources, input, &normalized);
+    Ok(Flipped {
+        mesh,
+        faces_on: exported.faces_on,
+        report: ran.value,
+        device: ran.device,
+    })
 }
 
 /// Errors of [`delaunay`].

@@ -170,3 +170,25 @@ fn serial_flipper_becomes_delaunay() {
             .euler_characteristic()
     );
 }
+
+/// `delaunay_on` (the CLI's path) flips to Delaunay and leaves the
+/// output's faces on the backend that flipped them, equal to the faces it
+/// returns: the CLI's survey of the output reads them there.
+#[test]
+fn the_output_faces_stay_on_the_backend() {
+    let input = jitter(grid(24, 24, &[false, true, true], false, &[]), 0.3, 7);
+    let backend = cavity_tests::test_backend();
+    let topology = backend.topology_on(&input).expect("the topology");
+    let flipped =
+        cavity_delaunay::delaunay_on(&input, topology, 64, CapacityFactors::default(), &backend)
+            .expect("flips");
+    assert!(flipped.report.flips > 0);
+    assert_eq!(flipped.mesh.positions, input.positions);
+    assert!(largest_angle_excess(&flipped.mesh) <= 1e-3);
+    let faces_on = flipped.faces_on.expect("the backend exported the output");
+    let faces_on = faces_on.as_buffer();
+    let on = backend
+        .read_back(faces_on, faces_on.len())
+        .expect("the faces read back");
+    assert_eq!(on, flipped.mesh.faces.as_flattened());
+}

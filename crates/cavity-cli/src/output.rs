@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, BackendError};
+use cavity::backend::{Backend, BackendError, FacesOn};
 use cavity::defects::{Keeps, Measured, ZERO_HEIGHT};
 use cavity::input::InputDefects;
 use cavity::io::{Format, same_file, stage_mesh};
@@ -114,8 +114,9 @@ pub(crate) fn check_and_write(
     Ok((check_seconds, write_seconds))
 }
 
-/// What a check reads of `output`, measured on `b` (`Backend::survey`):
-/// its topology statistics and, where `keeps` asks for none, its faces of
+/// What a check reads of `output`, measured on `b` (`Backend::survey_with`,
+/// from `faces_on` where an export left its faces there): its topology
+/// statistics and, where `keeps` asks for none, its faces of
 /// zero area (else 0, which the check does not read); nothing for an
 /// invalid output (an index out of range, a repeated vertex, a coordinate
 /// not finite), which the check rejects on the host.
@@ -124,13 +125,14 @@ pub(crate) fn check_and_write(
 /// The survey's (a failed allocation, launch or copy).
 pub(crate) fn measured(
     output: &TriMesh,
+    faces_on: Option<FacesOn>,
     keeps: Keeps,
     b: &Backend,
 ) -> std::result::Result<Option<(MeshStats, usize)>, BackendError> {
     if output.validate().is_err() {
         return Ok(None);
     }
-    let survey = b.survey(output)?;
+    let survey = b.survey_with(output, faces_on)?;
     let zero = if keeps.no_zero_area {
         survey.zero_area_faces(b, ZERO_HEIGHT)?
     } else {
@@ -265,7 +267,7 @@ mod tests {
         for (run, on) in [("host", false), ("backend", true)] {
             let measure = |out: &TriMesh| {
                 if on {
-                    measured(out, keeps, &backend)
+                    measured(out, None, keeps, &backend)
                 } else {
                     Ok(None)
                 }

@@ -24,7 +24,7 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
     let (read, defects, backend) = super::read_on(input, args.device, &mut clock)?;
     let pb = spinner();
     pb.set_message("flipping edges");
-    let (out, report, device) = cavity_delaunay::delaunay_on(
+    let flipped = cavity_delaunay::delaunay_on(
         &read.mesh,
         read.topology,
         args.patch_size(DYNAMIC_PATCH_SIZE),
@@ -39,9 +39,16 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
         topology: true,
         no_zero_area: defects.zero_area_faces == 0,
     };
+    let (out, faces_on, report, device) = (
+        flipped.mesh,
+        flipped.faces_on,
+        flipped.report,
+        flipped.device,
+    );
     let mut released = None;
     let (check_seconds, _) = check_and_write(&defects, &out, keeps, (output, format), |out| {
-        let measured = measured(out, keeps, &backend);
+        // The survey reads the faces the export left on the device.
+        let measured = measured(out, faces_on, keeps, &backend);
         released = Some(clock.release(backend));
         measured
     })?;
