@@ -42,7 +42,8 @@ use cavity_remesh_kernels::split::SplitLongEdges;
 pub use cavity_track_kernels::{Advect, Advection, ShorterDiagonal};
 
 use cavity::TriMesh;
-use cavity::backend::{Backend, BackendError, GpuSeconds};
+use cavity::attributes::AttributeLayout;
+use cavity::backend::{Backend, BackendError, GpuSeconds, PlaceError};
 use cavity::dynamic::{DynamicError, DynamicMesh};
 use cavity::rounds::{ForEach, RunError, RunReport, Update, sweeps, sweeps_at_most};
 use cavity::settings::{NamesSettings, Setting};
@@ -357,11 +358,16 @@ pub struct TrackReport {
 
 /// Tracks the sheet of `settings.grid` on `backend` and returns the final
 /// mesh with the report. The patch factor is raised to at least
-/// [`MIN_PATCH_FACTOR`].
+/// [`MIN_PATCH_FACTOR`]. The sheet is patched and laid out where the
+/// backend does it (`Backend::topology_on`, `Backend::place_on`: on the
+/// GPU on the device) and exported there
+/// (`Backend::run_placed_exported`): on the GPU only the final mesh is
+/// copied back, not the dynamic layout (issue 55 item 4), unless a hook
+/// asks for a frame's mesh.
 ///
 /// # Errors
-/// A setting out of range, or a failed step (out of capacity: the message
-/// names the setting to raise).
+/// A setting out of range, a failed placement on the device, or a failed
+/// step (out of capacity: the message names the setting to raise).
 pub fn track(
     settings: &TrackSettings,
     backend: &Backend,
@@ -375,11 +381,23 @@ pub fn track(
     let length = mean_edge_length(&input);
     let mut factors = layout.factors;
     factors.patches = factors.patches.max(MIN_PATCH_FACTOR);
-    let mut dynamic = DynamicMesh::new(&input, layout.patch_size, factors)?;
-    let bytes_per_face = dynamic.bytes_per_face();
+    // Patched and laid out where the backend does it best (on the GPU on
+    // the device, where the layout stays); only the output comes back.
+    let topology = backend.topology_on(&input)?;
+    let placed = backend
+        .place_on(
+            &input,
+            &topology,
+            layout.patch_size,
+            factors,
+            &AttributeLayout::new(),
+        )
+        .map_err(PlaceError::into_either::<TrackError>)?;
+    drop(topology);
+    let bytes_per_face = placed.bytes_per_face();
     let start = Instant::now();
-    let ran = backend.run_rounds(
-        &mut dynamic,
+    let (ran, exported) = backend.run_placed_exported(
+        placed,
         |r| track_rounds(r, length, settings, hooks),
         |source| TrackError::Run {
             step: Step::Smooth,
@@ -387,8 +405,8 @@ pub fn track(
             source,
         },
     )?;
-    let seconds = start.elapsed().as_secs_f64();
-    let output = dynamic.to_mesh();
+    let seconds = start.elapsed().as_secs_f64() - exported.seconds;
+    let output = exported.mesh;
     let report = TrackReport {
         settings: *settings,
         length,
