@@ -11,11 +11,14 @@
 //! the bundled mesh and the bunny scan. The backend comes from
 //! `CAVITY_TEST_DEVICE` (CPU by default). The survey from a topology built
 //! already and the defects of an input analysed on the backend are checked
-//! against the host's too ([`check_from_topology`]).
+//! against the host's too ([`check_from_topology`]), and so are the
+//! defects and patch statistics `cavity info` takes on the backend
+//! (`Backend::survey_defects`, `Backend::patch_summary`;
+//! [`check_info`]).
 
 use cavity::TriMesh;
 use cavity::backend::{Backend, BackendError, TopologyOn};
-use cavity::defects::remove_duplicate_faces_with_topology;
+use cavity::defects::{Defects, remove_duplicate_faces_with_topology};
 use cavity::input::{InputMesh, InputOn, ReadInput};
 use cavity::stats::topology_stats;
 use cavity::topology::Topology;
@@ -181,8 +184,71 @@ fn check_from_topology(mesh: &TriMesh, backend: &Backend) -> Result<(), String> 
     Ok(())
 }
 
+/// `cavity info`'s analysis on the backend against the host's, on `mesh`
+/// with a duplicate face (the first, turned), a vertex at an earlier
+/// vertex's position, one a unit in the last place from it, and a face
+/// over each (edges of zero length, faces of zero area): the defects and topology statistics of
+/// `Backend::survey_defects` equal `Defects::with_topology`'s and
+/// `topology_stats`, and the patch statistics of `Backend::patch_summary`
+/// from the survey's topology equal those of the patches
+/// `Backend::patched` copies back (the same error where patching fails).
+fn check_info(mesh: &TriMesh, backend: &Backend, patch_size: u32) -> Result<(), String> {
+    let fail = |e: BackendError| e.to_string();
+    let mut mesh = mesh.clone();
+    if let Some(&[a, b, c]) = mesh.faces.first() {
+        mesh.faces.push([b, c, a]);
+        let copy = mesh.num_vertices() as u32;
+        let [x, y, z] = mesh.positions[a as usize];
+        mesh.positions.push([x, y, z]);
+        // One unit in the last place away: not coincident, of zero length.
+        mesh.positions.push([f32::from_bits(x.to_bits() + 1), y, z]);
+        mesh.faces.push([a, copy, b]);
+        mesh.faces.push([a, copy + 1, c]);
+    }
+    let topology = Topology::new(&mesh);
+    let expected = Defects::with_topology(&mesh, &topology);
+    let (survey, defects) = backend.survey_defects(&mesh).map_err(fail)?;
+    if defects != expected {
+        return Err(format!("defects {defects:?}, not {expected:?}"));
+    }
+    if *survey.stats() != topology_stats(&mesh) {
+        return Err(format!(
+            "statistics {:?}, not {:?}",
+            survey.stats(),
+            topology_stats(&mesh)
+        ));
+    }
+    let on = survey.into_topology();
+    let summary = backend.patch_summary(&mesh, &on, patch_size);
+    let patched = backend.patched(&mesh, &topology, patch_size);
+    match (summary, patched) {
+        (Ok(summary), Ok(patched)) if summary == patched.summary() => Ok(()),
+        (Ok(summary), Ok(patched)) => Err(format!(
+            "patch summary {summary:?}, not {:?}",
+            patched.summary()
+        )),
+        (Err(a), Err(b)) if a.to_string() == b.to_string() => Ok(()),
+        (a, b) => Err(format!(
+            "patching: {:?} on the backend, {:?} copied back",
+            a.map(|_| ()),
+            b.map(|_| ())
+        )),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cavity_tests::cases(64), ..ProptestConfig::default() })]
+
+    #[test]
+    fn info_defects_and_patches(
+        mesh in any_mesh(),
+        patch_size in prop::sample::select(vec![8u32, 64, 512]),
+    ) {
+        let backend = test_backend();
+        if let Err(e) = check_info(&mesh, &backend, patch_size) {
+            prop_assert!(false, "{e}");
+        }
+    }
 
     #[test]
     fn surveys_from_a_topology_and_input_defects(mesh in any_mesh()) {
@@ -310,5 +376,6 @@ fn real_meshes() {
         check(&mesh, &backend, target(&mesh)).unwrap();
         check(&mesh, &backend, 0.5 * target(&mesh)).unwrap();
         check_from_topology(&mesh, &backend).unwrap();
+        check_info(&mesh, &backend, 512).unwrap();
     }
 }

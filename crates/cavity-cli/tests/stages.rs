@@ -55,7 +55,7 @@ fn surface_commands_print_their_stages() {
     let d = device();
     check(
         &["info", torus, "--device", d],
-        &["read", "topology and defects", "start", "patching"],
+        &["read", "start", "topology and defects", "patching"],
         true,
     );
     check(

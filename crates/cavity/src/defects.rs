@@ -136,20 +136,25 @@ impl Defects {
             .par_iter()
             .filter(|&&[a, b]| point(mesh, a).distance(point(mesh, b)) <= tolerance)
             .count();
-        let mut positions: Vec<[u32; 3]> = mesh
-            .positions
-            .par_iter()
-            .map(|p| p.map(|c| (c + 0.0).to_bits()))
-            .collect();
-        positions.par_sort_unstable();
-        let coincident_vertices = positions.windows(2).filter(|w| w[0] == w[1]).count();
         Defects {
             duplicate_faces,
             zero_area_faces,
             zero_length_edges,
-            coincident_vertices,
+            coincident_vertices: coincident_vertices(mesh),
         }
     }
+}
+
+/// Vertices of `mesh` at exactly the position of an earlier vertex (`-0.0`
+/// and `0.0` the same), found by a parallel sort of the positions' bits.
+pub fn coincident_vertices(mesh: &TriMesh) -> usize {
+    let mut positions: Vec<[u32; 3]> = mesh
+        .positions
+        .par_iter()
+        .map(|p| p.map(|c| (c + 0.0).to_bits()))
+        .collect();
+    positions.par_sort_unstable();
+    positions.windows(2).filter(|w| w[0] == w[1]).count()
 }
 
 /// For every face, whether an earlier face has the same vertices, from

@@ -94,5 +94,5 @@ pub mod units;
 pub use cavity_device::layout::Kind;
 pub use cavity_device::query::Query;
 pub use mesh::{MeshError, TriMesh};
-pub use patched::{PatchStats, PatchedMesh};
+pub use patched::{PatchStats, PatchSummary, PatchedMesh};
 pub use query_result::QueryResult;

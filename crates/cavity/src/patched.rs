@@ -513,28 +513,63 @@ impl PatchedMesh {
     /// Bytes of patch data: headers, FE, EV, ribbon tables, stashes and
     /// bitmasks.
     pub fn patch_bytes(&self) -> usize {
-        self.patches.len() * size_of::<PatchInfo>()
-            + 2 * (self.fe.len() + self.ev.len())
-            + 4 * (self.ribbon.len() + self.stash.len() + self.masks.len())
+        let entries = [&self.fe, &self.ev].map(Vec::len);
+        let words = [&self.ribbon, &self.stash, &self.masks].map(Vec::len);
+        layout_bytes(self.patches.len(), entries, words)
     }
 
     /// Patch statistics.
     pub fn stats(&self) -> PatchStats {
-        let sizes: Vec<u32> = self.patches.iter().map(|p| p.owned_faces).collect();
-        let owned: u64 = sizes.iter().map(|&s| s as u64).sum();
-        let ribbon: u64 = self
-            .patches
-            .iter()
-            .map(|p| (p.num_faces - p.owned_faces) as u64)
-            .sum();
-        PatchStats {
-            patches: self.patches.len(),
-            min_faces: sizes.iter().copied().min().unwrap_or(0),
-            mean_faces: owned as f64 / sizes.len().max(1) as f64,
-            max_faces: sizes.iter().copied().max().unwrap_or(0),
-            ribbon_ratio: ribbon as f64 / owned.max(1) as f64,
-            bytes_per_face: self.patch_bytes() as f64 / owned.max(1) as f64,
+        patch_stats(&self.patches, self.patch_bytes())
+    }
+
+    /// The statistics, bytes and Lloyd iterations `cavity info` reports.
+    pub fn summary(&self) -> PatchSummary {
+        PatchSummary {
+            stats: self.stats(),
+            patch_bytes: self.patch_bytes(),
+            lloyd_iterations: self.lloyd_iterations,
         }
+    }
+}
+
+/// What `cavity info` reports of a mesh's patches
+/// ([`PatchedMesh::summary`]; `Backend::patch_summary` takes it from the
+/// patches where the backend built them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatchSummary {
+    /// The patch statistics.
+    pub stats: PatchStats,
+    /// Bytes of patch data ([`PatchedMesh::patch_bytes`]).
+    pub patch_bytes: usize,
+    /// The partition's Lloyd iterations.
+    pub lloyd_iterations: u32,
+}
+
+/// Bytes of the patch data of `patches` patches with `entries` FE and EV
+/// entries (16 bits each) and `words` ribbon, stash and bitmask words.
+pub(crate) fn layout_bytes(patches: usize, entries: [usize; 2], words: [usize; 3]) -> usize {
+    patches * size_of::<PatchInfo>()
+        + 2 * entries.iter().sum::<usize>()
+        + 4 * words.iter().sum::<usize>()
+}
+
+/// The statistics of the patches with headers `patches` and
+/// `patch_bytes` bytes of patch data.
+pub(crate) fn patch_stats(patches: &[PatchInfo], patch_bytes: usize) -> PatchStats {
+    let sizes: Vec<u32> = patches.iter().map(|p| p.owned_faces).collect();
+    let owned: u64 = sizes.iter().map(|&s| s as u64).sum();
+    let ribbon: u64 = patches
+        .iter()
+        .map(|p| (p.num_faces - p.owned_faces) as u64)
+        .sum();
+    PatchStats {
+        patches: patches.len(),
+        min_faces: sizes.iter().copied().min().unwrap_or(0),
+        mean_faces: owned as f64 / sizes.len().max(1) as f64,
+        max_faces: sizes.iter().copied().max().unwrap_or(0),
+        ribbon_ratio: ribbon as f64 / owned.max(1) as f64,
+        bytes_per_face: patch_bytes as f64 / owned.max(1) as f64,
     }
 }
 

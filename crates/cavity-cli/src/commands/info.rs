@@ -1,19 +1,21 @@
-//! `cavity info`: counts, topology defects and patch statistics (the
-//! patches as the device patches: on the GPU when there is one).
+//! `cavity info`: counts, topology defects and patch statistics, each
+//! taken where the device works: on the GPU the topology is built, the
+//! mesh surveyed and the patches built there (only counts and the
+//! patches' headers come back); on the CPU backend by the host's parallel
+//! passes.
 
+use cavity::TriMesh;
+use cavity::backend::cpu::CpuBackend;
+use cavity::backend::{Backend, TopologyOn};
 use cavity::defects::Defects;
-use cavity::stats::topology_stats_with;
-use cavity::topology::Topology;
+use cavity::stats::{MeshStats, topology_stats_with};
 use std::path::Path;
-use std::time::Instant;
 
 use crate::Result;
 use crate::args::Device;
 use crate::input::{check_input, load};
 use crate::output::{sayln, spinner};
 use crate::stages::Clock;
-use cavity::backend::Backend;
-use cavity::backend::cpu::CpuBackend;
 
 /// Under `--device auto`, an input file smaller than this many bytes
 /// (about a million faces) is patched on the host: there the GPU's start
@@ -29,32 +31,20 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32, device: Device) -> Resu
     let large = path
         .and_then(|p| std::fs::metadata(p).ok())
         .is_some_and(|m| m.len() >= GPU_FROM_BYTES);
-    let analysed = || -> Result<_> {
-        let reading = Instant::now();
-        let mesh = load(path)?;
-        let read = reading.elapsed().as_secs_f64();
-        let analysing = Instant::now();
-        let topology = Topology::new(&mesh);
-        let s = topology_stats_with(&mesh, &topology);
-        let d = Defects::with_topology(&mesh, &topology);
-        let stages = vec![
-            ("read", read),
-            ("topology and defects", analysing.elapsed().as_secs_f64()),
-        ];
-        Ok(((mesh, topology, s, d), stages))
-    };
-    let ((mesh, topology, s, d), backend) = if matches!(device, Device::Auto) && !large {
+    let (mesh, backend) = if matches!(device, Device::Auto) && !large {
         eprintln!(
             "patching on the host: the input is under {} MiB, where the GPU's start costs more than it saves (--device cuda patches on the GPU)",
             GPU_FROM_BYTES >> 20
         );
-        let (analysed, stages) = analysed()?;
-        clock.beside_all(&stages[..1], stages[1].0);
-        (analysed, Backend::Cpu(CpuBackend::new()))
+        let mesh = load(path)?;
+        clock.host("read");
+        (mesh, Backend::Cpu(CpuBackend::new()))
     } else {
-        // The mesh is read and analysed while the device starts.
-        super::stages_and_start(analysed, device, &mut clock)?
+        // The mesh is read while the device starts.
+        super::read_and_start(|| load(path), device, &mut clock)?
     };
+    let (s, d, topology) = analysed(&mesh, &backend)?;
+    clock.device("topology and defects", &backend);
     sayln!("vertices: {}", s.vertices);
     sayln!("edges: {}", s.edges);
     sayln!("faces: {}", s.faces);
@@ -71,16 +61,17 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32, device: Device) -> Resu
     sayln!("coincident vertices: {}", d.coincident_vertices);
     let pb = spinner();
     pb.set_message("patching");
-    let patched = backend.patched(&mesh, &topology, patch_size)?;
+    // Only the patches' headers come back from the GPU.
+    let patched = backend.patch_summary(&mesh, &topology, patch_size)?;
     let seconds = clock.device("patching", &backend);
     clock.read_peak(&backend);
     pb.finish_and_clear();
-    let p = patched.stats();
+    let p = &patched.stats;
     sayln!("patch size limit: {patch_size}");
     sayln!(
         "patches: {} (Lloyd iterations: {}, {:.3} s)",
         p.patches,
-        patched.lloyd_iterations(),
+        patched.lloyd_iterations,
         seconds
     );
     sayln!(
@@ -92,9 +83,30 @@ pub(crate) fn info(path: Option<&Path>, patch_size: u32, device: Device) -> Resu
     sayln!("ribbon ratio: {:.3}", p.ribbon_ratio);
     sayln!(
         "patch data: {} bytes, {:.2} bytes/face",
-        patched.patch_bytes(),
+        patched.patch_bytes,
         p.bytes_per_face
     );
     sayln!("{}", clock.line());
     Ok(())
+}
+
+/// The topology statistics and defects of `mesh` and its topology made for
+/// `backend`: on the GPU surveyed there (`Backend::survey_defects`, the
+/// coincident vertices sorted on the host meanwhile), on the CPU backend
+/// by the host's parallel passes.
+fn analysed(
+    mesh: &TriMesh,
+    backend: &Backend,
+) -> Result<(MeshStats, Defects, TopologyOn<'static>)> {
+    if let Backend::Cpu(_) = backend {
+        let topology = backend.topology_on(mesh)?;
+        let host = topology.host(backend)?;
+        let stats = topology_stats_with(mesh, &host);
+        let defects = Defects::with_topology(mesh, &host);
+        drop(host);
+        return Ok((stats, defects, topology));
+    }
+    let (survey, defects) = backend.survey_defects(mesh)?;
+    let stats = survey.stats().clone();
+    Ok((stats, defects, survey.into_topology()))
 }

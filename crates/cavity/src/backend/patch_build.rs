@@ -33,11 +33,23 @@ pub use super::patches::PatchBuffers;
 use super::patches::Patches;
 use super::topology::{Relations, TopologyOn};
 use crate::TriMesh;
-use crate::patched::PatchedMesh;
+use crate::patched::{PatchSummary, PatchedMesh, layout_bytes, patch_stats};
 use crate::patcher::{self, Partition, PatchError};
 use crate::topology::Topology;
 
 impl PatchBuffers {
+    /// [`PatchedMesh::summary`] of these patches, from their headers and
+    /// lengths (nothing copied back).
+    pub(crate) fn summary(&self) -> PatchSummary {
+        let [fe, ev, ribbon, stash, masks] = self.lens.map(|n| n as usize);
+        let bytes = layout_bytes(self.infos.len(), [fe, ev], [ribbon, stash, masks]);
+        PatchSummary {
+            stats: patch_stats(&self.infos, bytes),
+            patch_bytes: bytes,
+            lloyd_iterations: self.lloyd_iterations,
+        }
+    }
+
     /// The layout copied to the host: [`PatchedMesh::from_partition`]'s
     /// result (`topo` the topology patched).
     ///
@@ -689,5 +701,25 @@ impl Backend {
             Patches::OnBackend(buffers) => Ok(buffers.download(self, topo)?),
             Patches::Host(patched) => Ok(*patched),
         }
+    }
+
+    /// The [`PatchSummary`] of [`Backend::patched`]'s patches of `mesh`
+    /// from its topology made for this backend ([`Backend::topology_on`]),
+    /// taken where they were built: on the GPU from the relations on the
+    /// device, nothing but the patches' headers copied back (`cavity
+    /// info`).
+    ///
+    /// # Errors
+    /// As [`Backend::patched`].
+    pub fn patch_summary(
+        &self,
+        mesh: &TriMesh,
+        topo: &TopologyOn<'_>,
+        patch_size: u32,
+    ) -> Result<PatchSummary, PartitionError> {
+        Ok(match self.patches(mesh, topo, patch_size)? {
+            Patches::OnBackend(buffers) => buffers.summary(),
+            Patches::Host(patched) => patched.summary(),
+        })
     }
 }

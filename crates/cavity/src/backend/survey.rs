@@ -23,13 +23,14 @@ use cavity_device::survey::{
     CountEdgeEnds, CountFans, FaceMeasure, ListBoundaryEdges, SharpCorners, VertexMeasure, measure,
 };
 
-use super::Backend;
 use super::buffer::Buffer;
 use super::error::BackendError;
 use super::export::FacesOn;
 use super::topology::{Relations, TopologyOn, combined, indices_in_range};
+use super::{Backend, beside};
 use crate::TriMesh;
 use crate::components::ConcurrentSets;
+use crate::defects::{Defects, ZERO_HEIGHT, ZERO_LENGTH, bounding_diagonal, coincident_vertices};
 use crate::stats::MeshStats;
 
 /// A mesh surveyed by a backend ([`Backend::survey`]; see the
@@ -237,6 +238,48 @@ impl Backend {
         })
     }
 
+    /// The defects of `mesh` ([`Defects`], equal to
+    /// `Defects::with_topology`'s) and its survey (whose
+    /// [`SurveyOn::stats`] are its topology statistics), for `cavity info`:
+    /// its topology built on this backend ([`Backend::build_topology`]),
+    /// its duplicate faces counted there
+    /// ([`TopologyOn::count_duplicate_faces`]), it surveyed there
+    /// ([`Backend::survey_topology`]), and its faces of zero area and edges
+    /// of zero length counted there ([`SurveyOn::zero_area_faces`],
+    /// [`SurveyOn::zero_length_edges`]); its coincident vertices are found
+    /// on the host meanwhile ([`coincident_vertices`], a parallel sort).
+    ///
+    /// # Errors
+    /// As [`Backend::survey`].
+    pub fn survey_defects(&self, mesh: &TriMesh) -> Result<(SurveyOn, Defects), BackendError> {
+        let (surveyed, coincident_vertices) = beside(
+            || -> Result<_, BackendError> {
+                let topology = self.build_topology(mesh)?;
+                let duplicate_faces = topology.count_duplicate_faces(self)?;
+                let survey = self.survey_topology(mesh, topology)?;
+                let zero_area_faces = survey.zero_area_faces(self, ZERO_HEIGHT)?;
+                let zero = ZERO_LENGTH * bounding_diagonal(mesh);
+                let zero_length_edges = survey.zero_length_edges(self, zero)?;
+                let defects = Defects {
+                    duplicate_faces,
+                    zero_area_faces,
+                    zero_length_edges,
+                    coincident_vertices: 0,
+                };
+                Ok((survey, defects))
+            },
+            || coincident_vertices(mesh),
+        );
+        let (survey, defects) = surveyed?;
+        Ok((
+            survey,
+            Defects {
+                coincident_vertices,
+                ..defects
+            },
+        ))
+    }
+
     /// The device's part of [`Backend::survey`]: the topology, the
     /// positions, the valences and boundary counts, the components, the
     /// counts of isolated vertices, vertices of several fans, boundary and
@@ -438,6 +481,29 @@ impl SurveyOn {
             max: extreme(max),
             sum: reduce(measure::VALENCE_SUM)? as u64,
         })
+    }
+
+    /// The unique edges no longer than `zero` (model units; as
+    /// `cavity::defects::Defects::zero_length_edges` with `zero` =
+    /// `ZERO_LENGTH` times the bounding-box diagonal): one measure of
+    /// [`SurveyOn::edge_lengths`].
+    ///
+    /// # Errors
+    /// A failed allocation, launch or copy.
+    pub fn zero_length_edges(&self, b: &Backend, zero: f64) -> Result<usize, BackendError> {
+        let d = relations(&self.topology);
+        let edges = count32(self.stats.edges)?;
+        let mut partials = b.zeros::<u32>(2 * blocks(edges) as usize)?;
+        let what = measure::ZERO_LENGTH;
+        let none = (0.0, 0.0);
+        let count = d.edge_measure(
+            b,
+            (&self.positions, edges),
+            what,
+            (none, zero),
+            &mut partials,
+        )?;
+        Ok(count as usize)
     }
 
     /// Faces of zero area: height over the longest side at most

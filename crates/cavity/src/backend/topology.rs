@@ -337,6 +337,28 @@ impl TopologyOn<'_> {
     /// # Panics
     /// When the relations were not built from the faces on a backend.
     pub fn duplicate_faces(&self, b: &Backend) -> Result<Option<Vec<bool>>, BackendError> {
+        let (marks, total) = self.mark_duplicate_faces(b)?;
+        if total == 0 {
+            return Ok(None);
+        }
+        let marks = b.read_back(&marks, marks.len())?;
+        Ok(Some(marks.into_par_iter().map(|m| m != 0).collect()))
+    }
+
+    /// The number of faces [`TopologyOn::duplicate_faces`] marks (one
+    /// word read back), as `cavity::defects::Defects` counts them.
+    ///
+    /// # Errors
+    /// As [`TopologyOn::duplicate_faces`].
+    ///
+    /// # Panics
+    /// As [`TopologyOn::duplicate_faces`].
+    pub fn count_duplicate_faces(&self, b: &Backend) -> Result<usize, BackendError> {
+        Ok(self.mark_duplicate_faces(b)?.1)
+    }
+
+    /// [`MarkDuplicateFaces`]' marks (a word a face) and their count.
+    fn mark_duplicate_faces(&self, b: &Backend) -> Result<(Buffer<u32>, usize), BackendError> {
         let d = self
             .device
             .as_ref()
@@ -355,11 +377,8 @@ impl TopologyOn<'_> {
             &mut total,
         );
         b.launch::<MarkDuplicateFaces>(blocks(count), (0, 0), params)?;
-        if b.element(&total, 0)? == 0 {
-            return Ok(None);
-        }
-        let marks = b.read_back(&marks, faces)?;
-        Ok(Some(marks.into_par_iter().map(|m| m != 0).collect()))
+        let total = b.element(&total, 0)? as usize;
+        Ok((marks, total))
     }
 }
 
