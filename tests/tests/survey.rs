@@ -187,11 +187,14 @@ fn check_from_topology(mesh: &TriMesh, backend: &Backend) -> Result<(), String> 
 /// `cavity info`'s analysis on the backend against the host's, on `mesh`
 /// with a duplicate face (the first, turned), a vertex at an earlier
 /// vertex's position, one a unit in the last place from it, and a face
-/// over each (edges of zero length, faces of zero area): the defects and topology statistics of
-/// `Backend::survey_defects` equal `Defects::with_topology`'s and
-/// `topology_stats`, and the patch statistics of `Backend::patch_summary`
-/// from the survey's topology equal those of the patches
-/// `Backend::patched` copies back (the same error where patching fails).
+/// over each (edges of zero length, faces of zero area): the defects and
+/// topology statistics of `Backend::survey_defects` equal
+/// `Defects::with_topology`'s and `topology_stats`; the summary of patch
+/// buffers (`PatchBuffers::summary`, from the headers where they lie)
+/// equals that of the same patches copied back; and the patch statistics
+/// of `Backend::patch_summary` from the survey's topology equal those of
+/// the patches `Backend::patched` copies back (the same error where
+/// patching fails).
 fn check_info(mesh: &TriMesh, backend: &Backend, patch_size: u32) -> Result<(), String> {
     let fail = |e: BackendError| e.to_string();
     let mut mesh = mesh.clone();
@@ -217,6 +220,20 @@ fn check_info(mesh: &TriMesh, backend: &Backend, patch_size: u32) -> Result<(), 
             survey.stats(),
             topology_stats(&mesh)
         ));
+    }
+    // The summary of the patches as a backend builds them, taken where they
+    // lie, against the patches copied back (on either backend).
+    if let Ok(part) = cavity::patcher::partition(&topology, mesh.num_faces(), patch_size, 7)
+        && let Ok(buffers) = backend.patch_buffers(&mesh, &topology, &part, patch_size)
+    {
+        let copied = buffers.download(backend, &topology).map_err(fail)?;
+        if buffers.summary() != copied.summary() {
+            return Err(format!(
+                "patch buffers' summary {:?}, not {:?}",
+                buffers.summary(),
+                copied.summary()
+            ));
+        }
     }
     let on = survey.into_topology();
     let summary = backend.patch_summary(&mesh, &on, patch_size);

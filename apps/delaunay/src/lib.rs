@@ -108,7 +108,8 @@ impl Flipped {
 /// device is read there), dropped (its device memory given back) once the
 /// mesh is placed, before the flips. The flipped mesh is exported where it
 /// lies (`Backend::run_placed_exported`: on the GPU only the output is
-/// copied back).
+/// copied back) and returned as [`Flipped`], with its faces left where the
+/// export wrote them (for a survey of the output there).
 ///
 /// # Errors
 /// As [`delaunay`].

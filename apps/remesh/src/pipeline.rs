@@ -100,7 +100,9 @@ pub struct FileStages {
     pub read: f64,
     /// Measuring its extent (while the device starts), removing its
     /// duplicate faces and building its topology where the backend builds
-    /// it (on the GPU on the device), and planning the remeshing (mean
+    /// it (on the GPU on the device; the remeshing's kernels load beside,
+    /// and where their module is not in the kernels' cache yet its
+    /// compilation lengthens this stage), and planning the remeshing (mean
     /// edge length: [`plan_with_mean`]), once the device started.
     pub input: f64,
     /// What the device's start adds (it runs while the input is read and

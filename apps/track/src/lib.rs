@@ -163,6 +163,10 @@ pub enum TrackError {
         /// What went wrong.
         source: RunError,
     },
+    /// Exporting the final mesh from the dynamic mesh failed (copying it
+    /// back, or an inconsistent layout).
+    #[error("exporting the final mesh: {0}")]
+    Export(RunError),
     /// The per-frame callback failed (writing a frame).
     #[error("after frame {frame}: {source}")]
     Hook {
@@ -183,7 +187,7 @@ impl NamesSettings for TrackError {
             TrackError::Frames(_) => vec![setting::FRAMES],
             TrackError::Dt(_) => vec![setting::TIME_STEP],
             TrackError::Dynamic(e) => e.settings(),
-            TrackError::Run { source, .. } => source.settings(),
+            TrackError::Run { source, .. } | TrackError::Export(source) => source.settings(),
             TrackError::Backend(e) => e.settings(),
             TrackError::Hook { .. } => Vec::new(),
         }
@@ -399,11 +403,7 @@ pub fn track(
     let (ran, exported) = backend.run_placed_exported(
         placed,
         |r| track_rounds(r, length, settings, hooks),
-        |source| TrackError::Run {
-            step: Step::Smooth,
-            frame: settings.frames,
-            source,
-        },
+        TrackError::Export,
     )?;
     let seconds = start.elapsed().as_secs_f64() - exported.seconds;
     let output = exported.mesh;

@@ -62,16 +62,10 @@ impl Clock {
     /// what it added after `first` ended (the rest since the mark, at
     /// least 0).
     pub(crate) fn beside(&mut self, first: &str, seconds: f64, second: &str) {
-        self.beside_all(&[(first, seconds)], second);
-    }
-
-    /// [`Clock::beside`] with the stages `firsts` one after another
-    /// (names and their own seconds) beside `second`.
-    pub(crate) fn beside_all(&mut self, firsts: &[(&str, f64)], second: &str) {
         let now = Instant::now();
-        let rest = (now - self.last).as_secs_f64() - firsts.iter().map(|f| f.1).sum::<f64>();
+        let rest = (now - self.last).as_secs_f64() - seconds;
         self.last = now;
-        for &(name, seconds) in firsts.iter().chain([&(second, rest.max(0.0))]) {
+        for (name, seconds) in [(first, seconds), (second, rest.max(0.0))] {
             self.stages.push(Stage {
                 name: name.to_string(),
                 seconds,

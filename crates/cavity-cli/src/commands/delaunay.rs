@@ -4,6 +4,7 @@ use std::path::Path;
 
 use cavity::defects::Keeps;
 use cavity::io::check_writable;
+use cavity_delaunay::Flipped;
 
 use crate::Result;
 use crate::args::{DYNAMIC_PATCH_SIZE, DynamicArgs};
@@ -39,12 +40,12 @@ pub(crate) fn delaunay(input: Option<&Path>, output: &Path, args: &DynamicArgs) 
         topology: true,
         no_zero_area: defects.zero_area_faces == 0,
     };
-    let (out, faces_on, report, device) = (
-        flipped.mesh,
-        flipped.faces_on,
-        flipped.report,
-        flipped.device,
-    );
+    let Flipped {
+        mesh: out,
+        faces_on,
+        report,
+        device,
+    } = flipped;
     let mut released = None;
     let (check_seconds, _) = check_and_write(&defects, &out, keeps, (output, format), |out| {
         // The survey reads the faces the export left on the device.

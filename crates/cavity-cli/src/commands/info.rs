@@ -1,8 +1,8 @@
 //! `cavity info`: counts, topology defects and patch statistics, each
 //! taken where the device works: on the GPU the topology is built, the
-//! mesh surveyed and the patches built there (only counts and the
-//! patches' headers come back); on the CPU backend by the host's parallel
-//! passes.
+//! mesh surveyed and the patches built there (counts, the boundary edges
+//! and the patches' headers come back); on the CPU backend by the host's
+//! parallel passes.
 
 use cavity::TriMesh;
 use cavity::backend::cpu::CpuBackend;

@@ -82,26 +82,15 @@ pub(crate) fn read_and_start<T>(
 ) -> Result<(T, Backend)> {
     let timed = || {
         let reading = Instant::now();
-        read().map(|r| (r, vec![("read", reading.elapsed().as_secs_f64())]))
+        read().map(|r| (r, reading.elapsed().as_secs_f64()))
     };
-    stages_and_start(timed, device, clock)
-}
-
-/// [`read_and_start`] for a reading of several stages: `read` gives what
-/// it read with each stage's name and seconds, which go on `clock` before
-/// `start`.
-pub(crate) fn stages_and_start<T>(
-    read: impl FnOnce() -> Result<(T, Vec<(&'static str, f64)>)>,
-    device: Device,
-    clock: &mut Clock,
-) -> Result<(T, Backend)> {
     let (read, selected) = std::thread::scope(|scope| {
         let starting = scope.spawn(|| select(device));
-        (read(), starting.join())
+        (timed(), starting.join())
     });
-    let (read, stages) = read?;
+    let (read, seconds) = read?;
     let (backend, note) = selected.map_err(|_| "starting the device panicked")??;
     eprintln!("{note}");
-    clock.beside_all(&stages, "start");
+    clock.beside("read", seconds, "start");
     Ok((read, backend))
 }

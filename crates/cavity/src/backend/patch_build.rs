@@ -12,7 +12,9 @@
 //! ([`PatchBuffers::download`]) or leaves it on the device for the dynamic
 //! layout (`crate::backend::placed`). [`Backend::patched`] patches as the
 //! backend patches best: the partition and this build on the GPU, the
-//! host's patcher on the CPU backend.
+//! host's patcher on the CPU backend; [`Backend::patch_summary`] gives the
+//! statistics of those patches from their headers alone
+//! ([`PatchBuffers::summary`]: `cavity info` copies nothing else back).
 
 use rayon::prelude::*;
 
@@ -40,7 +42,7 @@ use crate::topology::Topology;
 impl PatchBuffers {
     /// [`PatchedMesh::summary`] of these patches, from their headers and
     /// lengths (nothing copied back).
-    pub(crate) fn summary(&self) -> PatchSummary {
+    pub fn summary(&self) -> PatchSummary {
         let [fe, ev, ribbon, stash, masks] = self.lens.map(|n| n as usize);
         let bytes = layout_bytes(self.infos.len(), [fe, ev], [ribbon, stash, masks]);
         PatchSummary {

@@ -11,7 +11,10 @@
 //! zero area), each a reduction on the device read back as a few numbers,
 //! so that an output's check and statistics need no survey of it on the
 //! host (the host's passes left: the boundary loops' join, and what a
-//! caller adds, such as the bounding box).
+//! caller adds, such as the bounding box). [`Backend::survey_defects`]
+//! adds an input's defects (duplicate faces, faces of zero area, edges of
+//! zero length on the device; coincident vertices on the host beside it)
+//! for `cavity info`.
 
 use rayon::prelude::*;
 
@@ -256,7 +259,7 @@ impl Backend {
             || -> Result<_, BackendError> {
                 let topology = self.build_topology(mesh)?;
                 let duplicate_faces = topology.count_duplicate_faces(self)?;
-                let survey = self.survey_topology(mesh, topology)?;
+                let survey = self.survey_built(mesh, topology)?;
                 let zero_area_faces = survey.zero_area_faces(self, ZERO_HEIGHT)?;
                 let zero = ZERO_LENGTH * bounding_diagonal(mesh);
                 let zero_length_edges = survey.zero_length_edges(self, zero)?;
@@ -429,18 +432,7 @@ impl SurveyOn {
         band: (f64, f64),
         zero: f64,
     ) -> Result<EdgeLengths, BackendError> {
-        let d = relations(&self.topology);
-        let edges = count32(self.stats.edges)?;
-        let mut partials = b.zeros::<u32>(2 * blocks(edges) as usize)?;
-        let mut reduce = |what| {
-            d.edge_measure(
-                b,
-                (&self.positions, edges),
-                what,
-                (band, zero),
-                &mut partials,
-            )
-        };
+        let mut reduce = self.edge_measures(b, (band, zero))?;
         Ok(EdgeLengths {
             min: reduce(measure::LENGTH_MIN)?,
             max: reduce(measure::LENGTH_MAX)?,
@@ -491,19 +483,34 @@ impl SurveyOn {
     /// # Errors
     /// A failed allocation, launch or copy.
     pub fn zero_length_edges(&self, b: &Backend, zero: f64) -> Result<usize, BackendError> {
+        let mut reduce = self.edge_measures(b, ((0.0, 0.0), zero))?;
+        Ok(reduce(measure::ZERO_LENGTH)? as usize)
+    }
+
+    /// A reduction of the unique edges by measure
+    /// (`cavity_device::survey::measure`), with the band and the zero
+    /// length `(band, zero)` where the measure reads them, its partials in
+    /// one buffer for every call.
+    ///
+    /// # Errors
+    /// A failed allocation (here), launch or copy (in the reduction).
+    fn edge_measures<'a>(
+        &'a self,
+        b: &'a Backend,
+        (band, zero): ((f64, f64), f64),
+    ) -> Result<impl FnMut(u32) -> Result<f64, BackendError> + 'a, BackendError> {
         let d = relations(&self.topology);
         let edges = count32(self.stats.edges)?;
         let mut partials = b.zeros::<u32>(2 * blocks(edges) as usize)?;
-        let what = measure::ZERO_LENGTH;
-        let none = (0.0, 0.0);
-        let count = d.edge_measure(
-            b,
-            (&self.positions, edges),
-            what,
-            (none, zero),
-            &mut partials,
-        )?;
-        Ok(count as usize)
+        Ok(move |what| {
+            d.edge_measure(
+                b,
+                (&self.positions, edges),
+                what,
+                (band, zero),
+                &mut partials,
+            )
+        })
     }
 
     /// Faces of zero area: height over the longest side at most

@@ -343,7 +343,10 @@ impl CudaBackend {
     /// kernels' cache as the device crate's does.
     ///
     /// The same PTX twice (or the device crate's own) is loaded once: the
-    /// second call returns [`KernelOrigin::Loaded`].
+    /// second call returns [`KernelOrigin::Loaded`]. The module loads with
+    /// no lock held, so that kernels already loaded launch meanwhile (the
+    /// remeshing loads its module beside the input's analysis); of two
+    /// calls loading the same PTX at once, the first to finish is kept.
     ///
     /// # Errors
     /// [`BackendError::NoKernels`] for an empty `ptx` (the kernel crate's
@@ -357,12 +360,18 @@ impl CudaBackend {
         let mut hasher = std::hash::DefaultHasher::new();
         std::hash::Hash::hash(ptx, &mut hasher);
         let hash = std::hash::Hasher::finish(&hasher);
-        let mut added = self.added.write().unwrap_or_else(|e| e.into_inner());
-        if hash == PTX_HASH || added.iter().any(|(h, _)| *h == hash) {
+        let held = |added: &[(u64, Arc<CudaModule>)]| {
+            hash == PTX_HASH || added.iter().any(|(h, _)| *h == hash)
+        };
+        if held(&self.added.read().unwrap_or_else(|e| e.into_inner())) {
             return Ok(KernelOrigin::Loaded);
         }
         let (module, origin) = cubin_cache::load(&self.ctx, ptx, hash, &|| {})
             .map_err(driver("loading a kernel crate's PTX"))?;
+        let mut added = self.added.write().unwrap_or_else(|e| e.into_inner());
+        if held(&added) {
+            return Ok(KernelOrigin::Loaded);
+        }
         added.push((hash, module));
         Ok(origin)
     }
