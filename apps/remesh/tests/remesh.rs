@@ -336,14 +336,39 @@ fn any_proptest_mesh_keeps_its_topology() {
     TOPOLOGY_SKIPS.summary();
 }
 
+/// The remeshing of the mesh in file `input` (read as an operation reads
+/// it: duplicate faces removed) by the library's two halves on the CPU
+/// backend, which the file pipeline's output must equal.
+fn run_of_file(input: &std::path::Path, settings: &RemeshSettings) -> cavity_remesh::Remeshed {
+    use cavity::backend::cpu::CpuBackend;
+    use cavity::input::{InputMesh, Source};
+
+    let read = InputMesh::read(Source::File(input)).expect("the input reads");
+    let cpu = Backend::Cpu(CpuBackend::new());
+    let mut hooks = Hooks {
+        stop: None,
+        progress: None,
+        after_phase: None,
+    };
+    prepare(
+        &read.mesh,
+        &read.topology,
+        settings,
+        Layout::default(),
+        None,
+    )
+    .expect("prepare")
+    .run(&read.mesh, &read.topology, &cpu, &mut hooks)
+    .expect("run")
+}
+
 /// The file pipeline (`pipeline::RemeshFile`, the CLI's `remesh`) writes
 /// what a run of the same mesh gives (on the CPU backend, deterministic),
 /// reports its stages, and refuses to overwrite its input.
 #[test]
 fn the_file_pipeline_writes_what_a_run_gives() {
     use cavity::backend::DeviceChoice;
-    use cavity::backend::cpu::CpuBackend;
-    use cavity::input::{InputMesh, Source};
+    use cavity::input::Source;
     use cavity::io::{Format, read_mesh, write_mesh};
     use cavity_remesh::pipeline::{FileError, RemeshFile};
 
@@ -364,23 +389,7 @@ fn the_file_pipeline_writes_what_a_run_gives() {
     };
     let run = job(&output).run(&mut ()).expect("the pipeline runs");
     let written = read_mesh(&output).expect("the output reads").mesh;
-    let read = InputMesh::read(Source::File(&input)).expect("the input reads");
-    let cpu = Backend::Cpu(CpuBackend::new());
-    let mut hooks = Hooks {
-        stop: None,
-        progress: None,
-        after_phase: None,
-    };
-    let whole = prepare(
-        &read.mesh,
-        &read.topology,
-        &settings,
-        Layout::default(),
-        None,
-    )
-    .expect("prepare")
-    .run(&read.mesh, &read.topology, &cpu, &mut hooks)
-    .expect("run");
+    let whole = run_of_file(&input, &settings);
     assert_eq!(written.faces, whole.mesh.faces);
     assert_eq!(written.positions, whole.mesh.positions);
     assert_eq!(run.report.output, whole.report.output);
@@ -401,7 +410,6 @@ fn the_file_pipeline_writes_what_a_run_gives() {
 #[test]
 fn the_file_pipeline_plans_without_duplicate_faces() {
     use cavity::backend::DeviceChoice;
-    use cavity::backend::cpu::CpuBackend;
     use cavity::input::{InputMesh, Source};
     use cavity::io::{Format, read_mesh, write_mesh};
     use cavity_remesh::TargetLength;
@@ -432,22 +440,7 @@ fn the_file_pipeline_plans_without_duplicate_faces() {
     .expect("the pipeline runs");
     let read = InputMesh::read(Source::File(&input)).expect("the input reads");
     assert!(read.mesh.num_faces() < mesh.num_faces());
-    let cpu = Backend::Cpu(CpuBackend::new());
-    let mut hooks = Hooks {
-        stop: None,
-        progress: None,
-        after_phase: None,
-    };
-    let whole = prepare(
-        &read.mesh,
-        &read.topology,
-        &settings,
-        Layout::default(),
-        None,
-    )
-    .expect("prepare")
-    .run(&read.mesh, &read.topology, &cpu, &mut hooks)
-    .expect("run");
+    let whole = run_of_file(&input, &settings);
     assert!(whole.report.patch_factor > Layout::default().factors.patches);
     assert_eq!(run.report.patch_factor, whole.report.patch_factor);
     let written = read_mesh(&output).expect("the output reads").mesh;
