@@ -208,8 +208,7 @@ impl RemeshFile<'_> {
         let start = (joined - read.read_seconds - measured).max(0.0);
         let analysing = Instant::now();
         let faces = read.mesh.num_faces();
-        // The remeshing's kernels load while the input is analysed and
-        // patched.
+        // The remeshing's kernels load while the input is analysed.
         let (read, added) = beside(
             || read.analyse_on(&backend),
             || crate::ptx::add_kernels(&backend),

@@ -246,8 +246,8 @@ impl Backend {
     /// [`SurveyOn::stats`] are its topology statistics), for `cavity info`:
     /// its topology built on this backend ([`Backend::build_topology`]),
     /// its duplicate faces counted there
-    /// ([`TopologyOn::count_duplicate_faces`]), it surveyed there
-    /// ([`Backend::survey_topology`]), and its faces of zero area and edges
+    /// ([`TopologyOn::count_duplicate_faces`]), it surveyed there from that
+    /// topology (as [`Backend::survey_topology`] does), and its faces of zero area and edges
     /// of zero length counted there ([`SurveyOn::zero_area_faces`],
     /// [`SurveyOn::zero_length_edges`]); its coincident vertices are found
     /// on the host meanwhile ([`coincident_vertices`], a parallel sort).
@@ -263,24 +263,21 @@ impl Backend {
                 let zero_area_faces = survey.zero_area_faces(self, ZERO_HEIGHT)?;
                 let zero = ZERO_LENGTH * bounding_diagonal(mesh);
                 let zero_length_edges = survey.zero_length_edges(self, zero)?;
-                let defects = Defects {
-                    duplicate_faces,
-                    zero_area_faces,
-                    zero_length_edges,
-                    coincident_vertices: 0,
-                };
-                Ok((survey, defects))
+                Ok((
+                    survey,
+                    [duplicate_faces, zero_area_faces, zero_length_edges],
+                ))
             },
             || coincident_vertices(mesh),
         );
-        let (survey, defects) = surveyed?;
-        Ok((
-            survey,
-            Defects {
-                coincident_vertices,
-                ..defects
-            },
-        ))
+        let (survey, [duplicate_faces, zero_area_faces, zero_length_edges]) = surveyed?;
+        let defects = Defects {
+            duplicate_faces,
+            zero_area_faces,
+            zero_length_edges,
+            coincident_vertices,
+        };
+        Ok((survey, defects))
     }
 
     /// The device's part of [`Backend::survey`]: the topology, the
